@@ -1,0 +1,87 @@
+import { mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * PGlite admits one process per data directory. The process that opens it writes
+ * `DATA_DIR/loanql.lock`: its pid and, when it is the service, the loopback port on which it
+ * shares the database (see `embeddedShare.ts`). Other processes read it to connect through the
+ * service, or to refuse clearly, never to open the directory a second time.
+ */
+export interface DataDirLock {
+  readonly pid: number;
+  readonly port: number | null;
+  readonly role: 'service' | 'cli';
+}
+
+export class DataDirBusyError extends Error {
+  constructor(dataDir: string, lock: DataDirLock) {
+    super(
+      lock.role === 'service'
+        ? `DATA_DIR ${dataDir} is in use by a running loanql service (pid ${lock.pid}); stop it first`
+        : `DATA_DIR ${dataDir} is in use by another loanql command (pid ${lock.pid}); wait for it to finish`,
+    );
+    this.name = 'DataDirBusyError';
+  }
+}
+
+const lockPath = (dataDir: string): string => join(dataDir, 'loanql.lock');
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The lock of a live process on `dataDir`, or null (a stale lock is removed). */
+export function readLiveLock(dataDir: string): DataDirLock | null {
+  let lock: DataDirLock;
+  try {
+    lock = JSON.parse(readFileSync(lockPath(dataDir), 'utf8')) as DataDirLock;
+  } catch {
+    return null;
+  }
+  if (lock.pid !== process.pid && isAlive(lock.pid)) return lock;
+  if (lock.pid === process.pid) return lock;
+  try {
+    unlinkSync(lockPath(dataDir));
+  } catch {
+    /* already gone */
+  }
+  return null;
+}
+
+/** Takes the lock atomically; throws `DataDirBusyError` when a live process holds it. */
+export function acquireDataDirLock(dataDir: string, role: DataDirLock['role']): { update(port: number): void; release(): void } {
+  mkdirSync(dataDir, { recursive: true });
+  const path = lockPath(dataDir);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      writeFileSync(fd, JSON.stringify({ pid: process.pid, port: null, role } satisfies DataDirLock));
+      closeSync(fd);
+      let released = false;
+      return {
+        update(port) {
+          writeFileSync(path, JSON.stringify({ pid: process.pid, port, role } satisfies DataDirLock), { mode: 0o600 });
+        },
+        release() {
+          if (released) return;
+          released = true;
+          try {
+            unlinkSync(path);
+          } catch {
+            /* already gone */
+          }
+        },
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const live = readLiveLock(dataDir);
+      if (live) throw new DataDirBusyError(dataDir, live);
+    }
+  }
+  throw new Error(`could not take the lock ${path}`);
+}

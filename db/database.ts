@@ -1,0 +1,57 @@
+/**
+ * The one small database interface every other layer uses. Two adapters implement it:
+ * node-postgres (`DATABASE_URL`) and embedded PGlite (`DATA_DIR`).
+ *
+ * Values are always bound as parameters; `text` never carries a client value.
+ */
+export interface QueryResult<R> {
+  readonly rows: R[];
+  readonly rowCount: number;
+}
+
+export interface Queryable {
+  /** Runs one parameterised statement. */
+  query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>>;
+  /** Runs fixed, trusted SQL of several statements (migrations); it takes no values at all. */
+  script(sql: string): Promise<void>;
+}
+
+export type DatabaseKind = 'postgres' | 'pglite' | 'pglite-shared';
+
+/** Called once for every statement sent to the database (used by tests and logs). */
+export type StatementObserver = (text: string, values: readonly unknown[]) => void;
+
+export interface Database extends Queryable {
+  readonly kind: DatabaseKind;
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Registers an observer of every statement; returns the function that removes it. */
+  observe(observer: StatementObserver): () => void;
+  close(): Promise<void>;
+}
+
+/**
+ * Type parsing shared by both adapters so that rows look the same whichever database runs:
+ * numeric and bigint as exact strings, dates as `YYYY-MM-DD`, timestamps as PostgreSQL's text,
+ * json/jsonb parsed.
+ */
+export const TYPE_OIDS = {
+  int8: 20,
+  numeric: 1700,
+  date: 1082,
+  timestamp: 1114,
+  timestamptz: 1184,
+  json: 114,
+  jsonb: 3802,
+} as const;
+
+export class ObserverSet {
+  readonly #observers = new Set<StatementObserver>();
+  add(observer: StatementObserver): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
+  }
+  notify(text: string, values: readonly unknown[]): void {
+    for (const observer of this.#observers) observer(text, values);
+  }
+}

@@ -1,0 +1,182 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import type { PGlite } from '@electric-sql/pglite';
+
+/**
+ * Shares the service's PGlite over the PostgreSQL wire protocol on loopback, so the CLI can
+ * work while the service runs (SPEC §2).
+ *
+ * Why not `@electric-sql/pglite-socket` as is: it queues single protocol messages, so one
+ * client's Parse/Bind/Execute could interleave with the service's own queries on PGlite's one
+ * session. Here a client's messages are run as whole Sync batches while holding PGlite's
+ * transaction and query locks, and a client that opens a transaction keeps those locks until
+ * it ends it (or goes idle for `idleInTransactionMs`, when it is rolled back and disconnected).
+ */
+export interface EmbeddedShare {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+const SSL_REQUEST = 80877103;
+const CANCEL_REQUEST = 80877102;
+const ROLLBACK = simpleQuery('ROLLBACK');
+
+function simpleQuery(text: string): Uint8Array {
+  const body = Buffer.from(`${text}\0`, 'utf8');
+  const message = Buffer.alloc(5 + body.length);
+  message.write('Q', 0, 'ascii');
+  message.writeInt32BE(4 + body.length, 1);
+  body.copy(message, 5);
+  return message;
+}
+
+/** Splits complete protocol messages off the front of a buffer. */
+class MessageReader {
+  #buffer: Buffer = Buffer.alloc(0);
+  #started = false;
+  push(chunk: Buffer): void {
+    this.#buffer = this.#buffer.length ? Buffer.concat([this.#buffer, chunk]) : chunk;
+  }
+  next(): { type: string; bytes: Buffer } | null {
+    if (!this.#started) {
+      if (this.#buffer.length < 8) return null;
+      const length = this.#buffer.readInt32BE(0);
+      if (this.#buffer.length < length) return null;
+      const bytes = this.#buffer.subarray(0, length);
+      this.#buffer = this.#buffer.subarray(length);
+      const code = bytes.readInt32BE(4);
+      if (code === SSL_REQUEST) return { type: 'ssl', bytes };
+      if (code === CANCEL_REQUEST) return { type: 'cancel', bytes };
+      this.#started = true;
+      return { type: 'startup', bytes };
+    }
+    if (this.#buffer.length < 5) return null;
+    const length = 1 + this.#buffer.readInt32BE(1);
+    if (this.#buffer.length < length) return null;
+    const bytes = this.#buffer.subarray(0, length);
+    this.#buffer = this.#buffer.subarray(length);
+    return { type: String.fromCharCode(bytes[0]!), bytes };
+  }
+}
+
+class Connection {
+  readonly #reader = new MessageReader();
+  readonly #ready: Buffer[][] = [];
+  #pending: Buffer[] = [];
+  #wake: (() => void) | null = null;
+  closed = false;
+
+  constructor(readonly socket: Socket) {}
+
+  /** Feeds bytes; returns the batches that became complete. */
+  push(chunk: Buffer, onSsl: () => void): void {
+    this.#reader.push(chunk);
+    for (let message = this.#reader.next(); message; message = this.#reader.next()) {
+      if (message.type === 'ssl') onSsl();
+      else if (message.type === 'cancel') continue;
+      else if (message.type === 'X') this.socket.end();
+      else {
+        this.#pending.push(message.bytes);
+        // Startup, Sync and simple Query end a batch: the server answers with ReadyForQuery.
+        if (message.type === 'startup' || message.type === 'S' || message.type === 'Q') {
+          this.#ready.push(this.#pending);
+          this.#pending = [];
+        }
+      }
+    }
+    this.#wake?.();
+  }
+
+  markClosed(): void {
+    this.closed = true;
+    this.#wake?.();
+  }
+
+  /** The next complete batch, or null when the connection closed or stayed idle too long. */
+  async nextBatch(timeoutMs: number): Promise<Buffer[] | null> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#ready.length === 0) {
+      if (this.closed || Date.now() >= deadline) return null;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = null;
+    }
+    return this.#ready.shift() ?? null;
+  }
+
+  hasBatch(): boolean {
+    return this.#ready.length > 0;
+  }
+}
+
+/** Starts the sharing server on 127.0.0.1 (port 0 = any free port). */
+export async function startEmbeddedShare(pglite: PGlite, options: { port?: number; idleInTransactionMs?: number } = {}): Promise<EmbeddedShare> {
+  const idleInTransactionMs = options.idleInTransactionMs ?? 30_000;
+  const sockets = new Set<Socket>();
+
+  async function runBatch(connection: Connection, batch: Buffer[]): Promise<string> {
+    let last = Buffer.alloc(0);
+    for (const message of batch) {
+      await pglite.execProtocolRawStream(new Uint8Array(message), {
+        onRawData: (data: Uint8Array) => {
+          if (!connection.closed && connection.socket.writable) connection.socket.write(data);
+          last = Buffer.from(data.subarray(Math.max(0, data.length - 6)));
+        },
+      });
+    }
+    // The batch's answer ends with ReadyForQuery: 'Z', length 5, status I (idle), T or E (in a transaction).
+    return last.length === 6 && last[0] === 0x5a ? String.fromCharCode(last[5]!) : 'I';
+  }
+
+  async function serve(connection: Connection): Promise<void> {
+    while (!connection.closed || connection.hasBatch()) {
+      const first = await connection.nextBatch(2 ** 31 - 1);
+      if (!first) return;
+      await pglite._runExclusiveTransaction(() =>
+        pglite.runExclusive(async () => {
+          let status = await runBatch(connection, first);
+          while (status !== 'I') {
+            const batch = await connection.nextBatch(idleInTransactionMs);
+            if (!batch) {
+              await pglite.execProtocolRaw(ROLLBACK);
+              connection.socket.destroy();
+              return;
+            }
+            status = await runBatch(connection, batch);
+          }
+        }),
+      );
+    }
+  }
+
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.setNoDelay(true);
+    const connection = new Connection(socket);
+    socket.on('data', (chunk) => connection.push(chunk, () => socket.write('N')));
+    socket.on('error', () => connection.markClosed());
+    socket.on('close', () => {
+      sockets.delete(socket);
+      connection.markClosed();
+    });
+    serve(connection).catch(() => socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('sharing server has no port');
+  return {
+    port: address.port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,7 @@
+/** Public surface of `db/`: the database interface, how to open it, and migrations. */
+export type { Database, DatabaseKind, Queryable, QueryResult, StatementObserver } from './database.js';
+export { DataDirBusyError } from './dataDirLock.js';
+export { migrate } from './migrate.js';
+export { databaseSettingsFromEnv, openCommandDatabase, openServiceDatabase, type DatabaseSettings, type OpenedDatabase } from './openDatabase.js';
+export { openPgliteDatabase } from './pgliteDatabase.js';
+export { openPostgresDatabase } from './postgresDatabase.js';

@@ -1,0 +1,28 @@
+import type { Database } from './database.js';
+import * as schema from './migrations/0001_schema.js';
+
+/** Every migration, in order. A migration is applied once, in one transaction. */
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema];
+
+/**
+ * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.
+ * An advisory lock keeps two processes migrating one PostgreSQL database from racing.
+ * Returns the names of the migrations it applied.
+ */
+export async function migrate(database: Database): Promise<string[]> {
+  return database.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(4242001)');
+    await tx.query(`CREATE TABLE IF NOT EXISTS loanql_migrations (
+      name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await tx.query<{ name: string }>('SELECT name FROM loanql_migrations');
+    const applied = new Set(rows.map((row) => row.name));
+    const ran: string[] = [];
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.name)) continue;
+      await tx.script(migration.sql);
+      await tx.query('INSERT INTO loanql_migrations (name) VALUES ($1)', [migration.name]);
+      ran.push(migration.name);
+    }
+    return ran;
+  });
+}

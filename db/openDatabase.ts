@@ -1,0 +1,114 @@
+import { resolve } from 'node:path';
+import type { Database } from './database.js';
+import { acquireDataDirLock, DataDirBusyError, readLiveLock } from './dataDirLock.js';
+import { startEmbeddedShare, type EmbeddedShare } from './embeddedShare.js';
+import { openPgliteDatabase } from './pgliteDatabase.js';
+import { openPostgresDatabase } from './postgresDatabase.js';
+
+export interface DatabaseSettings {
+  /** PostgreSQL server to use; when absent, embedded PGlite in `dataDir`. */
+  readonly databaseUrl?: string | undefined;
+  readonly dataDir: string;
+  readonly statementTimeoutMs?: number;
+  readonly maxConnections?: number;
+}
+
+/** `DATABASE_URL`, `DATA_DIR` (default `./data`), `STATEMENT_TIMEOUT_MS` (default 10000), `PG_POOL_SIZE` (default 10). */
+export function databaseSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): DatabaseSettings {
+  return {
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: resolve(env.DATA_DIR || './data'),
+    statementTimeoutMs: Number(env.STATEMENT_TIMEOUT_MS || 10_000),
+    maxConnections: Number(env.PG_POOL_SIZE || 10),
+  };
+}
+
+export interface OpenedDatabase {
+  readonly database: Database;
+  /** How it was reached, for the start-up banner and `/healthz`. */
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database for the service: PostgreSQL when configured; otherwise PGlite in
+ * `dataDir`, shared on loopback so the CLI can work beside the running service.
+ */
+export async function openServiceDatabase(settings: DatabaseSettings): Promise<OpenedDatabase> {
+  if (settings.databaseUrl) return openServer(settings);
+  const lock = acquireDataDirLock(settings.dataDir, 'service');
+  try {
+    const embedded = await openPgliteDatabase(settings.dataDir);
+    let share: EmbeddedShare;
+    try {
+      share = await startEmbeddedShare(embedded.pglite);
+    } catch (error) {
+      await embedded.close();
+      throw error;
+    }
+    lock.update(share.port);
+    return {
+      database: embedded,
+      description: `embedded PGlite in ${settings.dataDir} (shared on 127.0.0.1:${share.port})`,
+      async close() {
+        await share.close();
+        await embedded.close();
+        lock.release();
+      },
+    };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+/**
+ * Opens the database for a CLI command: PostgreSQL when configured; through the running
+ * service when it holds `dataDir`; otherwise PGlite in `dataDir` itself (holding its lock).
+ */
+export async function openCommandDatabase(settings: DatabaseSettings): Promise<OpenedDatabase> {
+  if (settings.databaseUrl) return openServer(settings);
+  const live = readLiveLock(settings.dataDir);
+  if (live?.role === 'service' && live.port) {
+    const database = openPostgresDatabase({
+      connectionString: `postgres://postgres@127.0.0.1:${live.port}/postgres`,
+      maxConnections: 2,
+      kind: 'pglite-shared',
+    });
+    return {
+      database,
+      description: `the running service's embedded database (pid ${live.pid})`,
+      close: () => database.close(),
+    };
+  }
+  if (live) throw new DataDirBusyError(settings.dataDir, live);
+  const lock = acquireDataDirLock(settings.dataDir, 'cli');
+  try {
+    const embedded = await openPgliteDatabase(settings.dataDir);
+    return {
+      database: embedded,
+      description: `embedded PGlite in ${settings.dataDir}`,
+      async close() {
+        await embedded.close();
+        lock.release();
+      },
+    };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+function openServer(settings: DatabaseSettings): OpenedDatabase {
+  const database = openPostgresDatabase({
+    connectionString: settings.databaseUrl!,
+    ...(settings.statementTimeoutMs ? { statementTimeoutMs: settings.statementTimeoutMs } : {}),
+    ...(settings.maxConnections ? { maxConnections: settings.maxConnections } : {}),
+  });
+  const url = new URL(settings.databaseUrl!);
+  return {
+    database,
+    description: `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`,
+    close: () => database.close(),
+  };
+}

@@ -1,0 +1,57 @@
+import { PGlite, types } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { ObserverSet, TYPE_OIDS, type Database, type Queryable, type QueryResult } from './database.js';
+
+const identity = (value: string): string => value;
+
+/** Parsers so PGlite rows match node-postgres rows (see `TYPE_OIDS`). */
+const PARSERS = {
+  [TYPE_OIDS.int8]: identity,
+  [TYPE_OIDS.numeric]: identity,
+  [TYPE_OIDS.date]: identity,
+  [TYPE_OIDS.timestamp]: identity,
+  [TYPE_OIDS.timestamptz]: identity,
+  [types.JSON]: (value: string) => JSON.parse(value) as unknown,
+  [types.JSONB]: (value: string) => JSON.parse(value) as unknown,
+};
+
+export interface EmbeddedDatabase extends Database {
+  /** The PGlite instance itself, for the sharing server (see `embeddedShare.ts`). */
+  readonly pglite: PGlite;
+}
+
+/**
+ * Opens embedded PostgreSQL (PGlite). `dataDir` undefined means in memory (tests).
+ * PGlite serialises all work on its single session: plain queries wait for open transactions.
+ */
+export async function openPgliteDatabase(dataDir: string | undefined, loadDataDir?: Blob): Promise<EmbeddedDatabase> {
+  const pglite = await PGlite.create({
+    ...(dataDir ? { dataDir } : {}),
+    ...(loadDataDir ? { loadDataDir } : {}),
+    extensions: { pg_trgm },
+    parsers: PARSERS,
+  });
+  const observers = new ObserverSet();
+  const run = async <R>(target: Pick<PGlite, 'query'>, text: string, values: readonly unknown[] = []): Promise<QueryResult<R>> => {
+    observers.notify(text, values);
+    const result = await target.query<R>(text, values as unknown[]);
+    return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+  };
+  const script = async (target: Pick<PGlite, 'exec'>, sql: string): Promise<void> => {
+    observers.notify(sql, []);
+    await target.exec(sql);
+  };
+  return {
+    kind: 'pglite',
+    pglite,
+    query: (text, values) => run(pglite, text, values),
+    script: (sql) => script(pglite, sql),
+    transaction: (work) =>
+      pglite.transaction(async (transaction) => {
+        const tx: Queryable = { query: (text, values) => run(transaction, text, values), script: (sql) => script(transaction, sql) };
+        return work(tx);
+      }),
+    observe: (observer) => observers.add(observer),
+    close: () => pglite.close(),
+  };
+}

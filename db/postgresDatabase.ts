@@ -1,0 +1,73 @@
+import pg from 'pg';
+import { ObserverSet, TYPE_OIDS, type Database, type DatabaseKind, type Queryable, type QueryResult } from './database.js';
+
+const identity = (value: string): string => value;
+
+/** Type parsers so node-postgres rows match PGlite's (see `TYPE_OIDS`). */
+function typeParsers(): pg.CustomTypesConfig {
+  const overrides = new Map<number, (value: string) => unknown>([
+    [TYPE_OIDS.int8, identity],
+    [TYPE_OIDS.numeric, identity],
+    [TYPE_OIDS.date, identity],
+    [TYPE_OIDS.timestamp, identity],
+    [TYPE_OIDS.timestamptz, identity],
+  ]);
+  return {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      overrides.get(oid) ?? pg.types.getTypeParser(oid, format ?? 'text')) as pg.CustomTypesConfig['getTypeParser'],
+  };
+}
+
+export interface PostgresOptions {
+  readonly connectionString: string;
+  readonly maxConnections?: number;
+  readonly statementTimeoutMs?: number;
+  readonly kind?: DatabaseKind;
+}
+
+/** A `Database` over a node-postgres pool. */
+export function openPostgresDatabase(options: PostgresOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.maxConnections ?? 10,
+    types: typeParsers(),
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+  });
+  // An idle client that loses its connection must not crash the process.
+  pool.on('error', () => undefined);
+  const observers = new ObserverSet();
+
+  const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] = []): Promise<QueryResult<R>> => {
+    observers.notify(text, values);
+    const result = await client.query({ text, values: values as unknown[] });
+    return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+  };
+
+  const script = async (client: pg.Pool | pg.PoolClient, sql: string): Promise<void> => {
+    observers.notify(sql, []);
+    await client.query(sql);
+  };
+
+  return {
+    kind: options.kind ?? 'postgres',
+    query: (text, values) => run(pool, text, values),
+    script: (sql) => script(pool, sql),
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const tx: Queryable = { query: (text, values) => run(client, text, values), script: (sql) => script(client, sql) };
+        const result = await work(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    observe: (observer) => observers.add(observer),
+    close: () => pool.end(),
+  };
+}
