@@ -5,7 +5,7 @@
  * Money never touches binary floating point. Inputs are parsed with a local
  * decimal.js clone (50 significant digits, ROUND_HALF_UP), which also
  * evaluates the annuity formula; the per-row maths then runs in exact integer
- * cents (BigInt), which is exact and ~10x faster than Decimal per row. Money is
+ * cents (BigInt), exact and several times faster than Decimal objects per row. Money is
  * returned as strings with exactly two decimals. Dates are plain `YYYY-MM-DD`
  * calendar dates (proleptic Gregorian, years 0001..9999).
  *
@@ -276,7 +276,8 @@ function money(cents: bigint): string {
 export function buildSchedule(input: ScheduleInput): Schedule {
   if (input === null || typeof input !== 'object') throw new ScheduleInputError('schedule input must be an object');
   const amount = parseMoney(input.amount, 'amount');
-  const rate = parseDecimal(input.rate, 'rate');
+  const parsedRate = parseDecimal(input.rate, 'rate');
+  const rate = parsedRate.isZero() ? new Dec(0) : parsedRate; // drop a -0 sign
   if (rate.isNegative()) throw new ScheduleInputError(`rate must not be negative, got ${rate.toString()}`);
   const term = input.term;
   if (typeof term !== 'number' || !Number.isInteger(term) || term < 1 || term > MAX_TERM) {
