@@ -1,0 +1,62 @@
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/index.js';
+import { UserInputError } from '../app/errors.js';
+import { requireApiKey } from './authenticate.js';
+import type { ServiceConfig } from './config.js';
+import type { Logger } from './logger.js';
+import { healthRoutes } from './routes/health.js';
+import { loanRoutes } from './routes/loans.js';
+
+export interface ServiceDeps {
+  readonly db: Database;
+  readonly logger: Logger;
+  readonly config: ServiceConfig;
+  readonly databaseDescription: string;
+}
+
+/** The Express application: routes are thin, every use case lives in `app/` or `engine/`. */
+export function createApp(deps: ServiceDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use(healthRoutes(deps.db, deps.databaseDescription));
+
+  const api = express.Router();
+  // Auth comes before body parsing, so an unauthenticated request costs no parsing.
+  api.use(requireApiKey(deps.db));
+  api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true }));
+  api.use('/loan', loanRoutes(deps.db));
+  api.use((_req, res) => {
+    res.status(404).json({ error: 'not found' });
+  });
+  app.use('/api', api);
+
+  app.use(errorHandler(deps.logger));
+  return app;
+}
+
+/** Client mistakes get their 4xx; anything else is logged with an id and censored on the wire. */
+function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    if (res.headersSent) return res.end();
+    if (error instanceof UserInputError) {
+      res.status(error.status).json({ error: error.message, ...(error.details ? { details: error.details } : {}) });
+      return;
+    }
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.too.large') {
+      res.status(413).json({ error: 'request body is too large' });
+      return;
+    }
+    if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported') {
+      res.status(400).json({ error: 'request body is not valid JSON' });
+      return;
+    }
+    const id = randomUUID();
+    logger.error({ errorId: id, method: req.method, path: req.path, err: error }, 'internal error');
+    res.status(500).json({ error: 'internal error', id });
+  };
+}

@@ -1,0 +1,141 @@
+import type { Database } from '../db/index.js';
+import { createAccount, createAdmin, findAccount } from '../app/accounts.js';
+import { createApiKey, deactivateApiKey, listApiKeys } from '../app/apiKeys.js';
+import { UserInputError } from '../app/errors.js';
+import { seedPortfolio } from '../db/seed/index.js';
+import { progressReporter } from './progress.js';
+
+export interface CommandContext {
+  readonly db: Database;
+  readonly args: Readonly<Record<string, string | boolean | undefined>>;
+  readonly positionals: readonly string[];
+  readonly out: NodeJS.WriteStream;
+  readonly err: NodeJS.WriteStream;
+}
+
+export interface Command {
+  readonly words: readonly string[];
+  readonly usage: string;
+  readonly options: Readonly<Record<string, { type: 'string' | 'boolean' }>>;
+  readonly needsDatabase: boolean;
+  run(context: CommandContext): Promise<void>;
+}
+
+function required(context: CommandContext, name: string): string {
+  const value = context.args[name];
+  if (typeof value !== 'string' || value === '') throw new UserInputError(`--${name} is required`);
+  return value;
+}
+
+function positional(context: CommandContext, index: number, what: string): string {
+  const value = context.positionals[index];
+  if (!value) throw new UserInputError(`${what} is required`);
+  return value;
+}
+
+function number(context: CommandContext, name: string, fallback: number): number {
+  const raw = context.args[name];
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (typeof raw !== 'string' || !Number.isFinite(value) || value < 0) throw new UserInputError(`--${name} must be a non-negative number`);
+  return value;
+}
+
+export const COMMANDS: Command[] = [
+  {
+    words: ['migrate'],
+    usage: 'migrate                                          bring the database schema up to date',
+    options: {},
+    needsDatabase: true,
+    async run({ out }) {
+      // main() has already migrated by the time a command runs.
+      out.write('database schema is up to date\n');
+    },
+  },
+  {
+    words: ['account', 'create'],
+    usage: 'account create <slug> [--name NAME]              create an account',
+    options: { name: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await createAccount(context.db, positional(context, 0, 'the account slug'), context.args.name as string | undefined);
+      context.out.write(`account ${account.slug} created (${account.id})\n`);
+    },
+  },
+  {
+    words: ['admin', 'create'],
+    usage: 'admin create --account SLUG --email E --password P [--name NAME]',
+    options: { account: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await findAccount(context.db, required(context, 'account'));
+      const admin = await createAdmin(context.db, account.id, {
+        email: required(context, 'email'),
+        password: required(context, 'password'),
+        ...(typeof context.args.name === 'string' ? { name: context.args.name } : {}),
+      });
+      context.out.write(`admin ${admin.email} created for account ${account.slug}\n`);
+    },
+  },
+  {
+    words: ['key', 'create'],
+    usage: 'key create --account SLUG [--name NAME]          create an API key (alone on the last line)',
+    options: { account: { type: 'string' }, name: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await findAccount(context.db, required(context, 'account'));
+      const name = typeof context.args.name === 'string' ? context.args.name : `cli key ${new Date().toISOString().slice(0, 10)}`;
+      const key = await createApiKey(context.db, account.id, name);
+      context.out.write(`key "${key.name}" created for account ${account.slug}, prefix ${key.prefix}. It is shown only now:\n${key.key}\n`);
+    },
+  },
+  {
+    words: ['key', 'list'],
+    usage: 'key list [--account SLUG]                        list keys: prefix, name, created, last used, active',
+    options: { account: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const accountId = typeof context.args.account === 'string' ? (await findAccount(context.db, context.args.account)).id : undefined;
+      const keys = await listApiKeys(context.db, accountId);
+      const rows = [['PREFIX', 'ACCOUNT', 'NAME', 'CREATED', 'LAST USED', 'ACTIVE']].concat(
+        keys.map((k) => [k.prefix, k.accountSlug, k.name, k.createdAt.slice(0, 19), k.lastUsedAt?.slice(0, 19) ?? '-', k.active ? 'yes' : 'no']),
+      );
+      const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+      context.out.write(`${rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`);
+    },
+  },
+  {
+    words: ['key', 'revoke'],
+    usage: 'key revoke <prefix>                              deactivate a key (refused from its next request)',
+    options: {},
+    needsDatabase: true,
+    async run(context) {
+      const prefix = positional(context, 0, 'the key prefix (lq_xxxxxxxx)');
+      if (!(await deactivateApiKey(context.db, prefix))) throw new UserInputError(`no key with prefix ${prefix}`, 404);
+      context.out.write(`key ${prefix} deactivated; it is refused from its next request on\n`);
+    },
+  },
+  {
+    words: ['seed'],
+    usage: 'seed --account SLUG [--scale N] [--seed S]       load a deterministic demo portfolio',
+    options: { account: { type: 'string' }, scale: { type: 'string' }, seed: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await findAccount(context.db, required(context, 'account'));
+      const { rows } = await context.db.query<{ id: string }>('SELECT id FROM admins WHERE account_id = $1 ORDER BY created_at, id', [account.id]);
+      const product = await context.db.query<{ id: string }>('SELECT id FROM products WHERE account_id = $1 AND is_default', [account.id]);
+      const progress = progressReporter(context.err);
+      const summary = await seedPortfolio(context.db, {
+        accountId: account.id,
+        scale: number(context, 'scale', 1),
+        seed: number(context, 'seed', 1),
+        adminIds: rows.map((row) => row.id),
+        productId: product.rows[0]?.id ?? null,
+        onProgress: progress.update,
+      });
+      progress.stop();
+      const { ms, ...counts } = summary;
+      context.out.write(`seeded account ${account.slug} in ${(ms / 1000).toFixed(1)} s: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
+    },
+  },
+];

@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+/**
+ * `loanql`: the command line (SPEC §2). Works whether or not the service runs: on the
+ * embedded database it goes through the running service, or opens `DATA_DIR` itself.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { databaseSettingsFromEnv, migrate, openCommandDatabase, type Database } from '../db/index.js';
+import { UserInputError } from '../app/errors.js';
+import { COMMANDS, type Command } from './commands.js';
+
+const usage = (): string =>
+  `Usage: loanql <command>\n\n${COMMANDS.map((c) => `  ${c.usage}`).join('\n')}\n\n` +
+  'Environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded, default ./data).\n';
+
+async function main(argv: string[]): Promise<number> {
+  const words = argv.filter((word) => !word.startsWith('-'));
+  const command = findCommand(words);
+  if (!command || argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(usage());
+    return command || argv.includes('--help') ? 0 : 2;
+  }
+  const rest = argv.slice(argv.indexOf(command.words[command.words.length - 1]!) + 1);
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: rest, options: command.options as ParseArgsConfig['options'], allowPositionals: true, strict: true });
+  } catch (error) {
+    process.stderr.write(`loanql ${command.words.join(' ')}: ${(error as Error).message}\n`);
+    return 2;
+  }
+  if (!command.needsDatabase) {
+    await command.run({ db: null as unknown as Database, args: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals, out: process.stdout, err: process.stderr });
+    return 0;
+  }
+  const opened = await openCommandDatabase(databaseSettingsFromEnv());
+  try {
+    await migrate(opened.database);
+    await command.run({
+      db: opened.database,
+      args: parsed.values as Record<string, string | boolean | undefined>,
+      positionals: parsed.positionals,
+      out: process.stdout,
+      err: process.stderr,
+    });
+    return 0;
+  } finally {
+    await opened.close();
+  }
+}
+
+function findCommand(words: string[]): Command | undefined {
+  return COMMANDS.filter((c) => c.words.every((word, i) => words[i] === word)).sort((a, b) => b.words.length - a.words.length)[0];
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`loanql: ${message}\n`);
+    process.exit(error instanceof UserInputError ? 2 : 1);
+  },
+);

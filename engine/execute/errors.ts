@@ -1,0 +1,46 @@
+import { GraphQLError } from 'graphql';
+
+/** The GraphQL error object of a response (GraphQL spec §7.1.2). */
+export interface ResponseError {
+  readonly message: string;
+  readonly locations?: readonly { line: number; column: number }[];
+  readonly path?: readonly (string | number)[];
+  readonly extensions: { readonly code: string; readonly [key: string]: unknown };
+}
+
+/** A request the engine refuses, with the errors to send and the HTTP status they call for. */
+export class RequestError extends Error {
+  constructor(
+    readonly errors: readonly ResponseError[],
+    /** 'request' problems (not a GraphQL request at all) get 400; the rest ride in a 200. */
+    readonly stage: 'request' | 'document' | 'execution',
+  ) {
+    super(errors.map((error) => error.message).join('; '));
+    this.name = 'RequestError';
+  }
+}
+
+export function toResponseError(error: GraphQLError, code: string): ResponseError {
+  const extensionsCode = typeof error.extensions?.code === 'string' ? error.extensions.code : code;
+  return {
+    message: error.message,
+    ...(error.locations ? { locations: error.locations.map(({ line, column }) => ({ line, column })) } : {}),
+    ...(error.path ? { path: error.path } : {}),
+    extensions: { code: extensionsCode },
+  };
+}
+
+/**
+ * PostgreSQL errors that client input can cause (SQLSTATE class 22 data exceptions, e.g. a
+ * numeric overflow; 54 program limits) are the client's; a statement timeout is reported as
+ * such. Anything else is internal and is censored by the caller.
+ */
+export function classifyDatabaseError(error: unknown): ResponseError | null {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string') return null;
+  const message = (error as Error).message;
+  if (code.startsWith('22')) return { message, extensions: { code: 'data-exception' } };
+  if (code === '57014') return { message: 'the query ran past the statement timeout (STATEMENT_TIMEOUT_MS)', extensions: { code: 'timeout' } };
+  if (code === '54000' || code === '54001') return { message, extensions: { code: 'query-too-complex' } };
+  return null;
+}

@@ -1,0 +1,257 @@
+import {
+  execute as executeGraphQL,
+  getVariableValues,
+  GraphQLError,
+  Kind,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { LRUCache } from 'lru-cache';
+import type { Database } from '../../db/index.js';
+import type { Metadata } from '../../metadata/index.js';
+import { checkCount, planOperation } from '../plan/planOperation.js';
+import { buildSchema } from '../schema/buildSchema.js';
+import { compileOperation } from '../sql/compileOperation.js';
+import type { Param, RenderedSql } from '../sql/fragment.js';
+import { depthLimitRule } from '../validation/depthLimitRule.js';
+import { classifyDatabaseError, RequestError, toResponseError } from './errors.js';
+
+export interface EngineOptions {
+  readonly maxDepth: number;
+  readonly maxRows: number | null;
+  readonly planCacheSize: number;
+}
+
+/** A GraphQL-over-HTTP request body, not yet checked. */
+export interface GraphRequest {
+  readonly query?: unknown;
+  readonly variables?: unknown;
+  readonly operationName?: unknown;
+}
+
+/** A request ready to run: the statement and its values, or a response needing no database. */
+export type PreparedRequest =
+  | { readonly kind: 'statement'; readonly text: string; readonly params: readonly Param[]; readonly values: readonly unknown[]; readonly introspection: IntrospectionPart | null }
+  | { readonly kind: 'static'; readonly body: string };
+
+interface IntrospectionPart {
+  readonly data: Readonly<Record<string, unknown>>;
+  readonly order: readonly string[];
+}
+
+interface CachedOperation {
+  readonly document: DocumentNode;
+  readonly operation: OperationDefinitionNode;
+  readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>;
+  /** The compiled statement, when the plan does not depend on variable values. */
+  compiled: RenderedSql | null | undefined;
+  readonly needsDatabase: boolean;
+  readonly hasIntrospection: boolean;
+}
+
+const INTROSPECTION_FIELDS = new Set(['__schema', '__type']);
+
+/**
+ * The query engine for one metadata version: schema, plan cache, and the request pipeline
+ * parse → validate → plan → compile → bind → execute. One request runs at most one statement.
+ */
+export class GraphEngine {
+  readonly schema: GraphQLSchema;
+  readonly #cache: LRUCache<string, CachedOperation>;
+  readonly #rules: typeof specifiedRules;
+
+  constructor(
+    readonly metadata: Metadata,
+    readonly options: EngineOptions,
+  ) {
+    this.schema = buildSchema(metadata);
+    this.#cache = new LRUCache({ max: Math.max(1, options.planCacheSize) });
+    this.#rules = [...specifiedRules, depthLimitRule(options.maxDepth)];
+  }
+
+  /** Checks, plans and binds a request for an account. Throws `RequestError` for client mistakes. */
+  prepare(request: GraphRequest, accountId: string): PreparedRequest {
+    const { query, operationName, variables } = checkEnvelope(request);
+    const cached = this.#operation(query, operationName);
+    const coerced = getVariableValues(this.schema, cached.operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
+    if (coerced.errors) throw new RequestError(coerced.errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
+    const variableValues = coerced.coerced;
+
+    let introspection: IntrospectionPart | null = null;
+    if (cached.hasIntrospection || !cached.needsDatabase) {
+      const result = executeGraphQL({ schema: this.schema, document: cached.document, operationName, variableValues: variables ?? {} }) as {
+        data?: Record<string, unknown> | null;
+        errors?: readonly GraphQLError[];
+      };
+      if (!cached.needsDatabase) {
+        if (result.errors?.length) throw new RequestError(result.errors.map((error) => toResponseError(error, 'validation-failed')), 'execution');
+        return { kind: 'static', body: JSON.stringify({ data: result.data ?? null }) };
+      }
+      introspection = { data: result.data ?? {}, order: rootKeys(cached) };
+    }
+
+    let compiled = cached.compiled;
+    if (!compiled) {
+      const planned = this.#plan(cached, variableValues);
+      compiled = compileOperation(planned.plan, this.metadata);
+      if (planned.reusable) cached.compiled = compiled;
+      else cached.compiled = null;
+    }
+    const values = compiled.params.map((param) => bind(param, variableValues, accountId, this.options.maxRows));
+    return { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection };
+  }
+
+  /** Runs a request and returns the response body text (`{"data": …}`) as PostgreSQL made it. */
+  async execute(db: Database, request: GraphRequest, accountId: string): Promise<string> {
+    const prepared = this.prepare(request, accountId);
+    if (prepared.kind === 'static') return prepared.body;
+    const text = await runStatement(db, prepared.text, prepared.values);
+    return prepared.introspection ? mergeIntrospection(text, prepared.introspection) : text;
+  }
+
+  /** The statement of a request, its parameters, and PostgreSQL's plan for it. */
+  async explain(db: Database, request: GraphRequest, accountId: string): Promise<{ sql: string; params: unknown[]; plan: unknown }> {
+    const prepared = this.prepare(request, accountId);
+    if (prepared.kind === 'static') return { sql: '', params: [], plan: null };
+    const { rows } = await db
+      .query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${prepared.text}`, prepared.values)
+      .catch((error: unknown) => rethrowClientError(error));
+    const plan = rows[0]?.['QUERY PLAN'];
+    return { sql: prepared.text, params: [...prepared.values], plan: typeof plan === 'string' ? JSON.parse(plan) : plan };
+  }
+
+  #operation(query: string, operationName: string | undefined): CachedOperation {
+    const cacheKey = `${operationName ?? ''}\u0000${query}`;
+    const hit = this.#cache.get(cacheKey);
+    if (hit) return hit;
+    let document: DocumentNode;
+    try {
+      document = parse(query, { maxTokens: 50_000 });
+    } catch (error) {
+      throw new RequestError([toResponseError(error as GraphQLError, 'parse-failed')], 'document');
+    }
+    const errors = validate(this.schema, document, this.#rules, { maxErrors: 50 });
+    if (errors.length) throw new RequestError(errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
+    const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+    const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
+    if (!operation) {
+      const message = operationName ? `unknown operation named "${operationName}"` : 'the document has several operations: give operationName';
+      throw new RequestError([{ message, extensions: { code: 'validation-failed' } }], 'document');
+    }
+    if (operation.operation !== 'query') {
+      throw new RequestError([{ message: `${operation.operation} operations are not supported; /api/graph reads data`, extensions: { code: 'validation-failed' } }], 'document');
+    }
+    const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+    const names = topLevelFieldNames(operation, fragments);
+    const entry: CachedOperation = {
+      document,
+      operation,
+      fragments,
+      compiled: undefined,
+      needsDatabase: names.some((name) => !name.startsWith('__')),
+      hasIntrospection: names.some((name) => INTROSPECTION_FIELDS.has(name)),
+    };
+    this.#cache.set(cacheKey, entry);
+    return entry;
+  }
+
+  #plan(cached: CachedOperation, variables: Readonly<Record<string, unknown>>) {
+    try {
+      return planOperation(this.schema, cached.operation, cached.fragments, variables, { maxRows: this.options.maxRows });
+    } catch (error) {
+      if (error instanceof GraphQLError) throw new RequestError([toResponseError(error, 'validation-failed')], 'document');
+      throw error;
+    }
+  }
+}
+
+function checkEnvelope(request: GraphRequest): { query: string; operationName: string | undefined; variables: Record<string, unknown> | undefined } {
+  const problem = (message: string) => new RequestError([{ message, extensions: { code: 'invalid-request' } }], 'request');
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) throw problem('the request body must be a JSON object');
+  const { query, operationName, variables } = request;
+  if (typeof query !== 'string' || query.trim() === '') throw problem('"query" must be a non-empty string');
+  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') throw problem('"operationName" must be a string');
+  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) throw problem('"variables" must be an object');
+  return { query, operationName: (operationName as string | null) ?? undefined, variables: (variables as Record<string, unknown> | null) ?? undefined };
+}
+
+function bind(param: Param, variables: Readonly<Record<string, unknown>>, accountId: string, maxRows: number | null): unknown {
+  switch (param.kind) {
+    case 'account':
+      return accountId;
+    case 'const':
+      return param.value;
+    case 'list':
+      return param.items.map((item) => bind(item, variables, accountId, maxRows));
+    case 'var': {
+      const value = variables[param.name] ?? null;
+      if (param.cast === 'value') return value;
+      if (value === null) return param.cast === 'limit' ? maxRows : null;
+      try {
+        return checkCount(value, param.cast, maxRows);
+      } catch (error) {
+        throw new RequestError([toResponseError(error as GraphQLError, 'validation-failed')], 'document');
+      }
+    }
+  }
+}
+
+async function runStatement(db: Database, text: string, values: readonly unknown[]): Promise<string> {
+  try {
+    const { rows } = await db.query<{ response: string }>(text, values);
+    return rows[0]!.response;
+  } catch (error) {
+    return rethrowClientError(error);
+  }
+}
+
+function rethrowClientError(error: unknown): never {
+  const clientError = classifyDatabaseError(error);
+  if (clientError) throw new RequestError([clientError], 'execution');
+  throw error;
+}
+
+function topLevelFieldNames(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): string[] {
+  const names: string[] = [];
+  const walk = (selections: OperationDefinitionNode['selectionSet']['selections']): void => {
+    for (const selection of selections) {
+      if (selection.kind === Kind.FIELD) names.push(selection.name.value);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet.selections);
+      else {
+        const fragment = fragments.get(selection.name.value);
+        if (fragment) walk(fragment.selectionSet.selections);
+      }
+    }
+  };
+  walk(operation.selectionSet.selections);
+  return names;
+}
+
+function rootKeys(cached: CachedOperation): string[] {
+  const keys: string[] = [];
+  const walk = (selections: OperationDefinitionNode['selectionSet']['selections']): void => {
+    for (const selection of selections) {
+      if (selection.kind === Kind.FIELD) keys.push(selection.alias?.value ?? selection.name.value);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet.selections);
+      else {
+        const fragment = cached.fragments.get(selection.name.value);
+        if (fragment) walk(fragment.selectionSet.selections);
+      }
+    }
+  };
+  walk(cached.operation.selectionSet.selections);
+  return [...new Set(keys)];
+}
+
+/** Rare path: a request mixing introspection and data. Merge in the document's key order. */
+function mergeIntrospection(text: string, introspection: IntrospectionPart): string {
+  const response = JSON.parse(text) as { data: Record<string, unknown> };
+  const data: Record<string, unknown> = {};
+  for (const key of introspection.order) data[key] = key in response.data ? response.data[key] : introspection.data[key];
+  return JSON.stringify({ data });
+}

@@ -1,0 +1,71 @@
+import type { Collection, Field, Relationship } from '../../metadata/index.js';
+import type { AggregateFunction, OrderDirection } from '../schema/buildSchema.js';
+import type { Param } from '../sql/fragment.js';
+
+/**
+ * The query IR: what a GraphQL operation asks for, in terms of resolved metadata, with every
+ * value as a `Param`. Readonly; made by `planOperation`, consumed by `compileOperation`.
+ */
+export interface OperationPlan {
+  readonly rootFields: readonly RootField[];
+}
+
+export type RootField =
+  | { readonly kind: 'select'; readonly alias: string; readonly collection: Collection; readonly query: ListQuery; readonly selection: Selection }
+  | { readonly kind: 'selectByPk'; readonly alias: string; readonly collection: Collection; readonly key: Param; readonly selection: Selection }
+  | { readonly kind: 'selectAggregate'; readonly alias: string; readonly collection: Collection; readonly query: ListQuery; readonly aggregate: AggregateSelection }
+  | { readonly kind: 'typename'; readonly alias: string; readonly value: string };
+
+export interface ListQuery {
+  readonly where: BoolExp | null;
+  readonly orderBy: readonly OrderItem[];
+  readonly limit: Param | null;
+  readonly offset: Param | null;
+}
+
+export interface OrderItem {
+  /** Object relationships walked from the collection to the field's collection. */
+  readonly path: readonly { readonly relationship: Relationship; readonly target: Collection }[];
+  readonly field: Field;
+  readonly direction: OrderDirection;
+}
+
+export type ComparisonOperator = '_eq' | '_neq' | '_gt' | '_gte' | '_lt' | '_lte' | '_like' | '_nlike' | '_ilike' | '_nilike';
+
+export type BoolExp =
+  | { readonly kind: 'and'; readonly items: readonly BoolExp[] }
+  | { readonly kind: 'or'; readonly items: readonly BoolExp[] }
+  | { readonly kind: 'not'; readonly item: BoolExp }
+  | { readonly kind: 'compare'; readonly field: Field; readonly operator: ComparisonOperator; readonly value: Param }
+  | { readonly kind: 'in'; readonly field: Field; readonly negated: boolean; readonly values: Param }
+  | { readonly kind: 'isNull'; readonly field: Field; readonly value: Param }
+  | { readonly kind: 'relationship'; readonly relationship: Relationship; readonly target: Collection; readonly where: BoolExp };
+
+export type Selection = readonly SelectionItem[];
+
+export type SelectionItem =
+  | { readonly kind: 'column'; readonly alias: string; readonly field: Field }
+  | { readonly kind: 'typename'; readonly alias: string; readonly value: string }
+  | { readonly kind: 'object'; readonly alias: string; readonly relationship: Relationship; readonly target: Collection; readonly selection: Selection }
+  | { readonly kind: 'array'; readonly alias: string; readonly relationship: Relationship; readonly target: Collection; readonly query: ListQuery; readonly selection: Selection }
+  | { readonly kind: 'arrayAggregate'; readonly alias: string; readonly relationship: Relationship; readonly target: Collection; readonly query: ListQuery; readonly aggregate: AggregateSelection };
+
+export type AggregateSelection = readonly AggregateSelectionItem[];
+
+export type AggregateSelectionItem =
+  | { readonly kind: 'aggregate'; readonly alias: string; readonly fields: readonly AggregateField[] }
+  | { readonly kind: 'nodes'; readonly alias: string; readonly selection: Selection }
+  | { readonly kind: 'typename'; readonly alias: string; readonly value: string };
+
+export type AggregateField =
+  | { readonly kind: 'count'; readonly alias: string; readonly columns: readonly Field[]; readonly distinct: boolean }
+  | { readonly kind: 'function'; readonly alias: string; readonly fn: AggregateFunction; readonly items: readonly AggregateFunctionItem[] }
+  | { readonly kind: 'typename'; readonly alias: string; readonly value: string };
+
+export type AggregateFunctionItem =
+  | { readonly kind: 'column'; readonly alias: string; readonly field: Field }
+  | { readonly kind: 'typename'; readonly alias: string; readonly value: string };
+
+export function assertNever(value: never): never {
+  throw new Error(`unexpected ${JSON.stringify(value)}`);
+}

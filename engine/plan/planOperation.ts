@@ -1,0 +1,424 @@
+import {
+  GraphQLError,
+  GraphQLList,
+  GraphQLNonNull,
+  getNamedType,
+  isListType,
+  isScalarType,
+  Kind,
+  typeFromAST,
+  valueFromAST,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLInputType,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValueNode,
+} from 'graphql';
+import type { Collection, Field } from '../../metadata/index.js';
+import { fieldRole, ORDER_BY_DIRECTIONS, type FieldRole, type OrderDirection } from '../schema/buildSchema.js';
+import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
+import type { Param } from '../sql/fragment.js';
+import type {
+  AggregateField,
+  AggregateFunctionItem,
+  AggregateSelection,
+  BoolExp,
+  ComparisonOperator,
+  ListQuery,
+  OperationPlan,
+  OrderItem,
+  RootField,
+  Selection,
+  SelectionItem,
+} from './ir.js';
+
+export interface PlanOptions {
+  /** Applied as the limit of every list without one; a larger limit is an error. */
+  readonly maxRows: number | null;
+}
+
+export interface PlannedOperation {
+  readonly plan: OperationPlan;
+  /**
+   * False when the plan depends on variable values (a variable used as a whole filter or
+   * ordering, or in @skip/@include): such a plan is made per request and not cached.
+   */
+  readonly reusable: boolean;
+}
+
+/** A request variable used as a plain value: it stays a parameter, so the plan is reusable. */
+class VariableRef {
+  constructor(readonly name: string) {}
+}
+/** A literal from the document, coerced once its input type is known. */
+class Literal {
+  constructor(readonly node: ValueNode) {}
+}
+/** An argument value: literals and variable references inside plain objects and arrays. */
+type ArgValue = VariableRef | Literal | ArgValue[] | { [key: string]: ArgValue } | string | number | boolean | null;
+
+const COMPARISON_OPERATORS: ReadonlySet<string> = new Set(['_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_like', '_nlike', '_ilike', '_nilike']);
+
+/**
+ * Turns a validated operation into the query IR. Assumes the document passed validation
+ * against `schema`; user-value problems (a negative limit, say) become GraphQL errors.
+ */
+export function planOperation(
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  variables: Readonly<Record<string, unknown>>,
+  options: PlanOptions,
+): PlannedOperation {
+  let reusable = true;
+  const scalarVariables = new Set<string>();
+  for (const definition of operation.variableDefinitions ?? []) {
+    const type = typeFromAST(schema, definition.type);
+    if (type && isScalarType(getNamedType(type))) scalarVariables.add(definition.variable.name.value);
+  }
+
+  const variableValue = (name: string): unknown => {
+    reusable = false;
+    return variables[name];
+  };
+
+  function toArgValue(node: ValueNode): ArgValue {
+    switch (node.kind) {
+      case Kind.VARIABLE:
+        if (scalarVariables.has(node.name.value)) return new VariableRef(node.name.value);
+        return fromJs(variableValue(node.name.value));
+      case Kind.OBJECT:
+        return Object.fromEntries(node.fields.map((field) => [field.name.value, toArgValue(field.value)]));
+      case Kind.LIST:
+        return node.values.map(toArgValue);
+      default:
+        return new Literal(node);
+    }
+  }
+
+  function fromJs(value: unknown): ArgValue {
+    if (value === undefined || value === null) return null;
+    if (Array.isArray(value)) return value.map(fromJs);
+    if (typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fromJs(v)]));
+    return value as string | number | boolean;
+  }
+
+  function toParam(value: ArgValue, type: GraphQLInputType): Param {
+    if (value instanceof VariableRef) return { kind: 'var', name: value.name, cast: 'value' };
+    if (value instanceof Literal) return { kind: 'const', value: valueFromAST(value.node, type) ?? null };
+    if (Array.isArray(value)) {
+      const itemType = isListType(type) ? (type.ofType as GraphQLInputType) : type;
+      const items = value.map((item) => toParam(item, itemType));
+      if (items.every((item) => item.kind === 'const')) return { kind: 'const', value: items.map((item) => (item as { value: unknown }).value) };
+      return { kind: 'list', items };
+    }
+    // A single value where a list is expected is a list of one (GraphQL input coercion).
+    if (isListType(type) && value !== null) return { kind: 'const', value: [value] };
+    return { kind: 'const', value };
+  }
+
+  /** An enum value (an order_by direction, a column name), read now: it shapes the SQL. */
+  function enumValue(value: ArgValue | undefined): string | null {
+    if (value === undefined || value === null) return null;
+    if (value instanceof VariableRef) return (variableValue(value.name) as string | null) ?? null;
+    if (value instanceof Literal) return value.node.kind === Kind.ENUM ? value.node.value : null;
+    return typeof value === 'string' ? value : null;
+  }
+
+  /** A literal or already-coerced value, read now (structural positions: directions, booleans). */
+  function readNow(value: ArgValue | undefined, type: GraphQLInputType): unknown {
+    if (value === undefined) return undefined;
+    if (value instanceof VariableRef) return variableValue(value.name);
+    if (value instanceof Literal) return valueFromAST(value.node, type, variables);
+    return value;
+  }
+
+  function asList(value: ArgValue | undefined): ArgValue[] {
+    if (value === undefined || value === null) return [];
+    return Array.isArray(value) ? value : [value];
+  }
+
+  function countLimit(value: ArgValue | undefined, name: 'limit' | 'offset'): Param | null {
+    if (value === undefined || value === null || (value instanceof Literal && value.node.kind === Kind.NULL)) {
+      return name === 'limit' && options.maxRows !== null ? { kind: 'const', value: options.maxRows } : null;
+    }
+    if (value instanceof VariableRef) return { kind: 'var', name: value.name, cast: name };
+    const number = value instanceof Literal ? (valueFromAST(value.node, SCALAR_FOR_TYPE.integer) as number) : (value as number);
+    if (number === null || number === undefined) return name === 'limit' && options.maxRows !== null ? { kind: 'const', value: options.maxRows } : null;
+    checkCount(number, name, options.maxRows);
+    return { kind: 'const', value: number };
+  }
+
+  function planWhere(collection: Collection, value: ArgValue): BoolExp {
+    if (value instanceof VariableRef || value instanceof Literal || value === null || typeof value !== 'object' || Array.isArray(value)) {
+      // null where → no filter (Hasura treats a null boolean expression as true).
+      return { kind: 'and', items: [] };
+    }
+    const items: BoolExp[] = [];
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === '_and' || key === '_or') {
+        items.push({ kind: key === '_and' ? 'and' : 'or', items: asList(inner).map((item) => planWhere(collection, item)) });
+      } else if (key === '_not') {
+        if (inner !== null) items.push({ kind: 'not', item: planWhere(collection, inner) });
+      } else if (collection.fields.has(key)) {
+        items.push(...planComparison(collection.fields.get(key)!, inner));
+      } else {
+        const relationship = collection.relationships.get(key);
+        if (!relationship) throw new GraphQLError(`field "${key}" not found in type: '${collection.name}_bool_exp'`, { extensions: { code: 'validation-failed' } });
+        const target = schemaCollection(relationship.target);
+        items.push({ kind: 'relationship', relationship, target, where: inner === null ? { kind: 'and', items: [] } : planWhere(target, inner) });
+      }
+    }
+    return items.length === 1 ? items[0]! : { kind: 'and', items };
+  }
+
+  function planComparison(field: Field, value: ArgValue): BoolExp[] {
+    if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof VariableRef || value instanceof Literal) return [];
+    const scalar = SCALAR_FOR_TYPE[field.type];
+    const items: BoolExp[] = [];
+    for (const [operator, operand] of Object.entries(value)) {
+      if (COMPARISON_OPERATORS.has(operator)) {
+        items.push({ kind: 'compare', field, operator: operator as ComparisonOperator, value: toParam(operand, scalar) });
+      } else if (operator === '_in' || operator === '_nin') {
+        items.push({ kind: 'in', field, negated: operator === '_nin', values: toParam(operand, new GraphQLList(new GraphQLNonNull(scalar))) });
+      } else if (operator === '_is_null') {
+        items.push({ kind: 'isNull', field, value: toParam(operand, SCALAR_FOR_TYPE.boolean) });
+      } else {
+        throw new GraphQLError(`unknown operator ${operator}`, { extensions: { code: 'validation-failed' } });
+      }
+    }
+    return items;
+  }
+
+  function planOrderBy(collection: Collection, value: ArgValue | undefined): OrderItem[] {
+    const items: OrderItem[] = [];
+    const walk = (current: Collection, entry: ArgValue, path: OrderItem['path']): void => {
+      if (entry === null || typeof entry !== 'object' || Array.isArray(entry) || entry instanceof VariableRef || entry instanceof Literal) return;
+      for (const [key, inner] of Object.entries(entry)) {
+        const field = current.fields.get(key);
+        if (field) {
+          const direction = enumValue(inner) as OrderDirection | null;
+          if (direction === null) continue;
+          if (!ORDER_BY_DIRECTIONS.includes(direction)) throw new GraphQLError(`invalid order_by direction ${String(direction)}`, { extensions: { code: 'validation-failed' } });
+          items.push({ path, field, direction });
+        } else {
+          const relationship = current.relationships.get(key)!;
+          const target = schemaCollection(relationship.target);
+          walk(target, inner, [...path, { relationship, target }]);
+        }
+      }
+    };
+    for (const entry of asList(value)) walk(collection, entry, []);
+    return items;
+  }
+
+  function planListQuery(collection: Collection, args: Readonly<Record<string, ArgValue>>): ListQuery {
+    return {
+      where: args.where === undefined || args.where === null ? null : planWhere(collection, args.where),
+      orderBy: planOrderBy(collection, args.order_by),
+      limit: countLimit(args.limit, 'limit'),
+      offset: countLimit(args.offset, 'offset'),
+    };
+  }
+
+  const schemaCollection = (name: string): Collection => collections.get(name)!;
+  const collections = new Map<string, Collection>();
+  for (const field of Object.values(schema.getQueryType()!.getFields())) {
+    const role = fieldRole(field.extensions);
+    if (role?.kind === 'root') collections.set(role.collection.name, role.collection);
+  }
+  // Collections reachable only through relationships (no root fields) come from the types.
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!('getFields' in type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values((type as GraphQLObjectType).getFields())) {
+      const role = fieldRole((field as GraphQLField<unknown, unknown>).extensions);
+      if (role && 'target' in role) collections.set(role.target.name, role.target);
+    }
+  }
+
+  function args(node: FieldNode): Record<string, ArgValue> {
+    return Object.fromEntries((node.arguments ?? []).map((argument) => [argument.name.value, toArgValue(argument.value)]));
+  }
+
+  function included(node: { directives?: readonly { name: { value: string }; arguments?: readonly { name: { value: string }; value: ValueNode }[] }[] }): boolean {
+    for (const directive of node.directives ?? []) {
+      const name = directive.name.value;
+      if (name !== 'skip' && name !== 'include') continue;
+      const argument = directive.arguments?.find((a) => a.name.value === 'if');
+      if (!argument) continue;
+      const value = argument.value.kind === Kind.VARIABLE ? Boolean(variableValue(argument.value.name.value)) : argument.value.kind === Kind.BOOLEAN && argument.value.value;
+      if (name === 'skip' ? value : !value) return false;
+    }
+    return true;
+  }
+
+  /** GraphQL's CollectFields: response key → the field nodes merged under it, in order. */
+  function collectFields(selectionSet: SelectionSetNode, into = new Map<string, FieldNode[]>(), visited = new Set<string>()): Map<string, FieldNode[]> {
+    for (const selection of selectionSet.selections) {
+      if (!included(selection)) continue;
+      if (selection.kind === Kind.FIELD) {
+        const key = selection.alias?.value ?? selection.name.value;
+        const list = into.get(key);
+        if (list) list.push(selection);
+        else into.set(key, [selection]);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        collectFields(selection.selectionSet, into, visited);
+      } else {
+        const name = selection.name.value;
+        if (visited.has(name)) continue;
+        visited.add(name);
+        const fragment = fragments.get(name);
+        if (fragment) collectFields(fragment.selectionSet, into, visited);
+      }
+    }
+    return into;
+  }
+
+  function subSelection(nodes: readonly FieldNode[]): Map<string, FieldNode[]> {
+    const merged = new Map<string, FieldNode[]>();
+    for (const node of nodes) if (node.selectionSet) collectFields(node.selectionSet, merged);
+    return merged;
+  }
+
+  function roleOf(parent: GraphQLObjectType, node: FieldNode): FieldRole {
+    const role = fieldRole(parent.getFields()[node.name.value]?.extensions);
+    if (!role) throw new Error(`no role for ${parent.name}.${node.name.value}`);
+    return role;
+  }
+
+  function objectType(name: string): GraphQLObjectType {
+    return schema.getType(name) as GraphQLObjectType;
+  }
+
+  function planSelection(collection: Collection, fields: Map<string, FieldNode[]>): Selection {
+    const parent = objectType(collection.name);
+    const items: SelectionItem[] = [];
+    for (const [alias, nodes] of fields) {
+      const node = nodes[0]!;
+      if (node.name.value === '__typename') {
+        items.push({ kind: 'typename', alias, value: collection.name });
+        continue;
+      }
+      const role = roleOf(parent, node);
+      switch (role.kind) {
+        case 'column':
+          items.push({ kind: 'column', alias, field: role.field });
+          break;
+        case 'objectRelationship':
+          items.push({ kind: 'object', alias, relationship: role.relationship, target: role.target, selection: planSelection(role.target, subSelection(nodes)) });
+          break;
+        case 'arrayRelationship':
+          items.push({
+            kind: 'array',
+            alias,
+            relationship: role.relationship,
+            target: role.target,
+            query: planListQuery(role.target, args(node)),
+            selection: planSelection(role.target, subSelection(nodes)),
+          });
+          break;
+        case 'arrayAggregate':
+          items.push({
+            kind: 'arrayAggregate',
+            alias,
+            relationship: role.relationship,
+            target: role.target,
+            query: planListQuery(role.target, args(node)),
+            aggregate: planAggregate(role.target, subSelection(nodes)),
+          });
+          break;
+        default:
+          throw new Error(`unexpected field ${node.name.value} in ${collection.name}`);
+      }
+    }
+    return items;
+  }
+
+  function planAggregate(collection: Collection, fields: Map<string, FieldNode[]>): AggregateSelection {
+    const aggregateType = objectType(`${collection.name}_aggregate`);
+    const fieldsType = objectType(`${collection.name}_aggregate_fields`);
+    const items: AggregateSelection[number][] = [];
+    for (const [alias, nodes] of fields) {
+      const node = nodes[0]!;
+      if (node.name.value === '__typename') {
+        items.push({ kind: 'typename', alias, value: aggregateType.name });
+        continue;
+      }
+      const role = roleOf(aggregateType, node);
+      if (role.kind === 'nodes') {
+        items.push({ kind: 'nodes', alias, selection: planSelection(collection, subSelection(nodes)) });
+        continue;
+      }
+      const aggregateFields: AggregateField[] = [];
+      for (const [innerAlias, innerNodes] of subSelection(nodes)) {
+        const inner = innerNodes[0]!;
+        if (inner.name.value === '__typename') {
+          aggregateFields.push({ kind: 'typename', alias: innerAlias, value: fieldsType.name });
+          continue;
+        }
+        const innerRole = roleOf(fieldsType, inner);
+        if (innerRole.kind === 'count') {
+          const countArgs = args(inner);
+          const columnsArg = countArgs.columns instanceof VariableRef ? fromJs(variableValue(countArgs.columns.name)) : countArgs.columns;
+          const columns = asList(columnsArg)
+            .map((name) => collection.fields.get(enumValue(name) ?? ''))
+            .filter((field): field is Field => field !== undefined);
+          aggregateFields.push({ kind: 'count', alias: innerAlias, columns, distinct: readNow(countArgs.distinct, SCALAR_FOR_TYPE.boolean) === true });
+        } else if (innerRole.kind === 'aggregateFunction') {
+          const functionType = objectType(`${collection.name}_${innerRole.fn}_fields`);
+          const functionItems: AggregateFunctionItem[] = [];
+          for (const [leafAlias, leafNodes] of subSelection(innerNodes)) {
+            const leaf = leafNodes[0]!;
+            if (leaf.name.value === '__typename') functionItems.push({ kind: 'typename', alias: leafAlias, value: functionType.name });
+            else {
+              const leafRole = roleOf(functionType, leaf);
+              if (leafRole.kind === 'column') functionItems.push({ kind: 'column', alias: leafAlias, field: leafRole.field });
+            }
+          }
+          aggregateFields.push({ kind: 'function', alias: innerAlias, fn: innerRole.fn, items: functionItems });
+        }
+      }
+      items.push({ kind: 'aggregate', alias, fields: aggregateFields });
+    }
+    return items;
+  }
+
+  const rootType = schema.getQueryType()!;
+  const rootFields: RootField[] = [];
+  for (const [alias, nodes] of collectFields(operation.selectionSet)) {
+    const node = nodes[0]!;
+    if (node.name.value === '__typename') {
+      rootFields.push({ kind: 'typename', alias, value: rootType.name });
+      continue;
+    }
+    if (node.name.value === '__schema' || node.name.value === '__type') continue;
+    const role = roleOf(rootType, node);
+    if (role.kind !== 'root') throw new Error(`unexpected root field ${node.name.value}`);
+    const collection = role.collection;
+    const fieldArgs = args(node);
+    if (role.root === 'select') {
+      rootFields.push({ kind: 'select', alias, collection, query: planListQuery(collection, fieldArgs), selection: planSelection(collection, subSelection(nodes)) });
+    } else if (role.root === 'select_aggregate') {
+      rootFields.push({ kind: 'selectAggregate', alias, collection, query: planListQuery(collection, fieldArgs), aggregate: planAggregate(collection, subSelection(nodes)) });
+    } else {
+      const keyType = SCALAR_FOR_TYPE[collection.primaryKey.type];
+      rootFields.push({ kind: 'selectByPk', alias, collection, key: toParam(fieldArgs[collection.primaryKey.name] ?? null, keyType), selection: planSelection(collection, subSelection(nodes)) });
+    }
+  }
+  return { plan: { rootFields }, reusable };
+}
+
+/** Limits and offsets are whole numbers ≥ 0; a limit is at most MAX_ROWS when that is set. */
+export function checkCount(value: unknown, name: 'limit' | 'offset', maxRows: number | null): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new GraphQLError(`${name} must be a whole number ≥ 0, not ${JSON.stringify(value)}`, { extensions: { code: 'validation-failed' } });
+  }
+  if (name === 'limit' && maxRows !== null && value > maxRows) {
+    throw new GraphQLError(`limit ${value} is over the maximum of ${maxRows} rows per list (MAX_ROWS)`, { extensions: { code: 'validation-failed' } });
+  }
+  return value;
+}

@@ -1,0 +1,82 @@
+import { GraphQLBoolean, GraphQLError, GraphQLInt, GraphQLScalarType, GraphQLString, Kind, type ValueNode } from 'graphql';
+import type { ScalarType } from '../../metadata/index.js';
+
+/**
+ * Custom scalars of the Hasura-compatible schema. Their parsers reject malformed input with a
+ * clear message before it reaches PostgreSQL; values stay strings, so numeric keeps every digit.
+ */
+function stringScalar(name: string, description: string, check: (value: string) => string | null): GraphQLScalarType {
+  const parse = (value: unknown): string => {
+    if (typeof value !== 'string') throw new GraphQLError(`${name} must be a string, not ${JSON.stringify(value)}`);
+    const problem = check(value);
+    if (problem) throw new GraphQLError(`invalid ${name} ${JSON.stringify(value)}: ${problem}`);
+    return value;
+  };
+  return new GraphQLScalarType({
+    name,
+    description,
+    serialize: (value) => value,
+    parseValue: parse,
+    parseLiteral: (node: ValueNode) => {
+      if (node.kind !== Kind.STRING) throw new GraphQLError(`${name} must be a string literal`);
+      return parse(node.value);
+    },
+  });
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/i;
+const NUMERIC = /^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+function validDate(value: string): boolean {
+  const match = DATE.exec(value);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+export const GraphQLUuid = stringScalar('uuid', 'A UUID.', (v) => (UUID.test(v) ? null : 'expected 8-4-4-4-12 hexadecimal digits'));
+export const GraphQLDate = stringScalar('date', 'A calendar date, YYYY-MM-DD.', (v) => (validDate(v) ? null : 'expected a real date as YYYY-MM-DD'));
+export const GraphQLTimestamptz = stringScalar('timestamptz', 'A timestamp with time zone, ISO 8601.', (v) =>
+  TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T'))) ? null : 'expected an ISO 8601 timestamp',
+);
+
+/** numeric: a JSON number or a numeric string in, PostgreSQL's exact digits out. */
+export const GraphQLNumeric = new GraphQLScalarType({
+  name: 'numeric',
+  description: 'An exact decimal number.',
+  serialize: (value) => value,
+  parseValue: (value) => {
+    if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+    if (typeof value === 'string' && NUMERIC.test(value)) return value;
+    throw new GraphQLError(`invalid numeric ${JSON.stringify(value)}: expected a number`);
+  },
+  parseLiteral: (node) => {
+    if (node.kind === Kind.INT || node.kind === Kind.FLOAT) return node.value;
+    if (node.kind === Kind.STRING && NUMERIC.test(node.value)) return node.value;
+    throw new GraphQLError('numeric must be a number');
+  },
+});
+
+export const SCALAR_FOR_TYPE: Readonly<Record<ScalarType, GraphQLScalarType>> = {
+  uuid: GraphQLUuid,
+  text: GraphQLString,
+  numeric: GraphQLNumeric,
+  integer: GraphQLInt,
+  boolean: GraphQLBoolean,
+  date: GraphQLDate,
+  timestamptz: GraphQLTimestamptz,
+};
+
+/** The PostgreSQL type a parameter compared with a field of this type is cast to. */
+export const PG_TYPE_FOR_TYPE: Readonly<Record<ScalarType, string>> = {
+  uuid: 'uuid',
+  text: 'text',
+  numeric: 'numeric',
+  integer: 'bigint',
+  boolean: 'boolean',
+  date: 'date',
+  timestamptz: 'timestamptz',
+};

@@ -1,0 +1,310 @@
+import type { Collection, Field, Metadata, Relationship, ScalarType } from '../../metadata/index.js';
+import {
+  assertNever,
+  type AggregateField,
+  type AggregateSelection,
+  type BoolExp,
+  type ComparisonOperator,
+  type ListQuery,
+  type OperationPlan,
+  type OrderItem,
+  type RootField,
+  type Selection,
+} from '../plan/ir.js';
+import type { OrderDirection } from '../schema/buildSchema.js';
+import { render, sql, type Fragment, type Param, type RenderedSql } from './fragment.js';
+
+/** Casts of bound parameters, one closed table (never built from input). */
+const CAST: Readonly<Record<ScalarType, Fragment>> = {
+  uuid: sql`uuid`,
+  text: sql`text`,
+  numeric: sql`numeric`,
+  integer: sql`bigint`,
+  boolean: sql`boolean`,
+  date: sql`date`,
+  timestamptz: sql`timestamptz`,
+};
+const ARRAY_CAST: Readonly<Record<ScalarType, Fragment>> = {
+  uuid: sql`uuid[]`,
+  text: sql`text[]`,
+  numeric: sql`numeric[]`,
+  integer: sql`bigint[]`,
+  boolean: sql`boolean[]`,
+  date: sql`date[]`,
+  timestamptz: sql`timestamptz[]`,
+};
+const OPERATOR: Readonly<Record<ComparisonOperator, Fragment>> = {
+  _eq: sql`=`,
+  _neq: sql`<>`,
+  _gt: sql`>`,
+  _gte: sql`>=`,
+  _lt: sql`<`,
+  _lte: sql`<=`,
+  _like: sql`LIKE`,
+  _nlike: sql`NOT LIKE`,
+  _ilike: sql`ILIKE`,
+  _nilike: sql`NOT ILIKE`,
+};
+const DIRECTION: Readonly<Record<OrderDirection, Fragment>> = {
+  asc: sql`ASC NULLS LAST`,
+  asc_nulls_first: sql`ASC NULLS FIRST`,
+  asc_nulls_last: sql`ASC NULLS LAST`,
+  desc: sql`DESC NULLS FIRST`,
+  desc_nulls_first: sql`DESC NULLS FIRST`,
+  desc_nulls_last: sql`DESC NULLS LAST`,
+};
+const AGGREGATE_FUNCTION = { sum: sql`sum`, avg: sql`avg`, min: sql`min`, max: sql`max` } as const;
+/** json_build_object takes at most 100 arguments: 50 key/value pairs. */
+const MAX_PAIRS = 50;
+const ACCOUNT = sql.param({ kind: 'account' });
+
+/**
+ * Compiles a plan into ONE statement returning the finished response text `{"data": …}`.
+ * Every table reference carries the tenant predicate; every value is a parameter. Pure and
+ * deterministic: aliases come from a counter, so golden SQL stays stable.
+ */
+export function compileOperation(plan: OperationPlan, metadata: Metadata): RenderedSql {
+  let aliasCounter = 0;
+  const nextAlias = (prefix: string): Fragment => sql.ident(`_${prefix}${++aliasCounter}`);
+  const tenant = sql.ident(metadata.tenantColumn);
+  const key = (text: string): Fragment => sql`${sql.value(text)}::text`;
+
+  const jsonObject = (pairs: readonly (readonly [string, Fragment])[]): Fragment => {
+    if (pairs.length > MAX_PAIRS) {
+      // Nested objects merged in order keep every key; PostgreSQL caps one call at 100 arguments.
+      const chunks: Fragment[] = [];
+      for (let i = 0; i < pairs.length; i += MAX_PAIRS) chunks.push(sql`json_build_object(${sql.join(pairs.slice(i, i + MAX_PAIRS).map(([k, v]) => sql`${key(k)}, ${v}`))})::jsonb`);
+      return sql`(${sql.join(chunks, sql` || `)})::json`;
+    }
+    return sql`json_build_object(${sql.join(pairs.map(([k, v]) => sql`${key(k)}, ${v}`))})`;
+  };
+
+  /** A field's value for output (custom fields keep their JSON type). */
+  const fieldOutput = (table: Fragment, field: Field): Fragment =>
+    field.source.kind === 'column' ? sql`${table}.${sql.ident(field.source.column)}` : sql`(${table}.${sql.ident(field.source.column)} -> ${key(field.source.key)})`;
+
+  /** A field's value for comparison and ordering, typed. */
+  const fieldValue = (table: Fragment, field: Field): Fragment =>
+    field.source.kind === 'column'
+      ? sql`${table}.${sql.ident(field.source.column)}`
+      : sql`((${table}.${sql.ident(field.source.column)} ->> ${key(field.source.key)})::${CAST[field.type]})`;
+
+  const tenantPredicate = (table: Fragment): Fragment => sql`${table}.${tenant} = ${ACCOUNT}`;
+
+  const joinPredicate = (relationship: Relationship, parent: Fragment, child: Fragment): Fragment =>
+    sql.join(
+      relationship.mapping.map(([from, to]) => sql`${child}.${sql.ident(to)} = ${parent}.${sql.ident(from)}`),
+      sql` AND `,
+    );
+
+  const param = (value: Param, type: ScalarType): Fragment => sql`${sql.param(value)}::${CAST[type]}`;
+
+  function where(expression: BoolExp, table: Fragment): Fragment {
+    switch (expression.kind) {
+      case 'and':
+        return expression.items.length ? sql`(${sql.join(expression.items.map((item) => where(item, table)), sql` AND `)})` : sql`true`;
+      case 'or':
+        return expression.items.length ? sql`(${sql.join(expression.items.map((item) => where(item, table)), sql` OR `)})` : sql`false`;
+      case 'not':
+        return sql`(NOT ${where(expression.item, table)})`;
+      case 'compare':
+        return sql`(${fieldValue(table, expression.field)} ${OPERATOR[expression.operator]} ${param(expression.value, expression.field.type)})`;
+      case 'in': {
+        const values = sql`${sql.param(expression.values)}::${ARRAY_CAST[expression.field.type]}`;
+        const value = fieldValue(table, expression.field);
+        // SPEC §5: _nin never matches a null field (ALL over an empty list would).
+        return expression.negated ? sql`(${value} <> ALL(${values}) AND ${value} IS NOT NULL)` : sql`(${value} = ANY(${values}))`;
+      }
+      case 'isNull': {
+        const value = fieldValue(table, expression.field);
+        if (expression.value.kind === 'const' && typeof expression.value.value === 'boolean') {
+          return expression.value.value ? sql`(${value} IS NULL)` : sql`(${value} IS NOT NULL)`;
+        }
+        return sql`((${value} IS NULL) = ${param(expression.value, 'boolean')})`;
+      }
+      case 'relationship': {
+        const child = nextAlias('t');
+        return sql`EXISTS (SELECT 1 FROM ${sql.ident(expression.target.table)} AS ${child} WHERE ${tenantPredicate(child)} AND ${joinPredicate(
+          expression.relationship,
+          table,
+          child,
+        )} AND ${where(expression.where, child)})`;
+      }
+      default:
+        return assertNever(expression);
+    }
+  }
+
+  /** The value an order item sorts by: a field, or a field reached through object relationships. */
+  function orderValue(item: OrderItem, table: Fragment): Fragment {
+    if (!item.path.length) return fieldValue(table, item.field);
+    let parent = table;
+    const aliases: Fragment[] = [];
+    const joins: Fragment[] = [];
+    for (const step of item.path) {
+      const child = nextAlias('o');
+      aliases.push(child);
+      joins.push(sql`${tenantPredicate(child)} AND ${joinPredicate(step.relationship, parent, child)}`);
+      parent = child;
+    }
+    const from = sql.join(
+      item.path.map((step, index) => sql`${sql.ident(step.target.table)} AS ${aliases[index]!}`),
+      sql`, `,
+    );
+    return sql`(SELECT ${fieldValue(parent, item.field)} FROM ${from} WHERE ${sql.join(joins, sql` AND `)} LIMIT 1)`;
+  }
+
+  /** Order keys with the primary-key tie-break, ascending (SPEC §5: deterministic results). */
+  function orderKeys(collection: Collection, query: ListQuery, table: Fragment): { value: Fragment; direction: Fragment }[] {
+    const keys = query.orderBy.map((item) => ({ value: orderValue(item, table), direction: DIRECTION[item.direction] }));
+    const pkAlreadyLast = query.orderBy.length > 0 && query.orderBy.at(-1)!.path.length === 0 && query.orderBy.at(-1)!.field === collection.primaryKey;
+    if (!pkAlreadyLast) keys.push({ value: fieldValue(table, collection.primaryKey), direction: DIRECTION.asc });
+    return keys;
+  }
+
+  function rowObject(collection: Collection, selection: Selection, table: Fragment): Fragment {
+    const pairs = selection.map((item): readonly [string, Fragment] => {
+      switch (item.kind) {
+        case 'column':
+          return [item.alias, fieldOutput(table, item.field)];
+        case 'typename':
+          return [item.alias, key(item.value)];
+        case 'object': {
+          const child = nextAlias('t');
+          return [
+            item.alias,
+            sql`(SELECT ${rowObject(item.target, item.selection, child)} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${tenantPredicate(child)} AND ${joinPredicate(
+              item.relationship,
+              table,
+              child,
+            )} LIMIT 1)`,
+          ];
+        }
+        case 'array':
+          return [item.alias, list(item.target, item.query, item.selection, { relationship: item.relationship, parent: table })];
+        case 'arrayAggregate':
+          return [item.alias, aggregate(item.target, item.query, item.aggregate, { relationship: item.relationship, parent: table })];
+        default:
+          return assertNever(item);
+      }
+    });
+    void collection;
+    return jsonObject(pairs);
+  }
+
+  interface Correlation {
+    readonly relationship: Relationship;
+    readonly parent: Fragment;
+  }
+
+  /** FROM … WHERE … [ORDER BY … LIMIT … OFFSET …] of a list; ordering inside only when paging. */
+  function source(collection: Collection, query: ListQuery, table: Fragment, correlation: Correlation | null, keys: { value: Fragment; direction: Fragment }[]): Fragment {
+    const conditions = [tenantPredicate(table)];
+    if (correlation) conditions.push(joinPredicate(correlation.relationship, correlation.parent, table));
+    if (query.where) conditions.push(where(query.where, table));
+    const paging: Fragment[] = [];
+    if (query.limit || query.offset) paging.push(sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`);
+    if (query.limit) paging.push(sql` LIMIT ${sql.param(query.limit)}::bigint`);
+    if (query.offset) paging.push(sql` OFFSET ${sql.param(query.offset)}::bigint`);
+    return sql`FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}${sql.join(paging, sql``)}`;
+  }
+
+  function list(collection: Collection, query: ListQuery, selection: Selection, correlation: Correlation | null): Fragment {
+    const table = nextAlias('t');
+    const rows = nextAlias('r');
+    const keys = orderKeys(collection, query, table);
+    const keyColumns = keys.map((k, i) => sql`${k.value} AS ${sql.ident(`k${i}`)}`);
+    const aggregateOrder = sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
+    return sql`(SELECT coalesce(json_agg(${rows}.${sql.ident('j')} ORDER BY ${aggregateOrder}), '[]'::json) FROM (SELECT ${rowObject(collection, selection, table)} AS ${sql.ident(
+      'j',
+    )}, ${sql.join(keyColumns)} ${source(collection, query, table, correlation, keys)}) AS ${rows})`;
+  }
+
+  function aggregate(collection: Collection, query: ListQuery, selection: AggregateSelection, correlation: Correlation | null): Fragment {
+    const table = nextAlias('t');
+    const rows = nextAlias('r');
+    const keys = orderKeys(collection, query, table);
+    const inner: Fragment[] = [];
+    const columnAliases = new Map<Field, Fragment>();
+    const column = (field: Field): Fragment => {
+      let alias = columnAliases.get(field);
+      if (!alias) {
+        alias = sql.ident(`c${columnAliases.size}`);
+        columnAliases.set(field, alias);
+        inner.push(sql`${fieldValue(table, field)} AS ${alias}`);
+      }
+      return sql`${rows}.${alias}`;
+    };
+    const aggregateField = (item: AggregateField): readonly [string, Fragment] => {
+      switch (item.kind) {
+        case 'typename':
+          return [item.alias, key(item.value)];
+        case 'count': {
+          if (!item.columns.length) return [item.alias, sql`count(*)`];
+          const values = item.columns.map(column);
+          if (values.length === 1) return [item.alias, item.distinct ? sql`count(DISTINCT ${values[0]!})` : sql`count(${values[0]!})`];
+          const allPresent = sql.join(values.map((v) => sql`${v} IS NOT NULL`), sql` AND `);
+          return [item.alias, item.distinct ? sql`count(DISTINCT ROW(${sql.join(values)})) FILTER (WHERE ${allPresent})` : sql`count(*) FILTER (WHERE ${allPresent})`];
+        }
+        case 'function':
+          return [
+            item.alias,
+            jsonObject(
+              item.items.map((leaf): readonly [string, Fragment] =>
+                leaf.kind === 'typename' ? [leaf.alias, key(leaf.value)] : [leaf.alias, sql`${AGGREGATE_FUNCTION[item.fn]}(${column(leaf.field)})`],
+              ),
+            ),
+          ];
+        default:
+          return assertNever(item);
+      }
+    };
+    const pairs = selection.map((item): readonly [string, Fragment] => {
+      switch (item.kind) {
+        case 'typename':
+          return [item.alias, key(item.value)];
+        case 'aggregate':
+          return [item.alias, jsonObject(item.fields.map(aggregateField))];
+        case 'nodes': {
+          const alias = sql.ident(`n${inner.length}`);
+          inner.push(sql`${rowObject(collection, item.selection, table)} AS ${alias}`);
+          const order = sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
+          return [item.alias, sql`coalesce(json_agg(${rows}.${alias} ORDER BY ${order}), '[]'::json)`];
+        }
+        default:
+          return assertNever(item);
+      }
+    });
+    const needsKeys = selection.some((item) => item.kind === 'nodes');
+    if (needsKeys) keys.forEach((k, i) => inner.push(sql`${k.value} AS ${sql.ident(`k${i}`)}`));
+    if (!inner.length) inner.push(sql`1 AS ${sql.ident('one')}`);
+    return sql`(SELECT ${jsonObject(pairs)} FROM (SELECT ${sql.join(inner)} ${source(collection, query, table, correlation, keys)}) AS ${rows})`;
+  }
+
+  function rootField(field: RootField): readonly [string, Fragment] {
+    switch (field.kind) {
+      case 'typename':
+        return [field.alias, key(field.value)];
+      case 'select':
+        return [field.alias, list(field.collection, field.query, field.selection, null)];
+      case 'selectAggregate':
+        return [field.alias, aggregate(field.collection, field.query, field.aggregate, null)];
+      case 'selectByPk': {
+        const table = nextAlias('t');
+        const pk = field.collection.primaryKey;
+        return [
+          field.alias,
+          sql`(SELECT ${rowObject(field.collection, field.selection, table)} FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${tenantPredicate(table)} AND ${fieldValue(
+            table,
+            pk,
+          )} = ${param(field.key, pk.type)})`,
+        ];
+      }
+      default:
+        return assertNever(field);
+    }
+  }
+
+  const data = jsonObject(plan.rootFields.map(rootField));
+  return render(sql`SELECT json_build_object('data', ${data})::text AS ${sql.ident('response')}`);
+}

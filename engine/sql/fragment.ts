@@ -1,0 +1,111 @@
+/**
+ * SQL is built only from fragments. A fragment is an opaque, frozen list of parts: trusted
+ * text written in this codebase, identifiers (quoted; from resolved metadata only) and
+ * parameters. Rendering turns each parameter into `$n`; no value is ever spliced into text.
+ */
+export type Param =
+  | { readonly kind: 'const'; readonly value: unknown }
+  /** A request variable used as a whole value (an operator value, a limit, a key). */
+  | { readonly kind: 'var'; readonly name: string; readonly cast: ParamCast }
+  /** A list whose items are parameters (a literal list holding variables). */
+  | { readonly kind: 'list'; readonly items: readonly Param[] }
+  /** The account of the request (the tenant predicate). */
+  | { readonly kind: 'account' };
+
+/** How a variable's value is prepared for binding. */
+export type ParamCast = 'value' | 'limit' | 'offset';
+
+type Part = { readonly text: string } | { readonly identifier: string } | { readonly param: Param };
+
+const FRAGMENT = Symbol('sql fragment');
+
+export interface Fragment {
+  readonly [FRAGMENT]: true;
+  readonly parts: readonly Part[];
+}
+
+function isFragment(value: unknown): value is Fragment {
+  return typeof value === 'object' && value !== null && (value as Fragment)[FRAGMENT] === true;
+}
+
+function make(parts: readonly Part[]): Fragment {
+  return Object.freeze({ [FRAGMENT]: true as const, parts: Object.freeze(parts) });
+}
+
+/**
+ * `sql\`SELECT ${fragment}\`` — the template text is trusted; every interpolation must be a
+ * fragment (use `sql.param`, `sql.ident`, `sql.join`). Anything else is a programming error.
+ */
+export function sql(strings: TemplateStringsArray, ...values: readonly Fragment[]): Fragment {
+  const parts: Part[] = [];
+  strings.forEach((text, index) => {
+    if (text) parts.push({ text });
+    if (index < values.length) {
+      const value = values[index];
+      if (!isFragment(value)) {
+        throw new TypeError(`sql: interpolated ${typeof value} is not a fragment; wrap a value in sql.param(...) or a name in sql.ident(...)`);
+      }
+      parts.push(...value.parts);
+    }
+  });
+  return make(parts);
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A quoted identifier. Names come from resolved metadata or the compiler's own aliases. */
+sql.ident = (name: string): Fragment => {
+  if (!IDENTIFIER.test(name)) throw new TypeError(`sql.ident: "${name}" is not a valid identifier`);
+  return make([{ identifier: name }]);
+};
+
+/** A bound parameter. */
+sql.param = (param: Param): Fragment => make([{ param }]);
+
+/** A constant bound as a parameter. */
+sql.value = (value: unknown): Fragment => make([{ param: { kind: 'const', value } }]);
+
+sql.join = (fragments: readonly Fragment[], separator: Fragment = sql`, `): Fragment => {
+  const parts: Part[] = [];
+  fragments.forEach((fragment, index) => {
+    if (index > 0) parts.push(...separator.parts);
+    parts.push(...fragment.parts);
+  });
+  return make(parts);
+};
+
+export interface RenderedSql {
+  readonly text: string;
+  readonly params: readonly Param[];
+}
+
+/**
+ * Renders a fragment into text with `$n` placeholders and the list of parameters. The account
+ * parameter and equal constants are bound once. Pure and deterministic.
+ */
+export function render(fragment: Fragment): RenderedSql {
+  const params: Param[] = [];
+  const constIndex = new Map<unknown, number>();
+  let accountIndex = 0;
+  let text = '';
+  for (const part of fragment.parts) {
+    if ('text' in part) text += part.text;
+    else if ('identifier' in part) text += `"${part.identifier}"`;
+    else {
+      const param = part.param;
+      let index: number;
+      if (param.kind === 'account') {
+        if (!accountIndex) accountIndex = params.push(param);
+        index = accountIndex;
+      } else if (param.kind === 'const' && (typeof param.value === 'string' || typeof param.value === 'number')) {
+        const key = `${typeof param.value}:${param.value}`;
+        index = constIndex.get(key) ?? params.push(param);
+        constIndex.set(key, index);
+      } else {
+        index = params.push(param);
+      }
+      text += `$${index}`;
+    }
+  }
+  return { text, params };
+}

@@ -1,0 +1,51 @@
+/**
+ * The resolved metadata: what later phases use without re-checking. Built once per load by
+ * `resolveMetadata`; every name in it has been validated, every relationship points at a
+ * collection that exists, and every column has been checked against the database.
+ */
+export type ScalarType = 'uuid' | 'text' | 'numeric' | 'integer' | 'boolean' | 'date' | 'timestamptz';
+
+export const SCALAR_TYPES: readonly ScalarType[] = ['uuid', 'text', 'numeric', 'integer', 'boolean', 'date', 'timestamptz'];
+
+/** Where a field's value comes from: a column, or a key of the record's custom-fields JSON. */
+export type FieldSource =
+  | { readonly kind: 'column'; readonly column: string }
+  | { readonly kind: 'customField'; readonly column: string; readonly key: string };
+
+export interface Field {
+  readonly name: string;
+  readonly type: ScalarType;
+  readonly source: FieldSource;
+}
+
+export interface Relationship {
+  readonly name: string;
+  readonly kind: 'object' | 'array';
+  readonly target: string;
+  /** Pairs of (column of this collection, column of the target). */
+  readonly mapping: readonly (readonly [string, string])[];
+}
+
+export type RootFieldKind = 'select' | 'select_by_pk' | 'select_aggregate';
+
+export interface Collection {
+  readonly name: string;
+  readonly table: string;
+  readonly primaryKey: Field;
+  readonly fields: ReadonlyMap<string, Field>;
+  readonly relationships: ReadonlyMap<string, Relationship>;
+  readonly rootFields: ReadonlySet<RootFieldKind>;
+}
+
+export interface Metadata {
+  readonly tenantColumn: string;
+  readonly collections: ReadonlyMap<string, Collection>;
+}
+
+/** A metadata problem, naming where it is: fatal at start-up, refused on reload. */
+export class MetadataError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid metadata:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'MetadataError';
+  }
+}
