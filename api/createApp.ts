@@ -7,12 +7,15 @@ import type { ServiceConfig } from './config.js';
 import type { Logger } from './logger.js';
 import { healthRoutes } from './routes/health.js';
 import { loanRoutes } from './routes/loans.js';
+import { graphRoutes } from './routes/graph.js';
+import type { EngineHolder } from '../app/engineHolder.js';
 
 export interface ServiceDeps {
   readonly db: Database;
   readonly logger: Logger;
   readonly config: ServiceConfig;
   readonly databaseDescription: string;
+  readonly engines: EngineHolder;
 }
 
 /** The Express application: routes are thin, every use case lives in `app/` or `engine/`. */
@@ -27,6 +30,7 @@ export function createApp(deps: ServiceDeps): Express {
   const api = express.Router();
   // Auth comes before body parsing, so an unauthenticated request costs no parsing.
   api.use(requireApiKey(deps.db));
+  api.use('/graph', graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes));
   api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true }));
   api.use('/loan', loanRoutes(deps.db));
   api.use((_req, res) => {

@@ -5,6 +5,7 @@
 import type { Server } from 'node:http';
 import { migrate, openServiceDatabase } from '../db/index.js';
 import { setUpDemoIfEmpty, DEMO_ACCOUNT } from '../app/demo.js';
+import { buildEngine, EngineHolder } from '../app/engineHolder.js';
 import { configFromEnv } from './config.js';
 import { createApp } from './createApp.js';
 import { createLogger } from './logger.js';
@@ -18,7 +19,15 @@ async function main(): Promise<void> {
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   const demo = await setUpDemoIfEmpty(opened.database);
 
-  const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description });
+  const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize };
+  const engines = new EngineHolder(await buildEngine(config.metadataPath, opened.database, engineOptions), config.metadataPath, opened.database, engineOptions, (outcome) => {
+    if (outcome.ok) logger.info({ metadata: config.metadataPath }, 'metadata reloaded; new schema serving');
+    else logger.error({ metadata: config.metadataPath, problems: outcome.problems }, 'metadata edit refused; previous schema keeps serving');
+  });
+  engines.watch();
+  process.on('SIGHUP', () => void engines.reload());
+
+  const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines });
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(listening)));
   });
@@ -47,6 +56,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    engines.close();
     server.close(() => {
       opened
         .close()

@@ -4,6 +4,10 @@ import { createApiKey, deactivateApiKey, listApiKeys } from '../app/apiKeys.js';
 import { UserInputError } from '../app/errors.js';
 import { seedPortfolio } from '../db/seed/index.js';
 import { progressReporter } from './progress.js';
+import { buildEngine } from '../app/engineHolder.js';
+import { configFromEnv } from '../api/config.js';
+import { MetadataError } from '../metadata/index.js';
+import { RequestError } from '../engine/index.js';
 
 export interface CommandContext {
   readonly db: Database;
@@ -136,6 +140,56 @@ export const COMMANDS: Command[] = [
       progress.stop();
       const { ms, ...counts } = summary;
       context.out.write(`seeded account ${account.slug} in ${(ms / 1000).toFixed(1)} s: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
+    },
+  },
+  {
+    words: ['sql'],
+    usage: "sql '<graphql>' [--variables JSON] [--account SLUG]   print the one SQL statement, its parameters and its plan",
+    options: { variables: { type: 'string' }, account: { type: 'string' }, 'operation-name': { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const query = positional(context, 0, 'the GraphQL query');
+      let variables: unknown;
+      try {
+        variables = typeof context.args.variables === 'string' ? JSON.parse(context.args.variables) : undefined;
+      } catch {
+        throw new UserInputError('--variables must be a JSON object');
+      }
+      const config = configFromEnv();
+      const account = await findAccount(context.db, typeof context.args.account === 'string' ? context.args.account : 'demo');
+      const engine = await buildEngine(config.metadataPath, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1 });
+      const request = { query, variables, operationName: context.args['operation-name'] };
+      try {
+        const prepared = engine.prepare(request, account.id);
+        if (prepared.kind === 'static') {
+          context.out.write('-- answered without SQL (introspection only)\n');
+          return;
+        }
+        const explained = await context.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${prepared.text}`, prepared.values);
+        context.out.write(`-- one statement for account ${account.slug}\n${prepared.text};\n\n-- parameters\n`);
+        prepared.values.forEach((value, index) => context.out.write(`$${index + 1} = ${JSON.stringify(value)}\n`));
+        context.out.write(`\n-- plan\n${explained.rows.map((row) => row['QUERY PLAN']).join('\n')}\n`);
+      } catch (error) {
+        if (error instanceof RequestError) throw new UserInputError(error.errors.map((e) => `${e.extensions.code}: ${e.message}`).join('\n'));
+        throw error;
+      }
+    },
+  },
+  {
+    words: ['metadata', 'check'],
+    usage: 'metadata check [--file PATH]                     validate the metadata file against its schema and the live database',
+    options: { file: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const config = configFromEnv();
+      const path = typeof context.args.file === 'string' ? context.args.file : config.metadataPath;
+      try {
+        const engine = await buildEngine(path, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1 });
+        context.out.write(`${path} is valid: ${engine.metadata.collections.size} collections\n`);
+      } catch (error) {
+        if (error instanceof MetadataError) throw new UserInputError(`${path}: ${error.message}`);
+        throw error;
+      }
     },
   },
 ];

@@ -1,0 +1,68 @@
+import express, { Router, type Request, type Response } from 'express';
+import type { Database } from '../../db/index.js';
+import { RequestError, type GraphRequest } from '../../engine/index.js';
+import type { EngineHolder } from '../../app/engineHolder.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
+
+/**
+ * `POST /api/graph` (GraphQL over HTTP) and `POST /api/graph/explain`. The response body is
+ * the JSON text PostgreSQL built, forwarded without parsing.
+ */
+export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes: number): Router {
+  const router = Router();
+  const parseJson = express.json({ limit: bodyLimitBytes, type: () => true, strict: false });
+
+  router.post('/', parseJson, async (req, res) => {
+    const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
+    if (!isJsonRequest(req)) return sendErrors(res, 415, responseType, 'invalid-request', 'send the request as application/json');
+    try {
+      const body = await engines.engine.execute(db, req.body as GraphRequest, res.locals.auth.accountId);
+      res.status(200).type(responseType).send(body);
+    } catch (error) {
+      if (!(error instanceof RequestError)) throw error;
+      // application/json answers every GraphQL-level error with 200 (GraphQL over HTTP §legacy);
+      // the graphql-response+json type uses 400 for a request that could not be executed.
+      const status = error.stage === 'request' || (responseType === GRAPHQL_RESPONSE_TYPE && error.stage === 'document') ? 400 : 200;
+      res.status(status).type(responseType).send(JSON.stringify({ errors: error.errors }));
+    }
+  });
+
+  router.get('/', (_req, res) => {
+    res.status(405).set('Allow', 'POST').type(JSON_TYPE).send(JSON.stringify({ errors: [{ message: 'use POST for /api/graph', extensions: { code: 'method-not-allowed' } }] }));
+  });
+
+  router.post('/explain', parseJson, async (req, res) => {
+    if (!isJsonRequest(req)) return sendErrors(res, 415, JSON_TYPE, 'invalid-request', 'send the request as application/json');
+    try {
+      res.json(await engines.engine.explain(db, req.body as GraphRequest, res.locals.auth.accountId));
+    } catch (error) {
+      if (!(error instanceof RequestError)) throw error;
+      res.status(400).json({ errors: error.errors });
+    }
+  });
+  // Body problems on these routes are answered in GraphQL's shape: an `errors` array.
+  router.use((error: unknown, _req: Request, res: Response, next: (error?: unknown) => void) => {
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.too.large') return sendErrors(res, 413, JSON_TYPE, 'request-too-large', `the request body is over ${bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
+    if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported')
+      return sendErrors(res, 400, JSON_TYPE, 'invalid-request', 'the request body is not valid JSON');
+    next(error);
+  });
+  return router;
+}
+
+function isJsonRequest(req: Request): boolean {
+  const type = req.get('content-type');
+  return !type || /^application\/(json|graphql-response\+json)\b/i.test(type) || /\+json\b/i.test(type);
+}
+
+function prefersGraphQLResponse(req: Request): boolean {
+  const accept = req.get('accept') ?? '';
+  return accept.includes('application/graphql-response+json') && !/application\/json/.test(accept.split('application/graphql-response+json')[0] ?? '');
+}
+
+function sendErrors(res: Response, status: number, type: string, code: string, message: string): void {
+  res.status(status).type(type).send(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
+}
