@@ -18,6 +18,7 @@ import { checkCount, planOperation } from '../plan/planOperation.js';
 import { buildSchema } from '../schema/buildSchema.js';
 import { compileOperation } from '../sql/compileOperation.js';
 import type { Param, RenderedSql } from '../sql/fragment.js';
+import { bareWordsAsStrings } from '../validation/bareWordsAsStrings.js';
 import { depthLimitRule } from '../validation/depthLimitRule.js';
 import { classifyDatabaseError, RequestError, toResponseError } from './errors.js';
 
@@ -131,7 +132,7 @@ export class GraphEngine {
     if (hit) return hit;
     let document: DocumentNode;
     try {
-      document = parse(query, { maxTokens: 50_000 });
+      document = bareWordsAsStrings(this.schema, parse(query, { maxTokens: 50_000 }));
     } catch (error) {
       throw new RequestError([toResponseError(error as GraphQLError, 'parse-failed')], 'document');
     }

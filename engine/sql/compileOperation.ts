@@ -162,7 +162,7 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
     return keys;
   }
 
-  function rowObject(collection: Collection, selection: Selection, table: Fragment): Fragment {
+  function rowObject(selection: Selection, table: Fragment): Fragment {
     const pairs = selection.map((item): readonly [string, Fragment] => {
       switch (item.kind) {
         case 'column':
@@ -173,7 +173,7 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
           const child = nextAlias('t');
           return [
             item.alias,
-            sql`(SELECT ${rowObject(item.target, item.selection, child)} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${tenantPredicate(child)} AND ${joinPredicate(
+            sql`(SELECT ${rowObject(item.selection, child)} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${tenantPredicate(child)} AND ${joinPredicate(
               item.relationship,
               table,
               child,
@@ -188,7 +188,6 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
           return assertNever(item);
       }
     });
-    void collection;
     return jsonObject(pairs);
   }
 
@@ -215,7 +214,7 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
     const keys = orderKeys(collection, query, table);
     const keyColumns = keys.map((k, i) => sql`${k.value} AS ${sql.ident(`k${i}`)}`);
     const aggregateOrder = sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
-    return sql`(SELECT coalesce(json_agg(${rows}.${sql.ident('j')} ORDER BY ${aggregateOrder}), '[]'::json) FROM (SELECT ${rowObject(collection, selection, table)} AS ${sql.ident(
+    return sql`(SELECT coalesce(json_agg(${rows}.${sql.ident('j')} ORDER BY ${aggregateOrder}), '[]'::json) FROM (SELECT ${rowObject(selection, table)} AS ${sql.ident(
       'j',
     )}, ${sql.join(keyColumns)} ${source(collection, query, table, correlation, keys)}) AS ${rows})`;
   }
@@ -267,7 +266,7 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
           return [item.alias, jsonObject(item.fields.map(aggregateField))];
         case 'nodes': {
           const alias = sql.ident(`n${inner.length}`);
-          inner.push(sql`${rowObject(collection, item.selection, table)} AS ${alias}`);
+          inner.push(sql`${rowObject(item.selection, table)} AS ${alias}`);
           const order = sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
           return [item.alias, sql`coalesce(json_agg(${rows}.${alias} ORDER BY ${order}), '[]'::json)`];
         }
@@ -294,7 +293,7 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
         const pk = field.collection.primaryKey;
         return [
           field.alias,
-          sql`(SELECT ${rowObject(field.collection, field.selection, table)} FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${tenantPredicate(table)} AND ${fieldValue(
+          sql`(SELECT ${rowObject(field.selection, table)} FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${tenantPredicate(table)} AND ${fieldValue(
             table,
             pk,
           )} = ${param(field.key, pk.type)})`,
