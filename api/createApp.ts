@@ -30,7 +30,7 @@ export function createApp(deps: ServiceDeps): Express {
   const api = express.Router();
   // Auth comes before body parsing, so an unauthenticated request costs no parsing.
   api.use(requireApiKey(deps.db));
-  api.use('/graph', graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes));
+  api.use('/graph', graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger));
   api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true }));
   api.use('/loan', loanRoutes(deps.db));
   api.use((_req, res) => {

@@ -1,4 +1,6 @@
 import express, { Router, type Request, type Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../logger.js';
 import type { Database } from '../../db/index.js';
 import { RequestError, type GraphRequest } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
@@ -10,7 +12,7 @@ const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8'
  * `POST /api/graph` (GraphQL over HTTP) and `POST /api/graph/explain`. The response body is
  * the JSON text PostgreSQL built, forwarded without parsing.
  */
-export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes: number): Router {
+export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes: number, logger: Logger): Router {
   const router = Router();
   const parseJson = express.json({ limit: bodyLimitBytes, type: () => true, strict: false });
 
@@ -43,12 +45,15 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
     }
   });
   // Body problems on these routes are answered in GraphQL's shape: an `errors` array.
-  router.use((error: unknown, _req: Request, res: Response, next: (error?: unknown) => void) => {
+  router.use((error: unknown, req: Request, res: Response, _next: (error?: unknown) => void) => {
     const type = (error as { type?: string }).type;
     if (type === 'entity.too.large') return sendErrors(res, 413, JSON_TYPE, 'request-too-large', `the request body is over ${bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
     if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported')
       return sendErrors(res, 400, JSON_TYPE, 'invalid-request', 'the request body is not valid JSON');
-    next(error);
+    // Anything else is ours: logged with an id, censored on the wire.
+    const id = randomUUID();
+    logger.error({ errorId: id, path: req.path, err: error }, 'internal error');
+    res.status(500).type(JSON_TYPE).send(JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'internal', id } }] }));
   });
   return router;
 }
