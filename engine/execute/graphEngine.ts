@@ -53,6 +53,8 @@ interface CachedOperation {
   compiled: RenderedSql | null | undefined;
   readonly needsDatabase: boolean;
   readonly hasIntrospection: boolean;
+  /** The document with only the root fields graphql-js answers itself (`__schema`, `__type`, `__typename`). */
+  readonly introspectionDocument: DocumentNode;
 }
 
 const INTROSPECTION_FIELDS = new Set(['__schema', '__type']);
@@ -85,7 +87,7 @@ export class GraphEngine {
 
     let introspection: IntrospectionPart | null = null;
     if (cached.hasIntrospection || !cached.needsDatabase) {
-      const result = executeGraphQL({ schema: this.schema, document: cached.document, operationName, variableValues: variables ?? {} }) as {
+      const result = executeGraphQL({ schema: this.schema, document: cached.introspectionDocument, operationName, variableValues: variables ?? {} }) as {
         data?: Record<string, unknown> | null;
         errors?: readonly GraphQLError[];
       };
@@ -156,6 +158,7 @@ export class GraphEngine {
       compiled: undefined,
       needsDatabase: names.some((name) => !name.startsWith('__')),
       hasIntrospection: names.some((name) => INTROSPECTION_FIELDS.has(name)),
+      introspectionDocument: onlyIntrospectionRootFields(document, operation),
     };
     this.#cache.set(cacheKey, entry);
     return entry;
@@ -192,9 +195,9 @@ function bind(param: Param, variables: Readonly<Record<string, unknown>>, accoun
     case 'var': {
       const value = variables[param.name] ?? null;
       if (param.cast === 'value') return value;
-      if (value === null) return param.cast === 'limit' ? maxRows : null;
+      if (value === null) return param.cast === 'cappedLimit' ? maxRows : null;
       try {
-        return checkCount(value, param.cast, maxRows);
+        return checkCount(value, param.cast === 'offset' ? 'offset' : 'limit', maxRows);
       } catch (error) {
         throw new RequestError([toResponseError(error as GraphQLError, 'validation-failed')], 'document');
       }
@@ -247,6 +250,16 @@ function rootKeys(cached: CachedOperation): string[] {
   };
   walk(cached.operation.selectionSet.selections);
   return [...new Set(keys)];
+}
+
+/**
+ * A copy of the document whose operation keeps only root fields starting with `__`, so data
+ * fields (which have no resolvers) cannot null out the introspection answer.
+ */
+function onlyIntrospectionRootFields(document: DocumentNode, operation: OperationDefinitionNode): DocumentNode {
+  const selections = operation.selectionSet.selections.filter((selection) => selection.kind !== Kind.FIELD || selection.name.value.startsWith('__'));
+  const trimmed: OperationDefinitionNode = { ...operation, selectionSet: { ...operation.selectionSet, selections } };
+  return { ...document, definitions: document.definitions.map((definition) => (definition === operation ? trimmed : definition)) };
 }
 
 /** Rare path: a request mixing introspection and data. Merge in the document's key order. */

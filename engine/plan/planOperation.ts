@@ -61,6 +61,9 @@ class Literal {
 /** An argument value: literals and variable references inside plain objects and arrays. */
 type ArgValue = VariableRef | Literal | ArgValue[] | { [key: string]: ArgValue } | string | number | boolean | null;
 
+/** Deeper boolean expressions are refused: PGlite's parser stack gives out in the hundreds. */
+const MAX_FILTER_DEPTH = 64;
+
 const COMPARISON_OPERATORS: ReadonlySet<string> = new Set(['_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_like', '_nlike', '_ilike', '_nilike']);
 
 /**
@@ -142,18 +145,21 @@ export function planOperation(
     return Array.isArray(value) ? value : [value];
   }
 
-  function countLimit(value: ArgValue | undefined, name: 'limit' | 'offset'): Param | null {
-    if (value === undefined || value === null || (value instanceof Literal && value.node.kind === Kind.NULL)) {
-      return name === 'limit' && options.maxRows !== null ? { kind: 'const', value: options.maxRows } : null;
-    }
-    if (value instanceof VariableRef) return { kind: 'var', name: value.name, cast: name };
+  /** `capped`: a list (not an aggregate) without a limit gets MAX_ROWS as its limit. */
+  function countLimit(value: ArgValue | undefined, name: 'limit' | 'offset', capped = false): Param | null {
+    const cap: Param | null = capped && name === 'limit' && options.maxRows !== null ? { kind: 'const', value: options.maxRows } : null;
+    if (value === undefined || value === null || (value instanceof Literal && value.node.kind === Kind.NULL)) return cap;
+    if (value instanceof VariableRef) return { kind: 'var', name: value.name, cast: name === 'limit' && capped ? 'cappedLimit' : name };
     const number = value instanceof Literal ? (valueFromAST(value.node, SCALAR_FOR_TYPE.integer) as number) : (value as number);
-    if (number === null || number === undefined) return name === 'limit' && options.maxRows !== null ? { kind: 'const', value: options.maxRows } : null;
+    if (number === null || number === undefined) return cap;
     checkCount(number, name, options.maxRows);
     return { kind: 'const', value: number };
   }
 
-  function planWhere(collection: Collection, value: ArgValue): BoolExp {
+  function planWhere(collection: Collection, value: ArgValue, depth = 0): BoolExp {
+    if (depth > MAX_FILTER_DEPTH) {
+      throw new GraphQLError(`a where expression nests deeper than ${MAX_FILTER_DEPTH} levels`, { extensions: { code: 'validation-failed' } });
+    }
     if (value instanceof VariableRef || value instanceof Literal || value === null || typeof value !== 'object' || Array.isArray(value)) {
       // null where → no filter (Hasura treats a null boolean expression as true).
       return { kind: 'and', items: [] };
@@ -161,16 +167,16 @@ export function planOperation(
     const items: BoolExp[] = [];
     for (const [key, inner] of Object.entries(value)) {
       if (key === '_and' || key === '_or') {
-        items.push({ kind: key === '_and' ? 'and' : 'or', items: asList(inner).map((item) => planWhere(collection, item)) });
+        items.push({ kind: key === '_and' ? 'and' : 'or', items: asList(inner).map((item) => planWhere(collection, item, depth + 1)) });
       } else if (key === '_not') {
-        if (inner !== null) items.push({ kind: 'not', item: planWhere(collection, inner) });
+        if (inner !== null) items.push({ kind: 'not', item: planWhere(collection, inner, depth + 1) });
       } else if (collection.fields.has(key)) {
         items.push(...planComparison(collection.fields.get(key)!, inner));
       } else {
         const relationship = collection.relationships.get(key);
         if (!relationship) throw new GraphQLError(`field "${key}" not found in type: '${collection.name}_bool_exp'`, { extensions: { code: 'validation-failed' } });
         const target = schemaCollection(relationship.target);
-        items.push({ kind: 'relationship', relationship, target, where: inner === null ? { kind: 'and', items: [] } : planWhere(target, inner) });
+        items.push({ kind: 'relationship', relationship, target, where: inner === null ? { kind: 'and', items: [] } : planWhere(target, inner, depth + 1) });
       }
     }
     return items.length === 1 ? items[0]! : { kind: 'and', items };
@@ -216,11 +222,11 @@ export function planOperation(
     return items;
   }
 
-  function planListQuery(collection: Collection, args: Readonly<Record<string, ArgValue>>): ListQuery {
+  function planListQuery(collection: Collection, args: Readonly<Record<string, ArgValue>>, kind: 'list' | 'aggregate'): ListQuery {
     return {
       where: args.where === undefined || args.where === null ? null : planWhere(collection, args.where),
       orderBy: planOrderBy(collection, args.order_by),
-      limit: countLimit(args.limit, 'limit'),
+      limit: countLimit(args.limit, 'limit', kind === 'list'),
       offset: countLimit(args.offset, 'offset'),
     };
   }
@@ -317,7 +323,7 @@ export function planOperation(
             alias,
             relationship: role.relationship,
             target: role.target,
-            query: planListQuery(role.target, args(node)),
+            query: planListQuery(role.target, args(node), 'list'),
             selection: planSelection(role.target, subSelection(nodes)),
           });
           break;
@@ -327,7 +333,7 @@ export function planOperation(
             alias,
             relationship: role.relationship,
             target: role.target,
-            query: planListQuery(role.target, args(node)),
+            query: planListQuery(role.target, args(node), 'aggregate'),
             aggregate: planAggregate(role.target, subSelection(nodes)),
           });
           break;
@@ -401,9 +407,9 @@ export function planOperation(
     const collection = role.collection;
     const fieldArgs = args(node);
     if (role.root === 'select') {
-      rootFields.push({ kind: 'select', alias, collection, query: planListQuery(collection, fieldArgs), selection: planSelection(collection, subSelection(nodes)) });
+      rootFields.push({ kind: 'select', alias, collection, query: planListQuery(collection, fieldArgs, 'list'), selection: planSelection(collection, subSelection(nodes)) });
     } else if (role.root === 'select_aggregate') {
-      rootFields.push({ kind: 'selectAggregate', alias, collection, query: planListQuery(collection, fieldArgs), aggregate: planAggregate(collection, subSelection(nodes)) });
+      rootFields.push({ kind: 'selectAggregate', alias, collection, query: planListQuery(collection, fieldArgs, 'aggregate'), aggregate: planAggregate(collection, subSelection(nodes)) });
     } else {
       const keyType = SCALAR_FOR_TYPE[collection.primaryKey.type];
       rootFields.push({ kind: 'selectByPk', alias, collection, key: toParam(fieldArgs[collection.primaryKey.name] ?? null, keyType), selection: planSelection(collection, subSelection(nodes)) });

@@ -71,10 +71,12 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
 
   const jsonObject = (pairs: readonly (readonly [string, Fragment])[]): Fragment => {
     if (pairs.length > MAX_PAIRS) {
-      // Nested objects merged in order keep every key; PostgreSQL caps one call at 100 arguments.
-      const chunks: Fragment[] = [];
-      for (let i = 0; i < pairs.length; i += MAX_PAIRS) chunks.push(sql`json_build_object(${sql.join(pairs.slice(i, i + MAX_PAIRS).map(([k, v]) => sql`${key(k)}, ${v}`))})::jsonb`);
-      return sql`(${sql.join(chunks, sql` || `)})::json`;
+      // json_build_object takes at most 100 arguments; past that, an ordered json_object_agg
+      // keeps every key in the document's order.
+      const rows = pairs.map(([k, v], i) => sql`(${sql.value(i)}::int, ${key(k)}, to_json(${v}))`);
+      return sql`(SELECT json_object_agg(${sql.ident('p')}.${sql.ident('k')}, ${sql.ident('p')}.${sql.ident('v')} ORDER BY ${sql.ident('p')}.${sql.ident('i')}) FROM (VALUES ${sql.join(
+        rows,
+      )}) AS ${sql.ident('p')} (${sql.ident('i')}, ${sql.ident('k')}, ${sql.ident('v')}))`;
     }
     return sql`json_build_object(${sql.join(pairs.map(([k, v]) => sql`${key(k)}, ${v}`))})`;
   };
@@ -277,7 +279,8 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
     const needsKeys = selection.some((item) => item.kind === 'nodes');
     if (needsKeys) keys.forEach((k, i) => inner.push(sql`${k.value} AS ${sql.ident(`k${i}`)}`));
     if (!inner.length) inner.push(sql`1 AS ${sql.ident('one')}`);
-    return sql`(SELECT ${jsonObject(pairs)} FROM (SELECT ${sql.join(inner)} ${source(collection, query, table, correlation, keys)}) AS ${rows})`;
+    // GROUP BY (): exactly one row, even when only __typename is selected or no row matches.
+    return sql`(SELECT ${jsonObject(pairs)} FROM (SELECT ${sql.join(inner)} ${source(collection, query, table, correlation, keys)}) AS ${rows} GROUP BY ())`;
   }
 
   function rootField(field: RootField): readonly [string, Fragment] {

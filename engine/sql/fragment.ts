@@ -13,7 +13,8 @@ export type Param =
   | { readonly kind: 'account' };
 
 /** How a variable's value is prepared for binding. */
-export type ParamCast = 'value' | 'limit' | 'offset';
+/** `cappedLimit`: a list's limit, which MAX_ROWS replaces when the variable is null. */
+export type ParamCast = 'value' | 'limit' | 'cappedLimit' | 'offset';
 
 type Part = { readonly text: string } | { readonly identifier: string } | { readonly param: Param };
 
@@ -45,7 +46,7 @@ export function sql(strings: TemplateStringsArray, ...values: readonly Fragment[
       if (!isFragment(value)) {
         throw new TypeError(`sql: interpolated ${typeof value} is not a fragment; wrap a value in sql.param(...) or a name in sql.ident(...)`);
       }
-      parts.push(...value.parts);
+      for (const part of value.parts) parts.push(part);
     }
   });
   return make(parts);
@@ -67,9 +68,10 @@ sql.value = (value: unknown): Fragment => make([{ param: { kind: 'const', value 
 
 sql.join = (fragments: readonly Fragment[], separator: Fragment = sql`, `): Fragment => {
   const parts: Part[] = [];
+  // Loops, not spreads: a document may have thousands of fields, past the call-stack limit.
   fragments.forEach((fragment, index) => {
-    if (index > 0) parts.push(...separator.parts);
-    parts.push(...fragment.parts);
+    if (index > 0) for (const part of separator.parts) parts.push(part);
+    for (const part of fragment.parts) parts.push(part);
   });
   return make(parts);
 };

@@ -1,0 +1,202 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { migrate, openPgliteDatabase } from '../../db/index.js';
+import type { EmbeddedDatabase } from '../../db/pgliteDatabase.js';
+import { assertBuilt, PROJECT_ROOT, runCli } from '../support/processes.js';
+import { send, startSeededService, type SeededService } from '../support/seededService.js';
+import { openTestDatabase, testDatabaseKind } from '../support/testDatabase.js';
+
+/**
+ * SPEC §5 and §2: developers see the SQL of any query — `POST /api/graph/explain` answers
+ * `{sql, params, plan}` (PostgreSQL's `EXPLAIN (FORMAT JSON)`), and the CLI's
+ * `loanql sql '<graphql>' --account <slug>` prints the statement, its parameters and a plan.
+ * The CLI is the built one (`npm run build`, which `npm test` runs first), on an embedded
+ * database in a temporary DATA_DIR.
+ */
+let s: SeededService;
+let loanId: string;
+let dataDir: string;
+const cliSlug = 'explain-cli';
+let cliAccountId = '';
+
+interface Explained {
+  readonly sql: string;
+  readonly params: unknown[];
+  readonly plan: { Plan: Record<string, unknown> }[];
+}
+
+/** The built CLI on its own embedded DATA_DIR (never DATABASE_URL, whatever the test mode). */
+function cli(...args: string[]) {
+  return runCli(args, { DATA_DIR: dataDir }, PROJECT_ROOT);
+}
+
+/**
+ * Fills `dir` with a migrated PGlite data directory. PGlite's initdb straight onto disk takes
+ * ~13 s; written out from a dump it takes ~3 s (the test databases' cached dump when they are
+ * PGlite, else a fresh in-memory one). The CLI still migrates and creates the account itself.
+ */
+async function prepareDataDir(dir: string): Promise<void> {
+  let dump: Blob;
+  if (testDatabaseKind === 'pglite') {
+    const cached = await openTestDatabase();
+    try {
+      dump = await (cached.db as EmbeddedDatabase).pglite.dumpDataDir('none');
+    } finally {
+      await cached.close();
+    }
+  } else {
+    const memory = await openPgliteDatabase(undefined);
+    try {
+      await migrate(memory);
+      dump = await memory.pglite.dumpDataDir('none');
+    } finally {
+      await memory.close();
+    }
+  }
+  const onDisk = await openPgliteDatabase(dir, dump);
+  await onDisk.close();
+}
+
+before(async () => {
+  assertBuilt();
+  dataDir = join(mkdtempSync(join(tmpdir(), 'loanql-explain-')), 'data');
+  const [service] = await Promise.all([startSeededService({ scale: 0.005 }), prepareDataDir(dataDir)]);
+  const created = await cli('account', 'create', cliSlug);
+  s = service;
+  assert.equal(created.code, 0, created.stderr);
+  cliAccountId = /\(([0-9a-f-]{36})\)/.exec(created.stdout)?.[1] ?? '';
+  assert.ok(cliAccountId, created.stdout);
+  loanId = (await s.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 ORDER BY id LIMIT 1`, [s.account.id]))[0]!.id;
+});
+
+after(async () => {
+  await s?.close();
+  if (dataDir) rmSync(join(dataDir, '..'), { recursive: true, force: true });
+});
+
+const PORTFOLIO = `query($status: String!, $id: uuid!) {
+  servicing: loans(where: {status: {_eq: $status}}, order_by: {amount: desc}, limit: 3) {
+    name address_details { address { valuations(order_by: {report_date: desc}, limit: 1) { value } } }
+    payments_aggregate { aggregate { count sum { amount } } }
+  }
+  one: loans_by_pk(id: $id) { name borrows { person { name } } }
+  totals: loans_aggregate { aggregate { count avg { rate } } }
+}`;
+
+/** The `$n` placeholders of a statement, as numbers. */
+function placeholders(sql: string): number[] {
+  return [...new Set([...sql.matchAll(/\$(\d+)/g)].map((match) => Number(match[1])))].sort((a, b) => a - b);
+}
+
+async function explain(body: unknown, key = s.apiKey) {
+  return s.post('/api/graph/explain', body, { authorization: `Token ${key}` });
+}
+
+describe('POST /api/graph/explain', () => {
+  it('answers {sql, params, plan}: one statement, its parameters, PostgreSQL’s JSON plan', async () => {
+    const answer = await explain({ query: PORTFOLIO, variables: { status: 'servicing', id: loanId } });
+    assert.equal(answer.status, 200, answer.text);
+    const body = answer.body as Explained;
+    assert.deepEqual(Object.keys(body).sort(), ['params', 'plan', 'sql']);
+    assert.match(body.sql, /^SELECT json_build_object\('data', /);
+    assert.ok(!body.sql.includes(';'), 'no second statement');
+    assert.ok(Array.isArray(body.plan) && body.plan.length === 1);
+    assert.equal(typeof body.plan[0]!.Plan['Node Type'], 'string');
+    assert.equal(typeof body.plan[0]!.Plan['Total Cost'], 'number');
+  });
+
+  it('has exactly as many params as the statement has placeholders, $1 to $n', async () => {
+    const body = (await explain({ query: PORTFOLIO, variables: { status: 'servicing', id: loanId } })).body as Explained;
+    const used = placeholders(body.sql);
+    assert.deepEqual(
+      used,
+      body.params.map((_, index) => index + 1),
+    );
+  });
+
+  it('binds the variables and the account as parameters, never as text', async () => {
+    const body = (await explain({ query: PORTFOLIO, variables: { status: 'servicing', id: loanId } })).body as Explained;
+    assert.ok(body.params.includes('servicing'));
+    assert.ok(body.params.includes(loanId));
+    assert.ok(body.params.includes(s.account.id));
+    assert.ok(!body.sql.includes('servicing') && !body.sql.includes(loanId) && !body.sql.includes(s.account.id));
+  });
+
+  it('explains the very statement /api/graph runs: run with its params it gives the same response, byte for byte', async () => {
+    const request = { query: PORTFOLIO, variables: { status: 'servicing', id: loanId } };
+    const body = (await explain(request)).body as Explained;
+    const [row] = await s.sql<{ response: string }>(body.sql, body.params);
+    const served = await s.post('/api/graph', request);
+    assert.equal(served.status, 200);
+    assert.equal(row!.response, served.text);
+    assert.ok((served.body as any).data.servicing.length > 0);
+  });
+
+  it('answers a request it cannot explain with 400 and the errors', async () => {
+    for (const [request, code] of [
+      [{ query: `{ loans { nope } }` }, 'validation-failed'],
+      [{ query: `{ loans(limit: -1) { id } }` }, 'validation-failed'],
+      [{ query: `{ loans { id }` }, 'parse-failed'],
+      [{ query: 5 }, 'invalid-request'],
+      [{ query: `{ loans(where: {amount: {_gt: "1e200000"}}) { id } }` }, 'data-exception'],
+    ] as const) {
+      const answer = await explain(request);
+      assert.equal(answer.status, 400, answer.text);
+      assert.equal((answer.body as any).errors[0].extensions.code, code, JSON.stringify(request));
+    }
+  });
+
+  it('refuses a request without a valid key like every /api route', async () => {
+    const answer = await send(`${s.url}/api/graph/explain`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ loans { id } }' }) });
+    assert.deepEqual([answer.status, answer.text], [403, 'Not authorized']);
+  });
+
+  it('answers introspection alone without a statement (no SQL to show)', async () => {
+    const answer = await explain({ query: `{ __schema { queryType { name } } }` });
+    assert.equal(answer.status, 200);
+    assert.deepEqual(answer.body, { sql: '', params: [], plan: null });
+  });
+});
+
+describe('loanql sql (the built CLI, embedded database)', () => {
+  it('prints the statement, its parameters and its plan', async () => {
+    const query = `query($status: String!) { loans(where: {status: {_eq: $status}}, limit: 2) { name payments_aggregate { aggregate { count } } } }`;
+    const variables = { status: 'lead' };
+    const { stdout, stderr, code } = await cli('sql', query, '--variables', JSON.stringify(variables), '--account', cliSlug);
+    assert.equal(code, 0, stderr);
+    const [head, parameters, plan] = stdout.split(/\n\n(?=-- )/);
+    assert.match(head!, new RegExp(`^-- one statement for account ${cliSlug}\n`));
+    const printed = head!.split('\n').slice(1).join('\n');
+    // The statement text does not depend on the account: it is the one the service explains.
+    const served = (await explain({ query, variables })).body as Explained;
+    assert.equal(printed, `${served.sql};`);
+    assert.equal((printed.match(/;/g) ?? []).length, 1, 'one statement');
+
+    const lines = parameters!.trim().split('\n');
+    assert.equal(lines[0], '-- parameters');
+    const values = lines.slice(1).map((line) => {
+      const match = /^\$(\d+) = (.*)$/.exec(line);
+      assert.ok(match, line);
+      return [Number(match[1]), JSON.parse(match[2]!)] as const;
+    });
+    assert.deepEqual(
+      values.map(([n]) => n),
+      placeholders(served.sql),
+    );
+    assert.ok(values.some(([, value]) => value === cliAccountId), 'the CLI account is bound');
+    assert.ok(values.some(([, value]) => value === 'lead'), 'the variable is bound');
+
+    assert.match(plan!, /^-- plan\n/);
+    assert.match(plan!, /cost=\d/);
+  });
+
+  it('refuses a query that does not validate, saying why, with exit code 2', async () => {
+    const { stdout, stderr, code } = await cli('sql', '{ loans { nope } }', '--account', cliSlug);
+    assert.equal(code, 2);
+    assert.equal(stdout, '');
+    assert.match(stderr, /validation-failed: Cannot query field "nope"/);
+  });
+});

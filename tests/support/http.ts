@@ -1,0 +1,76 @@
+/**
+ * The real Express application on a real socket (127.0.0.1, any free port), for tests that
+ * speak HTTP with `fetch`; and the account + API key most of them need.
+ */
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import type { Database } from '../../db/index.js';
+import { createAccount, type Account } from '../../app/accounts.js';
+import { createApiKey, type CreatedApiKey } from '../../app/apiKeys.js';
+import { buildEngine, EngineHolder } from '../../app/engineHolder.js';
+import { configFromEnv, type ServiceConfig } from '../../api/config.js';
+import { createApp } from '../../api/createApp.js';
+import { createLogger } from '../../api/logger.js';
+
+export interface TestServer {
+  /** `http://127.0.0.1:<port>`, no trailing slash. */
+  readonly url: string;
+  /** Every log line the service wrote, parsed (pino JSON). */
+  readonly logs: readonly Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/** The project's metadata file, wherever the tests are started from. */
+export const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.yaml', import.meta.url));
+
+/**
+ * Serves `createApp` over `db` with the project's metadata; the configuration is the defaults
+ * with `overrides` applied.
+ */
+export async function startTestServer(db: Database, overrides: Partial<ServiceConfig> = {}): Promise<TestServer> {
+  const logs: Record<string, unknown>[] = [];
+  const capture = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const config: ServiceConfig = { ...configFromEnv({}), port: 0, host: '127.0.0.1', metadataPath: METADATA_PATH, ...overrides };
+  const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize };
+  const engines = new EngineHolder(await buildEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
+  const app = createApp({ db, logger: createLogger('warn', capture), config, databaseDescription: `test ${db.kind} database`, engines });
+  const server = await new Promise<ReturnType<typeof app.listen>>((resolve, reject) => {
+    const listening = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(listening)));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    logs,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+let counter = 0;
+
+/** A unique account slug for this test process (tests share a database, never an account). */
+export function uniqueSlug(stem = 'acct'): string {
+  counter += 1;
+  return `${stem}-${process.pid}-${counter}`;
+}
+
+/** A new account and one API key of it (the key text is only in the result). */
+export async function createAccountWithKey(db: Database, slug = uniqueSlug()): Promise<{ account: Account; apiKey: CreatedApiKey }> {
+  const account = await createAccount(db, slug);
+  const apiKey = await createApiKey(db, account.id, 'test key');
+  return { account, apiKey };
+}
+
+/** The `Authorization` header the interface defines (§5). */
+export function tokenHeader(key: string): Record<string, string> {
+  return { authorization: `Token ${key}` };
+}

@@ -1,0 +1,118 @@
+/**
+ * The built service and CLI as real processes (`node dist/api/main.js`, `node dist/cli/main.js`),
+ * as a user runs them. `npm test` builds `dist/` first (the `pretest` script).
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SERVICE = fileURLToPath(new URL('../../dist/api/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+/** Fails clearly when `dist/` is missing (the tests were started without `npm test`). */
+export function assertBuilt(): void {
+  for (const file of [SERVICE, CLI]) {
+    if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` (npm test does it first)`);
+  }
+}
+
+/**
+ * The environment of a child: this process's, without any database or service setting that
+ * would leak in from the developer's shell, plus `env`.
+ */
+export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const clean: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['DATABASE_URL', 'TEST_DATABASE_URL', 'DATA_DIR', 'PORT', 'HOST', 'METADATA_PATH', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT']) delete clean[name];
+  return { ...clean, LOG_LEVEL: 'warn', ...env };
+}
+
+export interface ProcessResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `node <script> <args>` to completion. */
+function runToCompletion(script: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string, timeoutMs: number): Promise<ProcessResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [script, ...args], { env, cwd, timeout: timeoutMs }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Runs `loanql <args>` to completion. `cwd` is a directory other than the project's on purpose. */
+export function runCli(args: readonly string[], env: Record<string, string>, cwd: string): Promise<ProcessResult> {
+  return runToCompletion(CLI, args, childEnv(env), cwd, 120_000);
+}
+
+/** A free TCP port on 127.0.0.1 (free when asked; the service takes it a moment later). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (address && typeof address === 'object' ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface RunningService {
+  readonly url: string;
+  readonly process: ChildProcess;
+  /** Everything the process wrote so far (stdout and stderr together). */
+  output(): string;
+  /** Resolves with the exit code once the process has ended. */
+  readonly exited: Promise<number | null>;
+  /** SIGTERM, then the exit code (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+/**
+ * Starts `node dist/api/main.js` on `port` and waits for the start-up banner. Rejects with the
+ * process's output if it exits first or does not serve within `timeoutMs`.
+ */
+export async function startService(env: Record<string, string>, port: number, cwd: string, timeoutMs = 120_000): Promise<RunningService> {
+  const child = spawn(process.execPath, [SERVICE], { env: serviceEnv(env, port), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const service: RunningService = {
+    url: `http://127.0.0.1:${port}`,
+    process: child,
+    output: () => output,
+    exited,
+    async stop(graceMs = 15_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (!output.includes('loanql is serving at')) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited (${child.exitCode ?? child.signalCode}) before serving:\n${output}`);
+    if (Date.now() > deadline) {
+      await service.stop(1_000);
+      throw new Error(`the service did not serve within ${timeoutMs} ms:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return service;
+}
+
+/** Runs the service when it is expected to refuse to start; resolves with its exit code and output. */
+export function runServiceToExit(env: Record<string, string>, port: number, cwd: string, timeoutMs = 60_000): Promise<ProcessResult> {
+  return runToCompletion(SERVICE, [], serviceEnv(env, port), cwd, timeoutMs);
+}
+
+function serviceEnv(env: Record<string, string>, port: number): NodeJS.ProcessEnv {
+  return childEnv({ ...env, PORT: String(port), HOST: '127.0.0.1' });
+}

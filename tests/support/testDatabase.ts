@@ -1,0 +1,200 @@
+/**
+ * A migrated, private database for one test file (or one `describe`).
+ *
+ * - Default: in-memory PGlite. Starting PGlite from nothing (initdb) and migrating takes
+ *   about 4–5 s; loading a dump of an already-migrated instance takes about 0.4 s. So the
+ *   first process to need one builds it once and leaves the dump in the OS temp directory,
+ *   keyed by a hash of the migration files and the PGlite version, and every later database
+ *   (in this process or any other test process) is loaded from that dump.
+ * - `TEST_DATABASE_URL` set: a fresh database `loanql_test_<random>` created on that
+ *   PostgreSQL server, migrated, and dropped again by `close()`.
+ *
+ * Either way `migrate` runs on the result, so a stale or wrong dump can never hide a schema
+ * change: at worst the dump is slower than it could be.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { migrate, openPgliteDatabase, openPostgresDatabase, type Database } from '../../db/index.js';
+
+export interface TestDatabase {
+  readonly db: Database;
+  close(): Promise<void>;
+}
+
+/** Opens a migrated database of its own for a test (see the module comment). */
+export async function openTestDatabase(): Promise<TestDatabase> {
+  const url = process.env.TEST_DATABASE_URL;
+  return url ? openServerTestDatabase(url) : openEmbeddedTestDatabase();
+}
+
+/** Which database the tests run on, for test names and messages. */
+export const testDatabaseKind: 'postgres' | 'pglite' = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite';
+
+/**
+ * A new, empty database on the PostgreSQL server at `serverUrl`: its URL, and `drop()`.
+ * Also used by the process-level tests, which hand the URL to the service as `DATABASE_URL`.
+ */
+export async function createServerDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `loanql_test_${randomBytes(6).toString('hex')}`;
+  await withAdminClient(serverUrl, (admin) => admin.query(`CREATE DATABASE ${name}`));
+  const target = new URL(serverUrl);
+  target.pathname = `/${name}`;
+  let dropped = false;
+  return {
+    url: target.toString(),
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      // WITH (FORCE) (PostgreSQL 13+) also ends any connection a failed test left behind.
+      await withAdminClient(serverUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
+
+async function openServerTestDatabase(serverUrl: string): Promise<TestDatabase> {
+  const created = await createServerDatabase(serverUrl);
+  const db = openPostgresDatabase({ connectionString: created.url, maxConnections: 5 });
+  try {
+    await migrate(db);
+  } catch (error) {
+    await db.close();
+    await created.drop();
+    throw error;
+  }
+  let closed = false;
+  return {
+    db,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.close();
+      await created.drop();
+    },
+  };
+}
+
+async function withAdminClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function openEmbeddedTestDatabase(): Promise<TestDatabase> {
+  let db: Awaited<ReturnType<typeof openPgliteDatabase>>;
+  try {
+    db = await openPgliteDatabase(undefined, await migratedDump());
+  } catch {
+    // An unreadable dump (say, cut short by a full disk): start from nothing and replace it.
+    rmSync(dumpPath(), { force: true });
+    dumpPromise = null;
+    db = await openPgliteDatabase(undefined, await migratedDump());
+  }
+  await migrate(db);
+  let closed = false;
+  return {
+    db,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.close();
+    },
+  };
+}
+
+let dumpPromise: Promise<Blob> | null = null;
+
+/** The dump of a freshly migrated PGlite: from this process's memory, the temp dir, or built now. */
+function migratedDump(): Promise<Blob> {
+  dumpPromise ??= loadOrBuildDump().catch((error: unknown) => {
+    dumpPromise = null;
+    throw error;
+  });
+  return dumpPromise;
+}
+
+async function loadOrBuildDump(): Promise<Blob> {
+  const path = dumpPath();
+  try {
+    const blob = new Blob([readFileSync(path)], { type: 'application/x-tar' });
+    const now = new Date();
+    utimesSync(path, now, now); // marks it as in use (see removeOldDumps)
+    return blob;
+  } catch {
+    /* not built yet */
+  }
+  const fresh = await openPgliteDatabase(undefined);
+  try {
+    await migrate(fresh);
+    // Uncompressed: gzip makes the file 8× smaller but loading it 50 % slower.
+    const dump = await fresh.pglite.dumpDataDir('none');
+    // Written under a unique name and renamed into place: another test process reading
+    // concurrently sees either no file or a whole one, never half of one.
+    const partial = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
+    try {
+      writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+      renameSync(partial, path);
+      removeOldDumps(path);
+    } catch {
+      rmSync(partial, { force: true });
+    }
+    return dump;
+  } finally {
+    await fresh.close();
+  }
+}
+
+/** Dumps of earlier schemas are 40 MB each; ones not used for an hour are removed. */
+function removeOldDumps(current: string): void {
+  const hourAgo = Date.now() - 3_600_000;
+  for (const file of readdirSync(tmpdir())) {
+    const path = join(tmpdir(), file);
+    if (!/^loanql-test-pgdata-[0-9a-f]+\.tar$/.test(file) || path === current) continue;
+    try {
+      if (statSync(path).mtimeMs < hourAgo) rmSync(path, { force: true });
+    } catch {
+      /* removed meanwhile */
+    }
+  }
+}
+
+function dumpPath(): string {
+  return join(tmpdir(), `loanql-test-pgdata-${schemaFingerprint()}.tar`);
+}
+
+/** The installed PGlite's version (its package.json is not exported, so found beside its entry). */
+function pgliteVersion(): string {
+  let dir = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+  for (;;) {
+    try {
+      const found = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (found.name === '@electric-sql/pglite' && found.version) return found.version;
+    } catch {
+      /* not here */
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return 'unknown';
+    dir = parent;
+  }
+}
+
+/** A hash of every migration file and of the PGlite version: a new migration means a new dump. */
+function schemaFingerprint(): string {
+  const hash = createHash('sha256');
+  hash.update(`pglite ${pgliteVersion()}\n`);
+  const migrations = fileURLToPath(new URL('../../db/migrations/', import.meta.url));
+  for (const file of readdirSync(migrations).sort()) {
+    hash.update(`${file}\n`);
+    hash.update(readFileSync(join(migrations, file)));
+  }
+  hash.update(readFileSync(fileURLToPath(new URL('../../db/migrate.ts', import.meta.url))));
+  return hash.digest('hex').slice(0, 16);
+}
