@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import AjvModule from 'ajv';
+import AjvModule, { type ErrorObject } from 'ajv';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import metadataSchema from './metadata.schema.json' with { type: 'json' };
-import { MetadataError, type Collection, type Field, type Metadata, type Relationship, type RootFieldKind, type ScalarType } from './model.js';
+import { MetadataError, SCALAR_TYPES, type Collection, type Field, type Metadata, type Relationship, type RootFieldKind, type ScalarType } from './model.js';
 
 const Ajv = AjvModule.default;
 const validateDocument = new Ajv({ allErrors: true }).compile(metadataSchema);
@@ -43,12 +43,50 @@ export function parseMetadata(text: string, source = 'metadata'): Metadata {
     const where = error instanceof YAMLParseError && error.linePos ? ` at line ${error.linePos[0].line}` : '';
     throw new MetadataError([`${source} is not valid YAML${where}: ${(error as Error).message.split('\n')[0]}`]);
   }
-  if (!validateDocument(document)) {
-    throw new MetadataError(
-      (validateDocument.errors ?? []).map((error) => `${describePath(error.instancePath)}: ${error.message ?? 'is invalid'}`),
-    );
-  }
+  if (!validateDocument(document)) throw new MetadataError(describeSchemaErrors(document, validateDocument.errors ?? []));
   return resolveMetadata(document as unknown as MetadataDocument);
+}
+
+/**
+ * ajv's errors, one line per place. A field spec is a `oneOf` (a type name, `{type, column}`,
+ * `{type, custom_field}`), whose raw errors say little; they are replaced by one plain sentence.
+ */
+function describeSchemaErrors(document: unknown, errors: readonly ErrorObject[]): string[] {
+  const lines: string[] = [];
+  const seenFields = new Set<string>();
+  for (const error of errors) {
+    const field = /^\/collections\/[^/]+\/fields\/[^/]+/.exec(error.instancePath)?.[0];
+    if (field) {
+      if (seenFields.has(field)) continue;
+      seenFields.add(field);
+      lines.push(`${describePath(field)}: ${describeFieldProblem(valueAt(document, field))}`);
+    } else {
+      lines.push(`${describePath(error.instancePath)}: ${error.message ?? 'is invalid'}`);
+    }
+  }
+  return lines;
+}
+
+function describeFieldProblem(spec: unknown): string {
+  const types = SCALAR_TYPES.join(', ');
+  const type = typeof spec === 'string' ? spec : typeof spec === 'object' && spec !== null ? (spec as { type?: unknown }).type : undefined;
+  if (typeof type !== 'string') return `give a type (one of ${types})`;
+  if (!SCALAR_TYPES.includes(type as ScalarType)) return `type "${type}" is not one of ${types}`;
+  if (typeof spec === 'object' && spec !== null) {
+    const keys = Object.keys(spec);
+    const unknown = keys.filter((key) => !['type', 'column', 'custom_field'].includes(key));
+    if (unknown.length) return `unknown key ${unknown.join(', ')} (a field has type and either column or custom_field)`;
+    if (keys.includes('column') && keys.includes('custom_field')) return 'give either column or custom_field, not both';
+    return 'column must be a lower-case SQL name, custom_field a lower-case key';
+  }
+  return 'is invalid';
+}
+
+function valueAt(document: unknown, pointer: string): unknown {
+  return pointer
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((value, part) => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[part] : undefined), document);
 }
 
 /** "/collections/loans/fields/amount" → "collection loans, field amount". */

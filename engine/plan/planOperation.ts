@@ -98,6 +98,8 @@ export function planOperation(
         return Object.fromEntries(node.fields.map((field) => [field.name.value, toArgValue(field.value)]));
       case Kind.LIST:
         return node.values.map(toArgValue);
+      case Kind.NULL:
+        return null;
       default:
         return new Literal(node);
     }
@@ -166,17 +168,20 @@ export function planOperation(
     }
     const items: BoolExp[] = [];
     for (const [key, inner] of Object.entries(value)) {
+      // A null anywhere a boolean expression is expected means "no condition", whether it is
+      // written inline or arrives in a variable.
+      if (inner === null) continue;
       if (key === '_and' || key === '_or') {
         items.push({ kind: key === '_and' ? 'and' : 'or', items: asList(inner).map((item) => planWhere(collection, item, depth + 1)) });
       } else if (key === '_not') {
-        if (inner !== null) items.push({ kind: 'not', item: planWhere(collection, inner, depth + 1) });
+        items.push({ kind: 'not', item: planWhere(collection, inner, depth + 1) });
       } else if (collection.fields.has(key)) {
         items.push(...planComparison(collection.fields.get(key)!, inner));
       } else {
         const relationship = collection.relationships.get(key);
         if (!relationship) throw new GraphQLError(`field "${key}" not found in type: '${collection.name}_bool_exp'`, { extensions: { code: 'validation-failed' } });
         const target = schemaCollection(relationship.target);
-        items.push({ kind: 'relationship', relationship, target, where: inner === null ? { kind: 'and', items: [] } : planWhere(target, inner, depth + 1) });
+        items.push({ kind: 'relationship', relationship, target, where: planWhere(target, inner, depth + 1) });
       }
     }
     return items.length === 1 ? items[0]! : { kind: 'and', items };

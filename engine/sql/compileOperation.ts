@@ -114,8 +114,9 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
       case 'in': {
         const values = sql`${sql.param(expression.values)}::${ARRAY_CAST[expression.field.type]}`;
         const value = fieldValue(table, expression.field);
-        // SPEC §5: _nin never matches a null field (ALL over an empty list would).
-        return expression.negated ? sql`(${value} <> ALL(${values}) AND ${value} IS NOT NULL)` : sql`(${value} = ANY(${values}))`;
+        // SPEC §5: _nin never matches a null field. ALL over an empty list is true even for
+        // null, so null is made unknown (not false: NOT of it must stay unknown too).
+        return expression.negated ? sql`(${value} <> ALL(${values}) AND (${value} IS NOT NULL OR NULL))` : sql`(${value} = ANY(${values}))`;
       }
       case 'isNull': {
         const value = fieldValue(table, expression.field);

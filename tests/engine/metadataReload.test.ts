@@ -1,0 +1,335 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildEngine, EngineHolder, type ReloadOutcome } from '../../app/engineHolder.js';
+import { RequestError, type EngineOptions } from '../../engine/index.js';
+import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { assertBuilt, freePort, runCli, startService, type RunningService } from '../support/processes.js';
+
+/**
+ * SPEC §1: "Admins expose a new field by editing the metadata file". The running service
+ * picks an edit up without a restart (file watch, or SIGHUP → `EngineHolder.reload()`); an
+ * invalid edit is refused with problems that name the collection and field, and the previous
+ * schema keeps answering. `loanql metadata check` says the same before anyone reloads.
+ */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ORIGINAL = readFileSync(join(ROOT, 'metadata/loanql.yaml'), 'utf8');
+const OPTIONS: EngineOptions = { maxDepth: 12, maxRows: null, planCacheSize: 50 };
+
+const CUSTOM_FIELD_ANCHOR = '      property_type: { type: text, custom_field: property_type }\n';
+const RELATIONSHIP_ANCHOR = '      funding_sources: { array: funding_sources, on: { id: loan_id } }\n';
+
+/** The file with one more line after an anchor line of the `loans` collection. */
+function withLine(text: string, anchor: string, line: string): string {
+  assert.ok(text.includes(anchor), `metadata/loanql.yaml no longer has the line ${JSON.stringify(anchor)}`);
+  return text.replace(anchor, `${anchor}${line}\n`);
+}
+
+/** The edit under test: a product custom field (a key of loans.custom_fields) exposed as numeric. */
+const WITH_FEE = withLine(ORIGINAL, CUSTOM_FIELD_ANCHOR, '      origination_fee: { type: numeric, custom_field: origination_fee }');
+
+/** Invalid edits, each made on top of WITH_FEE, and what the refusal must say. */
+const INVALID_EDITS: readonly { name: string; text: string; problem: RegExp }[] = [
+  {
+    name: 'a YAML syntax error',
+    text: withLine(WITH_FEE, CUSTOM_FIELD_ANCHOR, '      broken: { type: numeric, custom_field: broken'),
+    problem: /not valid YAML at line \d+/,
+  },
+  {
+    name: 'an unknown type',
+    text: withLine(WITH_FEE, CUSTOM_FIELD_ANCHOR, '      ltv: { type: percentage, custom_field: ltv }'),
+    problem: /collection loans, field ltv\b/,
+  },
+  {
+    name: 'a field whose column does not exist',
+    text: withLine(WITH_FEE, CUSTOM_FIELD_ANCHOR, '      broker_fee: numeric'),
+    problem: /collection loans, field broker_fee: column loans\.broker_fee does not exist/,
+  },
+  {
+    name: 'a relationship to a missing collection',
+    text: withLine(WITH_FEE, RELATIONSHIP_ANCHOR, '      lender: { object: lenders, on: { product_id: id } }'),
+    problem: /collection loans, relationship lender: target collection lenders does not exist/,
+  },
+];
+
+const FEE_QUERY = '{ loans(where: {origination_fee: {_gte: 1000}}, order_by: {origination_fee: desc}) { name origination_fee } }';
+const FEE_ROWS = [{ name: 'Fee Loan', origination_fee: 1250.5 }];
+
+let database: TestDatabase;
+let accountId: string;
+let workDir: string;
+
+before(async () => {
+  database = await openTestDatabase();
+  const { rows } = await database.db.query<{ id: string }>(`INSERT INTO accounts (slug, name) VALUES ($1, 'reload') RETURNING id`, [`reload-${process.pid}`]);
+  accountId = rows[0]!.id;
+  await database.db.query(
+    `INSERT INTO loans (account_id, name, amount, custom_fields) VALUES
+       ($1, 'Fee Loan', 100000, '{"origination_fee": 1250.50, "loan_officer": "Dana Whitfield"}'),
+       ($1, 'Small Fee Loan', 5000, '{"origination_fee": 99.99}'),
+       ($1, 'No Fee Loan', 7000, '{}')`,
+    [accountId],
+  );
+  workDir = mkdtempSync(join(tmpdir(), 'loanql-reload-'));
+});
+
+after(async () => {
+  await database?.close();
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+});
+
+/** A fresh copy of the metadata file in the work directory. */
+function metadataCopy(name: string, text = ORIGINAL): string {
+  const path = join(workDir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+/** The data of a query, or the messages of the errors the engine refused it with. */
+async function ask(holder: EngineHolder, query: string): Promise<{ data?: unknown; errors?: string[] }> {
+  try {
+    return { data: (JSON.parse(await holder.engine.execute(database.db, { query }, accountId)) as { data: unknown }).data };
+  } catch (error) {
+    if (error instanceof RequestError) return { errors: error.errors.map((e) => e.message) };
+    throw error;
+  }
+}
+
+async function assertFeeQueryable(holder: EngineHolder, what: string): Promise<void> {
+  assert.deepEqual(await ask(holder, FEE_QUERY), { data: { loans: FEE_ROWS } }, what);
+}
+
+async function assertFeeUnknown(holder: EngineHolder, what: string): Promise<void> {
+  const answer = await ask(holder, FEE_QUERY);
+  assert.ok(answer.errors?.some((message) => message.includes('origination_fee')), `${what}: ${JSON.stringify(answer)}`);
+}
+
+/** Polls until `check` passes (or the time is up, then its last failure is thrown). */
+async function eventually(check: () => Promise<void>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+async function holderFor(path: string, outcomes: ReloadOutcome[] = []): Promise<EngineHolder> {
+  return new EngineHolder(await buildEngine(path, database.db, OPTIONS), path, database.db, OPTIONS, (outcome) => outcomes.push(outcome));
+}
+
+describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
+  it('reload() (what SIGHUP calls) makes a newly exposed custom field queryable, without a restart', async () => {
+    const path = metadataCopy('reload.yaml');
+    const holder = await holderFor(path);
+    await assertFeeUnknown(holder, 'before the edit');
+    writeFileSync(path, WITH_FEE);
+    await assertFeeUnknown(holder, 'edited but not reloaded (no watch on this holder)');
+    assert.deepEqual(await holder.reload(), { ok: true });
+    await assertFeeQueryable(holder, 'after reload()');
+    // The new field works like any other: filter, order, aggregate, exact numbers.
+    const answer = await ask(holder, '{ loans_aggregate(where: {origination_fee: {_is_null: false}}) { aggregate { count sum { origination_fee } max { origination_fee } } } }');
+    assert.deepEqual(answer, { data: { loans_aggregate: { aggregate: { count: 2, sum: { origination_fee: 1350.49 }, max: { origination_fee: 1250.5 } } } } });
+    holder.close();
+  });
+
+  it('the file watch picks up an edit written in place', async () => {
+    const path = metadataCopy('watch-in-place.yaml');
+    const outcomes: ReloadOutcome[] = [];
+    const holder = await holderFor(path, outcomes);
+    holder.watch();
+    try {
+      await assertFeeUnknown(holder, 'before the edit');
+      writeFileSync(path, WITH_FEE);
+      await eventually(() => assertFeeQueryable(holder, 'after the edit, through the watch'));
+      assert.ok(outcomes.length >= 1 && outcomes.every((o) => o.ok), JSON.stringify(outcomes));
+    } finally {
+      holder.close();
+    }
+  });
+
+  it('the file watch follows an editor that replaces the file (write elsewhere, rename over it), edit after edit', async () => {
+    const path = metadataCopy('watch-rename.yaml');
+    const holder = await holderFor(path);
+    holder.watch();
+    try {
+      const replace = (text: string) => {
+        const temporary = `${path}.tmp`;
+        writeFileSync(temporary, text);
+        renameSync(temporary, path);
+      };
+      replace(WITH_FEE);
+      await eventually(() => assertFeeQueryable(holder, 'after the first replacement'));
+      replace(ORIGINAL);
+      await eventually(() => assertFeeUnknown(holder, 'after the second replacement (the field removed again)'));
+      replace(WITH_FEE);
+      await eventually(() => assertFeeQueryable(holder, 'after the third replacement'));
+    } finally {
+      holder.close();
+    }
+  });
+
+  describe('an invalid edit is refused, names what is wrong, and the previous schema keeps answering', () => {
+    for (const edit of INVALID_EDITS) {
+      it(`${edit.name}, through reload()`, async () => {
+        const path = metadataCopy(`invalid-${INVALID_EDITS.indexOf(edit)}.yaml`, WITH_FEE);
+        const holder = await holderFor(path);
+        const serving = holder.engine;
+        writeFileSync(path, edit.text);
+        const outcome = await holder.reload();
+        assert.equal(outcome.ok, false, JSON.stringify(outcome));
+        assert.ok(outcome.problems?.some((problem) => edit.problem.test(problem)), `expected a problem matching ${edit.problem}, got ${JSON.stringify(outcome.problems)}`);
+        assert.equal(holder.engine, serving, 'the engine in service is unchanged');
+        await assertFeeQueryable(holder, 'the previous schema still answers');
+        // Fixing the file makes the next reload succeed.
+        writeFileSync(path, WITH_FEE);
+        assert.deepEqual(await holder.reload(), { ok: true });
+        holder.close();
+      });
+    }
+
+    it('an unknown type is named with the allowed types (not only "must be equal to one of the allowed values")', async () => {
+      const path = metadataCopy('invalid-type-message.yaml', WITH_FEE);
+      const holder = await holderFor(path);
+      writeFileSync(path, INVALID_EDITS[1]!.text);
+      const outcome = await holder.reload();
+      holder.close();
+      assert.equal(outcome.ok, false);
+      const named = outcome.problems?.filter((problem) => /collection loans, field ltv\b/.test(problem) && problem.includes('percentage') && /uuid, text, numeric/.test(problem));
+      assert.ok(named?.length, `a problem naming "percentage" and the allowed types, got:\n  ${outcome.problems?.join('\n  ')}`);
+    });
+
+    it('through the file watch: refused, reported to the callback, and the watch keeps working', async () => {
+      const path = metadataCopy('invalid-watch.yaml', WITH_FEE);
+      const outcomes: ReloadOutcome[] = [];
+      const holder = await holderFor(path, outcomes);
+      holder.watch();
+      try {
+        writeFileSync(path, INVALID_EDITS[2]!.text);
+        await eventually(async () => assert.ok(outcomes.some((o) => !o.ok), 'a refused reload was reported'));
+        const refused = outcomes.find((o) => !o.ok)!;
+        assert.ok(refused.problems?.some((p) => INVALID_EDITS[2]!.problem.test(p)), JSON.stringify(refused));
+        await assertFeeQueryable(holder, 'the previous schema still answers');
+        writeFileSync(path, ORIGINAL);
+        await eventually(() => assertFeeUnknown(holder, 'a later valid edit is still picked up'));
+      } finally {
+        holder.close();
+      }
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The built CLI and the service as processes (embedded database in a temporary DATA_DIR).
+
+describe('Metadata on the command line and in the running service (built dist/, embedded database)', () => {
+  let dataDir: string;
+  let goodPath: string;
+  const badPaths = INVALID_EDITS.map((edit, index) => ({ edit, index, path: '' }));
+  const cli = (args: readonly string[]) => runCli(args, { DATA_DIR: dataDir }, workDir);
+
+  before(() => {
+    assertBuilt();
+    dataDir = mkdtempSync(join(tmpdir(), 'loanql-reload-data-'));
+    goodPath = metadataCopy('cli-good.yaml', WITH_FEE);
+    for (const bad of badPaths) bad.path = metadataCopy(`cli-bad-${bad.index}.yaml`, bad.edit.text);
+  });
+
+  after(() => {
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function assertCheckRefuses(bad: (typeof badPaths)[number]): Promise<void> {
+    const result = await cli(['metadata', 'check', '--file', bad.path]);
+    assert.notEqual(result.code, 0, `exit code; stdout: ${result.stdout}`);
+    assert.match(result.stderr, bad.edit.problem);
+    assert.ok(result.stderr.includes(bad.path), `the message names the file: ${result.stderr}`);
+  }
+
+  it('`loanql metadata check --file` exits 0 on a valid file (CLI alone on the data directory)', async () => {
+    const result = await cli(['metadata', 'check', '--file', goodPath]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /is valid: \d+ collections/);
+  });
+
+  it(`\`loanql metadata check --file\` exits non-zero and names the problem: ${INVALID_EDITS[0]!.name} (CLI alone)`, async () => {
+    await assertCheckRefuses(badPaths[0]!);
+  });
+
+  describe('with the service running (`node dist/api/main.js`, METADATA_PATH a symlink to a temp copy)', () => {
+    let service: RunningService;
+    let key: string;
+    // METADATA_PATH is a symlink: swapping the link changes what a reload reads without
+    // touching the watched file, so the change is picked up only on SIGHUP.
+    let link: string;
+    const point = (target: string) => {
+      const temporary = `${link}.new`;
+      symlinkSync(target, temporary);
+      renameSync(temporary, link);
+    };
+    const graph = async (query: string) => {
+      const response = await fetch(`${service.url}/api/graph`, {
+        method: 'POST',
+        headers: { authorization: `Token ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+      });
+      assert.equal(response.status, 200);
+      return (await response.json()) as { data?: unknown; errors?: { message: string }[] };
+    };
+    const feeQuery = '{ loans(where: {origination_fee: {_is_null: false}}) { id origination_fee } }';
+
+    before(async () => {
+      // An account and key made with the CLI, so the service finds data and sets up no demo.
+      const account = await cli(['account', 'create', 'reload-service']);
+      assert.equal(account.code, 0, account.stderr);
+      const created = await cli(['key', 'create', '--account', 'reload-service']);
+      assert.equal(created.code, 0, created.stderr);
+      key = created.stdout.trim().split('\n').at(-1)!;
+      link = join(workDir, 'service-current.yaml');
+      point(metadataCopy('service-original.yaml', ORIGINAL));
+      service = await startService({ DATA_DIR: dataDir, METADATA_PATH: link }, await freePort(), workDir, 60_000);
+    });
+
+    after(async () => {
+      await service?.stop();
+    });
+
+    it('picks up an edit on SIGHUP (not before), then refuses an invalid edit and keeps serving', async () => {
+      assert.ok((await graph(feeQuery)).errors, 'origination_fee is unknown before the edit');
+      point(goodPath);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.ok((await graph(feeQuery)).errors, 'not picked up before SIGHUP (the watched file did not change)');
+      service.process.kill('SIGHUP');
+      await eventually(async () => assert.deepEqual(await graph(feeQuery), { data: { loans: [] } }), 10_000);
+
+      point(badPaths[2]!.path);
+      service.process.kill('SIGHUP');
+      await eventually(async () => assert.match(service.output(), /metadata edit refused/), 10_000);
+      assert.match(service.output(), /collection loans, field broker_fee: column loans\.broker_fee does not exist/);
+      assert.deepEqual(await graph(feeQuery), { data: { loans: [] } }, 'the previous schema keeps serving');
+      assert.equal(service.process.exitCode, null, 'the service is still running');
+    });
+
+    it('`loanql metadata check` works beside it (through its shared database): 0 on the valid file', async () => {
+      const result = await cli(['metadata', 'check', '--file', goodPath]);
+      assert.equal(result.code, 0, result.stderr);
+    });
+
+    for (const bad of badPaths) {
+      it(`\`loanql metadata check --file\` beside the service exits non-zero and names the problem: ${bad.edit.name}`, async () => {
+        await assertCheckRefuses(bad);
+      });
+    }
+
+    it('stops cleanly on SIGTERM', async () => {
+      assert.equal(await service.stop(), 0, service.output().slice(-2000));
+    });
+  });
+});

@@ -1,0 +1,354 @@
+/**
+ * A plain-TypeScript evaluator of the query language (SPEC §5), used as the oracle of the
+ * generated-query test: the same `where`, `order_by`, `limit`, `offset` and aggregates,
+ * evaluated over rows held in memory. It shares no code with `engine/`.
+ *
+ * Semantics, written down once:
+ * - SQL's three-valued logic. A comparison with a null field is unknown (`null` here); `_not`
+ *   of unknown is unknown; `_and`/`_or` are Kleene's; a row is kept only when the filter is
+ *   true. So `_neq`, `_nin`, `_nlike`, `_nilike` and any `_not` never match a row whose
+ *   compared field is null (SPEC §5: "use `_is_null`").
+ * - `_in: []` is false for every row (PostgreSQL: `x = ANY('{}')` is false even for null);
+ *   `_nin` with a null field is unknown whatever the list (SPEC §5: it never matches a null).
+ * - An object of several keys is their AND; `{}` and empty `_and` are true, empty `_or` false;
+ *   `_and`/`_or` given a single object mean a list of one (GraphQL input coercion).
+ * - `null` where a boolean expression is expected (`_not: null`, `_and: null`, `_or: null`, a
+ *   field's comparison `null`) is no condition at all, as a null `where` is (the planner's
+ *   rule, after Hasura): true, written inline or sent in a variable alike.
+ * - A relationship filter is EXISTS: true when some related row makes the inner filter true,
+ *   false otherwise (never unknown).
+ * - `asc` = nulls last, `desc` = nulls first; ties broken by primary key ascending.
+ * - Numbers are exact (decimal.js); timestamps are microseconds since the epoch (bigint);
+ *   dates `YYYY-MM-DD`; text is ordered by a comparator the caller supplies (the database's
+ *   collation, measured once over every text value the test can produce).
+ */
+import { Decimal as DecimalJs } from 'decimal.js';
+
+/** Exact decimals: 60 significant digits, far more than any sum of numeric(14, 2) needs. */
+export const Decimal = DecimalJs.clone({ precision: 60 });
+export type Decimal = DecimalJs;
+
+export type ScalarKind = 'uuid' | 'text' | 'numeric' | 'integer' | 'boolean' | 'date' | 'timestamptz';
+
+/** A field's value, normalized for comparison: text/uuid/date strings, Decimal numbers, bigint µs timestamps. */
+export type Cell = string | Decimal | boolean | bigint | null;
+
+export type Row = Readonly<Record<string, unknown>>;
+
+export interface FieldModel {
+  readonly type: ScalarKind;
+  readonly value: (row: Row) => Cell;
+}
+
+export interface RelationshipModel {
+  readonly kind: 'object' | 'array';
+  readonly target: string;
+  readonly related: (row: Row) => readonly Row[];
+}
+
+export interface CollectionModel {
+  readonly name: string;
+  readonly primaryKey: string;
+  readonly fields: ReadonlyMap<string, FieldModel>;
+  readonly relationships: ReadonlyMap<string, RelationshipModel>;
+  readonly rows: readonly Row[];
+}
+
+export interface Model {
+  readonly collections: ReadonlyMap<string, CollectionModel>;
+  /** The database collation's order of two text values. */
+  readonly compareText: (a: string, b: string) => number;
+}
+
+/** A `<collection>_bool_exp` value as JSON (the GraphQL input, before any coercion). */
+export type Where = { readonly [key: string]: unknown };
+
+export type Direction = 'asc' | 'desc' | 'asc_nulls_first' | 'asc_nulls_last' | 'desc_nulls_first' | 'desc_nulls_last';
+export const DIRECTIONS: readonly Direction[] = ['asc', 'desc', 'asc_nulls_first', 'asc_nulls_last', 'desc_nulls_first', 'desc_nulls_last'];
+
+/** One `order_by` key: object relationships walked (`path`), then a field. */
+export interface OrderKey {
+  readonly path: readonly string[];
+  readonly field: string;
+  readonly direction: Direction;
+}
+
+export interface ListArgs {
+  readonly where?: Where | undefined;
+  readonly orderBy?: readonly OrderKey[] | undefined;
+  readonly limit?: number | undefined;
+  readonly offset?: number | undefined;
+}
+
+type Truth = boolean | null;
+
+const and = (a: Truth, b: Truth): Truth => (a === false || b === false ? false : a === null || b === null ? null : true);
+const or = (a: Truth, b: Truth): Truth => (a === true || b === true ? true : a === null || b === null ? null : false);
+const not = (a: Truth): Truth => (a === null ? null : !a);
+
+export function collection(model: Model, name: string): CollectionModel {
+  const found = model.collections.get(name);
+  if (!found) throw new Error(`reference: no collection ${name}`);
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+/** A GraphQL operand (as sent: string, number, boolean) as a cell of the field's type. */
+export function operandCell(type: ScalarKind, operand: unknown): Cell {
+  if (operand === null || operand === undefined) return null;
+  switch (type) {
+    case 'uuid':
+      return String(operand).toLowerCase();
+    case 'text':
+    case 'date':
+      return String(operand);
+    case 'numeric':
+    case 'integer':
+      return new Decimal(String(operand));
+    case 'boolean':
+      return operand === true;
+    case 'timestamptz':
+      return parseTimestamp(String(operand));
+  }
+}
+
+const TIMESTAMP = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+/** An ISO 8601 / PostgreSQL timestamp with an offset as µs since the epoch (no offset = UTC). */
+export function parseTimestamp(text: string): bigint {
+  const match = TIMESTAMP.exec(text.trim());
+  if (!match) throw new Error(`reference: cannot read timestamp ${JSON.stringify(text)}`);
+  const [, day, hh, mm, ss = '00', fraction = '', zone = 'Z'] = match;
+  const seconds = Date.parse(`${day}T${hh}:${mm}:${ss}Z`) / 1000;
+  let offsetMinutes = 0;
+  if (zone.toUpperCase() !== 'Z') {
+    const sign = zone.startsWith('-') ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0'));
+  }
+  return (BigInt(seconds) - BigInt(offsetMinutes * 60)) * 1_000_000n + BigInt(fraction.padEnd(6, '0'));
+}
+
+/** µs since the epoch as ISO 8601 at a given offset in minutes (`Z` for 0 unless told). */
+export function formatTimestamp(micros: bigint, offsetMinutes = 0, zulu = true): string {
+  const shifted = micros + BigInt(offsetMinutes) * 60_000_000n;
+  const seconds = shifted / 1_000_000n - (shifted % 1_000_000n < 0n ? 1n : 0n);
+  const fraction = shifted - seconds * 1_000_000n;
+  const base = new Date(Number(seconds) * 1000).toISOString().slice(0, 19);
+  let zone = 'Z';
+  if (offsetMinutes !== 0 || !zulu) {
+    const sign = offsetMinutes < 0 ? '-' : '+';
+    const abs = Math.abs(offsetMinutes);
+    zone = `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  }
+  return `${base}.${String(fraction).padStart(6, '0')}${zone}`;
+}
+
+/** Total order of two non-null cells of one type (text by the database's collation). */
+export function compareCells(model: Model, type: ScalarKind, a: Exclude<Cell, null>, b: Exclude<Cell, null>): number {
+  switch (type) {
+    case 'numeric':
+    case 'integer':
+      return (a as Decimal).comparedTo(b as Decimal);
+    case 'timestamptz':
+      return a === b ? 0 : (a as bigint) < (b as bigint) ? -1 : 1;
+    case 'boolean':
+      return a === b ? 0 : a === false ? -1 : 1;
+    case 'text':
+      return model.compareText(a as string, b as string);
+    case 'uuid':
+    case 'date':
+      // uuid: PostgreSQL compares the 16 bytes, i.e. the lower-case hex text; dates are ISO.
+      return a === b ? 0 : (a as string) < (b as string) ? -1 : 1;
+  }
+}
+
+/** A key under which equal cells of one type are equal (numeric 1.50 = 1.5), for DISTINCT. */
+export function cellKey(type: ScalarKind, cell: Exclude<Cell, null>): string {
+  if (type === 'numeric' || type === 'integer') return (cell as Decimal).toString();
+  return String(cell);
+}
+
+/** PostgreSQL's LIKE (escape character backslash) as a regular expression over the whole value. */
+export function likeRegExp(pattern: string, caseInsensitive: boolean): RegExp {
+  let source = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!;
+    if (ch === '\\' && i + 1 < pattern.length) source += escapeRegExp(pattern[++i]!);
+    else if (ch === '%') source += '[\\s\\S]*';
+    else if (ch === '_') source += '[\\s\\S]';
+    else source += escapeRegExp(ch);
+  }
+  return new RegExp(`^${source}$`, caseInsensitive ? 'i' : '');
+}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+// ---------------------------------------------------------------------------------------------
+// Filters
+
+const asList = (value: unknown): readonly unknown[] => (value === null || value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+/** The truth of a `where` for one row: true, false, or unknown (null). */
+export function evaluateWhere(model: Model, c: CollectionModel, row: Row, where: Where | null | undefined): Truth {
+  if (where === null || where === undefined) return true;
+  let result: Truth = true;
+  for (const [key, value] of Object.entries(where)) {
+    let item: Truth;
+    if ((key === '_and' || key === '_or' || key === '_not') && value === null) item = true;
+    else if (key === '_and') item = asList(value).reduce<Truth>((acc, inner) => and(acc, evaluateWhere(model, c, row, inner as Where)), true);
+    else if (key === '_or') item = asList(value).reduce<Truth>((acc, inner) => or(acc, evaluateWhere(model, c, row, inner as Where)), false);
+    else if (key === '_not') item = not(evaluateWhere(model, c, row, value as Where));
+    else if (c.fields.has(key)) item = evaluateComparison(model, c.fields.get(key)!, row, value as Record<string, unknown> | null);
+    else if (c.relationships.has(key)) {
+      const relationship = c.relationships.get(key)!;
+      const target = collection(model, relationship.target);
+      item = relationship.related(row).some((related) => evaluateWhere(model, target, related, value as Where | null) === true);
+    } else throw new Error(`reference: ${c.name} has no field or relationship ${key}`);
+    result = and(result, item);
+  }
+  return result;
+}
+
+function evaluateComparison(model: Model, field: FieldModel, row: Row, comparison: Record<string, unknown> | null): Truth {
+  if (comparison === null) return true;
+  const cell = field.value(row);
+  let result: Truth = true;
+  for (const [operator, operand] of Object.entries(comparison)) result = and(result, evaluateOperator(model, field.type, cell, operator, operand));
+  return result;
+}
+
+function evaluateOperator(model: Model, type: ScalarKind, cell: Cell, operator: string, operand: unknown): Truth {
+  if (operator === '_is_null') return operand === null ? null : (cell === null) === operand;
+  if (operator === '_in' || operator === '_nin') {
+    const values = asList(operand).map((item) => operandCell(type, item));
+    if (operator === '_in' && values.length === 0) return false;
+    if (cell === null) return null;
+    const found = values.some((value) => value !== null && compareCells(model, type, cell, value) === 0);
+    return operator === '_in' ? found : !found;
+  }
+  const value = operandCell(type, operand);
+  if (cell === null || value === null) return null;
+  switch (operator) {
+    case '_eq':
+      return compareCells(model, type, cell, value) === 0;
+    case '_neq':
+      return compareCells(model, type, cell, value) !== 0;
+    case '_gt':
+      return compareCells(model, type, cell, value) > 0;
+    case '_gte':
+      return compareCells(model, type, cell, value) >= 0;
+    case '_lt':
+      return compareCells(model, type, cell, value) < 0;
+    case '_lte':
+      return compareCells(model, type, cell, value) <= 0;
+    case '_like':
+      return likeRegExp(value as string, false).test(cell as string);
+    case '_nlike':
+      return !likeRegExp(value as string, false).test(cell as string);
+    case '_ilike':
+      return likeRegExp(value as string, true).test(cell as string);
+    case '_nilike':
+      return !likeRegExp(value as string, true).test(cell as string);
+    default:
+      throw new Error(`reference: unknown operator ${operator}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lists
+
+/** The field an order key names, after walking its object relationships. */
+function orderField(model: Model, c: CollectionModel, key: OrderKey): FieldModel {
+  let current = c;
+  for (const step of key.path) current = collection(model, objectRelationship(current, step).target);
+  const field = current.fields.get(key.field);
+  if (!field) throw new Error(`reference: ${current.name} has no field ${key.field}`);
+  return field;
+}
+
+function objectRelationship(c: CollectionModel, name: string): RelationshipModel {
+  const relationship = c.relationships.get(name);
+  if (!relationship || relationship.kind !== 'object') throw new Error(`reference: ${c.name}.${name} is not an object relationship`);
+  return relationship;
+}
+
+/** The value an order key sorts by, through object relationships (no related row: null). */
+export function orderCell(model: Model, c: CollectionModel, row: Row, key: OrderKey): Cell {
+  let current = c;
+  let currentRow: Row | undefined = row;
+  for (const step of key.path) {
+    const relationship = objectRelationship(current, step);
+    currentRow = currentRow ? relationship.related(currentRow)[0] : undefined;
+    current = collection(model, relationship.target);
+  }
+  return currentRow ? orderField(model, current, { ...key, path: [] }).value(currentRow) : null;
+}
+
+function nullsFirst(direction: Direction): boolean {
+  return direction === 'desc' || direction === 'asc_nulls_first' || direction === 'desc_nulls_first';
+}
+
+/** Rows sorted by the keys, then by primary key ascending (SPEC §5). */
+export function sortRows(model: Model, c: CollectionModel, rows: readonly Row[], keys: readonly OrderKey[]): Row[] {
+  const pk = c.fields.get(c.primaryKey)!;
+  const decorated = rows.map((row) => ({ row, cells: keys.map((key) => orderCell(model, c, row, key)), pk: pk.value(row) }));
+  const types = keys.map((key) => orderField(model, c, key).type);
+  decorated.sort((a, b) => {
+    for (let i = 0; i < keys.length; i++) {
+      const direction = keys[i]!.direction;
+      const x = a.cells[i]!;
+      const y = b.cells[i]!;
+      if (x === null && y === null) continue;
+      if (x === null || y === null) return (x === null) === nullsFirst(direction) ? -1 : 1;
+      const order = compareCells(model, types[i]!, x, y);
+      if (order !== 0) return direction.startsWith('desc') ? -order : order;
+    }
+    return compareCells(model, pk.type, a.pk!, b.pk!);
+  });
+  return decorated.map((entry) => entry.row);
+}
+
+/** The rows a list (or an aggregate's row set) selects: filtered, ordered, paged. */
+export function selectRows(model: Model, c: CollectionModel, rows: readonly Row[], args: ListArgs): Row[] {
+  const kept = rows.filter((row) => evaluateWhere(model, c, row, args.where) === true);
+  const sorted = sortRows(model, c, kept, args.orderBy ?? []);
+  const offset = args.offset ?? 0;
+  return sorted.slice(offset, args.limit === undefined ? undefined : offset + args.limit);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Aggregates
+
+export function sumOf(cells: readonly Cell[]): Decimal | null {
+  const present = cells.filter((cell): cell is Decimal => cell !== null);
+  return present.length ? present.reduce((acc, cell) => acc.plus(cell), new Decimal(0)) : null;
+}
+
+export function avgOf(cells: readonly Cell[]): Decimal | null {
+  const present = cells.filter((cell): cell is Decimal => cell !== null);
+  return present.length ? sumOf(present)!.dividedBy(present.length) : null;
+}
+
+export function extremeOf(model: Model, type: ScalarKind, cells: readonly Cell[], which: 'min' | 'max'): Cell {
+  let best: Cell = null;
+  for (const cell of cells) {
+    if (cell === null) continue;
+    if (best === null) best = cell;
+    else {
+      const order = compareCells(model, type, cell, best);
+      if (which === 'min' ? order < 0 : order > 0) best = cell;
+    }
+  }
+  return best;
+}
+
+/** `count(columns: [...], distinct)`: rows whose every column is non-null, or their distinct tuples. */
+export function countOf(rows: readonly Row[], fields: readonly FieldModel[], distinct: boolean): number {
+  if (!fields.length) return rows.length;
+  const tuples = rows.map((row) => fields.map((field) => field.value(row))).filter((cells) => cells.every((cell) => cell !== null));
+  if (!distinct) return tuples.length;
+  return new Set(tuples.map((cells) => JSON.stringify(cells.map((cell, i) => cellKey(fields[i]!.type, cell!))))).size;
+}
