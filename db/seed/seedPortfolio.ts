@@ -1,0 +1,274 @@
+/**
+ * Seeds one account with a deterministic, realistic demo loan portfolio (see `generate.ts` for
+ * what the data looks like). Works on PostgreSQL and PGlite alike with parameterised SQL only:
+ * rows travel in chunks as ONE JSON parameter each and are expanded server-side with
+ * `json_populate_recordset`, so no value is ever spliced into SQL text.
+ *
+ * The whole seed runs in one transaction (all or nothing). Loans are inserted with their final
+ * status, every loan's schedule before its payments, and `schedules.is_next` is left to the
+ * database triggers.
+ */
+import type { Database, Queryable } from '../database.js';
+import { planPortfolio, type PortfolioPlan } from './generate.js';
+
+export interface SeedOptions {
+  /** The account to fill; it must exist and have no loans or people yet. */
+  accountId: string;
+  /** Multiplies every row count (1 = 10,000 loans); must be > 0. */
+  scale: number;
+  /** Same seed, same data (ids differ per account). */
+  seed: number;
+  /** Authors of the comments; when empty, comments have no author. */
+  adminIds: readonly string[];
+  /** Product of every seeded loan (default none). */
+  productId?: string | null;
+  /** Called after every inserted chunk with the rows done so far, the total, and the table being written. */
+  onProgress?: (done: number, total: number, stage: string) => void;
+}
+
+export interface SeedSummary {
+  loans: number;
+  people: number;
+  payments: number;
+  schedules: number;
+  tasks: number;
+  comments: number;
+  documents: number;
+  addresses: number;
+  fundingSources: number;
+  /** Wall-clock time of the whole seed, in milliseconds. */
+  ms: number;
+}
+
+/** Thrown when the options are invalid or the account already holds data. */
+export class SeedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SeedError';
+  }
+}
+
+/** Tables in insertion order, with the columns sent (besides `account_id`). */
+const TABLES = {
+  people: ['id', 'name', 'email', 'phone', 'status', 'entity_type', 'is_borrower', 'is_investor', 'created_at'],
+  company_memberships: ['id', 'company_id', 'person_id', 'role', 'created_at'],
+  loans: [
+    'id', 'product_id', 'name', 'amount', 'status', 'rate', 'term', 'frequency', 'amortization', 'regular_payment',
+    'date_funded', 'date_maturity', 'custom_fields', 'created_at', 'updated_at',
+  ],
+  borrows: ['id', 'loan_id', 'person_id', 'created_at'],
+  guarantees: ['id', 'loan_id', 'person_id', 'created_at'],
+  addresses: ['id', 'street1', 'city', 'state', 'zipcode'],
+  address_details: ['id', 'loan_id', 'address_id'],
+  valuations: ['id', 'address_id', 'value', 'valuation_type', 'report_date'],
+  insurances: ['id', 'address_id', 'carrier', 'type', 'coverage_amount', 'expiration'],
+  schedules: ['id', 'loan_id', 'number', 'due', 'payment', 'principal', 'interest', 'balance'],
+  payments: ['id', 'loan_id', 'date', 'amount', 'type', 'method', 'date_reversed'],
+  funding_sources: ['id', 'person_id', 'loan_id', 'class', 'rate', 'original_amount', 'committed_amount', 'date_funded'],
+  documents: ['id', 'name', 'status', 'type', 'uploaded_date'],
+  loan_documents: ['id', 'loan_id', 'document_id'],
+  tasks: ['id', 'loan_id', 'name', 'status', 'date_due', 'created_at'],
+  comments: ['id', 'loan_id', 'admin_id', 'text', 'created_at'],
+} as const satisfies Record<string, readonly string[]>;
+
+type Table = keyof typeof TABLES;
+
+/** Buffers written before a table's own buffer (foreign keys; schedules before payments for is_next). */
+const PARENTS: Partial<Record<Table, readonly Table[]>> = {
+  company_memberships: ['people'],
+  loans: ['people'],
+  borrows: ['loans', 'people'],
+  guarantees: ['loans', 'people'],
+  address_details: ['loans', 'addresses'],
+  valuations: ['addresses'],
+  insurances: ['addresses'],
+  schedules: ['loans'],
+  payments: ['loans', 'schedules'],
+  funding_sources: ['loans', 'people'],
+  loan_documents: ['loans', 'documents'],
+  tasks: ['loans'],
+  comments: ['loans'],
+};
+
+/** Rows per statement. Larger chunks mean fewer round trips and trigger runs; 10k keeps each JSON parameter at a few MB. */
+const CHUNK_ROWS = 10_000;
+
+const quote = (column: string): string => `"${column}"`;
+
+/** The fixed INSERT for a table: table and column names are constants of this module, values are $1 (rows) and $2 (account). */
+function insertSql(table: Table): string {
+  const columns = TABLES[table].map(quote).join(', ');
+  return `INSERT INTO ${table} (account_id, ${columns}) SELECT $2::uuid, ${columns} FROM json_populate_recordset(NULL::${table}, $1::json)`;
+}
+const INSERT_SQL = Object.fromEntries(Object.keys(TABLES).map((table) => [table, insertSql(table as Table)])) as Record<Table, string>;
+
+/**
+ * Chunked writer. One statement is in flight at a time; the next chunk is generated and
+ * serialised while the database works on the previous one.
+ */
+class BulkWriter {
+  readonly #tx: Queryable;
+  readonly #accountId: string;
+  readonly #buffers = new Map<Table, object[]>();
+  readonly #onChunk: (table: Table, rows: number) => void;
+  #inflight: Promise<void> = Promise.resolve();
+  #failure: { error: unknown } | null = null;
+  readonly inserted = Object.fromEntries(Object.keys(TABLES).map((table) => [table, 0])) as Record<Table, number>;
+
+  constructor(tx: Queryable, accountId: string, onChunk: (table: Table, rows: number) => void) {
+    this.#tx = tx;
+    this.#accountId = accountId;
+    this.#onChunk = onChunk;
+  }
+
+  /** Buffers a row; true when the table's buffer is full and should be flushed. */
+  add(table: Table, row: object): boolean {
+    let buffer = this.#buffers.get(table);
+    if (buffer === undefined) {
+      buffer = [];
+      this.#buffers.set(table, buffer);
+    }
+    buffer.push(row);
+    return buffer.length >= CHUNK_ROWS;
+  }
+
+  /** Buffers and writes all of `rows`. */
+  async addAll(table: Table, rows: readonly object[]): Promise<void> {
+    for (const row of rows) if (this.add(table, row)) await this.flush(table);
+    await this.flush(table);
+  }
+
+  /** Sends the table's buffered rows (after its parents' buffered rows). */
+  async flush(table: Table): Promise<void> {
+    for (const parent of PARENTS[table] ?? []) await this.flush(parent);
+    const rows = this.#buffers.get(table);
+    if (rows === undefined || rows.length === 0) return;
+    this.#buffers.set(table, []);
+    const json = JSON.stringify(rows);
+    await this.#settle();
+    const count = rows.length;
+    this.#inflight = this.#tx.query(INSERT_SQL[table], [json, this.#accountId]).then(
+      () => {
+        this.inserted[table] += count;
+        this.#onChunk(table, count);
+      },
+      (error: unknown) => {
+        this.#failure = { error };
+      },
+    );
+  }
+
+  /** Writes everything still buffered and waits for the database. */
+  async finish(): Promise<void> {
+    for (const table of Object.keys(TABLES) as Table[]) await this.flush(table);
+    await this.#settle();
+  }
+
+  async #settle(): Promise<void> {
+    await this.#inflight;
+    if (this.#failure !== null) throw this.#failure.error;
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function checkOptions(options: SeedOptions): void {
+  if (options === null || typeof options !== 'object') throw new SeedError('options are required');
+  if (typeof options.accountId !== 'string' || !UUID.test(options.accountId)) throw new SeedError('accountId must be a uuid');
+  if (typeof options.scale !== 'number' || !Number.isFinite(options.scale) || options.scale <= 0) {
+    throw new SeedError(`scale must be a positive number, got ${String(options.scale)}`);
+  }
+  if (!Number.isSafeInteger(options.seed)) throw new SeedError(`seed must be an integer, got ${String(options.seed)}`);
+  if (!Array.isArray(options.adminIds) || options.adminIds.some((id) => typeof id !== 'string' || !UUID.test(id))) {
+    throw new SeedError('adminIds must be an array of uuids');
+  }
+  if (options.productId != null && (typeof options.productId !== 'string' || !UUID.test(options.productId))) {
+    throw new SeedError('productId must be a uuid or null');
+  }
+}
+
+function plannedTotal(plan: PortfolioPlan): number {
+  const { counts } = plan;
+  return (
+    plan.people.length + plan.memberships.length + plan.loans.length + plan.borrows.length + plan.guarantees.length +
+    plan.addresses.length + plan.addressDetails.length + plan.valuations.length + plan.insurances.length +
+    plan.scheduleRowCount + counts.payments + plan.fundingSources.length + 2 * counts.documents + counts.tasks + counts.comments
+  );
+}
+
+/**
+ * Fills an empty account with a demo portfolio: at scale 1, 10,000 loans, 15,000 people,
+ * ~200,000 payments, their schedules, 30,000 tasks and comments, 20,000 documents, 10,000
+ * addresses and 5,000 funding sources. Deterministic for a given seed (dates are relative to the
+ * fixed `REFERENCE_DATE`, never to the clock). Runs in one transaction.
+ */
+export async function seedPortfolio(db: Database, options: SeedOptions): Promise<SeedSummary> {
+  const started = performance.now();
+  checkOptions(options);
+  const plan = planPortfolio({
+    accountId: options.accountId.toLowerCase(),
+    seed: options.seed,
+    scale: options.scale,
+    adminIds: options.adminIds,
+    productId: options.productId ?? null,
+  });
+  let total = plannedTotal(plan);
+  let done = 0;
+  const progress = options.onProgress;
+  const onChunk = (table: Table, rows: number): void => {
+    done += rows;
+    progress?.(done, total, table);
+  };
+
+  const inserted = await db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ taken: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM loans WHERE account_id = $1) OR EXISTS (SELECT 1 FROM people WHERE account_id = $1) AS taken`,
+      [options.accountId],
+    );
+    if (rows[0]?.taken) throw new SeedError(`account ${options.accountId} already has loans or people; seed an empty account`);
+    progress?.(0, total, 'people');
+
+    const writer = new BulkWriter(tx, options.accountId, onChunk);
+    await writer.addAll('people', plan.people);
+    await writer.addAll('company_memberships', plan.memberships);
+    await writer.addAll('loans', plan.loans.map((loan) => loan.row));
+    await writer.addAll('borrows', plan.borrows);
+    await writer.addAll('guarantees', plan.guarantees);
+    await writer.addAll('addresses', plan.addresses);
+    await writer.addAll('address_details', plan.addressDetails);
+    await writer.addAll('valuations', plan.valuations);
+    await writer.addAll('insurances', plan.insurances);
+    let payments = 0;
+    for (const loan of plan.schedulesAndPayments()) {
+      for (const row of loan.schedules) if (writer.add('schedules', row)) await writer.flush('schedules');
+      for (const row of loan.payments) if (writer.add('payments', row)) await writer.flush('payments');
+      payments += loan.payments.length;
+    }
+    await writer.flush('payments');
+    total += payments - plan.counts.payments; // the plan's payment count is a target, this is the real one
+    await writer.addAll('funding_sources', plan.fundingSources);
+    for (const { document, link } of plan.documents()) {
+      if (writer.add('documents', document)) await writer.flush('documents');
+      if (writer.add('loan_documents', link)) await writer.flush('loan_documents');
+    }
+    await writer.flush('loan_documents');
+    for (const task of plan.tasks()) if (writer.add('tasks', task)) await writer.flush('tasks');
+    await writer.flush('tasks');
+    for (const comment of plan.comments()) if (writer.add('comments', comment)) await writer.flush('comments');
+    await writer.finish();
+    return writer.inserted;
+  });
+
+  return {
+    loans: inserted.loans,
+    people: inserted.people,
+    payments: inserted.payments,
+    schedules: inserted.schedules,
+    tasks: inserted.tasks,
+    comments: inserted.comments,
+    documents: inserted.documents,
+    addresses: inserted.addresses,
+    fundingSources: inserted.funding_sources,
+    ms: Math.round(performance.now() - started),
+  };
+}
