@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
 
 /** Every setting of the service, from the environment (documented in the README). */
@@ -21,6 +24,20 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   return value;
 }
 
+/**
+ * The project's `metadata/loanql.yaml`, found from this file (as `api/config.ts` under tsx or
+ * `dist/api/config.js` when built), so the service and the `loanql` bin work from any directory.
+ */
+function defaultMetadataPath(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let depth = 0; depth < 4; depth++) {
+    const candidate = join(dir, 'metadata', 'loanql.yaml');
+    if (existsSync(candidate)) return candidate;
+    dir = dirname(dir);
+  }
+  return resolve('metadata/loanql.yaml');
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const maxRows = positiveInt(env, 'MAX_ROWS', 0);
   return {
@@ -31,7 +48,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     maxDepth: positiveInt(env, 'MAX_QUERY_DEPTH', 12),
     maxRows: maxRows > 0 ? maxRows : null,
     planCacheSize: positiveInt(env, 'PLAN_CACHE_SIZE', 1000),
-    metadataPath: env.METADATA_PATH || 'metadata/loanql.yaml',
+    metadataPath: env.METADATA_PATH ? resolve(env.METADATA_PATH) : defaultMetadataPath(),
     logLevel: env.LOG_LEVEL || 'info',
   };
 }

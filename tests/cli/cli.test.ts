@@ -1,0 +1,224 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServerDatabase } from '../support/testDatabase.js';
+import { assertBuilt, freePort, runCli, runServiceToExit, startService, type ProcessResult, type RunningService } from '../support/processes.js';
+
+/**
+ * The service and the `loanql` CLI end to end, as separate processes (SPEC §2): on the embedded
+ * database a running service shares its database with the CLI, so a key made in a second
+ * terminal works at once and a revoked key is refused on its next request; data survives a
+ * restart. With `TEST_DATABASE_URL` set the same flow also runs on PostgreSQL (`DATABASE_URL`).
+ *
+ * These tests run the built `dist/` (npm test builds it first) from a directory that is not the
+ * project's, as an installed `loanql` bin would be.
+ */
+const KEY_LINE = /^lq_[a-z0-9]{8}_[A-Za-z0-9_-]{43}$/;
+const NOT_AUTHORIZED = { status: 403, contentType: 'text/plain', body: 'Not authorized' };
+
+async function get(url: string, key?: string): Promise<{ status: number; contentType: string | null; body: string }> {
+  const response = await fetch(url, key ? { headers: { authorization: `Token ${key}` } } : {});
+  return { status: response.status, contentType: response.headers.get('content-type'), body: await response.text() };
+}
+
+async function loanTotal(service: RunningService, key: string): Promise<number> {
+  const answer = await get(`${service.url}/api/loan?limit=1`, key);
+  assert.equal(answer.status, 200, answer.body);
+  return (JSON.parse(answer.body) as { total: number }).total;
+}
+
+function lastLine(text: string): string {
+  return text.trimEnd().split('\n').at(-1) ?? '';
+}
+
+function assertOk(result: ProcessResult, what: string): void {
+  assert.equal(result.code, 0, `${what} failed:\n${result.stdout}\n${result.stderr}`);
+}
+
+function demoKeyOf(banner: string): string {
+  const match = /Demo API key:\s+(\S+)/.exec(banner);
+  assert.ok(match, `the banner shows a demo API key:\n${banner}`);
+  return match[1]!;
+}
+
+interface Setting {
+  readonly name: string;
+  readonly embedded: boolean;
+  /** The environment that picks the database, made once before the tests. */
+  prepare(): Promise<{ env: Record<string, string>; cleanUp(): Promise<void> }>;
+}
+
+const settings: Setting[] = [
+  {
+    name: 'on the embedded database (DATA_DIR)',
+    embedded: true,
+    async prepare() {
+      const dir = mkdtempSync(join(tmpdir(), 'loanql-cli-'));
+      return { env: { DATA_DIR: join(dir, 'data') }, cleanUp: async () => rmSync(dir, { recursive: true, force: true }) };
+    },
+  },
+];
+if (process.env.TEST_DATABASE_URL) {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  settings.push({
+    name: 'on PostgreSQL (DATABASE_URL)',
+    embedded: false,
+    async prepare() {
+      const created = await createServerDatabase(serverUrl);
+      return { env: { DATABASE_URL: created.url }, cleanUp: () => created.drop() };
+    },
+  });
+}
+
+for (const setting of settings) {
+  describe(`loanql service and CLI as processes, ${setting.name}`, { timeout: 600_000 }, () => {
+    let env: Record<string, string>;
+    let cleanUp: () => Promise<void>;
+    let workDir: string;
+    let port: number;
+    let service: RunningService | undefined;
+    let demoKey: string;
+    let demoLoans: number;
+    let cliKey: string;
+    let cliPrefix: string;
+    let revokedKey: string;
+    const cli = (...args: string[]): Promise<ProcessResult> => runCli(args, env, workDir);
+
+    before(async () => {
+      assertBuilt();
+      ({ env, cleanUp } = await setting.prepare());
+      workDir = mkdtempSync(join(tmpdir(), 'loanql-cwd-'));
+      port = await freePort();
+    });
+
+    after(async () => {
+      await service?.stop(5_000);
+      await cleanUp?.();
+      if (workDir) rmSync(workDir, { recursive: true, force: true });
+    });
+
+    it('starts on an empty database, sets up the demo and prints a demo API key that works', async (t) => {
+      const started = Date.now();
+      service = await startService(env, port, workDir);
+      const seconds = (Date.now() - started) / 1000;
+      // The issue asks for "serves within 60 s" on a developer's machine. Here another test file
+      // runs beside this one, so the time is reported rather than asserted (startService gives up
+      // after 120 s); it is about 6–12 s alone and up to about 40 s beside the engine tests.
+      t.diagnostic(`first start (migrate + demo portfolio at scale 0.05) took ${seconds.toFixed(1)} s`);
+      const announced = /Demo account "demo" created with (\d+) loans/.exec(service.output());
+      assert.ok(announced, `the banner announces the demo:\n${service.output()}`);
+      demoKey = demoKeyOf(service.output());
+      demoLoans = await loanTotal(service, demoKey);
+      assert.ok(demoLoans > 0, 'the demo portfolio has loans');
+      assert.equal(demoLoans, Number(announced[1]), 'the demo key reaches the demo portfolio');
+      const health = JSON.parse((await get(`${service.url}/healthz`)).body) as { status: string; database: { kind: string } };
+      assert.deepEqual([health.status, health.database.kind], ['ok', setting.embedded ? 'pglite' : 'postgres']);
+    });
+
+    if (setting.embedded) {
+      it('refuses to start a second service on the same DATA_DIR, with a clear message', async () => {
+        const second = await runServiceToExit(env, await freePort(), workDir);
+        assert.equal(second.code, 1);
+        assert.match(second.stderr, /DATA_DIR .* is in use by a running loanql service \(pid \d+\); stop it first/);
+        assert.equal(await loanTotal(service!, demoKey), demoLoans, 'the first service still serves');
+      });
+    }
+
+    it('creates an account and an admin from a second process while the service runs', async () => {
+      const account = await cli('account', 'create', 'acme', '--name', 'Acme Lending');
+      assertOk(account, 'account create');
+      assert.match(account.stdout, /^account acme created \([0-9a-f-]{36}\)$/m);
+      const admin = await cli('admin', 'create', '--account', 'acme', '--email', 'ops@acme.test', '--password', 'correct horse battery');
+      assertOk(admin, 'admin create');
+      assert.match(admin.stdout, /admin ops@acme\.test created for account acme/);
+    });
+
+    it('prints a new key alone on the last line of key create, and the running service accepts it at once', async () => {
+      const created = await cli('key', 'create', '--account', 'acme', '--name', 'integration');
+      assertOk(created, 'key create');
+      cliKey = lastLine(created.stdout);
+      assert.match(cliKey, KEY_LINE);
+      cliPrefix = cliKey.slice(0, 11);
+      assert.ok(created.stdout.includes(`prefix ${cliPrefix}`), 'the prefix is named above the key');
+      assert.equal(await loanTotal(service!, cliKey), 0, 'the new account has no loans yet');
+    });
+
+    it('lists keys with their prefix, name and state, and never shows a key', async () => {
+      const listed = await cli('key', 'list');
+      assertOk(listed, 'key list');
+      const line = listed.stdout.split('\n').find((row) => row.startsWith(cliPrefix));
+      assert.ok(line, `key list shows ${cliPrefix}:\n${listed.stdout}`);
+      assert.match(line, /\bacme\s+integration\s+.*\byes$/);
+      assert.match(listed.stdout, new RegExp(`^${demoKey.slice(0, 11)}\\s+demo\\b`, 'm'), 'the demo key is listed');
+      for (const key of [cliKey, demoKey]) {
+        assert.ok(!listed.stdout.includes(key), 'no key is printed');
+        assert.ok(!listed.stdout.includes(key.slice(12)), 'no secret is printed');
+      }
+      const onlyAcme = await cli('key', 'list', '--account', 'acme');
+      assertOk(onlyAcme, 'key list --account');
+      assert.ok(!onlyAcme.stdout.includes(demoKey.slice(0, 11)), 'only the account’s own keys');
+    });
+
+    it('revokes a key from a second process, and the running service refuses it on its next request', async () => {
+      assert.equal((await get(`${service!.url}/api/loan`, cliKey)).status, 200);
+      const revoked = await cli('key', 'revoke', cliPrefix);
+      assertOk(revoked, 'key revoke');
+      assert.match(revoked.stdout, new RegExp(`key ${cliPrefix} deactivated`));
+      const answer = await get(`${service!.url}/api/loan`, cliKey);
+      assert.deepEqual(answer, NOT_AUTHORIZED);
+      revokedKey = cliKey;
+      const listed = await cli('key', 'list', '--account', 'acme');
+      assert.match(listed.stdout.split('\n').find((row) => row.startsWith(cliPrefix)) ?? '', /\bno$/);
+    });
+
+    it('answers a mistake with a one-line message and exit code 2', async () => {
+      const cases: readonly [string[], RegExp][] = [
+        [['account', 'create', 'acme'], /account "acme" already exists/],
+        [['account', 'create', 'Not A Slug'], /must be lower-case letters/],
+        [['key', 'create', '--account', 'nobody'], /no account "nobody"/],
+        [['key', 'create'], /--account is required/],
+        [['key', 'revoke', 'lq_00000000'], /no key with prefix lq_00000000/],
+        [['admin', 'create', '--account', 'acme', '--email', 'ops@acme.test', '--password', 'another password'], /already exists/],
+        [['key', 'create', '--account', 'acme', '--bogus'], /bogus/],
+      ];
+      for (const [args, message] of cases) {
+        const result = await cli(...args);
+        assert.equal(result.code, 2, `loanql ${args.join(' ')} exits with 2:\n${result.stdout}${result.stderr}`);
+        assert.match(result.stderr, message);
+        assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${result.stderr}`);
+      }
+    });
+
+    it('stops cleanly on SIGTERM', async () => {
+      assert.equal(await service!.stop(), 0);
+      if (setting.embedded) assert.equal(existsSync(join(env.DATA_DIR!, 'loanql.lock')), false, 'the DATA_DIR lock is released');
+      service = undefined;
+    });
+
+    if (setting.embedded) {
+      it('works on DATA_DIR itself when no service runs', async () => {
+        const migrated = await cli('migrate');
+        assertOk(migrated, 'migrate');
+        assert.match(migrated.stdout, /up to date/);
+        const created = await cli('key', 'create', '--account', 'acme', '--name', 'offline');
+        assertOk(created, 'key create without a service');
+        cliKey = lastLine(created.stdout);
+        assert.match(cliKey, KEY_LINE);
+        assert.equal(existsSync(join(env.DATA_DIR!, 'loanql.lock')), false, 'the CLI released DATA_DIR');
+      });
+    }
+
+    it('keeps the data across a restart: no second demo, the demo key still works, a revoked key stays refused', async (t) => {
+      const started = Date.now();
+      service = await startService(env, port, workDir);
+      t.diagnostic(`restart took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      assert.match(service.output(), /Existing data kept/);
+      assert.doesNotMatch(service.output(), /Demo API key/);
+      assert.equal(await loanTotal(service, demoKey), demoLoans);
+      if (setting.embedded) assert.equal(await loanTotal(service, cliKey), 0, 'the key made while the service was stopped works');
+      assert.deepEqual(await get(`${service.url}/api/loan`, revokedKey), NOT_AUTHORIZED);
+    });
+  });
+}
