@@ -18,6 +18,8 @@ export interface TestServer {
   readonly url: string;
   /** Every log line the service wrote, parsed (pino JSON). */
   readonly logs: readonly Record<string, unknown>[];
+  /** The engine holder the app serves from (reload it, or read `.engine`). */
+  readonly engines: EngineHolder;
   close(): Promise<void>;
 }
 
@@ -47,8 +49,10 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
   return {
     url: `http://127.0.0.1:${port}`,
     logs,
+    engines,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        engines.close();
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
       }),

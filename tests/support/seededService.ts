@@ -6,25 +6,19 @@
  * The server is started here rather than with `startTestServer` because the engine tests need
  * the `EngineHolder` themselves (to call the engine directly, e.g. when counting statements).
  */
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import type { Database } from '../../db/index.js';
 import { seedPortfolio, type SeedSummary } from '../../db/seed/index.js';
 import { createAdmin, type Account } from '../../app/accounts.js';
 import { createApiKey } from '../../app/apiKeys.js';
 import { createDefaultProduct, DEMO_CUSTOM_FIELDS } from '../../app/products.js';
-import { buildEngine, EngineHolder } from '../../app/engineHolder.js';
-import { configFromEnv, type ServiceConfig } from '../../api/config.js';
-import { createApp } from '../../api/createApp.js';
-import { createLogger } from '../../api/logger.js';
-import type { EngineOptions, GraphEngine } from '../../engine/index.js';
+import type { ServiceConfig } from '../../api/config.js';
+import type { EngineHolder } from '../../app/engineHolder.js';
+import type { GraphEngine } from '../../engine/index.js';
 import { openTestDatabase, type TestDatabase } from './testDatabase.js';
-import { uniqueSlug } from './http.js';
+import { METADATA_PATH, startTestServer, uniqueSlug } from './http.js';
 
-/** The metadata file the service uses by default. */
-export const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.yaml', import.meta.url));
+export { METADATA_PATH };
+
 
 /** Small enough that a file seeds in about a second, big enough for every shape of data. */
 export const DEFAULT_SCALE = 0.02;
@@ -104,34 +98,12 @@ export interface RunningService {
 
 /** The real application (`createApp` with an `EngineHolder` over the default metadata) on 127.0.0.1:0. */
 export async function startService(db: Database, overrides: Partial<ServiceConfig> = {}): Promise<RunningService> {
-  const logs: Record<string, unknown>[] = [];
-  const capture = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  const config: ServiceConfig = { ...configFromEnv({}), port: 0, host: '127.0.0.1', metadataPath: METADATA_PATH, ...overrides };
-  const engineOptions: EngineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize };
-  const engines = new EngineHolder(await buildEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
-  const app = createApp({ db, logger: createLogger('warn', capture), config, databaseDescription: `test ${db.kind} database`, engines });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(listening)));
-  });
-  const { port } = server.address() as AddressInfo;
+  const server = await startTestServer(db, overrides);
   return {
-    url: `http://127.0.0.1:${port}`,
-    engines,
+    ...server,
     get engine() {
-      return engines.engine;
+      return server.engines.engine;
     },
-    logs,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        engines.close();
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
   };
 }
 
