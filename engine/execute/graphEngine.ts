@@ -166,7 +166,7 @@ export class GraphEngine {
 
   #plan(cached: CachedOperation, variables: Readonly<Record<string, unknown>>) {
     try {
-      return planOperation(this.schema, cached.operation, cached.fragments, variables, { maxRows: this.options.maxRows });
+      return planOperation(this.schema, cached.operation, cached.fragments, variables, { maxRows: this.options.maxRows, collections: this.metadata.collections });
     } catch (error) {
       if (error instanceof GraphQLError) throw new RequestError([toResponseError(error, 'validation-failed')], 'document');
       throw error;

@@ -10,7 +10,6 @@ import {
   valueFromAST,
   type FieldNode,
   type FragmentDefinitionNode,
-  type GraphQLField,
   type GraphQLInputType,
   type GraphQLObjectType,
   type GraphQLSchema,
@@ -39,6 +38,8 @@ import type {
 export interface PlanOptions {
   /** Applied as the limit of every list without one; a larger limit is an error. */
   readonly maxRows: number | null;
+  /** The resolved collections the schema was built from, by name. */
+  readonly collections: ReadonlyMap<string, Collection>;
 }
 
 export interface PlannedOperation {
@@ -236,20 +237,7 @@ export function planOperation(
     };
   }
 
-  const schemaCollection = (name: string): Collection => collections.get(name)!;
-  const collections = new Map<string, Collection>();
-  for (const field of Object.values(schema.getQueryType()!.getFields())) {
-    const role = fieldRole(field.extensions);
-    if (role?.kind === 'root') collections.set(role.collection.name, role.collection);
-  }
-  // Collections reachable only through relationships (no root fields) come from the types.
-  for (const type of Object.values(schema.getTypeMap())) {
-    if (!('getFields' in type) || type.name.startsWith('__')) continue;
-    for (const field of Object.values((type as GraphQLObjectType).getFields())) {
-      const role = fieldRole((field as GraphQLField<unknown, unknown>).extensions);
-      if (role && 'target' in role) collections.set(role.target.name, role.target);
-    }
-  }
+  const schemaCollection = (name: string): Collection => options.collections.get(name)!;
 
   function args(node: FieldNode): Record<string, ArgValue> {
     return Object.fromEntries((node.arguments ?? []).map((argument) => [argument.name.value, toArgValue(argument.value)]));
