@@ -9,6 +9,7 @@ import { healthRoutes } from './routes/health.js';
 import { loanRoutes } from './routes/loans.js';
 import { graphRoutes } from './routes/graph.js';
 import type { EngineHolder } from '../app/engineHolder.js';
+import { dashboardRoutes } from '../dashboard/index.js';
 
 export interface ServiceDeps {
   readonly db: Database;
@@ -26,6 +27,8 @@ export function createApp(deps: ServiceDeps): Express {
   app.set('query parser', 'simple');
 
   app.use(healthRoutes(deps.db, deps.databaseDescription));
+  app.get('/', (_req, res) => res.redirect(302, '/dashboard'));
+  app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, bodyLimitBytes: deps.config.bodyLimitBytes }));
 
   const api = express.Router();
   // Auth comes before body parsing, so an unauthenticated request costs no parsing.

@@ -10,7 +10,11 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
       level,
       base: { service: 'loanql' },
       redact: {
-        paths: ['password', '*.password', 'key', '*.key', 'authorization', '*.authorization', 'headers', '*.headers', 'cookie', '*.cookie'],
+        paths: [
+          'password', '*.password', 'key', '*.key', 'authorization', '*.authorization', 'headers', '*.headers', 'cookie', '*.cookie',
+          // Request bodies (login and key forms) and the dashboard's session and CSRF tokens.
+          'body', '*.body', 'token', '*.token', 'csrfToken', '*.csrfToken',
+        ],
         censor: '[redacted]',
       },
     },

@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   const url = `http://localhost:${config.port}`;
   logger.info({ port: config.port, database: opened.description, startupMs: Date.now() - started }, 'listening');
 
-  const lines = [`loanql is serving at ${url}  (database: ${opened.description})`];
+  const lines = [`loanql is serving at ${url}  (database: ${opened.description})`, `Dashboard: ${url}/dashboard`];
   if (demo) {
     lines.push(
       `Demo account "${demo.accountSlug}" created with ${demo.loans} loans.`,

@@ -8,11 +8,16 @@ import type { EngineHolder } from '../../app/engineHolder.js';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
 
+/** The account a request runs against: by default the API key's (`requireApiKey`). */
+export type AccountOfRequest = (res: Response) => string;
+const accountOfApiKey: AccountOfRequest = (res) => res.locals.auth.accountId;
+
 /**
  * `POST /api/graph` (GraphQL over HTTP) and `POST /api/graph/explain`. The response body is
- * the JSON text PostgreSQL built, forwarded without parsing.
+ * the JSON text PostgreSQL built, forwarded without parsing. The dashboard's query console
+ * mounts the same routes with its session's account as `accountOf`.
  */
-export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes: number, logger: Logger): Router {
+export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes: number, logger: Logger, accountOf: AccountOfRequest = accountOfApiKey): Router {
   const router = Router();
   const parseJson = express.json({ limit: bodyLimitBytes, type: () => true, strict: false });
 
@@ -20,7 +25,7 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
     const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
     if (!isJsonRequest(req)) return sendErrors(res, 415, responseType, 'invalid-request', 'send the request as application/json');
     try {
-      const body = await engines.engine.execute(db, req.body as GraphRequest, res.locals.auth.accountId);
+      const body = await engines.engine.execute(db, req.body as GraphRequest, accountOf(res));
       res.status(200).type(responseType).send(body);
     } catch (error) {
       if (!(error instanceof RequestError)) throw error;
@@ -38,7 +43,7 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
   router.post('/explain', parseJson, async (req, res) => {
     if (!isJsonRequest(req)) return sendErrors(res, 415, JSON_TYPE, 'invalid-request', 'send the request as application/json');
     try {
-      res.json(await engines.engine.explain(db, req.body as GraphRequest, res.locals.auth.accountId));
+      res.json(await engines.engine.explain(db, req.body as GraphRequest, accountOf(res)));
     } catch (error) {
       if (!(error instanceof RequestError)) throw error;
       res.status(400).json({ errors: error.errors });

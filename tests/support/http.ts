@@ -28,7 +28,7 @@ export const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.yaml',
 
 /**
  * Serves `createApp` over `db` with the project's metadata; the configuration is the defaults
- * with `overrides` applied.
+ * with `overrides` applied. Logs are captured from level `warn` unless `overrides.logLevel` says otherwise.
  */
 export async function startTestServer(db: Database, overrides: Partial<ServiceConfig> = {}): Promise<TestServer> {
   const logs: Record<string, unknown>[] = [];
@@ -41,7 +41,7 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
   const config: ServiceConfig = { ...configFromEnv({}), port: 0, host: '127.0.0.1', metadataPath: METADATA_PATH, ...overrides };
   const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize };
   const engines = new EngineHolder(await buildEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
-  const app = createApp({ db, logger: createLogger('warn', capture), config, databaseDescription: `test ${db.kind} database`, engines });
+  const app = createApp({ db, logger: createLogger(overrides.logLevel ?? 'warn', capture), config, databaseDescription: `test ${db.kind} database`, engines });
   const server = await new Promise<ReturnType<typeof app.listen>>((resolve, reject) => {
     const listening = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(listening)));
   });

@@ -1,0 +1,142 @@
+/**
+ * The query console: GraphiQL against the admin's own account (through the dashboard's
+ * session + CSRF endpoints, never an API key), beside a panel with the one SQL statement the
+ * last query compiled to, its parameters and PostgreSQL's plan (`/dashboard/graph/explain`).
+ */
+import { GraphiQL, type GraphiQLProps } from 'graphiql';
+import { StrictMode, useMemo, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import 'graphiql/graphiql.css';
+import './console.css';
+import { formatPlan } from './formatPlan.js';
+
+const DEFAULT_QUERY = `# Queries run against your own account, read-only.
+# Run one with Ctrl+Enter (or the ▶ button); the panel on the right shows its SQL.
+query FirstLoans {
+  loans(limit: 5, order_by: {created_at: desc}) {
+    id
+    name
+    status
+    amount
+  }
+  loans_aggregate {
+    aggregate {
+      count
+    }
+  }
+}
+`;
+
+type Explained =
+  | { readonly state: 'idle' }
+  | { readonly state: 'loading' }
+  | { readonly state: 'done'; readonly sql: string; readonly params: readonly unknown[]; readonly plan: unknown }
+  | { readonly state: 'failed'; readonly message: string };
+
+type Fetcher = GraphiQLProps['fetcher'];
+type FetcherParams = Parameters<Fetcher>[0];
+
+class SessionEndedError extends Error {}
+
+function csrfToken(): string {
+  return document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? '';
+}
+
+async function postJson(path: string, body: unknown): Promise<unknown> {
+  const response = await fetch(path, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': 'application/json', accept: 'application/json', 'x-csrf-token': csrfToken() },
+    body: JSON.stringify(body),
+  });
+  if (response.status === 401) throw new SessionEndedError('Your dashboard session has ended. Reload the page to log in again.');
+  return response.json();
+}
+
+function errorMessage(body: unknown): string | null {
+  const errors = (body as { errors?: readonly { message?: string }[] } | null)?.errors;
+  return errors?.length ? errors.map((error) => error.message ?? 'error').join('\n') : null;
+}
+
+function isIntrospection(params: FetcherParams): boolean {
+  return params.operationName === 'IntrospectionQuery';
+}
+
+function ConsoleApp() {
+  const [explained, setExplained] = useState<Explained>({ state: 'idle' });
+  const initialQuery = useMemo(() => new URLSearchParams(window.location.search).get('query') ?? undefined, []);
+
+  // Stable for the page's life: GraphiQL refetches the schema whenever its fetcher changes.
+  const fetcher = useMemo<Fetcher>(
+    () => async (params) => {
+      if (!isIntrospection(params)) {
+        setExplained({ state: 'loading' });
+        postJson('/dashboard/graph/explain', params).then(
+          (body) => {
+            const problem = errorMessage(body);
+            if (problem) return setExplained({ state: 'failed', message: problem });
+            const { sql, params: values, plan } = body as { sql: string; params: unknown[]; plan: unknown };
+            setExplained({ state: 'done', sql, params: values, plan });
+          },
+          (error: unknown) => setExplained({ state: 'failed', message: error instanceof Error ? error.message : String(error) }),
+        );
+      }
+      try {
+        return (await postJson('/dashboard/graph', params)) as Record<string, unknown>;
+      } catch (error) {
+        return { errors: [{ message: error instanceof Error ? error.message : String(error) }] };
+      }
+    },
+    [],
+  );
+
+  return (
+    <div className="console">
+      <div className="console-editor">
+        <GraphiQL fetcher={fetcher} defaultQuery={DEFAULT_QUERY} query={initialQuery} isHeadersEditorEnabled={false} shouldPersistHeaders={false} />
+      </div>
+      <SqlPanel explained={explained} />
+    </div>
+  );
+}
+
+function SqlPanel({ explained }: { readonly explained: Explained }) {
+  return (
+    <aside className="sql-panel" aria-labelledby="sql-panel-heading" aria-live="polite" aria-busy={explained.state === 'loading'}>
+      <h2 id="sql-panel-heading">SQL of the last query</h2>
+      {explained.state === 'idle' && <p className="sql-panel-hint">Run a query to see the one SQL statement it compiles to, its parameters and its plan.</p>}
+      {explained.state === 'loading' && <p className="sql-panel-hint">Compiling…</p>}
+      {explained.state === 'failed' && (
+        <p className="sql-panel-error" role="alert">
+          {explained.message}
+        </p>
+      )}
+      {explained.state === 'done' && explained.sql === '' && <p className="sql-panel-hint">This query needs no SQL: it only asks about the schema.</p>}
+      {explained.state === 'done' && explained.sql !== '' && (
+        <>
+          <h3>Statement</h3>
+          <pre id="sql-statement" tabIndex={0}>
+            {explained.sql}
+          </pre>
+          <h3>Parameters</h3>
+          <pre id="sql-params" tabIndex={0}>
+            {explained.params.length ? explained.params.map((value, index) => `$${index + 1} = ${JSON.stringify(value)}`).join('\n') : '(none)'}
+          </pre>
+          <h3>Plan</h3>
+          <pre id="sql-plan" tabIndex={0}>
+            {formatPlan(explained.plan)}
+          </pre>
+        </>
+      )}
+    </aside>
+  );
+}
+
+const root = document.getElementById('console-root');
+if (root) {
+  createRoot(root).render(
+    <StrictMode>
+      <ConsoleApp />
+    </StrictMode>,
+  );
+}

@@ -1,0 +1,77 @@
+import express, { Router, type ErrorRequestHandler } from 'express';
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/index.js';
+import type { Logger } from '../api/logger.js';
+import { graphRoutes } from '../api/routes/graph.js';
+import type { EngineHolder } from '../app/engineHolder.js';
+import { LoginThrottle } from '../app/loginThrottle.js';
+import { listApiKeys } from '../app/apiKeys.js';
+import { assetRoutes, findAssetsDirectory } from './assets.js';
+import { consolePage } from './pages/consolePage.js';
+import { errorPage } from './pages/errorPage.js';
+import { overviewPage } from './pages/overviewPage.js';
+import { apiKeyRoutes } from './routes/apiKeyRoutes.js';
+import { loginRoutes } from './routes/loginRoutes.js';
+import { securityHeaders } from './securityHeaders.js';
+import { requireCsrfHeader, requireFormCsrfToken, requireJsonSession, requirePageSession, sessionOf } from './session.js';
+
+export interface DashboardDeps {
+  readonly db: Database;
+  readonly engines: EngineHolder;
+  readonly logger: Logger;
+  readonly bodyLimitBytes: number;
+  /** Login throttling state; one per service by default. */
+  readonly loginThrottle?: LoginThrottle;
+}
+
+/**
+ * The dashboard, mounted at `/dashboard`: login, Settings > API keys and the query console.
+ * Every page after login is scoped to the session's account, as the API is to its key's.
+ */
+export function dashboardRoutes(deps: DashboardDeps): Router {
+  const { db, logger } = deps;
+  const router = Router();
+  const assets = findAssetsDirectory();
+  if (!assets) logger.warn('dashboard assets are not built (run `npm run build`); the query console will not load');
+
+  router.use(securityHeaders);
+  router.use('/assets', assetRoutes(assets));
+  router.use(loginRoutes({ db, logger, throttle: deps.loginThrottle ?? new LoginThrottle() }));
+
+  // The console's GraphQL: the API's own routes, with the session's account instead of a key's.
+  router.use('/graph', requireJsonSession(db), requireCsrfHeader, graphRoutes(db, deps.engines, deps.bodyLimitBytes, logger, (res) => sessionOf(res).admin.accountId));
+
+  router.use(requirePageSession(db));
+  router.use(express.urlencoded({ extended: false, limit: '16kb' }));
+  router.use(requireFormCsrfToken);
+
+  router.get('/', async (_req, res) => {
+    const session = sessionOf(res);
+    const keys = await listApiKeys(db, session.admin.accountId);
+    res.type('html').send(overviewPage(session.viewer, { activeKeys: keys.filter((key) => key.active).length }));
+  });
+  router.get('/console', (_req, res) => {
+    res.type('html').send(consolePage(sessionOf(res).viewer));
+  });
+  router.use('/settings', apiKeyRoutes(db, logger));
+
+  router.use((_req, res) => {
+    res.status(404).type('html').send(errorPage('Page not found', 'There is no dashboard page at this address.', res.locals.dashboard?.viewer));
+  });
+  router.use(dashboardErrors(logger));
+  return router;
+}
+
+/** Body problems are the client's (4xx); anything else is logged with an id and shown as just that id. */
+function dashboardErrors(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    if (res.headersSent) return res.end();
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.too.large') return res.status(413).type('html').send(errorPage('The form is too large', 'Shorten what you entered and try again.'));
+    if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported')
+      return res.status(400).type('html').send(errorPage('The form could not be read', 'Go back, reload the page and try again.'));
+    const id = randomUUID();
+    logger.error({ errorId: id, method: req.method, path: req.path, err: error }, 'internal error');
+    res.status(500).type('html').send(errorPage('Something went wrong', `The error was recorded with the id ${id}. Please try again.`));
+  };
+}

@@ -1,0 +1,2 @@
+/** Public surface of `dashboard/`: the router `api/createApp.ts` mounts at `/dashboard`. */
+export { dashboardRoutes, type DashboardDeps } from './dashboardRoutes.js';

@@ -1,0 +1,119 @@
+import type { ApiKeyListing, CreatedApiKey } from '../../app/apiKeys.js';
+import { html, type Html } from '../html.js';
+import { csrfField, formatTimestamp, message, renderPage, type Viewer } from './layout.js';
+
+export const API_KEYS_PATH = '/dashboard/settings/api-keys';
+
+export interface ApiKeysView {
+  readonly keys: readonly ApiKeyListing[];
+  /** Just created: the only time the whole key is shown. */
+  readonly created?: CreatedApiKey;
+  readonly notice?: string;
+  readonly error?: string;
+  /** The name typed into the create form, kept after an error. */
+  readonly name?: string;
+}
+
+/** Settings > API keys: the list, the create form, and a new key once. */
+export function apiKeysPage(viewer: Viewer, view: ApiKeysView): string {
+  return settingsPage(
+    viewer,
+    'API keys',
+    html`${view.created ? createdKey(view.created) : null}
+${message('ok', view.notice)}
+<p class="lead">A key lets a program read and write this account's data through <code>/api</code> with the header <code>Authorization: Token &lt;key&gt;</code>.</p>
+
+<h2 id="create-heading">Create a key</h2>
+${message('error', view.error)}
+<form class="inline-form" method="post" action="${API_KEYS_PATH}" aria-labelledby="create-heading">
+  ${csrfField(viewer.csrfToken)}
+  <div class="field">
+    <label for="key-name">Name</label>
+    <input id="key-name" name="name" type="text" required maxlength="100" value="${view.name ?? ''}" aria-describedby="key-name-hint">
+    <span id="key-name-hint" class="hint">What the key is for, e.g. "reporting job". 1 to 100 characters.</span>
+  </div>
+  <div><button type="submit">Create key</button></div>
+</form>
+
+<h2 id="keys-heading">Keys</h2>
+${view.keys.length === 0 ? html`<p>This account has no API keys yet.</p>` : keyTable(view.keys)}`,
+    view.created ? ['/dashboard/assets/copyKey.js'] : [],
+  );
+}
+
+function createdKey(created: CreatedApiKey): Html {
+  return html`<section class="new-key" aria-labelledby="new-key-heading">
+  <h2 id="new-key-heading">Key “${created.name}” created</h2>
+  <p><strong>Copy it now: it is shown only this once.</strong> Only a hash of it is stored, so it cannot be shown again.</p>
+  <label for="new-key">The new key</label>
+  <div class="key-row">
+    <input id="new-key" type="text" readonly value="${created.key}" autocomplete="off" spellcheck="false" data-key-prefix="${created.prefix}">
+    <button type="button" class="button-secondary" data-copy-target="new-key" aria-describedby="copy-status" hidden>Copy</button>
+  </div>
+  <p id="copy-status" class="hint" role="status"></p>
+</section>`;
+}
+
+function keyTable(keys: readonly ApiKeyListing[]): Html {
+  return html`<table aria-labelledby="keys-heading">
+  <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <tbody>
+    ${keys.map(
+      (key) => html`<tr data-key-prefix="${key.prefix}">
+      <td>${key.name}</td>
+      <td><code>${key.prefix}</code></td>
+      <td>${formatTimestamp(key.createdAt)}</td>
+      <td>${formatTimestamp(key.lastUsedAt)}</td>
+      <td>${key.active ? html`<span class="status status-active">Active</span>` : html`<span class="status status-inactive">Inactive</span>`}</td>
+      <td>${
+        key.active
+          ? html`<a class="link-danger" href="${deactivatePath(key.prefix)}" aria-label="Deactivate ${key.name} (${key.prefix})">Deactivate</a>`
+          : null
+      }</td>
+    </tr>`,
+    )}
+  </tbody>
+</table>`;
+}
+
+export function deactivatePath(prefix: string): string {
+  return `${API_KEYS_PATH}/${encodeURIComponent(prefix)}/deactivate`;
+}
+
+/** The confirmation step of deactivating a key: a page with one form, so it works without JS. */
+export function confirmDeactivationPage(viewer: Viewer, key: ApiKeyListing): string {
+  const body = key.active
+    ? html`<p>Requests that use this key are refused from their very next one on. This cannot be undone; create a new key if one is needed again.</p>
+<form method="post" action="${deactivatePath(key.prefix)}">
+  ${csrfField(viewer.csrfToken)}
+  <div class="actions">
+    <button type="submit" class="button-danger">Deactivate key</button>
+    <a class="button button-secondary" href="${API_KEYS_PATH}">Cancel</a>
+  </div>
+</form>`
+    : html`<p>This key is already inactive.</p><p><a href="${API_KEYS_PATH}">Back to the API keys</a></p>`;
+  return settingsPage(
+    viewer,
+    'Deactivate API key',
+    html`<h2>Deactivate “${key.name}”?</h2>
+<dl class="facts">
+  <dt>Name</dt><dd>${key.name}</dd>
+  <dt>Prefix</dt><dd><code>${key.prefix}</code></dd>
+  <dt>Created</dt><dd>${formatTimestamp(key.createdAt)}</dd>
+  <dt>Last used</dt><dd>${formatTimestamp(key.lastUsedAt)}</dd>
+</dl>
+${body}`,
+  );
+}
+
+/** Settings pages share a heading and the settings sub-navigation (room for more tabs). */
+function settingsPage(viewer: Viewer, title: string, content: Html, scripts: readonly string[] = []): string {
+  return renderPage(
+    { title, viewer, section: 'settings', scripts },
+    html`<h1>Settings</h1>
+<nav class="sub-nav" aria-label="Settings">
+  <ul><li><a href="${API_KEYS_PATH}" aria-current="page">API keys</a></li></ul>
+</nav>
+${content}`,
+  );
+}

@@ -1,0 +1,98 @@
+import { html, type Html } from '../html.js';
+
+/**
+ * The main navigation. Each section is one entry here; Loans and People will join Overview,
+ * the query console and Settings as their pages are built.
+ */
+export type NavSection = 'overview' | 'console' | 'settings';
+const NAVIGATION: readonly { readonly section: NavSection; readonly label: string; readonly href: string }[] = [
+  { section: 'overview', label: 'Overview', href: '/dashboard' },
+  { section: 'console', label: 'Query console', href: '/dashboard/console' },
+  { section: 'settings', label: 'Settings', href: '/dashboard/settings/api-keys' },
+];
+
+/** Who is logged in, for the top bar; its CSRF token signs the logout form. */
+export interface Viewer {
+  readonly accountName: string;
+  readonly adminEmail: string;
+  readonly csrfToken: string;
+}
+
+export interface PageFrame {
+  readonly title: string;
+  /** Absent on the pages seen before logging in: no navigation then. */
+  readonly viewer?: Viewer;
+  readonly section?: NavSection;
+  readonly bodyClass?: string;
+  readonly stylesheets?: readonly string[];
+  readonly scripts?: readonly string[];
+}
+
+/** A whole HTML document around a page's content. */
+export function renderPage(frame: PageFrame, content: Html): string {
+  const { viewer } = frame;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+${viewer ? html`<meta name="csrf-token" content="${viewer.csrfToken}">` : null}
+<title>${frame.title} · loanql dashboard</title>
+<link rel="stylesheet" href="/dashboard/assets/dashboard.css">
+${(frame.stylesheets ?? []).map((href) => html`<link rel="stylesheet" href="${href}">`)}
+</head>
+<body${frame.bodyClass ? html` class="${frame.bodyClass}"` : null}>
+<a class="skip-link" href="#main">Skip to content</a>
+${viewer ? topBar(viewer, frame.section) : null}
+<main id="main" tabindex="-1">
+${content}
+</main>
+${(frame.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}
+</body>
+</html>
+`.text;
+}
+
+function topBar(viewer: Viewer, current: NavSection | undefined): Html {
+  return html`<header class="topbar">
+  <a class="brand" href="/dashboard">loanql</a>
+  <nav class="main-nav" aria-label="Main">
+    <ul>
+      ${NAVIGATION.map(
+        (item) => html`<li><a href="${item.href}"${item.section === current ? html` aria-current="page"` : null}>${item.label}</a></li>`,
+      )}
+    </ul>
+  </nav>
+  <div class="who">
+    <span><span class="visually-hidden">Account: </span>${viewer.accountName}</span>
+    <span>${viewer.adminEmail}</span>
+    <form method="post" action="/dashboard/logout">
+      ${csrfField(viewer.csrfToken)}
+      <button type="submit">Log out</button>
+    </form>
+  </div>
+</header>`;
+}
+
+/** The hidden field every dashboard form carries (checked by `requireFormCsrfToken`). */
+export function csrfField(token: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${token}">`;
+}
+
+/** A message box; errors are announced to screen readers at once. */
+export function message(kind: 'error' | 'ok' | 'info', text: string | null | undefined): Html | null {
+  if (!text) return null;
+  return html`<div class="message message-${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</div>`;
+}
+
+/** PostgreSQL's timestamptz text (`2025-05-01 10:11:12.345+00`) as `2025-05-01 10:11 UTC`. */
+export function formatTimestamp(text: string | null): Html {
+  if (!text) return html`<span class="hint">never</span>`;
+  const match = /^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d)(:\d\d(?:\.\d+)?)?(?:([+-]\d\d):?(\d\d)?)?$/.exec(text);
+  if (!match) return html`${text}`;
+  const [, date, minutes, seconds = ':00', offsetHours = '+00', offsetMinutes = '00'] = match;
+  const offset = `${offsetHours}:${offsetMinutes}`;
+  const zone = offset === '+00:00' ? 'UTC' : offset;
+  return html`<time datetime="${date}T${minutes}${seconds}${offset}">${date} ${minutes} ${zone}</time>`;
+}
