@@ -2,11 +2,13 @@ import express, { type ErrorRequestHandler, type Express } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/index.js';
 import { UserInputError } from '../app/errors.js';
+import { LoanInputError } from '../app/loanInput.js';
 import { requireApiKey } from './authenticate.js';
 import type { ServiceConfig } from './config.js';
 import type { Logger } from './logger.js';
 import { healthRoutes } from './routes/health.js';
 import { loanRoutes } from './routes/loans.js';
+import { openApiRoutes } from './routes/openapi.js';
 import { graphRoutes } from './routes/graph.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import { dashboardRoutes } from '../dashboard/index.js';
@@ -34,8 +36,9 @@ export function createApp(deps: ServiceDeps): Express {
   // Auth comes before body parsing, so an unauthenticated request costs no parsing.
   api.use(requireApiKey(deps.db));
   api.use('/graph', graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger));
-  api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true }));
+  api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true, strict: false }));
   api.use('/loan', loanRoutes(deps.db));
+  api.use(openApiRoutes(deps.db));
   api.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
   });
@@ -50,7 +53,11 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     if (res.headersSent) return res.end();
     if (error instanceof UserInputError) {
-      res.status(error.status).json({ error: error.message, ...(error.details ? { details: error.details } : {}) });
+      res.status(error.status).json({
+        error: error.message,
+        ...(error instanceof LoanInputError ? { fields: error.fields } : {}),
+        ...(error.details ? { details: error.details } : {}),
+      });
       return;
     }
     const type = (error as { type?: string }).type;
@@ -59,7 +66,7 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      res.status(400).json({ error: 'request body is not valid JSON' });
+      res.status(400).json({ error: 'request body is not valid JSON', fields: {} });
       return;
     }
     const id = randomUUID();

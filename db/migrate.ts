@@ -2,9 +2,10 @@ import type { Database } from './database.js';
 import * as schema from './migrations/0001_schema.js';
 import * as isNextOnEveryWrite from './migrations/0002_is_next_on_every_write.js';
 import * as dashboard from './migrations/0003_dashboard.js';
+import * as loanDerivedFields from './migrations/0004_loan_derived_fields.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.

@@ -10,6 +10,7 @@ const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
   boolean: ['boolean'],
   date: ['date'],
   timestamptz: ['timestamp with time zone', 'timestamp without time zone'],
+  jsonb: ['jsonb', 'json'],
 };
 
 /**

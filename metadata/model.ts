@@ -3,9 +3,9 @@
  * `resolveMetadata`; every name in it has been validated, every relationship points at a
  * collection that exists, and every column has been checked against the database.
  */
-export type ScalarType = 'uuid' | 'text' | 'numeric' | 'integer' | 'boolean' | 'date' | 'timestamptz';
+export type ScalarType = 'uuid' | 'text' | 'numeric' | 'integer' | 'boolean' | 'date' | 'timestamptz' | 'jsonb';
 
-export const SCALAR_TYPES: readonly ScalarType[] = ['uuid', 'text', 'numeric', 'integer', 'boolean', 'date', 'timestamptz'];
+export const SCALAR_TYPES: readonly ScalarType[] = ['uuid', 'text', 'numeric', 'integer', 'boolean', 'date', 'timestamptz', 'jsonb'];
 
 /** Where a field's value comes from: a column, or a key of the record's custom-fields JSON. */
 export type FieldSource =

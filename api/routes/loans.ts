@@ -1,23 +1,90 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import type { Database } from '../../db/index.js';
-import { listLoans } from '../../app/loans.js';
-import { UserInputError } from '../../app/errors.js';
+import { LoanReader } from '../../app/loanReads.js';
+import { createLoan, updateLoan } from '../../app/loanWrites.js';
+import { LoanInputError } from '../../app/loanInput.js';
+import { LOAN_STATUSES, type LoanStatus } from '../../app/products.js';
+
+const LIST_PARAMETERS = new Set(['status', 'limit', 'offset']);
 
 function intParam(value: unknown, name: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
-  const parsed = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(parsed) || parsed > max) throw new UserInputError(`${name} must be a whole number from 0 to ${max}`, 400, { field: name });
+  const parsed = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(parsed) || parsed > max) throw new LoanInputError(`${name} must be a whole number from 0 to ${max}`, { [name]: `expected a whole number from 0 to ${max}` });
   return parsed;
 }
 
-/** `/api/loan` (interface §4.1–4.3, SPEC §6). */
+function listQuery(query: Record<string, unknown>): { status?: LoanStatus; limit: number; offset: number } {
+  const unknown = Object.keys(query).filter((name) => !LIST_PARAMETERS.has(name));
+  if (unknown.length) {
+    throw new LoanInputError(`unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, Object.fromEntries(unknown.map((name) => [name, 'unknown query parameter (status, limit, offset)'])));
+  }
+  const status = query.status;
+  if (status !== undefined && !(typeof status === 'string' && (LOAN_STATUSES as readonly string[]).includes(status))) {
+    throw new LoanInputError('status must be lead, servicing or closed', { status: `expected one of ${LOAN_STATUSES.join(', ')}` });
+  }
+  return {
+    ...(status ? { status: status as LoanStatus } : {}),
+    limit: intParam(query.limit, 'limit', 50, 1000),
+    offset: intParam(query.offset, 'offset', 0, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+function sendJson(res: Response, status: number, text: string): void {
+  res.status(status).type('application/json').send(text);
+}
+
+function notFound(res: Response): void {
+  res.status(404).json({ error: 'no such loan' });
+}
+
+/**
+ * `/api/loan` (interface §4.1–4.3, SPEC §6). Thin: query and path checks here, every rule in
+ * `app/loanInput.ts` and `app/loanWrites.ts`, every read through the engine (`app/loanReads.ts`).
+ */
 export function loanRoutes(db: Database): Router {
   const router = Router();
+  let reader: Promise<LoanReader> | null = null;
+  const loans = (): Promise<LoanReader> => {
+    reader ??= LoanReader.create(db).catch((error: unknown) => {
+      reader = null;
+      throw error;
+    });
+    return reader;
+  };
+
   router.get('/', async (req, res) => {
-    const status = typeof req.query.status === 'string' ? req.query.status : undefined;
-    const limit = intParam(req.query.limit, 'limit', 50, 1000);
-    const offset = intParam(req.query.offset, 'offset', 0, Number.MAX_SAFE_INTEGER);
-    res.json(await listLoans(db, res.locals.auth.accountId, { ...(status ? { status } : {}), limit, offset }));
+    const query = listQuery(req.query as Record<string, unknown>);
+    sendJson(res, 200, await (await loans()).pageJson(db, res.locals.auth.accountId, query));
   });
+
+  router.get('/:id', async (req, res) => {
+    const text = await (await loans()).loanJson(db, res.locals.auth.accountId, req.params.id);
+    if (text === null) return notFound(res);
+    sendJson(res, 200, text);
+  });
+
+  router.post('/', async (req, res) => {
+    const accountId = res.locals.auth.accountId;
+    const created = await createLoan(db, accountId, req.body);
+    const text = await (await loans()).loanJson(db, accountId, created.id, { contacts: created.contacts });
+    if (text === null) throw new Error(`loan ${created.id} vanished after creation`);
+    res.location(`${req.baseUrl}/${created.id}`);
+    sendJson(res, 201, text);
+  });
+
+  router.patch('/:id', async (req, res) => {
+    const accountId = res.locals.auth.accountId;
+    if (!(await updateLoan(db, accountId, req.params.id, req.body))) return notFound(res);
+    const text = await (await loans()).loanJson(db, accountId, req.params.id);
+    if (text === null) return notFound(res);
+    sendJson(res, 200, text);
+  });
+
+  router.all(['/', '/:id'], (req, res) => {
+    res.status(405).setHeader('Allow', req.path === '/' ? 'GET, POST' : 'GET, PATCH');
+    res.json({ error: `${req.method} is not supported here` });
+  });
+
   return router;
 }

@@ -56,6 +56,15 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
   const comparisonTypes = new Map<GraphQLScalarType, GraphQLInputObjectType>();
   const comparisonFor = (scalar: GraphQLScalarType): GraphQLInputObjectType => {
     let type = comparisonTypes.get(scalar);
+    if (!type && scalar === SCALAR_FOR_TYPE.jsonb) {
+      // A JSON value is only tested for presence; containment operators are not offered.
+      type = new GraphQLInputObjectType({
+        name: 'jsonb_comparison_exp',
+        description: 'Boolean expression to compare fields of type "jsonb": only _is_null.',
+        fields: { _is_null: { type: GraphQLBoolean } },
+      });
+      comparisonTypes.set(scalar, type);
+    }
     if (!type) {
       const fields: GraphQLInputFieldConfigMap = {
         _eq: { type: scalar },
@@ -113,7 +122,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
         description: `Ordering options when selecting data from "${name}".`,
         fields: () => {
           const fields: GraphQLInputFieldConfigMap = {};
-          for (const field of collection.fields.values()) fields[field.name] = { type: orderBy };
+          for (const field of collection.fields.values()) if (field.type !== 'jsonb') fields[field.name] = { type: orderBy };
           for (const relationship of collection.relationships.values())
             if (relationship.kind === 'object') fields[relationship.name] = { type: orderBys.get(relationship.target)! };
           return fields;

@@ -1,4 +1,4 @@
-import { GraphQLBoolean, GraphQLError, GraphQLInt, GraphQLScalarType, GraphQLString, Kind, type ValueNode } from 'graphql';
+import { GraphQLBoolean, GraphQLError, GraphQLInt, GraphQLScalarType, GraphQLString, Kind, valueFromASTUntyped, type ValueNode } from 'graphql';
 import type { ScalarType } from '../../metadata/index.js';
 
 /**
@@ -60,6 +60,15 @@ export const GraphQLNumeric = new GraphQLScalarType({
   },
 });
 
+/** jsonb: any JSON value, output as stored. Selectable and filterable with `_is_null` only. */
+export const GraphQLJsonb = new GraphQLScalarType({
+  name: 'jsonb',
+  description: 'A JSON value (PostgreSQL jsonb), returned as stored.',
+  serialize: (value) => value,
+  parseValue: (value) => JSON.stringify(value),
+  parseLiteral: (node, variables) => JSON.stringify(valueFromASTUntyped(node, variables)),
+});
+
 export const SCALAR_FOR_TYPE: Readonly<Record<ScalarType, GraphQLScalarType>> = {
   uuid: GraphQLUuid,
   text: GraphQLString,
@@ -68,6 +77,7 @@ export const SCALAR_FOR_TYPE: Readonly<Record<ScalarType, GraphQLScalarType>> = 
   boolean: GraphQLBoolean,
   date: GraphQLDate,
   timestamptz: GraphQLTimestamptz,
+  jsonb: GraphQLJsonb,
 };
 
 /** The PostgreSQL type a parameter compared with a field of this type is cast to. */
@@ -79,4 +89,5 @@ export const PG_TYPE_FOR_TYPE: Readonly<Record<ScalarType, string>> = {
   boolean: 'boolean',
   date: 'date',
   timestamptz: 'timestamptz',
+  jsonb: 'jsonb',
 };

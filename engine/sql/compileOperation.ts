@@ -23,6 +23,7 @@ const CAST: Readonly<Record<ScalarType, Fragment>> = {
   boolean: sql`boolean`,
   date: sql`date`,
   timestamptz: sql`timestamptz`,
+  jsonb: sql`jsonb`,
 };
 const ARRAY_CAST: Readonly<Record<ScalarType, Fragment>> = {
   uuid: sql`uuid[]`,
@@ -32,6 +33,7 @@ const ARRAY_CAST: Readonly<Record<ScalarType, Fragment>> = {
   boolean: sql`boolean[]`,
   date: sql`date[]`,
   timestamptz: sql`timestamptz[]`,
+  jsonb: sql`jsonb[]`,
 };
 const OPERATOR: Readonly<Record<ComparisonOperator, Fragment>> = {
   _eq: sql`=`,

@@ -1,0 +1,221 @@
+import { describeRule, schemaForRule, type ValueRule } from '../app/fieldValues.js';
+import { BUILT_IN_FIELDS, bodyName, LOAN_STATUSES, type Product } from '../app/products.js';
+
+/**
+ * The OpenAPI 3.1 document of the REST loan routes (SPEC §6), served at `/api/openapi.json`.
+ * It is built per request for the caller's account, so the request and response schemas list
+ * that account's product custom fields with their types. The tests validate the document and
+ * check every REST response they receive against it.
+ */
+
+type Schema = Record<string, unknown>;
+
+/** A rule's JSON Schema without ajv's `x-` extensions (OpenAPI shows them as text). */
+function publicSchema(rule: ValueRule): Schema {
+  const schema = Object.fromEntries(Object.entries(schemaForRule(rule)).filter(([key]) => !key.startsWith('x-')));
+  return { ...schema, description: `${describeRule(rule)}.` };
+}
+
+const nullable = (schema: Schema): Schema => {
+  const { description, ...rest } = schema;
+  return { ...(description ? { description } : {}), anyOf: [rest, { type: 'null' }] };
+};
+
+/** A decimal as the responses carry it: a JSON number with PostgreSQL's exact digits. */
+const DECIMAL_OUT: Schema = { type: ['number', 'null'] };
+const DATE_OUT: Schema = { type: ['string', 'null'], format: 'date' };
+
+function customFieldOutput(product: Product): Schema {
+  const properties: Record<string, Schema> = {};
+  for (const field of product.customFields) {
+    const type = field.rule.kind === 'decimal' ? 'number' : field.rule.kind === 'integer' ? 'integer' : field.rule.kind === 'boolean' ? 'boolean' : 'string';
+    properties[field.key] = { type, description: `${field.name} (${field.type})` };
+  }
+  return {
+    type: 'object',
+    description:
+      'Custom fields of the loan, keyed by field key (the name in lower case, spaces as underscores). Values of fields removed from the product are kept and returned as stored.',
+    properties,
+  };
+}
+
+export function openApiDocument(product: Product, serverUrl: string): Schema {
+  const requestProperties: Record<string, Schema> = {};
+  for (const field of BUILT_IN_FIELDS) requestProperties[field.name] = field.nullable ? nullable(publicSchema(field.rule)) : publicSchema(field.rule);
+  for (const field of product.customFields) {
+    const schema = publicSchema(field.rule);
+    requestProperties[bodyName(field.name)] = field.required ? { ...schema, description: `${schema.description as string} Required.` } : nullable(schema);
+  }
+  const contactProperties: Record<string, Schema> = {};
+  for (const prefix of ['Borrower', 'Guarantor']) {
+    contactProperties[`${prefix}_Id`] = { type: ['string', 'null'], description: `Id of an existing person or company to attach; wins over the other ${prefix}_ parameters. An id not found attaches nobody (the response says so).` };
+    contactProperties[`${prefix}_Name`] = { type: ['string', 'null'], description: `Name of the individual, or of the company when ${prefix}_Is_Company is true.` };
+    contactProperties[`${prefix}_Email`] = { type: ['string', 'null'], format: 'email', description: 'With a name: the individual of that name and e-mail (case-insensitive) is attached, or created.' };
+    contactProperties[`${prefix}_Company`] = { type: ['string', 'null'], description: 'Company name: found or created; the individual is connected to it and attached.' };
+    contactProperties[`${prefix}_Is_Company`] = { type: ['boolean', 'null'], description: 'When true, the name is a company name: found or created, and attached.' };
+  }
+
+  const person: Schema = {
+    type: 'object',
+    required: ['id', 'name', 'email', 'entity_type'],
+    additionalProperties: false,
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      name: { type: 'string' },
+      email: { type: ['string', 'null'] },
+      entity_type: { type: 'string', enum: ['individual', 'company'] },
+    },
+  };
+  const loan: Schema = {
+    type: 'object',
+    additionalProperties: false,
+    required: [
+      'id', 'name', 'status', 'amount', 'rate', 'term', 'frequency', 'amortization', 'regular_payment', 'date_funded',
+      'first_payment_date', 'date_maturity', 'custom_fields', 'created_at', 'updated_at', 'borrowers', 'guarantors',
+    ],
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      name: { type: 'string' },
+      status: { type: 'string', enum: [...LOAN_STATUSES] },
+      amount: DECIMAL_OUT,
+      rate: { ...DECIMAL_OUT, description: 'Annual rate in percent (12 = 12 %).' },
+      term: { type: ['integer', 'null'], description: 'Number of scheduled payments.' },
+      frequency: { type: ['string', 'null'] },
+      amortization: { type: 'string', enum: ['amortizing', 'interest_only'] },
+      regular_payment: { ...DECIMAL_OUT, description: 'Derived from the schedule unless given.' },
+      date_funded: DATE_OUT,
+      first_payment_date: DATE_OUT,
+      date_maturity: { ...DATE_OUT, description: "The schedule's last due date unless given." },
+      custom_fields: customFieldOutput(product),
+      created_at: { type: 'string' },
+      updated_at: { type: 'string' },
+      borrowers: { type: 'array', items: { $ref: '#/components/schemas/Person' } },
+      guarantors: { type: 'array', items: { $ref: '#/components/schemas/Person' } },
+    },
+  };
+  const contactOutcome: Schema = {
+    oneOf: [
+      { type: 'null', description: 'No parameters of this prefix were given.' },
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['outcome', 'person_id'],
+        properties: {
+          outcome: { enum: ['found', 'created'] },
+          person_id: { type: 'string', format: 'uuid' },
+          company: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['outcome', 'person_id'],
+            properties: { outcome: { enum: ['found', 'created'] }, person_id: { type: 'string', format: 'uuid' } },
+          },
+        },
+      },
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['outcome', 'requested_id'],
+        properties: { outcome: { const: 'not_found' }, requested_id: { type: 'string' } },
+      },
+    ],
+  };
+  const error: Schema = {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: { type: 'string' },
+      fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each offending field (or query parameter), as sent, with what is wrong.' },
+    },
+  };
+
+  const json = (ref: string) => ({ content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
+  const responses = {
+    badRequest: { description: 'Bad input; nothing was written.', ...json('Error') },
+    forbidden: { description: 'Missing, invalid or inactive API key.', content: { 'text/plain': { schema: { const: 'Not authorized' } } } },
+    notFound: { description: 'No such loan in this account.', ...json('Error') },
+  };
+  const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The loan id (a uuid).' };
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'loanql REST loan interface',
+      version: '1',
+      description:
+        'Loans of the account the API key belongs to (interface.md §4.1–4.3, SPEC §6). Body keys name fields of the default product, spaces written as underscores, matched without regard to case. This document lists the caller account\'s product fields.',
+    },
+    servers: [{ url: serverUrl }],
+    security: [{ token: [] }],
+    paths: {
+      '/api/loan': {
+        get: {
+          operationId: 'listLoans',
+          summary: 'A page of loans, newest first.',
+          parameters: [
+            { name: 'status', in: 'query', schema: { type: 'string', enum: [...LOAN_STATUSES] } },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 1000, default: 50 } },
+            { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+          ],
+          responses: { '200': { description: 'The page.', ...json('LoanPage') }, '400': responses.badRequest, '403': responses.forbidden },
+        },
+        post: {
+          operationId: 'createLoan',
+          summary: 'Creates a loan, its schedule and (optionally) one borrower and one guarantor, in one transaction.',
+          requestBody: { required: false, ...json('LoanCreate') },
+          responses: { '201': { description: 'The loan, as GET /api/loan/{id} returns it, and what happened to the contacts.', ...json('LoanCreated') }, '400': responses.badRequest, '403': responses.forbidden },
+        },
+      },
+      '/api/loan/{id}': {
+        parameters: [idParameter],
+        get: {
+          operationId: 'getLoan',
+          summary: 'One loan with its borrowers, guarantors and custom fields.',
+          responses: { '200': { description: 'The loan.', ...json('LoanEnvelope') }, '403': responses.forbidden, '404': responses.notFound },
+        },
+        patch: {
+          operationId: 'updateLoan',
+          summary: 'Updates fields of a loan in one transaction; the schedule is regenerated when its inputs change. Borrower_/Guarantor_ parameters are refused.',
+          requestBody: { required: false, ...json('LoanUpdate') },
+          responses: { '200': { description: 'The updated loan.', ...json('LoanEnvelope') }, '400': responses.badRequest, '403': responses.forbidden, '404': responses.notFound },
+        },
+      },
+    },
+    components: {
+      securitySchemes: { token: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <API_KEY>' } },
+      schemas: {
+        Person: person,
+        Loan: loan,
+        LoanEnvelope: { type: 'object', required: ['loan'], additionalProperties: false, properties: { loan: { $ref: '#/components/schemas/Loan' } } },
+        LoanPage: {
+          type: 'object',
+          required: ['loans', 'total', 'limit', 'offset'],
+          additionalProperties: false,
+          properties: {
+            loans: { type: 'array', items: { $ref: '#/components/schemas/Loan' } },
+            total: { type: 'integer', minimum: 0 },
+            limit: { type: 'integer' },
+            offset: { type: 'integer' },
+          },
+        },
+        ContactOutcome: contactOutcome,
+        LoanCreated: {
+          type: 'object',
+          required: ['loan', 'contacts'],
+          additionalProperties: false,
+          properties: {
+            loan: { $ref: '#/components/schemas/Loan' },
+            contacts: {
+              type: 'object',
+              required: ['borrower', 'guarantor'],
+              additionalProperties: false,
+              properties: { borrower: { $ref: '#/components/schemas/ContactOutcome' }, guarantor: { $ref: '#/components/schemas/ContactOutcome' } },
+            },
+          },
+        },
+        LoanUpdate: { type: 'object', properties: requestProperties, description: 'Fields of the default product; null clears a field.' },
+        LoanCreate: { type: 'object', properties: { ...requestProperties, ...contactProperties } },
+        Error: error,
+      },
+    },
+  };
+}

@@ -1,0 +1,223 @@
+import type { ValidateFunction } from 'ajv';
+import { UserInputError } from './errors.js';
+import { ajv, describeRule, normalizeValue, propertyOf, schemaForRule, type ValueRule } from './fieldValues.js';
+import { BUILT_IN_FIELDS, CONTACT_PREFIXES, fieldKey, type BuiltInField, type CustomField, type Product } from './products.js';
+
+/**
+ * Turns a `POST`/`PATCH /api/loan` body into checked changes (SPEC §6): keys name product
+ * fields (spaces as underscores, any case); values are checked with an ajv schema generated
+ * from the product. Every offending key is reported at once, and nothing is written.
+ */
+
+export type ContactRole = 'borrower' | 'guarantor';
+
+/** The contact parameters of one prefix, as the body gave them (absent and null are the same). */
+export interface ContactParameters {
+  readonly id?: string;
+  readonly name?: string;
+  readonly email?: string;
+  readonly company?: string;
+  readonly isCompany?: boolean;
+}
+
+/** What to attach, after the rules of interface §4.2 and SPEC §6. */
+export type ContactRequest =
+  | { readonly kind: 'id'; readonly id: string }
+  | { readonly kind: 'company'; readonly name: string; readonly email: string | null }
+  | { readonly kind: 'individual'; readonly name: string; readonly email: string | null; readonly company: string | null };
+
+export interface LoanChanges {
+  /** Loan columns to set (null clears). */
+  readonly columns: ReadonlyMap<string, unknown>;
+  /** Custom-field keys to set (null removes the key). */
+  readonly customFields: ReadonlyMap<string, unknown>;
+  readonly contacts: Readonly<Partial<Record<ContactRole, ContactRequest>>>;
+}
+
+/** 400 whose body names each offending field: `{error, fields: {<key as sent>: <problem>}}`. */
+export class LoanInputError extends UserInputError {
+  constructor(
+    message: string,
+    readonly fields: Readonly<Record<string, string>>,
+  ) {
+    super(message, 400);
+  }
+}
+
+const CONTACT_PARAMETERS: readonly { readonly suffix: string; readonly property: keyof ContactParameters; readonly rule: ValueRule }[] = [
+  { suffix: 'Id', property: 'id', rule: { kind: 'text', maxLength: 100 } },
+  { suffix: 'Name', property: 'name', rule: { kind: 'text', maxLength: 500 } },
+  { suffix: 'Email', property: 'email', rule: { kind: 'text', maxLength: 320 } },
+  { suffix: 'Company', property: 'company', rule: { kind: 'text', maxLength: 500 } },
+  { suffix: 'Is_Company', property: 'isCompany', rule: { kind: 'boolean' } },
+];
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+type Known =
+  | { readonly kind: 'builtIn'; readonly field: BuiltInField }
+  | { readonly kind: 'custom'; readonly field: CustomField }
+  | { readonly kind: 'contact'; readonly role: ContactRole; readonly property: keyof ContactParameters; readonly name: string; readonly rule: ValueRule };
+
+interface CompiledProduct {
+  readonly known: ReadonlyMap<string, Known>;
+  readonly validate: ValidateFunction;
+}
+
+const compiled = new Map<string, CompiledProduct>();
+
+/** The body fields a product accepts, keyed by lower-case key, with their rules. */
+function knownFields(product: Product): Map<string, Known> {
+  const known = new Map<string, Known>();
+  for (const field of BUILT_IN_FIELDS) known.set(field.key, { kind: 'builtIn', field });
+  for (const field of product.customFields) known.set(field.key, { kind: 'custom', field });
+  for (const prefix of CONTACT_PREFIXES) {
+    const role: ContactRole = prefix === 'borrower_' ? 'borrower' : 'guarantor';
+    for (const parameter of CONTACT_PARAMETERS) {
+      const name = `${role === 'borrower' ? 'Borrower' : 'Guarantor'}_${parameter.suffix}`;
+      known.set(fieldKey(name), { kind: 'contact', role, property: parameter.property, name, rule: parameter.rule });
+    }
+  }
+  return known;
+}
+
+function ruleOf(entry: Known): ValueRule {
+  return entry.kind === 'contact' ? entry.rule : entry.field.rule;
+}
+
+/** The ajv validator of a product's bodies (keys already lower-cased), cached per definition. */
+function compileProduct(product: Product): CompiledProduct {
+  const signature = JSON.stringify(product.customFields.map((field) => [field.key, field.rule]));
+  let entry = compiled.get(signature);
+  if (!entry) {
+    const known = knownFields(product);
+    const properties: Record<string, unknown> = {};
+    for (const [key, field] of known) properties[key] = { anyOf: [{ type: 'null' }, schemaForRule(ruleOf(field))] };
+    const validate = ajv.compile({ type: 'object', properties, additionalProperties: false });
+    entry = { known, validate };
+    if (compiled.size > 500) compiled.clear();
+    compiled.set(signature, entry);
+  }
+  return entry;
+}
+
+/** A problem with the body as a whole (not an object). */
+function notAnObject(): LoanInputError {
+  return new LoanInputError('the request body must be a JSON object whose keys name loan fields', {});
+}
+
+/**
+ * Checks a body against the product. `create` applies required fields and defaults and allows
+ * contact parameters; `update` refuses contact parameters (interface §4.3) and required
+ * custom fields may not be cleared.
+ */
+export function parseLoanBody(product: Product, body: unknown, mode: 'create' | 'update'): LoanChanges {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw notAnObject();
+  const { known, validate } = compileProduct(product);
+  const problems: Record<string, string> = {};
+  const sentName = new Map<string, string>();
+  const normalized: Record<string, unknown> = {};
+
+  for (const [sent, value] of Object.entries(body as Record<string, unknown>)) {
+    const key = fieldKey(sent);
+    const entry = known.get(key);
+    if (!entry) {
+      problems[sent] = 'unknown field: not a field of the default product';
+      continue;
+    }
+    if (sentName.has(key)) {
+      problems[sent] = `given twice (also as ${sentName.get(key)}; keys are matched without regard to case)`;
+      continue;
+    }
+    if (mode === 'update' && entry.kind === 'contact') {
+      problems[sent] = 'contacts cannot be attached or changed through PATCH; Borrower_ and Guarantor_ parameters apply only when creating a loan';
+      continue;
+    }
+    sentName.set(key, sent);
+    normalized[key] = value;
+  }
+
+  if (!validate(normalized)) {
+    for (const error of validate.errors ?? []) {
+      const key = propertyOf(error);
+      if (key === null) continue;
+      const entry = known.get(key);
+      const sent = sentName.get(key) ?? key;
+      if (entry && !problems[sent]) problems[sent] = `expected ${describeRule(ruleOf(entry))}, got ${summarize(normalized[key])}`;
+    }
+  }
+
+  const columns = new Map<string, unknown>();
+  const customFields = new Map<string, unknown>();
+  const contactParameters: Partial<Record<ContactRole, Record<string, unknown>>> = {};
+  for (const [key, value] of Object.entries(normalized)) {
+    const entry = known.get(key)!;
+    const sent = sentName.get(key)!;
+    if (problems[sent]) continue;
+    if (entry.kind === 'builtIn') {
+      if (value === null && !entry.field.nullable) problems[sent] = `may not be null; expected ${describeRule(entry.field.rule)}`;
+      else columns.set(entry.field.column, value === null ? null : normalizeValue(entry.field.rule, value));
+    } else if (entry.kind === 'custom') {
+      if (value === null && entry.field.required) problems[sent] = 'is a required field of the product and may not be null';
+      else customFields.set(entry.field.key, value === null ? null : normalizeValue(entry.field.rule, value));
+    } else if (value !== null) {
+      (contactParameters[entry.role] ??= {})[entry.property] = normalizeValue(entry.rule, value);
+    }
+  }
+
+  if (mode === 'create') {
+    for (const field of product.customFields) {
+      if (customFields.has(field.key) || sentName.has(field.key)) continue;
+      if (field.defaultValue !== undefined) customFields.set(field.key, field.defaultValue);
+      else if (field.required) problems[field.name.replace(/\s+/g, '_')] = 'is a required field of the product and was not given';
+    }
+  }
+
+  const contacts: Partial<Record<ContactRole, ContactRequest>> = {};
+  for (const role of ['borrower', 'guarantor'] as const) {
+    const parameters = contactParameters[role];
+    if (!parameters) continue;
+    const request = contactRequest(role, parameters as ContactParameters, problems);
+    if (request) contacts[role] = request;
+  }
+
+  if (Object.keys(problems).length) {
+    const names = Object.keys(problems);
+    throw new LoanInputError(`invalid field${names.length > 1 ? 's' : ''}: ${names.join(', ')}`, problems);
+  }
+  return { columns, customFields, contacts };
+}
+
+/** The rules of interface §4.2 / SPEC §6 for one prefix; problems are added under the sent names. */
+function contactRequest(role: ContactRole, parameters: ContactParameters, problems: Record<string, string>): ContactRequest | null {
+  const prefix = role === 'borrower' ? 'Borrower' : 'Guarantor';
+  // `_Id` wins over the other parameters of its prefix.
+  if (parameters.id !== undefined) return { kind: 'id', id: parameters.id };
+  const name = parameters.name || null;
+  const email = parameters.email || null;
+  const company = parameters.company || null;
+  if (email !== null && !EMAIL.test(email)) {
+    problems[`${prefix}_Email`] = `expected an e-mail address, got ${JSON.stringify(email)}`;
+    return null;
+  }
+  if (parameters.isCompany === true) {
+    if (company !== null) {
+      problems[`${prefix}_Company`] = `cannot be combined with ${prefix}_Is_Company: true (then ${prefix}_Name is the company's name)`;
+      return null;
+    }
+    if (name === null) {
+      problems[`${prefix}_Name`] = `is needed with ${prefix}_Is_Company: true (the company's name)`;
+      return null;
+    }
+    return { kind: 'company', name, email };
+  }
+  if (name === null) {
+    if (email !== null || company !== null) problems[`${prefix}_Name`] = `is needed with ${email !== null ? `${prefix}_Email` : `${prefix}_Company`} (the individual's name)`;
+    return null;
+  }
+  return { kind: 'individual', name, email, company };
+}
+
+function summarize(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

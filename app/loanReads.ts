@@ -1,0 +1,114 @@
+import { isLosslessNumber, parse, stringify } from 'lossless-json';
+import type { Database } from '../db/index.js';
+import { GraphEngine } from '../engine/index.js';
+import { checkMetadataAgainstDatabase, parseMetadata } from '../metadata/index.js';
+import type { LoanStatus } from './products.js';
+
+/**
+ * Loan reads of the REST interface (SPEC §6), run through the query engine. They use their own
+ * fixed view of the data (below), not the admin-edited metadata file, so that hiding a field
+ * from GraphQL never changes the REST contract. Numbers keep PostgreSQL's exact digits: the
+ * engine's JSON is reshaped with lossless-json, never through JavaScript floats.
+ */
+const REST_VIEW = `
+version: 1
+tenant_column: account_id
+collections:
+  loans:
+    table: loans
+    primary_key: id
+    fields:
+      id: uuid
+      name: text
+      status: text
+      amount: numeric
+      rate: numeric
+      term: integer
+      frequency: text
+      amortization: text
+      regular_payment: numeric
+      date_funded: date
+      first_payment_date: date
+      date_maturity: date
+      custom_fields: jsonb
+      created_at: timestamptz
+      updated_at: timestamptz
+    relationships:
+      borrows: { array: borrows, on: { id: loan_id } }
+      guarantees: { array: guarantees, on: { id: loan_id } }
+  borrows:
+    table: borrows
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, created_at: timestamptz }
+    relationships:
+      person: { object: people, on: { person_id: id } }
+  guarantees:
+    table: guarantees
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, created_at: timestamptz }
+    relationships:
+      person: { object: people, on: { person_id: id } }
+  people:
+    table: people
+    primary_key: id
+    fields: { id: uuid, name: text, email: text, entity_type: text }
+`;
+
+const CONTACTS = '{ person { id name email entity_type } }';
+const LOAN_FIELDS = `id name status amount rate term frequency amortization regular_payment date_funded first_payment_date date_maturity custom_fields created_at updated_at
+  borrows(order_by: [{created_at: asc}]) ${CONTACTS}
+  guarantees(order_by: [{created_at: asc}]) ${CONTACTS}`;
+
+const LOAN_BY_ID = `query LoanById($id: uuid!) { loan: loans_by_pk(id: $id) { ${LOAN_FIELDS} } }`;
+const LOAN_PAGE = `query LoanPage($limit: Int!, $offset: Int!) {
+  loans(order_by: [{created_at: desc}], limit: $limit, offset: $offset) { ${LOAN_FIELDS} }
+  total: loans_aggregate { aggregate { count } }
+}`;
+const LOAN_PAGE_BY_STATUS = `query LoanPageByStatus($status: String!, $limit: Int!, $offset: Int!) {
+  loans(where: {status: {_eq: $status}}, order_by: [{created_at: desc}], limit: $limit, offset: $offset) { ${LOAN_FIELDS} }
+  total: loans_aggregate(where: {status: {_eq: $status}}) { aggregate { count } }
+}`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+type Json = Record<string, unknown>;
+
+/** The REST shape of a loan: links flattened to `borrowers` / `guarantors`. */
+function restLoan(record: Json): Json {
+  const { borrows, guarantees, ...loan } = record as Json & { borrows: { person: Json }[]; guarantees: { person: Json }[] };
+  return { ...loan, borrowers: borrows.map((link) => link.person), guarantors: guarantees.map((link) => link.person) };
+}
+
+export class LoanReader {
+  private constructor(private readonly engine: GraphEngine) {}
+
+  /** Builds the reader's engine and checks its view against the database. */
+  static async create(db: Database): Promise<LoanReader> {
+    const metadata = parseMetadata(REST_VIEW, 'the REST loan view');
+    await checkMetadataAgainstDatabase(metadata, db);
+    return new LoanReader(new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 16 }));
+  }
+
+  /** `{"loan": …}` as JSON text, or null when the account has no such loan. */
+  async loanJson(db: Database, accountId: string, id: string, extra: Json = {}): Promise<string | null> {
+    if (!UUID.test(id)) return null;
+    const response = parse(await this.engine.execute(db, { query: LOAN_BY_ID, variables: { id } }, accountId)) as { data: { loan: Json | null } };
+    if (!response.data.loan) return null;
+    return stringify({ loan: restLoan(response.data.loan), ...extra })!;
+  }
+
+  /** `{"loans": […], "total": N, "limit": L, "offset": O}`, newest first, as JSON text. */
+  async pageJson(db: Database, accountId: string, query: { status?: LoanStatus; limit: number; offset: number }): Promise<string> {
+    const request = query.status
+      ? { query: LOAN_PAGE_BY_STATUS, variables: { status: query.status, limit: query.limit, offset: query.offset } }
+      : { query: LOAN_PAGE, variables: { limit: query.limit, offset: query.offset } };
+    const response = parse(await this.engine.execute(db, request, accountId)) as { data: { loans: Json[]; total: { aggregate: { count: unknown } } } };
+    const count = response.data.total.aggregate.count;
+    return stringify({
+      loans: response.data.loans.map(restLoan),
+      total: isLosslessNumber(count) ? count.valueOf() : count,
+      limit: query.limit,
+      offset: query.offset,
+    })!;
+  }
+}

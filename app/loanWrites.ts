@@ -1,0 +1,314 @@
+import { Decimal } from 'decimal.js';
+import { stringify } from 'lossless-json';
+import type { Database, Queryable } from '../db/index.js';
+import { buildSchedule, ScheduleInputError, type Amortization, type Frequency, type Schedule } from '../domain/schedule.js';
+import { jsonValue } from './fieldValues.js';
+import { LoanInputError, parseLoanBody, type ContactRequest, type ContactRole, type LoanChanges } from './loanInput.js';
+import { loadDefaultProduct, type Product } from './products.js';
+
+/**
+ * Loan writes of the REST interface (SPEC §6–7). Each write is one transaction: the loan, its
+ * custom fields, its schedule and (on creation) its contacts. Contacts are found or created
+ * with `INSERT … ON CONFLICT` on the identity indexes of `people`, so concurrent requests for
+ * the same new person create exactly one.
+ */
+
+/** What happened to one contact prefix, reported in the `POST` response. */
+export type ContactOutcome =
+  | { readonly outcome: 'found' | 'created'; readonly person_id: string; readonly company?: { readonly outcome: 'found' | 'created'; readonly person_id: string } }
+  | { readonly outcome: 'not_found'; readonly requested_id: string };
+
+export interface CreatedLoan {
+  readonly id: string;
+  readonly contacts: Readonly<Record<ContactRole, ContactOutcome | null>>;
+}
+
+/** The loan columns a write sets, as stored (decimals and dates as text). */
+interface LoanColumns {
+  name: string;
+  amount: string | null;
+  status: string;
+  rate: string | null;
+  term: number | null;
+  frequency: Frequency | null;
+  amortization: Amortization;
+  regular_payment: string | null;
+  date_funded: string | null;
+  first_payment_date: string | null;
+  date_maturity: string | null;
+  regular_payment_given: boolean;
+  date_maturity_given: boolean;
+}
+
+const SCHEDULE_INPUTS = ['amount', 'rate', 'term', 'frequency', 'amortization', 'date_funded', 'first_payment_date'] as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const BODY_NAME: Readonly<Record<string, string>> = {
+  amount: 'Amount',
+  rate: 'Rate',
+  term: 'Term',
+  frequency: 'Frequency',
+  amortization: 'Amortization',
+  date_funded: 'Date_Funded',
+  first_payment_date: 'First_Payment_Date',
+  regular_payment: 'Regular_Payment',
+};
+
+/** Applies the body's column changes to a loan's columns; `given` flags follow SPEC §7. */
+function applyColumns(base: LoanColumns, changes: LoanChanges): LoanColumns {
+  const next: LoanColumns = { ...base };
+  for (const [column, value] of changes.columns) (next as unknown as Record<string, unknown>)[column] = value;
+  if (changes.columns.has('regular_payment')) next.regular_payment_given = changes.columns.get('regular_payment') !== null;
+  if (changes.columns.has('date_maturity')) next.date_maturity_given = changes.columns.get('date_maturity') !== null;
+  return next;
+}
+
+/**
+ * The schedule of these columns (SPEC §7), or null when an input is missing: amount, rate,
+ * term, frequency and a start date. A combination the maths refuses is a 400 naming the fields.
+ */
+function scheduleOf(columns: LoanColumns): Schedule | null {
+  const { amount, rate, term, frequency } = columns;
+  if (amount === null || rate === null || term === null || frequency === null) return null;
+  if (columns.date_funded === null && columns.first_payment_date === null) return null;
+  try {
+    return buildSchedule({
+      amount,
+      rate,
+      term,
+      frequency,
+      amortization: columns.amortization,
+      dateFunded: columns.date_funded,
+      firstPaymentDate: columns.first_payment_date,
+      regularPayment: columns.regular_payment_given ? columns.regular_payment : null,
+    });
+  } catch (error) {
+    if (!(error instanceof ScheduleInputError)) throw error;
+    const fields: Record<string, string> = {};
+    const involved = /regularPayment/.test(error.message) ? ['regular_payment', 'amount', 'rate'] : [...SCHEDULE_INPUTS];
+    for (const column of involved) fields[BODY_NAME[column]!] = `no schedule can be built: ${error.message}`;
+    throw new LoanInputError(`no schedule can be built from these fields: ${error.message}`, fields);
+  }
+}
+
+/** Fills the derived fields (SPEC §7): regular payment and maturity come from the schedule unless given. */
+function withDerivedFields(columns: LoanColumns, schedule: Schedule | null): LoanColumns {
+  return {
+    ...columns,
+    regular_payment: columns.regular_payment_given ? columns.regular_payment : (schedule?.regularPayment ?? null),
+    date_maturity: columns.date_maturity_given ? columns.date_maturity : (schedule?.dateMaturity ?? null),
+  };
+}
+
+function scheduleInputsChanged(before: LoanColumns, after: LoanColumns): boolean {
+  const same = (a: unknown, b: unknown): boolean => {
+    if (a === null || b === null) return a === b;
+    if (typeof a === 'string' && typeof b === 'string' && /^-?[\d.]+$/.test(a) && /^-?[\d.]+$/.test(b)) return new Decimal(a).eq(b);
+    return String(a) === String(b);
+  };
+  if (SCHEDULE_INPUTS.some((column) => !same(before[column], after[column]))) return true;
+  if (before.regular_payment_given !== after.regular_payment_given) return true;
+  return after.regular_payment_given && !same(before.regular_payment, after.regular_payment);
+}
+
+function customFieldsJson(product: Product, changes: LoanChanges): { set: string; remove: string[] } {
+  const set: Record<string, unknown> = {};
+  const remove: string[] = [];
+  const rules = new Map(product.customFields.map((field) => [field.key, field.rule]));
+  for (const [key, value] of changes.customFields) {
+    if (value === null) remove.push(key);
+    else set[key] = jsonValue(rules.get(key)!, value);
+  }
+  return { set: stringify(set) ?? '{}', remove };
+}
+
+async function insertSchedule(tx: Queryable, accountId: string, loanId: string, schedule: Schedule | null): Promise<void> {
+  await tx.query('DELETE FROM schedules WHERE account_id = $1 AND loan_id = $2', [accountId, loanId]);
+  if (!schedule) return;
+  await tx.query(
+    `INSERT INTO schedules (account_id, loan_id, number, due, payment, principal, interest, balance)
+     SELECT $1, $2, r.number, r.due, r.payment, r.principal, r.interest, r.balance
+       FROM json_to_recordset($3::json) AS r (number integer, due date, payment numeric, principal numeric, interest numeric, balance numeric)`,
+    [accountId, loanId, JSON.stringify(schedule.rows)],
+  );
+}
+
+const EMPTY_LOAN: LoanColumns = {
+  name: '',
+  amount: null,
+  status: 'lead',
+  rate: null,
+  term: null,
+  frequency: null,
+  amortization: 'amortizing',
+  regular_payment: null,
+  date_funded: null,
+  first_payment_date: null,
+  date_maturity: null,
+  regular_payment_given: false,
+  date_maturity_given: false,
+};
+
+/** `POST /api/loan`: checks the body, then creates the loan, its schedule and its contacts in one transaction. */
+export async function createLoan(db: Database, accountId: string, body: unknown): Promise<CreatedLoan> {
+  const product = await loadDefaultProduct(db, accountId);
+  const changes = parseLoanBody(product, body, 'create');
+  const requested = applyColumns(EMPTY_LOAN, changes);
+  const schedule = scheduleOf(requested);
+  const columns = withDerivedFields(requested, schedule);
+  const custom = customFieldsJson(product, changes);
+
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ id: string }>(
+      `INSERT INTO loans (account_id, product_id, name, amount, status, rate, term, frequency, amortization, regular_payment,
+                          date_funded, first_payment_date, date_maturity, regular_payment_given, date_maturity_given, custom_fields)
+       VALUES ($1, $2, $3, $4::numeric, $5, $6::numeric, $7, $8, $9, $10::numeric, $11::date, $12::date, $13::date, $14, $15, $16::jsonb)
+       RETURNING id`,
+      [accountId, product.id, ...columnValues(columns), custom.set],
+    );
+    const loanId = rows[0]!.id;
+    await insertSchedule(tx, accountId, loanId, schedule);
+    const contacts: Record<ContactRole, ContactOutcome | null> = { borrower: null, guarantor: null };
+    for (const role of ['borrower', 'guarantor'] as const) {
+      const request = changes.contacts[role];
+      if (request) contacts[role] = await attachContact(tx, accountId, loanId, role, request);
+    }
+    return { id: loanId, contacts };
+  });
+}
+
+function columnValues(columns: LoanColumns): unknown[] {
+  return [
+    columns.name,
+    columns.amount,
+    columns.status,
+    columns.rate,
+    columns.term,
+    columns.frequency,
+    columns.amortization,
+    columns.regular_payment,
+    columns.date_funded,
+    columns.first_payment_date,
+    columns.date_maturity,
+    columns.regular_payment_given,
+    columns.date_maturity_given,
+  ];
+}
+
+/**
+ * `PATCH /api/loan/{id}`: field updates in one transaction; the schedule is regenerated when
+ * one of its inputs changes. Returns false when the account has no such loan.
+ */
+export async function updateLoan(db: Database, accountId: string, loanId: string, body: unknown): Promise<boolean> {
+  const product = await loadDefaultProduct(db, accountId);
+  const changes = parseLoanBody(product, body, 'update');
+  if (!UUID.test(loanId)) return false;
+  const custom = customFieldsJson(product, changes);
+
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<LoanColumns>(
+      `SELECT name, amount::text AS amount, status, rate::text AS rate, term, frequency, amortization, regular_payment::text AS regular_payment,
+              date_funded::text AS date_funded, first_payment_date::text AS first_payment_date, date_maturity::text AS date_maturity,
+              regular_payment_given, date_maturity_given
+         FROM loans WHERE account_id = $1 AND id = $2 FOR UPDATE`,
+      [accountId, loanId],
+    );
+    const before = rows[0];
+    if (!before) return false;
+    const requested = applyColumns(before, changes);
+    let columns = requested;
+    if (scheduleInputsChanged(before, requested)) {
+      const schedule = scheduleOf(requested);
+      columns = withDerivedFields(requested, schedule);
+      await insertSchedule(tx, accountId, loanId, schedule);
+    } else if (changes.columns.has('regular_payment') || changes.columns.has('date_maturity')) {
+      // A given value was cleared: derive it again from the schedule as it stands.
+      const schedule = scheduleOf(requested);
+      columns = withDerivedFields(requested, schedule);
+    }
+    if (changes.columns.size === 0 && changes.customFields.size === 0) return true;
+    await tx.query(
+      `UPDATE loans SET name = $3, amount = $4::numeric, status = $5, rate = $6::numeric, term = $7, frequency = $8, amortization = $9,
+              regular_payment = $10::numeric, date_funded = $11::date, first_payment_date = $12::date, date_maturity = $13::date,
+              regular_payment_given = $14, date_maturity_given = $15,
+              custom_fields = (custom_fields || $16::jsonb) - $17::text[], updated_at = now()
+        WHERE account_id = $1 AND id = $2`,
+      [accountId, loanId, ...columnValues(columns), custom.set, custom.remove],
+    );
+    return true;
+  });
+}
+
+/** Attaches one contact per the rules of interface §4.2 and SPEC §6. */
+async function attachContact(tx: Queryable, accountId: string, loanId: string, role: ContactRole, request: ContactRequest): Promise<ContactOutcome> {
+  const isBorrower = role === 'borrower';
+  let attached: { outcome: 'found' | 'created'; person_id: string; company?: { outcome: 'found' | 'created'; person_id: string } };
+  switch (request.kind) {
+    case 'id': {
+      // An id not found (or of another account, or not an id at all) attaches nobody.
+      if (!UUID.test(request.id)) return { outcome: 'not_found', requested_id: request.id };
+      const { rows } = await tx.query<{ id: string }>(
+        `UPDATE people SET is_borrower = is_borrower OR $3 WHERE account_id = $1 AND id = $2 RETURNING id`,
+        [accountId, request.id, isBorrower],
+      );
+      if (!rows[0]) return { outcome: 'not_found', requested_id: request.id };
+      attached = { outcome: 'found', person_id: rows[0].id };
+      break;
+    }
+    case 'company':
+      attached = await findOrCreateCompany(tx, accountId, request.name, request.email, isBorrower);
+      break;
+    case 'individual': {
+      const company = request.company === null ? null : await findOrCreateCompany(tx, accountId, request.company, null, false);
+      const person = await findOrCreateIndividual(tx, accountId, request.name, request.email, isBorrower);
+      if (company) {
+        await tx.query(
+          `INSERT INTO company_memberships (account_id, company_id, person_id) VALUES ($1, $2, $3)
+           ON CONFLICT (account_id, company_id, person_id) DO NOTHING`,
+          [accountId, company.person_id, person.person_id],
+        );
+      }
+      attached = company ? { ...person, company } : person;
+      break;
+    }
+  }
+  await tx.query(
+    `INSERT INTO ${isBorrower ? 'borrows' : 'guarantees'} (account_id, loan_id, person_id) VALUES ($1, $2, $3)
+     ON CONFLICT (account_id, loan_id, person_id) DO NOTHING`,
+    [accountId, loanId, attached.person_id],
+  );
+  return attached;
+}
+
+type FoundOrCreated = { outcome: 'found' | 'created'; person_id: string };
+
+/** The company of that name (case-insensitive), created when there is none. */
+async function findOrCreateCompany(tx: Queryable, accountId: string, name: string, email: string | null, isBorrower: boolean): Promise<FoundOrCreated> {
+  const { rows } = await tx.query<{ id: string; created: boolean }>(
+    `INSERT INTO people (account_id, name, email, entity_type, is_borrower) VALUES ($1, $2, $3, 'company', $4)
+     ON CONFLICT (account_id, (lower(name))) WHERE entity_type = 'company'
+       DO UPDATE SET is_borrower = people.is_borrower OR EXCLUDED.is_borrower
+     RETURNING id, (xmax = 0) AS created`,
+    [accountId, name, email, isBorrower],
+  );
+  return { outcome: rows[0]!.created ? 'created' : 'found', person_id: rows[0]!.id };
+}
+
+/** With an e-mail: the individual of that name and e-mail (case-insensitive), or a new one. Without: always a new one. */
+async function findOrCreateIndividual(tx: Queryable, accountId: string, name: string, email: string | null, isBorrower: boolean): Promise<FoundOrCreated> {
+  if (email === null) {
+    const { rows } = await tx.query<{ id: string }>(
+      `INSERT INTO people (account_id, name, entity_type, is_borrower) VALUES ($1, $2, 'individual', $3) RETURNING id`,
+      [accountId, name, isBorrower],
+    );
+    return { outcome: 'created', person_id: rows[0]!.id };
+  }
+  const { rows } = await tx.query<{ id: string; created: boolean }>(
+    `INSERT INTO people (account_id, name, email, entity_type, is_borrower) VALUES ($1, $2, $3, 'individual', $4)
+     ON CONFLICT (account_id, (lower(name)), (lower(email))) WHERE entity_type = 'individual' AND email IS NOT NULL
+       DO UPDATE SET is_borrower = people.is_borrower OR EXCLUDED.is_borrower
+     RETURNING id, (xmax = 0) AS created`,
+    [accountId, name, email, isBorrower],
+  );
+  return { outcome: rows[0]!.created ? 'created' : 'found', person_id: rows[0]!.id };
+}
+
