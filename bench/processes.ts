@@ -1,0 +1,158 @@
+/**
+ * The processes a benchmark run starts, and how it watches them: a throwaway PostgreSQL (via
+ * `.ci/postgres.sh`), the built service, the baseline server and the `loanql` CLI. Every process
+ * started here is registered and stopped by `stopAll()` (the runner calls it in `finally` and on
+ * SIGINT/SIGTERM).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const cleanups: (() => Promise<void> | void)[] = [];
+
+/** Stops everything started so far, newest first. Safe to call twice. */
+export async function stopAll(): Promise<void> {
+  while (cleanups.length) {
+    const cleanup = cleanups.pop()!;
+    try {
+      await cleanup();
+    } catch (error) {
+      process.stderr.write(`cleanup failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    }
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface ThrowawayPostgres {
+  readonly url: string;
+  readonly dir: string;
+}
+
+/** PostgreSQL 15 in a fresh temp directory on 127.0.0.1, stopped and removed by `stopAll()`. */
+export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
+  // Not under the project: as root, postgres.sh runs the server as an unprivileged user who must reach the directory.
+  const dir = mkdtempSync(join(tmpdir(), 'loanql-bench-pg.'));
+  const port = await freePort();
+  const script = join(ROOT, '.ci', 'postgres.sh');
+  cleanups.push(() => {
+    spawnSync('bash', [script, 'stop', dir], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const started = spawnSync('bash', [script, 'start', dir, String(port)], { encoding: 'utf8' });
+  if (started.status !== 0) throw new Error(`PostgreSQL did not start: ${started.stderr || started.stdout}`);
+  const url = started.stdout.trim().split('\n').pop() ?? '';
+  if (!url.startsWith('postgres://')) throw new Error(`unexpected output of postgres.sh: ${started.stdout}`);
+  return { url, dir };
+}
+
+/** Runs the built CLI (`dist/cli/main.js`) to completion; returns its stdout. Progress (stderr) is shown. */
+export function runCli(databaseUrl: string, args: readonly string[]): string {
+  const result = spawnSync(process.execPath, [join(ROOT, 'dist', 'cli', 'main.js'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  if (result.status !== 0) throw new Error(`loanql ${args.join(' ')} failed (${result.status}): ${result.stdout}`);
+  return result.stdout;
+}
+
+export interface ServerProcess {
+  readonly name: string;
+  readonly pid: number;
+  readonly url: string;
+  readonly child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts a long-running server process and resolves once `ready(url)` answers true. */
+export async function startServer(
+  name: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  port: number,
+  ready: (url: string) => Promise<boolean>,
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk: Buffer): void => {
+    output = (output + chunk.toString('utf8')).slice(-4000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', (chunk: Buffer) => {
+    keep(chunk);
+    process.stderr.write(`[${name}] ${chunk.toString('utf8')}`);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 8_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  cleanups.push(stop);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${output}`);
+    if (await ready(url).catch(() => false)) return { name, pid: child.pid!, url, child, stop };
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${name} did not become ready within 60 s: ${output}`);
+}
+
+const CLOCK_TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU seconds (user + system) the process has used so far, from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Resident set size in MB, from /proc/<pid>/status. */
+export function rssMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+export interface ProcessUsage {
+  /** CPU time over wall time: 1 = one core busy the whole time. */
+  readonly cpu: number;
+  readonly rssPeakMb: number;
+  readonly rssMeanMb: number;
+}
+
+/** Samples a process's RSS every 100 ms and its CPU time at both ends while `work` runs. */
+export async function measureUsage<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; usage: ProcessUsage }> {
+  const samples: number[] = [rssMb(pid)];
+  const timer = setInterval(() => samples.push(rssMb(pid)), 100);
+  const cpuStart = cpuSeconds(pid);
+  const wallStart = process.hrtime.bigint();
+  try {
+    const result = await work();
+    const wall = Number(process.hrtime.bigint() - wallStart) / 1e9;
+    const cpu = (cpuSeconds(pid) - cpuStart) / wall;
+    samples.push(rssMb(pid));
+    return { result, usage: { cpu, rssPeakMb: Math.max(...samples), rssMeanMb: samples.reduce((a, b) => a + b, 0) / samples.length } };
+  } finally {
+    clearInterval(timer);
+  }
+}

@@ -1,0 +1,263 @@
+/**
+ * The benchmark's query set (issue #6): each query in the interface's GraphQL, the ONE
+ * hand-written SQL statement the baseline server answers it with (same JSON, literal keys,
+ * parameters for every value), and how its variables are drawn from the seeded data.
+ *
+ * Both sides order lists the same way: the engine breaks ties by primary key ascending and
+ * orders a list without `order_by` by primary key, so the hand-written SQL does the same.
+ */
+import type pg from 'pg';
+
+export type Variables = Readonly<Record<string, unknown>>;
+
+/** Values picked from one account's data before timing; requests rotate through them. */
+export interface DataSample {
+  readonly loanIds: readonly string[];
+  readonly loanCount: number;
+  readonly taskDueDates: readonly string[];
+}
+
+export interface BenchQuery {
+  /** Short id used in tables and URLs (`q1` … `q8`). */
+  readonly id: string;
+  readonly title: string;
+  readonly graphql: string;
+  readonly operationName: string;
+  /** `$1` is always the account id; then the values of `baselineParams`. */
+  readonly baselineSql: string;
+  readonly baselineParams: (variables: Variables) => readonly unknown[];
+  /** The i-th variable set (i counts up; implementations wrap around the sample). */
+  readonly variables: (sample: DataSample, i: number) => Variables;
+}
+
+const at = <T>(list: readonly T[], i: number): T => {
+  const value = list[i % list.length];
+  if (value === undefined) throw new Error('the data sample is empty');
+  return value;
+};
+
+export const QUERIES: readonly BenchQuery[] = [
+  {
+    id: 'q1',
+    title: 'loan by primary key: borrowers, next scheduled payment, last 5 payments, address with newest valuation',
+    operationName: 'LoanById',
+    graphql: `query LoanById($id: uuid!) {
+  loans_by_pk(id: $id) {
+    id name amount status rate
+    borrows { person { name email } }
+    schedules(where: {is_next: {_eq: true}}) { due payment principal interest }
+    payments(where: {date_reversed: {_is_null: true}}, order_by: {date: desc}, limit: 5) { date amount type }
+    address_details { address { street1 city state zipcode valuations(order_by: {report_date: desc}, limit: 1) { value valuation_type report_date } } }
+  }
+}`,
+    baselineSql: `SELECT json_build_object('data', json_build_object('loans_by_pk', (
+  SELECT json_build_object('id', l.id, 'name', l.name, 'amount', l.amount, 'status', l.status, 'rate', l.rate,
+    'borrows', (SELECT coalesce(json_agg(json_build_object('person', json_build_object('name', p.name, 'email', p.email)) ORDER BY b.id), '[]')
+                  FROM borrows b JOIN people p ON p.account_id = b.account_id AND p.id = b.person_id
+                 WHERE b.account_id = l.account_id AND b.loan_id = l.id),
+    'schedules', (SELECT coalesce(json_agg(json_build_object('due', s.due, 'payment', s.payment, 'principal', s.principal, 'interest', s.interest) ORDER BY s.id), '[]')
+                    FROM schedules s WHERE s.account_id = l.account_id AND s.loan_id = l.id AND s.is_next),
+    'payments', (SELECT coalesce(json_agg(json_build_object('date', x.date, 'amount', x.amount, 'type', x.type) ORDER BY x.date DESC, x.id), '[]')
+                   FROM (SELECT pm.id, pm.date, pm.amount, pm.type FROM payments pm
+                          WHERE pm.account_id = l.account_id AND pm.loan_id = l.id AND pm.date_reversed IS NULL
+                          ORDER BY pm.date DESC, pm.id LIMIT 5) x),
+    'address_details', (SELECT coalesce(json_agg(json_build_object('address', json_build_object(
+                            'street1', a.street1, 'city', a.city, 'state', a.state, 'zipcode', a.zipcode,
+                            'valuations', (SELECT coalesce(json_agg(json_build_object('value', v.value, 'valuation_type', v.valuation_type, 'report_date', v.report_date)), '[]')
+                                             FROM (SELECT * FROM valuations v WHERE v.account_id = a.account_id AND v.address_id = a.id
+                                                   ORDER BY v.report_date DESC, v.id LIMIT 1) v))) ORDER BY d.id), '[]')
+                          FROM address_details d JOIN addresses a ON a.account_id = d.account_id AND a.id = d.address_id
+                         WHERE d.account_id = l.account_id AND d.loan_id = l.id))
+    FROM loans l WHERE l.account_id = $1 AND l.id = $2)))::text AS response`,
+    baselineParams: (v) => [v.id],
+    variables: (sample, i) => ({ id: at(sample.loanIds, i) }),
+  },
+  {
+    id: 'q2',
+    title: 'servicing loans, newest first, page 3 of 20, with borrower names',
+    operationName: 'ServicingPage',
+    graphql: `query ServicingPage($status: String!, $limit: Int!, $offset: Int!) {
+  loans(where: {status: {_eq: $status}}, order_by: {created_at: desc}, limit: $limit, offset: $offset) {
+    id name amount rate created_at
+    borrows { person { name } }
+  }
+}`,
+    baselineSql: `SELECT json_build_object('data', json_build_object('loans', (
+  SELECT coalesce(json_agg(json_build_object('id', l.id, 'name', l.name, 'amount', l.amount, 'rate', l.rate, 'created_at', l.created_at,
+    'borrows', (SELECT coalesce(json_agg(json_build_object('person', json_build_object('name', p.name)) ORDER BY b.id), '[]')
+                  FROM borrows b JOIN people p ON p.account_id = b.account_id AND p.id = b.person_id
+                 WHERE b.account_id = l.account_id AND b.loan_id = l.id)) ORDER BY l.created_at DESC, l.id), '[]')
+    FROM (SELECT * FROM loans WHERE account_id = $1 AND status = $2 ORDER BY created_at DESC, id LIMIT $3 OFFSET $4) l)))::text AS response`,
+    baselineParams: (v) => [v.status, v.limit, v.offset],
+    variables: () => ({ status: 'servicing', limit: 20, offset: 40 }),
+  },
+  {
+    id: 'q3',
+    title: 'one aggregate over servicing loans: count, sum of amount, avg/min/max of rate',
+    operationName: 'ServicingTotals',
+    graphql: `query ServicingTotals($status: String!) {
+  loans_aggregate(where: {status: {_eq: $status}}) {
+    aggregate { count sum { amount } avg { rate } min { rate } max { rate } }
+  }
+}`,
+    baselineSql: `SELECT json_build_object('data', json_build_object('loans_aggregate', json_build_object('aggregate', json_build_object(
+    'count', count(*), 'sum', json_build_object('amount', sum(amount)), 'avg', json_build_object('rate', avg(rate)),
+    'min', json_build_object('rate', min(rate)), 'max', json_build_object('rate', max(rate))))))::text AS response
+  FROM loans WHERE account_id = $1 AND status = $2`,
+    baselineParams: (v) => [v.status],
+    variables: () => ({ status: 'servicing' }),
+  },
+  {
+    id: 'q4',
+    title: 'aliased aggregates in one request: count per status, total count and sum',
+    operationName: 'PortfolioByStatus',
+    graphql: `query PortfolioByStatus {
+  lead: loans_aggregate(where: {status: {_eq: "lead"}}) { aggregate { count } }
+  servicing: loans_aggregate(where: {status: {_eq: "servicing"}}) { aggregate { count } }
+  closed: loans_aggregate(where: {status: {_eq: "closed"}}) { aggregate { count } }
+  all: loans_aggregate { aggregate { count sum { amount } } }
+}`,
+    baselineSql: `SELECT json_build_object('data', json_build_object(
+    'lead', json_build_object('aggregate', json_build_object('count', count(*) FILTER (WHERE status = 'lead'))),
+    'servicing', json_build_object('aggregate', json_build_object('count', count(*) FILTER (WHERE status = 'servicing'))),
+    'closed', json_build_object('aggregate', json_build_object('count', count(*) FILTER (WHERE status = 'closed'))),
+    'all', json_build_object('aggregate', json_build_object('count', count(*), 'sum', json_build_object('amount', sum(amount))))))::text AS response
+  FROM loans WHERE account_id = $1`,
+    baselineParams: () => [],
+    variables: () => ({}),
+  },
+  {
+    id: 'q5',
+    title: "people whose name _ilike '%smi%', 20, with funding sources and each source's loan",
+    operationName: 'PeopleByName',
+    graphql: `query PeopleByName($pattern: String!) {
+  people(where: {name: {_ilike: $pattern}}, limit: 20) {
+    id name email
+    funding_sources { class committed_amount loan { id name status } }
+  }
+}`,
+    baselineSql: `SELECT json_build_object('data', json_build_object('people', (
+  SELECT coalesce(json_agg(json_build_object('id', p.id, 'name', p.name, 'email', p.email,
+    'funding_sources', (SELECT coalesce(json_agg(json_build_object('class', f.class, 'committed_amount', f.committed_amount,
+                                 'loan', json_build_object('id', l.id, 'name', l.name, 'status', l.status)) ORDER BY f.id), '[]')
+                          FROM funding_sources f JOIN loans l ON l.account_id = f.account_id AND l.id = f.loan_id
+                         WHERE f.account_id = p.account_id AND f.person_id = p.id)) ORDER BY p.id), '[]')
+    FROM (SELECT * FROM people WHERE account_id = $1 AND name ILIKE $2 ORDER BY id LIMIT 20) p)))::text AS response`,
+    baselineParams: (v) => [v.pattern],
+    variables: () => ({ pattern: '%smi%' }),
+  },
+  {
+    id: 'q6',
+    title: 'tasks not completed, due on or before $today, earliest 50, with the loan name',
+    operationName: 'TasksDue',
+    graphql: `query TasksDue($today: date!) {
+  tasks(where: {status: {_neq: "completed"}, date_due: {_lte: $today}}, order_by: {date_due: asc}, limit: 50) {
+    id name status date_due
+    loan { id name }
+  }
+}`,
+    baselineSql: `SELECT json_build_object('data', json_build_object('tasks', (
+  SELECT coalesce(json_agg(json_build_object('id', t.id, 'name', t.name, 'status', t.status, 'date_due', t.date_due,
+    'loan', (SELECT json_build_object('id', l.id, 'name', l.name) FROM loans l WHERE l.account_id = t.account_id AND l.id = t.loan_id))
+    ORDER BY t.date_due, t.id), '[]')
+    FROM (SELECT * FROM tasks WHERE account_id = $1 AND status <> 'completed' AND date_due <= $2 ORDER BY date_due, id LIMIT 50) t)))::text AS response`,
+    baselineParams: (v) => [v.today],
+    variables: (sample, i) => ({ today: at(sample.taskDueDates, i) }),
+  },
+  {
+    id: 'q7',
+    title: "one loan's non-reversed payments with their _aggregate count and sum",
+    operationName: 'LoanPayments',
+    graphql: `query LoanPayments($id: uuid!) {
+  loans_by_pk(id: $id) {
+    id name
+    payments(where: {date_reversed: {_is_null: true}}, order_by: {date: desc}) { id date amount type method }
+    payments_aggregate(where: {date_reversed: {_is_null: true}}) { aggregate { count sum { amount } } }
+  }
+}`,
+    baselineSql: `SELECT json_build_object('data', json_build_object('loans_by_pk', (
+  SELECT json_build_object('id', l.id, 'name', l.name,
+    'payments', (SELECT coalesce(json_agg(json_build_object('id', p.id, 'date', p.date, 'amount', p.amount, 'type', p.type, 'method', p.method) ORDER BY p.date DESC, p.id), '[]')
+                   FROM payments p WHERE p.account_id = l.account_id AND p.loan_id = l.id AND p.date_reversed IS NULL),
+    'payments_aggregate', (SELECT json_build_object('aggregate', json_build_object('count', count(*), 'sum', json_build_object('amount', sum(p.amount))))
+                             FROM payments p WHERE p.account_id = l.account_id AND p.loan_id = l.id AND p.date_reversed IS NULL))
+    FROM loans l WHERE l.account_id = $1 AND l.id = $2)))::text AS response`,
+    baselineParams: (v) => [v.id],
+    variables: (sample, i) => ({ id: at(sample.loanIds, i) }),
+  },
+  {
+    id: 'q8',
+    title: '100 loans with every relationship nested',
+    operationName: 'LoansWithEverything',
+    graphql: `query LoansWithEverything($offset: Int!) {
+  loans(order_by: {created_at: desc}, limit: 100, offset: $offset) {
+    id name amount status rate term frequency date_funded date_maturity created_at
+    borrows { person { id name email } }
+    payments(order_by: {date: desc}) { id date amount type method date_reversed }
+    schedules(order_by: {number: asc}) { number due payment principal interest balance is_next }
+    tasks { id name status date_due }
+    comments(order_by: {created_at: asc}) { text created_at admin { name } }
+    loan_documents { document { name status type uploaded_date } }
+    address_details { address {
+      street1 city state zipcode
+      valuations(order_by: {report_date: desc}) { value valuation_type report_date }
+      insurances { carrier type coverage_amount expiration }
+    } }
+  }
+}`,
+    baselineSql: `SELECT json_build_object('data', json_build_object('loans', (
+  SELECT coalesce(json_agg(json_build_object(
+    'id', l.id, 'name', l.name, 'amount', l.amount, 'status', l.status, 'rate', l.rate, 'term', l.term, 'frequency', l.frequency,
+    'date_funded', l.date_funded, 'date_maturity', l.date_maturity, 'created_at', l.created_at,
+    'borrows', (SELECT coalesce(json_agg(json_build_object('person', json_build_object('id', p.id, 'name', p.name, 'email', p.email)) ORDER BY b.id), '[]')
+                  FROM borrows b JOIN people p ON p.account_id = b.account_id AND p.id = b.person_id
+                 WHERE b.account_id = l.account_id AND b.loan_id = l.id),
+    'payments', (SELECT coalesce(json_agg(json_build_object('id', x.id, 'date', x.date, 'amount', x.amount, 'type', x.type, 'method', x.method,
+                                 'date_reversed', x.date_reversed) ORDER BY x.date DESC, x.id), '[]')
+                   FROM payments x WHERE x.account_id = l.account_id AND x.loan_id = l.id),
+    'schedules', (SELECT coalesce(json_agg(json_build_object('number', s.number, 'due', s.due, 'payment', s.payment, 'principal', s.principal,
+                                  'interest', s.interest, 'balance', s.balance, 'is_next', s.is_next) ORDER BY s.number, s.id), '[]')
+                    FROM schedules s WHERE s.account_id = l.account_id AND s.loan_id = l.id),
+    'tasks', (SELECT coalesce(json_agg(json_build_object('id', t.id, 'name', t.name, 'status', t.status, 'date_due', t.date_due) ORDER BY t.id), '[]')
+                FROM tasks t WHERE t.account_id = l.account_id AND t.loan_id = l.id),
+    'comments', (SELECT coalesce(json_agg(json_build_object('text', c.text, 'created_at', c.created_at,
+                                 'admin', (SELECT json_build_object('name', ad.name) FROM admins ad WHERE ad.account_id = c.account_id AND ad.id = c.admin_id))
+                                 ORDER BY c.created_at, c.id), '[]')
+                   FROM comments c WHERE c.account_id = l.account_id AND c.loan_id = l.id),
+    'loan_documents', (SELECT coalesce(json_agg(json_build_object('document', json_build_object('name', doc.name, 'status', doc.status, 'type', doc.type,
+                                       'uploaded_date', doc.uploaded_date)) ORDER BY ld.id), '[]')
+                         FROM loan_documents ld JOIN documents doc ON doc.account_id = ld.account_id AND doc.id = ld.document_id
+                        WHERE ld.account_id = l.account_id AND ld.loan_id = l.id),
+    'address_details', (SELECT coalesce(json_agg(json_build_object('address', json_build_object(
+                           'street1', a.street1, 'city', a.city, 'state', a.state, 'zipcode', a.zipcode,
+                           'valuations', (SELECT coalesce(json_agg(json_build_object('value', v.value, 'valuation_type', v.valuation_type, 'report_date', v.report_date)
+                                                   ORDER BY v.report_date DESC, v.id), '[]')
+                                            FROM valuations v WHERE v.account_id = a.account_id AND v.address_id = a.id),
+                           'insurances', (SELECT coalesce(json_agg(json_build_object('carrier', i.carrier, 'type', i.type, 'coverage_amount', i.coverage_amount,
+                                                   'expiration', i.expiration) ORDER BY i.id), '[]')
+                                            FROM insurances i WHERE i.account_id = a.account_id AND i.address_id = a.id))) ORDER BY d.id), '[]')
+                          FROM address_details d JOIN addresses a ON a.account_id = d.account_id AND a.id = d.address_id
+                         WHERE d.account_id = l.account_id AND d.loan_id = l.id)
+  ) ORDER BY l.created_at DESC, l.id), '[]')
+    FROM (SELECT * FROM loans WHERE account_id = $1 ORDER BY created_at DESC, id LIMIT 100 OFFSET $2) l)))::text AS response`,
+    baselineParams: (v) => [v.offset],
+    variables: (sample, i) => ({ offset: ((i * 37) % Math.max(1, Math.floor(sample.loanCount / 100))) * 100 }),
+  },
+];
+
+/** Draws the variable sample from one account's data (deterministic order, so runs compare). */
+export async function sampleData(client: pg.Pool, accountId: string): Promise<DataSample> {
+  const loans = await client.query<{ id: string }>(
+    `SELECT id FROM loans WHERE account_id = $1 ORDER BY md5(id::text) LIMIT 500`,
+    [accountId],
+  );
+  const count = await client.query<{ n: string }>('SELECT count(*) AS n FROM loans WHERE account_id = $1', [accountId]);
+  const dates = await client.query<{ due: string }>(
+    `SELECT DISTINCT date_due::text AS due FROM tasks WHERE account_id = $1 AND date_due IS NOT NULL AND status <> 'completed'
+      ORDER BY 1`,
+    [accountId],
+  );
+  // Every tenth distinct due date of open tasks: early dates (few matches) to late ones (many).
+  const taskDueDates = dates.rows.filter((_, i) => i % 10 === 0).map((row) => row.due);
+  return { loanIds: loans.rows.map((row) => row.id), loanCount: Number(count.rows[0]?.n ?? 0), taskDueDates };
+}

@@ -1,0 +1,305 @@
+/**
+ * `npm run bench`: the whole benchmark of issue #6, from a fresh clone, in one command.
+ *
+ * 1. PostgreSQL: `DATABASE_URL` when set, else a throwaway PostgreSQL 15 (`.ci/postgres.sh`).
+ * 2. Data: an account (with an admin, so comments have authors) seeded by the CLI at scale 1.
+ * 3. Servers: the built service (`dist/api/main.js`) and the baseline (`baselineServer.ts`),
+ *    each with a pool of `PG_POOL_SIZE` connections.
+ * 4. Correctness: engine and baseline must return the same data for a sample of variable sets.
+ * 5. Throughput: autocannon on loopback, per query and server, a warm-up then the measurement.
+ * 6. Micro-benchmarks of the engine in process (cold compile, plan-cache hit).
+ * 7. Growth: two more accounts at scale 0.1 and 10 in the same database; unloaded latency of
+ *    the by-primary-key, list-page and aggregate queries per scale, with their plans.
+ * 8. `bench/RESULTS.md` and `bench/results.json`.
+ *
+ * Options: --duration S (10), --warmup S (2), --connections N (16), --growth-scales 0.1,1,10,
+ * --growth-seconds S (6), --no-growth, --out DIR (bench/). Every process started is stopped on
+ * exit, failure, SIGINT and SIGTERM.
+ */
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpus, loadavg, totalmem, release } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { isDeepStrictEqual } from 'node:util';
+import pg from 'pg';
+import { GraphEngine } from '../engine/index.js';
+import { loadMetadataFile } from '../metadata/index.js';
+import { closeAgent, percentile, postJson, sequentialLatency } from './latency.js';
+import { measureLoad, type LoadResult, type LoadSettings } from './load.js';
+import { runMicroBenchmarks } from './micro.js';
+import { freePort, ROOT, runCli, startServer, startThrowawayPostgres, stopAll, type ServerProcess } from './processes.js';
+import { QUERIES, sampleData, type BenchQuery, type DataSample } from './queries.js';
+import { renderResults, type BenchResults, type GrowthRow, type PlanExcerpt, type ThroughputRow } from './report.js';
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '16' },
+    'growth-scales': { type: 'string', default: '0.1,1,10' },
+    'growth-seconds': { type: 'string', default: '6' },
+    'no-growth': { type: 'boolean', default: false },
+    only: { type: 'string' },
+    out: { type: 'string', default: 'bench' },
+  },
+});
+
+const POOL_SIZE = 10;
+const MAIN_SCALE = 1;
+const METADATA_PATH = join(ROOT, 'metadata', 'loanql.yaml');
+const settings: LoadSettings = { connections: Number(args.connections), durationSeconds: Number(args.duration), warmupSeconds: Number(args.warmup) };
+const log = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
+
+interface BenchAccount {
+  readonly slug: string;
+  readonly id: string;
+  readonly key: string;
+  readonly scale: number;
+  readonly loans: number;
+}
+
+/** Creates an account with an admin and a key through the CLI, and seeds it. */
+function createSeededAccount(databaseUrl: string, slug: string, scale: number): BenchAccount {
+  const created = runCli(databaseUrl, ['account', 'create', slug, '--name', `Benchmark scale ${scale}`]);
+  const id = /\(([0-9a-f-]{36})\)/.exec(created)?.[1];
+  if (!id) throw new Error(`no account id in: ${created}`);
+  runCli(databaseUrl, ['admin', 'create', '--account', slug, '--email', `${slug}@bench.loanql.test`, '--password', 'bench-password', '--name', 'Bench Admin']);
+  const key = runCli(databaseUrl, ['key', 'create', '--account', slug, '--name', 'bench']).trim().split('\n').pop() ?? '';
+  log(`seeding ${slug} at scale ${scale}…`);
+  const started = Date.now();
+  const seeded = runCli(databaseUrl, ['seed', '--account', slug, '--scale', String(scale)]);
+  log(`${seeded.trim()} (${((Date.now() - started) / 1000).toFixed(0)} s wall)`);
+  const loans = Number(/(\d+) loans/.exec(seeded)?.[1] ?? 0);
+  return { slug, id, key, scale, loans };
+}
+
+function engineBodies(query: BenchQuery, sample: DataSample, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => JSON.stringify({ query: query.graphql, operationName: query.operationName, variables: query.variables(sample, i) }));
+}
+
+function baselineBodies(query: BenchQuery, sample: DataSample, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => JSON.stringify(query.variables(sample, i)));
+}
+
+/** Engine and baseline must agree, as parsed JSON, for the first `count` variable sets. Throws otherwise. */
+async function checkSameData(service: ServerProcess, baseline: ServerProcess, account: BenchAccount, query: BenchQuery, sample: DataSample, count: number): Promise<void> {
+  const fromEngine = engineBodies(query, sample, count);
+  const fromBaseline = baselineBodies(query, sample, count);
+  let nonEmpty = 0;
+  for (let i = 0; i < count; i++) {
+    const engine = await postJson(`${service.url}/api/graph`, { authorization: `Token ${account.key}` }, fromEngine[i]!);
+    const base = await postJson(`${baseline.url}/${query.id}`, {}, fromBaseline[i]!);
+    if (engine.status !== 200 || base.status !== 200) throw new Error(`${query.id} #${i}: engine ${engine.status}, baseline ${base.status}: ${engine.body.slice(0, 300)}`);
+    const engineJson = JSON.parse(engine.body) as { data?: Record<string, unknown>; errors?: unknown };
+    if (engineJson.errors || !engineJson.data) throw new Error(`${query.id} #${i}: the engine answered ${engine.body.slice(0, 500)}`);
+    if (!isDeepStrictEqual(engineJson, JSON.parse(base.body))) {
+      const where = join(ROOT, 'bench', '.work');
+      mkdirSync(where, { recursive: true });
+      writeFileSync(join(where, `${query.id}-engine.json`), engine.body);
+      writeFileSync(join(where, `${query.id}-baseline.json`), base.body);
+      throw new Error(`${query.id} #${i}: engine and baseline answers differ (both written to bench/.work/${query.id}-*.json)`);
+    }
+    if (JSON.stringify(engineJson.data).length > 40) nonEmpty++;
+  }
+  if (nonEmpty === 0) throw new Error(`${query.id}: every checked answer is empty; the sample does not exercise the query`);
+}
+
+/** The scan and aggregate lines of PostgreSQL's plan for the engine's statement, plus its execution time. */
+async function planExcerpt(pool: pg.Pool, engine: GraphEngine, query: BenchQuery, sample: DataSample, account: BenchAccount): Promise<PlanExcerpt> {
+  const prepared = engine.prepare({ query: query.graphql, operationName: query.operationName, variables: query.variables(sample, 0) }, account.id);
+  if (prepared.kind !== 'statement') throw new Error(`${query.id} has no statement`);
+  const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${prepared.text}`, [...prepared.values]);
+  const lines = rows.map((row) => row['QUERY PLAN']);
+  const relevant = lines.filter((line) => /Scan|Index Cond|Execution Time|Sort Method|Limit/.test(line)).map((line) => line.replace(/\s+$/, ''));
+  return { query: query.id, scale: account.scale, lines: relevant, full: lines };
+}
+
+async function versionOf(pool: pg.Pool): Promise<string> {
+  const { rows } = await pool.query<{ server_version: string }>('SHOW server_version');
+  return rows[0]?.server_version ?? 'unknown';
+}
+
+function packageVersion(name: string): string {
+  return (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+async function main(): Promise<void> {
+  const outDir = resolve(ROOT, args.out);
+  const runId = Date.now().toString(36);
+  const external = process.env.DATABASE_URL;
+  const databaseUrl = external ?? (await startThrowawayPostgres()).url;
+  log(external ? 'using DATABASE_URL' : `throwaway PostgreSQL at ${databaseUrl}`);
+  const slugPrefix = `bench-${runId}`;
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  pool.on('error', () => undefined);
+  const accounts: BenchAccount[] = [];
+  try {
+    runCli(databaseUrl, ['migrate']);
+    const main = createSeededAccount(databaseUrl, `${slugPrefix}-s${MAIN_SCALE}`, MAIN_SCALE);
+    accounts.push(main);
+    await pool.query('VACUUM ANALYZE');
+    const sample = await sampleData(pool, main.id);
+
+    const servicePort = await freePort();
+    const service = await startServer(
+      'service',
+      [join(ROOT, 'dist', 'api', 'main.js')],
+      { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(servicePort), LOG_LEVEL: 'warn', PG_POOL_SIZE: String(POOL_SIZE) },
+      servicePort,
+      async (url) => (await fetch(`${url}/healthz`)).ok,
+    );
+    const baselinePort = await freePort();
+    const baseline = await startServer(
+      'baseline',
+      ['--import', 'tsx', join(ROOT, 'bench', 'baselineServer.ts')],
+      { DATABASE_URL: databaseUrl, ACCOUNT_ID: main.id, HOST: '127.0.0.1', PORT: String(baselinePort), PG_POOL_SIZE: String(POOL_SIZE) },
+      baselinePort,
+      async (url) => (await fetch(`${url}/none`, { method: 'POST' })).status === 404,
+    );
+
+    const selected = QUERIES.filter((query) => !args.only || args.only.split(',').includes(query.id));
+    for (const query of selected) await checkSameData(service, baseline, main, query, sample, 20);
+    log(`engine and baseline agree on ${selected.length} queries × 20 variable sets`);
+
+    const throughput: ThroughputRow[] = [];
+    for (const [index, query] of selected.entries()) {
+      const engineTarget = { pid: service.pid, url: service.url, path: '/api/graph', headers: { authorization: `Token ${main.key}` }, bodies: engineBodies(query, sample, 500) };
+      const baselineTarget = { pid: baseline.pid, url: baseline.url, path: `/${query.id}`, headers: {}, bodies: baselineBodies(query, sample, 500) };
+      // Alternate which side goes first, so a drift in machine load does not favour one side.
+      let engine: LoadResult;
+      let base: LoadResult;
+      if (index % 2 === 0) {
+        engine = await measureLoad(engineTarget, settings);
+        base = await measureLoad(baselineTarget, settings);
+      } else {
+        base = await measureLoad(baselineTarget, settings);
+        engine = await measureLoad(engineTarget, settings);
+      }
+      const row: ThroughputRow = { id: query.id, title: query.title, engine, baseline: base, ratio: engine.requestsPerSecond / base.requestsPerSecond };
+      throughput.push(row);
+      log(`${query.id}: engine ${engine.requestsPerSecond.toFixed(0)} req/s, baseline ${base.requestsPerSecond.toFixed(0)} req/s, ratio ${row.ratio.toFixed(2)}, rss ${engine.server.rssPeakMb.toFixed(0)} MB`);
+    }
+    await baseline.stop();
+
+    log('micro-benchmarks…');
+    const micro = runMicroBenchmarks(METADATA_PATH, sample, main.id, { coldIterations: 300, hitIterations: 20_000 });
+
+    const metadata = loadMetadataFile(METADATA_PATH);
+    const explainEngine = new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 100 });
+    const plans: PlanExcerpt[] = [];
+    for (const query of selected) plans.push(await planExcerpt(pool, explainEngine, query, sample, main));
+
+    const growth: GrowthRow[] = [];
+    const growthPlans: PlanExcerpt[] = [];
+    const growthScales = args['no-growth'] ? [] : args['growth-scales'].split(',').map(Number);
+    if (growthScales.length) {
+      const byScale = new Map<number, BenchAccount>([[MAIN_SCALE, main]]);
+      for (const scale of growthScales) {
+        if (byScale.has(scale)) continue;
+        const account = createSeededAccount(databaseUrl, `${slugPrefix}-s${String(scale).replace('.', '_')}`, scale);
+        accounts.push(account);
+        byScale.set(scale, account);
+      }
+      await pool.query('VACUUM ANALYZE');
+      const growthQueries = QUERIES.filter((query) => ['q1', 'q2', 'q3'].includes(query.id));
+      const samples = new Map<number, DataSample>();
+      for (const scale of growthScales) samples.set(scale, await sampleData(pool, byScale.get(scale)!.id));
+      const seconds = Number(args['growth-seconds']);
+      const rounds = 3;
+      const collected = new Map<string, { samples: number[]; errors: number }>();
+      for (let round = 0; round < rounds; round++) {
+        for (const query of growthQueries) {
+          for (const scale of growthScales) {
+            const account = byScale.get(scale)!;
+            const bodies = engineBodies(query, samples.get(scale)!, 500);
+            const headers = { authorization: `Token ${account.key}` };
+            if (round === 0) await sequentialLatency(`${service.url}/api/graph`, headers, bodies, 1);
+            const measured = await sequentialLatency(`${service.url}/api/graph`, headers, bodies, seconds / rounds, round * 1000);
+            const key = `${query.id}@${scale}`;
+            const entry = collected.get(key) ?? { samples: [], errors: 0 };
+            entry.samples.push(...measured.samplesMs);
+            entry.errors += measured.errors;
+            collected.set(key, entry);
+          }
+        }
+      }
+      for (const query of growthQueries) {
+        for (const scale of growthScales) {
+          const entry = collected.get(`${query.id}@${scale}`)!;
+          growth.push({
+            query: query.id,
+            scale,
+            loans: byScale.get(scale)!.loans,
+            requests: entry.samples.length,
+            p50Ms: percentile(entry.samples, 0.5),
+            p99Ms: percentile(entry.samples, 0.99),
+            errors: entry.errors,
+          });
+          growthPlans.push(await planExcerpt(pool, explainEngine, query, samples.get(scale)!, byScale.get(scale)!));
+        }
+      }
+    }
+    await service.stop();
+
+    const results: BenchResults = {
+      generatedAt: new Date().toISOString(),
+      machine: {
+        cpuModel: cpus()[0]?.model ?? 'unknown',
+        cores: cpus().length,
+        ramGiB: totalmem() / 1024 ** 3,
+        kernel: release(),
+        loadAverageAtEnd: loadavg(),
+      },
+      versions: {
+        node: process.version,
+        postgres: await versionOf(pool),
+        loanql: (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
+        pg: packageVersion('pg'),
+        autocannon: packageVersion('autocannon'),
+        express: packageVersion('express'),
+        graphql: packageVersion('graphql'),
+      },
+      settings: {
+        database: external ? 'DATABASE_URL (given)' : 'throwaway PostgreSQL via .ci/postgres.sh (fsync off, shared_buffers 256MB)',
+        connections: settings.connections,
+        durationSeconds: settings.durationSeconds,
+        warmupSeconds: settings.warmupSeconds,
+        poolSize: POOL_SIZE,
+        mainScale: MAIN_SCALE,
+        mainLoans: main.loans,
+        growthSeconds: Number(args['growth-seconds']),
+        variableSets: 500,
+      },
+      throughput,
+      micro,
+      plans,
+      growth,
+      growthPlans,
+    };
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(outDir, 'RESULTS.md'), renderResults(results));
+    log(`wrote ${join(outDir, 'RESULTS.md')} and results.json`);
+  } finally {
+    closeAgent();
+    if (external) {
+      // Leave a given database as it was found: the benchmark accounts go (rows cascade).
+      for (const account of accounts) await pool.query('DELETE FROM accounts WHERE id = $1', [account.id]).catch(() => undefined);
+    }
+    await pool.end().catch(() => undefined);
+    await stopAll();
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    log(`${signal}: stopping every process started`);
+    void stopAll().finally(() => process.exit(130));
+  });
+}
+
+main().catch(async (error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  await stopAll();
+  process.exit(1);
+});
