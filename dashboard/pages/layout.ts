@@ -37,6 +37,7 @@ export function renderPage(frame: PageFrame, content: Html): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
+<link rel="icon" href="data:,">
 ${viewer ? html`<meta name="csrf-token" content="${viewer.csrfToken}">` : null}
 <title>${frame.title} · loanql dashboard</title>
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">

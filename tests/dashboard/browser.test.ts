@@ -1,0 +1,176 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { startTestServer, tokenHeader, type TestServer } from '../support/http.js';
+import { seedAccount } from '../support/seededService.js';
+
+/**
+ * Issue #5, done-when 1 and 2, in Debian's Chromium (`/usr/bin/chromium`, installed by
+ * `.ci/run` when missing; never downloaded): log in → Settings > API keys → create a key →
+ * read it off the page → use it on /api/graph → deactivate it on the page → the API refuses it;
+ * then the query console runs a query and shows its result and its SQL. Each page is saved as
+ * a screenshot in tests/artifacts/dashboard/ (git-ignored).
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = fileURLToPath(new URL('../artifacts/dashboard/', import.meta.url));
+const PASSWORD = 'correct horse battery'; // seedAccount's admin password
+const TIMEOUT = 30_000;
+
+let database: TestDatabase;
+let server: TestServer;
+let browser: Browser;
+let page: Page;
+let adminEmail: string;
+/** Problems the page reported (script errors, CSP violations): there must be none. */
+const pageProblems: string[] = [];
+
+before(async () => {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  database = await openTestDatabase();
+  server = await startTestServer(database.db, { logLevel: 'trace' });
+  const seeded = await seedAccount(database.db, { scale: 0.01 });
+  adminEmail = `admin@${seeded.account.slug}.test`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    timeout: TIMEOUT,
+  });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  context.setDefaultTimeout(TIMEOUT);
+  page = await context.newPage();
+  page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
+  // Chromium reports a failed request as a console error without its address; the response
+  // event below names it instead.
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageProblems.push(`console error: ${message.text()}`);
+  });
+  page.on('response', (response) => {
+    if (response.status() >= 400) pageProblems.push(`${response.status()} from ${response.url()}`);
+  });
+  page.on('requestfailed', (request) => pageProblems.push(`request failed: ${request.url()}`));
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+  await database?.close();
+});
+
+async function screenshot(name: string): Promise<void> {
+  await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true });
+}
+
+async function graphWithKey(key: string): Promise<{ status: number; contentType: string | null; body: string }> {
+  const response = await fetch(`${server.url}/api/graph`, {
+    method: 'POST',
+    headers: { ...tokenHeader(key), 'content-type': 'application/json' },
+    body: JSON.stringify({ query: '{ loans_aggregate { aggregate { count } } }' }),
+  });
+  return { status: response.status, contentType: response.headers.get('content-type'), body: await response.text() };
+}
+
+describe('The dashboard in Chromium', () => {
+  let key = '';
+
+  it('logs in with e-mail and password', async () => {
+    await page.goto(`${server.url}/dashboard`);
+    await page.waitForURL(/\/dashboard\/login/);
+    await screenshot('01-login');
+    await page.getByLabel('E-mail').fill(adminEmail);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${server.url}/dashboard`);
+    await page.getByRole('heading', { level: 1 }).waitFor();
+    assert.match(await page.locator('main').innerText(), new RegExp(`Logged in as ${adminEmail}`, 'i'));
+    await screenshot('02-overview');
+  });
+
+  it('creates an API key under Settings > API keys and shows it once', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    await page.waitForURL(/\/dashboard\/settings\/api-keys$/);
+    await page.getByRole('heading', { name: 'Keys', exact: true }).waitFor();
+    await screenshot('03-api-keys');
+    await page.getByLabel('Name').fill('browser test key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByLabel('The new key');
+    await shown.waitFor();
+    key = await shown.inputValue();
+    assert.match(key, /^lq_[a-z0-9]{8}_[A-Za-z0-9_-]{43}$/);
+    await page.getByRole('button', { name: 'Copy' }).waitFor({ state: 'visible' });
+    await screenshot('04-api-key-created');
+  });
+
+  it('the key read off the page works against /api/graph', async () => {
+    const answer = await graphWithKey(key);
+    assert.equal(answer.status, 200, answer.body);
+    assert.match(answer.body, /"count" : \d+/);
+  });
+
+  it('deactivates the key on the page, after a confirmation', async () => {
+    const prefix = key.slice(0, 11);
+    await page.goto(`${server.url}/dashboard/settings/api-keys`);
+    await page.getByRole('link', { name: `Deactivate browser test key (${prefix})` }).click();
+    await page.getByRole('heading', { name: 'Deactivate “browser test key”?' }).waitFor();
+    await screenshot('05-confirm-deactivation');
+    await page.getByRole('button', { name: 'Deactivate key' }).click();
+    await page.waitForURL(/\?deactivated=/);
+    const row = page.locator(`tr[data-key-prefix="${prefix}"]`);
+    assert.equal((await row.getByText('Inactive').count()) > 0, true);
+    await screenshot('06-api-key-deactivated');
+  });
+
+  it('the API refuses the deactivated key on its next request', async () => {
+    assert.deepEqual(await graphWithKey(key), { status: 403, contentType: 'text/plain', body: 'Not authorized' });
+  });
+
+  it('runs a query in the console and shows its result and its SQL', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Query console' }).click();
+    await page.waitForURL(/\/dashboard\/console$/);
+    await page.locator('.graphiql-container').waitFor();
+    await page.locator('.graphiql-query-editor .CodeMirror').waitFor();
+    await screenshot('07-console');
+    await page.locator('.graphiql-execute-button').click();
+    const result = page.locator('.graphiql-response');
+    await result.getByText('"loans_aggregate"').waitFor();
+    assert.match(await result.innerText(), /"data": \{\s*"loans": \[/);
+    const statement = page.locator('#sql-statement');
+    await statement.waitFor();
+    assert.match(await statement.innerText(), /^SELECT json_build_object\('data'/);
+    assert.match(await page.locator('#sql-params').innerText(), /\$1 = /);
+    assert.match(await page.locator('#sql-plan').innerText(), /cost=/);
+    await screenshot('08-console-result');
+  });
+
+  it('opens a query from the address and runs it with the keyboard (Ctrl+Enter)', async () => {
+    const query = '{ people(limit: 2, order_by: {name: asc}) { name } }';
+    await page.goto(`${server.url}/dashboard/console?query=${encodeURIComponent(query)}`);
+    const editor = page.locator('.graphiql-query-editor .CodeMirror');
+    await editor.getByText('people(limit: 2').waitFor();
+    await editor.click();
+    await page.keyboard.press('Control+Enter');
+    await page.locator('.graphiql-response').getByText('"people"').waitFor();
+    await page.locator('#sql-statement').getByText('"people"').first().waitFor();
+  });
+
+  it('logs out', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(/\/dashboard\/login\?logged_out=1/);
+    await page.getByText('You are logged out.').waitFor();
+    await page.goto(`${server.url}/dashboard/settings/api-keys`);
+    await page.waitForURL(/\/dashboard\/login/);
+  });
+
+  it('reported no script errors or Content-Security-Policy violations on any page', () => {
+    assert.deepEqual(pageProblems, []);
+  });
+
+  it('logged neither the password nor the key', () => {
+    const text = server.logs.map((line) => JSON.stringify(line)).join('\n');
+    assert.ok(server.logs.some((line) => line.event === 'dashboard.api_key.created'), 'the key creation was logged');
+    assert.ok(!text.includes(PASSWORD));
+    assert.ok(!text.includes(key));
+  });
+});
