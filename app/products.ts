@@ -144,7 +144,7 @@ export function checkCustomFieldDefinition(definition: CustomFieldDefinition): C
   let defaultValue: unknown;
   if (definition.defaultValue !== undefined) {
     const checked = checkFieldValue(rule, definition.defaultValue);
-    if (!checked.ok) throw new UserInputError(`default value ${JSON.stringify(definition.defaultValue)} is not valid for a ${definition.type} field: expected ${checked.expected}`);
+    if (!checked.ok) throw new UserInputError(`default value ${JSON.stringify(definition.defaultValue)} is not valid for a field of type ${definition.type}: expected ${checked.expected}`);
     defaultValue = checked.value;
   }
   return {

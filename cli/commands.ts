@@ -2,6 +2,16 @@ import type { Database } from '../db/index.js';
 import { createAccount, createAdmin, findAccount } from '../app/accounts.js';
 import { createApiKey, deactivateApiKey, listApiKeys } from '../app/apiKeys.js';
 import { UserInputError } from '../app/errors.js';
+import {
+  addProductField,
+  bodyName,
+  BUILT_IN_FIELDS,
+  CUSTOM_FIELD_TYPES,
+  loadDefaultProduct,
+  metadataTypeFor,
+  removeProductField,
+  type CustomFieldType,
+} from '../app/products.js';
 import { seedPortfolio } from '../db/seed/index.js';
 import { progressReporter } from './progress.js';
 import { buildEngine } from '../app/engineHolder.js';
@@ -43,6 +53,13 @@ function number(context: CommandContext, name: string, fallback: number): number
   const value = Number(raw);
   if (typeof raw !== 'string' || !Number.isFinite(value) || value < 0) throw new UserInputError(`--${name} must be a non-negative number`);
   return value;
+}
+
+/** A `--default` given on the command line, read as the field's type expects. */
+function defaultFromText(type: CustomFieldType, text: string): unknown {
+  if (type === 'integer' && /^-?\d+$/.test(text)) return Number(text);
+  if (type === 'boolean' && (text === 'true' || text === 'false')) return text === 'true';
+  return text;
 }
 
 export const COMMANDS: Command[] = [
@@ -117,6 +134,69 @@ export const COMMANDS: Command[] = [
       const prefix = positional(context, 0, 'the key prefix (lq_xxxxxxxx)');
       if (!(await deactivateApiKey(context.db, prefix))) throw new UserInputError(`no key with prefix ${prefix}`, 404);
       context.out.write(`key ${prefix} deactivated; it is refused from its next request on\n`);
+    },
+  },
+  {
+    words: ['product', 'field', 'add'],
+    usage:
+      'product field add --account SLUG --name NAME --type TYPE [--options a,b,c] [--required] [--default VALUE]\n' +
+      '                                                 add a custom field to the default product (TYPE: ' + CUSTOM_FIELD_TYPES.join(' ') + ')',
+    options: { account: { type: 'string' }, name: { type: 'string' }, type: { type: 'string' }, options: { type: 'string' }, required: { type: 'boolean' }, default: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await findAccount(context.db, required(context, 'account'));
+      const type = required(context, 'type') as CustomFieldType;
+      if (!CUSTOM_FIELD_TYPES.includes(type)) throw new UserInputError(`--type must be one of ${CUSTOM_FIELD_TYPES.join(', ')}`);
+      const options = typeof context.args.options === 'string' ? context.args.options.split(',') : undefined;
+      const rawDefault = context.args.default;
+      const field = await addProductField(context.db, account.id, {
+        name: required(context, 'name'),
+        type,
+        ...(options ? { options } : {}),
+        required: context.args.required === true,
+        ...(typeof rawDefault === 'string' ? { defaultValue: defaultFromText(type, rawDefault) } : {}),
+      });
+      context.out.write(
+        `field "${field.name}" (${field.type}${field.required ? ', required' : ''}) added to the default product of ${account.slug}; ` +
+          `send it as ${bodyName(field.name)} in POST/PATCH /api/loan\n` +
+          `to query it through /api/graph, add under collections.loans.fields of the metadata file:\n` +
+          `  ${field.key}: { type: ${metadataTypeFor(field.type)}, custom_field: ${field.key} }\n`,
+      );
+    },
+  },
+  {
+    words: ['product', 'field', 'list'],
+    usage: 'product field list --account SLUG                the default product: built-in and custom fields, as request bodies name them',
+    options: { account: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await findAccount(context.db, required(context, 'account'));
+      const product = await loadDefaultProduct(context.db, account.id);
+      const rows = [['BODY KEY', 'TYPE', 'REQUIRED', 'DEFAULT', 'OPTIONS', 'STORED IN']].concat(
+        BUILT_IN_FIELDS.map((field) => [field.name, field.rule.kind === 'enum' ? 'select' : field.rule.kind, 'no', '-', field.rule.kind === 'enum' ? field.rule.values.join(',') : '-', `loans.${field.column}`]),
+        product.customFields.map((field) => [
+          bodyName(field.name),
+          field.type,
+          field.required ? 'yes' : 'no',
+          field.defaultValue === undefined ? '-' : JSON.stringify(field.defaultValue),
+          field.options?.join(',') ?? '-',
+          `loans.custom_fields.${field.key}`,
+        ]),
+      );
+      const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+      context.out.write(`${rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`);
+    },
+  },
+  {
+    words: ['product', 'field', 'remove'],
+    usage: 'product field remove --account SLUG --name NAME  remove a custom field (values stored in loans are kept)',
+    options: { account: { type: 'string' }, name: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await findAccount(context.db, required(context, 'account'));
+      const name = required(context, 'name');
+      if (!(await removeProductField(context.db, account.id, name))) throw new UserInputError(`the default product of ${account.slug} has no custom field "${name}"`, 404);
+      context.out.write(`field "${name}" removed from the default product of ${account.slug}; values already stored in loans are kept\n`);
     },
   },
   {

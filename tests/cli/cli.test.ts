@@ -145,6 +145,37 @@ for (const setting of settings) {
       assert.equal(await loanTotal(service!, cliKey), 0, 'the new account has no loans yet');
     });
 
+    it('manages the default product\'s custom fields while the service runs; the API accepts them at once', async () => {
+      const added = await cli('product', 'field', 'add', '--account', 'acme', '--name', 'Loan Officer', '--type', 'text', '--required', '--default', 'desk');
+      assertOk(added, 'product field add');
+      assert.match(added.stdout, /send it as Loan_Officer/);
+      assert.match(added.stdout, /loan_officer: \{ type: text, custom_field: loan_officer \}/, 'says how to expose it in the metadata');
+      assertOk(await cli('product', 'field', 'add', '--account', 'acme', '--name', 'Property Type', '--type', 'select', '--options', 'residential,commercial'), 'select field');
+      const clash = await cli('product', 'field', 'add', '--account', 'acme', '--name', 'amount', '--type', 'text');
+      assert.equal(clash.code, 2);
+      assert.match(clash.stderr, /built-in field/);
+      const badDefault = await cli('product', 'field', 'add', '--account', 'acme', '--name', 'Units', '--type', 'integer', '--default', 'many');
+      assert.equal(badDefault.code, 2);
+      const listed = await cli('product', 'field', 'list', '--account', 'acme');
+      assertOk(listed, 'product field list');
+      assert.match(listed.stdout, /^Loan_Officer\s+text\s+yes\s+"desk"/m);
+      assert.match(listed.stdout, /^Property_Type\s+select\s+no\s+-\s+residential,commercial/m);
+      assert.doesNotMatch(listed.stdout, /^Units/m, 'a refused field is not added');
+
+      const post = (body: unknown) =>
+        fetch(`${service!.url}/api/loan`, { method: 'POST', headers: { authorization: `Token ${cliKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const created = await post({ Name: 'cli product', Property_Type: 'commercial' });
+      assert.equal(created.status, 201);
+      assert.deepEqual(((await created.json()) as { loan: { custom_fields: unknown } }).loan.custom_fields, { loan_officer: 'desk', property_type: 'commercial' });
+      assert.equal((await post({ Property_Type: 'castle' })).status, 400);
+
+      assertOk(await cli('product', 'field', 'remove', '--account', 'acme', '--name', 'Property Type'), 'product field remove');
+      const refused = await post({ Property_Type: 'commercial' });
+      assert.equal(refused.status, 400, 'a removed field is no longer accepted');
+      const missing = await cli('product', 'field', 'remove', '--account', 'acme', '--name', 'Property Type');
+      assert.equal(missing.code, 2);
+    });
+
     it('lists keys with their prefix, name and state, and never shows a key', async () => {
       const listed = await cli('key', 'list');
       assertOk(listed, 'key list');
@@ -217,7 +248,7 @@ for (const setting of settings) {
       assert.match(service.output(), /Existing data kept/);
       assert.doesNotMatch(service.output(), /Demo API key/);
       assert.equal(await loanTotal(service, demoKey), demoLoans);
-      if (setting.embedded) assert.equal(await loanTotal(service, cliKey), 0, 'the key made while the service was stopped works');
+      if (setting.embedded) assert.equal(await loanTotal(service, cliKey), 1, 'the key made while the service was stopped works (acme has the one loan made over REST)');
       assert.deepEqual(await get(`${service.url}/api/loan`, revokedKey), NOT_AUTHORIZED);
     });
   });
