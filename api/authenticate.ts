@@ -1,10 +1,17 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Database } from '../db/index.js';
-import { authenticateApiKey, type AuthenticatedKey } from '../app/apiKeys.js';
+import type { StatementGuard } from '../engine/index.js';
+import { activeKeyGuard, authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
 
 declare module 'express-serve-static-core' {
   interface Locals {
     auth: AuthenticatedKey;
+    /**
+     * Set when the key was identified from the verified-key cache without reading its state:
+     * the route must have the database check this condition (in its statement, or before any
+     * other answer) and refuse the request when it is false.
+     */
+    keyStillActive?: StatementGuard;
   }
 }
 
@@ -20,12 +27,46 @@ export function notAuthorized(res: Response): void {
   res.send(NOT_AUTHORIZED);
 }
 
+export interface ApiKeyOptions {
+  /** Keys verified before; with it, requests `checksActiveInStatement` accepts skip the key read. */
+  readonly verifiedKeys?: VerifiedKeyCache;
+  /** Requests whose route checks `res.locals.keyStillActive` itself (`POST /api/graph`: in its one statement). */
+  readonly checksActiveInStatement?: (req: Request) => boolean;
+}
+
 /** `Authorization: Token <key>` on every `/api/*` request; the account lands in `res.locals.auth`. */
-export function requireApiKey(db: Database) {
+export function requireApiKey(db: Database, options: ApiKeyOptions = {}) {
+  const { verifiedKeys, checksActiveInStatement } = options;
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const auth = await authenticateApiKey(db, req.get('authorization'));
+    if (verifiedKeys && checksActiveInStatement?.(req)) {
+      const known = verifiedKeys.identify(db, req.get('authorization'));
+      if (known) {
+        res.locals.auth = known;
+        res.locals.keyStillActive = activeKeyGuard(known);
+        return next();
+      }
+    }
+    const auth = await authenticateApiKey(db, req.get('authorization'), verifiedKeys);
     if (!auth) return notAuthorized(res);
     res.locals.auth = auth;
     next();
   };
+}
+
+/**
+ * For a route that defers the key's state check: answers 403 and returns true when the key is
+ * no longer active. Used before answers that run no statement (errors), so that a deactivated
+ * key gets 403 on every path, not only on the one that runs the engine's statement.
+ */
+export async function refusedAsInactive(db: Database, res: Response): Promise<boolean> {
+  const guard = res.locals.keyStillActive;
+  if (!guard || (await guardHolds(db, guard))) return false;
+  notAuthorized(res);
+  return true;
+}
+
+/** Asks the database whether a statement guard holds now (its own small statement). */
+export async function guardHolds(db: Database, guard: StatementGuard): Promise<boolean> {
+  const { rows } = await db.query<{ holds: boolean | null }>(`SELECT (${guard.condition}) AS "holds"`, guard.values);
+  return rows[0]?.holds === true;
 }

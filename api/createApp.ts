@@ -1,15 +1,17 @@
-import express, { type ErrorRequestHandler, type Express } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from '../db/index.js';
 import { UserInputError } from '../app/errors.js';
 import { LoanInputError } from '../app/loanInput.js';
+import { VerifiedKeyCache } from '../app/apiKeys.js';
 import { requireApiKey } from './authenticate.js';
 import type { ServiceConfig } from './config.js';
 import type { Logger } from './logger.js';
 import { healthRoutes } from './routes/health.js';
 import { loanRoutes } from './routes/loans.js';
 import { openApiRoutes } from './routes/openapi.js';
-import { graphRoutes } from './routes/graph.js';
+import { graphFastPath, graphRoutes } from './routes/graph.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import { dashboardRoutes } from '../dashboard/index.js';
 
@@ -33,8 +35,11 @@ export function createApp(deps: ServiceDeps): Express {
   app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, bodyLimitBytes: deps.config.bodyLimitBytes }));
 
   const api = express.Router();
-  // Auth comes before body parsing, so an unauthenticated request costs no parsing.
-  api.use(requireApiKey(deps.db));
+  // Auth comes before body parsing, so an unauthenticated request costs no parsing. A known key
+  // on POST /api/graph skips the key read: its state is checked in the request's one statement.
+  const verifiedKeys = new VerifiedKeyCache();
+  const checksActiveInStatement = (req: Request): boolean => req.method === 'POST' && (req.path === '/graph' || req.path === '/graph/');
+  api.use(requireApiKey(deps.db, { verifiedKeys, checksActiveInStatement }));
   api.use('/graph', graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger));
   api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true, strict: false }));
   api.use('/loan', loanRoutes(deps.db));
@@ -45,6 +50,16 @@ export function createApp(deps: ServiceDeps): Express {
   app.use('/api', api);
 
   app.use(errorHandler(deps.logger));
+
+  // Most POST /api/graph requests are answered before Express's per-request set-up (see
+  // graphFastPath); whatever the fast path does not take goes through the app as assembled above.
+  // Express's app function dispatches every request to `app.handle`, which is not in its types.
+  const fastPath = graphFastPath(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, verifiedKeys);
+  const dispatch = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void };
+  const withExpress = dispatch.handle.bind(app);
+  dispatch.handle = (req, res, callback) => {
+    if (!fastPath(req, res)) withExpress(req, res, callback);
+  };
   return app;
 }
 

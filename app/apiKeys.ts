@@ -1,5 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Database, Queryable } from '../db/index.js';
+import type { StatementGuard } from '../engine/index.js';
 import { UserInputError } from './errors.js';
 
 /**
@@ -83,28 +85,89 @@ export async function deactivateApiKey(db: Queryable, prefix: string, accountId?
   return rowCount > 0;
 }
 
-/**
- * Checks an `Authorization` header value. Returns the key's account, or null for a missing,
- * malformed, unknown or inactive key — the caller answers all of these the same way.
- */
-export async function authenticateApiKey(db: Database, header: string | undefined): Promise<AuthenticatedKey | null> {
+/** The key of an `Authorization` header value, when it is `Token <key>` with a key in the key format. */
+function keyOfHeader(header: string | undefined): { key: string; prefix: string } | null {
   if (!header || !header.startsWith('Token ')) return null;
   const key = header.slice('Token '.length).trim();
   const match = KEY_PATTERN.exec(key);
-  if (!match) return null;
+  return match ? { key, prefix: match[1]! } : null;
+}
+
+interface VerifiedKey {
+  readonly key: AuthenticatedKey;
+  /** When this process last wrote (or found fresh) the key's `last_used_at`, in ms. */
+  lastUseRecordedAt: number;
+}
+
+/**
+ * What a key's secret proves once it has matched the stored hash, and what never changes
+ * afterwards: which key of which account it is. Entries are keyed by the SHA-256 of the key (the
+ * secret itself is not kept). The key's STATE is never cached: a caller that identifies a key
+ * from here must have its `active` flag checked by the database in the same request — the
+ * statement guard `activeKeyGuard` — so a key deactivated by any process (CLI, dashboard,
+ * another service) is refused on its next request.
+ */
+export class VerifiedKeyCache {
+  readonly #entries = new LRUCache<string, VerifiedKey>({ max: 10_000 });
+
+  /** The key an `Authorization` header carries, if it was verified before; records its use when due. */
+  identify(db: Database, header: string | undefined): AuthenticatedKey | null {
+    const parsed = keyOfHeader(header);
+    if (!parsed) return null;
+    const entry = this.#entries.get(sha256(parsed.key).toString('base64'));
+    if (!entry) return null;
+    const now = Date.now();
+    if (now - entry.lastUseRecordedAt >= LAST_USED_RESOLUTION_MS) {
+      entry.lastUseRecordedAt = now;
+      recordUse(db, entry.key);
+    }
+    return entry.key;
+  }
+
+  remember(hash: Buffer, key: AuthenticatedKey, lastUseRecordedAt: number): void {
+    this.#entries.set(hash.toString('base64'), { key, lastUseRecordedAt });
+  }
+}
+
+/** `last_used_at`, at most once a minute per key; recording use must never fail or slow the request it belongs to. */
+function recordUse(db: Database, key: AuthenticatedKey): void {
+  db.query(
+    `UPDATE api_keys SET last_used_at = now()
+      WHERE account_id = $1 AND id = $2 AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $3))`,
+    [key.accountId, key.keyId, LAST_USED_RESOLUTION_MS / 1000],
+  ).catch(() => undefined);
+}
+
+/**
+ * The condition "this key is still active (and its account exists)", for the engine to check
+ * inside the request's one statement (see `VerifiedKeyCache`).
+ */
+export function activeKeyGuard(key: AuthenticatedKey): StatementGuard {
+  return { condition: 'EXISTS (SELECT 1 FROM api_keys WHERE account_id = $1 AND id = $2 AND active)', values: [key.accountId, key.keyId] };
+}
+
+/**
+ * Checks an `Authorization` header value against the database, key state included. Returns the
+ * key's account, or null for a missing, malformed, unknown or inactive key — the caller answers
+ * all of these the same way. A verified key is remembered in `verified`, when given.
+ */
+export async function authenticateApiKey(db: Database, header: string | undefined, verified?: VerifiedKeyCache): Promise<AuthenticatedKey | null> {
+  const parsed = keyOfHeader(header);
+  if (!parsed) return null;
+  const { key, prefix } = parsed;
   const { rows } = await db.query<{ account_id: string; id: string; key_hash: Uint8Array; active: boolean; stale: boolean }>(
     `SELECT account_id, id, key_hash, active,
             (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2)) AS stale
        FROM api_keys WHERE prefix = $1`,
-    [match[1], LAST_USED_RESOLUTION_MS / 1000],
+    [prefix, LAST_USED_RESOLUTION_MS / 1000],
   );
   const row = rows[0];
   const expected = row ? Buffer.from(row.key_hash) : sha256('');
-  const matches = timingSafeEqual(expected, sha256(key)) && row !== undefined;
+  const hash = sha256(key);
+  const matches = timingSafeEqual(expected, hash) && row !== undefined;
   if (!matches || !row.active) return null;
-  if (row.stale) {
-    // Recording use must never fail or slow the request it belongs to.
-    db.query('UPDATE api_keys SET last_used_at = now() WHERE account_id = $1 AND id = $2', [row.account_id, row.id]).catch(() => undefined);
-  }
-  return { accountId: row.account_id, keyId: row.id };
+  const authenticated = { accountId: row.account_id, keyId: row.id };
+  if (row.stale) recordUse(db, authenticated);
+  verified?.remember(hash, authenticated, Date.now());
+  return authenticated;
 }

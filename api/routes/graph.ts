@@ -1,9 +1,12 @@
 import express, { Router, type Request, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
 import type { Database } from '../../db/index.js';
 import { RequestError, type GraphRequest } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
+import { activeKeyGuard, type VerifiedKeyCache } from '../../app/apiKeys.js';
+import { guardHolds, notAuthorized, refusedAsInactive } from '../authenticate.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
@@ -23,16 +26,21 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
 
   router.post('/', parseJson, async (req, res) => {
     const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
-    if (!isJsonRequest(req)) return sendErrors(res, 415, responseType, 'invalid-request', 'send the request as application/json');
+    if (!isJsonRequest(req)) {
+      if (await refusedAsInactive(db, res)) return;
+      return sendErrors(res, 415, responseType, 'invalid-request', 'send the request as application/json');
+    }
     try {
-      const body = await engines.engine.execute(db, req.body as GraphRequest, accountOf(res));
+      // The key's state, when not read yet, is checked inside the request's one statement.
+      // (graphFastPath below answers most of these requests before Express; keep the two alike.)
+      const body = await engines.engine.execute(db, req.body as GraphRequest, accountOf(res), res.locals.keyStillActive);
+      if (body === null) return notAuthorized(res);
       res.status(200).type(responseType).send(body);
     } catch (error) {
       if (!(error instanceof RequestError)) throw error;
       // application/json answers every GraphQL-level error with 200 (GraphQL over HTTP §legacy);
       // the graphql-response+json type uses 400 for a request that could not be executed.
-      const status = error.stage === 'request' || (responseType === GRAPHQL_RESPONSE_TYPE && error.stage === 'document') ? 400 : 200;
-      res.status(status).type(responseType).send(JSON.stringify({ errors: error.errors }));
+      res.status(errorStatus(error, responseType)).type(responseType).send(JSON.stringify({ errors: error.errors }));
     }
   });
 
@@ -50,7 +58,8 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
     }
   });
   // Body problems on these routes are answered in GraphQL's shape: an `errors` array.
-  router.use((error: unknown, req: Request, res: Response, _next: (error?: unknown) => void) => {
+  router.use(async (error: unknown, req: Request, res: Response, _next: (error?: unknown) => void) => {
+    if (await refusedAsInactive(db, res)) return;
     const type = (error as { type?: string }).type;
     if (type === 'entity.too.large') return sendErrors(res, 413, JSON_TYPE, 'request-too-large', `the request body is over ${bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
     if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported')
@@ -69,8 +78,74 @@ function isJsonRequest(req: Request): boolean {
 }
 
 function prefersGraphQLResponse(req: Request): boolean {
-  const accept = req.get('accept') ?? '';
+  return acceptPrefersGraphQLResponse(req.get('accept'));
+}
+
+function acceptPrefersGraphQLResponse(accept = ''): boolean {
   return accept.includes('application/graphql-response+json') && !/application\/json/.test(accept.split('application/graphql-response+json')[0] ?? '');
+}
+
+/**
+ * application/json answers every GraphQL-level error with 200 (GraphQL over HTTP §legacy); the
+ * graphql-response+json type uses 400 for a request that could not be executed.
+ */
+function errorStatus(error: RequestError, responseType: string): number {
+  return error.stage === 'request' || (responseType === GRAPHQL_RESPONSE_TYPE && error.stage === 'document') ? 400 : 200;
+}
+
+/** The JSON bodies `POST /api/graph` accepts on the fast path: exactly these Content-Types. */
+const FAST_PATH_TYPES = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
+
+/**
+ * The hot path of `POST /api/graph`, run before Express: Express's per-request set-up, router
+ * and body parser cost more CPU than the whole engine on a plan-cache hit (bench/README.md). It
+ * takes only the requests it can answer exactly like the route above, decided from the headers
+ * alone — `POST /api/graph` with a JSON Content-Type, a Content-Length within the body limit, no
+ * Content-Encoding, and an API key verified before (its state is checked in the statement) —
+ * and returns false for everything else, which Express then handles as usual.
+ */
+export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitBytes: number, logger: Logger, verifiedKeys: VerifiedKeyCache) {
+  return (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (req.method !== 'POST' || req.url !== '/api/graph') return false;
+    const { headers } = req;
+    if (!FAST_PATH_TYPES.has(headers['content-type']?.toLowerCase() ?? '')) return false;
+    if (headers['content-encoding'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
+    const length = Number(headers['content-length']);
+    if (!(length > 0 && length <= bodyLimitBytes)) return false;
+    const key = verifiedKeys.identify(db, headers.authorization);
+    if (!key) return false;
+
+    const guard = activeKeyGuard(key);
+    const responseType = acceptPrefersGraphQLResponse(headers.accept) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
+    const send = (status: number, type: string, body: string): void => {
+      res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) }).end(body);
+    };
+    const refuse = (): void => send(403, 'text/plain', 'Not authorized');
+    const answer = async (text: string): Promise<void> => {
+      let request: GraphRequest;
+      try {
+        request = JSON.parse(text) as GraphRequest;
+      } catch {
+        if (!(await guardHolds(db, guard))) return refuse();
+        return send(400, JSON_TYPE, JSON.stringify({ errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'invalid-request' } }] }));
+      }
+      try {
+        const body = await engines.engine.execute(db, request, key.accountId, guard);
+        if (body === null) return refuse();
+        send(200, responseType, body);
+      } catch (error) {
+        if (error instanceof RequestError) return send(errorStatus(error, responseType), responseType, JSON.stringify({ errors: error.errors }));
+        const id = randomUUID();
+        logger.error({ errorId: id, path: '/api/graph', err: error }, 'internal error');
+        send(500, JSON_TYPE, JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'internal', id } }] }));
+      }
+    };
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => void answer(Buffer.concat(chunks).toString('utf8')).catch(() => res.destroy()));
+    req.on('error', () => res.destroy());
+    return true;
+  };
 }
 
 function sendErrors(res: Response, status: number, type: string, code: string, message: string): void {

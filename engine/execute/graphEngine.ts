@@ -109,12 +109,27 @@ export class GraphEngine {
     return { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection };
   }
 
-  /** Runs a request and returns the response body text (`{"data": …}`) as PostgreSQL made it. */
-  async execute(db: Database, request: GraphRequest, accountId: string): Promise<string> {
-    const prepared = this.prepare(request, accountId);
-    if (prepared.kind === 'static') return prepared.body;
-    const text = await runStatement(db, prepared.text, prepared.values);
-    return prepared.introspection ? mergeIntrospection(text, prepared.introspection) : text;
+  /**
+   * Runs a request and returns the response body text (`{"data": …}`) as PostgreSQL made it.
+   * With a guard, the guard's condition is checked in the same statement (no extra round trip)
+   * and `null` comes back when it is false — also for a request that needs no statement or is
+   * refused as a client mistake, which then pay one small statement for the check.
+   */
+  async execute(db: Database, request: GraphRequest, accountId: string): Promise<string>;
+  async execute(db: Database, request: GraphRequest, accountId: string, guard: StatementGuard | undefined): Promise<string | null>;
+  async execute(db: Database, request: GraphRequest, accountId: string, guard?: StatementGuard): Promise<string | null> {
+    try {
+      const prepared = this.prepare(request, accountId);
+      if (prepared.kind === 'static') return guard && !(await guardHolds(db, guard)) ? null : prepared.body;
+      const text = guard
+        ? await runStatement(db, guardedStatement(prepared.text, prepared.values.length, guard), [...prepared.values, ...guard.values])
+        : await runStatement(db, prepared.text, prepared.values);
+      if (text === null) return null;
+      return prepared.introspection ? mergeIntrospection(text, prepared.introspection) : text;
+    } catch (error) {
+      if (guard && error instanceof RequestError && !(await guardHolds(db, guard))) return null;
+      throw error;
+    }
   }
 
   /** The statement of a request, its parameters, and PostgreSQL's plan for it. */
@@ -205,13 +220,37 @@ function bind(param: Param, variables: Readonly<Record<string, unknown>>, accoun
   }
 }
 
-async function runStatement(db: Database, text: string, values: readonly unknown[]): Promise<string> {
+async function runStatement(db: Database, text: string, values: readonly unknown[]): Promise<string | null> {
   try {
-    const { rows } = await db.query<{ response: string }>(text, values);
+    const { rows } = await db.query<{ response: string | null }>(text, values);
     return rows[0]!.response;
   } catch (error) {
     return rethrowClientError(error);
   }
+}
+
+/**
+ * A condition the caller needs to hold when the request runs (the API key is still active),
+ * checked by PostgreSQL in the request's own statement. `condition` is trusted SQL text whose
+ * values are `$1…$n` of `values`; the engine renumbers them after the statement's own.
+ */
+export interface StatementGuard {
+  readonly condition: string;
+  readonly values: readonly unknown[];
+}
+
+function guardCondition(guard: StatementGuard, offset: number): string {
+  return guard.condition.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+}
+
+/** The statement answers its response when the guard holds, else NULL (the subquery is then not run). */
+function guardedStatement(text: string, paramCount: number, guard: StatementGuard): string {
+  return `SELECT CASE WHEN ${guardCondition(guard, paramCount)} THEN (${text}) END AS "response"`;
+}
+
+async function guardHolds(db: Database, guard: StatementGuard): Promise<boolean> {
+  const { rows } = await db.query<{ holds: boolean | null }>(`SELECT (${guardCondition(guard, 0)}) AS "holds"`, guard.values);
+  return rows[0]?.holds === true;
 }
 
 function rethrowClientError(error: unknown): never {

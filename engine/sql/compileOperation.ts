@@ -201,16 +201,22 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
     readonly parent: Fragment;
   }
 
-  /** FROM … WHERE … [ORDER BY … LIMIT … OFFSET …] of a list; ordering inside only when paging. */
+  /**
+   * FROM … WHERE … of a list. When paging, the rows are picked (ORDER BY … LIMIT … OFFSET …) in
+   * a subquery under the same alias, so the JSON of each row (and its nested subqueries) is
+   * built only for the rows returned: PostgreSQL evaluates a query's output for every row its
+   * Limit node reads, the rows an OFFSET skips included.
+   */
   function source(collection: Collection, query: ListQuery, table: Fragment, correlation: Correlation | null, keys: { value: Fragment; direction: Fragment }[]): Fragment {
     const conditions = [tenantPredicate(table)];
     if (correlation) conditions.push(joinPredicate(correlation.relationship, correlation.parent, table));
     if (query.where) conditions.push(where(query.where, table));
-    const paging: Fragment[] = [];
-    if (query.limit || query.offset) paging.push(sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`);
+    const filtered = sql`FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
+    if (!query.limit && !query.offset) return filtered;
+    const paging: Fragment[] = [sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`];
     if (query.limit) paging.push(sql` LIMIT ${sql.param(query.limit)}::bigint`);
     if (query.offset) paging.push(sql` OFFSET ${sql.param(query.offset)}::bigint`);
-    return sql`FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}${sql.join(paging, sql``)}`;
+    return sql`FROM (SELECT ${table}.* ${filtered}${sql.join(paging, sql``)}) AS ${table}`;
   }
 
   function list(collection: Collection, query: ListQuery, selection: Selection, correlation: Correlation | null): Fragment {

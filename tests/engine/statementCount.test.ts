@@ -129,26 +129,27 @@ describe('one request, one statement (SPEC §5)', () => {
   });
 
   describe('over HTTP', () => {
-    /** The statements of one HTTP request, sorted into the key check and the rest. */
+    /** The statements of one HTTP request, sorted into the key's own statements and the rest (the query). */
     async function httpStatements(key: string, body: GraphRequest, path = '/api/graph') {
       const { result, statements } = await observing(() => s.post(path, body, { authorization: `Token ${key}` }));
       assert.equal(result.status, 200, result.text.slice(0, 300));
-      const auth = statements.filter((st) => /\bapi_keys\b/.test(st.text));
-      const others = statements.filter((st) => !/\bapi_keys\b/.test(st.text));
+      const isQuery = (st: Observed): boolean => /\bjson_build_object\b/.test(st.text);
+      const auth = statements.filter((st) => !isQuery(st));
+      const others = statements.filter(isQuery);
       return { statements, auth, others };
     }
 
-    it('runs two statements per request once the key is in use: the key check and the one query', async () => {
-      await s.graph(`{ __typename }`); // the key's first use records last_used_at (see the next test)
+    it('runs ONE statement per request once the key is known: the query, which checks the key’s state itself', async () => {
+      await s.graph(`{ __typename }`); // the key's first use reads it and records last_used_at (see the next test)
       for (const [what, request] of REQUESTS) {
-        const { statements, auth, others } = await httpStatements(s.apiKey, request());
+        const { statements, others } = await httpStatements(s.apiKey, request());
+        assert.equal(statements.length, 1, `${what}: ${statements.map((st) => st.text.slice(0, 80)).join('\n')}`);
         assert.equal(others.length, 1, what);
-        assert.equal(auth.length, 1, what);
-        assert.ok(statements.length <= 2, `${what}: ${statements.length} statements`);
+        assert.match(others[0]!.text, /^SELECT CASE WHEN EXISTS \(SELECT 1 FROM api_keys WHERE account_id = \$\d+ AND id = \$\d+ AND active\) THEN \(SELECT json_build_object\('data', /);
       }
     });
 
-    it('runs one statement more on a key’s first request in a minute: the last_used_at update (never a second query)', async () => {
+    it('reads the key and records last_used_at on a key’s first request (never a second query), then runs one statement', async () => {
       const fresh = await createApiKey(s.db, accountId, 'fresh key');
       const first = await httpStatements(fresh.key, REQUESTS[0]![1]());
       assert.equal(first.others.length, 1);
@@ -157,7 +158,7 @@ describe('one request, one statement (SPEC §5)', () => {
         ['SELECT', 'UPDATE'],
       );
       const second = await httpStatements(fresh.key, REQUESTS[0]![1]());
-      assert.equal(second.statements.length, 2);
+      assert.equal(second.statements.length, 1);
     });
 
     it('runs one statement for explain too (EXPLAIN of the query), besides the key check', async () => {
