@@ -133,6 +133,7 @@ export function openApiDocument(product: Product, serverUrl: string): Schema {
     badRequest: { description: 'Bad input; nothing was written.', ...json('Error') },
     forbidden: { description: 'Missing, invalid or inactive API key.', content: { 'text/plain': { schema: { const: 'Not authorized' } } } },
     notFound: { description: 'No such loan in this account.', ...json('Error') },
+    tooLarge: { description: 'The body is larger than BODY_LIMIT_BYTES (1 MB by default).', ...json('Error') },
   };
   const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The loan id (a uuid).' };
 
@@ -162,7 +163,7 @@ export function openApiDocument(product: Product, serverUrl: string): Schema {
           operationId: 'createLoan',
           summary: 'Creates a loan, its schedule and (optionally) one borrower and one guarantor, in one transaction.',
           requestBody: { required: false, ...json('LoanCreate') },
-          responses: { '201': { description: 'The loan, as GET /api/loan/{id} returns it, and what happened to the contacts.', ...json('LoanCreated') }, '400': responses.badRequest, '403': responses.forbidden },
+          responses: { '201': { description: 'The loan, as GET /api/loan/{id} returns it, and what happened to the contacts.', ...json('LoanCreated') }, '400': responses.badRequest, '403': responses.forbidden, '413': responses.tooLarge },
         },
       },
       '/api/loan/{id}': {
@@ -176,7 +177,7 @@ export function openApiDocument(product: Product, serverUrl: string): Schema {
           operationId: 'updateLoan',
           summary: 'Updates fields of a loan in one transaction; the schedule is regenerated when its inputs change. Borrower_/Guarantor_ parameters are refused.',
           requestBody: { required: false, ...json('LoanUpdate') },
-          responses: { '200': { description: 'The updated loan.', ...json('LoanEnvelope') }, '400': responses.badRequest, '403': responses.forbidden, '404': responses.notFound },
+          responses: { '200': { description: 'The updated loan.', ...json('LoanEnvelope') }, '400': responses.badRequest, '403': responses.forbidden, '404': responses.notFound, '413': responses.tooLarge },
         },
       },
     },

@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { deactivateApiKey } from '../../app/apiKeys.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
+import { openApiChecker } from '../support/restClient.js';
 
 /**
  * SPEC §4 / interface §5: every way of getting auth wrong gets exactly one answer.
@@ -18,9 +19,15 @@ interface Answer {
   readonly body: string;
 }
 
+/** Every answer of a REST loan route, checked against the OpenAPI document at the end. */
+const restAnswers: { method: string; path: string; answer: Answer }[] = [];
+
 async function send(url: string, init: RequestInit = {}): Promise<Answer> {
   const response = await fetch(url, init);
-  return { status: response.status, contentType: response.headers.get('content-type'), body: await response.text() };
+  const answer = { status: response.status, contentType: response.headers.get('content-type'), body: await response.text() };
+  const path = new URL(url).pathname;
+  if (path === '/api/loan' || path.startsWith('/api/loan/')) restAnswers.push({ method: init.method ?? 'GET', path, answer });
+  return answer;
 }
 
 function assertNotAuthorized(answer: Answer, what: string): void {
@@ -196,5 +203,13 @@ describe('API authentication (SPEC §4)', () => {
       assert.equal(answer.status, 200);
       assert.equal((JSON.parse(answer.body) as { status: string }).status, 'ok');
     });
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('describes every /api/loan answer of this file, 403s included', async () => {
+    const checker = await openApiChecker(server.url, validKey);
+    assert.ok(restAnswers.length > 20);
+    for (const { method, path, answer } of restAnswers) checker.check(method, path, { status: answer.status, contentType: answer.contentType, text: answer.body });
   });
 });

@@ -145,6 +145,18 @@ describe('PATCH /api/loan/{id} refuses bad input and changes nothing', () => {
   });
 });
 
+describe('a body over the limit', () => {
+  it('is a 413 on POST and PATCH, and nothing is written', async () => {
+    const before = await snapshot();
+    const huge = JSON.stringify({ Name: 'x'.repeat(2 * 1024 * 1024) });
+    for (const answer of [await rest.post('/api/loan', null, { raw: huge }), await rest.patch(`/api/loan/${loanId}`, null, { raw: huge })]) {
+      assert.equal(answer.status, 413);
+      assert.match(answer.json.error, /too large/);
+    }
+    assert.deepEqual(await snapshot(), before);
+  });
+});
+
 describe('GET /api/loan refuses bad query parameters', () => {
   for (const [query, offending] of [
     ['limit=1001', ['limit']],

@@ -826,7 +826,9 @@ const property = <T>(arbitrary: () => fc.Arbitrary<T>, check: (value: T) => Prom
 describe(`Generated queries against a plain-TypeScript reference (${testDatabaseKind})`, () => {
   it('the reference models every field the metadata exposes on these collections', () => {
     const metadata = parseYaml(readFileSync(METADATA_PATH, 'utf8')) as { collections: Record<string, { fields: Record<string, unknown> }> };
-    for (const name of Object.keys(FIELDS)) assert.deepEqual(Object.keys(FIELDS[name]!).sort(), Object.keys(metadata.collections[name]!.fields).sort(), name);
+    // jsonb fields (loans.custom_fields) are only selected and tested with _is_null: tests/engine/jsonb.test.ts.
+    const modelled = (fields: Record<string, unknown>) => Object.keys(fields).filter((field) => fields[field] !== 'jsonb').sort();
+    for (const name of Object.keys(FIELDS)) assert.deepEqual(Object.keys(FIELDS[name]!).sort(), modelled(metadata.collections[name]!.fields), name);
   });
 
   it('the data has nulls in every nullable field the filters use', () => {

@@ -39,13 +39,19 @@ function templateOf(path: string): string {
 /** Validates the document as OpenAPI 3.1 (throws with the validator's errors). */
 export async function assertValidOpenApi(document: unknown): Promise<void> {
   const validator = new Validator();
-  const result = await validator.validate(document as object);
+  const result = await validator.validate(document as Record<string, unknown>);
   assert.equal(validator.version, '3.1', 'the document declares OpenAPI 3.1');
   assert.ok(result.valid, `the OpenAPI document is invalid: ${JSON.stringify(result.errors, null, 2)}`);
 }
 
-/** Fetches the account's document, validates it, and returns a client checking every answer against it. */
-export async function restClient(baseUrl: string, key: string): Promise<RestClient> {
+export interface OpenApiChecker {
+  readonly document: Record<string, any>;
+  /** Asserts that an answer to `method path` is one the document describes, body included. */
+  check(method: string, path: string, answer: { status: number; contentType: string | null; text: string }): void;
+}
+
+/** Fetches the account's document, validates it as OpenAPI 3.1, and returns a checker of answers. */
+export async function openApiChecker(baseUrl: string, key: string): Promise<OpenApiChecker> {
   const response = await fetch(`${baseUrl}/api/openapi.json`, { headers: tokenHeader(key) });
   assert.equal(response.status, 200);
   const document = (await response.json()) as Record<string, any>;
@@ -56,7 +62,7 @@ export async function restClient(baseUrl: string, key: string): Promise<RestClie
   ajv.addSchema(document, 'openapi.json');
   const pointer = (...parts: string[]) => parts.map((part) => part.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
-  const check = (method: string, path: string, answer: RestAnswer): void => {
+  const check = (method: string, path: string, answer: { status: number; contentType: string | null; text: string }): void => {
     const template = templateOf(path);
     const operation = document.paths[template]?.[method.toLowerCase()];
     assert.ok(operation, `the document describes ${method} ${template}`);
@@ -64,12 +70,18 @@ export async function restClient(baseUrl: string, key: string): Promise<RestClie
     assert.ok(described, `the document describes status ${answer.status} of ${method} ${template} (body ${answer.text.slice(0, 300)})`);
     const mediaType = (answer.contentType ?? '').split(';')[0]!.trim();
     assert.ok(described.content?.[mediaType], `the document describes ${mediaType} for ${answer.status} of ${method} ${template}`);
-    const body = mediaType === 'application/json' ? answer.json : answer.text;
+    const body = mediaType === 'application/json' ? JSON.parse(answer.text) : answer.text;
     const ref = `openapi.json#/${pointer('paths', template, method.toLowerCase(), 'responses', String(answer.status), 'content', mediaType, 'schema')}`;
     const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
     assert.ok(validate(body), `${method} ${path} → ${answer.status} does not match the OpenAPI document: ${ajv.errorsText(validate.errors)}\n${answer.text.slice(0, 500)}`);
   };
 
+  return { document, check };
+}
+
+/** Fetches the account's document, validates it, and returns a client checking every answer against it. */
+export async function restClient(baseUrl: string, key: string): Promise<RestClient> {
+  const { document, check } = await openApiChecker(baseUrl, key);
   const send = async (method: string, path: string, init: RequestInit = {}): Promise<RestAnswer> => {
     const reply = await fetch(`${baseUrl}${path}`, { ...init, method, headers: { ...tokenHeader(key), ...(init.headers as Record<string, string>) } });
     const text = await reply.text();
