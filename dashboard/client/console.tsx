@@ -102,8 +102,11 @@ function ConsoleApp() {
 
 function SqlPanel({ explained }: { readonly explained: Explained }) {
   return (
-    <aside className="sql-panel" aria-labelledby="sql-panel-heading" aria-live="polite" aria-busy={explained.state === 'loading'}>
+    <aside className="sql-panel" aria-labelledby="sql-panel-heading" aria-busy={explained.state === 'loading'}>
       <h2 id="sql-panel-heading">SQL of the last query</h2>
+      <p className="visually-hidden" role="status">
+        {explained.state === 'done' ? 'The SQL panel shows the last query.' : ''}
+      </p>
       {explained.state === 'idle' && <p className="sql-panel-hint">Run a query to see the one SQL statement it compiles to, its parameters and its plan.</p>}
       {explained.state === 'loading' && <p className="sql-panel-hint">Compiling…</p>}
       {explained.state === 'failed' && (
