@@ -59,6 +59,8 @@ const AGGREGATE_FUNCTION = { sum: sql`sum`, avg: sql`avg`, min: sql`min`, max: s
 /** json_build_object takes at most 100 arguments: 50 key/value pairs. */
 const MAX_PAIRS = 50;
 const ACCOUNT = sql.param({ kind: 'account' });
+/** Root aggregates one shared scan computes at most (see `sharedScanAggregates`). */
+const MAX_SHARED_SCAN_AGGREGATES = 50;
 
 /**
  * Compiles a plan into ONE statement returning the finished response text `{"data": …}`.
@@ -230,6 +232,94 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
     )}, ${sql.join(keyColumns)} ${source(collection, query, table, correlation, keys)}) AS ${rows})`;
   }
 
+  /** One aggregate output (`count`, `sum { … }`, …) over the rows where `filter` holds (all rows when null). */
+  function aggregateField(item: AggregateField, column: (field: Field) => Fragment, filter: Fragment | null): readonly [string, Fragment] {
+    const over = (call: Fragment, condition: Fragment | null = null): Fragment => {
+      const conditions = [filter, condition].filter((c): c is Fragment => c !== null);
+      return conditions.length ? sql`${call} FILTER (WHERE ${sql.join(conditions, sql` AND `)})` : call;
+    };
+    switch (item.kind) {
+      case 'typename':
+        return [item.alias, key(item.value)];
+      case 'count': {
+        if (!item.columns.length) return [item.alias, over(sql`count(*)`)];
+        const values = item.columns.map(column);
+        if (values.length === 1) return [item.alias, over(item.distinct ? sql`count(DISTINCT ${values[0]!})` : sql`count(${values[0]!})`)];
+        const allPresent = sql.join(values.map((v) => sql`${v} IS NOT NULL`), sql` AND `);
+        return [item.alias, over(item.distinct ? sql`count(DISTINCT ROW(${sql.join(values)}))` : sql`count(*)`, allPresent)];
+      }
+      case 'function':
+        return [
+          item.alias,
+          jsonObject(
+            item.items.map((leaf): readonly [string, Fragment] =>
+              leaf.kind === 'typename' ? [leaf.alias, key(leaf.value)] : [leaf.alias, over(sql`${AGGREGATE_FUNCTION[item.fn]}(${column(leaf.field)})`)],
+            ),
+          ),
+        ];
+      default:
+        return assertNever(item);
+    }
+  }
+
+  /**
+   * Several root aggregates over one collection (`lead: loans_aggregate(where: …) servicing:
+   * loans_aggregate(where: …) all: loans_aggregate`) in ONE scan: each aggregate keeps its own
+   * `where` as a FILTER, the scan reads the rows any of them needs. Returns a FROM item of one
+   * row and, per aggregate, the column holding its JSON.
+   */
+  function sharedScanAggregates(collection: Collection, members: readonly SharedScanAggregate[]): { from: Fragment; values: Fragment[] } {
+    const table = nextAlias('t');
+    const rows = nextAlias('r');
+    const shared = nextAlias('m');
+    const inner: Fragment[] = [];
+    const columnAliases = new Map<Field, Fragment>();
+    const column = (field: Field): Fragment => {
+      let alias = columnAliases.get(field);
+      if (!alias) {
+        alias = sql.ident(`c${columnAliases.size}`);
+        columnAliases.set(field, alias);
+        inner.push(sql`${fieldValue(table, field)} AS ${alias}`);
+      }
+      return sql`${rows}.${alias}`;
+    };
+    const scopes: Fragment[] = [];
+    let everyRow = false;
+    const outputs = members.map((member, index) => {
+      let filter: Fragment | null = null;
+      if (member.query.where) {
+        const flag = sql.ident(`f${index}`);
+        inner.push(sql`${where(member.query.where, table)} AS ${flag}`);
+        scopes.push(where(member.query.where, table));
+        filter = sql`${rows}.${flag}`;
+      } else {
+        everyRow = true;
+      }
+      const pairs = member.aggregate.map((item): readonly [string, Fragment] => {
+        switch (item.kind) {
+          case 'typename':
+            return [item.alias, key(item.value)];
+          case 'aggregate':
+            return [item.alias, jsonObject(item.fields.map((field) => aggregateField(field, column, filter)))];
+          case 'nodes':
+            throw new Error('an aggregate with nodes never shares a scan');
+          default:
+            return assertNever(item);
+        }
+      });
+      const alias = sql.ident(`a${index}`);
+      return { select: sql`${jsonObject(pairs)} AS ${alias}`, value: sql`${shared}.${alias}` };
+    });
+    const conditions = [tenantPredicate(table)];
+    if (!everyRow) conditions.push(sql`(${sql.join(scopes, sql` OR `)})`);
+    if (!inner.length) inner.push(sql`1 AS ${sql.ident('one')}`);
+    const from = sql`(SELECT ${sql.join(outputs.map((output) => output.select))} FROM (SELECT ${sql.join(inner)} FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(
+      conditions,
+      sql` AND `,
+    )}) AS ${rows} GROUP BY ()) AS ${shared}`;
+    return { from, values: outputs.map((output) => output.value) };
+  }
+
   function aggregate(collection: Collection, query: ListQuery, selection: AggregateSelection, correlation: Correlation | null): Fragment {
     const table = nextAlias('t');
     const rows = nextAlias('r');
@@ -245,36 +335,12 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
       }
       return sql`${rows}.${alias}`;
     };
-    const aggregateField = (item: AggregateField): readonly [string, Fragment] => {
-      switch (item.kind) {
-        case 'typename':
-          return [item.alias, key(item.value)];
-        case 'count': {
-          if (!item.columns.length) return [item.alias, sql`count(*)`];
-          const values = item.columns.map(column);
-          if (values.length === 1) return [item.alias, item.distinct ? sql`count(DISTINCT ${values[0]!})` : sql`count(${values[0]!})`];
-          const allPresent = sql.join(values.map((v) => sql`${v} IS NOT NULL`), sql` AND `);
-          return [item.alias, item.distinct ? sql`count(DISTINCT ROW(${sql.join(values)})) FILTER (WHERE ${allPresent})` : sql`count(*) FILTER (WHERE ${allPresent})`];
-        }
-        case 'function':
-          return [
-            item.alias,
-            jsonObject(
-              item.items.map((leaf): readonly [string, Fragment] =>
-                leaf.kind === 'typename' ? [leaf.alias, key(leaf.value)] : [leaf.alias, sql`${AGGREGATE_FUNCTION[item.fn]}(${column(leaf.field)})`],
-              ),
-            ),
-          ];
-        default:
-          return assertNever(item);
-      }
-    };
     const pairs = selection.map((item): readonly [string, Fragment] => {
       switch (item.kind) {
         case 'typename':
           return [item.alias, key(item.value)];
         case 'aggregate':
-          return [item.alias, jsonObject(item.fields.map(aggregateField))];
+          return [item.alias, jsonObject(item.fields.map((field) => aggregateField(field, column, null)))];
         case 'nodes': {
           const alias = sql.ident(`n${inner.length}`);
           inner.push(sql`${rowObject(item.selection, table)} AS ${alias}`);
@@ -316,6 +382,27 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
     }
   }
 
-  const data = jsonObject(plan.rootFields.map(rootField));
-  return render(sql`SELECT json_build_object('data', ${data})::text AS ${sql.ident('response')}`);
+  // Root aggregates of one collection without nodes or paging share one scan when there are
+  // several, and not too many (a select list holds at most 1664 entries).
+  const byCollection = new Map<Collection, SharedScanAggregate[]>();
+  for (const field of plan.rootFields) {
+    if (field.kind !== 'selectAggregate' || field.query.limit || field.query.offset || field.aggregate.some((item) => item.kind === 'nodes')) continue;
+    byCollection.set(field.collection, [...(byCollection.get(field.collection) ?? []), field]);
+  }
+  const sharedValues = new Map<RootField, Fragment>();
+  const sharedScans: Fragment[] = [];
+  for (const [collection, members] of byCollection) {
+    if (members.length < 2 || members.length > MAX_SHARED_SCAN_AGGREGATES) continue;
+    const { from, values } = sharedScanAggregates(collection, members);
+    sharedScans.push(from);
+    members.forEach((member, index) => sharedValues.set(member, values[index]!));
+  }
+  const data = jsonObject(plan.rootFields.map((field) => {
+    const shared = sharedValues.get(field);
+    return shared ? ([field.alias, shared] as const) : rootField(field);
+  }));
+  const from = sharedScans.length ? sql` FROM ${sql.join(sharedScans)}` : sql``;
+  return render(sql`SELECT json_build_object('data', ${data})::text AS ${sql.ident('response')}${from}`);
 }
+
+type SharedScanAggregate = Extract<RootField, { kind: 'selectAggregate' }>;
