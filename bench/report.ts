@@ -103,6 +103,23 @@ export function renderResults(results: BenchResults): string {
     const rss = Math.max(...results.throughput.map((row) => row.engine.server.rssPeakMb));
     line();
     line(`Lowest ratio: **${fixed(lowest, 2)}** (target ≥ 0.85). Highest service RSS under load: **${fixed(rss)} MB** (target < 250 MB).`);
+    line();
+    line('### What limits the queries furthest from the baseline');
+    line();
+    line('Server CPU per request = server CPU time / requests. The machine has 2 cores shared by PostgreSQL, the server under test, autocannon and other work, so every microsecond the server spends is taken from PostgreSQL: throughput follows the sum of the CPU all three spend per request.');
+    line();
+    line('| query | ratio | engine server CPU µs/request | baseline server CPU µs/request | difference µs |');
+    line('|---|---:|---:|---:|---:|');
+    const perRequest = (result: LoadResult): number => (result.server.cpu / result.requestsPerSecond) * 1e6;
+    for (const row of [...results.throughput].sort((a, b) => a.ratio - b.ratio)) {
+      const engine = perRequest(row.engine);
+      const baseline = perRequest(row.baseline);
+      line(`| ${row.id} | ${fixed(row.ratio, 2)} | ${fixed(engine)} | ${fixed(baseline)} | ${fixed(engine - baseline)} |`);
+    }
+    line();
+    line(
+      'The cheap queries (a few hundred microseconds of PostgreSQL work: q6, q7, q1, q2) are furthest behind, because there the fixed per-request cost is a large share of the whole: the engine server spends more CPU per request than the bare baseline (the request carries the GraphQL document, which is parsed as JSON; the API key is hashed and looked up; graphql-js coerces the variables; the statement carries more parameters — every JSON key and value is bound), and PostgreSQL parses and plans a longer statement per request (keys as parameters, the primary-key tie-break in every ORDER BY, the key-state check `EXISTS (… api_keys …)` folded into the statement). The expensive queries (q3, q4, q5, q8), where PostgreSQL\'s work dominates, are close to 1.',
+    );
   }
   line();
 

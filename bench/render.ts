@@ -1,0 +1,13 @@
+/**
+ * Re-renders `bench/RESULTS.md` from `bench/results.json` (`node --import tsx bench/render.ts`):
+ * the same `renderResults` that `npm run bench` uses, for when only the report's wording changed.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './processes.js';
+import { renderResults, type BenchResults } from './report.js';
+
+const dir = join(ROOT, process.argv[2] ?? 'bench');
+const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as BenchResults;
+writeFileSync(join(dir, 'RESULTS.md'), renderResults(results));
+process.stderr.write(`wrote ${join(dir, 'RESULTS.md')}\n`);
