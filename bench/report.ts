@@ -117,9 +117,18 @@ export function renderResults(results: BenchResults): string {
       line(`| ${row.id} | ${fixed(row.ratio, 2)} | ${fixed(engine)} | ${fixed(baseline)} | ${fixed(engine - baseline)} |`);
     }
     line();
+    const furthest = [...results.throughput].sort((a, b) => a.ratio - b.ratio).slice(0, 3).map((row) => row.id);
     line(
-      'The cheap queries (a few hundred microseconds of PostgreSQL work: q6, q7, q1, q2) are furthest behind, because there the fixed per-request cost is a large share of the whole: the engine server spends more CPU per request than the bare baseline (the request carries the GraphQL document, which is parsed as JSON; the API key is hashed and looked up; graphql-js coerces the variables; the statement carries more parameters — every JSON key and value is bound), and PostgreSQL parses and plans a longer statement per request (keys as parameters, the primary-key tie-break in every ORDER BY, the key-state check `EXISTS (… api_keys …)` folded into the statement). The expensive queries (q3, q4, q5, q8), where PostgreSQL\'s work dominates, are close to 1.',
+      `Furthest behind in this run: ${furthest.join(', ')}. These are cheap requests (well under a millisecond of PostgreSQL work each), where the fixed per-request cost is a large share of the whole. The engine server spends more CPU per request than the bare baseline (table above): the request carries the GraphQL document, parsed as JSON; the API key is hashed and looked up; graphql-js coerces the variables; every JSON key and value of the statement is a bound parameter. PostgreSQL also parses and plans a longer statement per request (keys as parameters, the primary-key tie-break in every ORDER BY, the key-state check \`EXISTS (… api_keys …)\` folded into the statement). The queries where PostgreSQL's own work dominates (aggregates, q8) are closest to 1.`,
     );
+    const heavy = results.throughput.find((row) => row.engine.server.rssPeakMb >= 250);
+    if (heavy) {
+      const responseMb = heavy.engine.bytesPerSecond / heavy.engine.requestsPerSecond / 1024 ** 2;
+      line();
+      line(
+        `RSS over 250 MB on ${heavy.id}: its responses are about ${fixed(responseMb, 1)} MB each and ${settings.connections} are in flight at once; each is held as node-postgres's message buffer, a JavaScript string and the socket's write buffer while V8 collects the old generation lazily (the baseline, holding the same text, peaks at ${fixed(heavy.baseline.server.rssPeakMb)} MB).`,
+      );
+    }
   }
   line();
 
