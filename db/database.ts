@@ -9,9 +9,18 @@ export interface QueryResult<R> {
   readonly rowCount: number;
 }
 
+/** Hints for one statement. */
+export interface QueryOptions {
+  /**
+   * The text is a cached, fixed statement that will run again: an adapter may keep it prepared
+   * on each connection (PostgreSQL then parses and analyses it once per connection, not per run).
+   */
+  readonly reusable?: boolean;
+}
+
 export interface Queryable {
   /** Runs one parameterised statement. */
-  query<R = Record<string, unknown>>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>>;
+  query<R = Record<string, unknown>>(text: string, values?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>>;
   /** Runs fixed, trusted SQL of several statements (migrations); it takes no values at all. */
   script(sql: string): Promise<void>;
 }

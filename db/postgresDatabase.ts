@@ -1,5 +1,22 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { ObserverSet, TYPE_OIDS, type Database, type DatabaseKind, type Queryable, type QueryResult } from './database.js';
+import { ObserverSet, TYPE_OIDS, type Database, type DatabaseKind, type Queryable, type QueryOptions, type QueryResult } from './database.js';
+
+/**
+ * The server-side name of a reusable statement: a digest of its text, so one text always has
+ * one name on every connection (node-postgres prepares it on first use per connection).
+ * The engine marks only statements of its plan cache as reusable, which bounds how many there are.
+ */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `lq_${createHash('sha256').update(text).digest('base64url').slice(0, 32)}`;
+    if (statementNames.size >= 5000) statementNames.clear();
+    statementNames.set(text, name);
+  }
+  return name;
+}
 
 const identity = (value: string): string => value;
 
@@ -37,9 +54,9 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
   pool.on('error', () => undefined);
   const observers = new ObserverSet();
 
-  const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] = []): Promise<QueryResult<R>> => {
+  const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] = [], options?: QueryOptions): Promise<QueryResult<R>> => {
     observers.notify(text, values);
-    const result = await client.query({ text, values: values as unknown[] });
+    const result = await client.query(options?.reusable ? { name: statementName(text), text, values: values as unknown[] } : { text, values: values as unknown[] });
     return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
   };
 
@@ -50,13 +67,13 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
 
   return {
     kind: options.kind ?? 'postgres',
-    query: (text, values) => run(pool, text, values),
+    query: (text, values, options) => run(pool, text, values, options),
     script: (sql) => script(pool, sql),
     async transaction(work) {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const tx: Queryable = { query: (text, values) => run(client, text, values), script: (sql) => script(client, sql) };
+        const tx: Queryable = { query: (text, values, options) => run(client, text, values, options), script: (sql) => script(client, sql) };
         const result = await work(tx);
         await client.query('COMMIT');
         return result;

@@ -37,7 +37,15 @@ export interface GraphRequest {
 
 /** A request ready to run: the statement and its values, or a response needing no database. */
 export type PreparedRequest =
-  | { readonly kind: 'statement'; readonly text: string; readonly params: readonly Param[]; readonly values: readonly unknown[]; readonly introspection: IntrospectionPart | null }
+  | {
+      readonly kind: 'statement';
+      readonly text: string;
+      readonly params: readonly Param[];
+      readonly values: readonly unknown[];
+      readonly introspection: IntrospectionPart | null;
+      /** The statement comes from the plan cache and runs again with other values: worth keeping prepared. */
+      readonly reusable: boolean;
+    }
   | { readonly kind: 'static'; readonly body: string };
 
 interface IntrospectionPart {
@@ -106,7 +114,7 @@ export class GraphEngine {
       else cached.compiled = null;
     }
     const values = compiled.params.map((param) => bind(param, variableValues, accountId, this.options.maxRows));
-    return { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection };
+    return { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable: cached.compiled === compiled };
   }
 
   /**
@@ -122,8 +130,8 @@ export class GraphEngine {
       const prepared = this.prepare(request, accountId);
       if (prepared.kind === 'static') return guard && !(await guardHolds(db, guard)) ? null : prepared.body;
       const text = guard
-        ? await runStatement(db, guardedStatement(prepared.text, prepared.values.length, guard), [...prepared.values, ...guard.values])
-        : await runStatement(db, prepared.text, prepared.values);
+        ? await runStatement(db, guardedStatement(prepared.text, prepared.values.length, guard), [...prepared.values, ...guard.values], prepared.reusable)
+        : await runStatement(db, prepared.text, prepared.values, prepared.reusable);
       if (text === null) return null;
       return prepared.introspection ? mergeIntrospection(text, prepared.introspection) : text;
     } catch (error) {
@@ -220,9 +228,9 @@ function bind(param: Param, variables: Readonly<Record<string, unknown>>, accoun
   }
 }
 
-async function runStatement(db: Database, text: string, values: readonly unknown[]): Promise<string | null> {
+async function runStatement(db: Database, text: string, values: readonly unknown[], reusable: boolean): Promise<string | null> {
   try {
-    const { rows } = await db.query<{ response: string | null }>(text, values);
+    const { rows } = await db.query<{ response: string | null }>(text, values, { reusable });
     return rows[0]!.response;
   } catch (error) {
     return rethrowClientError(error);
