@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from '../db/index.js';
 import { UserInputError } from '../app/errors.js';
-import { LoanInputError } from '../app/loanInput.js';
 import { VerifiedKeyCache } from '../app/apiKeys.js';
 import { requireApiKey } from './authenticate.js';
 import type { ServiceConfig } from './config.js';
@@ -70,8 +69,7 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
     if (error instanceof UserInputError) {
       res.status(error.status).json({
         error: error.message,
-        ...(error instanceof LoanInputError ? { fields: error.fields } : {}),
-        ...(error.details ? { details: error.details } : {}),
+        ...(error.fields ? { fields: error.fields } : {}),
       });
       return;
     }

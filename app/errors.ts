@@ -6,7 +6,8 @@ export class UserInputError extends Error {
   constructor(
     message: string,
     readonly status: 400 | 404 | 409 = 400,
-    readonly details?: unknown,
+    /** Each offending field (or parameter), as the caller named it, with what is wrong. */
+    readonly fields?: Readonly<Record<string, string>>,
   ) {
     super(message);
     this.name = 'UserInputError';

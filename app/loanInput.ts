@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { UserInputError } from './errors.js';
 import { ajv, describeRule, normalizeValue, propertyOf, schemaForRule, type ValueRule } from './fieldValues.js';
-import { BUILT_IN_FIELDS, CONTACT_PREFIXES, fieldKey, type BuiltInField, type CustomField, type Product } from './products.js';
+import { bodyName, BUILT_IN_FIELDS, CONTACT_PREFIXES, fieldKey, type BuiltInField, type CustomField, type Product } from './products.js';
 
 /**
  * Turns a `POST`/`PATCH /api/loan` body into checked changes (SPEC §6): keys name product
@@ -32,16 +32,6 @@ export interface LoanChanges {
   /** Custom-field keys to set (null removes the key). */
   readonly customFields: ReadonlyMap<string, unknown>;
   readonly contacts: Readonly<Partial<Record<ContactRole, ContactRequest>>>;
-}
-
-/** 400 whose body names each offending field: `{error, fields: {<key as sent>: <problem>}}`. */
-export class LoanInputError extends UserInputError {
-  constructor(
-    message: string,
-    readonly fields: Readonly<Record<string, string>>,
-  ) {
-    super(message, 400);
-  }
 }
 
 const CONTACT_PARAMETERS: readonly { readonly suffix: string; readonly property: keyof ContactParameters; readonly rule: ValueRule }[] = [
@@ -101,8 +91,8 @@ function compileProduct(product: Product): CompiledProduct {
 }
 
 /** A problem with the body as a whole (not an object). */
-function notAnObject(): LoanInputError {
-  return new LoanInputError('the request body must be a JSON object whose keys name loan fields', {});
+function notAnObject(): UserInputError {
+  return new UserInputError('the request body must be a JSON object whose keys name loan fields', 400, {});
 }
 
 /**
@@ -168,7 +158,7 @@ export function parseLoanBody(product: Product, body: unknown, mode: 'create' | 
     for (const field of product.customFields) {
       if (customFields.has(field.key) || sentName.has(field.key)) continue;
       if (field.defaultValue !== undefined) customFields.set(field.key, field.defaultValue);
-      else if (field.required) problems[field.name.replace(/\s+/g, '_')] = 'is a required field of the product and was not given';
+      else if (field.required) problems[bodyName(field.name)] = 'is a required field of the product and was not given';
     }
   }
 
@@ -182,7 +172,7 @@ export function parseLoanBody(product: Product, body: unknown, mode: 'create' | 
 
   if (Object.keys(problems).length) {
     const names = Object.keys(problems);
-    throw new LoanInputError(`invalid field${names.length > 1 ? 's' : ''}: ${names.join(', ')}`, problems);
+    throw new UserInputError(`invalid field${names.length > 1 ? 's' : ''}: ${names.join(', ')}`, 400, problems);
   }
   return { columns, customFields, contacts };
 }

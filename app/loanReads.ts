@@ -60,14 +60,13 @@ const LOAN_FIELDS = `id name status amount rate term frequency amortization regu
   guarantees(order_by: [{created_at: asc}]) ${CONTACTS}`;
 
 const LOAN_BY_ID = `query LoanById($id: uuid!) { loan: loans_by_pk(id: $id) { ${LOAN_FIELDS} } }`;
-const LOAN_PAGE = `query LoanPage($limit: Int!, $offset: Int!) {
-  loans(order_by: [{created_at: desc}], limit: $limit, offset: $offset) { ${LOAN_FIELDS} }
-  total: loans_aggregate { aggregate { count } }
+/** A page of loans, newest first, and the total; two fixed documents so both plans stay cached. */
+const loanPage = (filter: { variable: string; where: string } | null) => `query LoanPage(${filter ? `${filter.variable}, ` : ''}$limit: Int!, $offset: Int!) {
+  loans(${filter ? `${filter.where}, ` : ''}order_by: [{created_at: desc}], limit: $limit, offset: $offset) { ${LOAN_FIELDS} }
+  total: loans_aggregate${filter ? `(${filter.where})` : ''} { aggregate { count } }
 }`;
-const LOAN_PAGE_BY_STATUS = `query LoanPageByStatus($status: String!, $limit: Int!, $offset: Int!) {
-  loans(where: {status: {_eq: $status}}, order_by: [{created_at: desc}], limit: $limit, offset: $offset) { ${LOAN_FIELDS} }
-  total: loans_aggregate(where: {status: {_eq: $status}}) { aggregate { count } }
-}`;
+const LOAN_PAGE = loanPage(null);
+const LOAN_PAGE_BY_STATUS = loanPage({ variable: '$status: String!', where: 'where: {status: {_eq: $status}}' });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

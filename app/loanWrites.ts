@@ -2,8 +2,9 @@ import { Decimal } from 'decimal.js';
 import { stringify } from 'lossless-json';
 import type { Database, Queryable } from '../db/index.js';
 import { buildSchedule, ScheduleInputError, type Amortization, type Frequency, type Schedule } from '../domain/schedule.js';
+import { UserInputError } from './errors.js';
 import { jsonValue } from './fieldValues.js';
-import { LoanInputError, parseLoanBody, type ContactRequest, type ContactRole, type LoanChanges } from './loanInput.js';
+import { parseLoanBody, type ContactRequest, type ContactRole, type LoanChanges } from './loanInput.js';
 import { loadDefaultProduct, type Product } from './products.js';
 
 /**
@@ -86,7 +87,7 @@ function scheduleOf(columns: LoanColumns): Schedule | null {
     const fields: Record<string, string> = {};
     const involved = /regularPayment/.test(error.message) ? ['regular_payment', 'amount', 'rate'] : [...SCHEDULE_INPUTS];
     for (const column of involved) fields[BODY_NAME[column]!] = `no schedule can be built: ${error.message}`;
-    throw new LoanInputError(`no schedule can be built from these fields: ${error.message}`, fields);
+    throw new UserInputError(`no schedule can be built from these fields: ${error.message}`, 400, fields);
   }
 }
 
@@ -214,6 +215,7 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
     );
     const before = rows[0];
     if (!before) return false;
+    if (changes.columns.size === 0 && changes.customFields.size === 0) return true;
     const requested = applyColumns(before, changes);
     let columns = requested;
     if (scheduleInputsChanged(before, requested)) {
@@ -225,7 +227,6 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
       const schedule = scheduleOf(requested);
       columns = withDerivedFields(requested, schedule);
     }
-    if (changes.columns.size === 0 && changes.customFields.size === 0) return true;
     await tx.query(
       `UPDATE loans SET name = $3, amount = $4::numeric, status = $5, rate = $6::numeric, term = $7, frequency = $8, amortization = $9,
               regular_payment = $10::numeric, date_funded = $11::date, first_payment_date = $12::date, date_maturity = $13::date,

@@ -2,7 +2,7 @@ import { Router, type Response } from 'express';
 import type { Database } from '../../db/index.js';
 import { LoanReader } from '../../app/loanReads.js';
 import { createLoan, updateLoan } from '../../app/loanWrites.js';
-import { LoanInputError } from '../../app/loanInput.js';
+import { UserInputError } from '../../app/errors.js';
 import { LOAN_STATUSES, type LoanStatus } from '../../app/products.js';
 
 const LIST_PARAMETERS = new Set(['status', 'limit', 'offset']);
@@ -10,18 +10,18 @@ const LIST_PARAMETERS = new Set(['status', 'limit', 'offset']);
 function intParam(value: unknown, name: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   const parsed = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(parsed) || parsed > max) throw new LoanInputError(`${name} must be a whole number from 0 to ${max}`, { [name]: `expected a whole number from 0 to ${max}` });
+  if (!Number.isSafeInteger(parsed) || parsed > max) throw new UserInputError(`${name} must be a whole number from 0 to ${max}`, 400, { [name]: `expected a whole number from 0 to ${max}` });
   return parsed;
 }
 
 function listQuery(query: Record<string, unknown>): { status?: LoanStatus; limit: number; offset: number } {
   const unknown = Object.keys(query).filter((name) => !LIST_PARAMETERS.has(name));
   if (unknown.length) {
-    throw new LoanInputError(`unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, Object.fromEntries(unknown.map((name) => [name, 'unknown query parameter (status, limit, offset)'])));
+    throw new UserInputError(`unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, 400, Object.fromEntries(unknown.map((name) => [name, 'unknown query parameter (status, limit, offset)'])));
   }
   const status = query.status;
   if (status !== undefined && !(typeof status === 'string' && (LOAN_STATUSES as readonly string[]).includes(status))) {
-    throw new LoanInputError('status must be lead, servicing or closed', { status: `expected one of ${LOAN_STATUSES.join(', ')}` });
+    throw new UserInputError('status must be lead, servicing or closed', 400, { status: `expected one of ${LOAN_STATUSES.join(', ')}` });
   }
   return {
     ...(status ? { status: status as LoanStatus } : {}),

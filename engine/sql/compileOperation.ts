@@ -263,6 +263,23 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
   }
 
   /**
+   * The aggregated columns of a scan: each field is selected once in the inner query (pushed
+   * onto `inner` as `c0`, `c1`, …) and read from the outer one as `rows.cN`.
+   */
+  function columnsOf(table: Fragment, rows: Fragment, inner: Fragment[]): (field: Field) => Fragment {
+    const aliases = new Map<Field, Fragment>();
+    return (field) => {
+      let alias = aliases.get(field);
+      if (!alias) {
+        alias = sql.ident(`c${aliases.size}`);
+        aliases.set(field, alias);
+        inner.push(sql`${fieldValue(table, field)} AS ${alias}`);
+      }
+      return sql`${rows}.${alias}`;
+    };
+  }
+
+  /**
    * Several root aggregates over one collection (`lead: loans_aggregate(where: …) servicing:
    * loans_aggregate(where: …) all: loans_aggregate`) in ONE scan: each aggregate keeps its own
    * `where` as a FILTER, the scan reads the rows any of them needs. Returns a FROM item of one
@@ -273,24 +290,16 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
     const rows = nextAlias('r');
     const shared = nextAlias('m');
     const inner: Fragment[] = [];
-    const columnAliases = new Map<Field, Fragment>();
-    const column = (field: Field): Fragment => {
-      let alias = columnAliases.get(field);
-      if (!alias) {
-        alias = sql.ident(`c${columnAliases.size}`);
-        columnAliases.set(field, alias);
-        inner.push(sql`${fieldValue(table, field)} AS ${alias}`);
-      }
-      return sql`${rows}.${alias}`;
-    };
+    const column = columnsOf(table, rows, inner);
     const scopes: Fragment[] = [];
     let everyRow = false;
     const outputs = members.map((member, index) => {
       let filter: Fragment | null = null;
       if (member.query.where) {
         const flag = sql.ident(`f${index}`);
-        inner.push(sql`${where(member.query.where, table)} AS ${flag}`);
-        scopes.push(where(member.query.where, table));
+        const condition = where(member.query.where, table);
+        inner.push(sql`${condition} AS ${flag}`);
+        scopes.push(condition);
         filter = sql`${rows}.${flag}`;
       } else {
         everyRow = true;
@@ -325,16 +334,7 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
     const rows = nextAlias('r');
     const keys = orderKeys(collection, query, table);
     const inner: Fragment[] = [];
-    const columnAliases = new Map<Field, Fragment>();
-    const column = (field: Field): Fragment => {
-      let alias = columnAliases.get(field);
-      if (!alias) {
-        alias = sql.ident(`c${columnAliases.size}`);
-        columnAliases.set(field, alias);
-        inner.push(sql`${fieldValue(table, field)} AS ${alias}`);
-      }
-      return sql`${rows}.${alias}`;
-    };
+    const column = columnsOf(table, rows, inner);
     const pairs = selection.map((item): readonly [string, Fragment] => {
       switch (item.kind) {
         case 'typename':
