@@ -30,8 +30,18 @@ export type DatabaseKind = 'postgres' | 'pglite' | 'pglite-shared';
 /** Called once for every statement sent to the database (used by tests and logs). */
 export type StatementObserver = (text: string, values: readonly unknown[]) => void;
 
+/** Called with each row of a statement, in order (see `Database.each`). */
+export type RowHandler<R> = (row: R) => void;
+
 export interface Database extends Queryable {
   readonly kind: DatabaseKind;
+  /**
+   * Runs one parameterised statement and hands its rows to `onRow` in order; resolves with the
+   * row count. node-postgres hands each row over as it arrives, so a result of many rows is never
+   * held whole; PGlite hands them over once the statement is done. When `onRow` throws, the
+   * remaining rows are skipped and the promise rejects with that error once the statement ends.
+   */
+  each<R = Record<string, unknown>>(text: string, values: readonly unknown[], onRow: RowHandler<R>, options?: QueryOptions): Promise<number>;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Registers an observer of every statement; returns the function that removes it. */

@@ -45,6 +45,11 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
     kind: 'pglite',
     pglite,
     query: (text, values) => run(pglite, text, values),
+    async each(text, values, onRow) {
+      const { rows } = await run<Parameters<typeof onRow>[0]>(pglite, text, values);
+      for (const row of rows) onRow(row);
+      return rows.length;
+    },
     script: (sql) => script(pglite, sql),
     transaction: (work) =>
       pglite.transaction(async (transaction) => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { ObserverSet, TYPE_OIDS, type Database, type DatabaseKind, type Queryable, type QueryOptions, type QueryResult } from './database.js';
+import { ObserverSet, TYPE_OIDS, type Database, type DatabaseKind, type Queryable, type QueryOptions, type QueryResult, type RowHandler } from './database.js';
 
 /**
  * The server-side name of a reusable statement: a digest of its text, so one text always has
@@ -54,10 +54,44 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
   pool.on('error', () => undefined);
   const observers = new ObserverSet();
 
+  const config = (text: string, values: readonly unknown[], options?: QueryOptions): pg.QueryConfig =>
+    options?.reusable ? { name: statementName(text), text, values: values as unknown[] } : { text, values: values as unknown[] };
+
   const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] = [], options?: QueryOptions): Promise<QueryResult<R>> => {
     observers.notify(text, values);
-    const result = await client.query(options?.reusable ? { name: statementName(text), text, values: values as unknown[] } : { text, values: values as unknown[] });
+    const result = await client.query(config(text, values, options));
     return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+  };
+
+  /** A `pg.Query` with a 'row' listener: node-postgres then passes rows on without collecting them. */
+  const each = async <R>(text: string, values: readonly unknown[], onRow: RowHandler<R>, options?: QueryOptions): Promise<number> => {
+    observers.notify(text, values);
+    const client = await pool.connect();
+    return new Promise<number>((resolve, reject) => {
+      let count = 0;
+      let failure: { error: unknown } | null = null;
+      const query = new pg.Query(config(text, values, options));
+      query.on('row', (row: R) => {
+        if (failure) return;
+        count += 1;
+        try {
+          onRow(row);
+        } catch (error) {
+          failure = { error };
+        }
+      });
+      query.on('end', () => {
+        client.release();
+        if (failure) reject(failure.error);
+        else resolve(count);
+      });
+      query.on('error', (error: Error) => {
+        // As pool.query does: a connection that saw an error is not reused.
+        client.release(error);
+        reject(error);
+      });
+      client.query(query);
+    });
   };
 
   const script = async (client: pg.Pool | pg.PoolClient, sql: string): Promise<void> => {
@@ -68,6 +102,7 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
   return {
     kind: options.kind ?? 'postgres',
     query: (text, values, options) => run(pool, text, values, options),
+    each,
     script: (sql) => script(pool, sql),
     async transaction(work) {
       const client = await pool.connect();

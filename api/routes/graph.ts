@@ -30,13 +30,14 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
       if (await refusedAsInactive(db, res)) return;
       return sendErrors(res, 415, responseType, 'invalid-request', 'send the request as application/json');
     }
+    const body = new PiecewiseBody(res, responseType);
     try {
       // The key's state, when not read yet, is checked inside the request's one statement.
       // (graphFastPath below answers most of these requests before Express; keep the two alike.)
-      const body = await engines.engine.execute(db, req.body as GraphRequest, accountOf(res), res.locals.keyStillActive);
-      if (body === null) return notAuthorized(res);
-      res.status(200).type(responseType).send(body);
+      if (!(await engines.engine.respond(db, req.body as GraphRequest, accountOf(res), res.locals.keyStillActive, body.write))) return notAuthorized(res);
+      body.end();
     } catch (error) {
+      if (body.started) return cutShort(res, error, logger);
       if (!(error instanceof RequestError)) throw error;
       // application/json answers every GraphQL-level error with 200 (GraphQL over HTTP §legacy);
       // the graphql-response+json type uses 400 for a request that could not be executed.
@@ -129,11 +130,12 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
         if (!(await guardHolds(db, guard))) return refuse();
         return send(400, JSON_TYPE, JSON.stringify({ errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'invalid-request' } }] }));
       }
+      const body = new PiecewiseBody(res, responseType);
       try {
-        const body = await engines.engine.execute(db, request, key.accountId, guard);
-        if (body === null) return refuse();
-        send(200, responseType, body);
+        if (!(await engines.engine.respond(db, request, key.accountId, guard, body.write))) return refuse();
+        body.end();
       } catch (error) {
+        if (body.started) return cutShort(res, error, logger);
         if (error instanceof RequestError) return send(errorStatus(error, responseType), responseType, JSON.stringify({ errors: error.errors }));
         const id = randomUUID();
         logger.error({ errorId: id, path: '/api/graph', err: error }, 'internal error');
@@ -146,6 +148,56 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
     req.on('error', () => res.destroy());
     return true;
   };
+}
+
+/**
+ * The 200 answer of `/api/graph`, whose body the engine hands over in pieces
+ * (`GraphEngine.respond`). A body of one piece goes out with a Content-Length like any other;
+ * from a second piece on, pieces are written as they arrive (chunked transfer encoding), so a
+ * large response is never held whole.
+ */
+class PiecewiseBody {
+  #first: string | null = null;
+  #streaming = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly type: string,
+  ) {}
+
+  /** Part of the body has gone out: from now on an error can only cut the response short. */
+  get started(): boolean {
+    return this.#streaming;
+  }
+
+  readonly write = (piece: string): void => {
+    if (!this.#streaming) {
+      if (this.#first === null) {
+        this.#first = piece;
+        return;
+      }
+      this.res.writeHead(200, { 'Content-Type': this.type });
+      this.res.write(this.#first);
+      this.#first = null;
+      this.#streaming = true;
+    }
+    this.res.write(piece);
+  };
+
+  end(): void {
+    if (this.#streaming) {
+      this.res.end();
+      return;
+    }
+    const body = this.#first ?? '';
+    this.res.writeHead(200, { 'Content-Type': this.type, 'Content-Length': Buffer.byteLength(body) }).end(body);
+  }
+}
+
+/** A failure after part of a body was sent: logged, and the connection closed so the client sees an incomplete response. */
+function cutShort(res: ServerResponse, error: unknown, logger: Logger): void {
+  logger.error({ errorId: randomUUID(), path: '/api/graph', err: error }, 'response cut short');
+  res.destroy();
 }
 
 function sendErrors(res: Response, status: number, type: string, code: string, message: string): void {

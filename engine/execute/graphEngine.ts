@@ -21,6 +21,7 @@ import type { Param, RenderedSql } from '../sql/fragment.js';
 import { bareWordsAsStrings } from '../validation/bareWordsAsStrings.js';
 import { depthLimitRule } from '../validation/depthLimitRule.js';
 import { classifyDatabaseError, RequestError, toResponseError } from './errors.js';
+import { inParts, PARTS_FROM_LENGTH } from './inParts.js';
 
 export interface EngineOptions {
   readonly maxDepth: number;
@@ -59,6 +60,8 @@ interface CachedOperation {
   readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>;
   /** The compiled statement, when the plan does not depend on variable values. */
   compiled: RenderedSql | null | undefined;
+  /** A response of this operation has been large: it runs in parts from now on (`inParts.ts`). */
+  inParts: boolean;
   readonly needsDatabase: boolean;
   readonly hasIntrospection: boolean;
   /** The document with only the root fields graphql-js answers itself (`__schema`, `__type`, `__typename`). */
@@ -87,6 +90,10 @@ export class GraphEngine {
 
   /** Checks, plans and binds a request for an account. Throws `RequestError` for client mistakes. */
   prepare(request: GraphRequest, accountId: string): PreparedRequest {
+    return this.#prepare(request, accountId).prepared;
+  }
+
+  #prepare(request: GraphRequest, accountId: string): { prepared: PreparedRequest; operation: CachedOperation } {
     const { query, operationName, variables } = checkEnvelope(request);
     const cached = this.#operation(query, operationName);
     const coerced = getVariableValues(this.schema, cached.operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
@@ -101,7 +108,7 @@ export class GraphEngine {
       };
       if (!cached.needsDatabase) {
         if (result.errors?.length) throw new RequestError(result.errors.map((error) => toResponseError(error, 'validation-failed')), 'execution');
-        return { kind: 'static', body: JSON.stringify({ data: result.data ?? null }) };
+        return { prepared: { kind: 'static', body: JSON.stringify({ data: result.data ?? null }) }, operation: cached };
       }
       introspection = { data: result.data ?? {}, order: rootKeys(cached) };
     }
@@ -114,28 +121,50 @@ export class GraphEngine {
       else cached.compiled = null;
     }
     const values = compiled.params.map((param) => bind(param, variableValues, accountId, this.options.maxRows));
-    return { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable: cached.compiled === compiled };
+    return {
+      prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable: cached.compiled === compiled },
+      operation: cached,
+    };
   }
 
   /**
-   * Runs a request and returns the response body text (`{"data": …}`) as PostgreSQL made it.
-   * With a guard, the guard's condition is checked in the same statement (no extra round trip)
-   * and `null` comes back when it is false — also for a request that needs no statement or is
-   * refused as a client mistake, which then pay one small statement for the check.
+   * Runs a request and returns the whole response body text (`{"data": …}`) as PostgreSQL made
+   * it. With a guard, the guard's condition is checked in the same statement (no extra round
+   * trip) and `null` comes back when it is false — also for a request that needs no statement or
+   * is refused as a client mistake, which then pay one small statement for the check.
    */
   async execute(db: Database, request: GraphRequest, accountId: string): Promise<string>;
   async execute(db: Database, request: GraphRequest, accountId: string, guard: StatementGuard | undefined): Promise<string | null>;
   async execute(db: Database, request: GraphRequest, accountId: string, guard?: StatementGuard): Promise<string | null> {
+    const pieces: string[] = [];
+    return (await this.respond(db, request, accountId, guard, (piece) => void pieces.push(piece))) ? pieces.join('') : null;
+  }
+
+  /**
+   * Runs a request like `execute` and hands the response body text to `write`, in order: in one
+   * piece, or — for an operation whose response has once been longer than `PARTS_FROM_LENGTH` —
+   * in parts of about `PART_BYTES` as they arrive, so a large response is never held whole
+   * (see `inParts.ts`). Resolves false, having written nothing, when the guard does not hold.
+   * A client's mistake throws `RequestError` before anything is written.
+   */
+  async respond(db: Database, request: GraphRequest, accountId: string, guard: StatementGuard | undefined, write: (piece: string) => void): Promise<boolean> {
     try {
-      const prepared = this.prepare(request, accountId);
-      if (prepared.kind === 'static') return guard && !(await guardHolds(db, guard)) ? null : prepared.body;
-      const text = guard
-        ? await runStatement(db, guardedStatement(prepared.text, prepared.values.length, guard), [...prepared.values, ...guard.values], prepared.reusable)
-        : await runStatement(db, prepared.text, prepared.values, prepared.reusable);
-      if (text === null) return null;
-      return prepared.introspection ? mergeIntrospection(text, prepared.introspection) : text;
+      const { prepared, operation } = this.#prepare(request, accountId);
+      if (prepared.kind === 'static') {
+        if (guard && !(await guardHolds(db, guard))) return false;
+        write(prepared.body);
+        return true;
+      }
+      const text = guard ? guardedStatement(prepared.text, prepared.values.length, guard) : prepared.text;
+      const values = guard ? [...prepared.values, ...guard.values] : prepared.values;
+      if (operation.inParts && !prepared.introspection) return await runInParts(db, text, values, prepared.reusable, write);
+      const response = await runStatement(db, text, values, prepared.reusable);
+      if (response === null) return false;
+      if (response.length > PARTS_FROM_LENGTH) operation.inParts = true;
+      write(prepared.introspection ? mergeIntrospection(response, prepared.introspection) : response);
+      return true;
     } catch (error) {
-      if (guard && error instanceof RequestError && !(await guardHolds(db, guard))) return null;
+      if (guard && error instanceof RequestError && !(await guardHolds(db, guard))) return false;
       throw error;
     }
   }
@@ -179,6 +208,7 @@ export class GraphEngine {
       operation,
       fragments,
       compiled: undefined,
+      inParts: false,
       needsDatabase: names.some((name) => !name.startsWith('__')),
       hasIntrospection: names.some((name) => INTROSPECTION_FIELDS.has(name)),
       introspectionDocument: onlyIntrospectionRootFields(document, operation),
@@ -225,6 +255,22 @@ function bind(param: Param, variables: Readonly<Record<string, unknown>>, accoun
         throw new RequestError([toResponseError(error as GraphQLError, 'validation-failed')], 'document');
       }
     }
+  }
+}
+
+/** Runs a statement in parts (`inParts.ts`), writing each as it arrives; false when the response is NULL. */
+async function runInParts(db: Database, text: string, values: readonly unknown[], reusable: boolean, write: (piece: string) => void): Promise<boolean> {
+  let written = false;
+  const writePart = (row: { part: string }): void => {
+    written = true;
+    write(row.part);
+  };
+  try {
+    return (await db.each(inParts(text), values, writePart, { reusable })) > 0;
+  } catch (error) {
+    // Past the first part the response is half sent: no longer a client's mistake to report.
+    if (written) throw error;
+    return rethrowClientError(error);
   }
 }
 
