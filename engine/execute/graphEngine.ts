@@ -137,7 +137,8 @@ export class GraphEngine {
   async execute(db: Database, request: GraphRequest, accountId: string, guard: StatementGuard | undefined): Promise<string | null>;
   async execute(db: Database, request: GraphRequest, accountId: string, guard?: StatementGuard): Promise<string | null> {
     const pieces: string[] = [];
-    return (await this.respond(db, request, accountId, guard, (piece) => void pieces.push(piece))) ? pieces.join('') : null;
+    if (!(await this.respond(db, request, accountId, guard, (piece) => void pieces.push(piece)))) return null;
+    return pieces.length === 1 ? pieces[0]! : pieces.join('');
   }
 
   /**
