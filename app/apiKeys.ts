@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Database, Queryable } from '../db/index.js';
 import type { StatementGuard } from '../engine/index.js';
@@ -114,7 +114,8 @@ export class VerifiedKeyCache {
   identify(db: Database, header: string | undefined): AuthenticatedKey | null {
     const parsed = keyOfHeader(header);
     if (!parsed) return null;
-    const entry = this.#entries.get(sha256(parsed.key).toString('base64'));
+    // The one-shot hash: the hot path of every API request (createHash costs ~3× as much).
+    const entry = this.#entries.get(hash('sha256', parsed.key, 'base64'));
     if (!entry) return null;
     const now = Date.now();
     if (now - entry.lastUseRecordedAt >= LAST_USED_RESOLUTION_MS) {

@@ -1,15 +1,20 @@
 /**
- * Drives one server with autocannon: a fixed number of connections on loopback for a fixed
- * time, the request body rotating through prepared bodies (one per variable set), while the
- * server process's CPU time and RSS are sampled.
+ * Drives two servers (the engine and the baseline) with the same autocannon load on loopback,
+ * in alternating rounds, while each server process's CPU time and RSS are sampled. Alternating
+ * short rounds (A B B A A …) rather than one long run each puts both servers under the same
+ * background load: on a shared machine, load drifts over tens of seconds, and one long run
+ * per side let that drift decide a ratio (the same query measured 0.77 and 1.10 in two runs).
  */
 import autocannon from 'autocannon';
+import type { EventEmitter } from 'node:events';
 import { measureUsage, type ProcessUsage } from './processes.js';
 
 export interface LoadSettings {
   readonly connections: number;
+  /** Measured seconds per server and query, split evenly over the rounds. */
   readonly durationSeconds: number;
   readonly warmupSeconds: number;
+  readonly rounds: number;
 }
 
 export interface LoadTarget {
@@ -24,6 +29,7 @@ export interface LoadTarget {
 export interface LoadResult {
   readonly requests: number;
   readonly requestsPerSecond: number;
+  /** Percentiles over every measured response of every round (autocannon's per-response times). */
   readonly latencyP50Ms: number;
   readonly latencyP99Ms: number;
   readonly latencyMeanMs: number;
@@ -33,9 +39,9 @@ export interface LoadResult {
   readonly server: ProcessUsage;
 }
 
-function run(target: LoadTarget, connections: number, durationSeconds: number) {
+function run(target: LoadTarget, connections: number, durationSeconds: number, latencies?: number[]) {
   let next = 0;
-  return autocannon({
+  const instance = autocannon({
     url: target.url,
     connections,
     duration: durationSeconds,
@@ -49,21 +55,69 @@ function run(target: LoadTarget, connections: number, durationSeconds: number) {
       },
     ],
   });
+  // Without a callback autocannon returns its tracker (an EventEmitter that is also thenable); its
+  // types show only the promise.
+  if (latencies) (instance as unknown as EventEmitter).on('response', (_client: unknown, _status: number, _bytes: number, responseTimeMs: number) => void latencies.push(responseTimeMs));
+  return instance;
 }
 
-/** A warm-up (not recorded), then the measured run. */
-export async function measureLoad(target: LoadTarget, settings: LoadSettings): Promise<LoadResult> {
-  if (settings.warmupSeconds > 0) await run(target, settings.connections, settings.warmupSeconds);
-  const { result, usage } = await measureUsage(target.pid, () => run(target, settings.connections, settings.durationSeconds));
-  const completed = result.requests.total;
-  return {
-    requests: completed,
-    requestsPerSecond: completed / result.duration,
-    latencyP50Ms: result.latency.p50,
-    latencyP99Ms: result.latency.p99,
-    latencyMeanMs: result.latency.mean,
-    errors: result.non2xx + result.errors + result.timeouts,
-    bytesPerSecond: result.throughput.mean,
-    server: usage,
-  };
+/** What one side collects over its rounds. */
+class Tally {
+  requests = 0;
+  seconds = 0;
+  errors = 0;
+  bytes = 0;
+  cpuSeconds = 0;
+  rssPeakMb = 0;
+  rssMeanSum = 0;
+  readonly latencies: number[] = [];
+
+  async round(target: LoadTarget, connections: number, seconds: number): Promise<void> {
+    const { result, usage } = await measureUsage(target.pid, () => run(target, connections, seconds, this.latencies));
+    this.requests += result.requests.total;
+    this.seconds += result.duration;
+    this.errors += result.non2xx + result.errors + result.timeouts;
+    this.bytes += result.throughput.total;
+    this.cpuSeconds += usage.cpu * result.duration;
+    this.rssPeakMb = Math.max(this.rssPeakMb, usage.rssPeakMb);
+    this.rssMeanSum += usage.rssMeanMb * result.duration;
+  }
+
+  result(): LoadResult {
+    const sorted = Float64Array.from(this.latencies).sort();
+    const percentile = (p: number): number => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0);
+    return {
+      requests: this.requests,
+      requestsPerSecond: this.requests / this.seconds,
+      latencyP50Ms: percentile(50),
+      latencyP99Ms: percentile(99),
+      latencyMeanMs: sorted.length ? sorted.reduce((a, b) => a + b, 0) / sorted.length : 0,
+      errors: this.errors,
+      bytesPerSecond: this.bytes / this.seconds,
+      server: { cpu: this.cpuSeconds / this.seconds, rssPeakMb: this.rssPeakMb, rssMeanMb: this.rssMeanSum / this.seconds },
+    };
+  }
+}
+
+/**
+ * A warm-up of each server (not recorded), then `rounds` measured rounds of
+ * `durationSeconds / rounds` each per server, the order alternating: A B, B A, A B, …
+ * (`firstIsA` picks who starts, so that across queries neither side always goes first).
+ */
+export async function measurePair(a: LoadTarget, b: LoadTarget, settings: LoadSettings, firstIsA: boolean): Promise<[LoadResult, LoadResult]> {
+  const [first, second] = firstIsA ? [a, b] : [b, a];
+  if (settings.warmupSeconds > 0) {
+    await run(first, settings.connections, settings.warmupSeconds);
+    await run(second, settings.connections, settings.warmupSeconds);
+  }
+  const tallies = new Map([
+    [a, new Tally()],
+    [b, new Tally()],
+  ]);
+  const seconds = settings.durationSeconds / settings.rounds;
+  for (let round = 0; round < settings.rounds; round++) {
+    const order = round % 2 === 0 ? [first, second] : [second, first];
+    for (const target of order) await tallies.get(target)!.round(target, settings.connections, seconds);
+  }
+  return [tallies.get(a)!.result(), tallies.get(b)!.result()];
 }

@@ -38,6 +38,8 @@ export interface BenchResults {
     connections: number;
     durationSeconds: number;
     warmupSeconds: number;
+    /** Alternating measured rounds per query (absent in results from before rounds existed: one run each). */
+    rounds?: number;
     poolSize: number;
     mainScale: number;
     mainLoans: number;
@@ -79,7 +81,12 @@ export function renderResults(results: BenchResults): string {
   line(`- Machine: ${machine.cpuModel}, ${machine.cores} cores, ${fixed(machine.ramGiB, 1)} GiB RAM, Linux ${machine.kernel}; load average at the end ${machine.loadAverageAtEnd.map((v) => v.toFixed(2)).join(' / ')}.`);
   line(`- Versions: Node ${versions.node}, PostgreSQL ${versions.postgres}, loanql ${versions.loanql}, pg ${versions.pg}, express ${versions.express}, graphql ${versions.graphql}, autocannon ${versions.autocannon}.`);
   line(`- Database: ${settings.database}. Everything on one machine over loopback: PostgreSQL, the server under test, and autocannon (in the runner process).`);
-  line(`- Load: autocannon, ${settings.connections} connections, ${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s measured, per query and server; engine and baseline alternate which goes first. Request bodies rotate through ${settings.variableSets} variable sets drawn from the data.`);
+  const rounds = settings.rounds ?? 1;
+  line(
+    rounds > 1
+      ? `- Load: autocannon, ${settings.connections} connections, per query: a ${settings.warmupSeconds} s warm-up of each server, then ${settings.durationSeconds} s measured per server in ${rounds} alternating rounds of ${fixed(settings.durationSeconds / rounds, 1)} s (engine, baseline, baseline, engine, … ; which side starts alternates between queries), so both see the same background load. Latency percentiles are over every measured response. Request bodies rotate through ${settings.variableSets} variable sets drawn from the data.`
+      : `- Load: autocannon, ${settings.connections} connections, ${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s measured, per query and server; engine and baseline alternate which goes first. Request bodies rotate through ${settings.variableSets} variable sets drawn from the data.`,
+  );
   line(`- Servers: the service as shipped (\`node dist/api/main.js\`, LOG_LEVEL=warn, PG_POOL_SIZE=${settings.poolSize}) and the baseline (\`bench/baselineServer.ts\`: \`node:http\` + a \`pg\` pool of ${settings.poolSize}, one hand-written statement per query, no authentication).`);
   line(`- Data: scale ${settings.mainScale} (${settings.mainLoans.toLocaleString('en-US')} loans) for the throughput and micro-benchmarks.`);
   line('- **Caveat**: a shared 2-core machine where other work (test suites) runs at the same time, so absolute numbers are noisy; the engine/baseline ratios, measured back to back under the same conditions, are what to compare.');

@@ -6,13 +6,15 @@
  * 3. Servers: the built service (`dist/api/main.js`) and the baseline (`baselineServer.ts`),
  *    each with a pool of `PG_POOL_SIZE` connections.
  * 4. Correctness: engine and baseline must return the same data for a sample of variable sets.
- * 5. Throughput: autocannon on loopback, per query and server, a warm-up then the measurement.
+ * 5. Throughput: autocannon on loopback, per query: a warm-up of each server, then measured
+ *    rounds that alternate between the engine and the baseline (`load.ts`).
  * 6. Micro-benchmarks of the engine in process (cold compile, plan-cache hit).
  * 7. Growth: two more accounts at scale 0.1 and 10 in the same database; unloaded latency of
  *    the by-primary-key, list-page and aggregate queries per scale, with their plans.
  * 8. `bench/RESULTS.md` and `bench/results.json`.
  *
- * Options: --duration S (10), --warmup S (2), --connections N (16), --growth-scales 0.1,1,10,
+ * Options: --duration S (10, per server, split over the rounds), --warmup S (2), --rounds N (5),
+ * --connections N (16), --growth-scales 0.1,1,10,
  * --growth-seconds S (6), --no-growth, --out DIR (bench/). Every process started is stopped on
  * exit, failure, SIGINT and SIGTERM.
  */
@@ -25,7 +27,7 @@ import pg from 'pg';
 import { GraphEngine } from '../engine/index.js';
 import { loadMetadataFile } from '../metadata/index.js';
 import { closeAgent, percentile, postJson, sequentialLatency } from './latency.js';
-import { measureLoad, type LoadResult, type LoadSettings } from './load.js';
+import { measurePair, type LoadResult, type LoadSettings } from './load.js';
 import { runMicroBenchmarks } from './micro.js';
 import { freePort, ROOT, runCli, startServer, startThrowawayPostgres, stopAll, type ServerProcess } from './processes.js';
 import { QUERIES, sampleData, type BenchQuery, type DataSample } from './queries.js';
@@ -35,6 +37,7 @@ const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '16' },
     'growth-scales': { type: 'string', default: '0.1,1,10' },
     'growth-seconds': { type: 'string', default: '6' },
@@ -47,7 +50,12 @@ const { values: args } = parseArgs({
 const POOL_SIZE = 10;
 const MAIN_SCALE = 1;
 const METADATA_PATH = join(ROOT, 'metadata', 'loanql.yaml');
-const settings: LoadSettings = { connections: Number(args.connections), durationSeconds: Number(args.duration), warmupSeconds: Number(args.warmup) };
+const settings: LoadSettings = {
+  connections: Number(args.connections),
+  durationSeconds: Number(args.duration),
+  warmupSeconds: Number(args.warmup),
+  rounds: Math.max(1, Math.round(Number(args.rounds))),
+};
 const log = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
 
 interface BenchAccount {
@@ -165,16 +173,8 @@ async function main(): Promise<void> {
     for (const [index, query] of selected.entries()) {
       const engineTarget = { pid: service.pid, url: service.url, path: '/api/graph', headers: { authorization: `Token ${main.key}` }, bodies: engineBodies(query, sample, 500) };
       const baselineTarget = { pid: baseline.pid, url: baseline.url, path: `/${query.id}`, headers: {}, bodies: baselineBodies(query, sample, 500) };
-      // Alternate which side goes first, so a drift in machine load does not favour one side.
-      let engine: LoadResult;
-      let base: LoadResult;
-      if (index % 2 === 0) {
-        engine = await measureLoad(engineTarget, settings);
-        base = await measureLoad(baselineTarget, settings);
-      } else {
-        base = await measureLoad(baselineTarget, settings);
-        engine = await measureLoad(engineTarget, settings);
-      }
+      // Alternating rounds; which side starts also alternates from query to query.
+      const [engine, base] = await measurePair(engineTarget, baselineTarget, settings, index % 2 === 0);
       const row: ThroughputRow = { id: query.id, title: query.title, engine, baseline: base, ratio: engine.requestsPerSecond / base.requestsPerSecond };
       throughput.push(row);
       log(`${query.id}: engine ${engine.requestsPerSecond.toFixed(0)} req/s, baseline ${base.requestsPerSecond.toFixed(0)} req/s, ratio ${row.ratio.toFixed(2)}, rss ${engine.server.rssPeakMb.toFixed(0)} MB`);
@@ -264,6 +264,7 @@ async function main(): Promise<void> {
         connections: settings.connections,
         durationSeconds: settings.durationSeconds,
         warmupSeconds: settings.warmupSeconds,
+        rounds: settings.rounds,
         poolSize: POOL_SIZE,
         mainScale: MAIN_SCALE,
         mainLoans: main.loans,

@@ -62,6 +62,8 @@ interface CachedOperation {
   compiled: RenderedSql | null | undefined;
   /** A response of this operation has been large: it runs in parts from now on (`inParts.ts`). */
   inParts: boolean;
+  /** Statement texts made from `compiled` (guarded, in parts), by kind. */
+  readonly derivedTexts: Map<string, string>;
   readonly needsDatabase: boolean;
   readonly hasIntrospection: boolean;
   /** The document with only the root fields graphql-js answers itself (`__schema`, `__type`, `__typename`). */
@@ -156,9 +158,14 @@ export class GraphEngine {
         write(prepared.body);
         return true;
       }
-      const text = guard ? guardedStatement(prepared.text, prepared.values.length, guard) : prepared.text;
+      // Texts derived from a cached plan's statement are built once per operation, so a request
+      // sends the very same string (node-postgres names prepared statements by their text).
+      const derive = (kind: string, build: () => string): string => (prepared.reusable ? operation.derivedTexts.get(kind) ?? remember(operation.derivedTexts, kind, build()) : build());
+      const text = guard ? derive(`guard ${guard.condition}`, () => guardedStatement(prepared.text, prepared.values.length, guard)) : prepared.text;
       const values = guard ? [...prepared.values, ...guard.values] : prepared.values;
-      if (operation.inParts && !prepared.introspection) return await runInParts(db, text, values, prepared.reusable, write);
+      if (operation.inParts && !prepared.introspection) {
+        return await runInParts(db, derive(`parts ${guard?.condition ?? ''}`, () => inParts(text)), values, prepared.reusable, write);
+      }
       const response = await runStatement(db, text, values, prepared.reusable);
       if (response === null) return false;
       if (response.length > PARTS_FROM_LENGTH) operation.inParts = true;
@@ -210,6 +217,7 @@ export class GraphEngine {
       fragments,
       compiled: undefined,
       inParts: false,
+      derivedTexts: new Map(),
       needsDatabase: names.some((name) => !name.startsWith('__')),
       hasIntrospection: names.some((name) => INTROSPECTION_FIELDS.has(name)),
       introspectionDocument: onlyIntrospectionRootFields(document, operation),
@@ -259,15 +267,20 @@ function bind(param: Param, variables: Readonly<Record<string, unknown>>, accoun
   }
 }
 
+function remember(texts: Map<string, string>, kind: string, text: string): string {
+  texts.set(kind, text);
+  return text;
+}
+
 /** Runs a statement in parts (`inParts.ts`), writing each as it arrives; false when the response is NULL. */
-async function runInParts(db: Database, text: string, values: readonly unknown[], reusable: boolean, write: (piece: string) => void): Promise<boolean> {
+async function runInParts(db: Database, partsText: string, values: readonly unknown[], reusable: boolean, write: (piece: string) => void): Promise<boolean> {
   let written = false;
   const writePart = (row: { part: string }): void => {
     written = true;
     write(row.part);
   };
   try {
-    return (await db.each(inParts(text), values, writePart, { reusable })) > 0;
+    return (await db.each(partsText, values, writePart, { reusable })) > 0;
   } catch (error) {
     // Past the first part the response is half sent: no longer a client's mistake to report.
     if (written) throw error;
