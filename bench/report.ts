@@ -38,8 +38,8 @@ export interface BenchResults {
     connections: number;
     durationSeconds: number;
     warmupSeconds: number;
-    /** Alternating measured rounds per query (absent in results from before rounds existed: one run each). */
-    rounds?: number;
+    /** Measured rounds per query, alternating between engine and baseline. */
+    rounds: number;
     poolSize: number;
     mainScale: number;
     mainLoans: number;
@@ -81,7 +81,7 @@ export function renderResults(results: BenchResults): string {
   line(`- Machine: ${machine.cpuModel}, ${machine.cores} cores, ${fixed(machine.ramGiB, 1)} GiB RAM, Linux ${machine.kernel}; load average at the end ${machine.loadAverageAtEnd.map((v) => v.toFixed(2)).join(' / ')}.`);
   line(`- Versions: Node ${versions.node}, PostgreSQL ${versions.postgres}, loanql ${versions.loanql}, pg ${versions.pg}, express ${versions.express}, graphql ${versions.graphql}, autocannon ${versions.autocannon}.`);
   line(`- Database: ${settings.database}. Everything on one machine over loopback: PostgreSQL, the server under test, and autocannon (in the runner process).`);
-  const rounds = settings.rounds ?? 1;
+  const { rounds } = settings;
   line(
     rounds > 1
       ? `- Load: autocannon, ${settings.connections} connections, per query: a ${settings.warmupSeconds} s warm-up of each server, then ${settings.durationSeconds} s measured per server in ${rounds} alternating rounds of ${fixed(settings.durationSeconds / rounds, 1)} s (engine, baseline, baseline, engine, … ; which side starts alternates between queries), so both see the same background load. Latency percentiles are over every measured response. Request bodies rotate through ${settings.variableSets} variable sets drawn from the data.`

@@ -141,7 +141,7 @@ describe(`POST /api/graph with a large response, on ${testDatabaseKind}`, () => 
       assert.equal(streamed.headers.get('transfer-encoding'), 'chunked');
       assert.equal(streamed.headers.get('content-length'), null);
       assert.equal(await streamed.text(), wholeText);
-      assert.deepEqual(JSON.parse(wholeText).data.loans.length > 0, true);
+      assert.ok(JSON.parse(wholeText).data.loans.length > 0);
 
       // A small answer of the same operation still carries a Content-Length.
       const small = await post({ query, variables: { min: '1e12' } }, contentType);
