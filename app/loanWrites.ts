@@ -88,7 +88,7 @@ function checkServicingRules(columns: LoanColumns, changes: LoanChanges): void {
   if (columns.amortization === 'interest_only' && columns.regular_payment_given) {
     const reason = 'cannot be given for an interest_only loan: each row pays the interest and the last adds the principal (send null, or make the loan amortizing)';
     problems.set('Regular_Payment', reason);
-    if (changes.columns.has('amortization')) problems.set('Amortization', `interest_only does not take a given Regular_Payment (${columns.regular_payment})`);
+    if (changes.columns.has('amortization') && !changes.columns.has('regular_payment')) problems.set('Amortization', `interest_only does not take a given Regular_Payment (${columns.regular_payment})`);
   }
   if (columns.date_funded !== null && columns.first_payment_date !== null && columns.date_funded > columns.first_payment_date) {
     const reason = `Date_Funded (${columns.date_funded}) is after First_Payment_Date (${columns.first_payment_date}); a loan is funded on or before its first payment`;
