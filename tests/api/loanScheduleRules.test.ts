@@ -1,5 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { buildSchedule, ScheduleInputError, type Schedule } from '../../domain/schedule.js';
 import { createAccountWithKey, startTestServer, type TestServer } from '../support/http.js';
 import { restClient, type RestAnswer, type RestClient } from '../support/restClient.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
@@ -207,5 +209,82 @@ describe('5. amounts past numeric(14,2) are 400s, not 500s', () => {
     const { id: single } = await created({ Amount: 900000000000, Rate: 5, Term: 1, Frequency: 'monthly', Date_Funded: '2026-01-15' });
     await assertPatchRefused(single, { Rate: 500 }, ['Amount', 'Rate']); // one payment of 1,275,000,000,000
     assert.deepEqual({ loan: await storedLoan(id), rows: await storedRows(id) }, before);
+  });
+});
+
+describe('random loans over REST store exactly the schedule domain/ computes (fast-check, seed 13)', () => {
+  const BODY_NAMES = new Map([
+    ['amount', 'Amount'],
+    ['rate', 'Rate'],
+    ['term', 'Term'],
+    ['frequency', 'Frequency'],
+    ['amortization', 'Amortization'],
+    ['dateFunded', 'Date_Funded'],
+    ['firstPaymentDate', 'First_Payment_Date'],
+    ['regularPayment', 'Regular_Payment'],
+  ]);
+  const day = fc.oneof(fc.integer({ min: 28, max: 31 }), fc.integer({ min: 1, max: 31 }));
+  const date = fc
+    .tuple(fc.integer({ min: 2020, max: 2030 }), fc.integer({ min: 1, max: 12 }), day)
+    .map(([y, m, d]) => `${y}-${String(m).padStart(2, '0')}-${String(Math.min(d, new Date(Date.UTC(y, m, 0)).getUTCDate())).padStart(2, '0')}`);
+  const loan = fc.record(
+    {
+      Amount: fc.oneof(fc.integer({ min: 1, max: 5000 }).map((c) => (c / 100).toFixed(2)), fc.integer({ min: 1000, max: 99_999_999 }).map(String), fc.constant('999999999999.99')),
+      Rate: fc.tuple(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 0, max: 9999 })).map(([w, f]) => `${w}.${String(f).padStart(4, '0')}`),
+      Term: fc.integer({ min: 1, max: 400 }),
+      Frequency: fc.constantFrom('monthly', 'quarterly', 'semi_monthly', 'biweekly', 'weekly', 'annually'),
+      Amortization: fc.constantFrom('amortizing', 'interest_only'),
+      Date_Funded: date,
+      First_Payment_Date: date,
+      Regular_Payment: fc.integer({ min: 1, max: 2_000_000 }).map((c) => (c / 100).toFixed(2)),
+    },
+    { requiredKeys: ['Amount', 'Rate', 'Term', 'Frequency'] },
+  );
+
+  it('every row, regular payment and maturity, or the same refusal naming the same fields', async () => {
+    const seen = { created: 0, refused: 0 };
+    await fc.assert(
+      fc.asyncProperty(loan, async (body) => {
+        fc.pre(body.Date_Funded !== undefined || body.First_Payment_Date !== undefined);
+        let expected: Schedule | ScheduleInputError;
+        try {
+          expected = buildSchedule({
+            amount: body.Amount,
+            rate: body.Rate,
+            term: body.Term,
+            frequency: body.Frequency as never,
+            amortization: (body.Amortization ?? null) as never,
+            dateFunded: body.Date_Funded ?? null,
+            firstPaymentDate: body.First_Payment_Date ?? null,
+            regularPayment: body.Regular_Payment ?? null,
+          });
+        } catch (error) {
+          if (!(error instanceof ScheduleInputError)) throw error;
+          expected = error;
+        }
+        const answer = await rest.post('/api/loan', body);
+        if (expected instanceof ScheduleInputError) {
+          // The same fields; when the loan also breaks the rules checked before the schedule is
+          // built (interest_only with a payment, dates in the wrong order) those are named too.
+          assert.equal(answer.status, 400, answer.text);
+          const named = new Set(Object.keys(answer.json.fields));
+          for (const field of expected.fields) assert.ok(named.has(BODY_NAMES.get(field)!), `${answer.text} names ${field}`);
+          const alsoAllowed = new Set([...expected.fields.map((field) => BODY_NAMES.get(field)!), 'Regular_Payment', 'Date_Funded', 'First_Payment_Date']);
+          for (const name of named) assert.ok(alsoAllowed.has(name), `${answer.text}: ${name}`);
+          seen.refused++;
+          return;
+        }
+        assert.equal(answer.status, 201, answer.text);
+        seen.created++;
+        assert.ok(answer.text.includes(`"regular_payment":${expected.regularPayment},`), answer.text);
+        assert.equal(answer.json.loan.date_maturity, expected.dateMaturity);
+        assert.deepEqual(
+          await storedRows(answer.json.loan.id),
+          expected.rows.map(({ due, payment, principal, interest, balance }) => ({ due, payment, principal, interest, balance })),
+        );
+      }),
+      { seed: 13, numRuns: 120 },
+    );
+    assert.ok(seen.created >= 40 && seen.refused >= 10, JSON.stringify(seen));
   });
 });
