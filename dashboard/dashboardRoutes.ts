@@ -71,7 +71,7 @@ function dashboardErrors(logger: Logger): ErrorRequestHandler {
     if (res.headersSent) return res.end();
     const problem = bodyProblem(error, req, 'form');
     if (problem?.kind === 'too-large') return res.status(413).type('html').send(errorPage('The form is too large', 'Shorten what you entered and try again.'));
-    if (problem) return res.status(400).type('html').send(errorPage('The form could not be read', 'Go back, reload the page and try again.'));
+    if (problem) return res.status(problem.status).type('html').send(errorPage('The form could not be read', 'Go back, reload the page and try again.'));
     const id = randomUUID();
     logger.error({ errorId: id, method: req.method, path: req.path, err: error }, 'internal error');
     res.status(500).type('html').send(errorPage('Something went wrong', `The error was recorded with the id ${id}. Please try again.`));

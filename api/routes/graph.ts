@@ -64,7 +64,7 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
     if (await refusedAsInactive(db, res)) return;
     const problem = bodyProblem(error, req, 'JSON');
     if (problem?.kind === 'too-large') return sendErrors(res, 413, JSON_TYPE, 'request-too-large', `the request body is over ${bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
-    if (problem) return sendErrors(res, 400, JSON_TYPE, 'invalid-request', `the ${problem.message}`);
+    if (problem) return sendErrors(res, problem.status, JSON_TYPE, 'invalid-request', `the ${problem.message}`);
     // Anything else is ours: logged with an id, censored on the wire.
     const id = randomUUID();
     logger.error({ errorId: id, path: req.path, err: error }, 'internal error');
