@@ -200,7 +200,10 @@ function contactRequest(role: ContactRole, parameters: ContactParameters, proble
   return { kind: 'individual', name, email, company };
 }
 
+/** A short description of a refused value; lists and objects only by kind (they may nest deeper than JSON.stringify can go). */
 function summarize(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object' && value !== null) return 'an object';
   const text = JSON.stringify(value);
   return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

@@ -181,6 +181,14 @@ describe('Issue #11 item 4: NUL characters and numeric range in GraphQL', () => 
     }
   });
 
+  it('a numeric at the edges of PostgreSQL\'s numeric is answered (the checks are not stricter than the database)', async () => {
+    const edges = ['1e1000', '-1e-1000', `9${'9'.repeat(131_071)}`, `0.${'0'.repeat(16_382)}1`, `${'1'.repeat(1000)}e-1000`];
+    const answer = await graph({ query: 'query($a: [numeric!]) { loans(where: {amount: {_in: $a}}) { name } }', variables: { a: edges } });
+    assert.deepEqual(answer.json, { data: { loans: [] } });
+    const literal = await graph({ query: '{ loans(where: {_or: [{amount: {_lt: 1e1000}}, {amount: {_gt: -1e-1000}}]}) { name } }' });
+    assert.deepEqual(literal.json, { data: { loans: [{ name: 'existing' }] } });
+  });
+
   it('a numeric past the column\'s precision but within numeric compares as a number', async () => {
     const answer = await graph({ query: '{ loans(where: {amount: {_lt: 1e300}}) { name } big: loans(where: {amount: {_gt: "123456789012345678901234567890.123"}}) { name } }' });
     assert.deepEqual(answer.json, { data: { loans: [{ name: 'existing' }], big: [] } });
