@@ -103,8 +103,10 @@ export class GraphEngine {
     if (coerced.errors) throw new RequestError(coerced.errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
     // Variable names are the client's: looked up in a Map, so `$constructor` is just a name.
     const variableValues: ReadonlyMap<string, unknown> = new Map(Object.entries(coerced.coerced));
-    const withNul = variablesWithNul(cached.operation, new Map(Object.entries(variables ?? {})));
-    if (withNul.length) throw new RequestError(withNul.map((error) => toResponseError(error, 'validation-failed')), 'document');
+    if (cached.operation.variableDefinitions?.length) {
+      const withNul = variablesWithNul(cached.operation, new Map(Object.entries(variables ?? {})));
+      if (withNul.length) throw new RequestError(withNul.map((error) => toResponseError(error, 'validation-failed')), 'document');
+    }
 
     let introspection: IntrospectionPart | null = null;
     if (cached.hasIntrospection || !cached.needsDatabase) {
