@@ -20,6 +20,7 @@ import { compileOperation } from '../sql/compileOperation.js';
 import type { Param, RenderedSql } from '../sql/fragment.js';
 import { bareWordsAsStrings } from '../validation/bareWordsAsStrings.js';
 import { depthLimitRule } from '../validation/depthLimitRule.js';
+import { noNulCharactersRule, variablesWithNul } from '../validation/nulCharacters.js';
 import { classifyDatabaseError, RequestError, toResponseError } from './errors.js';
 import { inParts, PARTS_FROM_LENGTH } from './inParts.js';
 
@@ -87,7 +88,7 @@ export class GraphEngine {
   ) {
     this.schema = buildSchema(metadata);
     this.#cache = new LRUCache({ max: Math.max(1, options.planCacheSize) });
-    this.#rules = [...specifiedRules, depthLimitRule(options.maxDepth)];
+    this.#rules = [...specifiedRules, depthLimitRule(options.maxDepth), noNulCharactersRule];
   }
 
   /** Checks, plans and binds a request for an account. Throws `RequestError` for client mistakes. */
@@ -100,7 +101,12 @@ export class GraphEngine {
     const cached = this.#operation(query, operationName);
     const coerced = getVariableValues(this.schema, cached.operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
     if (coerced.errors) throw new RequestError(coerced.errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
-    const variableValues = coerced.coerced;
+    // Variable names are the client's: looked up in a Map, so `$constructor` is just a name.
+    const variableValues: ReadonlyMap<string, unknown> = new Map(Object.entries(coerced.coerced));
+    if (cached.operation.variableDefinitions?.length) {
+      const withNul = variablesWithNul(cached.operation, new Map(Object.entries(variables ?? {})));
+      if (withNul.length) throw new RequestError(withNul.map((error) => toResponseError(error, 'validation-failed')), 'document');
+    }
 
     let introspection: IntrospectionPart | null = null;
     if (cached.hasIntrospection || !cached.needsDatabase) {
@@ -226,7 +232,7 @@ export class GraphEngine {
     return entry;
   }
 
-  #plan(cached: CachedOperation, variables: Readonly<Record<string, unknown>>) {
+  #plan(cached: CachedOperation, variables: ReadonlyMap<string, unknown>) {
     try {
       return planOperation(this.schema, cached.operation, cached.fragments, variables, { maxRows: this.options.maxRows, collections: this.metadata.collections });
     } catch (error) {
@@ -246,7 +252,7 @@ function checkEnvelope(request: GraphRequest): { query: string; operationName: s
   return { query, operationName: (operationName as string | null) ?? undefined, variables: (variables as Record<string, unknown> | null) ?? undefined };
 }
 
-function bind(param: Param, variables: Readonly<Record<string, unknown>>, accountId: string, maxRows: number | null): unknown {
+function bind(param: Param, variables: ReadonlyMap<string, unknown>, accountId: string, maxRows: number | null): unknown {
   switch (param.kind) {
     case 'account':
       return accountId;
@@ -255,7 +261,7 @@ function bind(param: Param, variables: Readonly<Record<string, unknown>>, accoun
     case 'list':
       return param.items.map((item) => bind(item, variables, accountId, maxRows));
     case 'var': {
-      const value = variables[param.name] ?? null;
+      const value = variables.get(param.name) ?? null;
       if (param.cast === 'value') return value;
       if (value === null) return param.cast === 'cappedLimit' ? maxRows : null;
       try {
