@@ -12,7 +12,7 @@ import {
   removeProductField,
   type CustomFieldType,
 } from '../app/products.js';
-import { seedPortfolio } from '../db/seed/index.js';
+import { SeedError, seedPortfolio } from '../db/seed/index.js';
 import { progressReporter } from './progress.js';
 import { buildEngine } from '../app/engineHolder.js';
 import { configFromEnv } from '../api/config.js';
@@ -173,7 +173,7 @@ export const COMMANDS: Command[] = [
       const account = await findAccount(context.db, required(context, 'account'));
       const product = await loadDefaultProduct(context.db, account.id);
       const rows = [['BODY KEY', 'TYPE', 'REQUIRED', 'DEFAULT', 'OPTIONS', 'STORED IN']].concat(
-        BUILT_IN_FIELDS.map((field) => [field.name, field.rule.kind === 'enum' ? 'select' : field.rule.kind, 'no', '-', field.rule.kind === 'enum' ? field.rule.values.join(',') : '-', `loans.${field.column}`]),
+        BUILT_IN_FIELDS.map((field) => [field.name, field.rule.kind === 'enum' ? 'select' : field.rule.kind, 'no', field.defaultValue ?? '-', field.rule.kind === 'enum' ? field.rule.values.join(',') : '-', `loans.${field.column}`]),
         product.customFields.map((field) => [
           bodyName(field.name),
           field.type,
@@ -208,16 +208,27 @@ export const COMMANDS: Command[] = [
       const account = await findAccount(context.db, required(context, 'account'));
       const { rows } = await context.db.query<{ id: string }>('SELECT id FROM admins WHERE account_id = $1 ORDER BY created_at, id', [account.id]);
       const product = await context.db.query<{ id: string }>('SELECT id FROM products WHERE account_id = $1 AND is_default', [account.id]);
+      const options = { scale: number(context, 'scale', 1), seed: number(context, 'seed', 1) };
       const progress = progressReporter(context.err);
-      const summary = await seedPortfolio(context.db, {
-        accountId: account.id,
-        scale: number(context, 'scale', 1),
-        seed: number(context, 'seed', 1),
-        adminIds: rows.map((row) => row.id),
-        productId: product.rows[0]?.id ?? null,
-        onProgress: progress.update,
-      });
-      progress.stop();
+      let summary: Awaited<ReturnType<typeof seedPortfolio>>;
+      try {
+        summary = await seedPortfolio(context.db, {
+          accountId: account.id,
+          ...options,
+          adminIds: rows.map((row) => row.id),
+          productId: product.rows[0]?.id ?? null,
+          onProgress: progress.update,
+        });
+      } catch (error) {
+        // The seeder knows the account by id; the person at the terminal named it by slug.
+        if (error instanceof SeedError && error.reason === 'account-not-empty') {
+          throw new UserInputError(`account ${account.slug} already has loans or people; seed an empty account`, 409);
+        }
+        if (error instanceof SeedError) throw new UserInputError(error.message);
+        throw error;
+      } finally {
+        progress.stop();
+      }
       const { ms, ...counts } = summary;
       context.out.write(`seeded account ${account.slug} in ${(ms / 1000).toFixed(1)} s: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
     },

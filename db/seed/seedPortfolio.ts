@@ -42,7 +42,11 @@ export interface SeedSummary {
 
 /** Thrown when the options are invalid or the account already holds data. */
 export class SeedError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** `account-not-empty`: the account already has loans or people; otherwise the options are wrong. */
+    readonly reason: 'invalid-options' | 'account-not-empty' = 'invalid-options',
+  ) {
     super(message);
     this.name = 'SeedError';
   }
@@ -225,7 +229,7 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
       `SELECT EXISTS (SELECT 1 FROM loans WHERE account_id = $1) OR EXISTS (SELECT 1 FROM people WHERE account_id = $1) AS taken`,
       [options.accountId],
     );
-    if (rows[0]?.taken) throw new SeedError(`account ${options.accountId} already has loans or people; seed an empty account`);
+    if (rows[0]?.taken) throw new SeedError(`account ${options.accountId} already has loans or people; seed an empty account`, 'account-not-empty');
     progress?.(0, total, 'people');
 
     const writer = new BulkWriter(tx, options.accountId, onChunk);

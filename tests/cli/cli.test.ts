@@ -213,6 +213,12 @@ for (const setting of settings) {
         [['key', 'revoke', 'lq_00000000'], /no key with prefix lq_00000000/],
         [['admin', 'create', '--account', 'acme', '--email', 'ops@acme.test', '--password', 'another password'], /already exists/],
         [['key', 'create', '--account', 'acme', '--bogus'], /bogus/],
+        [['frobnicate'], /unknown command "frobnicate"/],
+        [['key', 'frobnicate'], /unknown command "key frobnicate"/],
+        [[], /no command given/],
+        [['key', 'create', '--account', 'acme', '--name', '   '], /a key name must not be blank/],
+        [['seed', '--account', 'acme', '--scale', '0.001'], /^loanql: account acme already has loans or people; seed an empty account$/m],
+        [['seed', '--account', 'acme', '--seed', '1.5'], /seed must be an integer/],
       ];
       for (const [args, message] of cases) {
         const result = await cli(...args);
@@ -220,6 +226,30 @@ for (const setting of settings) {
         assert.match(result.stderr, message);
         assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${result.stderr}`);
       }
+    });
+
+    it('prints the usage for help, --help and -h alike, with exit code 0', async () => {
+      const outputs = [];
+      for (const args of [['help'], ['--help'], ['-h'], ['key', 'create', '--help']]) {
+        const result = await cli(...args);
+        assert.equal(result.code, 0, `loanql ${args.join(' ')}: ${result.stderr}`);
+        assert.match(result.stdout, /^Usage: loanql <command>/);
+        assert.match(result.stdout, /product field list --account SLUG/);
+        outputs.push(result.stdout);
+      }
+      assert.equal(new Set(outputs).size, 1, 'the same usage each time');
+    });
+
+    it('lists the built-in fields with their defaults (Status lead, Amortization amortizing)', async () => {
+      const listed = await cli('product', 'field', 'list', '--account', 'acme');
+      assertOk(listed, 'product field list');
+      const rows = listed.stdout.trimEnd().split('\n');
+      const columns = (row: string) => row.split(/\s{2,}/);
+      const header = columns(rows[0]!);
+      const defaultOf = (key: string) => columns(rows.find((row) => row.startsWith(`${key} `))!)[header.indexOf('DEFAULT')];
+      assert.equal(defaultOf('Status'), 'lead');
+      assert.equal(defaultOf('Amortization'), 'amortizing');
+      assert.equal(defaultOf('Rate'), '-');
     });
 
     it('stops cleanly on SIGTERM', async () => {
