@@ -15,7 +15,7 @@ import {
 import { SeedError, seedPortfolio } from '../db/seed/index.js';
 import { progressReporter } from './progress.js';
 import { buildEngine } from '../app/engineHolder.js';
-import { configFromEnv } from '../api/config.js';
+import { configFromEnv, metadataFileOf } from '../api/config.js';
 import { MetadataError } from '../metadata/index.js';
 import { RequestError } from '../engine/index.js';
 
@@ -201,14 +201,16 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['seed'],
-    usage: 'seed --account SLUG [--scale N] [--seed S]       load a deterministic demo portfolio',
-    options: { account: { type: 'string' }, scale: { type: 'string' }, seed: { type: 'string' } },
+    usage: 'seed --account SLUG [--scale N] [--seed S] [--today YYYY-MM-DD]\n' +
+      '                                                 load a deterministic demo portfolio dated around --today (default: today, UTC)',
+    options: { account: { type: 'string' }, scale: { type: 'string' }, seed: { type: 'string' }, today: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
       const { rows } = await context.db.query<{ id: string }>('SELECT id FROM admins WHERE account_id = $1 ORDER BY created_at, id', [account.id]);
       const product = await context.db.query<{ id: string }>('SELECT id FROM products WHERE account_id = $1 AND is_default', [account.id]);
-      const options = { scale: number(context, 'scale', 1), seed: number(context, 'seed', 1) };
+      const today = typeof context.args.today === 'string' ? context.args.today : new Date().toISOString().slice(0, 10);
+      const options = { scale: number(context, 'scale', 1), seed: number(context, 'seed', 1), today };
       const progress = progressReporter(context.err);
       let summary: Awaited<ReturnType<typeof seedPortfolio>>;
       try {
@@ -248,7 +250,7 @@ export const COMMANDS: Command[] = [
       }
       const config = configFromEnv();
       const account = await findAccount(context.db, typeof context.args.account === 'string' ? context.args.account : 'demo');
-      const engine = await buildEngine(config.metadataPath, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1 });
+      const engine = await buildEngine(metadataFileOf(config), context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1 });
       const request = { query, variables, operationName: context.args['operation-name'] };
       try {
         const prepared = engine.prepare(request, account.id);
@@ -273,7 +275,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const config = configFromEnv();
-      const path = typeof context.args.file === 'string' ? context.args.file : config.metadataPath;
+      const path = typeof context.args.file === 'string' ? context.args.file : metadataFileOf(config);
       try {
         const engine = await buildEngine(path, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1 });
         context.out.write(`${path} is valid: ${engine.metadata.collections.size} collections\n`);

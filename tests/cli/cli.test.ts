@@ -252,6 +252,31 @@ for (const setting of settings) {
       assert.equal(defaultOf('Rate'), '-');
     });
 
+    it('seeds the same portfolio for the same --seed and --today, dated around that day', async () => {
+      const today = '2030-01-15';
+      const portfolios = [];
+      for (const slug of ['dated-a', 'dated-b']) {
+        assertOk(await cli('account', 'create', slug), `account create ${slug}`);
+        const seeded = await cli('seed', '--account', slug, '--scale', '0.002', '--seed', '3', '--today', today);
+        assertOk(seeded, `seed ${slug}`);
+        const key = lastLine((await cli('key', 'create', '--account', slug)).stdout);
+        const page = await get(`${service!.url}/api/loan?limit=1000`, key);
+        assert.equal(page.status, 200, page.body);
+        // Ids differ per account (and so does the order of contacts attached at the same instant);
+        // everything else is the portfolio.
+        const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+        const listed = JSON.parse(page.body, (name, value) => (name === 'id' ? undefined : ['borrowers', 'guarantors'].includes(name) ? [...value].sort(byName) : value));
+        portfolios.push(listed as { loans: { status: string; date_funded: string | null; created_at: string }[] });
+      }
+      assert.deepEqual(portfolios[0], portfolios[1]);
+      const loans = portfolios[0]!.loans;
+      assert.equal(loans.length, 20);
+      assert.ok(loans.every((loan) => loan.created_at < today && (loan.date_funded === null || loan.date_funded < today)), 'every loan was made before --today');
+      assert.ok(loans.some((loan) => loan.date_funded !== null && loan.date_funded >= '2029-01-01'), 'and recently: the portfolio is dated around --today');
+      const bad = await cli('seed', '--account', 'dated-a', '--today', '2030-02-30');
+      assert.equal(bad.code, 2, bad.stderr);
+    });
+
     it('stops cleanly on SIGTERM', async () => {
       assert.equal(await service!.stop(), 0);
       if (setting.embedded) assert.equal(existsSync(join(env.DATA_DIR!, 'loanql.lock')), false, 'the DATA_DIR lock is released');
