@@ -154,7 +154,7 @@ describe('The dashboard in Chromium', () => {
     assert.match(await result.innerText(), /"data": \{\s*"loans": \[/);
     const statement = page.locator('#sql-statement');
     await statement.waitFor();
-    assert.match(await statement.innerText(), /^SELECT json_build_object\('data'/);
+    assert.match(await statement.innerText(), /^SELECT concat\('{"data":'/);
     assert.match(await page.locator('#sql-params').innerText(), /\$1 = /);
     assert.match(await page.locator('#sql-plan').innerText(), /cost=/);
     await screenshot('08-console-result');
