@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import { migrate, openServiceDatabase } from '../db/index.js';
 import { setUpDemoIfEmpty, DEMO_ACCOUNT } from '../app/demo.js';
 import { buildEngine, EngineHolder } from '../app/engineHolder.js';
-import { configFromEnv } from './config.js';
+import { configFromEnv, metadataFileOf } from './config.js';
 import { createApp } from './createApp.js';
 import { createLogger } from './logger.js';
 
@@ -20,9 +20,14 @@ async function main(): Promise<void> {
   const demo = await setUpDemoIfEmpty(opened.database);
 
   const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize };
-  const engines = new EngineHolder(await buildEngine(config.metadataPath, opened.database, engineOptions), config.metadataPath, opened.database, engineOptions, (outcome) => {
-    if (outcome.ok) logger.info({ metadata: config.metadataPath }, 'metadata reloaded; new schema serving');
-    else logger.error({ metadata: config.metadataPath, problems: outcome.problems }, 'metadata edit refused; previous schema keeps serving');
+  const metadataPath = metadataFileOf(
+    config,
+    (path) => logger.info({ metadata: path, from: config.shippedMetadataPath }, 'metadata file created from the shipped default; edit it to change the query interface'),
+    (path, reason) => logger.warn({ metadata: path, reason, serving: config.shippedMetadataPath }, 'cannot create the metadata file; serving the shipped default (create the file to edit it)'),
+  );
+  const engines = new EngineHolder(await buildEngine(metadataPath, opened.database, engineOptions), metadataPath, opened.database, engineOptions, (outcome) => {
+    if (outcome.ok) logger.info({ metadata: metadataPath }, 'metadata reloaded; new schema serving');
+    else logger.error({ metadata: metadataPath, problems: outcome.problems }, 'metadata edit refused; previous schema keeps serving');
   });
   engines.watch();
   process.on('SIGHUP', () => void engines.reload());

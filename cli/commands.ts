@@ -12,11 +12,11 @@ import {
   removeProductField,
   type CustomFieldType,
 } from '../app/products.js';
-import { seedPortfolio } from '../db/seed/index.js';
+import { SeedError, seedPortfolio } from '../db/seed/index.js';
 import { regenerateSchedules } from '../app/scheduleRegeneration.js';
 import { progressReporter } from './progress.js';
 import { buildEngine } from '../app/engineHolder.js';
-import { configFromEnv } from '../api/config.js';
+import { configFromEnv, metadataFileOf } from '../api/config.js';
 import { MetadataError } from '../metadata/index.js';
 import { RequestError } from '../engine/index.js';
 
@@ -182,7 +182,7 @@ export const COMMANDS: Command[] = [
       const account = await findAccount(context.db, required(context, 'account'));
       const product = await loadDefaultProduct(context.db, account.id);
       const rows = [['BODY KEY', 'TYPE', 'REQUIRED', 'DEFAULT', 'OPTIONS', 'STORED IN']].concat(
-        BUILT_IN_FIELDS.map((field) => [field.name, field.rule.kind === 'enum' ? 'select' : field.rule.kind, 'no', '-', field.rule.kind === 'enum' ? field.rule.values.join(',') : '-', `loans.${field.column}`]),
+        BUILT_IN_FIELDS.map((field) => [field.name, field.rule.kind === 'enum' ? 'select' : field.rule.kind, 'no', field.defaultValue ?? '-', field.rule.kind === 'enum' ? field.rule.values.join(',') : '-', `loans.${field.column}`]),
         product.customFields.map((field) => [
           bodyName(field.name),
           field.type,
@@ -210,23 +210,36 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['seed'],
-    usage: 'seed --account SLUG [--scale N] [--seed S]       load a deterministic demo portfolio',
-    options: { account: { type: 'string' }, scale: { type: 'string' }, seed: { type: 'string' } },
+    usage: 'seed --account SLUG [--scale N] [--seed S] [--today YYYY-MM-DD]\n' +
+      '                                                 load a deterministic demo portfolio dated around --today (default: today, UTC)',
+    options: { account: { type: 'string' }, scale: { type: 'string' }, seed: { type: 'string' }, today: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
       const { rows } = await context.db.query<{ id: string }>('SELECT id FROM admins WHERE account_id = $1 ORDER BY created_at, id', [account.id]);
       const product = await context.db.query<{ id: string }>('SELECT id FROM products WHERE account_id = $1 AND is_default', [account.id]);
+      const today = optionText(context, 'today') ?? new Date().toISOString().slice(0, 10);
+      const options = { scale: number(context, 'scale', 1), seed: number(context, 'seed', 1), today };
       const progress = progressReporter(context.err);
-      const summary = await seedPortfolio(context.db, {
-        accountId: account.id,
-        scale: number(context, 'scale', 1),
-        seed: number(context, 'seed', 1),
-        adminIds: rows.map((row) => row.id),
-        productId: product.rows[0]?.id ?? null,
-        onProgress: progress.update,
-      });
-      progress.stop();
+      let summary: Awaited<ReturnType<typeof seedPortfolio>>;
+      try {
+        summary = await seedPortfolio(context.db, {
+          accountId: account.id,
+          ...options,
+          adminIds: rows.map((row) => row.id),
+          productId: product.rows[0]?.id ?? null,
+          onProgress: progress.update,
+        });
+      } catch (error) {
+        // The seeder knows the account by id; the person at the terminal named it by slug.
+        if (error instanceof SeedError && error.reason === 'account-not-empty') {
+          throw new UserInputError(`account ${account.slug} already has loans or people; seed an empty account`, 409);
+        }
+        if (error instanceof SeedError) throw new UserInputError(error.message);
+        throw error;
+      } finally {
+        progress.stop();
+      }
       const { ms, ...counts } = summary;
       context.out.write(`seeded account ${account.slug} in ${(ms / 1000).toFixed(1)} s: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
     },
@@ -237,10 +250,10 @@ export const COMMANDS: Command[] = [
     options: { account: { type: 'string' }, 'dry-run': { type: 'boolean' } },
     needsDatabase: true,
     async run(context) {
-      const slug = context.args.account;
+      const slug = context.args.get('account');
       if (slug !== undefined && (typeof slug !== 'string' || slug === '')) throw new UserInputError('--account needs a slug');
       const account = typeof slug === 'string' ? await findAccount(context.db, slug) : null;
-      const dryRun = context.args['dry-run'] === true;
+      const dryRun = context.args.get('dry-run') === true;
       const report = await regenerateSchedules(context.db, { ...(account ? { accountId: account.id } : {}), dryRun });
       for (const { loanId, reason } of report.refused) context.out.write(`left as it is: loan ${loanId}: ${reason}\n`);
       const scope = account ? `account ${account.slug}` : 'all accounts';
@@ -266,7 +279,7 @@ export const COMMANDS: Command[] = [
       }
       const config = configFromEnv();
       const account = await findAccount(context.db, optionText(context, 'account') ?? 'demo');
-      const engine = await buildEngine(config.metadataPath, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1 });
+      const engine = await buildEngine(metadataFileOf(config), context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1 });
       const request = { query, variables, operationName: optionText(context, 'operation-name') };
       try {
         const prepared = engine.prepare(request, account.id);
@@ -291,7 +304,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const config = configFromEnv();
-      const path = optionText(context, 'file') ?? config.metadataPath;
+      const path = optionText(context, 'file') ?? metadataFileOf(config);
       try {
         const engine = await buildEngine(path, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1 });
         context.out.write(`${path} is valid: ${engine.metadata.collections.size} collections\n`);

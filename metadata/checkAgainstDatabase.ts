@@ -16,16 +16,19 @@ const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
 /**
  * Checks the resolved metadata against the live catalogue: every table and column exists,
  * with a compatible type, every table has the tenant column, and relationship columns exist.
- * Throws `MetadataError` naming collection and field.
+ * Throws `MetadataError` naming collection and field. Returns the metadata with what the
+ * catalogue adds: which columns are NOT NULL.
  */
-export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Queryable): Promise<void> {
-  const { rows } = await db.query<{ table_name: string; column_name: string; data_type: string }>(
-    `SELECT table_name, column_name, data_type FROM information_schema.columns
+export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Queryable): Promise<Metadata> {
+  const { rows } = await db.query<{ table_name: string; column_name: string; data_type: string; is_nullable: string }>(
+    `SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
       WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`,
     [[...new Set([...metadata.collections.values()].map((c) => c.table))]],
   );
   const columns = new Map<string, Map<string, string>>();
+  const notNullColumns = new Set<string>();
   for (const row of rows) {
+    if (row.is_nullable === 'NO') notNullColumns.add(`${row.table_name}.${row.column_name}`);
     if (!columns.has(row.table_name)) columns.set(row.table_name, new Map());
     columns.get(row.table_name)!.set(row.column_name, row.data_type);
   }
@@ -55,4 +58,5 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
     }
   }
   if (problems.length) throw new MetadataError(problems);
+  return { ...metadata, notNullColumns };
 }

@@ -40,6 +40,12 @@ export interface Collection {
 export interface Metadata {
   readonly tenantColumn: string;
   readonly collections: ReadonlyMap<string, Collection>;
+  /**
+   * Columns the live catalogue declares NOT NULL, as `table.column`, filled in by
+   * `checkMetadataAgainstDatabase`. The compiler writes such a column's JSON without a null
+   * fallback; absent (metadata not checked yet), every column is taken as nullable.
+   */
+  readonly notNullColumns?: ReadonlySet<string>;
 }
 
 /** A metadata problem, naming where it is: fatal at start-up, refused on reload. */

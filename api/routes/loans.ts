@@ -1,4 +1,4 @@
-import { Router, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { Database } from '../../db/index.js';
 import { LoanReader } from '../../app/loanReads.js';
 import { createLoan, updateLoan } from '../../app/loanWrites.js';
@@ -43,6 +43,15 @@ function sendJson(res: Response, status: number, text: string): void {
   res.status(status).type('application/json').send(text);
 }
 
+/**
+ * The request body; a request with no body at all is `{}`, like an empty one (README). The JSON
+ * parser sets `req.body` only when the request has a body (a Content-Length or a
+ * Transfer-Encoding), so `curl -X POST` without `-d` would otherwise reach the rules as undefined.
+ */
+function bodyOf(req: Request): unknown {
+  return req.body === undefined ? {} : req.body;
+}
+
 function notFound(res: Response): void {
   res.status(404).json({ error: 'no such loan' });
 }
@@ -75,7 +84,7 @@ export function loanRoutes(db: Database): Router {
 
   router.post('/', async (req, res) => {
     const accountId = res.locals.auth.accountId;
-    const created = await createLoan(db, accountId, req.body);
+    const created = await createLoan(db, accountId, bodyOf(req));
     const text = await (await loans()).loanJson(db, accountId, created.id, { contacts: created.contacts });
     if (text === null) throw new Error(`loan ${created.id} vanished after creation`);
     res.location(`${req.baseUrl}/${created.id}`);
@@ -84,7 +93,7 @@ export function loanRoutes(db: Database): Router {
 
   router.patch('/:id', async (req, res) => {
     const accountId = res.locals.auth.accountId;
-    if (!(await updateLoan(db, accountId, req.params.id, req.body))) return notFound(res);
+    if (!(await updateLoan(db, accountId, req.params.id, bodyOf(req)))) return notFound(res);
     const text = await (await loans()).loanJson(db, accountId, req.params.id);
     if (text === null) return notFound(res);
     sendJson(res, 200, text);

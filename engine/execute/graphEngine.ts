@@ -128,7 +128,7 @@ export class GraphEngine {
       if (planned.reusable) cached.compiled = compiled;
       else cached.compiled = null;
     }
-    const values = compiled.params.map((param) => bind(param, variableValues, accountId, this.options.maxRows));
+    const values = compiled.params.map((param) => bind(param, variableValues, accountId, this.options.maxRows, cached.operation));
     return {
       prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable: cached.compiled === compiled },
       operation: cached,
@@ -252,14 +252,15 @@ function checkEnvelope(request: GraphRequest): { query: string; operationName: s
   return { query, operationName: (operationName as string | null) ?? undefined, variables: (variables as Record<string, unknown> | null) ?? undefined };
 }
 
-function bind(param: Param, variables: ReadonlyMap<string, unknown>, accountId: string, maxRows: number | null): unknown {
+/** `operation`: where a refused variable is defined, for the error's `locations`. */
+function bind(param: Param, variables: ReadonlyMap<string, unknown>, accountId: string, maxRows: number | null, operation: OperationDefinitionNode): unknown {
   switch (param.kind) {
     case 'account':
       return accountId;
     case 'const':
       return param.value;
     case 'list':
-      return param.items.map((item) => bind(item, variables, accountId, maxRows));
+      return param.items.map((item) => bind(item, variables, accountId, maxRows, operation));
     case 'var': {
       const value = variables.get(param.name) ?? null;
       if (param.cast === 'value') return value;
@@ -267,7 +268,9 @@ function bind(param: Param, variables: ReadonlyMap<string, unknown>, accountId: 
       try {
         return checkCount(value, param.cast === 'offset' ? 'offset' : 'limit', maxRows);
       } catch (error) {
-        throw new RequestError([toResponseError(error as GraphQLError, 'validation-failed')], 'document');
+        const definition = operation.variableDefinitions?.find((d) => d.variable.name.value === param.name);
+        const located = new GraphQLError(`Variable "$${param.name}": ${(error as GraphQLError).message}`, { ...(definition ? { nodes: definition } : {}), extensions: (error as GraphQLError).extensions });
+        throw new RequestError([toResponseError(located, 'validation-failed')], 'document');
       }
     }
   }

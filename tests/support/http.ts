@@ -24,7 +24,7 @@ export interface TestServer {
 }
 
 /** The project's metadata file, wherever the tests are started from. */
-export const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.yaml', import.meta.url));
+export const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.default.yaml', import.meta.url));
 
 /**
  * Serves `createApp` over `db` with the project's metadata; the configuration is the defaults

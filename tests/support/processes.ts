@@ -6,6 +6,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { METADATA_PATH } from './http.js';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SERVICE = fileURLToPath(new URL('../../dist/api/main.js', import.meta.url));
@@ -20,12 +21,13 @@ export function assertBuilt(): void {
 
 /**
  * The environment of a child: this process's, without any database or service setting that
- * would leak in from the developer's shell, plus `env`.
+ * would leak in from the developer's shell, plus `env`. The metadata is the shipped one, never
+ * the `metadata/loanql.yaml` an admin edits.
  */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const clean: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ['DATABASE_URL', 'TEST_DATABASE_URL', 'DATA_DIR', 'PORT', 'HOST', 'METADATA_PATH', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT']) delete clean[name];
-  return { ...clean, LOG_LEVEL: 'warn', ...env };
+  return { ...clean, LOG_LEVEL: 'warn', METADATA_PATH: METADATA_PATH, ...env };
 }
 
 export interface ProcessResult {
