@@ -63,11 +63,13 @@ const ACCOUNT = sql.param({ kind: 'account' });
 const MAX_SHARED_SCAN_AGGREGATES = 50;
 
 /**
- * Compiles a plan into ONE statement returning the finished response text `{"data": …}`.
- * Every table reference carries the tenant predicate; every value is a parameter. Pure and
- * deterministic: aliases come from a counter, so golden SQL stays stable.
+ * The select compiler's pieces, shared by the query compiler (`compileOperation`) and the
+ * mutation compiler (`compileMutation.ts`, for `where` and `returning`). One instance per
+ * statement: its alias counter makes the aliases of that statement.
  */
-export function compileOperation(plan: OperationPlan, metadata: Metadata): RenderedSql {
+export type SelectCompiler = ReturnType<typeof selectCompiler>;
+
+export function selectCompiler(metadata: Metadata) {
   let aliasCounter = 0;
   const nextAlias = (prefix: string): Fragment => sql.ident(`_${prefix}${++aliasCounter}`);
   const tenant = sql.ident(metadata.tenantColumn);
@@ -382,6 +384,16 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
     }
   }
 
+  return { nextAlias, key, jsonObject, fieldOutput, fieldValue, tenantPredicate, param, where, rowObject, list, aggregate, rootField, sharedScanAggregates };
+}
+
+/**
+ * Compiles a plan into ONE statement returning the finished response text `{"data": …}`.
+ * Every table reference carries the tenant predicate; every value is a parameter. Pure and
+ * deterministic: aliases come from a counter, so golden SQL stays stable.
+ */
+export function compileOperation(plan: OperationPlan, metadata: Metadata): RenderedSql {
+  const { jsonObject, rootField, sharedScanAggregates } = selectCompiler(metadata);
   // Root aggregates of one collection without nodes or paging share one scan when there are
   // several, and not too many (a select list holds at most 1664 entries).
   const byCollection = new Map<Collection, SharedScanAggregate[]>();
