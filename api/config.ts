@@ -12,6 +12,7 @@ export interface ServiceConfig {
   readonly maxDepth: number;
   readonly maxRows: number | null;
   readonly planCacheSize: number;
+  readonly maxInsertObjects: number;
   readonly metadataPath: string;
   readonly logLevel: string;
 }
@@ -48,6 +49,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     maxDepth: positiveInt(env, 'MAX_QUERY_DEPTH', 12),
     maxRows: maxRows > 0 ? maxRows : null,
     planCacheSize: positiveInt(env, 'PLAN_CACHE_SIZE', 1000),
+    maxInsertObjects: positiveInt(env, 'MAX_INSERT_OBJECTS', 1000),
     metadataPath: env.METADATA_PATH ? resolve(env.METADATA_PATH) : defaultMetadataPath(),
     logLevel: env.LOG_LEVEL || 'info',
   };

@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   const demo = await setUpDemoIfEmpty(opened.database);
 
-  const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize };
+  const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxInsertObjects: config.maxInsertObjects };
   const engines = new EngineHolder(await buildEngine(config.metadataPath, opened.database, engineOptions), config.metadataPath, opened.database, engineOptions, (outcome) => {
     if (outcome.ok) logger.info({ metadata: config.metadataPath }, 'metadata reloaded; new schema serving');
     else logger.error({ metadata: config.metadataPath, problems: outcome.problems }, 'metadata edit refused; previous schema keeps serving');

@@ -6,8 +6,8 @@ import { checkMetadataAgainstDatabase, loadMetadataFile, MetadataError } from '.
 /** Loads a metadata file, checks it against the database, and builds its engine. */
 export async function buildEngine(path: string, db: Database, options: EngineOptions): Promise<GraphEngine> {
   const metadata = loadMetadataFile(path);
-  await checkMetadataAgainstDatabase(metadata, db);
-  return new GraphEngine(metadata, options);
+  const catalogue = await checkMetadataAgainstDatabase(metadata, db);
+  return new GraphEngine(metadata, options, catalogue);
 }
 
 export interface ReloadOutcome {

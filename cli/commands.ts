@@ -237,12 +237,23 @@ export const COMMANDS: Command[] = [
       }
       const config = configFromEnv();
       const account = await findAccount(context.db, typeof context.args.account === 'string' ? context.args.account : 'demo');
-      const engine = await buildEngine(config.metadataPath, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1 });
+      const engine = await buildEngine(config.metadataPath, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
       const request = { query, variables, operationName: context.args['operation-name'] };
       try {
         const prepared = engine.prepare(request, account.id);
         if (prepared.kind === 'static') {
           context.out.write('-- answered without SQL (introspection only)\n');
+          return;
+        }
+        if (prepared.kind === 'mutation') {
+          // A mutation is shown, never run: its statements in order, with placeholders for the
+          // values that come from an earlier statement or are made when it runs.
+          const { statements } = await engine.explain(context.db, request, account.id);
+          context.out.write(`-- a mutation for account ${account.slug}: ${statements!.length} statements in one transaction (not run)\n`);
+          statements!.forEach((statement, index) => {
+            context.out.write(`\n-- statement ${index + 1}\n${statement.sql};\n-- parameters\n`);
+            statement.params.forEach((value, n) => context.out.write(`$${n + 1} = ${JSON.stringify(value)}\n`));
+          });
           return;
         }
         const explained = await context.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${prepared.text}`, prepared.values);
@@ -264,7 +275,7 @@ export const COMMANDS: Command[] = [
       const config = configFromEnv();
       const path = typeof context.args.file === 'string' ? context.args.file : config.metadataPath;
       try {
-        const engine = await buildEngine(path, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1 });
+        const engine = await buildEngine(path, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
         context.out.write(`${path} is valid: ${engine.metadata.collections.size} collections\n`);
       } catch (error) {
         if (error instanceof MetadataError) throw new UserInputError(`${path}: ${error.message}`);

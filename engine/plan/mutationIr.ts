@@ -44,12 +44,12 @@ export interface InsertGroup {
 }
 
 export interface InsertRow {
-  /** Values by field; a field not given takes the column's default. */
-  readonly values: ReadonlyMap<Field, InsertValue>;
+  /** Values by column; a column not given takes its default. */
+  readonly values: ReadonlyMap<string, InsertValue>;
 }
 
-/** A value given by the request (or a preset), or the new id of another row of the request. */
-export type InsertValue = { readonly kind: 'param'; readonly param: Param; readonly source: string } | { readonly kind: 'newId'; readonly slot: number };
+/** A value given by the request (or a preset) for a field, or the new id of a row of the request. */
+export type InsertValue = { readonly kind: 'param'; readonly param: Param; readonly field: Field } | { readonly kind: 'newId'; readonly slot: number };
 
 export interface OnConflict {
   readonly constraint: string;
@@ -60,13 +60,14 @@ export interface OnConflict {
 
 export interface UpdateWrite {
   readonly where: BoolExp;
-  readonly set: ReadonlyMap<Field, UpdateValue>;
+  readonly set: ReadonlyMap<Field, readonly UpdateValue[]>;
 }
 
-export type UpdateValue =
-  | { readonly kind: 'set'; readonly param: Param; readonly source: string }
-  | { readonly kind: 'inc'; readonly param: Param; readonly source: string }
-  /** jsonb: merge the keys of an object into the stored one. */
-  | { readonly kind: 'append'; readonly param: Param; readonly source: string }
-  /** jsonb: remove a key. */
-  | { readonly kind: 'deleteKey'; readonly param: Param; readonly source: string };
+/**
+ * How one field changes: `set` a value, `inc` by an amount, `append` (jsonb: merge an object's
+ * keys into the stored one), `deleteKey` (jsonb: remove a key). Applied in that order.
+ */
+export interface UpdateValue {
+  readonly kind: 'set' | 'inc' | 'append' | 'deleteKey';
+  readonly param: Param;
+}
