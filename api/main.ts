@@ -5,6 +5,7 @@
 import type { Server } from 'node:http';
 import { migrate, openServiceDatabase } from '../db/index.js';
 import { setUpDemoIfEmpty, DEMO_ACCOUNT } from '../app/demo.js';
+import { purgeExpiredIdempotencyKeys } from '../app/idempotency.js';
 import { buildEngine, EngineHolder } from '../app/engineHolder.js';
 import { configFromEnv } from './config.js';
 import { createApp } from './createApp.js';
@@ -26,6 +27,9 @@ async function main(): Promise<void> {
   });
   engines.watch();
   process.on('SIGHUP', () => void engines.reload());
+  // Idempotency keys older than their 24 h window are replaced when reused; this removes the rest.
+  const purge = (): void => void purgeExpiredIdempotencyKeys(opened.database).catch((error: unknown) => logger.warn({ err: error }, 'purging idempotency keys failed'));
+  setInterval(purge, 60 * 60 * 1000).unref();
 
   const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines });
   const server: Server = await new Promise((resolve, reject) => {
