@@ -80,6 +80,9 @@ export function planMutation(
       const values = new Map<string, InsertValue>(inherited);
       values.set(columnOf(target.primaryKey), { kind: 'newId', slot });
       for (const preset of permission.set.values()) values.set(columnOf(preset.field), { kind: 'param', param: { kind: 'const', value: preset.value }, field: preset.field });
+      // The group exists before any nested row is planned, so the field's own rows come first.
+      let group = groups.get(path);
+      if (!group) groups.set(path, (group = { collection: target, rows: [] }));
       const children: (() => void)[] = [];
       for (const [key, value] of Object.entries(object)) {
         const field = permission.columns.get(key);
@@ -109,8 +112,6 @@ export function planMutation(
           }
         }
       }
-      let group = groups.get(path);
-      if (!group) groups.set(path, (group = { collection: target, rows: [] }));
       group.rows.push({ values });
       for (const planChildren of children) planChildren();
       return slot;
