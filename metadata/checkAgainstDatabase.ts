@@ -16,7 +16,7 @@ const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
 /** A constraint of a collection's table, as the catalogue has it. */
 export interface CatalogueConstraint {
   readonly table: string;
-  /** p primary key, u unique, f foreign key, c check. */
+  /** p primary key, u unique (a constraint or a unique index), f foreign key, c check. */
   readonly kind: 'p' | 'u' | 'f' | 'c';
   readonly columns: readonly string[];
 }
@@ -64,7 +64,19 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
       WHERE t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1::text[]) AND c.contype IN ('p', 'u', 'f', 'c')`,
     [tables],
   );
+  // Unique indexes that back no constraint (e.g. on lower(name)) are reported by name like one.
+  const { rows: indexRows } = await db.query<{ name: string; table_name: string; columns: string[] }>(
+    `SELECT ic.relname AS name, t.relname AS table_name,
+            coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_attribute a
+                       WHERE a.attrelid = i.indrelid AND a.attnum > 0 AND NOT a.attisdropped
+                         AND (a.attnum = ANY(i.indkey) OR pg_get_indexdef(i.indexrelid) ~ ('\\m' || a.attname || '\\M'))), '{}') AS columns
+       FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
+      WHERE i.indisunique AND t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1::text[])
+        AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
+    [tables],
+  );
   const constraints = new Map<string, CatalogueConstraint>();
+  for (const row of indexRows) constraints.set(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
   for (const row of constraintRows) constraints.set(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
   const problems: string[] = [];
   for (const collection of metadata.collections.values()) {

@@ -24,7 +24,7 @@ export function classifyWriteError(error: unknown, alias: string, collection: Co
   });
   switch (code) {
     case '23505':
-      return fail('constraint-violation', `a ${written.name} record with the same ${named} already exists`, { fields });
+      return fail('constraint-violation', `a ${written.name} record with the same ${fields.length ? fields.join(', ') : 'values'} already exists`, { fields });
     case '23503': {
       const referencing = typeof pgError.message === 'string' && pgError.message.startsWith('insert or update');
       if (referencing) return fail('not-found', `${named}: no such record`, { fields });
