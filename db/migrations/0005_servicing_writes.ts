@@ -3,8 +3,8 @@
  * every writer obeys them:
  *
  * - a payment's amount is above 0, and a reversal is not dated before the payment;
- * - a payment's `date_reversed` is set once: a reversed payment cannot be reversed again, re-dated
- *   or un-reversed (a check violation naming `payments_reversal_final`);
+ * - a payment's `date_reversed` is set once: a reversed payment cannot be reversed again (even
+ *   with the same date), re-dated or un-reversed (a check violation naming `payments_reversal_final`);
  * - a loan's `custom_fields` is a JSON object;
  * - `is_next` stays right under concurrent writes to one loan: the refresh first locks the loans
  *   it recomputes (FOR NO KEY UPDATE, in id order), and only then reads the payments, each
@@ -23,7 +23,8 @@ ALTER TABLE loans ADD CONSTRAINT loans_custom_fields_object CHECK (jsonb_typeof(
 
 CREATE FUNCTION loanql_payment_reversal_final() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF OLD.date_reversed IS NOT NULL AND NEW.date_reversed IS DISTINCT FROM OLD.date_reversed THEN
+  -- Any write of date_reversed on a reversed payment, even of the same date: a reversal happens once.
+  IF OLD.date_reversed IS NOT NULL THEN
     RAISE EXCEPTION 'payment % is already reversed (on %): a reversal is final', OLD.id, OLD.date_reversed
       USING ERRCODE = 'check_violation', CONSTRAINT = 'payments_reversal_final', COLUMN = 'date_reversed', TABLE = 'payments';
   END IF;
