@@ -58,6 +58,8 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
 
   function insertStatement(alias: string, groups: readonly InsertGroup[], onConflict: Extract<MutationField, { kind: 'insert' }>['insert']['onConflict']): RenderedSql {
     const compiler = selectCompiler(metadata);
+    // `objects: []` inserts nothing (Hasura answers affected_rows 0).
+    if (!groups.length) return render(sql`SELECT '[]'::text AS ${sql.ident('ids')}, 0 AS ${sql.ident('count')}`);
     const ctes = groups.map((group, index) => {
       const columns: string[] = [];
       for (const row of group.rows) for (const column of row.values.keys()) if (!columns.includes(column)) columns.push(column);
