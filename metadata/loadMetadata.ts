@@ -220,6 +220,7 @@ function resolveWritableFields(
     return set;
   };
   let insert: InsertPermission | null = null;
+  if (collection.insert && primaryKey.type !== 'uuid') problems.push(`collection ${name}, insert: inserts need a uuid primary key (the server makes the ids of new rows)`);
   if (collection.insert) {
     const columns = columnsOf('insert', collection.insert.columns);
     insert = { columns, set: presetsOf('insert', collection.insert.set, columns), conflictConstraints: collection.insert.on_conflict_constraints ?? [] };
