@@ -2,6 +2,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSeededService, type GraphBody, type SeededService } from '../support/seededService.js';
 
+/** The first row of a result, which must be there. */
+const firstRow = <T>(rows: readonly T[]): T => {
+  assert.ok(rows.length, 'expected a row');
+  return rows[0]!;
+};
+
 /**
  * Issue 14, Done-when 5: `Idempotency-Key` on `POST /api/graph` mutations and `POST /api/loan`,
  * with Stripe's semantics — the same key and body run once and replay the stored response; the
@@ -97,7 +103,7 @@ describe('Idempotency-Key on POST /api/loan', () => {
     assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([201]));
     assert.equal(new Set(answers.map((a) => a.text)).size, 1);
     assert.equal(new Set(answers.map((a) => a.location)).size, 1);
-    const [{ n }] = await s.sql<{ n: number }>(`SELECT count(*)::int AS n FROM loans WHERE account_id = $1 AND name = 'Idempotent bridge'`, [s.account.id]);
+    const { n } = firstRow(await s.sql<{ n: number }>(`SELECT count(*)::int AS n FROM loans WHERE account_id = $1 AND name = 'Idempotent bridge'`, [s.account.id]));
     assert.equal(n, 1);
     const other = await post('/api/loan', { ...body, Amount: 60000 }, 'loan-key');
     assert.equal(other.status, 409);

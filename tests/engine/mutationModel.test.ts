@@ -101,7 +101,7 @@ async function checkAgainstModel(loanId: string, model: Model, step: string): Pr
   assert.equal(loan.status, model.status, step);
   const byId = <T extends { id: string }>(rows: T[]) => [...rows].sort((x, y) => x.id.localeCompare(y.id));
   assert.deepEqual(
-    byId(loan.payments).map((p: { id: string; amount: number; date_reversed: string | null }) => [p.id, money(Math.round(p.amount * 100)), p.date_reversed !== null]),
+    (byId(loan.payments) as { id: string; amount: number; date_reversed: string | null }[]).map((p) => [p.id, money(Math.round(p.amount * 100)), p.date_reversed !== null]),
     byId(model.payments).map((p) => [p.id, money(p.cents), p.reversed]),
     `payments after ${step}`,
   );

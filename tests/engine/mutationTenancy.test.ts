@@ -2,6 +2,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { seedAccount, startSeededService, type GraphBody, type SeededAccount, type SeededService } from '../support/seededService.js';
 
+/** The first row of a result, which must be there. */
+const firstRow = <T>(rows: readonly T[]): T => {
+  assert.ok(rows.length, 'expected a row');
+  return rows[0]!;
+};
+
 /**
  * Issue 14, Done-when 3: account A's key tries every mutation form against account B's ids —
  * update and delete by primary key and by `where`, inserts that refer to B's loans, people,
@@ -70,7 +76,7 @@ describe('Mutations: tenancy', () => {
     for (const collection of ['tasks', 'documents']) {
       const answer = await graph(`mutation { update_${collection}(where: {}, _set: {name: "renamed by A"}) { affected_rows returning { id } } }`);
       const body = answer.body as GraphBody;
-      const [{ n }] = await a.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${collection} WHERE account_id = $1`, [a.account.id]);
+      const { n } = firstRow(await a.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${collection} WHERE account_id = $1`, [a.account.id]));
       assert.equal(body.data.update_tasks?.affected_rows ?? body.data[`update_${collection}`].affected_rows, n);
       assert.ok(!body.data[`update_${collection}`].returning.some((row: { id: string }) => row.id === ids.get(collection)), collection);
     }
@@ -124,7 +130,7 @@ describe('Mutations: tenancy', () => {
   it('returning and nested selections show only the caller\'s rows', async () => {
     const ownLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 ORDER BY id LIMIT 1`, [a.account.id]))[0]!.id;
     const answer = await graph(`mutation($loan: uuid!) { insert_tasks_one(object: {loan_id: $loan, name: "mine"}) { loan { tasks_aggregate { aggregate { count } } } } }`, { loan: ownLoan });
-    const [{ n }] = await a.sql<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1 AND loan_id = $2`, [a.account.id, ownLoan]);
+    const { n } = firstRow(await a.sql<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1 AND loan_id = $2`, [a.account.id, ownLoan]));
     assert.equal((answer.body as GraphBody).data.insert_tasks_one.loan.tasks_aggregate.aggregate.count, n);
   });
 });

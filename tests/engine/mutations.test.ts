@@ -2,6 +2,12 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { dataOf, startSeededService, type GraphBody, type SeededService } from '../support/seededService.js';
 
+/** The first row of a result, which must be there. */
+const firstRow = <T>(rows: readonly T[]): T => {
+  assert.ok(rows.length, 'expected a row');
+  return rows[0]!;
+};
+
 /**
  * Issue 14, Done-when 1 and 2: the mutation forms over HTTP with an API key on seeded data,
  * `returning` after the request's writes (trigger effects included), the shipped permissions
@@ -52,7 +58,7 @@ after(() => s?.close());
 describe('Mutations: posting and reversing a payment', () => {
   it('posts a payment and shows the loan\'s new next row in the same response; the reversal moves it back', async () => {
     const before = await nextRow(loanId);
-    const [{ payment }] = await s.sql<{ payment: string }>(`SELECT payment::text FROM schedules WHERE account_id = $1 AND loan_id = $2 AND is_next`, [s.account.id, loanId]);
+    const { payment } = firstRow(await s.sql<{ payment: string }>(`SELECT payment::text FROM schedules WHERE account_id = $1 AND loan_id = $2 AND is_next`, [s.account.id, loanId]));
     const posted = dataOf(
       await s.graph(
         `mutation Post($loan: uuid!, $amount: numeric!) {
@@ -81,10 +87,10 @@ describe('Mutations: posting and reversing a payment', () => {
   });
 
   it('refuses to reverse a reversed payment again or to un-reverse it, in the database itself', async () => {
-    const [{ id }] = await s.sql<{ id: string }>(
+    const { id } = firstRow(await s.sql<{ id: string }>(
       `INSERT INTO payments (account_id, loan_id, date, amount, date_reversed) VALUES ($1, $2, '2026-01-01', 10, '2026-01-02') RETURNING id`,
       [s.account.id, loanId],
-    );
+    ));
     for (const value of ['"2026-02-01"', 'null']) {
       const [error] = errorsOf(await s.graph(`mutation { update_payments_by_pk(pk_columns: {id: "${id}"}, _set: {date_reversed: ${value}}) { id } }`));
       assert.equal(error!.extensions?.code, 'check-violation');
@@ -100,7 +106,7 @@ describe('Mutations: posting and reversing a payment', () => {
       assert.equal(error!.extensions?.code, 'check-violation');
       assert.match(error!.message, /amount/);
     }
-    const [{ id }] = await s.sql<{ id: string }>(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-05-01', 10) RETURNING id`, [s.account.id, loanId]);
+    const { id } = firstRow(await s.sql<{ id: string }>(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-05-01', 10) RETURNING id`, [s.account.id, loanId]));
     const [error] = errorsOf(await s.graph(`mutation { update_payments_by_pk(pk_columns: {id: "${id}"}, _set: {date_reversed: "2026-04-30"}) { id } }`));
     assert.equal(error!.extensions?.code, 'check-violation');
     await s.sql(`DELETE FROM payments WHERE account_id = $1 AND id = $2`, [s.account.id, id]);
@@ -163,7 +169,7 @@ describe('Mutations: every form', () => {
   });
 
   it('_inc adds to a number, and update without a where is a validation error (where: {} is the explicit form)', async () => {
-    const [{ id }] = await s.sql<{ id: string }>(`INSERT INTO funding_sources (account_id, person_id, loan_id, committed_amount) VALUES ($1, $2, $3, 100) RETURNING id`, [s.account.id, personId, loanId]);
+    const { id } = firstRow(await s.sql<{ id: string }>(`INSERT INTO funding_sources (account_id, person_id, loan_id, committed_amount) VALUES ($1, $2, $3, 100) RETURNING id`, [s.account.id, personId, loanId]));
     const data = dataOf(await s.graph(`mutation { update_funding_sources_by_pk(pk_columns: {id: "${id}"}, _inc: {committed_amount: 25.5}) { committed_amount } }`));
     assert.equal(String(data.update_funding_sources_by_pk.committed_amount), '125.5');
     const [missing] = errorsOf(await s.graph(`mutation { update_tasks(_set: {status: "x"}) { affected_rows } }`));
@@ -174,7 +180,7 @@ describe('Mutations: every form', () => {
   });
 
   it('insert_<c>_one with on_conflict: DO NOTHING returns null, DO UPDATE keeps one row', async () => {
-    const [{ id: documentId }] = await s.sql<{ id: string }>(`INSERT INTO documents (account_id, name) VALUES ($1, 'x.pdf') RETURNING id`, [s.account.id]);
+    const { id: documentId } = firstRow(await s.sql<{ id: string }>(`INSERT INTO documents (account_id, name) VALUES ($1, 'x.pdf') RETURNING id`, [s.account.id]));
     const link = `mutation($loan: uuid!, $doc: uuid!) { insert_loan_documents_one(object: {loan_id: $loan, document_id: $doc}, on_conflict: {constraint: loan_documents_account_id_loan_id_document_id_key}) { id } }`;
     const first = dataOf(await s.graph(link, { loan: loanId, doc: documentId })).insert_loan_documents_one;
     assert.ok(first.id);
@@ -268,13 +274,13 @@ describe('Mutations: the shipped permissions of every collection', () => {
   });
 
   it('writes each collection as a servicer would, on seeded data', async () => {
-    const [{ id: documentId }] = await s.sql<{ id: string }>(`SELECT id FROM documents WHERE account_id = $1 ORDER BY id LIMIT 1`, [s.account.id]);
-    const [{ id: addressId }] = await s.sql<{ id: string }>(`SELECT id FROM addresses WHERE account_id = $1 ORDER BY id LIMIT 1`, [s.account.id]);
-    const [{ id: otherPerson }] = await s.sql<{ id: string }>(
+    const { id: documentId } = firstRow(await s.sql<{ id: string }>(`SELECT id FROM documents WHERE account_id = $1 ORDER BY id LIMIT 1`, [s.account.id]));
+    const { id: addressId } = firstRow(await s.sql<{ id: string }>(`SELECT id FROM addresses WHERE account_id = $1 ORDER BY id LIMIT 1`, [s.account.id]));
+    const { id: otherPerson } = firstRow(await s.sql<{ id: string }>(
       `SELECT p.id FROM people p WHERE p.account_id = $1 AND NOT EXISTS (SELECT 1 FROM borrows b WHERE b.account_id = p.account_id AND b.loan_id = $2 AND b.person_id = p.id)
          AND NOT EXISTS (SELECT 1 FROM guarantees g WHERE g.account_id = p.account_id AND g.loan_id = $2 AND g.person_id = p.id) ORDER BY p.id LIMIT 1`,
       [s.account.id, loanId],
-    );
+    ));
     const v = { loan: loanId, person: otherPerson, doc: documentId, address: addressId };
     const data = dataOf(
       await s.graph(
