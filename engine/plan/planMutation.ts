@@ -92,7 +92,7 @@ export function planMutation(
           continue;
         }
         const relationship = target.relationships.get(key);
-        if (!relationship || !nestedInsertRelationship(target, relationship, { tenantColumn: '', collections: options.collections })) throw invalid(`${path}.${key}: not a field that can be inserted`, alias);
+        if (!relationship || !nestedInsertRelationship(target, relationship, options.collections)) throw invalid(`${path}.${key}: not a field that can be inserted`, alias);
         if (value === null) continue;
         if (!isObject(value)) throw invalid(`${path}.${key}: expected {data: …}`, alias);
         nested = true;

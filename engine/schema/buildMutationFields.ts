@@ -25,8 +25,8 @@ const nonNullList = <T extends GraphQLObjectType | GraphQLInputObjectType | Grap
  * relationship maps the parent's primary key to child columns; an object relationship maps
  * parent columns to the target's primary key. Those columns are set by the relationship.
  */
-export function nestedInsertRelationship(collection: Collection, relationship: Relationship, metadata: Metadata): boolean {
-  const target = metadata.collections.get(relationship.target);
+export function nestedInsertRelationship(collection: Collection, relationship: Relationship, collections: ReadonlyMap<string, Collection>): boolean {
+  const target = collections.get(relationship.target);
   if (!target?.insert) return false;
   const pkColumn = (c: Collection): string => (c.primaryKey.source.kind === 'column' ? c.primaryKey.source.column : '');
   return relationship.kind === 'array'
@@ -103,7 +103,7 @@ export function buildMutationFields(
         const fields: GraphQLInputFieldConfigMap = {};
         for (const [name, field] of collection.insert!.columns) fields[name] = { type: scalarOf(field) };
         for (const relationship of collection.relationships.values()) {
-          if (!nestedInsertRelationship(collection, relationship, metadata)) continue;
+          if (!nestedInsertRelationship(collection, relationship, metadata.collections)) continue;
           const target = metadata.collections.get(relationship.target)!;
           fields[relationship.name] = { type: relationship.kind === 'array' ? arrayInsertOf(target) : objectInsertOf(target) };
         }

@@ -192,4 +192,19 @@ describe('Mutations against a model of SPEC §7', () => {
       { seed: 14014, numRuns: 200 },
     );
   });
+
+  it('keeps is_next right when 20 payments are posted on one loan at once', async () => {
+    const installments = Array.from({ length: 30 }, () => 10_000);
+    const loanId = await newLoan(installments);
+    const model: Model = { status: 'servicing', installments, payments: [], tasks: [] };
+    await apply(loanId, model, { kind: 'post', cents: Array.from({ length: 20 }, (_, i) => 5_000 + i * 37) });
+    await checkAgainstModel(loanId, model, '20 concurrent posts');
+    // And as many reversals at once.
+    const answers = await Promise.all(
+      model.payments.slice(0, 10).map((payment) => graph(`mutation($id: uuid!) { update_payments_by_pk(pk_columns: {id: $id}, _set: {date_reversed: "2026-07-01"}) { id } }`, { id: payment.id })),
+    );
+    for (const answer of answers) assert.equal(answer.errors, undefined, JSON.stringify(answer.errors));
+    for (const payment of model.payments.slice(0, 10)) payment.reversed = true;
+    await checkAgainstModel(loanId, model, '10 concurrent reversals');
+  });
 });
