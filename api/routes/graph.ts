@@ -65,7 +65,14 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
     }
     const engine = engines.engine;
     const accountId = accountOf(res);
-    const prepared = engine.prepare(req.body as GraphRequest, accountId);
+    let prepared;
+    try {
+      prepared = engine.prepare(req.body as GraphRequest, accountId);
+    } catch (error) {
+      // A deactivated key gets 403 here too, before any word about its request.
+      if (error instanceof RequestError && (await refusedAsInactive(db, res))) return true;
+      throw error;
+    }
     if (!key || prepared.kind !== 'mutation') return false;
     const guard = res.locals.keyStillActive;
     const outcome = await runIdempotently(db, accountId, key, requestHash('POST /api/graph', req.body), async (tx) => {
