@@ -61,13 +61,15 @@ END $$;
 
 CREATE TABLE idempotency_keys (
   account_id uuid NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
   key text NOT NULL,
   -- SHA-256 of the route and the request body: the same key with another body is refused.
   request_hash bytea NOT NULL,
   status integer,
   response text,
   created_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (account_id, key)
+  PRIMARY KEY (account_id, id),
+  UNIQUE (account_id, key)
 );
 CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at);
 `;
