@@ -170,9 +170,11 @@ export class GraphEngine {
     try {
       const { prepared, operation } = this.#prepare(request, accountId);
       if (prepared.kind === 'mutation') {
-        const text = await db.transaction(async (tx) => {
-          if (guard && !(await guardHolds(tx, guard))) return null;
-          return this.runMutation(tx, prepared);
+        // The guard is checked by the response statement, after the writes: when it fails, the
+        // transaction is rolled back, so no write of a deactivated key stays (one round trip less).
+        const text = await db.transaction((tx) => this.runMutation(tx, prepared, guard)).catch((error: unknown) => {
+          if (error instanceof GuardFailed) return null;
+          throw error;
         });
         if (text === null) return false;
         write(text);
@@ -259,7 +261,7 @@ export class GraphEngine {
    * state after every write of the request, trigger effects included). Returns the response
    * text; a client's mistake throws `RequestError`, and the caller's transaction is then undone.
    */
-  async runMutation(tx: Queryable, prepared: Extract<PreparedRequest, { kind: 'mutation' }>): Promise<string> {
+  async runMutation(tx: Queryable, prepared: Extract<PreparedRequest, { kind: 'mutation' }>, guard?: StatementGuard): Promise<string> {
     const newIds = new Map<number, string>();
     const results: { ids: string[]; count: number; json: string | null }[] = [];
     const value = (param: Param): unknown => {
@@ -286,12 +288,18 @@ export class GraphEngine {
         throw error;
       }
     }
+    const response = prepared.program.response;
+    const text = guard ? guardedStatement(response.text, response.params.length, guard) : response.text;
+    const values = response.params.map(value);
+    let rows: { response: string | null }[];
     try {
-      const { rows } = await tx.query<{ response: string }>(prepared.program.response.text, prepared.program.response.params.map(value));
-      return rows[0]!.response;
+      ({ rows } = await tx.query<{ response: string | null }>(text, guard ? [...values, ...guard.values] : values));
     } catch (error) {
       return rethrowClientError(error);
     }
+    // Thrown, so the caller's transaction is rolled back.
+    if (rows[0]!.response === null) throw new GuardFailed();
+    return rows[0]!.response;
   }
 
   #prepareMutation(cached: CachedOperation, variableValues: Readonly<Record<string, unknown>>, accountId: string): PreparedRequest {
@@ -392,6 +400,14 @@ async function runStatement(db: Database, text: string, values: readonly unknown
     return rows[0]!.response;
   } catch (error) {
     return rethrowClientError(error);
+  }
+}
+
+/** A mutation's guard did not hold: its transaction is rolled back and the request refused. */
+class GuardFailed extends Error {
+  constructor() {
+    super('the statement guard did not hold');
+    this.name = 'GuardFailed';
   }
 }
 
