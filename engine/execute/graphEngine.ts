@@ -283,7 +283,7 @@ export class GraphEngine {
         const row = rows[0]!;
         results.push({ ids: row.ids ? (JSON.parse(row.ids) as string[]) : [], count: Number(row.count), json: row.json ?? null });
       } catch (error) {
-        const clientError = classifyWriteError(error, step.alias, step.collection, this.metadata, this.catalogue);
+        const clientError = classifyWriteError(error, step, this.metadata, this.catalogue);
         if (clientError) throw new RequestError([clientError], 'execution');
         throw error;
       }
