@@ -58,7 +58,15 @@ export type PreparedRequest =
     }
   | { readonly kind: 'static'; readonly body: string }
   /** A mutation: its statements run in one transaction (`runMutation`). */
-  | { readonly kind: 'mutation'; readonly program: CompiledMutation; readonly bind: (param: Param) => unknown };
+  | {
+      readonly kind: 'mutation';
+      readonly program: CompiledMutation;
+      readonly bind: (param: Param) => unknown;
+      /** The statements come from the plan cache: worth keeping prepared, like a query's. */
+      readonly reusable: boolean;
+      /** Texts derived from the program's (the guarded response), kept with the cached operation. */
+      readonly derivedTexts: Map<string, string>;
+    };
 
 interface IntrospectionPart {
   readonly data: Readonly<Record<string, unknown>>;
@@ -279,7 +287,9 @@ export class GraphEngine {
     };
     for (const step of prepared.program.steps) {
       try {
-        const { rows } = await tx.query<{ ids?: string; count: number | string; json?: string | null }>(step.statement.text, step.statement.params.map(value));
+        const { rows } = await tx.query<{ ids?: string; count: number | string; json?: string | null }>(step.statement.text, step.statement.params.map(value), {
+          reusable: prepared.reusable,
+        });
         const row = rows[0]!;
         results.push({ ids: row.ids ? (JSON.parse(row.ids) as string[]) : [], count: Number(row.count), json: row.json ?? null });
       } catch (error) {
@@ -289,11 +299,14 @@ export class GraphEngine {
       }
     }
     const response = prepared.program.response;
-    const text = guard ? guardedStatement(response.text, response.params.length, guard) : response.text;
+    const guardKey = guard ? `guard ${guard.condition}` : '';
+    const text = !guard
+      ? response.text
+      : (prepared.derivedTexts.get(guardKey) ?? remember(prepared.derivedTexts, guardKey, guardedStatement(response.text, response.params.length, guard)));
     const values = response.params.map(value);
     let rows: { response: string | null }[];
     try {
-      ({ rows } = await tx.query<{ response: string | null }>(text, guard ? [...values, ...guard.values] : values));
+      ({ rows } = await tx.query<{ response: string | null }>(text, guard ? [...values, ...guard.values] : values, { reusable: prepared.reusable }));
     } catch (error) {
       return rethrowClientError(error);
     }
@@ -326,7 +339,8 @@ export class GraphEngine {
       if (problem) problems.push(problem);
     }
     if (problems.length) throw new RequestError(problems.map((problem) => toResponseError(problem, 'validation-failed')), 'document');
-    return { kind: 'mutation', program, bind: bindParam };
+    const reusable = cached.compiledMutation === program;
+    return { kind: 'mutation', program, bind: bindParam, reusable, derivedTexts: reusable ? cached.derivedTexts : new Map() };
   }
 
   #plan(cached: CachedOperation, variables: Readonly<Record<string, unknown>>) {
