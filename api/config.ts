@@ -13,6 +13,7 @@ export interface ServiceConfig {
   readonly maxDepth: number;
   readonly maxRows: number | null;
   readonly planCacheSize: number;
+  readonly maxInsertObjects: number;
   readonly metadataPath: string;
   /** The metadata shipped with the project, from which `metadataPath` is created when missing. */
   readonly shippedMetadataPath: string;
@@ -78,6 +79,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     maxDepth: positiveInt(env, 'MAX_QUERY_DEPTH', 12),
     maxRows: maxRows > 0 ? maxRows : null,
     planCacheSize: positiveInt(env, 'PLAN_CACHE_SIZE', 1000),
+    maxInsertObjects: positiveInt(env, 'MAX_INSERT_OBJECTS', 1000),
     metadataPath: env.METADATA_PATH ? resolve(env.METADATA_PATH) : join(metadataDir(), 'loanql.yaml'),
     shippedMetadataPath: join(metadataDir(), SHIPPED_METADATA_FILE),
     metadataPathIsDefault: !env.METADATA_PATH,

@@ -5,6 +5,7 @@
 import type { Server } from 'node:http';
 import { migrate, openServiceDatabase } from '../db/index.js';
 import { setUpDemoIfEmpty, DEMO_ACCOUNT } from '../app/demo.js';
+import { purgeExpiredIdempotencyKeys } from '../app/idempotency.js';
 import { buildEngine, EngineHolder } from '../app/engineHolder.js';
 import { configFromEnv, metadataFileOf } from './config.js';
 import { createApp } from './createApp.js';
@@ -19,7 +20,7 @@ async function main(): Promise<void> {
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   const demo = await setUpDemoIfEmpty(opened.database);
 
-  const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize };
+  const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxInsertObjects: config.maxInsertObjects };
   const metadataPath = metadataFileOf(
     config,
     (path) => logger.info({ metadata: path, from: config.shippedMetadataPath }, 'metadata file created from the shipped default; edit it to change the query interface'),
@@ -31,6 +32,9 @@ async function main(): Promise<void> {
   });
   engines.watch();
   process.on('SIGHUP', () => void engines.reload());
+  // Idempotency keys older than their 24 h window are replaced when reused; this removes the rest.
+  const purge = (): void => void purgeExpiredIdempotencyKeys(opened.database).catch((error: unknown) => logger.warn({ err: error }, 'purging idempotency keys failed'));
+  setInterval(purge, 60 * 60 * 1000).unref();
 
   const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines });
   const server: Server = await new Promise((resolve, reject) => {

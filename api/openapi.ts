@@ -162,8 +162,26 @@ export function openApiDocument(product: Product, serverUrl: string): Schema {
         post: {
           operationId: 'createLoan',
           summary: 'Creates a loan, its schedule and (optionally) one borrower and one guarantor, in one transaction.',
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              description: 'Makes a retry safe: the same key (1–255 visible ASCII characters) and body within 24 hours answer the first response again (header Idempotent-Replayed: true) and create nothing; another body with the key is a 409.',
+              schema: { type: 'string', minLength: 1, maxLength: 255 },
+            },
+          ],
           requestBody: { required: false, ...json('LoanCreate') },
-          responses: { '201': { description: 'The loan, as GET /api/loan/{id} returns it, and what happened to the contacts.', ...json('LoanCreated') }, '400': responses.badRequest, '403': responses.forbidden, '413': responses.tooLarge },
+          responses: {
+            '201': {
+              description: 'The loan, as GET /api/loan/{id} returns it, and what happened to the contacts.',
+              headers: { 'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', const: 'true' } } },
+              ...json('LoanCreated'),
+            },
+            '400': responses.badRequest,
+            '403': responses.forbidden,
+            '409': { description: 'The Idempotency-Key was used with another body in the last 24 hours; nothing was written.', ...json('Error') },
+            '413': responses.tooLarge,
+          },
         },
       },
       '/api/loan/{id}': {

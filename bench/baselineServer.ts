@@ -38,7 +38,27 @@ const server = createServer((req, res) => {
   readBody(req)
     .then(async (body) => {
       const variables = (body ? JSON.parse(body) : {}) as Variables;
-      const { rows } = await pool.query<{ response: string }>(query.baselineSql, [accountId, ...query.baselineParams(variables)]);
+      let response: string | undefined;
+      if (query.baselineWriteSql) {
+        // A mutation: the write and the read of its result in one transaction, as the engine does.
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          const written = await client.query<{ id: string }>(query.baselineWriteSql, [accountId, ...query.baselineWriteParams!(variables)]);
+          const { rows } = await client.query<{ response: string }>(query.baselineSql, [accountId, written.rows[0]?.id ?? null]);
+          await client.query('COMMIT');
+          response = rows[0]?.response;
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
+        } finally {
+          client.release();
+        }
+      } else {
+        const { rows } = await pool.query<{ response: string }>(query.baselineSql, [accountId, ...query.baselineParams(variables)]);
+        response = rows[0]?.response;
+      }
+      const rows = [{ response }];
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(rows[0]?.response ?? 'null');
     })
     .catch((error: unknown) => {

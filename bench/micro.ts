@@ -67,14 +67,15 @@ export function runMicroBenchmarks(metadataPath: string, sample: DataSample, acc
       const us = timeUs(() => engine.prepare(body, accountId));
       if (i >= warmup) hit.push(us);
     }
-    if (prepared?.kind !== 'statement') throw new Error(`${query.id} did not compile to a statement`);
+    if (prepared?.kind !== 'statement' && prepared?.kind !== 'mutation') throw new Error(`${query.id} did not compile to a statement`);
+    const statements = prepared.kind === 'statement' ? [{ text: prepared.text, params: prepared.values }] : [...prepared.program.steps.map((step) => step.statement), prepared.program.response].map((statement) => ({ text: statement.text, params: statement.params }));
     results.push({
       id: query.id,
       firstCompileUs: first,
       coldCompile: distribution(cold),
       planCacheHit: distribution(hit),
-      sqlBytes: Buffer.byteLength(prepared.text),
-      params: prepared.values.length,
+      sqlBytes: statements.reduce((sum, statement) => sum + Buffer.byteLength(statement.text), 0),
+      params: statements.reduce((sum, statement) => sum + statement.params.length, 0),
     });
   }
   return results;

@@ -15,6 +15,8 @@ export interface DataSample {
   readonly loanIds: readonly string[];
   readonly loanCount: number;
   readonly taskDueDates: readonly string[];
+  /** Open tasks, for the complete-a-task mutation. */
+  readonly taskIds: readonly string[];
 }
 
 export interface BenchQuery {
@@ -23,7 +25,14 @@ export interface BenchQuery {
   readonly title: string;
   readonly graphql: string;
   readonly operationName: string;
-  /** `$1` is always the account id; then the values of `baselineParams`. */
+  /**
+   * A mutation's baseline writes first, in the same transaction: this statement (`$1` the
+   * account id, then `baselineWriteParams`) returns the written row's `id`, which the read
+   * statement `baselineSql` gets as `$2`.
+   */
+  readonly baselineWriteSql?: string;
+  readonly baselineWriteParams?: (variables: Variables) => readonly unknown[];
+  /** `$1` is always the account id; then the values of `baselineParams` (for a mutation: the written id). */
   readonly baselineSql: string;
   readonly baselineParams: (variables: Variables) => readonly unknown[];
   /** The i-th variable set (i counts up; implementations wrap around the sample). */
@@ -243,7 +252,47 @@ export const QUERIES: readonly BenchQuery[] = [
     baselineParams: (v) => [v.offset],
     variables: (sample, i) => ({ offset: ((i * 37) % Math.max(1, Math.floor(sample.loanCount / 100))) * 100 }),
   },
+  {
+    id: 'm1',
+    title: 'mutation: post a payment, returning the loan\'s next scheduled row (after the is_next trigger)',
+    operationName: 'PostPayment',
+    // A payment of one cent rarely moves is_next, so the engine's and the baseline's answers
+    // (each posting its own payment) stay comparable; the work is the same whatever the amount.
+    graphql: `mutation PostPayment($loan: uuid!, $date: date!, $amount: numeric!) {
+  insert_payments_one(object: {loan_id: $loan, date: $date, amount: $amount, type: "regular", method: "ach"}) {
+    amount date
+    loan { schedules(where: {is_next: {_eq: true}}) { number due } }
+  }
+}`,
+    baselineWriteSql: `INSERT INTO payments (account_id, loan_id, date, amount, type, method) VALUES ($1, $2, $3::date, $4::numeric, 'regular', 'ach') RETURNING id`,
+    baselineWriteParams: (v) => [v.loan, v.date, v.amount],
+    baselineSql: `SELECT json_build_object('data', json_build_object('insert_payments_one', (
+  SELECT json_build_object('amount', p.amount, 'date', p.date, 'loan', (
+           SELECT json_build_object('schedules', (SELECT coalesce(json_agg(json_build_object('number', s.number, 'due', s.due) ORDER BY s.id), '[]')
+                                                    FROM schedules s WHERE s.account_id = l.account_id AND s.loan_id = l.id AND s.is_next))
+             FROM loans l WHERE l.account_id = p.account_id AND l.id = p.loan_id))
+    FROM payments p WHERE p.account_id = $1 AND p.id = $2)))::text AS response`,
+    baselineParams: () => [],
+    variables: (sample, i) => ({ loan: at(sample.loanIds, i), date: '2026-11-20', amount: '0.01' }),
+  },
+  {
+    id: 'm2',
+    title: 'mutation: complete a task by primary key',
+    operationName: 'CompleteTask',
+    graphql: `mutation CompleteTask($id: uuid!) {
+  update_tasks_by_pk(pk_columns: {id: $id}, _set: {status: "completed"}) { id name status }
+}`,
+    baselineWriteSql: `UPDATE tasks SET status = 'completed' WHERE account_id = $1 AND id = $2 RETURNING id`,
+    baselineWriteParams: (v) => [v.id],
+    baselineSql: `SELECT json_build_object('data', json_build_object('update_tasks_by_pk', (
+  SELECT json_build_object('id', t.id, 'name', t.name, 'status', t.status) FROM tasks t WHERE t.account_id = $1 AND t.id = $2)))::text AS response`,
+    baselineParams: () => [],
+    variables: (sample, i) => ({ id: at(sample.taskIds, i) }),
+  },
 ];
+
+/** Whether a benchmark query writes (its baseline runs a write statement first, in a transaction). */
+export const isMutation = (query: BenchQuery): boolean => query.baselineWriteSql !== undefined;
 
 /** Draws the variable sample from one account's data (deterministic order, so runs compare). */
 export async function sampleData(client: pg.Pool, accountId: string): Promise<DataSample> {
@@ -259,5 +308,6 @@ export async function sampleData(client: pg.Pool, accountId: string): Promise<Da
   );
   // Every tenth distinct due date of open tasks: early dates (few matches) to late ones (many).
   const taskDueDates = dates.rows.filter((_, i) => i % 10 === 0).map((row) => row.due);
-  return { loanIds: loans.rows.map((row) => row.id), loanCount: Number(count.rows[0]?.n ?? 0), taskDueDates };
+  const tasks = await client.query<{ id: string }>(`SELECT id FROM tasks WHERE account_id = $1 AND status <> 'completed' ORDER BY md5(id::text) LIMIT 500`, [accountId]);
+  return { loanIds: loans.rows.map((row) => row.id), loanCount: Number(count.rows[0]?.n ?? 0), taskDueDates, taskIds: tasks.rows.map((row) => row.id) };
 }

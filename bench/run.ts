@@ -30,7 +30,7 @@ import { closeAgent, percentile, postJson, sequentialLatency } from './latency.j
 import { measurePair, type LoadResult, type LoadSettings } from './load.js';
 import { runMicroBenchmarks } from './micro.js';
 import { freePort, ROOT, runCli, startServer, startThrowawayPostgres, stopAll, type ServerProcess } from './processes.js';
-import { QUERIES, sampleData, type BenchQuery, type DataSample } from './queries.js';
+import { isMutation, QUERIES, sampleData, type BenchQuery, type DataSample } from './queries.js';
 import { renderResults, type BenchResults, type GrowthRow, type PlanExcerpt, type ThroughputRow } from './report.js';
 
 const { values: args } = parseArgs({
@@ -187,7 +187,7 @@ async function main(): Promise<void> {
     const metadata = loadMetadataFile(METADATA_PATH);
     const explainEngine = new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 100 });
     const plans: PlanExcerpt[] = [];
-    for (const query of selected) plans.push(await planExcerpt(pool, explainEngine, query, sample, main));
+    for (const query of selected) if (!isMutation(query)) plans.push(await planExcerpt(pool, explainEngine, query, sample, main));
 
     const growth: GrowthRow[] = [];
     const growthPlans: PlanExcerpt[] = [];

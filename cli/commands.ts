@@ -279,12 +279,23 @@ export const COMMANDS: Command[] = [
       }
       const config = configFromEnv();
       const account = await findAccount(context.db, optionText(context, 'account') ?? 'demo');
-      const engine = await buildEngine(metadataFileOf(config), context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1 });
+      const engine = await buildEngine(metadataFileOf(config), context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
       const request = { query, variables, operationName: optionText(context, 'operation-name') };
       try {
         const prepared = engine.prepare(request, account.id);
         if (prepared.kind === 'static') {
           context.out.write('-- answered without SQL (introspection only)\n');
+          return;
+        }
+        if (prepared.kind === 'mutation') {
+          // A mutation is shown, never run: its statements in order, with placeholders for the
+          // values that come from an earlier statement or are made when it runs.
+          const { statements } = await engine.explain(context.db, request, account.id);
+          context.out.write(`-- a mutation for account ${account.slug}: ${statements!.length} statements in one transaction (not run)\n`);
+          statements!.forEach((statement, index) => {
+            context.out.write(`\n-- statement ${index + 1}\n${statement.sql};\n-- parameters\n`);
+            statement.params.forEach((value, n) => context.out.write(`$${n + 1} = ${JSON.stringify(value)}\n`));
+          });
           return;
         }
         const explained = await context.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${prepared.text}`, prepared.values);
@@ -306,7 +317,7 @@ export const COMMANDS: Command[] = [
       const config = configFromEnv();
       const path = optionText(context, 'file') ?? metadataFileOf(config);
       try {
-        const engine = await buildEngine(path, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1 });
+        const engine = await buildEngine(path, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
         context.out.write(`${path} is valid: ${engine.metadata.collections.size} collections\n`);
       } catch (error) {
         if (error instanceof MetadataError) throw new UserInputError(`${path}: ${error.message}`);

@@ -13,25 +13,74 @@ const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
   jsonb: ['jsonb', 'json'],
 };
 
+/** A constraint of a collection's table, as the catalogue has it. */
+export interface CatalogueConstraint {
+  readonly table: string;
+  /** p primary key, u unique (a constraint or a unique index), f foreign key, c check. */
+  readonly kind: 'p' | 'u' | 'f' | 'c';
+  readonly columns: readonly string[];
+}
+
+/**
+ * What the engine's writes need from the catalogue, read once per metadata version: constraints
+ * by name (to name the fields of a violation) and the precision of numeric columns (a value
+ * with more digits is refused before PostgreSQL would round or overflow it).
+ */
+export interface Catalogue {
+  readonly constraints: ReadonlyMap<string, CatalogueConstraint>;
+  /** `table.column` → digits in all and after the point, for `numeric(p, s)` columns. */
+  readonly numericLimits: ReadonlyMap<string, { readonly precision: number; readonly scale: number }>;
+}
+
 /**
  * Checks the resolved metadata against the live catalogue: every table and column exists,
- * with a compatible type, every table has the tenant column, and relationship columns exist.
- * Throws `MetadataError` naming collection and field. Returns the metadata with what the
- * catalogue adds: which columns are NOT NULL.
+ * with a compatible type, every table has the tenant column, and relationship columns exist;
+ * writable fields are not generated columns, and `on_conflict` constraints are unique
+ * constraints of the table that include the tenant column. Throws `MetadataError` naming
+ * collection and field. Returns the metadata with what the catalogue adds (which columns are
+ * NOT NULL) and what the engine's writes need from the catalogue.
  */
-export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Queryable): Promise<Metadata> {
-  const { rows } = await db.query<{ table_name: string; column_name: string; data_type: string; is_nullable: string }>(
-    `SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
+export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Queryable): Promise<{ readonly metadata: Metadata; readonly catalogue: Catalogue }> {
+  const tables = [...new Set([...metadata.collections.values()].map((c) => c.table))];
+  const { rows } = await db.query<{ table_name: string; column_name: string; data_type: string; is_nullable: string; is_generated: string; numeric_precision: number | null; numeric_scale: number | null }>(
+    `SELECT table_name, column_name, data_type, is_nullable, is_generated, numeric_precision, numeric_scale FROM information_schema.columns
       WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`,
-    [[...new Set([...metadata.collections.values()].map((c) => c.table))]],
+    [tables],
   );
   const columns = new Map<string, Map<string, string>>();
   const notNullColumns = new Set<string>();
+  const generated = new Set<string>();
+  const numericLimits = new Map<string, { precision: number; scale: number }>();
   for (const row of rows) {
     if (row.is_nullable === 'NO') notNullColumns.add(`${row.table_name}.${row.column_name}`);
     if (!columns.has(row.table_name)) columns.set(row.table_name, new Map());
     columns.get(row.table_name)!.set(row.column_name, row.data_type);
+    if (row.is_generated === 'ALWAYS') generated.add(`${row.table_name}.${row.column_name}`);
+    if (row.data_type === 'numeric' && row.numeric_precision !== null && row.numeric_scale !== null)
+      numericLimits.set(`${row.table_name}.${row.column_name}`, { precision: Number(row.numeric_precision), scale: Number(row.numeric_scale) });
   }
+  const { rows: constraintRows } = await db.query<{ name: string; table_name: string; kind: CatalogueConstraint['kind']; columns: string[] }>(
+    `SELECT c.conname AS name, t.relname AS table_name, c.contype AS kind,
+            coalesce((SELECT array_agg(a.attname::text ORDER BY k.ord) FROM unnest(c.conkey) WITH ORDINALITY AS k(num, ord)
+                      JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.num), '{}') AS columns
+       FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+      WHERE t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1::text[]) AND c.contype IN ('p', 'u', 'f', 'c')`,
+    [tables],
+  );
+  // Unique indexes that back no constraint (e.g. on lower(name)) are reported by name like one.
+  const { rows: indexRows } = await db.query<{ name: string; table_name: string; columns: string[] }>(
+    `SELECT ic.relname AS name, t.relname AS table_name,
+            coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_attribute a
+                       WHERE a.attrelid = i.indrelid AND a.attnum > 0 AND NOT a.attisdropped
+                         AND (a.attnum = ANY(i.indkey) OR pg_get_indexdef(i.indexrelid) ~ ('\\m' || a.attname || '\\M'))), '{}') AS columns
+       FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
+      WHERE i.indisunique AND t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1::text[])
+        AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
+    [tables],
+  );
+  const constraints = new Map<string, CatalogueConstraint>();
+  for (const row of indexRows) constraints.set(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
+  for (const row of constraintRows) constraints.set(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
   const problems: string[] = [];
   for (const collection of metadata.collections.values()) {
     const table = columns.get(collection.table);
@@ -57,6 +106,29 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
       }
     }
   }
+  for (const collection of metadata.collections.values()) {
+    for (const [operation, permission] of [['insert', collection.insert], ['update', collection.update]] as const) {
+      if (!permission) continue;
+      for (const field of [...permission.columns.values(), ...[...permission.set.values()].map((preset) => preset.field)]) {
+        if (generated.has(`${collection.table}.${field.source.column}`))
+          problems.push(`collection ${collection.name}, ${operation}, field ${field.name}: column ${collection.table}.${field.source.column} is generated by the database`);
+      }
+    }
+    for (const name of collection.insert?.conflictConstraints ?? []) {
+      const constraint = constraints.get(name);
+      if (!constraint || constraint.table !== collection.table || (constraint.kind !== 'u' && constraint.kind !== 'p'))
+        problems.push(`collection ${collection.name}, insert on_conflict_constraints: ${name} is not a unique constraint of table ${collection.table}`);
+      else if (!constraint.columns.includes(metadata.tenantColumn))
+        problems.push(`collection ${collection.name}, insert on_conflict_constraints: ${name} does not include the tenant column ${metadata.tenantColumn}`);
+    }
+  }
   if (problems.length) throw new MetadataError(problems);
-  return { ...metadata, notNullColumns };
+  return { metadata: { ...metadata, notNullColumns }, catalogue: { constraints, numericLimits } };
+}
+
+/** node-postgres parses name[] into an array; PGlite may hand over the literal `{a,b}`. */
+function parseNameArray(value: unknown): string[] {
+  if (Array.isArray(value)) return value.map(String);
+  if (typeof value === 'string') return value.replace(/^\{|\}$/g, '').split(',').filter(Boolean).map((name) => name.replace(/^"|"$/g, ''));
+  return [];
 }

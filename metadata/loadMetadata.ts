@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import AjvModule, { type ErrorObject } from 'ajv';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import metadataSchema from './metadata.schema.json' with { type: 'json' };
-import { MetadataError, SCALAR_TYPES, type Collection, type Field, type Metadata, type Relationship, type RootFieldKind, type ScalarType } from './model.js';
+import { MetadataError, SCALAR_TYPES, type Collection, type Field, type InsertPermission, type Metadata, type PresetValue, type UpdatePermission, type Relationship, type RootFieldKind, type ScalarType } from './model.js';
 
 const Ajv = AjvModule.default;
 const validateDocument = new Ajv({ allErrors: true }).compile(metadataSchema);
@@ -19,6 +19,9 @@ interface CollectionDocument {
   root_fields?: RootFieldKind[];
   fields: Record<string, ScalarType | { type: ScalarType; column?: string; custom_field?: string }>;
   relationships?: Record<string, { object?: string; array?: string; on: Record<string, string> }>;
+  insert?: { columns: string[]; set?: Record<string, PresetValue['value']>; on_conflict_constraints?: string[] };
+  update?: { columns: string[]; set?: Record<string, PresetValue['value']> };
+  delete?: Record<string, never>;
 }
 
 const CUSTOM_FIELDS_COLUMN = 'custom_fields';
@@ -140,6 +143,7 @@ function resolveMetadata(document: MetadataDocument): Metadata {
         problems.push(`collection ${name}, field ${fieldName}: clashes with the generated aggregate of a relationship`);
     }
     if (!primaryKey) continue;
+    const writable = resolveWritableFields(name, collection, fields, primaryKey, document.tenant_column, problems);
     collections.set(name, {
       name,
       table: collection.table,
@@ -147,13 +151,19 @@ function resolveMetadata(document: MetadataDocument): Metadata {
       fields,
       relationships,
       rootFields: new Set(collection.root_fields ?? ALL_ROOT_FIELDS),
+      ...writable,
     });
   }
 
   // Generated root names must not collide (e.g. a collection "loans_aggregate").
   const rootNames = new Map<string, string>();
   for (const collection of collections.values()) {
-    for (const rootName of [collection.name, `${collection.name}_by_pk`, `${collection.name}_aggregate`]) {
+    const mutationNames = [
+      ...(collection.insert ? [`insert_${collection.name}`, `insert_${collection.name}_one`] : []),
+      ...(collection.update ? [`update_${collection.name}`, `update_${collection.name}_by_pk`, `update_${collection.name}_many`] : []),
+      ...(collection.delete ? [`delete_${collection.name}`, `delete_${collection.name}_by_pk`] : []),
+    ];
+    for (const rootName of [collection.name, `${collection.name}_by_pk`, `${collection.name}_aggregate`, ...mutationNames]) {
       const other = rootNames.get(rootName);
       if (other) problems.push(`collection ${collection.name}: generated name ${rootName} clashes with collection ${other}`);
       rootNames.set(rootName, collection.name);
@@ -161,4 +171,64 @@ function resolveMetadata(document: MetadataDocument): Metadata {
   }
   if (problems.length) throw new MetadataError(problems);
   return { tenantColumn: document.tenant_column, collections };
+}
+
+/**
+ * The writable fields of a collection (`insert`, `update`, `delete`). A field that can never be
+ * written is refused here, naming collection and field: the primary key (ids are made by the
+ * server, so nested inserts can refer to them), the tenant column (always the caller's
+ * account), and a custom-field path (a key inside a JSON column; write the column itself).
+ * Generated columns are refused against the database (`checkAgainstDatabase.ts`).
+ */
+function resolveWritableFields(
+  name: string,
+  collection: CollectionDocument,
+  fields: ReadonlyMap<string, Field>,
+  primaryKey: Field,
+  tenantColumn: string,
+  problems: string[],
+): Pick<Collection, 'insert' | 'update' | 'delete'> {
+  const writableField = (operation: 'insert' | 'update', fieldName: string, role: 'columns' | 'set'): Field | null => {
+    const where = `collection ${name}, ${operation} ${role}, field ${fieldName}`;
+    const field = fields.get(fieldName);
+    if (!field) {
+      problems.push(`${where}: not a field of the collection`);
+      return null;
+    }
+    if (field === primaryKey) problems.push(`${where}: the primary key is made by the server and never written`);
+    else if (field.source.column === tenantColumn) problems.push(`${where}: the tenant column is always the caller's account`);
+    else if (field.source.kind === 'customField') problems.push(`${where}: a custom field is a key inside ${field.source.column}; make ${field.source.column} writable instead`);
+    else return field;
+    return null;
+  };
+  const columnsOf = (operation: 'insert' | 'update', names: readonly string[]): Map<string, Field> => {
+    const columns = new Map<string, Field>();
+    for (const fieldName of names) {
+      const field = writableField(operation, fieldName, 'columns');
+      if (field) columns.set(fieldName, field);
+    }
+    return columns;
+  };
+  const presetsOf = (operation: 'insert' | 'update', presets: Record<string, PresetValue['value']> | undefined, columns: ReadonlyMap<string, Field>): Map<string, PresetValue> => {
+    const set = new Map<string, PresetValue>();
+    for (const [fieldName, value] of Object.entries(presets ?? {})) {
+      const field = writableField(operation, fieldName, 'set');
+      if (!field) continue;
+      if (columns.has(fieldName)) problems.push(`collection ${name}, ${operation} set, field ${fieldName}: a preset field cannot also be in columns`);
+      set.set(fieldName, { field, value });
+    }
+    return set;
+  };
+  let insert: InsertPermission | null = null;
+  if (collection.insert && primaryKey.type !== 'uuid') problems.push(`collection ${name}, insert: inserts need a uuid primary key (the server makes the ids of new rows)`);
+  if (collection.insert) {
+    const columns = columnsOf('insert', collection.insert.columns);
+    insert = { columns, set: presetsOf('insert', collection.insert.set, columns), conflictConstraints: collection.insert.on_conflict_constraints ?? [] };
+  }
+  let update: UpdatePermission | null = null;
+  if (collection.update) {
+    const columns = columnsOf('update', collection.update.columns);
+    update = { columns, set: presetsOf('update', collection.update.set, columns) };
+  }
+  return { insert, update, delete: collection.delete ? { allowed: true } : null };
 }

@@ -28,6 +28,36 @@ export interface Relationship {
 
 export type RootFieldKind = 'select' | 'select_by_pk' | 'select_aggregate';
 
+/** A value the server sets on every written row (`set:`), whatever the request says. */
+export interface PresetValue {
+  readonly field: Field;
+  readonly value: string | number | boolean | null;
+}
+
+/**
+ * What a collection's inserts may write. The collection-level declaration is what the admin
+ * role (an API key) gets; a later per-role section narrows it with the same shape plus a
+ * `check` filter, so the planner keeps receiving "the permission as this caller sees it".
+ */
+export interface InsertPermission {
+  /** The fields a request may give, by name. */
+  readonly columns: ReadonlyMap<string, Field>;
+  /** Fixed values, by field name; a preset field is not an input. */
+  readonly set: ReadonlyMap<string, PresetValue>;
+  /** Unique constraints (by name) an `on_conflict` may name. */
+  readonly conflictConstraints: readonly string[];
+}
+
+export interface UpdatePermission {
+  readonly columns: ReadonlyMap<string, Field>;
+  readonly set: ReadonlyMap<string, PresetValue>;
+}
+
+/** Deletes exist (a later role section adds its `filter`). */
+export interface DeletePermission {
+  readonly allowed: true;
+}
+
 export interface Collection {
   readonly name: string;
   readonly table: string;
@@ -35,6 +65,9 @@ export interface Collection {
   readonly fields: ReadonlyMap<string, Field>;
   readonly relationships: ReadonlyMap<string, Relationship>;
   readonly rootFields: ReadonlySet<RootFieldKind>;
+  readonly insert: InsertPermission | null;
+  readonly update: UpdatePermission | null;
+  readonly delete: DeletePermission | null;
 }
 
 export interface Metadata {

@@ -8,6 +8,8 @@ import { RequestError, type GraphRequest } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { activeKeyGuard, type VerifiedKeyCache } from '../../app/apiKeys.js';
 import { guardHolds, notAuthorized, refusedAsInactive } from '../authenticate.js';
+import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
+import { UserInputError } from '../../app/errors.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
@@ -33,6 +35,7 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
     }
     const body = new PiecewiseBody(res, responseType);
     try {
+      if (req.get('idempotency-key') !== undefined && (await answeredIdempotently(req, res, responseType))) return;
       // The key's state, when not read yet, is checked inside the request's one statement.
       // (graphFastPath below answers most of these requests before Express; keep the two alike.)
       if (!(await engines.engine.respond(db, req.body as GraphRequest, accountOf(res), res.locals.keyStillActive, body.write))) return notAuthorized(res);
@@ -45,6 +48,46 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
       res.status(errorStatus(error, responseType)).type(responseType).send(JSON.stringify({ errors: error.errors }));
     }
   });
+
+  /**
+   * A mutation sent with an `Idempotency-Key` runs at most once (`app/idempotency.ts`); the key's
+   * state is checked in the same transaction. Returns false for a request that is not a
+   * mutation: the key means nothing to a read, which then runs as usual.
+   */
+  async function answeredIdempotently(req: Request, res: Response, responseType: string): Promise<boolean> {
+    let key: string | null;
+    try {
+      key = idempotencyKeyOf(req.get('idempotency-key'));
+    } catch (error) {
+      if (!(error instanceof UserInputError)) throw error;
+      if (await refusedAsInactive(db, res)) return true;
+      sendErrors(res, 400, responseType, 'invalid-request', error.message);
+      return true;
+    }
+    const engine = engines.engine;
+    const accountId = accountOf(res);
+    let prepared;
+    try {
+      prepared = engine.prepare(req.body as GraphRequest, accountId);
+    } catch (error) {
+      // A deactivated key gets 403 here too, before any word about its request.
+      if (error instanceof RequestError && (await refusedAsInactive(db, res))) return true;
+      throw error;
+    }
+    if (!key || prepared.kind !== 'mutation') return false;
+    const guard = res.locals.keyStillActive;
+    const outcome = await runIdempotently(db, accountId, key, requestHash('POST /api/graph', req.body), async (tx) => {
+      if (guard && !(await guardHolds(tx, guard))) return null;
+      return { status: 200, body: await engine.runMutation(tx, prepared) };
+    });
+    if (outcome.kind === 'declined') notAuthorized(res);
+    else if (outcome.kind === 'mismatch') sendErrors(res, 409, responseType, 'idempotency-key-reused', 'this Idempotency-Key was used for another request body in the last 24 hours');
+    else {
+      if (outcome.replayed) res.set('Idempotent-Replayed', 'true');
+      res.status(outcome.status).type(responseType).send(outcome.body);
+    }
+    return true;
+  }
 
   router.get('/', (_req, res) => {
     res.status(405).set('Allow', 'POST').type(JSON_TYPE).send(JSON.stringify({ errors: [{ message: 'use POST for /api/graph', extensions: { code: 'method-not-allowed' } }] }));
@@ -111,6 +154,7 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
     const { headers } = req;
     if (!FAST_PATH_TYPES.has(headers['content-type']?.toLowerCase() ?? '')) return false;
     if (headers['content-encoding'] !== undefined || headers['transfer-encoding'] !== undefined) return false;
+    if (headers['idempotency-key'] !== undefined) return false;
     const length = Number(headers['content-length']);
     if (!(length > 0 && length <= bodyLimitBytes)) return false;
     const key = verifiedKeys.identify(db, headers.authorization);

@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
-import type { Database } from '../../db/index.js';
+import { databaseInTransaction, type Database } from '../../db/index.js';
+import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
 import { LoanReader } from '../../app/loanReads.js';
 import { createLoan, updateLoan } from '../../app/loanWrites.js';
 import { UserInputError } from '../../app/errors.js';
@@ -84,11 +85,32 @@ export function loanRoutes(db: Database): Router {
 
   router.post('/', async (req, res) => {
     const accountId = res.locals.auth.accountId;
-    const created = await createLoan(db, accountId, bodyOf(req));
-    const text = await (await loans()).loanJson(db, accountId, created.id, { contacts: created.contacts });
-    if (text === null) throw new Error(`loan ${created.id} vanished after creation`);
-    res.location(`${req.baseUrl}/${created.id}`);
-    sendJson(res, 201, text);
+    const reader = await loans();
+    const body = bodyOf(req);
+    const create = async (database: Database): Promise<{ id: string; text: string }> => {
+      const created = await createLoan(database, accountId, body);
+      const text = await reader.loanJson(database, accountId, created.id, { contacts: created.contacts });
+      if (text === null) throw new Error(`loan ${created.id} vanished after creation`);
+      return { id: created.id, text };
+    };
+    const key = idempotencyKeyOf(req.get('idempotency-key'));
+    if (!key) {
+      const { id, text } = await create(db);
+      res.location(`${req.baseUrl}/${id}`);
+      return sendJson(res, 201, text);
+    }
+    // With an Idempotency-Key the loan, its schedule and contacts, and the stored response are
+    // one transaction; a retry gets the first response again (app/idempotency.ts).
+    const outcome = await runIdempotently(db, accountId, key, requestHash('POST /api/loan', body), async (tx) => {
+      const { text } = await create(databaseInTransaction(db, tx));
+      return { status: 201, body: text };
+    });
+    if (outcome.kind === 'mismatch') return void res.status(409).json({ error: 'this Idempotency-Key was used for another request body in the last 24 hours', fields: { 'Idempotency-Key': 'already used for another body' } });
+    if (outcome.kind !== 'done') throw new Error('a loan creation declined to run');
+    const id = (JSON.parse(outcome.body) as { loan: { id: string } }).loan.id;
+    if (outcome.replayed) res.set('Idempotent-Replayed', 'true');
+    res.location(`${req.baseUrl}/${id}`);
+    sendJson(res, outcome.status, outcome.body);
   });
 
   router.patch('/:id', async (req, res) => {

@@ -12,8 +12,13 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import { LRUCache } from 'lru-cache';
-import type { Database } from '../../db/index.js';
-import type { Metadata } from '../../metadata/index.js';
+import { randomUUID } from 'node:crypto';
+import type { Database, Queryable } from '../../db/index.js';
+import type { Catalogue, Metadata } from '../../metadata/index.js';
+import { planMutation } from '../plan/planMutation.js';
+import { compileMutation, type CompiledMutation } from '../sql/compileMutation.js';
+import { checkWrittenValue } from './valueChecks.js';
+import { classifyWriteError } from './writeErrors.js';
 import { checkCount, planOperation } from '../plan/planOperation.js';
 import { buildSchema } from '../schema/buildSchema.js';
 import { compileOperation } from '../sql/compileOperation.js';
@@ -28,7 +33,11 @@ export interface EngineOptions {
   readonly maxDepth: number;
   readonly maxRows: number | null;
   readonly planCacheSize: number;
+  /** The most rows one mutation request inserts, nested rows included (default 1000). */
+  readonly maxInsertObjects?: number;
 }
+
+export const DEFAULT_MAX_INSERT_OBJECTS = 1000;
 
 /** A GraphQL-over-HTTP request body, not yet checked. */
 export interface GraphRequest {
@@ -48,7 +57,17 @@ export type PreparedRequest =
       /** The statement comes from the plan cache and runs again with other values: worth keeping prepared. */
       readonly reusable: boolean;
     }
-  | { readonly kind: 'static'; readonly body: string };
+  | { readonly kind: 'static'; readonly body: string }
+  /** A mutation: its statements run in one transaction (`runMutation`). */
+  | {
+      readonly kind: 'mutation';
+      readonly program: CompiledMutation;
+      readonly bind: (param: Param) => unknown;
+      /** The statements come from the plan cache: worth keeping prepared, like a query's. */
+      readonly reusable: boolean;
+      /** Texts derived from the program's (the guarded response), kept with the cached operation. */
+      readonly derivedTexts: Map<string, string>;
+    };
 
 interface IntrospectionPart {
   readonly data: Readonly<Record<string, unknown>>;
@@ -61,6 +80,8 @@ interface CachedOperation {
   readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>;
   /** The compiled statement, when the plan does not depend on variable values. */
   compiled: RenderedSql | null | undefined;
+  /** The same for a mutation: its compiled statements. */
+  compiledMutation: CompiledMutation | null | undefined;
   /** A response of this operation has been large: it runs in parts from now on (`inParts.ts`). */
   inParts: boolean;
   /** Statement texts made from `compiled` (guarded, in parts), by kind. */
@@ -85,6 +106,8 @@ export class GraphEngine {
   constructor(
     readonly metadata: Metadata,
     readonly options: EngineOptions,
+    /** What writes need from the database catalogue (`checkMetadataAgainstDatabase`); without it, errors name fewer fields. */
+    readonly catalogue: Catalogue | null = null,
   ) {
     this.schema = buildSchema(metadata);
     this.#cache = new LRUCache({ max: Math.max(1, options.planCacheSize) });
@@ -107,6 +130,7 @@ export class GraphEngine {
       const withNul = variablesWithNul(cached.operation, new Map(Object.entries(variables ?? {})));
       if (withNul.length) throw new RequestError(withNul.map((error) => toResponseError(error, 'validation-failed')), 'document');
     }
+    if (cached.operation.operation === 'mutation') return { prepared: this.#prepareMutation(cached, variableValues, accountId), operation: cached };
 
     let introspection: IntrospectionPart | null = null;
     if (cached.hasIntrospection || !cached.needsDatabase) {
@@ -159,6 +183,17 @@ export class GraphEngine {
   async respond(db: Database, request: GraphRequest, accountId: string, guard: StatementGuard | undefined, write: (piece: string) => void): Promise<boolean> {
     try {
       const { prepared, operation } = this.#prepare(request, accountId);
+      if (prepared.kind === 'mutation') {
+        // The guard is checked by the response statement, after the writes: when it fails, the
+        // transaction is rolled back, so no write of a deactivated key stays (one round trip less).
+        const text = await db.transaction((tx) => this.runMutation(tx, prepared, guard)).catch((error: unknown) => {
+          if (error instanceof GuardFailed) return null;
+          throw error;
+        });
+        if (text === null) return false;
+        write(text);
+        return true;
+      }
       if (prepared.kind === 'static') {
         if (guard && !(await guardHolds(db, guard))) return false;
         write(prepared.body);
@@ -184,9 +219,10 @@ export class GraphEngine {
   }
 
   /** The statement of a request, its parameters, and PostgreSQL's plan for it. */
-  async explain(db: Database, request: GraphRequest, accountId: string): Promise<{ sql: string; params: unknown[]; plan: unknown }> {
+  async explain(db: Database, request: GraphRequest, accountId: string): Promise<{ sql: string; params: unknown[]; plan: unknown; statements?: { sql: string; params: unknown[] }[] }> {
     const prepared = this.prepare(request, accountId);
     if (prepared.kind === 'static') return { sql: '', params: [], plan: null };
+    if (prepared.kind === 'mutation') return explainMutation(prepared);
     const { rows } = await db
       .query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${prepared.text}`, prepared.values)
       .catch((error: unknown) => rethrowClientError(error));
@@ -212,8 +248,8 @@ export class GraphEngine {
       const message = operationName ? `unknown operation named "${operationName}"` : 'the document has several operations: give operationName';
       throw new RequestError([{ message, extensions: { code: 'validation-failed' } }], 'document');
     }
-    if (operation.operation !== 'query') {
-      throw new RequestError([{ message: `${operation.operation} operations are not supported; /api/graph reads data`, extensions: { code: 'validation-failed' } }], 'document');
+    if (operation.operation === 'subscription') {
+      throw new RequestError([{ message: 'subscription operations are not supported', extensions: { code: 'validation-failed' } }], 'document');
     }
     const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
     const names = topLevelFieldNames(operation, fragments);
@@ -222,6 +258,7 @@ export class GraphEngine {
       operation,
       fragments,
       compiled: undefined,
+      compiledMutation: undefined,
       inParts: false,
       derivedTexts: new Map(),
       needsDatabase: names.some((name) => !name.startsWith('__')),
@@ -230,6 +267,86 @@ export class GraphEngine {
     };
     this.#cache.set(cacheKey, entry);
     return entry;
+  }
+
+  /**
+   * Runs a prepared mutation on `tx`, an open transaction: its write statements in order, then
+   * the SELECT that builds the response over the rows they wrote (so `returning` shows the
+   * state after every write of the request, trigger effects included). Returns the response
+   * text; a client's mistake throws `RequestError`, and the caller's transaction is then undone.
+   */
+  async runMutation(tx: Queryable, prepared: Extract<PreparedRequest, { kind: 'mutation' }>, guard?: StatementGuard): Promise<string> {
+    const newIds = new Map<number, string>();
+    const results: { ids: string[]; count: number; json: string | null }[] = [];
+    const value = (param: Param): unknown => {
+      switch (param.kind) {
+        case 'newId': {
+          let id = newIds.get(param.slot);
+          if (!id) newIds.set(param.slot, (id = randomUUID()));
+          return id;
+        }
+        case 'stepResult':
+          return results[param.step]![param.output];
+        default:
+          return prepared.bind(param);
+      }
+    };
+    for (const step of prepared.program.steps) {
+      try {
+        const { rows } = await tx.query<{ ids?: string; count: number | string; json?: string | null }>(step.statement.text, step.statement.params.map(value), {
+          reusable: prepared.reusable,
+        });
+        const row = rows[0]!;
+        results.push({ ids: row.ids ? (JSON.parse(row.ids) as string[]) : [], count: Number(row.count), json: row.json ?? null });
+      } catch (error) {
+        const clientError = classifyWriteError(error, step, this.metadata, this.catalogue);
+        if (clientError) throw new RequestError([clientError], 'execution');
+        throw error;
+      }
+    }
+    const response = prepared.program.response;
+    const guardKey = guard ? `guard ${guard.condition}` : '';
+    const text = !guard
+      ? response.text
+      : (prepared.derivedTexts.get(guardKey) ?? remember(prepared.derivedTexts, guardKey, guardedStatement(response.text, response.params.length, guard)));
+    const values = response.params.map(value);
+    let rows: { response: string | null }[];
+    try {
+      ({ rows } = await tx.query<{ response: string | null }>(text, guard ? [...values, ...guard.values] : values, { reusable: prepared.reusable }));
+    } catch (error) {
+      return rethrowClientError(error);
+    }
+    // Thrown, so the caller's transaction is rolled back.
+    if (rows[0]!.response === null) throw new GuardFailed();
+    return rows[0]!.response;
+  }
+
+  #prepareMutation(cached: CachedOperation, variableValues: ReadonlyMap<string, unknown>, accountId: string): PreparedRequest {
+    let program = cached.compiledMutation;
+    if (!program) {
+      let planned;
+      try {
+        planned = planMutation(this.schema, cached.operation, cached.fragments, variableValues, {
+          maxRows: this.options.maxRows,
+          collections: this.metadata.collections,
+          maxInsertObjects: this.options.maxInsertObjects ?? DEFAULT_MAX_INSERT_OBJECTS,
+        });
+      } catch (error) {
+        if (error instanceof GraphQLError) throw new RequestError([toResponseError(error, 'validation-failed')], 'document');
+        throw error;
+      }
+      program = compileMutation(planned.plan, this.metadata);
+      cached.compiledMutation = planned.reusable ? program : null;
+    }
+    const bindParam = (param: Param): unknown => bind(param, variableValues, accountId, this.options.maxRows, cached.operation);
+    const problems: GraphQLError[] = [];
+    for (const check of program.checks) {
+      const problem = checkWrittenValue(check, bindParam(check.param), this.catalogue);
+      if (problem) problems.push(problem);
+    }
+    if (problems.length) throw new RequestError(problems.map((problem) => toResponseError(problem, 'validation-failed')), 'document');
+    const reusable = cached.compiledMutation === program;
+    return { kind: 'mutation', program, bind: bindParam, reusable, derivedTexts: reusable ? cached.derivedTexts : new Map() };
   }
 
   #plan(cached: CachedOperation, variables: ReadonlyMap<string, unknown>) {
@@ -255,6 +372,9 @@ function checkEnvelope(request: GraphRequest): { query: string; operationName: s
 /** `operation`: where a refused variable is defined, for the error's `locations`. */
 function bind(param: Param, variables: ReadonlyMap<string, unknown>, accountId: string, maxRows: number | null, operation: OperationDefinitionNode): unknown {
   switch (param.kind) {
+    case 'newId':
+    case 'stepResult':
+      throw new Error(`a ${param.kind} parameter is bound only while a mutation runs`);
     case 'account':
       return accountId;
     case 'const':
@@ -306,6 +426,14 @@ async function runStatement(db: Database, text: string, values: readonly unknown
   }
 }
 
+/** A mutation's guard did not hold: its transaction is rolled back and the request refused. */
+class GuardFailed extends Error {
+  constructor() {
+    super('the statement guard did not hold');
+    this.name = 'GuardFailed';
+  }
+}
+
 /**
  * A condition the caller needs to hold when the request runs (the API key is still active),
  * checked by PostgreSQL in the request's own statement. `condition` is trusted SQL text whose
@@ -325,7 +453,7 @@ function guardedStatement(text: string, paramCount: number, guard: StatementGuar
   return `SELECT CASE WHEN ${guardCondition(guard, paramCount)} THEN (${text}) END AS "response"`;
 }
 
-async function guardHolds(db: Database, guard: StatementGuard): Promise<boolean> {
+async function guardHolds(db: Queryable, guard: StatementGuard): Promise<boolean> {
   const { rows } = await db.query<{ holds: boolean | null }>(`SELECT (${guardCondition(guard, 0)}) AS "holds"`, guard.values);
   return rows[0]?.holds === true;
 }
@@ -384,4 +512,23 @@ function mergeIntrospection(text: string, introspection: IntrospectionPart): str
   const data: Record<string, unknown> = {};
   for (const key of introspection.order) data[key] = key in response.data ? response.data[key] : introspection.data[key];
   return JSON.stringify({ data });
+}
+
+/**
+ * A mutation's statements as they would run, without running them: the values of a later
+ * statement that come from an earlier one (its row ids) and the ids the server makes for new
+ * rows are shown as placeholders. There is no plan: PostgreSQL cannot EXPLAIN a write without
+ * doing it (ANALYZE) or with values it has not seen.
+ */
+function explainMutation(prepared: Extract<PreparedRequest, { kind: 'mutation' }>): { sql: string; params: unknown[]; plan: null; statements: { sql: string; params: unknown[] }[] } {
+  const shown = (param: Param): unknown => {
+    if (param.kind === 'newId') return `<id of new row ${param.slot + 1}>`;
+    if (param.kind === 'stepResult') return `<${param.output} of statement ${param.step + 1}>`;
+    return prepared.bind(param);
+  };
+  const statements = [...prepared.program.steps.map((step) => step.statement), prepared.program.response].map((statement) => ({
+    sql: statement.text,
+    params: statement.params.map(shown),
+  }));
+  return { sql: statements.map((statement) => statement.sql).join(';\n'), params: statements.flatMap((statement) => statement.params), plan: null, statements };
 }

@@ -68,17 +68,21 @@ const MAX_FILTER_DEPTH = 64;
 const COMPARISON_OPERATORS: ReadonlySet<string> = new Set(['_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_like', '_nlike', '_ilike', '_nilike']);
 
 /**
- * Turns a validated operation into the query IR. Assumes the document passed validation
- * against `schema`; user-value problems (a negative limit, say) become GraphQL errors.
+ * The planner's pieces for one operation (arguments, filters, selections), shared by the query
+ * planner (`planOperation`) and the mutation planner (`planMutation.ts`).
  */
-export function planOperation(
+export type PlanningContext = ReturnType<typeof planningContext>;
+
+export { VariableRef, Literal, type ArgValue };
+
+export function planningContext(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
   /** The request's coerced variable values, by name (a `Map`: the names are the client's). */
   variables: ReadonlyMap<string, unknown>,
   options: PlanOptions,
-): PlannedOperation {
+) {
   let reusable = true;
   const scalarVariables = new Set<string>();
   for (const definition of operation.variableDefinitions ?? []) {
@@ -403,6 +407,46 @@ export function planOperation(
     return items;
   }
 
+  return {
+    toParam,
+    fromJs,
+    readNow,
+    enumValue,
+    asList,
+    planWhere,
+    planSelection,
+    planAggregate,
+    planListQuery,
+    collectFields,
+    subSelection,
+    args: argsOf,
+    atArgument,
+    roleOf,
+    objectType,
+    variableValue,
+    schemaCollection,
+    isReusable: (): boolean => reusable,
+  };
+}
+
+/**
+ * Turns a validated operation into the query IR. Assumes the document passed validation
+ * against `schema`; user-value problems (a negative limit, say) become GraphQL errors.
+ */
+export function planOperation(
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  variables: ReadonlyMap<string, unknown>,
+  options: PlanOptions,
+): PlannedOperation {
+  const { collectFields, roleOf, args: argsOf, atArgument, planListQuery, planSelection, planAggregate, subSelection, toParam, isReusable } = planningContext(
+    schema,
+    operation,
+    fragments,
+    variables,
+    options,
+  );
   const rootType = schema.getQueryType()!;
   const rootFields: RootField[] = [];
   for (const [alias, nodes] of collectFields(operation.selectionSet)) {
@@ -425,7 +469,7 @@ export function planOperation(
       rootFields.push({ kind: 'selectByPk', alias, collection, key: atArgument(node, collection.primaryKey.name, () => toParam(fieldArgs[collection.primaryKey.name] ?? null, keyType)), selection: planSelection(collection, subSelection(nodes)) });
     }
   }
-  return { plan: { rootFields }, reusable };
+  return { plan: { rootFields }, reusable: isReusable() };
 }
 
 /** Limits and offsets are whole numbers ≥ 0; a limit is at most MAX_ROWS when that is set. */

@@ -15,7 +15,10 @@ import {
   type GraphQLScalarType,
 } from 'graphql';
 import type { Collection, Field, Metadata, Relationship, ScalarType } from '../../metadata/index.js';
+import { buildMutationFields, type MutationKind } from './buildMutationFields.js';
 import { SCALAR_FOR_TYPE } from './scalars.js';
+
+export type { MutationKind };
 
 /**
  * What a schema field stands for, attached as `extensions.loanql` so the planner never
@@ -30,7 +33,10 @@ export type FieldRole =
   | { readonly kind: 'aggregate' }
   | { readonly kind: 'nodes' }
   | { readonly kind: 'count' }
-  | { readonly kind: 'aggregateFunction'; readonly fn: AggregateFunction };
+  | { readonly kind: 'aggregateFunction'; readonly fn: AggregateFunction }
+  | { readonly kind: 'mutationRoot'; readonly mutation: MutationKind; readonly collection: Collection }
+  | { readonly kind: 'affectedRows' }
+  | { readonly kind: 'returning' };
 
 export type AggregateFunction = 'sum' | 'avg' | 'min' | 'max';
 
@@ -265,7 +271,11 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
         extensions: role({ kind: 'root', root: 'select_by_pk', collection }),
       };
   }
-  return new GraphQLSchema({ query: new GraphQLObjectType({ name: 'query_root', fields: rootFields }) });
+  const mutationFields = buildMutationFields(metadata, { objectTypes, boolExps }, (value) => role(value as FieldRole));
+  return new GraphQLSchema({
+    query: new GraphQLObjectType({ name: 'query_root', fields: rootFields }),
+    ...(Object.keys(mutationFields).length ? { mutation: new GraphQLObjectType({ name: 'mutation_root', fields: mutationFields }) } : {}),
+  });
 }
 
 /** The role of a schema field (every field the schema generates has one). */

@@ -76,21 +76,13 @@ function concatenate(pieces: readonly Fragment[]): Fragment {
 }
 
 /**
- * Compiles a plan into ONE statement returning the finished response text `{"data":…}`.
- * Every table reference carries the tenant predicate; every value is a parameter. Pure and
- * deterministic: aliases come from a counter, so golden SQL stays stable.
- *
- * The response is assembled as compact JSON text (`{"k":v,"k2":[1,2]}`), not with
- * `json_build_object`/`json_agg`, which write `"k" : v` and `[a, b]`. Every value fragment
- * below is a non-null expression (`text` or `json`) whose text is one JSON value: keys are
- * JSON-encoded here and bound as parameters together with their `{`/`,` and `:`
- * (`{"loans":`), scalars go through `to_json` (the encoder `json_build_object` uses, so
- * numbers keep PostgreSQL's exact digits and dates their ISO form), objects through one
- * `concat(…)`, lists through `string_agg(… ORDER BY …)`. Key order is the selection order.
- * Values of `jsonb` columns keep PostgreSQL's jsonb text form. Measured against
- * `json_build_object` in `engine/README.md`.
+ * The select compiler's pieces, shared by the query compiler (`compileOperation`) and the
+ * mutation compiler (`compileMutation.ts`, for `where` and `returning`). One instance per
+ * statement: its alias counter makes the aliases of that statement.
  */
-export function compileOperation(plan: OperationPlan, metadata: Metadata): RenderedSql {
+export type SelectCompiler = ReturnType<typeof selectCompiler>;
+
+export function selectCompiler(metadata: Metadata) {
   let aliasCounter = 0;
   const nextAlias = (prefix: string): Fragment => sql.ident(`_${prefix}${++aliasCounter}`);
   const tenant = sql.ident(metadata.tenantColumn);
@@ -421,6 +413,26 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
     }
   }
 
+  return { nextAlias, key, jsonObject, jsonArray, jsonString, fieldOutput, fieldValue, tenantPredicate, param, where, rowObject, list, aggregate, rootField, sharedScanAggregates };
+}
+
+/**
+ * Compiles a plan into ONE statement returning the finished response text `{"data":…}`.
+ * Every table reference carries the tenant predicate; every value is a parameter. Pure and
+ * deterministic: aliases come from a counter, so golden SQL stays stable.
+ *
+ * The response is assembled as compact JSON text (`{"k":v,"k2":[1,2]}`), not with
+ * `json_build_object`/`json_agg`, which write `"k" : v` and `[a, b]`. Every value fragment
+ * below is a non-null expression (`text` or `json`) whose text is one JSON value: keys are
+ * JSON-encoded here and bound as parameters together with their `{`/`,` and `:`
+ * (`{"loans":`), scalars go through `to_json` (the encoder `json_build_object` uses, so
+ * numbers keep PostgreSQL's exact digits and dates their ISO form), objects through one
+ * `concat(…)`, lists through `string_agg(… ORDER BY …)`. Key order is the selection order.
+ * Values of `jsonb` columns keep PostgreSQL's jsonb text form. Measured against
+ * `json_build_object` in `engine/README.md`.
+ */
+export function compileOperation(plan: OperationPlan, metadata: Metadata): RenderedSql {
+  const { jsonObject, rootField, sharedScanAggregates } = selectCompiler(metadata);
   // Root aggregates of one collection without nodes or paging share one scan when there are
   // several, and not too many (a select list holds at most 1664 entries).
   const byCollection = new Map<Collection, SharedScanAggregate[]>();

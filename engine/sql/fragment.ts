@@ -10,7 +10,11 @@ export type Param =
   /** A list whose items are parameters (a literal list holding variables). */
   | { readonly kind: 'list'; readonly items: readonly Param[] }
   /** The account of the request (the tenant predicate). */
-  | { readonly kind: 'account' };
+  | { readonly kind: 'account' }
+  /** The id of a row a mutation inserts, made by the server per request (slot: which row). */
+  | { readonly kind: 'newId'; readonly slot: number }
+  /** What an earlier statement of a mutation returned: its row ids, row count, or response JSON. */
+  | { readonly kind: 'stepResult'; readonly step: number; readonly output: 'ids' | 'count' | 'json' };
 
 /** How a variable's value is prepared for binding. */
 /** `cappedLimit`: a list's limit, which MAX_ROWS replaces when the variable is null. */

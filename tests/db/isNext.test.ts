@@ -92,15 +92,15 @@ describe('is_next, kept by the database (SPEC §7)', () => {
     assert.deepEqual(await nextRows(loan), [3], 'an overpayment covers part of the next row');
   });
 
-  it('moves back when a payment is reversed, and forward when the reversal is undone', async () => {
+  it('moves back when a payment is reversed; a reversal cannot be undone (migration 0005), so it stays back', async () => {
     const loan = await newLoan();
     await addSchedule(loan, ['100.00', '100.00', '100.00']);
     const payment = await pay(loan, '100.00');
     assert.deepEqual(await nextRows(loan), [2]);
     await db.query(`UPDATE payments SET date_reversed = '2024-02-05' WHERE account_id = $1 AND id = $2`, [accountId, payment]);
     assert.deepEqual(await nextRows(loan), [1]);
-    await db.query('UPDATE payments SET date_reversed = NULL WHERE account_id = $1 AND id = $2', [accountId, payment]);
-    assert.deepEqual(await nextRows(loan), [2]);
+    await assert.rejects(db.query('UPDATE payments SET date_reversed = NULL WHERE account_id = $1 AND id = $2', [accountId, payment]), /a reversal is final/);
+    assert.deepEqual(await nextRows(loan), [1]);
   });
 
   it('moves back when a payment is deleted, or its amount lowered', async () => {
@@ -229,12 +229,17 @@ describe('is_next, kept by the database (SPEC §7)', () => {
               await db.query('DELETE FROM payments WHERE account_id = $1 AND id = $2', [accountId, target.id]);
               payments.splice(index, 1);
             } else {
-              target.reversed = current.kind === 'reverse';
-              await db.query('UPDATE payments SET date_reversed = $3 WHERE account_id = $1 AND id = $2', [
+              const write = db.query('UPDATE payments SET date_reversed = $3 WHERE account_id = $1 AND id = $2', [
                 accountId,
                 target.id,
-                target.reversed ? '2024-03-01' : null,
+                current.kind === 'reverse' ? '2024-03-01' : null,
               ]);
+              // A reversal is final (migration 0005): any later write of date_reversed is refused.
+              if (target.reversed) await assert.rejects(write, /a reversal is final/);
+              else {
+                await write;
+                target.reversed = current.kind === 'reverse';
+              }
             }
           }
           const paidCents = payments.filter((p) => !p.reversed).reduce((sum, p) => sum + p.cents, 0);

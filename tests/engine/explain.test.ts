@@ -194,6 +194,18 @@ describe('loanql sql (the built CLI, embedded database)', () => {
     assert.match(plan!, /cost=\d/);
   });
 
+  it('prints a mutation\'s statements and parameters without running them', async () => {
+    const query = `mutation { insert_tasks_one(object: {name: "from loanql sql"}) { id } }`;
+    const { stdout, stderr, code } = await cli('sql', query, '--account', cliSlug);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, new RegExp(`^-- a mutation for account ${cliSlug}: 2 statements in one transaction \\(not run\\)`));
+    assert.match(stdout, /-- statement 1\nWITH "_w0" AS \(INSERT INTO "tasks"/);
+    assert.match(stdout, /\$\d+ = "from loanql sql"/);
+    assert.match(stdout, /-- statement 2\nSELECT concat\('{"data":'/);
+    const served = await explain({ query });
+    assert.equal((served.body as { statements: unknown[] }).statements.length, 2);
+  });
+
   it('refuses a query that does not validate, saying why, with exit code 2', async () => {
     const { stdout, stderr, code } = await cli('sql', '{ loans { nope } }', '--account', cliSlug);
     assert.equal(code, 2);

@@ -39,7 +39,7 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
     },
   });
   const config: ServiceConfig = { ...configFromEnv({}), port: 0, host: '127.0.0.1', metadataPath: METADATA_PATH, ...overrides };
-  const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize };
+  const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxInsertObjects: config.maxInsertObjects };
   const engines = new EngineHolder(await buildEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
   const app = createApp({ db, logger: createLogger(overrides.logLevel ?? 'warn', capture), config, databaseDescription: `test ${db.kind} database`, engines });
   const server = await new Promise<ReturnType<typeof app.listen>>((resolve, reject) => {

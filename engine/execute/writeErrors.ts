@@ -1,0 +1,62 @@
+import type { Catalogue, Collection, Metadata } from '../../metadata/index.js';
+import { classifyDatabaseError, type ResponseError } from './errors.js';
+
+/**
+ * The GraphQL error of a failed write statement, or null when the failure is not the client's
+ * (then it is internal and censored). Violations name the fields of the constraint, found in
+ * the catalogue; a reference to a record that is not there — or is another account's, which the
+ * composite foreign keys make the same thing — is `not-found` and says nothing more.
+ */
+export function classifyWriteError(error: unknown, step: { readonly alias: string; readonly collection: Collection; readonly kind: 'insert' | 'update' | 'delete' }, metadata: Metadata, catalogue: Catalogue | null): ResponseError | null {
+  const { alias, collection } = step;
+  const pgError = error as { code?: unknown; constraint?: unknown; table?: unknown; column?: unknown; message?: unknown };
+  const code = typeof pgError.code === 'string' ? pgError.code : '';
+  const table = typeof pgError.table === 'string' ? pgError.table : collection.table;
+  const constraintName = typeof pgError.constraint === 'string' ? pgError.constraint : '';
+  const written = [...metadata.collections.values()].find((c) => c.table === table) ?? collection;
+  const constraint = catalogue?.constraints.get(constraintName);
+  const fields = fieldNames(written, constraint?.columns ?? (typeof pgError.column === 'string' ? [pgError.column] : []), metadata.tenantColumn);
+  const named = fields.length ? fields.join(', ') : 'a field';
+  const path = [alias];
+  const fail = (code: string, message: string, extra: Record<string, unknown> = {}): ResponseError => ({
+    message: `${alias}: ${message}`,
+    path,
+    extensions: { code, ...extra },
+  });
+  switch (code) {
+    case '23505':
+      return fail('constraint-violation', `a ${written.name} record with the same ${fields.length ? fields.join(', ') : 'values'} already exists`, { fields });
+    case '23503': {
+      // A write that sets a reference fails because the record is not there; a delete, because
+      // other records still refer to the row (decided by the statement, not PostgreSQL's words).
+      if (step.kind !== 'delete') return fail('not-found', `${named}: no such record`, { fields });
+      return fail('foreign-key-violation', `the ${written.name} record is still referred to by other records`, { fields });
+    }
+    case '23514':
+      if (constraintName === 'payments_reversal_final')
+        return fail('check-violation', 'date_reversed: the payment is already reversed; a reversal is final (it cannot be reversed again, re-dated or undone)', { fields: ['date_reversed'] });
+      return fail('check-violation', `${named}: the value breaks the rule ${constraintName || 'of the table'}`, { fields, constraint: constraintName });
+    case '23502':
+      return fail('validation-failed', `${named}: a value is required`, { fields });
+    case '23P01':
+    case '23000':
+    case '23001':
+      return fail('constraint-violation', `${named}: the write breaks the rule ${constraintName}`, { fields });
+    case '40001':
+    case '40P01':
+      return fail('conflict', 'the write collided with a concurrent one and was undone; send it again');
+    default:
+      if (code.startsWith('22')) return fail('validation-failed', `${typeof pgError.message === 'string' ? pgError.message : 'invalid value'}`);
+      return classifyDatabaseError(error);
+  }
+}
+
+function fieldNames(collection: Collection, columns: readonly string[], tenantColumn: string): string[] {
+  const names: string[] = [];
+  for (const column of columns) {
+    if (column === tenantColumn) continue;
+    const field = [...collection.fields.values()].find((f) => f.source.kind === 'column' && f.source.column === column);
+    names.push(field?.name ?? column);
+  }
+  return names;
+}

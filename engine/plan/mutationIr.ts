@@ -1,0 +1,73 @@
+import type { Collection, Field } from '../../metadata/index.js';
+import type { Param } from '../sql/fragment.js';
+import type { BoolExp, Selection } from './ir.js';
+
+/**
+ * The mutation IR: what a GraphQL mutation asks to write, in terms of resolved metadata, with
+ * every value a `Param`. It reuses the query IR for `where` (`BoolExp`) and for `returning`
+ * (`Selection`). Made by `planMutation`, compiled by `compileMutation`: one statement per write
+ * (`MutationStep`), then one SELECT that builds the response over the written ids.
+ */
+export interface MutationPlan {
+  readonly fields: readonly MutationField[];
+}
+
+export type MutationField =
+  | { readonly kind: 'insert'; readonly alias: string; readonly collection: Collection; readonly insert: InsertWrite; readonly output: MutationOutput }
+  | { readonly kind: 'update'; readonly alias: string; readonly collection: Collection; readonly updates: readonly UpdateWrite[]; readonly output: MutationOutput; readonly many: boolean }
+  | { readonly kind: 'delete'; readonly alias: string; readonly collection: Collection; readonly where: BoolExp; readonly output: MutationOutput }
+  | { readonly kind: 'typename'; readonly alias: string; readonly value: string };
+
+/** `one`: the row itself or null (`_one`, `_by_pk`); `response`: `{affected_rows, returning}`. */
+export type MutationOutput =
+  | { readonly kind: 'one'; readonly selection: Selection }
+  | { readonly kind: 'response'; readonly items: readonly MutationResponseItem[] };
+
+export type MutationResponseItem =
+  | { readonly kind: 'affectedRows'; readonly alias: string }
+  | { readonly kind: 'returning'; readonly alias: string; readonly selection: Selection }
+  | { readonly kind: 'typename'; readonly alias: string; readonly value: string };
+
+/**
+ * The rows of one insert field, nested inserts included, grouped by collection in the order
+ * they are written (`groups[0]` is the field's own collection). Every new row's primary key is
+ * a `newId` parameter made by the server, so a nested row refers to its parent by that id.
+ */
+export interface InsertWrite {
+  readonly groups: readonly InsertGroup[];
+  readonly onConflict: OnConflict | null;
+}
+
+export interface InsertGroup {
+  readonly collection: Collection;
+  readonly rows: readonly InsertRow[];
+}
+
+export interface InsertRow {
+  /** Values by column; a column not given takes its default. */
+  readonly values: ReadonlyMap<string, InsertValue>;
+}
+
+/** A value given by the request (or a preset) for a field, or the new id of a row of the request. */
+export type InsertValue = { readonly kind: 'param'; readonly param: Param; readonly field: Field } | { readonly kind: 'newId'; readonly slot: number };
+
+export interface OnConflict {
+  readonly constraint: string;
+  /** Empty: DO NOTHING. */
+  readonly updateFields: readonly Field[];
+  readonly where: BoolExp | null;
+}
+
+export interface UpdateWrite {
+  readonly where: BoolExp;
+  readonly set: ReadonlyMap<Field, readonly UpdateValue[]>;
+}
+
+/**
+ * How one field changes: `set` a value, `inc` by an amount, `append` (jsonb: merge an object's
+ * keys into the stored one), `deleteKey` (jsonb: remove a key). Applied in that order.
+ */
+export interface UpdateValue {
+  readonly kind: 'set' | 'inc' | 'append' | 'deleteKey';
+  readonly param: Param;
+}

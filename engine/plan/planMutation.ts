@@ -1,0 +1,236 @@
+import { GraphQLError, valueFromASTUntyped, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import type { Param } from '../sql/fragment.js';
+import type { Collection, Field } from '../../metadata/index.js';
+import { columnsSetByRelationship, nestedInsertRelationship } from '../schema/buildMutationFields.js';
+import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
+import type { BoolExp } from './ir.js';
+import type { InsertGroup, InsertRow, InsertValue, MutationField, MutationOutput, MutationPlan, MutationResponseItem, OnConflict, UpdateValue, UpdateWrite } from './mutationIr.js';
+import { Literal, planningContext, VariableRef, type ArgValue, type PlanOptions } from './planOperation.js';
+
+export interface MutationPlanOptions extends PlanOptions {
+  /** The most rows one request may insert, nested rows included (MAX_INSERT_OBJECTS). */
+  readonly maxInsertObjects: number;
+}
+
+export interface PlannedMutation {
+  readonly plan: MutationPlan;
+  /** As for queries: false when the plan depends on variable values (a whole object or list in a variable). */
+  readonly reusable: boolean;
+}
+
+const UPDATE_OPERATORS: readonly (readonly [string, UpdateValue['kind']])[] = [
+  ['_set', 'set'],
+  ['_inc', 'inc'],
+  ['_append', 'append'],
+  ['_delete_key', 'deleteKey'],
+];
+
+function invalid(message: string, alias: string): GraphQLError {
+  return new GraphQLError(message, { path: [alias], extensions: { code: 'validation-failed' } });
+}
+
+type ArgObject = { readonly [key: string]: ArgValue };
+const isObject = (value: ArgValue | undefined): value is ArgObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof VariableRef) && !(value instanceof Literal);
+
+/**
+ * Turns a validated mutation operation into the mutation IR. The fields run in document order;
+ * `where`, `returning` and the `one` outputs are planned with the query planner's pieces.
+ */
+export function planMutation(
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  variables: ReadonlyMap<string, unknown>,
+  options: MutationPlanOptions,
+): PlannedMutation {
+  const context = planningContext(schema, operation, fragments, variables, options);
+  const { collectFields, roleOf, args, subSelection, planSelection, planWhere, toParam, asList, enumValue, objectType } = context;
+  const rootType = schema.getMutationType()!;
+  let insertedRows = 0;
+  let slots = 0;
+
+  /**
+   * A value for a field: a parameter of its type. A jsonb value written inline is an object or
+   * list the planner has taken apart (its leaves are literals and variables): it is put back
+   * together as JSON text, read now, so the plan depends on those variables' values.
+   */
+  const valueParam = (field: Field, value: ArgValue): Param => {
+    if (field.type !== 'jsonb' || value instanceof VariableRef) return toParam(value, SCALAR_FOR_TYPE[field.type]);
+    return { kind: 'const', value: value === null ? null : JSON.stringify(toJs(value)) };
+  };
+  const toJs = (value: ArgValue): unknown => {
+    if (value instanceof VariableRef) return context.variableValue(value.name);
+    if (value instanceof Literal) return valueFromASTUntyped(value.node);
+    if (Array.isArray(value)) return value.map(toJs);
+    if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, toJs(inner)]));
+    return value;
+  };
+
+  function planInsert(alias: string, collection: Collection, objects: readonly ArgValue[], onConflictArg: ArgValue | undefined): MutationField & { kind: 'insert' } {
+    const groups = new Map<string, { collection: Collection; rows: InsertRow[] }>();
+    let nested = false;
+
+    /** Plans one object to insert into `collection`; returns the slot of its new id. */
+    const planRow = (target: Collection, object: ArgValue, path: string, inherited: ReadonlyMap<string, InsertValue>): number => {
+      if (!isObject(object)) throw invalid(`${path}: expected an object to insert`, alias);
+      if (++insertedRows > options.maxInsertObjects) throw invalid(`a request inserts at most ${options.maxInsertObjects} rows (MAX_INSERT_OBJECTS), nested rows included`, alias);
+      const permission = target.insert!;
+      const slot = slots++;
+      const values = new Map<string, InsertValue>(inherited);
+      values.set(columnOf(target.primaryKey), { kind: 'newId', slot });
+      for (const preset of permission.set.values()) values.set(columnOf(preset.field), { kind: 'param', param: { kind: 'const', value: preset.value }, field: preset.field });
+      // The group exists before any nested row is planned, so the field's own rows come first.
+      let group = groups.get(path);
+      if (!group) groups.set(path, (group = { collection: target, rows: [] }));
+      const children: (() => void)[] = [];
+      for (const [key, value] of Object.entries(object)) {
+        const field = permission.columns.get(key);
+        if (field) {
+          if (inherited.has(columnOf(field))) throw invalid(`${path}.${key}: set by the relationship the row is inserted through; leave it out`, alias);
+          values.set(columnOf(field), { kind: 'param', param: valueParam(field, value), field });
+          continue;
+        }
+        const relationship = target.relationships.get(key);
+        if (!relationship || !nestedInsertRelationship(target, relationship, options.collections)) throw invalid(`${path}.${key}: not a field that can be inserted`, alias);
+        if (value === null) continue;
+        if (!isObject(value)) throw invalid(`${path}.${key}: expected {data: …}`, alias);
+        nested = true;
+        const childCollection = context.schemaCollection(relationship.target);
+        const childPath = `${path}.${key}`;
+        if (relationship.kind === 'array') {
+          const childInherited = new Map<string, InsertValue>(columnsSetByRelationship(relationship).onChild.map((column) => [column, { kind: 'newId', slot }]));
+          // Children are planned after the parent's own values, so a child's slot follows its parent's.
+          children.push(() => {
+            for (const child of asList(value.data)) planRow(childCollection, child, childPath, childInherited);
+          });
+        } else {
+          const childSlot = planRow(childCollection, value.data ?? null, childPath, new Map());
+          for (const column of columnsSetByRelationship(relationship).onParent) {
+            if (values.has(column) && values.get(column)!.kind === 'param') throw invalid(`${path}.${column}: set by the relationship ${key}; leave it out`, alias);
+            values.set(column, { kind: 'newId', slot: childSlot });
+          }
+        }
+      }
+      group.rows.push({ values });
+      for (const planChildren of children) planChildren();
+      return slot;
+    };
+
+    for (const object of objects) planRow(collection, object, collection.name, new Map());
+    let onConflict: OnConflict | null = null;
+    if (isObject(onConflictArg)) {
+      if (nested) throw invalid('on_conflict cannot be combined with nested inserts: insert the related rows in a later field', alias);
+      const constraint = enumValue(onConflictArg.constraint);
+      if (!constraint || !collection.insert!.conflictConstraints.includes(constraint)) throw invalid(`on_conflict: unknown constraint ${String(constraint)}`, alias);
+      const updateFields = asList(onConflictArg.update_columns).map((item) => {
+        const name = enumValue(item);
+        const field = name === null ? undefined : collection.update?.columns.get(name);
+        if (!field) throw invalid(`on_conflict.update_columns: ${String(name)} is not an update column of ${collection.name}`, alias);
+        return field;
+      });
+      onConflict = { constraint, updateFields, where: isObject(onConflictArg.where) ? planWhere(collection, onConflictArg.where) : null };
+    }
+    // The field's own rows first: the step returns their ids.
+    const ordered: InsertGroup[] = [...groups.values()];
+    return { kind: 'insert', alias, collection, insert: { groups: ordered, onConflict }, output: { kind: 'one', selection: [] } };
+  }
+
+  function planUpdate(alias: string, collection: Collection, operators: ArgObject, where: BoolExp): UpdateWrite {
+    const permission = collection.update!;
+    const set = new Map<Field, UpdateValue[]>();
+    for (const [argument, kind] of UPDATE_OPERATORS) {
+      const value = operators[argument];
+      if (value === undefined || value === null) continue;
+      if (!isObject(value)) throw invalid(`${argument}: expected an object`, alias);
+      for (const [key, operand] of Object.entries(value)) {
+        const field = permission.columns.get(key);
+        if (!field) throw invalid(`${argument}.${key}: not an update column of ${collection.name}`, alias);
+        if (kind === 'inc' && (operand === null || (operand instanceof Literal && operand.node.kind === 'NullValue'))) throw invalid(`${argument}.${key}: an increment cannot be null`, alias);
+        const changes = set.get(field) ?? [];
+        if (changes.some((change) => change.kind === 'set' || kind === 'set')) throw invalid(`${key}: given in _set and in another operator`, alias);
+        changes.push({ kind, param: kind === 'deleteKey' ? toParam(operand, SCALAR_FOR_TYPE.text) : valueParam(field, operand) });
+        set.set(field, changes);
+      }
+    }
+    if (!set.size) throw invalid(`nothing to update: give at least one of ${UPDATE_OPERATORS.map(([name]) => name).join(', ')}`, alias);
+    for (const preset of permission.set.values()) set.set(preset.field, [{ kind: 'set', param: { kind: 'const', value: preset.value } }]);
+    return { where, set };
+  }
+
+  const byPk = (collection: Collection, value: ArgValue): BoolExp => ({
+    kind: 'compare',
+    field: collection.primaryKey,
+    operator: '_eq',
+    value: toParam(value, SCALAR_FOR_TYPE[collection.primaryKey.type]),
+  });
+
+  function planOutput(collection: Collection, nodes: Parameters<typeof subSelection>[0], one: boolean): MutationOutput {
+    if (one) return { kind: 'one', selection: planSelection(collection, subSelection(nodes)) };
+    const responseType = objectType(`${collection.name}_mutation_response`);
+    const items: MutationResponseItem[] = [];
+    for (const [alias, inner] of subSelection(nodes)) {
+      const node = inner[0]!;
+      if (node.name.value === '__typename') items.push({ kind: 'typename', alias, value: responseType.name });
+      else if (roleOf(responseType, node).kind === 'affectedRows') items.push({ kind: 'affectedRows', alias });
+      else items.push({ kind: 'returning', alias, selection: planSelection(collection, subSelection(inner)) });
+    }
+    return { kind: 'response', items };
+  }
+
+  const fields: MutationField[] = [];
+  for (const [alias, nodes] of collectFields(operation.selectionSet)) {
+    const node = nodes[0]!;
+    if (node.name.value === '__typename') {
+      fields.push({ kind: 'typename', alias, value: rootType.name });
+      continue;
+    }
+    const role = roleOf(rootType, node);
+    if (role.kind !== 'mutationRoot') throw new Error(`unexpected mutation field ${node.name.value}`);
+    const collection = role.collection;
+    const fieldArgs = args(node);
+    switch (role.mutation) {
+      case 'insert':
+      case 'insert_one': {
+        const one = role.mutation === 'insert_one';
+        const planned = planInsert(alias, collection, one ? [fieldArgs.object ?? null] : asList(fieldArgs.objects), fieldArgs.on_conflict);
+        fields.push({ ...planned, output: planOutput(collection, nodes, one) });
+        break;
+      }
+      case 'update':
+      case 'update_by_pk': {
+        const one = role.mutation === 'update_by_pk';
+        let where: BoolExp;
+        if (one) {
+          const pk = fieldArgs.pk_columns;
+          if (!isObject(pk)) throw invalid('pk_columns: expected an object', alias);
+          where = byPk(collection, pk[collection.primaryKey.name] ?? null);
+        } else {
+          where = planWhere(collection, fieldArgs.where ?? null);
+        }
+        fields.push({ kind: 'update', alias, collection, updates: [planUpdate(alias, collection, fieldArgs, where)], output: planOutput(collection, nodes, one), many: false });
+        break;
+      }
+      case 'update_many': {
+        const updates = asList(fieldArgs.updates).map((update, index) => {
+          if (!isObject(update)) throw invalid(`updates[${index}]: expected an object`, alias);
+          return planUpdate(alias, collection, update, planWhere(collection, update.where ?? null));
+        });
+        fields.push({ kind: 'update', alias, collection, updates, output: planOutput(collection, nodes, false), many: true });
+        break;
+      }
+      case 'delete':
+      case 'delete_by_pk': {
+        const one = role.mutation === 'delete_by_pk';
+        const where = one ? byPk(collection, fieldArgs[collection.primaryKey.name] ?? null) : planWhere(collection, fieldArgs.where ?? null);
+        fields.push({ kind: 'delete', alias, collection, where, output: planOutput(collection, nodes, one) });
+        break;
+      }
+    }
+  }
+  return { plan: { fields }, reusable: context.isReusable() };
+}
+
+function columnOf(field: Field): string {
+  return field.source.column;
+}

@@ -1,0 +1,230 @@
+import {
+  GraphQLEnumType,
+  GraphQLInputObjectType,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLString,
+  type GraphQLFieldConfigArgumentMap,
+  type GraphQLFieldConfigMap,
+  type GraphQLInputFieldConfigMap,
+  type GraphQLInputType,
+} from 'graphql';
+import type { Collection, Field, Metadata, Relationship } from '../../metadata/index.js';
+import { SCALAR_FOR_TYPE } from './scalars.js';
+
+/** The mutation root fields of a collection (Hasura's names). */
+export type MutationKind = 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'update_many' | 'delete' | 'delete_by_pk';
+
+const nonNullList = <T extends GraphQLObjectType | GraphQLInputObjectType | GraphQLEnumType>(type: T) => new GraphQLList(new GraphQLNonNull(type));
+
+/**
+ * A relationship through which a row can be inserted together with its parent: the target is
+ * insertable and the relationship's columns can be filled from a new row's id. An array
+ * relationship maps the parent's primary key to child columns; an object relationship maps
+ * parent columns to the target's primary key. Those columns are set by the relationship.
+ */
+export function nestedInsertRelationship(collection: Collection, relationship: Relationship, collections: ReadonlyMap<string, Collection>): boolean {
+  const target = collections.get(relationship.target);
+  if (!target?.insert) return false;
+  const pkColumn = (c: Collection): string => (c.primaryKey.source.kind === 'column' ? c.primaryKey.source.column : '');
+  return relationship.kind === 'array'
+    ? relationship.mapping.every(([from]) => from === pkColumn(collection))
+    : relationship.mapping.every(([, to]) => to === pkColumn(target));
+}
+
+/** Fields a relationship sets on the row it inserts (the child's columns; the parent's for an object relationship). */
+export function columnsSetByRelationship(relationship: Relationship): { readonly onParent: readonly string[]; readonly onChild: readonly string[] } {
+  return relationship.kind === 'array'
+    ? { onParent: [], onChild: relationship.mapping.map(([, to]) => to) }
+    : { onParent: relationship.mapping.map(([from]) => from), onChild: [] };
+}
+
+/**
+ * The mutation root of SPEC §5's engine, Hasura-shaped: per writable collection `c`,
+ * `insert_c(objects:, on_conflict:)`, `insert_c_one(object:, on_conflict:)`,
+ * `update_c(where:, _set:, _inc:)`, `update_c_by_pk(pk_columns:, …)`, `update_c_many(updates:)`,
+ * `delete_c(where:)`, `delete_c_by_pk(id:)`; `c_mutation_response { affected_rows returning }`.
+ */
+export function buildMutationFields(
+  metadata: Metadata,
+  types: { readonly objectTypes: ReadonlyMap<string, GraphQLObjectType>; readonly boolExps: ReadonlyMap<string, GraphQLInputObjectType> },
+  role: (value: unknown) => { loanql: unknown },
+): GraphQLFieldConfigMap<unknown, unknown> {
+  const insertInputs = new Map<string, GraphQLInputObjectType>();
+  const arrayInserts = new Map<string, GraphQLInputObjectType>();
+  const objectInserts = new Map<string, GraphQLInputObjectType>();
+  const onConflicts = new Map<string, GraphQLInputObjectType | null>();
+  const scalarOf = (field: Field) => SCALAR_FOR_TYPE[field.type];
+
+  const updateColumnEnum = new Map<string, GraphQLEnumType>();
+  for (const collection of metadata.collections.values()) {
+    if (collection.update?.columns.size)
+      updateColumnEnum.set(
+        collection.name,
+        new GraphQLEnumType({
+          name: `${collection.name}_update_column`,
+          description: `update columns of table "${collection.table}"`,
+          values: Object.fromEntries([...collection.update.columns.keys()].map((name) => [name, { value: name }])),
+        }),
+      );
+  }
+
+  const onConflictOf = (collection: Collection): GraphQLInputObjectType | null => {
+    if (onConflicts.has(collection.name)) return onConflicts.get(collection.name)!;
+    let type: GraphQLInputObjectType | null = null;
+    const constraints = collection.insert?.conflictConstraints ?? [];
+    if (constraints.length) {
+      const constraintEnum = new GraphQLEnumType({
+        name: `${collection.name}_constraint`,
+        description: `unique constraints of table "${collection.table}"`,
+        values: Object.fromEntries(constraints.map((name) => [name, { value: name }])),
+      });
+      const fields: GraphQLInputFieldConfigMap = {
+        constraint: { type: new GraphQLNonNull(constraintEnum) },
+        where: { type: types.boolExps.get(collection.name)! },
+      };
+      const updateColumns = updateColumnEnum.get(collection.name);
+      if (updateColumns) fields.update_columns = { type: new GraphQLNonNull(nonNullList(updateColumns)), defaultValue: [] };
+      type = new GraphQLInputObjectType({ name: `${collection.name}_on_conflict`, description: `on_conflict condition type for table "${collection.table}"`, fields });
+    }
+    onConflicts.set(collection.name, type);
+    return type;
+  };
+
+  const insertInputOf = (collection: Collection): GraphQLInputObjectType => {
+    let type = insertInputs.get(collection.name);
+    if (type) return type;
+    type = new GraphQLInputObjectType({
+      name: `${collection.name}_insert_input`,
+      description: `input type for inserting data into table "${collection.table}"`,
+      fields: () => {
+        const fields: GraphQLInputFieldConfigMap = {};
+        for (const [name, field] of collection.insert!.columns) fields[name] = { type: scalarOf(field) };
+        for (const relationship of collection.relationships.values()) {
+          if (!nestedInsertRelationship(collection, relationship, metadata.collections)) continue;
+          const target = metadata.collections.get(relationship.target)!;
+          fields[relationship.name] = { type: relationship.kind === 'array' ? arrayInsertOf(target) : objectInsertOf(target) };
+        }
+        return fields;
+      },
+    });
+    insertInputs.set(collection.name, type);
+    return type;
+  };
+  const arrayInsertOf = (target: Collection): GraphQLInputObjectType => {
+    let type = arrayInserts.get(target.name);
+    if (!type) {
+      type = new GraphQLInputObjectType({
+        name: `${target.name}_arr_rel_insert_input`,
+        description: `input type for inserting array relation for remote table "${target.table}"`,
+        fields: () => ({ data: { type: new GraphQLNonNull(nonNullList(insertInputOf(target))) } }),
+      });
+      arrayInserts.set(target.name, type);
+    }
+    return type;
+  };
+  const objectInsertOf = (target: Collection): GraphQLInputObjectType => {
+    let type = objectInserts.get(target.name);
+    if (!type) {
+      type = new GraphQLInputObjectType({
+        name: `${target.name}_obj_rel_insert_input`,
+        description: `input type for inserting object relation for remote table "${target.table}"`,
+        fields: () => ({ data: { type: new GraphQLNonNull(insertInputOf(target)) } }),
+      });
+      objectInserts.set(target.name, type);
+    }
+    return type;
+  };
+
+  const rootFields: GraphQLFieldConfigMap<unknown, unknown> = {};
+  for (const collection of metadata.collections.values()) {
+    if (!collection.insert && !collection.update && !collection.delete) continue;
+    const name = collection.name;
+    const objectType = types.objectTypes.get(name)!;
+    const response = new GraphQLObjectType({
+      name: `${name}_mutation_response`,
+      description: `response of any mutation on the table "${collection.table}"`,
+      fields: {
+        affected_rows: { type: new GraphQLNonNull(GraphQLInt), description: 'number of rows affected by the mutation', extensions: role({ kind: 'affectedRows' }) },
+        returning: { type: new GraphQLNonNull(nonNullList(objectType)), description: 'data from the rows affected by the mutation', extensions: role({ kind: 'returning' }) },
+      },
+    });
+    const root = (mutation: MutationKind) => role({ kind: 'mutationRoot', mutation, collection });
+    const pkArg = { [collection.primaryKey.name]: { type: new GraphQLNonNull(scalarOf(collection.primaryKey)) } };
+
+    if (collection.insert) {
+      const onConflict = onConflictOf(collection);
+      const conflictArg: GraphQLFieldConfigArgumentMap = onConflict ? { on_conflict: { type: onConflict, description: 'upsert condition' } } : {};
+      rootFields[`insert_${name}`] = {
+        type: response,
+        description: `insert data into the table: "${collection.table}"`,
+        args: { objects: { type: new GraphQLNonNull(nonNullList(insertInputOf(collection))), description: 'the rows to be inserted' }, ...conflictArg },
+        extensions: root('insert'),
+      };
+      rootFields[`insert_${name}_one`] = {
+        type: objectType,
+        description: `insert a single row into the table: "${collection.table}"`,
+        args: { object: { type: new GraphQLNonNull(insertInputOf(collection)), description: 'the row to be inserted' }, ...conflictArg },
+        extensions: root('insert_one'),
+      };
+    }
+    if (collection.update) {
+      const operators: GraphQLInputFieldConfigMap = {};
+      const columns = [...collection.update.columns.values()];
+      const inputOf = (suffix: string, description: string, fields: readonly Field[], scalar: (field: Field) => GraphQLInputType) => {
+        if (!fields.length) return;
+        operators[`_${suffix}`] = {
+          type: new GraphQLInputObjectType({
+            name: `${name}_${suffix}_input`,
+            description,
+            fields: Object.fromEntries(fields.map((field) => [field.name, { type: scalar(field) }])),
+          }),
+        };
+      };
+      inputOf('set', `input type for updating data in table "${collection.table}"`, columns, scalarOf);
+      inputOf('inc', 'input type for incrementing numeric columns in table', columns.filter((f) => f.type === 'numeric' || f.type === 'integer'), scalarOf);
+      inputOf('append', 'append existing jsonb value of filtered columns with new jsonb value (the keys of an object are merged)', columns.filter((f) => f.type === 'jsonb'), scalarOf);
+      inputOf('delete_key', 'delete key/value pair or string element from jsonb columns', columns.filter((f) => f.type === 'jsonb'), () => GraphQLString);
+      const whereType = new GraphQLNonNull(types.boolExps.get(name)!);
+      rootFields[`update_${name}`] = {
+        type: response,
+        description: `update data of the table: "${collection.table}"`,
+        args: { ...operators, where: { type: whereType, description: 'filter the rows which have to be updated ({} for every row)' } },
+        extensions: root('update'),
+      };
+      rootFields[`update_${name}_by_pk`] = {
+        type: objectType,
+        description: `update single row of the table: "${collection.table}"`,
+        args: {
+          ...operators,
+          pk_columns: { type: new GraphQLNonNull(new GraphQLInputObjectType({ name: `${name}_pk_columns_input`, description: `primary key columns input for table: ${collection.table}`, fields: pkArg })) },
+        },
+        extensions: root('update_by_pk'),
+      };
+      const updates = new GraphQLInputObjectType({ name: `${name}_updates`, description: `one update of update_${name}_many`, fields: { ...operators, where: { type: whereType } } });
+      rootFields[`update_${name}_many`] = {
+        type: new GraphQLList(response),
+        description: `update multiples rows of table: "${collection.table}"`,
+        args: { updates: { type: new GraphQLNonNull(nonNullList(updates)), description: 'updates to execute, in order' } },
+        extensions: root('update_many'),
+      };
+    }
+    if (collection.delete) {
+      rootFields[`delete_${name}`] = {
+        type: response,
+        description: `delete data from the table: "${collection.table}"`,
+        args: { where: { type: new GraphQLNonNull(types.boolExps.get(name)!), description: 'filter the rows which have to be deleted ({} for every row)' } },
+        extensions: root('delete'),
+      };
+      rootFields[`delete_${name}_by_pk`] = {
+        type: objectType,
+        description: `delete single row from the table: "${collection.table}"`,
+        args: pkArg,
+        extensions: root('delete_by_pk'),
+      };
+    }
+  }
+  return rootFields;
+}

@@ -1,0 +1,240 @@
+import type { Collection, Field, Metadata } from '../../metadata/index.js';
+import { assertNever, type Selection } from '../plan/ir.js';
+import type { InsertGroup, InsertValue, MutationField, MutationOutput, MutationPlan, UpdateWrite } from '../plan/mutationIr.js';
+import { selectCompiler } from './compileOperation.js';
+import { render, sql, type Fragment, type Param, type RenderedSql } from './fragment.js';
+
+/** One write statement of a mutation. It returns one row: `ids` (JSON array text) and `count`, or `json` and `count`. */
+export interface MutationStep {
+  readonly statement: RenderedSql;
+  /** The response field the step belongs to (its errors carry this path). */
+  readonly alias: string;
+  readonly collection: Collection;
+  readonly kind: 'insert' | 'update' | 'delete';
+}
+
+/** A value to check before anything runs: digits of a numeric, NUL characters of a text. */
+export interface ValueCheck {
+  readonly param: Param;
+  readonly alias: string;
+  readonly collection: Collection;
+  readonly field: Field;
+}
+
+/**
+ * A compiled mutation: its write statements in order, then the one SELECT that builds the
+ * response `{"data": …}` over what they returned. All run in one transaction
+ * (`GraphEngine.runMutation`); later statements see earlier ones' writes and trigger effects.
+ */
+export interface CompiledMutation {
+  readonly steps: readonly MutationStep[];
+  readonly response: RenderedSql;
+  readonly checks: readonly ValueCheck[];
+}
+
+const step = (index: number, output: 'ids' | 'count' | 'json'): Fragment => sql.param({ kind: 'stepResult', step: index, output });
+
+/**
+ * Compiles a mutation plan. Each insert field is one statement (its nested inserts are
+ * data-modifying CTEs of it: foreign keys are checked at the statement's end), each update one
+ * statement per update, each delete one statement that also builds its `returning` (the rows
+ * are gone afterwards). Every written row gets the tenant column from the request's account, and
+ * every row an update or delete touches carries the tenant predicate. Pure and deterministic.
+ */
+export function compileMutation(plan: MutationPlan, metadata: Metadata): CompiledMutation {
+  const tenant = sql.ident(metadata.tenantColumn);
+  const ACCOUNT = sql.param({ kind: 'account' });
+  const steps: MutationStep[] = [];
+  const checks: ValueCheck[] = [];
+  const response = selectCompiler(metadata);
+  const pairs: (readonly [string, Fragment])[] = [];
+
+  const pkColumn = (collection: Collection): Fragment => sql.ident(collection.primaryKey.source.column);
+
+  function insertValue(value: InsertValue, compiler: ReturnType<typeof selectCompiler>, alias: string, collection: Collection): Fragment {
+    if (value.kind === 'newId') return sql`${sql.param({ kind: 'newId', slot: value.slot })}::uuid`;
+    checks.push({ param: value.param, alias, collection, field: value.field });
+    return compiler.param(value.param, value.field.type);
+  }
+
+  function insertStatement(alias: string, groups: readonly InsertGroup[], onConflict: Extract<MutationField, { kind: 'insert' }>['insert']['onConflict']): RenderedSql {
+    const compiler = selectCompiler(metadata);
+    // `objects: []` inserts nothing (Hasura answers affected_rows 0).
+    if (!groups.length) return render(sql`SELECT '[]'::text AS ${sql.ident('ids')}, 0 AS ${sql.ident('count')}`);
+    const ctes = groups.map((group, index) => {
+      const columns: string[] = [];
+      for (const row of group.rows) for (const column of row.values.keys()) if (!columns.includes(column)) columns.push(column);
+      const rows = group.rows.map(
+        (row) =>
+          sql`(${sql.join([ACCOUNT, ...columns.map((column) => {
+            const value = row.values.get(column);
+            return value ? insertValue(value, compiler, alias, group.collection) : sql`DEFAULT`;
+          })])})`,
+      );
+      const target = compiler.nextAlias('t');
+      let conflict = sql``;
+      if (index === 0 && onConflict) {
+        const constraint = sql` ON CONFLICT ON CONSTRAINT ${sql.ident(onConflict.constraint)}`;
+        if (!onConflict.updateFields.length) conflict = sql`${constraint} DO NOTHING`;
+        else {
+          const assignments = onConflict.updateFields.map((field) => sql`${sql.ident(field.source.column)} = EXCLUDED.${sql.ident(field.source.column)}`);
+          const conditions = [compiler.tenantPredicate(target)];
+          if (onConflict.where) conditions.push(compiler.where(onConflict.where, target));
+          conflict = sql`${constraint} DO UPDATE SET ${sql.join(assignments)} WHERE ${sql.join(conditions, sql` AND `)}`;
+        }
+      }
+      return sql`${sql.ident(`_w${index}`)} AS (INSERT INTO ${sql.ident(group.collection.table)} AS ${target} (${sql.join([tenant, ...columns.map((c) => sql.ident(c))])}) VALUES ${sql.join(
+        rows,
+      )}${conflict} RETURNING ${target}.${pkColumn(group.collection)} AS ${sql.ident('id')})`;
+    });
+    const counts = groups.map((_, index) => sql`(SELECT count(*) FROM ${sql.ident(`_w${index}`)})`);
+    return render(
+      sql`WITH ${sql.join(ctes)} SELECT (SELECT coalesce(json_agg(${sql.ident('_w0')}.${sql.ident('id')}), '[]'::json) FROM ${sql.ident('_w0')})::text AS ${sql.ident(
+        'ids',
+      )}, (${sql.join(counts, sql` + `)})::int AS ${sql.ident('count')}`,
+    );
+  }
+
+  function updateStatement(alias: string, collection: Collection, update: UpdateWrite): RenderedSql {
+    const compiler = selectCompiler(metadata);
+    const table = compiler.nextAlias('t');
+    const assignments = [...update.set].map(([field, changes]) => {
+      let value: Fragment = sql`${table}.${sql.ident(field.source.column)}`;
+      for (const change of changes) {
+        if (change.kind !== 'deleteKey') checks.push({ param: change.param, alias, collection, field });
+        switch (change.kind) {
+          case 'set':
+            value = compiler.param(change.param, field.type);
+            break;
+          case 'inc':
+            value = sql`(${value} + ${compiler.param(change.param, field.type)})`;
+            break;
+          case 'append':
+            value = sql`(${value} || ${compiler.param(change.param, 'jsonb')})`;
+            break;
+          case 'deleteKey':
+            value = sql`(${value} - ${compiler.param(change.param, 'text')})`;
+            break;
+          default:
+            return assertNever(change.kind);
+        }
+      }
+      return sql`${sql.ident(field.source.column)} = ${value}`;
+    });
+    const written = sql.ident('_w');
+    return render(
+      sql`WITH ${written} AS (UPDATE ${sql.ident(collection.table)} AS ${table} SET ${sql.join(assignments)} WHERE ${compiler.tenantPredicate(table)} AND ${compiler.where(
+        update.where,
+        table,
+      )} RETURNING ${table}.${pkColumn(collection)} AS ${sql.ident('id')}) SELECT coalesce(json_agg(${written}.${sql.ident('id')} ORDER BY ${written}.${sql.ident(
+        'id',
+      )}), '[]'::json)::text AS ${sql.ident('ids')}, count(*)::int AS ${sql.ident('count')} FROM ${written}`,
+    );
+  }
+
+  function deleteStatement(field: Extract<MutationField, { kind: 'delete' }>): RenderedSql {
+    const compiler = selectCompiler(metadata);
+    const table = compiler.nextAlias('t');
+    const written = sql.ident('_w');
+    const row = compiler.nextAlias('r');
+    const rowsOf = (selection: Selection, one: boolean): Fragment =>
+      one
+        ? sql`coalesce((SELECT ${compiler.rowObject(field.collection, selection, row)} FROM ${written} AS ${row} LIMIT 1), 'null')`
+        : sql`(SELECT ${compiler.jsonArray(compiler.rowObject(field.collection, selection, row), sql`${row}.${pkColumn(field.collection)}`)} FROM ${written} AS ${row})`;
+    const count = sql`(SELECT count(*) FROM ${written})`;
+    const output = outputOf(field.output, compiler, count, (selection) => rowsOf(selection, false), (selection) => rowsOf(selection, true));
+    return render(
+      sql`WITH ${written} AS (DELETE FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${compiler.tenantPredicate(table)} AND ${compiler.where(
+        field.where,
+        table,
+      )} RETURNING ${table}.*) SELECT ${output}::text AS ${sql.ident('json')}, ${count}::int AS ${sql.ident('count')}`,
+    );
+  }
+
+  /** The JSON of a field's response: `{affected_rows, returning}` or the one row. */
+  function outputOf(
+    output: MutationOutput,
+    compiler: ReturnType<typeof selectCompiler>,
+    count: Fragment,
+    rows: (selection: Selection) => Fragment,
+    one: (selection: Selection) => Fragment,
+  ): Fragment {
+    if (output.kind === 'one') return one(output.selection);
+    return compiler.jsonObject(
+      output.items.map((item): readonly [string, Fragment] => {
+        switch (item.kind) {
+          case 'affectedRows':
+            return [item.alias, sql`to_json(${count})`];
+          case 'returning':
+            return [item.alias, rows(item.selection)];
+          case 'typename':
+            return [item.alias, compiler.jsonString(item.value)];
+          default:
+            return assertNever(item);
+        }
+      }),
+    );
+  }
+
+  /** The rows of ids an earlier step returned, in its order, as they are now. */
+  function rowsByIds(collection: Collection, selection: Selection, stepIndex: number): Fragment {
+    const table = response.nextAlias('t');
+    const ids = response.nextAlias('i');
+    return sql`(SELECT ${response.jsonArray(response.rowObject(collection, selection, table), sql`${ids}.${sql.ident('ord')}`)} FROM unnest(${step(
+      stepIndex,
+      'ids',
+    )}::uuid[]) WITH ORDINALITY AS ${ids} (${sql.ident('id')}, ${sql.ident('ord')}) JOIN ${sql.ident(collection.table)} AS ${table} ON ${response.tenantPredicate(
+      table,
+    )} AND ${table}.${pkColumn(collection)} = ${ids}.${sql.ident('id')})`;
+  }
+  function rowById(collection: Collection, selection: Selection, stepIndex: number): Fragment {
+    const table = response.nextAlias('t');
+    return sql`coalesce((SELECT ${response.rowObject(collection, selection, table)} FROM ${sql.ident(collection.table)} AS ${table} WHERE ${response.tenantPredicate(
+      table,
+    )} AND ${table}.${pkColumn(collection)} = (${step(stepIndex, 'ids')}::uuid[])[1]), 'null')`;
+  }
+  const writtenOutput = (collection: Collection, output: MutationOutput, stepIndex: number): Fragment =>
+    outputOf(
+      output,
+      response,
+      sql`${step(stepIndex, 'count')}::int`,
+      (selection) => rowsByIds(collection, selection, stepIndex),
+      (selection) => rowById(collection, selection, stepIndex),
+    );
+
+  for (const field of plan.fields) {
+    switch (field.kind) {
+      case 'typename':
+        pairs.push([field.alias, response.jsonString(field.value)]);
+        break;
+      case 'insert':
+        steps.push({ statement: insertStatement(field.alias, field.insert.groups, field.insert.onConflict), alias: field.alias, collection: field.collection, kind: 'insert' });
+        pairs.push([field.alias, writtenOutput(field.collection, field.output, steps.length - 1)]);
+        break;
+      case 'update': {
+        const outputs = field.updates.map((update) => {
+          steps.push({ statement: updateStatement(field.alias, field.collection, update), alias: field.alias, collection: field.collection, kind: 'update' });
+          return writtenOutput(field.collection, field.output, steps.length - 1);
+        });
+        if (!field.many) pairs.push([field.alias, outputs[0]!]);
+        else if (!outputs.length) pairs.push([field.alias, sql`'[]'::text`]);
+        else {
+          const list = response.nextAlias('u');
+          const entries = outputs.map((output, index) => sql`(${sql.value(index)}::int, ${output})`);
+          pairs.push([
+            field.alias,
+            sql`(SELECT ${response.jsonArray(sql`${list}.${sql.ident('j')}`, sql`${list}.${sql.ident('i')}`)} FROM (VALUES ${sql.join(entries)}) AS ${list} (${sql.ident('i')}, ${sql.ident('j')}))`,
+          ]);
+        }
+        break;
+      }
+      case 'delete':
+        steps.push({ statement: deleteStatement(field), alias: field.alias, collection: field.collection, kind: 'delete' });
+        pairs.push([field.alias, sql`${step(steps.length - 1, 'json')}::text`]);
+        break;
+      default:
+        assertNever(field);
+    }
+  }
+  return { steps, response: render(sql`SELECT concat('{"data":', ${response.jsonObject(pairs)}, '}') AS ${sql.ident('response')}`), checks };
+}

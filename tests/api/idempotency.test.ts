@@ -1,0 +1,111 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startSeededService, type GraphBody, type SeededService } from '../support/seededService.js';
+
+/** The first row of a result, which must be there. */
+const firstRow = <T>(rows: readonly T[]): T => {
+  assert.ok(rows.length, 'expected a row');
+  return rows[0]!;
+};
+
+/**
+ * Issue 14, Done-when 5: `Idempotency-Key` on `POST /api/graph` mutations and `POST /api/loan`,
+ * with Stripe's semantics — the same key and body run once and replay the stored response; the
+ * same key with another body is refused; concurrent requests with one key write once.
+ */
+let s: SeededService;
+let loanId: string;
+
+before(async () => {
+  s = await startSeededService({ scale: 0.01 });
+  loanId = (await s.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [s.account.id]))[0]!.id;
+});
+after(() => s?.close());
+
+const paymentsOn = async (date: string): Promise<number> =>
+  (await s.sql<{ n: number }>(`SELECT count(*)::int AS n FROM payments WHERE account_id = $1 AND loan_id = $2 AND date = $3`, [s.account.id, loanId, date]))[0]!.n;
+
+async function post(path: string, body: unknown, key?: string): Promise<{ status: number; text: string; replayed: string | null; location: string | null }> {
+  const response = await fetch(`${s.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Token ${s.apiKey}`, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, text: await response.text(), replayed: response.headers.get('idempotent-replayed'), location: response.headers.get('location') };
+}
+
+const postPayment = (date: string) => ({
+  query: `mutation($loan: uuid!, $date: date!) { insert_payments_one(object: {loan_id: $loan, date: $date, amount: 125.50, method: "ach"}) { id amount } }`,
+  variables: { loan: loanId, date },
+});
+
+describe('Idempotency-Key on POST /api/graph', () => {
+  it('20 concurrent requests with one key post exactly one payment, and all get its response', async () => {
+    const body = postPayment('2030-01-01');
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post('/api/graph', body, 'concurrent-key-1')));
+    assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([200]));
+    assert.equal(new Set(answers.map((a) => a.text)).size, 1, 'every answer is the first response');
+    assert.equal(answers.filter((a) => a.replayed === null).length, 1, 'one request ran; the others replayed');
+    assert.equal(await paymentsOn('2030-01-01'), 1);
+  });
+
+  it('a retry after success returns the first response with Idempotent-Replayed and writes nothing', async () => {
+    const body = postPayment('2030-02-01');
+    const first = await post('/api/graph', body, 'retry-key');
+    assert.equal(first.status, 200);
+    assert.equal(first.replayed, null);
+    const again = await post('/api/graph', body, 'retry-key');
+    assert.equal(again.status, 200);
+    assert.equal(again.replayed, 'true');
+    assert.equal(again.text, first.text);
+    assert.equal(await paymentsOn('2030-02-01'), 1);
+  });
+
+  it('the same key with another body is a 409, and nothing is written', async () => {
+    await post('/api/graph', postPayment('2030-03-01'), 'reused-key');
+    const other = await post('/api/graph', postPayment('2030-03-02'), 'reused-key');
+    assert.equal(other.status, 409);
+    assert.equal((JSON.parse(other.text) as GraphBody).errors?.[0]?.extensions?.code, 'idempotency-key-reused');
+    assert.equal(await paymentsOn('2030-03-02'), 0);
+  });
+
+  it('a failed request leaves no key behind: corrected, it runs', async () => {
+    const bad = await post('/api/graph', { ...postPayment('2030-04-01'), query: postPayment('x').query.replace('125.50', '0') }, 'failed-key');
+    assert.equal((JSON.parse(bad.text) as GraphBody).errors?.[0]?.extensions?.code, 'check-violation');
+    const good = await post('/api/graph', postPayment('2030-04-01'), 'failed-key');
+    assert.equal(good.status, 200, good.text);
+    assert.equal(await paymentsOn('2030-04-01'), 1);
+  });
+
+  it('keys are per account, a read ignores the key, and a malformed key is a 400', async () => {
+    const read = await post('/api/graph', { query: `{ loans(limit: 1) { id } }` }, 'read-key');
+    assert.equal(read.status, 200);
+    assert.equal((await s.sql(`SELECT 1 FROM idempotency_keys WHERE key = 'read-key'`)).length, 0);
+    const malformed = await post('/api/graph', postPayment('2030-05-01'), ' ');
+    assert.equal(malformed.status, 400);
+    assert.equal(await paymentsOn('2030-05-01'), 0);
+  });
+
+  it('a key older than 24 hours runs again', async () => {
+    const body = postPayment('2030-06-01');
+    await post('/api/graph', body, 'old-key');
+    await s.sql(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE account_id = $1 AND key = 'old-key'`, [s.account.id]);
+    const again = await post('/api/graph', body, 'old-key');
+    assert.equal(again.replayed, null);
+    assert.equal(await paymentsOn('2030-06-01'), 2);
+  });
+});
+
+describe('Idempotency-Key on POST /api/loan', () => {
+  it('a retried loan creation creates one loan and returns the first response and Location', async () => {
+    const body = { Name: 'Idempotent bridge', Amount: 50000, Rate: 9, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' };
+    const answers = await Promise.all(Array.from({ length: 5 }, () => post('/api/loan', body, 'loan-key')));
+    assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([201]));
+    assert.equal(new Set(answers.map((a) => a.text)).size, 1);
+    assert.equal(new Set(answers.map((a) => a.location)).size, 1);
+    const { n } = firstRow(await s.sql<{ n: number }>(`SELECT count(*)::int AS n FROM loans WHERE account_id = $1 AND name = 'Idempotent bridge'`, [s.account.id]));
+    assert.equal(n, 1);
+    const other = await post('/api/loan', { ...body, Amount: 60000 }, 'loan-key');
+    assert.equal(other.status, 409);
+  });
+});
