@@ -5,3 +5,4 @@ export { migrate } from './migrate.js';
 export { databaseSettingsFromEnv, openCommandDatabase, openServiceDatabase, type DatabaseSettings, type OpenedDatabase } from './openDatabase.js';
 export { openPgliteDatabase } from './pgliteDatabase.js';
 export { openPostgresDatabase } from './postgresDatabase.js';
+export { DatabaseUnavailableError, isConnectionError } from './unavailable.js';
