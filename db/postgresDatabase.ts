@@ -41,8 +41,6 @@ export interface PostgresOptions {
   readonly maxConnections?: number;
   readonly statementTimeoutMs?: number;
   readonly kind?: DatabaseKind;
-  /** Password for the server (the embedded share's per-start password); else the URL's. */
-  readonly password?: string;
   /**
    * Turns PostgreSQL's JIT compiler off on every connection (default: on for a real server).
    * JIT compilation of a large statement is not interrupted by `statement_timeout`
@@ -63,7 +61,6 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
     max: options.maxConnections ?? 10,
     types: typeParsers(),
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-    ...(options.password !== undefined ? { password: options.password } : {}),
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     ...((options.jitOff ?? kind === 'postgres') ? { options: '-c jit=off' } : {}),
   });

@@ -7,6 +7,7 @@ import {
   specifiedRules,
   validate,
   type DocumentNode,
+  type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -15,6 +16,7 @@ import { LRUCache } from 'lru-cache';
 import type { Database } from '../../db/index.js';
 import type { Metadata } from '../../metadata/index.js';
 import { checkCount, planOperation } from '../plan/planOperation.js';
+import { queryCost } from '../plan/queryCost.js';
 import { buildSchema } from '../schema/buildSchema.js';
 import { compileOperation } from '../sql/compileOperation.js';
 import type { Param, RenderedSql } from '../sql/fragment.js';
@@ -27,7 +29,21 @@ export interface EngineOptions {
   readonly maxDepth: number;
   readonly maxRows: number | null;
   readonly planCacheSize: number;
+  /** Most estimated cost of one request (`plan/queryCost.ts`); 0 = no limit. */
+  readonly maxCost?: number;
+  /** Most root fields (response keys) of one operation; 0 = no limit. */
+  readonly maxRootFields?: number;
 }
+
+/** Defaults of the request limits (README, Configuration). */
+export const DEFAULT_MAX_QUERY_COST = 20_000;
+export const DEFAULT_MAX_ROOT_FIELDS = 50;
+/**
+ * The plan cache holds at most this many characters of documents (about 30 MB of parsed AST and
+ * SQL text at the measured ~15 bytes of memory per character), whatever `planCacheSize` says:
+ * a stream of large unique documents would otherwise keep up to `planCacheSize` of them alive.
+ */
+export const PLAN_CACHE_MAX_CHARACTERS = 2_000_000;
 
 /** A GraphQL-over-HTTP request body, not yet checked. */
 export interface GraphRequest {
@@ -60,6 +76,8 @@ interface CachedOperation {
   readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>;
   /** The compiled statement, when the plan does not depend on variable values. */
   compiled: RenderedSql | null | undefined;
+  /** The estimated cost of `compiled` (`plan/queryCost.ts`). */
+  cost: number;
   /** A response of this operation has been large: it runs in parts from now on (`inParts.ts`). */
   inParts: boolean;
   /** Statement texts made from `compiled` (guarded, in parts), by kind. */
@@ -86,7 +104,11 @@ export class GraphEngine {
     readonly options: EngineOptions,
   ) {
     this.schema = buildSchema(metadata);
-    this.#cache = new LRUCache({ max: Math.max(1, options.planCacheSize) });
+    this.#cache = new LRUCache({
+      max: Math.max(1, options.planCacheSize),
+      maxSize: PLAN_CACHE_MAX_CHARACTERS,
+      sizeCalculation: (_entry, key) => Math.max(1, Math.min(key.length, PLAN_CACHE_MAX_CHARACTERS)),
+    });
     this.#rules = [...specifiedRules, depthLimitRule(options.maxDepth)];
   }
 
@@ -116,12 +138,18 @@ export class GraphEngine {
     }
 
     let compiled = cached.compiled;
+    let cost = cached.cost;
     if (!compiled) {
       const planned = this.#plan(cached, variableValues);
+      cost = queryCost(planned.plan);
+      this.#checkCost(cost);
       compiled = compileOperation(planned.plan, this.metadata);
-      if (planned.reusable) cached.compiled = compiled;
-      else cached.compiled = null;
+      if (planned.reusable) {
+        cached.compiled = compiled;
+        cached.cost = cost;
+      } else cached.compiled = null;
     }
+    this.#checkCost(cost);
     const values = compiled.params.map((param) => bind(param, variableValues, accountId, this.options.maxRows));
     return {
       prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable: cached.compiled === compiled },
@@ -198,6 +226,8 @@ export class GraphEngine {
     } catch (error) {
       throw new RequestError([toResponseError(error as GraphQLError, 'parse-failed')], 'document');
     }
+    // Before graphql-js's rules, whose field-merging check is quadratic in same-named fields.
+    this.#checkRootFields(document);
     const errors = validate(this.schema, document, this.#rules, { maxErrors: 50 });
     if (errors.length) throw new RequestError(errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
     const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
@@ -216,6 +246,7 @@ export class GraphEngine {
       operation,
       fragments,
       compiled: undefined,
+      cost: 0,
       inParts: false,
       derivedTexts: new Map(),
       needsDatabase: names.some((name) => !name.startsWith('__')),
@@ -224,6 +255,30 @@ export class GraphEngine {
     };
     this.#cache.set(cacheKey, entry);
     return entry;
+  }
+
+  #checkCost(cost: number): void {
+    const limit = this.options.maxCost ?? DEFAULT_MAX_QUERY_COST;
+    if (limit > 0 && cost > limit) {
+      const message = `the query's estimated cost ${cost} is over the limit of ${limit} (MAX_QUERY_COST): use fewer aliases, smaller limits, or fewer filters through relationships`;
+      throw new RequestError([{ message, extensions: { code: 'query-too-expensive', cost, limit } }], 'document');
+    }
+  }
+
+  /** Refuses a document with more root fields than `maxRootFields` in any operation (fragments followed, once each). */
+  #checkRootFields(document: DocumentNode): void {
+    const limit = this.options.maxRootFields ?? DEFAULT_MAX_ROOT_FIELDS;
+    if (limit <= 0) return;
+    const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+    for (const definition of document.definitions) {
+      if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+      let count = 0;
+      walkRootSelections(definition, fragments, (selection) => void (count += selection.name.value.startsWith('__') ? 0 : 1));
+      if (count > limit) {
+        const message = `the operation has ${count} root fields, over the limit of ${limit} (MAX_ROOT_FIELDS): split it into several requests`;
+        throw new RequestError([{ message, extensions: { code: 'query-too-expensive', rootFields: count, limit } }], 'document');
+      }
+    }
   }
 
   #plan(cached: CachedOperation, variables: Readonly<Record<string, unknown>>) {
@@ -327,35 +382,38 @@ function rethrowClientError(error: unknown): never {
   throw error;
 }
 
-function topLevelFieldNames(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): string[] {
-  const names: string[] = [];
+/**
+ * Calls `visit` with each field of an operation's root selection, following inline fragments and
+ * fragment spreads — each named fragment once, so the walk is linear in the document (a
+ * fragment spread twice at every level would otherwise be walked 2^levels times).
+ */
+function walkRootSelections(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, visit: (field: FieldNode) => void): void {
+  const visited = new Set<string>();
   const walk = (selections: OperationDefinitionNode['selectionSet']['selections']): void => {
     for (const selection of selections) {
-      if (selection.kind === Kind.FIELD) names.push(selection.name.value);
+      if (selection.kind === Kind.FIELD) visit(selection);
       else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet.selections);
       else {
-        const fragment = fragments.get(selection.name.value);
+        const name = selection.name.value;
+        if (visited.has(name)) continue;
+        visited.add(name);
+        const fragment = fragments.get(name);
         if (fragment) walk(fragment.selectionSet.selections);
       }
     }
   };
   walk(operation.selectionSet.selections);
+}
+
+function topLevelFieldNames(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): string[] {
+  const names: string[] = [];
+  walkRootSelections(operation, fragments, (field) => names.push(field.name.value));
   return names;
 }
 
 function rootKeys(cached: CachedOperation): string[] {
   const keys: string[] = [];
-  const walk = (selections: OperationDefinitionNode['selectionSet']['selections']): void => {
-    for (const selection of selections) {
-      if (selection.kind === Kind.FIELD) keys.push(selection.alias?.value ?? selection.name.value);
-      else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet.selections);
-      else {
-        const fragment = cached.fragments.get(selection.name.value);
-        if (fragment) walk(fragment.selectionSet.selections);
-      }
-    }
-  };
-  walk(cached.operation.selectionSet.selections);
+  walkRootSelections(cached.operation, cached.fragments, (field) => keys.push(field.alias?.value ?? field.name.value));
   return [...new Set(keys)];
 }
 
