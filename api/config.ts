@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
-import { DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
+import { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
 
 /** Every setting of the service, from the environment (documented in the README). */
 export interface ServiceConfig {
@@ -17,6 +17,8 @@ export interface ServiceConfig {
   readonly maxQueryCost: number;
   /** Most root fields of a GraphQL operation (0 = no limit). */
   readonly maxRootFields: number;
+  /** Most fields of a GraphQL operation, fragments expanded (0 = no limit). */
+  readonly maxFields: number;
   readonly metadataPath: string;
   readonly logLevel: string;
   /** Express's `trust proxy` setting (`TRUST_PROXY`), or false. */
@@ -42,7 +44,7 @@ export interface HttpTimeouts {
 
 /** The engine's options from the service's configuration. */
 export function engineOptionsOf(config: ServiceConfig): EngineOptions {
-  return { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxCost: config.maxQueryCost, maxRootFields: config.maxRootFields };
+  return { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxCost: config.maxQueryCost, maxRootFields: config.maxRootFields, maxFields: config.maxFields };
 }
 
 /**
@@ -92,6 +94,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     planCacheSize: positiveInt(env, 'PLAN_CACHE_SIZE', 1000),
     maxQueryCost: positiveInt(env, 'MAX_QUERY_COST', DEFAULT_MAX_QUERY_COST),
     maxRootFields: positiveInt(env, 'MAX_ROOT_FIELDS', DEFAULT_MAX_ROOT_FIELDS),
+    maxFields: positiveInt(env, 'MAX_QUERY_FIELDS', DEFAULT_MAX_FIELDS),
     metadataPath: env.METADATA_PATH ? resolve(env.METADATA_PATH) : defaultMetadataPath(),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: trustProxyOf(env.TRUST_PROXY),

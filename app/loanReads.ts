@@ -85,7 +85,7 @@ export class LoanReader {
   static async create(db: Database): Promise<LoanReader> {
     const metadata = parseMetadata(REST_VIEW, 'the REST loan view');
     await checkMetadataAgainstDatabase(metadata, db);
-    return new LoanReader(new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 16, maxCost: 0, maxRootFields: 0 }));
+    return new LoanReader(new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 16, maxCost: 0, maxRootFields: 0, maxFields: 0 }));
   }
 
   /** `{"loan": …}` as JSON text, or null when the account has no such loan. */

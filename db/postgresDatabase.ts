@@ -9,14 +9,33 @@ import { asUnavailable, isConnectionError } from './unavailable.js';
  * The engine marks only statements of its plan cache as reusable, which bounds how many there are.
  */
 const statementNames = new Map<string, string>();
+let statementNameCharacters = 0;
+/** The names map keeps at most this many characters of statement text (then starts again). */
+const STATEMENT_NAMES_MAX_CHARACTERS = 4_000_000;
 function statementName(text: string): string {
   let name = statementNames.get(text);
   if (!name) {
     name = `lq_${createHash('sha256').update(text).digest('base64url').slice(0, 32)}`;
-    if (statementNames.size >= 5000) statementNames.clear();
+    if (statementNames.size >= 2000 || statementNameCharacters + text.length > STATEMENT_NAMES_MAX_CHARACTERS) {
+      statementNames.clear();
+      statementNameCharacters = 0;
+    }
     statementNames.set(text, name);
+    statementNameCharacters += text.length;
   }
   return name;
+}
+
+/**
+ * node-postgres remembers every statement it prepared on a connection, and so does the server
+ * process, for the connection's whole life (`connection.parsedStatements`): a stream of distinct
+ * statements would grow both without bound. A connection that has prepared more than this many
+ * is closed when released (the pool opens a fresh one on demand).
+ */
+export const MAX_PREPARED_PER_CONNECTION = 200;
+function preparedCount(client: pg.PoolClient): number {
+  const parsed = (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements;
+  return parsed ? Object.keys(parsed).length : 0;
 }
 
 const identity = (value: string): string => value;
@@ -76,6 +95,16 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
   const config = (text: string, values: readonly unknown[], options?: QueryOptions): pg.QueryConfig =>
     options?.reusable ? { name: statementName(text), text, values: values as unknown[] } : { text, values: values as unknown[] };
 
+  const connect = (): Promise<pg.PoolClient> =>
+    pool.connect().catch((error: unknown) => {
+      throw asUnavailable(error);
+    });
+  /** Returns a client to the pool; one that failed, or holds too many prepared statements, is closed instead. */
+  const release = (client: pg.PoolClient, failure?: unknown): void => {
+    if (failure !== undefined && isConnectionError(failure)) client.release(failure as Error);
+    else client.release(preparedCount(client) > MAX_PREPARED_PER_CONNECTION ? true : undefined);
+  };
+
   const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] = [], options?: QueryOptions): Promise<QueryResult<R>> => {
     observers.notify(text, values);
     try {
@@ -89,9 +118,7 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
   /** A `pg.Query` with a 'row' listener: node-postgres then passes rows on without collecting them. */
   const each = async <R>(text: string, values: readonly unknown[], onRow: RowHandler<R>, options?: QueryOptions): Promise<number> => {
     observers.notify(text, values);
-    const client = await pool.connect().catch((error: unknown) => {
-      throw asUnavailable(error);
-    });
+    const client = await connect();
     return new Promise<number>((resolve, reject) => {
       let count = 0;
       let failure: { error: unknown } | null = null;
@@ -106,7 +133,7 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
         }
       });
       query.on('end', () => {
-        client.release();
+        release(client);
         if (failure) reject(failure.error);
         else resolve(count);
       });
@@ -128,13 +155,22 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
 
   return {
     kind,
-    query: (text, values, options) => run(pool, text, values, options),
+    async query(text, values, options) {
+      const client = await connect();
+      let failure: unknown;
+      try {
+        return await run(client, text, values, options);
+      } catch (error) {
+        failure = error;
+        throw error;
+      } finally {
+        release(client, failure);
+      }
+    },
     each,
     script: (sql) => script(pool, sql),
     async transaction(work) {
-      const client = await pool.connect().catch((error: unknown) => {
-        throw asUnavailable(error);
-      });
+      const client = await connect();
       // A client whose connection failed (or whose ROLLBACK did) is destroyed, not reused.
       let broken: Error | undefined;
       try {
@@ -148,7 +184,8 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
         else await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
         throw asUnavailable(error);
       } finally {
-        client.release(broken);
+        if (broken) client.release(broken);
+        else release(client);
       }
     },
     observe: (observer) => observers.add(observer),

@@ -8,6 +8,7 @@ import {
   validate,
   type DocumentNode,
   type FieldNode,
+  type SelectionSetNode,
   type FragmentDefinitionNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -31,19 +32,22 @@ export interface EngineOptions {
   readonly planCacheSize: number;
   /** Most estimated cost of one request (`plan/queryCost.ts`); 0 = no limit. */
   readonly maxCost?: number;
-  /** Most root fields (response keys) of one operation; 0 = no limit. */
+  /** Most root fields of one operation (fragments followed); 0 = no limit. */
   readonly maxRootFields?: number;
+  /** Most fields of one operation, every fragment spread counted in full; 0 = no limit. */
+  readonly maxFields?: number;
 }
 
 /** Defaults of the request limits (README, Configuration). */
-export const DEFAULT_MAX_QUERY_COST = 20_000;
+export const DEFAULT_MAX_QUERY_COST = 50_000;
 export const DEFAULT_MAX_ROOT_FIELDS = 50;
+export const DEFAULT_MAX_FIELDS = 1_000;
 /**
- * The plan cache holds at most this many characters of documents (about 30 MB of parsed AST and
- * SQL text at the measured ~15 bytes of memory per character), whatever `planCacheSize` says:
- * a stream of large unique documents would otherwise keep up to `planCacheSize` of them alive.
+ * The plan cache holds at most this many characters of document and compiled SQL text,
+ * whatever `planCacheSize` says: a stream of large unique documents would otherwise keep up to
+ * `planCacheSize` of them (parsed, planned and compiled) alive.
  */
-export const PLAN_CACHE_MAX_CHARACTERS = 2_000_000;
+export const PLAN_CACHE_MAX_CHARACTERS = 3_000_000;
 
 /** A GraphQL-over-HTTP request body, not yet checked. */
 export interface GraphRequest {
@@ -71,6 +75,9 @@ interface IntrospectionPart {
 }
 
 interface CachedOperation {
+  readonly cacheKey: string;
+  /** Requests prepared from this entry; its statement is marked reusable from the second on. */
+  uses: number;
   readonly document: DocumentNode;
   readonly operation: OperationDefinitionNode;
   readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>;
@@ -107,7 +114,7 @@ export class GraphEngine {
     this.#cache = new LRUCache({
       max: Math.max(1, options.planCacheSize),
       maxSize: PLAN_CACHE_MAX_CHARACTERS,
-      sizeCalculation: (_entry, key) => Math.max(1, Math.min(key.length, PLAN_CACHE_MAX_CHARACTERS)),
+      sizeCalculation: (entry, key) => Math.max(1, Math.min(key.length + (entry.compiled?.text.length ?? 0), PLAN_CACHE_MAX_CHARACTERS)),
     });
     this.#rules = [...specifiedRules, depthLimitRule(options.maxDepth)];
   }
@@ -147,12 +154,18 @@ export class GraphEngine {
       if (planned.reusable) {
         cached.compiled = compiled;
         cached.cost = cost;
+        // Set again so that the cache counts the compiled text in the entry's size.
+        if (this.#cache.has(cached.cacheKey)) this.#cache.set(cached.cacheKey, cached);
       } else cached.compiled = null;
     }
     this.#checkCost(cost);
     const values = compiled.params.map((param) => bind(param, variableValues, accountId, this.options.maxRows));
+    cached.uses += 1;
+    // Only a statement run before is worth preparing on the database's connections: a document
+    // seen once (most unique documents) would only fill their prepared-statement maps.
+    const reusable = cached.compiled === compiled && cached.uses > 1;
     return {
-      prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable: cached.compiled === compiled },
+      prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable },
       operation: cached,
     };
   }
@@ -226,8 +239,9 @@ export class GraphEngine {
     } catch (error) {
       throw new RequestError([toResponseError(error as GraphQLError, 'parse-failed')], 'document');
     }
-    // Before graphql-js's rules, whose field-merging check is quadratic in same-named fields.
-    this.#checkRootFields(document);
+    // Before graphql-js's rules (whose field-merging check is quadratic in same-named fields)
+    // and before planning (linear in fields, but 10,000 aliases take over a second).
+    this.#checkSize(document);
     const errors = validate(this.schema, document, this.#rules, { maxErrors: 50 });
     if (errors.length) throw new RequestError(errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
     const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
@@ -242,6 +256,8 @@ export class GraphEngine {
     const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
     const names = topLevelFieldNames(operation, fragments);
     const entry: CachedOperation = {
+      cacheKey,
+      uses: 0,
       document,
       operation,
       fragments,
@@ -257,6 +273,11 @@ export class GraphEngine {
     return entry;
   }
 
+  /** What the plan cache holds now: entries and their characters of document and SQL text. */
+  get planCacheUsage(): { readonly entries: number; readonly characters: number } {
+    return { entries: this.#cache.size, characters: this.#cache.calculatedSize };
+  }
+
   #checkCost(cost: number): void {
     const limit = this.options.maxCost ?? DEFAULT_MAX_QUERY_COST;
     if (limit > 0 && cost > limit) {
@@ -265,18 +286,26 @@ export class GraphEngine {
     }
   }
 
-  /** Refuses a document with more root fields than `maxRootFields` in any operation (fragments followed, once each). */
-  #checkRootFields(document: DocumentNode): void {
-    const limit = this.options.maxRootFields ?? DEFAULT_MAX_ROOT_FIELDS;
-    if (limit <= 0) return;
+  /**
+   * Refuses a document with an operation of more root fields than `maxRootFields` (fragments
+   * followed, each once) or more fields than `maxFields` (every spread counted in full, each
+   * fragment's count worked out once): linear in the document, whatever it spreads.
+   */
+  #checkSize(document: DocumentNode): void {
+    const rootLimit = this.options.maxRootFields ?? DEFAULT_MAX_ROOT_FIELDS;
+    const fieldLimit = this.options.maxFields ?? DEFAULT_MAX_FIELDS;
     const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+    const tooExpensive = (message: string, extensions: Record<string, number>) => new RequestError([{ message, extensions: { code: 'query-too-expensive', ...extensions } }], 'document');
     for (const definition of document.definitions) {
       if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-      let count = 0;
-      walkRootSelections(definition, fragments, (selection) => void (count += selection.name.value.startsWith('__') ? 0 : 1));
-      if (count > limit) {
-        const message = `the operation has ${count} root fields, over the limit of ${limit} (MAX_ROOT_FIELDS): split it into several requests`;
-        throw new RequestError([{ message, extensions: { code: 'query-too-expensive', rootFields: count, limit } }], 'document');
+      if (rootLimit > 0) {
+        let count = 0;
+        walkRootSelections(definition, fragments, (selection) => void (count += selection.name.value.startsWith('__') ? 0 : 1));
+        if (count > rootLimit) throw tooExpensive(`the operation has ${count} root fields, over the limit of ${rootLimit} (MAX_ROOT_FIELDS): split it into several requests`, { rootFields: count, limit: rootLimit });
+      }
+      if (fieldLimit > 0) {
+        const count = expandedFieldCount(definition.selectionSet, fragments, new Map(), new Set());
+        if (count > fieldLimit) throw tooExpensive(`the operation selects ${count > 1e15 ? 'over 10^15' : count} fields (fragments expanded), over the limit of ${fieldLimit} (MAX_QUERY_FIELDS)`, { fields: Math.min(count, Number.MAX_SAFE_INTEGER), limit: fieldLimit });
       }
     }
   }
@@ -380,6 +409,30 @@ function rethrowClientError(error: unknown): never {
   const clientError = classifyDatabaseError(error);
   if (clientError) throw new RequestError([clientError], 'execution');
   throw error;
+}
+
+/** Fields of a selection set, each fragment spread counted in full; a fragment's count is remembered by name. */
+function expandedFieldCount(selectionSet: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, known: Map<string, number>, visiting: Set<string>): number {
+  let count = 0;
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) count += 1 + (selection.selectionSet ? expandedFieldCount(selection.selectionSet, fragments, known, visiting) : 0);
+    else if (selection.kind === Kind.INLINE_FRAGMENT) count += expandedFieldCount(selection.selectionSet, fragments, known, visiting);
+    else {
+      const name = selection.name.value;
+      let fragmentCount = known.get(name);
+      if (fragmentCount === undefined) {
+        const fragment = fragments.get(name);
+        // A cycle is graphql-js's to report (NoFragmentCyclesRule); it counts 0 here.
+        if (!fragment || visiting.has(name)) continue;
+        visiting.add(name);
+        fragmentCount = expandedFieldCount(fragment.selectionSet, fragments, known, visiting);
+        visiting.delete(name);
+        known.set(name, fragmentCount);
+      }
+      count += fragmentCount;
+    }
+  }
+  return count;
 }
 
 /**
