@@ -7,7 +7,7 @@ import { VerifiedKeyCache } from '../app/apiKeys.js';
 import { requireApiKey } from './authenticate.js';
 import type { ServiceConfig } from './config.js';
 import type { Logger } from './logger.js';
-import { isDatabaseUnavailable, sendRestUnavailable } from './unavailable.js';
+import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from './unavailable.js';
 import { healthRoutes, type ServiceState } from './routes/health.js';
 import { loanRoutes } from './routes/loans.js';
 import { openApiRoutes } from './routes/openapi.js';
@@ -72,7 +72,7 @@ export function createApp(deps: ServiceDeps): Express {
 function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     if (res.headersSent) return res.end();
-    if (isDatabaseUnavailable(error)) return sendRestUnavailable(res);
+    if (isDatabaseUnavailable(error)) return /^\/api\/graph(\/|$|\?)/.test(req.originalUrl) ? sendGraphUnavailable(res) : sendRestUnavailable(res);
     if (error instanceof UserInputError) {
       res.status(error.status).json({
         error: error.message,
