@@ -154,8 +154,9 @@ export class GraphEngine {
       if (planned.reusable) {
         cached.compiled = compiled;
         cached.cost = cost;
-        // Set again so that the cache counts the compiled text in the entry's size.
-        if (this.#cache.has(cached.cacheKey)) this.#cache.set(cached.cacheKey, cached);
+        // Stored again so that the cache counts the compiled text in the entry's size
+        // (lru-cache recomputes a size only for a new value, hence delete first).
+        if (this.#cache.delete(cached.cacheKey)) this.#cache.set(cached.cacheKey, cached);
       } else cached.compiled = null;
     }
     this.#checkCost(cost);
