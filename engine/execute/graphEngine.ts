@@ -234,15 +234,16 @@ export class GraphEngine {
     const cacheKey = `${operationName ?? ''}\u0000${query}`;
     const hit = this.#cache.get(cacheKey);
     if (hit) return hit;
-    let document: DocumentNode;
+    let parsed: DocumentNode;
     try {
-      document = bareWordsAsStrings(this.schema, parse(query, { maxTokens: 50_000 }));
+      parsed = parse(query, { maxTokens: 50_000 });
     } catch (error) {
       throw new RequestError([toResponseError(error as GraphQLError, 'parse-failed')], 'document');
     }
-    // Before graphql-js's rules (whose field-merging check is quadratic in same-named fields)
-    // and before planning (linear in fields, but 10,000 aliases take over a second).
-    this.#checkSize(document);
+    // Right after parsing: before the typed rewrite and graphql-js's rules (whose field-merging
+    // check is quadratic in same-named fields) and planning, which take a second for 10,000 aliases.
+    this.#checkSize(parsed);
+    const document = bareWordsAsStrings(this.schema, parsed);
     const errors = validate(this.schema, document, this.#rules, { maxErrors: 50 });
     if (errors.length) throw new RequestError(errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
     const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
