@@ -151,13 +151,13 @@ describe('Behind a TLS proxy', () => {
 });
 
 describe('The plan cache', () => {
-  it('keeps at most PLAN_CACHE_MAX_CHARACTERS of documents and SQL, however many unique documents arrive', () => {
+  it('keeps at most PLAN_CACHE_MAX_BYTES (16 MiB, estimated), however many unique documents arrive', () => {
     const engine = new GraphEngine(loadMetadataFile(METADATA_PATH), { maxDepth: 12, maxRows: null, planCacheSize: 1000 });
-    // 200 unique documents of 800 fields (~10 KB, and ~40 KB of SQL each): 10 M characters if all were kept.
+    // 200 unique documents of 800 fields (~10 KB, about 1.4 MB of heap each once parsed).
     const padding = Array.from({ length: 800 }, (_, i) => `f${i}: name`).join(' ');
     for (let i = 0; i < 200; i++) engine.prepare({ query: `{ loans(where: {name: {_eq: "n${i}"}}) { id ${padding} } }` }, '00000000-0000-4000-8000-000000000001');
     const usage = engine.planCacheUsage;
-    assert.ok(usage.characters <= 3_000_000, `${usage.characters} characters cached`);
+    assert.ok(usage.bytes <= 16 * 1024 * 1024, `${usage.bytes} bytes cached`);
     assert.ok(usage.entries < 200, `${usage.entries} entries`);
     assert.ok(usage.entries > 10);
   });

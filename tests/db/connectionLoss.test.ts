@@ -86,10 +86,10 @@ describe('A lost connection on PostgreSQL', { skip: serverUrl ? false : 'needs T
   });
 
   it('a row stream (each) whose connection is terminated rejects with DatabaseUnavailableError', async () => {
-    const stream = db.each('SELECT pg_sleep(0.02), g FROM generate_series(1, 200) AS g', [], () => undefined);
+    const stream = db.each('SELECT pg_sleep(0.02), g FROM generate_series(1, 200) AS g', [], () => undefined).catch((error: unknown) => error);
     await new Promise((resolve) => setTimeout(resolve, 300));
     await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(0.02)%' AND pid <> pg_backend_pid()`);
-    const outcome = await stream.catch((error: unknown) => error);
+    const outcome = await stream;
     assert.ok(outcome instanceof DatabaseUnavailableError, `got ${String(outcome)}`);
   });
 
