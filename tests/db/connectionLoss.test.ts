@@ -66,6 +66,11 @@ describe('A lost connection on PostgreSQL', { skip: serverUrl ? false : 'needs T
     await admin.query('SELECT pg_terminate_backend($1)', [await pid]);
   }
 
+  it('runs with jit=off on its connections (JIT compilation is not interrupted by statement_timeout)', async () => {
+    const { rows } = await db.query<{ jit: string }>('SHOW jit');
+    assert.equal(rows[0]!.jit, 'off');
+  });
+
   it('a transaction whose connection is terminated rejects with DatabaseUnavailableError, and the process lives on', async () => {
     let reportPid!: (pid: number) => void;
     const pid = new Promise<number>((resolve) => (reportPid = resolve));
