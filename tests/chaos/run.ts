@@ -149,15 +149,19 @@ async function outageScenario(setup: { service: RunningService; target: Target; 
     ...Array.from({ length: 8 }, () => reader(() => setup.target, recorder, loanIds, stop)),
   ];
   await sleep(SHORT ? 3_000 : 5_000);
-  const downAt = recorder.now();
+  const haltAt = recorder.now();
   await postgresScript('halt', pgDir);
-  await sleep(OUTAGE_MS - (recorder.now() - downAt));
+  // From here PostgreSQL is surely down, until `resume` is called (pg_ctl returns once it is up).
+  const downAt = recorder.now();
+  await sleep(OUTAGE_MS - (recorder.now() - haltAt));
+  const resumeAt = recorder.now();
   await postgresScript('resume', pgDir);
   const backAt = recorder.now();
   await sleep(SHORT ? 5_000 : 10_000);
   stopping = true;
   await Promise.all(workers);
-  const during = recorder.outcomes.filter((o) => o.sentAt >= downAt + 200 && o.doneAt <= backAt);
+  // Answers to requests sent while the server was surely down (halted, not yet resumed).
+  const during = recorder.outcomes.filter((o) => o.sentAt >= downAt && o.sentAt < resumeAt && o.doneAt <= backAt);
   const duringStatuses = recorder.byStatus((o) => during.includes(o));
   const firstSuccess = recorder.outcomes.filter((o) => o.sentAt >= backAt && o.status >= 200 && o.status < 300).sort((a, b) => a.doneAt - b.doneAt)[0];
   const recoveryMs = firstSuccess ? firstSuccess.doneAt - backAt : Number.POSITIVE_INFINITY;
