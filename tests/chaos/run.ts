@@ -391,7 +391,7 @@ async function soakScenario(setup: { service: RunningService; target: Target }):
 }
 
 function report(pgVersion: string): void {
-  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Linux ${release()}, Node ${process.version}, PostgreSQL ${pgVersion} (.ci/postgres.sh), shared with other engineers' work`;
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Linux ${release()}, Node ${process.version}, ${pgVersion} (.ci/postgres.sh), shared with other engineers' work`;
   const header = ['Scenario', 'Requests', 'Answers by status', 'Acknowledged writes missing', 'Partial records (loan w/o schedule / contact w/o loan)', 'Recovery', 'Prober p99', 'Longest statement', 'RSS first / last / max'];
   const lines = [
     `Machine: ${machine}.`,
