@@ -7,6 +7,8 @@ import {
   specifiedRules,
   validate,
   type DocumentNode,
+  type FieldNode,
+  type SelectionSetNode,
   type FragmentDefinitionNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -20,6 +22,7 @@ import { compileMutation, type CompiledMutation } from '../sql/compileMutation.j
 import { checkWrittenValue } from './valueChecks.js';
 import { classifyWriteError } from './writeErrors.js';
 import { checkCount, planOperation } from '../plan/planOperation.js';
+import { queryCost } from '../plan/queryCost.js';
 import { buildSchema } from '../schema/buildSchema.js';
 import { compileOperation } from '../sql/compileOperation.js';
 import type { Param, RenderedSql } from '../sql/fragment.js';
@@ -35,9 +38,31 @@ export interface EngineOptions {
   readonly planCacheSize: number;
   /** The most rows one mutation request inserts, nested rows included (default 1000). */
   readonly maxInsertObjects?: number;
+  /** Most estimated cost of one request (`plan/queryCost.ts`); 0 = no limit. */
+  readonly maxCost?: number;
+  /** Most root fields of one operation (fragments followed); 0 = no limit. */
+  readonly maxRootFields?: number;
+  /** Most fields of one operation, every fragment spread counted in full; 0 = no limit. */
+  readonly maxFields?: number;
 }
 
 export const DEFAULT_MAX_INSERT_OBJECTS = 1000;
+
+/** Defaults of the request limits (README, Configuration). */
+export const DEFAULT_MAX_QUERY_COST = 50_000;
+export const DEFAULT_MAX_ROOT_FIELDS = 50;
+export const DEFAULT_MAX_FIELDS = 1_000;
+/**
+ * The plan cache holds at most about this many bytes, whatever `planCacheSize` says: a stream of
+ * unique documents would otherwise keep `planCacheSize` of them parsed, planned and compiled.
+ * An entry's size is estimated from its texts: a parsed document costs about 140 bytes of heap
+ * per character of its text (AST nodes, locations and the token list they keep; measured: 40 KB
+ * for a 250-character document with its 1.6 KB statement), a statement 2 bytes per character.
+ */
+export const PLAN_CACHE_MAX_BYTES = 16 * 1024 * 1024;
+const DOCUMENT_BYTES_PER_CHARACTER = 140;
+const planCacheEntryBytes = (key: string, entry: CachedOperation): number =>
+  Math.max(1, Math.min(PLAN_CACHE_MAX_BYTES, key.length * DOCUMENT_BYTES_PER_CHARACTER + 2 * (entry.compiled?.text.length ?? 0)));
 
 /** A GraphQL-over-HTTP request body, not yet checked. */
 export interface GraphRequest {
@@ -75,6 +100,9 @@ interface IntrospectionPart {
 }
 
 interface CachedOperation {
+  readonly cacheKey: string;
+  /** Requests prepared from this entry; its statement is marked reusable from the second on. */
+  uses: number;
   readonly document: DocumentNode;
   readonly operation: OperationDefinitionNode;
   readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>;
@@ -82,6 +110,8 @@ interface CachedOperation {
   compiled: RenderedSql | null | undefined;
   /** The same for a mutation: its compiled statements. */
   compiledMutation: CompiledMutation | null | undefined;
+  /** The estimated cost of `compiled` (`plan/queryCost.ts`). */
+  cost: number;
   /** A response of this operation has been large: it runs in parts from now on (`inParts.ts`). */
   inParts: boolean;
   /** Statement texts made from `compiled` (guarded, in parts), by kind. */
@@ -110,7 +140,11 @@ export class GraphEngine {
     readonly catalogue: Catalogue | null = null,
   ) {
     this.schema = buildSchema(metadata);
-    this.#cache = new LRUCache({ max: Math.max(1, options.planCacheSize) });
+    this.#cache = new LRUCache({
+      max: Math.max(1, options.planCacheSize),
+      maxSize: PLAN_CACHE_MAX_BYTES,
+      sizeCalculation: (entry, key) => planCacheEntryBytes(key, entry),
+    });
     this.#rules = [...specifiedRules, depthLimitRule(options.maxDepth), noNulCharactersRule];
   }
 
@@ -146,15 +180,28 @@ export class GraphEngine {
     }
 
     let compiled = cached.compiled;
+    let cost = cached.cost;
     if (!compiled) {
       const planned = this.#plan(cached, variableValues);
+      cost = queryCost(planned.plan);
+      this.#checkCost(cost);
       compiled = compileOperation(planned.plan, this.metadata);
-      if (planned.reusable) cached.compiled = compiled;
-      else cached.compiled = null;
+      if (planned.reusable) {
+        cached.compiled = compiled;
+        cached.cost = cost;
+        // Stored again so that the cache counts the compiled text in the entry's size
+        // (lru-cache recomputes a size only for a new value, hence delete first).
+        if (this.#cache.delete(cached.cacheKey)) this.#cache.set(cached.cacheKey, cached);
+      } else cached.compiled = null;
     }
+    this.#checkCost(cost);
     const values = compiled.params.map((param) => bind(param, variableValues, accountId, this.options.maxRows, cached.operation));
+    cached.uses += 1;
+    // Only a statement run before is worth preparing on the database's connections: a document
+    // seen once (most unique documents) would only fill their prepared-statement maps.
+    const reusable = cached.compiled === compiled && cached.uses > 1;
     return {
-      prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable: cached.compiled === compiled },
+      prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable },
       operation: cached,
     };
   }
@@ -234,12 +281,16 @@ export class GraphEngine {
     const cacheKey = `${operationName ?? ''}\u0000${query}`;
     const hit = this.#cache.get(cacheKey);
     if (hit) return hit;
-    let document: DocumentNode;
+    let parsed: DocumentNode;
     try {
-      document = bareWordsAsStrings(this.schema, parse(query, { maxTokens: 50_000 }));
+      parsed = parse(query, { maxTokens: 50_000 });
     } catch (error) {
       throw new RequestError([toResponseError(error as GraphQLError, 'parse-failed')], 'document');
     }
+    // Right after parsing: before the typed rewrite and graphql-js's rules (whose field-merging
+    // check is quadratic in same-named fields) and planning, which take a second for 10,000 aliases.
+    this.#checkSize(parsed);
+    const document = bareWordsAsStrings(this.schema, parsed);
     const errors = validate(this.schema, document, this.#rules, { maxErrors: 50 });
     if (errors.length) throw new RequestError(errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
     const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
@@ -254,11 +305,14 @@ export class GraphEngine {
     const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
     const names = topLevelFieldNames(operation, fragments);
     const entry: CachedOperation = {
+      cacheKey,
+      uses: 0,
       document,
       operation,
       fragments,
       compiled: undefined,
       compiledMutation: undefined,
+      cost: 0,
       inParts: false,
       derivedTexts: new Map(),
       needsDatabase: names.some((name) => !name.startsWith('__')),
@@ -347,6 +401,43 @@ export class GraphEngine {
     if (problems.length) throw new RequestError(problems.map((problem) => toResponseError(problem, 'validation-failed')), 'document');
     const reusable = cached.compiledMutation === program;
     return { kind: 'mutation', program, bind: bindParam, reusable, derivedTexts: reusable ? cached.derivedTexts : new Map() };
+  }
+
+  /** What the plan cache holds now: entries and their estimated bytes. */
+  get planCacheUsage(): { readonly entries: number; readonly bytes: number } {
+    return { entries: this.#cache.size, bytes: this.#cache.calculatedSize };
+  }
+
+  #checkCost(cost: number): void {
+    const limit = this.options.maxCost ?? DEFAULT_MAX_QUERY_COST;
+    if (limit > 0 && cost > limit) {
+      const message = `the query's estimated cost ${cost} is over the limit of ${limit} (MAX_QUERY_COST): use fewer aliases, smaller limits, or fewer filters through relationships`;
+      throw new RequestError([{ message, extensions: { code: 'query-too-expensive', cost, limit } }], 'document');
+    }
+  }
+
+  /**
+   * Refuses a document with an operation of more root fields than `maxRootFields` (fragments
+   * followed, each once) or more fields than `maxFields` (every spread counted in full, each
+   * fragment's count worked out once): linear in the document, whatever it spreads.
+   */
+  #checkSize(document: DocumentNode): void {
+    const rootLimit = this.options.maxRootFields ?? DEFAULT_MAX_ROOT_FIELDS;
+    const fieldLimit = this.options.maxFields ?? DEFAULT_MAX_FIELDS;
+    const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+    const tooExpensive = (message: string, extensions: Record<string, number>) => new RequestError([{ message, extensions: { code: 'query-too-expensive', ...extensions } }], 'document');
+    for (const definition of document.definitions) {
+      if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+      if (rootLimit > 0) {
+        let count = 0;
+        walkRootSelections(definition, fragments, (selection) => void (count += selection.name.value.startsWith('__') ? 0 : 1));
+        if (count > rootLimit) throw tooExpensive(`the operation has ${count} root fields, over the limit of ${rootLimit} (MAX_ROOT_FIELDS): split it into several requests`, { rootFields: count, limit: rootLimit });
+      }
+      if (fieldLimit > 0) {
+        const count = expandedFieldCount(definition.selectionSet, fragments, new Map(), new Set());
+        if (count > fieldLimit) throw tooExpensive(`the operation selects ${count > 1e15 ? 'over 10^15' : count} fields (fragments expanded), over the limit of ${fieldLimit} (MAX_QUERY_FIELDS)`, { fields: Math.min(count, Number.MAX_SAFE_INTEGER), limit: fieldLimit });
+      }
+    }
   }
 
   #plan(cached: CachedOperation, variables: ReadonlyMap<string, unknown>) {
@@ -464,35 +555,62 @@ function rethrowClientError(error: unknown): never {
   throw error;
 }
 
-function topLevelFieldNames(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): string[] {
-  const names: string[] = [];
+/** Fields of a selection set, each fragment spread counted in full; a fragment's count is remembered by name. */
+function expandedFieldCount(selectionSet: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, known: Map<string, number>, visiting: Set<string>): number {
+  let count = 0;
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) count += 1 + (selection.selectionSet ? expandedFieldCount(selection.selectionSet, fragments, known, visiting) : 0);
+    else if (selection.kind === Kind.INLINE_FRAGMENT) count += expandedFieldCount(selection.selectionSet, fragments, known, visiting);
+    else {
+      const name = selection.name.value;
+      let fragmentCount = known.get(name);
+      if (fragmentCount === undefined) {
+        const fragment = fragments.get(name);
+        // A cycle is graphql-js's to report (NoFragmentCyclesRule); it counts 0 here.
+        if (!fragment || visiting.has(name)) continue;
+        visiting.add(name);
+        fragmentCount = expandedFieldCount(fragment.selectionSet, fragments, known, visiting);
+        visiting.delete(name);
+        known.set(name, fragmentCount);
+      }
+      count += fragmentCount;
+    }
+  }
+  return count;
+}
+
+/**
+ * Calls `visit` with each field of an operation's root selection, following inline fragments and
+ * fragment spreads — each named fragment once, so the walk is linear in the document (a
+ * fragment spread twice at every level would otherwise be walked 2^levels times).
+ */
+function walkRootSelections(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, visit: (field: FieldNode) => void): void {
+  const visited = new Set<string>();
   const walk = (selections: OperationDefinitionNode['selectionSet']['selections']): void => {
     for (const selection of selections) {
-      if (selection.kind === Kind.FIELD) names.push(selection.name.value);
+      if (selection.kind === Kind.FIELD) visit(selection);
       else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet.selections);
       else {
-        const fragment = fragments.get(selection.name.value);
+        const name = selection.name.value;
+        if (visited.has(name)) continue;
+        visited.add(name);
+        const fragment = fragments.get(name);
         if (fragment) walk(fragment.selectionSet.selections);
       }
     }
   };
   walk(operation.selectionSet.selections);
+}
+
+function topLevelFieldNames(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): string[] {
+  const names: string[] = [];
+  walkRootSelections(operation, fragments, (field) => names.push(field.name.value));
   return names;
 }
 
 function rootKeys(cached: CachedOperation): string[] {
   const keys: string[] = [];
-  const walk = (selections: OperationDefinitionNode['selectionSet']['selections']): void => {
-    for (const selection of selections) {
-      if (selection.kind === Kind.FIELD) keys.push(selection.alias?.value ?? selection.name.value);
-      else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet.selections);
-      else {
-        const fragment = cached.fragments.get(selection.name.value);
-        if (fragment) walk(fragment.selectionSet.selections);
-      }
-    }
-  };
-  walk(cached.operation.selectionSet.selections);
+  walkRootSelections(cached.operation, cached.fragments, (field) => keys.push(field.alias?.value ?? field.name.value));
   return [...new Set(keys)];
 }
 

@@ -300,7 +300,10 @@ export function planningContext(
 
   function subSelection(nodes: readonly FieldNode[]): Map<string, FieldNode[]> {
     const merged = new Map<string, FieldNode[]>();
-    for (const node of nodes) if (node.selectionSet) collectFields(node.selectionSet, merged);
+    // One `visited` for all the merged nodes: a fragment spread under several of them adds its
+    // fields once, so the nodes per level stay within the document's size (no fragment bomb).
+    const visited = new Set<string>();
+    for (const node of nodes) if (node.selectionSet) collectFields(node.selectionSet, merged, visited);
     return merged;
   }
 

@@ -77,7 +77,7 @@ const REQUESTS: readonly (readonly [string, () => GraphRequest])[] = [
   ],
   ['a filter through relationships', () => ({ query: `{ loans(where: {borrows: {person: {name: {_ilike: "%smi%"}}}, payments: {amount: {_gt: 1000}}}) { id } }` })],
   ['ordering through an object relationship', () => ({ query: `{ payments(order_by: [{loan: {amount: desc}}, {date: asc}], limit: 10) { id } }` })],
-  ['sixty aliased root fields', () => ({ query: `{ ${Array.from({ length: 60 }, (_, i) => `a${i}: loans_aggregate(where: {amount: {_gt: ${i * 10000}}}) { aggregate { count } }`).join(' ')} }` })],
+  ['fifty aliased root fields (MAX_ROOT_FIELDS)', () => ({ query: `{ ${Array.from({ length: 50 }, (_, i) => `a${i}: loans_aggregate(where: {amount: {_gt: ${i * 10000}}}) { aggregate { count } }`).join(' ')} }` })],
   ['__typename beside data', () => ({ query: `{ __typename loans(limit: 1) { __typename id } }` })],
   ['introspection beside data', () => ({ query: `{ loans(limit: 1) { id } __type(name: "loans") { name } }` })],
   ['an operation picked by operationName', () => ({ query: `query A { loans(limit: 1) { id } } query B { people(limit: 1) { id } }`, operationName: 'B' })],

@@ -75,11 +75,11 @@ export interface RunningService {
 }
 
 /**
- * Starts `node dist/api/main.js` on `port` and waits for the start-up banner. Rejects with the
+ * Starts `node dist/api/main.js` (or another build's `script`) on `port` and waits for the start-up banner. Rejects with the
  * process's output if it exits first or does not serve within `timeoutMs`.
  */
-export async function startService(env: Record<string, string>, port: number, cwd: string, timeoutMs = 120_000): Promise<RunningService> {
-  const child = spawn(process.execPath, [SERVICE], { env: serviceEnv(env, port), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startService(env: Record<string, string>, port: number, cwd: string, timeoutMs = 120_000, script = SERVICE): Promise<RunningService> {
+  const child = spawn(process.execPath, [script], { env: serviceEnv(env, port), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
