@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
+import { webhookSettingsFromEnv, type WebhookSettings } from '../app/webhooks/index.js';
 
 /** Every setting of the service, from the environment (documented in the README). */
 export interface ServiceConfig {
@@ -15,6 +16,7 @@ export interface ServiceConfig {
   readonly maxInsertObjects: number;
   readonly metadataPath: string;
   readonly logLevel: string;
+  readonly webhooks: WebhookSettings;
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -52,5 +54,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     maxInsertObjects: positiveInt(env, 'MAX_INSERT_OBJECTS', 1000),
     metadataPath: env.METADATA_PATH ? resolve(env.METADATA_PATH) : defaultMetadataPath(),
     logLevel: env.LOG_LEVEL || 'info',
+    webhooks: webhookSettingsFromEnv(env),
   };
 }

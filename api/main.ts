@@ -6,7 +6,8 @@ import type { Server } from 'node:http';
 import { migrate, openServiceDatabase } from '../db/index.js';
 import { setUpDemoIfEmpty, DEMO_ACCOUNT } from '../app/demo.js';
 import { purgeExpiredIdempotencyKeys } from '../app/idempotency.js';
-import { buildEngine, EngineHolder } from '../app/engineHolder.js';
+import { buildServingEngine, EngineHolder } from '../app/engineHolder.js';
+import { WebhookWorker } from '../app/webhooks/index.js';
 import { configFromEnv } from './config.js';
 import { createApp } from './createApp.js';
 import { createLogger } from './logger.js';
@@ -21,7 +22,7 @@ async function main(): Promise<void> {
   const demo = await setUpDemoIfEmpty(opened.database);
 
   const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxInsertObjects: config.maxInsertObjects };
-  const engines = new EngineHolder(await buildEngine(config.metadataPath, opened.database, engineOptions), config.metadataPath, opened.database, engineOptions, (outcome) => {
+  const engines = new EngineHolder(await buildServingEngine(config.metadataPath, opened.database, engineOptions), config.metadataPath, opened.database, engineOptions, (outcome) => {
     if (outcome.ok) logger.info({ metadata: config.metadataPath }, 'metadata reloaded; new schema serving');
     else logger.error({ metadata: config.metadataPath, problems: outcome.problems }, 'metadata edit refused; previous schema keeps serving');
   });
@@ -30,6 +31,10 @@ async function main(): Promise<void> {
   // Idempotency keys older than their 24 h window are replaced when reused; this removes the rest.
   const purge = (): void => void purgeExpiredIdempotencyKeys(opened.database).catch((error: unknown) => logger.warn({ err: error }, 'purging idempotency keys failed'));
   setInterval(purge, 60 * 60 * 1000).unref();
+
+  // Webhook deliveries (README "Webhooks"); WEBHOOK_WORKER=0 leaves them to `loanql worker`.
+  const worker = config.webhooks.workerInService ? new WebhookWorker(opened.database, config.webhooks, logger) : null;
+  worker?.start();
 
   const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines });
   const server: Server = await new Promise((resolve, reject) => {
@@ -62,8 +67,8 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     engines.close();
     server.close(() => {
-      opened
-        .close()
+      (worker ? worker.stop() : Promise.resolve())
+        .then(() => opened.close())
         .then(() => process.exit(0))
         .catch(() => process.exit(1));
     });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Database } from '../../db/index.js';
 import { createAccount, type Account } from '../../app/accounts.js';
 import { createApiKey, type CreatedApiKey } from '../../app/apiKeys.js';
-import { buildEngine, EngineHolder } from '../../app/engineHolder.js';
+import { buildServingEngine, EngineHolder } from '../../app/engineHolder.js';
 import { configFromEnv, type ServiceConfig } from '../../api/config.js';
 import { createApp } from '../../api/createApp.js';
 import { createLogger } from '../../api/logger.js';
@@ -40,7 +40,7 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
   });
   const config: ServiceConfig = { ...configFromEnv({}), port: 0, host: '127.0.0.1', metadataPath: METADATA_PATH, ...overrides };
   const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxInsertObjects: config.maxInsertObjects };
-  const engines = new EngineHolder(await buildEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
+  const engines = new EngineHolder(await buildServingEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
   const app = createApp({ db, logger: createLogger(overrides.logLevel ?? 'warn', capture), config, databaseDescription: `test ${db.kind} database`, engines });
   const server = await new Promise<ReturnType<typeof app.listen>>((resolve, reject) => {
     const listening = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(listening)));
