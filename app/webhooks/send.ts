@@ -23,6 +23,7 @@ export function postWebhook(url: string, headers: Readonly<Record<string, string
   const elapsed = (): number => Math.round(performance.now() - started);
   return new Promise<AttemptResult>((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (statusCode: number | null, error: string | null): void => {
       if (settled) return;
       settled = true;
@@ -39,7 +40,7 @@ export function postWebhook(url: string, headers: Readonly<Record<string, string
     if (!options.allowPrivate && isIP(host) && isPrivateAddress(host)) return finish(null, `refused: ${host} is a private, loopback or link-local address`);
     const send = target.protocol === 'https:' ? httpsRequest : target.protocol === 'http:' ? httpRequest : null;
     if (!send) return finish(null, 'the endpoint URL is not http or https');
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       request.destroy(new Error(`timed out after ${options.timeoutMs} ms`));
     }, options.timeoutMs);
     const request = send(target, {
