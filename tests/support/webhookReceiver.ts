@@ -18,6 +18,8 @@ export interface WebhookReceiver {
   readonly received: ReceivedWebhook[];
   /** The status to answer with next (default 200); may be changed at any time. */
   respond: (request: ReceivedWebhook) => number;
+  /** How long to wait before answering (default 0). */
+  delayMs: number;
   /** Resolves once `predicate` holds for the received list (polling), or rejects after `timeoutMs`. */
   waitFor(predicate: (received: readonly ReceivedWebhook[]) => boolean, timeoutMs?: number): Promise<void>;
   /** Stops listening (connections are then refused); `open()` listens again on the same port. */
@@ -38,6 +40,7 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
     port,
     received: [],
     respond: () => 200,
+    delayMs: 0,
     async waitFor(predicate, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (!predicate(receiver.received)) {
@@ -61,8 +64,12 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
         request.on('end', () => {
           const webhook = { headers: headersOf(request), body: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() };
           receiver.received.push(webhook);
-          response.statusCode = receiver.respond(webhook);
-          response.end('ok');
+          const answer = (): void => {
+            response.statusCode = receiver.respond(webhook);
+            response.end('ok');
+          };
+          if (receiver.delayMs > 0) setTimeout(answer, receiver.delayMs);
+          else answer();
         });
       });
       await new Promise<void>((resolve, reject) => {
