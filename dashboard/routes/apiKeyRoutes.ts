@@ -5,6 +5,7 @@ import { createApiKey, deactivateApiKey, listApiKeys, type ApiKeyListing } from 
 import { UserInputError } from '../../app/errors.js';
 import { API_KEYS_PATH, apiKeysPage, confirmDeactivationPage } from '../pages/apiKeysPages.js';
 import { errorPage } from '../pages/errorPage.js';
+import { formText } from '../formFields.js';
 import { sessionOf, type DashboardSession } from '../session.js';
 
 /**
@@ -25,7 +26,7 @@ export function apiKeyRoutes(db: Database, logger: Logger): Router {
 
   router.post('/api-keys', async (req, res) => {
     const session = sessionOf(res);
-    const name = typeof req.body?.name === 'string' ? (req.body.name as string) : '';
+    const name = formText(req, 'name');
     try {
       const created = await createApiKey(db, session.admin.accountId, name);
       logger.info({ event: 'dashboard.api_key.created', prefix: created.prefix, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'API key created');

@@ -25,6 +25,7 @@ import { compileOperation } from '../sql/compileOperation.js';
 import type { Param, RenderedSql } from '../sql/fragment.js';
 import { bareWordsAsStrings } from '../validation/bareWordsAsStrings.js';
 import { depthLimitRule } from '../validation/depthLimitRule.js';
+import { noNulCharactersRule, variablesWithNul } from '../validation/nulCharacters.js';
 import { classifyDatabaseError, RequestError, toResponseError } from './errors.js';
 import { inParts, PARTS_FROM_LENGTH } from './inParts.js';
 
@@ -58,7 +59,15 @@ export type PreparedRequest =
     }
   | { readonly kind: 'static'; readonly body: string }
   /** A mutation: its statements run in one transaction (`runMutation`). */
-  | { readonly kind: 'mutation'; readonly program: CompiledMutation; readonly bind: (param: Param) => unknown };
+  | {
+      readonly kind: 'mutation';
+      readonly program: CompiledMutation;
+      readonly bind: (param: Param) => unknown;
+      /** The statements come from the plan cache: worth keeping prepared, like a query's. */
+      readonly reusable: boolean;
+      /** Texts derived from the program's (the guarded response), kept with the cached operation. */
+      readonly derivedTexts: Map<string, string>;
+    };
 
 interface IntrospectionPart {
   readonly data: Readonly<Record<string, unknown>>;
@@ -102,7 +111,7 @@ export class GraphEngine {
   ) {
     this.schema = buildSchema(metadata);
     this.#cache = new LRUCache({ max: Math.max(1, options.planCacheSize) });
-    this.#rules = [...specifiedRules, depthLimitRule(options.maxDepth)];
+    this.#rules = [...specifiedRules, depthLimitRule(options.maxDepth), noNulCharactersRule];
   }
 
   /** Checks, plans and binds a request for an account. Throws `RequestError` for client mistakes. */
@@ -115,7 +124,12 @@ export class GraphEngine {
     const cached = this.#operation(query, operationName);
     const coerced = getVariableValues(this.schema, cached.operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
     if (coerced.errors) throw new RequestError(coerced.errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
-    const variableValues = coerced.coerced;
+    // Variable names are the client's: looked up in a Map, so `$constructor` is just a name.
+    const variableValues: ReadonlyMap<string, unknown> = new Map(Object.entries(coerced.coerced));
+    if (cached.operation.variableDefinitions?.length) {
+      const withNul = variablesWithNul(cached.operation, new Map(Object.entries(variables ?? {})));
+      if (withNul.length) throw new RequestError(withNul.map((error) => toResponseError(error, 'validation-failed')), 'document');
+    }
     if (cached.operation.operation === 'mutation') return { prepared: this.#prepareMutation(cached, variableValues, accountId), operation: cached };
 
     let introspection: IntrospectionPart | null = null;
@@ -279,7 +293,9 @@ export class GraphEngine {
     };
     for (const step of prepared.program.steps) {
       try {
-        const { rows } = await tx.query<{ ids?: string; count: number | string; json?: string | null }>(step.statement.text, step.statement.params.map(value));
+        const { rows } = await tx.query<{ ids?: string; count: number | string; json?: string | null }>(step.statement.text, step.statement.params.map(value), {
+          reusable: prepared.reusable,
+        });
         const row = rows[0]!;
         results.push({ ids: row.ids ? (JSON.parse(row.ids) as string[]) : [], count: Number(row.count), json: row.json ?? null });
       } catch (error) {
@@ -289,11 +305,14 @@ export class GraphEngine {
       }
     }
     const response = prepared.program.response;
-    const text = guard ? guardedStatement(response.text, response.params.length, guard) : response.text;
+    const guardKey = guard ? `guard ${guard.condition}` : '';
+    const text = !guard
+      ? response.text
+      : (prepared.derivedTexts.get(guardKey) ?? remember(prepared.derivedTexts, guardKey, guardedStatement(response.text, response.params.length, guard)));
     const values = response.params.map(value);
     let rows: { response: string | null }[];
     try {
-      ({ rows } = await tx.query<{ response: string | null }>(text, guard ? [...values, ...guard.values] : values));
+      ({ rows } = await tx.query<{ response: string | null }>(text, guard ? [...values, ...guard.values] : values, { reusable: prepared.reusable }));
     } catch (error) {
       return rethrowClientError(error);
     }
@@ -302,7 +321,7 @@ export class GraphEngine {
     return rows[0]!.response;
   }
 
-  #prepareMutation(cached: CachedOperation, variableValues: Readonly<Record<string, unknown>>, accountId: string): PreparedRequest {
+  #prepareMutation(cached: CachedOperation, variableValues: ReadonlyMap<string, unknown>, accountId: string): PreparedRequest {
     let program = cached.compiledMutation;
     if (!program) {
       let planned;
@@ -326,10 +345,11 @@ export class GraphEngine {
       if (problem) problems.push(problem);
     }
     if (problems.length) throw new RequestError(problems.map((problem) => toResponseError(problem, 'validation-failed')), 'document');
-    return { kind: 'mutation', program, bind: bindParam };
+    const reusable = cached.compiledMutation === program;
+    return { kind: 'mutation', program, bind: bindParam, reusable, derivedTexts: reusable ? cached.derivedTexts : new Map() };
   }
 
-  #plan(cached: CachedOperation, variables: Readonly<Record<string, unknown>>) {
+  #plan(cached: CachedOperation, variables: ReadonlyMap<string, unknown>) {
     try {
       return planOperation(this.schema, cached.operation, cached.fragments, variables, { maxRows: this.options.maxRows, collections: this.metadata.collections });
     } catch (error) {
@@ -349,7 +369,7 @@ function checkEnvelope(request: GraphRequest): { query: string; operationName: s
   return { query, operationName: (operationName as string | null) ?? undefined, variables: (variables as Record<string, unknown> | null) ?? undefined };
 }
 
-function bind(param: Param, variables: Readonly<Record<string, unknown>>, accountId: string, maxRows: number | null): unknown {
+function bind(param: Param, variables: ReadonlyMap<string, unknown>, accountId: string, maxRows: number | null): unknown {
   switch (param.kind) {
     case 'newId':
     case 'stepResult':
@@ -361,7 +381,7 @@ function bind(param: Param, variables: Readonly<Record<string, unknown>>, accoun
     case 'list':
       return param.items.map((item) => bind(item, variables, accountId, maxRows));
     case 'var': {
-      const value = variables[param.name] ?? null;
+      const value = variables.get(param.name) ?? null;
       if (param.cast === 'value') return value;
       if (value === null) return param.cast === 'cappedLimit' ? maxRows : null;
       try {

@@ -41,7 +41,7 @@ export function planMutation(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
-  variables: Readonly<Record<string, unknown>>,
+  variables: ReadonlyMap<string, unknown>,
   options: MutationPlanOptions,
 ): PlannedMutation {
   const context = planningContext(schema, operation, fragments, variables, options);
@@ -61,7 +61,7 @@ export function planMutation(
   };
   const toJs = (value: ArgValue): unknown => {
     if (value instanceof VariableRef) return context.variableValue(value.name);
-    if (value instanceof Literal) return valueFromASTUntyped(value.node, variables);
+    if (value instanceof Literal) return valueFromASTUntyped(value.node);
     if (Array.isArray(value)) return value.map(toJs);
     if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, toJs(inner)]));
     return value;
