@@ -341,11 +341,12 @@ export const COMMANDS: Command[] = [
       const metadata = loadMetadataFile(config.metadataPath);
       // Capture must be on before the first event, also when no service has run yet.
       await applyEventTriggers(context.db, metadata.eventTypes);
-      const events = typeof context.args.events === 'string' ? context.args.events.split(',').map((e) => e.trim()).filter(Boolean) : null;
+      const events = optionText(context, 'events')?.split(',').map((e) => e.trim()).filter(Boolean) ?? null;
+      const description = optionText(context, 'description');
       const endpoint = await createWebhookEndpoint(
         context.db,
         account.id,
-        { url: required(context, 'url'), eventTypes: events, ...(typeof context.args.description === 'string' ? { description: context.args.description } : {}) },
+        { url: required(context, 'url'), eventTypes: events, ...(description !== undefined ? { description } : {}) },
         { knownEventTypes: new Set(metadata.eventTypes.keys()), allowPrivate: config.webhooks.allowPrivate },
       );
       context.out.write(
@@ -360,7 +361,8 @@ export const COMMANDS: Command[] = [
     options: { account: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
-      const accountId = typeof context.args.account === 'string' ? (await findAccount(context.db, context.args.account)).id : undefined;
+      const accountSlug = optionText(context, 'account');
+      const accountId = accountSlug !== undefined ? (await findAccount(context.db, accountSlug)).id : undefined;
       const endpoints = await listWebhookEndpoints(context.db, accountId);
       context.out.write(
         table([
