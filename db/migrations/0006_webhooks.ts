@@ -105,11 +105,11 @@ DECLARE
   new_event uuid;
 BEGIN
   IF current_setting('loanql.capture_events', true) = 'off' THEN RETURN NULL; END IF;
+  IF TG_OP = 'DELETE' THEN row_account := OLD.account_id; ELSE row_account := NEW.account_id; END IF;
+  -- The common case first, before any row is turned into JSON: an account without an active endpoint stores nothing.
+  IF NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.account_id = row_account AND e.active) THEN RETURN NULL; END IF;
   IF TG_OP <> 'DELETE' THEN new_row := to_jsonb(NEW); END IF;
   IF TG_OP <> 'INSERT' THEN old_row := to_jsonb(OLD); END IF;
-  row_account := (coalesce(new_row, old_row) ->> 'account_id')::uuid;
-  -- The common case first: an account without an active endpoint stores nothing.
-  IF NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.account_id = row_account AND e.active) THEN RETURN NULL; END IF;
 
   FOR definition IN SELECT * FROM loanql_event_types t WHERE t.table_name = TG_TABLE_NAME AND t.operation = TG_OP ORDER BY t.type LOOP
     IF definition.condition ? 'changed' AND NOT EXISTS (
