@@ -6,7 +6,7 @@
 //      Loading the compiler alone costs about half a second; `rm -rf dist` forces a full build.
 //   2. dashboard/client/build.mjs — keeps the bundle when a digest of its inputs is unchanged.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,8 +23,16 @@ function newest(path) {
   return latest;
 }
 
+/** Files the service and the CLI run from: a build info without them (e.g. written by `tsc --noEmit`) is stale. */
+const entryPoints = [join(root, 'dist', 'api', 'main.js'), join(root, 'dist', 'cli', 'main.js')];
+
 function typescriptUpToDate() {
   if (!existsSync(buildInfo)) return false;
+  if (!entryPoints.every((file) => existsSync(file))) {
+    // tsc -b would trust the build info and emit nothing: start from scratch.
+    rmSync(buildInfo, { force: true });
+    return false;
+  }
   const config = JSON.parse(readFileSync(join(root, 'tsconfig.json'), 'utf8'));
   const inputs = [...config.include.map((folder) => join(root, folder)), join(root, 'tsconfig.json'), join(root, 'package-lock.json')];
   const built = statSync(buildInfo).mtimeMs;

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
 import { ensureMetadataFile } from '../metadata/index.js';
 import { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
+import { webhookSettingsFromEnv, type WebhookSettings } from '../app/webhooks/index.js';
 
 /** Every setting of the service, from the environment (documented in the README). */
 export interface ServiceConfig {
@@ -32,6 +33,7 @@ export interface ServiceConfig {
   readonly http: HttpTimeouts;
   /** How long SIGTERM waits for in-flight requests before closing the database anyway. */
   readonly shutdownGraceMs: number;
+  readonly webhooks: WebhookSettings;
 }
 
 /** Timeouts and caps of the HTTP server (README, Configuration). */
@@ -140,5 +142,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
       maxConnections: positiveInt(env, 'HTTP_MAX_CONNECTIONS', 1_000),
     },
     shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 10_000),
+    webhooks: webhookSettingsFromEnv(env),
   };
 }

@@ -38,7 +38,7 @@ export function createApp(deps: ServiceDeps): Express {
 
   app.use(healthRoutes(deps.db, deps.databaseDescription, deps.engines, deps.state));
   app.get('/', (_req, res) => res.redirect(302, '/dashboard'));
-  app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, bodyLimitBytes: deps.config.bodyLimitBytes }));
+  app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, bodyLimitBytes: deps.config.bodyLimitBytes, allowPrivateWebhooks: deps.config.webhooks.allowPrivate }));
 
   const api = express.Router();
   // Auth comes before body parsing, so an unauthenticated request costs no parsing. A known key

@@ -5,7 +5,8 @@
 import { migrate, openServiceDatabase } from '../db/index.js';
 import { setUpDemoIfEmpty, DEMO_ACCOUNT } from '../app/demo.js';
 import { purgeExpiredIdempotencyKeys } from '../app/idempotency.js';
-import { buildEngine, EngineHolder } from '../app/engineHolder.js';
+import { buildServingEngine, EngineHolder } from '../app/engineHolder.js';
+import { WebhookWorker } from '../app/webhooks/index.js';
 import { configFromEnv, engineOptionsOf, metadataFileOf } from './config.js';
 import { createApp } from './createApp.js';
 import { createHttpServer, listen } from './httpServer.js';
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
     (path) => logger.info({ metadata: path, from: config.shippedMetadataPath }, 'metadata file created from the shipped default; edit it to change the query interface'),
     (path, reason) => logger.warn({ metadata: path, reason, serving: config.shippedMetadataPath }, 'cannot create the metadata file; serving the shipped default (create the file to edit it)'),
   );
-  const engines = new EngineHolder(await buildEngine(metadataPath, opened.database, engineOptions), metadataPath, opened.database, engineOptions, (outcome) => {
+  const engines = new EngineHolder(await buildServingEngine(metadataPath, opened.database, engineOptions), metadataPath, opened.database, engineOptions, (outcome) => {
     if (outcome.ok) logger.info({ metadata: metadataPath }, 'metadata reloaded; new schema serving');
     else logger.error({ metadata: metadataPath, problems: outcome.problems }, 'metadata edit refused; previous schema keeps serving');
   });
@@ -42,6 +43,10 @@ async function main(): Promise<void> {
   // Idempotency keys older than their 24 h window are replaced when reused; this removes the rest.
   const purge = (): void => void purgeExpiredIdempotencyKeys(opened.database).catch((error: unknown) => logger.warn({ err: error }, 'purging idempotency keys failed'));
   setInterval(purge, 60 * 60 * 1000).unref();
+
+  // Webhook deliveries (README "Webhooks"); WEBHOOK_WORKER=0 leaves them to `loanql worker`.
+  const worker = config.webhooks.workerInService ? new WebhookWorker(opened.database, config.webhooks, logger) : null;
+  worker?.start();
 
   const state: ServiceState = { stopping: false };
   const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state });
@@ -85,6 +90,8 @@ async function main(): Promise<void> {
       .then(async () => {
         clearInterval(idleSweep);
         server.closeAllConnections();
+        // Deliveries in flight finish or are left leased; the next start retries them (at least once).
+        if (worker) await worker.stop();
         await opened.close();
         logger.info({ shutdownMs: Date.now() - stopStarted }, 'stopped');
         process.exit(0);

@@ -2,11 +2,22 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { Database } from '../db/index.js';
 import { GraphEngine, type EngineOptions } from '../engine/index.js';
 import { checkMetadataAgainstDatabase, loadMetadataFile, MetadataError } from '../metadata/index.js';
+import { applyEventTriggers } from './webhooks/index.js';
 
 /** Loads a metadata file, checks it against the database, and builds its engine. */
 export async function buildEngine(path: string, db: Database, options: EngineOptions): Promise<GraphEngine> {
   const { metadata, catalogue } = await checkMetadataAgainstDatabase(loadMetadataFile(path), db);
   return new GraphEngine(metadata, options, catalogue);
+}
+
+/**
+ * `buildEngine`, then the metadata's event types applied to the database (capture triggers,
+ * re-created only when their definition changed): what the service serves from.
+ */
+export async function buildServingEngine(path: string, db: Database, options: EngineOptions): Promise<GraphEngine> {
+  const engine = await buildEngine(path, db, options);
+  await applyEventTriggers(db, engine.metadata.eventTypes);
+  return engine;
 }
 
 export interface ReloadOutcome {
@@ -43,7 +54,7 @@ export class EngineHolder {
     while (this.#reloading) await this.#reloading;
     this.#reloading = (async () => {
       try {
-        this.#engine = await buildEngine(this.path, this.db, this.options);
+        this.#engine = await buildServingEngine(this.path, this.db, this.options);
         return { ok: true };
       } catch (error) {
         if (error instanceof MetadataError) return { ok: false, problems: error.problems };

@@ -19,6 +19,22 @@ import { buildEngine } from '../app/engineHolder.js';
 import { configFromEnv, metadataFileOf } from '../api/config.js';
 import { MetadataError } from '../metadata/index.js';
 import { RequestError } from '../engine/index.js';
+import { loadMetadataFile } from '../metadata/index.js';
+import {
+  applyEventTriggers,
+  createWebhookEndpoint,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
+  redeliverWebhookEvent,
+  removeWebhookEndpoint,
+  WebhookWorker,
+} from '../app/webhooks/index.js';
+
+/** Rows as aligned columns, the first being the header. */
+function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return `${rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`;
+}
 
 export interface CommandContext {
   readonly db: Database;
@@ -323,6 +339,109 @@ export const COMMANDS: Command[] = [
         if (error instanceof MetadataError) throw new UserInputError(`${path}: ${error.message}`);
         throw error;
       }
+    },
+  },
+  {
+    words: ['webhook', 'add'],
+    usage:
+      'webhook add --account SLUG --url URL [--events a,b] [--description D]\n' +
+      '                                                 add a webhook endpoint (its signing secret alone on the last line)',
+    options: { account: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await findAccount(context.db, required(context, 'account'));
+      const config = configFromEnv();
+      const metadata = loadMetadataFile(config.metadataPath);
+      // Capture must be on before the first event, also when no service has run yet.
+      await applyEventTriggers(context.db, metadata.eventTypes);
+      const events = optionText(context, 'events')?.split(',').map((e) => e.trim()).filter(Boolean) ?? null;
+      const description = optionText(context, 'description');
+      const endpoint = await createWebhookEndpoint(
+        context.db,
+        account.id,
+        { url: required(context, 'url'), eventTypes: events, ...(description !== undefined ? { description } : {}) },
+        { knownEventTypes: new Set(metadata.eventTypes.keys()), allowPrivate: config.webhooks.allowPrivate },
+      );
+      context.out.write(
+        `webhook endpoint ${endpoint.id} added for account ${account.slug}: ${endpoint.url} (${endpoint.eventTypes?.join(', ') ?? 'every event type'}).\n` +
+          `Its signing secret is shown only now:\n${endpoint.secret}\n`,
+      );
+    },
+  },
+  {
+    words: ['webhook', 'list'],
+    usage: 'webhook list [--account SLUG]                    list webhook endpoints (never their secrets)',
+    options: { account: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const accountSlug = optionText(context, 'account');
+      const accountId = accountSlug !== undefined ? (await findAccount(context.db, accountSlug)).id : undefined;
+      const endpoints = await listWebhookEndpoints(context.db, accountId);
+      context.out.write(
+        table([
+          ['ID', 'ACCOUNT', 'URL', 'EVENTS', 'ACTIVE', 'DESCRIPTION'],
+          ...endpoints.map((e) => [e.id, e.accountSlug, e.url, e.eventTypes?.join(',') ?? '*', e.active ? 'yes' : `no (${e.disabledReason ?? 'disabled'})`, e.description]),
+        ]),
+      );
+    },
+  },
+  {
+    words: ['webhook', 'remove'],
+    usage: 'webhook remove <id>                              remove a webhook endpoint and its deliveries',
+    options: {},
+    needsDatabase: true,
+    async run(context) {
+      const id = positional(context, 0, 'the endpoint id');
+      await removeWebhookEndpoint(context.db, id);
+      context.out.write(`webhook endpoint ${id} removed\n`);
+    },
+  },
+  {
+    words: ['webhook', 'deliveries'],
+    usage: 'webhook deliveries <id> [--limit N]              an endpoint\'s recent deliveries: event, status, attempts, last code and duration',
+    options: { limit: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const id = positional(context, 0, 'the endpoint id');
+      const deliveries = await listWebhookDeliveries(context.db, id, { limit: Math.min(1000, Math.max(1, Math.floor(number(context, 'limit', 50)))) });
+      context.out.write(
+        table([
+          ['EVENT', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST CODE', 'MS', 'LAST ERROR', 'CREATED'],
+          ...deliveries.map((d) => [d.eventId, d.eventType, d.status, String(d.attempts), d.lastStatusCode === null ? '-' : String(d.lastStatusCode), d.lastDurationMs === null ? '-' : String(d.lastDurationMs), d.lastError ?? '', d.createdAt.slice(0, 19)]),
+        ]),
+      );
+    },
+  },
+  {
+    words: ['webhook', 'redeliver'],
+    usage: 'webhook redeliver <event-id>                     send an event again (same webhook-id) to its active endpoints',
+    options: {},
+    needsDatabase: true,
+    async run(context) {
+      const id = positional(context, 0, 'the event id');
+      const queued = await redeliverWebhookEvent(context.db, id);
+      context.out.write(`event ${id} queued for redelivery to ${queued} endpoint${queued === 1 ? '' : 's'}\n`);
+    },
+  },
+  {
+    words: ['worker'],
+    usage: 'worker                                           deliver webhooks until SIGTERM/SIGINT (beside or instead of the service\'s own worker)',
+    options: {},
+    needsDatabase: true,
+    async run(context) {
+      const config = configFromEnv();
+      const logger = {
+        warn: (object: Record<string, unknown>, message: string) => context.err.write(`${JSON.stringify({ level: 'warn', msg: message, err: object.err instanceof Error ? object.err.message : undefined })}\n`),
+      };
+      const worker = new WebhookWorker(context.db, config.webhooks, logger);
+      worker.start();
+      context.out.write('webhook worker running; SIGTERM or SIGINT stops it\n');
+      await new Promise<void>((resolve) => {
+        process.once('SIGTERM', resolve);
+        process.once('SIGINT', resolve);
+      });
+      await worker.stop();
+      context.out.write('webhook worker stopped\n');
     },
   },
 ];

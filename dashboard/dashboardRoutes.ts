@@ -11,6 +11,7 @@ import { assetRoutes, findAssetsDirectory } from './assets.js';
 import { consolePage } from './pages/consolePage.js';
 import { errorPage } from './pages/errorPage.js';
 import { overviewPage } from './pages/overviewPage.js';
+import { webhookRoutes } from './routes/webhookRoutes.js';
 import { apiKeyRoutes } from './routes/apiKeyRoutes.js';
 import { loginRoutes } from './routes/loginRoutes.js';
 import { refuseNulInForm } from './formFields.js';
@@ -22,6 +23,8 @@ export interface DashboardDeps {
   readonly engines: EngineHolder;
   readonly logger: Logger;
   readonly bodyLimitBytes: number;
+  /** Allow webhook endpoints on private addresses (`WEBHOOK_ALLOW_PRIVATE=1`). */
+  readonly allowPrivateWebhooks?: boolean;
   /** Login throttling state; one per service by default. */
   readonly loginThrottle?: LoginThrottle;
 }
@@ -57,6 +60,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
     res.type('html').send(consolePage(sessionOf(res).viewer));
   });
   router.use('/settings', apiKeyRoutes(db, logger));
+  router.use('/settings', webhookRoutes(db, deps.engines, logger, deps.allowPrivateWebhooks ?? false));
 
   router.use((_req, res) => {
     res.status(404).type('html').send(errorPage('Page not found', 'There is no dashboard page at this address.', res.locals.dashboard?.viewer));

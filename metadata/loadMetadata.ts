@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import AjvModule, { type ErrorObject } from 'ajv';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import metadataSchema from './metadata.schema.json' with { type: 'json' };
+import { resolveEventTypes, type EventTypeDocument } from './eventTypes.js';
 import { MetadataError, SCALAR_TYPES, type Collection, type Field, type InsertPermission, type Metadata, type PresetValue, type UpdatePermission, type Relationship, type RootFieldKind, type ScalarType } from './model.js';
 
 const Ajv = AjvModule.default;
@@ -12,6 +13,7 @@ interface MetadataDocument {
   version: 1;
   tenant_column: string;
   collections: Record<string, CollectionDocument>;
+  event_types?: Record<string, EventTypeDocument>;
 }
 interface CollectionDocument {
   table: string;
@@ -95,6 +97,7 @@ function valueAt(document: unknown, pointer: string): unknown {
 /** "/collections/loans/fields/amount" → "collection loans, field amount". */
 function describePath(pointer: string): string {
   const parts = pointer.split('/').slice(1);
+  if (parts[0] === 'event_types' && parts[1]) return [`event type ${parts[1]}`, ...parts.slice(2)].join(', ');
   if (parts[0] !== 'collections') return pointer ? `metadata ${pointer}` : 'metadata';
   const words = [`collection ${parts[1]}`];
   if (parts[2] === 'fields' && parts[3]) words.push(`field ${parts[3]}`);
@@ -169,8 +172,9 @@ function resolveMetadata(document: MetadataDocument): Metadata {
       rootNames.set(rootName, collection.name);
     }
   }
+  const eventTypes = resolveEventTypes(document.event_types, collections, problems);
   if (problems.length) throw new MetadataError(problems);
-  return { tenantColumn: document.tenant_column, collections };
+  return { tenantColumn: document.tenant_column, collections, eventTypes };
 }
 
 /**

@@ -70,6 +70,30 @@ export interface Collection {
   readonly delete: DeletePermission | null;
 }
 
+export type EventOperation = 'INSERT' | 'UPDATE' | 'DELETE';
+
+/**
+ * A named event type (`event_types:`): which writes of a collection emit it and what its payload
+ * holds. Resolved to columns, so the trigger apply step needs nothing else.
+ */
+export interface EventType {
+  readonly name: string;
+  readonly collection: string;
+  readonly table: string;
+  readonly operation: EventOperation;
+  /**
+   * For updates: `changed` — one of these columns changes; `set` — each goes from null to a value;
+   * `becomes` — each column takes this value (and did not have it). `null`: no such condition.
+   */
+  readonly condition: {
+    readonly changed: readonly string[] | null;
+    readonly set: readonly string[] | null;
+    readonly becomes: ReadonlyMap<string, string | number | boolean> | null;
+  };
+  /** Payload key (field name) → column. */
+  readonly payload: ReadonlyMap<string, string>;
+}
+
 export interface Metadata {
   readonly tenantColumn: string;
   readonly collections: ReadonlyMap<string, Collection>;
@@ -79,6 +103,8 @@ export interface Metadata {
    * fallback; absent (metadata not checked yet), every column is taken as nullable.
    */
   readonly notNullColumns?: ReadonlySet<string>;
+  /** Event types by name (`loan.created`, …), for webhooks. */
+  readonly eventTypes: ReadonlyMap<string, EventType>;
 }
 
 /** A metadata problem, naming where it is: fatal at start-up, refused on reload. */

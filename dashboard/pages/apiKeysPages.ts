@@ -112,7 +112,7 @@ function settingsPage(viewer: Viewer, title: string, content: Html, scripts: rea
     { title, viewer, section: 'settings', scripts },
     html`<h1>Settings</h1>
 <nav class="sub-nav" aria-label="Settings">
-  <ul><li><a href="${API_KEYS_PATH}" aria-current="page">API keys</a></li></ul>
+  <ul><li><a href="${API_KEYS_PATH}" aria-current="page">API keys</a></li><li><a href="/dashboard/settings/webhooks">Webhooks</a></li></ul>
 </nav>
 ${content}`,
   );

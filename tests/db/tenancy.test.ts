@@ -201,7 +201,8 @@ describe('Tenancy in the database itself (SPEC §3)', () => {
          JOIN pg_class t ON t.oid = c.conrelid
          JOIN pg_namespace n ON n.oid = t.relnamespace
         WHERE n.nspname = 'public' AND c.contype IN ('p', 'f')
-          AND c.conrelid::regclass::text NOT IN ('accounts', 'loanql_migrations')
+          -- Not tenant tables: accounts themselves, and the service's own configuration (migrations applied, the metadata's event types).
+          AND c.conrelid::regclass::text NOT IN ('accounts', 'loanql_migrations', 'loanql_event_types', 'loanql_event_state')
         ORDER BY 1, 3`,
     );
     assert.ok(rows.length > 20, 'the tenant tables were found');

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Database } from '../../db/index.js';
 import { createAccount, type Account } from '../../app/accounts.js';
 import { createApiKey, type CreatedApiKey } from '../../app/apiKeys.js';
-import { buildEngine, EngineHolder } from '../../app/engineHolder.js';
+import { buildServingEngine, EngineHolder } from '../../app/engineHolder.js';
 import { configFromEnv, engineOptionsOf, type ServiceConfig } from '../../api/config.js';
 import { createHttpServer, listen } from '../../api/httpServer.js';
 import { createApp } from '../../api/createApp.js';
@@ -41,7 +41,7 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
   });
   const config: ServiceConfig = { ...configFromEnv({}), port: 0, host: '127.0.0.1', metadataPath: METADATA_PATH, ...overrides };
   const engineOptions = engineOptionsOf(config);
-  const engines = new EngineHolder(await buildEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
+  const engines = new EngineHolder(await buildServingEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
   const app = createApp({ db, logger: createLogger(overrides.logLevel ?? 'warn', capture), config, databaseDescription: `test ${db.kind} database`, engines });
   const server = createHttpServer(app, config.http);
   await listen(server, 0, '127.0.0.1');

@@ -110,6 +110,15 @@ export async function startService(env: Record<string, string>, port: number, cw
   return service;
 }
 
+/** Starts `loanql <args>` as a long-running process (e.g. `loanql worker`); stop it with `.kill()`. */
+export function spawnCli(args: readonly string[], env: Record<string, string>, cwd: string): { process: ChildProcess; output(): string } {
+  const child = spawn(process.execPath, [CLI, ...args], { env: childEnv(env), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  return { process: child, output: () => output };
+}
+
 /** Runs the service when it is expected to refuse to start; resolves with its exit code and output. */
 export function runServiceToExit(env: Record<string, string>, port: number, cwd: string, timeoutMs = 60_000): Promise<ProcessResult> {
   return runToCompletion(SERVICE, [], serviceEnv(env, port), cwd, timeoutMs);

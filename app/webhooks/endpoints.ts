@@ -1,0 +1,181 @@
+import type { Queryable } from '../../db/index.js';
+import { UserInputError } from '../errors.js';
+import { checkWebhookUrl } from './destination.js';
+import { newSigningSecret } from './signature.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** An endpoint as listed: never its secret. */
+export interface WebhookEndpoint {
+  readonly id: string;
+  readonly accountId: string;
+  readonly accountSlug: string;
+  readonly url: string;
+  readonly description: string;
+  /** null: every event type. */
+  readonly eventTypes: readonly string[] | null;
+  readonly active: boolean;
+  readonly disabledReason: string | null;
+  readonly createdAt: string;
+}
+
+export interface CreatedWebhookEndpoint extends WebhookEndpoint {
+  /** The signing secret (`whsec_…`), returned only here. */
+  readonly secret: string;
+}
+
+export interface NewEndpointInput {
+  readonly url: string;
+  readonly eventTypes?: readonly string[] | null;
+  readonly description?: string;
+}
+
+const ENDPOINT_COLUMNS = `e.id, e.account_id, a.slug AS account_slug, e.url, e.description, e.event_types, e.active, e.disabled_reason, e.created_at`;
+type EndpointRow = { id: string; account_id: string; account_slug: string; url: string; description: string; event_types: string[] | null; active: boolean; disabled_reason: string | null; created_at: string };
+
+function toEndpoint(row: EndpointRow): WebhookEndpoint {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    accountSlug: row.account_slug,
+    url: row.url,
+    description: row.description,
+    eventTypes: row.event_types,
+    active: row.active,
+    disabledReason: row.disabled_reason,
+    createdAt: row.created_at,
+  };
+}
+
+/**
+ * Adds an endpoint to an account. `knownEventTypes` are the metadata's; an unknown type, a URL
+ * that is not http(s), or a private destination (unless allowed) is a `UserInputError` naming
+ * the field. The secret is made here and returned once.
+ */
+export async function createWebhookEndpoint(
+  db: Queryable,
+  accountId: string,
+  input: NewEndpointInput,
+  options: { knownEventTypes: ReadonlySet<string>; allowPrivate: boolean },
+): Promise<CreatedWebhookEndpoint> {
+  const fields = new Map<string, string>();
+  const urlProblem = typeof input.url === 'string' && input.url.trim() !== '' ? await checkWebhookUrl(input.url.trim(), options.allowPrivate) : 'is required';
+  if (urlProblem) fields.set('url', urlProblem);
+  let eventTypes: string[] | null = null;
+  if (input.eventTypes && input.eventTypes.length) {
+    const unknown = input.eventTypes.filter((type) => !options.knownEventTypes.has(type));
+    if (unknown.length) fields.set('events', `unknown event type ${unknown.join(', ')} (known: ${[...options.knownEventTypes].sort().join(', ')})`);
+    eventTypes = [...new Set(input.eventTypes)];
+  }
+  const description = input.description ?? '';
+  if (description.length > 500) fields.set('description', 'is longer than 500 characters');
+  if (/\u0000/.test(description)) fields.set('description', 'must not contain NUL characters');
+  if (fields.size) throw new UserInputError(`webhook endpoint refused: ${[...fields].map(([k, v]) => `${k} ${v}`).join('; ')}`, 400, Object.fromEntries(fields));
+  const secret = newSigningSecret();
+  const { rows } = await db.query<EndpointRow>(
+    `WITH created AS (
+       INSERT INTO webhook_endpoints (account_id, url, description, event_types, secret) VALUES ($1, $2, $3, $4::text[], $5)
+       RETURNING *)
+     SELECT ${ENDPOINT_COLUMNS} FROM created e JOIN accounts a ON a.id = e.account_id`,
+    [accountId, input.url.trim(), description, eventTypes, secret],
+  );
+  return { ...toEndpoint(rows[0]!), secret };
+}
+
+/** Endpoints, newest first; of one account when `accountId` is given. */
+export async function listWebhookEndpoints(db: Queryable, accountId?: string): Promise<WebhookEndpoint[]> {
+  const { rows } = await db.query<EndpointRow>(
+    `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id
+      WHERE $1::uuid IS NULL OR e.account_id = $1::uuid ORDER BY e.created_at DESC, e.id`,
+    [accountId ?? null],
+  );
+  return rows.map(toEndpoint);
+}
+
+function checkId(id: string, what: string): void {
+  if (!UUID.test(id)) throw new UserInputError(`no ${what} ${id}`, 404);
+}
+
+/** Removes an endpoint with its deliveries (of one account when `accountId` is given). */
+export async function removeWebhookEndpoint(db: Queryable, id: string, accountId?: string): Promise<void> {
+  checkId(id, 'webhook endpoint');
+  const { rowCount } = await db.query('DELETE FROM webhook_endpoints WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)', [id, accountId ?? null]);
+  if (!rowCount) throw new UserInputError(`no webhook endpoint ${id}`, 404);
+}
+
+/** Turns an endpoint off (nothing more is captured or sent for it) or on again. */
+export async function setWebhookEndpointActive(db: Queryable, id: string, active: boolean, accountId?: string): Promise<void> {
+  checkId(id, 'webhook endpoint');
+  const { rowCount } = await db.query(
+    `UPDATE webhook_endpoints SET active = $3, disabled_reason = CASE WHEN $3 THEN NULL ELSE 'disabled by an admin' END
+      WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)`,
+    [id, accountId ?? null, active],
+  );
+  if (!rowCount) throw new UserInputError(`no webhook endpoint ${id}`, 404);
+}
+
+export interface WebhookDelivery {
+  readonly id: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly endpointId: string;
+  readonly status: 'pending' | 'succeeded' | 'failed';
+  readonly attempts: number;
+  readonly lastStatusCode: number | null;
+  readonly lastError: string | null;
+  readonly lastDurationMs: number | null;
+  readonly nextAttemptAt: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/** An endpoint's most recent deliveries (newest first), with the state of their last attempt. */
+export async function listWebhookDeliveries(db: Queryable, endpointId: string, options: { accountId?: string; limit?: number } = {}): Promise<WebhookDelivery[]> {
+  checkId(endpointId, 'webhook endpoint');
+  const endpoint = await db.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)', [endpointId, options.accountId ?? null]);
+  if (!endpoint.rows.length) throw new UserInputError(`no webhook endpoint ${endpointId}`, 404);
+  const { rows } = await db.query<{
+    id: string; event_id: string; type: string; endpoint_id: string; status: WebhookDelivery['status']; attempts: number;
+    last_status_code: number | null; last_error: string | null; last_duration_ms: number | null; next_attempt_at: string; created_at: string; updated_at: string;
+  }>(
+    `SELECT d.id, d.event_id, ev.type, d.endpoint_id, d.status, d.attempts, d.last_status_code, d.last_error, d.last_duration_ms, d.next_attempt_at, d.created_at, d.updated_at
+       FROM webhook_deliveries d JOIN webhook_events ev ON ev.account_id = d.account_id AND ev.id = d.event_id
+      WHERE d.endpoint_id = $1 AND ($2::uuid IS NULL OR d.account_id = $2::uuid)
+      ORDER BY d.created_at DESC, d.id LIMIT $3`,
+    [endpointId, options.accountId ?? null, options.limit ?? 50],
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    eventId: row.event_id,
+    eventType: row.type,
+    endpointId: row.endpoint_id,
+    status: row.status,
+    attempts: row.attempts,
+    lastStatusCode: row.last_status_code,
+    lastError: row.last_error,
+    lastDurationMs: row.last_duration_ms,
+    nextAttemptAt: row.next_attempt_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }));
+}
+
+/**
+ * Sends an event again to every active endpoint it was for (whatever its state: failed,
+ * succeeded or still pending): the delivery is due now, with a fresh allowance of attempts, and
+ * keeps its `webhook-id`. Returns how many deliveries were queued.
+ */
+export async function redeliverWebhookEvent(db: Queryable, eventId: string, accountId?: string): Promise<number> {
+  checkId(eventId, 'event');
+  const event = await db.query('SELECT 1 FROM webhook_events WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)', [eventId, accountId ?? null]);
+  if (!event.rows.length) throw new UserInputError(`no event ${eventId}`, 404);
+  const { rowCount } = await db.query(
+    `UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), attempts_before_redelivery = d.attempts, updated_at = now()
+       FROM webhook_endpoints e
+      WHERE d.event_id = $1 AND ($2::uuid IS NULL OR d.account_id = $2::uuid)
+        AND e.account_id = d.account_id AND e.id = d.endpoint_id AND e.active`,
+    [eventId, accountId ?? null],
+  );
+  if (!rowCount) throw new UserInputError(`event ${eventId} has no active endpoint to go to`, 409);
+  return rowCount;
+}

@@ -1,0 +1,209 @@
+import type { Database } from '../../db/index.js';
+import { postWebhook, type AttemptResult } from './send.js';
+import { retryDelayMs, type WebhookSettings } from './settings.js';
+import { signWebhook } from './signature.js';
+
+/** A claimed delivery with what sending it needs. */
+interface ClaimedDelivery {
+  account_id: string;
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  attempt: number;
+  attempts_before_redelivery: number;
+  type: string;
+  data: unknown;
+  event_created_at: string;
+  url: string;
+  secret: string;
+  endpoint_active: boolean;
+  account_slug: string;
+}
+
+/** Extra time a claim holds a delivery beyond the attempt's own time limit. */
+const LEASE_MARGIN_MS = 5_000;
+
+/**
+ * Claims due deliveries and leases them: the claim (`FOR UPDATE SKIP LOCKED`, so processes never
+ * take the same rows) counts the attempt and moves `next_attempt_at` past the attempt's time
+ * limit, and commits before anything is sent. A process killed mid-send leaves the delivery
+ * pending; it is due again when the lease ends, and is sent again with the same `webhook-id`
+ * (at least once). `busy` endpoints (at this process's per-endpoint limit) are skipped, and at
+ * most `perEndpoint` rows of one endpoint are taken per claim, chosen among the 1,000 earliest due
+ * (so a claim costs the same with a backlog of a million).
+ */
+const CLAIM = `
+WITH due AS (
+  SELECT d.account_id, d.id FROM webhook_deliveries d
+   WHERE (d.account_id, d.id) IN (
+     SELECT c.account_id, c.id FROM (
+       SELECT account_id, id, row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS n
+         FROM (SELECT account_id, id, endpoint_id, next_attempt_at FROM webhook_deliveries
+                WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY ($2::uuid[]))
+                ORDER BY next_attempt_at LIMIT 1000) earliest) c
+      WHERE c.n <= $3)
+     AND d.status = 'pending' AND d.next_attempt_at <= now()
+   ORDER BY d.next_attempt_at, d.id
+   LIMIT $1
+   FOR UPDATE SKIP LOCKED)
+UPDATE webhook_deliveries d
+   SET attempts = d.attempts + 1, next_attempt_at = now() + $4 * interval '1 millisecond', updated_at = now()
+  FROM due, webhook_events ev, webhook_endpoints e, accounts a
+ WHERE d.account_id = due.account_id AND d.id = due.id
+   AND ev.account_id = d.account_id AND ev.id = d.event_id
+   AND e.account_id = d.account_id AND e.id = d.endpoint_id
+   AND a.id = d.account_id
+RETURNING d.account_id, d.id, d.event_id, d.endpoint_id, d.attempts AS attempt, d.attempts_before_redelivery, ev.type, ev.data,
+          to_char(ev.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS event_created_at, e.url, e.secret, e.active AS endpoint_active, a.slug AS account_slug`;
+
+export interface WorkerLogger {
+  warn(object: Record<string, unknown>, message: string): void;
+  debug?(object: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * The delivery worker: polls for due deliveries, sends each signed (Standard Webhooks), records
+ * the attempt, and schedules a retry with backoff, `failed` after the last attempt, or disables
+ * the endpoint on 410. Runs inside the service and as `loanql worker`; any number of processes
+ * may run it against one database.
+ */
+export class WebhookWorker {
+  readonly #inFlight = new Map<string, Promise<void>>();
+  readonly #perEndpoint = new Map<string, number>();
+  #timer: NodeJS.Timeout | null = null;
+  #running = false;
+  #ticking: Promise<void> | null = null;
+  #again = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly settings: WebhookSettings,
+    private readonly logger: WorkerLogger,
+  ) {}
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#schedule(0);
+  }
+
+  /** Stops claiming; waits for the attempts in flight to finish (each is bounded by its timeout). */
+  async stop(): Promise<void> {
+    this.#running = false;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    if (this.#ticking) await this.#ticking.catch(() => undefined);
+    await Promise.allSettled([...this.#inFlight.values()]);
+  }
+
+  /** Deliveries being sent by this process now. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  #schedule(delayMs: number): void {
+    if (!this.#running) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#tick();
+    }, delayMs);
+    this.#timer.unref();
+  }
+
+  #tick(): void {
+    if (!this.#running) return;
+    if (this.#ticking) {
+      this.#again = true;
+      return;
+    }
+    this.#ticking = this.#claimAndSend()
+      .then((claimedFull) => {
+        this.#ticking = null;
+        const again = this.#again || claimedFull;
+        this.#again = false;
+        this.#schedule(again ? 0 : this.settings.pollMs);
+      })
+      .catch((error: unknown) => {
+        this.#ticking = null;
+        this.logger.warn({ err: error }, 'webhook worker: claiming deliveries failed; retrying');
+        this.#schedule(Math.max(this.settings.pollMs, 1000));
+      });
+  }
+
+  /** Claims as many deliveries as there are free slots; true when every slot was filled. */
+  async #claimAndSend(): Promise<boolean> {
+    const free = this.settings.concurrency - this.#inFlight.size;
+    if (free <= 0) return false;
+    const busy = [...this.#perEndpoint].filter(([, count]) => count >= this.settings.perEndpointConcurrency).map(([id]) => id);
+    const { rows } = await this.db.query<ClaimedDelivery>(CLAIM, [free, busy, this.settings.perEndpointConcurrency, this.settings.timeoutMs + LEASE_MARGIN_MS]);
+    for (const delivery of rows) {
+      this.#perEndpoint.set(delivery.endpoint_id, (this.#perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
+      const work = this.#deliver(delivery)
+        .catch((error: unknown) => this.logger.warn({ err: error, delivery: delivery.id }, 'webhook worker: recording a delivery failed; it is retried when its lease ends'))
+        .finally(() => {
+          this.#inFlight.delete(delivery.id);
+          const left = (this.#perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
+          if (left > 0) this.#perEndpoint.set(delivery.endpoint_id, left);
+          else this.#perEndpoint.delete(delivery.endpoint_id);
+          this.#tick();
+        });
+      this.#inFlight.set(delivery.id, work);
+    }
+    return rows.length === free;
+  }
+
+  async #deliver(delivery: ClaimedDelivery): Promise<void> {
+    if (!delivery.endpoint_active) {
+      await this.db.query(
+        `UPDATE webhook_deliveries SET status = 'failed', last_error = 'the endpoint is disabled', attempts = attempts - 1, updated_at = now() WHERE account_id = $1 AND id = $2`,
+        [delivery.account_id, delivery.id],
+      );
+      return;
+    }
+    const body = JSON.stringify({
+      id: delivery.event_id,
+      type: delivery.type,
+      created_at: delivery.event_created_at,
+      account: delivery.account_slug,
+      data: delivery.data,
+      attempt: delivery.attempt,
+    });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = {
+      'webhook-id': delivery.event_id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signWebhook(delivery.secret, delivery.event_id, timestamp, body),
+    };
+    const result = await postWebhook(delivery.url, headers, body, { timeoutMs: this.settings.timeoutMs, allowPrivate: this.settings.allowPrivate });
+    await this.#record(delivery, result);
+  }
+
+  async #record(delivery: ClaimedDelivery, result: AttemptResult): Promise<void> {
+    const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const gone = result.statusCode === 410;
+    const exhausted = delivery.attempt - delivery.attempts_before_redelivery >= this.settings.maxAttempts;
+    const status = succeeded ? 'succeeded' : gone || exhausted ? 'failed' : 'pending';
+    const error = result.error ?? (succeeded ? null : `HTTP ${result.statusCode}`);
+    const retryMs = status === 'pending' ? retryDelayMs(this.settings, delivery.attempt - delivery.attempts_before_redelivery) : 0;
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `UPDATE webhook_deliveries SET status = $3, last_status_code = $4, last_error = $5, last_duration_ms = $6,
+                next_attempt_at = now() + $7 * interval '1 millisecond', updated_at = now()
+          WHERE account_id = $1 AND id = $2 AND attempts = $8`,
+        [delivery.account_id, delivery.id, status, result.statusCode, error, result.durationMs, retryMs, delivery.attempt],
+      );
+      await tx.query(
+        'INSERT INTO webhook_attempts (account_id, delivery_id, attempt, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6)',
+        [delivery.account_id, delivery.id, delivery.attempt, result.statusCode, error, result.durationMs],
+      );
+      if (gone) {
+        await tx.query(`UPDATE webhook_endpoints SET active = false, disabled_reason = 'the endpoint answered 410 Gone' WHERE account_id = $1 AND id = $2`, [
+          delivery.account_id,
+          delivery.endpoint_id,
+        ]);
+      }
+    });
+    if (!succeeded) this.logger.debug?.({ delivery: delivery.id, event: delivery.event_id, attempt: delivery.attempt, status: result.statusCode, error, next: status }, 'webhook attempt failed');
+  }
+}

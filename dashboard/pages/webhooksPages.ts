@@ -1,0 +1,157 @@
+import type { CreatedWebhookEndpoint, WebhookDelivery, WebhookEndpoint } from '../../app/webhooks/index.js';
+import { html, type Html } from '../html.js';
+import { csrfField, formatTimestamp, message, renderPage, type Viewer } from './layout.js';
+
+export const WEBHOOKS_PATH = '/dashboard/settings/webhooks';
+const API_KEYS_PATH = '/dashboard/settings/api-keys';
+
+export function endpointPath(id: string): string {
+  return `${WEBHOOKS_PATH}/${encodeURIComponent(id)}`;
+}
+
+export interface WebhooksView {
+  readonly endpoints: readonly WebhookEndpoint[];
+  readonly eventTypes: readonly string[];
+  /** Just created: the only time the secret is shown. */
+  readonly created?: CreatedWebhookEndpoint;
+  readonly notice?: string;
+  readonly error?: string;
+  /** What was typed into the create form, kept after an error. */
+  readonly form?: { readonly url: string; readonly description: string; readonly events: readonly string[] };
+}
+
+/** Settings > Webhooks: the endpoints, the create form, and a new endpoint's secret once. */
+export function webhooksPage(viewer: Viewer, view: WebhooksView): string {
+  const chosen = new Set(view.form?.events ?? []);
+  return settingsPage(
+    viewer,
+    'Webhooks',
+    'webhooks',
+    html`${view.created ? createdEndpoint(view.created) : null}
+${message('ok', view.notice)}
+<p class="lead">An endpoint receives this account's events as signed HTTP POSTs (Standard Webhooks), at least once, retried with backoff.</p>
+
+<h2 id="create-heading">Add an endpoint</h2>
+${message('error', view.error)}
+<form method="post" action="${WEBHOOKS_PATH}" aria-labelledby="create-heading">
+  ${csrfField(viewer.csrfToken)}
+  <div class="field">
+    <label for="webhook-url">URL</label>
+    <input id="webhook-url" name="url" type="url" required maxlength="2000" value="${view.form?.url ?? ''}" aria-describedby="webhook-url-hint">
+    <span id="webhook-url-hint" class="hint">http or https; private and loopback addresses are refused.</span>
+  </div>
+  <div class="field">
+    <label for="webhook-description">Description</label>
+    <input id="webhook-description" name="description" type="text" maxlength="500" value="${view.form?.description ?? ''}">
+  </div>
+  <fieldset class="field">
+    <legend>Events (none ticked: every event)</legend>
+    ${view.eventTypes.map(
+      (type) => html`<label class="checkbox"><input type="checkbox" name="events" value="${type}"${chosen.has(type) ? html` checked` : null}> <code>${type}</code></label> `,
+    )}
+  </fieldset>
+  <div><button type="submit">Add endpoint</button></div>
+</form>
+
+<h2 id="endpoints-heading">Endpoints</h2>
+${view.endpoints.length === 0 ? html`<p>This account has no webhook endpoints yet.</p>` : endpointTable(view.endpoints)}`,
+  );
+}
+
+function createdEndpoint(created: CreatedWebhookEndpoint): Html {
+  return html`<section class="new-key" aria-labelledby="new-secret-heading">
+  <h2 id="new-secret-heading">Endpoint added</h2>
+  <p><strong>Copy the signing secret now: it is shown only this once.</strong> Your receiver needs it to verify each webhook's signature.</p>
+  <label for="new-secret">Signing secret</label>
+  <div class="key-row">
+    <input id="new-secret" type="text" readonly value="${created.secret}" autocomplete="off" spellcheck="false">
+  </div>
+</section>`;
+}
+
+function endpointTable(endpoints: readonly WebhookEndpoint[]): Html {
+  return html`<table aria-labelledby="endpoints-heading">
+  <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Description</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <tbody>
+    ${endpoints.map(
+      (endpoint) => html`<tr data-endpoint-id="${endpoint.id}">
+      <td><a href="${endpointPath(endpoint.id)}"><code>${endpoint.url}</code></a></td>
+      <td>${endpoint.eventTypes ? endpoint.eventTypes.join(', ') : html`<span class="hint">every event</span>`}</td>
+      <td>${endpoint.description}</td>
+      <td>${formatTimestamp(endpoint.createdAt)}</td>
+      <td>${endpoint.active ? html`<span class="status status-active">Active</span>` : html`<span class="status status-inactive" title="${endpoint.disabledReason ?? ''}">Disabled</span>`}</td>
+      <td><a href="${endpointPath(endpoint.id)}" aria-label="Deliveries of ${endpoint.url}">Deliveries</a></td>
+    </tr>`,
+    )}
+  </tbody>
+</table>`;
+}
+
+export interface EndpointView {
+  readonly endpoint: WebhookEndpoint;
+  readonly deliveries: readonly WebhookDelivery[];
+  readonly notice?: string;
+  readonly error?: string;
+}
+
+/** One endpoint: its facts, disable/enable, and its recent deliveries with a redeliver button each. */
+export function endpointPage(viewer: Viewer, view: EndpointView): string {
+  const { endpoint } = view;
+  return settingsPage(
+    viewer,
+    'Webhook endpoint',
+    'webhooks',
+    html`<h2>Endpoint <code>${endpoint.url}</code></h2>
+${message('ok', view.notice)}
+${message('error', view.error)}
+<dl class="facts">
+  <dt>Events</dt><dd>${endpoint.eventTypes ? endpoint.eventTypes.join(', ') : 'every event'}</dd>
+  <dt>Description</dt><dd>${endpoint.description}</dd>
+  <dt>Status</dt><dd>${endpoint.active ? 'Active' : html`Disabled (${endpoint.disabledReason ?? 'disabled'})`}</dd>
+  <dt>Created</dt><dd>${formatTimestamp(endpoint.createdAt)}</dd>
+</dl>
+<form method="post" action="${endpointPath(endpoint.id)}/${endpoint.active ? 'disable' : 'enable'}">
+  ${csrfField(viewer.csrfToken)}
+  <button type="submit" class="${endpoint.active ? 'button-danger' : ''}">${endpoint.active ? 'Disable endpoint' : 'Enable endpoint'}</button>
+  <a class="button button-secondary" href="${WEBHOOKS_PATH}">Back to the endpoints</a>
+</form>
+
+<h2 id="deliveries-heading">Recent deliveries</h2>
+${
+  view.deliveries.length === 0
+    ? html`<p>No deliveries yet.</p>`
+    : html`<table aria-labelledby="deliveries-heading">
+  <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Status code</th><th scope="col">Duration</th><th scope="col">Attempt</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <tbody>
+    ${view.deliveries.map(
+      (delivery) => html`<tr data-event-id="${delivery.eventId}">
+      <td><code>${delivery.eventType}</code><br><span class="hint">${delivery.eventId}</span></td>
+      <td>${delivery.status}${delivery.lastError ? html`<br><span class="hint">${delivery.lastError}</span>` : null}</td>
+      <td>${delivery.lastStatusCode === null ? '–' : String(delivery.lastStatusCode)}</td>
+      <td>${delivery.lastDurationMs === null ? '–' : `${delivery.lastDurationMs} ms`}</td>
+      <td>${String(delivery.attempts)}</td>
+      <td>${formatTimestamp(delivery.createdAt)}</td>
+      <td><form method="post" action="${endpointPath(endpoint.id)}/redeliver">
+        ${csrfField(viewer.csrfToken)}
+        <input type="hidden" name="event_id" value="${delivery.eventId}">
+        <button type="submit" class="button-secondary" aria-label="Redeliver ${delivery.eventType} ${delivery.eventId}">Redeliver</button>
+      </form></td>
+    </tr>`,
+    )}
+  </tbody>
+</table>`
+}`,
+  );
+}
+
+/** The settings frame with its sub-navigation (API keys, Webhooks). */
+function settingsPage(viewer: Viewer, title: string, current: 'api-keys' | 'webhooks', content: Html): string {
+  return renderPage(
+    { title, viewer, section: 'settings' },
+    html`<h1>Settings</h1>
+<nav class="sub-nav" aria-label="Settings">
+  <ul><li><a href="${API_KEYS_PATH}"${current === 'api-keys' ? html` aria-current="page"` : null}>API keys</a></li><li><a href="${WEBHOOKS_PATH}"${current === 'webhooks' ? html` aria-current="page"` : null}>Webhooks</a></li></ul>
+</nav>
+${content}`,
+  );
+}

@@ -1,0 +1,102 @@
+import { Router, type Request, type Response } from 'express';
+import type { Database } from '../../db/index.js';
+import type { Logger } from '../../api/logger.js';
+import type { EngineHolder } from '../../app/engineHolder.js';
+import { UserInputError } from '../../app/errors.js';
+import {
+  createWebhookEndpoint,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
+  redeliverWebhookEvent,
+  setWebhookEndpointActive,
+  type WebhookEndpoint,
+} from '../../app/webhooks/index.js';
+import { endpointPage, endpointPath, WEBHOOKS_PATH, webhooksPage } from '../pages/webhooksPages.js';
+import { errorPage } from '../pages/errorPage.js';
+import { formFields, formText } from '../formFields.js';
+import { sessionOf, type DashboardSession } from '../session.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Settings > Webhooks, scoped to the session's account (another account's endpoint is a 404, as
+ * one that does not exist): add an endpoint (its secret shown once), disable or enable it, see
+ * its recent deliveries and redeliver an event.
+ */
+export function webhookRoutes(db: Database, engines: EngineHolder, logger: Logger, allowPrivate: boolean): Router {
+  const router = Router();
+  const eventTypes = (): string[] => [...engines.engine.metadata.eventTypes.keys()].sort();
+
+  router.get('/webhooks', async (_req, res) => {
+    const session = sessionOf(res);
+    res.type('html').send(webhooksPage(session.viewer, { endpoints: await listWebhookEndpoints(db, session.admin.accountId), eventTypes: eventTypes() }));
+  });
+
+  router.post('/webhooks', async (req, res) => {
+    const session = sessionOf(res);
+    const url = formText(req, 'url');
+    const description = formText(req, 'description');
+    const chosen = formFields(req).get('events');
+    const events = (Array.isArray(chosen) ? chosen : [chosen]).filter((value): value is string => typeof value === 'string');
+    try {
+      const created = await createWebhookEndpoint(db, session.admin.accountId, { url, description, eventTypes: events }, { knownEventTypes: new Set(eventTypes()), allowPrivate });
+      logger.info({ event: 'dashboard.webhook.created', endpointId: created.id, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'webhook endpoint created');
+      res.status(201).type('html').send(webhooksPage(session.viewer, { endpoints: await listWebhookEndpoints(db, session.admin.accountId), eventTypes: eventTypes(), created }));
+    } catch (error) {
+      if (!(error instanceof UserInputError)) throw error;
+      res
+        .status(error.status)
+        .type('html')
+        .send(webhooksPage(session.viewer, { endpoints: await listWebhookEndpoints(db, session.admin.accountId), eventTypes: eventTypes(), error: error.message, form: { url, description, events } }));
+    }
+  });
+
+  router.get('/webhooks/:id', async (req, res) => {
+    const session = sessionOf(res);
+    const endpoint = await findEndpoint(db, session, req.params.id);
+    if (!endpoint) return sendNoSuchEndpoint(res, session);
+    const notice = req.query.redelivered === '1' ? 'The event is queued for redelivery.' : req.query.changed === '1' ? (endpoint.active ? 'The endpoint is enabled.' : 'The endpoint is disabled.') : undefined;
+    res.type('html').send(endpointPage(session.viewer, { endpoint, deliveries: await listWebhookDeliveries(db, endpoint.id, { accountId: session.admin.accountId }), ...(notice ? { notice } : {}) }));
+  });
+
+  for (const action of ['disable', 'enable'] as const) {
+    router.post(`/webhooks/:id/${action}`, async (req: Request<{ id: string }>, res) => {
+      const session = sessionOf(res);
+      const endpoint = await findEndpoint(db, session, req.params.id);
+      if (!endpoint) return sendNoSuchEndpoint(res, session);
+      await setWebhookEndpointActive(db, endpoint.id, action === 'enable', session.admin.accountId);
+      logger.info({ event: `dashboard.webhook.${action}d`, endpointId: endpoint.id, adminId: session.admin.adminId, accountId: session.admin.accountId }, `webhook endpoint ${action}d`);
+      res.redirect(303, `${endpointPath(endpoint.id)}?changed=1`);
+    });
+  }
+
+  router.post('/webhooks/:id/redeliver', async (req, res) => {
+    const session = sessionOf(res);
+    const endpoint = await findEndpoint(db, session, req.params.id);
+    if (!endpoint) return sendNoSuchEndpoint(res, session);
+    const eventId = formText(req, 'event_id');
+    try {
+      if (!UUID.test(eventId)) throw new UserInputError('event_id is not an event id', 400, { event_id: 'is not an event id' });
+      await redeliverWebhookEvent(db, eventId, session.admin.accountId);
+      res.redirect(303, `${endpointPath(endpoint.id)}?redelivered=1`);
+    } catch (error) {
+      if (!(error instanceof UserInputError)) throw error;
+      res
+        .status(error.status)
+        .type('html')
+        .send(endpointPage(session.viewer, { endpoint, deliveries: await listWebhookDeliveries(db, endpoint.id, { accountId: session.admin.accountId }), error: error.message }));
+    }
+  });
+  return router;
+}
+
+async function findEndpoint(db: Database, session: DashboardSession, id: string): Promise<WebhookEndpoint | undefined> {
+  if (!UUID.test(id)) return undefined;
+  return (await listWebhookEndpoints(db, session.admin.accountId)).find((endpoint) => endpoint.id === id);
+}
+
+function sendNoSuchEndpoint(res: Response, session: DashboardSession): void {
+  res.status(404).type('html').send(errorPage('No such webhook endpoint', 'This account has no webhook endpoint with that id.', session.viewer));
+}
+
+export { WEBHOOKS_PATH };

@@ -1,0 +1,131 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
+import { createAdmin } from '../../app/accounts.js';
+import { configFromEnv } from '../../api/config.js';
+import { WebhookWorker } from '../../app/webhooks/index.js';
+import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.js';
+
+/**
+ * Issue 16, Done-when 7, in Debian's Chromium: Settings > Webhooks — add an endpoint (the secret
+ * shown once), see a delivery with its status code, duration and attempt, redeliver it, disable
+ * the endpoint. Screenshots land in tests/artifacts/dashboard/.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = fileURLToPath(new URL('../artifacts/dashboard/', import.meta.url));
+const PASSWORD = 'correct horse battery';
+const TIMEOUT = 30_000;
+
+let database: TestDatabase;
+let server: TestServer;
+let worker: WebhookWorker;
+let receiver: WebhookReceiver;
+let browser: Browser;
+let page: Page;
+let adminEmail: string;
+let apiKey: string;
+const pageProblems: string[] = [];
+
+before(async () => {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  database = await openTestDatabase();
+  const webhooks = { ...configFromEnv({}).webhooks, allowPrivate: true, pollMs: 50, retryBaseMs: 200, retryMaxMs: 500 };
+  server = await startTestServer(database.db, { webhooks });
+  worker = new WebhookWorker(database.db, webhooks, { warn: () => undefined });
+  worker.start();
+  receiver = await startWebhookReceiver();
+  const { account, apiKey: created } = await createAccountWithKey(database.db);
+  apiKey = created.key;
+  adminEmail = `admin@${account.slug}.test`;
+  await createAdmin(database.db, account.id, { email: adminEmail, password: PASSWORD });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'], timeout: TIMEOUT });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  context.setDefaultTimeout(TIMEOUT);
+  page = await context.newPage();
+  page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
+  page.on('response', (response) => {
+    if (response.status() >= 400) pageProblems.push(`${response.status()} from ${response.url()}`);
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await worker?.stop();
+  await receiver?.close();
+  await server?.close();
+  await database?.close();
+});
+
+describe('Settings > Webhooks in Chromium', () => {
+  let secret = '';
+
+  it('adds an endpoint for loan.created and shows its secret once', async () => {
+    await page.goto(`${server.url}/dashboard/login`);
+    await page.getByLabel('E-mail').fill(adminEmail);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${server.url}/dashboard`);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Webhooks' }).click();
+    await page.waitForURL(/\/dashboard\/settings\/webhooks$/);
+    await page.getByLabel('URL').fill(receiver.url);
+    await page.getByLabel('Description').fill('browser receiver');
+    await page.getByLabel('loan.created').check();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const shown = page.getByLabel('Signing secret');
+    await shown.waitFor();
+    secret = await shown.inputValue();
+    assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    await page.screenshot({ path: `${SCREENSHOTS}webhooks-01-created.png`, fullPage: true });
+    await page.goto(`${server.url}/dashboard/settings/webhooks`);
+    assert.doesNotMatch(await page.content(), /whsec_/, 'the secret is not shown again');
+    assert.match(await page.locator('main').innerText(), /loan\.created/);
+  });
+
+  it('shows the delivery of a loan created over REST with status code, duration and attempt, and redelivers it', async () => {
+    const response = await fetch(`${server.url}/api/loan`, { method: 'POST', headers: { ...tokenHeader(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ Name: 'Browser loan', Amount: 1000 }) });
+    assert.equal(response.status, 201);
+    await receiver.waitFor((r) => r.length === 1, 10_000);
+    const event = new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers) as { id: string; type: string };
+    assert.equal(event.type, 'loan.created');
+
+    await page.getByRole('link', { name: `Deliveries of ${receiver.url}` }).click();
+    await page.getByRole('heading', { name: 'Recent deliveries' }).waitFor();
+    const row = page.locator(`tr[data-event-id="${event.id}"]`);
+    const cells = await row.locator('td').allInnerTexts();
+    assert.match(cells[0]!, /loan\.created/);
+    assert.match(cells[1]!, /succeeded/);
+    assert.equal(cells[2], '200');
+    assert.match(cells[3]!, /^\d+ ms$/);
+    assert.equal(cells[4], '1');
+    await page.screenshot({ path: `${SCREENSHOTS}webhooks-02-deliveries.png`, fullPage: true });
+
+    await row.getByRole('button', { name: /Redeliver/ }).click();
+    await page.waitForURL(/\?redelivered=1/);
+    await receiver.waitFor((r) => r.length === 2, 10_000);
+    assert.equal(receiver.received[1]!.headers['webhook-id'], event.id, 'the redelivery keeps the webhook-id');
+    const again = new Webhook(secret).verify(receiver.received[1]!.body, receiver.received[1]!.headers) as { attempt: number };
+    assert.equal(again.attempt, 2);
+    await page.reload();
+    assert.equal((await page.locator(`tr[data-event-id="${event.id}"] td`).allInnerTexts())[4], '2');
+  });
+
+  it('disables the endpoint: later writes are not sent', async () => {
+    await page.getByRole('button', { name: 'Disable endpoint' }).click();
+    await page.waitForURL(/\?changed=1/);
+    assert.match(await page.locator('main').innerText(), /The endpoint is disabled/);
+    await page.screenshot({ path: `${SCREENSHOTS}webhooks-03-disabled.png`, fullPage: true });
+    await fetch(`${server.url}/api/loan`, { method: 'POST', headers: { ...tokenHeader(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ Name: 'Unsent', Amount: 1000 }) });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(receiver.received.length, 2);
+  });
+
+  it('reported no page errors', () => {
+    assert.deepEqual(pageProblems, []);
+  });
+});
