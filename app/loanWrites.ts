@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { stringify } from 'lossless-json';
 import type { Database, Queryable } from '../db/index.js';
-import { buildSchedule, ScheduleInputError, type Amortization, type Frequency, type Schedule, type ScheduleField } from '../domain/schedule.js';
+import { buildSchedule, ScheduleInputError, type Amortization, type Frequency, type Schedule, type ScheduleField, type ScheduleInput } from '../domain/schedule.js';
 import { UserInputError } from './errors.js';
 import { jsonValue } from './fieldValues.js';
 import { parseLoanBody, type ContactRequest, type ContactRole, type LoanChanges } from './loanInput.js';
@@ -24,11 +24,9 @@ export interface CreatedLoan {
   readonly contacts: Readonly<Record<ContactRole, ContactOutcome | null>>;
 }
 
-/** The loan columns a write sets, as stored (decimals and dates as text). */
-interface LoanColumns {
-  name: string;
+/** The stored loan columns a schedule is built from (decimals and dates as text). */
+export interface ScheduleColumns {
   amount: string | null;
-  status: string;
   rate: string | null;
   term: number | null;
   frequency: Frequency | null;
@@ -39,6 +37,29 @@ interface LoanColumns {
   date_maturity: string | null;
   regular_payment_given: boolean;
   date_maturity_given: boolean;
+}
+
+/** The loan columns a write sets, as stored. */
+interface LoanColumns extends ScheduleColumns {
+  name: string;
+  status: string;
+}
+
+/** The input of `buildSchedule` for stored columns, or null when the loan has no schedule (an input missing). */
+export function scheduleInputOf(columns: ScheduleColumns): ScheduleInput | null {
+  const { amount, rate, term, frequency } = columns;
+  if (amount === null || rate === null || term === null || frequency === null) return null;
+  if (columns.date_funded === null && columns.first_payment_date === null) return null;
+  return {
+    amount,
+    rate,
+    term,
+    frequency,
+    amortization: columns.amortization,
+    dateFunded: columns.date_funded,
+    firstPaymentDate: columns.first_payment_date,
+    regularPayment: columns.regular_payment_given ? columns.regular_payment : null,
+  };
 }
 
 const SCHEDULE_INPUTS = ['amount', 'rate', 'term', 'frequency', 'amortization', 'date_funded', 'first_payment_date'] as const;
@@ -105,21 +126,11 @@ function checkServicingRules(columns: LoanColumns, changes: LoanChanges): void {
  * first row's interest, …); so is a given Date_Maturity other than the schedule's last date.
  */
 function scheduleOf(columns: LoanColumns): Schedule | null {
-  const { amount, rate, term, frequency } = columns;
-  if (amount === null || rate === null || term === null || frequency === null) return null;
-  if (columns.date_funded === null && columns.first_payment_date === null) return null;
+  const input = scheduleInputOf(columns);
+  if (!input) return null;
   let schedule: Schedule;
   try {
-    schedule = buildSchedule({
-      amount,
-      rate,
-      term,
-      frequency,
-      amortization: columns.amortization,
-      dateFunded: columns.date_funded,
-      firstPaymentDate: columns.first_payment_date,
-      regularPayment: columns.regular_payment_given ? columns.regular_payment : null,
-    });
+    schedule = buildSchedule(input);
   } catch (error) {
     if (!(error instanceof ScheduleInputError)) throw error;
     const involved = error.fields.length ? error.fields.map((field) => COLUMN_OF_INPUT.get(field)!) : SCHEDULE_INPUTS;

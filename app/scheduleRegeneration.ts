@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../db/index.js';
-import { buildSchedule, ScheduleInputError, type Amortization, type Frequency, type Schedule, type ScheduleRow } from '../domain/schedule.js';
-import { replaceSchedule } from './loanWrites.js';
+import { buildSchedule, ScheduleInputError, type Schedule, type ScheduleRow } from '../domain/schedule.js';
+import { replaceSchedule, scheduleInputOf, type ScheduleColumns } from './loanWrites.js';
 
 /**
  * `loanql schedules regenerate`: brings stored schedules up to the current rules of SPEC §7
@@ -29,20 +29,9 @@ export interface RegenerationReport {
   readonly refused: readonly { readonly loanId: string; readonly reason: string }[];
 }
 
-interface StoredLoan {
+interface StoredLoan extends ScheduleColumns {
   id: string;
   account_id: string;
-  amount: string | null;
-  rate: string | null;
-  term: number | null;
-  frequency: Frequency | null;
-  amortization: Amortization;
-  regular_payment: string | null;
-  date_funded: string | null;
-  first_payment_date: string | null;
-  date_maturity: string | null;
-  regular_payment_given: boolean;
-  date_maturity_given: boolean;
 }
 
 type StoredRow = Omit<ScheduleRow, 'number'> & { loan_id: string; number: number };
@@ -51,20 +40,10 @@ type StoredRow = Omit<ScheduleRow, 'number'> & { loan_id: string; number: number
 type Expected = { readonly kind: 'ok'; readonly schedule: Schedule | null } | { readonly kind: 'refused'; readonly reason: string };
 
 function expectedOf(loan: StoredLoan): Expected {
-  const { amount, rate, term, frequency } = loan;
-  if (amount === null || rate === null || term === null || frequency === null) return { kind: 'ok', schedule: null };
-  if (loan.date_funded === null && loan.first_payment_date === null) return { kind: 'ok', schedule: null };
+  const input = scheduleInputOf(loan);
+  if (!input) return { kind: 'ok', schedule: null };
   try {
-    const schedule = buildSchedule({
-      amount,
-      rate,
-      term,
-      frequency,
-      amortization: loan.amortization,
-      dateFunded: loan.date_funded,
-      firstPaymentDate: loan.first_payment_date,
-      regularPayment: loan.regular_payment_given ? loan.regular_payment : null,
-    });
+    const schedule = buildSchedule(input);
     if (loan.date_maturity_given && loan.date_maturity !== schedule.dateMaturity) {
       return { kind: 'refused', reason: `given Date_Maturity ${loan.date_maturity} is not the schedule's last due date ${schedule.dateMaturity}` };
     }
