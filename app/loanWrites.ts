@@ -1,7 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { stringify } from 'lossless-json';
 import type { Database, Queryable } from '../db/index.js';
-import { buildSchedule, ScheduleInputError, type Amortization, type Frequency, type Schedule } from '../domain/schedule.js';
+import { buildSchedule, ScheduleInputError, type Amortization, type Frequency, type Schedule, type ScheduleField } from '../domain/schedule.js';
 import { UserInputError } from './errors.js';
 import { jsonValue } from './fieldValues.js';
 import { parseLoanBody, type ContactRequest, type ContactRole, type LoanChanges } from './loanInput.js';
@@ -43,16 +43,28 @@ interface LoanColumns {
 
 const SCHEDULE_INPUTS = ['amount', 'rate', 'term', 'frequency', 'amortization', 'date_funded', 'first_payment_date'] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const BODY_NAME: Readonly<Record<string, string>> = {
-  amount: 'Amount',
-  rate: 'Rate',
-  term: 'Term',
-  frequency: 'Frequency',
-  amortization: 'Amortization',
-  date_funded: 'Date_Funded',
-  first_payment_date: 'First_Payment_Date',
-  regular_payment: 'Regular_Payment',
-};
+/** Body names of the loan columns and of the schedule inputs of `domain/` (for 400s). */
+const BODY_NAME: ReadonlyMap<string, string> = new Map([
+  ['amount', 'Amount'],
+  ['rate', 'Rate'],
+  ['term', 'Term'],
+  ['frequency', 'Frequency'],
+  ['amortization', 'Amortization'],
+  ['date_funded', 'Date_Funded'],
+  ['first_payment_date', 'First_Payment_Date'],
+  ['regular_payment', 'Regular_Payment'],
+  ['date_maturity', 'Date_Maturity'],
+]);
+const COLUMN_OF_INPUT: ReadonlyMap<ScheduleField, string> = new Map<ScheduleField, string>([
+  ['amount', 'amount'],
+  ['rate', 'rate'],
+  ['term', 'term'],
+  ['frequency', 'frequency'],
+  ['amortization', 'amortization'],
+  ['dateFunded', 'date_funded'],
+  ['firstPaymentDate', 'first_payment_date'],
+  ['regularPayment', 'regular_payment'],
+]);
 
 /** Applies the body's column changes to a loan's columns; `given` flags follow SPEC §7. */
 function applyColumns(base: LoanColumns, changes: LoanChanges): LoanColumns {
@@ -63,16 +75,42 @@ function applyColumns(base: LoanColumns, changes: LoanChanges): LoanColumns {
   return next;
 }
 
+function refused(message: string, problems: ReadonlyMap<string, string>): UserInputError {
+  return new UserInputError(message, 400, Object.fromEntries(problems));
+}
+
+/**
+ * SPEC §7's rules on the loan's fields that hold whether or not a schedule can be built yet:
+ * no Regular_Payment on an interest_only loan, no Date_Funded after First_Payment_Date.
+ */
+function checkServicingRules(columns: LoanColumns, changes: LoanChanges): void {
+  const problems = new Map<string, string>();
+  if (columns.amortization === 'interest_only' && columns.regular_payment_given) {
+    const reason = 'cannot be given for an interest_only loan: each row pays the interest and the last adds the principal (send null, or make the loan amortizing)';
+    problems.set('Regular_Payment', reason);
+    if (changes.columns.has('amortization') && !changes.columns.has('regular_payment')) problems.set('Amortization', `interest_only does not take a given Regular_Payment (${columns.regular_payment})`);
+  }
+  if (columns.date_funded !== null && columns.first_payment_date !== null && columns.date_funded > columns.first_payment_date) {
+    const reason = `Date_Funded (${columns.date_funded}) is after First_Payment_Date (${columns.first_payment_date}); a loan is funded on or before its first payment`;
+    problems.set('Date_Funded', reason);
+    problems.set('First_Payment_Date', reason);
+  }
+  if (problems.size) throw refused(`invalid field${problems.size > 1 ? 's' : ''}: ${[...problems.keys()].join(', ')}`, problems);
+}
+
 /**
  * The schedule of these columns (SPEC §7), or null when an input is missing: amount, rate,
- * term, frequency and a start date. A combination the maths refuses is a 400 naming the fields.
+ * term, frequency and a start date. A combination §7 refuses is a 400 naming the fields involved
+ * (a payment rounding to 0.00, an amount past numeric(14,2), a given payment not above the
+ * first row's interest, …); so is a given Date_Maturity other than the schedule's last date.
  */
 function scheduleOf(columns: LoanColumns): Schedule | null {
   const { amount, rate, term, frequency } = columns;
   if (amount === null || rate === null || term === null || frequency === null) return null;
   if (columns.date_funded === null && columns.first_payment_date === null) return null;
+  let schedule: Schedule;
   try {
-    return buildSchedule({
+    schedule = buildSchedule({
       amount,
       rate,
       term,
@@ -84,11 +122,15 @@ function scheduleOf(columns: LoanColumns): Schedule | null {
     });
   } catch (error) {
     if (!(error instanceof ScheduleInputError)) throw error;
-    const fields: Record<string, string> = {};
-    const involved = /regularPayment/.test(error.message) ? ['regular_payment', 'amount', 'rate'] : [...SCHEDULE_INPUTS];
-    for (const column of involved) fields[BODY_NAME[column]!] = `no schedule can be built: ${error.message}`;
-    throw new UserInputError(`no schedule can be built from these fields: ${error.message}`, 400, fields);
+    const involved = error.fields.length ? error.fields.map((field) => COLUMN_OF_INPUT.get(field)!) : SCHEDULE_INPUTS;
+    const problems = new Map(involved.map((column) => [BODY_NAME.get(column)!, `no schedule can be built: ${error.message}`]));
+    throw refused(`no schedule can be built from these fields: ${error.message}`, problems);
   }
+  if (columns.date_maturity_given && columns.date_maturity !== schedule.dateMaturity) {
+    const reason = `is ${columns.date_maturity} but the schedule's last due date is ${schedule.dateMaturity}; send that date, or null to derive it`;
+    throw refused(`Date_Maturity differs from the schedule's last due date ${schedule.dateMaturity}`, new Map([['Date_Maturity', reason]]));
+  }
+  return schedule;
 }
 
 /** Fills the derived fields (SPEC §7): regular payment and maturity come from the schedule unless given. */
@@ -122,7 +164,8 @@ function customFieldsJson(product: Product, changes: LoanChanges): { set: string
   return { set: stringify(set) ?? '{}', remove };
 }
 
-async function insertSchedule(tx: Queryable, accountId: string, loanId: string, schedule: Schedule | null): Promise<void> {
+/** Replaces a loan's schedule rows (none when `schedule` is null); the triggers keep `is_next` right. */
+export async function replaceSchedule(tx: Queryable, accountId: string, loanId: string, schedule: Schedule | null): Promise<void> {
   await tx.query('DELETE FROM schedules WHERE account_id = $1 AND loan_id = $2', [accountId, loanId]);
   if (!schedule) return;
   await tx.query(
@@ -154,6 +197,7 @@ export async function createLoan(db: Database, accountId: string, body: unknown)
   const product = await loadDefaultProduct(db, accountId);
   const changes = parseLoanBody(product, body, 'create');
   const requested = applyColumns(EMPTY_LOAN, changes);
+  checkServicingRules(requested, changes);
   const schedule = scheduleOf(requested);
   const columns = withDerivedFields(requested, schedule);
   const custom = customFieldsJson(product, changes);
@@ -167,7 +211,7 @@ export async function createLoan(db: Database, accountId: string, body: unknown)
       [accountId, product.id, ...columnValues(columns), custom.set],
     );
     const loanId = rows[0]!.id;
-    await insertSchedule(tx, accountId, loanId, schedule);
+    await replaceSchedule(tx, accountId, loanId, schedule);
     const contacts: Record<ContactRole, ContactOutcome | null> = { borrower: null, guarantor: null };
     for (const role of ['borrower', 'guarantor'] as const) {
       const request = changes.contacts[role];
@@ -217,13 +261,16 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
     if (!before) return false;
     if (changes.columns.size === 0 && changes.customFields.size === 0) return true;
     const requested = applyColumns(before, changes);
+    // §7's rules are checked when the body touches a field they are about, so a legacy loan
+    // that breaks them can still be renamed.
+    if ([...changes.columns.keys()].some((column) => BODY_NAME.has(column))) checkServicingRules(requested, changes);
     let columns = requested;
     if (scheduleInputsChanged(before, requested)) {
       const schedule = scheduleOf(requested);
       columns = withDerivedFields(requested, schedule);
-      await insertSchedule(tx, accountId, loanId, schedule);
+      await replaceSchedule(tx, accountId, loanId, schedule);
     } else if (changes.columns.has('regular_payment') || changes.columns.has('date_maturity')) {
-      // A given value was cleared: derive it again from the schedule as it stands.
+      // A given value was set (checked against the schedule) or cleared (derived again).
       const schedule = scheduleOf(requested);
       columns = withDerivedFields(requested, schedule);
     }

@@ -13,6 +13,7 @@ import {
   type CustomFieldType,
 } from '../app/products.js';
 import { seedPortfolio } from '../db/seed/index.js';
+import { regenerateSchedules } from '../app/scheduleRegeneration.js';
 import { progressReporter } from './progress.js';
 import { buildEngine } from '../app/engineHolder.js';
 import { configFromEnv } from '../api/config.js';
@@ -220,6 +221,25 @@ export const COMMANDS: Command[] = [
       progress.stop();
       const { ms, ...counts } = summary;
       context.out.write(`seeded account ${account.slug} in ${(ms / 1000).toFixed(1)} s: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
+    },
+  },
+  {
+    words: ['schedules', 'regenerate'],
+    usage: 'schedules regenerate [--account SLUG] [--dry-run] rebuild schedules that differ from the current rules (SPEC §7)',
+    options: { account: { type: 'string' }, 'dry-run': { type: 'boolean' } },
+    needsDatabase: true,
+    async run(context) {
+      const slug = context.args.account;
+      if (slug !== undefined && (typeof slug !== 'string' || slug === '')) throw new UserInputError('--account needs a slug');
+      const account = typeof slug === 'string' ? await findAccount(context.db, slug) : null;
+      const dryRun = context.args['dry-run'] === true;
+      const report = await regenerateSchedules(context.db, { ...(account ? { accountId: account.id } : {}), dryRun });
+      for (const { loanId, reason } of report.refused) context.out.write(`left as it is: loan ${loanId}: ${reason}\n`);
+      const scope = account ? `account ${account.slug}` : 'all accounts';
+      context.out.write(
+        `${report.checked} loans checked (${scope}), ${report.refused.length} left as they are; ` +
+          (dryRun ? `${report.changed} would change (dry run: nothing written)\n` : `${report.changed} changed\n`),
+      );
     },
   },
   {

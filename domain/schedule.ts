@@ -2,34 +2,36 @@
  * Loan payment schedules and the `is_next` rule (product spec §7) as pure
  * functions: no I/O, no database, no clock, no local time zone.
  *
- * Money never touches binary floating point. Inputs are parsed with a local
- * decimal.js clone (50 significant digits, ROUND_HALF_UP), which also
- * evaluates the annuity formula; the per-row maths then runs in exact integer
- * cents (BigInt), exact and several times faster than Decimal objects per row. Money is
- * returned as strings with exactly two decimals. Dates are plain `YYYY-MM-DD`
- * calendar dates (proleptic Gregorian, years 0001..9999).
+ * Money never touches binary floating point and is never evaluated to a
+ * fixed number of digits. Inputs are read as exact decimals; the periodic
+ * rate is the exact rational r = R / D (R the rate's digits, D = 100 ×
+ * periods per year × 10^decimals); the annuity payment P·r·(1+r)^n /
+ * ((1+r)^n − 1) is one exact bigint fraction, rounded half-up to cents with
+ * an exact tie test (1,000 at 6.25 % quarterly, 1 payment = 1,015.625 →
+ * 1,015.63). Every row's interest is round_half_up(balance × r, 2), exact
+ * too. Money is returned as strings with exactly two decimals. Dates are
+ * plain `YYYY-MM-DD` calendar dates (proleptic Gregorian, years 0001..9999).
  *
  * Decisions not spelled out in §7 (kept deliberately simple):
  * - `amount` and `regularPayment` must have at most two decimals (they are
  *   money); `rate` may have any number of decimals.
- * - Per-row interest is `round_half_up(balance × rate / (100 × periods), 2)`
- *   evaluated on the exact rational, so r itself is never rounded.
- * - The annuity payment is evaluated at 50 significant digits before rounding
- *   to cents (exact to the cent unless the true value sits within ~1e-40 of a
- *   half cent). r = 0 gives round_half_up(P / n, 2), exactly.
- * - Every row's principal is `min(payment − interest, balance)` and every
- *   row's payment is `principal + interest`, so a payment that is too large
- *   (given, or a rounded-up formula payment on a tiny loan) pays the loan off
- *   early and the remaining rows are all zero. The last row takes whatever
- *   balance is left.
- * - A given `regularPayment` smaller than the first period's interest would
- *   grow the balance; it is rejected. For `interest_only` loans a given
- *   `regularPayment` is ignored: the payment is the interest by definition.
- * - semi_monthly: row k (0-based) is due `first + floor(k/2) months`, plus 15
- *   days when k is odd. "One period after dateFunded" is therefore +15 days.
- * - `firstPaymentDate` wins over `dateFunded`; both are validated when given,
- *   their order is not checked. `null` and `undefined` mean "absent"; an empty
- *   string is an invalid date.
+ * - Amortizing rows never repay more than the balance: a row whose payment
+ *   covers the balance repays it (payment = balance + interest) and is the
+ *   last row, whether the payment is the formula's or a given one. So a
+ *   rounded-up formula payment on a tiny loan (1.00 over 200 at 0 %: 0.01)
+ *   ends the schedule early instead of leaving rows of 0.00; `dateMaturity`
+ *   is then that row's date. Otherwise row `term` takes the remaining balance.
+ * - "A payment that rounds to 0.00" is a formula payment (or an interest-only
+ *   payment at a rate above 0) whose exact value is above 0 but below half a
+ *   cent. An interest-only loan at 0 % pays 0.00 interest and is accepted.
+ * - Every amount of the schedule, and its totals (interest, payments), must
+ *   fit the columns' numeric(14,2): at most 999,999,999,999.99.
+ * - `dateFunded` equal to `firstPaymentDate` is accepted; after it is refused.
+ * - semi_monthly: when the first due date's day is after the 15th it is the
+ *   second payment of its month (D = day − 15). The first row is the first
+ *   due date itself, even on the 30th of a 31-day month (where later months
+ *   use the last day). A second day below 30 that a month lacks (D = 14 in a
+ *   28-day February) is clamped to the month's last day.
  */
 import { Decimal as DecimalJs } from 'decimal.js';
 
@@ -68,6 +70,10 @@ export const PERIODS_PER_YEAR: Readonly<Record<Frequency, number>> = Object.free
 /** Longest schedule accepted, in payments. */
 export const MAX_TERM = 1200;
 
+/** The largest amount a schedule may hold: the columns are numeric(14,2). */
+export const MAX_MONEY = '999999999999.99';
+const MAX_MONEY_CENTS = 99_999_999_999_999n;
+
 /** What a schedule is built from. Money and rates may be numbers or decimal strings. */
 export interface ScheduleInput {
   /** Principal, > 0, at most two decimals. */
@@ -81,11 +87,14 @@ export interface ScheduleInput {
   amortization?: Amortization | null;
   /** `YYYY-MM-DD`; the first due date is one period later unless `firstPaymentDate` is given. */
   dateFunded?: string | null;
-  /** `YYYY-MM-DD`; wins over `dateFunded`. */
+  /** `YYYY-MM-DD`; the first due date. Not before `dateFunded`. */
   firstPaymentDate?: string | null;
   /** Use this payment instead of the annuity formula (amortizing only), > 0, at most two decimals. */
   regularPayment?: string | number | null;
 }
+
+/** The input fields an error can be about. */
+export type ScheduleField = keyof ScheduleInput;
 
 /** One installment. Money fields are strings with exactly two decimals; `balance` is after this row. */
 export interface ScheduleRow {
@@ -111,9 +120,12 @@ export interface Schedule {
   readonly totalInterest: string;
 }
 
-/** Thrown for any invalid input to this module; the message says which field and why. */
+/** Thrown for any invalid input to this module; the message says why, `fields` which inputs are involved. */
 export class ScheduleInputError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly fields: readonly ScheduleField[] = [],
+  ) {
     super(message);
     this.name = 'ScheduleInputError';
   }
@@ -138,21 +150,24 @@ function daysInMonth(y: number, m: number): number {
   return m === 2 ? (isLeap(y) ? 29 : 28) : m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
 }
 
-function parseDate(value: unknown, field: string): YMD {
-  if (typeof value !== 'string') throw new ScheduleInputError(`${field} must be a YYYY-MM-DD string`);
+function parseDate(value: unknown, field: ScheduleField): YMD {
+  if (typeof value !== 'string') throw new ScheduleInputError(`${field} must be a YYYY-MM-DD string`, [field]);
   const match = ISO_DATE.exec(value);
-  if (match === null) throw new ScheduleInputError(`${field} must be a YYYY-MM-DD date, got "${value}"`);
+  if (match === null) throw new ScheduleInputError(`${field} must be a YYYY-MM-DD date, got "${value}"`, [field]);
   const y = Number(match[1]);
   const m = Number(match[2]);
   const d = Number(match[3]);
   if (y < 1 || m < 1 || m > 12 || d < 1 || d > daysInMonth(y, m)) {
-    throw new ScheduleInputError(`${field} is not a calendar date: "${value}"`);
+    throw new ScheduleInputError(`${field} is not a calendar date: "${value}"`, [field]);
   }
   return { y, m, d };
 }
 
+function inRange({ y }: YMD): boolean {
+  return y >= 1 && y <= 9999;
+}
+
 function formatDate({ y, m, d }: YMD): string {
-  if (y < 1 || y > 9999) throw new ScheduleInputError(`date out of range (year ${y}); years 0001..9999 are supported`);
   return `${String(y).padStart(4, '0')}-${m < 10 ? '0' : ''}${m}-${d < 10 ? '0' : ''}${d}`;
 }
 
@@ -179,81 +194,161 @@ function fromDayNumber(days: number): YMD {
   return { y: yoe + era * 400 + (m <= 2 ? 1 : 0), m, d };
 }
 
-function addMonths({ y, m, d }: YMD, months: number): YMD {
+/** The month `months` after (y, m), on day `day` clamped to that month's last day. */
+function monthDay(y: number, m: number, months: number, day: number): YMD {
   const total = y * 12 + (m - 1) + months;
   const ny = Math.floor(total / 12);
   const nm = total - ny * 12 + 1;
-  return { y: ny, m: nm, d: Math.min(d, daysInMonth(ny, nm)) };
+  return { y: ny, m: nm, d: Math.min(day, daysInMonth(ny, nm)) };
 }
 
 function addDays(date: YMD, days: number): YMD {
   return fromDayNumber(toDayNumber(date) + days);
 }
 
-function addPeriodsYmd(first: YMD, frequency: Frequency, k: number): YMD {
+/**
+ * Where a schedule's due dates are counted from (§7): First_Payment_Date counting from 0,
+ * else Date_Funded counting from 1.
+ */
+interface Anchor {
+  readonly date: YMD;
+  /** 0 when `date` is the first due date, 1 when it is Date_Funded. */
+  readonly offset: 0 | 1;
+}
+
+/**
+ * Monthly (1), quarterly (3) and annually (12 months per period): row k (0-based) falls
+ * k + offset periods after the anchor, on the anchor's day clamped to the month's last day —
+ * always counted from the anchor, so Jan 31 gives Feb 29, Mar 31, Apr 30.
+ */
+function monthStepDue(anchor: Anchor, monthsPerPeriod: number, k: number): YMD {
+  const { y, m, d } = anchor.date;
+  return monthDay(y, m, monthsPerPeriod * (k + anchor.offset), d);
+}
+
+/** Weekly (7) and biweekly (14 days per period): row k falls (k + offset) periods after the anchor. */
+function dayStepDue(anchor: Anchor, daysPerPeriod: number, k: number): YMD {
+  return addDays(anchor.date, daysPerPeriod * (k + anchor.offset));
+}
+
+/**
+ * Semi-monthly: two days in every month, D and D + 15, where D is the first due date's day
+ * (that day − 15 when it is after the 15th, the first due date then being its month's second
+ * payment); a second day of 30 or more is the month's last day (15th → 15th and last day; 1st →
+ * 1st and 16th). Row 0 is the first due date itself; without First_Payment_Date that is
+ * Date_Funded + 15 days.
+ */
+function semiMonthlyDue(anchor: Anchor, k: number): YMD {
+  const first = anchor.offset === 0 ? anchor.date : addDays(anchor.date, 15);
+  if (k === 0) return first;
+  const secondHalf = first.d > 15;
+  const day = secondHalf ? first.d - 15 : first.d;
+  const position = (secondHalf ? 1 : 0) + k; // 0 = D of the first due date's month, 1 = its D + 15, …
+  const month = monthDay(first.y, first.m, Math.floor(position / 2), 1);
+  if (position % 2 === 0) return { ...month, d: day };
+  const last = daysInMonth(month.y, month.m);
+  return { ...month, d: day + 15 >= 30 ? last : Math.min(day + 15, last) };
+}
+
+/** The due date of row k (0-based). */
+function dueDate(frequency: Frequency, anchor: Anchor, k: number): YMD {
   switch (frequency) {
     case 'monthly':
-      return addMonths(first, k);
+      return monthStepDue(anchor, 1, k);
     case 'quarterly':
-      return addMonths(first, 3 * k);
+      return monthStepDue(anchor, 3, k);
     case 'annually':
-      return addMonths(first, 12 * k);
+      return monthStepDue(anchor, 12, k);
     case 'weekly':
-      return addDays(first, 7 * k);
+      return dayStepDue(anchor, 7, k);
     case 'biweekly':
-      return addDays(first, 14 * k);
-    case 'semi_monthly': {
-      const base = addMonths(first, Math.floor(k / 2));
-      return k % 2 === 0 ? base : addDays(base, 15);
-    }
+      return dayStepDue(anchor, 14, k);
+    case 'semi_monthly':
+      return semiMonthlyDue(anchor, k);
   }
 }
 
 function checkFrequency(value: unknown): Frequency {
   if (typeof value !== 'string' || !Object.hasOwn(PERIODS_PER_YEAR, value)) {
-    throw new ScheduleInputError(`frequency must be one of ${FREQUENCIES.join(', ')}, got ${JSON.stringify(value)}`);
+    throw new ScheduleInputError(`frequency must be one of ${FREQUENCIES.join(', ')}, got ${JSON.stringify(value)}`, ['frequency']);
   }
   return value as Frequency;
 }
 
+function isGiven(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+/** The anchor of §7's date rules; refuses Date_Funded after First_Payment_Date. */
+function anchorOf(input: Pick<ScheduleInput, 'dateFunded' | 'firstPaymentDate'>): Anchor {
+  const funded = isGiven(input.dateFunded) ? parseDate(input.dateFunded, 'dateFunded') : null;
+  const first = isGiven(input.firstPaymentDate) ? parseDate(input.firstPaymentDate, 'firstPaymentDate') : null;
+  if (first !== null) {
+    if (funded !== null && toDayNumber(funded) > toDayNumber(first)) {
+      throw new ScheduleInputError(
+        `dateFunded (${formatDate(funded)}) is after firstPaymentDate (${formatDate(first)}); a loan is funded before its first payment`,
+        ['dateFunded', 'firstPaymentDate'],
+      );
+    }
+    return { date: first, offset: 0 };
+  }
+  if (funded !== null) return { date: funded, offset: 1 };
+  throw new ScheduleInputError('either firstPaymentDate or dateFunded is required', ['dateFunded', 'firstPaymentDate']);
+}
+
 /**
- * The date `k` periods after `isoDate` (k = 0 returns the date itself), always
- * computed from `isoDate` directly. Months clamp to the month's last day
- * (2024-01-31 + 1 month = 2024-02-29); semi_monthly adds floor(k/2) months
- * plus 15 days when k is odd. Throws ScheduleInputError on a bad date,
- * frequency or k (must be a non-negative integer).
+ * The first `count` due dates of a schedule with this frequency and start (§7). Throws
+ * ScheduleInputError on a bad date or frequency, Date_Funded after First_Payment_Date, or a
+ * date past year 9999.
  */
-export function addPeriods(isoDate: string, frequency: Frequency, k: number): string {
-  const date = parseDate(isoDate, 'date');
-  const freq = checkFrequency(frequency);
-  if (!Number.isSafeInteger(k) || k < 0) throw new ScheduleInputError(`k must be a non-negative integer, got ${k}`);
-  return formatDate(addPeriodsYmd(date, freq, k));
+export function dueDates(
+  input: Pick<ScheduleInput, 'frequency' | 'dateFunded' | 'firstPaymentDate'>,
+  count: number,
+): string[] {
+  const frequency = checkFrequency(input.frequency);
+  const anchor = anchorOf(input);
+  if (!Number.isSafeInteger(count) || count < 0) throw new ScheduleInputError(`count must be a non-negative integer, got ${count}`);
+  const dates: string[] = [];
+  for (let k = 0; k < count; k++) dates.push(formatDate(checkedDue(frequency, anchor, k)));
+  return dates;
+}
+
+function checkedDue(frequency: Frequency, anchor: Anchor, k: number): YMD {
+  const date = dueDate(frequency, anchor, k);
+  if (!inRange(date)) {
+    throw new ScheduleInputError(`the schedule runs past year 9999 (row ${k + 1}); years 0001..9999 are supported`, [
+      'term',
+      anchor.offset === 0 ? 'firstPaymentDate' : 'dateFunded',
+    ]);
+  }
+  return date;
 }
 
 // ---------------------------------------------------------------------------
 // Money
 
 const DECIMAL_STRING = /^[+-]?(\d+\.?\d*|\.\d+)$/;
-const ONE = new Dec(1);
 
-function parseDecimal(value: unknown, field: string): Dec {
+function parseDecimal(value: unknown, field: string, fields: readonly ScheduleField[] = []): Dec {
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new ScheduleInputError(`${field} must be a finite number, got ${value}`);
+    if (!Number.isFinite(value)) throw new ScheduleInputError(`${field} must be a finite number, got ${value}`, fields);
     return new Dec(value);
   }
   if (typeof value === 'string') {
     const text = value.trim();
     if (DECIMAL_STRING.test(text)) return new Dec(text);
-    throw new ScheduleInputError(`${field} must be a decimal number, got "${value}"`);
+    throw new ScheduleInputError(`${field} must be a decimal number, got "${value}"`, fields);
   }
-  throw new ScheduleInputError(`${field} must be a number or a decimal string, got ${value === null ? 'null' : typeof value}`);
+  throw new ScheduleInputError(`${field} must be a number or a decimal string, got ${value === null ? 'null' : typeof value}`, fields);
 }
 
-function parseMoney(value: unknown, field: string): Dec {
-  const amount = parseDecimal(value, field);
-  if (amount.lte(0)) throw new ScheduleInputError(`${field} must be greater than 0, got ${amount.toString()}`);
-  if (amount.decimalPlaces() > 2) throw new ScheduleInputError(`${field} must have at most two decimals, got ${amount.toString()}`);
-  return amount;
+function parseMoney(value: unknown, field: 'amount' | 'regularPayment'): bigint {
+  const amount = parseDecimal(value, field, [field]);
+  if (amount.lte(0)) throw new ScheduleInputError(`${field} must be greater than 0, got ${amount.toString()}`, [field]);
+  if (amount.decimalPlaces() > 2) throw new ScheduleInputError(`${field} must have at most two decimals, got ${amount.toString()}`, [field]);
+  const cents = scaled(amount, 2);
+  if (cents > MAX_MONEY_CENTS) throw new ScheduleInputError(`${field} must be at most ${MAX_MONEY}, got ${amount.toFixed()}`, [field]);
+  return cents;
 }
 
 /** Exact integer `value × 10^places` for a non-negative value with at most `places` decimals. */
@@ -267,117 +362,139 @@ function money(cents: bigint): string {
   return `${digits.slice(0, -2)}.${digits.slice(-2)}`;
 }
 
+function gcd(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+}
+
+/** round_half_up(num / den) for num >= 0, den > 0: exact, ties (a remainder of exactly half) go up. */
+function roundHalfUp(num: bigint, den: bigint): bigint {
+  return (2n * num + den) / (2n * den);
+}
+
 /**
- * Builds the payment schedule of §7. Guarantees: exactly `term` rows with
- * strictly increasing due dates, every row's payment = principal + interest,
- * balances never negative, principals summing exactly to `amount`, and a
- * final balance of "0.00". Throws ScheduleInputError on invalid input.
+ * The §7 annuity payment in cents, P·r / (1 − (1+r)^−n) = P·r·(1+r)^n / ((1+r)^n − 1), as one
+ * exact fraction with r = R / D: P·R·(D+R)^n / (D·((D+R)^n − D^n)), rounded half up.
+ * (D+R)^n has about n·27 bits at most (weekly, 4 decimals): ~32,000 bits for n = 1200, a
+ * fraction of a millisecond of bigint work.
+ */
+function annuityPaymentCents(principalCents: bigint, rateNum: bigint, rateDen: bigint, term: number): bigint {
+  if (rateNum === 0n) return roundHalfUp(principalCents, BigInt(term));
+  const n = BigInt(term);
+  const grown = (rateDen + rateNum) ** n;
+  return roundHalfUp(principalCents * rateNum * grown, rateDen * (grown - rateDen ** n));
+}
+
+function tooLarge(what: string, cents: bigint, fields: readonly ScheduleField[]): ScheduleInputError {
+  return new ScheduleInputError(`the schedule's ${what} would be ${money(cents)}, past the largest amount ${MAX_MONEY} (numeric(14,2))`, fields);
+}
+
+/**
+ * Builds the payment schedule of §7. Guarantees: at most `term` rows (exactly `term` unless an
+ * amortizing payment repays the loan earlier) with strictly increasing due dates, every row's
+ * payment = principal + interest, balances never negative, principals summing exactly to
+ * `amount`, a final balance of "0.00", and every amount and total within numeric(14,2). Throws
+ * ScheduleInputError (with the fields involved) on input §7 refuses.
  */
 export function buildSchedule(input: ScheduleInput): Schedule {
   if (input === null || typeof input !== 'object') throw new ScheduleInputError('schedule input must be an object');
-  const amount = parseMoney(input.amount, 'amount');
-  const parsedRate = parseDecimal(input.rate, 'rate');
+  const principal = parseMoney(input.amount, 'amount');
+  const parsedRate = parseDecimal(input.rate, 'rate', ['rate']);
   const rate = parsedRate.isZero() ? new Dec(0) : parsedRate; // drop a -0 sign
-  if (rate.isNegative()) throw new ScheduleInputError(`rate must not be negative, got ${rate.toString()}`);
+  if (rate.isNegative()) throw new ScheduleInputError(`rate must not be negative, got ${rate.toString()}`, ['rate']);
   const term = input.term;
   if (typeof term !== 'number' || !Number.isInteger(term) || term < 1 || term > MAX_TERM) {
-    throw new ScheduleInputError(`term must be an integer from 1 to ${MAX_TERM}, got ${JSON.stringify(term)}`);
+    throw new ScheduleInputError(`term must be an integer from 1 to ${MAX_TERM}, got ${JSON.stringify(term)}`, ['term']);
   }
   const frequency = checkFrequency(input.frequency);
   const amortization = input.amortization ?? 'amortizing';
   if (!(AMORTIZATIONS as readonly unknown[]).includes(amortization)) {
-    throw new ScheduleInputError(`amortization must be one of ${AMORTIZATIONS.join(', ')}, got ${JSON.stringify(amortization)}`);
+    throw new ScheduleInputError(`amortization must be one of ${AMORTIZATIONS.join(', ')}, got ${JSON.stringify(amortization)}`, ['amortization']);
   }
-  const hasFirst = input.firstPaymentDate !== undefined && input.firstPaymentDate !== null;
-  const hasFunded = input.dateFunded !== undefined && input.dateFunded !== null;
-  if (!hasFirst && !hasFunded) throw new ScheduleInputError('either firstPaymentDate or dateFunded is required');
-  const funded = hasFunded ? parseDate(input.dateFunded, 'dateFunded') : null;
-  const first = hasFirst
-    ? parseDate(input.firstPaymentDate, 'firstPaymentDate')
-    : addPeriodsYmd(funded as YMD, frequency, 1);
-  const given =
-    input.regularPayment === undefined || input.regularPayment === null
-      ? null
-      : parseMoney(input.regularPayment, 'regularPayment');
+  const anchor = anchorOf(input);
+  const given = isGiven(input.regularPayment) ? parseMoney(input.regularPayment, 'regularPayment') : null;
+  if (given !== null && amortization === 'interest_only') {
+    throw new ScheduleInputError('regularPayment cannot be given for an interest_only loan: each row pays the interest, the last adds the principal', [
+      'regularPayment',
+    ]);
+  }
+  // Fails on a date past year 9999 before any money maths (every row is on or before row `term`).
+  checkedDue(frequency, anchor, term - 1);
 
-  // Fails on an out-of-range maturity before any money maths.
-  const dateMaturity = formatDate(addPeriodsYmd(first, frequency, term - 1));
-
-  // Rows are computed in exact integer cents. With rate = R / 10^s and
-  // r = rate / 100 / periods = R / den, interest(b) = round_half_up(b × r) is
-  // floor((2·b·R + den) / (2·den)) for b >= 0 — the exact rational, no rounding of r.
-  const periods = PERIODS_PER_YEAR[frequency];
+  // r = rate / 100 / periods = R / D exactly (R: the rate's digits), reduced.
   const rateScale = rate.decimalPlaces();
-  const rateNum = scaled(rate, rateScale);
-  const den = BigInt(100 * periods) * 10n ** BigInt(rateScale);
-  const twoRateNum = 2n * rateNum;
-  const twoDen = 2n * den;
-  const interestOn = (balance: bigint): bigint => (balance * twoRateNum + den) / twoDen;
-
-  const principal = scaled(amount, 2);
-  const rows: ScheduleRow[] = new Array<ScheduleRow>(term);
+  const rawNum = scaled(rate, rateScale);
+  const rawDen = BigInt(100 * PERIODS_PER_YEAR[frequency]) * 10n ** BigInt(rateScale);
+  const divisor = rawNum === 0n ? rawDen : gcd(rawNum, rawDen);
+  const rateNum = rawNum / divisor;
+  const rateDen = rawDen / divisor;
+  const interestOn = (balance: bigint): bigint => roundHalfUp(balance * rateNum, rateDen);
+  const moneyFields: ScheduleField[] = given === null ? ['amount', 'rate'] : ['amount', 'rate', 'regularPayment'];
 
   if (amortization === 'interest_only') {
     const interest = interestOn(principal);
+    if (interest === 0n && rateNum !== 0n) {
+      throw new ScheduleInputError(`the interest-only payment rounds to 0.00 (amount ${money(principal)} at this rate)`, ['amount']);
+    }
+    if (principal + interest > MAX_MONEY_CENTS) throw tooLarge('last payment', principal + interest, moneyFields);
+    const totalInterest = interest * BigInt(term);
+    if (totalInterest > MAX_MONEY_CENTS) throw tooLarge('total interest', totalInterest, ['amount', 'rate', 'term']);
+    if (principal + totalInterest > MAX_MONEY_CENTS) throw tooLarge('total of payments', principal + totalInterest, ['amount', 'rate', 'term']);
     const interestText = money(interest);
     const balanceText = money(principal);
-    for (let k = 0; k < term - 1; k++) {
+    const rows: ScheduleRow[] = new Array<ScheduleRow>(term);
+    for (let k = 0; k < term; k++) {
+      const last = k === term - 1;
       rows[k] = {
         number: k + 1,
-        due: formatDate(addPeriodsYmd(first, frequency, k)),
-        payment: interestText,
-        principal: '0.00',
+        due: formatDate(dueDate(frequency, anchor, k)),
+        payment: last ? money(principal + interest) : interestText,
+        principal: last ? balanceText : '0.00',
         interest: interestText,
-        balance: balanceText,
+        balance: last ? '0.00' : balanceText,
       };
     }
-    rows[term - 1] = {
-      number: term,
-      due: dateMaturity,
-      payment: money(principal + interest),
-      principal: balanceText,
-      interest: interestText,
-      balance: '0.00',
-    };
-    return { rows, regularPayment: interestText, dateMaturity, totalInterest: money(interest * BigInt(term)) };
+    return { rows, regularPayment: interestText, dateMaturity: (rows[term - 1] as ScheduleRow).due, totalInterest: money(totalInterest) };
   }
 
   let payment: bigint;
   if (given !== null) {
-    payment = scaled(given, 2);
+    payment = given;
     const firstInterest = interestOn(principal);
-    if (payment < firstInterest) {
+    if (payment <= firstInterest) {
       throw new ScheduleInputError(
-        `regularPayment ${money(payment)} does not cover the first period's interest ${money(firstInterest)}`,
+        `regularPayment ${money(payment)} must exceed the first row's interest ${money(firstInterest)}`,
+        ['regularPayment', 'amount', 'rate'],
       );
     }
-  } else if (rateNum === 0n) {
-    // P / n in cents, rounded half up.
-    payment = (2n * principal + BigInt(term)) / (2n * BigInt(term));
   } else {
-    // The annuity formula P·r / (1 − (1+r)^−n), at 50 significant digits, rounded half up to cents.
-    const r = rate.div(100 * periods);
-    payment = scaled(amount.times(r).div(ONE.minus(r.plus(1).pow(-term))).toDecimalPlaces(2), 2);
+    payment = annuityPaymentCents(principal, rateNum, rateDen, term);
+    if (payment === 0n) throw new ScheduleInputError(`the payment rounds to 0.00 (amount ${money(principal)} over ${term} payments)`, ['amount']);
+    if (payment > MAX_MONEY_CENTS) throw tooLarge('payment', payment, moneyFields);
   }
 
+  const rows: ScheduleRow[] = [];
   let balance = principal;
   let totalInterest = 0n;
-  for (let k = 0; k < term; k++) {
+  for (let k = 0; k < term && balance > 0n; k++) {
     const interest = interestOn(balance);
-    let part = k === term - 1 ? balance : payment - interest;
-    if (part > balance) part = balance;
+    const part = k === term - 1 || payment - interest >= balance ? balance : payment - interest;
+    const rowPayment = part + interest;
+    if (rowPayment > MAX_MONEY_CENTS) throw tooLarge(`payment of row ${k + 1}`, rowPayment, moneyFields);
     balance -= part;
     totalInterest += interest;
-    rows[k] = {
+    rows.push({
       number: k + 1,
-      due: k === term - 1 ? dateMaturity : formatDate(addPeriodsYmd(first, frequency, k)),
-      payment: money(part + interest),
+      due: formatDate(dueDate(frequency, anchor, k)),
+      payment: money(rowPayment),
       principal: money(part),
       interest: money(interest),
       balance: money(balance),
-    };
+    });
   }
-  return { rows, regularPayment: money(payment), dateMaturity, totalInterest: money(totalInterest) };
+  if (totalInterest > MAX_MONEY_CENTS) throw tooLarge('total interest', totalInterest, ['amount', 'rate', 'term']);
+  if (principal + totalInterest > MAX_MONEY_CENTS) throw tooLarge('total of payments', principal + totalInterest, ['amount', 'rate', 'term']);
+  return { rows, regularPayment: money(payment), dateMaturity: (rows[rows.length - 1] as ScheduleRow).due, totalInterest: money(totalInterest) };
 }
 
 // ---------------------------------------------------------------------------

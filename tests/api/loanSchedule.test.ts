@@ -165,12 +165,14 @@ describe('schedules on creation', () => {
     assert.ok(loan.schedules.every((row: { is_next: boolean }) => row.is_next === false), 'a lead has no next row');
   });
 
-  it('interest-only, and a given Date_Maturity is kept rather than derived', async () => {
-    const created = await rest.post('/api/loan', {
-      Amount: '250000.00', Rate: '9.5', Term: 4, Frequency: 'annually', Amortization: 'interest_only', Date_Funded: '2026-06-30', Date_Maturity: '2031-01-01',
-    });
+  it('interest-only, and a given Date_Maturity must be the schedule\'s last due date', async () => {
+    const body = { Amount: '250000.00', Rate: '9.5', Term: 4, Frequency: 'annually', Amortization: 'interest_only', Date_Funded: '2026-06-30' };
+    const refused = await rest.post('/api/loan', { ...body, Date_Maturity: '2031-01-01' });
+    assert.equal(refused.status, 400, refused.text);
+    assert.deepEqual(Object.keys(refused.json.fields), ['Date_Maturity']);
+    const created = await rest.post('/api/loan', { ...body, Date_Maturity: '2030-06-30' });
     assert.equal(created.status, 201);
-    assert.equal(created.json.loan.date_maturity, '2031-01-01');
+    assert.equal(created.json.loan.date_maturity, '2030-06-30');
     assert.match(created.text, /"regular_payment":23750\.00,/);
     const loan = await graphSchedule(created.json.loan.id);
     assert.deepEqual(loan.schedules.at(-1).payment, num('273750.00'));

@@ -1,0 +1,139 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findAccount } from '../../app/accounts.js';
+import { createLoan } from '../../app/loanWrites.js';
+import { databaseSettingsFromEnv, openCommandDatabase, type Database } from '../../db/index.js';
+import { createServerDatabase } from '../support/testDatabase.js';
+import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
+
+/**
+ * `loanql schedules regenerate` as a process: loans whose stored schedules were made under the
+ * earlier rules (a half-cent payment rounded down, month-ends lost, trailing 0.00 rows) get the
+ * schedule SPEC §7 gives now, payments are kept and `is_next` follows them; a loan the rules
+ * now refuse is listed and left alone; `--dry-run` writes nothing; a second run changes nothing.
+ * On the embedded database (DATA_DIR), and on PostgreSQL with TEST_DATABASE_URL.
+ */
+describe('loanql schedules regenerate', { timeout: 300_000 }, () => {
+  let env: Record<string, string>;
+  let cleanUp: () => Promise<void> = async () => {};
+  let workDir: string;
+  const cli = (...args: string[]): Promise<ProcessResult> => runCli(args, env, workDir);
+  const ids = { tie: '', monthEnd: '', early: '', unchanged: '', refused: '' };
+
+  /** Works on the database in this process; closed before any CLI runs (the embedded one has one user at a time). */
+  async function withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
+    const opened = await openCommandDatabase(databaseSettingsFromEnv(env));
+    try {
+      return await work(opened.database);
+    } finally {
+      await opened.close();
+    }
+  }
+
+  async function state(db: Database): Promise<unknown> {
+    const loans = await db.query(`SELECT id, regular_payment::text, date_maturity::text, updated_at::text FROM loans ORDER BY id`);
+    const rows = await db.query(`SELECT id, loan_id, number, due::text, payment::text, principal::text, balance::text, is_next FROM schedules ORDER BY loan_id, number`);
+    const payments = await db.query(`SELECT id, loan_id, amount::text FROM payments ORDER BY id`);
+    return { loans: loans.rows, rows: rows.rows, payments: payments.rows };
+  }
+
+  before(async () => {
+    assertBuilt();
+    workDir = mkdtempSync(join(tmpdir(), 'loanql-regen-'));
+    if (process.env.TEST_DATABASE_URL) {
+      const created = await createServerDatabase(process.env.TEST_DATABASE_URL);
+      env = { DATABASE_URL: created.url };
+      cleanUp = () => created.drop();
+    } else {
+      env = { DATA_DIR: join(workDir, 'data') };
+    }
+    const made = await cli('account', 'create', 'acme');
+    assert.equal(made.code, 0, made.stderr);
+
+    // Loans made under today's rules, then turned into what the earlier rules stored.
+    await withDatabase(async (db) => {
+      const account = await findAccount(db, 'acme');
+      const create = async (body: Record<string, unknown>) => (await createLoan(db, account.id, body)).id;
+      ids.tie = await create({ Amount: 1000, Rate: 6.25, Term: 1, Frequency: 'quarterly', First_Payment_Date: '2026-03-31' });
+      await db.query(`UPDATE loans SET regular_payment = 1015.62 WHERE id = $1`, [ids.tie]);
+
+      ids.monthEnd = await create({ Amount: 3000, Rate: 0, Term: 3, Frequency: 'monthly', Date_Funded: '2024-01-31', Status: 'servicing' });
+      await db.query(`UPDATE schedules SET due = make_date(2024, 1 + number, 29) WHERE loan_id = $1 AND number > 1`, [ids.monthEnd]);
+      await db.query(`UPDATE loans SET date_maturity = '2024-04-29' WHERE id = $1`, [ids.monthEnd]);
+      await db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2024-02-29', 1000.00)`, [account.id, ids.monthEnd]);
+
+      ids.early = await create({ Amount: 1000, Rate: 12, Term: 4, Frequency: 'monthly', First_Payment_Date: '2026-01-31', Regular_Payment: 600 });
+      await db.query(
+        `INSERT INTO schedules (account_id, loan_id, number, due, payment, principal, interest, balance)
+         VALUES ($1, $2, 3, '2026-03-31', 0, 0, 0, 0), ($1, $2, 4, '2026-04-30', 0, 0, 0, 0)`,
+        [account.id, ids.early],
+      );
+      await db.query(`UPDATE loans SET date_maturity = '2026-04-30' WHERE id = $1`, [ids.early]);
+
+      ids.unchanged = await create({ Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+
+      ids.refused = await create({ Amount: 5000, Rate: 6, Term: 6, Frequency: 'monthly', Amortization: 'interest_only', Date_Funded: '2026-01-15' });
+      await db.query(`UPDATE loans SET regular_payment = 500, regular_payment_given = true WHERE id = $1`, [ids.refused]);
+    });
+  });
+
+  after(async () => {
+    await cleanUp();
+    if (workDir) rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('--dry-run counts the loans that would change and writes nothing', async () => {
+    const before = await withDatabase(state);
+    const run = await cli('schedules', 'regenerate', '--dry-run');
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, new RegExp(`left as it is: loan ${ids.refused}: regularPayment cannot be given for an interest_only loan`));
+    assert.match(run.stdout, /^5 loans checked \(all accounts\), 1 left as they are; 3 would change \(dry run: nothing written\)$/m);
+    assert.deepEqual(await withDatabase(state), before);
+  });
+
+  it('regenerates the three schedules, keeping payments and is_next right, and says how many changed', async () => {
+    const before = (await withDatabase(state)) as { payments: unknown[]; rows: { id: string; loan_id: string }[] };
+    const run = await cli('schedules', 'regenerate', '--account', 'acme');
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^5 loans checked \(account acme\), 1 left as they are; 3 changed$/m);
+
+    await withDatabase(async (db) => {
+      const loan = async (id: string) => (await db.query<{ regular_payment: string; date_maturity: string }>(`SELECT regular_payment::text, date_maturity::text FROM loans WHERE id = $1`, [id])).rows[0]!;
+      const rows = async (id: string) =>
+        (await db.query<{ due: string; payment: string; is_next: boolean }>(`SELECT due::text, payment::text, is_next FROM schedules WHERE loan_id = $1 ORDER BY number`, [id])).rows;
+
+      assert.equal((await loan(ids.tie)).regular_payment, '1015.63');
+
+      assert.deepEqual(await rows(ids.monthEnd), [
+        { due: '2024-02-29', payment: '1000.00', is_next: false },
+        { due: '2024-03-31', payment: '1000.00', is_next: true },
+        { due: '2024-04-30', payment: '1000.00', is_next: false },
+      ]);
+      assert.equal((await loan(ids.monthEnd)).date_maturity, '2024-04-30');
+
+      assert.deepEqual((await rows(ids.early)).map((row) => [row.due, row.payment]), [
+        ['2026-01-31', '600.00'],
+        ['2026-02-28', '414.10'],
+      ]);
+      assert.deepEqual(await loan(ids.early), { regular_payment: '600.00', date_maturity: '2026-02-28' });
+
+      const after = (await state(db)) as typeof before;
+      assert.deepEqual(after.payments, before.payments, 'payments are kept');
+      const rowIds = (state: typeof before, loanId: string) => state.rows.filter((row) => row.loan_id === loanId).map((row) => row.id);
+      assert.deepEqual(rowIds(after, ids.unchanged), rowIds(before, ids.unchanged), 'an up-to-date schedule is not rewritten');
+      assert.deepEqual(rowIds(after, ids.refused), rowIds(before, ids.refused), 'a refused loan is left as it is');
+    });
+  });
+
+  it('a second run changes nothing; an unknown account is a one-line error with status 2', async () => {
+    const again = await cli('schedules', 'regenerate');
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /^5 loans checked \(all accounts\), 1 left as they are; 0 changed$/m);
+    const unknown = await cli('schedules', 'regenerate', '--account', 'nobody');
+    assert.equal(unknown.code, 2);
+    assert.equal(unknown.stderr.trim().split('\n').length, 1, unknown.stderr);
+  });
+});
