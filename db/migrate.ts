@@ -4,9 +4,10 @@ import * as isNextOnEveryWrite from './migrations/0002_is_next_on_every_write.js
 import * as dashboard from './migrations/0003_dashboard.js';
 import * as loanDerivedFields from './migrations/0004_loan_derived_fields.js';
 import * as servicingWrites from './migrations/0005_servicing_writes.js';
+import * as keyRoles from './migrations/0006_key_roles.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, keyRoles];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.

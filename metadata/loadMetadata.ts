@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import AjvModule, { type ErrorObject } from 'ajv';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import metadataSchema from './metadata.schema.json' with { type: 'json' };
-import { MetadataError, SCALAR_TYPES, type Collection, type Field, type InsertPermission, type Metadata, type PresetValue, type UpdatePermission, type Relationship, type RootFieldKind, type ScalarType } from './model.js';
+import { resolveRoles, type RoleDocument } from './resolveRoles.js';
+import { ADMIN_ROLE, MetadataError, SCALAR_TYPES, type Collection, type Role, type Field, type InsertPermission, type Metadata, type PresetValue, type UpdatePermission, type Relationship, type RootFieldKind, type ScalarType } from './model.js';
 
 const Ajv = AjvModule.default;
 const validateDocument = new Ajv({ allErrors: true }).compile(metadataSchema);
@@ -12,6 +13,7 @@ interface MetadataDocument {
   version: 1;
   tenant_column: string;
   collections: Record<string, CollectionDocument>;
+  roles?: Record<string, RoleDocument>;
 }
 interface CollectionDocument {
   table: string;
@@ -95,6 +97,7 @@ function valueAt(document: unknown, pointer: string): unknown {
 /** "/collections/loans/fields/amount" → "collection loans, field amount". */
 function describePath(pointer: string): string {
   const parts = pointer.split('/').slice(1);
+  if (parts[0] === 'roles' && parts[1]) return [`role ${parts[1]}`, ...(parts[3] ? [`collection ${parts[3]}`] : []), ...parts.slice(4)].join(', ');
   if (parts[0] !== 'collections') return pointer ? `metadata ${pointer}` : 'metadata';
   const words = [`collection ${parts[1]}`];
   if (parts[2] === 'fields' && parts[3]) words.push(`field ${parts[3]}`);
@@ -152,6 +155,9 @@ function resolveMetadata(document: MetadataDocument): Metadata {
       relationships,
       rootFields: new Set(collection.root_fields ?? ALL_ROOT_FIELDS),
       ...writable,
+      selectFilter: null,
+      selectLimit: null,
+      allowAggregations: true,
     });
   }
 
@@ -170,7 +176,13 @@ function resolveMetadata(document: MetadataDocument): Metadata {
     }
   }
   if (problems.length) throw new MetadataError(problems);
-  return { tenantColumn: document.tenant_column, collections };
+  // Stage 5: permissions — each role is the metadata as that role sees it.
+  const roles = new Map<string, Role>();
+  const metadata: Metadata = { tenantColumn: document.tenant_column, collections, roles };
+  roles.set(ADMIN_ROLE, { name: ADMIN_ROLE, variables: new Map(), metadata });
+  for (const [name, role] of resolveRoles(metadata, document.roles, problems)) roles.set(name, role);
+  if (problems.length) throw new MetadataError(problems);
+  return metadata;
 }
 
 /**
@@ -223,12 +235,12 @@ function resolveWritableFields(
   if (collection.insert && primaryKey.type !== 'uuid') problems.push(`collection ${name}, insert: inserts need a uuid primary key (the server makes the ids of new rows)`);
   if (collection.insert) {
     const columns = columnsOf('insert', collection.insert.columns);
-    insert = { columns, set: presetsOf('insert', collection.insert.set, columns), conflictConstraints: collection.insert.on_conflict_constraints ?? [] };
+    insert = { columns, set: presetsOf('insert', collection.insert.set, columns), conflictConstraints: collection.insert.on_conflict_constraints ?? [], check: null };
   }
   let update: UpdatePermission | null = null;
   if (collection.update) {
     const columns = columnsOf('update', collection.update.columns);
-    update = { columns, set: presetsOf('update', collection.update.set, columns) };
+    update = { columns, set: presetsOf('update', collection.update.set, columns), filter: null, check: null };
   }
-  return { insert, update, delete: collection.delete ? { allowed: true } : null };
+  return { insert, update, delete: collection.delete ? { allowed: true, filter: null } : null };
 }
