@@ -263,6 +263,11 @@ export class GraphEngine {
       const message = operationName ? `unknown operation named "${operationName}"` : 'the document has several operations: give operationName';
       throw new RequestError([{ message, extensions: { code: 'validation-failed' } }], 'document');
     }
+    if (operation.operation === 'mutation' && !this.schema.getMutationType()) {
+      // graphql-js validates a mutation against a schema without mutations; it fails only when run.
+      const message = 'this schema has no mutations: no field of mutation_root exists for this key (its role writes nothing)';
+      throw new RequestError([{ message, extensions: { code: 'validation-failed' } }], 'document');
+    }
     if (operation.operation === 'subscription') {
       throw new RequestError([{ message: 'subscription operations are not supported', extensions: { code: 'validation-failed' } }], 'document');
     }
