@@ -53,7 +53,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   router.get('/console', (_req, res) => {
     res.type('html').send(consolePage(sessionOf(res).viewer));
   });
-  router.use('/settings', apiKeyRoutes(db, logger));
+  router.use('/settings', apiKeyRoutes(db, logger, deps.engines));
 
   router.use((_req, res) => {
     res.status(404).type('html').send(errorPage('Page not found', 'There is no dashboard page at this address.', res.locals.dashboard?.viewer));
