@@ -10,7 +10,7 @@ import 'graphiql/graphiql.css';
 import './console.css';
 import { formatPlan } from './formatPlan.js';
 
-const DEFAULT_QUERY = `# Queries run against your own account, read-only.
+const DEFAULT_QUERY = `# Queries and mutations run against your own account (a mutation writes: one transaction).
 # Run one with Ctrl+Enter (or the ▶ button); the panel on the right shows its SQL.
 query FirstLoans {
   loans(limit: 5, order_by: {created_at: desc}) {

@@ -72,7 +72,15 @@ export type PreparedRequest =
     }
   | { readonly kind: 'static'; readonly body: string }
   /** A mutation: its statements run in one transaction (`runMutation`). */
-  | { readonly kind: 'mutation'; readonly program: CompiledMutation; readonly bind: (param: Param) => unknown };
+  | {
+      readonly kind: 'mutation';
+      readonly program: CompiledMutation;
+      readonly bind: (param: Param) => unknown;
+      /** The statements come from the plan cache: worth keeping prepared, like a query's. */
+      readonly reusable: boolean;
+      /** Texts derived from the program's (the guarded response), kept with the cached operation. */
+      readonly derivedTexts: Map<string, string>;
+    };
 
 interface IntrospectionPart {
   readonly data: Readonly<Record<string, unknown>>;
@@ -201,9 +209,11 @@ export class GraphEngine {
     try {
       const { prepared, operation } = this.#prepare(request, accountId);
       if (prepared.kind === 'mutation') {
-        const text = await db.transaction(async (tx) => {
-          if (guard && !(await guardHolds(tx, guard))) return null;
-          return this.runMutation(tx, prepared);
+        // The guard is checked by the response statement, after the writes: when it fails, the
+        // transaction is rolled back, so no write of a deactivated key stays (one round trip less).
+        const text = await db.transaction((tx) => this.runMutation(tx, prepared, guard)).catch((error: unknown) => {
+          if (error instanceof GuardFailed) return null;
+          throw error;
         });
         if (text === null) return false;
         write(text);
@@ -295,7 +305,7 @@ export class GraphEngine {
    * state after every write of the request, trigger effects included). Returns the response
    * text; a client's mistake throws `RequestError`, and the caller's transaction is then undone.
    */
-  async runMutation(tx: Queryable, prepared: Extract<PreparedRequest, { kind: 'mutation' }>): Promise<string> {
+  async runMutation(tx: Queryable, prepared: Extract<PreparedRequest, { kind: 'mutation' }>, guard?: StatementGuard): Promise<string> {
     const newIds = new Map<number, string>();
     const results: { ids: string[]; count: number; json: string | null }[] = [];
     const value = (param: Param): unknown => {
@@ -316,23 +326,33 @@ export class GraphEngine {
         const { rows } = await tx.query<{ ids?: string; count: number | string; json?: string | null; violations?: number | string }>(
           step.statement.text,
           step.statement.params.map(value),
+          { reusable: prepared.reusable },
         );
         const row = rows[0]!;
         if (Number(row.violations ?? 0) > 0) throw permissionError(step.alias, step.collection.name, Number(row.violations));
         results.push({ ids: row.ids ? (JSON.parse(row.ids) as string[]) : [], count: Number(row.count), json: row.json ?? null });
       } catch (error) {
         if (error instanceof RequestError) throw error;
-        const clientError = classifyWriteError(error, step.alias, step.collection, this.metadata, this.catalogue);
+        const clientError = classifyWriteError(error, step, this.metadata, this.catalogue);
         if (clientError) throw new RequestError([clientError], 'execution');
         throw error;
       }
     }
+    const response = prepared.program.response;
+    const guardKey = guard ? `guard ${guard.condition}` : '';
+    const text = !guard
+      ? response.text
+      : (prepared.derivedTexts.get(guardKey) ?? remember(prepared.derivedTexts, guardKey, guardedStatement(response.text, response.params.length, guard)));
+    const values = response.params.map(value);
+    let rows: { response: string | null }[];
     try {
-      const { rows } = await tx.query<{ response: string }>(prepared.program.response.text, prepared.program.response.params.map(value));
-      return rows[0]!.response;
+      ({ rows } = await tx.query<{ response: string | null }>(text, guard ? [...values, ...guard.values] : values, { reusable: prepared.reusable }));
     } catch (error) {
       return rethrowClientError(error);
     }
+    // Thrown, so the caller's transaction is rolled back.
+    if (rows[0]!.response === null) throw new GuardFailed();
+    return rows[0]!.response;
   }
 
   #prepareMutation(cached: CachedOperation, variableValues: Readonly<Record<string, unknown>>, caller: Caller): PreparedRequest {
@@ -359,7 +379,8 @@ export class GraphEngine {
       if (problem) problems.push(problem);
     }
     if (problems.length) throw new RequestError(problems.map((problem) => toResponseError(problem, 'validation-failed')), 'document');
-    return { kind: 'mutation', program, bind: bindParam };
+    const reusable = cached.compiledMutation === program;
+    return { kind: 'mutation', program, bind: bindParam, reusable, derivedTexts: reusable ? cached.derivedTexts : new Map() };
   }
 
   #plan(cached: CachedOperation, variables: Readonly<Record<string, unknown>>) {
@@ -442,6 +463,14 @@ async function runStatement(db: Database, text: string, values: readonly unknown
     return rows[0]!.response;
   } catch (error) {
     return rethrowClientError(error);
+  }
+}
+
+/** A mutation's guard did not hold: its transaction is rolled back and the request refused. */
+class GuardFailed extends Error {
+  constructor() {
+    super('the statement guard did not hold');
+    this.name = 'GuardFailed';
   }
 }
 

@@ -7,7 +7,8 @@ import { classifyDatabaseError, type ResponseError } from './errors.js';
  * the catalogue; a reference to a record that is not there — or is another account's, which the
  * composite foreign keys make the same thing — is `not-found` and says nothing more.
  */
-export function classifyWriteError(error: unknown, alias: string, collection: Collection, metadata: Metadata, catalogue: Catalogue | null): ResponseError | null {
+export function classifyWriteError(error: unknown, step: { readonly alias: string; readonly collection: Collection; readonly kind: 'insert' | 'update' | 'delete' }, metadata: Metadata, catalogue: Catalogue | null): ResponseError | null {
+  const { alias, collection } = step;
   const pgError = error as { code?: unknown; constraint?: unknown; table?: unknown; column?: unknown; message?: unknown };
   const code = typeof pgError.code === 'string' ? pgError.code : '';
   const table = typeof pgError.table === 'string' ? pgError.table : collection.table;
@@ -26,8 +27,9 @@ export function classifyWriteError(error: unknown, alias: string, collection: Co
     case '23505':
       return fail('constraint-violation', `a ${written.name} record with the same ${fields.length ? fields.join(', ') : 'values'} already exists`, { fields });
     case '23503': {
-      const referencing = typeof pgError.message === 'string' && pgError.message.startsWith('insert or update');
-      if (referencing) return fail('not-found', `${named}: no such record`, { fields });
+      // A write that sets a reference fails because the record is not there; a delete, because
+      // other records still refer to the row (decided by the statement, not PostgreSQL's words).
+      if (step.kind !== 'delete') return fail('not-found', `${named}: no such record`, { fields });
       return fail('foreign-key-violation', `the ${written.name} record is still referred to by other records`, { fields });
     }
     case '23514':

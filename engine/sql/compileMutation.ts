@@ -10,6 +10,7 @@ export interface MutationStep {
   /** The response field the step belongs to (its errors carry this path). */
   readonly alias: string;
   readonly collection: Collection;
+  readonly kind: 'insert' | 'update' | 'delete';
 }
 
 /** A value to check before anything runs: digits of a numeric, NUL characters of a text. */
@@ -232,12 +233,12 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
         pairs.push([field.alias, response.key(field.value)]);
         break;
       case 'insert':
-        steps.push({ statement: insertStatement(field.alias, field.insert.groups, field.insert.onConflict), alias: field.alias, collection: field.collection });
+        steps.push({ statement: insertStatement(field.alias, field.insert.groups, field.insert.onConflict), alias: field.alias, collection: field.collection, kind: 'insert' });
         pairs.push([field.alias, writtenOutput(field.collection, field.output, steps.length - 1)]);
         break;
       case 'update': {
         const outputs = field.updates.map((update) => {
-          steps.push({ statement: updateStatement(field.alias, field.collection, update), alias: field.alias, collection: field.collection });
+          steps.push({ statement: updateStatement(field.alias, field.collection, update), alias: field.alias, collection: field.collection, kind: 'update' });
           return writtenOutput(field.collection, field.output, steps.length - 1);
         });
         if (!field.many) pairs.push([field.alias, outputs[0]!]);
@@ -253,7 +254,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
         break;
       }
       case 'delete':
-        steps.push({ statement: deleteStatement(field), alias: field.alias, collection: field.collection });
+        steps.push({ statement: deleteStatement(field), alias: field.alias, collection: field.collection, kind: 'delete' });
         pairs.push([field.alias, sql`${step(steps.length - 1, 'json')}::json`]);
         break;
       default:

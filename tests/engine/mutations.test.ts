@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { dataOf, startSeededService, type GraphBody, type SeededService } from '../support/seededService.js';
+import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
+import { dataOf, send, startSeededService, type GraphBody, type SeededService } from '../support/seededService.js';
 
 /** The first row of a result, which must be there. */
 const firstRow = <T>(rows: readonly T[]): T => {
@@ -403,5 +404,25 @@ describe('Mutations: explain', () => {
     assert.ok(body.statements[0]!.params.includes(loanId));
     assert.match(body.statements[1]!.sql, /^SELECT json_build_object\('data'/);
     assert.deepEqual(await snapshot(), before);
+  });
+});
+
+describe('Mutations: a deactivated API key', () => {
+  it('is refused with 403 and writes nothing, on the fast path and with an Idempotency-Key', async () => {
+    const key = await createApiKey(s.db, s.account.id, 'soon revoked');
+    const post = (headers: Record<string, string>) =>
+      send(`${s.url}/api/graph`, {
+        method: 'POST',
+        headers: { authorization: `Token ${key.key}`, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ query: `mutation { insert_tasks_one(object: {name: "by a revoked key"}) { id } }` }),
+      });
+    assert.equal((await post({})).status, 200, 'the key works before');
+    await deactivateApiKey(s.db, key.prefix);
+    for (const headers of [{}, { 'idempotency-key': 'revoked-1' }] as Record<string, string>[]) {
+      const answer = await post(headers);
+      assert.deepEqual([answer.status, answer.text], [403, 'Not authorized']);
+    }
+    const rows = await s.sql(`SELECT 1 FROM tasks WHERE account_id = $1 AND name = 'by a revoked key'`, [s.account.id]);
+    assert.equal(rows.length, 1, 'only the write made before the key was deactivated');
   });
 });
