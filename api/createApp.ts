@@ -5,6 +5,7 @@ import type { Database } from '../db/index.js';
 import { UserInputError } from '../app/errors.js';
 import { VerifiedKeyCache } from '../app/apiKeys.js';
 import { requireApiKey } from './authenticate.js';
+import { bodyProblem } from './bodyErrors.js';
 import type { ServiceConfig } from './config.js';
 import type { Logger } from './logger.js';
 import { healthRoutes } from './routes/health.js';
@@ -73,13 +74,9 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
       });
       return;
     }
-    const type = (error as { type?: string }).type;
-    if (type === 'entity.too.large') {
-      res.status(413).json({ error: 'request body is too large' });
-      return;
-    }
-    if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      res.status(400).json({ error: 'request body is not valid JSON', fields: {} });
+    const problem = bodyProblem(error, req, 'JSON');
+    if (problem) {
+      res.status(problem.status).json(problem.kind === 'too-large' ? { error: problem.message } : { error: problem.message, fields: {} });
       return;
     }
     const id = randomUUID();

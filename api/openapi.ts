@@ -155,7 +155,7 @@ export function openApiDocument(product: Product, serverUrl: string): Schema {
           parameters: [
             { name: 'status', in: 'query', schema: { type: 'string', enum: [...LOAN_STATUSES] } },
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 1000, default: 50 } },
-            { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
+            { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 2147483647, default: 0 } },
           ],
           responses: { '200': { description: 'The page.', ...json('LoanPage') }, '400': responses.badRequest, '403': responses.forbidden },
         },

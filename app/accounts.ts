@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { UserInputError } from './errors.js';
+import { refuseNulCharacter, UserInputError } from './errors.js';
 import { hashPassword } from './passwords.js';
 
 export interface Account {
@@ -13,6 +13,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export async function createAccount(db: Queryable, slug: string, name?: string): Promise<Account> {
   if (!SLUG.test(slug)) throw new UserInputError(`account slug "${slug}" must be lower-case letters, digits, - or _ (at most 63)`);
+  if (name !== undefined) refuseNulCharacter('name', name);
   const { rows } = await db.query<Account>(
     `INSERT INTO accounts (slug, name) VALUES ($1, $2) ON CONFLICT (slug) DO NOTHING RETURNING id, slug, name`,
     [slug, name?.trim() || slug],
@@ -22,6 +23,7 @@ export async function createAccount(db: Queryable, slug: string, name?: string):
 }
 
 export async function findAccount(db: Queryable, slug: string): Promise<Account> {
+  if (!SLUG.test(slug)) throw new UserInputError(`no account "${slug}"`, 404);
   const { rows } = await db.query<Account>('SELECT id, slug, name FROM accounts WHERE slug = $1', [slug]);
   if (!rows[0]) throw new UserInputError(`no account "${slug}"`, 404);
   return rows[0];
@@ -40,6 +42,9 @@ export interface Admin {
 }
 
 export async function createAdmin(db: Queryable, accountId: string, input: { email: string; password: string; name?: string }): Promise<Admin> {
+  refuseNulCharacter('email', input.email);
+  refuseNulCharacter('password', input.password);
+  if (input.name !== undefined) refuseNulCharacter('name', input.name);
   const email = input.email.trim();
   if (!EMAIL.test(email)) throw new UserInputError(`"${email}" is not an e-mail address`);
   if (input.password.length < 8) throw new UserInputError('a password has at least 8 characters');

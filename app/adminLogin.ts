@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import { refuseNulCharacter } from './errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 
 export interface LoggedInAdmin {
@@ -16,6 +17,8 @@ let decoyHash: Promise<string> | null = null;
  * time does not tell which e-mails exist.
  */
 export async function verifyAdminLogin(db: Queryable, email: string, password: string): Promise<LoggedInAdmin | null> {
+  refuseNulCharacter('email', email);
+  refuseNulCharacter('password', password);
   const { rows } = await db.query<LoggedInAdmin & { passwordHash: string }>(
     `SELECT id, account_id AS "accountId", email, password_hash AS "passwordHash"
        FROM admins WHERE lower(email) = lower($1)`,

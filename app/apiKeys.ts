@@ -2,7 +2,7 @@ import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Database, Queryable } from '../db/index.js';
 import type { StatementGuard } from '../engine/index.js';
-import { UserInputError } from './errors.js';
+import { refuseNulCharacter, UserInputError } from './errors.js';
 
 /**
  * API keys (SPEC §4): `lq_<8 id characters>_<43 characters of 32 random bytes>`.
@@ -10,6 +10,7 @@ import { UserInputError } from './errors.js';
  * only the SHA-256 of the whole key is stored, and it is compared in constant time.
  */
 const KEY_PATTERN = /^(lq_[a-z0-9]{8})_[A-Za-z0-9_-]{43}$/;
+const PREFIX_PATTERN = /^lq_[a-z0-9]{8}$/;
 const PREFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 /** last_used_at is written at most this often per key, so reads are not turned into writes. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -64,7 +65,8 @@ function randomPrefix(): string {
 /** Creates a key for the account; the result carries the only copy of the whole key. */
 export async function createApiKey(db: Queryable, accountId: string, name: string, keyRole: KeyRole = ADMIN_KEY_ROLE): Promise<CreatedApiKey> {
   const cleanName = name.trim();
-  if (!cleanName || cleanName.length > 100) throw new UserInputError('a key name is 1 to 100 characters');
+  if (!cleanName || cleanName.length > 100) throw new UserInputError('a key name is 1 to 100 characters', 400, { name: 'expected 1 to 100 characters' });
+  refuseNulCharacter('name', cleanName);
   const prefix = randomPrefix();
   const key = `${prefix}_${randomBytes(32).toString('base64url')}`;
   const { rows } = await db.query<{ id: string }>(
@@ -122,6 +124,8 @@ export async function listApiKeys(db: Queryable, accountId?: string): Promise<Ap
  * next request, since every request reads the key's state. Returns false when there is none.
  */
 export async function deactivateApiKey(db: Queryable, prefix: string, accountId?: string): Promise<boolean> {
+  // Anything but a prefix in the key format names no key (and never reaches the database).
+  if (!PREFIX_PATTERN.test(prefix)) return false;
   const { rowCount } = await db.query(
     `UPDATE api_keys SET active = false, deactivated_at = coalesce(deactivated_at, now())
       WHERE prefix = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)`,

@@ -24,6 +24,8 @@ export type ValueRule =
 type DecimalRule = Extract<ValueRule, { kind: 'decimal' }>;
 
 const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/;
+/** A JSON Schema pattern: no U+0000 anywhere in the string. */
+const NO_NUL_PATTERN = '^[^\\u0000]*$';
 const DATE_TEXT = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 function decimalProblem(rule: DecimalRule, value: unknown): boolean {
@@ -68,7 +70,8 @@ ajv.addKeyword({ keyword: 'x-real-date', schemaType: 'boolean', errors: false, v
 export function schemaForRule(rule: ValueRule): Record<string, unknown> {
   switch (rule.kind) {
     case 'text':
-      return { type: 'string', maxLength: rule.maxLength };
+      // PostgreSQL's text cannot hold U+0000 (NUL): such a string is refused here, not by the database.
+      return { type: 'string', maxLength: rule.maxLength, pattern: NO_NUL_PATTERN };
     case 'decimal':
       return { type: ['number', 'string'], 'x-decimal': rule };
     case 'integer':
@@ -86,7 +89,7 @@ export function schemaForRule(rule: ValueRule): Record<string, unknown> {
 export function describeRule(rule: ValueRule): string {
   switch (rule.kind) {
     case 'text':
-      return `a string of at most ${rule.maxLength} characters`;
+      return `a string of at most ${rule.maxLength} characters, without NUL (\\u0000)`;
     case 'decimal': {
       const sign = rule.min === 'positive' ? 'greater than 0' : rule.min === 'zero' ? '0 or more' : null;
       return [
@@ -126,15 +129,21 @@ export function jsonValue(rule: ValueRule, normalized: unknown): unknown {
 
 const single = new Map<string, ValidateFunction>();
 
-/** Checks one value against a rule (used for product default values). */
-export function checkFieldValue(rule: ValueRule, value: unknown): { ok: true; value: unknown } | { ok: false; expected: string } {
+/** The ajv validator of one rule's values, compiled once per distinct rule. */
+export function validatorFor(rule: ValueRule): ValidateFunction {
   const key = JSON.stringify(rule);
   let validate = single.get(key);
   if (!validate) {
     validate = ajv.compile(schemaForRule(rule));
+    if (single.size > 1000) single.clear();
     single.set(key, validate);
   }
-  if (!validate(value)) return { ok: false, expected: describeRule(rule) };
+  return validate;
+}
+
+/** Checks one value against a rule (request bodies, product default values). */
+export function checkFieldValue(rule: ValueRule, value: unknown): { ok: true; value: unknown } | { ok: false; expected: string } {
+  if (!validatorFor(rule)(value)) return { ok: false, expected: describeRule(rule) };
   return { ok: true, value: normalizeValue(rule, value) };
 }
 

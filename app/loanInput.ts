@@ -1,6 +1,5 @@
-import type { ValidateFunction } from 'ajv';
 import { UserInputError } from './errors.js';
-import { ajv, describeRule, normalizeValue, propertyOf, schemaForRule, type ValueRule } from './fieldValues.js';
+import { describeRule, normalizeValue, validatorFor, type ValueRule } from './fieldValues.js';
 import { bodyName, BUILT_IN_FIELDS, CONTACT_PREFIXES, fieldKey, type BuiltInField, type CustomField, type Product } from './products.js';
 
 /**
@@ -48,15 +47,13 @@ type Known =
   | { readonly kind: 'custom'; readonly field: CustomField }
   | { readonly kind: 'contact'; readonly role: ContactRole; readonly property: keyof ContactParameters; readonly name: string; readonly rule: ValueRule };
 
-interface CompiledProduct {
-  readonly known: ReadonlyMap<string, Known>;
-  readonly validate: ValidateFunction;
-}
-
-const compiled = new Map<string, CompiledProduct>();
+const knownByProduct = new Map<string, ReadonlyMap<string, Known>>();
 
 /** The body fields a product accepts, keyed by lower-case key, with their rules. */
-function knownFields(product: Product): Map<string, Known> {
+function knownFields(product: Product): ReadonlyMap<string, Known> {
+  const signature = JSON.stringify(product.customFields);
+  const cached = knownByProduct.get(signature);
+  if (cached) return cached;
   const known = new Map<string, Known>();
   for (const field of BUILT_IN_FIELDS) known.set(field.key, { kind: 'builtIn', field });
   for (const field of product.customFields) known.set(field.key, { kind: 'custom', field });
@@ -67,27 +64,13 @@ function knownFields(product: Product): Map<string, Known> {
       known.set(fieldKey(name), { kind: 'contact', role, property: parameter.property, name, rule: parameter.rule });
     }
   }
+  if (knownByProduct.size > 500) knownByProduct.clear();
+  knownByProduct.set(signature, known);
   return known;
 }
 
 function ruleOf(entry: Known): ValueRule {
   return entry.kind === 'contact' ? entry.rule : entry.field.rule;
-}
-
-/** The ajv validator of a product's bodies (keys already lower-cased), cached per definition. */
-function compileProduct(product: Product): CompiledProduct {
-  const signature = JSON.stringify(product.customFields.map((field) => [field.key, field.rule]));
-  let entry = compiled.get(signature);
-  if (!entry) {
-    const known = knownFields(product);
-    const properties: Record<string, unknown> = {};
-    for (const [key, field] of known) properties[key] = { anyOf: [{ type: 'null' }, schemaForRule(ruleOf(field))] };
-    const validate = ajv.compile({ type: 'object', properties, additionalProperties: false });
-    entry = { known, validate };
-    if (compiled.size > 500) compiled.clear();
-    compiled.set(signature, entry);
-  }
-  return entry;
 }
 
 /** A problem with the body as a whole (not an object). */
@@ -99,58 +82,59 @@ function notAnObject(): UserInputError {
  * Checks a body against the product. `create` applies required fields and defaults and allows
  * contact parameters; `update` refuses contact parameters (interface §4.3) and required
  * custom fields may not be cleared.
+ *
+ * Every name the body sends is looked up in `Map`s, never in plain objects: a key such as
+ * `__proto__`, `constructor` or `toString` is an ordinary name here — unknown unless the
+ * product has a field of that key. (`JSON.parse` makes `__proto__` an own property, so
+ * `Object.entries` sees it.)
  */
 export function parseLoanBody(product: Product, body: unknown, mode: 'create' | 'update'): LoanChanges {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw notAnObject();
-  const { known, validate } = compileProduct(product);
-  const problems: Record<string, string> = {};
+  const known = knownFields(product);
+  /** Offending keys as sent → what is wrong, in the order found. */
+  const problems = new Map<string, string>();
   const sentName = new Map<string, string>();
-  const normalized: Record<string, unknown> = {};
+  const checked = new Map<string, unknown>();
 
   for (const [sent, value] of Object.entries(body as Record<string, unknown>)) {
     const key = fieldKey(sent);
     const entry = known.get(key);
     if (!entry) {
-      problems[sent] = 'unknown field: not a field of the default product';
+      problems.set(sent, 'unknown field: not a field of the default product');
       continue;
     }
     if (sentName.has(key)) {
-      problems[sent] = `given twice (also as ${sentName.get(key)}; keys are matched without regard to case)`;
+      problems.set(sent, `given twice (also as ${sentName.get(key)}; keys are matched without regard to case)`);
       continue;
     }
     if (mode === 'update' && entry.kind === 'contact') {
-      problems[sent] = 'contacts cannot be attached or changed through PATCH; Borrower_ and Guarantor_ parameters apply only when creating a loan';
+      problems.set(sent, 'contacts cannot be attached or changed through PATCH; Borrower_ and Guarantor_ parameters apply only when creating a loan');
       continue;
     }
     sentName.set(key, sent);
-    normalized[key] = value;
-  }
-
-  if (!validate(normalized)) {
-    for (const error of validate.errors ?? []) {
-      const key = propertyOf(error);
-      if (key === null) continue;
-      const entry = known.get(key);
-      const sent = sentName.get(key) ?? key;
-      if (entry && !problems[sent]) problems[sent] = `expected ${describeRule(ruleOf(entry))}, got ${summarize(normalized[key])}`;
+    if (value !== null && !validatorFor(ruleOf(entry))(value)) {
+      problems.set(sent, `expected ${describeRule(ruleOf(entry))}, got ${summarize(value)}`);
+      continue;
     }
+    checked.set(key, value);
   }
 
   const columns = new Map<string, unknown>();
   const customFields = new Map<string, unknown>();
-  const contactParameters: Partial<Record<ContactRole, Record<string, unknown>>> = {};
-  for (const [key, value] of Object.entries(normalized)) {
+  const contactParameters = new Map<ContactRole, Map<keyof ContactParameters, unknown>>();
+  for (const [key, value] of checked) {
     const entry = known.get(key)!;
     const sent = sentName.get(key)!;
-    if (problems[sent]) continue;
     if (entry.kind === 'builtIn') {
-      if (value === null && !entry.field.nullable) problems[sent] = `may not be null; expected ${describeRule(entry.field.rule)}`;
+      if (value === null && !entry.field.nullable) problems.set(sent, `may not be null; expected ${describeRule(entry.field.rule)}`);
       else columns.set(entry.field.column, value === null ? null : normalizeValue(entry.field.rule, value));
     } else if (entry.kind === 'custom') {
-      if (value === null && entry.field.required) problems[sent] = 'is a required field of the product and may not be null';
+      if (value === null && entry.field.required) problems.set(sent, 'is a required field of the product and may not be null');
       else customFields.set(entry.field.key, value === null ? null : normalizeValue(entry.field.rule, value));
     } else if (value !== null) {
-      (contactParameters[entry.role] ??= {})[entry.property] = normalizeValue(entry.rule, value);
+      let parameters = contactParameters.get(entry.role);
+      if (!parameters) contactParameters.set(entry.role, (parameters = new Map()));
+      parameters.set(entry.property, normalizeValue(entry.rule, value));
     }
   }
 
@@ -158,27 +142,36 @@ export function parseLoanBody(product: Product, body: unknown, mode: 'create' | 
     for (const field of product.customFields) {
       if (customFields.has(field.key) || sentName.has(field.key)) continue;
       if (field.defaultValue !== undefined) customFields.set(field.key, field.defaultValue);
-      else if (field.required) problems[bodyName(field.name)] = 'is a required field of the product and was not given';
+      else if (field.required) problems.set(bodyName(field.name), 'is a required field of the product and was not given');
     }
   }
 
   const contacts: Partial<Record<ContactRole, ContactRequest>> = {};
-  for (const role of ['borrower', 'guarantor'] as const) {
-    const parameters = contactParameters[role];
-    if (!parameters) continue;
-    const request = contactRequest(role, parameters as ContactParameters, problems);
+  for (const [role, parameters] of contactParameters) {
+    const request = contactRequest(role, contactParametersOf(parameters), problems);
     if (request) contacts[role] = request;
   }
 
-  if (Object.keys(problems).length) {
-    const names = Object.keys(problems);
+  if (problems.size) {
+    const names = [...problems.keys()];
     throw new UserInputError(`invalid field${names.length > 1 ? 's' : ''}: ${names.join(', ')}`, 400, problems);
   }
   return { columns, customFields, contacts };
 }
 
+function contactParametersOf(parameters: ReadonlyMap<keyof ContactParameters, unknown>): ContactParameters {
+  const text = (property: keyof ContactParameters) => parameters.get(property) as string | undefined;
+  return {
+    ...(parameters.has('id') ? { id: text('id') } : {}),
+    ...(parameters.has('name') ? { name: text('name') } : {}),
+    ...(parameters.has('email') ? { email: text('email') } : {}),
+    ...(parameters.has('company') ? { company: text('company') } : {}),
+    ...(parameters.has('isCompany') ? { isCompany: parameters.get('isCompany') as boolean } : {}),
+  };
+}
+
 /** The rules of interface §4.2 / SPEC §6 for one prefix; problems are added under the sent names. */
-function contactRequest(role: ContactRole, parameters: ContactParameters, problems: Record<string, string>): ContactRequest | null {
+function contactRequest(role: ContactRole, parameters: ContactParameters, problems: Map<string, string>): ContactRequest | null {
   const prefix = role === 'borrower' ? 'Borrower' : 'Guarantor';
   // `_Id` wins over the other parameters of its prefix.
   if (parameters.id !== undefined) return { kind: 'id', id: parameters.id };
@@ -186,28 +179,31 @@ function contactRequest(role: ContactRole, parameters: ContactParameters, proble
   const email = parameters.email || null;
   const company = parameters.company || null;
   if (email !== null && !EMAIL.test(email)) {
-    problems[`${prefix}_Email`] = `expected an e-mail address, got ${JSON.stringify(email)}`;
+    problems.set(`${prefix}_Email`, `expected an e-mail address, got ${JSON.stringify(email)}`);
     return null;
   }
   if (parameters.isCompany === true) {
     if (company !== null) {
-      problems[`${prefix}_Company`] = `cannot be combined with ${prefix}_Is_Company: true (then ${prefix}_Name is the company's name)`;
+      problems.set(`${prefix}_Company`, `cannot be combined with ${prefix}_Is_Company: true (then ${prefix}_Name is the company's name)`);
       return null;
     }
     if (name === null) {
-      problems[`${prefix}_Name`] = `is needed with ${prefix}_Is_Company: true (the company's name)`;
+      problems.set(`${prefix}_Name`, `is needed with ${prefix}_Is_Company: true (the company's name)`);
       return null;
     }
     return { kind: 'company', name, email };
   }
   if (name === null) {
-    if (email !== null || company !== null) problems[`${prefix}_Name`] = `is needed with ${email !== null ? `${prefix}_Email` : `${prefix}_Company`} (the individual's name)`;
+    if (email !== null || company !== null) problems.set(`${prefix}_Name`, `is needed with ${email !== null ? `${prefix}_Email` : `${prefix}_Company`} (the individual's name)`);
     return null;
   }
   return { kind: 'individual', name, email, company };
 }
 
+/** A short description of a refused value; lists and objects only by kind (they may nest deeper than JSON.stringify can go). */
 function summarize(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object' && value !== null) return 'an object';
   const text = JSON.stringify(value);
   return text === undefined ? String(value) : text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/index.js';
 import { AMORTIZATIONS, FREQUENCIES, MAX_TERM } from '../domain/schedule.js';
-import { UserInputError } from './errors.js';
+import { refuseNulCharacter, UserInputError } from './errors.js';
 import { checkFieldValue, type ValueRule } from './fieldValues.js';
 
 /**
@@ -121,6 +121,13 @@ export function metadataTypeFor(type: CustomFieldType): string {
 }
 
 const FIELD_NAME = /^[A-Za-z][A-Za-z0-9 _-]{0,59}$/;
+/**
+ * Keys that name a member of `Object.prototype` (`constructor`, `tostring`, `valueof`, …),
+ * lower-cased as keys are. Lookups of field names use `Map`s, so such a field would work; it
+ * is refused anyway, so that no code or client that reads a loan's `custom_fields` into a
+ * plain object can mistake an inherited member for it (issue #11).
+ */
+const PROTOTYPE_MEMBER_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype).map((name) => name.toLowerCase()));
 
 /** Checks a new custom field; returns it resolved or throws `UserInputError` naming the problem. */
 export function checkCustomFieldDefinition(definition: CustomFieldDefinition): CustomField {
@@ -131,11 +138,13 @@ export function checkCustomFieldDefinition(definition: CustomFieldDefinition): C
   const key = fieldKey(name);
   if (BUILT_IN_KEYS.has(key)) throw new UserInputError(`"${name}" is a built-in field of every product (${BUILT_IN_FIELDS.map((f) => f.name).join(', ')})`, 409);
   if (CONTACT_PREFIXES.some((prefix) => key.startsWith(prefix))) throw new UserInputError(`a field name may not start with Borrower_ or Guarantor_ (those are contact parameters)`);
+  if (PROTOTYPE_MEMBER_KEYS.has(key)) throw new UserInputError(`"${name}" is reserved: it names a member every JavaScript object has (${[...PROTOTYPE_MEMBER_KEYS].filter((k) => /^[a-z]/.test(k)).join(', ')}, matched without regard to case)`);
   if (!CUSTOM_FIELD_TYPES.includes(definition.type)) throw new UserInputError(`field type "${definition.type}" is not one of ${CUSTOM_FIELD_TYPES.join(', ')}`);
   let options: string[] | undefined;
   if (definition.type === 'select') {
     options = (definition.options ?? []).map((option) => option.trim());
     if (!options.length || options.some((option) => !option || option.length > 200)) throw new UserInputError('a select field needs options: a list of 1 to 200-character values');
+    for (const option of options) refuseNulCharacter('--options', option);
     if (new Set(options).size !== options.length) throw new UserInputError('the options of a select field must differ from each other');
   } else if (definition.options?.length) {
     throw new UserInputError('options are only for select fields');

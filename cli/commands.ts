@@ -22,7 +22,8 @@ import { RequestError } from '../engine/index.js';
 
 export interface CommandContext {
   readonly db: Database;
-  readonly args: Readonly<Record<string, string | boolean | readonly string[] | undefined>>;
+  /** The options given, by name without `--` (a `Map`: looked up by name, never through a plain object); a `multiple` option's values in order. */
+  readonly args: ReadonlyMap<string, string | boolean | readonly string[]>;
   readonly positionals: readonly string[];
   readonly out: NodeJS.WriteStream;
   readonly err: NodeJS.WriteStream;
@@ -37,9 +38,15 @@ export interface Command {
 }
 
 function required(context: CommandContext, name: string): string {
-  const value = context.args[name];
+  const value = context.args.get(name);
   if (typeof value !== 'string' || value === '') throw new UserInputError(`--${name} is required`);
   return value;
+}
+
+/** A string option, or undefined when not given. */
+function optionText(context: CommandContext, name: string): string | undefined {
+  const value = context.args.get(name);
+  return typeof value === 'string' ? value : undefined;
 }
 
 function positional(context: CommandContext, index: number, what: string): string {
@@ -49,7 +56,7 @@ function positional(context: CommandContext, index: number, what: string): strin
 }
 
 function number(context: CommandContext, name: string, fallback: number): number {
-  const raw = context.args[name];
+  const raw = context.args.get(name);
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (typeof raw !== 'string' || !Number.isFinite(value) || value < 0) throw new UserInputError(`--${name} must be a non-negative number`);
@@ -80,7 +87,7 @@ export const COMMANDS: Command[] = [
     options: { name: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
-      const account = await createAccount(context.db, positional(context, 0, 'the account slug'), context.args.name as string | undefined);
+      const account = await createAccount(context.db, positional(context, 0, 'the account slug'), optionText(context, 'name'));
       context.out.write(`account ${account.slug} created (${account.id})\n`);
     },
   },
@@ -94,7 +101,7 @@ export const COMMANDS: Command[] = [
       const admin = await createAdmin(context.db, account.id, {
         email: required(context, 'email'),
         password: required(context, 'password'),
-        ...(typeof context.args.name === 'string' ? { name: context.args.name } : {}),
+        ...(optionText(context, 'name') !== undefined ? { name: optionText(context, 'name')! } : {}),
       });
       context.out.write(`admin ${admin.email} created for account ${account.slug}\n`);
     },
@@ -109,10 +116,10 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
-      const name = typeof context.args.name === 'string' ? context.args.name : `cli key ${new Date().toISOString().slice(0, 10)}`;
-      const role = typeof context.args.role === 'string' ? context.args.role : ADMIN_ROLE;
+      const name = optionText(context, 'name') ?? `cli key ${new Date().toISOString().slice(0, 10)}`;
+      const role = optionText(context, 'role') ?? ADMIN_ROLE;
       const variables = new Map<string, string>();
-      const given = context.args.var;
+      const given = context.args.get('var');
       for (const pair of Array.isArray(given) ? given : typeof given === 'string' ? [given] : []) {
         const at = pair.indexOf('=');
         if (at < 1) throw new UserInputError(`--var ${pair}: write NAME=VALUE`);
@@ -137,7 +144,8 @@ export const COMMANDS: Command[] = [
     options: { account: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
-      const accountId = typeof context.args.account === 'string' ? (await findAccount(context.db, context.args.account)).id : undefined;
+      const slug = optionText(context, 'account');
+      const accountId = slug !== undefined ? (await findAccount(context.db, slug)).id : undefined;
       const keys = await listApiKeys(context.db, accountId);
       const roleOf = (k: (typeof keys)[number]): string => {
         const variables = Object.entries(k.variables).map(([name, value]) => `${name}=${value}`);
@@ -172,13 +180,13 @@ export const COMMANDS: Command[] = [
       const account = await findAccount(context.db, required(context, 'account'));
       const type = required(context, 'type') as CustomFieldType;
       if (!CUSTOM_FIELD_TYPES.includes(type)) throw new UserInputError(`--type must be one of ${CUSTOM_FIELD_TYPES.join(', ')}`);
-      const options = typeof context.args.options === 'string' ? context.args.options.split(',') : undefined;
-      const rawDefault = context.args.default;
+      const options = optionText(context, 'options')?.split(',');
+      const rawDefault = context.args.get('default');
       const field = await addProductField(context.db, account.id, {
         name: required(context, 'name'),
         type,
         ...(options ? { options } : {}),
-        required: context.args.required === true,
+        required: context.args.get('required') === true,
         ...(typeof rawDefault === 'string' ? { defaultValue: defaultFromText(type, rawDefault) } : {}),
       });
       context.out.write(
@@ -253,10 +261,10 @@ export const COMMANDS: Command[] = [
     options: { account: { type: 'string' }, 'dry-run': { type: 'boolean' } },
     needsDatabase: true,
     async run(context) {
-      const slug = context.args.account;
+      const slug = context.args.get('account');
       if (slug !== undefined && (typeof slug !== 'string' || slug === '')) throw new UserInputError('--account needs a slug');
       const account = typeof slug === 'string' ? await findAccount(context.db, slug) : null;
-      const dryRun = context.args['dry-run'] === true;
+      const dryRun = context.args.get('dry-run') === true;
       const report = await regenerateSchedules(context.db, { ...(account ? { accountId: account.id } : {}), dryRun });
       for (const { loanId, reason } of report.refused) context.out.write(`left as it is: loan ${loanId}: ${reason}\n`);
       const scope = account ? `account ${account.slug}` : 'all accounts';
@@ -275,14 +283,15 @@ export const COMMANDS: Command[] = [
       const query = positional(context, 0, 'the GraphQL query');
       let variables: unknown;
       try {
-        variables = typeof context.args.variables === 'string' ? JSON.parse(context.args.variables) : undefined;
+        const text = optionText(context, 'variables');
+        variables = text !== undefined ? JSON.parse(text) : undefined;
       } catch {
         throw new UserInputError('--variables must be a JSON object');
       }
       const config = configFromEnv();
-      const account = await findAccount(context.db, typeof context.args.account === 'string' ? context.args.account : 'demo');
+      const account = await findAccount(context.db, optionText(context, 'account') ?? 'demo');
       const engine = await buildEngine(config.metadataPath, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
-      const request = { query, variables, operationName: context.args['operation-name'] };
+      const request = { query, variables, operationName: optionText(context, 'operation-name') };
       try {
         const prepared = engine.prepare(request, account.id);
         if (prepared.kind === 'static') {
@@ -317,7 +326,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const config = configFromEnv();
-      const path = typeof context.args.file === 'string' ? context.args.file : config.metadataPath;
+      const path = optionText(context, 'file') ?? config.metadataPath;
       try {
         const engine = await buildEngine(path, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
         context.out.write(`${path} is valid: ${engine.metadata.collections.size} collections\n`);

@@ -1,6 +1,7 @@
 import express, { Router, type ErrorRequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/index.js';
+import { bodyProblem } from '../api/bodyErrors.js';
 import type { Logger } from '../api/logger.js';
 import { graphRoutes } from '../api/routes/graph.js';
 import type { EngineHolder } from '../app/engineHolder.js';
@@ -12,6 +13,7 @@ import { errorPage } from './pages/errorPage.js';
 import { overviewPage } from './pages/overviewPage.js';
 import { apiKeyRoutes } from './routes/apiKeyRoutes.js';
 import { loginRoutes } from './routes/loginRoutes.js';
+import { refuseNulInForm } from './formFields.js';
 import { securityHeaders } from './securityHeaders.js';
 import { requireCsrfHeader, requireFormCsrfToken, requireJsonSession, requirePageSession, sessionOf } from './session.js';
 
@@ -44,6 +46,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   router.use(requirePageSession(db));
   router.use(express.urlencoded({ extended: false, limit: '16kb' }));
   router.use(requireFormCsrfToken);
+  router.use(refuseNulInForm);
 
   router.get('/', async (_req, res) => {
     const session = sessionOf(res);
@@ -66,10 +69,9 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
 function dashboardErrors(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     if (res.headersSent) return res.end();
-    const type = (error as { type?: string }).type;
-    if (type === 'entity.too.large') return res.status(413).type('html').send(errorPage('The form is too large', 'Shorten what you entered and try again.'));
-    if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported')
-      return res.status(400).type('html').send(errorPage('The form could not be read', 'Go back, reload the page and try again.'));
+    const problem = bodyProblem(error, req, 'form');
+    if (problem?.kind === 'too-large') return res.status(413).type('html').send(errorPage('The form is too large', 'Shorten what you entered and try again.'));
+    if (problem) return res.status(problem.status).type('html').send(errorPage('The form could not be read', 'Go back, reload the page and try again.'));
     const id = randomUUID();
     logger.error({ errorId: id, method: req.method, path: req.path, err: error }, 'internal error');
     res.status(500).type('html').send(errorPage('Something went wrong', `The error was recorded with the id ${id}. Please try again.`));

@@ -3,6 +3,7 @@ import type { Database } from '../db/index.js';
 import { csrfTokenForSession, findAdminSession, isSessionCsrfToken, type AdminSession } from '../app/adminSessions.js';
 import type { Viewer } from './pages/layout.js';
 import { errorPage } from './pages/errorPage.js';
+import { formFields } from './formFields.js';
 
 /** The logged-in admin of a dashboard request, set by `loadSession`. */
 export interface DashboardSession {
@@ -81,7 +82,7 @@ export function requireJsonSession(db: Database) {
 export function requireFormCsrfToken(req: Request, res: Response, next: NextFunction): void {
   if (req.method === 'GET' || req.method === 'HEAD') return next();
   const session = sessionOf(res);
-  const offered = (req.body as Record<string, unknown> | undefined)?.[CSRF_FIELD];
+  const offered = formFields(req).get(CSRF_FIELD);
   if (isSessionCsrfToken(session.token, offered)) return next();
   res
     .status(403)

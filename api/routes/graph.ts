@@ -1,6 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { bodyProblem } from '../bodyErrors.js';
 import type { Logger } from '../logger.js';
 import type { Database } from '../../db/index.js';
 import { RequestError, type GraphEngine, type GraphRequest, type Principal } from '../../engine/index.js';
@@ -126,10 +127,9 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
   // Body problems on these routes are answered in GraphQL's shape: an `errors` array.
   router.use(async (error: unknown, req: Request, res: Response, _next: (error?: unknown) => void) => {
     if (await refusedAsInactive(db, res)) return;
-    const type = (error as { type?: string }).type;
-    if (type === 'entity.too.large') return sendErrors(res, 413, JSON_TYPE, 'request-too-large', `the request body is over ${bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
-    if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported')
-      return sendErrors(res, 400, JSON_TYPE, 'invalid-request', 'the request body is not valid JSON');
+    const problem = bodyProblem(error, req, 'JSON');
+    if (problem?.kind === 'too-large') return sendErrors(res, 413, JSON_TYPE, 'request-too-large', `the request body is over ${bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
+    if (problem) return sendErrors(res, problem.status, JSON_TYPE, 'invalid-request', `the ${problem.message}`);
     // Anything else is ours: logged with an id, censored on the wire.
     const id = randomUUID();
     logger.error({ errorId: id, path: req.path, err: error }, 'internal error');

@@ -39,27 +39,36 @@ function roleWith(engines: EngineHolder, res: Response, permission: LoanPermissi
 }
 
 const LIST_PARAMETERS = new Set(['status', 'limit', 'offset']);
+/** PostgreSQL's integer (and GraphQL's Int): the largest limit or offset a statement takes. */
+const INT32_MAX = 2_147_483_647;
 
-function intParam(value: unknown, name: string, fallback: number, max: number): number {
+function intParam(query: ReadonlyMap<string, unknown>, name: string, fallback: number, max: number): number {
+  const value = query.get(name);
   if (value === undefined) return fallback;
-  const parsed = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(parsed) || parsed > max) throw new UserInputError(`${name} must be a whole number from 0 to ${max}`, 400, { [name]: `expected a whole number from 0 to ${max}` });
+  const parsed = typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : NaN;
+  if (!(parsed <= max)) throw new UserInputError(`${name} must be a whole number from 0 to ${max}`, 400, new Map([[name, `expected a whole number from 0 to ${max}`]]));
   return parsed;
 }
 
-function listQuery(query: Record<string, unknown>): { status?: LoanStatus; limit: number; offset: number } {
-  const unknown = Object.keys(query).filter((name) => !LIST_PARAMETERS.has(name));
+/** The list's query string, read through a `Map` (names are the client's). */
+function listQuery(raw: Record<string, unknown>): { status?: LoanStatus; limit: number; offset: number } {
+  const query = new Map(Object.entries(raw));
+  const unknown = [...query.keys()].filter((name) => !LIST_PARAMETERS.has(name));
   if (unknown.length) {
-    throw new UserInputError(`unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, 400, Object.fromEntries(unknown.map((name) => [name, 'unknown query parameter (status, limit, offset)'])));
+    throw new UserInputError(
+      `unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`,
+      400,
+      new Map(unknown.map((name) => [name, 'unknown query parameter (status, limit, offset)'])),
+    );
   }
-  const status = query.status;
+  const status = query.get('status');
   if (status !== undefined && !(typeof status === 'string' && (LOAN_STATUSES as readonly string[]).includes(status))) {
     throw new UserInputError('status must be lead, servicing or closed', 400, { status: `expected one of ${LOAN_STATUSES.join(', ')}` });
   }
   return {
     ...(status ? { status: status as LoanStatus } : {}),
-    limit: intParam(query.limit, 'limit', 50, 1000),
-    offset: intParam(query.offset, 'offset', 0, Number.MAX_SAFE_INTEGER),
+    limit: intParam(query, 'limit', 50, 1000),
+    offset: intParam(query, 'offset', 0, INT32_MAX),
   };
 }
 

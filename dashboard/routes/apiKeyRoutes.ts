@@ -7,6 +7,7 @@ import { ADMIN_ROLE } from '../../metadata/index.js';
 import { UserInputError } from '../../app/errors.js';
 import { API_KEYS_PATH, apiKeysPage, confirmDeactivationPage, type RoleChoice } from '../pages/apiKeysPages.js';
 import { errorPage } from '../pages/errorPage.js';
+import { formText } from '../formFields.js';
 import { sessionOf, type DashboardSession } from '../session.js';
 
 /**
@@ -29,14 +30,14 @@ export function apiKeyRoutes(db: Database, logger: Logger, engines: EngineHolder
 
   router.post('/api-keys', async (req, res) => {
     const session = sessionOf(res);
-    const name = typeof req.body?.name === 'string' ? (req.body.name as string) : '';
-    const role = typeof req.body?.role === 'string' && req.body.role ? (req.body.role as string) : ADMIN_ROLE;
+    const name = formText(req, 'name');
+    const role = formText(req, 'role') || ADMIN_ROLE;
     const roles = engines.engine.metadata.roles;
     // The form has one input per variable name (`var_<name>`); the chosen role's are taken.
     const variables = new Map<string, string>();
     for (const variable of roles.get(role)?.variables.keys() ?? []) {
-      const value = req.body?.[`var_${variable}`];
-      if (typeof value === 'string' && value.trim()) variables.set(variable, value);
+      const value = formText(req, `var_${variable}`);
+      if (value.trim()) variables.set(variable, value);
     }
     try {
       const keyRole = await checkKeyRole(db, session.admin.accountId, roles, role, variables);

@@ -5,6 +5,7 @@ import type { Logger } from '../../api/logger.js';
 import { verifyAdminLogin } from '../../app/adminLogin.js';
 import { endAdminSession, sameText, startAdminSession } from '../../app/adminSessions.js';
 import type { LoginThrottle } from '../../app/loginThrottle.js';
+import { fieldWithNul, formFields, formText } from '../formFields.js';
 import { loginPage, type LoginForm } from '../pages/loginPage.js';
 import { CSRF_FIELD, readCookie, requireFormCsrfToken, requirePageSession, safeNextPath, SESSION_COOKIE, sessionCookieOptions, sessionOfRequest } from '../session.js';
 
@@ -35,19 +36,21 @@ export function loginRoutes({ db, logger, throttle }: LoginDeps): Router {
   });
 
   router.post('/login', parseForm, async (req, res) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
     const next = safeNextPath(req.query.next);
-    const email = typeof body.email === 'string' ? body.email.trim() : '';
-    const password = typeof body.password === 'string' ? body.password : '';
+    const nulField = fieldWithNul(req);
+    const email = nulField === null ? formText(req, 'email').trim() : '';
+    const password = formText(req, 'password');
     const form = { email, ...(next ? { next } : {}) };
     const address = req.ip ?? 'unknown';
 
     const cookieToken = readCookie(req, LOGIN_CSRF_COOKIE);
-    const formToken = body[CSRF_FIELD];
+    const formToken = formFields(req).get(CSRF_FIELD);
     if (!cookieToken || typeof formToken !== 'string' || !sameText(cookieToken, formToken)) {
       logger.warn({ event: 'dashboard.login.refused', reason: 'csrf', address }, 'dashboard login refused: no valid CSRF token');
       return sendLoginPage(req, res, 403, { ...form, error: 'The login form expired or did not come from this site. Please try again.' });
     }
+    // PostgreSQL's text cannot hold NUL: refused here, before the throttle or the database sees it.
+    if (nulField !== null) return sendLoginPage(req, res, 400, { ...form, error: `The field “${nulField}” contains a NUL character (\\u0000), which is not allowed.` });
     if (!email || !password) return sendLoginPage(req, res, 400, { ...form, error: 'Enter your e-mail and your password.' });
 
     const waitMs = throttle.retryAfterMs(email, address);

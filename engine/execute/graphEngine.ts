@@ -25,6 +25,7 @@ import { compileOperation } from '../sql/compileOperation.js';
 import type { Param, RenderedSql } from '../sql/fragment.js';
 import { bareWordsAsStrings } from '../validation/bareWordsAsStrings.js';
 import { depthLimitRule } from '../validation/depthLimitRule.js';
+import { noNulCharactersRule, variablesWithNul } from '../validation/nulCharacters.js';
 import { classifyDatabaseError, RequestError, toResponseError } from './errors.js';
 import { inParts, PARTS_FROM_LENGTH } from './inParts.js';
 
@@ -126,7 +127,7 @@ export class GraphEngine {
   ) {
     this.schema = buildSchema(metadata);
     this.#cache = new LRUCache({ max: Math.max(1, options.planCacheSize) });
-    this.#rules = [...specifiedRules, depthLimitRule(options.maxDepth)];
+    this.#rules = [...specifiedRules, depthLimitRule(options.maxDepth), noNulCharactersRule];
   }
 
   /**
@@ -154,7 +155,12 @@ export class GraphEngine {
     const cached = this.#operation(query, operationName);
     const coerced = getVariableValues(this.schema, cached.operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
     if (coerced.errors) throw new RequestError(coerced.errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
-    const variableValues = coerced.coerced;
+    // Variable names are the client's: looked up in a Map, so `$constructor` is just a name.
+    const variableValues: ReadonlyMap<string, unknown> = new Map(Object.entries(coerced.coerced));
+    if (cached.operation.variableDefinitions?.length) {
+      const withNul = variablesWithNul(cached.operation, new Map(Object.entries(variables ?? {})));
+      if (withNul.length) throw new RequestError(withNul.map((error) => toResponseError(error, 'validation-failed')), 'document');
+    }
     if (cached.operation.operation === 'mutation') return { prepared: this.#prepareMutation(cached, variableValues, caller), operation: cached };
 
     let introspection: IntrospectionPart | null = null;
@@ -355,7 +361,7 @@ export class GraphEngine {
     return rows[0]!.response;
   }
 
-  #prepareMutation(cached: CachedOperation, variableValues: Readonly<Record<string, unknown>>, caller: Caller): PreparedRequest {
+  #prepareMutation(cached: CachedOperation, variableValues: ReadonlyMap<string, unknown>, caller: Caller): PreparedRequest {
     let program = cached.compiledMutation;
     if (!program) {
       let planned;
@@ -383,7 +389,7 @@ export class GraphEngine {
     return { kind: 'mutation', program, bind: bindParam, reusable, derivedTexts: reusable ? cached.derivedTexts : new Map() };
   }
 
-  #plan(cached: CachedOperation, variables: Readonly<Record<string, unknown>>) {
+  #plan(cached: CachedOperation, variables: ReadonlyMap<string, unknown>) {
     try {
       return planOperation(this.schema, cached.operation, cached.fragments, variables, { maxRows: this.options.maxRows, collections: this.metadata.collections });
     } catch (error) {
@@ -409,7 +415,7 @@ function permissionError(alias: string, collection: string, rows: number): Reque
   return new RequestError([{ message, path: [alias], extensions: { code: 'permission-error' } }], 'execution');
 }
 
-function bind(param: Param, variables: Readonly<Record<string, unknown>>, caller: Caller, maxRows: number | null): unknown {
+function bind(param: Param, variables: ReadonlyMap<string, unknown>, caller: Caller, maxRows: number | null): unknown {
   switch (param.kind) {
     case 'newId':
     case 'stepResult':
@@ -424,7 +430,7 @@ function bind(param: Param, variables: Readonly<Record<string, unknown>>, caller
     case 'list':
       return param.items.map((item) => bind(item, variables, caller, maxRows));
     case 'var': {
-      const value = variables[param.name] ?? null;
+      const value = variables.get(param.name) ?? null;
       if (param.cast === 'value') return value;
       if (value === null) return param.cast === 'cappedLimit' ? maxRows : null;
       try {

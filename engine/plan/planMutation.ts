@@ -41,7 +41,7 @@ export function planMutation(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
-  variables: Readonly<Record<string, unknown>>,
+  variables: ReadonlyMap<string, unknown>,
   options: MutationPlanOptions,
 ): PlannedMutation {
   const context = planningContext(schema, operation, fragments, variables, options);
@@ -61,7 +61,8 @@ export function planMutation(
   };
   const toJs = (value: ArgValue): unknown => {
     if (value instanceof VariableRef) return context.variableValue(value.name);
-    if (value instanceof Literal) return valueFromASTUntyped(value.node, variables);
+    // graphql-js reads variables from an object: a prototype-less one, so no name is inherited.
+    if (value instanceof Literal) return valueFromASTUntyped(value.node, Object.assign(Object.create(null) as Record<string, unknown>, Object.fromEntries(variables)));
     if (Array.isArray(value)) return value.map(toJs);
     if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, toJs(inner)]));
     return value;

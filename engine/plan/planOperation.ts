@@ -79,7 +79,8 @@ export function planningContext(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
-  variables: Readonly<Record<string, unknown>>,
+  /** The request's coerced variable values, by name (a `Map`: the names are the client's). */
+  variables: ReadonlyMap<string, unknown>,
   options: PlanOptions,
 ) {
   let reusable = true;
@@ -91,7 +92,7 @@ export function planningContext(
 
   const variableValue = (name: string): unknown => {
     reusable = false;
-    return variables[name];
+    return variables.get(name);
   };
 
   function toArgValue(node: ValueNode): ArgValue {
@@ -143,7 +144,8 @@ export function planningContext(
   function readNow(value: ArgValue | undefined, type: GraphQLInputType): unknown {
     if (value === undefined) return undefined;
     if (value instanceof VariableRef) return variableValue(value.name);
-    if (value instanceof Literal) return valueFromAST(value.node, type, variables);
+    // A Literal is a leaf (scalar, enum or null): it holds no variable.
+    if (value instanceof Literal) return valueFromAST(value.node, type);
     return value;
   }
 
@@ -419,7 +421,7 @@ export function planOperation(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
-  variables: Readonly<Record<string, unknown>>,
+  variables: ReadonlyMap<string, unknown>,
   options: PlanOptions,
 ): PlannedOperation {
   const { collectFields, roleOf, args, planListQuery, planSelection, planAggregate, subSelection, toParam, isReusable } = planningContext(
@@ -456,8 +458,10 @@ export function planOperation(
 
 /** Limits and offsets are whole numbers ≥ 0; a limit is at most MAX_ROWS when that is set. */
 export function checkCount(value: unknown, name: 'limit' | 'offset', maxRows: number | null): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new GraphQLError(`${name} must be a whole number ≥ 0, not ${JSON.stringify(value)}`, { extensions: { code: 'validation-failed' } });
+  // GraphQL's Int already stops values past 2^31 - 1; the bound is restated so no other way in
+  // (a const plan, a future caller) can hand PostgreSQL a count past its integer.
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > 2_147_483_647) {
+    throw new GraphQLError(`${name} must be a whole number from 0 to 2147483647, not ${JSON.stringify(value)}`, { extensions: { code: 'validation-failed' } });
   }
   if (name === 'limit' && maxRows !== null && value > maxRows) {
     throw new GraphQLError(`limit ${value} is over the maximum of ${maxRows} rows per list (MAX_ROWS)`, { extensions: { code: 'validation-failed' } });

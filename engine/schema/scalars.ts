@@ -18,10 +18,23 @@ function stringScalar(name: string, description: string, check: (value: string) 
     serialize: (value) => value,
     parseValue: parse,
     parseLiteral: (node: ValueNode) => {
-      if (node.kind !== Kind.STRING) throw new GraphQLError(`${name} must be a string literal`);
-      return parse(node.value);
+      if (node.kind !== Kind.STRING) throw new GraphQLError(`${name} must be a string literal`, { nodes: node });
+      return located(node, () => parse(node.value));
     },
   });
+}
+
+/**
+ * A literal's error carries the literal's location (graphql-js reports a GraphQLError thrown by
+ * `parseLiteral` as it is, so one made without `nodes` would have no `locations`).
+ */
+function located<T>(node: ValueNode, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof GraphQLError && !error.nodes) throw new GraphQLError(error.message, { nodes: node, extensions: error.extensions });
+    throw error;
+  }
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -43,20 +56,55 @@ export const GraphQLTimestamptz = stringScalar('timestamptz', 'A timestamp with 
   TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T'))) ? null : 'expected an ISO 8601 timestamp',
 );
 
+/**
+ * What PostgreSQL's numeric can take as input: at most 131072 digits before the point, 16383
+ * after it, and an exponent (`1e…`) of at most ±1000 — a value past these is refused here, not
+ * by the database. (A value within them but past a column's own precision, say 1e20 against a
+ * numeric(14,2) column, is fine in a filter: comparisons use unconstrained numeric, so it simply
+ * matches nothing or everything.)
+ */
+const NUMERIC_MAX_INTEGER_DIGITS = 131_072;
+const NUMERIC_MAX_FRACTION_DIGITS = 16_383;
+const NUMERIC_MAX_EXPONENT = 1000;
+const NUMERIC_PARTS = /^-?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+
+/** Why PostgreSQL's numeric cannot hold a numeric text (already matching NUMERIC), or null. */
+export function numericRangeProblem(text: string): string | null {
+  const [, integer = '', fraction = '', exponentText = '0'] = NUMERIC_PARTS.exec(text) ?? [];
+  const exponent = Number(exponentText);
+  if (!(Math.abs(exponent) <= NUMERIC_MAX_EXPONENT)) return `the exponent is past ±${NUMERIC_MAX_EXPONENT}`;
+  const digits = (integer + fraction).replace(/^0+/, '');
+  const significant = digits.replace(/0+$/, '');
+  if (!significant) return null;
+  // value = significant × 10^scale
+  const scale = exponent - fraction.length + (digits.length - significant.length);
+  const integerDigits = Math.max(0, significant.length + scale);
+  const fractionDigits = Math.max(0, -scale);
+  if (integerDigits > NUMERIC_MAX_INTEGER_DIGITS) return `more than ${NUMERIC_MAX_INTEGER_DIGITS} digits before the point`;
+  if (fractionDigits > NUMERIC_MAX_FRACTION_DIGITS) return `more than ${NUMERIC_MAX_FRACTION_DIGITS} digits after the point`;
+  return null;
+}
+
+function checkedNumeric(text: string): string {
+  const problem = numericRangeProblem(text);
+  if (problem) throw new GraphQLError(`numeric ${text.length > 40 ? `${text.slice(0, 37)}...` : text} is out of PostgreSQL's numeric range: ${problem}`);
+  return text;
+}
+
 /** numeric: a JSON number or a numeric string in, PostgreSQL's exact digits out. */
 export const GraphQLNumeric = new GraphQLScalarType({
   name: 'numeric',
   description: 'An exact decimal number.',
   serialize: (value) => value,
   parseValue: (value) => {
-    if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-    if (typeof value === 'string' && NUMERIC.test(value)) return value;
+    if (typeof value === 'number' && Number.isFinite(value)) return checkedNumeric(String(value));
+    if (typeof value === 'string' && NUMERIC.test(value)) return checkedNumeric(value);
     throw new GraphQLError(`invalid numeric ${JSON.stringify(value)}: expected a number`);
   },
   parseLiteral: (node) => {
-    if (node.kind === Kind.INT || node.kind === Kind.FLOAT) return node.value;
-    if (node.kind === Kind.STRING && NUMERIC.test(node.value)) return node.value;
-    throw new GraphQLError('numeric must be a number');
+    if (node.kind === Kind.INT || node.kind === Kind.FLOAT) return located(node, () => checkedNumeric(node.value));
+    if (node.kind === Kind.STRING && NUMERIC.test(node.value)) return located(node, () => checkedNumeric(node.value));
+    throw new GraphQLError('numeric must be a number', { nodes: node });
   },
 });
 

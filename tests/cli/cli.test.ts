@@ -156,6 +156,10 @@ for (const setting of settings) {
       assert.match(clash.stderr, /built-in field/);
       const badDefault = await cli('product', 'field', 'add', '--account', 'acme', '--name', 'Units', '--type', 'integer', '--default', 'many');
       assert.equal(badDefault.code, 2);
+      // Issue #11: a name that is a member of every JavaScript object is refused (it used to be accepted, and lost writes).
+      const prototypeName = await cli('product', 'field', 'add', '--account', 'acme', '--name', 'toString', '--type', 'text');
+      assert.equal(prototypeName.code, 2);
+      assert.match(prototypeName.stderr, /"toString" is reserved/);
       const listed = await cli('product', 'field', 'list', '--account', 'acme');
       assertOk(listed, 'product field list');
       assert.match(listed.stdout, /^Loan_Officer\s+text\s+yes\s+"desk"/m);

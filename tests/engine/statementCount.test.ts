@@ -104,9 +104,9 @@ describe('one request, one statement (SPEC §5)', () => {
       assert.equal(statements.length, 1);
     });
 
-    it('a request whose statement PostgreSQL refuses (numeric overflow): one statement, then the error', async () => {
+    it('a request whose statement PostgreSQL refuses (a LIKE pattern ending in the escape character): one statement, then the error', async () => {
       const { statements } = await observing(() =>
-        s.service.engine.execute(s.db, { query: `{ loans(where: {amount: {_gt: "1e200000"}}) { id } }` }, accountId).then(
+        s.service.engine.execute(s.db, { query: `{ loans(where: {name: {_like: "%\\\\"}}) { id } }` }, accountId).then(
           () => assert.fail('expected a data exception'),
           (error: { errors?: { extensions: { code: string } }[] }) => assert.equal(error.errors?.[0]?.extensions.code, 'data-exception'),
         ),

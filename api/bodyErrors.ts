@@ -1,0 +1,49 @@
+import type { Request } from 'express';
+
+/**
+ * What went wrong reading a request, when it is the client's doing. One place decides
+ * this for every body parser of the service (`/api/loan`, `/api/graph`, `/api/graph/explain`,
+ * the dashboard's forms); each caller only words the answer in its own shape.
+ *
+ * - `too-large`: over the body limit. body-parser counts the *decompressed* bytes, so a small
+ *   compressed body that inflates past the limit (a decompression bomb) is stopped here too,
+ *   once the limit is reached, without holding more than the limit.
+ * - `not-readable`: the body is not what its headers say — not JSON / form syntax, an
+ *   unsupported charset or Content-Encoding, a body that is not validly compressed as its
+ *   `Content-Encoding: gzip|deflate|br` says, a body cut short or longer than Content-Length.
+ */
+export interface BodyProblem {
+  readonly status: number;
+  readonly kind: 'too-large' | 'not-readable';
+  readonly message: string;
+}
+
+const NOT_READABLE_TYPES = new Set(['entity.parse.failed', 'encoding.unsupported', 'charset.unsupported', 'request.aborted', 'request.size.invalid']);
+
+/**
+ * The client's problem behind `error` — a body that cannot be read, or another 4xx that Express
+ * or body-parser raised for the request (a path parameter that is not valid percent-encoding) —
+ * or null when the error is not the client's (then it is ours: logged and censored).
+ */
+export function bodyProblem(error: unknown, req: Request, what: 'JSON' | 'form'): BodyProblem | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { type, status, expose, errno } = error as { type?: unknown; status?: unknown; expose?: unknown; errno?: unknown };
+  if (type === 'entity.too.large') return { status: 413, kind: 'too-large', message: 'request body is too large' };
+  if (typeof type === 'string' && NOT_READABLE_TYPES.has(type)) {
+    return { status: 400, kind: 'not-readable', message: what === 'JSON' ? 'request body is not valid JSON' : 'the form could not be read' };
+  }
+  // A body that is not validly compressed as `Content-Encoding: gzip|deflate|br` says: body-parser
+  // hands on zlib's (or brotli's) error, which carries an `errno`, as a 400 without a `type`.
+  const encoding = req.get('content-encoding');
+  if (status === 400 && typeof errno === 'number' && encoding) {
+    return { status: 400, kind: 'not-readable', message: `request body could not be decompressed as its Content-Encoding (${encoding.slice(0, 40)}) says` };
+  }
+  // Express's router could not percent-decode a path parameter (`/api/loan/%ZZ`): it marks the
+  // URIError with status 400 but not `expose`.
+  if (error instanceof URIError && status === 400) return { status: 400, kind: 'not-readable', message: 'request path is not valid percent-encoded UTF-8' };
+  // Any other error marked as the client's (http-errors: a 4xx status, `expose`) says so itself.
+  if (typeof status === 'number' && status >= 400 && status < 500 && expose === true) {
+    return { status, kind: 'not-readable', message: `request could not be read: ${String((error as Error).message).slice(0, 200)}` };
+  }
+  return null;
+}
