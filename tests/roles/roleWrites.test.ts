@@ -164,6 +164,23 @@ describe('Roles: investor over REST', () => {
   });
 });
 
+describe('Roles: the OpenAPI document', () => {
+  it('lists only the loan operations the key\'s role may use', async () => {
+    const operations = async (role: string): Promise<string[]> => {
+      const answer = await send(`${a.url}/api/openapi.json`, { headers: { authorization: `Token ${keys.get(role)}` } });
+      assert.equal(answer.status, 200, answer.text);
+      const paths = (answer.body as { paths: Record<string, Record<string, unknown>> }).paths;
+      return Object.entries(paths).flatMap(([path, item]) => ['get', 'post', 'patch'].filter((method) => method in item).map((method) => `${method.toUpperCase()} ${path}`)).sort();
+    };
+    assert.deepEqual(await operations('admin'), ['GET /api/loan', 'GET /api/loan/{id}', 'PATCH /api/loan/{id}', 'POST /api/loan']);
+    assert.deepEqual(await operations('read_only'), ['GET /api/loan', 'GET /api/loan/{id}']);
+    assert.deepEqual(await operations('servicer'), ['GET /api/loan', 'GET /api/loan/{id}', 'PATCH /api/loan/{id}']);
+    assert.deepEqual(await operations('investor'), ['GET /api/loan', 'GET /api/loan/{id}']);
+    const investorDoc = (await send(`${a.url}/api/openapi.json`, { headers: { authorization: `Token ${keys.get('investor')}` } })).body as any;
+    assert.ok(investorDoc.components.schemas.Loan.properties.borrowers.items.oneOf, 'a borrower the investor cannot see is null');
+  });
+});
+
 describe('Roles: hot reload', () => {
   const investorPeopleColumns = '[id, name, status, entity_type, is_borrower, is_investor, created_at]';
 
