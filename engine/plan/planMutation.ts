@@ -61,8 +61,7 @@ export function planMutation(
   };
   const toJs = (value: ArgValue): unknown => {
     if (value instanceof VariableRef) return context.variableValue(value.name);
-    // graphql-js reads variables from an object: a prototype-less one, so no name is inherited.
-    if (value instanceof Literal) return valueFromASTUntyped(value.node, Object.assign(Object.create(null) as Record<string, unknown>, Object.fromEntries(variables)));
+    if (value instanceof Literal) return valueFromASTUntyped(value.node);
     if (Array.isArray(value)) return value.map(toJs);
     if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, toJs(inner)]));
     return value;

@@ -377,6 +377,14 @@ describe('Mutations: one transaction per request', () => {
     const [huge] = errorsOf(await s.graph(`mutation { insert_payments_one(object: {loan_id: "${loanId}", date: "2026-01-01", amount: 1e20}) { id } }`));
     assert.equal(huge!.extensions?.code, 'validation-failed');
     assert.match(huge!.message, /amount/);
+    for (const [query, variables] of [
+      ['mutation { insert_tasks_one(object: {name: "a\\u0000b"}) { id } }', undefined],
+      ['mutation($n: String) { insert_tasks_one(object: {name: $n}) { id } }', { n: 'a\u0000b' }],
+      ['mutation($o: [tasks_insert_input!]!) { insert_tasks(objects: $o) { affected_rows } }', { o: [{ name: 'a\u0000b' }] }],
+    ] as const) {
+      const [nul] = errorsOf(await s.graph(query, variables));
+      assert.equal(nul!.extensions?.code, 'validation-failed', query);
+    }
     const [entity] = errorsOf(await s.graph(`mutation { insert_people_one(object: {name: "X", entity_type: "robot"}) { id } }`));
     assert.equal(entity!.extensions?.code, 'check-violation');
     assert.match(entity!.message, /entity_type/);
