@@ -120,7 +120,6 @@ function pickFields(fields: ReadonlyMap<string, Field>, columns: Columns, where:
 type FilterOf = (value: unknown, place: string) => RowFilter | null;
 
 function resolvePresets(
-  collection: Collection,
   presets: Presets | undefined,
   allowed: ReadonlyMap<string, Field>,
   inherited: ReadonlyMap<string, PresetValue>,
@@ -143,7 +142,6 @@ function resolvePresets(
       set.set(name, { field, value: null, variable });
     } else set.set(name, { field, value });
   }
-  void collection;
   return set;
 }
 
@@ -171,7 +169,7 @@ function resolveInsert(
     problems.push(`${where}, insert: the collection itself declares no insert`);
     return null;
   }
-  const presets = resolvePresets(collection, spec.set, collection.insert.columns, collection.insert.set, `${where}, insert set`, variables, problems);
+  const presets = resolvePresets(spec.set, collection.insert.columns, collection.insert.set, `${where}, insert set`, variables, problems);
   const columns = narrowColumns(collection.insert.columns, spec.columns, `${where}, insert columns`, problems);
   for (const name of presets.keys()) columns.delete(name);
   return { columns, set: presets, conflictConstraints: collection.insert.conflictConstraints, check: filterOf(spec.check, 'insert check') };
@@ -190,7 +188,7 @@ function resolveUpdate(
     problems.push(`${where}, update: the collection itself declares no update`);
     return null;
   }
-  const presets = resolvePresets(collection, spec.set, collection.update.columns, collection.update.set, `${where}, update set`, variables, problems);
+  const presets = resolvePresets(spec.set, collection.update.columns, collection.update.set, `${where}, update set`, variables, problems);
   const columns = narrowColumns(collection.update.columns, spec.columns, `${where}, update columns`, problems);
   for (const name of presets.keys()) columns.delete(name);
   return { columns, set: presets, filter: filterOf(spec.filter, 'update filter'), check: filterOf(spec.check, 'update check') };
