@@ -17,8 +17,10 @@ WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-# The metadata file is read (and watched for edits) at run time, from /app/metadata/loanql.yaml.
-COPY --from=build /app/metadata ./metadata
+# The service serves /app/metadata/loanql.yaml (read and watched for edits at run time), creating
+# it from the shipped loanql.default.yaml on its first start; docker-compose.yml mounts ./metadata
+# here so the file lives on the host. The folder belongs to the service's user so it can do that.
+COPY --from=build --chown=node:node /app/metadata ./metadata
 # DATA_DIR is used only when DATABASE_URL is unset (embedded PGlite); mount a volume there.
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node

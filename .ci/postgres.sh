@@ -2,6 +2,8 @@
 # Starts or stops a throwaway PostgreSQL 15 on 127.0.0.1 for tests and benchmarks.
 #   .ci/postgres.sh start DIR [PORT]   prints the DATABASE_URL on its last line
 #   .ci/postgres.sh stop DIR
+#   .ci/postgres.sh halt DIR     stops at once, as a crash would (pg_ctl -m immediate; for the chaos suite)
+#   .ci/postgres.sh resume DIR   starts the server of DIR again (after halt or stop)
 # PostgreSQL refuses to run as root, so the server runs as the unprivileged user `loanql_pg`.
 set -euo pipefail
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
@@ -38,5 +40,11 @@ CONF
   stop)
     run_as "'$PG_BIN/pg_ctl' -D '$dir/data' -m fast -w stop >/dev/null" || true
     ;;
-  *) echo "usage: $0 start|stop DIR [PORT]" >&2; exit 2 ;;
+  halt)
+    run_as "'$PG_BIN/pg_ctl' -D '$dir/data' -m immediate -w stop >/dev/null"
+    ;;
+  resume)
+    run_as "'$PG_BIN/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -t 60 start >/dev/null"
+    ;;
+  *) echo "usage: $0 start|stop|halt|resume DIR [PORT]" >&2; exit 2 ;;
 esac

@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
+import { ensureMetadataFile } from '../metadata/index.js';
+import { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
 
 /** Every setting of the service, from the environment (documented in the README). */
 export interface ServiceConfig {
@@ -13,8 +15,55 @@ export interface ServiceConfig {
   readonly maxRows: number | null;
   readonly planCacheSize: number;
   readonly maxInsertObjects: number;
+  /** Most estimated cost of a GraphQL request (0 = no limit). */
+  readonly maxQueryCost: number;
+  /** Most root fields of a GraphQL operation (0 = no limit). */
+  readonly maxRootFields: number;
+  /** Most fields of a GraphQL operation, fragments expanded (0 = no limit). */
+  readonly maxFields: number;
   readonly metadataPath: string;
+  /** The metadata shipped with the project, from which `metadataPath` is created when missing. */
+  readonly shippedMetadataPath: string;
+  /** Whether `metadataPath` is the project's own `metadata/loanql.yaml` (METADATA_PATH unset). */
+  readonly metadataPathIsDefault: boolean;
   readonly logLevel: string;
+  /** Express's `trust proxy` setting (`TRUST_PROXY`), or false. */
+  readonly trustProxy: boolean | number | string;
+  readonly http: HttpTimeouts;
+  /** How long SIGTERM waits for in-flight requests before closing the database anyway. */
+  readonly shutdownGraceMs: number;
+}
+
+/** Timeouts and caps of the HTTP server (README, Configuration). */
+export interface HttpTimeouts {
+  /** Longest wait for a request's complete headers (`server.headersTimeout`). */
+  readonly headersTimeoutMs: number;
+  /** Longest wait for a whole request, body included (`server.requestTimeout`). */
+  readonly requestTimeoutMs: number;
+  /** Idle time after which a keep-alive connection is closed (`server.keepAliveTimeout`). */
+  readonly keepAliveTimeoutMs: number;
+  /** A socket on which nothing happens for this long is closed (`server.timeout`). */
+  readonly idleSocketTimeoutMs: number;
+  /** Most open connections; more are refused at once (`server.maxConnections`). */
+  readonly maxConnections: number;
+}
+
+/** The engine's options from the service's configuration. */
+export function engineOptionsOf(config: ServiceConfig): EngineOptions {
+  return { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxInsertObjects: config.maxInsertObjects, maxCost: config.maxQueryCost, maxRootFields: config.maxRootFields, maxFields: config.maxFields };
+}
+
+/**
+ * `TRUST_PROXY`: unset or `false` trusts no proxy (X-Forwarded-* ignored); `true` trusts every
+ * hop; a number trusts that many hops; anything else is Express's list of addresses/subnets
+ * (`loopback`, `10.0.0.0/8, 127.0.0.1`).
+ */
+function trustProxyOf(raw: string | undefined): boolean | number | string {
+  const value = (raw ?? '').trim();
+  if (value === '' || value === 'false' || value === '0') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -26,17 +75,42 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
 }
 
 /**
- * The project's `metadata/loanql.yaml`, found from this file (as `api/config.ts` under tsx or
- * `dist/api/config.js` when built), so the service and the `loanql` bin work from any directory.
+ * The project's `metadata/` folder, found from this file (as `api/config.ts` under tsx or
+ * `dist/api/config.js` when built) by its shipped `loanql.default.yaml`, so the service and the
+ * `loanql` bin work from any directory.
  */
-function defaultMetadataPath(): string {
+function metadataDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let depth = 0; depth < 4; depth++) {
-    const candidate = join(dir, 'metadata', 'loanql.yaml');
-    if (existsSync(candidate)) return candidate;
+    const candidate = join(dir, 'metadata');
+    if (existsSync(join(candidate, SHIPPED_METADATA_FILE))) return candidate;
     dir = dirname(dir);
   }
-  return resolve('metadata/loanql.yaml');
+  return resolve('metadata');
+}
+
+const SHIPPED_METADATA_FILE = 'loanql.default.yaml';
+
+
+/**
+ * The metadata file to serve: `config.metadataPath`, first created from the shipped default when
+ * it is the project's own file and missing (`ensureMetadataFile`); `onCreated` is told when it
+ * was. When it cannot be created (a read-only folder, a container user without write access to
+ * a mounted one) the shipped file is served and `onCannotCreate` says why.
+ */
+export function metadataFileOf(
+  config: ServiceConfig,
+  onCreated: (path: string) => void = () => {},
+  onCannotCreate: (path: string, reason: string) => void = () => {},
+): string {
+  if (!config.metadataPathIsDefault) return config.metadataPath;
+  try {
+    if (ensureMetadataFile(config.metadataPath, config.shippedMetadataPath)) onCreated(config.metadataPath);
+    return config.metadataPath;
+  } catch (error) {
+    onCannotCreate(config.metadataPath, (error as Error).message);
+    return config.shippedMetadataPath;
+  }
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
@@ -49,8 +123,22 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     maxDepth: positiveInt(env, 'MAX_QUERY_DEPTH', 12),
     maxRows: maxRows > 0 ? maxRows : null,
     planCacheSize: positiveInt(env, 'PLAN_CACHE_SIZE', 1000),
+    maxQueryCost: positiveInt(env, 'MAX_QUERY_COST', DEFAULT_MAX_QUERY_COST),
+    maxRootFields: positiveInt(env, 'MAX_ROOT_FIELDS', DEFAULT_MAX_ROOT_FIELDS),
+    maxFields: positiveInt(env, 'MAX_QUERY_FIELDS', DEFAULT_MAX_FIELDS),
     maxInsertObjects: positiveInt(env, 'MAX_INSERT_OBJECTS', 1000),
-    metadataPath: env.METADATA_PATH ? resolve(env.METADATA_PATH) : defaultMetadataPath(),
+    metadataPath: env.METADATA_PATH ? resolve(env.METADATA_PATH) : join(metadataDir(), 'loanql.yaml'),
+    shippedMetadataPath: join(metadataDir(), SHIPPED_METADATA_FILE),
+    metadataPathIsDefault: !env.METADATA_PATH,
     logLevel: env.LOG_LEVEL || 'info',
+    trustProxy: trustProxyOf(env.TRUST_PROXY),
+    http: {
+      headersTimeoutMs: positiveInt(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000),
+      requestTimeoutMs: positiveInt(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000),
+      keepAliveTimeoutMs: positiveInt(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000),
+      idleSocketTimeoutMs: positiveInt(env, 'HTTP_IDLE_SOCKET_TIMEOUT_MS', 30_000),
+      maxConnections: positiveInt(env, 'HTTP_MAX_CONNECTIONS', 1_000),
+    },
+    shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 10_000),
   };
 }

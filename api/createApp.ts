@@ -8,7 +8,8 @@ import { requireApiKey } from './authenticate.js';
 import { bodyProblem } from './bodyErrors.js';
 import type { ServiceConfig } from './config.js';
 import type { Logger } from './logger.js';
-import { healthRoutes } from './routes/health.js';
+import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from './unavailable.js';
+import { healthRoutes, type ServiceState } from './routes/health.js';
 import { loanRoutes } from './routes/loans.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { graphFastPath, graphRoutes } from './routes/graph.js';
@@ -21,6 +22,8 @@ export interface ServiceDeps {
   readonly config: ServiceConfig;
   readonly databaseDescription: string;
   readonly engines: EngineHolder;
+  /** Shared with `main.ts`, which marks the service stopping on SIGTERM (`/readyz` then says 503). */
+  readonly state?: ServiceState;
 }
 
 /** The Express application: routes are thin, every use case lives in `app/` or `engine/`. */
@@ -29,8 +32,11 @@ export function createApp(deps: ServiceDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // Behind a TLS proxy: X-Forwarded-For gives req.ip (the login throttle's client address) and
+  // X-Forwarded-Proto gives req.secure (the session cookie's Secure flag) — only from trusted hops.
+  app.set('trust proxy', deps.config.trustProxy);
 
-  app.use(healthRoutes(deps.db, deps.databaseDescription));
+  app.use(healthRoutes(deps.db, deps.databaseDescription, deps.engines, deps.state));
   app.get('/', (_req, res) => res.redirect(302, '/dashboard'));
   app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, bodyLimitBytes: deps.config.bodyLimitBytes }));
 
@@ -67,6 +73,7 @@ export function createApp(deps: ServiceDeps): Express {
 function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     if (res.headersSent) return res.end();
+    if (isDatabaseUnavailable(error)) return /^\/api\/graph(\/|$|\?)/.test(req.originalUrl) ? sendGraphUnavailable(res) : sendRestUnavailable(res);
     if (error instanceof UserInputError) {
       res.status(error.status).json({
         error: error.message,

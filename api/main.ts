@@ -2,28 +2,40 @@
 /**
  * `npm start`: migrate, set up the demo on an empty database, serve, and shut down cleanly.
  */
-import type { Server } from 'node:http';
 import { migrate, openServiceDatabase } from '../db/index.js';
 import { setUpDemoIfEmpty, DEMO_ACCOUNT } from '../app/demo.js';
 import { purgeExpiredIdempotencyKeys } from '../app/idempotency.js';
 import { buildEngine, EngineHolder } from '../app/engineHolder.js';
-import { configFromEnv } from './config.js';
+import { configFromEnv, engineOptionsOf, metadataFileOf } from './config.js';
 import { createApp } from './createApp.js';
+import { createHttpServer, listen } from './httpServer.js';
+import type { ServiceState } from './routes/health.js';
 import { createLogger } from './logger.js';
 
 async function main(): Promise<void> {
   const config = configFromEnv();
   const logger = createLogger(config.logLevel);
+  // A rejection nobody awaited (say, a background write while the database restarts) is logged,
+  // never a reason to take the whole service down.
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
   const started = Date.now();
-  const opened = await openServiceDatabase(config.database);
+  const opened = await openServiceDatabase({
+    ...config.database,
+    onConnectionError: (error) => logger.warn({ err: { message: error.message, code: (error as { code?: unknown }).code } }, 'database connection lost'),
+  });
   const applied = await migrate(opened.database);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   const demo = await setUpDemoIfEmpty(opened.database);
 
-  const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxInsertObjects: config.maxInsertObjects };
-  const engines = new EngineHolder(await buildEngine(config.metadataPath, opened.database, engineOptions), config.metadataPath, opened.database, engineOptions, (outcome) => {
-    if (outcome.ok) logger.info({ metadata: config.metadataPath }, 'metadata reloaded; new schema serving');
-    else logger.error({ metadata: config.metadataPath, problems: outcome.problems }, 'metadata edit refused; previous schema keeps serving');
+  const engineOptions = engineOptionsOf(config);
+  const metadataPath = metadataFileOf(
+    config,
+    (path) => logger.info({ metadata: path, from: config.shippedMetadataPath }, 'metadata file created from the shipped default; edit it to change the query interface'),
+    (path, reason) => logger.warn({ metadata: path, reason, serving: config.shippedMetadataPath }, 'cannot create the metadata file; serving the shipped default (create the file to edit it)'),
+  );
+  const engines = new EngineHolder(await buildEngine(metadataPath, opened.database, engineOptions), metadataPath, opened.database, engineOptions, (outcome) => {
+    if (outcome.ok) logger.info({ metadata: metadataPath }, 'metadata reloaded; new schema serving');
+    else logger.error({ metadata: metadataPath, problems: outcome.problems }, 'metadata edit refused; previous schema keeps serving');
   });
   engines.watch();
   process.on('SIGHUP', () => void engines.reload());
@@ -31,10 +43,10 @@ async function main(): Promise<void> {
   const purge = (): void => void purgeExpiredIdempotencyKeys(opened.database).catch((error: unknown) => logger.warn({ err: error }, 'purging idempotency keys failed'));
   setInterval(purge, 60 * 60 * 1000).unref();
 
-  const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines });
-  const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(listening)));
-  });
+  const state: ServiceState = { stopping: false };
+  const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state });
+  const server = createHttpServer(app, config.http);
+  await listen(server, config.port, config.host);
   const url = `http://localhost:${config.port}`;
   logger.info({ port: config.port, database: opened.description, startupMs: Date.now() - started }, 'listening');
 
@@ -55,20 +67,33 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
 
-  let stopping = false;
+  // Graceful shutdown: stop accepting connections (`/readyz` says 503 meanwhile), let requests in
+  // flight finish for up to SHUTDOWN_GRACE_MS (idle keep-alive sockets are closed at once, busy
+  // ones after their response), then cut what is left, close the pool or checkpoint and close
+  // PGlite (releasing the data-directory lock), and exit 0.
   const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
+    if (state.stopping) return;
+    state.stopping = true;
+    const stopStarted = Date.now();
+    logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down');
     engines.close();
-    server.close(() => {
-      opened
-        .close()
-        .then(() => process.exit(0))
-        .catch(() => process.exit(1));
-    });
+    const drained = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
-    setTimeout(() => process.exit(1), 10_000).unref();
+    const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());
+    void Promise.race([drained, grace])
+      .then(async () => {
+        clearInterval(idleSweep);
+        server.closeAllConnections();
+        await opened.close();
+        logger.info({ shutdownMs: Date.now() - stopStarted }, 'stopped');
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      });
+    setTimeout(() => process.exit(1), config.shutdownGraceMs + 15_000).unref();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -65,7 +65,8 @@ function randomPrefix(): string {
 /** Creates a key for the account; the result carries the only copy of the whole key. */
 export async function createApiKey(db: Queryable, accountId: string, name: string, keyRole: KeyRole = ADMIN_KEY_ROLE): Promise<CreatedApiKey> {
   const cleanName = name.trim();
-  if (!cleanName || cleanName.length > 100) throw new UserInputError('a key name is 1 to 100 characters', 400, { name: 'expected 1 to 100 characters' });
+  if (!cleanName) throw new UserInputError('a key name must not be blank', 400, { name: 'must not be blank' });
+  if (cleanName.length > 100) throw new UserInputError('a key name is at most 100 characters', 400, { name: 'at most 100 characters' });
   refuseNulCharacter('name', cleanName);
   const prefix = randomPrefix();
   const key = `${prefix}_${randomBytes(32).toString('base64url')}`;

@@ -34,7 +34,15 @@ export async function setUpDemoIfEmpty(db: Database, scale = 0.05): Promise<Demo
     return { account, admin, productId, key };
   });
   try {
-    const summary = await seedPortfolio(db, { accountId: setUp.account.id, scale, seed: 1, adminIds: [setUp.admin.id], productId: setUp.productId });
+    const summary = await seedPortfolio(db, {
+      accountId: setUp.account.id,
+      scale,
+      seed: 1,
+      adminIds: [setUp.admin.id],
+      productId: setUp.productId,
+      // Dated around the day it is set up, so its next payments are ahead, not months overdue.
+      today: new Date().toISOString().slice(0, 10),
+    });
     return { accountSlug: setUp.account.slug, adminEmail: setUp.admin.email, adminPassword, apiKey: setUp.key.key, loans: summary.loans };
   } catch (error) {
     await db.query('DELETE FROM accounts WHERE id = $1', [setUp.account.id]).catch(() => undefined);

@@ -5,8 +5,7 @@ import { checkMetadataAgainstDatabase, loadMetadataFile, MetadataError } from '.
 
 /** Loads a metadata file, checks it against the database, and builds its engine. */
 export async function buildEngine(path: string, db: Database, options: EngineOptions): Promise<GraphEngine> {
-  const metadata = loadMetadataFile(path);
-  const catalogue = await checkMetadataAgainstDatabase(metadata, db);
+  const { metadata, catalogue } = await checkMetadataAgainstDatabase(loadMetadataFile(path), db);
   return new GraphEngine(metadata, options, catalogue);
 }
 

@@ -92,9 +92,8 @@ export class LoanReader {
 
   /** Builds the reader's engine and checks its view against the database. */
   static async create(db: Database): Promise<LoanReader> {
-    const metadata = parseMetadata(REST_VIEW, 'the REST loan view');
-    await checkMetadataAgainstDatabase(metadata, db);
-    return new LoanReader(new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 16 }), metadata);
+    const { metadata } = await checkMetadataAgainstDatabase(parseMetadata(REST_VIEW, 'the REST loan view'), db);
+    return new LoanReader(new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 16, maxCost: 0, maxRootFields: 0, maxFields: 0 }), metadata);
   }
 
   /**

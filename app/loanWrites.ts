@@ -5,7 +5,7 @@ import { buildSchedule, ScheduleInputError, type Amortization, type Frequency, t
 import { UserInputError } from './errors.js';
 import { jsonValue } from './fieldValues.js';
 import { parseLoanBody, type ContactRequest, type ContactRole, type LoanChanges } from './loanInput.js';
-import { loadDefaultProduct, type Product } from './products.js';
+import { DEFAULT_AMORTIZATION, DEFAULT_STATUS, loadDefaultProduct, type Product } from './products.js';
 
 /**
  * Loan writes of the REST interface (SPEC §6–7). Each write is one transaction: the loan, its
@@ -179,11 +179,11 @@ export async function replaceSchedule(tx: Queryable, accountId: string, loanId: 
 const EMPTY_LOAN: LoanColumns = {
   name: '',
   amount: null,
-  status: 'lead',
+  status: DEFAULT_STATUS,
   rate: null,
   term: null,
   frequency: null,
-  amortization: 'amortizing',
+  amortization: DEFAULT_AMORTIZATION,
   regular_payment: null,
   date_funded: null,
   first_payment_date: null,

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { AMORTIZATIONS, FREQUENCIES, MAX_TERM } from '../domain/schedule.js';
+import { AMORTIZATIONS, FREQUENCIES, MAX_TERM, type Amortization } from '../domain/schedule.js';
 import { refuseNulCharacter, UserInputError } from './errors.js';
 import { checkFieldValue, type ValueRule } from './fieldValues.js';
 
@@ -35,19 +35,32 @@ export interface BuiltInField {
   readonly rule: ValueRule;
   /** Whether null is accepted (clears the column). */
   readonly nullable: boolean;
+  /** The value a new loan gets when the body does not give the field. */
+  readonly defaultValue?: string;
 }
 
-const builtIn = (name: string, column: string, rule: ValueRule, nullable = true): BuiltInField => ({ name, key: fieldKey(name), column, rule, nullable });
+/** What a new loan is when the body does not say (SPEC §6). */
+export const DEFAULT_STATUS: LoanStatus = 'lead';
+export const DEFAULT_AMORTIZATION: Amortization = 'amortizing';
+
+const builtIn = (name: string, column: string, rule: ValueRule, nullable = true, defaultValue?: string): BuiltInField => ({
+  name,
+  key: fieldKey(name),
+  column,
+  rule,
+  nullable,
+  ...(defaultValue === undefined ? {} : { defaultValue }),
+});
 
 /** The built-in fields of every product, in the order SPEC §6 lists them. */
 export const BUILT_IN_FIELDS: readonly BuiltInField[] = [
   builtIn('Name', 'name', { kind: 'text', maxLength: 500 }, false),
   builtIn('Amount', 'amount', { kind: 'decimal', min: 'positive', maxDecimals: 2, maxIntegerDigits: 12 }),
-  builtIn('Status', 'status', { kind: 'enum', values: LOAN_STATUSES }, false),
+  builtIn('Status', 'status', { kind: 'enum', values: LOAN_STATUSES }, false, DEFAULT_STATUS),
   builtIn('Rate', 'rate', { kind: 'decimal', min: 'zero', maxDecimals: 4, maxIntegerDigits: 4 }),
   builtIn('Term', 'term', { kind: 'integer', min: 1, max: MAX_TERM }),
   builtIn('Frequency', 'frequency', { kind: 'enum', values: FREQUENCIES }),
-  builtIn('Amortization', 'amortization', { kind: 'enum', values: AMORTIZATIONS }, false),
+  builtIn('Amortization', 'amortization', { kind: 'enum', values: AMORTIZATIONS }, false, DEFAULT_AMORTIZATION),
   builtIn('Regular_Payment', 'regular_payment', { kind: 'decimal', min: 'positive', maxDecimals: 2, maxIntegerDigits: 12 }),
   builtIn('Date_Funded', 'date_funded', { kind: 'date' }),
   builtIn('First_Payment_Date', 'first_payment_date', { kind: 'date' }),

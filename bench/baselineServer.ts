@@ -16,7 +16,8 @@ const connectionString = process.env.DATABASE_URL;
 const accountId = process.env.ACCOUNT_ID;
 if (!connectionString || !accountId) throw new Error('DATABASE_URL and ACCOUNT_ID are required');
 
-const pool = new pg.Pool({ connectionString, max: Number(process.env.PG_POOL_SIZE || 10) });
+// jit=off as on the service's own connections (db/postgresDatabase.ts), so both sides plan alike.
+const pool = new pg.Pool({ connectionString, max: Number(process.env.PG_POOL_SIZE || 10), options: '-c jit=off' });
 pool.on('error', () => undefined);
 const byPath = new Map(QUERIES.map((query) => [`/${query.id}`, query]));
 

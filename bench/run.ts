@@ -49,7 +49,7 @@ const { values: args } = parseArgs({
 
 const POOL_SIZE = 10;
 const MAIN_SCALE = 1;
-const METADATA_PATH = join(ROOT, 'metadata', 'loanql.yaml');
+const METADATA_PATH = join(ROOT, 'metadata', 'loanql.default.yaml');
 const settings: LoadSettings = {
   connections: Number(args.connections),
   durationSeconds: Number(args.duration),
@@ -152,7 +152,7 @@ async function main(): Promise<void> {
     const service = await startServer(
       'service',
       [join(ROOT, 'dist', 'api', 'main.js')],
-      { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(servicePort), LOG_LEVEL: 'warn', PG_POOL_SIZE: String(POOL_SIZE) },
+      { DATABASE_URL: databaseUrl, METADATA_PATH, HOST: '127.0.0.1', PORT: String(servicePort), LOG_LEVEL: 'warn', PG_POOL_SIZE: String(POOL_SIZE) },
       servicePort,
       async (url) => (await fetch(`${url}/healthz`)).ok,
     );

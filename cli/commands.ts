@@ -12,11 +12,11 @@ import {
   removeProductField,
   type CustomFieldType,
 } from '../app/products.js';
-import { seedPortfolio } from '../db/seed/index.js';
+import { SeedError, seedPortfolio } from '../db/seed/index.js';
 import { regenerateSchedules } from '../app/scheduleRegeneration.js';
 import { progressReporter } from './progress.js';
 import { buildEngine } from '../app/engineHolder.js';
-import { configFromEnv } from '../api/config.js';
+import { configFromEnv, metadataFileOf } from '../api/config.js';
 import { ADMIN_ROLE, loadMetadataFile, MetadataError } from '../metadata/index.js';
 import { RequestError } from '../engine/index.js';
 
@@ -128,7 +128,7 @@ export const COMMANDS: Command[] = [
       }
       let roles;
       try {
-        roles = loadMetadataFile(configFromEnv().metadataPath).roles;
+        roles = loadMetadataFile(metadataFileOf(configFromEnv())).roles;
       } catch (error) {
         if (error instanceof MetadataError) throw new UserInputError(error.message);
         throw error;
@@ -206,7 +206,7 @@ export const COMMANDS: Command[] = [
       const account = await findAccount(context.db, required(context, 'account'));
       const product = await loadDefaultProduct(context.db, account.id);
       const rows = [['BODY KEY', 'TYPE', 'REQUIRED', 'DEFAULT', 'OPTIONS', 'STORED IN']].concat(
-        BUILT_IN_FIELDS.map((field) => [field.name, field.rule.kind === 'enum' ? 'select' : field.rule.kind, 'no', '-', field.rule.kind === 'enum' ? field.rule.values.join(',') : '-', `loans.${field.column}`]),
+        BUILT_IN_FIELDS.map((field) => [field.name, field.rule.kind === 'enum' ? 'select' : field.rule.kind, 'no', field.defaultValue ?? '-', field.rule.kind === 'enum' ? field.rule.values.join(',') : '-', `loans.${field.column}`]),
         product.customFields.map((field) => [
           bodyName(field.name),
           field.type,
@@ -234,23 +234,36 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['seed'],
-    usage: 'seed --account SLUG [--scale N] [--seed S]       load a deterministic demo portfolio',
-    options: { account: { type: 'string' }, scale: { type: 'string' }, seed: { type: 'string' } },
+    usage: 'seed --account SLUG [--scale N] [--seed S] [--today YYYY-MM-DD]\n' +
+      '                                                 load a deterministic demo portfolio dated around --today (default: today, UTC)',
+    options: { account: { type: 'string' }, scale: { type: 'string' }, seed: { type: 'string' }, today: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
       const { rows } = await context.db.query<{ id: string }>('SELECT id FROM admins WHERE account_id = $1 ORDER BY created_at, id', [account.id]);
       const product = await context.db.query<{ id: string }>('SELECT id FROM products WHERE account_id = $1 AND is_default', [account.id]);
+      const today = optionText(context, 'today') ?? new Date().toISOString().slice(0, 10);
+      const options = { scale: number(context, 'scale', 1), seed: number(context, 'seed', 1), today };
       const progress = progressReporter(context.err);
-      const summary = await seedPortfolio(context.db, {
-        accountId: account.id,
-        scale: number(context, 'scale', 1),
-        seed: number(context, 'seed', 1),
-        adminIds: rows.map((row) => row.id),
-        productId: product.rows[0]?.id ?? null,
-        onProgress: progress.update,
-      });
-      progress.stop();
+      let summary: Awaited<ReturnType<typeof seedPortfolio>>;
+      try {
+        summary = await seedPortfolio(context.db, {
+          accountId: account.id,
+          ...options,
+          adminIds: rows.map((row) => row.id),
+          productId: product.rows[0]?.id ?? null,
+          onProgress: progress.update,
+        });
+      } catch (error) {
+        // The seeder knows the account by id; the person at the terminal named it by slug.
+        if (error instanceof SeedError && error.reason === 'account-not-empty') {
+          throw new UserInputError(`account ${account.slug} already has loans or people; seed an empty account`, 409);
+        }
+        if (error instanceof SeedError) throw new UserInputError(error.message);
+        throw error;
+      } finally {
+        progress.stop();
+      }
       const { ms, ...counts } = summary;
       context.out.write(`seeded account ${account.slug} in ${(ms / 1000).toFixed(1)} s: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
     },
@@ -290,7 +303,7 @@ export const COMMANDS: Command[] = [
       }
       const config = configFromEnv();
       const account = await findAccount(context.db, optionText(context, 'account') ?? 'demo');
-      const engine = await buildEngine(config.metadataPath, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
+      const engine = await buildEngine(metadataFileOf(config), context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
       const request = { query, variables, operationName: optionText(context, 'operation-name') };
       try {
         const prepared = engine.prepare(request, account.id);
@@ -326,7 +339,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const config = configFromEnv();
-      const path = optionText(context, 'file') ?? config.metadataPath;
+      const path = optionText(context, 'file') ?? metadataFileOf(config);
       try {
         const engine = await buildEngine(path, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
         context.out.write(`${path} is valid: ${engine.metadata.collections.size} collections\n`);

@@ -14,10 +14,16 @@ const usage = (): string =>
 
 async function main(argv: string[]): Promise<number> {
   const words = argv.filter((word) => !word.startsWith('-'));
-  const command = findCommand(words);
-  if (!command || argv.includes('--help') || argv.includes('-h')) {
+  if (words[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(usage());
-    return command || argv.includes('--help') ? 0 : 2;
+    return 0;
+  }
+  const command = findCommand(words);
+  if (!command) {
+    // A mistake: one line naming what was not understood (README: status 2, one-line message).
+    const what = words.length ? `unknown command "${words.slice(0, 3).join(' ')}"` : 'no command given';
+    process.stderr.write(`loanql: ${what}; \`loanql help\` lists the commands\n`);
+    return 2;
   }
   const rest = argv.slice(argv.indexOf(command.words[command.words.length - 1]!) + 1);
   let parsed: ReturnType<typeof parseArgs>;

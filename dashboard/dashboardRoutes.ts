@@ -1,6 +1,6 @@
 import express, { Router, type ErrorRequestHandler } from 'express';
 import { randomUUID } from 'node:crypto';
-import type { Database } from '../db/index.js';
+import { isConnectionError, type Database } from '../db/index.js';
 import { bodyProblem } from '../api/bodyErrors.js';
 import type { Logger } from '../api/logger.js';
 import { graphRoutes } from '../api/routes/graph.js';
@@ -72,6 +72,9 @@ function dashboardErrors(logger: Logger): ErrorRequestHandler {
     const problem = bodyProblem(error, req, 'form');
     if (problem?.kind === 'too-large') return res.status(413).type('html').send(errorPage('The form is too large', 'Shorten what you entered and try again.'));
     if (problem) return res.status(problem.status).type('html').send(errorPage('The form could not be read', 'Go back, reload the page and try again.'));
+    if (isConnectionError(error)) {
+      return res.status(503).set('Retry-After', '2').type('html').send(errorPage('The database is unavailable', 'Please try again in a few seconds.'));
+    }
     const id = randomUUID();
     logger.error({ errorId: id, method: req.method, path: req.path, err: error }, 'internal error');
     res.status(500).type('html').send(errorPage('Something went wrong', `The error was recorded with the id ${id}. Please try again.`));

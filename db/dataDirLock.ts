@@ -1,16 +1,19 @@
-import { mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, closeSync } from 'node:fs';
+import { chmodSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
  * PGlite admits one process per data directory. The process that opens it writes
  * `DATA_DIR/loanql.lock`: its pid and, when it is the service, the loopback port on which it
- * shares the database (see `embeddedShare.ts`). Other processes read it to connect through the
- * service, or to refuse clearly, never to open the directory a second time.
+ * shares the database (see `embeddedShare.ts`) with that share's per-start password. The file is
+ * created with mode 0600, so only the service's user can read the password. Other processes read
+ * it to connect through the service, or to refuse clearly, never to open the directory a second time.
  */
 export interface DataDirLock {
   readonly pid: number;
   readonly port: number | null;
   readonly role: 'service' | 'cli';
+  /** The loopback share's password (random per start). */
+  readonly password?: string;
 }
 
 export class DataDirBusyError extends Error {
@@ -54,7 +57,7 @@ export function readLiveLock(dataDir: string): DataDirLock | null {
 }
 
 /** Takes the lock atomically; throws `DataDirBusyError` when a live process holds it. */
-export function acquireDataDirLock(dataDir: string, role: DataDirLock['role']): { update(port: number): void; release(): void } {
+export function acquireDataDirLock(dataDir: string, role: DataDirLock['role']): { update(port: number, password: string): void; release(): void } {
   mkdirSync(dataDir, { recursive: true });
   const path = lockPath(dataDir);
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -64,8 +67,9 @@ export function acquireDataDirLock(dataDir: string, role: DataDirLock['role']): 
       closeSync(fd);
       let released = false;
       return {
-        update(port) {
-          writeFileSync(path, JSON.stringify({ pid: process.pid, port, role } satisfies DataDirLock), { mode: 0o600 });
+        update(port, password) {
+          chmodSync(path, 0o600);
+          writeFileSync(path, JSON.stringify({ pid: process.pid, port, role, password } satisfies DataDirLock), { mode: 0o600 });
         },
         release() {
           if (released) return;

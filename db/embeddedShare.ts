@@ -1,3 +1,4 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
 
@@ -10,6 +11,12 @@ import type { PGlite } from '@electric-sql/pglite';
  * session. Here a client's messages are run as whole Sync batches while holding PGlite's
  * transaction and query locks, and a client that opens a transaction keeps those locks until
  * it ends it (or goes idle for `idleInTransactionMs`, when it is rolled back and disconnected).
+ *
+ * Every connection must authenticate with the share's password (PostgreSQL's MD5 password
+ * exchange, which node-postgres and psql speak, so the password never crosses the socket in
+ * clear) before its startup message reaches PGlite; any user name is accepted with it. The
+ * service makes a random password per start and keeps it in the 0600 lock file
+ * (`dataDirLock.ts`); a wrong or missing password gets SQLSTATE 28P01 and the connection is closed.
  */
 export interface EmbeddedShare {
   readonly port: number;
@@ -17,6 +24,7 @@ export interface EmbeddedShare {
 }
 
 const SSL_REQUEST = 80877103;
+const GSS_ENC_REQUEST = 80877104;
 const CANCEL_REQUEST = 80877102;
 const ROLLBACK = simpleQuery('ROLLBACK');
 
@@ -44,7 +52,7 @@ class MessageReader {
       const bytes = this.#buffer.subarray(0, length);
       this.#buffer = this.#buffer.subarray(length);
       const code = bytes.readInt32BE(4);
-      if (code === SSL_REQUEST) return { type: 'ssl', bytes };
+      if (code === SSL_REQUEST || code === GSS_ENC_REQUEST) return { type: 'ssl', bytes };
       if (code === CANCEL_REQUEST) return { type: 'cancel', bytes };
       this.#started = true;
       return { type: 'startup', bytes };
@@ -58,14 +66,72 @@ class MessageReader {
   }
 }
 
+/** The user name of a startup message (pairs of C strings after the protocol version). */
+function startupUser(startup: Buffer): string {
+  const parts = startup.subarray(8).toString('utf8').split('\0');
+  for (let i = 0; i + 1 < parts.length; i += 2) if (parts[i] === 'user') return parts[i + 1]!;
+  return '';
+}
+
+const md5 = (data: string | Buffer): string => createHash('md5').update(data).digest('hex');
+
+/** ErrorResponse (FATAL, 28P01) for a failed password. */
+function authenticationFailed(user: string): Buffer {
+  const fields = ['SFATAL', 'VFATAL', 'C28P01', `Mpassword authentication failed for user "${user}"`].map((field) => `${field}\0`).join('') + '\0';
+  const body = Buffer.from(fields, 'utf8');
+  const message = Buffer.alloc(5 + body.length);
+  message.write('E', 0, 'ascii');
+  message.writeInt32BE(4 + body.length, 1);
+  body.copy(message, 5);
+  return message;
+}
+
+/** The password check of one connection: MD5 challenge after the startup message. */
+class PasswordCheck {
+  #salt: Buffer | null = null;
+  #user = '';
+  passed = false;
+
+  constructor(private readonly password: string) {}
+
+  /** AuthenticationMD5Password with a fresh salt, for the client's startup message. */
+  challenge(startup: Buffer): Buffer {
+    this.#user = startupUser(startup);
+    this.#salt = randomBytes(4);
+    const message = Buffer.alloc(13);
+    message.write('R', 0, 'ascii');
+    message.writeInt32BE(12, 1);
+    message.writeInt32BE(5, 5);
+    this.#salt.copy(message, 9);
+    return message;
+  }
+
+  /** Checks a PasswordMessage ('p'); true when it carries the right password. */
+  verify(message: Buffer): boolean {
+    if (!this.#salt) return false;
+    const sent = message.subarray(5, message.length - 1);
+    const expected = Buffer.from(`md5${md5(Buffer.concat([Buffer.from(md5(this.password + this.#user), 'utf8'), this.#salt]))}`, 'utf8');
+    this.passed = sent.length === expected.length && timingSafeEqual(sent, expected);
+    return this.passed;
+  }
+
+  get user(): string {
+    return this.#user;
+  }
+}
+
 class Connection {
   readonly #reader = new MessageReader();
   readonly #ready: Buffer[][] = [];
   #pending: Buffer[] = [];
+  #startup: Buffer | null = null;
   #wake: (() => void) | null = null;
   closed = false;
 
-  constructor(readonly socket: Socket) {}
+  constructor(
+    readonly socket: Socket,
+    private readonly auth: PasswordCheck,
+  ) {}
 
   /** Feeds bytes; returns the batches that became complete. */
   push(chunk: Buffer, onSsl: () => void): void {
@@ -74,10 +140,22 @@ class Connection {
       if (message.type === 'ssl') onSsl();
       else if (message.type === 'cancel') continue;
       else if (message.type === 'X') this.socket.end();
-      else {
+      else if (!this.auth.passed) {
+        // Nothing reaches PGlite before the password is right: the startup waits for it.
+        if (message.type === 'startup' && !this.#startup) {
+          this.#startup = Buffer.from(message.bytes);
+          this.socket.write(this.auth.challenge(this.#startup));
+        } else if (message.type === 'p' && this.#startup && this.auth.verify(message.bytes)) {
+          this.#ready.push([this.#startup]);
+        } else {
+          this.socket.end(authenticationFailed(this.auth.user));
+          this.markClosed();
+          return;
+        }
+      } else {
         this.#pending.push(message.bytes);
-        // Startup, Sync and simple Query end a batch: the server answers with ReadyForQuery.
-        if (message.type === 'startup' || message.type === 'S' || message.type === 'Q') {
+        // Sync and simple Query end a batch: the server answers with ReadyForQuery.
+        if (message.type === 'S' || message.type === 'Q') {
           this.#ready.push(this.#pending);
           this.#pending = [];
         }
@@ -114,7 +192,8 @@ class Connection {
 }
 
 /** Starts the sharing server on 127.0.0.1 (port 0 = any free port). */
-export async function startEmbeddedShare(pglite: PGlite, options: { port?: number; idleInTransactionMs?: number } = {}): Promise<EmbeddedShare> {
+export async function startEmbeddedShare(pglite: PGlite, options: { password: string; port?: number; idleInTransactionMs?: number }): Promise<EmbeddedShare> {
+  if (options.password.length < 16) throw new Error('the share password must be at least 16 characters');
   const idleInTransactionMs = options.idleInTransactionMs ?? 30_000;
   const sockets = new Set<Socket>();
 
@@ -156,7 +235,7 @@ export async function startEmbeddedShare(pglite: PGlite, options: { port?: numbe
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.setNoDelay(true);
-    const connection = new Connection(socket);
+    const connection = new Connection(socket, new PasswordCheck(options.password));
     socket.on('data', (chunk) => connection.push(chunk, () => socket.write('N')));
     socket.on('error', () => connection.markClosed());
     socket.on('close', () => {

@@ -6,3 +6,4 @@ export { databaseSettingsFromEnv, openCommandDatabase, openServiceDatabase, type
 export { openPgliteDatabase } from './pgliteDatabase.js';
 export { openPostgresDatabase } from './postgresDatabase.js';
 export { databaseInTransaction } from './transactionDatabase.js';
+export { DatabaseUnavailableError, isConnectionError } from './unavailable.js';

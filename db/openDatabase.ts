@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { Database } from './database.js';
 import { acquireDataDirLock, DataDirBusyError, readLiveLock } from './dataDirLock.js';
@@ -11,6 +12,8 @@ export interface DatabaseSettings {
   readonly dataDir: string;
   readonly statementTimeoutMs?: number;
   readonly maxConnections?: number;
+  /** Told of every lost connection of a PostgreSQL pool (they never crash the process). */
+  readonly onConnectionError?: (error: Error) => void;
 }
 
 /** `DATABASE_URL`, `DATA_DIR` (default `./data`), `STATEMENT_TIMEOUT_MS` (default 10000), `PG_POOL_SIZE` (default 10). */
@@ -40,13 +43,15 @@ export async function openServiceDatabase(settings: DatabaseSettings): Promise<O
   try {
     const embedded = await openPgliteDatabase(settings.dataDir);
     let share: EmbeddedShare;
+    // A new random password every start, readable only through the 0600 lock file.
+    const password = randomBytes(24).toString('base64url');
     try {
-      share = await startEmbeddedShare(embedded.pglite);
+      share = await startEmbeddedShare(embedded.pglite, { password });
     } catch (error) {
       await embedded.close();
       throw error;
     }
-    lock.update(share.port);
+    lock.update(share.port, password);
     return {
       database: embedded,
       description: `embedded PGlite in ${settings.dataDir} (shared on 127.0.0.1:${share.port})`,
@@ -71,7 +76,8 @@ export async function openCommandDatabase(settings: DatabaseSettings): Promise<O
   const live = readLiveLock(settings.dataDir);
   if (live?.role === 'service' && live.port) {
     const database = openPostgresDatabase({
-      connectionString: `postgres://postgres@127.0.0.1:${live.port}/postgres`,
+      // node-postgres takes the connection string's password over a separate `password` option.
+      connectionString: `postgres://postgres:${encodeURIComponent(live.password ?? '')}@127.0.0.1:${live.port}/postgres`,
       maxConnections: 2,
       kind: 'pglite-shared',
     });
@@ -104,6 +110,7 @@ function openServer(settings: DatabaseSettings): OpenedDatabase {
     connectionString: settings.databaseUrl!,
     ...(settings.statementTimeoutMs ? { statementTimeoutMs: settings.statementTimeoutMs } : {}),
     ...(settings.maxConnections ? { maxConnections: settings.maxConnections } : {}),
+    ...(settings.onConnectionError ? { onConnectionError: settings.onConnectionError } : {}),
   });
   const url = new URL(settings.databaseUrl!);
   return {

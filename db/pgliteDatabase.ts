@@ -1,5 +1,6 @@
 import { PGlite, types } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { asUnavailable } from './unavailable.js';
 import { ObserverSet, TYPE_OIDS, type Database, type Queryable, type QueryResult } from './database.js';
 
 const identity = (value: string): string => value;
@@ -34,7 +35,9 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
   const observers = new ObserverSet();
   const run = async <R>(target: Pick<PGlite, 'query'>, text: string, values: readonly unknown[] = []): Promise<QueryResult<R>> => {
     observers.notify(text, values);
-    const result = await target.query<R>(text, values as unknown[]);
+    const result = await target.query<R>(text, values as unknown[]).catch((error: unknown) => {
+      throw asUnavailable(error);
+    });
     return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
   };
   const script = async (target: Pick<PGlite, 'exec'>, sql: string): Promise<void> => {

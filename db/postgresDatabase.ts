@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { ObserverSet, TYPE_OIDS, type Database, type DatabaseKind, type Queryable, type QueryOptions, type QueryResult, type RowHandler } from './database.js';
+import { asUnavailable, isConnectionError } from './unavailable.js';
 
 /**
  * The server-side name of a reusable statement: a digest of its text, so one text always has
@@ -8,14 +9,33 @@ import { ObserverSet, TYPE_OIDS, type Database, type DatabaseKind, type Queryabl
  * The engine marks only statements of its plan cache as reusable, which bounds how many there are.
  */
 const statementNames = new Map<string, string>();
+let statementNameCharacters = 0;
+/** The names map keeps at most this many characters of statement text (then starts again). */
+const STATEMENT_NAMES_MAX_CHARACTERS = 4_000_000;
 function statementName(text: string): string {
   let name = statementNames.get(text);
   if (!name) {
     name = `lq_${createHash('sha256').update(text).digest('base64url').slice(0, 32)}`;
-    if (statementNames.size >= 5000) statementNames.clear();
+    if (statementNames.size >= 2000 || statementNameCharacters + text.length > STATEMENT_NAMES_MAX_CHARACTERS) {
+      statementNames.clear();
+      statementNameCharacters = 0;
+    }
     statementNames.set(text, name);
+    statementNameCharacters += text.length;
   }
   return name;
+}
+
+/**
+ * node-postgres remembers every statement it prepared on a connection, and so does the server
+ * process, for the connection's whole life (`connection.parsedStatements`): a stream of distinct
+ * statements would grow both without bound. A connection that has prepared more than this many
+ * is closed when released (the pool opens a fresh one on demand).
+ */
+export const MAX_PREPARED_PER_CONNECTION = 200;
+function preparedCount(client: pg.PoolClient): number {
+  const parsed = (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements;
+  return parsed ? Object.keys(parsed).length : 0;
 }
 
 const identity = (value: string): string => value;
@@ -40,33 +60,65 @@ export interface PostgresOptions {
   readonly maxConnections?: number;
   readonly statementTimeoutMs?: number;
   readonly kind?: DatabaseKind;
+  /**
+   * Turns PostgreSQL's JIT compiler off on every connection (default: on for a real server).
+   * JIT compilation of a large statement is not interrupted by `statement_timeout`
+   * (a 10 s timeout fired after 30–181 s); the engine's statements gain nothing from it.
+   */
+  readonly jitOff?: boolean;
+  /** Longest wait for a connection (a new one or a free one of the pool) before the request is answered 503. */
+  readonly connectTimeoutMs?: number;
+  /** Called with errors of connections (idle or checked out); they never crash the process. */
+  readonly onConnectionError?: (error: Error) => void;
 }
 
 /** A `Database` over a node-postgres pool. */
 export function openPostgresDatabase(options: PostgresOptions): Database {
+  const kind = options.kind ?? 'postgres';
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? 10,
     types: typeParsers(),
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    ...((options.jitOff ?? kind === 'postgres') ? { options: '-c jit=off' } : {}),
   });
-  // An idle client that loses its connection must not crash the process.
-  pool.on('error', () => undefined);
+  // A connection that is lost must never crash the process: the pool's 'error' event covers idle
+  // clients only, so every client gets its own listener the moment it connects — it then stays
+  // covered while checked out (transactions, `each`). The failing statement rejects on its own;
+  // the broken client is removed from the pool when released, and the pool reconnects on demand.
+  const onConnectionError = options.onConnectionError ?? (() => undefined);
+  pool.on('error', onConnectionError);
+  pool.on('connect', (client) => client.on('error', onConnectionError));
   const observers = new ObserverSet();
 
   const config = (text: string, values: readonly unknown[], options?: QueryOptions): pg.QueryConfig =>
     options?.reusable ? { name: statementName(text), text, values: values as unknown[] } : { text, values: values as unknown[] };
 
+  const connect = (): Promise<pg.PoolClient> =>
+    pool.connect().catch((error: unknown) => {
+      throw asUnavailable(error);
+    });
+  /** Returns a client to the pool; one that failed, or holds too many prepared statements, is closed instead. */
+  const release = (client: pg.PoolClient, failure?: unknown): void => {
+    if (failure !== undefined && isConnectionError(failure)) client.release(failure as Error);
+    else client.release(preparedCount(client) > MAX_PREPARED_PER_CONNECTION ? true : undefined);
+  };
+
   const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] = [], options?: QueryOptions): Promise<QueryResult<R>> => {
     observers.notify(text, values);
-    const result = await client.query(config(text, values, options));
-    return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    try {
+      const result = await client.query(config(text, values, options));
+      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    } catch (error) {
+      throw asUnavailable(error);
+    }
   };
 
   /** A `pg.Query` with a 'row' listener: node-postgres then passes rows on without collecting them. */
   const each = async <R>(text: string, values: readonly unknown[], onRow: RowHandler<R>, options?: QueryOptions): Promise<number> => {
     observers.notify(text, values);
-    const client = await pool.connect();
+    const client = await connect();
     return new Promise<number>((resolve, reject) => {
       let count = 0;
       let failure: { error: unknown } | null = null;
@@ -81,14 +133,14 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
         }
       });
       query.on('end', () => {
-        client.release();
+        release(client);
         if (failure) reject(failure.error);
         else resolve(count);
       });
       query.on('error', (error: Error) => {
         // As pool.query does: a connection that saw an error is not reused.
         client.release(error);
-        reject(error);
+        reject(asUnavailable(error));
       });
       client.query(query);
     });
@@ -96,16 +148,31 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
 
   const script = async (client: pg.Pool | pg.PoolClient, sql: string): Promise<void> => {
     observers.notify(sql, []);
-    await client.query(sql);
+    await client.query(sql).catch((error: unknown) => {
+      throw asUnavailable(error);
+    });
   };
 
   return {
-    kind: options.kind ?? 'postgres',
-    query: (text, values, options) => run(pool, text, values, options),
+    kind,
+    async query(text, values, options) {
+      const client = await connect();
+      let failure: unknown;
+      try {
+        return await run(client, text, values, options);
+      } catch (error) {
+        failure = error;
+        throw error;
+      } finally {
+        release(client, failure);
+      }
+    },
     each,
     script: (sql) => script(pool, sql),
     async transaction(work) {
-      const client = await pool.connect();
+      const client = await connect();
+      // A client whose connection failed (or whose ROLLBACK did) is destroyed, not reused.
+      let broken: Error | undefined;
       try {
         await client.query('BEGIN');
         const tx: Queryable = { query: (text, values, options) => run(client, text, values, options), script: (sql) => script(client, sql) };
@@ -113,10 +180,12 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
+        if (isConnectionError(error)) broken = error as Error;
+        else await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+        throw asUnavailable(error);
       } finally {
-        client.release();
+        if (broken) client.release(broken);
+        else release(client);
       }
     },
     observe: (observer) => observers.add(observer),

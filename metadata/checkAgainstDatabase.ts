@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { MetadataError, type Metadata, type ScalarType } from './model.js';
+import { MetadataError, type Metadata, type Role, type ScalarType } from './model.js';
 
 /** PostgreSQL column types each metadata type may be read from. */
 const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
@@ -37,19 +37,22 @@ export interface Catalogue {
  * with a compatible type, every table has the tenant column, and relationship columns exist;
  * writable fields are not generated columns, and `on_conflict` constraints are unique
  * constraints of the table that include the tenant column. Throws `MetadataError` naming
- * collection and field; returns what the engine's writes need from the catalogue.
+ * collection and field. Returns the metadata with what the catalogue adds (which columns are
+ * NOT NULL) and what the engine's writes need from the catalogue.
  */
-export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Queryable): Promise<Catalogue> {
+export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Queryable): Promise<{ readonly metadata: Metadata; readonly catalogue: Catalogue }> {
   const tables = [...new Set([...metadata.collections.values()].map((c) => c.table))];
-  const { rows } = await db.query<{ table_name: string; column_name: string; data_type: string; is_generated: string; numeric_precision: number | null; numeric_scale: number | null }>(
-    `SELECT table_name, column_name, data_type, is_generated, numeric_precision, numeric_scale FROM information_schema.columns
+  const { rows } = await db.query<{ table_name: string; column_name: string; data_type: string; is_nullable: string; is_generated: string; numeric_precision: number | null; numeric_scale: number | null }>(
+    `SELECT table_name, column_name, data_type, is_nullable, is_generated, numeric_precision, numeric_scale FROM information_schema.columns
       WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`,
     [tables],
   );
   const columns = new Map<string, Map<string, string>>();
+  const notNullColumns = new Set<string>();
   const generated = new Set<string>();
   const numericLimits = new Map<string, { precision: number; scale: number }>();
   for (const row of rows) {
+    if (row.is_nullable === 'NO') notNullColumns.add(`${row.table_name}.${row.column_name}`);
     if (!columns.has(row.table_name)) columns.set(row.table_name, new Map());
     columns.get(row.table_name)!.set(row.column_name, row.data_type);
     if (row.is_generated === 'ALWAYS') generated.add(`${row.table_name}.${row.column_name}`);
@@ -120,7 +123,12 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
     }
   }
   if (problems.length) throw new MetadataError(problems);
-  return { constraints, numericLimits };
+  // Every role's view gets the same NOT NULL columns; `admin`'s view stays the metadata itself.
+  const roles = new Map<string, Role>();
+  const checked: Metadata = { ...metadata, notNullColumns, roles };
+  for (const [name, role] of metadata.roles)
+    roles.set(name, { ...role, metadata: role.metadata === metadata ? checked : { ...role.metadata, notNullColumns } });
+  return { metadata: checked, catalogue: { constraints, numericLimits } };
 }
 
 /** node-postgres parses name[] into an array; PGlite may hand over the literal `{a,b}`. */

@@ -128,6 +128,12 @@ export interface Metadata {
   readonly collections: ReadonlyMap<string, Collection>;
   /** Every role by name, `admin` (this metadata itself) included. Empty in a role's own view. */
   readonly roles: ReadonlyMap<string, Role>;
+  /**
+   * Columns the live catalogue declares NOT NULL, as `table.column`, filled in by
+   * `checkMetadataAgainstDatabase`. The compiler writes such a column's JSON without a null
+   * fallback; absent (metadata not checked yet), every column is taken as nullable.
+   */
+  readonly notNullColumns?: ReadonlySet<string>;
 }
 
 /** A metadata problem, naming where it is: fatal at start-up, refused on reload. */

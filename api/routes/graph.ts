@@ -10,6 +10,7 @@ import { activeKeyGuard, type AuthenticatedKey, type VerifiedKeyCache } from '..
 import { guardHolds, notAuthorized, refusedAsInactive } from '../authenticate.js';
 import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
 import { UserInputError } from '../../app/errors.js';
+import { isDatabaseUnavailable, sendGraphUnavailable } from '../unavailable.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
@@ -57,6 +58,7 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
       body.end();
     } catch (error) {
       if (body.started) return cutShort(res, error, logger);
+      if (isDatabaseUnavailable(error)) return sendGraphUnavailable(res, responseType);
       if (!(error instanceof RequestError)) throw error;
       // application/json answers every GraphQL-level error with 200 (GraphQL over HTTP §legacy);
       // the graphql-response+json type uses 400 for a request that could not be executed.
@@ -120,13 +122,20 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
       if (!caller) return notAuthorized(res);
       res.json(await caller.engine.explain(db, req.body as GraphRequest, caller.principal));
     } catch (error) {
+      if (isDatabaseUnavailable(error)) return sendGraphUnavailable(res);
       if (!(error instanceof RequestError)) throw error;
       res.status(400).json({ errors: error.errors });
     }
   });
   // Body problems on these routes are answered in GraphQL's shape: an `errors` array.
   router.use(async (error: unknown, req: Request, res: Response, _next: (error?: unknown) => void) => {
-    if (await refusedAsInactive(db, res)) return;
+    if (isDatabaseUnavailable(error)) return sendGraphUnavailable(res);
+    try {
+      if (await refusedAsInactive(db, res)) return;
+    } catch (guardError) {
+      if (isDatabaseUnavailable(guardError)) return sendGraphUnavailable(res);
+      throw guardError;
+    }
     const problem = bodyProblem(error, req, 'JSON');
     if (problem?.kind === 'too-large') return sendErrors(res, 413, JSON_TYPE, 'request-too-large', `the request body is over ${bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
     if (problem) return sendErrors(res, problem.status, JSON_TYPE, 'invalid-request', `the ${problem.message}`);
@@ -204,6 +213,7 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
         body.end();
       } catch (error) {
         if (body.started) return cutShort(res, error, logger);
+        if (isDatabaseUnavailable(error)) return sendGraphUnavailable(res, responseType);
         if (error instanceof RequestError) return send(errorStatus(error, responseType), responseType, JSON.stringify({ errors: error.errors }));
         const id = randomUUID();
         logger.error({ errorId: id, path: '/api/graph', err: error }, 'internal error');
@@ -212,7 +222,12 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
     };
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => void answer(Buffer.concat(chunks).toString('utf8')).catch(() => res.destroy()));
+    req.on('end', () =>
+      void answer(Buffer.concat(chunks).toString('utf8')).catch((error: unknown) => {
+        if (!res.headersSent && isDatabaseUnavailable(error)) sendGraphUnavailable(res, responseType);
+        else res.destroy();
+      }),
+    );
     req.on('error', () => res.destroy());
     return true;
   };

@@ -1,4 +1,4 @@
-import { Router, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { databaseInTransaction, type Database } from '../../db/index.js';
 import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
 import { LoanReader } from '../../app/loanReads.js';
@@ -76,6 +76,15 @@ function sendJson(res: Response, status: number, text: string): void {
   res.status(status).type('application/json').send(text);
 }
 
+/**
+ * The request body; a request with no body at all is `{}`, like an empty one (README). The JSON
+ * parser sets `req.body` only when the request has a body (a Content-Length or a
+ * Transfer-Encoding), so `curl -X POST` without `-d` would otherwise reach the rules as undefined.
+ */
+function bodyOf(req: Request): unknown {
+  return req.body === undefined ? {} : req.body;
+}
+
 function notFound(res: Response): void {
   res.status(404).json({ error: 'no such loan' });
 }
@@ -117,8 +126,9 @@ export function loanRoutes(db: Database, engines: EngineHolder): Router {
     if (!roleWith(engines, res, 'insert')) return;
     const accountId = res.locals.auth.accountId;
     const reader = await loans();
+    const body = bodyOf(req);
     const create = async (database: Database): Promise<{ id: string; text: string }> => {
-      const created = await createLoan(database, accountId, req.body);
+      const created = await createLoan(database, accountId, body);
       const text = await reader.loanJson(database, accountId, created.id, { contacts: created.contacts });
       if (text === null) throw new Error(`loan ${created.id} vanished after creation`);
       return { id: created.id, text };
@@ -131,7 +141,7 @@ export function loanRoutes(db: Database, engines: EngineHolder): Router {
     }
     // With an Idempotency-Key the loan, its schedule and contacts, and the stored response are
     // one transaction; a retry gets the first response again (app/idempotency.ts).
-    const outcome = await runIdempotently(db, accountId, key, requestHash('POST /api/loan', req.body), async (tx) => {
+    const outcome = await runIdempotently(db, accountId, key, requestHash('POST /api/loan', body), async (tx) => {
       const { text } = await create(databaseInTransaction(db, tx));
       return { status: 201, body: text };
     });
@@ -150,7 +160,7 @@ export function loanRoutes(db: Database, engines: EngineHolder): Router {
     // A loan outside the role's update filter is, to this key, no such loan.
     const updateFilter = caller.role.metadata.collections.get('loans')?.update?.filter ?? null;
     if (updateFilter && (await (await loansAs(caller.role, new Map([['loans', updateFilter]]))).loanJson(db, caller.principal, req.params.id)) === null) return notFound(res);
-    if (!(await updateLoan(db, accountId, req.params.id, req.body))) return notFound(res);
+    if (!(await updateLoan(db, accountId, req.params.id, bodyOf(req)))) return notFound(res);
     const text = await (await loansAs(caller.role)).loanJson(db, caller.principal, req.params.id);
     if (text === null) return notFound(res);
     sendJson(res, 200, text);

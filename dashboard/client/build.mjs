@@ -3,13 +3,35 @@
 //   console.js/.css  GraphiQL + the SQL panel (graphiql.css is imported by console.tsx)
 //   copyKey.js       the Copy button of a new key
 //   dashboard.css    the server-rendered pages
+// When nothing it reads has changed since the last bundle (this folder, package-lock.json, i.e.
+// the bundled packages), the bundle is kept: a second `npm start` or `npm test` does not redo it.
 import { build } from 'esbuild';
-import { mkdirSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const outdir = join(here, '..', '..', 'dist', 'dashboard', 'assets');
+const root = join(here, '..', '..');
+const outdir = join(root, 'dist', 'dashboard', 'assets');
+const stamp = join(outdir, '.inputs.sha256');
+const OUTPUTS = ['console.js', 'console.css', 'copyKey.js', 'dashboard.css'];
+
+/** A digest of every input of the bundle: the sources here and the locked package versions. */
+function inputsDigest() {
+  const hash = createHash('sha256');
+  const files = readdirSync(here).sort().map((name) => join(here, name));
+  for (const file of [...files, join(root, 'package-lock.json')]) {
+    hash.update(file.slice(root.length)).update('\0').update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex');
+}
+
+const digest = inputsDigest();
+if (existsSync(stamp) && readFileSync(stamp, 'utf8') === digest && OUTPUTS.every((name) => existsSync(join(outdir, name)))) {
+  console.log('dashboard assets up to date (inputs unchanged)');
+  process.exit(0);
+}
 rmSync(outdir, { recursive: true, force: true });
 mkdirSync(outdir, { recursive: true });
 
@@ -35,4 +57,5 @@ const result = await build({
 const sizes = Object.entries(result.metafile.outputs)
   .filter(([file]) => !file.endsWith('.map') && !file.endsWith('.LEGAL.txt'))
   .map(([file, output]) => `${file.split('/').pop()} ${(output.bytes / 1024).toFixed(0)} kB`);
+writeFileSync(stamp, digest);
 console.log(`dashboard assets built in ${Date.now() - started} ms: ${sizes.join(', ')}`);

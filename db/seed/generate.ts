@@ -3,8 +3,9 @@
  * link up front (sizes grow with the number of loans only), and hands out lazy generators for the
  * big tables (schedules, payments, documents, tasks, comments) so that scale 10 stays in memory.
  *
- * Determinism: everything is derived from `seed` and the fixed `REFERENCE_DATE`, never from the
- * clock. Two seeded PRNG families are used:
+ * Determinism: everything is derived from `seed` and `today` (the day the portfolio is dated
+ * around: every past event falls before it, open tasks and next payments around and after it;
+ * default the fixed `REFERENCE_DATE`), never from the clock. Two seeded PRNG families are used:
  * - data streams keyed by `seed` only, so the same seed gives the same names, amounts, dates…
  *   in every account;
  * - id streams keyed by `seed` and `accountId`, so two accounts seeded alike get different ids.
@@ -19,7 +20,7 @@ import {
   STREET_SUFFIXES, SURNAMES, TASK_NAMES, VALUATION_TYPES,
 } from './vocabulary.js';
 
-/** "Today" for the demo data: every past event is before it, open tasks fall due around it. */
+/** The default "today" of the generated data (library and tests; the CLI and the demo pass the real day). */
 export const REFERENCE_DATE = '2026-06-30';
 
 /** Row counts at scale 1. */
@@ -96,8 +97,6 @@ export function isoOf(day: number): string {
 function stampOf(ms: number): string {
   return new Date(ms).toISOString();
 }
-const REF = dayOf(REFERENCE_DATE);
-const REF_MS = REF * DAY_MS;
 
 /** A business-hours instant on `day` (13:00–23:00 UTC, i.e. US office hours), with milliseconds. */
 function businessMs(r: Random, day: number): number {
@@ -196,7 +195,8 @@ export interface LoanPlan {
   readonly method: string;
 }
 
-function planLoan(data: Random, ids: Random, index: number, productId: string | null, createdTaken: Set<number>): LoanPlan {
+/** `REF`: the day number of "today" (see the module comment). */
+function planLoan(data: Random, ids: Random, index: number, productId: string | null, createdTaken: Set<number>, REF: number): LoanPlan {
   const r = data.fork('loan', index);
   const id = ids.uuid();
   const status = r.weighted(STATUS_CHOICES);
@@ -353,7 +353,7 @@ const REVERSED_SHARE = 0.03;
  * the total paid (and so `is_next`) unchanged. ~3 % of regular payments are reversed a few days
  * later and paid again.
  */
-function loanPayments(loan: LoanPlan, rows: readonly ScheduleRow[], target: number, r: Random): Draft[] {
+function loanPayments(loan: LoanPlan, rows: readonly ScheduleRow[], target: number, r: Random, REF: number): Draft[] {
   const method = (): string => (r.chance(0.9) ? loan.method : r.weighted(METHOD_CHOICES));
   const regular: Draft[] = [];
   const extra: Draft[] = [];
@@ -509,6 +509,8 @@ export interface PlanOptions {
   readonly scale: number;
   readonly adminIds: readonly string[];
   readonly productId: string | null;
+  /** `YYYY-MM-DD`: the day the data is dated around (default `REFERENCE_DATE`). */
+  readonly today?: string;
 }
 
 export interface PortfolioPlan {
@@ -537,12 +539,16 @@ export function planPortfolio(options: PlanOptions): PortfolioPlan {
   if (!Number.isSafeInteger(options.seed)) throw new RangeError(`seed must be a safe integer, got ${String(options.seed)}`);
   const data = Random.from('loanql-seed', options.seed);
   const idStream = (table: string): Random => Random.from('loanql-seed-ids', options.seed, options.accountId, table);
+  const today = options.today ?? REFERENCE_DATE;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(today) || isoOf(dayOf(today)) !== today) throw new RangeError(`today must be a date as YYYY-MM-DD, got ${JSON.stringify(today)}`);
+  const REF = dayOf(today);
+  const REF_MS = REF * DAY_MS;
 
   // Loans
   const loanIds = idStream('loans');
   const createdTaken = new Set<number>();
   const loans: LoanPlan[] = [];
-  for (let i = 0; i < counts.loans; i++) loans.push(planLoan(data, loanIds, i, options.productId, createdTaken));
+  for (let i = 0; i < counts.loans; i++) loans.push(planLoan(data, loanIds, i, options.productId, createdTaken, REF));
   const funded = loans.filter((loan) => loan.fundedDay !== null);
 
   // People and company memberships
@@ -731,7 +737,7 @@ export function planPortfolio(options: PlanOptions): PortfolioPlan {
       }));
       cumulative += weight(loan);
       const target = totalWeight === 0 ? 0 : Math.round((counts.payments * cumulative) / totalWeight) - produced;
-      const drafts = weight(loan) === 0 ? [] : loanPayments(loan, rows, target, data.fork('payments', loan.index));
+      const drafts = weight(loan) === 0 ? [] : loanPayments(loan, rows, target, data.fork('payments', loan.index), REF);
       produced += drafts.length;
       const payments = drafts.map((draft): PaymentRow => {
         const payment: PaymentRow = { id: paymentIds.uuid(), loan_id: loan.row.id, date: isoOf(draft.day), amount: moneyOf(draft.cents), type: draft.type, method: draft.method };

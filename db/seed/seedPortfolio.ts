@@ -22,6 +22,12 @@ export interface SeedOptions {
   adminIds: readonly string[];
   /** Product of every seeded loan (default none). */
   productId?: string | null;
+  /**
+   * `YYYY-MM-DD`: the day the portfolio is dated around — payments and other past events fall
+   * before it, next payments on or after it (default the fixed `REFERENCE_DATE`, so a test's
+   * data never depends on the clock; the CLI and the demo give the day of seeding).
+   */
+  today?: string;
   /** Called after every inserted chunk with the rows done so far, the total, and the table being written. */
   onProgress?: (done: number, total: number, stage: string) => void;
 }
@@ -41,8 +47,17 @@ export interface SeedSummary {
 }
 
 /** Thrown when the options are invalid or the account already holds data. */
+/** A real calendar day written YYYY-MM-DD. */
+function validDay(text: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(text)) && new Date(Date.parse(text)).toISOString().slice(0, 10) === text;
+}
+
 export class SeedError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** `account-not-empty`: the account already has loans or people; otherwise the options are wrong. */
+    readonly reason: 'invalid-options' | 'account-not-empty' = 'invalid-options',
+  ) {
     super(message);
     this.name = 'SeedError';
   }
@@ -182,6 +197,9 @@ function checkOptions(options: SeedOptions): void {
   if (!Array.isArray(options.adminIds) || options.adminIds.some((id) => typeof id !== 'string' || !UUID.test(id))) {
     throw new SeedError('adminIds must be an array of uuids');
   }
+  if (options.today !== undefined && !(typeof options.today === 'string' && validDay(options.today))) {
+    throw new SeedError(`today must be a date as YYYY-MM-DD, got ${JSON.stringify(options.today)}`);
+  }
   if (options.productId != null && (typeof options.productId !== 'string' || !UUID.test(options.productId))) {
     throw new SeedError('productId must be a uuid or null');
   }
@@ -199,8 +217,8 @@ function plannedTotal(plan: PortfolioPlan): number {
 /**
  * Fills an empty account with a demo portfolio: at scale 1, 10,000 loans, 15,000 people,
  * ~200,000 payments, their schedules, 30,000 tasks and comments, 20,000 documents, 10,000
- * addresses and 5,000 funding sources. Deterministic for a given seed (dates are relative to the
- * fixed `REFERENCE_DATE`, never to the clock). Runs in one transaction.
+ * addresses and 5,000 funding sources. Deterministic for a given seed and `today` (dates are
+ * relative to `today`, never read from the clock). Runs in one transaction.
  */
 export async function seedPortfolio(db: Database, options: SeedOptions): Promise<SeedSummary> {
   const started = performance.now();
@@ -211,6 +229,7 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     scale: options.scale,
     adminIds: options.adminIds,
     productId: options.productId ?? null,
+    ...(options.today === undefined ? {} : { today: options.today }),
   });
   let total = plannedTotal(plan);
   let done = 0;
@@ -225,7 +244,7 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
       `SELECT EXISTS (SELECT 1 FROM loans WHERE account_id = $1) OR EXISTS (SELECT 1 FROM people WHERE account_id = $1) AS taken`,
       [options.accountId],
     );
-    if (rows[0]?.taken) throw new SeedError(`account ${options.accountId} already has loans or people; seed an empty account`);
+    if (rows[0]?.taken) throw new SeedError(`account ${options.accountId} already has loans or people; seed an empty account`, 'account-not-empty');
     progress?.(0, total, 'people');
 
     const writer = new BulkWriter(tx, options.accountId, onChunk);

@@ -7,6 +7,8 @@ import {
   specifiedRules,
   validate,
   type DocumentNode,
+  type FieldNode,
+  type SelectionSetNode,
   type FragmentDefinitionNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -20,6 +22,7 @@ import { compileMutation, type CompiledMutation } from '../sql/compileMutation.j
 import { checkWrittenValue } from './valueChecks.js';
 import { classifyWriteError } from './writeErrors.js';
 import { checkCount, planOperation } from '../plan/planOperation.js';
+import { queryCost } from '../plan/queryCost.js';
 import { buildSchema } from '../schema/buildSchema.js';
 import { compileOperation } from '../sql/compileOperation.js';
 import type { Param, RenderedSql } from '../sql/fragment.js';
@@ -35,6 +38,12 @@ export interface EngineOptions {
   readonly planCacheSize: number;
   /** The most rows one mutation request inserts, nested rows included (default 1000). */
   readonly maxInsertObjects?: number;
+  /** Most estimated cost of one request (`plan/queryCost.ts`); 0 = no limit. */
+  readonly maxCost?: number;
+  /** Most root fields of one operation (fragments followed); 0 = no limit. */
+  readonly maxRootFields?: number;
+  /** Most fields of one operation, every fragment spread counted in full; 0 = no limit. */
+  readonly maxFields?: number;
 }
 
 export const DEFAULT_MAX_INSERT_OBJECTS = 1000;
@@ -52,6 +61,21 @@ interface Caller {
 }
 const NO_KEY_VARIABLES: ReadonlyMap<string, unknown> = new Map();
 const callerOf = (principal: Principal): Caller => (typeof principal === 'string' ? { accountId: principal, keyVariables: NO_KEY_VARIABLES } : principal);
+/** Defaults of the request limits (README, Configuration). */
+export const DEFAULT_MAX_QUERY_COST = 50_000;
+export const DEFAULT_MAX_ROOT_FIELDS = 50;
+export const DEFAULT_MAX_FIELDS = 1_000;
+/**
+ * The plan cache holds at most about this many bytes, whatever `planCacheSize` says: a stream of
+ * unique documents would otherwise keep `planCacheSize` of them parsed, planned and compiled.
+ * An entry's size is estimated from its texts: a parsed document costs about 140 bytes of heap
+ * per character of its text (AST nodes, locations and the token list they keep; measured: 40 KB
+ * for a 250-character document with its 1.6 KB statement), a statement 2 bytes per character.
+ */
+export const PLAN_CACHE_MAX_BYTES = 16 * 1024 * 1024;
+const DOCUMENT_BYTES_PER_CHARACTER = 140;
+const planCacheEntryBytes = (key: string, entry: CachedOperation): number =>
+  Math.max(1, Math.min(PLAN_CACHE_MAX_BYTES, key.length * DOCUMENT_BYTES_PER_CHARACTER + 2 * (entry.compiled?.text.length ?? 0)));
 
 /** A GraphQL-over-HTTP request body, not yet checked. */
 export interface GraphRequest {
@@ -89,6 +113,9 @@ interface IntrospectionPart {
 }
 
 interface CachedOperation {
+  readonly cacheKey: string;
+  /** Requests prepared from this entry; its statement is marked reusable from the second on. */
+  uses: number;
   readonly document: DocumentNode;
   readonly operation: OperationDefinitionNode;
   readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>;
@@ -96,6 +123,8 @@ interface CachedOperation {
   compiled: RenderedSql | null | undefined;
   /** The same for a mutation: its compiled statements. */
   compiledMutation: CompiledMutation | null | undefined;
+  /** The estimated cost of `compiled` (`plan/queryCost.ts`). */
+  cost: number;
   /** A response of this operation has been large: it runs in parts from now on (`inParts.ts`). */
   inParts: boolean;
   /** Statement texts made from `compiled` (guarded, in parts), by kind. */
@@ -126,7 +155,11 @@ export class GraphEngine {
     readonly catalogue: Catalogue | null = null,
   ) {
     this.schema = buildSchema(metadata);
-    this.#cache = new LRUCache({ max: Math.max(1, options.planCacheSize) });
+    this.#cache = new LRUCache({
+      max: Math.max(1, options.planCacheSize),
+      maxSize: PLAN_CACHE_MAX_BYTES,
+      sizeCalculation: (entry, key) => planCacheEntryBytes(key, entry),
+    });
     this.#rules = [...specifiedRules, depthLimitRule(options.maxDepth), noNulCharactersRule];
   }
 
@@ -177,15 +210,28 @@ export class GraphEngine {
     }
 
     let compiled = cached.compiled;
+    let cost = cached.cost;
     if (!compiled) {
       const planned = this.#plan(cached, variableValues);
+      cost = queryCost(planned.plan);
+      this.#checkCost(cost);
       compiled = compileOperation(planned.plan, this.metadata);
-      if (planned.reusable) cached.compiled = compiled;
-      else cached.compiled = null;
+      if (planned.reusable) {
+        cached.compiled = compiled;
+        cached.cost = cost;
+        // Stored again so that the cache counts the compiled text in the entry's size
+        // (lru-cache recomputes a size only for a new value, hence delete first).
+        if (this.#cache.delete(cached.cacheKey)) this.#cache.set(cached.cacheKey, cached);
+      } else cached.compiled = null;
     }
-    const values = compiled.params.map((param) => bind(param, variableValues, caller, this.options.maxRows));
+    this.#checkCost(cost);
+    const values = compiled.params.map((param) => bind(param, variableValues, caller, this.options.maxRows, cached.operation));
+    cached.uses += 1;
+    // Only a statement run before is worth preparing on the database's connections: a document
+    // seen once (most unique documents) would only fill their prepared-statement maps.
+    const reusable = cached.compiled === compiled && cached.uses > 1;
     return {
-      prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable: cached.compiled === compiled },
+      prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable },
       operation: cached,
     };
   }
@@ -265,12 +311,16 @@ export class GraphEngine {
     const cacheKey = `${operationName ?? ''}\u0000${query}`;
     const hit = this.#cache.get(cacheKey);
     if (hit) return hit;
-    let document: DocumentNode;
+    let parsed: DocumentNode;
     try {
-      document = bareWordsAsStrings(this.schema, parse(query, { maxTokens: 50_000 }));
+      parsed = parse(query, { maxTokens: 50_000 });
     } catch (error) {
       throw new RequestError([toResponseError(error as GraphQLError, 'parse-failed')], 'document');
     }
+    // Right after parsing: before the typed rewrite and graphql-js's rules (whose field-merging
+    // check is quadratic in same-named fields) and planning, which take a second for 10,000 aliases.
+    this.#checkSize(parsed);
+    const document = bareWordsAsStrings(this.schema, parsed);
     const errors = validate(this.schema, document, this.#rules, { maxErrors: 50 });
     if (errors.length) throw new RequestError(errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
     const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
@@ -290,11 +340,14 @@ export class GraphEngine {
     const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
     const names = topLevelFieldNames(operation, fragments);
     const entry: CachedOperation = {
+      cacheKey,
+      uses: 0,
       document,
       operation,
       fragments,
       compiled: undefined,
       compiledMutation: undefined,
+      cost: 0,
       inParts: false,
       derivedTexts: new Map(),
       needsDatabase: names.some((name) => !name.startsWith('__')),
@@ -378,7 +431,7 @@ export class GraphEngine {
       program = compileMutation(planned.plan, this.metadata);
       cached.compiledMutation = planned.reusable ? program : null;
     }
-    const bindParam = (param: Param): unknown => bind(param, variableValues, caller, this.options.maxRows);
+    const bindParam = (param: Param): unknown => bind(param, variableValues, caller, this.options.maxRows, cached.operation);
     const problems: GraphQLError[] = [];
     for (const check of program.checks) {
       const problem = checkWrittenValue(check, bindParam(check.param), this.catalogue);
@@ -387,6 +440,43 @@ export class GraphEngine {
     if (problems.length) throw new RequestError(problems.map((problem) => toResponseError(problem, 'validation-failed')), 'document');
     const reusable = cached.compiledMutation === program;
     return { kind: 'mutation', program, bind: bindParam, reusable, derivedTexts: reusable ? cached.derivedTexts : new Map() };
+  }
+
+  /** What the plan cache holds now: entries and their estimated bytes. */
+  get planCacheUsage(): { readonly entries: number; readonly bytes: number } {
+    return { entries: this.#cache.size, bytes: this.#cache.calculatedSize };
+  }
+
+  #checkCost(cost: number): void {
+    const limit = this.options.maxCost ?? DEFAULT_MAX_QUERY_COST;
+    if (limit > 0 && cost > limit) {
+      const message = `the query's estimated cost ${cost} is over the limit of ${limit} (MAX_QUERY_COST): use fewer aliases, smaller limits, or fewer filters through relationships`;
+      throw new RequestError([{ message, extensions: { code: 'query-too-expensive', cost, limit } }], 'document');
+    }
+  }
+
+  /**
+   * Refuses a document with an operation of more root fields than `maxRootFields` (fragments
+   * followed, each once) or more fields than `maxFields` (every spread counted in full, each
+   * fragment's count worked out once): linear in the document, whatever it spreads.
+   */
+  #checkSize(document: DocumentNode): void {
+    const rootLimit = this.options.maxRootFields ?? DEFAULT_MAX_ROOT_FIELDS;
+    const fieldLimit = this.options.maxFields ?? DEFAULT_MAX_FIELDS;
+    const fragments = new Map(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+    const tooExpensive = (message: string, extensions: Record<string, number>) => new RequestError([{ message, extensions: { code: 'query-too-expensive', ...extensions } }], 'document');
+    for (const definition of document.definitions) {
+      if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+      if (rootLimit > 0) {
+        let count = 0;
+        walkRootSelections(definition, fragments, (selection) => void (count += selection.name.value.startsWith('__') ? 0 : 1));
+        if (count > rootLimit) throw tooExpensive(`the operation has ${count} root fields, over the limit of ${rootLimit} (MAX_ROOT_FIELDS): split it into several requests`, { rootFields: count, limit: rootLimit });
+      }
+      if (fieldLimit > 0) {
+        const count = expandedFieldCount(definition.selectionSet, fragments, new Map(), new Set());
+        if (count > fieldLimit) throw tooExpensive(`the operation selects ${count > 1e15 ? 'over 10^15' : count} fields (fragments expanded), over the limit of ${fieldLimit} (MAX_QUERY_FIELDS)`, { fields: Math.min(count, Number.MAX_SAFE_INTEGER), limit: fieldLimit });
+      }
+    }
   }
 
   #plan(cached: CachedOperation, variables: ReadonlyMap<string, unknown>) {
@@ -415,7 +505,8 @@ function permissionError(alias: string, collection: string, rows: number): Reque
   return new RequestError([{ message, path: [alias], extensions: { code: 'permission-error' } }], 'execution');
 }
 
-function bind(param: Param, variables: ReadonlyMap<string, unknown>, caller: Caller, maxRows: number | null): unknown {
+/** `operation`: where a refused variable is defined, for the error's `locations`. */
+function bind(param: Param, variables: ReadonlyMap<string, unknown>, caller: Caller, maxRows: number | null, operation: OperationDefinitionNode): unknown {
   switch (param.kind) {
     case 'newId':
     case 'stepResult':
@@ -428,7 +519,7 @@ function bind(param: Param, variables: ReadonlyMap<string, unknown>, caller: Cal
     case 'const':
       return param.value;
     case 'list':
-      return param.items.map((item) => bind(item, variables, caller, maxRows));
+      return param.items.map((item) => bind(item, variables, caller, maxRows, operation));
     case 'var': {
       const value = variables.get(param.name) ?? null;
       if (param.cast === 'value') return value;
@@ -436,7 +527,9 @@ function bind(param: Param, variables: ReadonlyMap<string, unknown>, caller: Cal
       try {
         return checkCount(value, param.cast === 'offset' ? 'offset' : 'limit', maxRows);
       } catch (error) {
-        throw new RequestError([toResponseError(error as GraphQLError, 'validation-failed')], 'document');
+        const definition = operation.variableDefinitions?.find((d) => d.variable.name.value === param.name);
+        const located = new GraphQLError(`Variable "$${param.name}": ${(error as GraphQLError).message}`, { ...(definition ? { nodes: definition } : {}), extensions: (error as GraphQLError).extensions });
+        throw new RequestError([toResponseError(located, 'validation-failed')], 'document');
       }
     }
   }
@@ -510,35 +603,62 @@ function rethrowClientError(error: unknown): never {
   throw error;
 }
 
-function topLevelFieldNames(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): string[] {
-  const names: string[] = [];
+/** Fields of a selection set, each fragment spread counted in full; a fragment's count is remembered by name. */
+function expandedFieldCount(selectionSet: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, known: Map<string, number>, visiting: Set<string>): number {
+  let count = 0;
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) count += 1 + (selection.selectionSet ? expandedFieldCount(selection.selectionSet, fragments, known, visiting) : 0);
+    else if (selection.kind === Kind.INLINE_FRAGMENT) count += expandedFieldCount(selection.selectionSet, fragments, known, visiting);
+    else {
+      const name = selection.name.value;
+      let fragmentCount = known.get(name);
+      if (fragmentCount === undefined) {
+        const fragment = fragments.get(name);
+        // A cycle is graphql-js's to report (NoFragmentCyclesRule); it counts 0 here.
+        if (!fragment || visiting.has(name)) continue;
+        visiting.add(name);
+        fragmentCount = expandedFieldCount(fragment.selectionSet, fragments, known, visiting);
+        visiting.delete(name);
+        known.set(name, fragmentCount);
+      }
+      count += fragmentCount;
+    }
+  }
+  return count;
+}
+
+/**
+ * Calls `visit` with each field of an operation's root selection, following inline fragments and
+ * fragment spreads — each named fragment once, so the walk is linear in the document (a
+ * fragment spread twice at every level would otherwise be walked 2^levels times).
+ */
+function walkRootSelections(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, visit: (field: FieldNode) => void): void {
+  const visited = new Set<string>();
   const walk = (selections: OperationDefinitionNode['selectionSet']['selections']): void => {
     for (const selection of selections) {
-      if (selection.kind === Kind.FIELD) names.push(selection.name.value);
+      if (selection.kind === Kind.FIELD) visit(selection);
       else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet.selections);
       else {
-        const fragment = fragments.get(selection.name.value);
+        const name = selection.name.value;
+        if (visited.has(name)) continue;
+        visited.add(name);
+        const fragment = fragments.get(name);
         if (fragment) walk(fragment.selectionSet.selections);
       }
     }
   };
   walk(operation.selectionSet.selections);
+}
+
+function topLevelFieldNames(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): string[] {
+  const names: string[] = [];
+  walkRootSelections(operation, fragments, (field) => names.push(field.name.value));
   return names;
 }
 
 function rootKeys(cached: CachedOperation): string[] {
   const keys: string[] = [];
-  const walk = (selections: OperationDefinitionNode['selectionSet']['selections']): void => {
-    for (const selection of selections) {
-      if (selection.kind === Kind.FIELD) keys.push(selection.alias?.value ?? selection.name.value);
-      else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet.selections);
-      else {
-        const fragment = cached.fragments.get(selection.name.value);
-        if (fragment) walk(fragment.selectionSet.selections);
-      }
-    }
-  };
-  walk(cached.operation.selectionSet.selections);
+  walkRootSelections(cached.operation, cached.fragments, (field) => keys.push(field.alias?.value ?? field.name.value));
   return [...new Set(keys)];
 }
 

@@ -234,18 +234,33 @@ export function planningContext(
     return items;
   }
 
-  function planListQuery(collection: Collection, args: Readonly<Record<string, ArgValue>>, kind: 'list' | 'aggregate'): ListQuery {
+  function planListQuery(collection: Collection, node: FieldNode, kind: 'list' | 'aggregate'): ListQuery {
+    const args = argsOf(node);
     return {
-      where: args.where === undefined || args.where === null ? null : planWhere(collection, args.where),
-      orderBy: planOrderBy(collection, args.order_by),
-      limit: countLimit(args.limit, 'limit', kind === 'list'),
-      offset: countLimit(args.offset, 'offset'),
+      where: atArgument(node, 'where', () => (args.where === undefined || args.where === null ? null : planWhere(collection, args.where))),
+      orderBy: atArgument(node, 'order_by', () => planOrderBy(collection, args.order_by)),
+      limit: atArgument(node, 'limit', () => countLimit(args.limit, 'limit', kind === 'list')),
+      offset: atArgument(node, 'offset', () => countLimit(args.offset, 'offset')),
     };
+  }
+
+  /**
+   * Runs the planning of one argument; a GraphQL error it throws without a place gets the
+   * argument's (so `locations` point an editor at `limit: -1`, or at the variable's use).
+   */
+  function atArgument<T>(node: FieldNode, name: string, plan: () => T): T {
+    try {
+      return plan();
+    } catch (error) {
+      if (!(error instanceof GraphQLError) || error.nodes?.length) throw error;
+      const argument = node.arguments?.find((a) => a.name.value === name);
+      throw new GraphQLError(error.message, { nodes: argument ?? node, extensions: error.extensions, originalError: error });
+    }
   }
 
   const schemaCollection = (name: string): Collection => options.collections.get(name)!;
 
-  function args(node: FieldNode): Record<string, ArgValue> {
+  function argsOf(node: FieldNode): Record<string, ArgValue> {
     return Object.fromEntries((node.arguments ?? []).map((argument) => [argument.name.value, toArgValue(argument.value)]));
   }
 
@@ -285,7 +300,10 @@ export function planningContext(
 
   function subSelection(nodes: readonly FieldNode[]): Map<string, FieldNode[]> {
     const merged = new Map<string, FieldNode[]>();
-    for (const node of nodes) if (node.selectionSet) collectFields(node.selectionSet, merged);
+    // One `visited` for all the merged nodes: a fragment spread under several of them adds its
+    // fields once, so the nodes per level stay within the document's size (no fragment bomb).
+    const visited = new Set<string>();
+    for (const node of nodes) if (node.selectionSet) collectFields(node.selectionSet, merged, visited);
     return merged;
   }
 
@@ -322,7 +340,7 @@ export function planningContext(
             alias,
             relationship: role.relationship,
             target: role.target,
-            query: planListQuery(role.target, args(node), 'list'),
+            query: planListQuery(role.target, node, 'list'),
             selection: planSelection(role.target, subSelection(nodes)),
           });
           break;
@@ -332,7 +350,7 @@ export function planningContext(
             alias,
             relationship: role.relationship,
             target: role.target,
-            query: planListQuery(role.target, args(node), 'aggregate'),
+            query: planListQuery(role.target, node, 'aggregate'),
             aggregate: planAggregate(role.target, subSelection(nodes)),
           });
           break;
@@ -367,7 +385,7 @@ export function planningContext(
         }
         const innerRole = roleOf(fieldsType, inner);
         if (innerRole.kind === 'count') {
-          const countArgs = args(inner);
+          const countArgs = argsOf(inner);
           const columnsArg = countArgs.columns instanceof VariableRef ? fromJs(variableValue(countArgs.columns.name)) : countArgs.columns;
           const columns = asList(columnsArg)
             .map((name) => collection.fields.get(enumValue(name) ?? ''))
@@ -404,7 +422,8 @@ export function planningContext(
     planListQuery,
     collectFields,
     subSelection,
-    args,
+    args: argsOf,
+    atArgument,
     roleOf,
     objectType,
     variableValue,
@@ -424,7 +443,7 @@ export function planOperation(
   variables: ReadonlyMap<string, unknown>,
   options: PlanOptions,
 ): PlannedOperation {
-  const { collectFields, roleOf, args, planListQuery, planSelection, planAggregate, subSelection, toParam, isReusable } = planningContext(
+  const { collectFields, roleOf, args: argsOf, atArgument, planListQuery, planSelection, planAggregate, subSelection, toParam, isReusable } = planningContext(
     schema,
     operation,
     fragments,
@@ -443,14 +462,14 @@ export function planOperation(
     const role = roleOf(rootType, node);
     if (role.kind !== 'root') throw new Error(`unexpected root field ${node.name.value}`);
     const collection = role.collection;
-    const fieldArgs = args(node);
     if (role.root === 'select') {
-      rootFields.push({ kind: 'select', alias, collection, query: planListQuery(collection, fieldArgs, 'list'), selection: planSelection(collection, subSelection(nodes)) });
+      rootFields.push({ kind: 'select', alias, collection, query: planListQuery(collection, node, 'list'), selection: planSelection(collection, subSelection(nodes)) });
     } else if (role.root === 'select_aggregate') {
-      rootFields.push({ kind: 'selectAggregate', alias, collection, query: planListQuery(collection, fieldArgs, 'aggregate'), aggregate: planAggregate(collection, subSelection(nodes)) });
+      rootFields.push({ kind: 'selectAggregate', alias, collection, query: planListQuery(collection, node, 'aggregate'), aggregate: planAggregate(collection, subSelection(nodes)) });
     } else {
       const keyType = SCALAR_FOR_TYPE[collection.primaryKey.type];
-      rootFields.push({ kind: 'selectByPk', alias, collection, key: toParam(fieldArgs[collection.primaryKey.name] ?? null, keyType), selection: planSelection(collection, subSelection(nodes)) });
+      const fieldArgs = argsOf(node);
+      rootFields.push({ kind: 'selectByPk', alias, collection, key: atArgument(node, collection.primaryKey.name, () => toParam(fieldArgs[collection.primaryKey.name] ?? null, keyType)), selection: planSelection(collection, subSelection(nodes)) });
     }
   }
   return { plan: { rootFields }, reusable: isReusable() };

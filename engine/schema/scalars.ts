@@ -1,4 +1,4 @@
-import { GraphQLBoolean, GraphQLError, GraphQLInt, GraphQLScalarType, GraphQLString, Kind, valueFromASTUntyped, type ValueNode } from 'graphql';
+import { GraphQLBoolean, GraphQLError, GraphQLInt, GraphQLScalarType, GraphQLString, Kind, print, valueFromASTUntyped, type ValueNode } from 'graphql';
 import type { ScalarType } from '../../metadata/index.js';
 
 /**
@@ -6,10 +6,11 @@ import type { ScalarType } from '../../metadata/index.js';
  * clear message before it reaches PostgreSQL; values stay strings, so numeric keeps every digit.
  */
 function stringScalar(name: string, description: string, check: (value: string) => string | null): GraphQLScalarType {
-  const parse = (value: unknown): string => {
+  /** `node`: the literal, so the error has `locations` (graphql-js reports a literal's GraphQLError as is). */
+  const parse = (value: unknown, node?: ValueNode): string => {
     if (typeof value !== 'string') throw new GraphQLError(`${name} must be a string, not ${JSON.stringify(value)}`);
     const problem = check(value);
-    if (problem) throw new GraphQLError(`invalid ${name} ${JSON.stringify(value)}: ${problem}`);
+    if (problem) throw new GraphQLError(`invalid ${name} ${JSON.stringify(value)}: ${problem}`, node ? { nodes: node } : {});
     return value;
   };
   return new GraphQLScalarType({
@@ -18,8 +19,8 @@ function stringScalar(name: string, description: string, check: (value: string) 
     serialize: (value) => value,
     parseValue: parse,
     parseLiteral: (node: ValueNode) => {
-      if (node.kind !== Kind.STRING) throw new GraphQLError(`${name} must be a string literal`, { nodes: node });
-      return located(node, () => parse(node.value));
+      if (node.kind !== Kind.STRING) throw new GraphQLError(`${name} must be a string literal, not ${print(node)}`, { nodes: node });
+      return located(node, () => parse(node.value, node));
     },
   });
 }
@@ -104,7 +105,7 @@ export const GraphQLNumeric = new GraphQLScalarType({
   parseLiteral: (node) => {
     if (node.kind === Kind.INT || node.kind === Kind.FLOAT) return located(node, () => checkedNumeric(node.value));
     if (node.kind === Kind.STRING && NUMERIC.test(node.value)) return located(node, () => checkedNumeric(node.value));
-    throw new GraphQLError('numeric must be a number', { nodes: node });
+    throw new GraphQLError(`numeric must be a number, not ${print(node)}`, { nodes: node });
   },
 });
 

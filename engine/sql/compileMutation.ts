@@ -162,8 +162,8 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     const visible = field.collection.selectFilter ? sql` WHERE ${compiler.where(field.collection.selectFilter, row)}` : sql``;
     const rowsOf = (selection: Selection, one: boolean): Fragment =>
       one
-        ? sql`(SELECT ${compiler.rowObject(selection, row)} FROM ${written} AS ${row}${visible} LIMIT 1)`
-        : sql`(SELECT coalesce(json_agg(${compiler.rowObject(selection, row)} ORDER BY ${row}.${pkColumn(field.collection)}), '[]'::json) FROM ${written} AS ${row}${visible})`;
+        ? sql`coalesce((SELECT ${compiler.rowObject(field.collection, selection, row)} FROM ${written} AS ${row}${visible} LIMIT 1), 'null')`
+        : sql`(SELECT ${compiler.jsonArray(compiler.rowObject(field.collection, selection, row), sql`${row}.${pkColumn(field.collection)}`)} FROM ${written} AS ${row}${visible})`;
     const count = sql`(SELECT count(*) FROM ${written})`;
     const output = outputOf(field.output, compiler, count, (selection) => rowsOf(selection, false), (selection) => rowsOf(selection, true));
     return render(
@@ -187,11 +187,11 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
       output.items.map((item): readonly [string, Fragment] => {
         switch (item.kind) {
           case 'affectedRows':
-            return [item.alias, count];
+            return [item.alias, sql`to_json(${count})`];
           case 'returning':
             return [item.alias, rows(item.selection)];
           case 'typename':
-            return [item.alias, compiler.key(item.value)];
+            return [item.alias, compiler.jsonString(item.value)];
           default:
             return assertNever(item);
         }
@@ -203,7 +203,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
   function rowsByIds(collection: Collection, selection: Selection, stepIndex: number): Fragment {
     const table = response.nextAlias('t');
     const ids = response.nextAlias('i');
-    return sql`(SELECT coalesce(json_agg(${response.rowObject(selection, table)} ORDER BY ${ids}.${sql.ident('ord')}), '[]'::json) FROM unnest(${step(
+    return sql`(SELECT ${response.jsonArray(response.rowObject(collection, selection, table), sql`${ids}.${sql.ident('ord')}`)} FROM unnest(${step(
       stepIndex,
       'ids',
     )}::uuid[]) WITH ORDINALITY AS ${ids} (${sql.ident('id')}, ${sql.ident('ord')}) JOIN ${sql.ident(collection.table)} AS ${table} ON ${response.rowPredicate(
@@ -213,10 +213,10 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
   }
   function rowById(collection: Collection, selection: Selection, stepIndex: number): Fragment {
     const table = response.nextAlias('t');
-    return sql`(SELECT ${response.rowObject(selection, table)} FROM ${sql.ident(collection.table)} AS ${table} WHERE ${response.rowPredicate(
+    return sql`coalesce((SELECT ${response.rowObject(collection, selection, table)} FROM ${sql.ident(collection.table)} AS ${table} WHERE ${response.rowPredicate(
       collection,
       table,
-    )} AND ${table}.${pkColumn(collection)} = (${step(stepIndex, 'ids')}::uuid[])[1])`;
+    )} AND ${table}.${pkColumn(collection)} = (${step(stepIndex, 'ids')}::uuid[])[1]), 'null')`;
   }
   const writtenOutput = (collection: Collection, output: MutationOutput, stepIndex: number): Fragment =>
     outputOf(
@@ -230,7 +230,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
   for (const field of plan.fields) {
     switch (field.kind) {
       case 'typename':
-        pairs.push([field.alias, response.key(field.value)]);
+        pairs.push([field.alias, response.jsonString(field.value)]);
         break;
       case 'insert':
         steps.push({ statement: insertStatement(field.alias, field.insert.groups, field.insert.onConflict), alias: field.alias, collection: field.collection, kind: 'insert' });
@@ -242,24 +242,24 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
           return writtenOutput(field.collection, field.output, steps.length - 1);
         });
         if (!field.many) pairs.push([field.alias, outputs[0]!]);
-        else if (!outputs.length) pairs.push([field.alias, sql`'[]'::json`]);
+        else if (!outputs.length) pairs.push([field.alias, sql`'[]'::text`]);
         else {
           const list = response.nextAlias('u');
           const entries = outputs.map((output, index) => sql`(${sql.value(index)}::int, ${output})`);
           pairs.push([
             field.alias,
-            sql`(SELECT json_agg(${list}.${sql.ident('j')} ORDER BY ${list}.${sql.ident('i')}) FROM (VALUES ${sql.join(entries)}) AS ${list} (${sql.ident('i')}, ${sql.ident('j')}))`,
+            sql`(SELECT ${response.jsonArray(sql`${list}.${sql.ident('j')}`, sql`${list}.${sql.ident('i')}`)} FROM (VALUES ${sql.join(entries)}) AS ${list} (${sql.ident('i')}, ${sql.ident('j')}))`,
           ]);
         }
         break;
       }
       case 'delete':
         steps.push({ statement: deleteStatement(field), alias: field.alias, collection: field.collection, kind: 'delete' });
-        pairs.push([field.alias, sql`${step(steps.length - 1, 'json')}::json`]);
+        pairs.push([field.alias, sql`${step(steps.length - 1, 'json')}::text`]);
         break;
       default:
         assertNever(field);
     }
   }
-  return { steps, response: render(sql`SELECT json_build_object('data', ${response.jsonObject(pairs)})::text AS ${sql.ident('response')}`), checks };
+  return { steps, response: render(sql`SELECT concat('{"data":', ${response.jsonObject(pairs)}, '}') AS ${sql.ident('response')}`), checks };
 }

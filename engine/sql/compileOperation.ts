@@ -56,11 +56,24 @@ const DIRECTION: Readonly<Record<OrderDirection, Fragment>> = {
   desc_nulls_last: sql`DESC NULLS LAST`,
 };
 const AGGREGATE_FUNCTION = { sum: sql`sum`, avg: sql`avg`, min: sql`min`, max: sql`max` } as const;
-/** json_build_object takes at most 100 arguments: 50 key/value pairs. */
-const MAX_PAIRS = 50;
 const ACCOUNT = sql.param({ kind: 'account' });
 /** Root aggregates one shared scan computes at most (see `sharedScanAggregates`). */
 const MAX_SHARED_SCAN_AGGREGATES = 50;
+
+/** PostgreSQL functions take at most 100 arguments. */
+const MAX_ARGUMENTS = 100;
+
+/**
+ * The text of all pieces in order: one `concat(…)` (one function call parses and runs faster
+ * than a chain of `||`), nested when there are more pieces than a call takes.
+ */
+function concatenate(pieces: readonly Fragment[]): Fragment {
+  if (pieces.length <= MAX_ARGUMENTS) return sql`concat(${sql.join(pieces)})`;
+  const chunks: Fragment[] = [];
+  const size = Math.ceil(pieces.length / MAX_ARGUMENTS);
+  for (let at = 0; at < pieces.length; at += size) chunks.push(concatenate(pieces.slice(at, at + size)));
+  return concatenate(chunks);
+}
 
 /**
  * The select compiler's pieces, shared by the query compiler (`compileOperation`) and the
@@ -74,22 +87,37 @@ export function selectCompiler(metadata: Metadata) {
   const nextAlias = (prefix: string): Fragment => sql.ident(`_${prefix}${++aliasCounter}`);
   const tenant = sql.ident(metadata.tenantColumn);
   const key = (text: string): Fragment => sql`${sql.value(text)}::text`;
+  /** JSON text written here (a key with its punctuation, a string), bound as a parameter. */
+  const jsonPiece = (text: string): Fragment => sql`${sql.value(text)}::text`;
+  /** Any SQL value as JSON (`json`); SQL NULL is `null`. */
+  const jsonOf = (value: Fragment): Fragment => sql`coalesce(to_json(${value}), 'null')`;
+  /** A scalar string as JSON text (`__typename`). */
+  const jsonString = (text: string): Fragment => jsonPiece(JSON.stringify(text));
 
+  /** `{"k":v,…}` from JSON-text values, keys in the given order. */
   const jsonObject = (pairs: readonly (readonly [string, Fragment])[]): Fragment => {
-    if (pairs.length > MAX_PAIRS) {
-      // json_build_object takes at most 100 arguments; past that, an ordered json_object_agg
-      // keeps every key in the document's order.
-      const rows = pairs.map(([k, v], i) => sql`(${sql.value(i)}::int, ${key(k)}, to_json(${v}))`);
-      return sql`(SELECT json_object_agg(${sql.ident('p')}.${sql.ident('k')}, ${sql.ident('p')}.${sql.ident('v')} ORDER BY ${sql.ident('p')}.${sql.ident('i')}) FROM (VALUES ${sql.join(
-        rows,
-      )}) AS ${sql.ident('p')} (${sql.ident('i')}, ${sql.ident('k')}, ${sql.ident('v')}))`;
-    }
-    return sql`json_build_object(${sql.join(pairs.map(([k, v]) => sql`${key(k)}, ${v}`))})`;
+    if (!pairs.length) return sql`'{}'::text`;
+    const pieces: Fragment[] = [];
+    pairs.forEach(([k, v], index) => {
+      pieces.push(jsonPiece(`${index ? ',' : '{'}${JSON.stringify(k)}:`), v);
+    });
+    pieces.push(sql`'}'`);
+    return concatenate(pieces);
   };
 
-  /** A field's value for output (custom fields keep their JSON type). */
-  const fieldOutput = (table: Fragment, field: Field): Fragment =>
-    field.source.kind === 'column' ? sql`${table}.${sql.ident(field.source.column)}` : sql`(${table}.${sql.ident(field.source.column)} -> ${key(field.source.key)})`;
+  /** `[a,b,…]` of the JSON-text column `item`, aggregated in `order`; `[]` for no rows. */
+  const jsonArray = (item: Fragment, order: Fragment): Fragment => sql`concat('[', string_agg(${item}, ',' ORDER BY ${order}), ']')`;
+
+  /**
+   * A field's value for output, as JSON text (custom fields keep their JSON type). A NOT NULL
+   * column needs no null fallback; leaving it out keeps the statement as quick to parse as
+   * `json_build_object` was (PGlite parses every statement it runs).
+   */
+  const fieldOutput = (collection: Collection, table: Fragment, field: Field): Fragment => {
+    const column = sql`${table}.${sql.ident(field.source.column)}`;
+    if (field.source.kind === 'customField') return sql`coalesce((${column} -> ${key(field.source.key)})::text, 'null')`;
+    return metadata.notNullColumns?.has(`${collection.table}.${field.source.column}`) ? sql`to_json(${column})` : jsonOf(column);
+  };
 
   /** A field's value for comparison and ordering, typed. */
   const fieldValue = (table: Fragment, field: Field): Fragment =>
@@ -180,22 +208,22 @@ export function selectCompiler(metadata: Metadata) {
     return keys;
   }
 
-  function rowObject(selection: Selection, table: Fragment): Fragment {
+  function rowObject(collection: Collection, selection: Selection, table: Fragment): Fragment {
     const pairs = selection.map((item): readonly [string, Fragment] => {
       switch (item.kind) {
         case 'column':
-          return [item.alias, fieldOutput(table, item.field)];
+          return [item.alias, fieldOutput(collection, table, item.field)];
         case 'typename':
-          return [item.alias, key(item.value)];
+          return [item.alias, jsonString(item.value)];
         case 'object': {
           const child = nextAlias('t');
           return [
             item.alias,
-            sql`(SELECT ${rowObject(item.selection, child)} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${rowPredicate(item.target, child)} AND ${joinPredicate(
+            sql`coalesce((SELECT ${rowObject(item.target, item.selection, child)} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${rowPredicate(item.target, child)} AND ${joinPredicate(
               item.relationship,
               table,
               child,
-            )} LIMIT 1)`,
+            )} LIMIT 1), 'null')`,
           ];
         }
         case 'array':
@@ -241,7 +269,7 @@ export function selectCompiler(metadata: Metadata) {
     const keys = orderKeys(collection, query, table);
     const keyColumns = keys.map((k, i) => sql`${k.value} AS ${sql.ident(`k${i}`)}`);
     const aggregateOrder = sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
-    return sql`(SELECT coalesce(json_agg(${rows}.${sql.ident('j')} ORDER BY ${aggregateOrder}), '[]'::json) FROM (SELECT ${rowObject(selection, table)} AS ${sql.ident(
+    return sql`(SELECT ${jsonArray(sql`${rows}.${sql.ident('j')}`, aggregateOrder)} FROM (SELECT ${rowObject(collection, selection, table)} AS ${sql.ident(
       'j',
     )}, ${sql.join(keyColumns)} ${source(collection, query, table, correlation, keys)}) AS ${rows})`;
   }
@@ -254,20 +282,21 @@ export function selectCompiler(metadata: Metadata) {
     };
     switch (item.kind) {
       case 'typename':
-        return [item.alias, key(item.value)];
+        return [item.alias, jsonString(item.value)];
       case 'count': {
-        if (!item.columns.length) return [item.alias, over(sql`count(*)`)];
+        // A count is never null: no fallback needed.
+        if (!item.columns.length) return [item.alias, sql`to_json(${over(sql`count(*)`)})`];
         const values = item.columns.map(column);
-        if (values.length === 1) return [item.alias, over(item.distinct ? sql`count(DISTINCT ${values[0]!})` : sql`count(${values[0]!})`)];
+        if (values.length === 1) return [item.alias, sql`to_json(${over(item.distinct ? sql`count(DISTINCT ${values[0]!})` : sql`count(${values[0]!})`)})`];
         const allPresent = sql.join(values.map((v) => sql`${v} IS NOT NULL`), sql` AND `);
-        return [item.alias, over(item.distinct ? sql`count(DISTINCT ROW(${sql.join(values)}))` : sql`count(*)`, allPresent)];
+        return [item.alias, sql`to_json(${over(item.distinct ? sql`count(DISTINCT ROW(${sql.join(values)}))` : sql`count(*)`, allPresent)})`];
       }
       case 'function':
         return [
           item.alias,
           jsonObject(
             item.items.map((leaf): readonly [string, Fragment] =>
-              leaf.kind === 'typename' ? [leaf.alias, key(leaf.value)] : [leaf.alias, over(sql`${AGGREGATE_FUNCTION[item.fn]}(${column(leaf.field)})`)],
+              leaf.kind === 'typename' ? [leaf.alias, jsonString(leaf.value)] : [leaf.alias, jsonOf(over(sql`${AGGREGATE_FUNCTION[item.fn]}(${column(leaf.field)})`))],
             ),
           ),
         ];
@@ -321,7 +350,7 @@ export function selectCompiler(metadata: Metadata) {
       const pairs = member.aggregate.map((item): readonly [string, Fragment] => {
         switch (item.kind) {
           case 'typename':
-            return [item.alias, key(item.value)];
+            return [item.alias, jsonString(item.value)];
           case 'aggregate':
             return [item.alias, jsonObject(item.fields.map((field) => aggregateField(field, column, filter)))];
           case 'nodes':
@@ -352,14 +381,14 @@ export function selectCompiler(metadata: Metadata) {
     const pairs = selection.map((item): readonly [string, Fragment] => {
       switch (item.kind) {
         case 'typename':
-          return [item.alias, key(item.value)];
+          return [item.alias, jsonString(item.value)];
         case 'aggregate':
           return [item.alias, jsonObject(item.fields.map((field) => aggregateField(field, column, null)))];
         case 'nodes': {
           const alias = sql.ident(`n${inner.length}`);
-          inner.push(sql`${rowObject(item.selection, table)} AS ${alias}`);
+          inner.push(sql`${rowObject(collection, item.selection, table)} AS ${alias}`);
           const order = sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
-          return [item.alias, sql`coalesce(json_agg(${rows}.${alias} ORDER BY ${order}), '[]'::json)`];
+          return [item.alias, jsonArray(sql`${rows}.${alias}`, order)];
         }
         default:
           return assertNever(item);
@@ -375,7 +404,7 @@ export function selectCompiler(metadata: Metadata) {
   function rootField(field: RootField): readonly [string, Fragment] {
     switch (field.kind) {
       case 'typename':
-        return [field.alias, key(field.value)];
+        return [field.alias, jsonString(field.value)];
       case 'select':
         return [field.alias, list(field.collection, field.query, field.selection, null)];
       case 'selectAggregate':
@@ -385,10 +414,10 @@ export function selectCompiler(metadata: Metadata) {
         const pk = field.collection.primaryKey;
         return [
           field.alias,
-          sql`(SELECT ${rowObject(field.selection, table)} FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${rowPredicate(field.collection, table)} AND ${fieldValue(
+          sql`coalesce((SELECT ${rowObject(field.collection, field.selection, table)} FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${rowPredicate(field.collection, table)} AND ${fieldValue(
             table,
             pk,
-          )} = ${param(field.key, pk.type)})`,
+          )} = ${param(field.key, pk.type)}), 'null')`,
         ];
       }
       default:
@@ -396,13 +425,23 @@ export function selectCompiler(metadata: Metadata) {
     }
   }
 
-  return { nextAlias, key, jsonObject, fieldOutput, fieldValue, tenantPredicate, rowPredicate, param, where, rowObject, list, aggregate, rootField, sharedScanAggregates };
+  return { nextAlias, key, jsonObject, jsonArray, jsonString, fieldOutput, fieldValue, tenantPredicate, rowPredicate, param, where, rowObject, list, aggregate, rootField, sharedScanAggregates };
 }
 
 /**
- * Compiles a plan into ONE statement returning the finished response text `{"data": …}`.
+ * Compiles a plan into ONE statement returning the finished response text `{"data":…}`.
  * Every table reference carries the tenant predicate; every value is a parameter. Pure and
  * deterministic: aliases come from a counter, so golden SQL stays stable.
+ *
+ * The response is assembled as compact JSON text (`{"k":v,"k2":[1,2]}`), not with
+ * `json_build_object`/`json_agg`, which write `"k" : v` and `[a, b]`. Every value fragment
+ * below is a non-null expression (`text` or `json`) whose text is one JSON value: keys are
+ * JSON-encoded here and bound as parameters together with their `{`/`,` and `:`
+ * (`{"loans":`), scalars go through `to_json` (the encoder `json_build_object` uses, so
+ * numbers keep PostgreSQL's exact digits and dates their ISO form), objects through one
+ * `concat(…)`, lists through `string_agg(… ORDER BY …)`. Key order is the selection order.
+ * Values of `jsonb` columns keep PostgreSQL's jsonb text form. Measured against
+ * `json_build_object` in `engine/README.md`.
  */
 export function compileOperation(plan: OperationPlan, metadata: Metadata): RenderedSql {
   const { jsonObject, rootField, sharedScanAggregates } = selectCompiler(metadata);
@@ -426,7 +465,7 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
     return shared ? ([field.alias, shared] as const) : rootField(field);
   }));
   const from = sharedScans.length ? sql` FROM ${sql.join(sharedScans)}` : sql``;
-  return render(sql`SELECT json_build_object('data', ${data})::text AS ${sql.ident('response')}${from}`);
+  return render(sql`SELECT concat('{"data":', ${data}, '}') AS ${sql.ident('response')}${from}`);
 }
 
 type SharedScanAggregate = Extract<RootField, { kind: 'selectAggregate' }>;

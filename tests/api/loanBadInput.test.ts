@@ -169,3 +169,29 @@ describe('GET /api/loan refuses bad query parameters', () => {
     it(query, async () => assertRefused(await rest.get(`/api/loan?${query}`), offending));
   }
 });
+
+describe('a request with no body at all counts as an empty body, {} (README)', () => {
+  /** A request without any body: no Content-Length, no Transfer-Encoding (curl -X POST without -d). */
+  const bodiless = (method: string, path: string) => rest.send(method, path, { headers: { 'Content-Type': 'application/json' } });
+
+  it('POST: the same answer as {} and as an empty body — the missing required fields named, nothing written', async () => {
+    const before = await snapshot();
+    const none = await bodiless('POST', '/api/loan');
+    const empty = await rest.post('/api/loan', null, { raw: '' });
+    const object = await rest.post('/api/loan', {});
+    for (const answer of [none, empty]) {
+      assert.equal(answer.status, object.status, answer.text);
+      assert.deepEqual(answer.json, object.json);
+    }
+    assertRefused(none, ['Loan_Officer']);
+    assert.deepEqual(await snapshot(), before);
+  });
+
+  it('PATCH: changes nothing and answers the loan, like {}', async () => {
+    const before = await snapshot();
+    const none = await bodiless('PATCH', `/api/loan/${loanId}`);
+    assert.equal(none.status, 200, none.text);
+    assert.equal(none.json.loan.id, loanId);
+    assert.deepEqual(await snapshot(), before);
+  });
+});

@@ -217,6 +217,12 @@ for (const setting of settings) {
         [['key', 'revoke', 'lq_00000000'], /no key with prefix lq_00000000/],
         [['admin', 'create', '--account', 'acme', '--email', 'ops@acme.test', '--password', 'another password'], /already exists/],
         [['key', 'create', '--account', 'acme', '--bogus'], /bogus/],
+        [['frobnicate'], /unknown command "frobnicate"/],
+        [['key', 'frobnicate'], /unknown command "key frobnicate"/],
+        [[], /no command given/],
+        [['key', 'create', '--account', 'acme', '--name', '   '], /a key name must not be blank/],
+        [['seed', '--account', 'acme', '--scale', '0.001'], /^loanql: account acme already has loans or people; seed an empty account$/m],
+        [['seed', '--account', 'acme', '--seed', '1.5'], /seed must be an integer/],
       ];
       for (const [args, message] of cases) {
         const result = await cli(...args);
@@ -224,6 +230,55 @@ for (const setting of settings) {
         assert.match(result.stderr, message);
         assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${result.stderr}`);
       }
+    });
+
+    it('prints the usage for help, --help and -h alike, with exit code 0', async () => {
+      const outputs = [];
+      for (const args of [['help'], ['--help'], ['-h'], ['key', 'create', '--help']]) {
+        const result = await cli(...args);
+        assert.equal(result.code, 0, `loanql ${args.join(' ')}: ${result.stderr}`);
+        assert.match(result.stdout, /^Usage: loanql <command>/);
+        assert.match(result.stdout, /product field list --account SLUG/);
+        outputs.push(result.stdout);
+      }
+      assert.equal(new Set(outputs).size, 1, 'the same usage each time');
+    });
+
+    it('lists the built-in fields with their defaults (Status lead, Amortization amortizing)', async () => {
+      const listed = await cli('product', 'field', 'list', '--account', 'acme');
+      assertOk(listed, 'product field list');
+      const rows = listed.stdout.trimEnd().split('\n');
+      const columns = (row: string) => row.split(/\s{2,}/);
+      const header = columns(rows[0]!);
+      const defaultOf = (key: string) => columns(rows.find((row) => row.startsWith(`${key} `))!)[header.indexOf('DEFAULT')];
+      assert.equal(defaultOf('Status'), 'lead');
+      assert.equal(defaultOf('Amortization'), 'amortizing');
+      assert.equal(defaultOf('Rate'), '-');
+    });
+
+    it('seeds the same portfolio for the same --seed and --today, dated around that day', async () => {
+      const today = '2030-01-15';
+      const portfolios = [];
+      for (const slug of ['dated-a', 'dated-b']) {
+        assertOk(await cli('account', 'create', slug), `account create ${slug}`);
+        const seeded = await cli('seed', '--account', slug, '--scale', '0.002', '--seed', '3', '--today', today);
+        assertOk(seeded, `seed ${slug}`);
+        const key = lastLine((await cli('key', 'create', '--account', slug)).stdout);
+        const page = await get(`${service!.url}/api/loan?limit=1000`, key);
+        assert.equal(page.status, 200, page.body);
+        // Ids differ per account (and so does the order of contacts attached at the same instant);
+        // everything else is the portfolio.
+        const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+        const listed = JSON.parse(page.body, (name, value) => (name === 'id' ? undefined : ['borrowers', 'guarantors'].includes(name) ? [...value].sort(byName) : value));
+        portfolios.push(listed as { loans: { status: string; date_funded: string | null; created_at: string }[] });
+      }
+      assert.deepEqual(portfolios[0], portfolios[1]);
+      const loans = portfolios[0]!.loans;
+      assert.equal(loans.length, 20);
+      assert.ok(loans.every((loan) => loan.created_at < today && (loan.date_funded === null || loan.date_funded < today)), 'every loan was made before --today');
+      assert.ok(loans.some((loan) => loan.date_funded !== null && loan.date_funded >= '2029-01-01'), 'and recently: the portfolio is dated around --today');
+      const bad = await cli('seed', '--account', 'dated-a', '--today', '2030-02-30');
+      assert.equal(bad.code, 2, bad.stderr);
     });
 
     it('stops cleanly on SIGTERM', async () => {

@@ -225,7 +225,7 @@ describe('Settings > API keys', () => {
     const client = await loggedIn();
     const reply = await client.postForm('/dashboard/settings/api-keys', { name: '   ' });
     assert.equal(reply.status, 400);
-    assert.match(reply.text, /a key name is 1 to 100 characters/);
+    assert.match(reply.text, /a key name must not be blank/);
   });
 
   it('deactivates a key after a confirmation page, and the API refuses it from the next request on', async () => {
@@ -300,7 +300,7 @@ describe('Query console endpoints', () => {
     const reply = await client.postJson('/dashboard/graph/explain', { query: '{ people { name } }' }, client.csrfToken);
     assert.equal(reply.status, 200);
     const body = JSON.parse(reply.text) as { sql: string; params: unknown[]; plan: unknown };
-    assert.match(body.sql, /^SELECT json_build_object/);
+    assert.match(body.sql, /^SELECT concat\('{"data":'/);
     assert.ok(body.params.includes(accountA.id));
     assert.ok(Array.isArray(body.plan));
   });

@@ -155,6 +155,34 @@ describe('seedPortfolio', () => {
     assert.notDeepEqual(names(SEED + 1), names(SEED));
   });
 
+  it('dates the portfolio around the given today: the same seed and today give the same portfolio, next payments fall after it', async () => {
+    const today = '2031-02-10';
+    const c = await createAccount(db, 'seed-today-c');
+    const d = await createAccount(db, 'seed-today-d');
+    await seedPortfolio(db, { accountId: c.accountId, scale: SCALE, seed: SEED, adminIds: [c.adminId], today });
+    await seedPortfolio(db, { accountId: d.accountId, scale: SCALE, seed: SEED, adminIds: [d.adminId], today });
+    const portfolio = async (accountId: string) => ({
+      loans: (await db.query(`SELECT name, amount, status, rate, term, frequency, date_funded::text, date_maturity::text, created_at::text FROM loans WHERE account_id = $1 ORDER BY created_at, name`, [accountId])).rows,
+      payments: (await db.query(`SELECT l.name, p.date::text, p.amount, p.type FROM payments p JOIN loans l ON l.account_id = p.account_id AND l.id = p.loan_id WHERE p.account_id = $1 ORDER BY l.created_at, p.date, p.amount, p.type`, [accountId])).rows,
+      next: (await db.query(`SELECT l.name, s.due::text FROM schedules s JOIN loans l ON l.account_id = s.account_id AND l.id = s.loan_id WHERE s.account_id = $1 AND s.is_next ORDER BY l.created_at, l.name`, [accountId])).rows,
+    });
+    const [inC, inD] = await Promise.all([portfolio(c.accountId), portfolio(d.accountId)]);
+    assert.deepEqual(inC, inD);
+    // Another today moves the dates, not the portfolio: the same loans, their funding shifted.
+    const atReference = await portfolio(a.accountId);
+    assert.deepEqual(inC.loans.map((loan) => [loan.name, loan.amount, loan.status]), atReference.loans.map((loan) => [loan.name, loan.amount, loan.status]));
+    assert.notDeepEqual(inC.loans.map((loan) => loan.date_funded), atReference.loans.map((loan) => loan.date_funded));
+    // Every past event is before today; the next payments are ahead (a few loans are late, as in life).
+    assert.equal(await count(`SELECT count(*) AS n FROM payments WHERE account_id = $1 AND date >= $2::date`, [c.accountId, today]), 0);
+    assert.equal(await count(`SELECT count(*) AS n FROM loans WHERE account_id = $1 AND created_at >= $2::date`, [c.accountId, today]), 0);
+    const dues = inC.next.map((row) => row.due as string);
+    assert.ok(dues.length > 50, `servicing loans with a next payment: ${dues.length}`);
+    const ahead = dues.filter((due) => due >= today).length;
+    assert.ok(ahead / dues.length >= 0.8, `${ahead} of ${dues.length} next payments on or after ${today}`);
+    const oldest = dues.reduce((min, due) => (due < min ? due : min));
+    assert.ok(oldest >= '2030-02-10', `no next payment is a year overdue (oldest ${oldest})`);
+  });
+
   it('stores each funded loan’s schedule exactly as buildSchedule computes it', async () => {
     const { rows: loans } = await db.query<{
       id: string; amount: string; rate: string; term: number; frequency: Frequency; amortization: Amortization;

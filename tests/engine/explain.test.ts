@@ -101,7 +101,7 @@ describe('POST /api/graph/explain', () => {
     assert.equal(answer.status, 200, answer.text);
     const body = answer.body as Explained;
     assert.deepEqual(Object.keys(body).sort(), ['params', 'plan', 'sql']);
-    assert.match(body.sql, /^SELECT json_build_object\('data', /);
+    assert.match(body.sql, /^SELECT concat\('{"data":', /);
     assert.ok(!body.sql.includes(';'), 'no second statement');
     assert.ok(Array.isArray(body.plan) && body.plan.length === 1);
     assert.equal(typeof body.plan[0]!.Plan['Node Type'], 'string');
@@ -201,7 +201,7 @@ describe('loanql sql (the built CLI, embedded database)', () => {
     assert.match(stdout, new RegExp(`^-- a mutation for account ${cliSlug}: 2 statements in one transaction \\(not run\\)`));
     assert.match(stdout, /-- statement 1\nWITH "_w0" AS \(INSERT INTO "tasks"/);
     assert.match(stdout, /\$\d+ = "from loanql sql"/);
-    assert.match(stdout, /-- statement 2\nSELECT json_build_object\('data'/);
+    assert.match(stdout, /-- statement 2\nSELECT concat\('{"data":'/);
     const served = await explain({ query });
     assert.equal((served.body as { statements: unknown[] }).statements.length, 2);
   });

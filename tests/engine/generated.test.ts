@@ -50,7 +50,7 @@ import {
  * actual answers. To explore beyond the fixed seed: GENERATED_SEED=<n> GENERATED_RUNS=<×runs>.
  */
 const SEED = 20261121;
-const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.yaml', import.meta.url));
+const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.default.yaml', import.meta.url));
 const ACCOUNT_A = 'a0000000-0000-4000-8000-00000000000a';
 const ACCOUNT_B = 'b0000000-0000-4000-8000-00000000000b';
 
@@ -128,7 +128,7 @@ const SELECTS: Readonly<Record<string, string>> = {
   schedules: 'SELECT id, loan_id, number::text AS number, due, payment, principal, interest, balance, is_next FROM schedules WHERE account_id = $1',
 };
 
-/** The field lists the reference knows (GraphQL name → type), mirroring metadata/loanql.yaml. */
+/** The field lists the reference knows (GraphQL name → type), mirroring the shipped metadata/loanql.default.yaml. */
 const FIELDS: Readonly<Record<string, Readonly<Record<string, ScalarKind | { type: ScalarKind; custom: string }>>>> = {
   loans: {
     id: 'uuid', name: 'text', amount: 'numeric', status: 'text', rate: 'numeric', term: 'numeric', frequency: 'text', amortization: 'text',

@@ -509,6 +509,57 @@ describe('POST /api/graph with an API key (interface §4.4)', () => {
       const data = await query(`{ loans(limit: 1) { ${aliases.map((alias) => `${alias}: id`).join(' ')} } }`);
       assert.deepEqual(Object.keys(data.loans[0]), aliases);
     });
+
+    it('follow the document’s order in a selection of more fields than a PostgreSQL function takes arguments', async () => {
+      const aliases = Array.from({ length: 130 }, (_, i) => `f${130 - i}`);
+      const data = await query(`{ loans(limit: 1) { ${aliases.map((alias) => `${alias}: name`).join(' ')} } }`);
+      assert.deepEqual(Object.keys(data.loans[0]), aliases);
+    });
+  });
+
+  describe('response text', () => {
+    /** The text with every whitespace character outside JSON strings removed. */
+    const compact = (text: string): string => {
+      let out = '';
+      let inString = false;
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i]!;
+        if (inString) {
+          out += c;
+          if (c === '\\') out += text[++i];
+          else if (c === '"') inString = false;
+        } else if (c === '"') {
+          inString = true;
+          out += c;
+        } else if (!/\s/.test(c)) out += c;
+      }
+      return out;
+    };
+
+    it('is compact JSON: no space after a colon or a comma, at any depth, whatever the value types', async () => {
+      const answer = await s.graph(`query($none: uuid!) {
+        __typename
+        loans(order_by: {regular_payment: asc_nulls_first}, limit: 3) {
+          id name amount rate regular_payment date_funded created_at __typename
+          borrows { person { name email } }
+          schedules(limit: 2) { due payment }
+          payments_aggregate { aggregate { count sum { amount } max { date } } }
+        }
+        missing: loans_by_pk(id: $none) { id }
+        leads: loans_aggregate(where: {status: {_eq: "lead"}}) { aggregate { count avg { regular_payment } } }
+        none: loans(where: {amount: {_lt: 0}}) { id }
+        more: loans_aggregate { aggregate { count } }
+      }`, { none: '00000000-0000-4000-8000-000000000000' });
+      assert.equal(answer.status, 200);
+      assert.ok(answer.text.startsWith('{"data":{"__typename":"query_root","loans":[{"id":'), answer.text.slice(0, 80));
+      assert.equal(answer.text, compact(answer.text));
+      const data = dataOf(answer);
+      assert.equal(data.missing, null);
+      assert.deepEqual(data.none, []);
+      assert.equal(data.loans[0].regular_payment, null, 'a null value is written as null');
+      assert.match(answer.text, /"regular_payment":null,"date_funded":/);
+      assert.match(answer.text, /"amount":\d+\.\d\d,/, 'numbers keep PostgreSQL’s digits');
+    });
   });
 
   describe('nested arguments on related lists', () => {

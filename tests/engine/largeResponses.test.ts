@@ -100,7 +100,7 @@ describe(`an operation whose response is large, on ${testDatabaseKind}`, () => {
     const request = { query: LARGE, variables: { min: '1e12' } };
     const pieces: string[] = [];
     assert.equal(await s.service.engine.respond(s.db, request, accountId, undefined, (piece) => pieces.push(piece)), true);
-    assert.deepEqual(pieces, ['{"data" : {"loans" : []}}']);
+    assert.deepEqual(pieces, ['{"data":{"loans":[]}}']);
   });
 
   it('writes nothing and answers false when the guard does not hold', async () => {

@@ -16,7 +16,7 @@ import { assertBuilt, freePort, runCli, startService, type RunningService } from
  * schema keeps answering. `loanql metadata check` says the same before anyone reloads.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ORIGINAL = readFileSync(join(ROOT, 'metadata/loanql.yaml'), 'utf8');
+const ORIGINAL = readFileSync(join(ROOT, 'metadata/loanql.default.yaml'), 'utf8');
 const OPTIONS: EngineOptions = { maxDepth: 12, maxRows: null, planCacheSize: 50 };
 
 const CUSTOM_FIELD_ANCHOR = '      property_type: { type: text, custom_field: property_type }\n';
@@ -24,7 +24,7 @@ const RELATIONSHIP_ANCHOR = '      funding_sources: { array: funding_sources, on
 
 /** The file with one more line after an anchor line of the `loans` collection. */
 function withLine(text: string, anchor: string, line: string): string {
-  assert.ok(text.includes(anchor), `metadata/loanql.yaml no longer has the line ${JSON.stringify(anchor)}`);
+  assert.ok(text.includes(anchor), `metadata/loanql.default.yaml no longer has the line ${JSON.stringify(anchor)}`);
   return text.replace(anchor, `${anchor}${line}\n`);
 }
 

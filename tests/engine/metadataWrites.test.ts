@@ -9,7 +9,7 @@ import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js'
  * Issue 14: the metadata says what is writable, and `loanql metadata check` / the reload refuse
  * a writable field that cannot be written — naming collection, operation and field.
  */
-const ORIGINAL = readFileSync(fileURLToPath(new URL('../../metadata/loanql.yaml', import.meta.url)), 'utf8');
+const ORIGINAL = readFileSync(fileURLToPath(new URL('../../metadata/loanql.default.yaml', import.meta.url)), 'utf8');
 let database: TestDatabase;
 
 before(async () => {
@@ -40,7 +40,7 @@ async function problemsOf(text: string): Promise<string[]> {
 
 describe('Metadata: writable fields', () => {
   it('accepts the shipped file, and reads the constraints and numeric precision writes need', async () => {
-    const catalogue = await checkMetadataAgainstDatabase(parseMetadata(ORIGINAL), database.db);
+    const { catalogue } = await checkMetadataAgainstDatabase(parseMetadata(ORIGINAL), database.db);
     assert.deepEqual(catalogue.numericLimits.get('payments.amount'), { precision: 14, scale: 2 });
     assert.deepEqual(catalogue.constraints.get('borrows_account_id_loan_id_person_id_key')?.columns, ['account_id', 'loan_id', 'person_id']);
     assert.equal(catalogue.constraints.get('payments_amount_positive')?.kind, 'c');

@@ -77,7 +77,7 @@ const REQUESTS: readonly (readonly [string, () => GraphRequest])[] = [
   ],
   ['a filter through relationships', () => ({ query: `{ loans(where: {borrows: {person: {name: {_ilike: "%smi%"}}}, payments: {amount: {_gt: 1000}}}) { id } }` })],
   ['ordering through an object relationship', () => ({ query: `{ payments(order_by: [{loan: {amount: desc}}, {date: asc}], limit: 10) { id } }` })],
-  ['sixty aliased root fields', () => ({ query: `{ ${Array.from({ length: 60 }, (_, i) => `a${i}: loans_aggregate(where: {amount: {_gt: ${i * 10000}}}) { aggregate { count } }`).join(' ')} }` })],
+  ['fifty aliased root fields (MAX_ROOT_FIELDS)', () => ({ query: `{ ${Array.from({ length: 50 }, (_, i) => `a${i}: loans_aggregate(where: {amount: {_gt: ${i * 10000}}}) { aggregate { count } }`).join(' ')} }` })],
   ['__typename beside data', () => ({ query: `{ __typename loans(limit: 1) { __typename id } }` })],
   ['introspection beside data', () => ({ query: `{ loans(limit: 1) { id } __type(name: "loans") { name } }` })],
   ['an operation picked by operationName', () => ({ query: `query A { loans(limit: 1) { id } } query B { people(limit: 1) { id } }`, operationName: 'B' })],
@@ -90,7 +90,7 @@ describe('one request, one statement (SPEC §5)', () => {
         const { result, statements } = await observing(() => s.service.engine.execute(s.db, request(), accountId));
         assert.equal(statements.length, 1, statements.map((st) => st.text.slice(0, 120)).join('\n'));
         assert.equal(statements[0]!.text, (s.service.engine.prepare(request(), accountId) as { text: string }).text);
-        assert.match(statements[0]!.text, /^SELECT json_build_object\('data', /);
+        assert.match(statements[0]!.text, /^SELECT concat\('{"data":', /);
         const body = JSON.parse(result) as { data?: Record<string, unknown>; errors?: unknown };
         assert.equal(body.errors, undefined);
         assert.ok(body.data && Object.keys(body.data).length > 0);
@@ -133,7 +133,7 @@ describe('one request, one statement (SPEC §5)', () => {
     async function httpStatements(key: string, body: GraphRequest, path = '/api/graph') {
       const { result, statements } = await observing(() => s.post(path, body, { authorization: `Token ${key}` }));
       assert.equal(result.status, 200, result.text.slice(0, 300));
-      const isQuery = (st: Observed): boolean => /\bjson_build_object\b/.test(st.text);
+      const isQuery = (st: Observed): boolean => /\{"data":/.test(st.text);
       const auth = statements.filter((st) => !isQuery(st));
       const others = statements.filter(isQuery);
       return { statements, auth, others };
@@ -145,7 +145,7 @@ describe('one request, one statement (SPEC §5)', () => {
         const { statements, others } = await httpStatements(s.apiKey, request());
         assert.equal(statements.length, 1, `${what}: ${statements.map((st) => st.text.slice(0, 80)).join('\n')}`);
         assert.equal(others.length, 1, what);
-        assert.match(others[0]!.text, /^SELECT CASE WHEN EXISTS \(SELECT 1 FROM api_keys WHERE account_id = \$\d+ AND id = \$\d+ AND active\) THEN \(SELECT json_build_object\('data', /);
+        assert.match(others[0]!.text, /^SELECT CASE WHEN EXISTS \(SELECT 1 FROM api_keys WHERE account_id = \$\d+ AND id = \$\d+ AND active\) THEN \(SELECT concat\('{"data":', /);
       }
     });
 
@@ -164,7 +164,7 @@ describe('one request, one statement (SPEC §5)', () => {
     it('runs one statement for explain too (EXPLAIN of the query), besides the key check', async () => {
       const { others } = await httpStatements(s.apiKey, REQUESTS[0]![1](), '/api/graph/explain');
       assert.equal(others.length, 1);
-      assert.match(others[0]!.text, /^EXPLAIN \(FORMAT JSON\) SELECT json_build_object/);
+      assert.match(others[0]!.text, /^EXPLAIN \(FORMAT JSON\) SELECT concat\('{"data":'/);
     });
   });
 });

@@ -9,7 +9,8 @@ import type { Database } from '../../db/index.js';
 import { createAccount, type Account } from '../../app/accounts.js';
 import { createApiKey, type CreatedApiKey } from '../../app/apiKeys.js';
 import { buildEngine, EngineHolder } from '../../app/engineHolder.js';
-import { configFromEnv, type ServiceConfig } from '../../api/config.js';
+import { configFromEnv, engineOptionsOf, type ServiceConfig } from '../../api/config.js';
+import { createHttpServer, listen } from '../../api/httpServer.js';
 import { createApp } from '../../api/createApp.js';
 import { createLogger } from '../../api/logger.js';
 
@@ -24,7 +25,7 @@ export interface TestServer {
 }
 
 /** The project's metadata file, wherever the tests are started from. */
-export const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.yaml', import.meta.url));
+export const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.default.yaml', import.meta.url));
 
 /**
  * Serves `createApp` over `db` with the project's metadata; the configuration is the defaults
@@ -39,12 +40,11 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
     },
   });
   const config: ServiceConfig = { ...configFromEnv({}), port: 0, host: '127.0.0.1', metadataPath: METADATA_PATH, ...overrides };
-  const engineOptions = { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxInsertObjects: config.maxInsertObjects };
+  const engineOptions = engineOptionsOf(config);
   const engines = new EngineHolder(await buildEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
   const app = createApp({ db, logger: createLogger(overrides.logLevel ?? 'warn', capture), config, databaseDescription: `test ${db.kind} database`, engines });
-  const server = await new Promise<ReturnType<typeof app.listen>>((resolve, reject) => {
-    const listening = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(listening)));
-  });
+  const server = createHttpServer(app, config.http);
+  await listen(server, 0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

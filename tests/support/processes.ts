@@ -6,6 +6,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { METADATA_PATH } from './http.js';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SERVICE = fileURLToPath(new URL('../../dist/api/main.js', import.meta.url));
@@ -20,12 +21,13 @@ export function assertBuilt(): void {
 
 /**
  * The environment of a child: this process's, without any database or service setting that
- * would leak in from the developer's shell, plus `env`.
+ * would leak in from the developer's shell, plus `env`. The metadata is the shipped one, never
+ * the `metadata/loanql.yaml` an admin edits.
  */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const clean: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ['DATABASE_URL', 'TEST_DATABASE_URL', 'DATA_DIR', 'PORT', 'HOST', 'METADATA_PATH', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT']) delete clean[name];
-  return { ...clean, LOG_LEVEL: 'warn', ...env };
+  return { ...clean, LOG_LEVEL: 'warn', METADATA_PATH: METADATA_PATH, ...env };
 }
 
 export interface ProcessResult {
@@ -73,11 +75,11 @@ export interface RunningService {
 }
 
 /**
- * Starts `node dist/api/main.js` on `port` and waits for the start-up banner. Rejects with the
+ * Starts `node dist/api/main.js` (or another build's `script`) on `port` and waits for the start-up banner. Rejects with the
  * process's output if it exits first or does not serve within `timeoutMs`.
  */
-export async function startService(env: Record<string, string>, port: number, cwd: string, timeoutMs = 120_000): Promise<RunningService> {
-  const child = spawn(process.execPath, [SERVICE], { env: serviceEnv(env, port), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startService(env: Record<string, string>, port: number, cwd: string, timeoutMs = 120_000, script = SERVICE): Promise<RunningService> {
+  const child = spawn(process.execPath, [script], { env: serviceEnv(env, port), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));

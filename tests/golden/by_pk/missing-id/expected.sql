@@ -1,1 +1,1 @@
-SELECT json_build_object('data', json_build_object($1::text, (SELECT json_build_object($2::text, "_t1"."id", $3::text, "_t1"."name") FROM "loans" AS "_t1" WHERE "_t1"."account_id" = $4 AND "_t1"."id" = $5::uuid)))::text AS "response"
+SELECT concat('{"data":', concat($1::text, coalesce((SELECT concat($2::text, to_json("_t1"."id"), $3::text, to_json("_t1"."name"), '}') FROM "loans" AS "_t1" WHERE "_t1"."account_id" = $4 AND "_t1"."id" = $5::uuid), 'null'), '}'), '}') AS "response"

@@ -1,0 +1,115 @@
+import type { AggregateSelection, BoolExp, ListQuery, OperationPlan, Selection } from './ir.js';
+import { assertNever } from './ir.js';
+import type { Param } from '../sql/fragment.js';
+
+/**
+ * A static estimate of how much work one statement asks of PostgreSQL, from the plan alone
+ * (no database round trip), checked against `MAX_QUERY_COST` before the statement runs.
+ *
+ * The unit is "one correlated subquery evaluated once". Every list, aggregate and object
+ * relationship is a subquery run once per row of its parent, so its cost is multiplied by the
+ * rows its ancestors are assumed to return:
+ *
+ * - a root list returns its literal `limit`, at most `ROOT_ROWS`; a `limit` given as a variable
+ *   or no `limit` counts as `ROOT_ROWS`;
+ * - a nested list (an array relationship) returns its literal `limit`, at most `FAN_OUT` rows;
+ *   an object relationship and a by-pk root field one row;
+ * - a `where` through a relationship is a subquery evaluated for each candidate row of the table
+ *   it filters, which is why filters on aggregates and unlimited lists are the expensive ones:
+ *   each hop costs `FILTER_HOP` × the rows its own parent is assumed to return, times
+ *   `FAN_OUT` more for every array relationship walked.
+ *
+ * The constants are deliberately rough; what matters is that the cost grows with aliases ×
+ * nesting × list sizes × relationship fan-out, so that a request multiplying them (dozens of
+ * aliases of a self-joining filter, hundreds of nested aliases) is refused while the documented
+ * patterns and the benchmark queries stay far below the limit (see `tests/engine/limits.test.ts`).
+ */
+export const ROOT_ROWS = 100;
+export const FAN_OUT = 10;
+export const FILTER_HOP = 10;
+
+export function queryCost(plan: OperationPlan): number {
+  let total = 0;
+  for (const root of plan.rootFields) {
+    switch (root.kind) {
+      case 'typename':
+        break;
+      case 'selectByPk':
+        total += 1 + selectionCost(root.selection, 1);
+        break;
+      case 'select': {
+        const rows = rowsOf(root.query, ROOT_ROWS);
+        total += 1 + whereCost(root.query.where, ROOT_ROWS) + selectionCost(root.selection, rows);
+        break;
+      }
+      case 'selectAggregate':
+        total += 1 + whereCost(root.query.where, ROOT_ROWS) + aggregateCost(root.aggregate, rowsOf(root.query, ROOT_ROWS));
+        break;
+      default:
+        assertNever(root);
+    }
+  }
+  return total;
+}
+
+/** The cost of evaluating `selection` once for each of `parentRows` rows. */
+function selectionCost(selection: Selection, parentRows: number): number {
+  let total = 0;
+  for (const item of selection) {
+    switch (item.kind) {
+      case 'column':
+      case 'typename':
+        break;
+      case 'object':
+        total += parentRows * (1 + selectionCost(item.selection, 1));
+        break;
+      case 'array':
+        total += parentRows * (1 + whereCost(item.query.where, FAN_OUT) + selectionCost(item.selection, rowsOf(item.query, FAN_OUT)));
+        break;
+      case 'arrayAggregate':
+        total += parentRows * (1 + whereCost(item.query.where, FAN_OUT) + aggregateCost(item.aggregate, rowsOf(item.query, FAN_OUT)));
+        break;
+      default:
+        assertNever(item);
+    }
+  }
+  return total;
+}
+
+function aggregateCost(aggregate: AggregateSelection, rows: number): number {
+  let total = 0;
+  for (const item of aggregate) if (item.kind === 'nodes') total += selectionCost(item.selection, rows);
+  return total;
+}
+
+/** The cost of a filter's relationship hops, evaluated for each of `candidateRows` rows. */
+function whereCost(where: BoolExp | null, candidateRows: number): number {
+  if (!where) return 0;
+  switch (where.kind) {
+    case 'and':
+    case 'or':
+      return where.items.reduce((sum, item) => sum + whereCost(item, candidateRows), 0);
+    case 'not':
+      return whereCost(where.item, candidateRows);
+    case 'compare':
+    case 'in':
+    case 'isNull':
+      return 0;
+    case 'relationship': {
+      const rows = where.relationship.kind === 'array' ? FAN_OUT : 1;
+      return FILTER_HOP * candidateRows + whereCost(where.where, candidateRows * rows);
+    }
+    default:
+      return assertNever(where);
+  }
+}
+
+/** The rows a list is assumed to return: its literal limit, at most `assumed`. */
+function rowsOf(query: ListQuery, assumed: number): number {
+  const limit = literal(query.limit);
+  return limit === null ? assumed : Math.min(limit, assumed);
+}
+
+function literal(param: Param | null): number | null {
+  return param?.kind === 'const' && typeof param.value === 'number' ? param.value : null;
+}

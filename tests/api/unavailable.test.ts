@@ -1,0 +1,91 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { openPostgresDatabase, type Database } from '../../db/index.js';
+import { buildEngine, EngineHolder } from '../../app/engineHolder.js';
+import { configFromEnv, engineOptionsOf } from '../../api/config.js';
+import { createApp } from '../../api/createApp.js';
+import { createHttpServer, listen } from '../../api/httpServer.js';
+import { createLogger } from '../../api/logger.js';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { freePort } from '../support/processes.js';
+import { METADATA_PATH } from '../support/http.js';
+import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+
+/**
+ * Issue 11, item 1: while the database cannot be reached, requests are answered 503 with
+ * `Retry-After` — GraphQL in its `errors` shape with code `database-unavailable`, REST as JSON —
+ * never 500, and nothing is logged as an internal error. The service here runs over a real
+ * node-postgres pool pointed at a port where no server listens (the engine's schema was built
+ * from a real database first, as at start-up).
+ */
+let database: TestDatabase;
+let unreachable: Database;
+let server: Server;
+let url: string;
+const logs: Record<string, unknown>[] = [];
+
+before(async () => {
+  database = await openTestDatabase();
+  const config = { ...configFromEnv({}), metadataPath: METADATA_PATH };
+  const engines = new EngineHolder(await buildEngine(METADATA_PATH, database.db, engineOptionsOf(config)), METADATA_PATH, database.db, engineOptionsOf(config));
+  unreachable = openPostgresDatabase({ connectionString: `postgres://postgres@127.0.0.1:${await freePort()}/postgres`, connectTimeoutMs: 2_000 });
+  const capture = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const app = createApp({ db: unreachable, logger: createLogger('warn', capture), config, databaseDescription: 'nowhere', engines });
+  server = createHttpServer(app, config.http);
+  await listen(server, 0, '127.0.0.1');
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+after(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  await unreachable?.close();
+  await database?.close();
+});
+
+const key = 'lq_abcdefgh_' + 'x'.repeat(43);
+
+describe('With the database unreachable', () => {
+  it('POST /api/graph is 503 database-unavailable with Retry-After', async () => {
+    const response = await fetch(`${url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ loans { id } }' }) });
+    assert.equal(response.status, 503);
+    assert.equal(response.headers.get('retry-after'), '2');
+    const body = (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    assert.equal(body.errors[0]!.extensions.code, 'database-unavailable');
+    assert.match(body.errors[0]!.message, /database is unavailable/);
+  });
+
+  for (const [method, path, body] of [
+    ['GET', '/api/loan', undefined],
+    ['POST', '/api/loan', '{"Name":"x"}'],
+    ['PATCH', '/api/loan/00000000-0000-4000-8000-000000000001', '{"Name":"x"}'],
+  ] as const) {
+    it(`${method} ${path} is a JSON 503 with Retry-After`, async () => {
+      const response = await fetch(`${url}${path}`, { method, headers: { authorization: `Token ${key}`, 'content-type': 'application/json' }, ...(body ? { body } : {}) });
+      assert.equal(response.status, 503);
+      assert.equal(response.headers.get('retry-after'), '2');
+      assert.deepEqual(await response.json(), { error: 'the database is unavailable; retry shortly', code: 'database-unavailable' });
+    });
+  }
+
+  it('GET /healthz (liveness) stays 200; GET /readyz says 503', async () => {
+    assert.equal((await fetch(`${url}/healthz`)).status, 200);
+    const ready = await fetch(`${url}/readyz`);
+    assert.equal(ready.status, 503);
+    assert.equal(((await ready.json()) as { database: { status: string } }).database.status, 'unavailable');
+  });
+
+  it('logged no internal error', () => {
+    assert.deepEqual(
+      logs.filter((line) => line.msg === 'internal error'),
+      [],
+    );
+  });
+});

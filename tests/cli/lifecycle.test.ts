@@ -1,0 +1,152 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { assertBuilt, freePort, startService, type RunningService } from '../support/processes.js';
+
+/**
+ * The service as a process on the embedded database (issue 11): its loopback share refuses any
+ * connection without the per-start password, which only the service's user can read (Done-when
+ * 4); `/healthz` and `/readyz`; and a graceful shutdown on SIGTERM that finishes the request in
+ * flight, closes PGlite cleanly and releases the data directory, so the next start finds it whole.
+ */
+const PSQL = '/usr/lib/postgresql/15/bin/psql';
+let dir: string;
+let dataDir: string;
+let port: number;
+let service: RunningService;
+let demoKey: string;
+
+interface Lock {
+  pid: number;
+  port: number;
+  password?: string;
+}
+const readLock = (): Lock => JSON.parse(readFileSync(join(dataDir, 'loanql.lock'), 'utf8')) as Lock;
+
+function psql(sharePort: number, env: Record<string, string>): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile(PSQL, ['-w', '-h', '127.0.0.1', '-p', String(sharePort), '-U', 'nobody', '-d', 'postgres', '-tAc', 'SELECT count(*) FROM accounts'], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 20_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: `${stdout}${stderr}` }),
+    );
+  });
+}
+
+async function query(sharePort: number, password: string | undefined): Promise<unknown> {
+  const client = new pg.Client({ host: '127.0.0.1', port: sharePort, user: 'nobody', database: 'postgres', ...(password === undefined ? {} : { password }) });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ n: string }>('SELECT count(*)::text AS n FROM accounts');
+    return rows[0]!.n;
+  } catch (error) {
+    return error;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+before(async () => {
+  assertBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'loanql-lifecycle-'));
+  dataDir = join(dir, 'data');
+  port = await freePort();
+  service = await startService({ DATA_DIR: dataDir, SHUTDOWN_GRACE_MS: '5000' }, port, dir);
+  demoKey = /Demo API key:\s+(\S+)/.exec(service.output())![1]!;
+});
+
+after(async () => {
+  await service?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('The embedded database share', () => {
+  it('keeps a per-start random password in the lock file, readable only by the service’s user (0600)', () => {
+    const lock = readLock();
+    assert.equal(lock.pid, service.process.pid);
+    assert.ok(typeof lock.password === 'string' && lock.password.length >= 24, 'a long random password');
+    assert.equal(statSync(join(dataDir, 'loanql.lock')).mode & 0o777, 0o600);
+  });
+
+  it('refuses a connection without a password, and one with a wrong password (28P01)', async () => {
+    const { port: sharePort } = readLock();
+    const none = await query(sharePort, undefined);
+    assert.ok(none instanceof Error, `read ${String(none)} without a password`);
+    const wrong = await query(sharePort, 'wrong');
+    assert.ok(wrong instanceof Error, `read ${String(wrong)} with a wrong password`);
+    assert.equal((wrong as { code?: string }).code, '28P01');
+  });
+
+  it('refuses psql without the password', { skip: existsSync(PSQL) ? false : `${PSQL} is not installed` }, async () => {
+    const { port: sharePort } = readLock();
+    const refused = await psql(sharePort, {});
+    assert.notEqual(refused.code, 0, refused.output);
+    assert.match(refused.output, /password/i);
+    const wrong = await psql(sharePort, { PGPASSWORD: 'nobody' });
+    assert.notEqual(wrong.code, 0, wrong.output);
+    assert.match(wrong.output, /password authentication failed/);
+    const allowed = await psql(sharePort, { PGPASSWORD: readLock().password! });
+    assert.equal(allowed.code, 0, allowed.output);
+    assert.match(allowed.output.trim(), /^\d+$/);
+  });
+
+  it('lets in a client with the password (any user name)', async () => {
+    const { port: sharePort, password } = readLock();
+    assert.equal(typeof (await query(sharePort, password)), 'string');
+  });
+});
+
+describe('Health endpoints', () => {
+  it('GET /healthz (liveness) and GET /readyz (database reachable, metadata loaded) are 200 without a key', async () => {
+    const live = await fetch(`${service.url}/healthz`);
+    assert.equal(live.status, 200);
+    const ready = await fetch(`${service.url}/readyz`);
+    assert.equal(ready.status, 200);
+    const body = (await ready.json()) as { status: string; database: { status: string }; metadata: { status: string; collections: number } };
+    assert.deepEqual([body.status, body.database.status, body.metadata.status], ['ok', 'ok', 'ok']);
+    assert.ok(body.metadata.collections > 5);
+  });
+});
+
+describe('Graceful shutdown on SIGTERM', () => {
+  let loanName: string;
+  let oldPassword: string;
+
+  it('finishes the request in flight, then exits 0 and releases the data directory', async () => {
+    oldPassword = readLock().password!;
+    loanName = `in flight ${Date.now()}`;
+    const body = JSON.stringify({ Name: loanName, Amount: 1000, Rate: 10, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15' });
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let response = '';
+    socket.on('data', (chunk: Buffer) => (response += chunk.toString('utf8')));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    // Headers and half the body, then SIGTERM, then the rest: the request is in flight throughout.
+    socket.write(`POST /api/loan HTTP/1.1\r\nHost: x\r\nAuthorization: Token ${demoKey}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 20)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    service.process.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // New connections are no longer accepted meanwhile.
+    const refused = await fetch(`${service.url}/healthz`).then(
+      () => false,
+      () => true,
+    );
+    assert.ok(refused, 'a new connection was accepted after SIGTERM');
+    socket.write(body.slice(20));
+    await closed;
+    assert.match(response, /^HTTP\/1\.1 201/, response);
+    assert.equal(await service.exited, 0);
+    assert.ok(!existsSync(join(dataDir, 'loanql.lock')), 'the lock was released');
+  });
+
+  it('the next start finds the data whole, with a new share password', async () => {
+    service = await startService({ DATA_DIR: dataDir }, port, dir);
+    assert.notEqual(readLock().password, oldPassword);
+    const answer = await fetch(`${service.url}/api/loan?limit=1`, { headers: { authorization: `Token ${demoKey}` } });
+    const page = (await answer.json()) as { loans: { name: string }[] };
+    assert.equal(page.loans[0]?.name, loanName);
+  });
+});
