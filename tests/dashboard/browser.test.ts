@@ -33,7 +33,7 @@ let server: TestServer;
 let browser: Browser;
 let page: Page;
 let adminEmail: string;
-let accountId = '';
+let accountId: string;
 /** Problems the page reported (script errors, CSP violations): there must be none. */
 const pageProblems: string[] = [];
 
@@ -51,6 +51,7 @@ describe('The dashboard in Chromium', () => {
     server = await startTestServer(database.db, { logLevel: 'trace' });
     const seeded = await seedAccount(database.db, { scale: 0.01 });
     adminEmail = `admin@${seeded.account.slug}.test`;
+    accountId = seeded.account.id;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
