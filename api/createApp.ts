@@ -48,8 +48,8 @@ export function createApp(deps: ServiceDeps): Express {
   api.use(requireApiKey(deps.db, { verifiedKeys, checksActiveInStatement }));
   api.use('/graph', graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger));
   api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true, strict: false }));
-  api.use('/loan', loanRoutes(deps.db));
-  api.use(openApiRoutes(deps.db));
+  api.use('/loan', loanRoutes(deps.db, deps.engines));
+  api.use(openApiRoutes(deps.db, deps.engines));
   api.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
   });

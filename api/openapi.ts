@@ -39,7 +39,21 @@ function customFieldOutput(product: Product): Schema {
   };
 }
 
-export function openApiDocument(product: Product, serverUrl: string): Schema {
+/**
+ * What a caller's role may do with `/api/loan` (issue 15): the operations the document lists,
+ * and whether the role's filters apply (a borrower or guarantor it cannot see is then `null`).
+ */
+export interface LoanAccess {
+  readonly role: string;
+  readonly select: boolean;
+  readonly insert: boolean;
+  readonly update: boolean;
+  readonly filtered: boolean;
+}
+
+export const FULL_ACCESS: LoanAccess = { role: 'admin', select: true, insert: true, update: true, filtered: false };
+
+export function openApiDocument(product: Product, serverUrl: string, access: LoanAccess = FULL_ACCESS): Schema {
   const requestProperties: Record<string, Schema> = {};
   for (const field of BUILT_IN_FIELDS) requestProperties[field.name] = field.nullable ? nullable(publicSchema(field.rule)) : publicSchema(field.rule);
   for (const field of product.customFields) {
@@ -66,6 +80,10 @@ export function openApiDocument(product: Product, serverUrl: string): Schema {
       entity_type: { type: 'string', enum: ['individual', 'company'] },
     },
   };
+  // Under a role's filters, a person the role cannot see is null in the lists.
+  const personItem: Schema = access.filtered
+    ? { oneOf: [{ $ref: '#/components/schemas/Person' }, { type: 'null', description: `A person the key's role (${access.role}) cannot see.` }] }
+    : { $ref: '#/components/schemas/Person' };
   const loan: Schema = {
     type: 'object',
     additionalProperties: false,
@@ -89,8 +107,8 @@ export function openApiDocument(product: Product, serverUrl: string): Schema {
       custom_fields: customFieldOutput(product),
       created_at: { type: 'string' },
       updated_at: { type: 'string' },
-      borrowers: { type: 'array', items: { $ref: '#/components/schemas/Person' } },
-      guarantors: { type: 'array', items: { $ref: '#/components/schemas/Person' } },
+      borrowers: { type: 'array', items: personItem },
+      guarantors: { type: 'array', items: personItem },
     },
   };
   const contactOutcome: Schema = {
@@ -131,13 +149,16 @@ export function openApiDocument(product: Product, serverUrl: string): Schema {
   const json = (ref: string) => ({ content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
   const responses = {
     badRequest: { description: 'Bad input; nothing was written.', ...json('Error') },
-    forbidden: { description: 'Missing, invalid or inactive API key.', content: { 'text/plain': { schema: { const: 'Not authorized' } } } },
+    forbidden: {
+      description: "Missing, invalid or inactive API key (text), or the key's role lacks the loans permission the operation needs (JSON naming it).",
+      content: { 'text/plain': { schema: { const: 'Not authorized' } }, 'application/json': { schema: { $ref: '#/components/schemas/PermissionError' } } },
+    },
     notFound: { description: 'No such loan in this account.', ...json('Error') },
     tooLarge: { description: 'The body is larger than BODY_LIMIT_BYTES (1 MB by default).', ...json('Error') },
   };
   const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The loan id (a uuid).' };
 
-  return {
+  const document: Schema = {
     openapi: '3.1.0',
     info: {
       title: 'loanql REST loan interface',
@@ -234,7 +255,23 @@ export function openApiDocument(product: Product, serverUrl: string): Schema {
         LoanUpdate: { type: 'object', properties: requestProperties, description: 'Fields of the default product; null clears a field.' },
         LoanCreate: { type: 'object', properties: { ...requestProperties, ...contactProperties } },
         Error: error,
+        PermissionError: {
+          type: 'object',
+          required: ['error', 'role', 'permission'],
+          properties: { error: { type: 'string' }, role: { type: 'string' }, permission: { enum: ['loans.select', 'loans.insert', 'loans.update'] } },
+        },
       },
     },
   };
+  // Only the operations the caller's role may use (GET: select, POST: insert, PATCH: update).
+  const paths = document.paths as Record<string, Record<string, unknown>>;
+  const allowed: readonly [string, string, boolean][] = [
+    ['/api/loan', 'get', access.select],
+    ['/api/loan', 'post', access.insert],
+    ['/api/loan/{id}', 'get', access.select],
+    ['/api/loan/{id}', 'patch', access.update],
+  ];
+  for (const [path, method, yes] of allowed) if (!yes) delete paths[path]![method];
+  for (const path of Object.keys(paths)) if (!['get', 'post', 'patch'].some((method) => method in paths[path]!)) delete paths[path];
+  return document;
 }

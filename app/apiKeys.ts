@@ -19,6 +19,7 @@ export interface CreatedApiKey {
   readonly id: string;
   readonly name: string;
   readonly prefix: string;
+  readonly role: string;
   /** The whole key: shown once, never stored. */
   readonly key: string;
 }
@@ -31,12 +32,26 @@ export interface ApiKeyListing {
   readonly createdAt: string;
   readonly lastUsedAt: string | null;
   readonly active: boolean;
+  readonly role: string;
+  readonly variables: Readonly<Record<string, string>>;
 }
 
 export interface AuthenticatedKey {
   readonly accountId: string;
   readonly keyId: string;
+  /** The metadata role the key carries (`admin` for keys made before roles). */
+  readonly role: string;
+  /** The values of the role's key variables, by name. */
+  readonly variables: ReadonlyMap<string, string>;
 }
+
+/** What a new key carries: a role of the metadata and its variables (checked by `checkKeyRole`). */
+export interface KeyRole {
+  readonly role: string;
+  readonly variables: ReadonlyMap<string, string>;
+}
+
+export const ADMIN_KEY_ROLE: KeyRole = { role: 'admin', variables: new Map() };
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
@@ -48,7 +63,7 @@ function randomPrefix(): string {
 }
 
 /** Creates a key for the account; the result carries the only copy of the whole key. */
-export async function createApiKey(db: Queryable, accountId: string, name: string): Promise<CreatedApiKey> {
+export async function createApiKey(db: Queryable, accountId: string, name: string, keyRole: KeyRole = ADMIN_KEY_ROLE): Promise<CreatedApiKey> {
   const cleanName = name.trim();
   if (!cleanName) throw new UserInputError('a key name must not be blank', 400, { name: 'must not be blank' });
   if (cleanName.length > 100) throw new UserInputError('a key name is at most 100 characters', 400, { name: 'at most 100 characters' });
@@ -56,17 +71,47 @@ export async function createApiKey(db: Queryable, accountId: string, name: strin
   const prefix = randomPrefix();
   const key = `${prefix}_${randomBytes(32).toString('base64url')}`;
   const { rows } = await db.query<{ id: string }>(
-    'INSERT INTO api_keys (account_id, name, prefix, key_hash) VALUES ($1, $2, $3, $4) RETURNING id',
-    [accountId, cleanName, prefix, sha256(key)],
+    'INSERT INTO api_keys (account_id, name, prefix, key_hash, role, variables) VALUES ($1, $2, $3, $4, $5, $6::jsonb) RETURNING id',
+    [accountId, cleanName, prefix, sha256(key), keyRole.role, JSON.stringify(Object.fromEntries(keyRole.variables))],
   );
-  return { id: rows[0]!.id, name: cleanName, prefix, key };
+  return { id: rows[0]!.id, name: cleanName, prefix, key, role: keyRole.role };
 }
+
+/**
+ * Checks what a new key of an account would carry against the metadata's roles: the role
+ * exists, every variable of the role is given (and nothing else), each a valid value of its
+ * type, and a uuid variable naming a person (`person_id`) is a person of the account. Throws
+ * `UserInputError` naming the field.
+ */
+export async function checkKeyRole(
+  db: Queryable,
+  accountId: string,
+  roles: ReadonlyMap<string, { readonly variables: ReadonlyMap<string, string> }>,
+  role: string,
+  variables: ReadonlyMap<string, string>,
+): Promise<KeyRole> {
+  const definition = roles.get(role);
+  if (!definition) throw new UserInputError(`role: "${role}" is not a role of the metadata (one of ${[...roles.keys()].join(', ')})`);
+  for (const name of variables.keys()) if (!definition.variables.has(name)) throw new UserInputError(`variables: role ${role} has no variable ${name}`);
+  for (const [name, type] of definition.variables) {
+    const value = variables.get(name)?.trim();
+    if (!value) throw new UserInputError(`variables: role ${role} needs ${name}`);
+    if (type === 'uuid' && !UUID.test(value)) throw new UserInputError(`variables: ${name} must be a uuid`);
+    if (name === 'person_id') {
+      const { rows } = await db.query('SELECT 1 FROM people WHERE account_id = $1 AND id = $2::uuid', [accountId, value]);
+      if (!rows.length) throw new UserInputError(`variables: ${name} ${value} is not a person of the account`);
+    }
+  }
+  return { role, variables: new Map([...variables].map(([name, value]) => [name, value.trim()])) };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Every key (of one account, when given), newest first. Never returns key material. */
 export async function listApiKeys(db: Queryable, accountId?: string): Promise<ApiKeyListing[]> {
   const { rows } = await db.query<ApiKeyListing>(
     `SELECT k.id, a.slug AS "accountSlug", k.name, k.prefix, k.created_at::text AS "createdAt",
-            k.last_used_at::text AS "lastUsedAt", k.active
+            k.last_used_at::text AS "lastUsedAt", k.active, k.role, k.variables
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE $1::uuid IS NULL OR k.account_id = $1::uuid
       ORDER BY k.created_at DESC, k.id`,
@@ -161,8 +206,8 @@ export async function authenticateApiKey(db: Database, header: string | undefine
   const parsed = keyOfHeader(header);
   if (!parsed) return null;
   const { key, prefix } = parsed;
-  const { rows } = await db.query<{ account_id: string; id: string; key_hash: Uint8Array; active: boolean; stale: boolean }>(
-    `SELECT account_id, id, key_hash, active,
+  const { rows } = await db.query<{ account_id: string; id: string; key_hash: Uint8Array; active: boolean; stale: boolean; role: string; variables: unknown }>(
+    `SELECT account_id, id, key_hash, active, role, variables,
             (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2)) AS stale
        FROM api_keys WHERE prefix = $1`,
     [prefix, LAST_USED_RESOLUTION_MS / 1000],
@@ -172,7 +217,8 @@ export async function authenticateApiKey(db: Database, header: string | undefine
   const hash = sha256(key);
   const matches = timingSafeEqual(expected, hash) && row !== undefined;
   if (!matches || !row.active) return null;
-  const authenticated = { accountId: row.account_id, keyId: row.id };
+  const stored = (typeof row.variables === 'string' ? JSON.parse(row.variables) : row.variables) as Record<string, string>;
+  const authenticated: AuthenticatedKey = { accountId: row.account_id, keyId: row.id, role: row.role, variables: new Map(Object.entries(stored)) };
   if (row.stale) recordUse(db, authenticated);
   verified?.remember(hash, authenticated, Date.now());
   return authenticated;

@@ -1,7 +1,7 @@
 import { isLosslessNumber, parse, stringify } from 'lossless-json';
 import type { Database } from '../db/index.js';
-import { GraphEngine } from '../engine/index.js';
-import { checkMetadataAgainstDatabase, parseMetadata } from '../metadata/index.js';
+import { GraphEngine, type Principal } from '../engine/index.js';
+import { checkMetadataAgainstDatabase, parseMetadata, type Collection, type Metadata, type RowFilter } from '../metadata/index.js';
 import type { LoanStatus } from './products.js';
 
 /**
@@ -78,17 +78,47 @@ function restLoan(record: Json): Json {
   return { ...loan, borrowers: borrows.map((link) => link.person), guarantors: guarantees.map((link) => link.person) };
 }
 
+/** A filter no row passes: the REST view's collections a role cannot select. */
+const NO_ROWS: RowFilter = { kind: 'or', items: [] };
+
 export class LoanReader {
-  private constructor(private readonly engine: GraphEngine) {}
+  /** Readers restricted to a role (by the role's view of the metadata; a reload makes new views). */
+  readonly #byRole = new WeakMap<Metadata, LoanReader>();
+
+  private constructor(
+    private readonly engine: GraphEngine,
+    private readonly view: Metadata,
+  ) {}
 
   /** Builds the reader's engine and checks its view against the database. */
   static async create(db: Database): Promise<LoanReader> {
     const { metadata } = await checkMetadataAgainstDatabase(parseMetadata(REST_VIEW, 'the REST loan view'), db);
-    return new LoanReader(new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 16, maxCost: 0, maxRootFields: 0, maxFields: 0 }));
+    return new LoanReader(new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 16, maxCost: 0, maxRootFields: 0, maxFields: 0 }), metadata);
+  }
+
+  /**
+   * The reader as a role sees the data: every collection of the REST view carries the role's
+   * select filter of the same collection (loans, borrows, guarantees, people), and one the role
+   * cannot select shows no rows. `filters` may replace a collection's (a PATCH checks the
+   * loans `update` filter). The admin role reads as the reader itself.
+   */
+  forRole(roleView: Metadata, isAdmin: boolean, filters: ReadonlyMap<string, RowFilter | null> = new Map()): LoanReader {
+    if (isAdmin && !filters.size) return this;
+    const cached = filters.size ? undefined : this.#byRole.get(roleView);
+    if (cached) return cached;
+    const collections = new Map<string, Collection>();
+    for (const [name, collection] of this.view.collections) {
+      const seen = roleView.collections.get(name);
+      const selectFilter = filters.has(name) ? filters.get(name)! : isAdmin ? null : seen ? seen.selectFilter : NO_ROWS;
+      collections.set(name, { ...collection, selectFilter });
+    }
+    const reader = new LoanReader(new GraphEngine({ ...this.view, collections }, this.engine.options), this.view);
+    if (!filters.size) this.#byRole.set(roleView, reader);
+    return reader;
   }
 
   /** `{"loan": …}` as JSON text, or null when the account has no such loan. */
-  async loanJson(db: Database, accountId: string, id: string, extra: Json = {}): Promise<string | null> {
+  async loanJson(db: Database, accountId: Principal, id: string, extra: Json = {}): Promise<string | null> {
     if (!UUID.test(id)) return null;
     const response = parse(await this.engine.execute(db, { query: LOAN_BY_ID, variables: { id } }, accountId)) as { data: { loan: Json | null } };
     if (!response.data.loan) return null;
@@ -96,7 +126,7 @@ export class LoanReader {
   }
 
   /** `{"loans": […], "total": N, "limit": L, "offset": O}`, newest first, as JSON text. */
-  async pageJson(db: Database, accountId: string, query: { status?: LoanStatus; limit: number; offset: number }): Promise<string> {
+  async pageJson(db: Database, accountId: Principal, query: { status?: LoanStatus; limit: number; offset: number }): Promise<string> {
     const request = query.status
       ? { query: LOAN_PAGE_BY_STATUS, variables: { status: query.status, limit: query.limit, offset: query.offset } }
       : { query: LOAN_PAGE, variables: { limit: query.limit, offset: query.offset } };

@@ -1,6 +1,6 @@
 import type { Database } from '../db/index.js';
 import { createAccount, createAdmin, findAccount } from '../app/accounts.js';
-import { createApiKey, deactivateApiKey, listApiKeys } from '../app/apiKeys.js';
+import { checkKeyRole, createApiKey, deactivateApiKey, listApiKeys } from '../app/apiKeys.js';
 import { UserInputError } from '../app/errors.js';
 import {
   addProductField,
@@ -17,9 +17,8 @@ import { regenerateSchedules } from '../app/scheduleRegeneration.js';
 import { progressReporter } from './progress.js';
 import { buildEngine } from '../app/engineHolder.js';
 import { configFromEnv, metadataFileOf } from '../api/config.js';
-import { MetadataError } from '../metadata/index.js';
+import { ADMIN_ROLE, loadMetadataFile, MetadataError } from '../metadata/index.js';
 import { RequestError } from '../engine/index.js';
-import { loadMetadataFile } from '../metadata/index.js';
 import {
   applyEventTriggers,
   createWebhookEndpoint,
@@ -38,8 +37,8 @@ function table(rows: readonly (readonly string[])[]): string {
 
 export interface CommandContext {
   readonly db: Database;
-  /** The options given, by name without `--` (a `Map`: looked up by name, never through a plain object). */
-  readonly args: ReadonlyMap<string, string | boolean>;
+  /** The options given, by name without `--` (a `Map`: looked up by name, never through a plain object); a `multiple` option's values in order. */
+  readonly args: ReadonlyMap<string, string | boolean | readonly string[]>;
   readonly positionals: readonly string[];
   readonly out: NodeJS.WriteStream;
   readonly err: NodeJS.WriteStream;
@@ -48,7 +47,7 @@ export interface CommandContext {
 export interface Command {
   readonly words: readonly string[];
   readonly usage: string;
-  readonly options: Readonly<Record<string, { type: 'string' | 'boolean' }>>;
+  readonly options: Readonly<Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>>;
   readonly needsDatabase: boolean;
   run(context: CommandContext): Promise<void>;
 }
@@ -124,27 +123,51 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['key', 'create'],
-    usage: 'key create --account SLUG [--name NAME]          create an API key (alone on the last line)',
-    options: { account: { type: 'string' }, name: { type: 'string' } },
+    usage:
+      'key create --account SLUG [--name NAME] [--role ROLE] [--var NAME=VALUE …]\n' +
+      '                                                   create an API key (alone on the last line); the role (default admin)\n' +
+      '                                                   is one of the metadata, with each of its variables (--var person_id=<uuid>)',
+    options: { account: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, var: { type: 'string', multiple: true } },
     needsDatabase: true,
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
       const name = optionText(context, 'name') ?? `cli key ${new Date().toISOString().slice(0, 10)}`;
-      const key = await createApiKey(context.db, account.id, name);
-      context.out.write(`key "${key.name}" created for account ${account.slug}, prefix ${key.prefix}. It is shown only now:\n${key.key}\n`);
+      const role = optionText(context, 'role') ?? ADMIN_ROLE;
+      const variables = new Map<string, string>();
+      const given = context.args.get('var');
+      for (const pair of Array.isArray(given) ? given : typeof given === 'string' ? [given] : []) {
+        const at = pair.indexOf('=');
+        if (at < 1) throw new UserInputError(`--var ${pair}: write NAME=VALUE`);
+        if (variables.has(pair.slice(0, at))) throw new UserInputError(`--var ${pair.slice(0, at)}: given twice`);
+        variables.set(pair.slice(0, at), pair.slice(at + 1));
+      }
+      let roles;
+      try {
+        roles = loadMetadataFile(metadataFileOf(configFromEnv())).roles;
+      } catch (error) {
+        if (error instanceof MetadataError) throw new UserInputError(error.message);
+        throw error;
+      }
+      const keyRole = await checkKeyRole(context.db, account.id, roles, role, variables);
+      const key = await createApiKey(context.db, account.id, name, keyRole);
+      context.out.write(`key "${key.name}" (role ${key.role}) created for account ${account.slug}, prefix ${key.prefix}. It is shown only now:\n${key.key}\n`);
     },
   },
   {
     words: ['key', 'list'],
-    usage: 'key list [--account SLUG]                        list keys: prefix, name, created, last used, active',
+    usage: 'key list [--account SLUG]                        list keys: prefix, name, role (and its variables), created, last used, active',
     options: { account: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
       const slug = optionText(context, 'account');
       const accountId = slug !== undefined ? (await findAccount(context.db, slug)).id : undefined;
       const keys = await listApiKeys(context.db, accountId);
-      const rows = [['PREFIX', 'ACCOUNT', 'NAME', 'CREATED', 'LAST USED', 'ACTIVE']].concat(
-        keys.map((k) => [k.prefix, k.accountSlug, k.name, k.createdAt.slice(0, 19), k.lastUsedAt?.slice(0, 19) ?? '-', k.active ? 'yes' : 'no']),
+      const roleOf = (k: (typeof keys)[number]): string => {
+        const variables = Object.entries(k.variables).map(([name, value]) => `${name}=${value}`);
+        return variables.length ? `${k.role} (${variables.join(', ')})` : k.role;
+      };
+      const rows = [['PREFIX', 'ACCOUNT', 'NAME', 'ROLE', 'CREATED', 'LAST USED', 'ACTIVE']].concat(
+        keys.map((k) => [k.prefix, k.accountSlug, k.name, roleOf(k), k.createdAt.slice(0, 19), k.lastUsedAt?.slice(0, 19) ?? '-', k.active ? 'yes' : 'no']),
       );
       const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
       context.out.write(`${rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`);

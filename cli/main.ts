@@ -34,7 +34,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (!command.needsDatabase) {
-    await command.run({ db: null as unknown as Database, args: optionsOf(parsed.values), positionals: parsed.positionals, out: process.stdout, err: process.stderr });
+    await command.run({ db: null as unknown as Database, args: optionsOf(parsed.values, command), positionals: parsed.positionals, out: process.stdout, err: process.stderr });
     return 0;
   }
   const opened = await openCommandDatabase(databaseSettingsFromEnv());
@@ -42,7 +42,7 @@ async function main(argv: string[]): Promise<number> {
     await migrate(opened.database);
     await command.run({
       db: opened.database,
-      args: optionsOf(parsed.values),
+      args: optionsOf(parsed.values, command),
       positionals: parsed.positionals,
       out: process.stdout,
       err: process.stderr,
@@ -53,10 +53,17 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** parseArgs's values as a `Map` (only options given on the command line; repeated ones keep the last value). */
-function optionsOf(values: ReturnType<typeof parseArgs>['values']): ReadonlyMap<string, string | boolean> {
-  const options = new Map<string, string | boolean>();
+/**
+ * parseArgs's values as a `Map` (only options given on the command line; a repeated option keeps
+ * its last value, except one declared `multiple`, which keeps every value in order).
+ */
+function optionsOf(values: ReturnType<typeof parseArgs>['values'], command: Command): ReadonlyMap<string, string | boolean | readonly string[]> {
+  const options = new Map<string, string | boolean | readonly string[]>();
   for (const [name, value] of Object.entries(values)) {
+    if (Array.isArray(value) && new Map(Object.entries(command.options)).get(name)?.multiple) {
+      options.set(name, value.filter((item): item is string => typeof item === 'string'));
+      continue;
+    }
     const last = Array.isArray(value) ? value[value.length - 1] : value;
     if (typeof last === 'string' || typeof last === 'boolean') options.set(name, last);
   }

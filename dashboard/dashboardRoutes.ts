@@ -59,7 +59,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   router.get('/console', (_req, res) => {
     res.type('html').send(consolePage(sessionOf(res).viewer));
   });
-  router.use('/settings', apiKeyRoutes(db, logger));
+  router.use('/settings', apiKeyRoutes(db, logger, deps.engines));
   router.use('/settings', webhookRoutes(db, deps.engines, logger, deps.allowPrivateWebhooks ?? false));
 
   router.use((_req, res) => {

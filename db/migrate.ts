@@ -5,9 +5,10 @@ import * as dashboard from './migrations/0003_dashboard.js';
 import * as loanDerivedFields from './migrations/0004_loan_derived_fields.js';
 import * as servicingWrites from './migrations/0005_servicing_writes.js';
 import * as webhooks from './migrations/0006_webhooks.js';
+import * as keyRoles from './migrations/0007_key_roles.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { MetadataError, type Metadata, type ScalarType } from './model.js';
+import { MetadataError, type Metadata, type Role, type ScalarType } from './model.js';
 
 /** PostgreSQL column types each metadata type may be read from. */
 const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
@@ -123,7 +123,12 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
     }
   }
   if (problems.length) throw new MetadataError(problems);
-  return { metadata: { ...metadata, notNullColumns }, catalogue: { constraints, numericLimits } };
+  // Every role's view gets the same NOT NULL columns; `admin`'s view stays the metadata itself.
+  const roles = new Map<string, Role>();
+  const checked: Metadata = { ...metadata, notNullColumns, roles };
+  for (const [name, role] of metadata.roles)
+    roles.set(name, { ...role, metadata: role.metadata === metadata ? checked : { ...role.metadata, notNullColumns } });
+  return { metadata: checked, catalogue: { constraints, numericLimits } };
 }
 
 /** node-postgres parses name[] into an array; PGlite may hand over the literal `{a,b}`. */

@@ -3,7 +3,8 @@ import AjvModule, { type ErrorObject } from 'ajv';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import metadataSchema from './metadata.schema.json' with { type: 'json' };
 import { resolveEventTypes, type EventTypeDocument } from './eventTypes.js';
-import { MetadataError, SCALAR_TYPES, type Collection, type Field, type InsertPermission, type Metadata, type PresetValue, type UpdatePermission, type Relationship, type RootFieldKind, type ScalarType } from './model.js';
+import { resolveRoles, type RoleDocument } from './resolveRoles.js';
+import { ADMIN_ROLE, MetadataError, SCALAR_TYPES, type Collection, type Role, type Field, type InsertPermission, type Metadata, type PresetValue, type UpdatePermission, type Relationship, type RootFieldKind, type ScalarType } from './model.js';
 
 const Ajv = AjvModule.default;
 const validateDocument = new Ajv({ allErrors: true }).compile(metadataSchema);
@@ -14,6 +15,7 @@ interface MetadataDocument {
   tenant_column: string;
   collections: Record<string, CollectionDocument>;
   event_types?: Record<string, EventTypeDocument>;
+  roles?: Record<string, RoleDocument>;
 }
 interface CollectionDocument {
   table: string;
@@ -98,6 +100,7 @@ function valueAt(document: unknown, pointer: string): unknown {
 function describePath(pointer: string): string {
   const parts = pointer.split('/').slice(1);
   if (parts[0] === 'event_types' && parts[1]) return [`event type ${parts[1]}`, ...parts.slice(2)].join(', ');
+  if (parts[0] === 'roles' && parts[1]) return [`role ${parts[1]}`, ...(parts[3] ? [`collection ${parts[3]}`] : []), ...parts.slice(4)].join(', ');
   if (parts[0] !== 'collections') return pointer ? `metadata ${pointer}` : 'metadata';
   const words = [`collection ${parts[1]}`];
   if (parts[2] === 'fields' && parts[3]) words.push(`field ${parts[3]}`);
@@ -155,6 +158,9 @@ function resolveMetadata(document: MetadataDocument): Metadata {
       relationships,
       rootFields: new Set(collection.root_fields ?? ALL_ROOT_FIELDS),
       ...writable,
+      selectFilter: null,
+      selectLimit: null,
+      allowAggregations: true,
     });
   }
 
@@ -174,7 +180,13 @@ function resolveMetadata(document: MetadataDocument): Metadata {
   }
   const eventTypes = resolveEventTypes(document.event_types, collections, problems);
   if (problems.length) throw new MetadataError(problems);
-  return { tenantColumn: document.tenant_column, collections, eventTypes };
+  // Stage 5: permissions — each role is the metadata as that role sees it.
+  const roles = new Map<string, Role>();
+  const metadata: Metadata = { tenantColumn: document.tenant_column, collections, roles, eventTypes };
+  roles.set(ADMIN_ROLE, { name: ADMIN_ROLE, variables: new Map(), metadata });
+  for (const [name, role] of resolveRoles(metadata, document.roles, problems)) roles.set(name, role);
+  if (problems.length) throw new MetadataError(problems);
+  return metadata;
 }
 
 /**
@@ -227,12 +239,12 @@ function resolveWritableFields(
   if (collection.insert && primaryKey.type !== 'uuid') problems.push(`collection ${name}, insert: inserts need a uuid primary key (the server makes the ids of new rows)`);
   if (collection.insert) {
     const columns = columnsOf('insert', collection.insert.columns);
-    insert = { columns, set: presetsOf('insert', collection.insert.set, columns), conflictConstraints: collection.insert.on_conflict_constraints ?? [] };
+    insert = { columns, set: presetsOf('insert', collection.insert.set, columns), conflictConstraints: collection.insert.on_conflict_constraints ?? [], check: null };
   }
   let update: UpdatePermission | null = null;
   if (collection.update) {
     const columns = columnsOf('update', collection.update.columns);
-    update = { columns, set: presetsOf('update', collection.update.set, columns) };
+    update = { columns, set: presetsOf('update', collection.update.set, columns), filter: null, check: null };
   }
-  return { insert, update, delete: collection.delete ? { allowed: true } : null };
+  return { insert, update, delete: collection.delete ? { allowed: true, filter: null } : null };
 }

@@ -32,7 +32,35 @@ export type RootFieldKind = 'select' | 'select_by_pk' | 'select_aggregate';
 export interface PresetValue {
   readonly field: Field;
   readonly value: string | number | boolean | null;
+  /** A role's preset may be a key variable (`key.person_id`): bound per request, never per plan. */
+  readonly variable?: string;
 }
+
+/**
+ * A value in a role's filter: a literal, a key variable (`key.person_id`, bound from the API key
+ * when a request runs), or a list of those. Shaped like the engine's parameters so a filter is a
+ * boolean expression the compiler already knows how to place.
+ */
+export type FilterValue =
+  | { readonly kind: 'const'; readonly value: unknown }
+  | { readonly kind: 'keyVariable'; readonly name: string }
+  | { readonly kind: 'list'; readonly items: readonly FilterValue[] };
+
+export type FilterOperator = '_eq' | '_neq' | '_gt' | '_gte' | '_lt' | '_lte' | '_like' | '_nlike' | '_ilike' | '_nilike';
+
+/**
+ * A role's row filter (`filter`, `check`), resolved against the whole metadata: a relationship
+ * inside it walks to the unrestricted collection (permissions are not applied to the filter's
+ * own lookups, as in Hasura), so filters never recurse into each other.
+ */
+export type RowFilter =
+  | { readonly kind: 'and'; readonly items: readonly RowFilter[] }
+  | { readonly kind: 'or'; readonly items: readonly RowFilter[] }
+  | { readonly kind: 'not'; readonly item: RowFilter }
+  | { readonly kind: 'compare'; readonly field: Field; readonly operator: FilterOperator; readonly value: FilterValue }
+  | { readonly kind: 'in'; readonly field: Field; readonly negated: boolean; readonly values: FilterValue }
+  | { readonly kind: 'isNull'; readonly field: Field; readonly value: FilterValue }
+  | { readonly kind: 'relationship'; readonly relationship: Relationship; readonly target: Collection; readonly where: RowFilter };
 
 /**
  * What a collection's inserts may write. The collection-level declaration is what the admin
@@ -46,16 +74,23 @@ export interface InsertPermission {
   readonly set: ReadonlyMap<string, PresetValue>;
   /** Unique constraints (by name) an `on_conflict` may name. */
   readonly conflictConstraints: readonly string[];
+  /** A role's `check`: every written row must satisfy it, or nothing is written. */
+  readonly check: RowFilter | null;
 }
 
 export interface UpdatePermission {
   readonly columns: ReadonlyMap<string, Field>;
   readonly set: ReadonlyMap<string, PresetValue>;
+  /** A role's `filter`: the rows it may update. */
+  readonly filter: RowFilter | null;
+  /** A role's `check`: every updated row must satisfy it afterwards, or nothing is written. */
+  readonly check: RowFilter | null;
 }
 
-/** Deletes exist (a later role section adds its `filter`). */
 export interface DeletePermission {
   readonly allowed: true;
+  /** A role's `filter`: the rows it may delete. */
+  readonly filter: RowFilter | null;
 }
 
 export interface Collection {
@@ -68,6 +103,12 @@ export interface Collection {
   readonly insert: InsertPermission | null;
   readonly update: UpdatePermission | null;
   readonly delete: DeletePermission | null;
+  /** The rows a role may read (null: every row of the account). Placed with the tenant predicate. */
+  readonly selectFilter: RowFilter | null;
+  /** A role's cap on the rows of one list of this collection (null: only MAX_ROWS). */
+  readonly selectLimit: number | null;
+  /** Whether `<collection>_aggregate` and `<relationship>_aggregate` are offered. */
+  readonly allowAggregations: boolean;
 }
 
 export type EventOperation = 'INSERT' | 'UPDATE' | 'DELETE';
@@ -94,9 +135,23 @@ export interface EventType {
   readonly payload: ReadonlyMap<string, string>;
 }
 
+/**
+ * A role: the metadata as its keys see it (`metadata`, only its collections, fields,
+ * relationships and writes) and the variables a key of the role must carry.
+ */
+export interface Role {
+  readonly name: string;
+  readonly variables: ReadonlyMap<string, ScalarType>;
+  readonly metadata: Metadata;
+}
+
+export const ADMIN_ROLE = 'admin';
+
 export interface Metadata {
   readonly tenantColumn: string;
   readonly collections: ReadonlyMap<string, Collection>;
+  /** Every role by name, `admin` (this metadata itself) included. Empty in a role's own view. */
+  readonly roles: ReadonlyMap<string, Role>;
   /**
    * Columns the live catalogue declares NOT NULL, as `table.column`, filled in by
    * `checkMetadataAgainstDatabase`. The compiler writes such a column's JSON without a null

@@ -4,9 +4,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyProblem } from '../bodyErrors.js';
 import type { Logger } from '../logger.js';
 import type { Database } from '../../db/index.js';
-import { RequestError, type GraphRequest } from '../../engine/index.js';
+import { RequestError, type GraphEngine, type GraphRequest, type Principal } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
-import { activeKeyGuard, type VerifiedKeyCache } from '../../app/apiKeys.js';
+import { activeKeyGuard, type AuthenticatedKey, type VerifiedKeyCache } from '../../app/apiKeys.js';
 import { guardHolds, notAuthorized, refusedAsInactive } from '../authenticate.js';
 import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
 import { UserInputError } from '../../app/errors.js';
@@ -15,9 +15,22 @@ import { isDatabaseUnavailable, sendGraphUnavailable } from '../unavailable.js';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
 
-/** The account a request runs against: by default the API key's (`requireApiKey`). */
-export type AccountOfRequest = (res: Response) => string;
-const accountOfApiKey: AccountOfRequest = (res) => res.locals.auth.accountId;
+/**
+ * Who a request runs as: by default the API key's account, role and variables (`requireApiKey`);
+ * the dashboard's console passes its session's account (the admin role).
+ */
+export type AccountOfRequest = (res: Response) => string | AuthenticatedKey;
+const accountOfApiKey: AccountOfRequest = (res) => res.locals.auth;
+
+/**
+ * The engine of the caller's role and what it binds (account, key variables); null when the
+ * key's role is no longer in the metadata (the key is then refused like an inactive one).
+ */
+export function engineForCaller(engine: GraphEngine, caller: string | AuthenticatedKey): { engine: GraphEngine; principal: Principal } | null {
+  if (typeof caller === 'string') return { engine, principal: caller };
+  const roleEngine = engine.forRole(caller.role);
+  return roleEngine ? { engine: roleEngine, principal: { accountId: caller.accountId, keyVariables: caller.variables } } : null;
+}
 
 /**
  * `POST /api/graph` (GraphQL over HTTP) and `POST /api/graph/explain`. The response body is
@@ -39,7 +52,9 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
       if (req.get('idempotency-key') !== undefined && (await answeredIdempotently(req, res, responseType))) return;
       // The key's state, when not read yet, is checked inside the request's one statement.
       // (graphFastPath below answers most of these requests before Express; keep the two alike.)
-      if (!(await engines.engine.respond(db, req.body as GraphRequest, accountOf(res), res.locals.keyStillActive, body.write))) return notAuthorized(res);
+      const caller = engineForCaller(engines.engine, accountOf(res));
+      if (!caller) return notAuthorized(res);
+      if (!(await caller.engine.respond(db, req.body as GraphRequest, caller.principal, res.locals.keyStillActive, body.write))) return notAuthorized(res);
       body.end();
     } catch (error) {
       if (body.started) return cutShort(res, error, logger);
@@ -66,11 +81,16 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
       sendErrors(res, 400, responseType, 'invalid-request', error.message);
       return true;
     }
-    const engine = engines.engine;
-    const accountId = accountOf(res);
+    const caller = engineForCaller(engines.engine, accountOf(res));
+    if (!caller) {
+      notAuthorized(res);
+      return true;
+    }
+    const { engine, principal } = caller;
+    const accountId = typeof principal === 'string' ? principal : principal.accountId;
     let prepared;
     try {
-      prepared = engine.prepare(req.body as GraphRequest, accountId);
+      prepared = engine.prepare(req.body as GraphRequest, principal);
     } catch (error) {
       // A deactivated key gets 403 here too, before any word about its request.
       if (error instanceof RequestError && (await refusedAsInactive(db, res))) return true;
@@ -98,7 +118,9 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
   router.post('/explain', parseJson, async (req, res) => {
     if (!isJsonRequest(req)) return sendErrors(res, 415, JSON_TYPE, 'invalid-request', 'send the request as application/json');
     try {
-      res.json(await engines.engine.explain(db, req.body as GraphRequest, accountOf(res)));
+      const caller = engineForCaller(engines.engine, accountOf(res));
+      if (!caller) return notAuthorized(res);
+      res.json(await caller.engine.explain(db, req.body as GraphRequest, caller.principal));
     } catch (error) {
       if (isDatabaseUnavailable(error)) return sendGraphUnavailable(res);
       if (!(error instanceof RequestError)) throw error;
@@ -185,7 +207,9 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
       }
       const body = new PiecewiseBody(res, responseType);
       try {
-        if (!(await engines.engine.respond(db, request, key.accountId, guard, body.write))) return refuse();
+        const caller = engineForCaller(engines.engine, key);
+        if (!caller) return refuse();
+        if (!(await caller.engine.respond(db, request, caller.principal, guard, body.write))) return refuse();
         body.end();
       } catch (error) {
         if (body.started) return cutShort(res, error, logger);

@@ -5,6 +5,38 @@ import { LoanReader } from '../../app/loanReads.js';
 import { createLoan, updateLoan } from '../../app/loanWrites.js';
 import { UserInputError } from '../../app/errors.js';
 import { LOAN_STATUSES, type LoanStatus } from '../../app/products.js';
+import type { EngineHolder } from '../../app/engineHolder.js';
+import { ADMIN_ROLE, type Role, type RowFilter } from '../../metadata/index.js';
+import type { Principal } from '../../engine/index.js';
+import { notAuthorized } from '../authenticate.js';
+
+type LoanPermission = 'select' | 'insert' | 'update';
+const METHOD_NEEDS: Readonly<Record<LoanPermission, string>> = { select: 'GET', insert: 'POST', update: 'PATCH' };
+
+/**
+ * The key's role (from the metadata in service) when it has the loans permission a route needs;
+ * otherwise answers 403 — `Not authorized` for a key whose role the metadata no longer has, a
+ * JSON error naming the missing permission otherwise — and returns null.
+ */
+function roleWith(engines: EngineHolder, res: Response, permission: LoanPermission): { role: Role; principal: Principal } | null {
+  const auth = res.locals.auth;
+  const role = engines.engine.metadata.roles.get(auth.role);
+  if (!role) {
+    notAuthorized(res);
+    return null;
+  }
+  const loans = role.metadata.collections.get('loans');
+  const allowed = role.name === ADMIN_ROLE || (loans !== undefined && (permission === 'select' || loans[permission] !== null));
+  if (!allowed) {
+    res.status(403).json({
+      error: `this API key's role ${role.name} has no ${permission} permission on loans, which ${METHOD_NEEDS[permission]} /api/loan needs`,
+      role: role.name,
+      permission: `loans.${permission}`,
+    });
+    return null;
+  }
+  return { role, principal: { accountId: auth.accountId, keyVariables: auth.variables } };
+}
 
 const LIST_PARAMETERS = new Set(['status', 'limit', 'offset']);
 /** PostgreSQL's integer (and GraphQL's Int): the largest limit or offset a statement takes. */
@@ -61,7 +93,7 @@ function notFound(res: Response): void {
  * `/api/loan` (interface §4.1–4.3, SPEC §6). Thin: query and path checks here, every rule in
  * `app/loanInput.ts` and `app/loanWrites.ts`, every read through the engine (`app/loanReads.ts`).
  */
-export function loanRoutes(db: Database): Router {
+export function loanRoutes(db: Database, engines: EngineHolder): Router {
   const router = Router();
   let reader: Promise<LoanReader> | null = null;
   const loans = (): Promise<LoanReader> => {
@@ -71,19 +103,27 @@ export function loanRoutes(db: Database): Router {
     });
     return reader;
   };
+  /** The reader as the caller's role sees loans (and the people and links shown with them). */
+  const loansAs = async (role: Role, filters?: ReadonlyMap<string, RowFilter | null>) =>
+    (await loans()).forRole(role.metadata, role.name === ADMIN_ROLE, filters);
 
   router.get('/', async (req, res) => {
+    const caller = roleWith(engines, res, 'select');
+    if (!caller) return;
     const query = listQuery(req.query as Record<string, unknown>);
-    sendJson(res, 200, await (await loans()).pageJson(db, res.locals.auth.accountId, query));
+    sendJson(res, 200, await (await loansAs(caller.role)).pageJson(db, caller.principal, query));
   });
 
   router.get('/:id', async (req, res) => {
-    const text = await (await loans()).loanJson(db, res.locals.auth.accountId, req.params.id);
+    const caller = roleWith(engines, res, 'select');
+    if (!caller) return;
+    const text = await (await loansAs(caller.role)).loanJson(db, caller.principal, req.params.id);
     if (text === null) return notFound(res);
     sendJson(res, 200, text);
   });
 
   router.post('/', async (req, res) => {
+    if (!roleWith(engines, res, 'insert')) return;
     const accountId = res.locals.auth.accountId;
     const reader = await loans();
     const body = bodyOf(req);
@@ -114,9 +154,14 @@ export function loanRoutes(db: Database): Router {
   });
 
   router.patch('/:id', async (req, res) => {
+    const caller = roleWith(engines, res, 'update');
+    if (!caller) return;
     const accountId = res.locals.auth.accountId;
+    // A loan outside the role's update filter is, to this key, no such loan.
+    const updateFilter = caller.role.metadata.collections.get('loans')?.update?.filter ?? null;
+    if (updateFilter && (await (await loansAs(caller.role, new Map([['loans', updateFilter]]))).loanJson(db, caller.principal, req.params.id)) === null) return notFound(res);
     if (!(await updateLoan(db, accountId, req.params.id, bodyOf(req)))) return notFound(res);
-    const text = await (await loans()).loanJson(db, accountId, req.params.id);
+    const text = await (await loansAs(caller.role)).loanJson(db, caller.principal, req.params.id);
     if (text === null) return notFound(res);
     sendJson(res, 200, text);
   });

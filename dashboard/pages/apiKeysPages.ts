@@ -4,14 +4,25 @@ import { csrfField, formatTimestamp, message, renderPage, type Viewer } from './
 
 export const API_KEYS_PATH = '/dashboard/settings/api-keys';
 
+/** A role a new key may carry, and the variables a key of it must give. */
+export interface RoleChoice {
+  readonly name: string;
+  readonly variables: readonly string[];
+}
+
 export interface ApiKeysView {
   readonly keys: readonly ApiKeyListing[];
+  /** The roles of the metadata in service (admin first). */
+  readonly roles: readonly RoleChoice[];
   /** Just created: the only time the whole key is shown. */
   readonly created?: CreatedApiKey;
   readonly notice?: string;
   readonly error?: string;
   /** The name typed into the create form, kept after an error. */
   readonly name?: string;
+  /** The role and variables picked in the create form, kept after an error. */
+  readonly role?: string;
+  readonly variables?: ReadonlyMap<string, string>;
 }
 
 /** Settings > API keys: the list, the create form, and a new key once. */
@@ -32,6 +43,7 @@ ${message('error', view.error)}
     <input id="key-name" name="name" type="text" required maxlength="100" value="${view.name ?? ''}" aria-describedby="key-name-hint">
     <span id="key-name-hint" class="hint">What the key is for, e.g. "reporting job". 1 to 100 characters.</span>
   </div>
+  ${roleFields(view)}
   <div><button type="submit">Create key</button></div>
 </form>
 
@@ -39,6 +51,31 @@ ${message('error', view.error)}
 ${view.keys.length === 0 ? html`<p>This account has no API keys yet.</p>` : keyTable(view.keys)}`,
     view.created ? ['/dashboard/assets/copyKey.js'] : [],
   );
+}
+
+/**
+ * The role select and one input per key variable of any role (without JavaScript the form
+ * cannot show only the chosen role's; each hint names the roles that need it, and only the
+ * chosen role's variables are read).
+ */
+function roleFields(view: ApiKeysView): Html {
+  const chosen = view.role ?? 'admin';
+  const variables = new Map<string, string[]>();
+  for (const role of view.roles) for (const variable of role.variables) variables.set(variable, [...(variables.get(variable) ?? []), role.name]);
+  return html`<div class="field">
+    <label for="key-role">Role</label>
+    <select id="key-role" name="role" aria-describedby="key-role-hint">
+      ${view.roles.map((role) => html`<option value="${role.name}"${chosen === role.name ? html` selected` : null}>${role.name}</option>`)}
+    </select>
+    <span id="key-role-hint" class="hint">Which data the key reaches (metadata roles; admin: everything the API exposes).</span>
+  </div>
+  ${[...variables].map(
+    ([variable, roles]) => html`<div class="field">
+    <label for="key-var-${variable}">${variable}</label>
+    <input id="key-var-${variable}" name="var_${variable}" type="text" maxlength="100" value="${view.variables?.get(variable) ?? ''}" aria-describedby="key-var-${variable}-hint">
+    <span id="key-var-${variable}-hint" class="hint">Needed by the role${roles.length > 1 ? 's' : ''} ${roles.join(', ')}${variable === 'person_id' ? ': the id of a person of this account' : ''}.</span>
+  </div>`,
+  )}`;
 }
 
 function createdKey(created: CreatedApiKey): Html {
@@ -56,12 +93,13 @@ function createdKey(created: CreatedApiKey): Html {
 
 function keyTable(keys: readonly ApiKeyListing[]): Html {
   return html`<table aria-labelledby="keys-heading">
-  <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Role</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>
     ${keys.map(
       (key) => html`<tr data-key-prefix="${key.prefix}">
       <td>${key.name}</td>
       <td><code>${key.prefix}</code></td>
+      <td>${key.role}${Object.keys(key.variables).length ? html` <span class="hint">(${Object.entries(key.variables).map(([name, value]) => `${name}=${value}`).join(', ')})</span>` : null}</td>
       <td>${formatTimestamp(key.createdAt)}</td>
       <td>${formatTimestamp(key.lastUsedAt)}</td>
       <td>${key.active ? html`<span class="status status-active">Active</span>` : html`<span class="status status-inactive">Inactive</span>`}</td>
@@ -99,6 +137,7 @@ export function confirmDeactivationPage(viewer: Viewer, key: ApiKeyListing): str
 <dl class="facts">
   <dt>Name</dt><dd>${key.name}</dd>
   <dt>Prefix</dt><dd><code>${key.prefix}</code></dd>
+  <dt>Role</dt><dd>${key.role}</dd>
   <dt>Created</dt><dd>${formatTimestamp(key.createdAt)}</dd>
   <dt>Last used</dt><dd>${formatTimestamp(key.lastUsedAt)}</dd>
 </dl>

@@ -48,6 +48,19 @@ export interface EngineOptions {
 
 export const DEFAULT_MAX_INSERT_OBJECTS = 1000;
 
+/**
+ * Who a request runs for: an account id (the admin role's keys, the REST and CLI callers), or
+ * an account with the variables of its API key (`key.person_id`), bound where a role's filter
+ * or preset names them. Pass it to the engine of the key's role (`forRole`).
+ */
+export type Principal = string | { readonly accountId: string; readonly keyVariables: ReadonlyMap<string, unknown> };
+
+interface Caller {
+  readonly accountId: string;
+  readonly keyVariables: ReadonlyMap<string, unknown>;
+}
+const NO_KEY_VARIABLES: ReadonlyMap<string, unknown> = new Map();
+const callerOf = (principal: Principal): Caller => (typeof principal === 'string' ? { accountId: principal, keyVariables: NO_KEY_VARIABLES } : principal);
 /** Defaults of the request limits (README, Configuration). */
 export const DEFAULT_MAX_QUERY_COST = 50_000;
 export const DEFAULT_MAX_ROOT_FIELDS = 50;
@@ -132,6 +145,8 @@ export class GraphEngine {
   readonly schema: GraphQLSchema;
   readonly #cache: LRUCache<string, CachedOperation>;
   readonly #rules: typeof specifiedRules;
+  /** The engines of the metadata's roles, built on first use (each its own schema and plan cache). */
+  readonly #roleEngines = new Map<string, GraphEngine>();
 
   constructor(
     readonly metadata: Metadata,
@@ -148,12 +163,27 @@ export class GraphEngine {
     this.#rules = [...specifiedRules, depthLimitRule(options.maxDepth), noNulCharactersRule];
   }
 
-  /** Checks, plans and binds a request for an account. Throws `RequestError` for client mistakes. */
-  prepare(request: GraphRequest, accountId: string): PreparedRequest {
-    return this.#prepare(request, accountId).prepared;
+  /**
+   * The engine of a role: the metadata as the role sees it, its own schema (introspection shows
+   * only what the role may use) and plan cache, so plans are cached per role and never per key.
+   * `admin` is this engine. Null when the metadata has no such role (any more).
+   */
+  forRole(name: string): GraphEngine | null {
+    const role = this.metadata.roles.get(name);
+    if (!role) return null;
+    if (role.metadata === this.metadata) return this;
+    let engine = this.#roleEngines.get(name);
+    if (!engine) this.#roleEngines.set(name, (engine = new GraphEngine(role.metadata, this.options, this.catalogue)));
+    return engine;
   }
 
-  #prepare(request: GraphRequest, accountId: string): { prepared: PreparedRequest; operation: CachedOperation } {
+  /** Checks, plans and binds a request for an account. Throws `RequestError` for client mistakes. */
+  prepare(request: GraphRequest, principal: Principal): PreparedRequest {
+    return this.#prepare(request, principal).prepared;
+  }
+
+  #prepare(request: GraphRequest, principal: Principal): { prepared: PreparedRequest; operation: CachedOperation } {
+    const caller = callerOf(principal);
     const { query, operationName, variables } = checkEnvelope(request);
     const cached = this.#operation(query, operationName);
     const coerced = getVariableValues(this.schema, cached.operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
@@ -164,7 +194,7 @@ export class GraphEngine {
       const withNul = variablesWithNul(cached.operation, new Map(Object.entries(variables ?? {})));
       if (withNul.length) throw new RequestError(withNul.map((error) => toResponseError(error, 'validation-failed')), 'document');
     }
-    if (cached.operation.operation === 'mutation') return { prepared: this.#prepareMutation(cached, variableValues, accountId), operation: cached };
+    if (cached.operation.operation === 'mutation') return { prepared: this.#prepareMutation(cached, variableValues, caller), operation: cached };
 
     let introspection: IntrospectionPart | null = null;
     if (cached.hasIntrospection || !cached.needsDatabase) {
@@ -195,7 +225,7 @@ export class GraphEngine {
       } else cached.compiled = null;
     }
     this.#checkCost(cost);
-    const values = compiled.params.map((param) => bind(param, variableValues, accountId, this.options.maxRows, cached.operation));
+    const values = compiled.params.map((param) => bind(param, variableValues, caller, this.options.maxRows, cached.operation));
     cached.uses += 1;
     // Only a statement run before is worth preparing on the database's connections: a document
     // seen once (most unique documents) would only fill their prepared-statement maps.
@@ -212,9 +242,9 @@ export class GraphEngine {
    * trip) and `null` comes back when it is false — also for a request that needs no statement or
    * is refused as a client mistake, which then pay one small statement for the check.
    */
-  async execute(db: Database, request: GraphRequest, accountId: string): Promise<string>;
-  async execute(db: Database, request: GraphRequest, accountId: string, guard: StatementGuard | undefined): Promise<string | null>;
-  async execute(db: Database, request: GraphRequest, accountId: string, guard?: StatementGuard): Promise<string | null> {
+  async execute(db: Database, request: GraphRequest, accountId: Principal): Promise<string>;
+  async execute(db: Database, request: GraphRequest, accountId: Principal, guard: StatementGuard | undefined): Promise<string | null>;
+  async execute(db: Database, request: GraphRequest, accountId: Principal, guard?: StatementGuard): Promise<string | null> {
     const pieces: string[] = [];
     if (!(await this.respond(db, request, accountId, guard, (piece) => void pieces.push(piece)))) return null;
     return pieces.length === 1 ? pieces[0]! : pieces.join('');
@@ -227,7 +257,7 @@ export class GraphEngine {
    * (see `inParts.ts`). Resolves false, having written nothing, when the guard does not hold.
    * A client's mistake throws `RequestError` before anything is written.
    */
-  async respond(db: Database, request: GraphRequest, accountId: string, guard: StatementGuard | undefined, write: (piece: string) => void): Promise<boolean> {
+  async respond(db: Database, request: GraphRequest, accountId: Principal, guard: StatementGuard | undefined, write: (piece: string) => void): Promise<boolean> {
     try {
       const { prepared, operation } = this.#prepare(request, accountId);
       if (prepared.kind === 'mutation') {
@@ -266,7 +296,7 @@ export class GraphEngine {
   }
 
   /** The statement of a request, its parameters, and PostgreSQL's plan for it. */
-  async explain(db: Database, request: GraphRequest, accountId: string): Promise<{ sql: string; params: unknown[]; plan: unknown; statements?: { sql: string; params: unknown[] }[] }> {
+  async explain(db: Database, request: GraphRequest, accountId: Principal): Promise<{ sql: string; params: unknown[]; plan: unknown; statements?: { sql: string; params: unknown[] }[] }> {
     const prepared = this.prepare(request, accountId);
     if (prepared.kind === 'static') return { sql: '', params: [], plan: null };
     if (prepared.kind === 'mutation') return explainMutation(prepared);
@@ -297,6 +327,11 @@ export class GraphEngine {
     const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
     if (!operation) {
       const message = operationName ? `unknown operation named "${operationName}"` : 'the document has several operations: give operationName';
+      throw new RequestError([{ message, extensions: { code: 'validation-failed' } }], 'document');
+    }
+    if (operation.operation === 'mutation' && !this.schema.getMutationType()) {
+      // graphql-js validates a mutation against a schema without mutations; it fails only when run.
+      const message = 'this schema has no mutations: no field of mutation_root exists for this key (its role writes nothing)';
       throw new RequestError([{ message, extensions: { code: 'validation-failed' } }], 'document');
     }
     if (operation.operation === 'subscription') {
@@ -347,12 +382,16 @@ export class GraphEngine {
     };
     for (const step of prepared.program.steps) {
       try {
-        const { rows } = await tx.query<{ ids?: string; count: number | string; json?: string | null }>(step.statement.text, step.statement.params.map(value), {
-          reusable: prepared.reusable,
-        });
+        const { rows } = await tx.query<{ ids?: string; count: number | string; json?: string | null; violations?: number | string }>(
+          step.statement.text,
+          step.statement.params.map(value),
+          { reusable: prepared.reusable },
+        );
         const row = rows[0]!;
+        if (Number(row.violations ?? 0) > 0) throw permissionError(step.alias, step.collection.name, Number(row.violations));
         results.push({ ids: row.ids ? (JSON.parse(row.ids) as string[]) : [], count: Number(row.count), json: row.json ?? null });
       } catch (error) {
+        if (error instanceof RequestError) throw error;
         const clientError = classifyWriteError(error, step, this.metadata, this.catalogue);
         if (clientError) throw new RequestError([clientError], 'execution');
         throw error;
@@ -375,7 +414,7 @@ export class GraphEngine {
     return rows[0]!.response;
   }
 
-  #prepareMutation(cached: CachedOperation, variableValues: ReadonlyMap<string, unknown>, accountId: string): PreparedRequest {
+  #prepareMutation(cached: CachedOperation, variableValues: ReadonlyMap<string, unknown>, caller: Caller): PreparedRequest {
     let program = cached.compiledMutation;
     if (!program) {
       let planned;
@@ -392,7 +431,7 @@ export class GraphEngine {
       program = compileMutation(planned.plan, this.metadata);
       cached.compiledMutation = planned.reusable ? program : null;
     }
-    const bindParam = (param: Param): unknown => bind(param, variableValues, accountId, this.options.maxRows, cached.operation);
+    const bindParam = (param: Param): unknown => bind(param, variableValues, caller, this.options.maxRows, cached.operation);
     const problems: GraphQLError[] = [];
     for (const check of program.checks) {
       const problem = checkWrittenValue(check, bindParam(check.param), this.catalogue);
@@ -460,18 +499,27 @@ function checkEnvelope(request: GraphRequest): { query: string; operationName: s
   return { query, operationName: (operationName as string | null) ?? undefined, variables: (variables as Record<string, unknown> | null) ?? undefined };
 }
 
+/** A row written by a mutation fails the role's `check`: nothing of the request is written. */
+function permissionError(alias: string, collection: string, rows: number): RequestError {
+  const message = `${alias}: ${rows === 1 ? 'a row' : `${rows} rows`} of ${collection} would fall outside what this key's role may write (its check); nothing was written`;
+  return new RequestError([{ message, path: [alias], extensions: { code: 'permission-error' } }], 'execution');
+}
+
 /** `operation`: where a refused variable is defined, for the error's `locations`. */
-function bind(param: Param, variables: ReadonlyMap<string, unknown>, accountId: string, maxRows: number | null, operation: OperationDefinitionNode): unknown {
+function bind(param: Param, variables: ReadonlyMap<string, unknown>, caller: Caller, maxRows: number | null, operation: OperationDefinitionNode): unknown {
   switch (param.kind) {
     case 'newId':
     case 'stepResult':
       throw new Error(`a ${param.kind} parameter is bound only while a mutation runs`);
     case 'account':
-      return accountId;
+      return caller.accountId;
+    case 'keyVariable':
+      // A key without the variable matches nothing (x = NULL), never everything.
+      return caller.keyVariables.get(param.name) ?? null;
     case 'const':
       return param.value;
     case 'list':
-      return param.items.map((item) => bind(item, variables, accountId, maxRows, operation));
+      return param.items.map((item) => bind(item, variables, caller, maxRows, operation));
     case 'var': {
       const value = variables.get(param.name) ?? null;
       if (param.cast === 'value') return value;

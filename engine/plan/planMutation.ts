@@ -1,6 +1,6 @@
 import { GraphQLError, valueFromASTUntyped, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { Param } from '../sql/fragment.js';
-import type { Collection, Field } from '../../metadata/index.js';
+import type { Collection, Field, PresetValue } from '../../metadata/index.js';
 import { columnsSetByRelationship, nestedInsertRelationship } from '../schema/buildMutationFields.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import type { BoolExp } from './ir.js';
@@ -79,7 +79,7 @@ export function planMutation(
       const slot = slots++;
       const values = new Map<string, InsertValue>(inherited);
       values.set(columnOf(target.primaryKey), { kind: 'newId', slot });
-      for (const preset of permission.set.values()) values.set(columnOf(preset.field), { kind: 'param', param: { kind: 'const', value: preset.value }, field: preset.field });
+      for (const preset of permission.set.values()) values.set(columnOf(preset.field), { kind: 'param', param: presetParam(preset), field: preset.field });
       // The group exists before any nested row is planned, so the field's own rows come first.
       let group = groups.get(path);
       if (!group) groups.set(path, (group = { collection: target, rows: [] }));
@@ -154,7 +154,7 @@ export function planMutation(
       }
     }
     if (!set.size) throw invalid(`nothing to update: give at least one of ${UPDATE_OPERATORS.map(([name]) => name).join(', ')}`, alias);
-    for (const preset of permission.set.values()) set.set(preset.field, [{ kind: 'set', param: { kind: 'const', value: preset.value } }]);
+    for (const preset of permission.set.values()) set.set(preset.field, [{ kind: 'set', param: presetParam(preset) }]);
     return { where, set };
   }
 
@@ -233,4 +233,9 @@ export function planMutation(
 
 function columnOf(field: Field): string {
   return field.source.column;
+}
+
+/** A preset's value: a constant, or a key variable bound when the request runs (the plan stays per role). */
+function presetParam(preset: PresetValue): Param {
+  return preset.variable !== undefined ? { kind: 'keyVariable', name: preset.variable } : { kind: 'const', value: preset.value };
 }

@@ -183,7 +183,8 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
                 args: listArgs(targetCollection),
                 extensions: role({ kind: 'arrayRelationship', relationship, target: targetCollection }),
               };
-              fields[`${relationship.name}_aggregate`] = {
+              // A role sees aggregates of a collection only with allow_aggregations.
+              if (targetCollection.allowAggregations) fields[`${relationship.name}_aggregate`] = {
                 type: new GraphQLNonNull(aggregateTypes.get(relationship.target)!),
                 description: 'An aggregate relationship',
                 args: listArgs(targetCollection),

@@ -1,7 +1,7 @@
-import type { Collection, Field, Metadata } from '../../metadata/index.js';
+import type { Collection, Field, Metadata, RowFilter } from '../../metadata/index.js';
 import { assertNever, type Selection } from '../plan/ir.js';
 import type { InsertGroup, InsertValue, MutationField, MutationOutput, MutationPlan, UpdateWrite } from '../plan/mutationIr.js';
-import { selectCompiler } from './compileOperation.js';
+import { selectCompiler, type SelectCompiler } from './compileOperation.js';
 import { render, sql, type Fragment, type Param, type RenderedSql } from './fragment.js';
 
 /** One write statement of a mutation. It returns one row: `ids` (JSON array text) and `count`, or `json` and `count`. */
@@ -33,6 +33,23 @@ export interface CompiledMutation {
 }
 
 const step = (index: number, output: 'ids' | 'count' | 'json'): Fragment => sql.param({ kind: 'stepResult', step: index, output });
+
+/** The rows an update or delete may touch: the tenant predicate and the role's `filter`. */
+function permitted(compiler: SelectCompiler, filter: RowFilter | null, table: Fragment): Fragment {
+  return filter ? sql`${compiler.tenantPredicate(table)} AND ${compiler.where(filter, table)}` : compiler.tenantPredicate(table);
+}
+
+/**
+ * A role's `check`, evaluated on each written row as the write returns it (after the change,
+ * in the same statement and transaction), as an `ok` column; a failing row makes the engine
+ * answer `permission-error` and roll the request back.
+ */
+function checkColumn(compiler: SelectCompiler, check: RowFilter | null, table: Fragment): Fragment {
+  return check ? sql`, coalesce(${compiler.where(check, table)}, false) AS ${sql.ident('ok')}` : sql``;
+}
+
+const failedChecks = (written: Fragment): Fragment => sql`(SELECT count(*) FROM ${written} WHERE NOT ${written}.${sql.ident('ok')})`;
+const violations = (failing: readonly Fragment[]): Fragment => (failing.length ? sql`, (${sql.join(failing, sql` + `)})::int AS ${sql.ident('violations')}` : sql``);
 
 /**
  * Compiles a mutation plan. Each insert field is one statement (its nested inserts are
@@ -79,19 +96,22 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
         else {
           const assignments = onConflict.updateFields.map((field) => sql`${sql.ident(field.source.column)} = EXCLUDED.${sql.ident(field.source.column)}`);
           const conditions = [compiler.tenantPredicate(target)];
+          const updateFilter = group.collection.update?.filter;
+          if (updateFilter) conditions.push(compiler.where(updateFilter, target));
           if (onConflict.where) conditions.push(compiler.where(onConflict.where, target));
           conflict = sql`${constraint} DO UPDATE SET ${sql.join(assignments)} WHERE ${sql.join(conditions, sql` AND `)}`;
         }
       }
       return sql`${sql.ident(`_w${index}`)} AS (INSERT INTO ${sql.ident(group.collection.table)} AS ${target} (${sql.join([tenant, ...columns.map((c) => sql.ident(c))])}) VALUES ${sql.join(
         rows,
-      )}${conflict} RETURNING ${target}.${pkColumn(group.collection)} AS ${sql.ident('id')})`;
+      )}${conflict} RETURNING ${target}.${pkColumn(group.collection)} AS ${sql.ident('id')}${checkColumn(compiler, group.collection.insert?.check ?? null, target)})`;
     });
     const counts = groups.map((_, index) => sql`(SELECT count(*) FROM ${sql.ident(`_w${index}`)})`);
+    const failing = groups.flatMap((group, index) => (group.collection.insert?.check ? [failedChecks(sql.ident(`_w${index}`))] : []));
     return render(
       sql`WITH ${sql.join(ctes)} SELECT (SELECT coalesce(json_agg(${sql.ident('_w0')}.${sql.ident('id')}), '[]'::json) FROM ${sql.ident('_w0')})::text AS ${sql.ident(
         'ids',
-      )}, (${sql.join(counts, sql` + `)})::int AS ${sql.ident('count')}`,
+      )}, (${sql.join(counts, sql` + `)})::int AS ${sql.ident('count')}${violations(failing)}`,
     );
   }
 
@@ -122,13 +142,14 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
       return sql`${sql.ident(field.source.column)} = ${value}`;
     });
     const written = sql.ident('_w');
+    const check = collection.update?.check ?? null;
     return render(
-      sql`WITH ${written} AS (UPDATE ${sql.ident(collection.table)} AS ${table} SET ${sql.join(assignments)} WHERE ${compiler.tenantPredicate(table)} AND ${compiler.where(
+      sql`WITH ${written} AS (UPDATE ${sql.ident(collection.table)} AS ${table} SET ${sql.join(assignments)} WHERE ${permitted(compiler, collection.update?.filter ?? null, table)} AND ${compiler.where(
         update.where,
         table,
-      )} RETURNING ${table}.${pkColumn(collection)} AS ${sql.ident('id')}) SELECT coalesce(json_agg(${written}.${sql.ident('id')} ORDER BY ${written}.${sql.ident(
+      )} RETURNING ${table}.${pkColumn(collection)} AS ${sql.ident('id')}${checkColumn(compiler, check, table)}) SELECT coalesce(json_agg(${written}.${sql.ident('id')} ORDER BY ${written}.${sql.ident(
         'id',
-      )}), '[]'::json)::text AS ${sql.ident('ids')}, count(*)::int AS ${sql.ident('count')} FROM ${written}`,
+      )}), '[]'::json)::text AS ${sql.ident('ids')}, count(*)::int AS ${sql.ident('count')}${check ? sql`, count(*) FILTER (WHERE NOT ${written}.${sql.ident('ok')})::int AS ${sql.ident('violations')}` : sql``} FROM ${written}`,
     );
   }
 
@@ -137,14 +158,16 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     const table = compiler.nextAlias('t');
     const written = sql.ident('_w');
     const row = compiler.nextAlias('r');
+    // The deleted rows `returning` shows: those the role may select.
+    const visible = field.collection.selectFilter ? sql` WHERE ${compiler.where(field.collection.selectFilter, row)}` : sql``;
     const rowsOf = (selection: Selection, one: boolean): Fragment =>
       one
-        ? sql`coalesce((SELECT ${compiler.rowObject(field.collection, selection, row)} FROM ${written} AS ${row} LIMIT 1), 'null')`
-        : sql`(SELECT ${compiler.jsonArray(compiler.rowObject(field.collection, selection, row), sql`${row}.${pkColumn(field.collection)}`)} FROM ${written} AS ${row})`;
+        ? sql`coalesce((SELECT ${compiler.rowObject(field.collection, selection, row)} FROM ${written} AS ${row}${visible} LIMIT 1), 'null')`
+        : sql`(SELECT ${compiler.jsonArray(compiler.rowObject(field.collection, selection, row), sql`${row}.${pkColumn(field.collection)}`)} FROM ${written} AS ${row}${visible})`;
     const count = sql`(SELECT count(*) FROM ${written})`;
     const output = outputOf(field.output, compiler, count, (selection) => rowsOf(selection, false), (selection) => rowsOf(selection, true));
     return render(
-      sql`WITH ${written} AS (DELETE FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${compiler.tenantPredicate(table)} AND ${compiler.where(
+      sql`WITH ${written} AS (DELETE FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${permitted(compiler, field.collection.delete?.filter ?? null, table)} AND ${compiler.where(
         field.where,
         table,
       )} RETURNING ${table}.*) SELECT ${output}::text AS ${sql.ident('json')}, ${count}::int AS ${sql.ident('count')}`,
@@ -183,13 +206,15 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     return sql`(SELECT ${response.jsonArray(response.rowObject(collection, selection, table), sql`${ids}.${sql.ident('ord')}`)} FROM unnest(${step(
       stepIndex,
       'ids',
-    )}::uuid[]) WITH ORDINALITY AS ${ids} (${sql.ident('id')}, ${sql.ident('ord')}) JOIN ${sql.ident(collection.table)} AS ${table} ON ${response.tenantPredicate(
+    )}::uuid[]) WITH ORDINALITY AS ${ids} (${sql.ident('id')}, ${sql.ident('ord')}) JOIN ${sql.ident(collection.table)} AS ${table} ON ${response.rowPredicate(
+      collection,
       table,
     )} AND ${table}.${pkColumn(collection)} = ${ids}.${sql.ident('id')})`;
   }
   function rowById(collection: Collection, selection: Selection, stepIndex: number): Fragment {
     const table = response.nextAlias('t');
-    return sql`coalesce((SELECT ${response.rowObject(collection, selection, table)} FROM ${sql.ident(collection.table)} AS ${table} WHERE ${response.tenantPredicate(
+    return sql`coalesce((SELECT ${response.rowObject(collection, selection, table)} FROM ${sql.ident(collection.table)} AS ${table} WHERE ${response.rowPredicate(
+      collection,
       table,
     )} AND ${table}.${pkColumn(collection)} = (${step(stepIndex, 'ids')}::uuid[])[1]), 'null')`;
   }

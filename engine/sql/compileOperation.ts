@@ -127,6 +127,15 @@ export function selectCompiler(metadata: Metadata) {
 
   const tenantPredicate = (table: Fragment): Fragment => sql`${table}.${tenant} = ${ACCOUNT}`;
 
+  /**
+   * The predicate of EVERY table reference to a collection: the tenant predicate and, for a
+   * role, its select filter (key variables are parameters, so the plan is per role, not per
+   * key). A filter's own relationships point at unrestricted collections: they get the tenant
+   * predicate only, so filters never nest into each other.
+   */
+  const rowPredicate = (collection: Collection, table: Fragment): Fragment =>
+    collection.selectFilter ? sql`${tenantPredicate(table)} AND ${where(collection.selectFilter, table)}` : tenantPredicate(table);
+
   const joinPredicate = (relationship: Relationship, parent: Fragment, child: Fragment): Fragment =>
     sql.join(
       relationship.mapping.map(([from, to]) => sql`${child}.${sql.ident(to)} = ${parent}.${sql.ident(from)}`),
@@ -161,7 +170,7 @@ export function selectCompiler(metadata: Metadata) {
       }
       case 'relationship': {
         const child = nextAlias('t');
-        return sql`EXISTS (SELECT 1 FROM ${sql.ident(expression.target.table)} AS ${child} WHERE ${tenantPredicate(child)} AND ${joinPredicate(
+        return sql`EXISTS (SELECT 1 FROM ${sql.ident(expression.target.table)} AS ${child} WHERE ${rowPredicate(expression.target, child)} AND ${joinPredicate(
           expression.relationship,
           table,
           child,
@@ -181,7 +190,7 @@ export function selectCompiler(metadata: Metadata) {
     for (const step of item.path) {
       const child = nextAlias('o');
       aliases.push(child);
-      joins.push(sql`${tenantPredicate(child)} AND ${joinPredicate(step.relationship, parent, child)}`);
+      joins.push(sql`${rowPredicate(step.target, child)} AND ${joinPredicate(step.relationship, parent, child)}`);
       parent = child;
     }
     const from = sql.join(
@@ -210,7 +219,7 @@ export function selectCompiler(metadata: Metadata) {
           const child = nextAlias('t');
           return [
             item.alias,
-            sql`coalesce((SELECT ${rowObject(item.target, item.selection, child)} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${tenantPredicate(child)} AND ${joinPredicate(
+            sql`coalesce((SELECT ${rowObject(item.target, item.selection, child)} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${rowPredicate(item.target, child)} AND ${joinPredicate(
               item.relationship,
               table,
               child,
@@ -240,13 +249,16 @@ export function selectCompiler(metadata: Metadata) {
    * Limit node reads, the rows an OFFSET skips included.
    */
   function source(collection: Collection, query: ListQuery, table: Fragment, correlation: Correlation | null, keys: { value: Fragment; direction: Fragment }[]): Fragment {
-    const conditions = [tenantPredicate(table)];
+    const conditions = [rowPredicate(collection, table)];
     if (correlation) conditions.push(joinPredicate(correlation.relationship, correlation.parent, table));
     if (query.where) conditions.push(where(query.where, table));
     const filtered = sql`FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
-    if (!query.limit && !query.offset) return filtered;
+    if (!query.limit && !query.offset && collection.selectLimit === null) return filtered;
     const paging: Fragment[] = [sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`];
-    if (query.limit) paging.push(sql` LIMIT ${sql.param(query.limit)}::bigint`);
+    // A role's limit caps every list of the collection, whatever the request asks.
+    const roleLimit = collection.selectLimit === null ? null : sql`${sql.value(collection.selectLimit)}::bigint`;
+    if (query.limit) paging.push(roleLimit ? sql` LIMIT least(${sql.param(query.limit)}::bigint, ${roleLimit})` : sql` LIMIT ${sql.param(query.limit)}::bigint`);
+    else if (roleLimit) paging.push(sql` LIMIT ${roleLimit}`);
     if (query.offset) paging.push(sql` OFFSET ${sql.param(query.offset)}::bigint`);
     return sql`FROM (SELECT ${table}.* ${filtered}${sql.join(paging, sql``)}) AS ${table}`;
   }
@@ -350,7 +362,7 @@ export function selectCompiler(metadata: Metadata) {
       const alias = sql.ident(`a${index}`);
       return { select: sql`${jsonObject(pairs)} AS ${alias}`, value: sql`${shared}.${alias}` };
     });
-    const conditions = [tenantPredicate(table)];
+    const conditions = [rowPredicate(collection, table)];
     if (!everyRow) conditions.push(sql`(${sql.join(scopes, sql` OR `)})`);
     if (!inner.length) inner.push(sql`1 AS ${sql.ident('one')}`);
     const from = sql`(SELECT ${sql.join(outputs.map((output) => output.select))} FROM (SELECT ${sql.join(inner)} FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(
@@ -402,7 +414,7 @@ export function selectCompiler(metadata: Metadata) {
         const pk = field.collection.primaryKey;
         return [
           field.alias,
-          sql`coalesce((SELECT ${rowObject(field.collection, field.selection, table)} FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${tenantPredicate(table)} AND ${fieldValue(
+          sql`coalesce((SELECT ${rowObject(field.collection, field.selection, table)} FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${rowPredicate(field.collection, table)} AND ${fieldValue(
             table,
             pk,
           )} = ${param(field.key, pk.type)}), 'null')`,
@@ -413,7 +425,7 @@ export function selectCompiler(metadata: Metadata) {
     }
   }
 
-  return { nextAlias, key, jsonObject, jsonArray, jsonString, fieldOutput, fieldValue, tenantPredicate, param, where, rowObject, list, aggregate, rootField, sharedScanAggregates };
+  return { nextAlias, key, jsonObject, jsonArray, jsonString, fieldOutput, fieldValue, tenantPredicate, rowPredicate, param, where, rowObject, list, aggregate, rootField, sharedScanAggregates };
 }
 
 /**
@@ -437,7 +449,7 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
   // several, and not too many (a select list holds at most 1664 entries).
   const byCollection = new Map<Collection, SharedScanAggregate[]>();
   for (const field of plan.rootFields) {
-    if (field.kind !== 'selectAggregate' || field.query.limit || field.query.offset || field.aggregate.some((item) => item.kind === 'nodes')) continue;
+    if (field.kind !== 'selectAggregate' || field.query.limit || field.query.offset || field.collection.selectLimit !== null || field.aggregate.some((item) => item.kind === 'nodes')) continue;
     byCollection.set(field.collection, [...(byCollection.get(field.collection) ?? []), field]);
   }
   const sharedValues = new Map<RootField, Fragment>();

@@ -11,6 +11,8 @@ export type Param =
   | { readonly kind: 'list'; readonly items: readonly Param[] }
   /** The account of the request (the tenant predicate). */
   | { readonly kind: 'account' }
+  /** A variable of the request's API key (`key.person_id` in a role's filter or preset). */
+  | { readonly kind: 'keyVariable'; readonly name: string }
   /** The id of a row a mutation inserts, made by the server per request (slot: which row). */
   | { readonly kind: 'newId'; readonly slot: number }
   /** What an earlier statement of a mutation returned: its row ids, row count, or response JSON. */

@@ -33,6 +33,7 @@ let server: TestServer;
 let browser: Browser;
 let page: Page;
 let adminEmail: string;
+let accountId: string;
 /** Problems the page reported (script errors, CSP violations): there must be none. */
 const pageProblems: string[] = [];
 
@@ -50,6 +51,7 @@ describe('The dashboard in Chromium', () => {
     server = await startTestServer(database.db, { logLevel: 'trace' });
     const seeded = await seedAccount(database.db, { scale: 0.01 });
     adminEmail = `admin@${seeded.account.slug}.test`;
+    accountId = seeded.account.id;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
@@ -140,6 +142,31 @@ describe('The dashboard in Chromium', () => {
 
   it('the API refuses the deactivated key on its next request', async () => {
     assert.deepEqual(await graphWithKey(key), { status: 403, contentType: 'text/plain', body: 'Not authorized' });
+  });
+
+  it('creates an investor key with its person_id on the page, and the key reaches only that investor (issue 15)', async () => {
+    const [investor] = (await database.db.query<{ person_id: string }>(`SELECT person_id FROM funding_sources WHERE account_id = $1 ORDER BY person_id LIMIT 1`, [accountId])).rows;
+    const funded = Number((await database.db.query<{ n: string }>(`SELECT count(DISTINCT loan_id) AS n FROM funding_sources WHERE account_id = $1 AND person_id = $2`, [accountId, investor!.person_id])).rows[0]!.n);
+    await page.goto(`${server.url}/dashboard/settings/api-keys`);
+    await page.getByLabel('Name').fill('investor portal');
+    await page.getByLabel('Role').selectOption('investor');
+    await page.getByLabel('person_id').fill(investor!.person_id);
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByLabel('The new key');
+    await shown.waitFor();
+    const investorKey = await shown.inputValue();
+    assert.match(investorKey, /^lq_[a-z0-9]{8}_[A-Za-z0-9_-]{43}$/);
+    assert.match(await page.locator(`tr[data-key-prefix="${investorKey.slice(0, 11)}"]`).innerText(), new RegExp(`investor \\(person_id=${investor!.person_id}\\)`));
+    await screenshot('06b-investor-key-created');
+    const response = await fetch(`${server.url}/api/graph`, {
+      method: 'POST',
+      headers: { ...tokenHeader(investorKey), 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ people { id } loans_aggregate { aggregate { count } } }' }),
+    });
+    const body = (await response.json()) as { data: { people: { id: string }[]; loans_aggregate: { aggregate: { count: number } } } };
+    assert.deepEqual(body.data.people, [{ id: investor!.person_id }]);
+    assert.equal(body.data.loans_aggregate.aggregate.count, funded);
+    assert.ok(funded > 0);
   });
 
   it('runs a query in the console and shows its result and its SQL', async () => {

@@ -188,6 +188,39 @@ describe('Settings > API keys', () => {
     assert.match(list.text, /reporting job/);
   });
 
+  it('creates an investor key with its person_id (role and variable picked in the form); the key reaches only that person', async () => {
+    // An account of its own, so the people made here stay out of the other tests' answers.
+    const portal = await createAccountWithAdmin(database.db, PASSWORD_A);
+    const [person] = (await database.db.query<{ id: string }>(`INSERT INTO people (account_id, name, email, is_investor) VALUES ($1, 'Ivy Investor', 'ivy@example.test', true) RETURNING id`, [portal.account.id])).rows;
+    const [other] = (await database.db.query<{ id: string }>(`INSERT INTO people (account_id, name) VALUES ($1, 'Otto Other') RETURNING id`, [portal.account.id])).rows;
+    const [foreign] = (await database.db.query<{ id: string }>(`INSERT INTO people (account_id, name) VALUES ($1, 'Bea of B') RETURNING id`, [accountB.id])).rows;
+    const client = await loggedIn(portal.email, PASSWORD_A);
+    const form = await client.get('/dashboard/settings/api-keys');
+    assert.match(form.text, /<select id="key-role" name="role"[^>]*>[\s\S]*<option value="investor">investor<\/option>/);
+    assert.match(form.text, /name="var_person_id"/);
+    const missing = await client.postForm('/dashboard/settings/api-keys', { name: 'portal', role: 'investor' });
+    assert.equal(missing.status, 400);
+    assert.match(missing.text, /role investor needs person_id/);
+    const wrongAccount = await client.postForm('/dashboard/settings/api-keys', { name: 'portal', role: 'investor', var_person_id: foreign!.id });
+    assert.equal(wrongAccount.status, 400);
+    assert.match(wrongAccount.text, /is not a person of the account/);
+    assert.equal((await client.postForm('/dashboard/settings/api-keys', { name: 'portal', role: 'auditor' })).status, 400);
+    const created = await client.postForm('/dashboard/settings/api-keys', { name: 'investor portal', role: 'investor', var_person_id: person!.id });
+    assert.equal(created.status, 201, created.text);
+    const key = newKeyOnPage(created.text)!;
+    secrets.push(key);
+    const response = await fetch(`${server.url}/api/graph`, {
+      method: 'POST',
+      headers: { ...tokenHeader(key), 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ people { id name } }' }),
+    });
+    assert.deepEqual(await response.json(), { data: { people: [{ id: person!.id, name: 'Ivy Investor' }] } });
+    assert.notEqual(other!.id, person!.id);
+    const listed = (await listApiKeys(database.db, portal.account.id)).find((k) => k.name === 'investor portal')!;
+    assert.deepEqual([listed.role, listed.variables], ['investor', { person_id: person!.id }]);
+    assert.match((await client.get('/dashboard/settings/api-keys')).text, new RegExp(`investor <span class="hint">\\(person_id=${person!.id}\\)`));
+  });
+
   it('refuses a key without a name with a message, not a 500', async () => {
     const client = await loggedIn();
     const reply = await client.postForm('/dashboard/settings/api-keys', { name: '   ' });

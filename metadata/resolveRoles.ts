@@ -1,0 +1,275 @@
+import {
+  ADMIN_ROLE,
+  type Collection,
+  type DeletePermission,
+  type Field,
+  type FilterOperator,
+  type FilterValue,
+  type InsertPermission,
+  type Metadata,
+  type PresetValue,
+  type Relationship,
+  type Role,
+  type RootFieldKind,
+  type RowFilter,
+  type ScalarType,
+  type UpdatePermission,
+} from './model.js';
+
+/** The `roles:` section as written (after JSON Schema validation). */
+export interface RoleDocument {
+  variables?: Record<string, ScalarType>;
+  collections: Record<string, RolePermissionsDocument>;
+}
+type Columns = '*' | string[];
+type Presets = Record<string, PresetValue['value']>;
+interface RolePermissionsDocument {
+  select?: { columns: Columns; filter?: unknown; limit?: number; allow_aggregations?: boolean };
+  insert?: { columns: Columns; check?: unknown; set?: Presets };
+  update?: { columns: Columns; filter?: unknown; check?: unknown; set?: Presets };
+  delete?: { filter?: unknown };
+}
+
+const COMPARISON_OPERATORS: ReadonlySet<string> = new Set<FilterOperator>(['_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_like', '_nlike', '_ilike', '_nilike']);
+const TEXT_OPERATORS: ReadonlySet<string> = new Set(['_like', '_nlike', '_ilike', '_nilike']);
+/** A filter or preset value naming a key variable: `key.person_id`. */
+const KEY_VARIABLE = /^key\.([a-z_][a-z0-9_]*)$/;
+
+/**
+ * The permissions stage (after relationships): each role becomes "the metadata as this role
+ * sees it". A collection the role has no `select` for is absent, with every relationship to it;
+ * fields are narrowed to `columns`; aggregates only with `allow_aggregations`; writes only as
+ * the role declares them, within what the collection itself declares writable. Filters are
+ * resolved against the whole metadata. Problems are pushed, naming role, collection and place.
+ */
+export function resolveRoles(base: Omit<Metadata, 'roles'>, document: Readonly<Record<string, RoleDocument>> | undefined, problems: string[]): Map<string, Role> {
+  const roles = new Map<string, Role>();
+  for (const [roleName, roleDocument] of Object.entries(document ?? {})) {
+    const role = resolveRole(base, roleName, roleDocument, problems);
+    if (role) roles.set(roleName, role);
+  }
+  return roles;
+}
+
+function resolveRole(base: Omit<Metadata, 'roles'>, roleName: string, document: RoleDocument, problems: string[]): Role | null {
+  if (roleName === ADMIN_ROLE) {
+    problems.push(`role ${roleName}: built in (all the collections expose); do not define it`);
+    return null;
+  }
+  const variables = new Map<string, ScalarType>(Object.entries(document.variables ?? {}));
+  const before = problems.length;
+  const permissions = new Map<string, RolePermissionsDocument>();
+  for (const [collectionName, spec] of Object.entries(document.collections)) {
+    if (!base.collections.has(collectionName)) problems.push(`role ${roleName}, collection ${collectionName}: not a collection of the metadata`);
+    else permissions.set(collectionName, spec);
+  }
+  // Selectable collections first: relationships are kept only towards them.
+  const selectable = new Set([...permissions].filter(([, spec]) => spec.select).map(([name]) => name));
+  const collections = new Map<string, Collection>();
+  for (const [collectionName, spec] of permissions) {
+    const collection = base.collections.get(collectionName)!;
+    const where = `role ${roleName}, collection ${collectionName}`;
+    const filterOf = (value: unknown, place: string): RowFilter | null =>
+      value === undefined ? null : resolveFilter(base, collection, value, `${where}, ${place}`, variables, problems);
+    if (!spec.select) {
+      for (const operation of ['insert', 'update', 'delete'] as const)
+        if (spec[operation]) problems.push(`${where}, ${operation}: needs select on the collection too (returning and the row filter read it)`);
+      continue;
+    }
+    const select = spec.select;
+    const fields = pickFields(collection.fields, select.columns, `${where}, select columns`, problems);
+    if (!fields.has(collection.primaryKey.name)) problems.push(`${where}, select columns: must include the primary key ${collection.primaryKey.name}`);
+    const relationships = new Map<string, Relationship>([...collection.relationships].filter(([, relationship]) => selectable.has(relationship.target)));
+    const allowAggregations = select.allow_aggregations === true;
+    const rootFields = new Set<RootFieldKind>([...collection.rootFields].filter((kind) => kind !== 'select_aggregate' || allowAggregations));
+    const insert = resolveInsert(collection, spec.insert, where, variables, problems, filterOf);
+    const update = resolveUpdate(collection, spec.update, where, variables, problems, filterOf);
+    const remove: DeletePermission | null = !spec.delete
+      ? null
+      : collection.delete
+        ? { allowed: true, filter: filterOf(spec.delete.filter, 'delete filter') }
+        : (problems.push(`${where}, delete: the collection itself declares no delete`), null);
+    collections.set(collectionName, {
+      ...collection,
+      fields,
+      relationships,
+      rootFields,
+      insert,
+      update,
+      delete: remove,
+      selectFilter: filterOf(select.filter, 'select filter'),
+      selectLimit: select.limit ?? null,
+      allowAggregations,
+    });
+  }
+  if (problems.length > before) return null;
+  return { name: roleName, variables, metadata: { tenantColumn: base.tenantColumn, collections, roles: new Map(), eventTypes: base.eventTypes } };
+}
+
+function pickFields(fields: ReadonlyMap<string, Field>, columns: Columns, where: string, problems: string[]): Map<string, Field> {
+  if (columns === '*') return new Map(fields);
+  const picked = new Map<string, Field>();
+  for (const name of columns) {
+    const field = fields.get(name);
+    if (!field) problems.push(`${where}: ${name} is not a field of the collection`);
+    else picked.set(name, field);
+  }
+  return picked;
+}
+
+type FilterOf = (value: unknown, place: string) => RowFilter | null;
+
+function resolvePresets(
+  presets: Presets | undefined,
+  allowed: ReadonlyMap<string, Field>,
+  inherited: ReadonlyMap<string, PresetValue>,
+  where: string,
+  variables: ReadonlyMap<string, ScalarType>,
+  problems: string[],
+): Map<string, PresetValue> {
+  const set = new Map(inherited);
+  for (const [name, value] of Object.entries(presets ?? {})) {
+    const field = allowed.get(name) ?? inherited.get(name)?.field;
+    if (!field) {
+      problems.push(`${where}: ${name} is not a field the collection lets this operation write`);
+      continue;
+    }
+    const variable = typeof value === 'string' ? KEY_VARIABLE.exec(value)?.[1] : undefined;
+    if (variable !== undefined) {
+      const type = variables.get(variable);
+      if (!type) problems.push(`${where}, field ${name}: key.${variable} is not a variable of the role`);
+      else if (type !== field.type) problems.push(`${where}, field ${name}: key.${variable} is a ${type}, the field a ${field.type}`);
+      set.set(name, { field, value: null, variable });
+    } else set.set(name, { field, value });
+  }
+  return set;
+}
+
+function narrowColumns(allowed: ReadonlyMap<string, Field>, columns: Columns, where: string, problems: string[]): Map<string, Field> {
+  if (columns === '*') return new Map(allowed);
+  const picked = new Map<string, Field>();
+  for (const name of columns) {
+    const field = allowed.get(name);
+    if (!field) problems.push(`${where}: ${name} is not a field the collection lets this operation write`);
+    else picked.set(name, field);
+  }
+  return picked;
+}
+
+function resolveInsert(
+  collection: Collection,
+  spec: RolePermissionsDocument['insert'],
+  where: string,
+  variables: ReadonlyMap<string, ScalarType>,
+  problems: string[],
+  filterOf: FilterOf,
+): InsertPermission | null {
+  if (!spec) return null;
+  if (!collection.insert) {
+    problems.push(`${where}, insert: the collection itself declares no insert`);
+    return null;
+  }
+  const presets = resolvePresets(spec.set, collection.insert.columns, collection.insert.set, `${where}, insert set`, variables, problems);
+  const columns = narrowColumns(collection.insert.columns, spec.columns, `${where}, insert columns`, problems);
+  for (const name of presets.keys()) columns.delete(name);
+  return { columns, set: presets, conflictConstraints: collection.insert.conflictConstraints, check: filterOf(spec.check, 'insert check') };
+}
+
+function resolveUpdate(
+  collection: Collection,
+  spec: RolePermissionsDocument['update'],
+  where: string,
+  variables: ReadonlyMap<string, ScalarType>,
+  problems: string[],
+  filterOf: FilterOf,
+): UpdatePermission | null {
+  if (!spec) return null;
+  if (!collection.update) {
+    problems.push(`${where}, update: the collection itself declares no update`);
+    return null;
+  }
+  const presets = resolvePresets(spec.set, collection.update.columns, collection.update.set, `${where}, update set`, variables, problems);
+  const columns = narrowColumns(collection.update.columns, spec.columns, `${where}, update columns`, problems);
+  for (const name of presets.keys()) columns.delete(name);
+  return { columns, set: presets, filter: filterOf(spec.filter, 'update filter'), check: filterOf(spec.check, 'update check') };
+}
+
+/**
+ * Resolves a filter written in the query language (`{field: {_op: value}}`, `_and`, `_or`,
+ * `_not`, relationships) against the whole metadata. A value `key.<name>` is a key variable
+ * of the role, of the field's type.
+ */
+function resolveFilter(
+  base: Omit<Metadata, 'roles'>,
+  collection: Collection,
+  value: unknown,
+  where: string,
+  variables: ReadonlyMap<string, ScalarType>,
+  problems: string[],
+): RowFilter | null {
+  const before = problems.length;
+  const walk = (current: Collection, expression: unknown, path: string): RowFilter => {
+    const items: RowFilter[] = [];
+    if (typeof expression !== 'object' || expression === null || Array.isArray(expression)) {
+      problems.push(`${where}, ${path}: must be an object`);
+      return { kind: 'and', items };
+    }
+    for (const [key, inner] of Object.entries(expression)) {
+      const at = path ? `${path}.${key}` : key;
+      if (key === '_and' || key === '_or') {
+        if (!Array.isArray(inner)) problems.push(`${where}, ${at}: must be a list`);
+        else items.push({ kind: key === '_and' ? 'and' : 'or', items: inner.map((item, index) => walk(current, item, `${at}[${index}]`)) });
+      } else if (key === '_not') items.push({ kind: 'not', item: walk(current, inner, at) });
+      else if (current.fields.has(key)) items.push(...comparisons(current.fields.get(key)!, inner, at));
+      else if (current.relationships.has(key)) {
+        const relationship = current.relationships.get(key)!;
+        const target = base.collections.get(relationship.target)!;
+        items.push({ kind: 'relationship', relationship, target, where: walk(target, inner, at) });
+      } else problems.push(`${where}, ${at}: not a field or relationship of ${current.name}`);
+    }
+    return items.length === 1 ? items[0]! : { kind: 'and', items };
+  };
+  const operand = (field: Field, raw: unknown, at: string): FilterValue => {
+    const variable = typeof raw === 'string' ? KEY_VARIABLE.exec(raw)?.[1] : undefined;
+    if (variable !== undefined) {
+      const type = variables.get(variable);
+      if (!type) problems.push(`${where}, ${at}: key.${variable} is not a variable of the role`);
+      else if (type !== field.type) problems.push(`${where}, ${at}: key.${variable} is a ${type}, the field a ${field.type}`);
+      return { kind: 'keyVariable', name: variable };
+    }
+    if (raw === null || typeof raw === 'object') problems.push(`${where}, ${at}: give a value or key.<variable>`);
+    return { kind: 'const', value: raw };
+  };
+  const comparisons = (field: Field, spec: unknown, path: string): RowFilter[] => {
+    if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
+      problems.push(`${where}, ${path}: give operators, e.g. {_eq: value}`);
+      return [];
+    }
+    return Object.entries(spec).flatMap(([operator, raw]): RowFilter[] => {
+      const at = `${path}.${operator}`;
+      if (field.type === 'jsonb' && operator !== '_is_null') {
+        problems.push(`${where}, ${at}: a jsonb field is filtered with _is_null only`);
+        return [];
+      }
+      if (COMPARISON_OPERATORS.has(operator)) {
+        if (TEXT_OPERATORS.has(operator) && field.type !== 'text') problems.push(`${where}, ${at}: ${operator} needs a text field`);
+        return [{ kind: 'compare', field, operator: operator as FilterOperator, value: operand(field, raw, at) }];
+      }
+      if (operator === '_in' || operator === '_nin') {
+        if (!Array.isArray(raw)) {
+          problems.push(`${where}, ${at}: must be a list`);
+          return [];
+        }
+        return [{ kind: 'in', field, negated: operator === '_nin', values: { kind: 'list', items: raw.map((item, index) => operand(field, item, `${at}[${index}]`)) } }];
+      }
+      if (operator === '_is_null') {
+        if (typeof raw !== 'boolean') problems.push(`${where}, ${at}: must be true or false`);
+        return [{ kind: 'isNull', field, value: { kind: 'const', value: raw } }];
+      }
+      problems.push(`${where}, ${at}: unknown operator`);
+      return [];
+    });
+  };
+  const filter = walk(collection, value, '');
+  return problems.length > before ? null : filter;
+}
