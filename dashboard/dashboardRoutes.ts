@@ -14,6 +14,9 @@ import { overviewPage } from './pages/overviewPage.js';
 import { webhookRoutes } from './routes/webhookRoutes.js';
 import { apiKeyRoutes } from './routes/apiKeyRoutes.js';
 import { loginRoutes } from './routes/loginRoutes.js';
+import { loanRoutes } from './routes/loanRoutes.js';
+import { peopleRoutes } from './routes/peopleRoutes.js';
+import { ServicingData } from './servicingData.js';
 import { refuseNulInForm } from './formFields.js';
 import { securityHeaders } from './securityHeaders.js';
 import { requireCsrfHeader, requireFormCsrfToken, requireJsonSession, requirePageSession, sessionOf } from './session.js';
@@ -60,6 +63,9 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
     res.type('html').send(consolePage(sessionOf(res).viewer));
   });
   router.use('/settings', apiKeyRoutes(db, logger, deps.engines));
+  const servicing = lazyServicingData(db);
+  router.use('/loans', loanRoutes(db, servicing, logger));
+  router.use('/people', peopleRoutes(db, servicing));
   router.use('/settings', webhookRoutes(db, deps.engines, logger, deps.allowPrivateWebhooks ?? false));
 
   router.use((_req, res) => {
@@ -67,6 +73,16 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   });
   router.use(dashboardErrors(logger));
   return router;
+}
+
+/** The servicing pages' engine, built on first use (and again after a failed attempt). */
+function lazyServicingData(db: Database): () => Promise<ServicingData> {
+  let data: Promise<ServicingData> | null = null;
+  return () =>
+    (data ??= ServicingData.create(db).catch((error: unknown) => {
+      data = null;
+      throw error;
+    }));
 }
 
 /** Body problems are the client's (4xx); anything else is logged with an id and shown as just that id. */

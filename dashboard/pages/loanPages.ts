@@ -1,0 +1,427 @@
+import { LOAN_STATUSES } from '../../app/products.js';
+import { html, type Html } from '../html.js';
+import type { LoanFormField } from '../loanForm.js';
+import { csrfField, formatTimestamp, message, renderPage, type Viewer } from './layout.js';
+import { money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
+
+export const LOANS_PATH = '/dashboard/loans';
+export const loanPath = (id: string): string => `${LOANS_PATH}/${encodeURIComponent(id)}`;
+export const personPath = (id: string): string => `/dashboard/people/${encodeURIComponent(id)}`;
+
+/** The sorts the list offers (a closed set: the route maps each to a fixed `order_by`). */
+export const LOAN_SORTS: readonly { readonly key: string; readonly label: string }[] = [
+  { key: 'newest', label: 'Newest first' },
+  { key: 'name', label: 'Name (A–Z)' },
+  { key: 'amount_desc', label: 'Amount (largest first)' },
+  { key: 'amount_asc', label: 'Amount (smallest first)' },
+  { key: 'maturity', label: 'Maturity (soonest first)' },
+];
+
+export interface LoanListQuery {
+  readonly status: string | null;
+  readonly search: string;
+  readonly sort: string;
+  readonly page: number;
+}
+
+export interface LoanListView {
+  readonly loans: readonly Row[];
+  /** Loans matching the search, per status and in all ('all'), from `loans_aggregate`. */
+  readonly counts: ReadonlyMap<string, number>;
+  readonly query: LoanListQuery;
+  readonly pageSize: number;
+  readonly notice?: string;
+}
+
+function listHref(query: LoanListQuery, changes: Partial<LoanListQuery>): string {
+  const merged = { ...query, ...changes };
+  const params = new URLSearchParams();
+  if (merged.search) params.set('q', merged.search);
+  if (merged.status) params.set('status', merged.status);
+  if (merged.sort !== 'newest') params.set('sort', merged.sort);
+  if (merged.page > 1) params.set('page', String(merged.page));
+  const query_ = params.toString();
+  return query_ ? `${LOANS_PATH}?${query_}` : LOANS_PATH;
+}
+
+/** Loans: search, status filter with counts, sort, paging. */
+export function loanListPage(viewer: Viewer, view: LoanListView): string {
+  const { query } = view;
+  const total = view.counts.get(query.status ?? 'all') ?? 0;
+  const first = total === 0 ? 0 : (query.page - 1) * view.pageSize + 1;
+  const last = Math.min(total, query.page * view.pageSize);
+  const statuses = ['all', ...LOAN_STATUSES];
+  return renderPage(
+    { title: 'Loans', viewer, section: 'loans' },
+    html`<div class="page-head"><h1>Loans</h1><a class="button" href="${LOANS_PATH}/new">New loan</a></div>
+${message('ok', view.notice)}
+<form class="filters" method="get" action="${LOANS_PATH}" role="search" aria-label="Loans">
+  <div class="field">
+    <label for="loan-search">Search</label>
+    <input id="loan-search" name="q" type="search" value="${query.search}" maxlength="200" aria-describedby="loan-search-hint">
+    <span id="loan-search-hint" class="hint">Loan name or borrower name.</span>
+  </div>
+  <div class="field">
+    <label for="loan-status">Status</label>
+    <select id="loan-status" name="status">
+      ${statuses.map((status) => html`<option value="${status === 'all' ? '' : status}"${(query.status ?? 'all') === status ? html` selected` : null}>${status === 'all' ? 'All' : status} (${view.counts.get(status) ?? 0})</option>`)}
+    </select>
+  </div>
+  <div class="field">
+    <label for="loan-sort">Sort</label>
+    <select id="loan-sort" name="sort">
+      ${LOAN_SORTS.map((sort) => html`<option value="${sort.key}"${query.sort === sort.key ? html` selected` : null}>${sort.label}</option>`)}
+    </select>
+  </div>
+  <div><button type="submit">Show loans</button></div>
+</form>
+<nav class="status-tabs" aria-label="Loan status">
+  <ul>${statuses.map(
+    (status) => html`<li><a href="${listHref(query, { status: status === 'all' ? null : status, page: 1 })}"${(query.status ?? 'all') === status ? html` aria-current="page"` : null}>${status === 'all' ? 'All' : status} <span class="count">${view.counts.get(status) ?? 0}</span></a></li>`,
+  )}</ul>
+</nav>
+<p class="hint" role="status">${total === 0 ? 'No loans match.' : `Loans ${first}–${last} of ${total}${query.search ? ` matching “${query.search}”` : ''}.`}</p>
+${
+  view.loans.length
+    ? html`<div class="table-scroll" role="region" aria-labelledby="loans-caption" tabindex="0">
+<table>
+  <caption id="loans-caption" class="visually-hidden">Loans</caption>
+  <thead><tr><th scope="col">Name</th><th scope="col">Borrowers</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Next payment</th><th scope="col">Maturity</th></tr></thead>
+  <tbody>
+    ${view.loans.map((loan) => {
+      const next = rows(loan.schedules)[0];
+      return html`<tr>
+      <td><a href="${loanPath(text(loan.id))}">${text(loan.name)}</a></td>
+      <td>${rows(loan.borrows).map((link, index) => html`${index ? ', ' : ''}${text(row(link.person)?.name)}`)}</td>
+      <td>${statusPill(loan.status)}</td>
+      <td class="num">${money(loan.amount)}</td>
+      <td>${next ? html`${text(next.due)} <span class="hint">(${money(next.payment)})</span>` : orDash(null)}</td>
+      <td>${orDash(loan.date_maturity)}</td>
+    </tr>`;
+    })}
+  </tbody>
+</table>
+</div>`
+    : null
+}
+${pager(query, total, view.pageSize, (page) => listHref(query, { page }), 'Loan pages')}`,
+  );
+}
+
+/** Previous / next links and where we are. */
+export function pager(query: { page: number }, total: number, pageSize: number, href: (page: number) => string, label: string): Html | null {
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  if (pages <= 1) return null;
+  return html`<nav class="pager" aria-label="${label}">
+  ${query.page > 1 ? html`<a href="${href(query.page - 1)}" rel="prev">Previous</a>` : html`<span class="hint">Previous</span>`}
+  <span>Page ${query.page} of ${pages}</span>
+  ${query.page < pages ? html`<a href="${href(query.page + 1)}" rel="next">Next</a>` : html`<span class="hint">Next</span>`}
+</nav>`;
+}
+
+/** What a form on the loan page was sent with, when it is shown again with an error. */
+export interface LoanPageForm {
+  readonly form: 'payment' | 'task' | 'comment';
+  readonly error: string;
+  readonly values: ReadonlyMap<string, string>;
+}
+
+export interface LoanPageView {
+  readonly loan: Row;
+  /** Custom fields of the product, in order, by key and label. */
+  readonly customFields: readonly { readonly key: string; readonly label: string }[];
+  readonly notice?: string;
+  readonly form?: LoanPageForm;
+}
+
+/** Cents of a money text (`1234.5` → 123450n); 0 for anything else. */
+function cents(value: unknown): bigint {
+  const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text(value));
+  return match ? BigInt(match[1]!) * 100n + BigInt((match[2] ?? '0').padEnd(2, '0')) : 0n;
+}
+
+/** The loan page: fields, contacts, schedule, payments, tasks, comments, documents, collateral. */
+export function loanPage(viewer: Viewer, view: LoanPageView): string {
+  const { loan } = view;
+  const id = text(loan.id);
+  const custom = row(loan.custom_fields) ?? {};
+  const customValues = new Map(Object.entries(custom));
+  const paid = cents(row(row(row(loan.paid)?.aggregate)?.sum)?.amount);
+  let cumulative = 0n;
+  const schedule = rows(loan.schedules).map((entry) => {
+    cumulative += cents(entry.payment);
+    return { entry, covered: cumulative <= paid };
+  });
+  const next = schedule.find(({ entry }) => entry.is_next === true)?.entry;
+  const fieldOf = (name: string) => (view.form ? view.form.values.get(name) ?? '' : '');
+  const formError = (form: LoanPageForm['form']) => (view.form?.form === form ? message('error', view.form.error) : null);
+  return renderPage(
+    { title: `Loan ${text(loan.name)}`, viewer, section: 'loans' },
+    html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a></p>
+<div class="page-head"><h1>${text(loan.name)} ${statusPill(loan.status)}</h1><a class="button button-secondary" href="${loanPath(id)}/edit">Edit loan</a></div>
+${message('ok', view.notice)}
+<section aria-labelledby="terms-heading" class="card">
+  <h2 id="terms-heading">Terms</h2>
+  <dl class="facts">
+    <dt>Amount</dt><dd>${money(loan.amount)}</dd>
+    <dt>Rate</dt><dd>${text(loan.rate) ? `${text(loan.rate)} %` : orDash(null)}</dd>
+    <dt>Term</dt><dd>${orDash(loan.term)}</dd>
+    <dt>Frequency</dt><dd>${orDash(loan.frequency)}</dd>
+    <dt>Amortization</dt><dd>${orDash(loan.amortization)}</dd>
+    <dt>Regular payment</dt><dd>${text(loan.regular_payment) ? money(loan.regular_payment) : orDash(null)}</dd>
+    <dt>Date funded</dt><dd>${orDash(loan.date_funded)}</dd>
+    <dt>First payment</dt><dd>${orDash(loan.first_payment_date)}</dd>
+    <dt>Maturity</dt><dd>${orDash(loan.date_maturity)}</dd>
+    <dt>Next payment</dt><dd>${next ? html`<strong>${text(next.due)}</strong>, ${money(next.payment)} (row ${text(next.number)})` : orDash(null)}</dd>
+    <dt>Paid (not reversed)</dt><dd>${money(row(row(row(loan.paid)?.aggregate)?.sum)?.amount ?? '0.00')}</dd>
+    ${view.customFields.map((field) => html`<dt>${field.label}</dt><dd>${orDash(customValues.get(field.key))}</dd>`)}
+    <dt>Created</dt><dd>${formatTimestamp(text(loan.created_at))}</dd>
+  </dl>
+</section>
+
+<section aria-labelledby="contacts-heading">
+  <h2 id="contacts-heading">Borrowers and guarantors</h2>
+  <div class="cards">
+    ${contactCard('Borrowers', 'borrowers-heading', rows(loan.borrows))}
+    ${contactCard('Guarantors', 'guarantors-heading', rows(loan.guarantees))}
+    ${
+      rows(loan.funding_sources).length
+        ? html`<div class="card"><h3>Funded by</h3><ul class="plain">${rows(loan.funding_sources).map(
+            (source) => html`<li><a href="${personPath(text(row(source.person)?.id))}">${text(row(source.person)?.name)}</a> <span class="hint">${money(source.original_amount)}${text(source.class) ? `, class ${text(source.class)}` : ''}</span></li>`,
+          )}</ul></div>`
+        : null
+    }
+  </div>
+</section>
+
+<section aria-labelledby="schedule-heading">
+  <h2 id="schedule-heading">Schedule</h2>
+  ${
+    schedule.length
+      ? html`<div class="table-scroll schedule" role="region" aria-labelledby="schedule-heading" tabindex="0">
+<table id="schedule">
+  <thead><tr><th scope="col">#</th><th scope="col">Due</th><th scope="col" class="num">Payment</th><th scope="col" class="num">Principal</th><th scope="col" class="num">Interest</th><th scope="col" class="num">Balance</th><th scope="col">State</th></tr></thead>
+  <tbody>
+    ${schedule.map(
+      ({ entry, covered }) => html`<tr class="${entry.is_next === true ? 'is-next' : covered ? 'is-covered' : ''}"${entry.is_next === true ? html` aria-current="true"` : null} data-row="${text(entry.number)}">
+      <td>${text(entry.number)}</td><td>${text(entry.due)}</td><td class="num">${money(entry.payment)}</td><td class="num">${money(entry.principal)}</td><td class="num">${money(entry.interest)}</td><td class="num">${money(entry.balance)}</td>
+      <td>${entry.is_next === true ? html`<strong>Next</strong>` : covered ? html`Covered` : null}</td>
+    </tr>`,
+    )}
+  </tbody>
+</table></div>`
+      : html`<p>No schedule: the loan lacks an amount, rate, term, frequency or date.</p>`
+  }
+</section>
+
+<section aria-labelledby="payments-heading" id="payments">
+  <h2 id="payments-heading">Payments</h2>
+  ${formError('payment')}
+  <form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
+    ${csrfField(viewer.csrfToken)}
+    <div class="field"><label for="payment-date">Date</label><input id="payment-date" name="date" type="date" required value="${fieldOf('date') || todayUtc()}"></div>
+    <div class="field"><label for="payment-amount">Amount</label><input id="payment-amount" name="amount" type="text" inputmode="decimal" required value="${fieldOf('amount') || text(next?.payment)}"></div>
+    <div class="field"><label for="payment-type">Type</label><select id="payment-type" name="type">${['regular', 'prepayment', 'late_fee'].map(
+      (type) => html`<option value="${type}"${(fieldOf('type') || 'regular') === type ? html` selected` : null}>${type.replace('_', ' ')}</option>`,
+    )}</select></div>
+    <div class="field"><label for="payment-method">Method</label><select id="payment-method" name="method">${['ach', 'check', 'wire', 'cash'].map(
+      (method) => html`<option value="${method}"${(fieldOf('method') || 'ach') === method ? html` selected` : null}>${method}</option>`,
+    )}</select></div>
+    <div><button type="submit">Post payment</button></div>
+  </form>
+  ${
+    rows(loan.payments).length
+      ? html`<div class="table-scroll" role="region" aria-labelledby="payments-heading" tabindex="0"><table>
+  <thead><tr><th scope="col">Date</th><th scope="col" class="num">Amount</th><th scope="col">Type</th><th scope="col">Method</th><th scope="col">State</th></tr></thead>
+  <tbody>${rows(loan.payments).map(
+    (payment) => html`<tr${payment.date_reversed ? html` class="is-reversed"` : null}>
+    <td>${text(payment.date)}</td><td class="num">${money(payment.amount)}</td><td>${text(payment.type).replace('_', ' ')}</td><td>${orDash(payment.method)}</td>
+    <td>${
+      payment.date_reversed
+        ? html`Reversed ${text(payment.date_reversed)}`
+        : html`<a href="${loanPath(id)}/payments/${text(payment.id)}/reverse" aria-label="Reverse the payment of ${money(payment.amount)} on ${text(payment.date)}">Reverse</a>`
+    }</td>
+  </tr>`,
+  )}</tbody></table></div>`
+      : html`<p>No payments yet.</p>`
+  }
+</section>
+
+<section aria-labelledby="tasks-heading" id="tasks">
+  <h2 id="tasks-heading">Tasks</h2>
+  ${formError('task')}
+  <form class="inline-form" method="post" action="${loanPath(id)}/tasks" aria-label="Add a task">
+    ${csrfField(viewer.csrfToken)}
+    <div class="field"><label for="task-name">Task</label><input id="task-name" name="name" type="text" required maxlength="500" value="${fieldOf('name')}"></div>
+    <div class="field"><label for="task-due">Due</label><input id="task-due" name="date_due" type="date" value="${fieldOf('date_due')}"></div>
+    <div><button type="submit">Add task</button></div>
+  </form>
+  ${
+    rows(loan.tasks).length
+      ? html`<ul class="items">${rows(loan.tasks).map(
+          (task) => html`<li class="item">
+    <span>${statusPill(task.status)} ${text(task.name)}${text(task.date_due) ? html` <span class="hint">due ${text(task.date_due)}</span>` : null}</span>
+    ${
+      text(task.status) === 'completed'
+        ? null
+        : html`<form method="post" action="${loanPath(id)}/tasks/${text(task.id)}/complete">${csrfField(viewer.csrfToken)}<button type="submit" class="button-secondary" aria-label="Complete “${text(task.name)}”">Complete</button></form>`
+    }
+  </li>`,
+        )}</ul>`
+      : html`<p>No tasks.</p>`
+  }
+</section>
+
+<section aria-labelledby="comments-heading" id="comments">
+  <h2 id="comments-heading">Comments</h2>
+  ${formError('comment')}
+  <form class="stack" method="post" action="${loanPath(id)}/comments" aria-label="Add a comment">
+    ${csrfField(viewer.csrfToken)}
+    <div class="field"><label for="comment-text">Comment</label><textarea id="comment-text" name="text" rows="3" required maxlength="10000">${fieldOf('text')}</textarea></div>
+    <div><button type="submit">Add comment</button></div>
+  </form>
+  ${
+    rows(loan.comments).length
+      ? html`<ul class="items">${rows(loan.comments).map(
+          (comment) => html`<li class="comment"><p>${text(comment.text)}</p><p class="hint">${row(comment.admin) ? text(row(comment.admin)?.name) || text(row(comment.admin)?.email) : 'API'} · ${formatTimestamp(text(comment.created_at))}</p></li>`,
+        )}</ul>`
+      : html`<p>No comments.</p>`
+  }
+</section>
+
+<section aria-labelledby="documents-heading">
+  <h2 id="documents-heading">Documents</h2>
+  ${
+    rows(loan.loan_documents).length
+      ? html`<div class="table-scroll" role="region" aria-labelledby="documents-heading" tabindex="0"><table>
+  <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Uploaded</th></tr></thead>
+  <tbody>${rows(loan.loan_documents).map((link) => {
+    const document = row(link.document) ?? {};
+    return html`<tr><td>${text(document.name)}</td><td>${orDash(document.type)}</td><td>${orDash(document.status)}</td><td>${orDash(document.uploaded_date)}</td></tr>`;
+  })}</tbody></table></div>`
+      : html`<p>No documents.</p>`
+  }
+</section>
+
+<section aria-labelledby="collateral-heading">
+  <h2 id="collateral-heading">Addresses</h2>
+  ${
+    rows(loan.address_details).length
+      ? html`<div class="cards">${rows(loan.address_details).map((link) => addressCard(row(link.address) ?? {}))}</div>`
+      : html`<p>No addresses.</p>`
+  }
+</section>`,
+  );
+}
+
+function contactCard(title: string, headingId: string, links: readonly Row[]): Html {
+  return html`<div class="card"><h3 id="${headingId}">${title}</h3>${
+    links.length
+      ? html`<ul class="plain">${links.map((link) => {
+          const person = row(link.person) ?? {};
+          return html`<li><a href="${personPath(text(person.id))}">${text(person.name)}</a>${text(person.email) ? html` <span class="hint">${text(person.email)}</span>` : null}</li>`;
+        })}</ul>`
+      : html`<p class="hint">None.</p>`
+  }</div>`;
+}
+
+function addressCard(address: Row): Html {
+  const valuation = rows(address.valuations)[0];
+  const insurances = rows(address.insurances);
+  return html`<div class="card">
+  <h3>${text(address.street1)}</h3>
+  <p>${[text(address.city), text(address.state), text(address.zipcode)].filter(Boolean).join(', ')}</p>
+  <dl class="facts">
+    <dt>Newest valuation</dt><dd>${valuation ? `${money(valuation.value)} (${text(valuation.valuation_type)}, ${text(valuation.report_date)})` : orDash(null)}</dd>
+    ${insurances.map((insurance) => html`<dt>Insurance</dt><dd>${text(insurance.carrier)}, ${text(insurance.type)}: ${money(insurance.coverage_amount)}, until ${text(insurance.expiration)}</dd>`)}
+  </dl>
+</div>`;
+}
+
+/** The confirmation step of reversing a payment: a page of its own, so it works without JavaScript. */
+export function reversePaymentPage(viewer: Viewer, loan: Row, payment: Row): string {
+  const id = text(loan.id);
+  return renderPage(
+    { title: 'Reverse payment', viewer, section: 'loans' },
+    html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a> › <a href="${loanPath(id)}">${text(loan.name)}</a></p>
+<h1>Reverse this payment?</h1>
+<dl class="facts">
+  <dt>Loan</dt><dd>${text(loan.name)}</dd>
+  <dt>Date</dt><dd>${text(payment.date)}</dd>
+  <dt>Amount</dt><dd>${money(payment.amount)}</dd>
+  <dt>Type</dt><dd>${text(payment.type)}</dd>
+  <dt>Method</dt><dd>${orDash(payment.method)}</dd>
+</dl>
+<p>The payment stays on record, marked reversed today (${todayUtc()}); it no longer covers the schedule. A payment is reversed only once, and this cannot be undone.</p>
+<form method="post" action="${loanPath(id)}/payments/${text(payment.id)}/reverse">
+  ${csrfField(viewer.csrfToken)}
+  <div class="actions">
+    <button type="submit" class="button-danger">Reverse payment</button>
+    <a class="button button-secondary" href="${loanPath(id)}#payments">Cancel</a>
+  </div>
+</form>`,
+  );
+}
+
+export interface LoanFormView {
+  readonly mode: 'create' | 'update';
+  readonly fields: readonly LoanFormField[];
+  readonly values: ReadonlyMap<string, string>;
+  /** Problems by body name, as the rules of `POST`/`PATCH /api/loan` report them. */
+  readonly problems: ReadonlyMap<string, string>;
+  readonly error?: string;
+  /** The loan being edited. */
+  readonly loan?: Row;
+}
+
+const inputId = (name: string) => `loan-field-${name.replace(/[^A-Za-z0-9_-]/g, '-')}`;
+
+/** The create and edit form of a loan, one input per field of the product, errors next to their field. */
+export function loanFormPage(viewer: Viewer, view: LoanFormView): string {
+  const action = view.mode === 'create' ? LOANS_PATH : `${loanPath(text(view.loan?.id))}/edit`;
+  const title = view.mode === 'create' ? 'New loan' : `Edit ${text(view.loan?.name)}`;
+  const shown = new Set(view.fields.map((field) => field.name.toLowerCase()));
+  const others = [...view.problems].filter(([name]) => !shown.has(name.toLowerCase()));
+  const contactStart = view.fields.findIndex((field) => field.source.kind === 'contact');
+  const loanFields = contactStart < 0 ? view.fields : view.fields.slice(0, contactStart);
+  const contactFields = contactStart < 0 ? [] : view.fields.slice(contactStart);
+  return renderPage(
+    { title, viewer, section: 'loans' },
+    html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a>${view.loan ? html` › <a href="${loanPath(text(view.loan.id))}">${text(view.loan.name)}</a>` : null}</p>
+<h1>${title}</h1>
+${message('error', view.error ? `${view.error}${others.length ? ` — ${others.map(([name, problem]) => `${name}: ${problem}`).join('; ')}` : ''}` : null)}
+<form class="stack loan-form" method="post" action="${action}" novalidate>
+  ${csrfField(viewer.csrfToken)}
+  <fieldset><legend>Loan</legend><div class="form-grid">${loanFields.map((field) => formField(field, view))}</div></fieldset>
+  ${contactFields.length ? html`<fieldset><legend>Contacts</legend><p class="hint">A borrower or guarantor is found by e-mail, else created. Leave empty for none.</p><div class="form-grid">${contactFields.map((field) => formField(field, view))}</div></fieldset>` : null}
+  <div class="actions">
+    <button type="submit">${view.mode === 'create' ? 'Create loan' : 'Save changes'}</button>
+    <a class="button button-secondary" href="${view.loan ? loanPath(text(view.loan.id)) : LOANS_PATH}">Cancel</a>
+  </div>
+</form>`,
+  );
+}
+
+function formField(field: LoanFormField, view: LoanFormView): Html {
+  const id = inputId(field.name);
+  const value = view.values.get(field.name) ?? '';
+  const problem = [...view.problems].find(([name]) => name.toLowerCase() === field.name.toLowerCase())?.[1];
+  const describedBy = [field.hint ? `${id}-hint` : '', problem ? `${id}-error` : ''].filter(Boolean).join(' ');
+  const common = html` id="${id}" name="${field.name}"${field.required ? html` required aria-required="true"` : null}${problem ? html` aria-invalid="true"` : null}${describedBy ? html` aria-describedby="${describedBy}"` : null}`;
+  const rule = field.rule;
+  let input: Html;
+  if (rule.kind === 'enum' || rule.kind === 'boolean') {
+    const options = rule.kind === 'enum' ? rule.values : ['true', 'false'];
+    input = html`<select${common}><option value="">${field.required ? 'Choose…' : '—'}</option>${options.map((option) => html`<option value="${option}"${value === option ? html` selected` : null}>${option}</option>`)}</select>`;
+  } else {
+    const type = rule.kind === 'date' ? 'date' : field.name.endsWith('_Email') ? 'email' : 'text';
+    const mode = rule.kind === 'decimal' ? html` inputmode="decimal"` : rule.kind === 'integer' ? html` inputmode="numeric"` : null;
+    input = html`<input type="${type}"${mode}${common} value="${value}">`;
+  }
+  return html`<div class="field${problem ? ' has-error' : ''}">
+    <label for="${id}">${field.label}${field.required ? html` <span aria-hidden="true">*</span>` : null}</label>
+    ${input}
+    ${field.hint ? html`<span id="${id}-hint" class="hint">${field.hint}</span>` : null}
+    ${problem ? html`<span id="${id}-error" class="field-error">${field.name}: ${problem}</span>` : null}
+  </div>`;
+}

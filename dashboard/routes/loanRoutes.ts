@@ -1,0 +1,399 @@
+import { Router, type Request, type Response } from 'express';
+import type { Database } from '../../db/index.js';
+import type { Logger } from '../../api/logger.js';
+import { RequestError } from '../../engine/index.js';
+import { UserInputError } from '../../app/errors.js';
+import { createLoan, updateLoan } from '../../app/loanWrites.js';
+import { LOAN_STATUSES, loadDefaultProduct } from '../../app/products.js';
+import { errorPage } from '../pages/errorPage.js';
+import { createBody, loanFormFields, updateBody, type LoanFormField } from '../loanForm.js';
+import { LOAN_SORTS, LOANS_PATH, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
+import { row, rows, text, todayUtc, type Row } from '../pages/servicingFormat.js';
+import { formFields, formText } from '../formFields.js';
+import { requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
+import { sessionOf } from '../session.js';
+
+const PAGE_SIZE = 25;
+const MAX_PAGE = 1_000_000;
+
+/** Each sort of the list as a fixed `order_by` (a closed table: nothing typed reaches the document). */
+const SORT_ORDER: ReadonlyMap<string, string> = new Map([
+  ['newest', '{created_at: desc}, {id: asc}'],
+  ['name', '{name: asc}, {id: asc}'],
+  ['amount_desc', '{amount: desc_nulls_last}, {id: asc}'],
+  ['amount_asc', '{amount: asc_nulls_last}, {id: asc}'],
+  ['maturity', '{date_maturity: asc_nulls_last}, {id: asc}'],
+]);
+
+const SEARCH = '{_or: [{name: {_ilike: $q}}, {borrows: {person: {name: {_ilike: $q}}}}]}';
+/** The list's document for a sort, with or without a search: ten fixed texts, so every plan stays cached. */
+function loanListDocument(order: string, search: boolean): string {
+  const where = (status: string) => (search ? `{_and: [${status}, ${SEARCH}]}` : status);
+  return `query LoanList($statuses: [String!]!, $limit: Int!, $offset: Int!${search ? ', $q: String!' : ''}) {
+  loans(where: ${where('{status: {_in: $statuses}}')}, order_by: [${order}], limit: $limit, offset: $offset) {
+    id name status amount date_maturity
+    borrows(order_by: [{created_at: asc}], limit: 3) { person { id name } }
+    schedules(where: {is_next: {_eq: true}}, limit: 1) { due payment }
+  }
+  ${LOAN_STATUSES.map((status) => `${status}: loans_aggregate(where: ${where(`{status: {_eq: "${status}"}}`)}) { aggregate { count } }`).join('\n  ')}
+}`;
+}
+
+const LOAN_PAGE = `query LoanPage($id: uuid!) {
+  loan: loans_by_pk(id: $id) {
+    id name status amount rate term frequency amortization regular_payment date_funded first_payment_date date_maturity custom_fields created_at updated_at
+    borrows(order_by: [{created_at: asc}]) { person { id name email } }
+    guarantees(order_by: [{created_at: asc}]) { person { id name email } }
+    funding_sources(order_by: [{id: asc}]) { class original_amount person { id name } }
+    schedules(order_by: [{number: asc}]) { number due payment principal interest balance is_next }
+    paid: payments_aggregate(where: {date_reversed: {_is_null: true}}) { aggregate { sum { amount } } }
+    payments(order_by: [{date: desc}, {id: desc}]) { id date amount type method date_reversed }
+    tasks(order_by: [{created_at: desc}, {id: asc}]) { id name status date_due }
+    comments(order_by: [{created_at: desc}, {id: asc}]) { id text created_at admin { name email } }
+    loan_documents { document { id name status type uploaded_date } }
+    address_details { address { id street1 city state zipcode valuations(order_by: [{report_date: desc}, {id: asc}], limit: 1) { value valuation_type report_date } insurances(order_by: [{expiration: desc}]) { carrier type coverage_amount expiration } } }
+  }
+}`;
+const LOAN_FIELDS = `query LoanFields($id: uuid!) {
+  loan: loans_by_pk(id: $id) { id name status amount rate term frequency amortization regular_payment date_funded first_payment_date date_maturity custom_fields }
+}`;
+const PAYMENT = `query Payment($id: uuid!, $payment: uuid!) {
+  loan: loans_by_pk(id: $id) { id name payments(where: {id: {_eq: $payment}}) { id date amount type method date_reversed } }
+}`;
+const POST_PAYMENT = `mutation PostPayment($loan: uuid!, $date: date!, $amount: numeric!, $type: String!, $method: String!) {
+  insert_payments_one(object: {loan_id: $loan, date: $date, amount: $amount, type: $type, method: $method}) { id }
+}`;
+const REVERSE_PAYMENT = `mutation ReversePayment($loan: uuid!, $payment: uuid!, $today: date!) {
+  update_payments(where: {id: {_eq: $payment}, loan_id: {_eq: $loan}, date_reversed: {_is_null: true}}, _set: {date_reversed: $today}) { affected_rows }
+}`;
+const ADD_TASK = `mutation AddTask($loan: uuid!, $name: String!, $due: date) {
+  insert_tasks_one(object: {loan_id: $loan, name: $name, date_due: $due}) { id }
+}`;
+const COMPLETE_TASK = `mutation CompleteTask($loan: uuid!, $task: uuid!) {
+  update_tasks(where: {id: {_eq: $task}, loan_id: {_eq: $loan}}, _set: {status: "completed"}) { affected_rows }
+}`;
+const ADD_COMMENT = `mutation AddComment($loan: uuid!, $admin: uuid!, $text: String!) {
+  insert_comments_one(object: {loan_id: $loan, admin_id: $admin, text: $text}) { id }
+}`;
+
+/** What a redirect after a write says on the next page (`?done=`): a fixed set, never the client's text. */
+const NOTICES: ReadonlyMap<string, string> = new Map([
+  ['created', 'Loan created.'],
+  ['updated', 'Loan saved.'],
+  ['payment-posted', 'Payment posted.'],
+  ['payment-reversed', 'Payment reversed.'],
+  ['payment-already-reversed', 'That payment was already reversed.'],
+  ['task-added', 'Task added.'],
+  ['task-completed', 'Task completed.'],
+  ['comment-added', 'Comment added.'],
+]);
+const PAYMENT_TYPES = new Set(['regular', 'prepayment', 'late_fee']);
+const PAYMENT_METHODS = new Set(['ach', 'check', 'wire', 'cash']);
+const DATE = /^\d{4}-\d\d-\d\d$/;
+const isRealDate = (value: string) => DATE.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+const AMOUNT = /^\d{1,12}(\.\d{1,2})?$/;
+
+/** A 400 page naming the query parameter that is wrong. */
+class BadParameter extends Error {
+  constructor(readonly parameter: string, readonly problem: string) {
+    super(`${parameter}: ${problem}`);
+  }
+}
+
+function listQuery(req: Request): LoanListQuery {
+  const query = new Map(Object.entries(req.query));
+  const single = (name: string): string | undefined => {
+    const value = query.get(name);
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') throw new BadParameter(name, 'give it once');
+    return value;
+  };
+  const status = single('status') || null;
+  if (status !== null && !(LOAN_STATUSES as readonly string[]).includes(status)) throw new BadParameter('status', `expected one of ${LOAN_STATUSES.join(', ')}`);
+  const sort = single('sort') || 'newest';
+  if (!SORT_ORDER.has(sort)) throw new BadParameter('sort', `expected one of ${LOAN_SORTS.map((entry) => entry.key).join(', ')}`);
+  const pageText = single('page') ?? '1';
+  const page = /^\d{1,7}$/.test(pageText) ? Number(pageText) : NaN;
+  if (!(page >= 1 && page <= MAX_PAGE)) throw new BadParameter('page', `expected a whole number from 1 to ${MAX_PAGE}`);
+  const search = (single('q') ?? '').trim();
+  if (search.length > 200) throw new BadParameter('q', 'at most 200 characters');
+  if (search.includes('\u0000')) throw new BadParameter('q', 'contains a NUL character');
+  return { status, sort, page, search };
+}
+
+/** `%text%` for `_ilike`, the text's own `%`, `_` and `\` matched literally. */
+export function containsPattern(search: string): string {
+  return `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+}
+
+export function notFoundPage(res: Response, what: 'loan' | 'person' | 'payment' | 'task'): void {
+  const words = { loan: ['No such loan', 'This account has no loan at this address.'], person: ['No such person', 'This account has no person at this address.'], payment: ['No such payment', 'This loan has no such payment.'], task: ['No such task', 'This loan has no such task.'] }[what];
+  res.status(404).type('html').send(errorPage(words[0]!, words[1]!, res.locals.dashboard?.viewer));
+}
+
+/**
+ * Loans (issue 17): the list, the loan page with its servicing forms, and creating and editing a
+ * loan. Reads and the servicing writes go through the engine (`ServicingData`) for the session's
+ * account; creating and editing a loan go through the same use cases as `POST`/`PATCH /api/loan`.
+ * Every POST passed the CSRF check before it gets here (`requireFormCsrfToken`).
+ */
+export function loanRoutes(db: Database, data: () => Promise<ServicingData>, logger: Logger): Router {
+  const router = Router();
+  const run = async (res: Response, query: string, variables: Record<string, unknown>) => (await data()).run(db, sessionOf(res).admin.accountId, query, variables);
+
+  router.get('/', async (req, res) => {
+    const session = sessionOf(res);
+    let query: LoanListQuery;
+    try {
+      query = listQuery(req);
+    } catch (error) {
+      if (!(error instanceof BadParameter)) throw error;
+      return res.status(400).type('html').send(errorPage('The loan list could not be shown', `The parameter “${error.parameter}” is wrong: ${error.problem}.`, session.viewer));
+    }
+    const document = loanListDocument(SORT_ORDER.get(query.sort)!, query.search !== '');
+    const result = await run(res, document, {
+      statuses: query.status ? [query.status] : [...LOAN_STATUSES],
+      limit: PAGE_SIZE,
+      offset: (query.page - 1) * PAGE_SIZE,
+      ...(query.search ? { q: containsPattern(query.search) } : {}),
+    });
+    const counts = new Map<string, number>();
+    for (const status of LOAN_STATUSES) counts.set(status, Number(text(row(row(result[status])?.aggregate)?.count)));
+    counts.set('all', LOAN_STATUSES.reduce((sum, status) => sum + counts.get(status)!, 0));
+    res.type('html').send(loanListPage(session.viewer, { loans: rows(result.loans), counts, query, pageSize: PAGE_SIZE }));
+  });
+
+  router.get('/new', async (_req, res) => {
+    const session = sessionOf(res);
+    const product = await loadDefaultProduct(db, session.admin.accountId);
+    res.type('html').send(loanFormPage(session.viewer, { mode: 'create', fields: loanFormFields(product, 'create'), values: new Map(), problems: new Map() }));
+  });
+
+  router.post('/', async (req, res) => {
+    const session = sessionOf(res);
+    const product = await loadDefaultProduct(db, session.admin.accountId);
+    const fields = loanFormFields(product, 'create');
+    const typed = typedValues(req, fields);
+    try {
+      const created = await createLoan(db, session.admin.accountId, createBody(fields, typed));
+      logger.info({ event: 'dashboard.loan.created', loanId: created.id, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'loan created');
+      res.redirect(303, `${loanPath(created.id)}?done=created`);
+    } catch (error) {
+      if (!(error instanceof UserInputError)) throw error;
+      res.status(400).type('html').send(loanFormPage(session.viewer, { mode: 'create', fields, values: typed, problems: new Map(Object.entries(error.fields ?? {})), error: error.message }));
+    }
+  });
+
+  /** The loan, or a 404 page (a malformed id, another account's loan). */
+  async function loanOr404(req: Request, res: Response, document = LOAN_PAGE): Promise<Row | null> {
+    const id = param(req, 'id');
+    const loan = UUID.test(id) ? row((await run(res, document, { id })).loan) : null;
+    if (!loan) notFoundPage(res, 'loan');
+    return loan;
+  }
+
+  async function sendLoanPage(req: Request, res: Response, status: number, form?: LoanPageForm): Promise<void> {
+    const session = sessionOf(res);
+    const loan = await loanOr404(req, res);
+    if (!loan) return;
+    const product = await loadDefaultProduct(db, session.admin.accountId);
+    const known = new Set(product.customFields.map((field) => field.key));
+    const stored = Object.keys(row(loan.custom_fields) ?? {}).filter((key) => !known.has(key));
+    const customFields = [...product.customFields.map((field) => ({ key: field.key, label: field.name })), ...stored.map((key) => ({ key, label: key }))];
+    const done = typeof req.query.done === 'string' ? NOTICES.get(req.query.done) : undefined;
+    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, ...(done ? { notice: done } : {}), ...(form ? { form } : {}) }));
+  }
+
+  router.get('/:id', (req, res) => sendLoanPage(req, res, 200));
+
+  router.get('/:id/edit', async (req, res) => {
+    const session = sessionOf(res);
+    const loan = await loanOr404(req, res, LOAN_FIELDS);
+    if (!loan) return;
+    const fields = loanFormFields(await loadDefaultProduct(db, session.admin.accountId), 'update');
+    res.type('html').send(loanFormPage(session.viewer, { mode: 'update', fields, values: currentValues(fields, loan), problems: new Map(), loan }));
+  });
+
+  router.post('/:id/edit', async (req, res) => {
+    const session = sessionOf(res);
+    const loan = await loanOr404(req, res, LOAN_FIELDS);
+    if (!loan) return;
+    const fields = loanFormFields(await loadDefaultProduct(db, session.admin.accountId), 'update');
+    const typed = typedValues(req, fields);
+    try {
+      if (!(await updateLoan(db, session.admin.accountId, text(loan.id), updateBody(fields, typed, currentValues(fields, loan))))) return notFoundPage(res, 'loan');
+      logger.info({ event: 'dashboard.loan.updated', loanId: text(loan.id), adminId: session.admin.adminId, accountId: session.admin.accountId }, 'loan updated');
+      res.redirect(303, `${loanPath(text(loan.id))}?done=updated`);
+    } catch (error) {
+      if (!(error instanceof UserInputError)) throw error;
+      res.status(400).type('html').send(loanFormPage(session.viewer, { mode: 'update', fields, values: typed, problems: new Map(Object.entries(error.fields ?? {})), error: error.message, loan }));
+    }
+  });
+
+  /**
+   * A servicing write of the loan page: the form's values are checked (`check` returns the
+   * problem, naming the field), the loan must be the account's (else 404), then the mutation
+   * runs; a refusal re-shows the loan page with the message next to the form (400).
+   */
+  function servicingWrite(form: LoanPageForm['form'], names: readonly string[], check: (values: ReadonlyMap<string, string>) => string | null, write: (req: Request, res: Response, loanId: string, values: ReadonlyMap<string, string>) => Promise<string | null>) {
+    return async (req: Request, res: Response): Promise<void> => {
+      const values = new Map(names.map((name) => [name, formText(req, name)]));
+      const id = param(req, 'id');
+      if (!UUID.test(id) || !row((await run(res, 'query LoanExists($id: uuid!) { loan: loans_by_pk(id: $id) { id } }', { id })).loan)) return notFoundPage(res, 'loan');
+      const problem = check(values);
+      if (problem) return sendLoanPage(req, res, 400, { form, error: problem, values });
+      try {
+        const done = await write(req, res, id, values);
+        if (done !== null) res.redirect(303, `${loanPath(id)}?done=${done}#${form === 'payment' ? 'payments' : `${form}s`}`);
+      } catch (error) {
+        if (!(error instanceof RequestError)) throw error;
+        await sendLoanPage(req, res, 400, { form, error: requestErrorMessage(error), values });
+      }
+    };
+  }
+
+  router.post(
+    '/:id/payments',
+    servicingWrite(
+      'payment',
+      ['date', 'amount', 'type', 'method'],
+      (values) => {
+        if (!isRealDate(values.get('date')!.trim())) return 'Date: expected a real date as YYYY-MM-DD.';
+        const amount = values.get('amount')!.trim().replace(/,/g, '');
+        if (!AMOUNT.test(amount) || !/[1-9]/.test(amount)) return 'Amount: expected an amount above 0 with at most 2 decimals, e.g. 1250.00.';
+        if (!PAYMENT_TYPES.has(values.get('type')!)) return `Type: expected one of ${[...PAYMENT_TYPES].join(', ')}.`;
+        if (!PAYMENT_METHODS.has(values.get('method')!)) return `Method: expected one of ${[...PAYMENT_METHODS].join(', ')}.`;
+        return null;
+      },
+      async (_req, res, loan, values) => {
+        await run(res, POST_PAYMENT, { loan, date: values.get('date')!.trim(), amount: values.get('amount')!.trim().replace(/,/g, ''), type: values.get('type'), method: values.get('method') });
+        return 'payment-posted';
+      },
+    ),
+  );
+
+  router.get('/:id/payments/:payment/reverse', async (req, res) => {
+    const payment = await paymentOr404(req, res);
+    if (!payment) return;
+    if (payment.payment.date_reversed) return res.redirect(303, `${loanPath(text(payment.loan.id))}?done=payment-already-reversed#payments`);
+    res.type('html').send(reversePaymentPage(sessionOf(res).viewer, payment.loan, payment.payment));
+  });
+
+  router.post(
+    '/:id/payments/:payment/reverse',
+    servicingWrite(
+      'payment',
+      [],
+      () => null,
+      async (req, res, loan) => {
+        const payment = await paymentOr404(req, res);
+        if (!payment) return null;
+        const result = await run(res, REVERSE_PAYMENT, { loan, payment: text(payment.payment.id), today: todayUtc() });
+        return Number(text(row(result.update_payments)?.affected_rows)) === 1 ? 'payment-reversed' : 'payment-already-reversed';
+      },
+    ),
+  );
+
+  async function paymentOr404(req: Request, res: Response): Promise<{ loan: Row; payment: Row } | null> {
+    const id = param(req, 'id');
+    const paymentId = param(req, 'payment');
+    const loan = UUID.test(id) ? row((await run(res, PAYMENT, { id, payment: UUID.test(paymentId) ? paymentId : '00000000-0000-0000-0000-000000000000' })).loan) : null;
+    if (!loan) {
+      notFoundPage(res, 'loan');
+      return null;
+    }
+    const payment = rows(loan.payments)[0];
+    if (!payment) {
+      notFoundPage(res, 'payment');
+      return null;
+    }
+    return { loan, payment };
+  }
+
+  router.post(
+    '/:id/tasks',
+    servicingWrite(
+      'task',
+      ['name', 'date_due'],
+      (values) => {
+        const name = values.get('name')!.trim();
+        if (!name) return 'Task: give the task a name.';
+        if (name.length > 500) return 'Task: at most 500 characters.';
+        const due = values.get('date_due')!.trim();
+        if (due && !isRealDate(due)) return 'Due: expected a real date as YYYY-MM-DD.';
+        return null;
+      },
+      async (_req, res, loan, values) => {
+        await run(res, ADD_TASK, { loan, name: values.get('name')!.trim(), due: values.get('date_due')!.trim() || null });
+        return 'task-added';
+      },
+    ),
+  );
+
+  router.post(
+    '/:id/tasks/:task/complete',
+    servicingWrite(
+      'task',
+      [],
+      () => null,
+      async (req, res, loan) => {
+        const task = param(req, 'task');
+        const result = UUID.test(task) ? await run(res, COMPLETE_TASK, { loan, task }) : null;
+        if (Number(text(row(result?.update_tasks)?.affected_rows)) !== 1) {
+          notFoundPage(res, 'task');
+          return null;
+        }
+        return 'task-completed';
+      },
+    ),
+  );
+
+  router.post(
+    '/:id/comments',
+    servicingWrite(
+      'comment',
+      ['text'],
+      (values) => {
+        const comment = values.get('text')!.trim();
+        if (!comment) return 'Comment: write something first.';
+        if (comment.length > 10_000) return 'Comment: at most 10,000 characters.';
+        return null;
+      },
+      async (_req, res, loan, values) => {
+        await run(res, ADD_COMMENT, { loan, admin: sessionOf(res).admin.adminId, text: values.get('text')!.trim() });
+        return 'comment-added';
+      },
+    ),
+  );
+
+  return router;
+}
+
+/** A path parameter as one string ('' when absent). */
+function param(req: Request, name: string): string {
+  const value: unknown = new Map(Object.entries(req.params)).get(name);
+  return typeof value === 'string' ? value : '';
+}
+
+/** The inputs of the loan form by body name (only the form's own fields; read through a Map). */
+function typedValues(req: Request, fields: readonly LoanFormField[]): ReadonlyMap<string, string> {
+  const sent = formFields(req);
+  const typed = new Map<string, string>();
+  for (const field of fields) {
+    const value = sent.get(field.name);
+    if (typeof value === 'string') typed.set(field.name, value);
+  }
+  return typed;
+}
+
+/** The loan's values as the edit form shows them, by body name. */
+function currentValues(fields: readonly LoanFormField[], loan: Row): ReadonlyMap<string, string> {
+  const custom = new Map(Object.entries(row(loan.custom_fields) ?? {}));
+  const values = new Map<string, string>();
+  for (const field of fields) {
+    if (field.source.kind === 'column') values.set(field.name, text(loan[field.source.column]));
+    else if (field.source.kind === 'custom') values.set(field.name, text(custom.get(field.source.key)));
+  }
+  return values;
+}
+

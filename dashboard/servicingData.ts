@@ -1,0 +1,168 @@
+import { parse } from 'lossless-json';
+import type { Database } from '../db/index.js';
+import { GraphEngine, RequestError } from '../engine/index.js';
+import { checkMetadataAgainstDatabase, parseMetadata } from '../metadata/index.js';
+
+/**
+ * The servicing pages' data (Loans, People): every read and write is a GraphQL document run by
+ * the query engine for the session's account, so each page is also a test of the engine.
+ *
+ * Like the REST loan routes (`app/loanReads.ts`), the pages use their own fixed view of the
+ * tables, not the admin-edited metadata file: hiding a collection from the API must not break
+ * the servicing screens, and a comment written here records its author (`comments.admin_id`,
+ * which the API's metadata does not let a key write). The documents are the server's own; the
+ * admin id is the session's, never a form's. Numbers keep PostgreSQL's exact digits
+ * (lossless-json: `100000.00` stays `100000.00`).
+ */
+const SERVICING_VIEW = `
+version: 1
+tenant_column: account_id
+collections:
+  loans:
+    table: loans
+    primary_key: id
+    fields:
+      id: uuid
+      name: text
+      status: text
+      amount: numeric
+      rate: numeric
+      term: integer
+      frequency: text
+      amortization: text
+      regular_payment: numeric
+      date_funded: date
+      first_payment_date: date
+      date_maturity: date
+      custom_fields: jsonb
+      created_at: timestamptz
+      updated_at: timestamptz
+    relationships:
+      borrows: { array: borrows, on: { id: loan_id } }
+      guarantees: { array: guarantees, on: { id: loan_id } }
+      loan_documents: { array: loan_documents, on: { id: loan_id } }
+      address_details: { array: address_details, on: { id: loan_id } }
+      payments: { array: payments, on: { id: loan_id } }
+      schedules: { array: schedules, on: { id: loan_id } }
+      tasks: { array: tasks, on: { id: loan_id } }
+      comments: { array: comments, on: { id: loan_id } }
+      funding_sources: { array: funding_sources, on: { id: loan_id } }
+  people:
+    table: people
+    primary_key: id
+    fields: { id: uuid, name: text, email: text, phone: text, status: text, entity_type: text, is_borrower: boolean, is_investor: boolean, created_at: timestamptz }
+    relationships:
+      borrows: { array: borrows, on: { id: person_id } }
+      guarantees: { array: guarantees, on: { id: person_id } }
+      funding_sources: { array: funding_sources, on: { id: person_id } }
+  borrows:
+    table: borrows
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, person_id: uuid, created_at: timestamptz }
+    relationships:
+      loan: { object: loans, on: { loan_id: id } }
+      person: { object: people, on: { person_id: id } }
+  guarantees:
+    table: guarantees
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, person_id: uuid, created_at: timestamptz }
+    relationships:
+      loan: { object: loans, on: { loan_id: id } }
+      person: { object: people, on: { person_id: id } }
+  funding_sources:
+    table: funding_sources
+    primary_key: id
+    fields: { id: uuid, person_id: uuid, loan_id: uuid, class: text, rate: numeric, original_amount: numeric, committed_amount: numeric, date_funded: date }
+    relationships:
+      loan: { object: loans, on: { loan_id: id } }
+      person: { object: people, on: { person_id: id } }
+  payments:
+    table: payments
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, date: date, amount: numeric, type: text, method: text, date_reversed: date }
+    insert: { columns: [loan_id, date, amount, type, method] }
+    update: { columns: [date_reversed] }
+  schedules:
+    table: schedules
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, number: integer, due: date, payment: numeric, principal: numeric, interest: numeric, balance: numeric, is_next: boolean }
+  tasks:
+    table: tasks
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, name: text, status: text, date_due: date, created_at: timestamptz }
+    insert: { columns: [loan_id, name, date_due] }
+    update: { columns: [status] }
+  comments:
+    table: comments
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, admin_id: uuid, text: text, created_at: timestamptz }
+    relationships:
+      admin: { object: admins, on: { admin_id: id } }
+    insert: { columns: [loan_id, admin_id, text] }
+  admins:
+    table: admins
+    primary_key: id
+    root_fields: []
+    fields: { id: uuid, name: text, email: text }
+  loan_documents:
+    table: loan_documents
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, document_id: uuid }
+    relationships:
+      document: { object: documents, on: { document_id: id } }
+  documents:
+    table: documents
+    primary_key: id
+    fields: { id: uuid, name: text, status: text, type: text, uploaded_date: date }
+  address_details:
+    table: address_details
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, address_id: uuid }
+    relationships:
+      address: { object: addresses, on: { address_id: id } }
+  addresses:
+    table: addresses
+    primary_key: id
+    fields: { id: uuid, street1: text, city: text, state: text, zipcode: text }
+    relationships:
+      valuations: { array: valuations, on: { id: address_id } }
+      insurances: { array: insurances, on: { id: address_id } }
+  valuations:
+    table: valuations
+    primary_key: id
+    fields: { id: uuid, address_id: uuid, value: numeric, valuation_type: text, report_date: date }
+  insurances:
+    table: insurances
+    primary_key: id
+    fields: { id: uuid, address_id: uuid, carrier: text, type: text, coverage_amount: numeric, expiration: date }
+`;
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A GraphQL response's `data`, numbers as lossless-json's `LosslessNumber` (their exact text via `String()`). */
+export type Data = Record<string, unknown>;
+
+/** The engine of the servicing view; `ServicingData.of(db)` builds it once per database. */
+export class ServicingData {
+  private constructor(private readonly engine: GraphEngine) {}
+
+  static async create(db: Database): Promise<ServicingData> {
+    const { metadata, catalogue } = await checkMetadataAgainstDatabase(parseMetadata(SERVICING_VIEW, 'the dashboard servicing view'), db);
+    return new ServicingData(new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 64, maxCost: 0, maxRootFields: 0, maxFields: 0 }, catalogue));
+  }
+
+  /**
+   * Runs a query or a mutation (a mutation in one transaction) for the account and returns its
+   * `data`. A client's mistake (a value the database refuses, say) throws `RequestError`.
+   */
+  async run(db: Database, accountId: string, query: string, variables: Record<string, unknown> = {}): Promise<Data> {
+    const response = parse(await this.engine.execute(db, { query, variables }, accountId)) as { data?: Data; errors?: { message: string }[] };
+    if (response.errors?.length || !response.data) throw new RequestError((response.errors ?? [{ message: 'no data' }]).map((error) => ({ message: error.message, extensions: { code: 'execution-error' } })), 'execution');
+    return response.data;
+  }
+}
+
+/** The first message of a refused request, for showing next to a form. */
+export function requestErrorMessage(error: RequestError): string {
+  return error.errors[0]?.message ?? 'the request was refused';
+}
