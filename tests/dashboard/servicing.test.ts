@@ -1,0 +1,300 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { startTestServer, type TestServer } from '../support/http.js';
+import { seedAccount, type SeededAccount } from '../support/seededService.js';
+import { DashboardClient } from './dashboardClient.js';
+
+/**
+ * Issue 17, the servicing pages over HTTP (the walk in Chromium is servicingBrowser.test.ts):
+ * every write form refuses a missing or wrong CSRF token and writes nothing; another account's
+ * loan (or person) is a 404 page, for reads and writes alike; the forms' rules and errors.
+ */
+const PASSWORD = 'correct horse battery'; // seedAccount's admin password
+
+let database: TestDatabase;
+let server: TestServer;
+let mine: SeededAccount;
+let theirs: SeededAccount;
+let client: DashboardClient;
+/** A loan of each account in servicing, with at least three rows still to pay. */
+let myLoan: string;
+let theirLoan: string;
+let theirPayment: string;
+let theirTask: string;
+let theirPerson: string;
+
+const count = async (sql: string, values: unknown[]): Promise<number> => Number((await database.db.query<{ n: string }>(sql, values)).rows[0]!.n);
+/** Everything a form of the servicing pages could write, for "nothing was written". */
+async function footprint(): Promise<string> {
+  const { rows } = await database.db.query<{ f: string }>(
+    `SELECT concat_ws(' ', (SELECT count(*) FROM loans), (SELECT count(*) FROM payments), (SELECT count(*) FROM payments WHERE date_reversed IS NOT NULL),
+            (SELECT count(*) FROM tasks), (SELECT count(*) FROM tasks WHERE status = 'completed'), (SELECT count(*) FROM comments),
+            (SELECT md5(string_agg(name || coalesce(amount::text, ''), ',' ORDER BY id)) FROM loans)) AS f`,
+  );
+  return rows[0]!.f;
+}
+
+async function servicingLoan(account: SeededAccount): Promise<string> {
+  const { rows } = await database.db.query<{ id: string }>(
+    `SELECT l.id FROM loans l WHERE l.account_id = $1 AND l.status = 'servicing' AND EXISTS (SELECT 1 FROM schedules s WHERE s.account_id = l.account_id AND s.loan_id = l.id AND s.is_next
+                  AND s.number + 3 <= (SELECT max(number) FROM schedules t WHERE t.account_id = s.account_id AND t.loan_id = s.loan_id))
+      ORDER BY l.id LIMIT 1`,
+    [account.account.id],
+  );
+  return rows[0]!.id;
+}
+
+before(async () => {
+  database = await openTestDatabase();
+  server = await startTestServer(database.db);
+  mine = await seedAccount(database.db, { scale: 0.01 });
+  theirs = await seedAccount(database.db, { scale: 0.01, seed: 2 });
+  myLoan = await servicingLoan(mine);
+  theirLoan = await servicingLoan(theirs);
+  const theirs_ = theirs.account.id;
+  theirPayment = (await database.db.query<{ id: string }>(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2020-01-01', 10) RETURNING id`, [theirs_, theirLoan])).rows[0]!.id;
+  theirTask = (await database.db.query<{ id: string }>(`INSERT INTO tasks (account_id, loan_id, name) VALUES ($1, $2, 'theirs') RETURNING id`, [theirs_, theirLoan])).rows[0]!.id;
+  theirPerson = (await database.db.query<{ id: string }>(`SELECT id FROM people WHERE account_id = $1 LIMIT 1`, [theirs_])).rows[0]!.id;
+  client = new DashboardClient(server.url);
+  assert.equal((await client.logIn(`admin@${mine.account.slug}.test`, PASSWORD)).status, 303);
+});
+
+after(async () => {
+  await server?.close();
+  await database?.close();
+});
+
+describe('Loans list', () => {
+  it('lists the account’s loans with counts per status from loans_aggregate, 25 a page', async () => {
+    const page = await client.get('/dashboard/loans');
+    assert.equal(page.status, 200);
+    const counts = await database.db.query<{ status: string; n: string }>('SELECT status, count(*) AS n FROM loans WHERE account_id = $1 GROUP BY status', [mine.account.id]);
+    const total = counts.rows.reduce((sum, entry) => sum + Number(entry.n), 0);
+    for (const entry of counts.rows) assert.match(page.text, new RegExp(`${entry.status} <span class="count">${entry.n}</span>`));
+    assert.match(page.text, new RegExp(`Loans 1–25 of ${total}\\.`));
+    assert.equal([...page.text.matchAll(/<a href="\/dashboard\/loans\/[0-9a-f-]{36}">/g)].length, 25);
+  });
+
+  it('finds a loan by a borrower’s name (case-insensitive), and only this account’s', async () => {
+    const { rows } = await database.db.query<{ loan_id: string; name: string }>(
+      `SELECT b.loan_id, p.name FROM borrows b JOIN people p ON p.account_id = b.account_id AND p.id = b.person_id WHERE b.account_id = $1 ORDER BY b.id LIMIT 1`,
+      [mine.account.id],
+    );
+    const { loan_id: loanId, name } = rows[0]!;
+    const page = await client.get(`/dashboard/loans?q=${encodeURIComponent(name.toUpperCase())}`);
+    assert.equal(page.status, 200);
+    assert.ok(page.text.includes(`/dashboard/loans/${loanId}`), 'the borrower’s loan is listed');
+    const expected = await count(
+      `SELECT count(*) AS n FROM loans l WHERE l.account_id = $1 AND (l.name ILIKE $2 OR EXISTS (SELECT 1 FROM borrows b JOIN people p ON p.account_id = b.account_id AND p.id = b.person_id WHERE b.account_id = l.account_id AND b.loan_id = l.id AND p.name ILIKE $2))`,
+      [mine.account.id, `%${name}%`],
+    );
+    assert.match(page.text, new RegExp(`of ${expected} matching`));
+    const none = await client.get('/dashboard/loans?q=%25_no-such-name_%25');
+    assert.match(none.text, /No loans match\./);
+  });
+
+  it('filters by status and sorts by amount', async () => {
+    const page = await client.get('/dashboard/loans?status=closed&sort=amount_desc');
+    assert.equal(page.status, 200);
+    const { rows } = await database.db.query<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'closed' ORDER BY amount DESC NULLS LAST, id LIMIT 3`, [mine.account.id]);
+    const shown = [...page.text.matchAll(/<a href="\/dashboard\/loans\/([0-9a-f-]{36})">/g)].map((match) => match[1]).slice(0, 3);
+    assert.deepEqual(shown, rows.map((entry) => entry.id));
+  });
+
+  it('answers a bad parameter with a 400 page naming it', async () => {
+    for (const [query, name] of [['status=late', 'status'], ['sort=evil', 'sort'], ['page=0', 'page'], ['page=x', 'page'], ['status=lead&status=closed', 'status']] as const) {
+      const page = await client.get(`/dashboard/loans?${query}`);
+      assert.equal(page.status, 400, query);
+      assert.ok(page.text.includes(`“${name}”`), query);
+    }
+  });
+});
+
+describe('Another account’s records are 404 pages', () => {
+  it('for the loan page, its edit form, a payment’s confirmation and a person', async () => {
+    for (const path of [
+      `/dashboard/loans/${theirLoan}`,
+      `/dashboard/loans/${theirLoan}/edit`,
+      `/dashboard/loans/${theirLoan}/payments/${theirPayment}/reverse`,
+      `/dashboard/loans/${myLoan}/payments/${theirPayment}/reverse`,
+      `/dashboard/loans/not-a-uuid`,
+      `/dashboard/people/${theirPerson}`,
+      `/dashboard/people/not-a-uuid`,
+    ]) {
+      const page = await client.get(path);
+      assert.equal(page.status, 404, path);
+      assert.match(page.text, /<h1>No such (loan|payment|person)<\/h1>/, path);
+      assert.ok(!page.text.includes(theirLoan) || path.includes(theirLoan) === page.text.includes(theirLoan), path);
+    }
+  });
+
+  it('for every write, and nothing is written', async () => {
+    const before = await footprint();
+    for (const [path, fields] of [
+      [`/dashboard/loans/${theirLoan}/payments`, { date: '2024-01-01', amount: '10.00', type: 'regular', method: 'ach' }],
+      [`/dashboard/loans/${theirLoan}/payments/${theirPayment}/reverse`, {}],
+      [`/dashboard/loans/${myLoan}/payments/${theirPayment}/reverse`, {}],
+      [`/dashboard/loans/${theirLoan}/tasks`, { name: 'not mine' }],
+      [`/dashboard/loans/${theirLoan}/tasks/${theirTask}/complete`, {}],
+      [`/dashboard/loans/${myLoan}/tasks/${theirTask}/complete`, {}],
+      [`/dashboard/loans/${theirLoan}/comments`, { text: 'not mine' }],
+      [`/dashboard/loans/${theirLoan}/edit`, { Name: 'taken over' }],
+    ] as const) {
+      const reply = await client.postForm(path, fields);
+      assert.equal(reply.status, 404, path);
+    }
+    assert.equal(await footprint(), before);
+  });
+});
+
+describe('CSRF on every write form', () => {
+  it('a missing or wrong token is refused with 403 and nothing is written', async () => {
+    const payment = (await database.db.query<{ id: string }>(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2020-01-01', 5) RETURNING id`, [mine.account.id, myLoan])).rows[0]!.id;
+    const task = (await database.db.query<{ id: string }>(`INSERT INTO tasks (account_id, loan_id, name) VALUES ($1, $2, 'csrf') RETURNING id`, [mine.account.id, myLoan])).rows[0]!.id;
+    await client.get(`/dashboard/loans/${myLoan}`);
+    const forms: [string, Record<string, string>][] = [
+      ['/dashboard/loans', { Name: 'csrf loan', Amount: '1000' }],
+      [`/dashboard/loans/${myLoan}/edit`, { Name: 'csrf rename' }],
+      [`/dashboard/loans/${myLoan}/payments`, { date: '2024-01-01', amount: '10.00', type: 'regular', method: 'ach' }],
+      [`/dashboard/loans/${myLoan}/payments/${payment}/reverse`, {}],
+      [`/dashboard/loans/${myLoan}/tasks`, { name: 'csrf task' }],
+      [`/dashboard/loans/${myLoan}/tasks/${task}/complete`, {}],
+      [`/dashboard/loans/${myLoan}/comments`, { text: 'csrf comment' }],
+    ];
+    const before = await footprint();
+    for (const [path, fields] of forms) {
+      for (const token of [null, 'wrong-token', `${client.csrfToken!.slice(0, -1)}x`]) {
+        const reply = await client.postForm(path, { ...fields, _csrf: token });
+        assert.equal(reply.status, 403, `${path} with ${token ?? 'no token'}`);
+        assert.match(reply.text, /security token/);
+      }
+    }
+    assert.equal(await footprint(), before);
+    // The same forms with the page's token do write (so the refusal above was the token's).
+    for (const [path, fields] of forms) {
+      const reply = await client.postForm(path, fields);
+      assert.equal(reply.status, 303, `${path}: ${reply.text.slice(0, 300)}`);
+    }
+    assert.notEqual(await footprint(), before);
+  });
+});
+
+describe('The loan page', () => {
+  it('posts a payment: the next row moves on, and reversing it moves it back', async () => {
+    const next = async () => (await database.db.query<{ number: number; payment: string }>('SELECT number, payment::text FROM schedules WHERE account_id = $1 AND loan_id = $2 AND is_next', [mine.account.id, myLoan])).rows[0]!;
+    const page = await client.get(`/dashboard/loans/${myLoan}`);
+    const before = await next();
+    assert.match(page.text, new RegExp(`<tr class="is-next" aria-current="true" data-row="${before.number}">`));
+    const posted = await client.postForm(`/dashboard/loans/${myLoan}/payments`, { date: new Date().toISOString().slice(0, 10), amount: before.payment, type: 'regular', method: 'ach' });
+    assert.equal(posted.status, 303);
+    assert.equal(posted.location, `/dashboard/loans/${myLoan}?done=payment-posted#payments`);
+    const after = await next();
+    assert.equal(after.number, before.number + 1);
+    const shown = await client.get(posted.location!);
+    assert.match(shown.text, /Payment posted\./);
+    assert.match(shown.text, new RegExp(`<tr class="is-covered" data-row="${before.number}">`));
+    const id = (await database.db.query<{ id: string }>('SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 AND amount = $3 ORDER BY date DESC, id DESC LIMIT 1', [mine.account.id, myLoan, before.payment])).rows[0]!.id;
+    const confirm = await client.get(`/dashboard/loans/${myLoan}/payments/${id}/reverse`);
+    assert.equal(confirm.status, 200);
+    assert.match(confirm.text, /Reverse this payment\?/);
+    assert.equal((await client.postForm(`/dashboard/loans/${myLoan}/payments/${id}/reverse`, {})).status, 303);
+    assert.equal((await next()).number, before.number);
+    const again = await client.postForm(`/dashboard/loans/${myLoan}/payments/${id}/reverse`, {});
+    assert.equal(again.location, `/dashboard/loans/${myLoan}?done=payment-already-reversed#payments`);
+  });
+
+  it('refuses a bad payment with a 400 naming the field, nothing written', async () => {
+    const before = await footprint();
+    for (const [fields, field] of [
+      [{ date: '2024-02-30', amount: '10', type: 'regular', method: 'ach' }, 'Date'],
+      [{ date: '2024-02-01', amount: '0', type: 'regular', method: 'ach' }, 'Amount'],
+      [{ date: '2024-02-01', amount: '1.001', type: 'regular', method: 'ach' }, 'Amount'],
+      [{ date: '2024-02-01', amount: '10', type: 'bonus', method: 'ach' }, 'Type'],
+    ] as const) {
+      const reply = await client.postForm(`/dashboard/loans/${myLoan}/payments`, fields);
+      assert.equal(reply.status, 400);
+      assert.match(reply.text, new RegExp(`role="alert">${field}:`));
+    }
+    assert.equal(await footprint(), before);
+  });
+
+  it('adds a comment whose author is the logged-in admin, escaped on the page', async () => {
+    const text = `<script>alert("x")</script> ${Date.now()}`;
+    assert.equal((await client.postForm(`/dashboard/loans/${myLoan}/comments`, { text })).status, 303);
+    const { rows } = await database.db.query<{ admin_id: string }>('SELECT admin_id FROM comments WHERE account_id = $1 AND text = $2', [mine.account.id, text]);
+    assert.equal(rows[0]!.admin_id, mine.adminId);
+    const page = await client.get(`/dashboard/loans/${myLoan}`);
+    assert.ok(page.text.includes('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;'));
+    assert.ok(!page.text.includes('<script>alert'));
+    assert.match(page.text, /Avery Admin ·/);
+  });
+
+  it('adds a task and completes it', async () => {
+    assert.equal((await client.postForm(`/dashboard/loans/${myLoan}/tasks`, { name: 'Call the borrower', date_due: '2030-01-01' })).status, 303);
+    const task = (await database.db.query<{ id: string; status: string }>(`SELECT id, status FROM tasks WHERE account_id = $1 AND name = 'Call the borrower'`, [mine.account.id])).rows[0]!;
+    assert.equal(task.status, 'open');
+    assert.equal((await client.postForm(`/dashboard/loans/${myLoan}/tasks/${task.id}/complete`, {})).status, 303);
+    assert.equal((await database.db.query<{ status: string }>('SELECT status FROM tasks WHERE account_id = $1 AND id = $2', [mine.account.id, task.id])).rows[0]!.status, 'completed');
+    const blank = await client.postForm(`/dashboard/loans/${myLoan}/tasks`, { name: '   ' });
+    assert.equal(blank.status, 400);
+    assert.match(blank.text, /Task: give the task a name/);
+  });
+});
+
+describe('Creating and editing a loan', () => {
+  it('creates a loan with a borrower through the REST rules and shows its schedule', async () => {
+    const form = await client.get('/dashboard/loans/new');
+    assert.equal(form.status, 200);
+    for (const name of ['Name', 'Amount', 'Rate', 'Term', 'Frequency', 'Date_Funded', 'Loan_Officer', 'Borrower_Name', 'Borrower_Email']) assert.match(form.text, new RegExp(`name="${name}"`), name);
+    const created = await client.postForm('/dashboard/loans', {
+      Name: 'Elm St bridge', Amount: '100000', Rate: '12', Term: '12', Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing',
+      Loan_Officer: 'Kim', Borrower_Name: 'Ada Lovelace', Borrower_Email: `ada.${Date.now()}@example.com`,
+    });
+    assert.equal(created.status, 303, created.text.slice(0, 500));
+    const page = await client.get(created.location!);
+    assert.match(page.text, /Loan created\./);
+    assert.match(page.text, /8,884\.88/); // SPEC §7's reference payment
+    assert.match(page.text, /<a href="\/dashboard\/people\/[0-9a-f-]{36}">Ada Lovelace<\/a>/);
+    assert.equal([...page.text.matchAll(/data-row="\d+"/g)].length, 12);
+  });
+
+  it('shows the rules’ errors next to their fields and writes nothing', async () => {
+    const before = await footprint();
+    const reply = await client.postForm('/dashboard/loans', { Name: 'Bad', Amount: '-5', Term: 'twelve', Frequency: 'monthly', Borrower_Email: 'not-an-address' });
+    assert.equal(reply.status, 400);
+    for (const field of ['Amount', 'Term', 'Borrower_Email']) assert.match(reply.text, new RegExp(`id="loan-field-${field}-error" class="field-error">${field}: `), field);
+    assert.match(reply.text, /name="Name"[^>]*value="Bad"/);
+    assert.equal(await footprint(), before);
+  });
+
+  it('edits only what changed: an untouched computed payment stays computed', async () => {
+    const edit = await client.get(`/dashboard/loans/${myLoan}/edit`);
+    assert.equal(edit.status, 200);
+    const values = new Map([...edit.text.matchAll(/name="([A-Za-z_]+)"[^>]* value="([^"]*)"/g)].map((match) => [match[1]!, match[2]!]));
+    const { rows } = await database.db.query<{ name: string; regular_payment_given: boolean }>('SELECT name, regular_payment_given FROM loans WHERE account_id = $1 AND id = $2', [mine.account.id, myLoan]);
+    assert.equal(values.get('Name'), rows[0]!.name.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/'/g, '&#39;'));
+    const fields = Object.fromEntries([...values].filter(([name]) => name !== '_csrf'));
+    const saved = await client.postForm(`/dashboard/loans/${myLoan}/edit`, { ...fields, Name: 'Renamed <b>loan</b>' });
+    assert.equal(saved.status, 303);
+    const after = await database.db.query<{ name: string; regular_payment_given: boolean }>('SELECT name, regular_payment_given FROM loans WHERE account_id = $1 AND id = $2', [mine.account.id, myLoan]);
+    assert.equal(after.rows[0]!.name, 'Renamed <b>loan</b>');
+    assert.equal(after.rows[0]!.regular_payment_given, rows[0]!.regular_payment_given);
+  });
+});
+
+describe('People', () => {
+  it('searches people and shows a person’s loans', async () => {
+    const { rows } = await database.db.query<{ id: string; name: string; loan_id: string }>(
+      `SELECT p.id, p.name, b.loan_id FROM people p JOIN borrows b ON b.account_id = p.account_id AND b.person_id = p.id WHERE p.account_id = $1 ORDER BY p.id LIMIT 1`,
+      [mine.account.id],
+    );
+    const person = rows[0]!;
+    const list = await client.get(`/dashboard/people?q=${encodeURIComponent(person.name)}`);
+    assert.equal(list.status, 200);
+    assert.ok(list.text.includes(`/dashboard/people/${person.id}`));
+    const page = await client.get(`/dashboard/people/${person.id}`);
+    assert.equal(page.status, 200);
+    assert.ok(page.text.includes(`/dashboard/loans/${person.loan_id}`));
+  });
+});
