@@ -419,7 +419,7 @@ function formField(field: LoanFormField, view: LoanFormView): Html {
     input = html`<input type="${type}"${mode}${common} value="${value}">`;
   }
   return html`<div class="field${problem ? ' has-error' : ''}">
-    <label for="${id}">${field.label}${field.required ? html` <span aria-hidden="true">*</span>` : null}</label>
+    <label for="${id}">${field.label}${field.required ? ' (required)' : null}</label>
     ${input}
     ${field.hint ? html`<span id="${id}-hint" class="hint">${field.hint}</span>` : null}
     ${problem ? html`<span id="${id}-error" class="field-error">${field.name}: ${problem}</span>` : null}

@@ -35,7 +35,7 @@ export function orDash(value: unknown): Html | string {
 /** A status as a pill (loan statuses, task statuses). */
 export function statusPill(value: unknown): Html {
   const status = text(value);
-  return html`<span class="status status-${status.replace(/[^a-z_]/g, '')}">${status.replace(/_/g, ' ')}</span>`;
+  return html`<span class="status pill-${status.replace(/[^a-z_]/g, '')}">${status.replace(/_/g, ' ')}</span>`;
 }
 
 /** Today's date in UTC (`YYYY-MM-DD`), the default of date inputs. */
