@@ -172,7 +172,7 @@ ${message('ok', view.notice)}
     <dt>Date funded</dt><dd>${orDash(loan.date_funded)}</dd>
     <dt>First payment</dt><dd>${orDash(loan.first_payment_date)}</dd>
     <dt>Maturity</dt><dd>${orDash(loan.date_maturity)}</dd>
-    <dt>Next payment</dt><dd>${next ? html`<strong>${text(next.due)}</strong>, ${money(next.payment)} (row ${text(next.number)})` : orDash(null)}</dd>
+    <dt>Next payment</dt><dd>${next ? html`<strong>${text(next.due)}</strong>, ${money(next.payment)} (<a href="#next-row">row ${text(next.number)}</a>)` : orDash(null)}</dd>
     <dt>Paid (not reversed)</dt><dd>${money(row(row(row(loan.paid)?.aggregate)?.sum)?.amount ?? '0.00')}</dd>
     ${view.customFields.map((field) => html`<dt>${field.label}</dt><dd>${orDash(customValues.get(field.key))}</dd>`)}
     <dt>Created</dt><dd>${formatTimestamp(text(loan.created_at))}</dd>
@@ -203,7 +203,7 @@ ${message('ok', view.notice)}
   <thead><tr><th scope="col">#</th><th scope="col">Due</th><th scope="col" class="num">Payment</th><th scope="col" class="num">Principal</th><th scope="col" class="num">Interest</th><th scope="col" class="num">Balance</th><th scope="col">State</th></tr></thead>
   <tbody>
     ${schedule.map(
-      ({ entry, covered }) => html`<tr class="${entry.is_next === true ? 'is-next' : covered ? 'is-covered' : ''}"${entry.is_next === true ? html` aria-current="true"` : null} data-row="${text(entry.number)}">
+      ({ entry, covered }) => html`<tr class="${entry.is_next === true ? 'is-next' : covered ? 'is-covered' : ''}"${entry.is_next === true ? html` id="next-row" aria-current="true"` : null} data-row="${text(entry.number)}">
       <td>${text(entry.number)}</td><td>${text(entry.due)}</td><td class="num">${money(entry.payment)}</td><td class="num">${money(entry.principal)}</td><td class="num">${money(entry.interest)}</td><td class="num">${money(entry.balance)}</td>
       <td>${entry.is_next === true ? html`<strong>Next</strong>` : covered ? html`Covered` : null}</td>
     </tr>`,

@@ -259,14 +259,14 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       ['date', 'amount', 'type', 'method'],
       (values) => {
         if (!isRealDate(values.get('date')!.trim())) return 'Date: expected a real date as YYYY-MM-DD.';
-        const amount = values.get('amount')!.trim().replace(/,/g, '');
+        const amount = values.get('amount')!.trim();
         if (!AMOUNT.test(amount) || !/[1-9]/.test(amount)) return 'Amount: expected an amount above 0 with at most 2 decimals, e.g. 1250.00.';
         if (!PAYMENT_TYPES.has(values.get('type')!)) return `Type: expected one of ${[...PAYMENT_TYPES].join(', ')}.`;
         if (!PAYMENT_METHODS.has(values.get('method')!)) return `Method: expected one of ${[...PAYMENT_METHODS].join(', ')}.`;
         return null;
       },
       async (_req, res, loan, values) => {
-        await run(res, POST_PAYMENT, { loan, date: values.get('date')!.trim(), amount: values.get('amount')!.trim().replace(/,/g, ''), type: values.get('type'), method: values.get('method') });
+        await run(res, POST_PAYMENT, { loan, date: values.get('date')!.trim(), amount: values.get('amount')!.trim(), type: values.get('type'), method: values.get('method') });
         return 'payment-posted';
       },
     ),

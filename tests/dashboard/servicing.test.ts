@@ -185,7 +185,7 @@ describe('The loan page', () => {
     const next = async () => (await database.db.query<{ number: number; payment: string }>('SELECT number, payment::text FROM schedules WHERE account_id = $1 AND loan_id = $2 AND is_next', [mine.account.id, myLoan])).rows[0]!;
     const page = await client.get(`/dashboard/loans/${myLoan}`);
     const before = await next();
-    assert.match(page.text, new RegExp(`<tr class="is-next" aria-current="true" data-row="${before.number}">`));
+    assert.match(page.text, new RegExp(`<tr class="is-next" id="next-row" aria-current="true" data-row="${before.number}">`));
     const posted = await client.postForm(`/dashboard/loans/${myLoan}/payments`, { date: new Date().toISOString().slice(0, 10), amount: before.payment, type: 'regular', method: 'ach' });
     assert.equal(posted.status, 303);
     assert.equal(posted.location, `/dashboard/loans/${myLoan}?done=payment-posted#payments`);
@@ -210,6 +210,7 @@ describe('The loan page', () => {
       [{ date: '2024-02-30', amount: '10', type: 'regular', method: 'ach' }, 'Date'],
       [{ date: '2024-02-01', amount: '0', type: 'regular', method: 'ach' }, 'Amount'],
       [{ date: '2024-02-01', amount: '1.001', type: 'regular', method: 'ach' }, 'Amount'],
+      [{ date: '2024-02-01', amount: '1,5', type: 'regular', method: 'ach' }, 'Amount'],
       [{ date: '2024-02-01', amount: '10', type: 'bonus', method: 'ach' }, 'Type'],
     ] as const) {
       const reply = await client.postForm(`/dashboard/loans/${myLoan}/payments`, fields);
