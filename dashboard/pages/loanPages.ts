@@ -389,7 +389,7 @@ export function loanFormPage(viewer: Viewer, view: LoanFormView): string {
     { title, viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a>${view.loan ? html` › <a href="${loanPath(text(view.loan.id))}">${text(view.loan.name)}</a>` : null}</p>
 <h1>${title}</h1>
-${message('error', view.error ? `${view.error}${others.length ? ` — ${others.map(([name, problem]) => `${name}: ${problem}`).join('; ')}` : ''}` : null)}
+${message('error', view.error ? `Not saved — ${view.error}${others.length ? ` — ${others.map(([name, problem]) => `${name}: ${problem}`).join('; ')}` : ''}` : null)}
 <form class="stack loan-form" method="post" action="${action}" novalidate>
   ${csrfField(viewer.csrfToken)}
   <fieldset><legend>Loan</legend><div class="form-grid">${loanFields.map((field) => formField(field, view))}</div></fieldset>

@@ -25,11 +25,21 @@ const SORT_ORDER: ReadonlyMap<string, string> = new Map([
   ['maturity', '{date_maturity: asc_nulls_last}, {id: asc}'],
 ]);
 
-const SEARCH = '{_or: [{name: {_ilike: $q}}, {borrows: {person: {name: {_ilike: $q}}}}]}';
+/**
+ * A search matches the loan's name or a borrower's name. The borrowers' loans are found first
+ * (`BORROWER_LOANS`: people by name — the trigram index — then their borrow links), and the list
+ * then asks for `id IN` those. A `borrows: {person: {name: …}}` filter instead made PostgreSQL
+ * build the same hashed subplan over people for the page and for each status's count: at scale 1
+ * on PostgreSQL 15, searching "st" took 430 ms that way, and now 21 ms plus 60 ms for the people
+ * lookup (2 letters: no trigram index); "Perez" took 109 ms, now 34 ms plus 6–13 ms (a loaded
+ * machine: absolute numbers vary, the ratio held).
+ */
+const SEARCH = '{_or: [{name: {_ilike: $q}}, {id: {_in: $borrowed}}]}';
+const BORROWER_LOANS = 'query BorrowerLoans($q: String!) { people(where: {name: {_ilike: $q}}) { borrows { loan_id } } }';
 /** The list's document for a sort, with or without a search: ten fixed texts, so every plan stays cached. */
-function loanListDocument(order: string, search: boolean): string {
+export function loanListDocument(order: string, search: boolean): string {
   const where = (status: string) => (search ? `{_and: [${status}, ${SEARCH}]}` : status);
-  return `query LoanList($statuses: [String!]!, $limit: Int!, $offset: Int!${search ? ', $q: String!' : ''}) {
+  return `query LoanList($statuses: [String!]!, $limit: Int!, $offset: Int!${search ? ', $q: String!, $borrowed: [uuid!]!' : ''}) {
   loans(where: ${where('{status: {_in: $statuses}}')}, order_by: [${order}], limit: $limit, offset: $offset) {
     id name status amount date_maturity
     borrows(order_by: [{created_at: asc}], limit: 3) { person { id name } }
@@ -90,7 +100,8 @@ const NOTICES: ReadonlyMap<string, string> = new Map([
 const PAYMENT_TYPES = new Set(['regular', 'prepayment', 'late_fee']);
 const PAYMENT_METHODS = new Set(['ach', 'check', 'wire', 'cash']);
 const DATE = /^\d{4}-\d\d-\d\d$/;
-const isRealDate = (value: string) => DATE.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+/** A real calendar date from year 1 on (PostgreSQL has no year 0). */
+const isRealDate = (value: string) => DATE.test(value) && !value.startsWith('0000') && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
 const AMOUNT = /^\d{1,12}(\.\d{1,2})?$/;
 
 /** A 400 page naming the query parameter that is wrong. */
@@ -151,11 +162,17 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       return res.status(400).type('html').send(errorPage('The loan list could not be shown', `The parameter “${error.parameter}” is wrong: ${error.problem}.`, session.viewer));
     }
     const document = loanListDocument(SORT_ORDER.get(query.sort)!, query.search !== '');
+    let search = {};
+    if (query.search) {
+      const q = containsPattern(query.search);
+      const borrowers = rows((await run(res, BORROWER_LOANS, { q })).people);
+      search = { q, borrowed: [...new Set(borrowers.flatMap((person) => rows(person.borrows).map((link) => text(link.loan_id))))] };
+    }
     const result = await run(res, document, {
       statuses: query.status ? [query.status] : [...LOAN_STATUSES],
       limit: PAGE_SIZE,
       offset: (query.page - 1) * PAGE_SIZE,
-      ...(query.search ? { q: containsPattern(query.search) } : {}),
+      ...search,
     });
     const counts = new Map<string, number>();
     for (const status of LOAN_STATUSES) counts.set(status, Number(text(row(row(result[status])?.aggregate)?.count)));
