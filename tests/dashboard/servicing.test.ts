@@ -208,6 +208,7 @@ describe('The loan page', () => {
     const before = await footprint();
     for (const [fields, field] of [
       [{ date: '2024-02-30', amount: '10', type: 'regular', method: 'ach' }, 'Date'],
+      [{ date: '0000-01-01', amount: '10', type: 'regular', method: 'ach' }, 'Date'],
       [{ date: '2024-02-01', amount: '0', type: 'regular', method: 'ach' }, 'Amount'],
       [{ date: '2024-02-01', amount: '1.001', type: 'regular', method: 'ach' }, 'Amount'],
       [{ date: '2024-02-01', amount: '1,5', type: 'regular', method: 'ach' }, 'Amount'],

@@ -33,6 +33,11 @@ let context: BrowserContext;
 let page: Page;
 /** Problems the page reported (script errors, failed requests): there must be none. */
 const pageProblems: string[] = [];
+/** The page's document, in `page.evaluate` callbacks (tests are type-checked without the DOM library). */
+interface PageDocument {
+  readonly documentElement: { readonly scrollWidth: number; readonly clientWidth: number };
+  readonly activeElement: { readonly id: string; readonly textContent: string | null } | null;
+}
 /** Every page checked with axe, by screenshot name. */
 const checkedPages: string[] = [];
 
@@ -198,7 +203,7 @@ describe('A servicer’s day in Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     for (const path of ['/dashboard/loans', `/dashboard/loans/${loanId}`, '/dashboard/loans/new', '/dashboard/people']) {
       await page.goto(`${server.url}${path}`);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await page.evaluate(() => { const { documentElement } = (globalThis as unknown as { document: PageDocument }).document; return documentElement.scrollWidth - documentElement.clientWidth; });
       assert.ok(overflow <= 0, `${path} is ${overflow}px wider than the screen`);
     }
     await page.goto(`${server.url}/dashboard/loans/${loanId}`);
@@ -209,13 +214,13 @@ describe('A servicer’s day in Chromium', () => {
   it('works from the keyboard: skip link, then the search form', async () => {
     await page.goto(`${server.url}/dashboard/loans`);
     await page.keyboard.press('Tab');
-    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { document: PageDocument }).document.activeElement?.textContent), 'Skip to content');
     await page.keyboard.press('Enter');
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'main');
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { document: PageDocument }).document.activeElement?.id), 'main');
     // From the top of main, Tab reaches the New loan link, then the search box; typing and Enter submits.
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'loan-search');
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { document: PageDocument }).document.activeElement?.id), 'loan-search');
     await page.keyboard.type(borrowerName);
     await page.keyboard.press('Enter');
     await page.waitForURL(/\/dashboard\/loans\?q=/);
