@@ -57,9 +57,8 @@ export function loanListPage(viewer: Viewer, view: LoanListView): string {
 ${message('ok', view.notice)}
 <form class="filters" method="get" action="${LOANS_PATH}" role="search" aria-label="Loans">
   <div class="field">
-    <label for="loan-search">Search</label>
-    <input id="loan-search" name="q" type="search" value="${query.search}" maxlength="200" aria-describedby="loan-search-hint">
-    <span id="loan-search-hint" class="hint">Loan name or borrower name.</span>
+    <label for="loan-search">Search <span class="hint">(loan or borrower name)</span></label>
+    <input id="loan-search" name="q" type="search" value="${query.search}" maxlength="200">
   </div>
   <div class="field">
     <label for="loan-status">Status</label>
@@ -95,8 +94,8 @@ ${
       <td>${rows(loan.borrows).map((link, index) => html`${index ? ', ' : ''}${text(row(link.person)?.name)}`)}</td>
       <td>${statusPill(loan.status)}</td>
       <td class="num">${money(loan.amount)}</td>
-      <td>${next ? html`${text(next.due)} <span class="hint">(${money(next.payment)})</span>` : orDash(null)}</td>
-      <td>${orDash(loan.date_maturity)}</td>
+      <td class="nowrap">${next ? html`${text(next.due)}<br><span class="hint">${money(next.payment)}</span>` : orDash(null)}</td>
+      <td class="nowrap">${orDash(loan.date_maturity)}</td>
     </tr>`;
     })}
   </tbody>

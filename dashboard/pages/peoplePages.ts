@@ -29,9 +29,8 @@ export function peopleListPage(viewer: Viewer, view: PeopleListView): string {
     html`<h1>People</h1>
 <form class="filters" method="get" action="${PEOPLE_PATH}" role="search" aria-label="People">
   <div class="field">
-    <label for="people-search">Search</label>
-    <input id="people-search" name="q" type="search" value="${view.search}" maxlength="200" aria-describedby="people-search-hint">
-    <span id="people-search-hint" class="hint">Name or e-mail.</span>
+    <label for="people-search">Search <span class="hint">(name or e-mail)</span></label>
+    <input id="people-search" name="q" type="search" value="${view.search}" maxlength="200">
   </div>
   <div><button type="submit">Search</button></div>
 </form>
