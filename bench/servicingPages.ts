@@ -24,21 +24,22 @@ const started = Date.now();
 const seeded = await seedAccount(database.db, { scale });
 await database.db.query('ANALYZE');
 process.stdout.write(`seeded scale ${scale} (${seeded.summary.loans} loans) in ${((Date.now() - started) / 1000).toFixed(0)} s on ${process.env.TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite'}\n`);
-const server = await startTestServer(database.db, { logLevel: 'warn' });
-const client = new DashboardClient(server.url);
-const login = await client.logIn(`admin@${seeded.account.slug}.test`, 'correct horse battery');
-if (login.status !== 303) throw new Error(`login failed: ${login.status}`);
-
 const one = async <T>(sql: string, values: unknown[]): Promise<T> => (await database.db.query<T & Record<string, unknown>>(sql, values)).rows[0]! as T;
 const account = seeded.account.id;
 // The loan with the longest schedule and the most payments: the heaviest loan page.
 const heavy = await one<{ id: string }>(
-  `SELECT l.id FROM loans l WHERE l.account_id = $1 ORDER BY (SELECT count(*) FROM schedules s WHERE s.account_id = l.account_id AND s.loan_id = l.id) + (SELECT count(*) FROM payments p WHERE p.account_id = l.account_id AND p.loan_id = l.id) DESC LIMIT 1`,
+  `SELECT loan_id AS id FROM (SELECT loan_id FROM schedules WHERE account_id = $1 UNION ALL SELECT loan_id FROM payments WHERE account_id = $1) rows_of_loans
+    GROUP BY loan_id ORDER BY count(*) DESC, loan_id LIMIT 1`,
   [account],
 );
 const borrower = await one<{ name: string }>('SELECT p.name FROM borrows b JOIN people p ON p.account_id = b.account_id AND p.id = b.person_id WHERE b.account_id = $1 ORDER BY b.id LIMIT 1', [account]);
 const person = await one<{ id: string }>('SELECT person_id AS id FROM borrows WHERE account_id = $1 GROUP BY person_id ORDER BY count(*) DESC LIMIT 1', [account]);
 const investor = await one<{ id: string }>('SELECT person_id AS id FROM funding_sources WHERE account_id = $1 GROUP BY person_id ORDER BY count(*) DESC LIMIT 1', [account]);
+
+const server = await startTestServer(database.db, { logLevel: 'warn' });
+const client = new DashboardClient(server.url);
+const login = await client.logIn(`admin@${seeded.account.slug}.test`, 'correct horse battery');
+if (login.status !== 303) throw new Error(`login failed: ${login.status}`);
 
 const pages: [string, string][] = [
   ['loans (first page, counts)', '/dashboard/loans'],
