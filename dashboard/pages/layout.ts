@@ -4,10 +4,11 @@ import { html, type Html } from '../html.js';
  * The main navigation. Each section is one entry here; Loans and People will join Overview,
  * the query console and Settings as their pages are built.
  */
-export type NavSection = 'overview' | 'console' | 'settings';
+export type NavSection = 'overview' | 'console' | 'metadata' | 'settings';
 const NAVIGATION: readonly { readonly section: NavSection; readonly label: string; readonly href: string }[] = [
   { section: 'overview', label: 'Overview', href: '/dashboard' },
   { section: 'console', label: 'Query console', href: '/dashboard/console' },
+  { section: 'metadata', label: 'Metadata', href: '/dashboard/metadata' },
   { section: 'settings', label: 'Settings', href: '/dashboard/settings/api-keys' },
 ];
 
