@@ -18,6 +18,8 @@ export interface ApiKeysView {
   readonly created?: CreatedApiKey;
   readonly notice?: string;
   readonly error?: string;
+  /** What is wrong with the name, shown next to the field. */
+  readonly nameError?: string;
   /** The name typed into the create form, kept after an error. */
   readonly name?: string;
   /** The role and variables picked in the create form, kept after an error. */
@@ -40,7 +42,8 @@ ${message('error', view.error)}
   ${csrfField(viewer.csrfToken)}
   <div class="field">
     <label for="key-name">Name</label>
-    <input id="key-name" name="name" type="text" required maxlength="100" value="${view.name ?? ''}" aria-describedby="key-name-hint">
+    <input id="key-name" name="name" type="text" required maxlength="100" value="${view.name ?? ''}" aria-describedby="${view.nameError ? 'key-name-error ' : ''}key-name-hint"${view.nameError ? html` aria-invalid="true" autofocus` : null}>
+    ${view.nameError ? html`<span id="key-name-error" class="field-error">${view.nameError === 'must not be blank' ? 'Enter a name: say what the key is for.' : `Name: ${view.nameError}.`}</span>` : null}
     <span id="key-name-hint" class="hint">What the key is for, e.g. "reporting job". 1 to 100 characters.</span>
   </div>
   ${roleFields(view)}
