@@ -9,6 +9,7 @@ import { StrictMode, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import 'graphiql/graphiql.css';
 import './console.css';
+import { keepConsoleAccessible } from './consoleAccessibility.js';
 import { ResponseText } from './exactResult.js';
 import { formatPlan } from './formatPlan.js';
 import { formatSql } from './formatSql.js';
@@ -183,6 +184,7 @@ function CopyButton({ text, label }: { readonly text: string; readonly label: st
 
 const root = document.getElementById('console-root');
 if (root) {
+  keepConsoleAccessible(root);
   createRoot(root).render(
     <StrictMode>
       <ConsoleApp />
