@@ -4,8 +4,8 @@
  * - CodeMirror's hidden textareas get names (the query, variables and headers editors, the result);
  * - the result's scrolling area is focusable, so it can be scrolled from the keyboard;
  * - the session tabs are a `tablist` whose `tab`s hold buttons (interactive controls nested in
- *   an interactive role, and the "add tab" button among the tabs): they are left as what they
- *   work as, a list of buttons, the current one marked `aria-current`.
+ *   an interactive role, and the "add tab" button among the tabs): they become what they work
+ *   as, a group of buttons, the current one marked `aria-current`.
  */
 const EDITOR_NAMES: readonly (readonly [string, string])[] = [
   ['.graphiql-query-editor textarea', 'GraphQL query'],
@@ -28,9 +28,15 @@ function repair(root: HTMLElement): void {
       scroller.setAttribute('aria-label', 'Result');
     }
   }
-  for (const list of root.querySelectorAll<HTMLElement>('.graphiql-tabs[role="tablist"]')) list.removeAttribute('role');
+  // A group of buttons: the list's items (and the "add tab" button beside them) are layout only.
+  for (const list of root.querySelectorAll<HTMLElement>('.graphiql-tabs')) {
+    if (list.getAttribute('role') !== 'group') {
+      list.setAttribute('role', 'group');
+      list.setAttribute('aria-label', 'Query tabs');
+    }
+  }
   for (const tab of root.querySelectorAll<HTMLElement>('.graphiql-tab')) {
-    if (tab.hasAttribute('role')) tab.removeAttribute('role');
+    if (tab.getAttribute('role') !== 'presentation') tab.setAttribute('role', 'presentation');
     const selected = tab.getAttribute('aria-selected');
     if (selected !== null) {
       tab.removeAttribute('aria-selected');

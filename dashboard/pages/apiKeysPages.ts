@@ -95,7 +95,8 @@ function createdKey(created: CreatedApiKey): Html {
 }
 
 function keyTable(keys: readonly ApiKeyListing[]): Html {
-  return html`<table aria-labelledby="keys-heading">
+  return html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-heading">
+<table aria-labelledby="keys-heading">
   <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Role</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>
     ${keys.map(
@@ -114,7 +115,8 @@ function keyTable(keys: readonly ApiKeyListing[]): Html {
     </tr>`,
     )}
   </tbody>
-</table>`;
+</table>
+</div>`;
 }
 
 export function deactivatePath(prefix: string): string {

@@ -191,6 +191,17 @@ describe('The console, the metadata page and the keys page in Chromium', () => {
     await screenshot('17-05-key-blank-name');
   });
 
+  it('keeps the keys page within 390 px (the key table scrolls on its own)', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${server.url}/dashboard/settings/api-keys`);
+    const wide = await page.evaluate(() => [...document.querySelectorAll('body *')].filter((e) => !e.closest('.table-scroll, .visually-hidden, .skip-link') && e.getBoundingClientRect().right > window.innerWidth + 0.5).map((e) => `${e.tagName}.${e.className}#${e.id} ${Math.round(e.getBoundingClientRect().right)}`).slice(0, 15));
+    assert.deepEqual(wide, [], 'no element reaches past 390 px');
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scrolling of the page at 390 px');
+    await assertAccessible('the keys page at 390 px');
+    await page.screenshot({ path: `${SCREENSHOTS}17-05b-api-keys-390px.png`, fullPage: true });
+    await page.setViewportSize({ width: 1400, height: 900 });
+  });
+
   it('shows the metadata page, readable at 390 px wide', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Metadata' }).click();
     await page.waitForURL(/\/dashboard\/metadata$/);
