@@ -21,6 +21,23 @@ import { seriousAccessibilityViolations } from '../support/axe.js';
  * pages (done-when 2, for them), at 1400 px and at 390 px wide. Screenshots land in
  * tests/artifacts/dashboard/ (git-ignored).
  */
+/** The page's globals used by the functions evaluated in Chromium (the tests compile without the DOM library). */
+interface PageElement {
+  readonly tagName: string;
+  readonly className: string;
+  readonly id: string;
+  closest(selector: string): PageElement | null;
+  getBoundingClientRect(): { readonly right: number };
+}
+declare const document: {
+  querySelector(selector: string): unknown;
+  querySelectorAll(selector: string): Iterable<PageElement>;
+  readonly documentElement: { readonly scrollWidth: number };
+  readonly activeElement: PageElement | null;
+};
+declare const window: { readonly innerWidth: number };
+declare const navigator: { readonly clipboard: { readText(): Promise<string> } };
+
 const CHROMIUM = findChromium();
 const REQUIRED = process.env.REQUIRE_BROWSER_TESTS === '1';
 const SKIP = CHROMIUM || REQUIRED ? false : `no Chromium found: ${HOW_TO_RUN_BROWSER_TESTS}`;

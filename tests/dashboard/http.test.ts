@@ -228,7 +228,7 @@ describe('Settings > API keys', () => {
     const client = await loggedIn();
     const before = (await listApiKeys(database.db, accountA.id)).length;
     // Blank, and with a role that does not exist either: the name is still the one told next to its field.
-    for (const fields of [{ name: '   ' }, { name: '', role: 'auditor' }]) {
+    for (const fields of [{ name: '   ' }, { name: '', role: 'auditor' }] as Record<string, string>[]) {
       const reply = await client.postForm('/dashboard/settings/api-keys', fields);
       assert.equal(reply.status, 400);
       assert.match(reply.text, /a key name must not be blank/);
