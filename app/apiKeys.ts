@@ -64,10 +64,7 @@ function randomPrefix(): string {
 
 /** Creates a key for the account; the result carries the only copy of the whole key. */
 export async function createApiKey(db: Queryable, accountId: string, name: string, keyRole: KeyRole = ADMIN_KEY_ROLE): Promise<CreatedApiKey> {
-  const cleanName = name.trim();
-  if (!cleanName) throw new UserInputError('a key name must not be blank', 400, { name: 'must not be blank' });
-  if (cleanName.length > 100) throw new UserInputError('a key name is at most 100 characters', 400, { name: 'at most 100 characters' });
-  refuseNulCharacter('name', cleanName);
+  const cleanName = checkKeyName(name);
   const prefix = randomPrefix();
   const key = `${prefix}_${randomBytes(32).toString('base64url')}`;
   const { rows } = await db.query<{ id: string }>(
@@ -75,6 +72,15 @@ export async function createApiKey(db: Queryable, accountId: string, name: strin
     [accountId, cleanName, prefix, sha256(key), keyRole.role, JSON.stringify(Object.fromEntries(keyRole.variables))],
   );
   return { id: rows[0]!.id, name: cleanName, prefix, key, role: keyRole.role };
+}
+
+/** A key's name as stored (trimmed), or a `UserInputError` naming the field `name`. */
+export function checkKeyName(name: string): string {
+  const cleanName = name.trim();
+  if (!cleanName) throw new UserInputError('a key name must not be blank', 400, { name: 'must not be blank' });
+  if (cleanName.length > 100) throw new UserInputError('a key name is at most 100 characters', 400, { name: 'at most 100 characters' });
+  refuseNulCharacter('name', cleanName);
+  return cleanName;
 }
 
 /**

@@ -25,6 +25,21 @@ export interface ReloadOutcome {
   readonly problems?: readonly string[];
 }
 
+/** An edit of the metadata file that was refused, and why (the previous engine kept serving). */
+export interface RefusedMetadataEdit {
+  readonly at: Date;
+  readonly problems: readonly string[];
+}
+
+/** What the dashboard's metadata page shows besides the metadata itself. */
+export interface MetadataStatus {
+  readonly path: string;
+  /** When the metadata in service was loaded (at start-up or by the last successful reload). */
+  readonly loadedAt: Date;
+  /** The last refused edit, kept after a later successful reload (compare `at` with `loadedAt`). */
+  readonly lastRefused: RefusedMetadataEdit | null;
+}
+
 /**
  * Holds the engine in service and swaps it atomically when the metadata file changes (file
  * watch) or on `reload()` (SIGHUP). An invalid edit is refused; the previous engine keeps serving.
@@ -34,6 +49,8 @@ export class EngineHolder {
   #watcher: FSWatcher | null = null;
   #debounce: NodeJS.Timeout | null = null;
   #reloading: Promise<ReloadOutcome> | null = null;
+  #loadedAt = new Date();
+  #lastRefused: RefusedMetadataEdit | null = null;
 
   constructor(
     engine: GraphEngine,
@@ -49,16 +66,23 @@ export class EngineHolder {
     return this.#engine;
   }
 
+  /** When the engine in service was loaded and the last refused edit, kept in memory by this process. */
+  get status(): MetadataStatus {
+    return { path: this.path, loadedAt: this.#loadedAt, lastRefused: this.#lastRefused };
+  }
+
   async reload(): Promise<ReloadOutcome> {
     // One reload at a time; a change during a reload triggers another afterwards.
     while (this.#reloading) await this.#reloading;
     this.#reloading = (async () => {
       try {
         this.#engine = await buildServingEngine(this.path, this.db, this.options);
+        this.#loadedAt = new Date();
         return { ok: true };
       } catch (error) {
-        if (error instanceof MetadataError) return { ok: false, problems: error.problems };
-        return { ok: false, problems: [(error as Error).message] };
+        const problems = error instanceof MetadataError ? error.problems : [(error as Error).message];
+        this.#lastRefused = { at: new Date(), problems };
+        return { ok: false, problems };
       }
     })();
     const outcome = await this.#reloading;

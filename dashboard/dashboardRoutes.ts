@@ -10,6 +10,7 @@ import { listApiKeys } from '../app/apiKeys.js';
 import { assetRoutes, findAssetsDirectory } from './assets.js';
 import { consolePage } from './pages/consolePage.js';
 import { errorPage } from './pages/errorPage.js';
+import { metadataPage } from './pages/metadataPage.js';
 import { overviewPage } from './pages/overviewPage.js';
 import { webhookRoutes } from './routes/webhookRoutes.js';
 import { apiKeyRoutes } from './routes/apiKeyRoutes.js';
@@ -61,6 +62,9 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   });
   router.get('/console', (_req, res) => {
     res.type('html').send(consolePage(sessionOf(res).viewer));
+  });
+  router.get('/metadata', (_req, res) => {
+    res.type('html').send(metadataPage(sessionOf(res).viewer, deps.engines.engine.metadata, deps.engines.status));
   });
   router.use('/settings', apiKeyRoutes(db, logger, deps.engines));
   const servicing = lazyServicingData(db);

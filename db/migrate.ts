@@ -16,7 +16,7 @@ const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [
  * Returns the names of the migrations it applied.
  */
 export async function migrate(database: Database): Promise<string[]> {
-  return database.transaction(async (tx) => {
+  const ran = await database.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock(4242001)');
     await tx.query(`CREATE TABLE IF NOT EXISTS loanql_migrations (
       name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
@@ -31,4 +31,8 @@ export async function migrate(database: Database): Promise<string[]> {
     }
     return ran;
   });
+  // A migration may create or fill tables: fresh statistics for the planner (PGlite has no
+  // autovacuum to gather them). Only when something ran, so a start with nothing to do stays fast.
+  if (ran.length) await database.query('ANALYZE');
+  return ran;
 }

@@ -35,8 +35,22 @@ if (existsSync(stamp) && readFileSync(stamp, 'utf8') === digest && OUTPUTS.every
 rmSync(outdir, { recursive: true, force: true });
 mkdirSync(outdir, { recursive: true });
 
+/**
+ * GraphiQL's imports of `@graphiql/toolkit` resolve to `graphiqlToolkit.ts` (the package with
+ * the console's `formatResult`, which keeps the response's numbers exact); that file's own
+ * import of the package resolves as usual.
+ */
+const toolkitShim = join(here, 'graphiqlToolkit.ts');
+const exactResults = {
+  name: 'exact-results',
+  setup(builder) {
+    builder.onResolve({ filter: /^@graphiql\/toolkit$/ }, (args) => (args.importer === toolkitShim ? undefined : { path: toolkitShim }));
+  },
+};
+
 const started = Date.now();
 const result = await build({
+  plugins: [exactResults],
   entryPoints: {
     console: join(here, 'console.tsx'),
     copyKey: join(here, 'copyKey.ts'),

@@ -4,11 +4,25 @@
  * last query compiled to, its parameters and PostgreSQL's plan (`/dashboard/graph/explain`).
  */
 import { GraphiQL, type GraphiQLProps } from 'graphiql';
+import { GraphQLString, Kind } from 'graphql';
 import { StrictMode, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import 'graphiql/graphiql.css';
 import './console.css';
+import { keepConsoleAccessible } from './consoleAccessibility.js';
+import { ResponseText } from './exactResult.js';
 import { formatPlan } from './formatPlan.js';
+import { formatSql } from './formatSql.js';
+
+/**
+ * interface.md writes `status: {_neq: completed}`, a bare word where a String goes, and the
+ * server reads such a word as that string (`engine/validation/bareWordsAsStrings.ts`). The
+ * editor's linter (graphql-js validation in this bundle) is taught the same, so the documented
+ * form is not underlined in red: String accepts an enum-value literal as its text. Only this
+ * page's copy of graphql-js is changed.
+ */
+const parseStringLiteral = GraphQLString.parseLiteral;
+GraphQLString.parseLiteral = (node, variables) => (node.kind === Kind.ENUM ? node.value : parseStringLiteral(node, variables));
 
 const DEFAULT_QUERY = `# Queries and mutations run against your own account (a mutation writes: one transaction).
 # Run one with Ctrl+Enter (or the ▶ button); the panel on the right shows its SQL.
@@ -42,7 +56,8 @@ function csrfToken(): string {
   return document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? '';
 }
 
-async function postJson(path: string, body: unknown): Promise<unknown> {
+/** Posts to the console's endpoints; the answer's text, as the server sent it. */
+async function postForText(path: string, body: unknown): Promise<string> {
   const response = await fetch(path, {
     method: 'POST',
     credentials: 'same-origin',
@@ -50,7 +65,11 @@ async function postJson(path: string, body: unknown): Promise<unknown> {
     body: JSON.stringify(body),
   });
   if (response.status === 401) throw new SessionEndedError('Your dashboard session has ended. Reload the page to log in again.');
-  return response.json();
+  return response.text();
+}
+
+async function postJson(path: string, body: unknown): Promise<unknown> {
+  return JSON.parse(await postForText(path, body)) as unknown;
 }
 
 function errorMessage(body: unknown): string | null {
@@ -82,7 +101,10 @@ function ConsoleApp() {
         );
       }
       try {
-        return (await postJson('/dashboard/graph', params)) as Record<string, unknown>;
+        // The schema's introspection is read by GraphiQL; every other answer goes to the result
+        // pane as the text the server sent (numbers with their exact digits, see exactResult.ts).
+        if (isIntrospection(params)) return (await postJson('/dashboard/graph', params)) as Record<string, unknown>;
+        return new ResponseText(await postForText('/dashboard/graph', params)) as unknown as Record<string, unknown>;
       } catch (error) {
         return { errors: [{ message: error instanceof Error ? error.message : String(error) }] };
       }
@@ -117,9 +139,12 @@ function SqlPanel({ explained }: { readonly explained: Explained }) {
       {explained.state === 'done' && explained.sql === '' && <p className="sql-panel-hint">This query needs no SQL: it only asks about the schema.</p>}
       {explained.state === 'done' && explained.sql !== '' && (
         <>
-          <h3>Statement</h3>
+          <div className="sql-panel-heading-row">
+            <h3>Statement</h3>
+            <CopyButton text={formatSql(explained.sql)} label="Copy SQL" />
+          </div>
           <pre id="sql-statement" tabIndex={0}>
-            {explained.sql}
+            {formatSql(explained.sql)}
           </pre>
           <h3>Parameters</h3>
           <pre id="sql-params" tabIndex={0}>
@@ -135,8 +160,31 @@ function SqlPanel({ explained }: { readonly explained: Explained }) {
   );
 }
 
+/** Copies `text` to the clipboard; says whether it worked in a live region beside it. */
+function CopyButton({ text, label }: { readonly text: string; readonly label: string }) {
+  const [status, setStatus] = useState('');
+  const copy = (): void => {
+    const copied = navigator.clipboard?.writeText(text) ?? Promise.reject(new Error('no clipboard'));
+    copied.then(
+      () => setStatus('Copied.'),
+      () => setStatus('Could not copy: select the statement and press Ctrl+C.'),
+    );
+  };
+  return (
+    <span className="copy">
+      <button type="button" className="copy-button" onClick={copy}>
+        {label}
+      </button>
+      <span className="copy-status" role="status">
+        {status}
+      </span>
+    </span>
+  );
+}
+
 const root = document.getElementById('console-root');
 if (root) {
+  keepConsoleAccessible(root);
   createRoot(root).render(
     <StrictMode>
       <ConsoleApp />

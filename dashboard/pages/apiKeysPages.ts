@@ -18,6 +18,8 @@ export interface ApiKeysView {
   readonly created?: CreatedApiKey;
   readonly notice?: string;
   readonly error?: string;
+  /** What is wrong with the name, shown next to the field. */
+  readonly nameError?: string;
   /** The name typed into the create form, kept after an error. */
   readonly name?: string;
   /** The role and variables picked in the create form, kept after an error. */
@@ -40,7 +42,8 @@ ${message('error', view.error)}
   ${csrfField(viewer.csrfToken)}
   <div class="field">
     <label for="key-name">Name</label>
-    <input id="key-name" name="name" type="text" required maxlength="100" value="${view.name ?? ''}" aria-describedby="key-name-hint">
+    <input id="key-name" name="name" type="text" required maxlength="100" value="${view.name ?? ''}" aria-describedby="${view.nameError ? 'key-name-error ' : ''}key-name-hint"${view.nameError ? html` aria-invalid="true" autofocus` : null}>
+    ${view.nameError ? html`<span id="key-name-error" class="field-error">${view.nameError === 'must not be blank' ? 'Enter a name: say what the key is for.' : `Name: ${view.nameError}.`}</span>` : null}
     <span id="key-name-hint" class="hint">What the key is for, e.g. "reporting job". 1 to 100 characters.</span>
   </div>
   ${roleFields(view)}
@@ -92,7 +95,8 @@ function createdKey(created: CreatedApiKey): Html {
 }
 
 function keyTable(keys: readonly ApiKeyListing[]): Html {
-  return html`<table aria-labelledby="keys-heading">
+  return html`<div class="table-scroll" tabindex="0" role="region" aria-labelledby="keys-heading">
+<table aria-labelledby="keys-heading">
   <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Role</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>
     ${keys.map(
@@ -111,7 +115,8 @@ function keyTable(keys: readonly ApiKeyListing[]): Html {
     </tr>`,
     )}
   </tbody>
-</table>`;
+</table>
+</div>`;
 }
 
 export function deactivatePath(prefix: string): string {

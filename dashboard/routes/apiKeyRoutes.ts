@@ -1,14 +1,18 @@
 import { Router, type Response } from 'express';
 import type { Database } from '../../db/index.js';
 import type { Logger } from '../../api/logger.js';
-import { checkKeyRole, createApiKey, deactivateApiKey, listApiKeys, type ApiKeyListing } from '../../app/apiKeys.js';
+import { checkKeyName, checkKeyRole, createApiKey, deactivateApiKey, listApiKeys, type ApiKeyListing, type CreatedApiKey } from '../../app/apiKeys.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE } from '../../metadata/index.js';
 import { UserInputError } from '../../app/errors.js';
 import { API_KEYS_PATH, apiKeysPage, confirmDeactivationPage, type RoleChoice } from '../pages/apiKeysPages.js';
 import { errorPage } from '../pages/errorPage.js';
 import { formText } from '../formFields.js';
+import { setFlash, takeFlash, type FlashCookie } from '../flash.js';
 import { sessionOf, type DashboardSession } from '../session.js';
+
+/** The new key, carried from the create POST to the page it redirects to, and shown there once. */
+const NEW_KEY_FLASH: FlashCookie = { name: 'loanql_new_key', path: API_KEYS_PATH };
 
 /**
  * Settings > API keys (SPEC §4), always scoped to the session's account: a key of another
@@ -25,7 +29,16 @@ export function apiKeyRoutes(db: Database, logger: Logger, engines: EngineHolder
     const session = sessionOf(res);
     const keys = await listApiKeys(db, session.admin.accountId);
     const deactivated = keys.find((key) => key.prefix === req.query.deactivated && !key.active);
-    res.type('html').send(apiKeysPage(session.viewer, { keys, roles: roleChoices(), ...(deactivated ? { notice: `Key “${deactivated.name}” (${deactivated.prefix}) is deactivated.` } : {}) }));
+    // Post/Redirect/Get: the key just created is in a one-time flash; a reload finds none.
+    const flash = takeFlash(req, res, NEW_KEY_FLASH, session.token) as CreatedApiKey | undefined;
+    const created = flash && keys.some((key) => key.prefix === flash.prefix) ? flash : undefined;
+    const createdEarlier = created ? undefined : keys.find((key) => key.prefix === req.query.created);
+    const notice = deactivated
+      ? `Key “${deactivated.name}” (${deactivated.prefix}) is deactivated.`
+      : createdEarlier
+        ? `Key “${createdEarlier.name}” (${createdEarlier.prefix}) was created. It was shown only once and cannot be shown again; if it was not copied, deactivate it and create another.`
+        : undefined;
+    res.type('html').send(apiKeysPage(session.viewer, { keys, roles: roleChoices(), ...(created ? { created } : {}), ...(notice ? { notice } : {}) }));
   });
 
   router.post('/api-keys', async (req, res) => {
@@ -40,15 +53,20 @@ export function apiKeyRoutes(db: Database, logger: Logger, engines: EngineHolder
       if (value.trim()) variables.set(variable, value);
     }
     try {
+      checkKeyName(name); // first, so a blank name is told even when the role is wrong too
       const keyRole = await checkKeyRole(db, session.admin.accountId, roles, role, variables);
       const created = await createApiKey(db, session.admin.accountId, name, keyRole);
       logger.info({ event: 'dashboard.api_key.created', prefix: created.prefix, role: created.role, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'API key created');
-      const keys = await listApiKeys(db, session.admin.accountId);
-      res.status(201).type('html').send(apiKeysPage(session.viewer, { keys, roles: roleChoices(), created }));
+      setFlash(req, res, NEW_KEY_FLASH, session.token, created);
+      res.redirect(303, `${API_KEYS_PATH}?created=${encodeURIComponent(created.prefix)}`);
     } catch (error) {
       if (!(error instanceof UserInputError)) throw error;
       const keys = await listApiKeys(db, session.admin.accountId);
-      res.status(error.status).type('html').send(apiKeysPage(session.viewer, { keys, roles: roleChoices(), error: error.message, name, role, variables }));
+      const nameError = error.fields?.name;
+      res
+        .status(error.status)
+        .type('html')
+        .send(apiKeysPage(session.viewer, { keys, roles: roleChoices(), error: error.message, ...(nameError ? { nameError } : {}), name, role, variables }));
     }
   });
 

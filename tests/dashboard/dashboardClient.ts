@@ -39,6 +39,12 @@ export class DashboardClient {
     return this.send(path, { method: 'POST', headers: { 'content-type': 'application/json', ...(csrf ? { 'x-csrf-token': csrf } : {}) }, body: JSON.stringify(body) });
   }
 
+  /** Follows a redirect reply with a GET, as a browser does after a form's POST. */
+  async follow(reply: Reply): Promise<Reply> {
+    if (!reply.location || reply.status < 300 || reply.status > 399) throw new Error(`not a redirect: ${reply.status}`);
+    return this.get(reply.location);
+  }
+
   /** Opens the login page and logs in; the reply is the login POST's. */
   async logIn(email: string, password: string): Promise<Reply> {
     await this.get('/dashboard/login');

@@ -175,8 +175,10 @@ describe('Dashboard login', () => {
 describe('Settings > API keys', () => {
   it('creates a key and shows it once, with no-store, then lists it without the key', async () => {
     const client = await loggedIn();
-    const created = await client.postForm('/dashboard/settings/api-keys', { name: 'reporting job' });
-    assert.equal(created.status, 201);
+    const posted = await client.postForm('/dashboard/settings/api-keys', { name: 'reporting job' });
+    assert.equal(posted.status, 303, 'Post/Redirect/Get');
+    const created = await client.follow(posted);
+    assert.equal(created.status, 200);
     assert.equal(created.headers.get('cache-control'), 'no-store');
     const key = newKeyOnPage(created.text);
     assert.ok(key && /^lq_[a-z0-9]{8}_[A-Za-z0-9_-]{43}$/.test(key), 'the page shows the whole key');
@@ -205,8 +207,9 @@ describe('Settings > API keys', () => {
     assert.equal(wrongAccount.status, 400);
     assert.match(wrongAccount.text, /is not a person of the account/);
     assert.equal((await client.postForm('/dashboard/settings/api-keys', { name: 'portal', role: 'auditor' })).status, 400);
-    const created = await client.postForm('/dashboard/settings/api-keys', { name: 'investor portal', role: 'investor', var_person_id: person!.id });
-    assert.equal(created.status, 201, created.text);
+    const posted = await client.postForm('/dashboard/settings/api-keys', { name: 'investor portal', role: 'investor', var_person_id: person!.id });
+    assert.equal(posted.status, 303, posted.text);
+    const created = await client.follow(posted);
     const key = newKeyOnPage(created.text)!;
     secrets.push(key);
     const response = await fetch(`${server.url}/api/graph`, {
@@ -221,16 +224,58 @@ describe('Settings > API keys', () => {
     assert.match((await client.get('/dashboard/settings/api-keys')).text, new RegExp(`investor <span class="hint">\\(person_id=${person!.id}\\)`));
   });
 
-  it('refuses a key without a name with a message, not a 500', async () => {
+  it('refuses a key without a name with a message next to the field, not a 500, and writes nothing', async () => {
     const client = await loggedIn();
-    const reply = await client.postForm('/dashboard/settings/api-keys', { name: '   ' });
-    assert.equal(reply.status, 400);
-    assert.match(reply.text, /a key name must not be blank/);
+    const before = (await listApiKeys(database.db, accountA.id)).length;
+    // Blank, and with a role that does not exist either: the name is still the one told next to its field.
+    for (const fields of [{ name: '   ' }, { name: '', role: 'auditor' }] as Record<string, string>[]) {
+      const reply = await client.postForm('/dashboard/settings/api-keys', fields);
+      assert.equal(reply.status, 400);
+      assert.match(reply.text, /a key name must not be blank/);
+      assert.match(reply.text, /<input id="key-name" name="name"[^>]*aria-describedby="key-name-error key-name-hint" aria-invalid="true"/);
+      assert.match(reply.text, /<span id="key-name-error" class="field-error">Enter a name: say what the key is for\.<\/span>/);
+    }
+    assert.equal((await listApiKeys(database.db, accountA.id)).length, before, 'no key was created');
+  });
+
+  it('creates with Post/Redirect/Get: the key is shown once after the redirect; a reload neither shows it again nor creates another', async () => {
+    const client = await loggedIn();
+    const before = (await listApiKeys(database.db, accountA.id)).length;
+    const posted = await client.postForm('/dashboard/settings/api-keys', { name: 'shown once' });
+    assert.equal(posted.status, 303);
+    assert.match(posted.location ?? '', /^\/dashboard\/settings\/api-keys\?created=lq_[a-z0-9]{8}$/);
+    assert.equal(newKeyOnPage(posted.text), undefined, 'the POST answer itself holds no key');
+    const flash = posted.headers.getSetCookie().find((line) => line.startsWith('loanql_new_key='));
+    assert.ok(flash, 'the key travels in a one-time cookie');
+    assert.match(flash, /; Path=\/dashboard\/settings\/api-keys(;|$)/);
+    assert.match(flash, /; HttpOnly/);
+    assert.match(flash, /; Max-Age=60/);
+
+    // Another session of the same account that somehow had the cookie cannot read it.
+    const other = await loggedIn();
+    other.cookies.set('loanql_new_key', client.cookies.get('loanql_new_key')!);
+    const stolen = await other.get(posted.location!);
+    assert.equal(newKeyOnPage(stolen.text), undefined, 'another session cannot open the flash');
+
+    const shown = await client.follow(posted);
+    const key = newKeyOnPage(shown.text);
+    assert.ok(key && key.startsWith(posted.location!.slice(-11)), 'the redirect shows the new key');
+    secrets.push(key);
+    assert.ok(!flash.includes(key) && !flash.includes(key.slice(12)), 'the cookie does not hold the key in clear');
+    assert.equal(client.cookies.has('loanql_new_key'), false, 'showing it cleared the cookie');
+    assert.equal((await apiStatus(key)).status, 200);
+
+    const reload = await client.get(posted.location!);
+    assert.equal(reload.status, 200);
+    assert.equal(newKeyOnPage(reload.text), undefined, 'a reload does not show the key again');
+    assert.ok(!reload.text.includes(key));
+    assert.match(reload.text, /Key “shown once” \(lq_[a-z0-9]{8}\) was created\. It was shown only once/);
+    assert.equal((await listApiKeys(database.db, accountA.id)).length, before + 1, 'exactly one key was created');
   });
 
   it('deactivates a key after a confirmation page, and the API refuses it from the next request on', async () => {
     const client = await loggedIn();
-    const key = newKeyOnPage((await client.postForm('/dashboard/settings/api-keys', { name: 'short-lived' })).text)!;
+    const key = newKeyOnPage((await client.follow(await client.postForm('/dashboard/settings/api-keys', { name: 'short-lived' }))).text)!;
     secrets.push(key);
     const prefix = key.slice(0, 11);
     const confirm = await client.get(`/dashboard/settings/api-keys/${prefix}/deactivate`);

@@ -83,8 +83,7 @@ describe('A servicer’s day in Chromium', () => {
     loanId = rows[0]!.id;
     borrowerName = rows[0]!.name;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'], timeout: TIMEOUT });
-    // axe-core is injected as an inline script, which the dashboard's CSP would block.
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     context.setDefaultTimeout(TIMEOUT);
     page = await context.newPage();
     page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));

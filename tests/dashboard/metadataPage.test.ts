@@ -1,0 +1,136 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { METADATA_PATH, startTestServer, type TestServer } from '../support/http.js';
+import { createAccountWithAdmin, DashboardClient } from './dashboardClient.js';
+
+/**
+ * Issue 17, done-when 3: the metadata page shows the metadata in service and when it was
+ * loaded; an invalid edit of the file while the service runs (the holder watches it, as
+ * `npm start` does) is shown there with its problems, and the previous metadata keeps serving.
+ */
+const PASSWORD = 'metadata page password';
+
+let database: TestDatabase;
+let server: TestServer;
+let folder: string;
+let metadataFile: string;
+let client: DashboardClient;
+
+before(async () => {
+  database = await openTestDatabase();
+  folder = mkdtempSync(join(tmpdir(), 'loanql-metadata-page-'));
+  metadataFile = join(folder, 'loanql.yaml');
+  copyFileSync(METADATA_PATH, metadataFile);
+  server = await startTestServer(database.db, { metadataPath: metadataFile });
+  server.engines.watch();
+  const { account, email } = await createAccountWithAdmin(database.db, PASSWORD);
+  await database.db.query(`INSERT INTO loans (account_id, name, amount) VALUES ($1, 'Exact digits', 100000.00)`, [account.id]);
+  client = new DashboardClient(server.url);
+  assert.equal((await client.logIn(email, PASSWORD)).status, 303);
+  await client.get('/dashboard/metadata'); // any page: the CSRF token for the console calls
+});
+
+after(async () => {
+  await server?.close();
+  await database?.close();
+  if (folder) rmSync(folder, { recursive: true, force: true });
+});
+
+/** The page's "Loaded" timestamp. */
+function loadedAt(page: string): string {
+  const match = /<dt>Loaded<\/dt><dd><time datetime="([^"]+)"/.exec(page);
+  assert.ok(match, 'the page says when the metadata was loaded');
+  return match[1]!;
+}
+
+async function pageUntil(predicate: (text: string) => boolean, what: string): Promise<string> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const page = await client.get('/dashboard/metadata');
+    assert.equal(page.status, 200);
+    if (predicate(page.text)) return page.text;
+    if (Date.now() > deadline) throw new Error(`the metadata page never showed ${what}:\n${page.text.slice(0, 2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function consoleQuery(query: string): Promise<string> {
+  const reply = await client.postJson('/dashboard/graph', { query }, client.csrfToken);
+  assert.equal(reply.status, 200, reply.text);
+  return reply.text;
+}
+
+describe('Dashboard: the metadata page', () => {
+  let firstLoad = '';
+
+  it('shows the collections with their fields and relationships, the roles with their permissions, and the event types', async () => {
+    const page = await client.get('/dashboard/metadata');
+    assert.equal(page.status, 200);
+    assert.equal(page.headers.get('cache-control'), 'no-store');
+    const text = page.text;
+    assert.match(text, /<a href="\/dashboard\/metadata" aria-current="page">Metadata<\/a>/, 'its own entry in the main navigation');
+    assert.match(text, /<h3 id="collection-loans"><code>loans<\/code><\/h3>/);
+    assert.match(text, /<tr><td><code>amount<\/code><\/td><td>numeric<\/td><td><code>amount<\/code><\/td><\/tr>/);
+    assert.match(text, /<tr><td><code>loan_officer<\/code><\/td><td>text<\/td><td><code>custom_fields → loan_officer<\/code><\/td><\/tr>/);
+    assert.match(text, /<td><code>borrows<\/code><\/td><td>list of <a href="#collection-borrows"><code>borrows<\/code><\/a><\/td><td><code>id = borrows.loan_id<\/code><\/td>/);
+    assert.match(text, /<h3 id="role-investor"><code>investor<\/code><\/h3>/);
+    assert.match(text, /Key variables: <code>person_id<\/code> \(uuid\)/);
+    assert.match(text, /rows where <code>funding_sources \{ person_id _eq key\.person_id \}<\/code>/);
+    assert.match(text, /check <code>loan \{ status _eq &quot;servicing&quot; \}<\/code>/, 'the servicer’s payment check');
+    assert.match(text, /<tr><td><code>payment\.reversed<\/code><\/td><td><code>payments<\/code><\/td><td>update<\/td><td>date_reversed set<\/td>/);
+    assert.match(text, /<tr><td><code>task\.completed<\/code><\/td><td><code>tasks<\/code><\/td><td>update<\/td><td>status becomes &quot;completed&quot;<\/td>/);
+    assert.match(text, /<dt>File<\/dt><dd><code>loanql\.yaml<\/code><\/dd>/, 'the file by its name, not its path on the server');
+    assert.ok(!text.includes(folder), 'the server’s directory is not shown');
+    assert.doesNotMatch(text, /role="alert"/, 'no refused edit yet');
+    firstLoad = loadedAt(text);
+  });
+
+  it('answers in well under 100 ms (it reads only the engine in memory, and the session)', async () => {
+    const times: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      const started = performance.now();
+      assert.equal((await client.get('/dashboard/metadata')).status, 200);
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    const median = times[Math.floor(times.length / 2)]!;
+    assert.ok(median < 100, `median ${median.toFixed(1)} ms`);
+  });
+
+  it('shows an invalid edit made while the service runs with its problems; the previous metadata keeps serving', async () => {
+    const valid = readFileSync(metadataFile, 'utf8');
+    // A field whose column does not exist: the file is valid YAML and valid against the JSON
+    // Schema; only the check against the live database refuses it.
+    const invalid = valid.replace('      amount: numeric\n', '      amount: numeric\n      amount_in_words: text\n');
+    assert.notEqual(invalid, valid);
+    writeFileSync(metadataFile, invalid);
+    const page = await pageUntil((text) => text.includes('role="alert"'), 'the refused edit');
+    assert.match(page, /The last edit of the metadata file was refused/);
+    assert.match(page, /amount_in_words/, 'the problem names the field');
+    assert.equal(loadedAt(page), firstLoad, 'the metadata in service is still the one loaded first');
+    assert.doesNotMatch(page, /<code>amount_in_words<\/code><\/td>/, 'the refused field is not listed as served');
+
+    // The previous metadata keeps serving: the console (and the API) answer with it.
+    assert.equal(await consoleQuery('{ loans { name amount } }'), '{"data":{"loans":[{"name":"Exact digits","amount":100000.00}]}}');
+    const refused = JSON.parse(await consoleQuery('{ loans { amount_in_words } }')) as { errors?: { message: string }[] };
+    assert.match(refused.errors?.[0]?.message ?? '', /amount_in_words/);
+  });
+
+  it('shows a file that is not even YAML the same way, and a fixed file replaces the metadata and quiets the alert', async () => {
+    const valid = readFileSync(METADATA_PATH, 'utf8');
+    writeFileSync(metadataFile, `${valid}\ncollections: [unclosed\n`);
+    const page = await pageUntil((text) => text.includes('role="alert"') && !text.includes('amount_in_words'), 'the YAML error');
+    assert.equal(loadedAt(page), firstLoad);
+    assert.match(page, /<code>loanql\.yaml is not valid YAML at line \d+/, 'the YAML problem, with the file named but not its directory');
+    assert.ok(!page.includes(folder));
+
+    writeFileSync(metadataFile, `${valid}\n# fixed\n`);
+    const fixed = await pageUntil((text) => !text.includes('role="alert"'), 'the fixed metadata');
+    assert.ok(loadedAt(fixed) > firstLoad, 'a newer load');
+    assert.match(fixed, /An earlier edit was refused at <time/, 'the refused edit is still told, as history');
+  });
+});
