@@ -166,7 +166,7 @@ export function selectCompiler(metadata: Metadata) {
       sql` AND `,
     );
 
-  /** A value of a comparison; a boolean written in the document is SQL text (`constant`). */
+  /** A value of a comparison; a boolean written in the document is SQL text (`sql.boolean`), anything else a parameter. */
   const param = (value: Param, type: ScalarType): Fragment =>
     value.kind === 'const' && type === 'boolean' && typeof value.value === 'boolean' ? sql.boolean(value.value) : sql`${sql.param(value)}::${CAST[type]}`;
 
