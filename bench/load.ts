@@ -37,6 +37,8 @@ export interface LoadResult {
   readonly errors: number;
   readonly bytesPerSecond: number;
   readonly server: ProcessUsage;
+  /** Requests per second of each measured round, in order. */
+  readonly roundRequestsPerSecond: readonly number[];
 }
 
 function run(target: LoadTarget, connections: number, durationSeconds: number, latencies?: number[]) {
@@ -71,10 +73,12 @@ class Tally {
   rssPeakMb = 0;
   rssMeanSum = 0;
   readonly latencies: number[] = [];
+  readonly rounds: number[] = [];
 
   async round(target: LoadTarget, connections: number, seconds: number): Promise<void> {
     const { result, usage } = await measureUsage(target.pid, () => run(target, connections, seconds, this.latencies));
     this.requests += result.requests.total;
+    this.rounds.push(result.requests.total / result.duration);
     this.seconds += result.duration;
     this.errors += result.non2xx + result.errors + result.timeouts;
     this.bytes += result.throughput.total;
@@ -95,6 +99,7 @@ class Tally {
       errors: this.errors,
       bytesPerSecond: this.bytes / this.seconds,
       server: { cpu: this.cpuSeconds / this.seconds, rssPeakMb: this.rssPeakMb, rssMeanMb: this.rssMeanSum / this.seconds },
+      roundRequestsPerSecond: [...this.rounds],
     };
   }
 }

@@ -25,13 +25,13 @@ import { parseArgs } from 'node:util';
 import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { GraphEngine } from '../engine/index.js';
-import { loadMetadataFile } from '../metadata/index.js';
 import { closeAgent, percentile, postJson, sequentialLatency } from './latency.js';
 import { measurePair, type LoadResult, type LoadSettings } from './load.js';
 import { runMicroBenchmarks } from './micro.js';
 import { freePort, ROOT, runCli, startServer, startThrowawayPostgres, stopAll, type ServerProcess } from './processes.js';
-import { isMutation, QUERIES, sampleData, type BenchQuery, type DataSample } from './queries.js';
-import { renderResults, type BenchResults, type GrowthRow, type PlanExcerpt, type ThroughputRow } from './report.js';
+import { ALL_QUERIES, isMutation, QUERIES, sampleData, type BenchQuery, type DataSample } from './queries.js';
+import { engineStatement, measureSqlOnly, servedMetadata } from './sqlOnly.js';
+import { renderResults, roundRatios, type BenchResults, type GrowthRow, type PlanExcerpt, type ThroughputRow } from './report.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -43,6 +43,8 @@ const { values: args } = parseArgs({
     'growth-seconds': { type: 'string', default: '6' },
     'no-growth': { type: 'boolean', default: false },
     only: { type: 'string' },
+    'no-sql-only': { type: 'boolean', default: false },
+    'sql-only-seconds': { type: 'string', default: '4' },
     out: { type: 'string', default: 'bench' },
   },
 });
@@ -64,6 +66,8 @@ interface BenchAccount {
   readonly key: string;
   readonly scale: number;
   readonly loans: number;
+  /** A key of the `investor` role for the sample's investor (main account only). */
+  investorKey?: string;
 }
 
 /** Creates an account with an admin and a key through the CLI, and seeds it. */
@@ -89,14 +93,18 @@ function baselineBodies(query: BenchQuery, sample: DataSample, count: number): s
   return Array.from({ length: count }, (_, i) => JSON.stringify(query.variables(sample, i)));
 }
 
+/** The key a query runs with, on both servers: the account's admin key, or its investor key. */
+const keyOf = (account: BenchAccount, query: BenchQuery): string => (query.role === 'investor' ? account.investorKey! : account.key);
+
 /** Engine and baseline must agree, as parsed JSON, for the first `count` variable sets. Throws otherwise. */
 async function checkSameData(service: ServerProcess, baseline: ServerProcess, account: BenchAccount, query: BenchQuery, sample: DataSample, count: number): Promise<void> {
   const fromEngine = engineBodies(query, sample, count);
   const fromBaseline = baselineBodies(query, sample, count);
   let nonEmpty = 0;
   for (let i = 0; i < count; i++) {
-    const engine = await postJson(`${service.url}/api/graph`, { authorization: `Token ${account.key}` }, fromEngine[i]!);
-    const base = await postJson(`${baseline.url}/${query.id}`, {}, fromBaseline[i]!);
+    const headers = { authorization: `Token ${keyOf(account, query)}` };
+    const engine = await postJson(`${service.url}/api/graph`, headers, fromEngine[i]!);
+    const base = await postJson(`${baseline.url}/${query.id}`, headers, fromBaseline[i]!);
     if (engine.status !== 200 || base.status !== 200) throw new Error(`${query.id} #${i}: engine ${engine.status}, baseline ${base.status}: ${engine.body.slice(0, 300)}`);
     const engineJson = JSON.parse(engine.body) as { data?: Record<string, unknown>; errors?: unknown };
     if (engineJson.errors || !engineJson.data) throw new Error(`${query.id} #${i}: the engine answered ${engine.body.slice(0, 500)}`);
@@ -114,9 +122,8 @@ async function checkSameData(service: ServerProcess, baseline: ServerProcess, ac
 
 /** The scan and aggregate lines of PostgreSQL's plan for the engine's statement, plus its execution time. */
 async function planExcerpt(pool: pg.Pool, engine: GraphEngine, query: BenchQuery, sample: DataSample, account: BenchAccount): Promise<PlanExcerpt> {
-  const prepared = engine.prepare({ query: query.graphql, operationName: query.operationName, variables: query.variables(sample, 0) }, account.id);
-  if (prepared.kind !== 'statement') throw new Error(`${query.id} has no statement`);
-  const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${prepared.text}`, [...prepared.values]);
+  const prepared = engineStatement(engine, query, sample, account.id, 0);
+  const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${prepared.text}`, prepared.values);
   const lines = rows.map((row) => row['QUERY PLAN']);
   const relevant = lines.filter((line) => /Scan|Index Cond|Execution Time|Sort Method|Limit/.test(line)).map((line) => line.replace(/\s+$/, ''));
   return { query: query.id, scale: account.scale, lines: relevant, full: lines };
@@ -147,6 +154,10 @@ async function main(): Promise<void> {
     accounts.push(main);
     await pool.query('VACUUM ANALYZE');
     const sample = await sampleData(pool, main.id);
+    main.investorKey = runCli(databaseUrl, ['key', 'create', '--account', main.slug, '--name', 'bench investor', '--role', 'investor', '--var', `person_id=${sample.investorPersonId}`])
+      .trim()
+      .split('\n')
+      .pop();
 
     const servicePort = await freePort();
     const service = await startServer(
@@ -160,32 +171,40 @@ async function main(): Promise<void> {
     const baseline = await startServer(
       'baseline',
       ['--import', 'tsx', join(ROOT, 'bench', 'baselineServer.ts')],
-      { DATABASE_URL: databaseUrl, ACCOUNT_ID: main.id, HOST: '127.0.0.1', PORT: String(baselinePort), PG_POOL_SIZE: String(POOL_SIZE) },
+      { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(baselinePort), PG_POOL_SIZE: String(POOL_SIZE) },
       baselinePort,
       async (url) => (await fetch(`${url}/none`, { method: 'POST' })).status === 404,
     );
 
-    const selected = QUERIES.filter((query) => !args.only || args.only.split(',').includes(query.id));
+    const selected = ALL_QUERIES.filter((query) => !args.only || args.only.split(',').includes(query.id));
     for (const query of selected) await checkSameData(service, baseline, main, query, sample, 20);
     log(`engine and baseline agree on ${selected.length} queries × 20 variable sets`);
 
     const throughput: ThroughputRow[] = [];
+    const loadSamples: number[] = [loadavg()[0]!];
     for (const [index, query] of selected.entries()) {
-      const engineTarget = { pid: service.pid, url: service.url, path: '/api/graph', headers: { authorization: `Token ${main.key}` }, bodies: engineBodies(query, sample, 500) };
-      const baselineTarget = { pid: baseline.pid, url: baseline.url, path: `/${query.id}`, headers: {}, bodies: baselineBodies(query, sample, 500) };
+      const headers = { authorization: `Token ${keyOf(main, query)}` };
+      const engineTarget = { pid: service.pid, url: service.url, path: '/api/graph', headers, bodies: engineBodies(query, sample, 500) };
+      const baselineTarget = { pid: baseline.pid, url: baseline.url, path: `/${query.id}`, headers, bodies: baselineBodies(query, sample, 500) };
       // Alternating rounds; which side starts also alternates from query to query.
       const [engine, base] = await measurePair(engineTarget, baselineTarget, settings, index % 2 === 0);
-      const row: ThroughputRow = { id: query.id, title: query.title, engine, baseline: base, ratio: engine.requestsPerSecond / base.requestsPerSecond };
+      const loadAverage = loadavg()[0]!;
+      loadSamples.push(loadAverage);
+      const row: ThroughputRow = { id: query.id, role: query.role ?? 'admin', title: query.title, engine, baseline: base, ratio: engine.requestsPerSecond / base.requestsPerSecond, roundRatios: roundRatios(engine, base), loadAverage };
       throughput.push(row);
-      log(`${query.id}: engine ${engine.requestsPerSecond.toFixed(0)} req/s, baseline ${base.requestsPerSecond.toFixed(0)} req/s, ratio ${row.ratio.toFixed(2)}, rss ${engine.server.rssPeakMb.toFixed(0)} MB`);
+      log(`${query.id}: engine ${engine.requestsPerSecond.toFixed(0)} req/s, baseline ${base.requestsPerSecond.toFixed(0)} req/s, ratio ${row.ratio.toFixed(2)} (rounds ${row.roundRatios.map((r) => r.toFixed(2)).join(' ')}), load ${loadAverage.toFixed(1)}, rss ${engine.server.rssPeakMb.toFixed(0)} MB`);
     }
     await baseline.stop();
+
+    const sqlOnly = args['no-sql-only']
+      ? []
+      : await measureSqlOnly(databaseUrl, main.id, sample, selected, { maxRuns: 1000, seconds: Number(args['sql-only-seconds']), warmupRuns: 10 }, log);
+    loadSamples.push(loadavg()[0]!);
 
     log('micro-benchmarks…');
     const micro = runMicroBenchmarks(METADATA_PATH, sample, main.id, { coldIterations: 300, hitIterations: 20_000 });
 
-    const metadata = loadMetadataFile(METADATA_PATH);
-    const explainEngine = new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 100 });
+    const explainEngine = new GraphEngine(await servedMetadata(pool), { maxDepth: 12, maxRows: null, planCacheSize: 100 });
     const plans: PlanExcerpt[] = [];
     for (const query of selected) if (!isMutation(query)) plans.push(await planExcerpt(pool, explainEngine, query, sample, main));
 
@@ -249,6 +268,7 @@ async function main(): Promise<void> {
         ramGiB: totalmem() / 1024 ** 3,
         kernel: release(),
         loadAverageAtEnd: loadavg(),
+        loadAverageDuringThroughput: loadSamples,
       },
       versions: {
         node: process.version,
@@ -272,6 +292,7 @@ async function main(): Promise<void> {
         variableSets: 500,
       },
       throughput,
+      sqlOnly,
       micro,
       plans,
       growth,

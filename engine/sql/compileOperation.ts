@@ -60,6 +60,19 @@ const ACCOUNT = sql.param({ kind: 'account' });
 /** Root aggregates one shared scan computes at most (see `sharedScanAggregates`). */
 const MAX_SHARED_SCAN_AGGREGATES = 50;
 
+/** JSON text `sql.literal` accepts (GraphQL names and JSON punctuation). */
+const LITERAL_PIECE = /^[A-Za-z0-9_{}[\],:"]*$/;
+
+/**
+ * A limit or offset: an integer written in the document is SQL text, so that the planner sees
+ * it in the generic plan of a prepared statement (a `LIMIT $n` is estimated as 10 % of the rows,
+ * which made PostgreSQL re-plan such statements on every execution); a variable stays a
+ * parameter (`checkCount` bounds both).
+ */
+function count(value: Param): Fragment {
+  return value.kind === 'const' && typeof value.value === 'number' && Number.isSafeInteger(value.value) ? sql.integer(value.value) : sql`${sql.param(value)}::bigint`;
+}
+
 /** PostgreSQL functions take at most 100 arguments. */
 const MAX_ARGUMENTS = 100;
 
@@ -87,8 +100,11 @@ export function selectCompiler(metadata: Metadata) {
   const nextAlias = (prefix: string): Fragment => sql.ident(`_${prefix}${++aliasCounter}`);
   const tenant = sql.ident(metadata.tenantColumn);
   const key = (text: string): Fragment => sql`${sql.value(text)}::text`;
-  /** JSON text written here (a key with its punctuation, a string), bound as a parameter. */
-  const jsonPiece = (text: string): Fragment => sql`${sql.value(text)}::text`;
+  /**
+   * JSON text written here (a key with its punctuation, a `__typename` string): a SQL literal,
+   * since it is made of GraphQL names (`sql.literal`); bound as a parameter otherwise.
+   */
+  const jsonPiece = (text: string): Fragment => (LITERAL_PIECE.test(text) ? sql.literal(text) : sql`${sql.value(text)}::text`);
   /** Any SQL value as JSON (`json`); SQL NULL is `null`. */
   const jsonOf = (value: Fragment): Fragment => sql`coalesce(to_json(${value}), 'null')`;
   /** A scalar string as JSON text (`__typename`). */
@@ -136,13 +152,23 @@ export function selectCompiler(metadata: Metadata) {
   const rowPredicate = (collection: Collection, table: Fragment): Fragment =>
     collection.selectFilter ? sql`${tenantPredicate(table)} AND ${where(collection.selectFilter, table)}` : tenantPredicate(table);
 
+  /**
+   * The predicate of a table reference reached from a row of `parent` through `relationship`:
+   * the tenant predicate alone when the role's filter of `target` holds for every such row by
+   * construction (`filterImpliedByPath`), else `rowPredicate`.
+   */
+  const pathPredicate = (parent: Collection, relationship: Relationship, target: Collection, table: Fragment): Fragment =>
+    filterImpliedByPath(parent, relationship, target) ? tenantPredicate(table) : rowPredicate(target, table);
+
   const joinPredicate = (relationship: Relationship, parent: Fragment, child: Fragment): Fragment =>
     sql.join(
       relationship.mapping.map(([from, to]) => sql`${child}.${sql.ident(to)} = ${parent}.${sql.ident(from)}`),
       sql` AND `,
     );
 
-  const param = (value: Param, type: ScalarType): Fragment => sql`${sql.param(value)}::${CAST[type]}`;
+  /** A value of a comparison; a boolean written in the document is SQL text (`sql.boolean`), anything else a parameter. */
+  const param = (value: Param, type: ScalarType): Fragment =>
+    value.kind === 'const' && type === 'boolean' && typeof value.value === 'boolean' ? sql.boolean(value.value) : sql`${sql.param(value)}::${CAST[type]}`;
 
   function where(expression: BoolExp, table: Fragment): Fragment {
     switch (expression.kind) {
@@ -219,7 +245,7 @@ export function selectCompiler(metadata: Metadata) {
           const child = nextAlias('t');
           return [
             item.alias,
-            sql`coalesce((SELECT ${rowObject(item.target, item.selection, child)} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${rowPredicate(item.target, child)} AND ${joinPredicate(
+            sql`coalesce((SELECT ${rowObject(item.target, item.selection, child)} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${pathPredicate(collection, item.relationship, item.target, child)} AND ${joinPredicate(
               item.relationship,
               table,
               child,
@@ -227,9 +253,9 @@ export function selectCompiler(metadata: Metadata) {
           ];
         }
         case 'array':
-          return [item.alias, list(item.target, item.query, item.selection, { relationship: item.relationship, parent: table })];
+          return [item.alias, list(item.target, item.query, item.selection, { relationship: item.relationship, parent: table, parentCollection: collection })];
         case 'arrayAggregate':
-          return [item.alias, aggregate(item.target, item.query, item.aggregate, { relationship: item.relationship, parent: table })];
+          return [item.alias, aggregate(item.target, item.query, item.aggregate, { relationship: item.relationship, parent: table, parentCollection: collection })];
         default:
           return assertNever(item);
       }
@@ -240,6 +266,7 @@ export function selectCompiler(metadata: Metadata) {
   interface Correlation {
     readonly relationship: Relationship;
     readonly parent: Fragment;
+    readonly parentCollection: Collection;
   }
 
   /**
@@ -249,17 +276,17 @@ export function selectCompiler(metadata: Metadata) {
    * Limit node reads, the rows an OFFSET skips included.
    */
   function source(collection: Collection, query: ListQuery, table: Fragment, correlation: Correlation | null, keys: { value: Fragment; direction: Fragment }[]): Fragment {
-    const conditions = [rowPredicate(collection, table)];
+    const conditions = [correlation ? pathPredicate(correlation.parentCollection, correlation.relationship, collection, table) : rowPredicate(collection, table)];
     if (correlation) conditions.push(joinPredicate(correlation.relationship, correlation.parent, table));
     if (query.where) conditions.push(where(query.where, table));
     const filtered = sql`FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
     if (!query.limit && !query.offset && collection.selectLimit === null) return filtered;
     const paging: Fragment[] = [sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`];
     // A role's limit caps every list of the collection, whatever the request asks.
-    const roleLimit = collection.selectLimit === null ? null : sql`${sql.value(collection.selectLimit)}::bigint`;
-    if (query.limit) paging.push(roleLimit ? sql` LIMIT least(${sql.param(query.limit)}::bigint, ${roleLimit})` : sql` LIMIT ${sql.param(query.limit)}::bigint`);
+    const roleLimit = collection.selectLimit === null ? null : sql.integer(collection.selectLimit);
+    if (query.limit) paging.push(roleLimit ? sql` LIMIT least(${count(query.limit)}, ${roleLimit})` : sql` LIMIT ${count(query.limit)}`);
     else if (roleLimit) paging.push(sql` LIMIT ${roleLimit}`);
-    if (query.offset) paging.push(sql` OFFSET ${sql.param(query.offset)}::bigint`);
+    if (query.offset) paging.push(sql` OFFSET ${count(query.offset)}`);
     return sql`FROM (SELECT ${table}.* ${filtered}${sql.join(paging, sql``)}) AS ${table}`;
   }
 
@@ -469,3 +496,81 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
 }
 
 type SharedScanAggregate = Extract<RootField, { kind: 'selectAggregate' }>;
+
+/**
+ * Whether every row of `target` reached through `relationship` from a row of `parent` that the
+ * role may see is one the role may see too, so its select filter need not be checked again
+ * (the compiler checks it on every OTHER reference, so a parent row is always visible). Two
+ * shapes, both proven from the filters' text alone:
+ *
+ * - back to the parent: `target`'s filter is `{<relationship back to parent>: <parent's filter>}`
+ *   — "rows whose parent is visible" (investor: a loan's `payments`, `schedules`, `borrows`,
+ *   `loan_documents`; a loan document's `document`, whose filter is `{loan_documents: …}`). The
+ *   relationship back must have the inverse mapping, so the row it finds is the parent itself.
+ * - through an object relationship: `parent`'s filter is `{<this relationship>: <target's
+ *   filter>}` and the relationship ends at `target`'s primary key, so the one row it reaches is
+ *   the one the parent's filter saw (investor: a payment's or schedule's `loan`).
+ *
+ * Anything else (filters of other shapes, other relationships) keeps the check.
+ */
+export function filterImpliedByPath(parent: Collection, relationship: Relationship, target: Collection): boolean {
+  const targetFilter = target.selectFilter;
+  if (!targetFilter) return true;
+  if (
+    parent.selectFilter &&
+    targetFilter.kind === 'relationship' &&
+    targetFilter.target.name === parent.name &&
+    isInverse(targetFilter.relationship.mapping, relationship.mapping) &&
+    sameFilter(targetFilter.where, parent.selectFilter)
+  ) {
+    return true;
+  }
+  const parentFilter = parent.selectFilter;
+  return (
+    relationship.kind === 'object' &&
+    parentFilter !== null &&
+    parentFilter.kind === 'relationship' &&
+    parentFilter.relationship.name === relationship.name &&
+    parentFilter.target.name === target.name &&
+    sameMapping(parentFilter.relationship.mapping, relationship.mapping) &&
+    relationship.mapping.length === 1 &&
+    relationship.mapping[0]![1] === target.primaryKey.source.column &&
+    target.primaryKey.source.kind === 'column' &&
+    sameFilter(parentFilter.where, targetFilter)
+  );
+}
+
+type Mapping = Relationship['mapping'];
+const sameMapping = (a: Mapping, b: Mapping): boolean => a.length === b.length && a.every(([from, to], i) => b[i]![0] === from && b[i]![1] === to);
+const isInverse = (a: Mapping, b: Mapping): boolean => a.length === b.length && a.every(([from, to], i) => b[i]![0] === to && b[i]![1] === from);
+
+type Filter = NonNullable<Collection['selectFilter']>;
+const sameField = (a: Field, b: Field): boolean => a.name === b.name && JSON.stringify(a.source) === JSON.stringify(b.source);
+const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/** Structural equality of two role filters (fields, relationships and targets by name, values by content). */
+function sameFilter(a: Filter, b: Filter): boolean {
+  switch (a.kind) {
+    case 'and':
+    case 'or':
+      return b.kind === a.kind && a.items.length === b.items.length && a.items.every((item, i) => sameFilter(item, b.items[i]!));
+    case 'not':
+      return b.kind === 'not' && sameFilter(a.item, b.item);
+    case 'compare':
+      return b.kind === 'compare' && a.operator === b.operator && sameField(a.field, b.field) && sameValue(a.value, b.value);
+    case 'in':
+      return b.kind === 'in' && a.negated === b.negated && sameField(a.field, b.field) && sameValue(a.values, b.values);
+    case 'isNull':
+      return b.kind === 'isNull' && sameField(a.field, b.field) && sameValue(a.value, b.value);
+    case 'relationship':
+      return (
+        b.kind === 'relationship' &&
+        a.relationship.name === b.relationship.name &&
+        a.target.name === b.target.name &&
+        sameMapping(a.relationship.mapping, b.relationship.mapping) &&
+        sameFilter(a.where, b.where)
+      );
+    default:
+      return assertNever(a);
+  }
+}

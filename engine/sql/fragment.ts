@@ -66,6 +66,36 @@ sql.ident = (name: string): Fragment => {
   return make([{ identifier: name }]);
 };
 
+const LITERAL_TEXT = /^[A-Za-z0-9_{}[\],:"]*$/;
+
+/**
+ * Text the compiler writes into the response JSON itself — a key with its punctuation
+ * (`,"amount":`), a `__typename` string — as a SQL string literal. Accepted only when made of
+ * JSON punctuation and GraphQL name characters (`[A-Za-z0-9_{}[],:"]`): GraphQL names (aliases,
+ * field and type names) are validated by the parser as `[_A-Za-z][_0-9A-Za-z]*`, so no quote or
+ * backslash can occur, and anything else throws. Not a value: the same text for every request of
+ * a plan, which the plan cache keys by document (engine/README.md, "Constants in the text").
+ */
+sql.literal = (text: string): Fragment => {
+  if (!LITERAL_TEXT.test(text)) throw new TypeError(`sql.literal: ${JSON.stringify(text)} is not JSON punctuation and GraphQL name characters`);
+  return make([{ text: `'${text}'` }]);
+};
+/**
+ * A constant integer of the plan (a `limit` written in the document, a role's limit) as SQL
+ * text, so the planner sees it in a prepared statement's generic plan. Only a safe integer is
+ * accepted; anything else throws.
+ */
+sql.integer = (value: number): Fragment => {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`sql.integer: ${String(value)} is not a safe integer`);
+  return make([{ text: String(value) }]);
+};
+
+/** A constant boolean of the plan (`is_next: {_eq: true}` written in the document) as SQL text. */
+sql.boolean = (value: boolean): Fragment => {
+  if (typeof value !== 'boolean') throw new TypeError('sql.boolean: not a boolean');
+  return make([{ text: value ? 'true' : 'false' }]);
+};
+
 /** A bound parameter. */
 sql.param = (param: Param): Fragment => make([{ param }]);
 
@@ -89,7 +119,7 @@ export interface RenderedSql {
 
 /**
  * Renders a fragment into text with `$n` placeholders and the list of parameters. The account
- * parameter and equal constants are bound once. Pure and deterministic.
+ * parameter, each key variable and equal constants are bound once. Pure and deterministic.
  */
 export function render(fragment: Fragment): RenderedSql {
   const params: Param[] = [];
@@ -105,6 +135,11 @@ export function render(fragment: Fragment): RenderedSql {
       if (param.kind === 'account') {
         if (!accountIndex) accountIndex = params.push(param);
         index = accountIndex;
+      } else if (param.kind === 'keyVariable') {
+        // A key variable is one value per request wherever a role's filters name it.
+        const key = `key:${param.name}`;
+        index = constIndex.get(key) ?? params.push(param);
+        constIndex.set(key, index);
       } else if (param.kind === 'const' && (typeof param.value === 'string' || typeof param.value === 'number')) {
         const key = `${typeof param.value}:${param.value}`;
         index = constIndex.get(key) ?? params.push(param);

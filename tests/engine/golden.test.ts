@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildEngine } from '../../app/engineHolder.js';
-import type { GraphEngine, GraphRequest } from '../../engine/index.js';
+import type { GraphEngine, GraphRequest, Principal } from '../../engine/index.js';
 import { METADATA_PATH, parseExact, seedAccount, stringifyExact } from '../support/seededService.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 
@@ -36,6 +36,8 @@ interface GoldenCase {
   readonly name: string;
   readonly dir: string;
   readonly request: GraphRequest;
+  /** `role.json`: the role the case runs as and its key variables (default: admin). */
+  readonly role: { readonly role: string; readonly variables: Readonly<Record<string, string>> } | null;
 }
 
 function goldenCases(): GoldenCase[] {
@@ -46,7 +48,9 @@ function goldenCases(): GoldenCase[] {
       const query = readFileSync(join(dir, 'query.graphql'), 'utf8');
       const variablesFile = join(dir, 'variables.json');
       const variables = existsSync(variablesFile) ? (JSON.parse(readFileSync(variablesFile, 'utf8')) as Record<string, unknown>) : undefined;
-      cases.push({ name: `${feature}/${name}`, dir, request: { query, ...(variables ? { variables } : {}) } });
+      const roleFile = join(dir, 'role.json');
+      const role = existsSync(roleFile) ? (JSON.parse(readFileSync(roleFile, 'utf8')) as GoldenCase['role']) : null;
+      cases.push({ name: `${feature}/${name}`, dir, request: { query, ...(variables ? { variables } : {}) }, role });
     }
   }
   return cases;
@@ -86,12 +90,15 @@ describe('golden queries: the exact SQL and the result of each case in tests/gol
 
   for (const goldenCase of CASES) {
     it(goldenCase.name, async () => {
-      const prepared = engine.prepare(goldenCase.request, ACCOUNT_ID);
+      const caseEngine = goldenCase.role ? engine.forRole(goldenCase.role.role) : engine;
+      assert.ok(caseEngine, `no role ${goldenCase.role?.role}`);
+      const principal: Principal = goldenCase.role ? { accountId: ACCOUNT_ID, keyVariables: new Map(Object.entries(goldenCase.role.variables)) } : ACCOUNT_ID;
+      const prepared = caseEngine.prepare(goldenCase.request, principal);
       assert.equal(prepared.kind, 'statement');
       const text = prepared.kind === 'statement' ? prepared.text : '';
       golden(join(goldenCase.dir, 'expected.sql'), `${text}\n`, (expected) => assert.equal(`${text}\n`, expected, 'the compiled SQL changed'));
 
-      const body = await engine.execute(database.db, goldenCase.request, ACCOUNT_ID);
+      const body = await caseEngine.execute(database.db, goldenCase.request, principal);
       assert.ok(!body.includes(ACCOUNT_ID), 'the account id must not be in a golden result');
       const result = parseExact(body) as { data?: unknown; errors?: unknown };
       assert.equal(result.errors, undefined, body);

@@ -1,1 +1,1 @@
-SELECT concat('{"data":', concat($1::text, coalesce((SELECT concat($2::text, to_json("_t1"."id"), $3::text, to_json("_t1"."name"), '}') FROM "loans" AS "_t1" WHERE "_t1"."account_id" = $4 AND "_t1"."id" = $5::uuid), 'null'), '}'), '}') AS "response"
+SELECT concat('{"data":', concat('{"loans_by_pk":', coalesce((SELECT concat('{"id":', to_json("_t1"."id"), ',"name":', to_json("_t1"."name"), '}') FROM "loans" AS "_t1" WHERE "_t1"."account_id" = $1 AND "_t1"."id" = $2::uuid), 'null'), '}'), '}') AS "response"
