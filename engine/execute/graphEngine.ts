@@ -295,6 +295,16 @@ export class GraphEngine {
     }
   }
 
+  /**
+   * The type of the operation a request would run (`query`, `mutation`), from the parsed and
+   * validated document (cached: running it afterwards parses nothing again). For `GET
+   * /api/graph`, which runs queries only. A document the engine refuses throws `RequestError`.
+   */
+  operationType(request: GraphRequest): OperationDefinitionNode['operation'] {
+    const { query, operationName } = checkEnvelope(request);
+    return this.#operation(query, operationName).operation.operation;
+  }
+
   /** The statement of a request, its parameters, and PostgreSQL's plan for it. */
   async explain(db: Database, request: GraphRequest, accountId: Principal): Promise<{ sql: string; params: unknown[]; plan: unknown; statements?: { sql: string; params: unknown[] }[] }> {
     const prepared = this.prepare(request, accountId);
