@@ -205,13 +205,14 @@ function getRequestOf(originalUrl: string): GraphRequest | string {
   } catch {
     return 'the "variables" parameter is not valid JSON';
   }
+  let extensions: unknown;
   try {
-    json('extensions');
+    extensions = json('extensions');
   } catch {
     return 'the "extensions" parameter is not valid JSON';
   }
   const operationName = values.get('operationName')?.[0];
-  return { query: values.get('query')?.[0], ...(variables !== undefined ? { variables } : {}), ...(operationName ? { operationName } : {}) };
+  return { query: values.get('query')?.[0], ...(variables !== undefined ? { variables } : {}), ...(operationName ? { operationName } : {}), ...(extensions !== undefined ? { extensions } : {}) };
 }
 
 function isJsonRequest(req: Request): boolean {

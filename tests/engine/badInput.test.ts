@@ -53,6 +53,7 @@ const CASES: readonly BadInput[] = [
   { what: '"query" that is blank', send: () => raw('{"query": "   "}'), status: 400, code: 'invalid-request', says: /"query"/ },
   { what: '"variables" that is an array', send: () => raw('{"query": "{ loans { id } }", "variables": [1]}'), status: 400, code: 'invalid-request', says: /"variables"/ },
   { what: '"variables" that is a string', send: () => raw('{"query": "{ loans { id } }", "variables": "{}"}'), status: 400, code: 'invalid-request', says: /"variables"/ },
+  { what: '"extensions" that is a string', send: () => raw('{"query": "{ loans { id } }", "extensions": "x"}'), status: 400, code: 'invalid-request', says: /"extensions"/ },
   { what: '"operationName" that is a number', send: () => raw('{"query": "{ loans { id } }", "operationName": 1}'), status: 400, code: 'invalid-request', says: /"operationName"/ },
   {
     what: 'a 5 MB body',
