@@ -147,6 +147,9 @@ export function planningContext(
    */
   function jsonbParam(value: ArgValue): Param {
     if (value instanceof VariableRef) return toParam(value, SCALAR_FOR_TYPE.jsonb);
+    // A plain string here comes from a variable holding the whole filter or object, which
+    // graphql-js has coerced already: the jsonb scalar made it JSON text.
+    if (typeof value === 'string') return { kind: 'const', value };
     return { kind: 'const', value: value === null ? null : JSON.stringify(toJs(value)) };
   }
 
