@@ -129,18 +129,26 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
       }
       const caller = engineForCaller(engines.engine, accountOf(res));
       if (!caller) return notAuthorized(res);
-      if (caller.engine.operationType(request) !== 'query') {
+      let type;
+      try {
+        type = caller.engine.operationType(request);
+      } catch (error) {
+        // Refused before any statement ran: the key's state is read first (as respond does).
+        if (error instanceof RequestError && (await refusedAsInactive(db, res))) return;
+        throw error;
+      }
+      if (type !== 'query') {
         if (await refusedAsInactive(db, res)) return;
         res.set('Allow', 'POST');
         return sendErrors(res, 405, responseType, 'method-not-allowed', 'GET runs queries only: send a mutation with POST');
       }
+      // respond checks the key's state in the statement, or on a refusal before answering it.
       if (!(await caller.engine.respond(db, request, caller.principal, res.locals.keyStillActive, body.write))) return notAuthorized(res);
       body.end();
     } catch (error) {
       if (body.started) return cutShort(res, error, logger);
       if (isDatabaseUnavailable(error)) return sendGraphUnavailable(res, responseType);
       if (!(error instanceof RequestError)) throw error;
-      if (await refusedAsInactive(db, res)) return;
       res.status(errorStatus(error, responseType)).type(responseType).send(JSON.stringify({ errors: error.errors }));
     }
   });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApiKey } from '../../app/apiKeys.js';
+import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { dataOf, METADATA_PATH, seedAccount, send, type Answer, type SeededAccount } from '../support/seededService.js';
 import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
@@ -248,6 +248,16 @@ describe(`issue 19 over HTTP with API keys, against plain TypeScript (${testData
     const anonymous = await send(getUrl('{ loans { id } }'));
     assert.equal(anonymous.status, 403);
     assert.equal(anonymous.text, 'Not authorized');
+  });
+
+  it('GET with a key deactivated after its first use is refused, whatever the document', async () => {
+    const created = await createApiKey(database.db, a.account.id, 'soon inactive');
+    assert.equal((await get(created.key, '{ loans_aggregate { aggregate { count } } }')).status, 200);
+    assert.ok(await deactivateApiKey(database.db, created.prefix));
+    for (const query of ['{ loans_aggregate { aggregate { count } } }', '{ nope }', 'mutation { update_loans(where: {}, _set: {status: "closed"}) { affected_rows } }']) {
+      const answer = await get(created.key, query);
+      assert.deepEqual([answer.status, answer.text], [403, 'Not authorized'], query);
+    }
   });
 
   it('an invalid pattern is a GraphQL error (data-exception) that costs its own request only', async () => {
