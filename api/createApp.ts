@@ -42,9 +42,9 @@ export function createApp(deps: ServiceDeps): Express {
 
   const api = express.Router();
   // Auth comes before body parsing, so an unauthenticated request costs no parsing. A known key
-  // on POST /api/graph skips the key read: its state is checked in the request's one statement.
+  // on POST or GET /api/graph skips the key read: its state is checked in the request's one statement.
   const verifiedKeys = new VerifiedKeyCache();
-  const checksActiveInStatement = (req: Request): boolean => req.method === 'POST' && (req.path === '/graph' || req.path === '/graph/');
+  const checksActiveInStatement = (req: Request): boolean => (req.method === 'POST' || req.method === 'GET') && (req.path === '/graph' || req.path === '/graph/');
   api.use(requireApiKey(deps.db, { verifiedKeys, checksActiveInStatement }));
   api.use('/graph', graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger));
   api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true, strict: false }));

@@ -46,7 +46,26 @@ export type FilterValue =
   | { readonly kind: 'keyVariable'; readonly name: string }
   | { readonly kind: 'list'; readonly items: readonly FilterValue[] };
 
-export type FilterOperator = '_eq' | '_neq' | '_gt' | '_gte' | '_lt' | '_lte' | '_like' | '_nlike' | '_ilike' | '_nilike';
+export type FilterOperator =
+  | '_eq'
+  | '_neq'
+  | '_gt'
+  | '_gte'
+  | '_lt'
+  | '_lte'
+  | '_like'
+  | '_nlike'
+  | '_ilike'
+  | '_nilike'
+  | '_regex'
+  | '_iregex'
+  | '_nregex'
+  | '_niregex'
+  | '_similar'
+  | '_nsimilar';
+
+/** Operators on jsonb fields, as in the query language. */
+export type FilterJsonbOperator = '_contains' | '_contained_in' | '_has_key' | '_has_keys_any' | '_has_keys_all';
 
 /**
  * A role's row filter (`filter`, `check`), resolved against the whole metadata: a relationship
@@ -60,6 +79,10 @@ export type RowFilter =
   | { readonly kind: 'compare'; readonly field: Field; readonly operator: FilterOperator; readonly value: FilterValue }
   | { readonly kind: 'in'; readonly field: Field; readonly negated: boolean; readonly values: FilterValue }
   | { readonly kind: 'isNull'; readonly field: Field; readonly value: FilterValue }
+  /** A jsonb operator; `_contains`/`_contained_in` take the JSON text of their value. */
+  | { readonly kind: 'jsonb'; readonly field: Field; readonly operator: FilterJsonbOperator; readonly value: FilterValue }
+  /** `_cast: {String: {…}}`: `where` compares `as`, the jsonb field seen as text. */
+  | { readonly kind: 'cast'; readonly field: Field; readonly as: Field; readonly where: RowFilter }
   | { readonly kind: 'relationship'; readonly relationship: Relationship; readonly target: Collection; readonly where: RowFilter };
 
 /**

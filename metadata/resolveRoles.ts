@@ -3,6 +3,7 @@ import {
   type Collection,
   type DeletePermission,
   type Field,
+  type FilterJsonbOperator,
   type FilterOperator,
   type FilterValue,
   type InsertPermission,
@@ -30,8 +31,10 @@ interface RolePermissionsDocument {
   delete?: { filter?: unknown };
 }
 
-const COMPARISON_OPERATORS: ReadonlySet<string> = new Set<FilterOperator>(['_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_like', '_nlike', '_ilike', '_nilike']);
-const TEXT_OPERATORS: ReadonlySet<string> = new Set(['_like', '_nlike', '_ilike', '_nilike']);
+const TEXT_OPERATOR_LIST: readonly FilterOperator[] = ['_like', '_nlike', '_ilike', '_nilike', '_regex', '_iregex', '_nregex', '_niregex', '_similar', '_nsimilar'];
+const COMPARISON_OPERATORS: ReadonlySet<string> = new Set<FilterOperator>(['_eq', '_neq', '_gt', '_gte', '_lt', '_lte', ...TEXT_OPERATOR_LIST]);
+const TEXT_OPERATORS: ReadonlySet<string> = new Set(TEXT_OPERATOR_LIST);
+const JSONB_OPERATORS: ReadonlySet<string> = new Set<FilterJsonbOperator>(['_contains', '_contained_in', '_has_key', '_has_keys_any', '_has_keys_all']);
 /** A filter or preset value naming a key variable: `key.person_id`. */
 const KEY_VARIABLE = /^key\.([a-z_][a-z0-9_]*)$/;
 
@@ -247,8 +250,9 @@ function resolveFilter(
     }
     return Object.entries(spec).flatMap(([operator, raw]): RowFilter[] => {
       const at = `${path}.${operator}`;
-      if (field.type === 'jsonb' && operator !== '_is_null') {
-        problems.push(`${where}, ${at}: a jsonb field is filtered with _is_null only`);
+      if (field.type === 'jsonb' && operator !== '_is_null') return jsonbComparison(field, operator, raw, at);
+      if (JSONB_OPERATORS.has(operator) || operator === '_cast') {
+        problems.push(`${where}, ${at}: ${operator} needs a jsonb field`);
         return [];
       }
       if (COMPARISON_OPERATORS.has(operator)) {
@@ -269,6 +273,38 @@ function resolveFilter(
       problems.push(`${where}, ${at}: unknown operator`);
       return [];
     });
+  };
+  /** The query language's jsonb operators (and `_cast: {String: {…}}`), as in a request. */
+  const jsonbComparison = (field: Field, operator: string, raw: unknown, at: string): RowFilter[] => {
+    if (operator === '_contains' || operator === '_contained_in') {
+      // Any JSON value; a string `key.<name>` is a variable only where a string is expected.
+      if (raw === undefined) problems.push(`${where}, ${at}: give a JSON value`);
+      return [{ kind: 'jsonb', field, operator, value: { kind: 'const', value: JSON.stringify(raw) } }];
+    }
+    if (operator === '_has_key') {
+      if (typeof raw !== 'string') problems.push(`${where}, ${at}: must be a string`);
+      return [{ kind: 'jsonb', field, operator, value: { kind: 'const', value: raw } }];
+    }
+    if (operator === '_has_keys_any' || operator === '_has_keys_all') {
+      if (!Array.isArray(raw) || !raw.every((item) => typeof item === 'string')) {
+        problems.push(`${where}, ${at}: must be a list of strings`);
+        return [];
+      }
+      return [{ kind: 'jsonb', field, operator, value: { kind: 'const', value: raw } }];
+    }
+    if (operator === '_cast') {
+      const cast = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : null;
+      if (!cast || Object.keys(cast).some((type) => type !== 'String')) {
+        problems.push(`${where}, ${at}: give {String: {<operator>: value}}`);
+        return [];
+      }
+      if (cast.String === undefined) return [];
+      const as: Field = { name: field.name, type: 'text', source: field.source };
+      const items = comparisons(as, cast.String, `${at}.String`);
+      return [{ kind: 'cast', field, as, where: items.length === 1 ? items[0]! : { kind: 'and', items } }];
+    }
+    problems.push(`${where}, ${at}: a jsonb field takes _is_null, _contains, _contained_in, _has_key, _has_keys_any, _has_keys_all or _cast`);
+    return [];
   };
   const filter = walk(collection, value, '');
   return problems.length > before ? null : filter;

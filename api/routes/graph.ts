@@ -111,8 +111,46 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
     return true;
   }
 
-  router.get('/', (_req, res) => {
-    res.status(405).set('Allow', 'POST').type(JSON_TYPE).send(JSON.stringify({ errors: [{ message: 'use POST for /api/graph', extensions: { code: 'method-not-allowed' } }] }));
+  /**
+   * `GET /api/graph?query=…&variables=…&operationName=…` (GraphQL over HTTP): query operations
+   * only — a mutation is answered 405 with `Allow: POST` and not run. Responses carry
+   * `Cache-Control: private, no-store`: they belong to one key's account and change with every
+   * write, and an ETag would save no work (the statement runs to compute it) — see README.md.
+   */
+  router.get('/', async (req, res) => {
+    res.set('Cache-Control', 'private, no-store');
+    const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
+    const body = new PiecewiseBody(res, responseType);
+    try {
+      const request = getRequestOf(req.originalUrl);
+      if (typeof request === 'string') {
+        if (await refusedAsInactive(db, res)) return;
+        return sendErrors(res, 400, responseType, 'invalid-request', request);
+      }
+      const caller = engineForCaller(engines.engine, accountOf(res));
+      if (!caller) return notAuthorized(res);
+      let type;
+      try {
+        type = caller.engine.operationType(request);
+      } catch (error) {
+        // Refused before any statement ran: the key's state is read first (as respond does).
+        if (error instanceof RequestError && (await refusedAsInactive(db, res))) return;
+        throw error;
+      }
+      if (type !== 'query') {
+        if (await refusedAsInactive(db, res)) return;
+        res.set('Allow', 'POST');
+        return sendErrors(res, 405, responseType, 'method-not-allowed', 'GET runs queries only: send a mutation with POST');
+      }
+      // respond checks the key's state in the statement, or on a refusal before answering it.
+      if (!(await caller.engine.respond(db, request, caller.principal, res.locals.keyStillActive, body.write))) return notAuthorized(res);
+      body.end();
+    } catch (error) {
+      if (body.started) return cutShort(res, error, logger);
+      if (isDatabaseUnavailable(error)) return sendGraphUnavailable(res, responseType);
+      if (!(error instanceof RequestError)) throw error;
+      res.status(errorStatus(error, responseType)).type(responseType).send(JSON.stringify({ errors: error.errors }));
+    }
   });
 
   router.post('/explain', parseJson, async (req, res) => {
@@ -145,6 +183,44 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
     res.status(500).type(JSON_TYPE).send(JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'internal', id } }] }));
   });
   return router;
+}
+
+/** GET's parameters that may each be given once. */
+const GET_PARAMETERS = ['query', 'variables', 'operationName', 'extensions'] as const;
+
+/**
+ * The GraphQL request of a GET's query string (read through a Map of its parameters):
+ * `variables` and `extensions` are JSON text. A string is the problem, naming the parameter.
+ */
+function getRequestOf(originalUrl: string): GraphRequest | string {
+  let search: URLSearchParams;
+  try {
+    search = new URL(originalUrl, 'http://localhost').searchParams;
+  } catch {
+    return 'the query string is not valid';
+  }
+  const values = new Map<string, string[]>();
+  for (const [name, value] of search) values.set(name, [...(values.get(name) ?? []), value]);
+  for (const name of GET_PARAMETERS) if ((values.get(name)?.length ?? 0) > 1) return `give the "${name}" parameter once`;
+  const json = (name: 'variables' | 'extensions'): unknown => {
+    const text = values.get(name)?.[0];
+    if (text === undefined || text === '') return undefined;
+    return JSON.parse(text) as unknown;
+  };
+  let variables: unknown;
+  try {
+    variables = json('variables');
+  } catch {
+    return 'the "variables" parameter is not valid JSON';
+  }
+  let extensions: unknown;
+  try {
+    extensions = json('extensions');
+  } catch {
+    return 'the "extensions" parameter is not valid JSON';
+  }
+  const operationName = values.get('operationName')?.[0];
+  return { query: values.get('query')?.[0], ...(variables !== undefined ? { variables } : {}), ...(operationName ? { operationName } : {}), ...(extensions !== undefined ? { extensions } : {}) };
 }
 
 function isJsonRequest(req: Request): boolean {

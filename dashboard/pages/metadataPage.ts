@@ -176,6 +176,10 @@ export function describeFilter(filter: RowFilter): string {
       return `${filter.field.name} ${filter.negated ? '_nin' : '_in'} ${describeValue(filter.values)}`;
     case 'isNull':
       return `${filter.field.name} _is_null ${describeValue(filter.value)}`;
+    case 'jsonb':
+      return `${filter.field.name} ${filter.operator} ${describeValue(filter.value)}`;
+    case 'cast':
+      return `${filter.field.name} _cast { String: { ${describeFilter(filter.where)} } }`;
     case 'relationship':
       return `${filter.relationship.name} { ${describeFilter(filter.where)} }`;
   }

@@ -82,6 +82,8 @@ export interface GraphRequest {
   readonly query?: unknown;
   readonly variables?: unknown;
   readonly operationName?: unknown;
+  /** GraphQL over HTTP's `extensions`: a map when given; nothing in it is used. */
+  readonly extensions?: unknown;
 }
 
 /** A request ready to run: the statement and its values, or a response needing no database. */
@@ -295,6 +297,16 @@ export class GraphEngine {
     }
   }
 
+  /**
+   * The type of the operation a request would run (`query`, `mutation`), from the parsed and
+   * validated document (cached: running it afterwards parses nothing again). For `GET
+   * /api/graph`, which runs queries only. A document the engine refuses throws `RequestError`.
+   */
+  operationType(request: GraphRequest): OperationDefinitionNode['operation'] {
+    const { query, operationName } = checkEnvelope(request);
+    return this.#operation(query, operationName).operation.operation;
+  }
+
   /** The statement of a request, its parameters, and PostgreSQL's plan for it. */
   async explain(db: Database, request: GraphRequest, accountId: Principal): Promise<{ sql: string; params: unknown[]; plan: unknown; statements?: { sql: string; params: unknown[] }[] }> {
     const prepared = this.prepare(request, accountId);
@@ -492,10 +504,11 @@ export class GraphEngine {
 function checkEnvelope(request: GraphRequest): { query: string; operationName: string | undefined; variables: Record<string, unknown> | undefined } {
   const problem = (message: string) => new RequestError([{ message, extensions: { code: 'invalid-request' } }], 'request');
   if (typeof request !== 'object' || request === null || Array.isArray(request)) throw problem('the request body must be a JSON object');
-  const { query, operationName, variables } = request;
+  const { query, operationName, variables, extensions } = request;
   if (typeof query !== 'string' || query.trim() === '') throw problem('"query" must be a non-empty string');
   if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') throw problem('"operationName" must be a string');
   if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) throw problem('"variables" must be an object');
+  if (extensions !== undefined && extensions !== null && (typeof extensions !== 'object' || Array.isArray(extensions))) throw problem('"extensions" must be an object');
   return { query, operationName: (operationName as string | null) ?? undefined, variables: (variables as Record<string, unknown> | null) ?? undefined };
 }
 

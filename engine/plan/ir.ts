@@ -18,19 +18,53 @@ export type RootField =
 
 export interface ListQuery {
   readonly where: BoolExp | null;
+  /** `distinct_on`: one row per distinct value of these fields (the first in `orderBy`); empty for none. */
+  readonly distinctOn: readonly Field[];
   readonly orderBy: readonly OrderItem[];
   readonly limit: Param | null;
   readonly offset: Param | null;
 }
 
-export interface OrderItem {
-  /** Object relationships walked from the collection to the field's collection. */
-  readonly path: readonly { readonly relationship: Relationship; readonly target: Collection }[];
-  readonly field: Field;
-  readonly direction: OrderDirection;
-}
+/** Object relationships walked from a collection to another. */
+export type RelationshipPath = readonly { readonly relationship: Relationship; readonly target: Collection }[];
 
-export type ComparisonOperator = '_eq' | '_neq' | '_gt' | '_gte' | '_lt' | '_lte' | '_like' | '_nlike' | '_ilike' | '_nilike';
+/**
+ * One `order_by` key: a field (`kind: 'column'`), or an aggregate of an array relationship
+ * (`{payments_aggregate: {count: desc}}`, `{payments_aggregate: {sum: {amount: asc}}}`:
+ * `kind: 'aggregate'`, `field` null for `count`), reached through object relationships (`path`).
+ */
+export type OrderItem =
+  | { readonly kind: 'column'; readonly path: RelationshipPath; readonly field: Field; readonly direction: OrderDirection }
+  | {
+      readonly kind: 'aggregate';
+      readonly path: RelationshipPath;
+      readonly relationship: Relationship;
+      readonly target: Collection;
+      readonly fn: 'count' | AggregateFunction;
+      readonly field: Field | null;
+      readonly direction: OrderDirection;
+    };
+
+export type ComparisonOperator =
+  | '_eq'
+  | '_neq'
+  | '_gt'
+  | '_gte'
+  | '_lt'
+  | '_lte'
+  | '_like'
+  | '_nlike'
+  | '_ilike'
+  | '_nilike'
+  | '_regex'
+  | '_iregex'
+  | '_nregex'
+  | '_niregex'
+  | '_similar'
+  | '_nsimilar';
+
+/** Operators on jsonb fields (PostgreSQL `@>`, `<@`, `?`, `?|`, `?&`). */
+export type JsonbOperator = '_contains' | '_contained_in' | '_has_key' | '_has_keys_any' | '_has_keys_all';
 
 export type BoolExp =
   | { readonly kind: 'and'; readonly items: readonly BoolExp[] }
@@ -39,6 +73,12 @@ export type BoolExp =
   | { readonly kind: 'compare'; readonly field: Field; readonly operator: ComparisonOperator; readonly value: Param }
   | { readonly kind: 'in'; readonly field: Field; readonly negated: boolean; readonly values: Param }
   | { readonly kind: 'isNull'; readonly field: Field; readonly value: Param }
+  | { readonly kind: 'jsonb'; readonly field: Field; readonly operator: JsonbOperator; readonly value: Param }
+  /**
+   * `_cast: {String: {…}}` on a jsonb field: `where` compares the field's JSON text; its
+   * comparisons name `as`, the field seen as text (a field of type text, same name and source).
+   */
+  | { readonly kind: 'cast'; readonly field: Field; readonly as: Field; readonly where: BoolExp }
   | { readonly kind: 'relationship'; readonly relationship: Relationship; readonly target: Collection; readonly where: BoolExp };
 
 export type Selection = readonly SelectionItem[];

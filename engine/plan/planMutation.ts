@@ -1,4 +1,4 @@
-import { GraphQLError, valueFromASTUntyped, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { GraphQLError, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { Param } from '../sql/fragment.js';
 import type { Collection, Field, PresetValue } from '../../metadata/index.js';
 import { columnsSetByRelationship, nestedInsertRelationship } from '../schema/buildMutationFields.js';
@@ -55,17 +55,7 @@ export function planMutation(
    * list the planner has taken apart (its leaves are literals and variables): it is put back
    * together as JSON text, read now, so the plan depends on those variables' values.
    */
-  const valueParam = (field: Field, value: ArgValue): Param => {
-    if (field.type !== 'jsonb' || value instanceof VariableRef) return toParam(value, SCALAR_FOR_TYPE[field.type]);
-    return { kind: 'const', value: value === null ? null : JSON.stringify(toJs(value)) };
-  };
-  const toJs = (value: ArgValue): unknown => {
-    if (value instanceof VariableRef) return context.variableValue(value.name);
-    if (value instanceof Literal) return valueFromASTUntyped(value.node);
-    if (Array.isArray(value)) return value.map(toJs);
-    if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, toJs(inner)]));
-    return value;
-  };
+  const valueParam = (field: Field, value: ArgValue): Param => (field.type === 'jsonb' ? context.jsonbParam(value) : toParam(value, SCALAR_FOR_TYPE[field.type]));
 
   function planInsert(alias: string, collection: Collection, objects: readonly ArgValue[], onConflictArg: ArgValue | undefined): MutationField & { kind: 'insert' } {
     const groups = new Map<string, { collection: Collection; rows: InsertRow[] }>();

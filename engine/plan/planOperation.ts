@@ -2,12 +2,14 @@ import {
   GraphQLError,
   GraphQLList,
   GraphQLNonNull,
+  GraphQLString,
   getNamedType,
   isListType,
   isScalarType,
   Kind,
   typeFromAST,
   valueFromAST,
+  valueFromASTUntyped,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLInputType,
@@ -18,7 +20,7 @@ import {
   type ValueNode,
 } from 'graphql';
 import type { Collection, Field } from '../../metadata/index.js';
-import { fieldRole, ORDER_BY_DIRECTIONS, type FieldRole, type OrderDirection } from '../schema/buildSchema.js';
+import { fieldRole, ORDER_BY_DIRECTIONS, type AggregateFunction, type FieldRole, type OrderDirection } from '../schema/buildSchema.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import type { Param } from '../sql/fragment.js';
 import type {
@@ -27,6 +29,7 @@ import type {
   AggregateSelection,
   BoolExp,
   ComparisonOperator,
+  JsonbOperator,
   ListQuery,
   OperationPlan,
   OrderItem,
@@ -65,7 +68,12 @@ type ArgValue = VariableRef | Literal | ArgValue[] | { [key: string]: ArgValue }
 /** Deeper boolean expressions are refused: PGlite's parser stack gives out in the hundreds. */
 const MAX_FILTER_DEPTH = 64;
 
-const COMPARISON_OPERATORS: ReadonlySet<string> = new Set(['_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_like', '_nlike', '_ilike', '_nilike']);
+const COMPARISON_OPERATORS: ReadonlySet<string> = new Set<ComparisonOperator>([
+  '_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_like', '_nlike', '_ilike', '_nilike', '_regex', '_iregex', '_nregex', '_niregex', '_similar', '_nsimilar',
+]);
+const JSONB_OPERATORS: ReadonlySet<string> = new Set<JsonbOperator>(['_contains', '_contained_in', '_has_key', '_has_keys_any', '_has_keys_all']);
+const AGGREGATE_ORDER_FUNCTIONS: ReadonlySet<string> = new Set<AggregateFunction>(['sum', 'avg', 'min', 'max']);
+const KEY_LIST = new GraphQLList(new GraphQLNonNull(GraphQLString));
 
 /**
  * The planner's pieces for one operation (arguments, filters, selections), shared by the query
@@ -130,6 +138,27 @@ export function planningContext(
     // A single value where a list is expected is a list of one (GraphQL input coercion).
     if (isListType(type) && value !== null) return { kind: 'const', value: [value] };
     return { kind: 'const', value };
+  }
+
+  /**
+   * A jsonb value as a parameter (JSON text). A value written inline is an object or list the
+   * planner has taken apart (its leaves are literals and variables): it is put back together
+   * as JSON text, read now, so the plan depends on those variables' values.
+   */
+  function jsonbParam(value: ArgValue): Param {
+    if (value instanceof VariableRef) return toParam(value, SCALAR_FOR_TYPE.jsonb);
+    // A plain string here comes from a variable holding the whole filter or object, which
+    // graphql-js has coerced already: the jsonb scalar made it JSON text.
+    if (typeof value === 'string') return { kind: 'const', value };
+    return { kind: 'const', value: value === null ? null : JSON.stringify(toJs(value)) };
+  }
+
+  function toJs(value: ArgValue): unknown {
+    if (value instanceof VariableRef) return variableValue(value.name);
+    if (value instanceof Literal) return valueFromASTUntyped(value.node);
+    if (Array.isArray(value)) return value.map(toJs);
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, toJs(inner)]));
+    return value;
   }
 
   /** An enum value (an order_by direction, a column name), read now: it shapes the SQL. */
@@ -199,7 +228,19 @@ export function planningContext(
     const scalar = SCALAR_FOR_TYPE[field.type];
     const items: BoolExp[] = [];
     for (const [operator, operand] of Object.entries(value)) {
-      if (COMPARISON_OPERATORS.has(operator)) {
+      if (field.type === 'jsonb' && JSONB_OPERATORS.has(operator)) {
+        const keys = operator === '_has_key' ? toParam(operand, GraphQLString) : toParam(operand, KEY_LIST);
+        const param = operator === '_contains' || operator === '_contained_in' ? jsonbParam(operand) : keys;
+        items.push({ kind: 'jsonb', field, operator: operator as JsonbOperator, value: param });
+      } else if (field.type === 'jsonb' && operator === '_cast') {
+        // `_cast: {String: {…}}`: the String comparisons apply to the field's JSON text.
+        if (operand === null || typeof operand !== 'object' || Array.isArray(operand) || operand instanceof VariableRef || operand instanceof Literal) continue;
+        const inner = operand.String;
+        if (inner === undefined || inner === null) continue;
+        const as: Field = { name: field.name, type: 'text', source: field.source };
+        const comparisons = planComparison(as, inner);
+        items.push({ kind: 'cast', field, as, where: comparisons.length === 1 ? comparisons[0]! : { kind: 'and', items: comparisons } });
+      } else if (COMPARISON_OPERATORS.has(operator)) {
         items.push({ kind: 'compare', field, operator: operator as ComparisonOperator, value: toParam(operand, scalar) });
       } else if (operator === '_in' || operator === '_nin') {
         items.push({ kind: 'in', field, negated: operator === '_nin', values: toParam(operand, new GraphQLList(new GraphQLNonNull(scalar))) });
@@ -214,15 +255,41 @@ export function planningContext(
 
   function planOrderBy(collection: Collection, value: ArgValue | undefined): OrderItem[] {
     const items: OrderItem[] = [];
+    const directionOf = (inner: ArgValue): OrderDirection | null => {
+      const direction = enumValue(inner) as OrderDirection | null;
+      if (direction !== null && !ORDER_BY_DIRECTIONS.includes(direction)) throw new GraphQLError(`invalid order_by direction ${String(direction)}`, { extensions: { code: 'validation-failed' } });
+      return direction;
+    };
+    const isObject = (entry: ArgValue): entry is { [key: string]: ArgValue } =>
+      entry !== null && typeof entry === 'object' && !Array.isArray(entry) && !(entry instanceof VariableRef) && !(entry instanceof Literal);
+    /** `{count: desc, sum: {amount: asc}, …}` of `<relationship>_aggregate`, in the order written. */
+    const walkAggregate = (relationshipName: string, current: Collection, entry: ArgValue, path: OrderItem['path']): void => {
+      const relationship = current.relationships.get(relationshipName)!;
+      const target = schemaCollection(relationship.target);
+      if (!isObject(entry)) return;
+      for (const [fn, inner] of Object.entries(entry)) {
+        if (fn === 'count') {
+          const direction = directionOf(inner);
+          if (direction !== null) items.push({ kind: 'aggregate', path, relationship, target, fn: 'count', field: null, direction });
+        } else if (AGGREGATE_ORDER_FUNCTIONS.has(fn) && isObject(inner)) {
+          for (const [fieldName, fieldDirection] of Object.entries(inner)) {
+            const direction = directionOf(fieldDirection);
+            const field = target.fields.get(fieldName);
+            if (direction !== null && field) items.push({ kind: 'aggregate', path, relationship, target, fn: fn as AggregateFunction, field, direction });
+          }
+        }
+      }
+    };
     const walk = (current: Collection, entry: ArgValue, path: OrderItem['path']): void => {
-      if (entry === null || typeof entry !== 'object' || Array.isArray(entry) || entry instanceof VariableRef || entry instanceof Literal) return;
+      if (!isObject(entry)) return;
       for (const [key, inner] of Object.entries(entry)) {
         const field = current.fields.get(key);
         if (field) {
-          const direction = enumValue(inner) as OrderDirection | null;
+          const direction = directionOf(inner);
           if (direction === null) continue;
-          if (!ORDER_BY_DIRECTIONS.includes(direction)) throw new GraphQLError(`invalid order_by direction ${String(direction)}`, { extensions: { code: 'validation-failed' } });
-          items.push({ path, field, direction });
+          items.push({ kind: 'column', path, field, direction });
+        } else if (!current.relationships.has(key) && key.endsWith('_aggregate') && current.relationships.has(key.slice(0, -'_aggregate'.length))) {
+          walkAggregate(key.slice(0, -'_aggregate'.length), current, inner, path);
         } else {
           const relationship = current.relationships.get(key)!;
           const target = schemaCollection(relationship.target);
@@ -234,11 +301,40 @@ export function planningContext(
     return items;
   }
 
+  /**
+   * `distinct_on` and `order_by` together: PostgreSQL's DISTINCT ON needs the ordering to start
+   * with the distinct fields (in any order among themselves), so Hasura's rule is checked here
+   * with a clear error; without an `order_by`, the rows are ordered by the distinct fields,
+   * ascending (each group then keeps its row with the lowest primary key).
+   */
+  function planDistinct(collection: Collection, node: FieldNode, value: ArgValue | undefined, orderBy: OrderItem[]): { distinctOn: Field[]; orderBy: OrderItem[] } {
+    const columns = value instanceof VariableRef ? fromJs(variableValue(value.name)) : value;
+    const distinctOn: Field[] = [];
+    for (const name of asList(columns)) {
+      const field = collection.fields.get(enumValue(name) ?? '');
+      if (field && !distinctOn.includes(field)) distinctOn.push(field);
+    }
+    if (!distinctOn.length) return { distinctOn, orderBy };
+    if (!orderBy.length) return { distinctOn, orderBy: distinctOn.map((field) => ({ kind: 'column', path: [], field, direction: 'asc' })) };
+    const leading = orderBy.slice(0, distinctOn.length);
+    const matches = leading.length === distinctOn.length && leading.every((item) => item.kind === 'column' && !item.path.length && distinctOn.includes(item.field)) && new Set(leading.map((item) => item.field)).size === distinctOn.length;
+    if (!matches) {
+      const names = distinctOn.map((field) => field.name).join(', ');
+      return atArgument(node, 'distinct_on', () => {
+        throw new GraphQLError(`"distinct_on" columns must match initial "order_by" columns: order_by must start with ${names} (PostgreSQL's DISTINCT ON)`, { extensions: { code: 'validation-failed' } });
+      });
+    }
+    return { distinctOn, orderBy };
+  }
+
   function planListQuery(collection: Collection, node: FieldNode, kind: 'list' | 'aggregate'): ListQuery {
     const args = argsOf(node);
+    const ordered = atArgument(node, 'order_by', () => planOrderBy(collection, args.order_by));
+    const { distinctOn, orderBy } = planDistinct(collection, node, args.distinct_on, ordered);
     return {
       where: atArgument(node, 'where', () => (args.where === undefined || args.where === null ? null : planWhere(collection, args.where))),
-      orderBy: atArgument(node, 'order_by', () => planOrderBy(collection, args.order_by)),
+      distinctOn,
+      orderBy,
       limit: atArgument(node, 'limit', () => countLimit(args.limit, 'limit', kind === 'list')),
       offset: atArgument(node, 'offset', () => countLimit(args.offset, 'offset')),
     };
@@ -412,6 +508,7 @@ export function planningContext(
 
   return {
     toParam,
+    jsonbParam,
     fromJs,
     readNow,
     enumValue,

@@ -39,11 +39,11 @@ export function queryCost(plan: OperationPlan): number {
         break;
       case 'select': {
         const rows = rowsOf(root.query, ROOT_ROWS);
-        total += 1 + whereCost(root.query.where, ROOT_ROWS) + selectionCost(root.selection, rows);
+        total += 1 + whereCost(root.query.where, ROOT_ROWS) + orderCost(root.query, ROOT_ROWS) + selectionCost(root.selection, rows);
         break;
       }
       case 'selectAggregate':
-        total += 1 + whereCost(root.query.where, ROOT_ROWS) + aggregateCost(root.aggregate, rowsOf(root.query, ROOT_ROWS));
+        total += 1 + whereCost(root.query.where, ROOT_ROWS) + orderCost(root.query, ROOT_ROWS, root.aggregate) + aggregateCost(root.aggregate, rowsOf(root.query, ROOT_ROWS));
         break;
       default:
         assertNever(root);
@@ -64,10 +64,10 @@ function selectionCost(selection: Selection, parentRows: number): number {
         total += parentRows * (1 + selectionCost(item.selection, 1));
         break;
       case 'array':
-        total += parentRows * (1 + whereCost(item.query.where, FAN_OUT) + selectionCost(item.selection, rowsOf(item.query, FAN_OUT)));
+        total += parentRows * (1 + whereCost(item.query.where, FAN_OUT) + orderCost(item.query, FAN_OUT) + selectionCost(item.selection, rowsOf(item.query, FAN_OUT)));
         break;
       case 'arrayAggregate':
-        total += parentRows * (1 + whereCost(item.query.where, FAN_OUT) + aggregateCost(item.aggregate, rowsOf(item.query, FAN_OUT)));
+        total += parentRows * (1 + whereCost(item.query.where, FAN_OUT) + orderCost(item.query, FAN_OUT, item.aggregate) + aggregateCost(item.aggregate, rowsOf(item.query, FAN_OUT)));
         break;
       default:
         assertNever(item);
@@ -94,7 +94,10 @@ function whereCost(where: BoolExp | null, candidateRows: number): number {
     case 'compare':
     case 'in':
     case 'isNull':
+    case 'jsonb':
       return 0;
+    case 'cast':
+      return whereCost(where.where, candidateRows);
     case 'relationship': {
       const rows = where.relationship.kind === 'array' ? FAN_OUT : 1;
       return FILTER_HOP * candidateRows + whereCost(where.where, candidateRows * rows);
@@ -102,6 +105,16 @@ function whereCost(where: BoolExp | null, candidateRows: number): number {
     default:
       return assertNever(where);
   }
+}
+
+/**
+ * Ordering by an array relationship's aggregate is a correlated subquery evaluated for each
+ * candidate row (before any limit), like a filter's hop. An aggregate's rows are ordered only
+ * when it pages, has a distinct_on or lists its nodes (otherwise the order is not compiled).
+ */
+function orderCost(query: ListQuery, candidateRows: number, aggregate: AggregateSelection | null = null): number {
+  if (aggregate && !query.limit && !query.offset && !query.distinctOn.length && !aggregate.some((item) => item.kind === 'nodes')) return 0;
+  return query.orderBy.reduce((sum, item) => sum + (item.kind === 'aggregate' ? FILTER_HOP * candidateRows : 0), 0);
 }
 
 /** The rows a list is assumed to return: its literal limit, at most `assumed`. */

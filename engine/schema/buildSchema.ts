@@ -42,7 +42,20 @@ export type AggregateFunction = 'sum' | 'avg' | 'min' | 'max';
 
 const NUMERIC_TYPES: readonly ScalarType[] = ['numeric', 'integer'];
 const ORDERABLE_TYPES: readonly ScalarType[] = ['numeric', 'integer', 'text', 'date', 'timestamptz'];
-const TEXT_OPERATORS = ['_like', '_nlike', '_ilike', '_nilike'] as const;
+const TEXT_OPERATORS = ['_like', '_nlike', '_ilike', '_nilike', '_regex', '_iregex', '_nregex', '_niregex', '_similar', '_nsimilar'] as const;
+/** What each text operator does, for introspection (Hasura's descriptions, PostgreSQL's operators). */
+const TEXT_OPERATOR_DESCRIPTIONS: Readonly<Record<(typeof TEXT_OPERATORS)[number], string>> = {
+  _like: 'does the column match the given pattern (LIKE)',
+  _nlike: 'does the column NOT match the given pattern (NOT LIKE)',
+  _ilike: 'does the column match the given case-insensitive pattern (ILIKE)',
+  _nilike: 'does the column NOT match the given case-insensitive pattern (NOT ILIKE)',
+  _regex: 'does the column match the given POSIX regular expression, case sensitive (~)',
+  _iregex: 'does the column match the given POSIX regular expression, case insensitive (~*)',
+  _nregex: 'does the column NOT match the given POSIX regular expression, case sensitive (!~)',
+  _niregex: 'does the column NOT match the given POSIX regular expression, case insensitive (!~*)',
+  _similar: 'does the column match the given SQL regular expression (SIMILAR TO)',
+  _nsimilar: 'does the column NOT match the given SQL regular expression (NOT SIMILAR TO)',
+};
 
 export const ORDER_BY_DIRECTIONS = ['asc', 'asc_nulls_first', 'asc_nulls_last', 'desc', 'desc_nulls_first', 'desc_nulls_last'] as const;
 export type OrderDirection = (typeof ORDER_BY_DIRECTIONS)[number];
@@ -63,11 +76,25 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
   const comparisonFor = (scalar: GraphQLScalarType): GraphQLInputObjectType => {
     let type = comparisonTypes.get(scalar);
     if (!type && scalar === SCALAR_FOR_TYPE.jsonb) {
-      // A JSON value is only tested for presence; containment operators are not offered.
+      // Hasura's jsonb operators (containment and top-level keys; GIN-indexed on
+      // loans.custom_fields), and _cast to compare the JSON text. Not ordered, not _eq'd.
+      const castType = new GraphQLInputObjectType({
+        name: 'jsonb_cast_exp',
+        description: 'Compare the JSON text of a jsonb field (PostgreSQL jsonb::text).',
+        fields: () => ({ String: { type: comparisonFor(GraphQLString) } }),
+      });
       type = new GraphQLInputObjectType({
         name: 'jsonb_comparison_exp',
-        description: 'Boolean expression to compare fields of type "jsonb": only _is_null.',
-        fields: { _is_null: { type: GraphQLBoolean } },
+        description: 'Boolean expression to compare fields of type "jsonb". All fields are combined with logical \'AND\'.',
+        fields: {
+          _cast: { type: castType },
+          _contained_in: { type: scalar, description: 'is the column contained in the given json value (<@)' },
+          _contains: { type: scalar, description: 'does the column contain the given json value at the top level (@>)' },
+          _has_key: { type: GraphQLString, description: 'does the string exist as a top-level key in the column (?)' },
+          _has_keys_all: { type: new GraphQLList(new GraphQLNonNull(GraphQLString)), description: 'do all of these strings exist as top-level keys in the column (?&)' },
+          _has_keys_any: { type: new GraphQLList(new GraphQLNonNull(GraphQLString)), description: 'do any of these strings exist as top-level keys in the column (?|)' },
+          _is_null: { type: GraphQLBoolean },
+        },
       });
       comparisonTypes.set(scalar, type);
     }
@@ -83,7 +110,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
         _nin: { type: new GraphQLList(new GraphQLNonNull(scalar)) },
         _is_null: { type: GraphQLBoolean },
       };
-      if (scalar === GraphQLString) for (const op of TEXT_OPERATORS) fields[op] = { type: scalar };
+      if (scalar === GraphQLString) for (const op of TEXT_OPERATORS) fields[op] = { type: scalar, description: TEXT_OPERATOR_DESCRIPTIONS[op] };
       type = new GraphQLInputObjectType({
         name: `${scalar.name}_comparison_exp`,
         description: `Boolean expression to compare fields of type "${scalar.name}". All fields are combined with logical 'AND'.`,
@@ -99,7 +126,37 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
   const orderBys = new Map<string, GraphQLInputObjectType>();
   const aggregateTypes = new Map<string, GraphQLObjectType>();
   const selectColumns = new Map<string, GraphQLEnumType>();
+  const aggregateOrderBys = new Map<string, GraphQLInputObjectType>();
   const target = (relationship: Relationship): Collection => metadata.collections.get(relationship.target)!;
+
+  /**
+   * `<c>_aggregate_order_by` (Hasura's name and shape): order rows by an aggregate of an array
+   * relationship, `{payments_aggregate: {count: desc}}`, `{payments_aggregate: {sum: {amount: asc}}}`.
+   */
+  const aggregateOrderBy = (collection: Collection): GraphQLInputObjectType => {
+    let type = aggregateOrderBys.get(collection.name);
+    if (type) return type;
+    const fields: GraphQLInputFieldConfigMap = { count: { type: orderBy } };
+    for (const [fn, types] of [
+      ['avg', NUMERIC_TYPES],
+      ['max', ORDERABLE_TYPES],
+      ['min', ORDERABLE_TYPES],
+      ['sum', NUMERIC_TYPES],
+    ] as const) {
+      const columns = [...collection.fields.values()].filter((field) => types.includes(field.type));
+      if (!columns.length) continue;
+      fields[fn] = {
+        type: new GraphQLInputObjectType({
+          name: `${collection.name}_${fn}_order_by`,
+          description: `order by ${fn}() on columns of table "${collection.table}"`,
+          fields: Object.fromEntries(columns.map((field) => [field.name, { type: orderBy }])),
+        }),
+      };
+    }
+    type = new GraphQLInputObjectType({ name: `${collection.name}_aggregate_order_by`, description: `order by aggregate values of table "${collection.table}"`, fields });
+    aggregateOrderBys.set(collection.name, type);
+    return type;
+  };
 
   for (const collection of metadata.collections.values()) {
     const name = collection.name;
@@ -129,8 +186,11 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
         fields: () => {
           const fields: GraphQLInputFieldConfigMap = {};
           for (const field of collection.fields.values()) if (field.type !== 'jsonb') fields[field.name] = { type: orderBy };
-          for (const relationship of collection.relationships.values())
+          for (const relationship of collection.relationships.values()) {
             if (relationship.kind === 'object') fields[relationship.name] = { type: orderBys.get(relationship.target)! };
+            // As the aggregate field itself: only where the role may aggregate the target.
+            else if (target(relationship).allowAggregations) fields[`${relationship.name}_aggregate`] = { type: aggregateOrderBy(target(relationship)) };
+          }
           return fields;
         },
       }),
@@ -146,6 +206,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
   }
 
   const listArgs = (collection: Collection): GraphQLFieldConfigArgumentMap => ({
+    distinct_on: { type: nonNullList(selectColumns.get(collection.name)!), description: 'distinct select on columns' },
     where: { type: boolExps.get(collection.name)!, description: 'filter the rows returned' },
     order_by: { type: nonNullList(orderBys.get(collection.name)!), description: 'sort the rows by one or more columns' },
     limit: { type: GraphQLInt, description: 'limit the number of rows returned' },

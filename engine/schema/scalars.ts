@@ -109,7 +109,7 @@ export const GraphQLNumeric = new GraphQLScalarType({
   },
 });
 
-/** jsonb: any JSON value, output as stored. Selectable and filterable with `_is_null` only. */
+/** jsonb: any JSON value, output as stored. Filtered with the jsonb operators (`jsonb_comparison_exp`), not ordered. */
 export const GraphQLJsonb = new GraphQLScalarType({
   name: 'jsonb',
   description: 'A JSON value (PostgreSQL jsonb), returned as stored.',

@@ -5,6 +5,7 @@ import {
   type AggregateSelection,
   type BoolExp,
   type ComparisonOperator,
+  type JsonbOperator,
   type ListQuery,
   type OperationPlan,
   type OrderItem,
@@ -46,6 +47,20 @@ const OPERATOR: Readonly<Record<ComparisonOperator, Fragment>> = {
   _nlike: sql`NOT LIKE`,
   _ilike: sql`ILIKE`,
   _nilike: sql`NOT ILIKE`,
+  _regex: sql`~`,
+  _iregex: sql`~*`,
+  _nregex: sql`!~`,
+  _niregex: sql`!~*`,
+  _similar: sql`SIMILAR TO`,
+  _nsimilar: sql`NOT SIMILAR TO`,
+};
+/** jsonb operators and the type their operand is bound as (`?`, `?|`, `?&` take keys). */
+const JSONB_OPERATOR: Readonly<Record<JsonbOperator, { readonly operator: Fragment; readonly operand: Fragment }>> = {
+  _contains: { operator: sql`@>`, operand: sql`jsonb` },
+  _contained_in: { operator: sql`<@`, operand: sql`jsonb` },
+  _has_key: { operator: sql`?`, operand: sql`text` },
+  _has_keys_any: { operator: sql`?|`, operand: sql`text[]` },
+  _has_keys_all: { operator: sql`?&`, operand: sql`text[]` },
 };
 const DIRECTION: Readonly<Record<OrderDirection, Fragment>> = {
   asc: sql`ASC NULLS LAST`,
@@ -170,25 +185,36 @@ export function selectCompiler(metadata: Metadata) {
   const param = (value: Param, type: ScalarType): Fragment =>
     value.kind === 'const' && type === 'boolean' && typeof value.value === 'boolean' ? sql.boolean(value.value) : sql`${sql.param(value)}::${CAST[type]}`;
 
-  function where(expression: BoolExp, table: Fragment): Fragment {
+  /**
+   * A boolean expression over the row `table`. `cast` is the field a `_cast` compares (the jsonb
+   * field as text) and its value; comparisons naming it read that value instead of the field.
+   */
+  function where(expression: BoolExp, table: Fragment, cast: { readonly as: Field; readonly value: Fragment } | null = null): Fragment {
+    const valueOf = (field: Field): Fragment => (cast && cast.as === field ? cast.value : fieldValue(table, field));
     switch (expression.kind) {
       case 'and':
-        return expression.items.length ? sql`(${sql.join(expression.items.map((item) => where(item, table)), sql` AND `)})` : sql`true`;
+        return expression.items.length ? sql`(${sql.join(expression.items.map((item) => where(item, table, cast)), sql` AND `)})` : sql`true`;
       case 'or':
-        return expression.items.length ? sql`(${sql.join(expression.items.map((item) => where(item, table)), sql` OR `)})` : sql`false`;
+        return expression.items.length ? sql`(${sql.join(expression.items.map((item) => where(item, table, cast)), sql` OR `)})` : sql`false`;
       case 'not':
-        return sql`(NOT ${where(expression.item, table)})`;
+        return sql`(NOT ${where(expression.item, table, cast)})`;
       case 'compare':
-        return sql`(${fieldValue(table, expression.field)} ${OPERATOR[expression.operator]} ${param(expression.value, expression.field.type)})`;
+        return sql`(${valueOf(expression.field)} ${OPERATOR[expression.operator]} ${param(expression.value, expression.field.type)})`;
+      case 'jsonb': {
+        const { operator, operand } = JSONB_OPERATOR[expression.operator];
+        return sql`(${valueOf(expression.field)} ${operator} ${sql.param(expression.value)}::${operand})`;
+      }
+      case 'cast':
+        return where(expression.where, table, { as: expression.as, value: sql`(${valueOf(expression.field)})::text` });
       case 'in': {
         const values = sql`${sql.param(expression.values)}::${ARRAY_CAST[expression.field.type]}`;
-        const value = fieldValue(table, expression.field);
+        const value = valueOf(expression.field);
         // SPEC §5: _nin never matches a null field. ALL over an empty list is true even for
         // null, so null is made unknown (not false: NOT of it must stay unknown too).
         return expression.negated ? sql`(${value} <> ALL(${values}) AND (${value} IS NOT NULL OR NULL))` : sql`(${value} = ANY(${values}))`;
       }
       case 'isNull': {
-        const value = fieldValue(table, expression.field);
+        const value = valueOf(expression.field);
         if (expression.value.kind === 'const' && typeof expression.value.value === 'boolean') {
           return expression.value.value ? sql`(${value} IS NULL)` : sql`(${value} IS NOT NULL)`;
         }
@@ -207,9 +233,24 @@ export function selectCompiler(metadata: Metadata) {
     }
   }
 
-  /** The value an order item sorts by: a field, or a field reached through object relationships. */
+  /**
+   * An aggregate of the rows of an array relationship of the row `parent` (`count`, or
+   * `sum`/`avg`/`min`/`max` of a field), for ordering: a correlated subquery with the row
+   * predicate (tenant and role filter) of the related collection. `count` of no rows is 0.
+   */
+  function relationshipAggregate(item: Extract<OrderItem, { kind: 'aggregate' }>, parent: Fragment): Fragment {
+    const child = nextAlias('o');
+    const value = item.fn === 'count' || !item.field ? sql`count(*)` : sql`${AGGREGATE_FUNCTION[item.fn]}(${fieldValue(child, item.field)})`;
+    return sql`(SELECT ${value} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${rowPredicate(item.target, child)} AND ${joinPredicate(item.relationship, parent, child)})`;
+  }
+
+  /**
+   * The value an order item sorts by: a field, or an aggregate of an array relationship, of the
+   * row or of a row reached through object relationships.
+   */
   function orderValue(item: OrderItem, table: Fragment): Fragment {
-    if (!item.path.length) return fieldValue(table, item.field);
+    const valueAt = (row: Fragment): Fragment => (item.kind === 'column' ? fieldValue(row, item.field) : relationshipAggregate(item, row));
+    if (!item.path.length) return valueAt(table);
     let parent = table;
     const aliases: Fragment[] = [];
     const joins: Fragment[] = [];
@@ -223,13 +264,14 @@ export function selectCompiler(metadata: Metadata) {
       item.path.map((step, index) => sql`${sql.ident(step.target.table)} AS ${aliases[index]!}`),
       sql`, `,
     );
-    return sql`(SELECT ${fieldValue(parent, item.field)} FROM ${from} WHERE ${sql.join(joins, sql` AND `)} LIMIT 1)`;
+    return sql`(SELECT ${valueAt(parent)} FROM ${from} WHERE ${sql.join(joins, sql` AND `)} LIMIT 1)`;
   }
 
   /** Order keys with the primary-key tie-break, ascending (SPEC §5: deterministic results). */
   function orderKeys(collection: Collection, query: ListQuery, table: Fragment): { value: Fragment; direction: Fragment }[] {
     const keys = query.orderBy.map((item) => ({ value: orderValue(item, table), direction: DIRECTION[item.direction] }));
-    const pkAlreadyLast = query.orderBy.length > 0 && query.orderBy.at(-1)!.path.length === 0 && query.orderBy.at(-1)!.field === collection.primaryKey;
+    const last = query.orderBy.at(-1);
+    const pkAlreadyLast = last?.kind === 'column' && last.path.length === 0 && last.field === collection.primaryKey;
     if (!pkAlreadyLast) keys.push({ value: fieldValue(table, collection.primaryKey), direction: DIRECTION.asc });
     return keys;
   }
@@ -273,21 +315,25 @@ export function selectCompiler(metadata: Metadata) {
    * FROM … WHERE … of a list. When paging, the rows are picked (ORDER BY … LIMIT … OFFSET …) in
    * a subquery under the same alias, so the JSON of each row (and its nested subqueries) is
    * built only for the rows returned: PostgreSQL evaluates a query's output for every row its
-   * Limit node reads, the rows an OFFSET skips included.
+   * Limit node reads, the rows an OFFSET skips included. `distinct_on` is `SELECT DISTINCT ON
+   * (…)` in the same subquery, ordered by the keys (the planner makes them start with the
+   * distinct fields, as PostgreSQL requires), so each group keeps its first row by the
+   * request's order and the primary-key tie-break, and paging applies after it (as in Hasura).
    */
   function source(collection: Collection, query: ListQuery, table: Fragment, correlation: Correlation | null, keys: { value: Fragment; direction: Fragment }[]): Fragment {
     const conditions = [correlation ? pathPredicate(correlation.parentCollection, correlation.relationship, collection, table) : rowPredicate(collection, table)];
     if (correlation) conditions.push(joinPredicate(correlation.relationship, correlation.parent, table));
     if (query.where) conditions.push(where(query.where, table));
     const filtered = sql`FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
-    if (!query.limit && !query.offset && collection.selectLimit === null) return filtered;
+    const distinct = query.distinctOn.length ? sql`DISTINCT ON (${sql.join(query.distinctOn.map((field) => fieldValue(table, field)))}) ` : sql``;
+    if (!query.limit && !query.offset && collection.selectLimit === null && !query.distinctOn.length) return filtered;
     const paging: Fragment[] = [sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`];
     // A role's limit caps every list of the collection, whatever the request asks.
     const roleLimit = collection.selectLimit === null ? null : sql.integer(collection.selectLimit);
     if (query.limit) paging.push(roleLimit ? sql` LIMIT least(${count(query.limit)}, ${roleLimit})` : sql` LIMIT ${count(query.limit)}`);
     else if (roleLimit) paging.push(sql` LIMIT ${roleLimit}`);
     if (query.offset) paging.push(sql` OFFSET ${count(query.offset)}`);
-    return sql`FROM (SELECT ${table}.* ${filtered}${sql.join(paging, sql``)}) AS ${table}`;
+    return sql`FROM (SELECT ${distinct}${table}.* ${filtered}${sql.join(paging, sql``)}) AS ${table}`;
   }
 
   function list(collection: Collection, query: ListQuery, selection: Selection, correlation: Correlation | null): Fragment {
@@ -476,7 +522,7 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
   // several, and not too many (a select list holds at most 1664 entries).
   const byCollection = new Map<Collection, SharedScanAggregate[]>();
   for (const field of plan.rootFields) {
-    if (field.kind !== 'selectAggregate' || field.query.limit || field.query.offset || field.collection.selectLimit !== null || field.aggregate.some((item) => item.kind === 'nodes')) continue;
+    if (field.kind !== 'selectAggregate' || field.query.limit || field.query.offset || field.query.distinctOn.length || field.collection.selectLimit !== null || field.aggregate.some((item) => item.kind === 'nodes')) continue;
     byCollection.set(field.collection, [...(byCollection.get(field.collection) ?? []), field]);
   }
   const sharedValues = new Map<RootField, Fragment>();
@@ -562,6 +608,10 @@ function sameFilter(a: Filter, b: Filter): boolean {
       return b.kind === 'in' && a.negated === b.negated && sameField(a.field, b.field) && sameValue(a.values, b.values);
     case 'isNull':
       return b.kind === 'isNull' && sameField(a.field, b.field) && sameValue(a.value, b.value);
+    case 'jsonb':
+      return b.kind === 'jsonb' && a.operator === b.operator && sameField(a.field, b.field) && sameValue(a.value, b.value);
+    case 'cast':
+      return b.kind === 'cast' && sameField(a.field, b.field) && sameField(a.as, b.as) && sameFilter(a.where, b.where);
     case 'relationship':
       return (
         b.kind === 'relationship' &&

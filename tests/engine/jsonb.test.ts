@@ -6,8 +6,9 @@ import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js'
 
 /**
  * `jsonb` fields (metadata type `jsonb`; `loans.custom_fields` in the project's metadata): the
- * stored JSON comes back as stored, with exact numbers; `_is_null` is the one filter; they are
- * not orderable. The generated reference tests leave them out, so they are checked here.
+ * stored JSON comes back as stored, with exact numbers; they are filtered with the jsonb
+ * operators (issue 19; drawn at random by the generated test too) and `_is_null`, not with
+ * `_eq`; they are not orderable.
  */
 let database: TestDatabase;
 let server: TestServer;
@@ -44,7 +45,21 @@ describe('jsonb fields', () => {
     ]);
   });
 
-  it('filter with _is_null only', async () => {
+  it('filter with the jsonb operators: containment is deep, numbers compare as numbers', async () => {
+    const names = async (where: string): Promise<string[]> => (exactDataOf(await graph(`{ loans(where: {custom_fields: ${where}}, order_by: {name: asc}) { name } }`)).loans as { name: string }[]).map((l) => l.name);
+    assert.deepEqual(await names('{_contains: {nested: {a: 1}}}'), ['with fields']);
+    assert.deepEqual(await names('{_contains: {ltv: 65.5}}'), ['with fields']);
+    assert.deepEqual(await names('{_contains: {flags: [null]}}'), ['with fields']);
+    assert.deepEqual(await names('{_contains: {flags: [false]}}'), []);
+    assert.deepEqual(await names('{_contained_in: {loan_officer: "Kim"}}'), ['empty']);
+    assert.deepEqual(await names('{_has_key: "nested"}'), ['with fields']);
+    assert.deepEqual(await names('{_has_keys_all: ["ltv", "nope"]}'), []);
+    assert.deepEqual(await names('{_has_keys_any: ["ltv", "nope"]}'), ['with fields']);
+    assert.deepEqual(await names('{_cast: {String: {_eq: "{}"}}}'), ['empty']);
+    assert.deepEqual(await names('{_cast: {String: {_regex: "\\"ltv\\": 65.500"}}}'), ['with fields']);
+  });
+
+  it('filter with _is_null, and not with _eq', async () => {
     const data = exactDataOf(await graph('{ loans(where: {custom_fields: {_is_null: false}}) { name } none: loans(where: {custom_fields: {_is_null: true}}) { name } }'));
     assert.equal(data.loans.length, 2);
     assert.deepEqual(data.none, []);

@@ -17,6 +17,21 @@
  *   rule, after Hasura): true, written inline or sent in a variable alike.
  * - A relationship filter is EXISTS: true when some related row makes the inner filter true,
  *   false otherwise (never unknown).
+ * - `_regex`/`_iregex`/`_nregex`/`_niregex` are PostgreSQL's `~ ~* !~ !~*`: a search anywhere in
+ *   the value; the test only draws patterns that mean the same to JavaScript's RegExp (escaped
+ *   literal pieces, `^ $ . .* |` and ASCII case). `_similar`/`_nsimilar` are SIMILAR TO: the
+ *   whole value, `%` any text, `_` one character, `|` and `( )`, backslash escaping.
+ * - jsonb (`jsonFields`): `_contains` is PostgreSQL's `@>` (objects: every key present with a
+ *   value containing the given one; arrays: every given element contained in some element;
+ *   scalars: equal), `_contained_in` the same the other way, `_has_key` a top-level key (or a
+ *   string element of an array), `_has_keys_any`/`_has_keys_all` any/all of them; `_cast:
+ *   {String: …}` compares the field's jsonb text, read from the database with the rows.
+ * - `distinct_on`: after filtering and ordering (the order starts with the distinct fields),
+ *   the first row of each group of equal distinct values (nulls equal each other), then
+ *   offset and limit.
+ * - `order_by` an aggregate of an array relationship: `count` (0 for no rows), `sum`/`avg`/
+ *   `min`/`max` of a field (null for no non-null value); through an object relationship that
+ *   has no row, null.
  * - `asc` = nulls last, `desc` = nulls first; ties broken by primary key ascending.
  * - Numbers are exact (decimal.js); timestamps are microseconds since the epoch (bigint);
  *   dates `YYYY-MM-DD`; text is ordered by a comparator the caller supplies (the database's
@@ -48,6 +63,8 @@ export interface RelationshipModel {
 
 export interface CollectionModel {
   readonly name: string;
+  /** jsonb fields: their value (parsed JSON) and their text as PostgreSQL writes it (`jsonb::text`). */
+  readonly jsonFields?: ReadonlyMap<string, { readonly value: (row: Row) => unknown; readonly text: (row: Row) => string | null }>;
   readonly primaryKey: string;
   readonly fields: ReadonlyMap<string, FieldModel>;
   readonly relationships: ReadonlyMap<string, RelationshipModel>;
@@ -66,14 +83,19 @@ export type Where = { readonly [key: string]: unknown };
 export type Direction = 'asc' | 'desc' | 'asc_nulls_first' | 'asc_nulls_last' | 'desc_nulls_first' | 'desc_nulls_last';
 export const DIRECTIONS: readonly Direction[] = ['asc', 'desc', 'asc_nulls_first', 'asc_nulls_last', 'desc_nulls_first', 'desc_nulls_last'];
 
-/** One `order_by` key: object relationships walked (`path`), then a field. */
+/**
+ * One `order_by` key: object relationships walked (`path`), then a field — or, with
+ * `aggregate`, an aggregate of an array relationship (`field` is the aggregated field; '' for count).
+ */
 export interface OrderKey {
   readonly path: readonly string[];
   readonly field: string;
   readonly direction: Direction;
+  readonly aggregate?: { readonly relationship: string; readonly fn: 'count' | 'sum' | 'avg' | 'min' | 'max' } | undefined;
 }
 
 export interface ListArgs {
+  readonly distinctOn?: readonly string[] | undefined;
   readonly where?: Where | undefined;
   readonly orderBy?: readonly OrderKey[] | undefined;
   readonly limit?: number | undefined;
@@ -202,6 +224,7 @@ export function evaluateWhere(model: Model, c: CollectionModel, row: Row, where:
     else if (key === '_or') item = asList(value).reduce<Truth>((acc, inner) => or(acc, evaluateWhere(model, c, row, inner as Where)), false);
     else if (key === '_not') item = not(evaluateWhere(model, c, row, value as Where));
     else if (c.fields.has(key)) item = evaluateComparison(model, c.fields.get(key)!, row, value as Record<string, unknown> | null);
+    else if (c.jsonFields?.has(key)) item = evaluateJsonComparison(model, c.jsonFields.get(key)!, row, value as Record<string, unknown> | null);
     else if (c.relationships.has(key)) {
       const relationship = c.relationships.get(key)!;
       const target = collection(model, relationship.target);
@@ -218,6 +241,69 @@ function evaluateComparison(model: Model, field: FieldModel, row: Row, compariso
   let result: Truth = true;
   for (const [operator, operand] of Object.entries(comparison)) result = and(result, evaluateOperator(model, field.type, cell, operator, operand));
   return result;
+}
+
+/** A jsonb field's comparison: the jsonb operators, `_cast: {String: …}`, `_is_null`. */
+function evaluateJsonComparison(model: Model, field: { value: (row: Row) => unknown; text: (row: Row) => string | null }, row: Row, comparison: Record<string, unknown> | null): Truth {
+  if (comparison === null) return true;
+  const json = field.value(row);
+  let result: Truth = true;
+  for (const [operator, operand] of Object.entries(comparison)) {
+    let item: Truth;
+    if (operator === '_cast') {
+      const text = (operand as { String?: Record<string, unknown> | null } | null)?.String;
+      if (operand === null || text === null || text === undefined) item = true;
+      else {
+        const cell = field.text(row);
+        item = Object.entries(text).reduce<Truth>((acc, [op, value]) => and(acc, evaluateOperator(model, 'text', cell, op, value)), true);
+      }
+    } else if (operator === '_is_null') item = operand === null ? null : (json === null || json === undefined) === operand;
+    else if (json === null || json === undefined || operand === null || operand === undefined) item = null;
+    else if (operator === '_contains') item = jsonContains(json, operand);
+    else if (operator === '_contained_in') item = jsonContains(operand, json);
+    else if (operator === '_has_key') item = jsonHasKey(json, operand as string);
+    else if (operator === '_has_keys_any') item = (operand as string[]).some((key) => jsonHasKey(json, key));
+    else if (operator === '_has_keys_all') item = (operand as string[]).every((key) => jsonHasKey(json, key));
+    else throw new Error(`reference: unknown jsonb operator ${operator}`);
+    result = and(result, item);
+  }
+  return result;
+}
+
+const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** PostgreSQL's `a @> b` (jsonb containment). */
+export function jsonContains(a: unknown, b: unknown): boolean {
+  if (isJsonObject(b)) return isJsonObject(a) && Object.entries(b).every(([key, value]) => key in a && jsonContains(a[key], value));
+  if (Array.isArray(b)) {
+    // An array contains a scalar only at the top level; elements are compared recursively.
+    if (!Array.isArray(a)) return false;
+    return b.every((item) => a.some((candidate) => jsonContains(candidate, item)));
+  }
+  if (Array.isArray(a)) return false;
+  if (typeof a === 'number' && typeof b === 'number') return new Decimal(a).equals(b);
+  return a === b;
+}
+
+/** PostgreSQL's `a ? key`: a top-level key of an object, a string element of an array, or the string itself. */
+function jsonHasKey(value: unknown, key: string): boolean {
+  if (isJsonObject(value)) return Object.prototype.hasOwnProperty.call(value, key);
+  if (Array.isArray(value)) return value.some((item) => item === key);
+  return value === key;
+}
+
+/** PostgreSQL's SIMILAR TO (escape character backslash) as a regular expression over the whole value. */
+export function similarRegExp(pattern: string): RegExp {
+  let source = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!;
+    if (ch === '\\' && i + 1 < pattern.length) source += escapeRegExp(pattern[++i]!);
+    else if (ch === '%') source += '[\\s\\S]*';
+    else if (ch === '_') source += '[\\s\\S]';
+    else if (ch === '|' || ch === '(' || ch === ')') source += ch === '(' ? '(?:' : ch;
+    else source += escapeRegExp(ch);
+  }
+  return new RegExp(`^(?:${source})$`);
 }
 
 function evaluateOperator(model: Model, type: ScalarKind, cell: Cell, operator: string, operand: unknown): Truth {
@@ -252,6 +338,18 @@ function evaluateOperator(model: Model, type: ScalarKind, cell: Cell, operator: 
       return likeRegExp(value as string, true).test(cell as string);
     case '_nilike':
       return !likeRegExp(value as string, true).test(cell as string);
+    case '_regex':
+      return new RegExp(value as string).test(cell as string);
+    case '_iregex':
+      return new RegExp(value as string, 'i').test(cell as string);
+    case '_nregex':
+      return !new RegExp(value as string).test(cell as string);
+    case '_niregex':
+      return !new RegExp(value as string, 'i').test(cell as string);
+    case '_similar':
+      return similarRegExp(value as string).test(cell as string);
+    case '_nsimilar':
+      return !similarRegExp(value as string).test(cell as string);
     default:
       throw new Error(`reference: unknown operator ${operator}`);
   }
@@ -260,10 +358,26 @@ function evaluateOperator(model: Model, type: ScalarKind, cell: Cell, operator: 
 // ---------------------------------------------------------------------------------------------
 // Lists
 
-/** The field an order key names, after walking its object relationships. */
+/** The field an order key names, after walking its object relationships (an aggregate: its type). */
 function orderField(model: Model, c: CollectionModel, key: OrderKey): FieldModel {
   let current = c;
   for (const step of key.path) current = collection(model, objectRelationship(current, step).target);
+  if (key.aggregate) {
+    const relationship = current.relationships.get(key.aggregate.relationship)!;
+    const target = collection(model, relationship.target);
+    const fn = key.aggregate.fn;
+    const aggregated = fn === 'count' ? null : target.fields.get(key.field)!;
+    const type: ScalarKind = fn === 'count' || fn === 'sum' || fn === 'avg' ? 'numeric' : aggregated!.type;
+    return {
+      type,
+      value: (row) => {
+        const related = relationship.related(row);
+        if (fn === 'count') return new Decimal(related.length);
+        const cells = related.map((r) => aggregated!.value(r));
+        return fn === 'sum' ? sumOf(cells) : fn === 'avg' ? avgOf(cells) : extremeOf(model, type, cells, fn);
+      },
+    };
+  }
   const field = current.fields.get(key.field);
   if (!field) throw new Error(`reference: ${current.name} has no field ${key.field}`);
   return field;
@@ -314,7 +428,22 @@ export function sortRows(model: Model, c: CollectionModel, rows: readonly Row[],
 /** The rows a list (or an aggregate's row set) selects: filtered, ordered, paged. */
 export function selectRows(model: Model, c: CollectionModel, rows: readonly Row[], args: ListArgs): Row[] {
   const kept = rows.filter((row) => evaluateWhere(model, c, row, args.where) === true);
-  const sorted = sortRows(model, c, kept, args.orderBy ?? []);
+  const distinct = args.distinctOn ?? [];
+  const orderBy = args.orderBy?.length ? args.orderBy : distinct.map((field): OrderKey => ({ path: [], field, direction: 'asc' }));
+  let sorted = sortRows(model, c, kept, orderBy);
+  if (distinct.length) {
+    const seen = new Set<string>();
+    sorted = sorted.filter((row) => {
+      const key = JSON.stringify(distinct.map((name) => {
+        const field = c.fields.get(name)!;
+        const cell = field.value(row);
+        return cell === null ? null : cellKey(field.type, cell);
+      }));
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  }
   const offset = args.offset ?? 0;
   return sorted.slice(offset, args.limit === undefined ? undefined : offset + args.limit);
 }

@@ -200,6 +200,8 @@ describe('Roles: hot reload', () => {
       [ORIGINAL.replace('filter: { id: { _eq: key.person_id } }', 'filter: { id: { _eq: key.investor_id } }'), /role investor, collection people, select filter, id\._eq: key\.investor_id is not a variable of the role/],
       [ORIGINAL.replace('filter: { id: { _eq: key.person_id } }', 'filter: { owner: { _eq: key.person_id } }'), /role investor, collection people, select filter, owner: not a field or relationship of people/],
       [ORIGINAL.replace(investorPeopleColumns, '[id, name, salary]'), /role investor, collection people, select columns: salary is not a field/],
+      [ORIGINAL.replace('filter: { id: { _eq: key.person_id } }', 'filter: { name: { _contains: x } }'), /role investor, collection people, select filter, name\._contains: _contains needs a jsonb field/],
+      [ORIGINAL.replace('filter: { id: { _eq: key.person_id } }', 'filter: { name: { _regex: [a] } }'), /role investor, collection people, select filter, name\._regex: give a value or key\.<variable>/],
       [ORIGINAL.replace("funding_sources: { person_id: { _eq: key.person_id } } }, allow_aggregations: true }", "fundings: { person_id: { _eq: key.person_id } } }, allow_aggregations: true }"), /role investor, collection loans, select filter, fundings: not a field or relationship of loans/],
     ] as const;
     for (const [text, problem] of bad) {
