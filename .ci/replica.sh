@@ -9,6 +9,8 @@
 #   .ci/replica.sh stop DIR             stops both (fast shutdown)
 #   .ci/replica.sh stop-standby DIR     stops only the standby (fast shutdown: its connections are cut)
 #   .ci/replica.sh start-standby DIR    starts the standby again; it catches up from the primary
+#   .ci/replica.sh delay-standby DIR MS  makes the standby apply each commit MS ms late
+#                                       (recovery_min_apply_delay, reloaded; 0 ends it): a lagging replica
 # PostgreSQL refuses to run as root, so as root the servers run as the unprivileged user `loanql_pg`
 # (as in .ci/postgres.sh).
 set -euo pipefail
@@ -75,5 +77,10 @@ CONF
   start-standby)
     run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' -l '$dir/standby.log' -w -t 60 start >/dev/null"
     ;;
-  *) echo "usage: $0 start DIR PRIMARY_PORT STANDBY_PORT | stop DIR | stop-standby DIR | start-standby DIR" >&2; exit 2 ;;
+  delay-standby)
+    ms=${3:?milliseconds}
+    echo "recovery_min_apply_delay = '${ms}ms'" >>"$dir/standby/postgresql.conf"
+    run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' reload >/dev/null"
+    ;;
+  *) echo "usage: $0 start DIR PRIMARY_PORT STANDBY_PORT | stop DIR | stop-standby DIR | start-standby DIR | delay-standby DIR MS" >&2; exit 2 ;;
 esac
