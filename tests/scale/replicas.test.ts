@@ -106,8 +106,8 @@ describe('Scale-out: reads on a streaming standby with read-your-writes', { skip
     let loading = true;
     let loadRequests = 0;
     let loadFailures = 0;
-    const heavy = '{ loans(limit: 50) { id name schedules { due principal interest } payments_aggregate { aggregate { sum { amount } } } } }';
-    const load = Array.from({ length: 4 }, async () => {
+    const heavy = '{ loans(limit: 25) { id name schedules { due principal interest } payments_aggregate { aggregate { sum { amount } } } } }';
+    const load = Array.from({ length: 3 }, async () => {
       while (loading) {
         const answer = await graph(heavy, {}, {}, otherKey);
         loadRequests += 1;
@@ -175,6 +175,32 @@ describe('Scale-out: reads on a streaming standby with read-your-writes', { skip
     } finally {
       await pair.delayStandby(0);
     }
+  });
+
+  it('takes out a standby that lags more than REPLICA_MAX_LAG_MS (reads go to the primary) and re-admits it once it has caught up', async () => {
+    const health = async () => ((await (await fetch(`${service.url}/healthz`)).json()) as { replicas: { status: string; lagMs: number | null }[] }).replicas[0]!;
+    const read = () => graph('{ loans(limit: 1) { id } }', {}, {}, otherKey);
+    await pair.delayStandby(9_000);
+    try {
+      const written = await graph('mutation($id: uuid!, $name: String!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {name: $name}) { id } }', { id: loanIds[0], name: `lagging ${Date.now()}` });
+      assert.equal(written.status, 200);
+      const started = Date.now();
+      while ((await health()).status !== 'lagging') {
+        assert.ok(Date.now() - started < 8_000, 'the standby was not reported lagging within 8 s');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const lagging = await health();
+      assert.ok(lagging.lagMs! > 5_000, `lag ${lagging.lagMs} ms`);
+      assert.equal((await read()).headers.get('loanql-read-from'), 'primary');
+    } finally {
+      await pair.delayStandby(0);
+    }
+    const caughtUp = Date.now();
+    while ((await health()).status !== 'serving') {
+      assert.ok(Date.now() - caughtUp < 10_000, 'the standby was not re-admitted within 10 s of catching up');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal((await read()).headers.get('loanql-read-from'), 'replica-1');
   });
 
   it('a key that did not write reads another key’s write when it sends that write’s LoanQL-Consistency back', async () => {
