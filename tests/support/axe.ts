@@ -25,7 +25,7 @@ export async function seriousAccessibilityViolations(page: Page): Promise<string
   if (!loaded) await page.addScriptTag({ content: axeSource });
   const violations = await page.evaluate(async () => {
     const axe = (globalThis as unknown as { axe: { run: (context: unknown, options: unknown) => Promise<{ violations: AxeViolation[] }> } }).axe;
-    const result = await axe.run(document, { resultTypes: ['violations'] });
+    const result = await axe.run((globalThis as unknown as { document: unknown }).document, { resultTypes: ['violations'] });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
   });
   return violations
