@@ -27,7 +27,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { cpuSeconds, freePort, ROOT } from './processes.js';
+import { freePort, ROOT } from './processes.js';
 import { QUERIES, sampleData } from './queries.js';
 
 const args = new Map<string, string>();
@@ -87,7 +87,25 @@ function processTree(root: number): number[] {
   for (let i = 0; i < tree.length; i++) for (const [pid, parent] of parents) if (parent === tree[i]) tree.push(pid);
   return tree;
 }
-const treeCpu = (root: number): number => processTree(root).reduce((sum, pid) => sum + (() => { try { return cpuSeconds(pid); } catch { return 0; } })(), 0);
+/**
+ * CPU seconds of a process tree: each live process's own time plus the time of its children that
+ * have ended and been reaped (cutime + cstime), so backends and workers that come and go
+ * between two readings are still counted.
+ */
+function treeCpu(root: number): number {
+  let ticks = 0;
+  for (const pid of processTree(root)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    } catch {
+      // ended meanwhile: counted by its parent once reaped
+    }
+  }
+  return ticks / CLOCK_TICKS;
+}
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 /** Busy and total jiffies of the whole machine (/proc/stat). */
 function machineTicks(): { busy: number; total: number } {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
@@ -239,7 +257,7 @@ async function main(): Promise<void> {
     '|---|---|---|---|---|---|---|---|---|---|---|',
     ...results.map((row) => {
       const base = results.find((r) => r.query === row.query && r.config === CONFIGS[0]!.name)!;
-      return `| ${row.query} | ${row.config} | ${row.rps.toFixed(0)} | ${(row.rps / base.rps).toFixed(2)}× | ${row.p50} | ${row.p99} | ${row.errors} | ${row.serviceCpu.toFixed(2)} | ${row.primaryCpu.toFixed(2)} | ${row.standbyCpu.toFixed(2)} | ${(row.machineBusy * 100).toFixed(0)} % |`;
+      return `| ${row.query} | ${row.config} | ${row.rps.toFixed(0)} | ${(row.rps / base.rps).toFixed(2)}× | ${row.p50.toFixed(1)} | ${row.p99.toFixed(1)} | ${row.errors} | ${row.serviceCpu.toFixed(2)} | ${row.primaryCpu.toFixed(2)} | ${row.standbyCpu.toFixed(2)} | ${(row.machineBusy * 100).toFixed(0)} % |`;
     }),
     '',
   ];
