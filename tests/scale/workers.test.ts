@@ -10,6 +10,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { assertBuilt, freePort, runCli, startService, type ProcessResult, type RunningService } from '../support/processes.js';
 import { METADATA_PATH } from '../support/http.js';
@@ -214,11 +215,33 @@ describe('Scale-out: WORKERS=2 keeps the README acceptance', { skip: skip ?? fal
   });
 
   it('SIGTERM lets requests in flight finish, then every process exits and the service exits 0', async () => {
-    const inFlight = Array.from({ length: 8 }, () => graph('{ loans(limit: 300) { id schedules { due principal interest } } }'));
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    service.process.kill('SIGTERM');
-    const answers = await Promise.all(inFlight);
-    assert.deepEqual(answers.map((answer) => answer.status), Array(8).fill(200));
-    assert.equal(await service.exited, 0);
+    // Requests certainly in flight: 8 writes of one loan wait on a row lock held here, seen waiting
+    // in pg_stat_activity; SIGTERM comes while they wait, and the lock is released after it.
+    const loanId = (JSON.parse((await fresh('GET', '/api/loan?limit=1')).body) as { loans: { id: string }[] }).loans[0]!.id;
+    const locker = new pg.Client({ connectionString: pair.primaryUrl });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT id FROM loans WHERE id = $1 FOR UPDATE', [loanId]);
+      const inFlight = Array.from({ length: 8 }, (_, index) =>
+        graph('mutation($id: uuid!, $name: String!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {name: $name}) { name } }', { id: loanId, name: `drained ${index}` }),
+      );
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        // Asked outside the locker's transaction, which would keep seeing its first snapshot of pg_stat_activity.
+        const waiting = (await pair.sql<{ n: string }>(pair.primaryUrl, `SELECT count(*)::text AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'`))[0]!;
+        if (Number(waiting.n) >= 8) break;
+        assert.ok(Date.now() < deadline, `only ${waiting.n} of 8 writes reached the database within 20 s`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      service.process.kill('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await locker.query('COMMIT');
+      const answers = await Promise.all(inFlight);
+      assert.deepEqual(answers.map((answer) => answer.status), Array(8).fill(200));
+      assert.equal(await service.exited, 0);
+    } finally {
+      await locker.end();
+    }
   });
 });
