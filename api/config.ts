@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
@@ -34,6 +35,10 @@ export interface ServiceConfig {
   /** How long SIGTERM waits for in-flight requests before closing the database anyway. */
   readonly shutdownGraceMs: number;
   readonly webhooks: WebhookSettings;
+  /** API processes (`WORKERS`; `auto` = the machine's cores); more than 1 needs DATABASE_URL. */
+  readonly workers: number;
+  /** Read replicas (`DATABASE_REPLICA_URLS`, `REPLICA_MAX_LAG_MS`, `READ_YOUR_WRITES_WINDOW_MS`). */
+  readonly readReplicas: { readonly urls: readonly string[]; readonly maxLagMs: number; readonly windowMs: number; readonly checkIntervalMs: number };
 }
 
 /** Timeouts and caps of the HTTP server (README, Configuration). */
@@ -143,5 +148,38 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     },
     shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 10_000),
     webhooks: webhookSettingsFromEnv(env),
+    workers: workersOf(env),
+    readReplicas: {
+      urls: replicaUrlsOf(env),
+      maxLagMs: positiveInt(env, 'REPLICA_MAX_LAG_MS', 1_000),
+      windowMs: positiveInt(env, 'READ_YOUR_WRITES_WINDOW_MS', 60_000),
+      checkIntervalMs: Math.max(10, positiveInt(env, 'REPLICA_CHECK_INTERVAL_MS', 250)),
+    },
   };
+}
+
+/** `WORKERS`: a whole number of at least 1, or `auto` for the machine's cores (default 1). */
+function workersOf(env: NodeJS.ProcessEnv): number {
+  const raw = (env.WORKERS ?? '').trim();
+  if (raw === '') return 1;
+  const workers = raw === 'auto' ? availableParallelism() : Number(raw);
+  if (!Number.isInteger(workers) || workers < 1 || workers > 256) throw new Error(`WORKERS must be a whole number from 1 to 256 or "auto", not "${raw}"`);
+  if (workers > 1 && !env.DATABASE_URL) throw new Error('WORKERS above 1 needs DATABASE_URL: the embedded database admits one process');
+  return workers;
+}
+
+/** `DATABASE_REPLICA_URLS`: comma-separated PostgreSQL URLs of streaming replicas of DATABASE_URL. */
+function replicaUrlsOf(env: NodeJS.ProcessEnv): string[] {
+  const urls = (env.DATABASE_REPLICA_URLS ?? '').split(',').map((url) => url.trim()).filter((url) => url !== '');
+  if (urls.length && !env.DATABASE_URL) throw new Error('DATABASE_REPLICA_URLS needs DATABASE_URL (the primary)');
+  for (const url of urls) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = null;
+    }
+    if (!parsed || !/^postgres(ql)?:$/.test(parsed.protocol)) throw new Error(`DATABASE_REPLICA_URLS: each entry must be a postgres:// URL (entry ${urls.indexOf(url) + 1} is not)`);
+  }
+  return urls;
 }

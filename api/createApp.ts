@@ -15,6 +15,7 @@ import { openApiRoutes } from './routes/openapi.js';
 import { graphFastPath, graphRoutes } from './routes/graph.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import { dashboardRoutes } from '../dashboard/index.js';
+import { consistencyHeader, type ReadRouting } from './readRouting.js';
 
 export interface ServiceDeps {
   readonly db: Database;
@@ -24,6 +25,8 @@ export interface ServiceDeps {
   readonly engines: EngineHolder;
   /** Shared with `main.ts`, which marks the service stopping on SIGTERM (`/readyz` then says 503). */
   readonly state?: ServiceState;
+  /** With DATABASE_REPLICA_URLS: reads on replicas with read-your-writes (`readRouting.ts`). */
+  readonly routing?: ReadRouting;
 }
 
 /** The Express application: routes are thin, every use case lives in `app/` or `engine/`. */
@@ -36,7 +39,7 @@ export function createApp(deps: ServiceDeps): Express {
   // X-Forwarded-Proto gives req.secure (the session cookie's Secure flag) — only from trusted hops.
   app.set('trust proxy', deps.config.trustProxy);
 
-  app.use(healthRoutes(deps.db, deps.databaseDescription, deps.engines, deps.state));
+  app.use(healthRoutes(deps.db, deps.databaseDescription, deps.engines, deps.state, deps.routing?.replicas));
   app.get('/', (_req, res) => res.redirect(302, '/dashboard'));
   app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, bodyLimitBytes: deps.config.bodyLimitBytes, allowPrivateWebhooks: deps.config.webhooks.allowPrivate }));
 
@@ -46,9 +49,10 @@ export function createApp(deps: ServiceDeps): Express {
   const verifiedKeys = new VerifiedKeyCache();
   const checksActiveInStatement = (req: Request): boolean => (req.method === 'POST' || req.method === 'GET') && (req.path === '/graph' || req.path === '/graph/');
   api.use(requireApiKey(deps.db, { verifiedKeys, checksActiveInStatement }));
-  api.use('/graph', graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger));
+  if (deps.routing) api.use(consistencyHeader());
+  api.use('/graph', graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, undefined, deps.routing));
   api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true, strict: false }));
-  api.use('/loan', loanRoutes(deps.db, deps.engines));
+  api.use('/loan', loanRoutes(deps.db, deps.engines, deps.routing));
   api.use(openApiRoutes(deps.db, deps.engines));
   api.use((_req, res) => {
     res.status(404).json({ error: 'not found' });
@@ -60,7 +64,7 @@ export function createApp(deps: ServiceDeps): Express {
   // Most POST /api/graph requests are answered before Express's per-request set-up (see
   // graphFastPath); whatever the fast path does not take goes through the app as assembled above.
   // Express's app function dispatches every request to `app.handle`, which is not in its types.
-  const fastPath = graphFastPath(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, verifiedKeys);
+  const fastPath = graphFastPath(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, verifiedKeys, deps.routing);
   const dispatch = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void };
   const withExpress = dispatch.handle.bind(app);
   dispatch.handle = (req, res, callback) => {

@@ -2,8 +2,9 @@
 /**
  * `npm start`: migrate, set up the demo on an empty database, serve, and shut down cleanly.
  */
-import { migrate, openServiceDatabase } from '../db/index.js';
-import { setUpDemoIfEmpty, DEMO_ACCOUNT } from '../app/demo.js';
+import cluster from 'node:cluster';
+import { migrate, openServiceDatabase, ReadReplicas } from '../db/index.js';
+import { setUpDemoIfEmpty } from '../app/demo.js';
 import { purgeExpiredIdempotencyKeys } from '../app/idempotency.js';
 import { buildServingEngine, EngineHolder } from '../app/engineHolder.js';
 import { WebhookWorker } from '../app/webhooks/index.js';
@@ -12,6 +13,8 @@ import { createApp } from './createApp.js';
 import { createHttpServer, listen } from './httpServer.js';
 import type { ServiceState } from './routes/health.js';
 import { createLogger } from './logger.js';
+import { bannerLines, runClusterPrimary } from './cluster.js';
+import { ReadRouting } from './readRouting.js';
 
 async function main(): Promise<void> {
   const config = configFromEnv();
@@ -19,6 +22,8 @@ async function main(): Promise<void> {
   // A rejection nobody awaited (say, a background write while the database restarts) is logged,
   // never a reason to take the whole service down.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+  // WORKERS > 1: this process only starts, watches and stops the API processes (api/cluster.ts).
+  if (config.workers > 1 && cluster.isPrimary) return runClusterPrimary(config, logger);
   const started = Date.now();
   const opened = await openServiceDatabase({
     ...config.database,
@@ -26,7 +31,23 @@ async function main(): Promise<void> {
   });
   const applied = await migrate(opened.database);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
-  const demo = await setUpDemoIfEmpty(opened.database);
+  // In a cluster the primary process has set up the demo (and prints the banner).
+  const demo = cluster.isWorker ? null : await setUpDemoIfEmpty(opened.database);
+  // DATABASE_REPLICA_URLS: reads on streaming replicas, with read-your-writes (README "Scaling out").
+  const { readReplicas } = config;
+  const replicas = readReplicas.urls.length
+    ? new ReadReplicas(opened.database, {
+        urls: readReplicas.urls,
+        maxLagMs: readReplicas.maxLagMs,
+        checkIntervalMs: readReplicas.checkIntervalMs,
+        ...(config.database.statementTimeoutMs ? { statementTimeoutMs: config.database.statementTimeoutMs } : {}),
+        ...(config.database.maxConnections ? { maxConnections: config.database.maxConnections } : {}),
+        onConnectionError: (error) => logger.warn({ err: { message: error.message, code: (error as { code?: unknown }).code } }, 'read replica connection lost'),
+        onChange: (replica) => logger[replica.status === 'serving' ? 'info' : 'warn']({ replica: replica.name, address: replica.address, status: replica.status, lagMs: replica.lagMs, error: replica.error }, 'read replica status changed'),
+      })
+    : null;
+  await replicas?.start();
+  const routing = replicas ? new ReadRouting(replicas, readReplicas.windowMs) : undefined;
 
   const engineOptions = engineOptionsOf(config);
   const metadataPath = metadataFileOf(
@@ -49,28 +70,14 @@ async function main(): Promise<void> {
   worker?.start();
 
   const state: ServiceState = { stopping: false };
-  const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state });
+  const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state, ...(routing ? { routing } : {}) });
   const server = createHttpServer(app, config.http);
   await listen(server, config.port, config.host);
   const url = `http://localhost:${config.port}`;
   logger.info({ port: config.port, database: opened.description, startupMs: Date.now() - started }, 'listening');
 
-  const lines = [`loanql is serving at ${url}  (database: ${opened.description})`, `Dashboard: ${url}/dashboard`];
-  if (demo) {
-    lines.push(
-      `Demo account "${demo.accountSlug}" created with ${demo.loans} loans.`,
-      `  Dashboard login: ${demo.adminEmail} / ${demo.adminPassword}`,
-      `  Demo API key:    ${demo.apiKey}`,
-      '  Both are shown only this once (they are stored hashed).',
-      `  Try: curl -H "Authorization: Token ${demo.apiKey}" ${url}/api/loan`,
-    );
-  } else {
-    lines.push(
-      'Existing data kept. To make a new API key for the demo account:',
-      `  npm run loanql -- key create --account ${DEMO_ACCOUNT}`,
-    );
-  }
-  process.stdout.write(`\n${lines.join('\n')}\n\n`);
+  const replicaNote = replicas ? `; reads on ${replicas.count} replica${replicas.count > 1 ? 's' : ''}` : '';
+  if (!cluster.isWorker) process.stdout.write(`\n${bannerLines(url, opened.description + replicaNote, demo).join('\n')}\n\n`);
 
   // Graceful shutdown: stop accepting connections (`/readyz` says 503 meanwhile), let requests in
   // flight finish for up to SHUTDOWN_GRACE_MS (idle keep-alive sockets are closed at once, busy
@@ -92,6 +99,7 @@ async function main(): Promise<void> {
         server.closeAllConnections();
         // Deliveries in flight finish or are left leased; the next start retries them (at least once).
         if (worker) await worker.stop();
+        await replicas?.close();
         await opened.close();
         logger.info({ shutdownMs: Date.now() - stopStarted }, 'stopped');
         process.exit(0);

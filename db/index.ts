@@ -7,3 +7,4 @@ export { openPgliteDatabase } from './pgliteDatabase.js';
 export { openPostgresDatabase } from './postgresDatabase.js';
 export { databaseInTransaction } from './transactionDatabase.js';
 export { DatabaseUnavailableError, isConnectionError } from './unavailable.js';
+export { formatLsn, parseLsn, ReadReplicas, RoutedDatabase, type Lsn, type ReadReplicaSettings, type ReplicaHealth } from './readReplicas.js';

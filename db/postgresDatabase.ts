@@ -70,6 +70,8 @@ export interface PostgresOptions {
   readonly connectTimeoutMs?: number;
   /** Called with errors of connections (idle or checked out); they never crash the process. */
   readonly onConnectionError?: (error: Error) => void;
+  /** `application_name` of the connections (what `pg_stat_activity` shows). */
+  readonly applicationName?: string;
 }
 
 /** A `Database` over a node-postgres pool. */
@@ -80,6 +82,7 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
     max: options.maxConnections ?? 10,
     types: typeParsers(),
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+    ...(options.applicationName ? { application_name: options.applicationName } : {}),
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     ...((options.jitOff ?? kind === 'postgres') ? { options: '-c jit=off' } : {}),
   });

@@ -3,14 +3,15 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyProblem } from '../bodyErrors.js';
 import type { Logger } from '../logger.js';
-import type { Database } from '../../db/index.js';
-import { RequestError, type GraphEngine, type GraphRequest, type Principal } from '../../engine/index.js';
+import type { Database, Lsn } from '../../db/index.js';
+import { RequestError, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { activeKeyGuard, type AuthenticatedKey, type VerifiedKeyCache } from '../../app/apiKeys.js';
 import { guardHolds, notAuthorized, refusedAsInactive } from '../authenticate.js';
 import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
 import { UserInputError } from '../../app/errors.js';
 import { isDatabaseUnavailable, sendGraphUnavailable } from '../unavailable.js';
+import { ReadRouting, requestedPosition } from '../readRouting.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
@@ -37,7 +38,7 @@ export function engineForCaller(engine: GraphEngine, caller: string | Authentica
  * the JSON text PostgreSQL built, forwarded without parsing. The dashboard's query console
  * mounts the same routes with its session's account as `accountOf`.
  */
-export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes: number, logger: Logger, accountOf: AccountOfRequest = accountOfApiKey): Router {
+export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes: number, logger: Logger, accountOf: AccountOfRequest = accountOfApiKey, routing?: ReadRouting): Router {
   const router = Router();
   const parseJson = express.json({ limit: bodyLimitBytes, type: () => true, strict: false });
 
@@ -54,6 +55,10 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
       // (graphFastPath below answers most of these requests before Express; keep the two alike.)
       const caller = engineForCaller(engines.engine, accountOf(res));
       if (!caller) return notAuthorized(res);
+      if (routing) {
+        if (!(await respondRouted(routing, db, caller, req.body as GraphRequest, res.locals.auth.keyId, res.locals.keyStillActive, res.locals.readAtLeast ?? null, res, body.write))) return notAuthorized(res);
+        return body.end();
+      }
       if (!(await caller.engine.respond(db, req.body as GraphRequest, caller.principal, res.locals.keyStillActive, body.write))) return notAuthorized(res);
       body.end();
     } catch (error) {
@@ -106,6 +111,7 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
     else if (outcome.kind === 'mismatch') sendErrors(res, 409, responseType, 'idempotency-key-reused', 'this Idempotency-Key was used for another request body in the last 24 hours');
     else {
       if (outcome.replayed) res.set('Idempotent-Replayed', 'true');
+      if (routing) await routing.wrote(res.locals.auth.keyId, res).catch(() => undefined);
       res.status(outcome.status).type(responseType).send(outcome.body);
     }
     return true;
@@ -255,7 +261,7 @@ const FAST_PATH_TYPES = new Set(['application/json', 'application/json; charset=
  * Content-Encoding, and an API key verified before (its state is checked in the statement) —
  * and returns false for everything else, which Express then handles as usual.
  */
-export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitBytes: number, logger: Logger, verifiedKeys: VerifiedKeyCache) {
+export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitBytes: number, logger: Logger, verifiedKeys: VerifiedKeyCache, routing?: ReadRouting) {
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     if (req.method !== 'POST' || req.url !== '/api/graph') return false;
     const { headers } = req;
@@ -264,6 +270,12 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
     if (headers['idempotency-key'] !== undefined) return false;
     const length = Number(headers['content-length']);
     if (!(length > 0 && length <= bodyLimitBytes)) return false;
+    let readAtLeast = null;
+    try {
+      readAtLeast = routing ? requestedPosition(headers['loanql-consistency']) : null;
+    } catch {
+      return false; // Express's path answers the malformed header (api/createApp.ts).
+    }
     const key = verifiedKeys.identify(db, headers.authorization);
     if (!key) return false;
 
@@ -285,6 +297,10 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
       try {
         const caller = engineForCaller(engines.engine, key);
         if (!caller) return refuse();
+        if (routing) {
+          if (!(await respondRouted(routing, db, caller, request, key.keyId, guard, readAtLeast, res, body.write))) return refuse();
+          return body.end();
+        }
         if (!(await caller.engine.respond(db, request, caller.principal, guard, body.write))) return refuse();
         body.end();
       } catch (error) {
@@ -307,6 +323,34 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
     req.on('error', () => res.destroy());
     return true;
   };
+}
+
+/**
+ * `respond` with read replicas (`ReadRouting`): reads run on a replica that has replayed what the
+ * key last wrote (or the request's `LoanQL-Consistency` asks for), writes on the primary. The
+ * key's state is checked on the primary first — a replica may not have replayed a revocation (or
+ * a new key) yet — so revocation takes effect on the next request whatever serves the read.
+ * After a write the primary's position is set as the `LoanQL-Consistency` header; a write whose
+ * position cannot be read (the primary just went away) is answered without it. Resolves false
+ * when the key is no longer active.
+ */
+async function respondRouted(
+  routing: ReadRouting,
+  primary: Database,
+  caller: { engine: GraphEngine; principal: Principal },
+  request: GraphRequest,
+  keyId: string,
+  guard: StatementGuard | undefined,
+  readAtLeast: Lsn | null,
+  res: ServerResponse,
+  write: (piece: string) => void,
+): Promise<boolean> {
+  if (guard && !(await guardHolds(primary, guard))) return false;
+  const routed = routing.forRead(keyId, readAtLeast);
+  if (!(await caller.engine.respond(routed, request, caller.principal, undefined, write))) return false;
+  if (routed.wrote) await routing.wrote(keyId, res).catch(() => undefined);
+  ReadRouting.tell(res, routed);
+  return true;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { Database } from '../../db/index.js';
+import type { Database, ReadReplicas } from '../../db/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 
 /** What the readiness check asks of the running service (see `api/main.ts`). */
@@ -10,14 +10,16 @@ export interface ServiceState {
 
 /**
  * `GET /healthz` (liveness, no auth, no database): 200 while the process serves HTTP at all — a
- * database outage is not a reason to restart the service, which reconnects by itself.
+ * database outage is not a reason to restart the service, which reconnects by itself. With read
+ * replicas it also reports the primary and each replica as the last health check saw them
+ * (status, lag, replay position, reads served by this process), still without a database call.
  * `GET /readyz` (readiness, no auth): 200 when the database answers `SELECT 1` and the metadata
  * is loaded; 503 when the database does not answer or the service is shutting down.
  */
-export function healthRoutes(db: Database, databaseDescription: string, engines: EngineHolder, state: ServiceState = { stopping: false }): Router {
+export function healthRoutes(db: Database, databaseDescription: string, engines: EngineHolder, state: ServiceState = { stopping: false }, replicas?: ReadReplicas): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok', database: { kind: db.kind, description: databaseDescription } });
+    res.json({ status: 'ok', database: { kind: db.kind, description: databaseDescription }, ...(replicas ? replicas.health() : {}), pid: process.pid });
   });
   router.get('/readyz', async (_req, res) => {
     const metadata = { status: 'ok', collections: engines.engine.metadata.collections.size };

@@ -9,6 +9,7 @@ import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE, type Role, type RowFilter } from '../../metadata/index.js';
 import type { Principal } from '../../engine/index.js';
 import { notAuthorized } from '../authenticate.js';
+import { ReadRouting } from '../readRouting.js';
 
 type LoanPermission = 'select' | 'insert' | 'update';
 const METHOD_NEEDS: Readonly<Record<LoanPermission, string>> = { select: 'GET', insert: 'POST', update: 'PATCH' };
@@ -93,8 +94,14 @@ function notFound(res: Response): void {
  * `/api/loan` (interface §4.1–4.3, SPEC §6). Thin: query and path checks here, every rule in
  * `app/loanInput.ts` and `app/loanWrites.ts`, every read through the engine (`app/loanReads.ts`).
  */
-export function loanRoutes(db: Database, engines: EngineHolder): Router {
+export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRouting): Router {
   const router = Router();
+  /** With read replicas, GETs read from one that has replayed the key's last write (`readRouting.ts`). */
+  const readDb = (res: Response): Database => (routing ? routing.forRead(res.locals.auth.keyId, res.locals.readAtLeast ?? null) : db);
+  /** With read replicas, a write's answer carries the primary's position (`LoanQL-Consistency`). */
+  const wrote = async (res: Response): Promise<void> => {
+    if (routing) await routing.wrote(res.locals.auth.keyId, res).catch(() => undefined);
+  };
   let reader: Promise<LoanReader> | null = null;
   const loans = (): Promise<LoanReader> => {
     reader ??= LoanReader.create(db).catch((error: unknown) => {
@@ -111,13 +118,18 @@ export function loanRoutes(db: Database, engines: EngineHolder): Router {
     const caller = roleWith(engines, res, 'select');
     if (!caller) return;
     const query = listQuery(req.query as Record<string, unknown>);
-    sendJson(res, 200, await (await loansAs(caller.role)).pageJson(db, caller.principal, query));
+    const from = readDb(res);
+    const text = await (await loansAs(caller.role)).pageJson(from, caller.principal, query);
+    ReadRouting.tell(res, from);
+    sendJson(res, 200, text);
   });
 
   router.get('/:id', async (req, res) => {
     const caller = roleWith(engines, res, 'select');
     if (!caller) return;
-    const text = await (await loansAs(caller.role)).loanJson(db, caller.principal, req.params.id);
+    const from = readDb(res);
+    const text = await (await loansAs(caller.role)).loanJson(from, caller.principal, req.params.id);
+    ReadRouting.tell(res, from);
     if (text === null) return notFound(res);
     sendJson(res, 200, text);
   });
@@ -136,6 +148,7 @@ export function loanRoutes(db: Database, engines: EngineHolder): Router {
     const key = idempotencyKeyOf(req.get('idempotency-key'));
     if (!key) {
       const { id, text } = await create(db);
+      await wrote(res);
       res.location(`${req.baseUrl}/${id}`);
       return sendJson(res, 201, text);
     }
@@ -149,6 +162,7 @@ export function loanRoutes(db: Database, engines: EngineHolder): Router {
     if (outcome.kind !== 'done') throw new Error('a loan creation declined to run');
     const id = (JSON.parse(outcome.body) as { loan: { id: string } }).loan.id;
     if (outcome.replayed) res.set('Idempotent-Replayed', 'true');
+    await wrote(res);
     res.location(`${req.baseUrl}/${id}`);
     sendJson(res, outcome.status, outcome.body);
   });
@@ -161,6 +175,7 @@ export function loanRoutes(db: Database, engines: EngineHolder): Router {
     const updateFilter = caller.role.metadata.collections.get('loans')?.update?.filter ?? null;
     if (updateFilter && (await (await loansAs(caller.role, new Map([['loans', updateFilter]]))).loanJson(db, caller.principal, req.params.id)) === null) return notFound(res);
     if (!(await updateLoan(db, accountId, req.params.id, bodyOf(req)))) return notFound(res);
+    await wrote(res);
     const text = await (await loansAs(caller.role)).loanJson(db, caller.principal, req.params.id);
     if (text === null) return notFound(res);
     sendJson(res, 200, text);

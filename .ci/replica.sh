@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL 15 primary and a streaming standby on 127.0.0.1, for the scale-out tests
+# and benchmarks (README "Scaling out"; tests/scale/).
+#   .ci/replica.sh start DIR PRIMARY_PORT STANDBY_PORT
+#       initdb a primary in DIR/primary (wal_level=replica, a `replication` line in pg_hba.conf for
+#       127.0.0.1, pg_stat_statements loaded), start it, clone it with `pg_basebackup -R` into
+#       DIR/standby (which writes primary_conninfo and standby.signal), start the standby, and wait
+#       until it streams. Prints the primary's URL, then the standby's, on the last two lines.
+#   .ci/replica.sh stop DIR             stops both (fast shutdown)
+#   .ci/replica.sh stop-standby DIR     stops only the standby (fast shutdown: its connections are cut)
+#   .ci/replica.sh start-standby DIR    starts the standby again; it catches up from the primary
+#   .ci/replica.sh delay-standby DIR MS  makes the standby apply each commit MS ms late
+#                                       (recovery_min_apply_delay, reloaded; 0 ends it): a lagging replica
+# PostgreSQL refuses to run as root, so as root the servers run as the unprivileged user `loanql_pg`
+# (as in .ci/postgres.sh).
+set -euo pipefail
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+cmd=${1:?start|stop|stop-standby|start-standby}
+dir=${2:?directory}
+run_as() {
+  if [ "$(id -u)" = 0 ]; then
+    id loanql_pg >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin loanql_pg
+    chown -R loanql_pg "$dir"
+    su -s /bin/bash loanql_pg -c "$*"
+  else
+    bash -c "$*"
+  fi
+}
+case "$cmd" in
+  start)
+    primary_port=${3:?primary port}
+    standby_port=${4:?standby port}
+    mkdir -p "$dir"
+    chmod 0755 "$dir"
+    run_as "'$PG_BIN/initdb' -D '$dir/primary' -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >'$dir/initdb.log' 2>&1"
+    cat >>"$dir/primary/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $primary_port
+unix_socket_directories = '$dir'
+max_connections = 200
+shared_buffers = 128MB
+fsync = off
+full_page_writes = off
+wal_level = replica
+max_wal_senders = 5
+wal_keep_size = 256MB
+hot_standby = on
+hot_standby_feedback = on
+shared_preload_libraries = 'pg_stat_statements'
+CONF
+    # initdb's trust lines cover 127.0.0.1 for databases; streaming replication needs its own line.
+    echo "host replication postgres 127.0.0.1/32 trust" >>"$dir/primary/pg_hba.conf"
+    run_as "'$PG_BIN/pg_ctl' -D '$dir/primary' -l '$dir/primary.log' -w -t 60 start >/dev/null"
+    # -R writes standby.signal and primary_conninfo into the copy; -X stream brings the WAL along.
+    run_as "'$PG_BIN/pg_basebackup' -h 127.0.0.1 -p $primary_port -U postgres -D '$dir/standby' -R -X stream -c fast >'$dir/basebackup.log' 2>&1"
+    cat >>"$dir/standby/postgresql.conf" <<CONF
+port = $standby_port
+CONF
+    run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' -l '$dir/standby.log' -w -t 60 start >/dev/null"
+    # Wait until the primary sees the standby streaming.
+    for _ in $(seq 1 100); do
+      state=$(run_as "'$PG_BIN/psql' -h 127.0.0.1 -p $primary_port -U postgres -d postgres -Atc \"SELECT state FROM pg_stat_replication LIMIT 1\"" 2>/dev/null || true)
+      [ "$state" = streaming ] && break
+      sleep 0.1
+    done
+    if [ "$state" != streaming ]; then echo "the standby did not start streaming; see $dir/standby.log" >&2; exit 1; fi
+    echo "postgres://postgres@127.0.0.1:$primary_port/postgres"
+    echo "postgres://postgres@127.0.0.1:$standby_port/postgres"
+    ;;
+  stop)
+    run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' -m fast -w stop >/dev/null" || true
+    run_as "'$PG_BIN/pg_ctl' -D '$dir/primary' -m fast -w stop >/dev/null" || true
+    ;;
+  stop-standby)
+    run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' -m fast -w stop >/dev/null"
+    ;;
+  start-standby)
+    run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' -l '$dir/standby.log' -w -t 60 start >/dev/null"
+    ;;
+  delay-standby)
+    ms=${3:?milliseconds}
+    echo "recovery_min_apply_delay = '${ms}ms'" >>"$dir/standby/postgresql.conf"
+    run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' reload >/dev/null"
+    ;;
+  *) echo "usage: $0 start DIR PRIMARY_PORT STANDBY_PORT | stop DIR | stop-standby DIR | start-standby DIR | delay-standby DIR MS" >&2; exit 2 ;;
+esac

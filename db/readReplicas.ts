@@ -1,0 +1,411 @@
+import type { Database, Queryable, QueryOptions, QueryResult, RowHandler, StatementObserver } from './database.js';
+import { openPostgresDatabase } from './postgresDatabase.js';
+import { isConnectionError } from './unavailable.js';
+
+/**
+ * PostgreSQL streaming replicas for reads (README "Scaling out"). The primary takes every write;
+ * reads go round-robin to the replicas that are up, still in recovery (a standby, not a promoted
+ * copy) and no further behind than `maxLagMs`, checked every `checkIntervalMs`. A replica that
+ * fails a statement is taken out at once and the statement runs on the primary instead, so a
+ * client never sees an error because a replica died; the next check that finds it healthy
+ * re-admits it. A read that must see a given WAL position (read-your-writes) is served by a
+ * replica only if that replica has replayed past it (`pg_last_wal_replay_lsn()`), else by the
+ * primary.
+ */
+
+/** A WAL position (`pg_lsn`) as a number, so positions compare. */
+export type Lsn = bigint;
+
+const LSN_PATTERN = /^([0-9A-F]{1,8})\/([0-9A-F]{1,8})$/i;
+
+/** `'16/B374D848'` → its position; null for anything that is not a pg_lsn text. */
+export function parseLsn(text: string): Lsn | null {
+  const match = LSN_PATTERN.exec(text.trim());
+  if (!match) return null;
+  return (BigInt(`0x${match[1]}`) << 32n) + BigInt(`0x${match[2]}`);
+}
+
+/** A position as PostgreSQL writes it (`16/B374D848`). */
+export function formatLsn(lsn: Lsn): string {
+  return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
+}
+
+export interface ReadReplicaSettings {
+  readonly urls: readonly string[];
+  /** A replica further behind the primary than this is not read from. */
+  readonly maxLagMs: number;
+  /** How often the primary's position and each replica's replay position are checked. */
+  readonly checkIntervalMs?: number;
+  readonly statementTimeoutMs?: number;
+  readonly maxConnections?: number;
+  readonly onConnectionError?: (error: Error) => void;
+  /** Told when a replica is taken out or re-admitted (for the logs). */
+  readonly onChange?: (replica: ReplicaHealth) => void;
+}
+
+/** What `/healthz` says about one replica. */
+export interface ReplicaHealth {
+  /** `replica-1`, `replica-2`, … in the order of DATABASE_REPLICA_URLS. */
+  readonly name: string;
+  /** Host, port and database (never the user or password). */
+  readonly address: string;
+  /** `serving`: reads go to it; `lagging`: behind by more than the limit; `down`: unreachable or failing; `not-standby`: not in recovery (promoted?); `unknown`: not checked yet. */
+  readonly status: 'serving' | 'lagging' | 'down' | 'not-standby' | 'unknown';
+  readonly lagMs: number | null;
+  readonly replayLsn: string | null;
+  readonly checkedAt: string | null;
+  readonly error: string | null;
+  /** Statements this process has run on it. */
+  readonly reads: number;
+}
+
+interface Replica {
+  readonly name: string;
+  readonly address: string;
+  readonly database: Database;
+  status: ReplicaHealth['status'];
+  lagMs: number | null;
+  replayLsn: Lsn | null;
+  checkedAt: number | null;
+  error: string | null;
+  reads: number;
+}
+
+/** Errors a read on a replica is retried on the primary for: the replica is gone, or replay cancelled the statement (40001). */
+function failsOverToPrimary(error: unknown): boolean {
+  return isConnectionError(error) || (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '40001');
+}
+
+const CHECK_TIMEOUT_MS = 1_000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function addressOf(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
+  } catch {
+    return '(unparseable URL)';
+  }
+}
+
+/** The replicas of one primary, with their health checks; see the module comment. */
+export class ReadReplicas {
+  readonly #primary: Database;
+  readonly #replicas: Replica[];
+  readonly #maxLagMs: number;
+  readonly #checkIntervalMs: number;
+  readonly #onChange: (replica: ReplicaHealth) => void;
+  /** The primary's WAL insert position over the last while: when each was seen, oldest first. */
+  #samples: { at: number; lsn: Lsn }[] = [];
+  #primaryLsn: Lsn | null = null;
+  #primaryError: string | null = null;
+  #primaryCheckedAt: number | null = null;
+  #primaryReads = 0;
+  #next = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #checking: Promise<void> | null = null;
+
+  constructor(primary: Database, settings: ReadReplicaSettings) {
+    this.#primary = primary;
+    this.#maxLagMs = settings.maxLagMs;
+    this.#checkIntervalMs = settings.checkIntervalMs ?? 250;
+    this.#onChange = settings.onChange ?? (() => undefined);
+    this.#replicas = settings.urls.map((url, index) => ({
+      name: `replica-${index + 1}`,
+      address: addressOf(url),
+      database: openPostgresDatabase({
+        connectionString: url,
+        ...(settings.statementTimeoutMs ? { statementTimeoutMs: settings.statementTimeoutMs } : {}),
+        ...(settings.maxConnections ? { maxConnections: settings.maxConnections } : {}),
+        ...(settings.onConnectionError ? { onConnectionError: settings.onConnectionError } : {}),
+        // A replica that does not answer must not hold a read for long: the read goes to the primary.
+        connectTimeoutMs: 2_000,
+        applicationName: 'loanql-read',
+      }),
+      status: 'unknown',
+      lagMs: null,
+      replayLsn: null,
+      checkedAt: null,
+      error: null,
+      reads: 0,
+    }));
+  }
+
+  get count(): number {
+    return this.#replicas.length;
+  }
+
+  /** Checks once now (so the first requests already use the replicas), then every `checkIntervalMs`. */
+  async start(): Promise<void> {
+    await this.check();
+    this.#timer = setInterval(() => void this.check(), this.#checkIntervalMs);
+    this.#timer.unref();
+  }
+
+  /** One round of checks: the primary's position, then every replica's replay position and lag. */
+  check(): Promise<void> {
+    this.#checking ??= this.#checkAll().finally(() => (this.#checking = null));
+    return this.#checking;
+  }
+
+  async #checkAll(): Promise<void> {
+    const now = Date.now();
+    try {
+      const { rows } = await withTimeout(this.#primary.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn'), CHECK_TIMEOUT_MS);
+      const lsn = parseLsn(rows[0]!.lsn)!;
+      this.#primaryLsn = lsn;
+      this.#primaryError = null;
+      this.#samples.push({ at: now, lsn });
+      // Samples older than the lag limit (and a margin) no longer decide anything.
+      const keepFrom = now - Math.max(10_000, 4 * this.#maxLagMs);
+      while (this.#samples.length > 1 && this.#samples[0]!.at < keepFrom) this.#samples.shift();
+    } catch (error) {
+      this.#primaryError = (error as Error).message;
+    }
+    this.#primaryCheckedAt = now;
+    await Promise.all(this.#replicas.map((replica) => this.#checkReplica(replica)));
+  }
+
+  async #checkReplica(replica: Replica): Promise<void> {
+    const before = replica.status;
+    try {
+      const { rows } = await withTimeout(
+        replica.database.query<{ recovery: boolean; replay: string | null }>('SELECT pg_is_in_recovery() AS recovery, pg_last_wal_replay_lsn()::text AS replay'),
+        CHECK_TIMEOUT_MS,
+      );
+      const row = rows[0]!;
+      replica.checkedAt = Date.now();
+      replica.error = null;
+      if (!row.recovery || row.replay === null) {
+        replica.status = 'not-standby';
+        replica.lagMs = null;
+      } else {
+        const replay = parseLsn(row.replay)!;
+        if (replica.replayLsn === null || replay > replica.replayLsn) replica.replayLsn = replay;
+        replica.lagMs = this.#lagOf(replay, replica.checkedAt);
+        replica.status = replica.lagMs <= this.#maxLagMs ? 'serving' : 'lagging';
+      }
+    } catch (error) {
+      replica.status = 'down';
+      replica.error = (error as Error).message;
+      replica.checkedAt = Date.now();
+    }
+    if (replica.status !== before) this.#onChange(this.#healthOf(replica));
+  }
+
+  /**
+   * How far behind a replica that has replayed up to `replay` is: the time since the primary
+   * first had WAL past it (the oldest sample beyond `replay`), 0 when it has everything sampled.
+   * Measured this way an idle primary never makes a replica look late, and a replica cut off
+   * from the primary does (its own replay timestamp would say neither).
+   */
+  #lagOf(replay: Lsn, now: number): number {
+    const firstAhead = this.#samples.find((sample) => sample.lsn > replay);
+    return firstAhead ? now - firstAhead.at : 0;
+  }
+
+  /** The next serving replica (round-robin) that has replayed up to `atLeast`, by what the checks know. */
+  #pick(atLeast: Lsn | null): Replica | null {
+    const count = this.#replicas.length;
+    for (let step = 0; step < count; step++) {
+      const replica = this.#replicas[(this.#next + step) % count]!;
+      if (replica.status !== 'serving') continue;
+      if (atLeast !== null && (replica.replayLsn === null || replica.replayLsn < atLeast)) continue;
+      this.#next = (this.#next + step + 1) % count;
+      return replica;
+    }
+    return null;
+  }
+
+  /**
+   * Where a read that must see `atLeast` (null: anything recent) runs: a serving replica known
+   * to have replayed that far; else one asked directly (one small statement) whether it has by
+   * now; else the primary.
+   */
+  async #target(atLeast: Lsn | null): Promise<Replica | null> {
+    const known = this.#pick(atLeast);
+    if (known || atLeast === null) return known;
+    const candidate = this.#pick(null);
+    if (!candidate) return null;
+    try {
+      const { rows } = await withTimeout(candidate.database.query<{ replay: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS replay'), CHECK_TIMEOUT_MS);
+      const replay = rows[0]!.replay === null ? null : parseLsn(rows[0]!.replay);
+      if (replay !== null && (candidate.replayLsn === null || replay > candidate.replayLsn)) candidate.replayLsn = replay;
+      return replay !== null && replay >= atLeast ? candidate : null;
+    } catch (error) {
+      this.#takeOut(candidate, error);
+      return null;
+    }
+  }
+
+  #takeOut(replica: Replica, error: unknown): void {
+    if (replica.status === 'down') return;
+    replica.status = 'down';
+    replica.error = error instanceof Error ? error.message : String(error);
+    this.#onChange(this.#healthOf(replica));
+  }
+
+  /** The primary's WAL insert position now: past the commit of every write that has returned. */
+  async primaryPosition(): Promise<Lsn> {
+    const { rows } = await this.#primary.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
+    return parseLsn(rows[0]!.lsn)!;
+  }
+
+  /**
+   * A `Database` for one request: its reads run on a replica that has replayed up to `atLeast`
+   * (chosen on the first read, kept for the request), or on the primary; a read a failing
+   * replica could not answer runs again on the primary. Transactions and scripts (writes) always
+   * run on the primary. `source()` says where the reads went.
+   */
+  forRequest(atLeast: Lsn | null): RoutedDatabase {
+    return new RoutedDatabase(this, this.#primary, atLeast);
+  }
+
+  /** @internal Used by `RoutedDatabase`. */
+  chooseTarget(atLeast: Lsn | null): Promise<{ readonly name: string; readonly database: Database; readonly failed: (error: unknown) => void } | null> {
+    return this.#target(atLeast).then((replica) => {
+      if (!replica) {
+        this.#primaryReads += 1;
+        return null;
+      }
+      replica.reads += 1;
+      return { name: replica.name, database: replica.database, failed: (error: unknown) => this.#takeOut(replica, error) };
+    });
+  }
+
+  /** @internal A read that failed over to the primary. */
+  countPrimaryRead(): void {
+    this.#primaryReads += 1;
+  }
+
+  #healthOf(replica: Replica): ReplicaHealth {
+    return {
+      name: replica.name,
+      address: replica.address,
+      status: replica.status,
+      lagMs: replica.lagMs,
+      replayLsn: replica.replayLsn === null ? null : formatLsn(replica.replayLsn),
+      checkedAt: replica.checkedAt === null ? null : new Date(replica.checkedAt).toISOString(),
+      error: replica.error,
+      reads: replica.reads,
+    };
+  }
+
+  /** The primary and every replica as the last checks saw them (`/healthz`). No database call. */
+  health(): { primary: { status: 'ok' | 'down'; walLsn: string | null; checkedAt: string | null; error: string | null; reads: number }; replicas: ReplicaHealth[] } {
+    return {
+      primary: {
+        status: this.#primaryError ? 'down' : 'ok',
+        walLsn: this.#primaryLsn === null ? null : formatLsn(this.#primaryLsn),
+        checkedAt: this.#primaryCheckedAt === null ? null : new Date(this.#primaryCheckedAt).toISOString(),
+        error: this.#primaryError,
+        reads: this.#primaryReads,
+      },
+      replicas: this.#replicas.map((replica) => this.#healthOf(replica)),
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#checking?.catch(() => undefined);
+    await Promise.all(this.#replicas.map((replica) => replica.database.close().catch(() => undefined)));
+  }
+}
+
+/** See `ReadReplicas.forRequest`. */
+export class RoutedDatabase implements Database {
+  readonly kind;
+  #target: Promise<{ readonly name: string; readonly database: Database; readonly failed: (error: unknown) => void } | null> | null = null;
+  #source: string | null = null;
+  #wrote = false;
+
+  constructor(
+    private readonly replicas: ReadReplicas,
+    private readonly primary: Database,
+    private readonly atLeast: Lsn | null,
+  ) {
+    this.kind = primary.kind;
+  }
+
+  /** Where this request's reads ran: `primary`, a replica's name, or null when it read nothing. */
+  get source(): string | null {
+    return this.#source;
+  }
+
+  /** Whether this request opened a transaction (wrote) on the primary. */
+  get wrote(): boolean {
+    return this.#wrote;
+  }
+
+  #choose() {
+    this.#target ??= this.replicas.chooseTarget(this.atLeast).then((target) => {
+      this.#source = target?.name ?? 'primary';
+      return target;
+    });
+    return this.#target;
+  }
+
+  #onPrimaryFromNowOn(): void {
+    this.#target = Promise.resolve(null);
+    this.#source = 'primary';
+    this.replicas.countPrimaryRead();
+  }
+
+  async query<R = Record<string, unknown>>(text: string, values?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
+    const target = await this.#choose();
+    if (!target) return this.primary.query<R>(text, values, options);
+    try {
+      return await target.database.query<R>(text, values, options);
+    } catch (error) {
+      if (!failsOverToPrimary(error)) throw error;
+      target.failed(error);
+      this.#onPrimaryFromNowOn();
+      return this.primary.query<R>(text, values, options);
+    }
+  }
+
+  async each<R = Record<string, unknown>>(text: string, values: readonly unknown[], onRow: RowHandler<R>, options?: QueryOptions): Promise<number> {
+    const target = await this.#choose();
+    if (!target) return this.primary.each<R>(text, values, onRow, options);
+    let handed = 0;
+    try {
+      return await target.database.each<R>(text, values, (row) => {
+        handed += 1;
+        onRow(row);
+      }, options);
+    } catch (error) {
+      // Rows already handed over cannot be taken back: only a read that gave none moves.
+      if (handed > 0 || !failsOverToPrimary(error)) throw error;
+      target.failed(error);
+      this.#onPrimaryFromNowOn();
+      return this.primary.each<R>(text, values, onRow, options);
+    }
+  }
+
+  script(sql: string): Promise<void> {
+    this.#wrote = true;
+    return this.primary.script(sql);
+  }
+
+  transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {
+    this.#wrote = true;
+    return this.primary.transaction(work);
+  }
+
+  observe(observer: StatementObserver): () => void {
+    return this.primary.observe(observer);
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
