@@ -56,6 +56,38 @@ UPDATE webhook_deliveries d
 RETURNING d.account_id, d.id, d.event_id, d.endpoint_id, d.attempts AS attempt, d.attempts_before_redelivery, ev.type, ev.data,
           to_char(ev.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS event_created_at, e.url, e.secret, e.active AS endpoint_active, a.slug AS account_slug`;
 
+/**
+ * Moves captured events from the outbox into `webhook_events` and makes one delivery per active
+ * endpoint of the event's account subscribed to its type — the fan-out the capture trigger no
+ * longer does inside the write (migration 0008). One statement, so one transaction: a row is
+ * either still in the outbox or fanned out, whatever happens to the process. `SKIP LOCKED` lets
+ * several workers take disjoint batches. Rows of a deleted account are dropped. The endpoints are
+ * those active at fan-out (normally milliseconds after the write): one disabled in between gets
+ * no delivery; the event is stored all the same.
+ */
+const FAN_OUT = `
+WITH taken AS (
+  DELETE FROM webhook_outbox o
+   WHERE o.seq IN (SELECT seq FROM webhook_outbox ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED)
+  RETURNING o.seq, o.account_id, o.type, o.data, o.created_at),
+events AS (
+  INSERT INTO webhook_events (account_id, type, data, created_at)
+  SELECT t.account_id, t.type, t.data, t.created_at FROM taken t
+   WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = t.account_id)
+   ORDER BY t.seq
+  RETURNING account_id, id, type),
+deliveries AS (
+  INSERT INTO webhook_deliveries (account_id, event_id, endpoint_id)
+  SELECT ev.account_id, ev.id, e.id FROM events ev
+    JOIN webhook_endpoints e ON e.account_id = ev.account_id AND e.active AND (e.event_types IS NULL OR ev.type = ANY (e.event_types))
+  RETURNING 1)
+SELECT (SELECT count(*) FROM taken)::int AS taken, (SELECT count(*) FROM deliveries)::int AS deliveries`;
+
+/** Outbox rows fanned out per statement. */
+const FAN_OUT_BATCH = 500;
+/** A worker with deliveries in flight fans out at most this often (an idle one at every poll). */
+const FAN_OUT_INTERVAL_MS = 20;
+
 export interface WorkerLogger {
   warn(object: Record<string, unknown>, message: string): void;
   debug?(object: Record<string, unknown>, message: string): void;
@@ -74,6 +106,8 @@ export class WebhookWorker {
   #running = false;
   #ticking: Promise<void> | null = null;
   #again = false;
+  #lastFanOut = -Infinity;
+  #outboxFull = false;
 
   constructor(
     private readonly db: Database,
@@ -131,10 +165,23 @@ export class WebhookWorker {
       });
   }
 
-  /** Claims as many deliveries as there are free slots; true when every slot was filled. */
+  /** Fans out the outbox when due; true when it took a full batch (more may be waiting). */
+  async #fanOut(): Promise<boolean> {
+    if (performance.now() - this.#lastFanOut < FAN_OUT_INTERVAL_MS && !this.#outboxFull) return false;
+    this.#lastFanOut = performance.now();
+    const { rows } = await this.db.query<{ taken: number; deliveries: number }>(FAN_OUT, [FAN_OUT_BATCH]);
+    this.#outboxFull = rows[0]!.taken === FAN_OUT_BATCH;
+    return this.#outboxFull;
+  }
+
+  /**
+   * Fans out captured events, then claims as many deliveries as there are free slots; true when
+   * there is more to do at once (every slot filled, or a full outbox batch).
+   */
   async #claimAndSend(): Promise<boolean> {
+    const moreOutbox = await this.#fanOut();
     const free = this.settings.concurrency - this.#inFlight.size;
-    if (free <= 0) return false;
+    if (free <= 0) return moreOutbox;
     const busy = [...this.#perEndpoint].filter(([, count]) => count >= this.settings.perEndpointConcurrency).map(([id]) => id);
     const { rows } = await this.db.query<ClaimedDelivery>(CLAIM, [free, busy, this.settings.perEndpointConcurrency, this.settings.timeoutMs + LEASE_MARGIN_MS]);
     for (const delivery of rows) {
@@ -150,7 +197,7 @@ export class WebhookWorker {
         });
       this.#inFlight.set(delivery.id, work);
     }
-    return rows.length === free;
+    return rows.length === free || moreOutbox;
   }
 
   async #deliver(delivery: ClaimedDelivery): Promise<void> {
@@ -186,24 +233,20 @@ export class WebhookWorker {
     const status = succeeded ? 'succeeded' : gone || exhausted ? 'failed' : 'pending';
     const error = result.error ?? (succeeded ? null : `HTTP ${result.statusCode}`);
     const retryMs = status === 'pending' ? retryDelayMs(this.settings, delivery.attempt - delivery.attempts_before_redelivery) : 0;
-    await this.db.transaction(async (tx) => {
-      await tx.query(
-        `UPDATE webhook_deliveries SET status = $3, last_status_code = $4, last_error = $5, last_duration_ms = $6,
+    // One statement (so one transaction and one round trip): the delivery's state, the attempt's
+    // log row, and on 410 the endpoint switched off.
+    await this.db.query(
+      `WITH delivery AS (
+         UPDATE webhook_deliveries SET status = $3, last_status_code = $4, last_error = $5, last_duration_ms = $6,
                 next_attempt_at = now() + $7 * interval '1 millisecond', updated_at = now()
-          WHERE account_id = $1 AND id = $2 AND attempts = $8`,
-        [delivery.account_id, delivery.id, status, result.statusCode, error, result.durationMs, retryMs, delivery.attempt],
-      );
-      await tx.query(
-        'INSERT INTO webhook_attempts (account_id, delivery_id, attempt, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6)',
-        [delivery.account_id, delivery.id, delivery.attempt, result.statusCode, error, result.durationMs],
-      );
-      if (gone) {
-        await tx.query(`UPDATE webhook_endpoints SET active = false, disabled_reason = 'the endpoint answered 410 Gone' WHERE account_id = $1 AND id = $2`, [
-          delivery.account_id,
-          delivery.endpoint_id,
-        ]);
-      }
-    });
+          WHERE account_id = $1 AND id = $2 AND attempts = $8),
+       attempt AS (
+         INSERT INTO webhook_attempts (account_id, delivery_id, attempt, status_code, error, duration_ms) VALUES ($1, $2, $8, $4, $5, $6)),
+       gone AS (
+         UPDATE webhook_endpoints SET active = false, disabled_reason = 'the endpoint answered 410 Gone' WHERE $9::boolean AND account_id = $1 AND id = $10)
+       SELECT 1`,
+      [delivery.account_id, delivery.id, status, result.statusCode, error, result.durationMs, retryMs, delivery.attempt, gone, delivery.endpoint_id],
+    );
     if (!succeeded) this.logger.debug?.({ delivery: delivery.id, event: delivery.event_id, attempt: delivery.attempt, status: result.statusCode, error, next: status }, 'webhook attempt failed');
   }
 }
