@@ -28,24 +28,24 @@ const LEASE_MARGIN_MS = 5_000;
  * take the same rows) counts the attempt and moves `next_attempt_at` past the attempt's time
  * limit, and commits before anything is sent. A process killed mid-send leaves the delivery
  * pending; it is due again when the lease ends, and is sent again with the same `webhook-id`
- * (at least once). `busy` endpoints (at this process's per-endpoint limit) are skipped, and at
- * most `perEndpoint` rows of one endpoint are taken per claim, chosen among the 1,000 earliest due
- * (so a claim costs the same with a backlog of a million).
+ * (at least once). Per endpoint not `busy` (at this process's per-endpoint limit) it takes at
+ * most `perEndpoint` of its earliest due deliveries (index `webhook_deliveries_endpoint_due`), so
+ * a slow endpoint's backlog never hides another's, then the earliest `$1` of those. A claim costs
+ * one index probe per endpoint, whatever the backlog: an earlier form read the 1,000 earliest
+ * due rows of all endpoints skipping busy ones — every row of a busy endpoint's backlog, ~15 ms
+ * a claim at 20,000 pending, which took the CPU the writes needed (bench/README.md, "Webhooks").
  */
 const CLAIM = `
 WITH due AS (
-  SELECT d.account_id, d.id FROM webhook_deliveries d
-   WHERE (d.account_id, d.id) IN (
-     SELECT c.account_id, c.id FROM (
-       SELECT account_id, id, row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS n
-         FROM (SELECT account_id, id, endpoint_id, next_attempt_at FROM webhook_deliveries
-                WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY ($2::uuid[]))
-                ORDER BY next_attempt_at LIMIT 1000) earliest) c
-      WHERE c.n <= $3)
-     AND d.status = 'pending' AND d.next_attempt_at <= now()
-   ORDER BY d.next_attempt_at, d.id
-   LIMIT $1
-   FOR UPDATE SKIP LOCKED)
+  SELECT picked.account_id, picked.id
+    FROM webhook_endpoints e,
+         LATERAL (SELECT d.account_id, d.id, d.next_attempt_at FROM webhook_deliveries d
+                   WHERE d.account_id = e.account_id AND d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+                   ORDER BY d.next_attempt_at LIMIT $3
+                   FOR UPDATE SKIP LOCKED) picked
+   WHERE NOT (e.id = ANY ($2::uuid[]))
+   ORDER BY picked.next_attempt_at
+   LIMIT $1)
 UPDATE webhook_deliveries d
    SET attempts = d.attempts + 1, next_attempt_at = now() + $4 * interval '1 millisecond', updated_at = now()
   FROM due, webhook_events ev, webhook_endpoints e, accounts a
@@ -169,7 +169,7 @@ export class WebhookWorker {
   async #fanOut(): Promise<boolean> {
     if (performance.now() - this.#lastFanOut < FAN_OUT_INTERVAL_MS && !this.#outboxFull) return false;
     this.#lastFanOut = performance.now();
-    const { rows } = await this.db.query<{ taken: number; deliveries: number }>(FAN_OUT, [FAN_OUT_BATCH]);
+    const { rows } = await this.db.query<{ taken: number; deliveries: number }>(FAN_OUT, [FAN_OUT_BATCH], { reusable: true });
     this.#outboxFull = rows[0]!.taken === FAN_OUT_BATCH;
     return this.#outboxFull;
   }
@@ -183,7 +183,7 @@ export class WebhookWorker {
     const free = this.settings.concurrency - this.#inFlight.size;
     if (free <= 0) return moreOutbox;
     const busy = [...this.#perEndpoint].filter(([, count]) => count >= this.settings.perEndpointConcurrency).map(([id]) => id);
-    const { rows } = await this.db.query<ClaimedDelivery>(CLAIM, [free, busy, this.settings.perEndpointConcurrency, this.settings.timeoutMs + LEASE_MARGIN_MS]);
+    const { rows } = await this.db.query<ClaimedDelivery>(CLAIM, [free, busy, this.settings.perEndpointConcurrency, this.settings.timeoutMs + LEASE_MARGIN_MS], { reusable: true });
     for (const delivery of rows) {
       this.#perEndpoint.set(delivery.endpoint_id, (this.#perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
       const work = this.#deliver(delivery)
@@ -246,6 +246,7 @@ export class WebhookWorker {
          UPDATE webhook_endpoints SET active = false, disabled_reason = 'the endpoint answered 410 Gone' WHERE $9::boolean AND account_id = $1 AND id = $10)
        SELECT 1`,
       [delivery.account_id, delivery.id, status, result.statusCode, error, result.durationMs, retryMs, delivery.attempt, gone, delivery.endpoint_id],
+      { reusable: true },
     );
     if (!succeeded) this.logger.debug?.({ delivery: delivery.id, event: delivery.event_id, attempt: delivery.attempt, status: result.statusCode, error, next: status }, 'webhook attempt failed');
   }

@@ -12,6 +12,8 @@
  *   here into `webhook_events` and `webhook_deliveries` in one transaction (so a row is either
  *   still here or fanned out, also across kill -9). A queue, not a tenant table: its key is `seq`,
  *   and rows of a deleted account are dropped by the worker.
+ * - `webhook_deliveries_endpoint_due` replaces `webhook_deliveries_due`: the worker now claims each
+ *   endpoint's earliest due deliveries, one index probe per endpoint, whatever the backlog.
  * - The generic `loanql_capture_event()` is dropped with its triggers; the apply step
  *   (`app/webhooks/eventTriggers.ts`) now generates one function per table from the metadata's
  *   event types (conditions as column comparisons, payloads built from the named columns) and
@@ -27,6 +29,9 @@ CREATE TABLE webhook_outbox (
   data jsonb NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now()
 );
+-- The worker claims per endpoint (app/webhooks/worker.ts, CLAIM): each endpoint's earliest due deliveries.
+CREATE INDEX webhook_deliveries_endpoint_due ON webhook_deliveries (account_id, endpoint_id, next_attempt_at) WHERE status = 'pending';
+DROP INDEX webhook_deliveries_due;
 DROP FUNCTION IF EXISTS loanql_capture_event() CASCADE;
 UPDATE loanql_event_state SET definition_hash = '';
 `;
