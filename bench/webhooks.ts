@@ -140,9 +140,16 @@ async function main(): Promise<void> {
   const captured = async (): Promise<number> =>
     Number((await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM webhook_events WHERE account_id = $1`, [account.id])).rows[0]!.n) +
     Number((await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM webhook_outbox WHERE account_id = $1`, [account.id])).rows[0]!.n);
-  /** Waits until the receiver has every captured event (the worker must be running). */
+  /** Waits until every captured event was delivered (the worker must be running): nothing in the outbox, nothing pending. */
   const drain = async (): Promise<void> => {
-    while ((await receiver.count()) < (await captured())) await new Promise((resolve) => setTimeout(resolve, 50));
+    const waiting = async (): Promise<boolean> =>
+      (
+        await db.query<{ waiting: boolean }>(
+          `SELECT EXISTS (SELECT 1 FROM webhook_outbox WHERE account_id = $1) OR EXISTS (SELECT 1 FROM webhook_deliveries WHERE account_id = $1 AND status = 'pending') AS waiting`,
+          [account.id],
+        )
+      ).rows[0]!.waiting;
+    while (await waiting()) await new Promise((resolve) => setTimeout(resolve, 50));
   };
 
   const writeRound = async (endpointActive: boolean): Promise<Round> => {

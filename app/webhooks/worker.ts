@@ -68,7 +68,7 @@ RETURNING d.account_id, d.id, d.event_id, d.endpoint_id, d.attempts AS attempt, 
 const FAN_OUT = `
 WITH taken AS (
   DELETE FROM webhook_outbox o
-   WHERE o.seq IN (SELECT seq FROM webhook_outbox ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED)
+   WHERE o.seq = ANY (ARRAY(SELECT seq FROM webhook_outbox ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED))
   RETURNING o.seq, o.account_id, o.type, o.data, o.created_at),
 events AS (
   INSERT INTO webhook_events (account_id, type, data, created_at)
@@ -85,8 +85,16 @@ SELECT (SELECT count(*) FROM taken)::int AS taken, (SELECT count(*) FROM deliver
 
 /** Outbox rows fanned out per statement. */
 const FAN_OUT_BATCH = 500;
-/** A worker with deliveries in flight fans out at most this often (an idle one at every poll). */
+/** A worker fans out at most this often (an idle one at every poll), again at once after a full batch ... */
 const FAN_OUT_INTERVAL_MS = 20;
+/**
+ * ... unless it is saturated (its last claim filled every free slot, or an endpoint is at its
+ * per-endpoint limit): then at most one batch this often. The outbox then holds the backlog (one
+ * cheap row per event) instead of `webhook_events` and `webhook_deliveries` (two rows, seven index
+ * entries, three foreign-key checks per event — the fan-out's cost), since deliveries made now
+ * would only wait; other endpoints' events still move on at a batch a second or more.
+ */
+const FAN_OUT_SATURATED_INTERVAL_MS = 1000;
 
 export interface WorkerLogger {
   warn(object: Record<string, unknown>, message: string): void;
@@ -108,6 +116,7 @@ export class WebhookWorker {
   #again = false;
   #lastFanOut = -Infinity;
   #outboxFull = false;
+  #saturated = false;
 
   constructor(
     private readonly db: Database,
@@ -167,11 +176,14 @@ export class WebhookWorker {
 
   /** Fans out the outbox when due; true when it took a full batch (more may be waiting). */
   async #fanOut(): Promise<boolean> {
-    if (performance.now() - this.#lastFanOut < FAN_OUT_INTERVAL_MS && !this.#outboxFull) return false;
+    const elapsed = performance.now() - this.#lastFanOut;
+    if (this.#saturated ? elapsed < FAN_OUT_SATURATED_INTERVAL_MS : elapsed < FAN_OUT_INTERVAL_MS && !this.#outboxFull) return false;
     this.#lastFanOut = performance.now();
-    const { rows } = await this.db.query<{ taken: number; deliveries: number }>(FAN_OUT, [FAN_OUT_BATCH], { reusable: true });
+    // Not prepared: the outbox swings between empty and thousands of rows, and a plan cached while
+    // it was empty (sequential scans) would cost milliseconds per run when it is not.
+    const { rows } = await this.db.query<{ taken: number; deliveries: number }>(FAN_OUT, [FAN_OUT_BATCH]);
     this.#outboxFull = rows[0]!.taken === FAN_OUT_BATCH;
-    return this.#outboxFull;
+    return this.#outboxFull && !this.#saturated;
   }
 
   /**
@@ -181,7 +193,10 @@ export class WebhookWorker {
   async #claimAndSend(): Promise<boolean> {
     const moreOutbox = await this.#fanOut();
     const free = this.settings.concurrency - this.#inFlight.size;
-    if (free <= 0) return moreOutbox;
+    if (free <= 0) {
+      this.#saturated = true;
+      return moreOutbox;
+    }
     const busy = [...this.#perEndpoint].filter(([, count]) => count >= this.settings.perEndpointConcurrency).map(([id]) => id);
     const { rows } = await this.db.query<ClaimedDelivery>(CLAIM, [free, busy, this.settings.perEndpointConcurrency, this.settings.timeoutMs + LEASE_MARGIN_MS], { reusable: true });
     for (const delivery of rows) {
@@ -197,6 +212,7 @@ export class WebhookWorker {
         });
       this.#inFlight.set(delivery.id, work);
     }
+    this.#saturated = rows.length === free || [...this.#perEndpoint.values()].some((count) => count >= this.settings.perEndpointConcurrency);
     return rows.length === free || moreOutbox;
   }
 
