@@ -1,16 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { Database } from '../../db/index.js';
 import type { EventType } from '../../metadata/index.js';
+import { captureFunctionName, captureFunctionSql, quoteIdentifier } from './captureFunction.js';
 
 /** The name of the capture trigger on every table an event type names. */
 const TRIGGER = 'loanql_events';
 /** Serialises appliers (two services starting on one PostgreSQL, a reload beside a start). */
 const APPLY_LOCK = 4242016;
 
-function quoteIdentifier(name: string): string {
-  // Table names come from resolved metadata (checked against ^[a-z_][a-z0-9_]*$ and the catalogue).
-  return `"${name.replace(/"/g, '""')}"`;
-}
+/** Changes whenever the generated capture functions do, so that a new version re-applies them. */
+const GENERATOR = 'outbox-v1 (0008)';
 
 /** The rows of `loanql_event_types` for these event types, in a stable order. */
 function definitionRows(eventTypes: ReadonlyMap<string, EventType>) {
@@ -31,15 +30,15 @@ function definitionRows(eventTypes: ReadonlyMap<string, EventType>) {
 
 /**
  * The migration-like step that makes the database capture the metadata's event types: under an
- * advisory lock, in one transaction, it replaces the rows of `loanql_event_types` (which the one
- * trigger function `loanql_capture_event()` of migration 0006 reads) and attaches the trigger
- * (DROP TRIGGER IF EXISTS, CREATE TRIGGER) to exactly the tables that have event types. It
+ * advisory lock, in one transaction, it replaces the rows of `loanql_event_types` (the
+ * definitions, for reading), generates each table's capture function (`captureFunction.ts`) and
+ * attaches it (DROP TRIGGER IF EXISTS, CREATE TRIGGER) to exactly the tables that have event types. It
  * does nothing when the stored definition hash is the current one, so a start or a reload that
  * changed no event type takes no table lock. Returns whether it changed anything.
  */
 export async function applyEventTriggers(db: Database, eventTypes: ReadonlyMap<string, EventType>): Promise<boolean> {
   const rows = definitionRows(eventTypes);
-  const hash = createHash('sha256').update(JSON.stringify(rows)).digest('hex');
+  const hash = createHash('sha256').update(GENERATOR).update(JSON.stringify(rows)).digest('hex');
   const tables = [...new Set(rows.map((row) => row.table_name))].sort();
   const current = await db.query<{ definition_hash: string }>('SELECT definition_hash FROM loanql_event_state');
   if (current.rows[0]?.definition_hash === hash) return false;
@@ -57,9 +56,12 @@ export async function applyEventTriggers(db: Database, eventTypes: ReadonlyMap<s
     for (const table of new Set([...(state.rows[0]?.tables ?? []), ...tables])) {
       const exists = await tx.query('SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1', [table]);
       if (exists.rows.length) await tx.query(`DROP TRIGGER IF EXISTS ${TRIGGER} ON ${quoteIdentifier(table)}`);
+      await tx.query(`DROP FUNCTION IF EXISTS ${quoteIdentifier(captureFunctionName(table))}()`);
     }
     for (const table of tables) {
-      await tx.query(`CREATE TRIGGER ${TRIGGER} AFTER INSERT OR UPDATE OR DELETE ON ${quoteIdentifier(table)} FOR EACH ROW EXECUTE FUNCTION loanql_capture_event()`);
+      const ofTable = [...eventTypes.values()].filter((eventType) => eventType.table === table);
+      await tx.query(await captureFunctionSql(tx, table, ofTable));
+      await tx.query(`CREATE TRIGGER ${TRIGGER} AFTER INSERT OR UPDATE OR DELETE ON ${quoteIdentifier(table)} FOR EACH ROW EXECUTE FUNCTION ${quoteIdentifier(captureFunctionName(table))}()`);
     }
     await tx.query(
       `INSERT INTO loanql_event_state (id, definition_hash, tables) VALUES (true, $1, $2::text[])

@@ -28,24 +28,24 @@ const LEASE_MARGIN_MS = 5_000;
  * take the same rows) counts the attempt and moves `next_attempt_at` past the attempt's time
  * limit, and commits before anything is sent. A process killed mid-send leaves the delivery
  * pending; it is due again when the lease ends, and is sent again with the same `webhook-id`
- * (at least once). `busy` endpoints (at this process's per-endpoint limit) are skipped, and at
- * most `perEndpoint` rows of one endpoint are taken per claim, chosen among the 1,000 earliest due
- * (so a claim costs the same with a backlog of a million).
+ * (at least once). Per endpoint not `busy` (at this process's per-endpoint limit) it takes at
+ * most `perEndpoint` of its earliest due deliveries (index `webhook_deliveries_endpoint_due`), so
+ * a slow endpoint's backlog never hides another's, then the earliest `$1` of those. A claim costs
+ * one index probe per endpoint, whatever the backlog: an earlier form read the 1,000 earliest
+ * due rows of all endpoints skipping busy ones — every row of a busy endpoint's backlog, ~15 ms
+ * a claim at 20,000 pending, which took the CPU the writes needed (bench/README.md, "Webhooks").
  */
 const CLAIM = `
 WITH due AS (
-  SELECT d.account_id, d.id FROM webhook_deliveries d
-   WHERE (d.account_id, d.id) IN (
-     SELECT c.account_id, c.id FROM (
-       SELECT account_id, id, row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, id) AS n
-         FROM (SELECT account_id, id, endpoint_id, next_attempt_at FROM webhook_deliveries
-                WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY ($2::uuid[]))
-                ORDER BY next_attempt_at LIMIT 1000) earliest) c
-      WHERE c.n <= $3)
-     AND d.status = 'pending' AND d.next_attempt_at <= now()
-   ORDER BY d.next_attempt_at, d.id
-   LIMIT $1
-   FOR UPDATE SKIP LOCKED)
+  SELECT picked.account_id, picked.id
+    FROM webhook_endpoints e,
+         LATERAL (SELECT d.account_id, d.id, d.next_attempt_at FROM webhook_deliveries d
+                   WHERE d.account_id = e.account_id AND d.endpoint_id = e.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+                   ORDER BY d.next_attempt_at LIMIT $3
+                   FOR UPDATE SKIP LOCKED) picked
+   WHERE NOT (e.id = ANY ($2::uuid[]))
+   ORDER BY picked.next_attempt_at
+   LIMIT $1)
 UPDATE webhook_deliveries d
    SET attempts = d.attempts + 1, next_attempt_at = now() + $4 * interval '1 millisecond', updated_at = now()
   FROM due, webhook_events ev, webhook_endpoints e, accounts a
@@ -55,6 +55,46 @@ UPDATE webhook_deliveries d
    AND a.id = d.account_id
 RETURNING d.account_id, d.id, d.event_id, d.endpoint_id, d.attempts AS attempt, d.attempts_before_redelivery, ev.type, ev.data,
           to_char(ev.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS event_created_at, e.url, e.secret, e.active AS endpoint_active, a.slug AS account_slug`;
+
+/**
+ * Moves captured events from the outbox into `webhook_events` and makes one delivery per active
+ * endpoint of the event's account subscribed to its type — the fan-out the capture trigger no
+ * longer does inside the write (migration 0008). One statement, so one transaction: a row is
+ * either still in the outbox or fanned out, whatever happens to the process. `SKIP LOCKED` lets
+ * several workers take disjoint batches. Rows of a deleted account are dropped. The endpoints are
+ * those active at fan-out (normally milliseconds after the write): one disabled in between gets
+ * no delivery; the event is stored all the same.
+ */
+const FAN_OUT = `
+WITH taken AS (
+  DELETE FROM webhook_outbox o
+   WHERE o.seq = ANY (ARRAY(SELECT seq FROM webhook_outbox ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED))
+  RETURNING o.seq, o.account_id, o.type, o.data, o.created_at),
+events AS (
+  INSERT INTO webhook_events (account_id, type, data, created_at)
+  SELECT t.account_id, t.type, t.data, t.created_at FROM taken t
+   WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = t.account_id)
+   ORDER BY t.seq
+  RETURNING account_id, id, type),
+deliveries AS (
+  INSERT INTO webhook_deliveries (account_id, event_id, endpoint_id)
+  SELECT ev.account_id, ev.id, e.id FROM events ev
+    JOIN webhook_endpoints e ON e.account_id = ev.account_id AND e.active AND (e.event_types IS NULL OR ev.type = ANY (e.event_types))
+  RETURNING 1)
+SELECT (SELECT count(*) FROM taken)::int AS taken, (SELECT count(*) FROM deliveries)::int AS deliveries`;
+
+/** Outbox rows fanned out per statement. */
+const FAN_OUT_BATCH = 500;
+/** A worker fans out at most this often (an idle one at every poll), again at once after a full batch ... */
+const FAN_OUT_INTERVAL_MS = 20;
+/**
+ * ... unless it is saturated (its last claim filled every free slot, or an endpoint is at its
+ * per-endpoint limit): then at most one batch this often. The outbox then holds the backlog (one
+ * cheap row per event) instead of `webhook_events` and `webhook_deliveries` (two rows, seven index
+ * entries, three foreign-key checks per event — the fan-out's cost), since deliveries made now
+ * would only wait; other endpoints' events still move on at a batch a second or more.
+ */
+const FAN_OUT_SATURATED_INTERVAL_MS = 1000;
 
 export interface WorkerLogger {
   warn(object: Record<string, unknown>, message: string): void;
@@ -74,6 +114,9 @@ export class WebhookWorker {
   #running = false;
   #ticking: Promise<void> | null = null;
   #again = false;
+  #lastFanOut = -Infinity;
+  #outboxFull = false;
+  #saturated = false;
 
   constructor(
     private readonly db: Database,
@@ -131,12 +174,31 @@ export class WebhookWorker {
       });
   }
 
-  /** Claims as many deliveries as there are free slots; true when every slot was filled. */
+  /** Fans out the outbox when due; true when it took a full batch (more may be waiting). */
+  async #fanOut(): Promise<boolean> {
+    const elapsed = performance.now() - this.#lastFanOut;
+    if (this.#saturated ? elapsed < FAN_OUT_SATURATED_INTERVAL_MS : elapsed < FAN_OUT_INTERVAL_MS && !this.#outboxFull) return false;
+    this.#lastFanOut = performance.now();
+    // Not prepared: the outbox swings between empty and thousands of rows, and a plan cached while
+    // it was empty (sequential scans) would cost milliseconds per run when it is not.
+    const { rows } = await this.db.query<{ taken: number; deliveries: number }>(FAN_OUT, [FAN_OUT_BATCH]);
+    this.#outboxFull = rows[0]!.taken === FAN_OUT_BATCH;
+    return this.#outboxFull && !this.#saturated;
+  }
+
+  /**
+   * Fans out captured events, then claims as many deliveries as there are free slots; true when
+   * there is more to do at once (every slot filled, or a full outbox batch).
+   */
   async #claimAndSend(): Promise<boolean> {
+    const moreOutbox = await this.#fanOut();
     const free = this.settings.concurrency - this.#inFlight.size;
-    if (free <= 0) return false;
+    if (free <= 0) {
+      this.#saturated = true;
+      return moreOutbox;
+    }
     const busy = [...this.#perEndpoint].filter(([, count]) => count >= this.settings.perEndpointConcurrency).map(([id]) => id);
-    const { rows } = await this.db.query<ClaimedDelivery>(CLAIM, [free, busy, this.settings.perEndpointConcurrency, this.settings.timeoutMs + LEASE_MARGIN_MS]);
+    const { rows } = await this.db.query<ClaimedDelivery>(CLAIM, [free, busy, this.settings.perEndpointConcurrency, this.settings.timeoutMs + LEASE_MARGIN_MS], { reusable: true });
     for (const delivery of rows) {
       this.#perEndpoint.set(delivery.endpoint_id, (this.#perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
       const work = this.#deliver(delivery)
@@ -150,7 +212,8 @@ export class WebhookWorker {
         });
       this.#inFlight.set(delivery.id, work);
     }
-    return rows.length === free;
+    this.#saturated = rows.length === free || [...this.#perEndpoint.values()].some((count) => count >= this.settings.perEndpointConcurrency);
+    return rows.length === free || moreOutbox;
   }
 
   async #deliver(delivery: ClaimedDelivery): Promise<void> {
@@ -186,24 +249,21 @@ export class WebhookWorker {
     const status = succeeded ? 'succeeded' : gone || exhausted ? 'failed' : 'pending';
     const error = result.error ?? (succeeded ? null : `HTTP ${result.statusCode}`);
     const retryMs = status === 'pending' ? retryDelayMs(this.settings, delivery.attempt - delivery.attempts_before_redelivery) : 0;
-    await this.db.transaction(async (tx) => {
-      await tx.query(
-        `UPDATE webhook_deliveries SET status = $3, last_status_code = $4, last_error = $5, last_duration_ms = $6,
+    // One statement (so one transaction and one round trip): the delivery's state, the attempt's
+    // log row, and on 410 the endpoint switched off.
+    await this.db.query(
+      `WITH delivery AS (
+         UPDATE webhook_deliveries SET status = $3, last_status_code = $4, last_error = $5, last_duration_ms = $6,
                 next_attempt_at = now() + $7 * interval '1 millisecond', updated_at = now()
-          WHERE account_id = $1 AND id = $2 AND attempts = $8`,
-        [delivery.account_id, delivery.id, status, result.statusCode, error, result.durationMs, retryMs, delivery.attempt],
-      );
-      await tx.query(
-        'INSERT INTO webhook_attempts (account_id, delivery_id, attempt, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6)',
-        [delivery.account_id, delivery.id, delivery.attempt, result.statusCode, error, result.durationMs],
-      );
-      if (gone) {
-        await tx.query(`UPDATE webhook_endpoints SET active = false, disabled_reason = 'the endpoint answered 410 Gone' WHERE account_id = $1 AND id = $2`, [
-          delivery.account_id,
-          delivery.endpoint_id,
-        ]);
-      }
-    });
+          WHERE account_id = $1 AND id = $2 AND attempts = $8),
+       attempt AS (
+         INSERT INTO webhook_attempts (account_id, delivery_id, attempt, status_code, error, duration_ms) VALUES ($1, $2, $8, $4, $5, $6)),
+       gone AS (
+         UPDATE webhook_endpoints SET active = false, disabled_reason = 'the endpoint answered 410 Gone' WHERE $9::boolean AND account_id = $1 AND id = $10)
+       SELECT 1`,
+      [delivery.account_id, delivery.id, status, result.statusCode, error, result.durationMs, retryMs, delivery.attempt, gone, delivery.endpoint_id],
+      { reusable: true },
+    );
     if (!succeeded) this.logger.debug?.({ delivery: delivery.id, event: delivery.event_id, attempt: delivery.attempt, status: result.statusCode, error, next: status }, 'webhook attempt failed');
   }
 }

@@ -1,0 +1,109 @@
+import type { Queryable } from '../../db/index.js';
+import type { EventOperation, EventType } from '../../metadata/index.js';
+
+/**
+ * The capture trigger function of one table, generated from the metadata's event types of that
+ * table (migration 0008 replaced one generic function that looked the event types up and turned
+ * the whole row into JSON on every write).
+ *
+ * Per operation, for each event type in name order: its condition as plain column comparisons,
+ * then one index probe (`webhook_endpoints_active`) for an active endpoint of the row's account
+ * subscribed to the type, then ONE insert into `webhook_outbox` with the payload built from the
+ * named columns. An account without such an endpoint stores nothing; the fan-out to endpoints
+ * is the worker's (`worker.ts`). The session setting `loanql.capture_events = off` turns it off.
+ *
+ * The conditions keep the meaning the generic function gave them over `to_jsonb(row)`:
+ * `changed` — a column is distinct; `set` — each column goes from null (SQL NULL or JSON null)
+ * to a value; `becomes` — each column's JSON value is the given one and was not before.
+ *
+ * Identifiers are checked names of the resolved metadata (`^[a-z_][a-z0-9_]*$`, found in the
+ * catalogue) and double-quoted; every literal (event type names, payload keys, `becomes` values)
+ * is quoted by PostgreSQL itself (`quote_literal`, with the values sent as a bound parameter),
+ * since a function body cannot take parameters.
+ */
+
+/** Name of the capture function of `table`. */
+export function captureFunctionName(table: string): string {
+  return `loanql_capture_${table}`;
+}
+
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** Pairs per `jsonb_build_object` call (a function takes at most 100 arguments). */
+const PAIRS_PER_CALL = 40;
+
+const OPERATIONS: readonly EventOperation[] = ['INSERT', 'UPDATE', 'DELETE'];
+
+/** The `CREATE OR REPLACE FUNCTION` statement for one table's event types. */
+export async function captureFunctionSql(db: Queryable, table: string, eventTypes: readonly EventType[]): Promise<string> {
+  const sorted = [...eventTypes].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const literal = await quoteLiterals(db, sorted);
+  const column = (row: 'NEW' | 'OLD', name: string): string => `${row}.${quoteIdentifier(name)}`;
+  const payload = (row: 'NEW' | 'OLD', eventType: EventType): string => {
+    const pairs = [...eventType.payload].map(([key, name]) => `${literal(key)}, ${column(row, name)}`);
+    if (!pairs.length) return `'{}'::jsonb`;
+    const calls: string[] = [];
+    for (let i = 0; i < pairs.length; i += PAIRS_PER_CALL) calls.push(`jsonb_build_object(${pairs.slice(i, i + PAIRS_PER_CALL).join(', ')})`);
+    return calls.join(' || ');
+  };
+  const isNullish = (expression: string): string => `coalesce(jsonb_typeof(to_jsonb(${expression})), 'null') = 'null'`;
+  const asJson = (expression: string): string => `coalesce(to_jsonb(${expression}), 'null'::jsonb)`;
+  const condition = (eventType: EventType): string[] => {
+    const parts: string[] = [];
+    const { changed, set, becomes } = eventType.condition;
+    if (changed) parts.push(changed.length ? `(${changed.map((c) => `${column('OLD', c)} IS DISTINCT FROM ${column('NEW', c)}`).join(' OR ')})` : 'false');
+    for (const c of set ?? []) parts.push(`${isNullish(column('OLD', c))} AND NOT ${isNullish(column('NEW', c))}`);
+    for (const [c, value] of becomes ?? []) {
+      const json = `${literal(JSON.stringify(value))}::jsonb`;
+      parts.push(`${asJson(column('NEW', c))} = ${json} AND ${asJson(column('OLD', c))} <> ${json}`);
+    }
+    return parts;
+  };
+
+  const branches: string[] = [];
+  for (const operation of OPERATIONS) {
+    const ofOperation = sorted.filter((eventType) => eventType.operation === operation);
+    if (!ofOperation.length) continue;
+    const row = operation === 'DELETE' ? 'OLD' : 'NEW';
+    const statements = ofOperation.map((eventType) => {
+      const type = literal(eventType.name);
+      const data = `jsonb_build_object('old', ${operation === 'INSERT' ? 'NULL::jsonb' : payload('OLD', eventType)}, 'new', ${operation === 'DELETE' ? 'NULL::jsonb' : payload('NEW', eventType)})`;
+      const capture = [
+        `IF EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.account_id = ${row}.account_id AND e.active AND (e.event_types IS NULL OR ${type} = ANY (e.event_types))) THEN`,
+        `  INSERT INTO webhook_outbox (account_id, type, data) VALUES (${row}.account_id, ${type}, ${data});`,
+        `END IF;`,
+      ];
+      const conditions = condition(eventType);
+      if (!conditions.length) return capture.join('\n      ');
+      return [`IF ${conditions.join(' AND ')} THEN`, ...capture.map((line) => `  ${line}`), 'END IF;'].join('\n      ');
+    });
+    branches.push(`${branches.length ? 'ELSIF' : 'IF'} TG_OP = '${operation}' THEN\n      ${statements.join('\n      ')}`);
+  }
+  return `CREATE OR REPLACE FUNCTION ${quoteIdentifier(captureFunctionName(table))}() RETURNS trigger LANGUAGE plpgsql AS $capture$
+BEGIN
+  IF current_setting('loanql.capture_events', true) = 'off' THEN RETURN NULL; END IF;
+  ${branches.join('\n  ')}
+  END IF;
+  RETURN NULL;
+END $capture$`;
+}
+
+/** Every literal the function bodies of these event types need, quoted by PostgreSQL. */
+async function quoteLiterals(db: Queryable, eventTypes: readonly EventType[]): Promise<(value: string) => string> {
+  const values = new Set<string>();
+  for (const eventType of eventTypes) {
+    values.add(eventType.name);
+    for (const key of eventType.payload.keys()) values.add(key);
+    for (const value of eventType.condition.becomes?.values() ?? []) values.add(JSON.stringify(value));
+  }
+  const list = [...values];
+  const { rows } = await db.query<{ quoted: string }>('SELECT quote_literal(v) AS quoted FROM unnest($1::text[]) WITH ORDINALITY AS u(v, n) ORDER BY n', [list]);
+  const quoted = new Map(list.map((value, i) => [value, rows[i]!.quoted]));
+  return (value: string): string => {
+    const text = quoted.get(value);
+    if (text === undefined) throw new Error(`capture function: literal not quoted: ${value}`);
+    return text;
+  };
+}

@@ -1,0 +1,142 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import { createAccount, type Account } from '../../app/accounts.js';
+import { applyEventTriggers, createWebhookEndpoint, WebhookWorker, webhookSettingsFromEnv, type WebhookSettings } from '../../app/webhooks/index.js';
+import { loadMetadataFile } from '../../metadata/index.js';
+import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.js';
+
+/**
+ * Issue 16, Done-when 8 (migration 0008): a captured write stores ONE outbox row and nothing
+ * else; the worker fans it out to `webhook_events` and one delivery per subscribed endpoint; the
+ * claim takes each endpoint's own earliest deliveries, so one endpoint's backlog does not hide
+ * another's.
+ */
+let database: TestDatabase;
+const settings: WebhookSettings = { ...webhookSettingsFromEnv({}), allowPrivate: true, pollMs: 50, timeoutMs: 5000, retryBaseMs: 200, retryMaxMs: 500 };
+const metadata = loadMetadataFile(fileURLToPath(new URL('../../metadata/loanql.default.yaml', import.meta.url)));
+const KNOWN = new Set(metadata.eventTypes.keys());
+let slugs = 0;
+
+before(async () => {
+  database = await openTestDatabase();
+  await applyEventTriggers(database.db, metadata.eventTypes);
+});
+after(async () => {
+  await database?.close();
+});
+
+async function accountWithLoan(receiver: WebhookReceiver | null, eventTypes: string[] | null = ['payment.posted']): Promise<{ account: Account; loan: string }> {
+  const account = await createAccount(database.db, `outbox-${process.pid}-${(slugs += 1)}`);
+  const loan = (await database.db.query<{ id: string }>(`INSERT INTO loans (account_id, name) VALUES ($1, 'outbox') RETURNING id`, [account.id])).rows[0]!.id;
+  if (receiver) await createWebhookEndpoint(database.db, account.id, { url: receiver.url, eventTypes }, { knownEventTypes: KNOWN, allowPrivate: true });
+  return { account, loan };
+}
+
+const postPayment = (account: Account, loan: string, amount: number) =>
+  database.db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', $3)`, [account.id, loan, amount]);
+
+async function count(sql: string, values: unknown[]): Promise<number> {
+  return Number((await database.db.query<{ n: string }>(sql, values)).rows[0]!.n);
+}
+
+describe('Webhooks: the outbox and the fan-out', () => {
+  it('captures one outbox row per event and nothing else; the worker fans it out and delivers it', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const { account, loan } = await accountWithLoan(receiver);
+      const quiet = await accountWithLoan(null);
+      await postPayment(account, loan, 12.5);
+      await postPayment(quiet.account, quiet.loan, 1); // no endpoint: nothing stored
+      await database.db.transaction(async (tx) => {
+        await tx.query(`SELECT set_config('loanql.capture_events', 'off', true)`);
+        await tx.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 2)`, [account.id, loan]);
+      });
+      const outbox = await database.db.query<{ account_id: string; type: string; data: { old: unknown; new: Record<string, unknown> } }>(
+        'SELECT account_id, type, data FROM webhook_outbox WHERE account_id = ANY ($1::uuid[])',
+        [[account.id, quiet.account.id]],
+      );
+      assert.equal(outbox.rows.length, 1, 'one row: not for the account without an endpoint, not with capture off');
+      assert.equal(outbox.rows[0]!.type, 'payment.posted');
+      assert.equal(outbox.rows[0]!.data.old, null);
+      assert.equal(outbox.rows[0]!.data.new.amount, 12.5);
+      assert.equal(outbox.rows[0]!.data.new.loan_id, loan);
+      assert.equal(outbox.rows[0]!.data.new.account_id, undefined, 'the tenant column is not in the payload');
+      assert.equal(await count('SELECT count(*)::text AS n FROM webhook_events WHERE account_id = $1', [account.id]), 0, 'the write made no event row');
+      assert.equal(await count('SELECT count(*)::text AS n FROM webhook_deliveries WHERE account_id = $1', [account.id]), 0, 'and no delivery row');
+
+      const worker = new WebhookWorker(database.db, settings, { warn: () => undefined });
+      worker.start();
+      try {
+        await receiver.waitFor((r) => r.length >= 1, 5000);
+      } finally {
+        await worker.stop();
+      }
+      const body = JSON.parse(receiver.received[0]!.body) as { type: string; data: { new: { amount: number } } };
+      assert.equal(body.type, 'payment.posted');
+      assert.equal(body.data.new.amount, 12.5);
+      assert.equal(await count('SELECT count(*)::text AS n FROM webhook_outbox WHERE account_id = $1', [account.id]), 0, 'the outbox row is gone');
+      assert.equal(await count(`SELECT count(*)::text AS n FROM webhook_deliveries WHERE account_id = $1 AND status = 'succeeded'`, [account.id]), 1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('fans an event out to every active endpoint of its account subscribed to its type, and drops rows of deleted accounts', async () => {
+    const one = await startWebhookReceiver();
+    const two = await startWebhookReceiver();
+    const other = await startWebhookReceiver();
+    try {
+      const { account, loan } = await accountWithLoan(one, null);
+      await createWebhookEndpoint(database.db, account.id, { url: two.url, eventTypes: ['payment.posted', 'loan.created'] }, { knownEventTypes: KNOWN, allowPrivate: true });
+      await createWebhookEndpoint(database.db, account.id, { url: other.url, eventTypes: ['task.completed'] }, { knownEventTypes: KNOWN, allowPrivate: true });
+      await postPayment(account, loan, 3);
+      const orphan = randomUUID();
+      await database.db.query(`INSERT INTO webhook_outbox (account_id, type, data) VALUES ($1, 'payment.posted', '{"old": null, "new": {}}')`, [orphan]);
+
+      const worker = new WebhookWorker(database.db, settings, { warn: () => undefined });
+      worker.start();
+      try {
+        await one.waitFor((r) => r.length >= 1, 5000);
+        await two.waitFor((r) => r.length >= 1, 5000);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      } finally {
+        await worker.stop();
+      }
+      assert.equal(one.received.length, 1);
+      assert.equal(two.received.length, 1);
+      assert.equal(other.received.length, 0, 'an endpoint not subscribed to the type gets nothing');
+      assert.equal(one.received[0]!.headers['webhook-id'], two.received[0]!.headers['webhook-id'], 'one event, two deliveries');
+      assert.equal(await count('SELECT count(*)::text AS n FROM webhook_outbox WHERE account_id = $1', [orphan]), 0, 'the row of a deleted account is dropped');
+      assert.equal(await count('SELECT count(*)::text AS n FROM webhook_events WHERE account_id = $1', [orphan]), 0);
+    } finally {
+      await Promise.all([one.close(), two.close(), other.close()]);
+    }
+  });
+
+  it('delivers to an endpoint at once while another endpoint is busy with a backlog', async () => {
+    const slow = await startWebhookReceiver();
+    const fast = await startWebhookReceiver();
+    slow.delayMs = 1500;
+    const worker = new WebhookWorker(database.db, settings, { warn: () => undefined });
+    try {
+      const busy = await accountWithLoan(slow);
+      for (let i = 1; i <= 40; i++) await postPayment(busy.account, busy.loan, i);
+      worker.start();
+      await slow.waitFor((r) => r.length >= settings.perEndpointConcurrency, 5000);
+      const { account, loan } = await accountWithLoan(fast);
+      const posted = Date.now();
+      await postPayment(account, loan, 7);
+      await fast.waitFor((r) => r.length >= 1, 5000);
+      const waited = fast.received[0]!.receivedAt - posted;
+      assert.ok(waited < 2500, `the other endpoint's event arrived after ${waited} ms, behind the busy endpoint's backlog`);
+      assert.ok(slow.received.length < 40, 'the busy endpoint still had a backlog');
+    } finally {
+      slow.delayMs = 0;
+      await worker.stop();
+      await Promise.all([slow.close(), fast.close()]);
+    }
+  });
+});
