@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createApiKey } from '../../app/apiKeys.js';
-import { createWebhookEndpoint, webhookSettingsFromEnv } from '../../app/webhooks/index.js';
+import { createWebhookEndpoint, WebhookWorker, webhookSettingsFromEnv } from '../../app/webhooks/index.js';
 import { accountFingerprint } from '../support/fingerprint.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
@@ -70,8 +70,21 @@ const forms: readonly WriteForm[] = [
     prepare: async () => {
       const endpoint = await newEndpoint(true, ['person.created']);
       await database.db.query(`INSERT INTO people (account_id, name) VALUES ($1, 'Event maker')`, [accountId]);
-      const { rows } = await database.db.query<{ event_id: string }>('SELECT event_id FROM webhook_deliveries WHERE account_id = $1 AND endpoint_id = $2', [accountId, endpoint.id]);
-      assert.equal(rows.length, 1, 'the person’s event is queued for the endpoint');
+      // The write stores one outbox row; a worker fans it out to a delivery per endpoint (and
+      // tries it once: port 9 refuses). Stopped before the test takes its fingerprint.
+      const worker = new WebhookWorker(database.db, webhookSettingsFromEnv({}), { warn: () => undefined });
+      worker.start();
+      const deliveries = () => database.db.query<{ event_id: string }>('SELECT event_id FROM webhook_deliveries WHERE account_id = $1 AND endpoint_id = $2', [accountId, endpoint.id]);
+      let rows: { event_id: string }[] = [];
+      try {
+        for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
+          rows = (await deliveries()).rows;
+          if (rows.length) break;
+        }
+      } finally {
+        await worker.stop();
+      }
+      assert.equal(rows.length, 1, 'the person’s event is fanned out to the endpoint');
       return { path: `/dashboard/settings/webhooks/${endpoint.id}/redeliver`, fields: { event_id: rows[0]!.event_id } };
     },
   },
