@@ -78,6 +78,7 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
         AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
     [tables],
   );
+  const indexConstants = await partialIndexConstants(db, tables);
   const constraints = new Map<string, CatalogueConstraint>();
   for (const row of indexRows) constraints.set(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
   for (const row of constraintRows) constraints.set(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
@@ -125,10 +126,37 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
   if (problems.length) throw new MetadataError(problems);
   // Every role's view gets the same NOT NULL columns; `admin`'s view stays the metadata itself.
   const roles = new Map<string, Role>();
-  const checked: Metadata = { ...metadata, notNullColumns, roles };
+  const checked: Metadata = { ...metadata, notNullColumns, indexConstants, roles };
   for (const [name, role] of metadata.roles)
-    roles.set(name, { ...role, metadata: role.metadata === metadata ? checked : { ...role.metadata, notNullColumns } });
+    roles.set(name, { ...role, metadata: role.metadata === metadata ? checked : { ...role.metadata, notNullColumns, indexConstants } });
   return { metadata: checked, catalogue: { constraints, numericLimits } };
+}
+
+/** A text constant the compiler may write as SQL text: plain words only (`sql.indexConstant`). */
+const PLAIN_CONSTANT = /^[A-Za-z0-9_.:-]{1,100}$/;
+
+/**
+ * The text constants compared with a column (`col = '…'::text`, `col <> '…'::text`) in the
+ * predicates of the partial indexes on these tables, by column name. Only plain words are kept.
+ */
+async function partialIndexConstants(db: Queryable, tables: readonly string[]): Promise<Map<string, Set<string>>> {
+  const { rows } = await db.query<{ predicate: string }>(
+    `SELECT pg_get_expr(i.indpred, i.indrelid) AS predicate
+       FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
+      WHERE i.indpred IS NOT NULL AND t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1::text[])`,
+    [tables],
+  );
+  const constants = new Map<string, Set<string>>();
+  for (const { predicate } of rows) {
+    for (const match of predicate.matchAll(/(?:^|[\s(])"?([a-z_][a-z0-9_]*)"?\s*(?:=|<>)\s*'((?:[^']|'')*)'::text\b/g)) {
+      const value = match[2]!.replace(/''/g, "'");
+      if (!PLAIN_CONSTANT.test(value)) continue;
+      const column = match[1]!;
+      if (!constants.has(column)) constants.set(column, new Set());
+      constants.get(column)!.add(value);
+    }
+  }
+  return constants;
 }
 
 /** node-postgres parses name[] into an array; PGlite may hand over the literal `{a,b}`. */

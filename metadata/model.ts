@@ -181,6 +181,13 @@ export interface Metadata {
    * fallback; absent (metadata not checked yet), every column is taken as nullable.
    */
   readonly notNullColumns?: ReadonlySet<string>;
+  /**
+   * Text constants of the live catalogue's partial-index predicates (`WHERE status <> 'completed'`),
+   * by column name, filled in by `checkMetadataAgainstDatabase`. A document that compares a text
+   * column with one of these very strings gets it as SQL text, so a prepared statement's generic
+   * plan can use the partial index (engine/README.md, "Constants in the text").
+   */
+  readonly indexConstants?: ReadonlyMap<string, ReadonlySet<string>>;
   /** Event types by name (`loan.created`, …), for webhooks. */
   readonly eventTypes: ReadonlyMap<string, EventType>;
 }

@@ -186,6 +186,19 @@ export function selectCompiler(metadata: Metadata) {
     value.kind === 'const' && type === 'boolean' && typeof value.value === 'boolean' ? sql.boolean(value.value) : sql`${sql.param(value)}::${CAST[type]}`;
 
   /**
+   * A string written in the document that equals a text constant of a partial index's predicate
+   * on a column of this name: the catalogue's constant as SQL text (`sql.indexConstant`), so the
+   * statement's generic plan can use the index. Null otherwise (the value stays a parameter).
+   */
+  const indexConstant = (field: Field, value: Param): Fragment | null => {
+    if (value.kind !== 'const' || typeof value.value !== 'string' || field.type !== 'text' || field.source.kind !== 'column') return null;
+    const known = metadata.indexConstants?.get(field.source.column);
+    if (!known) return null;
+    for (const constant of known) if (constant === value.value) return sql.indexConstant(constant);
+    return null;
+  };
+
+  /**
    * A boolean expression over the row `table`. `cast` is the field a `_cast` compares (the jsonb
    * field as text) and its value; comparisons naming it read that value instead of the field.
    */
@@ -199,7 +212,7 @@ export function selectCompiler(metadata: Metadata) {
       case 'not':
         return sql`(NOT ${where(expression.item, table, cast)})`;
       case 'compare':
-        return sql`(${valueOf(expression.field)} ${OPERATOR[expression.operator]} ${param(expression.value, expression.field.type)})`;
+        return sql`(${valueOf(expression.field)} ${OPERATOR[expression.operator]} ${indexConstant(expression.field, expression.value) ?? param(expression.value, expression.field.type)})`;
       case 'jsonb': {
         const { operator, operand } = JSONB_OPERATOR[expression.operator];
         return sql`(${valueOf(expression.field)} ${operator} ${sql.param(expression.value)}::${operand})`;

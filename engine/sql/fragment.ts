@@ -96,6 +96,19 @@ sql.boolean = (value: boolean): Fragment => {
   return make([{ text: value ? 'true' : 'false' }]);
 };
 
+const INDEX_CONSTANT = /^[A-Za-z0-9_.:-]{1,100}$/;
+
+/**
+ * A text constant of a partial index's predicate (`'completed'` of `WHERE status <> 'completed'`),
+ * taken from the live catalogue (`Metadata.indexConstants`), never from a request: written as
+ * SQL text when a document compares the column with that very string, so the generic plan of a
+ * prepared statement can use the index. Plain words only; anything else throws.
+ */
+sql.indexConstant = (value: string): Fragment => {
+  if (!INDEX_CONSTANT.test(value)) throw new TypeError(`sql.indexConstant: ${JSON.stringify(value)} is not a plain word`);
+  return make([{ text: `'${value}'::text` }]);
+};
+
 /** A bound parameter. */
 sql.param = (param: Param): Fragment => make([{ param }]);
 
