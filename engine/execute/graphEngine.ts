@@ -31,6 +31,7 @@ import { depthLimitRule } from '../validation/depthLimitRule.js';
 import { noNulCharactersRule, variablesWithNul } from '../validation/nulCharacters.js';
 import { classifyDatabaseError, RequestError, toResponseError } from './errors.js';
 import { inParts, PARTS_FROM_LENGTH } from './inParts.js';
+import { scalarVariableCoercer, type VariableCoercer } from './coerceVariables.js';
 
 export interface EngineOptions {
   readonly maxDepth: number;
@@ -131,6 +132,8 @@ interface CachedOperation {
   inParts: boolean;
   /** Statement texts made from `compiled` (guarded, in parts), by kind. */
   readonly derivedTexts: Map<string, string>;
+  /** The operation's fast variable coercion (`coerceVariables.ts`): null when it has none; undefined until first use. */
+  coerceVariables: VariableCoercer | null | undefined;
   readonly needsDatabase: boolean;
   readonly hasIntrospection: boolean;
   /** The document with only the root fields graphql-js answers itself (`__schema`, `__type`, `__typename`). */
@@ -188,14 +191,9 @@ export class GraphEngine {
     const caller = callerOf(principal);
     const { query, operationName, variables } = checkEnvelope(request);
     const cached = this.#operation(query, operationName);
-    const coerced = getVariableValues(this.schema, cached.operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
-    if (coerced.errors) throw new RequestError(coerced.errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
     // Variable names are the client's: looked up in a Map, so `$constructor` is just a name.
-    const variableValues: ReadonlyMap<string, unknown> = new Map(Object.entries(coerced.coerced));
-    if (cached.operation.variableDefinitions?.length) {
-      const withNul = variablesWithNul(cached.operation, new Map(Object.entries(variables ?? {})));
-      if (withNul.length) throw new RequestError(withNul.map((error) => toResponseError(error, 'validation-failed')), 'document');
-    }
+    if (cached.coerceVariables === undefined) cached.coerceVariables = scalarVariableCoercer(this.schema, cached.operation);
+    const variableValues: ReadonlyMap<string, unknown> = cached.coerceVariables?.(variables ?? {}) ?? this.#coerceVariables(cached, variables);
     if (cached.operation.operation === 'mutation') return { prepared: this.#prepareMutation(cached, variableValues, caller), operation: cached };
 
     let introspection: IntrospectionPart | null = null;
@@ -236,6 +234,17 @@ export class GraphEngine {
       prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable },
       operation: cached,
     };
+  }
+
+  /** graphql-js's coercion of the variables, then the NUL check: every error a request's variables can have. */
+  #coerceVariables(cached: CachedOperation, variables: Readonly<Record<string, unknown>> | undefined): ReadonlyMap<string, unknown> {
+    const coerced = getVariableValues(this.schema, cached.operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
+    if (coerced.errors) throw new RequestError(coerced.errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
+    if (cached.operation.variableDefinitions?.length) {
+      const withNul = variablesWithNul(cached.operation, new Map(Object.entries(variables ?? {})));
+      if (withNul.length) throw new RequestError(withNul.map((error) => toResponseError(error, 'validation-failed')), 'document');
+    }
+    return new Map(Object.entries(coerced.coerced));
   }
 
   /**
@@ -362,6 +371,7 @@ export class GraphEngine {
       cost: 0,
       inParts: false,
       derivedTexts: new Map(),
+      coerceVariables: undefined,
       needsDatabase: names.some((name) => !name.startsWith('__')),
       hasIntrospection: names.some((name) => INTROSPECTION_FIELDS.has(name)),
       introspectionDocument: onlyIntrospectionRootFields(document, operation),
