@@ -89,22 +89,17 @@ function engineBodies(query: BenchQuery, sample: DataSample, count: number): str
   return Array.from({ length: count }, (_, i) => JSON.stringify({ query: query.graphql, operationName: query.operationName, variables: query.variables(sample, i) }));
 }
 
-function baselineBodies(query: BenchQuery, sample: DataSample, count: number): string[] {
-  return Array.from({ length: count }, (_, i) => JSON.stringify(query.variables(sample, i)));
-}
-
 /** The key a query runs with, on both servers: the account's admin key, or its investor key. */
 const keyOf = (account: BenchAccount, query: BenchQuery): string => (query.role === 'investor' ? account.investorKey! : account.key);
 
 /** Engine and baseline must agree, as parsed JSON, for the first `count` variable sets. Throws otherwise. */
 async function checkSameData(service: ServerProcess, baseline: ServerProcess, account: BenchAccount, query: BenchQuery, sample: DataSample, count: number): Promise<void> {
   const fromEngine = engineBodies(query, sample, count);
-  const fromBaseline = baselineBodies(query, sample, count);
   let nonEmpty = 0;
   for (let i = 0; i < count; i++) {
     const headers = { authorization: `Token ${keyOf(account, query)}` };
     const engine = await postJson(`${service.url}/api/graph`, headers, fromEngine[i]!);
-    const base = await postJson(`${baseline.url}/${query.id}`, headers, fromBaseline[i]!);
+    const base = await postJson(`${baseline.url}/graphql`, headers, fromEngine[i]!);
     if (engine.status !== 200 || base.status !== 200) throw new Error(`${query.id} #${i}: engine ${engine.status}, baseline ${base.status}: ${engine.body.slice(0, 300)}`);
     const engineJson = JSON.parse(engine.body) as { data?: Record<string, unknown>; errors?: unknown };
     if (engineJson.errors || !engineJson.data) throw new Error(`${query.id} #${i}: the engine answered ${engine.body.slice(0, 500)}`);
@@ -184,8 +179,10 @@ async function main(): Promise<void> {
     const loadSamples: number[] = [loadavg()[0]!];
     for (const [index, query] of selected.entries()) {
       const headers = { authorization: `Token ${keyOf(main, query)}` };
-      const engineTarget = { pid: service.pid, url: service.url, path: '/api/graph', headers, bodies: engineBodies(query, sample, 500) };
-      const baselineTarget = { pid: baseline.pid, url: baseline.url, path: `/${query.id}`, headers, bodies: baselineBodies(query, sample, 500) };
+      // Both servers get the very same request bodies (bench/baselineServer.ts).
+      const bodies = engineBodies(query, sample, 500);
+      const engineTarget = { pid: service.pid, url: service.url, path: '/api/graph', headers, bodies };
+      const baselineTarget = { pid: baseline.pid, url: baseline.url, path: '/graphql', headers, bodies };
       // Alternating rounds; which side starts also alternates from query to query.
       const [engine, base] = await measurePair(engineTarget, baselineTarget, settings, index % 2 === 0);
       const loadAverage = loadavg()[0]!;
