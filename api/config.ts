@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
-import { ensureMetadataFile } from '../metadata/index.js';
+import { ensureMetadataFile, shippedEntriesMissing } from '../metadata/index.js';
 import { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
 import { webhookSettingsFromEnv, type WebhookSettings } from '../app/webhooks/index.js';
 
@@ -102,17 +102,20 @@ const SHIPPED_METADATA_FILE = 'loanql.default.yaml';
 /**
  * The metadata file to serve: `config.metadataPath`, first created from the shipped default when
  * it is the project's own file and missing (`ensureMetadataFile`); `onCreated` is told when it
- * was. When it cannot be created (a read-only folder, a container user without write access to
+ * was, and `onBehindShipped` of each section where the existing file lacks roles or event types
+ * the shipped default has (`shippedEntriesMissing`: a file made from an older default). When it cannot be created (a read-only folder, a container user without write access to
  * a mounted one) the shipped file is served and `onCannotCreate` says why.
  */
 export function metadataFileOf(
   config: ServiceConfig,
   onCreated: (path: string) => void = () => {},
   onCannotCreate: (path: string, reason: string) => void = () => {},
+  onBehindShipped: (path: string, section: string, names: readonly string[]) => void = () => {},
 ): string {
   if (!config.metadataPathIsDefault) return config.metadataPath;
   try {
     if (ensureMetadataFile(config.metadataPath, config.shippedMetadataPath)) onCreated(config.metadataPath);
+    else for (const { section, names } of shippedEntriesMissing(config.metadataPath, config.shippedMetadataPath)) onBehindShipped(config.metadataPath, section, names);
     return config.metadataPath;
   } catch (error) {
     onCannotCreate(config.metadataPath, (error as Error).message);

@@ -54,6 +54,8 @@ async function main(): Promise<void> {
     config,
     (path) => logger.info({ metadata: path, from: config.shippedMetadataPath }, 'metadata file created from the shipped default; edit it to change the query interface'),
     (path, reason) => logger.warn({ metadata: path, reason, serving: config.shippedMetadataPath }, 'cannot create the metadata file; serving the shipped default (create the file to edit it)'),
+    (path, section, names) =>
+      logger.warn({ metadata: path, section, missing: names, shipped: config.shippedMetadataPath }, `the metadata file has no ${section} ${names.join(', ')} of the shipped default (made from an older version, or removed on purpose); copy them from the shipped file to use them`),
   );
   const engines = new EngineHolder(await buildServingEngine(metadataPath, opened.database, engineOptions), metadataPath, opened.database, engineOptions, (outcome) => {
     if (outcome.ok) logger.info({ metadata: metadataPath }, 'metadata reloaded; new schema serving');

@@ -1,4 +1,5 @@
-import { constants, copyFileSync, existsSync } from 'node:fs';
+import { constants, copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { parse } from 'yaml';
 
 /**
  * The metadata file an admin edits (`metadata/loanql.yaml`) is local state, like `./data`: it is
@@ -18,4 +19,37 @@ export function ensureMetadataFile(path: string, shippedPath: string): boolean {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
   }
+}
+
+/** The sections whose entries a newer shipped default may add (issues 15 and 16). */
+const GROWING_SECTIONS = ['roles', 'event_types'] as const;
+
+/**
+ * What the shipped default defines that the admin's file does not, per section (`roles`,
+ * `event_types`): a file created from an older default lacks the roles and event types added
+ * since, and nothing else would say so (a key of the `investor` role cannot be created, an
+ * endpoint gets no `payment.posted`). Names only, in the shipped file's order; empty when nothing
+ * is missing or either file cannot be read as YAML (loading the file reports that properly).
+ */
+export function shippedEntriesMissing(path: string, shippedPath: string): { section: string; names: string[] }[] {
+  let mine: unknown;
+  let shipped: unknown;
+  try {
+    mine = parse(readFileSync(path, 'utf8'));
+    shipped = parse(readFileSync(shippedPath, 'utf8'));
+  } catch {
+    return [];
+  }
+  const namesOf = (document: unknown, section: string): string[] => {
+    if (!document || typeof document !== 'object') return [];
+    const value = new Map(Object.entries(document)).get(section);
+    return value && typeof value === 'object' && !Array.isArray(value) ? Object.keys(value) : [];
+  };
+  const missing: { section: string; names: string[] }[] = [];
+  for (const section of GROWING_SECTIONS) {
+    const have = new Set(namesOf(mine, section));
+    const names = namesOf(shipped, section).filter((name) => !have.has(name));
+    if (names.length) missing.push({ section, names });
+  }
+  return missing;
 }

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromEnv, metadataFileOf } from '../../api/config.js';
-import { ensureMetadataFile } from '../../metadata/index.js';
+import { ensureMetadataFile, shippedEntriesMissing } from '../../metadata/index.js';
 import { METADATA_PATH } from '../support/http.js';
 
 /**
@@ -47,5 +47,33 @@ describe('the metadata file an admin edits', () => {
     assert.equal(metadataFileOf(unwritable, undefined, (path, reason) => problems.push(`${path}: ${reason}`)), shipped);
     assert.equal(problems.length, 1);
     assert.match(problems[0]!, /no-such-folder.*ENOENT/);
+  });
+
+  it('says which roles and event types of the shipped default an existing file lacks (a file made from an older default)', () => {
+    const newer = join(dir, 'newer.default.yaml');
+    writeFileSync(newer, 'collections: {}\nevent_types:\n  loan.created: {}\n  payment.posted: {}\nroles:\n  read_only: {}\n  investor: {}\n');
+    const older = join(dir, 'older.yaml');
+    writeFileSync(older, 'collections: {}\nevent_types:\n  loan.created: {}\n');
+    assert.deepEqual(shippedEntriesMissing(older, newer), [
+      { section: 'roles', names: ['read_only', 'investor'] },
+      { section: 'event_types', names: ['payment.posted'] },
+    ]);
+    const told: string[] = [];
+    const config = { ...configFromEnv({}), metadataPath: older, shippedMetadataPath: newer, metadataPathIsDefault: true };
+    assert.equal(metadataFileOf(config, undefined, undefined, (_path, section, names) => told.push(`${section}: ${names.join(',')}`)), older);
+    assert.deepEqual(told, ['roles: read_only,investor', 'event_types: payment.posted']);
+    assert.deepEqual(shippedEntriesMissing(newer, newer), [], 'nothing is missing from an up-to-date file');
+    writeFileSync(older, 'roles: [not, a, map\n');
+    assert.deepEqual(shippedEntriesMissing(older, newer), [], 'a file that is not YAML is left to the metadata loader to report');
+  });
+
+  it('the project’s own shipped default has roles and event types to compare with', () => {
+    const sections = shippedEntriesMissing(join(dir, 'absent.yaml'), METADATA_PATH);
+    assert.deepEqual(sections, [], 'an unreadable file reports nothing');
+    const empty = join(dir, 'empty.yaml');
+    writeFileSync(empty, 'collections: {}\n');
+    const missing = new Map(shippedEntriesMissing(empty, METADATA_PATH).map(({ section, names }) => [section, names]));
+    assert.ok(missing.get('roles')?.includes('investor'));
+    assert.ok(missing.get('event_types')?.includes('payment.posted'));
   });
 });
