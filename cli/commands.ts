@@ -143,7 +143,10 @@ export const COMMANDS: Command[] = [
       }
       let roles;
       try {
-        roles = loadMetadataFile(metadataFileOf(configFromEnv())).roles;
+        const behind = (path: string, section: string, names: readonly string[]): void => {
+          if (section === 'roles' && names.includes(role)) context.err.write(`note: ${path} has no role "${role}", which the shipped default defines: copy it from metadata/loanql.default.yaml (the file was made from an older version)\n`);
+        };
+        roles = loadMetadataFile(metadataFileOf(configFromEnv(), undefined, undefined, behind)).roles;
       } catch (error) {
         if (error instanceof MetadataError) throw new UserInputError(error.message);
         throw error;
