@@ -140,7 +140,7 @@ export function renderResults(results: BenchResults): string {
 
   line('## Throughput: engine against the prepared hand-written baseline');
   line();
-  line('The baseline (`bench/baselineServer.ts`) is the strongest honest hand-written server: the same request bytes as the service (it finds its statement by the document's text), named prepared statements, the same pool size, the same API key check (verified once, then the key\'s state checked inside the one statement), one statement per request returning the finished JSON. Ratio = engine req/s / baseline req/s; "per round" is the ratio of each pair of alternating rounds, whose median is the figure to compare (targets: every query ≥ 0.9, geomean ≥ 1.0). Errors = non-2xx responses + socket errors + timeouts. CPU = server process CPU time / wall time (1.00 = one core). RSS = peak resident set sampled every 100 ms.');
+  line('The baseline (`bench/baselineServer.ts`) is the strongest honest hand-written server: the same request bytes as the service (it finds its statement by the text of the document), named prepared statements, the same pool size, the same API key check (verified once, then the key\'s state checked inside the one statement), one statement per request returning the finished JSON. Ratio = engine req/s / baseline req/s; "per round" is the ratio of each pair of alternating rounds, whose median is the figure to compare (targets: every query ≥ 0.9, geomean ≥ 1.0). Errors = non-2xx responses + socket errors + timeouts. CPU = server process CPU time / wall time (1.00 = one core). RSS = peak resident set sampled every 100 ms.');
   line();
   throughputTable(admin);
   if (admin.length) {
