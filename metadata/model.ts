@@ -68,22 +68,29 @@ export type FilterOperator =
 export type FilterJsonbOperator = '_contains' | '_contained_in' | '_has_key' | '_has_keys_any' | '_has_keys_all';
 
 /**
+ * A boolean expression over a collection's rows, with values of type `V`: the one shape of the
+ * query language's `where` (the engine's `BoolExp`, values are request parameters) and of a
+ * role's row filter (`RowFilter`, values are literals and key variables).
+ */
+export type BoolExpOf<V> =
+  | { readonly kind: 'and'; readonly items: readonly BoolExpOf<V>[] }
+  | { readonly kind: 'or'; readonly items: readonly BoolExpOf<V>[] }
+  | { readonly kind: 'not'; readonly item: BoolExpOf<V> }
+  | { readonly kind: 'compare'; readonly field: Field; readonly operator: FilterOperator; readonly value: V }
+  | { readonly kind: 'in'; readonly field: Field; readonly negated: boolean; readonly values: V }
+  | { readonly kind: 'isNull'; readonly field: Field; readonly value: V }
+  /** A jsonb operator; `_contains`/`_contained_in` take the JSON text of their value. */
+  | { readonly kind: 'jsonb'; readonly field: Field; readonly operator: FilterJsonbOperator; readonly value: V }
+  /** `_cast: {String: {…}}`: `where` compares `as`, the jsonb field seen as text (a field of type text, same name and source). */
+  | { readonly kind: 'cast'; readonly field: Field; readonly as: Field; readonly where: BoolExpOf<V> }
+  | { readonly kind: 'relationship'; readonly relationship: Relationship; readonly target: Collection; readonly where: BoolExpOf<V> };
+
+/**
  * A role's row filter (`filter`, `check`), resolved against the whole metadata: a relationship
  * inside it walks to the unrestricted collection (permissions are not applied to the filter's
  * own lookups, as in Hasura), so filters never recurse into each other.
  */
-export type RowFilter =
-  | { readonly kind: 'and'; readonly items: readonly RowFilter[] }
-  | { readonly kind: 'or'; readonly items: readonly RowFilter[] }
-  | { readonly kind: 'not'; readonly item: RowFilter }
-  | { readonly kind: 'compare'; readonly field: Field; readonly operator: FilterOperator; readonly value: FilterValue }
-  | { readonly kind: 'in'; readonly field: Field; readonly negated: boolean; readonly values: FilterValue }
-  | { readonly kind: 'isNull'; readonly field: Field; readonly value: FilterValue }
-  /** A jsonb operator; `_contains`/`_contained_in` take the JSON text of their value. */
-  | { readonly kind: 'jsonb'; readonly field: Field; readonly operator: FilterJsonbOperator; readonly value: FilterValue }
-  /** `_cast: {String: {…}}`: `where` compares `as`, the jsonb field seen as text. */
-  | { readonly kind: 'cast'; readonly field: Field; readonly as: Field; readonly where: RowFilter }
-  | { readonly kind: 'relationship'; readonly relationship: Relationship; readonly target: Collection; readonly where: RowFilter };
+export type RowFilter = BoolExpOf<FilterValue>;
 
 /**
  * What a collection's inserts may write. The collection-level declaration is what the admin

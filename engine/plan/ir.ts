@@ -1,4 +1,4 @@
-import type { Collection, Field, Relationship } from '../../metadata/index.js';
+import type { BoolExpOf, Collection, Field, FilterJsonbOperator, FilterOperator, Relationship } from '../../metadata/index.js';
 import type { AggregateFunction, OrderDirection } from '../schema/buildSchema.js';
 import type { Param } from '../sql/fragment.js';
 
@@ -45,41 +45,14 @@ export type OrderItem =
       readonly direction: OrderDirection;
     };
 
-export type ComparisonOperator =
-  | '_eq'
-  | '_neq'
-  | '_gt'
-  | '_gte'
-  | '_lt'
-  | '_lte'
-  | '_like'
-  | '_nlike'
-  | '_ilike'
-  | '_nilike'
-  | '_regex'
-  | '_iregex'
-  | '_nregex'
-  | '_niregex'
-  | '_similar'
-  | '_nsimilar';
+/** The query language's comparison operators: the same set as a role filter's. */
+export type ComparisonOperator = FilterOperator;
 
 /** Operators on jsonb fields (PostgreSQL `@>`, `<@`, `?`, `?|`, `?&`). */
-export type JsonbOperator = '_contains' | '_contained_in' | '_has_key' | '_has_keys_any' | '_has_keys_all';
+export type JsonbOperator = FilterJsonbOperator;
 
-export type BoolExp =
-  | { readonly kind: 'and'; readonly items: readonly BoolExp[] }
-  | { readonly kind: 'or'; readonly items: readonly BoolExp[] }
-  | { readonly kind: 'not'; readonly item: BoolExp }
-  | { readonly kind: 'compare'; readonly field: Field; readonly operator: ComparisonOperator; readonly value: Param }
-  | { readonly kind: 'in'; readonly field: Field; readonly negated: boolean; readonly values: Param }
-  | { readonly kind: 'isNull'; readonly field: Field; readonly value: Param }
-  | { readonly kind: 'jsonb'; readonly field: Field; readonly operator: JsonbOperator; readonly value: Param }
-  /**
-   * `_cast: {String: {…}}` on a jsonb field: `where` compares the field's JSON text; its
-   * comparisons name `as`, the field seen as text (a field of type text, same name and source).
-   */
-  | { readonly kind: 'cast'; readonly field: Field; readonly as: Field; readonly where: BoolExp }
-  | { readonly kind: 'relationship'; readonly relationship: Relationship; readonly target: Collection; readonly where: BoolExp };
+/** A `where` of a request: the metadata's boolean expression with request parameters as values. */
+export type BoolExp = BoolExpOf<Param>;
 
 export type Selection = readonly SelectionItem[];
 
