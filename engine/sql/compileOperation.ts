@@ -412,24 +412,35 @@ export function selectCompiler(metadata: Metadata) {
    * Several root aggregates over one collection (`lead: loans_aggregate(where: …) servicing:
    * loans_aggregate(where: …) all: loans_aggregate`) in ONE scan: each aggregate keeps its own
    * `where` as a FILTER, the scan reads the rows any of them needs. Returns a FROM item of one
-   * row and, per aggregate, the column holding its JSON.
+   * row and, per aggregate, the column holding its JSON. The role's filter is in the scan's
+   * WHERE (`rowPredicate`), once for all of them.
+   *
+   * When nothing would be computed twice per row (`aggregatesOverTable`), the aggregates read
+   * the table directly, each `where` written into its FILTER, as a person writes it; otherwise
+   * an inner query computes each `where` (as a flag `fN`) and each computed value (`cN`) once
+   * per row, and the aggregates read those.
    */
   function sharedScanAggregates(collection: Collection, members: readonly SharedScanAggregate[]): { from: Fragment; values: Fragment[] } {
     const table = nextAlias('t');
     const rows = nextAlias('r');
     const shared = nextAlias('m');
+    const direct = aggregatesOverTable(members);
     const inner: Fragment[] = [];
-    const column = columnsOf(table, rows, inner);
+    const column = direct ? (field: Field): Fragment => fieldValue(table, field) : columnsOf(table, rows, inner);
     const scopes: Fragment[] = [];
     let everyRow = false;
     const outputs = members.map((member, index) => {
       let filter: Fragment | null = null;
       if (member.query.where) {
-        const flag = sql.ident(`f${index}`);
         const condition = where(member.query.where, table);
-        inner.push(sql`${condition} AS ${flag}`);
         scopes.push(condition);
-        filter = sql`${rows}.${flag}`;
+        if (direct) {
+          filter = condition;
+        } else {
+          const flag = sql.ident(`f${index}`);
+          inner.push(sql`${condition} AS ${flag}`);
+          filter = sql`${rows}.${flag}`;
+        }
       } else {
         everyRow = true;
       }
@@ -450,12 +461,42 @@ export function selectCompiler(metadata: Metadata) {
     });
     const conditions = [rowPredicate(collection, table)];
     if (!everyRow) conditions.push(sql`(${sql.join(scopes, sql` OR `)})`);
+    const scan = sql`FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
+    const selects = sql.join(outputs.map((output) => output.select));
+    // GROUP BY (): exactly one row, even when only __typename is selected.
+    if (direct) return { from: sql`(SELECT ${selects} ${scan} GROUP BY ()) AS ${shared}`, values: outputs.map((output) => output.value) };
     if (!inner.length) inner.push(sql`1 AS ${sql.ident('one')}`);
-    const from = sql`(SELECT ${sql.join(outputs.map((output) => output.select))} FROM (SELECT ${sql.join(inner)} FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(
-      conditions,
-      sql` AND `,
-    )}) AS ${rows} GROUP BY ()) AS ${shared}`;
+    const from = sql`(SELECT ${selects} FROM (SELECT ${sql.join(inner)} ${scan}) AS ${rows} GROUP BY ()) AS ${shared}`;
     return { from, values: outputs.map((output) => output.value) };
+  }
+
+  /**
+   * Whether a shared scan's aggregates can read the table directly: no member's `where` is
+   * read by more than one of its aggregate calls (`count`, each `sum { a b }` leaf, …) and no
+   * computed value (a custom field's `->>` and cast) by more than one call. PostgreSQL does
+   * not share a repeated expression, so anything read twice is computed once in an inner query
+   * instead; a plain column costs nothing to read twice, while the inner query's flags make the
+   * scan project them for every row (q4: ~2 % of its time, bench/README.md).
+   */
+  function aggregatesOverTable(members: readonly SharedScanAggregate[]): boolean {
+    const uses = new Map<Field, number>();
+    const counting = (field: Field): Fragment => {
+      uses.set(field, (uses.get(field) ?? 0) + 1);
+      return sql`NULL`;
+    };
+    for (const member of members) {
+      let calls = 0;
+      for (const item of member.aggregate) {
+        if (item.kind !== 'aggregate') continue;
+        for (const field of item.fields) {
+          aggregateField(field, counting, null);
+          if (field.kind === 'count') calls += 1;
+          else if (field.kind === 'function') calls += field.items.filter((leaf) => leaf.kind !== 'typename').length;
+        }
+      }
+      if (member.query.where && calls > 1) return false;
+    }
+    return [...uses].every(([field, reads]) => reads <= 1 || field.source.kind === 'column');
   }
 
   function aggregate(collection: Collection, query: ListQuery, selection: AggregateSelection, correlation: Correlation | null): Fragment {
