@@ -139,4 +139,32 @@ describe('Webhooks: the outbox and the fan-out', () => {
       await Promise.all([slow.close(), fast.close()]);
     }
   });
+
+  it('stores a payload of more columns than one json_build_object call takes, with the columns\' JSON types', async () => {
+    // 45 keys (calls take 40 pairs): the generated function merges two jsonb_build_object calls.
+    const posted = metadata.eventTypes.get('payment.posted')!;
+    const wide = new Map<string, string>([...posted.payload]);
+    for (let i = 1; i <= 38; i++) wide.set(`amount_${i}`, 'amount');
+    assert.ok(wide.size > 40);
+    const eventTypes = new Map(metadata.eventTypes);
+    eventTypes.set('payment.posted', { ...posted, payload: wide });
+    const receiver = await startWebhookReceiver();
+    try {
+      assert.equal(await applyEventTriggers(database.db, eventTypes), true);
+      const { account, loan } = await accountWithLoan(receiver);
+      await postPayment(account, loan, 4.25);
+      const { rows } = await database.db.query<{ data: { old: unknown; new: Record<string, unknown> } }>('SELECT data FROM webhook_outbox WHERE account_id = $1', [account.id]);
+      assert.equal(rows.length, 1);
+      const payload = rows[0]!.data.new;
+      assert.equal(Object.keys(payload).length, wide.size);
+      assert.equal(payload.amount_38, 4.25, 'a numeric column is a JSON number');
+      assert.equal(payload.date, '2026-02-15', 'a date is its ISO text');
+      assert.equal(payload.loan_id, loan);
+      assert.equal(payload.date_reversed, null);
+      assert.equal(rows[0]!.data.old, null);
+    } finally {
+      await applyEventTriggers(database.db, metadata.eventTypes);
+      await receiver.close();
+    }
+  });
 });
