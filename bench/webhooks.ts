@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/webhooks.ts                              # in-memory PGlite, 1 writer
  *   DATABASE_URL=postgres://… node --import tsx bench/webhooks.ts     # PostgreSQL, 8 writers (creates an account, deletes it at the end)
- *   … bench/webhooks.ts --rounds 6 --round-seconds 3 --json out.json
+ *   … bench/webhooks.ts --pairs 4 --service-pairs 8 --round-seconds 3 [--modes …] --json out.json
  *
  * Writes: `WRITERS` concurrent writers each post payments (one INSERT per transaction, the
  * `is_next` triggers included) to their own loans. The receiver is a separate process on
@@ -22,6 +22,9 @@
  *     without an endpoint never carries deliveries. Per pair the ratio with/without; reported:
  *     the median of the ratios, the rounds, CPU of this process and of the PostgreSQL backends
  *     per round, and the load average.
+ * (c) Through the service (PostgreSQL only, `webhooksService.ts`): the built service answers
+ *     GraphQL payment posts (`insert_payments_one`, 16 autocannon connections) — worker off, worker
+ *     as its own process (`loanql worker`), worker in the service; `--service-pairs 8` pairs.
  * (b) Deliveries/s: events captured with no worker running, then one worker sends them all to
  *     the receiver; the rate from its start to the last one received — with the default settings
  *     (at most 4 in flight per endpoint, the bench's one endpoint) and with 16 per endpoint.
@@ -285,8 +288,13 @@ async function main(): Promise<void> {
     'service-worker-process': 'through the service, worker as its own process (`loanql worker`)',
     'service-worker-in-process': 'through the service, worker in the service (WEBHOOK_WORKER=1)',
   };
+  // CPU per write (service, worker, PostgreSQL, receiver): less at the mercy of other load than the rate.
+  const cpuPerWrite = (r: ServiceModeResult['pairs'][number]['with']): number =>
+    ((r.cpu.service + r.cpu.worker + r.cpu.postgres + r.cpu.receiver) / r.writesPerSecond) * 1e6;
   const describeService = (result: ServiceModeResult): string[] => [
-    `${serviceName[result.mode]}: median of ${result.pairs.length} ratios with/without = ${f2(result.medianRatio)} → ${((1 - result.medianRatio) * 100).toFixed(1)} % fewer writes/s (target <= 10 %)`,
+    `${serviceName[result.mode]}: median of ${result.pairs.length} ratios with/without = ${f2(result.medianRatio)} → ${((1 - result.medianRatio) * 100).toFixed(1)} % fewer writes/s (target <= 10 %); ` +
+      `CPU per write (service, worker, PostgreSQL, receiver) median ${f0(median(result.pairs.map((p) => cpuPerWrite(p.without))))} µs without, ${f0(median(result.pairs.map((p) => cpuPerWrite(p.with))))} µs with, ` +
+      `median ratio ${f2(median(result.pairs.map((p) => cpuPerWrite(p.with) / cpuPerWrite(p.without))))}`,
     ...result.pairs.map(
       (p, i) =>
         `  pair ${i + 1}: without ${f0(p.without.writesPerSecond)}/s (p50 ${f0(p.without.latencyP50Ms)} ms; cpu service ${f2(p.without.cpu.service)} worker ${f2(p.without.cpu.worker)} pg ${f2(p.without.cpu.postgres)}), ` +
