@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/webhooks.ts                              # in-memory PGlite, 1 writer
  *   DATABASE_URL=postgres://… node --import tsx bench/webhooks.ts     # PostgreSQL, 8 writers (creates an account, deletes it at the end)
- *   … bench/webhooks.ts --rounds 6 --round-seconds 3 --json out.json
+ *   … bench/webhooks.ts --pairs 4 --service-pairs 8 --round-seconds 3 [--modes …] --json out.json
  *
  * Writes: `WRITERS` concurrent writers each post payments (one INSERT per transaction, the
  * `is_next` triggers included) to their own loans. The receiver is a separate process on
@@ -22,6 +22,9 @@
  *     without an endpoint never carries deliveries. Per pair the ratio with/without; reported:
  *     the median of the ratios, the rounds, CPU of this process and of the PostgreSQL backends
  *     per round, and the load average.
+ * (c) Through the service (PostgreSQL only, `webhooksService.ts`): the built service answers
+ *     GraphQL payment posts (`insert_payments_one`, 16 autocannon connections) — worker off, worker
+ *     as its own process (`loanql worker`), worker in the service; `--service-pairs 8` pairs.
  * (b) Deliveries/s: events captured with no worker running, then one worker sends them all to
  *     the receiver; the rate from its start to the last one received — with the default settings
  *     (at most 4 in flight per endpoint, the bench's one endpoint) and with 16 per endpoint.
@@ -35,12 +38,14 @@ import { migrate, openPgliteDatabase, openPostgresDatabase, type Database } from
 import { createAccount } from '../app/accounts.js';
 import { applyEventTriggers, createWebhookEndpoint, setWebhookEndpointActive, WebhookWorker, webhookSettingsFromEnv, type WebhookSettings } from '../app/webhooks/index.js';
 import { loadMetadataFile } from '../metadata/index.js';
+import { measureThroughService, SERVICE_MODES, type ServiceMode, type ServiceModeResult } from './webhooksService.js';
 
 const argument = (name: string, fallback: string): string => {
   const at = process.argv.indexOf(`--${name}`);
   return at >= 0 && process.argv[at + 1] ? process.argv[at + 1]! : fallback;
 };
 const PAIRS = Number(argument('pairs', '4'));
+const SERVICE_PAIRS = Number(argument('service-pairs', '8'));
 const ROUND_MS = Number(argument('round-seconds', '3')) * 1000;
 const DELIVERY_EVENTS = Number(argument('delivery-events', '5000'));
 const url = process.env.DATABASE_URL;
@@ -106,7 +111,8 @@ const median = (values: number[]): number => {
 async function main(): Promise<void> {
   const db: Database = url ? openPostgresDatabase({ connectionString: url, maxConnections: WRITERS + 4 }) : await openPgliteDatabase(undefined);
   await migrate(db);
-  const metadata = loadMetadataFile(fileURLToPath(new URL('../metadata/loanql.default.yaml', import.meta.url)));
+  const metadataPath = fileURLToPath(new URL('../metadata/loanql.default.yaml', import.meta.url));
+  const metadata = loadMetadataFile(metadataPath);
   await applyEventTriggers(db, metadata.eventTypes);
   const account = await createAccount(db, `bench-hooks-${process.pid}`);
   const loans = (await db.query<{ id: string }>(`INSERT INTO loans (account_id, name) SELECT $1, 'bench ' || g FROM generate_series(1, $2) g RETURNING id`, [account.id, WRITERS * 4])).rows.map((r) => r.id);
@@ -206,9 +212,33 @@ async function main(): Promise<void> {
     return { pairs, medianRatio: median(pairs.map((p) => p.ratio)) };
   };
 
-  const modes = argument('modes', 'in-process,off').split(',');
+  const modes = argument('modes', url ? `in-process,off,${SERVICE_MODES.join(',')}` : 'in-process,off').split(',');
   const inProcess = modes.includes('in-process') ? await measure(true) : null;
   const workerOff = modes.includes('off') ? await measure(false) : null;
+
+  // (c) Through the service (PostgreSQL only): GraphQL payment posts over HTTP (webhooksService.ts).
+  const serviceModes = SERVICE_MODES.filter((mode) => modes.includes(mode));
+  let service: ServiceModeResult[] = [];
+  if (serviceModes.length && url) {
+    const serviceLoans = (await db.query<{ id: string }>(`INSERT INTO loans (account_id, name) SELECT $1, 'bench service ' || g FROM generate_series(1, 256) g RETURNING id`, [account.id])).rows.map((r) => r.id);
+    service = await measureThroughService(
+      {
+        databaseUrl: url,
+        metadataPath,
+        accountSlug: account.slug,
+        loans: serviceLoans,
+        pairs: SERVICE_PAIRS,
+        roundMs: ROUND_MS,
+        setEndpointActive: (active) => setWebhookEndpointActive(db, endpoint.id, active, account.id).then(() => undefined),
+        drain,
+        receivedCount: () => receiver.count(),
+        paymentCount: async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM payments WHERE account_id = $1', [account.id])).rows[0]!.n),
+        postgresCpu,
+        receiverPid: receiver.pid,
+      },
+      serviceModes as ServiceMode[],
+    );
+  }
 
   // (b) Deliveries/s: capture DELIVERY_EVENTS with no worker running, then time one worker:
   // default settings (at most 4 deliveries in flight to the one endpoint), then 16 per endpoint.
@@ -253,10 +283,30 @@ async function main(): Promise<void> {
         `ratio ${f2(p.ratio)}, load ${p.without.load1.toFixed(1)}/${p.with.load1.toFixed(1)}`,
     ),
   ];
+  const serviceName: Record<ServiceMode, string> = {
+    'service-off': 'through the service, no worker during the rounds (capture alone)',
+    'service-worker-process': 'through the service, worker as its own process (`loanql worker`)',
+    'service-worker-in-process': 'through the service, worker in the service (WEBHOOK_WORKER=1)',
+  };
+  // CPU per write (service, worker, PostgreSQL, receiver): less at the mercy of other load than the rate.
+  const cpuPerWrite = (r: ServiceModeResult['pairs'][number]['with']): number =>
+    ((r.cpu.service + r.cpu.worker + r.cpu.postgres + r.cpu.receiver) / r.writesPerSecond) * 1e6;
+  const describeService = (result: ServiceModeResult): string[] => [
+    `${serviceName[result.mode]}: median of ${result.pairs.length} ratios with/without = ${f2(result.medianRatio)} → ${((1 - result.medianRatio) * 100).toFixed(1)} % fewer writes/s (target <= 10 %); ` +
+      `CPU per write (service, worker, PostgreSQL, receiver) median ${f0(median(result.pairs.map((p) => cpuPerWrite(p.without))))} µs without, ${f0(median(result.pairs.map((p) => cpuPerWrite(p.with))))} µs with, ` +
+      `median ratio ${f2(median(result.pairs.map((p) => cpuPerWrite(p.with) / cpuPerWrite(p.without))))}`,
+    ...result.pairs.map(
+      (p, i) =>
+        `  pair ${i + 1}: without ${f0(p.without.writesPerSecond)}/s (p50 ${f0(p.without.latencyP50Ms)} ms; cpu service ${f2(p.without.cpu.service)} worker ${f2(p.without.cpu.worker)} pg ${f2(p.without.cpu.postgres)}), ` +
+        `with ${f0(p.with.writesPerSecond)}/s (p50 ${f0(p.with.latencyP50Ms)} ms), ${f0(p.with.delivered / (ROUND_MS / 1000))} delivered/s (cpu service ${f2(p.with.cpu.service)} worker ${f2(p.with.cpu.worker)} pg ${f2(p.with.cpu.postgres)} receiver ${f2(p.with.cpu.receiver)}), ` +
+        `ratio ${f2(p.ratio)}, failed ${p.without.failed + p.with.failed}, load ${p.without.load1.toFixed(1)}/${p.with.load1.toFixed(1)}`,
+    ),
+  ];
   const lines = [
     `database: ${url ? 'PostgreSQL' : 'PGlite (in memory)'}, ${WRITERS} writer${WRITERS > 1 ? 's' : ''}, ${PAIRS} pairs of ${ROUND_MS / 1000} s rounds per mode; load average at start of report ${loadavg().map((n) => n.toFixed(1)).join(' ')}`,
     ...describe('worker in process (as the service runs it)', inProcess),
     ...describe('worker off during the rounds (capture alone)', workerOff),
+    ...service.flatMap(describeService),
     ...deliveries.map(
       (d) =>
         `deliveries (${d.perEndpointConcurrency} in flight per endpoint): ${d.events} events to a local receiver in ${d.seconds.toFixed(1)} s = ${f0(d.perSecond)} events/s ` +
@@ -265,7 +315,7 @@ async function main(): Promise<void> {
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   const jsonOut = argument('json', '');
-  if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ database: url ? 'postgresql' : 'pglite', writers: WRITERS, roundMs: ROUND_MS, inProcess, workerOff, deliveries }, null, 2));
+  if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ database: url ? 'postgresql' : 'pglite', writers: WRITERS, roundMs: ROUND_MS, loadAverage: loadavg(), inProcess, workerOff, service, deliveries }, null, 2));
   receiver.stop();
   await db.query('DELETE FROM accounts WHERE id = $1', [account.id]);
   await db.close();

@@ -7,10 +7,15 @@ import type { EventOperation, EventType } from '../../metadata/index.js';
  * the whole row into JSON on every write).
  *
  * Per operation, for each event type in name order: its condition as plain column comparisons,
- * then one index probe (`webhook_endpoints_active`) for an active endpoint of the row's account
- * subscribed to the type, then ONE insert into `webhook_outbox` with the payload built from the
- * named columns. An account without such an endpoint stores nothing; the fan-out to endpoints
- * is the worker's (`worker.ts`). The session setting `loanql.capture_events = off` turns it off.
+ * then ONE statement, `INSERT INTO webhook_outbox … SELECT … WHERE EXISTS (probe)`: the probe is
+ * one index lookup (`webhook_endpoints_active`) for an active endpoint of the row's account
+ * subscribed to the type (an account without one stores nothing), and the payload is
+ * `json_build_object` of the named columns (`json`, cheaper to build than `jsonb`: migration
+ * 0010; the worker turns it into `jsonb` when it fans the row out to endpoints, `worker.ts`).
+ * One statement rather than `IF EXISTS (probe) THEN INSERT`: one executor run per event instead
+ * of two. The session setting `loanql.capture_events = off` turns capture off; it is tested in
+ * the trigger's `WHEN` clause (`captureTriggerSql`), so a write with capture off does not even
+ * enter the function. bench/README.md ("Webhooks") has what each part costs a write.
  *
  * The conditions keep the meaning the generic function gave them over `to_jsonb(row)`:
  * `changed` — a column is distinct; `set` — each column goes from null (SQL NULL or JSON null)
@@ -43,10 +48,12 @@ export async function captureFunctionSql(db: Queryable, table: string, eventType
   const column = (row: 'NEW' | 'OLD', name: string): string => `${row}.${quoteIdentifier(name)}`;
   const payload = (row: 'NEW' | 'OLD', eventType: EventType): string => {
     const pairs = [...eventType.payload].map(([key, name]) => `${literal(key)}, ${column(row, name)}`);
-    if (!pairs.length) return `'{}'::jsonb`;
+    if (!pairs.length) return `'{}'::json`;
+    if (pairs.length <= PAIRS_PER_CALL) return `json_build_object(${pairs.join(', ')})`;
+    // json has no `||`: a payload of more columns than one call takes is merged as jsonb.
     const calls: string[] = [];
     for (let i = 0; i < pairs.length; i += PAIRS_PER_CALL) calls.push(`jsonb_build_object(${pairs.slice(i, i + PAIRS_PER_CALL).join(', ')})`);
-    return calls.join(' || ');
+    return `(${calls.join(' || ')})::json`;
   };
   const isNullish = (expression: string): string => `coalesce(jsonb_typeof(to_jsonb(${expression})), 'null') = 'null'`;
   const asJson = (expression: string): string => `coalesce(to_jsonb(${expression}), 'null'::jsonb)`;
@@ -69,11 +76,10 @@ export async function captureFunctionSql(db: Queryable, table: string, eventType
     const row = operation === 'DELETE' ? 'OLD' : 'NEW';
     const statements = ofOperation.map((eventType) => {
       const type = literal(eventType.name);
-      const data = `jsonb_build_object('old', ${operation === 'INSERT' ? 'NULL::jsonb' : payload('OLD', eventType)}, 'new', ${operation === 'DELETE' ? 'NULL::jsonb' : payload('NEW', eventType)})`;
+      const data = `json_build_object('old', ${operation === 'INSERT' ? 'NULL::json' : payload('OLD', eventType)}, 'new', ${operation === 'DELETE' ? 'NULL::json' : payload('NEW', eventType)})`;
       const capture = [
-        `IF EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.account_id = ${row}.account_id AND e.active AND (e.event_types IS NULL OR ${type} = ANY (e.event_types))) THEN`,
-        `  INSERT INTO webhook_outbox (account_id, type, data) VALUES (${row}.account_id, ${type}, ${data});`,
-        `END IF;`,
+        `INSERT INTO webhook_outbox (account_id, type, data) SELECT ${row}.account_id, ${type}, ${data}`,
+        ` WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.account_id = ${row}.account_id AND e.active AND (e.event_types IS NULL OR ${type} = ANY (e.event_types)));`,
       ];
       const conditions = condition(eventType);
       if (!conditions.length) return capture.join('\n      ');
@@ -83,11 +89,22 @@ export async function captureFunctionSql(db: Queryable, table: string, eventType
   }
   return `CREATE OR REPLACE FUNCTION ${quoteIdentifier(captureFunctionName(table))}() RETURNS trigger LANGUAGE plpgsql AS $capture$
 BEGIN
-  IF current_setting('loanql.capture_events', true) = 'off' THEN RETURN NULL; END IF;
   ${branches.join('\n  ')}
   END IF;
   RETURN NULL;
 END $capture$`;
+}
+
+/**
+ * The `CREATE TRIGGER` statement that attaches `table`'s capture function: after each row, unless
+ * the session turned capture off (`loanql.capture_events = off`: the seeder), tested in `WHEN`
+ * so that such a write does not call the function at all.
+ */
+export function captureTriggerSql(trigger: string, table: string): string {
+  return (
+    `CREATE TRIGGER ${quoteIdentifier(trigger)} AFTER INSERT OR UPDATE OR DELETE ON ${quoteIdentifier(table)} FOR EACH ROW` +
+    ` WHEN (current_setting('loanql.capture_events', true) IS DISTINCT FROM 'off') EXECUTE FUNCTION ${quoteIdentifier(captureFunctionName(table))}()`
+  );
 }
 
 /** Every literal the function bodies of these event types need, quoted by PostgreSQL. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Database } from '../../db/index.js';
 import type { EventType } from '../../metadata/index.js';
-import { captureFunctionName, captureFunctionSql, quoteIdentifier } from './captureFunction.js';
+import { captureFunctionName, captureFunctionSql, captureTriggerSql, quoteIdentifier } from './captureFunction.js';
 
 /** The name of the capture trigger on every table an event type names. */
 const TRIGGER = 'loanql_events';
@@ -9,7 +9,7 @@ const TRIGGER = 'loanql_events';
 const APPLY_LOCK = 4242016;
 
 /** Changes whenever the generated capture functions do, so that a new version re-applies them. */
-const GENERATOR = 'outbox-v1 (0008)';
+const GENERATOR = 'outbox-v2 (0010: one statement per event, json payload, capture switch in WHEN)';
 
 /** The rows of `loanql_event_types` for these event types, in a stable order. */
 function definitionRows(eventTypes: ReadonlyMap<string, EventType>) {
@@ -61,7 +61,7 @@ export async function applyEventTriggers(db: Database, eventTypes: ReadonlyMap<s
     for (const table of tables) {
       const ofTable = [...eventTypes.values()].filter((eventType) => eventType.table === table);
       await tx.query(await captureFunctionSql(tx, table, ofTable));
-      await tx.query(`CREATE TRIGGER ${TRIGGER} AFTER INSERT OR UPDATE OR DELETE ON ${quoteIdentifier(table)} FOR EACH ROW EXECUTE FUNCTION ${quoteIdentifier(captureFunctionName(table))}()`);
+      await tx.query(captureTriggerSql(TRIGGER, table));
     }
     await tx.query(
       `INSERT INTO loanql_event_state (id, definition_hash, tables) VALUES (true, $1, $2::text[])

@@ -72,7 +72,7 @@ WITH taken AS (
   RETURNING o.seq, o.account_id, o.type, o.data, o.created_at),
 events AS (
   INSERT INTO webhook_events (account_id, type, data, created_at)
-  SELECT t.account_id, t.type, t.data, t.created_at FROM taken t
+  SELECT t.account_id, t.type, t.data::jsonb, t.created_at FROM taken t
    WHERE EXISTS (SELECT 1 FROM accounts a WHERE a.id = t.account_id)
    ORDER BY t.seq
   RETURNING account_id, id, type),
