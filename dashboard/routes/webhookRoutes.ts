@@ -17,8 +17,8 @@ import { errorPage } from '../pages/errorPage.js';
 import { formFields, formText } from '../formFields.js';
 import { setFlash, takeFlash, type FlashCookie } from '../flash.js';
 import { sessionOf, type DashboardSession } from '../session.js';
+import { UUID } from '../servicingData.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The new endpoint and its secret, carried from the create POST to the page it redirects to, and shown there once. */
 const NEW_ENDPOINT_FLASH: FlashCookie = { name: 'loanql_new_webhook', path: WEBHOOKS_PATH };
