@@ -53,7 +53,10 @@ describe('Skipping the browser tests', () => {
   it('prints one loud line naming the tests and the file when it skips them, none when they run', () => {
     const written: string[] = [];
     const write = process.stderr.write;
-    process.stderr.write = ((chunk: string) => written.push(String(chunk))) as typeof process.stderr.write;
+    process.stderr.write = ((chunk: string) => {
+      written.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
     let skipped: ChromiumSuite;
     let running: ChromiumSuite;
     let required: ChromiumSuite;
