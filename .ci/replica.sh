@@ -12,35 +12,19 @@
 #   .ci/replica.sh delay-standby DIR MS  makes the standby apply each commit MS ms late
 #                                       (recovery_min_apply_delay, reloaded; 0 ends it): a lagging replica
 # PostgreSQL refuses to run as root, so as root the servers run as the unprivileged user `loanql_pg`
-# (as in .ci/postgres.sh).
+# (.ci/pg-common.sh, shared with .ci/postgres.sh).
 set -euo pipefail
-PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 cmd=${1:?start|stop|stop-standby|start-standby}
 dir=${2:?directory}
-run_as() {
-  if [ "$(id -u)" = 0 ]; then
-    id loanql_pg >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin loanql_pg
-    chown -R loanql_pg "$dir"
-    su -s /bin/bash loanql_pg -c "$*"
-  else
-    bash -c "$*"
-  fi
-}
+# shellcheck source=pg-common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pg-common.sh"
 case "$cmd" in
   start)
     primary_port=${3:?primary port}
     standby_port=${4:?standby port}
-    mkdir -p "$dir"
-    chmod 0755 "$dir"
-    run_as "'$PG_BIN/initdb' -D '$dir/primary' -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >'$dir/initdb.log' 2>&1"
+    pg_init "$dir/primary" "$primary_port"
     cat >>"$dir/primary/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-port = $primary_port
-unix_socket_directories = '$dir'
-max_connections = 200
 shared_buffers = 128MB
-fsync = off
-full_page_writes = off
 wal_level = replica
 max_wal_senders = 5
 wal_keep_size = 256MB
@@ -50,13 +34,13 @@ shared_preload_libraries = 'pg_stat_statements'
 CONF
     # initdb's trust lines cover 127.0.0.1 for databases; streaming replication needs its own line.
     echo "host replication postgres 127.0.0.1/32 trust" >>"$dir/primary/pg_hba.conf"
-    run_as "'$PG_BIN/pg_ctl' -D '$dir/primary' -l '$dir/primary.log' -w -t 60 start >/dev/null"
+    pg_start "$dir/primary" "$dir/primary.log"
     # -R writes standby.signal and primary_conninfo into the copy; -X stream brings the WAL along.
     run_as "'$PG_BIN/pg_basebackup' -h 127.0.0.1 -p $primary_port -U postgres -D '$dir/standby' -R -X stream -c fast >'$dir/basebackup.log' 2>&1"
     cat >>"$dir/standby/postgresql.conf" <<CONF
 port = $standby_port
 CONF
-    run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' -l '$dir/standby.log' -w -t 60 start >/dev/null"
+    pg_start "$dir/standby" "$dir/standby.log"
     # Wait until the primary sees the standby streaming.
     for _ in $(seq 1 100); do
       state=$(run_as "'$PG_BIN/psql' -h 127.0.0.1 -p $primary_port -U postgres -d postgres -Atc \"SELECT state FROM pg_stat_replication LIMIT 1\"" 2>/dev/null || true)
@@ -68,14 +52,14 @@ CONF
     echo "postgres://postgres@127.0.0.1:$standby_port/postgres"
     ;;
   stop)
-    run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' -m fast -w stop >/dev/null" || true
-    run_as "'$PG_BIN/pg_ctl' -D '$dir/primary' -m fast -w stop >/dev/null" || true
+    pg_stop "$dir/standby" fast || true
+    pg_stop "$dir/primary" fast || true
     ;;
   stop-standby)
-    run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' -m fast -w stop >/dev/null"
+    pg_stop "$dir/standby" fast
     ;;
   start-standby)
-    run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' -l '$dir/standby.log' -w -t 60 start >/dev/null"
+    pg_start "$dir/standby" "$dir/standby.log"
     ;;
   delay-standby)
     ms=${3:?milliseconds}

@@ -1,58 +1,24 @@
 import { isLosslessNumber, parse, stringify } from 'lossless-json';
 import type { Database } from '../db/index.js';
 import { GraphEngine, type Principal } from '../engine/index.js';
-import { checkMetadataAgainstDatabase, parseMetadata, type Collection, type Metadata, type RowFilter } from '../metadata/index.js';
+import type { Collection, Metadata, RowFilter } from '../metadata/index.js';
+import { fixedViewEngine, UUID, type FixedViewParts } from './fixedView.js';
 import type { LoanStatus } from './products.js';
 
 /**
- * Loan reads of the REST interface (SPEC §6), run through the query engine. They use their own
- * fixed view of the data (below), not the admin-edited metadata file, so that hiding a field
- * from GraphQL never changes the REST contract. Numbers keep PostgreSQL's exact digits: the
+ * Loan reads of the REST interface (SPEC §6), run through the query engine. They use a fixed
+ * view of the data (`fixedView.ts`: the loans and links shared with the dashboard, and the
+ * people's columns below), not the admin-edited metadata file, so that hiding a field from
+ * GraphQL never changes the REST contract. Numbers keep PostgreSQL's exact digits: the
  * engine's JSON is reshaped with lossless-json, never through JavaScript floats.
  */
-const REST_VIEW = `
-version: 1
-tenant_column: account_id
-collections:
-  loans:
-    table: loans
-    primary_key: id
-    fields:
-      id: uuid
-      name: text
-      status: text
-      amount: numeric
-      rate: numeric
-      term: integer
-      frequency: text
-      amortization: text
-      regular_payment: numeric
-      date_funded: date
-      first_payment_date: date
-      date_maturity: date
-      custom_fields: jsonb
-      created_at: timestamptz
-      updated_at: timestamptz
-    relationships:
-      borrows: { array: borrows, on: { id: loan_id } }
-      guarantees: { array: guarantees, on: { id: loan_id } }
-  borrows:
-    table: borrows
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, created_at: timestamptz }
-    relationships:
-      person: { object: people, on: { person_id: id } }
-  guarantees:
-    table: guarantees
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, created_at: timestamptz }
-    relationships:
-      person: { object: people, on: { person_id: id } }
-  people:
+const REST_VIEW: FixedViewParts = {
+  collections: `  people:
     table: people
     primary_key: id
     fields: { id: uuid, name: text, email: text, entity_type: text }
-`;
+`,
+};
 
 const CONTACTS = '{ person { id name email entity_type } }';
 const LOAN_FIELDS = `id name status amount rate term frequency amortization regular_payment date_funded first_payment_date date_maturity custom_fields created_at updated_at
@@ -67,8 +33,6 @@ const loanPage = (filter: { variable: string; where: string } | null) => `query 
 }`;
 const LOAN_PAGE = loanPage(null);
 const LOAN_PAGE_BY_STATUS = loanPage({ variable: '$status: String!', where: 'where: {status: {_eq: $status}}' });
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type Json = Record<string, unknown>;
 
@@ -92,8 +56,8 @@ export class LoanReader {
 
   /** Builds the reader's engine and checks its view against the database. */
   static async create(db: Database): Promise<LoanReader> {
-    const { metadata } = await checkMetadataAgainstDatabase(parseMetadata(REST_VIEW, 'the REST loan view'), db);
-    return new LoanReader(new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 16, maxCost: 0, maxRootFields: 0, maxFields: 0 }), metadata);
+    const engine = await fixedViewEngine(db, REST_VIEW, 'the REST loan view', 16);
+    return new LoanReader(engine, engine.metadata);
   }
 
   /**
@@ -112,7 +76,7 @@ export class LoanReader {
       const selectFilter = filters.has(name) ? filters.get(name)! : isAdmin ? null : seen ? seen.selectFilter : NO_ROWS;
       collections.set(name, { ...collection, selectFilter });
     }
-    const reader = new LoanReader(new GraphEngine({ ...this.view, collections }, this.engine.options), this.view);
+    const reader = new LoanReader(new GraphEngine({ ...this.view, collections }, this.engine.options, this.engine.catalogue), this.view);
     if (!filters.size) this.#byRole.set(roleView, reader);
     return reader;
   }

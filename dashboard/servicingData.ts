@@ -1,53 +1,30 @@
 import { parse } from 'lossless-json';
 import type { Database } from '../db/index.js';
-import { GraphEngine, RequestError } from '../engine/index.js';
-import { checkMetadataAgainstDatabase, parseMetadata } from '../metadata/index.js';
+import { RequestError, type GraphEngine } from '../engine/index.js';
+import { fixedViewEngine, type FixedViewParts } from '../app/fixedView.js';
 
 /**
  * The servicing pages' data (Loans, People): every read and write is a GraphQL document run by
  * the query engine for the session's account, so each page is also a test of the engine.
  *
- * Like the REST loan routes (`app/loanReads.ts`), the pages use their own fixed view of the
- * tables, not the admin-edited metadata file: hiding a collection from the API must not break
+ * Like the REST loan routes (`app/loanReads.ts`), the pages use a fixed view of the tables
+ * (`app/fixedView.ts`: the loans and links shared with them, and the collections below), not the
+ * admin-edited metadata file: hiding a collection from the API must not break
  * the servicing screens, and a comment written here records its author (`comments.admin_id`,
  * which the API's metadata does not let a key write). The documents are the server's own; the
  * admin id is the session's, never a form's. Numbers keep PostgreSQL's exact digits
  * (lossless-json: `100000.00` stays `100000.00`).
  */
-const SERVICING_VIEW = `
-version: 1
-tenant_column: account_id
-collections:
-  loans:
-    table: loans
-    primary_key: id
-    fields:
-      id: uuid
-      name: text
-      status: text
-      amount: numeric
-      rate: numeric
-      term: integer
-      frequency: text
-      amortization: text
-      regular_payment: numeric
-      date_funded: date
-      first_payment_date: date
-      date_maturity: date
-      custom_fields: jsonb
-      created_at: timestamptz
-      updated_at: timestamptz
-    relationships:
-      borrows: { array: borrows, on: { id: loan_id } }
-      guarantees: { array: guarantees, on: { id: loan_id } }
-      loan_documents: { array: loan_documents, on: { id: loan_id } }
+const SERVICING_VIEW: FixedViewParts = {
+  loanRelationships: `      loan_documents: { array: loan_documents, on: { id: loan_id } }
       address_details: { array: address_details, on: { id: loan_id } }
       payments: { array: payments, on: { id: loan_id } }
       schedules: { array: schedules, on: { id: loan_id } }
       tasks: { array: tasks, on: { id: loan_id } }
       comments: { array: comments, on: { id: loan_id } }
       funding_sources: { array: funding_sources, on: { id: loan_id } }
-  people:
+`,
+  collections: `  people:
     table: people
     primary_key: id
     fields: { id: uuid, name: text, email: text, phone: text, status: text, entity_type: text, is_borrower: boolean, is_investor: boolean, created_at: timestamptz }
@@ -55,20 +32,6 @@ collections:
       borrows: { array: borrows, on: { id: person_id } }
       guarantees: { array: guarantees, on: { id: person_id } }
       funding_sources: { array: funding_sources, on: { id: person_id } }
-  borrows:
-    table: borrows
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, person_id: uuid, created_at: timestamptz }
-    relationships:
-      loan: { object: loans, on: { loan_id: id } }
-      person: { object: people, on: { person_id: id } }
-  guarantees:
-    table: guarantees
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, person_id: uuid, created_at: timestamptz }
-    relationships:
-      loan: { object: loans, on: { loan_id: id } }
-      person: { object: people, on: { person_id: id } }
   funding_sources:
     table: funding_sources
     primary_key: id
@@ -135,9 +98,10 @@ collections:
     table: insurances
     primary_key: id
     fields: { id: uuid, address_id: uuid, carrier: text, type: text, coverage_amount: numeric, expiration: date }
-`;
+`,
+};
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export { UUID } from '../app/fixedView.js';
 
 /** A GraphQL response's `data`, numbers as lossless-json's `LosslessNumber` (their exact text via `String()`). */
 export type Data = Record<string, unknown>;
@@ -147,8 +111,7 @@ export class ServicingData {
   private constructor(private readonly engine: GraphEngine) {}
 
   static async create(db: Database): Promise<ServicingData> {
-    const { metadata, catalogue } = await checkMetadataAgainstDatabase(parseMetadata(SERVICING_VIEW, 'the dashboard servicing view'), db);
-    return new ServicingData(new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize: 64, maxCost: 0, maxRootFields: 0, maxFields: 0 }, catalogue));
+    return new ServicingData(await fixedViewEngine(db, SERVICING_VIEW, 'the dashboard servicing view', 64));
   }
 
   /**

@@ -9,14 +9,19 @@ import {
   listWebhookEndpoints,
   redeliverWebhookEvent,
   setWebhookEndpointActive,
+  type CreatedWebhookEndpoint,
   type WebhookEndpoint,
 } from '../../app/webhooks/index.js';
 import { endpointPage, endpointPath, WEBHOOKS_PATH, webhooksPage } from '../pages/webhooksPages.js';
 import { errorPage } from '../pages/errorPage.js';
 import { formFields, formText } from '../formFields.js';
+import { setFlash, takeFlash, type FlashCookie } from '../flash.js';
 import { sessionOf, type DashboardSession } from '../session.js';
+import { UUID } from '../servicingData.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The new endpoint and its secret, carried from the create POST to the page it redirects to, and shown there once. */
+const NEW_ENDPOINT_FLASH: FlashCookie = { name: 'loanql_new_webhook', path: WEBHOOKS_PATH };
 
 /**
  * Settings > Webhooks, scoped to the session's account (another account's endpoint is a 404, as
@@ -27,9 +32,17 @@ export function webhookRoutes(db: Database, engines: EngineHolder, logger: Logge
   const router = Router();
   const eventTypes = (): string[] => [...engines.engine.metadata.eventTypes.keys()].sort();
 
-  router.get('/webhooks', async (_req, res) => {
+  router.get('/webhooks', async (req, res) => {
     const session = sessionOf(res);
-    res.type('html').send(webhooksPage(session.viewer, { endpoints: await listWebhookEndpoints(db, session.admin.accountId), eventTypes: eventTypes() }));
+    const endpoints = await listWebhookEndpoints(db, session.admin.accountId);
+    // Post/Redirect/Get, as for API keys: the secret just made is in a one-time flash; a reload finds none.
+    const flash = takeFlash(req, res, NEW_ENDPOINT_FLASH, session.token) as CreatedWebhookEndpoint | undefined;
+    const created = flash && endpoints.some((endpoint) => endpoint.id === flash.id) ? flash : undefined;
+    const createdEarlier = created ? undefined : endpoints.find((endpoint) => endpoint.id === req.query.created);
+    const notice = createdEarlier
+      ? `The endpoint ${createdEarlier.url} was added. Its signing secret was shown only once and cannot be shown again; if it was not copied, disable the endpoint and add another.`
+      : undefined;
+    res.type('html').send(webhooksPage(session.viewer, { endpoints, eventTypes: eventTypes(), ...(created ? { created } : {}), ...(notice ? { notice } : {}) }));
   });
 
   router.post('/webhooks', async (req, res) => {
@@ -41,7 +54,8 @@ export function webhookRoutes(db: Database, engines: EngineHolder, logger: Logge
     try {
       const created = await createWebhookEndpoint(db, session.admin.accountId, { url, description, eventTypes: events }, { knownEventTypes: new Set(eventTypes()), allowPrivate });
       logger.info({ event: 'dashboard.webhook.created', endpointId: created.id, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'webhook endpoint created');
-      res.status(201).type('html').send(webhooksPage(session.viewer, { endpoints: await listWebhookEndpoints(db, session.admin.accountId), eventTypes: eventTypes(), created }));
+      setFlash(req, res, NEW_ENDPOINT_FLASH, session.token, created);
+      res.redirect(303, `${WEBHOOKS_PATH}?created=${encodeURIComponent(created.id)}`);
     } catch (error) {
       if (!(error instanceof UserInputError)) throw error;
       res

@@ -4,47 +4,44 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { addProductField } from '../../app/products.js';
 import { createAccountWithAdmin, DashboardClient } from '../dashboard/dashboardClient.js';
 import { accountFingerprint } from '../support/fingerprint.js';
-import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
+import { createAccountWithKey, tokenHeader } from '../support/http.js';
 import { restClient, type RestAnswer, type RestClient } from '../support/restClient.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { startKeyedService, type KeyedService } from '../support/seededService.js';
 
 /**
  * Issue #11, items 4 and 5 (the input half): the exact reproductions of the issue, each a 400
  * naming the field — never a 500 — with nothing written; and names that collide with
  * `Object.prototype` members neither lost nor smuggled in.
  */
-let database: TestDatabase;
-let server: TestServer;
+let service: KeyedService;
 let rest: RestClient;
 let key: string;
 let accountId: string;
 let loanId: string;
 
 before(async () => {
-  database = await openTestDatabase();
-  server = await startTestServer(database.db);
-  const made = await createAccountWithKey(database.db);
-  key = made.apiKey.key;
-  accountId = made.account.id;
-  await addProductField(database.db, accountId, { name: 'Loan Officer', type: 'text' });
-  await addProductField(database.db, accountId, { name: 'Units', type: 'integer' });
-  await addProductField(database.db, accountId, { name: 'LTV', type: 'percent' });
-  rest = await restClient(server.url, key);
+  service = await startKeyedService({
+    fields: [
+      { name: 'Loan Officer', type: 'text' },
+      { name: 'Units', type: 'integer' },
+      { name: 'LTV', type: 'percent' },
+    ],
+  });
+  ({ rest, key, accountId } = service);
   const created = await rest.post('/api/loan', { Name: 'existing', Amount: 1000, Rate: 5, Term: 3, Frequency: 'monthly', Date_Funded: '2026-01-01', Borrower_Name: 'Ada' });
   assert.equal(created.status, 201, created.text);
   loanId = created.json.loan.id;
 });
 
 after(async () => {
-  await server?.close();
-  await database?.close();
+  await service?.close();
 });
 
 /** Runs `attempt` and asserts that the account's stored data is exactly as before. */
 async function writesNothing<T>(attempt: () => Promise<T>): Promise<T> {
-  const before = await accountFingerprint(database.db, accountId);
+  const before = await accountFingerprint(service.db, accountId);
   const result = await attempt();
-  assert.deepEqual(await accountFingerprint(database.db, accountId), before, 'a refused request changed stored data');
+  assert.deepEqual(await accountFingerprint(service.db, accountId), before, 'a refused request changed stored data');
   return result;
 }
 
@@ -128,7 +125,7 @@ describe('Issue #11 item 4: limit and offset past Int32', () => {
 });
 
 async function graph(body: unknown, path = '/api/graph'): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { ...tokenHeader(key), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${service.url}${path}`, { method: 'POST', headers: { ...tokenHeader(key), 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: response.status, json: await response.json() };
 }
 
@@ -212,16 +209,16 @@ describe('Issue #11 item 5: names that are Object.prototype members', () => {
 
   it('product field add refuses names that collide with prototype members, in any case', async () => {
     for (const name of ['constructor', 'toString', 'TOSTRING', 'valueOf', 'hasOwnProperty', 'isPrototypeOf', 'toLocaleString', 'propertyIsEnumerable']) {
-      await assert.rejects(addProductField(database.db, accountId, { name, type: 'text' }), /reserved/, name);
+      await assert.rejects(addProductField(service.db, accountId, { name, type: 'text' }), /reserved/, name);
     }
   });
 
   it('a field stored under such a key before the refusal still works fully (lookups are Maps)', async () => {
     // An account whose product got a `constructor` field before `product field add` refused it.
-    const made = await createAccountWithKey(database.db);
-    await addProductField(database.db, made.account.id, { name: 'Placeholder', type: 'text' });
-    await database.db.query(`UPDATE product_fields SET name = 'constructor', key = 'constructor' WHERE account_id = $1`, [made.account.id]);
-    const other = await restClient(server.url, made.apiKey.key);
+    const made = await createAccountWithKey(service.db);
+    await addProductField(service.db, made.account.id, { name: 'Placeholder', type: 'text' });
+    await service.db.query(`UPDATE product_fields SET name = 'constructor', key = 'constructor' WHERE account_id = $1`, [made.account.id]);
+    const other = await restClient(service.url, made.apiKey.key);
     const created = await other.post('/api/loan', { Name: 'x', constructor: 'hello' });
     assert.equal(created.status, 201, created.text);
     assert.deepEqual(created.json.loan.custom_fields, { constructor: 'hello' });
@@ -256,7 +253,7 @@ describe('Issue #11 item 4: bodies that are not compressed as Content-Encoding s
     for (const [path, body] of routes) {
       it(`${path} with Content-Encoding: ${encoding} and a plain body is a 400`, async () => {
         const response = await writesNothing(() =>
-          fetch(`${server.url}${path}`, { method: 'POST', headers: { ...tokenHeader(key), 'content-type': 'application/json', 'content-encoding': encoding }, body }),
+          fetch(`${service.url}${path}`, { method: 'POST', headers: { ...tokenHeader(key), 'content-type': 'application/json', 'content-encoding': encoding }, body }),
         );
         assert.equal(response.status, 400);
         assert.match(await response.text(), /could not be decompressed as its Content-Encoding/);
@@ -267,7 +264,7 @@ describe('Issue #11 item 4: bodies that are not compressed as Content-Encoding s
   it('a validly compressed body is read (gzip, deflate, br)', async () => {
     const compress = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
     for (const [encoding, fn] of Object.entries(compress)) {
-      const response = await fetch(`${server.url}/api/graph`, {
+      const response = await fetch(`${service.url}/api/graph`, {
         method: 'POST',
         headers: { ...tokenHeader(key), 'content-type': 'application/json', 'content-encoding': encoding },
         body: fn(Buffer.from(JSON.stringify({ query: '{ loans { name } }' }))),
@@ -281,7 +278,7 @@ describe('Issue #11 item 4: bodies that are not compressed as Content-Encoding s
     assert.ok(bomb.length < 1024 * 1024);
     for (const path of ['/api/loan', '/api/graph']) {
       const response = await writesNothing(() =>
-        fetch(`${server.url}${path}`, { method: 'POST', headers: { ...tokenHeader(key), 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: bomb }),
+        fetch(`${service.url}${path}`, { method: 'POST', headers: { ...tokenHeader(key), 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: bomb }),
       );
       assert.equal(response.status, 413, path);
     }
@@ -292,9 +289,9 @@ describe('Issue #11 item 4: dashboard forms', () => {
   const PASSWORD = 'a long enough password';
 
   it('a NUL in the login e-mail or password is a 400 login page naming the field', async () => {
-    const { email } = await createAccountWithAdmin(database.db, PASSWORD);
+    const { email } = await createAccountWithAdmin(service.db, PASSWORD);
     for (const fields of [{ email: `${email}\u0000`, password: PASSWORD }, { email, password: `${PASSWORD}\u0000` }]) {
-      const client = new DashboardClient(server.url);
+      const client = new DashboardClient(service.url);
       await client.get('/dashboard/login');
       const reply = await client.postForm('/dashboard/login', fields);
       assert.equal(reply.status, 400, reply.text.slice(0, 300));
@@ -304,19 +301,19 @@ describe('Issue #11 item 4: dashboard forms', () => {
   });
 
   it('a NUL in a new key\'s name is a 400 naming the field, and no key is made', async () => {
-    const { account, email } = await createAccountWithAdmin(database.db, PASSWORD);
-    const client = new DashboardClient(server.url);
+    const { account, email } = await createAccountWithAdmin(service.db, PASSWORD);
+    const client = new DashboardClient(service.url);
     assert.equal((await client.logIn(email, PASSWORD)).status, 303);
     await client.get('/dashboard/settings/api-keys');
-    const before = await accountFingerprint(database.db, account.id);
+    const before = await accountFingerprint(service.db, account.id);
     const reply = await client.postForm('/dashboard/settings/api-keys', { name: 'reporting\u0000' });
     assert.equal(reply.status, 400, reply.text.slice(0, 300));
     assert.match(reply.text, /field “name” contains a NUL/);
-    assert.deepEqual(await accountFingerprint(database.db, account.id), before);
+    assert.deepEqual(await accountFingerprint(service.db, account.id), before);
   });
 
   it('a form body not compressed as Content-Encoding says is a 400 page', async () => {
-    const client = new DashboardClient(server.url);
+    const client = new DashboardClient(service.url);
     await client.get('/dashboard/login');
     const reply = await client.send('/dashboard/login', {
       method: 'POST',

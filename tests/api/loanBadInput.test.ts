@@ -1,9 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addProductField } from '../../app/products.js';
-import { createAccountWithKey, startTestServer, type TestServer } from '../support/http.js';
-import { restClient, type RestAnswer, type RestClient } from '../support/restClient.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { type RestAnswer, type RestClient } from '../support/restClient.js';
+import { startKeyedService, type KeyedService } from '../support/seededService.js';
 
 /**
  * SPEC §6: bad input (unknown field, wrong type, bad enum value, non-object body, malformed
@@ -11,21 +9,20 @@ import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js'
  * checked by counting every table a loan write touches, before and after, and by comparing
  * the patched loan's whole row.
  */
-let database: TestDatabase;
-let server: TestServer;
+let service: KeyedService;
 let rest: RestClient;
 let accountId: string;
 let loanId: string;
 
 before(async () => {
-  database = await openTestDatabase();
-  server = await startTestServer(database.db);
-  const made = await createAccountWithKey(database.db);
-  accountId = made.account.id;
-  await addProductField(database.db, accountId, { name: 'Property Type', type: 'select', options: ['residential', 'commercial'] });
-  await addProductField(database.db, accountId, { name: 'Units', type: 'integer' });
-  await addProductField(database.db, accountId, { name: 'Loan Officer', type: 'text', required: true });
-  rest = await restClient(server.url, made.apiKey.key);
+  service = await startKeyedService({
+    fields: [
+      { name: 'Property Type', type: 'select', options: ['residential', 'commercial'] },
+      { name: 'Units', type: 'integer' },
+      { name: 'Loan Officer', type: 'text', required: true },
+    ],
+  });
+  ({ rest, accountId } = service);
   const created = await rest.post('/api/loan', {
     Name: 'existing', Amount: 1000, Rate: 5, Term: 3, Frequency: 'monthly', Date_Funded: '2026-01-01', Loan_Officer: 'Lee', Borrower_Name: 'Existing Borrower',
   });
@@ -34,8 +31,7 @@ before(async () => {
 });
 
 after(async () => {
-  await server?.close();
-  await database?.close();
+  await service?.close();
 });
 
 const TABLES = ['loans', 'people', 'borrows', 'guarantees', 'company_memberships', 'schedules', 'products', 'product_fields'] as const;
@@ -44,12 +40,12 @@ const TABLES = ['loans', 'people', 'borrows', 'guarantees', 'company_memberships
 async function snapshot(): Promise<Record<string, unknown>> {
   const counts: Record<string, unknown> = {};
   for (const table of TABLES) {
-    const { rows } = await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE account_id = $1`, [accountId]);
+    const { rows } = await service.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE account_id = $1`, [accountId]);
     counts[table] = rows[0]!.n;
   }
-  const { rows } = await database.db.query('SELECT to_jsonb(l) AS row FROM loans l WHERE account_id = $1 AND id = $2', [accountId, loanId]);
+  const { rows } = await service.db.query('SELECT to_jsonb(l) AS row FROM loans l WHERE account_id = $1 AND id = $2', [accountId, loanId]);
   counts.loan = rows[0];
-  const schedule = await database.db.query('SELECT jsonb_agg(s ORDER BY number) AS rows FROM schedules s WHERE account_id = $1 AND loan_id = $2', [accountId, loanId]);
+  const schedule = await service.db.query('SELECT jsonb_agg(s ORDER BY number) AS rows FROM schedules s WHERE account_id = $1 AND loan_id = $2', [accountId, loanId]);
   counts.schedule = schedule.rows[0];
   return counts;
 }

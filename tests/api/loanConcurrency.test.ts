@@ -1,8 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAccountWithKey, startTestServer, type TestServer } from '../support/http.js';
-import { restClient, type RestClient } from '../support/restClient.js';
-import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { type RestClient } from '../support/restClient.js';
+import { testDatabaseKind } from '../support/testDatabase.js';
+import { startKeyedService, type KeyedService } from '../support/seededService.js';
 
 /**
  * SPEC §6: find-or-create is race-safe. 20 concurrent `POST /api/loan` naming the same new
@@ -10,28 +10,23 @@ import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../suppor
  * requests run on a pool of 10 connections, so their transactions really overlap; the unique
  * identity indexes of `people` with `INSERT … ON CONFLICT` are what keeps them from duplicating.
  */
-let database: TestDatabase;
-let server: TestServer;
+let service: KeyedService;
 let rest: RestClient;
 let accountId: string;
 
 before(async () => {
-  database = await openTestDatabase();
-  server = await startTestServer(database.db);
-  const made = await createAccountWithKey(database.db);
-  accountId = made.account.id;
-  rest = await restClient(server.url, made.apiKey.key);
+  service = await startKeyedService();
+  ({ rest, accountId } = service);
 });
 
 after(async () => {
-  await server?.close();
-  await database?.close();
+  await service?.close();
 });
 
 const CONCURRENT = 20;
 
 async function countPeople(where: string, values: unknown[]): Promise<number> {
-  const { rows } = await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM people WHERE account_id = $1 AND (${where})`, [accountId, ...values]);
+  const { rows } = await service.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM people WHERE account_id = $1 AND (${where})`, [accountId, ...values]);
   return rows[0]!.n;
 }
 
@@ -48,7 +43,7 @@ describe(`concurrent find-or-create (${testDatabaseKind})`, () => {
     assert.equal(ids.size, 1, 'every loan got the same person');
     assert.equal(answers.filter((answer) => answer.json.contacts.borrower.outcome === 'created').length, 1, 'exactly one response says created');
     assert.equal(await countPeople('lower(name) = lower($2)', [name]), 1);
-    const { rows } = await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM borrows WHERE account_id = $1 AND person_id = $2', [accountId, [...ids][0]]);
+    const { rows } = await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM borrows WHERE account_id = $1 AND person_id = $2', [accountId, [...ids][0]]);
     assert.equal(rows[0]!.n, CONCURRENT, 'attached to every loan');
   });
 

@@ -1,33 +1,26 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAccountWithKey, startTestServer, type TestServer } from '../support/http.js';
-import { restClient, type RestClient } from '../support/restClient.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { type RestClient } from '../support/restClient.js';
+import { startKeyedService, type KeyedService } from '../support/seededService.js';
 
 /**
  * The Borrower_/Guarantor_ rules of interface §4.2 and SPEC §6, one test per rule, for both
  * prefixes, checked over HTTP and in the database. Every response is checked against the
  * OpenAPI document by the client.
  */
-let database: TestDatabase;
-let server: TestServer;
+let service: KeyedService;
 let rest: RestClient;
 let accountId: string;
 let otherRest: RestClient;
 
 before(async () => {
-  database = await openTestDatabase();
-  server = await startTestServer(database.db);
-  const made = await createAccountWithKey(database.db);
-  accountId = made.account.id;
-  rest = await restClient(server.url, made.apiKey.key);
-  const other = await createAccountWithKey(database.db);
-  otherRest = await restClient(server.url, other.apiKey.key);
+  service = await startKeyedService();
+  ({ rest, accountId } = service);
+  otherRest = (await service.newAccount()).rest;
 });
 
 after(async () => {
-  await server?.close();
-  await database?.close();
+  await service?.close();
 });
 
 interface PersonRow {
@@ -39,7 +32,7 @@ interface PersonRow {
 }
 
 async function people(where = 'true', values: unknown[] = []): Promise<PersonRow[]> {
-  const { rows } = await database.db.query<PersonRow>(
+  const { rows } = await service.db.query<PersonRow>(
     `SELECT id, name, email, entity_type, is_borrower FROM people WHERE account_id = $1 AND (${where}) ORDER BY created_at, id`,
     [accountId, ...values],
   );
@@ -47,7 +40,7 @@ async function people(where = 'true', values: unknown[] = []): Promise<PersonRow
 }
 
 async function linksOf(table: 'borrows' | 'guarantees', loanId: string): Promise<string[]> {
-  const { rows } = await database.db.query<{ person_id: string }>(`SELECT person_id FROM ${table} WHERE account_id = $1 AND loan_id = $2`, [accountId, loanId]);
+  const { rows } = await service.db.query<{ person_id: string }>(`SELECT person_id FROM ${table} WHERE account_id = $1 AND loan_id = $2`, [accountId, loanId]);
   return rows.map((row) => row.person_id);
 }
 
@@ -133,7 +126,7 @@ for (const role of ['Borrower', 'Guarantor'] as const) {
       assert.equal(outcome.outcome, 'created');
       assert.equal(outcome.company.outcome, 'created');
       assert.deepEqual(await linksOf(table, first.json.loan.id), [outcome.person_id], 'the individual is attached, not the company');
-      const { rows: memberships } = await database.db.query('SELECT company_id, person_id FROM company_memberships WHERE account_id = $1 AND person_id = $2', [
+      const { rows: memberships } = await service.db.query('SELECT company_id, person_id FROM company_memberships WHERE account_id = $1 AND person_id = $2', [
         accountId,
         outcome.person_id,
       ]);
@@ -142,7 +135,7 @@ for (const role of ['Borrower', 'Guarantor'] as const) {
       const second = await rest.post('/api/loan', { [`${role}_Name`]: name, [`${role}_Email`]: email.toUpperCase(), [`${role}_Company`]: company.toLowerCase() });
       assert.deepEqual(second.json.contacts[key], { outcome: 'found', person_id: outcome.person_id, company: { outcome: 'found', person_id: outcome.company.person_id } });
       assert.equal((await people('lower(name) = lower($2)', [company])).length, 1, 'one company');
-      const { rows: count } = await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM company_memberships WHERE account_id = $1 AND person_id = $2', [
+      const { rows: count } = await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM company_memberships WHERE account_id = $1 AND person_id = $2', [
         accountId,
         outcome.person_id,
       ]);

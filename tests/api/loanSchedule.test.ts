@@ -1,11 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { addProductField } from '../../app/products.js';
 import { buildSchedule } from '../../domain/schedule.js';
-import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
-import { restClient, type RestClient } from '../support/restClient.js';
-import { exactDataOf, num, send } from '../support/seededService.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { tokenHeader } from '../support/http.js';
+import { type RestClient } from '../support/restClient.js';
+import { exactDataOf, num, send, startKeyedService, type KeyedService } from '../support/seededService.js';
 
 /**
  * SPEC §7 through the REST routes: the reference loan created with POST reads back through
@@ -13,8 +11,7 @@ import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js'
  * regenerates the schedule when an input changes and keeps given values given. Custom fields
  * of the product are typed and stored with their exact values.
  */
-let database: TestDatabase;
-let server: TestServer;
+let service: KeyedService;
 let rest: RestClient;
 let key: string;
 let accountId: string;
@@ -22,24 +19,22 @@ let accountId: string;
 const REFERENCE = { Name: 'Reference loan', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Amortization: 'amortizing', Date_Funded: '2026-01-15', Status: 'servicing' };
 
 before(async () => {
-  database = await openTestDatabase();
-  server = await startTestServer(database.db);
-  const made = await createAccountWithKey(database.db);
-  key = made.apiKey.key;
-  accountId = made.account.id;
-  await addProductField(database.db, accountId, { name: 'Loan Officer', type: 'text', required: true, defaultValue: 'unassigned' });
-  await addProductField(database.db, accountId, { name: 'Property Type', type: 'select', options: ['residential', 'commercial'] });
-  await addProductField(database.db, accountId, { name: 'LTV', type: 'percent' });
-  await addProductField(database.db, accountId, { name: 'Origination Fee', type: 'currency' });
-  await addProductField(database.db, accountId, { name: 'Units', type: 'integer' });
-  await addProductField(database.db, accountId, { name: 'Inspected On', type: 'date' });
-  await addProductField(database.db, accountId, { name: 'Owner Occupied', type: 'boolean' });
-  rest = await restClient(server.url, key);
+  service = await startKeyedService({
+    fields: [
+      { name: 'Loan Officer', type: 'text', required: true, defaultValue: 'unassigned' },
+      { name: 'Property Type', type: 'select', options: ['residential', 'commercial'] },
+      { name: 'LTV', type: 'percent' },
+      { name: 'Origination Fee', type: 'currency' },
+      { name: 'Units', type: 'integer' },
+      { name: 'Inspected On', type: 'date' },
+      { name: 'Owner Occupied', type: 'boolean' },
+    ],
+  });
+  ({ rest, key, accountId } = service);
 });
 
 after(async () => {
-  await server?.close();
-  await database?.close();
+  await service?.close();
 });
 
 const SCHEDULE_QUERY = `query ($id: uuid!) {
@@ -52,7 +47,7 @@ const SCHEDULE_QUERY = `query ($id: uuid!) {
 }`;
 
 async function graphSchedule(id: string): Promise<any> {
-  const answer = await send(`${server.url}/api/graph`, {
+  const answer = await send(`${service.url}/api/graph`, {
     method: 'POST',
     headers: { ...tokenHeader(key), 'content-type': 'application/json' },
     body: JSON.stringify({ query: SCHEDULE_QUERY, variables: { id } }),
@@ -98,7 +93,7 @@ describe('the reference loan of SPEC §7 over REST', () => {
   });
 
   it('a payment covering the first installment moves is_next to row 2', async () => {
-    await database.db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 8884.88)`, [accountId, loanId]);
+    await service.db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 8884.88)`, [accountId, loanId]);
     assert.deepEqual((await graphSchedule(loanId)).next, [{ number: num(2) }]);
   });
 
@@ -116,11 +111,11 @@ describe('the reference loan of SPEC §7 over REST', () => {
   });
 
   it('PATCH of a field that is not a schedule input leaves the schedule rows untouched', async () => {
-    const { rows: before } = await database.db.query<{ id: string }>('SELECT id FROM schedules WHERE account_id = $1 AND loan_id = $2 ORDER BY number', [accountId, loanId]);
+    const { rows: before } = await service.db.query<{ id: string }>('SELECT id FROM schedules WHERE account_id = $1 AND loan_id = $2 ORDER BY number', [accountId, loanId]);
     const patched = await rest.patch(`/api/loan/${loanId}`, { Name: 'Renamed reference', LTV: '65.5' });
     assert.equal(patched.status, 200);
     assert.equal(patched.json.loan.name, 'Renamed reference');
-    const { rows: after } = await database.db.query<{ id: string }>('SELECT id FROM schedules WHERE account_id = $1 AND loan_id = $2 ORDER BY number', [accountId, loanId]);
+    const { rows: after } = await service.db.query<{ id: string }>('SELECT id FROM schedules WHERE account_id = $1 AND loan_id = $2 ORDER BY number', [accountId, loanId]);
     assert.deepEqual(after, before);
   });
 
@@ -199,7 +194,7 @@ describe('custom fields of the product', () => {
       inspected_on: '2026-05-01',
       owner_occupied: false,
     });
-    const { rows } = await database.db.query<{ t: string }>(`SELECT jsonb_typeof(custom_fields -> 'origination_fee') AS t FROM loans WHERE account_id = $1 AND id = $2`, [accountId, created.json.loan.id]);
+    const { rows } = await service.db.query<{ t: string }>(`SELECT jsonb_typeof(custom_fields -> 'origination_fee') AS t FROM loans WHERE account_id = $1 AND id = $2`, [accountId, created.json.loan.id]);
     assert.equal(rows[0]!.t, 'number');
     const patched = await rest.patch(`/api/loan/${created.json.loan.id}`, { Units: null, Loan_Officer: 'Kim' });
     assert.deepEqual(patched.exact.loan.custom_fields, {
@@ -223,8 +218,7 @@ describe('custom fields of the product', () => {
 
 describe('GET /api/loan', () => {
   it('pages newest first with total, limit and offset, and filters by status', async () => {
-    const fresh = await createAccountWithKey(database.db);
-    const client = await restClient(server.url, fresh.apiKey.key);
+    const client = (await service.newAccount()).rest;
     const ids: string[] = [];
     for (let i = 0; i < 5; i += 1) ids.push((await client.post('/api/loan', { Name: `L${i}`, Status: i % 2 ? 'closed' : 'servicing' })).json.loan.id);
     const all = await client.get('/api/loan');

@@ -2,31 +2,25 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { buildSchedule, ScheduleInputError, type Schedule } from '../../domain/schedule.js';
-import { createAccountWithKey, startTestServer, type TestServer } from '../support/http.js';
-import { restClient, type RestAnswer, type RestClient } from '../support/restClient.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { type RestAnswer, type RestClient } from '../support/restClient.js';
+import { startKeyedService, type KeyedService } from '../support/seededService.js';
 
 /**
  * The edges of SPEC §7 over REST (issue 13), each with its expected values written out: exact
  * half-cent ties, month-end dates anchored on Date_Funded, semi-monthly on the 15th and the last
  * day, and the given values and amounts §7 refuses — 400s naming the field, with nothing written.
  */
-let database: TestDatabase;
-let server: TestServer;
+let service: KeyedService;
 let rest: RestClient;
 let accountId: string;
 
 before(async () => {
-  database = await openTestDatabase();
-  server = await startTestServer(database.db);
-  const made = await createAccountWithKey(database.db);
-  accountId = made.account.id;
-  rest = await restClient(server.url, made.apiKey.key);
+  service = await startKeyedService();
+  ({ rest, accountId } = service);
 });
 
 after(async () => {
-  await server?.close();
-  await database?.close();
+  await service?.close();
 });
 
 interface StoredRow {
@@ -38,7 +32,7 @@ interface StoredRow {
 }
 
 async function storedRows(loanId: string): Promise<StoredRow[]> {
-  const { rows } = await database.db.query<StoredRow>(
+  const { rows } = await service.db.query<StoredRow>(
     `SELECT due::text AS due, payment::text AS payment, principal::text AS principal, interest::text AS interest, balance::text AS balance
        FROM schedules WHERE account_id = $1 AND loan_id = $2 ORDER BY number`,
     [accountId, loanId],
@@ -47,7 +41,7 @@ async function storedRows(loanId: string): Promise<StoredRow[]> {
 }
 
 async function storedLoan(loanId: string): Promise<Record<string, unknown>> {
-  const { rows } = await database.db.query(
+  const { rows } = await service.db.query(
     `SELECT amount::text AS amount, rate::text AS rate, term, regular_payment::text AS regular_payment, date_maturity::text AS date_maturity, updated_at::text AS updated_at
        FROM loans WHERE account_id = $1 AND id = $2`,
     [accountId, loanId],
@@ -57,8 +51,8 @@ async function storedLoan(loanId: string): Promise<Record<string, unknown>> {
 
 /** Everything the account holds that a refused write could have changed. */
 async function snapshot(): Promise<unknown> {
-  const loans = await database.db.query(`SELECT id, amount::text, rate::text, term, regular_payment::text, date_maturity::text, updated_at::text FROM loans WHERE account_id = $1 ORDER BY id`, [accountId]);
-  const rows = await database.db.query(`SELECT loan_id, number, due::text, payment::text, balance::text, is_next FROM schedules WHERE account_id = $1 ORDER BY loan_id, number`, [accountId]);
+  const loans = await service.db.query(`SELECT id, amount::text, rate::text, term, regular_payment::text, date_maturity::text, updated_at::text FROM loans WHERE account_id = $1 ORDER BY id`, [accountId]);
+  const rows = await service.db.query(`SELECT loan_id, number, due::text, payment::text, balance::text, is_next FROM schedules WHERE account_id = $1 ORDER BY loan_id, number`, [accountId]);
   return { loans: loans.rows, rows: rows.rows };
 }
 

@@ -2,11 +2,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { seedAccount } from '../support/seededService.js';
-import { findChromium, HOW_TO_RUN_BROWSER_TESTS } from '../support/chromium.js';
+import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
 
 /**
  * Issue #5, done-when 1 and 2, in Chromium (`tests/support/chromium.ts` finds it: CHROMIUM_PATH,
@@ -15,18 +15,14 @@ import { findChromium, HOW_TO_RUN_BROWSER_TESTS } from '../support/chromium.js';
  * then the query console runs a query and shows its result and its SQL. Each page is saved as
  * a screenshot in tests/artifacts/dashboard/ (git-ignored).
  */
-const CHROMIUM = findChromium();
 /**
  * Without a Chromium the tests are skipped with one loud line saying how to run them — except
- * where they are required (`.ci/run` sets REQUIRE_BROWSER_TESTS=1 and installs Chromium): there
- * a missing browser fails the run.
+ * where they are required (`.ci/run` sets REQUIRE_BROWSER_TESTS=1 and installs Chromium; CI=true):
+ * there a missing browser fails the run.
  */
-const REQUIRED = process.env.REQUIRE_BROWSER_TESTS === '1';
-const SKIP = CHROMIUM || REQUIRED ? false : `no Chromium found: ${HOW_TO_RUN_BROWSER_TESTS}`;
-if (SKIP) process.stderr.write(`\n*** SKIPPED: the dashboard browser tests (tests/dashboard/browser.test.ts) — ${SKIP} ***\n\n`);
+const CHROMIUM = new ChromiumSuite('the dashboard browser tests', 'tests/dashboard/browser.test.ts');
 const SCREENSHOTS = fileURLToPath(new URL('../artifacts/dashboard/', import.meta.url));
 const PASSWORD = 'correct horse battery'; // seedAccount's admin password
-const TIMEOUT = 30_000;
 
 let database: TestDatabase;
 let server: TestServer;
@@ -38,38 +34,17 @@ let accountId: string;
 const pageProblems: string[] = [];
 
 describe('The dashboard in Chromium', () => {
-  if (SKIP) {
-    // One skipped test, so the run's summary counts it (a skipped suite is not counted).
-    it('runs the dashboard in Chromium', { skip: SKIP }, () => {});
-    return;
-  }
+  if (CHROMIUM.skipped('runs the dashboard in Chromium')) return;
 
   before(async () => {
-    if (!CHROMIUM) throw new Error(`REQUIRE_BROWSER_TESTS=1 but no Chromium found: ${HOW_TO_RUN_BROWSER_TESTS}`);
     mkdirSync(SCREENSHOTS, { recursive: true });
     database = await openTestDatabase();
     server = await startTestServer(database.db, { logLevel: 'trace' });
     const seeded = await seedAccount(database.db, { scale: 0.01 });
     adminEmail = `admin@${seeded.account.slug}.test`;
     accountId = seeded.account.id;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-      timeout: TIMEOUT,
-    });
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    context.setDefaultTimeout(TIMEOUT);
-    page = await context.newPage();
-    page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
-    // Chromium reports a failed request as a console error without its address; the response
-    // event below names it instead.
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageProblems.push(`console error: ${message.text()}`);
-    });
-    page.on('response', (response) => {
-      if (response.status() >= 400) pageProblems.push(`${response.status()} from ${response.url()}`);
-    });
-    page.on('requestfailed', (request) => pageProblems.push(`request failed: ${request.url()}`));
+    browser = await CHROMIUM.launch();
+    ({ page } = await openWatchedPage(browser, { viewport: { width: 1400, height: 900 }, problems: pageProblems, consoleErrors: true, failedRequests: true }));
   });
 
   after(async () => {

@@ -4,12 +4,12 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { listApiKeys } from '../../app/apiKeys.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { METADATA_PATH, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { seedAccount, type SeededAccount } from '../support/seededService.js';
-import { findChromium, HOW_TO_RUN_BROWSER_TESTS } from '../support/chromium.js';
+import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
 import { seriousAccessibilityViolations } from '../support/axe.js';
 
 /**
@@ -38,13 +38,9 @@ declare const document: {
 declare const window: { readonly innerWidth: number };
 declare const navigator: { readonly clipboard: { readText(): Promise<string> } };
 
-const CHROMIUM = findChromium();
-const REQUIRED = process.env.REQUIRE_BROWSER_TESTS === '1';
-const SKIP = CHROMIUM || REQUIRED ? false : `no Chromium found: ${HOW_TO_RUN_BROWSER_TESTS}`;
-if (SKIP) process.stderr.write(`\n*** SKIPPED: the console and metadata browser tests (tests/dashboard/consoleMetadataBrowser.test.ts) — ${SKIP} ***\n\n`);
+const CHROMIUM = new ChromiumSuite('the console and metadata browser tests', 'tests/dashboard/consoleMetadataBrowser.test.ts');
 const SCREENSHOTS = fileURLToPath(new URL('../artifacts/dashboard/', import.meta.url));
 const PASSWORD = 'correct horse battery'; // seedAccount's admin password
-const TIMEOUT = 30_000;
 
 let database: TestDatabase;
 let server: TestServer;
@@ -56,13 +52,9 @@ let metadataFile: string;
 const pageProblems: string[] = [];
 
 describe('The console, the metadata page and the keys page in Chromium', () => {
-  if (SKIP) {
-    it('runs the console and metadata pages in Chromium', { skip: SKIP }, () => {});
-    return;
-  }
+  if (CHROMIUM.skipped('runs the console and metadata pages in Chromium')) return;
 
   before(async () => {
-    if (!CHROMIUM) throw new Error(`REQUIRE_BROWSER_TESTS=1 but no Chromium found: ${HOW_TO_RUN_BROWSER_TESTS}`);
     mkdirSync(SCREENSHOTS, { recursive: true });
     folder = mkdtempSync(join(tmpdir(), 'loanql-console-browser-'));
     metadataFile = join(folder, 'loanql.yaml');
@@ -71,19 +63,15 @@ describe('The console, the metadata page and the keys page in Chromium', () => {
     server = await startTestServer(database.db, { metadataPath: metadataFile });
     server.engines.watch();
     seeded = await seedAccount(database.db, { scale: 0.01 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'], timeout: TIMEOUT });
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-    context.setDefaultTimeout(TIMEOUT);
-    page = await context.newPage();
-    page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageProblems.push(`console error: ${message.text()}`);
-    });
-    page.on('response', (response) => {
+    browser = await CHROMIUM.launch();
+    ({ page } = await openWatchedPage(browser, {
+      viewport: { width: 1400, height: 900 },
+      problems: pageProblems,
+      grant: { permissions: ['clipboard-read', 'clipboard-write'], origin: server.url },
+      consoleErrors: true,
       // The blank-name form is answered 400 on purpose.
-      if (response.status() >= 400 && !(response.status() === 400 && response.url().endsWith('/settings/api-keys'))) pageProblems.push(`${response.status()} from ${response.url()}`);
-    });
+      expectedRefusal: (response) => response.status() === 400 && response.url().endsWith('/settings/api-keys'),
+    }));
   });
 
   after(async () => {

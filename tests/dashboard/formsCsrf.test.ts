@@ -113,10 +113,42 @@ describe('Dashboard write forms and their CSRF token', () => {
         assert.deepEqual(await accountFingerprint(database.db, accountId), before, `${what}: nothing was written`);
       }
       const done = await client.postForm(path, fields);
-      assert.ok(done.status === 201 || done.status === 303, `with the page’s token the form is accepted (${done.status})`);
+      assert.equal(done.status, 303, `with the page’s token the form is accepted, Post/Redirect/Get (${done.status})`);
       assert.notDeepEqual(await accountFingerprint(database.db, accountId), before, 'and it writes');
     });
   }
+
+  it('adding a webhook endpoint is Post/Redirect/Get: 303, then its secret shown exactly once, in the page the POST redirects to', async () => {
+    const url = `http://127.0.0.1:9/shown-once-${process.pid}`;
+    const posted = await client.postForm('/dashboard/settings/webhooks', { url, description: 'shown once', events: 'loan.created' });
+    assert.equal(posted.status, 303, posted.text);
+    const [endpoint, ...more] = (await database.db.query<{ id: string; secret: string }>('SELECT id, secret FROM webhook_endpoints WHERE account_id = $1 AND url = $2', [accountId, url])).rows;
+    assert.ok(endpoint && more.length === 0, 'exactly one endpoint was added');
+    assert.equal(posted.location, `/dashboard/settings/webhooks?created=${endpoint.id}`);
+    assert.doesNotMatch(posted.text, /whsec_/, 'the POST answer itself holds no secret');
+    const flash = posted.headers.getSetCookie().find((line) => line.startsWith('loanql_new_webhook='));
+    assert.ok(flash, 'the secret travels in a one-time cookie');
+    assert.match(flash, /; Path=\/dashboard\/settings\/webhooks(;|$)/);
+    assert.match(flash, /; HttpOnly/);
+    assert.ok(!flash.includes(endpoint.secret) && !flash.includes(endpoint.secret.slice('whsec_'.length)), 'the cookie does not hold the secret in clear');
+
+    // Another session of the same account that somehow had the cookie cannot read it.
+    otherSession.cookies.set('loanql_new_webhook', client.cookies.get('loanql_new_webhook')!);
+    assert.doesNotMatch((await otherSession.get(posted.location!)).text, /whsec_/, 'another session cannot open the flash');
+    otherSession.cookies.delete('loanql_new_webhook');
+
+    const shown = await client.follow(posted);
+    assert.equal(shown.status, 200);
+    assert.equal(shown.text.split(endpoint.secret).length - 1, 1, 'the page after the redirect shows the secret once');
+    assert.equal((shown.text.match(/whsec_/g) ?? []).length, 1, 'and no other secret');
+    assert.equal(client.cookies.has('loanql_new_webhook'), false, 'showing it cleared the cookie');
+
+    const reload = await client.get(posted.location!);
+    assert.equal(reload.status, 200);
+    assert.doesNotMatch(reload.text, /whsec_/, 'a reload does not show the secret again');
+    assert.match(reload.text, /was added\. Its signing secret was shown only once/);
+    assert.equal((await database.db.query('SELECT 1 FROM webhook_endpoints WHERE account_id = $1 AND url = $2', [accountId, url])).rows.length, 1, 'the reload added nothing');
+  });
 
   it('logging out needs the token too: without it the session stays open', async () => {
     const reply = await client.postForm('/dashboard/logout', { _csrf: null });

@@ -2,11 +2,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { seedAccount, type SeededAccount } from '../support/seededService.js';
-import { findChromium, HOW_TO_RUN_BROWSER_TESTS } from '../support/chromium.js';
+import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
 import { seriousAccessibilityViolations } from '../support/axe.js';
 
 /**
@@ -17,19 +17,14 @@ import { seriousAccessibilityViolations } from '../support/axe.js';
  * violation), each page is saved as a screenshot in tests/artifacts/dashboard/servicing/, and the
  * pages are checked at 390 px wide (no sideways scrolling of the page) and from the keyboard.
  */
-const CHROMIUM = findChromium();
-const REQUIRED = process.env.REQUIRE_BROWSER_TESTS === '1';
-const SKIP = CHROMIUM || REQUIRED ? false : `no Chromium found: ${HOW_TO_RUN_BROWSER_TESTS}`;
-if (SKIP) process.stderr.write(`\n*** SKIPPED: the servicing pages' browser test (tests/dashboard/servicingBrowser.test.ts) — ${SKIP} ***\n\n`);
+const CHROMIUM = new ChromiumSuite("the servicing pages' browser test", 'tests/dashboard/servicingBrowser.test.ts');
 const SCREENSHOTS = fileURLToPath(new URL('../artifacts/dashboard/servicing/', import.meta.url));
 const PASSWORD = 'correct horse battery'; // seedAccount's admin password
-const TIMEOUT = 30_000;
 
 let database: TestDatabase;
 let server: TestServer;
 let seeded: SeededAccount;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 /** Problems the page reported (script errors, failed requests): there must be none. */
 const pageProblems: string[] = [];
@@ -54,16 +49,12 @@ async function nextRowNumber(): Promise<number> {
 }
 
 describe('A servicer’s day in Chromium', () => {
-  if (SKIP) {
-    it('walks the servicing pages in Chromium', { skip: SKIP }, () => {});
-    return;
-  }
+  if (CHROMIUM.skipped('walks the servicing pages in Chromium')) return;
 
   let loanId = '';
   let borrowerName = '';
 
   before(async () => {
-    if (!CHROMIUM) throw new Error(`REQUIRE_BROWSER_TESTS=1 but no Chromium found: ${HOW_TO_RUN_BROWSER_TESTS}`);
     rmSync(SCREENSHOTS, { recursive: true, force: true });
     mkdirSync(SCREENSHOTS, { recursive: true });
     database = await openTestDatabase();
@@ -82,16 +73,13 @@ describe('A servicer’s day in Chromium', () => {
     );
     loanId = rows[0]!.id;
     borrowerName = rows[0]!.name;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'], timeout: TIMEOUT });
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    context.setDefaultTimeout(TIMEOUT);
-    page = await context.newPage();
-    page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
-    page.on('response', (response) => {
+    browser = await CHROMIUM.launch();
+    ({ page } = await openWatchedPage(browser, {
+      viewport: { width: 1280, height: 900 },
+      problems: pageProblems,
       // The one refusal the walk provokes: the create form with a wrong Term (400, shown again).
-      const expected = response.status() === 400 && response.request().method() === 'POST' && response.url() === `${server.url}/dashboard/loans`;
-      if (response.status() >= 400 && !expected) pageProblems.push(`${response.status()} from ${response.url()}`);
-    });
+      expectedRefusal: (response) => response.status() === 400 && response.request().method() === 'POST' && response.url() === `${server.url}/dashboard/loans`,
+    }));
   });
 
   after(async () => {

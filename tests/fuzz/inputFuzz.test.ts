@@ -3,10 +3,9 @@ import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { addProductField } from '../../app/products.js';
 import { accountFingerprint } from '../support/fingerprint.js';
-import { createAccountWithKey, startTestServer, type TestServer } from '../support/http.js';
-import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { testDatabaseKind } from '../support/testDatabase.js';
+import { startKeyedService, type KeyedService } from '../support/seededService.js';
 
 /**
  * Issue #11, "Done when" 3: fast-check (fixed seed) throws generated REST bodies, query strings,
@@ -17,8 +16,7 @@ import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../suppor
  */
 const SEED = 20261122;
 
-let database: TestDatabase;
-let server: TestServer;
+let service: KeyedService;
 let key: string;
 let accountId: string;
 let loanId: string;
@@ -26,18 +24,19 @@ let port: number;
 const agent = new Agent({ keepAlive: true, maxSockets: 4 });
 
 before(async () => {
-  database = await openTestDatabase();
-  server = await startTestServer(database.db, { logLevel: 'silent' });
-  port = Number(new URL(server.url).port);
-  const made = await createAccountWithKey(database.db);
-  key = made.apiKey.key;
-  accountId = made.account.id;
-  await addProductField(database.db, accountId, { name: 'Loan Officer', type: 'text' });
-  await addProductField(database.db, accountId, { name: 'Units', type: 'integer' });
-  await addProductField(database.db, accountId, { name: 'LTV', type: 'percent' });
-  await addProductField(database.db, accountId, { name: 'Kind', type: 'select', options: ['a', 'b'] });
-  await addProductField(database.db, accountId, { name: 'Closed On', type: 'date' });
-  await addProductField(database.db, accountId, { name: 'Insured', type: 'boolean' });
+  service = await startKeyedService({
+    fields: [
+      { name: 'Loan Officer', type: 'text' },
+      { name: 'Units', type: 'integer' },
+      { name: 'LTV', type: 'percent' },
+      { name: 'Kind', type: 'select', options: ['a', 'b'] },
+      { name: 'Closed On', type: 'date' },
+      { name: 'Insured', type: 'boolean' },
+    ],
+    config: { logLevel: 'silent' },
+  });
+  ({ key, accountId } = service);
+  port = Number(new URL(service.url).port);
   const created = await send('POST', '/api/loan', jsonHeaders(), JSON.stringify({ Name: 'seed', Amount: 1000, Rate: 5, Term: 3, Frequency: 'monthly', Date_Funded: '2026-01-01', Borrower_Name: 'Ada' }));
   assert.equal(created.status, 201, created.text);
   loanId = JSON.parse(created.text).loan.id;
@@ -45,8 +44,7 @@ before(async () => {
 
 after(async () => {
   agent.destroy();
-  await server?.close();
-  await database?.close();
+  await service?.close();
 });
 
 interface Answer {
@@ -133,11 +131,11 @@ const restBody = fc.oneof(
 
 /** Checks a write: below 500, and when refused, nothing stored changed. The baseline follows accepted writes. */
 async function checkWrite(method: string, path: string, headers: Record<string, string>, body: string | Buffer | undefined, state: { baseline: Record<string, string> | null; refused: number }): Promise<void> {
-  state.baseline ??= await accountFingerprint(database.db, accountId);
+  state.baseline ??= await accountFingerprint(service.db, accountId);
   const answer = await send(method, path, headers, body);
   if (answer.status === -1) return;
   assertNotAServerError(answer, `${method} ${path} ${String(body).slice(0, 200)}`);
-  const now = await accountFingerprint(database.db, accountId);
+  const now = await accountFingerprint(service.db, accountId);
   if (answer.status >= 400) {
     state.refused += 1;
     assert.deepEqual(now, state.baseline, `refused ${method} ${path} ${String(body).slice(0, 200)} → ${answer.status} changed stored data`);
@@ -163,7 +161,7 @@ describe(`Input fuzzing on ${testDatabaseKind} (fast-check, seed ${SEED})`, () =
   });
 
   it('query strings and path segments of GET /api/loan: never ≥ 500', async () => {
-    const before = await accountFingerprint(database.db, accountId);
+    const before = await accountFingerprint(service.db, accountId);
     const raw = fc.string({ unit: fc.constantFrom('%', '0', 'Z', '2', 'F', '&', '=', '+', '[', ']', 'a', '.', '-', '/', '?', '#'), maxLength: 10 });
     const part = fc.oneof(text.map((t) => encode(t)), raw, number.map((n) => String(n)), fc.constantFrom('2147483648', '2147483647', '%00', '%ZZ', '1e3', '-0', '0x10', '99999999999999999999'));
     const name = fc.oneof(fc.constantFrom('status', 'limit', 'offset', '__proto__', 'constructor', 'limit[]', 'offset[a]'), part);
@@ -177,12 +175,12 @@ describe(`Input fuzzing on ${testDatabaseKind} (fast-check, seed ${SEED})`, () =
       }),
       { seed: SEED, numRuns: 600, endOnFailure: true },
     );
-    assert.deepEqual(await accountFingerprint(database.db, accountId), before);
+    assert.deepEqual(await accountFingerprint(service.db, accountId), before);
   });
 
   it('headers (Content-Type, Content-Encoding, Accept, Authorization) with matching or mismatching bodies: never ≥ 500; a refused write changes nothing', async () => {
     const state = { baseline: null as Record<string, string> | null, refused: 0 };
-    const before = await accountFingerprint(database.db, accountId);
+    const before = await accountFingerprint(service.db, accountId);
     const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 30 });
     const route = fc.constantFrom(['POST', '/api/graph'], ['POST', '/api/graph/explain'], ['POST', '/api/loan'], ['PATCH', 'LOAN'], ['GET', '/api/loan'], ['POST', '/dashboard/login'], ['GET', '/api/graph']);
     const contentType = fc.option(fc.oneof(fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'application/json; charset=utf-16', 'application/graphql-response+json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', ''), printable));
@@ -221,11 +219,11 @@ describe(`Input fuzzing on ${testDatabaseKind} (fast-check, seed ${SEED})`, () =
       { seed: SEED, numRuns: 500, endOnFailure: true },
     );
     // Writes were checked one by one; the requests after the last of them changed nothing either.
-    assert.deepEqual(await accountFingerprint(database.db, accountId), state.baseline ?? before);
+    assert.deepEqual(await accountFingerprint(service.db, accountId), state.baseline ?? before);
   });
 
   it('GraphQL documents and variables (POST /api/graph and /explain): never ≥ 500, nothing changes', async () => {
-    const before = await accountFingerprint(database.db, accountId);
+    const before = await accountFingerprint(service.db, accountId);
     const LOAN_FIELDS = ['id', 'name', 'amount', 'status', 'rate', 'term', 'date_funded', 'created_at', 'custom_fields', 'loan_officer', 'property_type', 'bogus', '__typename', 'constructor', 'toString', '__proto__'];
     const OPERATORS = ['_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_in', '_nin', '_like', '_nlike', '_ilike', '_nilike', '_regex', '_niregex', '_similar', '_nsimilar', '_contains', '_has_keys_any', '_cast', '_is_null', '_bogus', 'constructor', '__proto__'];
     const literal = fc.oneof(
@@ -281,6 +279,6 @@ describe(`Input fuzzing on ${testDatabaseKind} (fast-check, seed ${SEED})`, () =
       }),
       { seed: SEED, numRuns: 1200, endOnFailure: true },
     );
-    assert.deepEqual(await accountFingerprint(database.db, accountId), before, 'GraphQL requests changed stored data');
+    assert.deepEqual(await accountFingerprint(service.db, accountId), before, 'GraphQL requests changed stored data');
   });
 });

@@ -1,4 +1,7 @@
 /**
+ * The browser tests' one home for Chromium: finding it, deciding whether to skip, launching it
+ * and opening a watched page.
+ *
  * Where the browser tests find Chromium, in this order: `CHROMIUM_PATH` (used as given, so a
  * wrong path fails loudly), Debian's `/usr/bin/chromium`, then a Chromium that Playwright
  * downloaded (`~/.cache/ms-playwright/chromium-<n>/chrome-linux/chrome` or `chrome-linux64`,
@@ -7,6 +10,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { it } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type Page, type Response } from 'playwright-core';
 
 export const DEBIAN_CHROMIUM = '/usr/bin/chromium';
 
@@ -33,4 +38,94 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env, debianPath = 
     }
   }
   return null;
+}
+
+/**
+ * Whether the browser tests must run: `REQUIRE_BROWSER_TESTS=1` (set by `.ci/run`) or `CI=true`.
+ * Then a missing Chromium fails them instead of skipping them.
+ */
+export function browserTestsRequired(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.REQUIRE_BROWSER_TESTS === '1' || env.CI === 'true';
+}
+
+/** Why the browser tests are skipped (no Chromium and not required), or false when they run. */
+export function browserTestSkip(executablePath: string | null, env: NodeJS.ProcessEnv = process.env): string | false {
+  return executablePath || browserTestsRequired(env) ? false : `no Chromium found: ${HOW_TO_RUN_BROWSER_TESTS}`;
+}
+
+/** How long a browser test waits for Chromium and for any page action. */
+export const BROWSER_TIMEOUT_MS = 30_000;
+
+/**
+ * The Chromium of one browser test file. Without one (and not required) the file prints one
+ * loud line, `*** SKIPPED: <what> (<file>) — <why> ***`, on stderr when it is loaded (`.ci/run`
+ * greps the dashboard's), and its suite is a single skipped test.
+ */
+export class ChromiumSuite {
+  readonly executablePath: string | null;
+  readonly skip: string | false;
+
+  /** `env` and `debianPath` are parameters for tests. */
+  constructor(what: string, file: string, env: NodeJS.ProcessEnv = process.env, debianPath = DEBIAN_CHROMIUM) {
+    this.executablePath = findChromium(env, debianPath);
+    this.skip = browserTestSkip(this.executablePath, env);
+    if (this.skip) process.stderr.write(`\n*** SKIPPED: ${what} (${file}) — ${this.skip} ***\n\n`);
+  }
+
+  /**
+   * Call first in the suite's `describe`: when skipped it registers one skipped test named
+   * `name` (so the run's summary counts it; a skipped suite is not counted) and answers true.
+   */
+  skipped(name: string): boolean {
+    if (this.skip) it(name, { skip: this.skip }, () => {});
+    return this.skip !== false;
+  }
+
+  /** Headless Chromium; fails, saying why, when it is required but missing. */
+  async launch(): Promise<Browser> {
+    if (!this.executablePath) throw new Error(`the browser tests are required (REQUIRE_BROWSER_TESTS=1 or CI=true) but no Chromium found: ${HOW_TO_RUN_BROWSER_TESTS}`);
+    return chromium.launch({
+      executablePath: this.executablePath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+      timeout: BROWSER_TIMEOUT_MS,
+    });
+  }
+}
+
+export interface WatchedPageOptions {
+  readonly viewport: { readonly width: number; readonly height: number };
+  /** Where the page's problems are collected: a test asserts there are none. */
+  readonly problems: string[];
+  /** Permissions granted to this origin (the clipboard, say). */
+  readonly grant?: { readonly permissions: readonly string[]; readonly origin: string };
+  /** Also count console errors (not Chromium's own "Failed to load resource", which the response check names better). */
+  readonly consoleErrors?: boolean;
+  /** Also count requests that failed without a response. */
+  readonly failedRequests?: boolean;
+  /** A response of status ≥ 400 the test provokes on purpose, not counted. */
+  readonly expectedRefusal?: (response: Response) => boolean;
+}
+
+/**
+ * A new context (the viewport, the action timeout) and its page, with its problems collected:
+ * script errors, responses of status 400 or more (but `expectedRefusal`), and as asked console
+ * errors and failed requests.
+ */
+export async function openWatchedPage(browser: Browser, options: WatchedPageOptions): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { ...options.viewport } });
+  if (options.grant) await context.grantPermissions([...options.grant.permissions], { origin: options.grant.origin });
+  context.setDefaultTimeout(BROWSER_TIMEOUT_MS);
+  const page = await context.newPage();
+  const problems = options.problems;
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  if (options.consoleErrors) {
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(`console error: ${message.text()}`);
+    });
+  }
+  page.on('response', (response) => {
+    if (response.status() >= 400 && !options.expectedRefusal?.(response)) problems.push(`${response.status()} from ${response.url()}`);
+  });
+  if (options.failedRequests) page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()}`));
+  return { context, page };
 }

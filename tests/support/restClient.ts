@@ -8,7 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { tokenHeader } from './http.js';
-import { parseExact } from './seededService.js';
+import { parseExact } from './exactJson.js';
 
 export interface RestAnswer {
   readonly status: number;

@@ -10,14 +10,17 @@ import type { Database } from '../../db/index.js';
 import { seedPortfolio, type SeedSummary } from '../../db/seed/index.js';
 import { createAdmin, type Account } from '../../app/accounts.js';
 import { createApiKey } from '../../app/apiKeys.js';
-import { createDefaultProduct, DEMO_CUSTOM_FIELDS } from '../../app/products.js';
+import { addProductField, createDefaultProduct, DEMO_CUSTOM_FIELDS, type CustomFieldDefinition } from '../../app/products.js';
 import type { ServiceConfig } from '../../api/config.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import type { GraphEngine } from '../../engine/index.js';
 import { openTestDatabase, type TestDatabase } from './testDatabase.js';
-import { METADATA_PATH, startTestServer, uniqueSlug } from './http.js';
+import { createAccountWithKey, METADATA_PATH, startTestServer, uniqueSlug, type TestServer } from './http.js';
+import { parseExact } from './exactJson.js';
+import { restClient, type RestClient } from './restClient.js';
 
 export { METADATA_PATH };
+export { JsonNumber, num, parseExact, stringifyExact } from './exactJson.js';
 
 
 /** Small enough that a file seeds in about a second, big enough for every shape of data. */
@@ -177,109 +180,68 @@ export function dataOf<D = any>(answer: Answer<unknown>): D {
   return body.data;
 }
 
-/**
- * A JSON number as written in the response text. `JSON.parse` turns `65000.00` into `65000`;
- * the engine promises PostgreSQL's exact digits, so tests read numbers with `parseExact`.
- */
-export class JsonNumber {
-  constructor(readonly text: string) {}
-  toJSON(): number {
-    return Number(this.text);
-  }
-}
-
-/** `new JsonNumber(text)`, written short for expectations. */
-export const num = (text: string | number | bigint): JsonNumber => new JsonNumber(String(text));
-
-/** JSON.parse, except that every number becomes a `JsonNumber` carrying its exact text. */
-export function parseExact(text: string): unknown {
-  let at = 0;
-  const fail = (what: string): never => {
-    throw new SyntaxError(`parseExact: ${what} at ${at}: ${JSON.stringify(text.slice(at, at + 40))}`);
-  };
-  const space = (): void => {
-    while (at < text.length && ' \t\n\r'.includes(text[at]!)) at++;
-  };
-  const value = (): unknown => {
-    space();
-    const c = text[at];
-    if (c === '{') {
-      at++;
-      const object: Record<string, unknown> = {};
-      space();
-      if (text[at] === '}') {
-        at++;
-        return object;
-      }
-      for (;;) {
-        space();
-        if (text[at] !== '"') fail('expected a key');
-        const key = string();
-        space();
-        if (text[at++] !== ':') fail('expected ":"');
-        object[key] = value();
-        space();
-        const next = text[at++];
-        if (next === '}') return object;
-        if (next !== ',') fail('expected "," or "}"');
-      }
-    }
-    if (c === '[') {
-      at++;
-      const array: unknown[] = [];
-      space();
-      if (text[at] === ']') {
-        at++;
-        return array;
-      }
-      for (;;) {
-        array.push(value());
-        space();
-        const next = text[at++];
-        if (next === ']') return array;
-        if (next !== ',') fail('expected "," or "]"');
-      }
-    }
-    if (c === '"') return string();
-    const literal = /^(?:true|false|null)/.exec(text.slice(at, at + 5));
-    if (literal) {
-      at += literal[0].length;
-      return literal[0] === 'null' ? null : literal[0] === 'true';
-    }
-    const number = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(at, at + 400));
-    if (!number) return fail('unexpected text');
-    at += number[0].length;
-    return new JsonNumber(number[0]);
-  };
-  const string = (): string => {
-    const start = at;
-    at++;
-    while (at < text.length && text[at] !== '"') at += text[at] === '\\' ? 2 : 1;
-    at++;
-    return JSON.parse(text.slice(start, at)) as string;
-  };
-  const result = value();
-  space();
-  if (at !== text.length) fail('trailing text');
-  return result;
-}
-
-/** JSON.stringify with two-space indentation that writes a `JsonNumber` with its exact text. */
-export function stringifyExact(value: unknown, indent = ''): string {
-  if (value instanceof JsonNumber) return value.text;
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  const inner = `${indent}  `;
-  if (Array.isArray(value)) {
-    if (!value.length) return '[]';
-    return `[\n${value.map((item) => inner + stringifyExact(item, inner)).join(',\n')}\n${indent}]`;
-  }
-  const entries = Object.entries(value as Record<string, unknown>);
-  if (!entries.length) return '{}';
-  return `{\n${entries.map(([key, item]) => `${inner}${JSON.stringify(key)}: ${stringifyExact(item, inner)}`).join(',\n')}\n${indent}}`;
-}
-
 /** The `data` of a successful answer, read with `parseExact` (numbers keep their digits). */
 export function exactDataOf(answer: Answer<unknown>): any {
   dataOf(answer);
   return (parseExact(answer.text) as { data: unknown }).data;
+}
+
+/** An account with an API key (and no data), and the REST client of that key. */
+export interface KeyedAccount {
+  readonly account: Account;
+  readonly accountId: string;
+  readonly key: string;
+  /** The REST client of `key`, checking every answer against the account's OpenAPI document. */
+  readonly rest: RestClient;
+}
+
+export interface KeyedService extends KeyedAccount {
+  readonly db: Database;
+  readonly server: TestServer;
+  readonly url: string;
+  /** Another account on the same service, with its own key, fields and client. */
+  newAccount(fields?: readonly CustomFieldDefinition[]): Promise<KeyedAccount>;
+  close(): Promise<void>;
+}
+
+export interface KeyedServiceOptions {
+  /** Custom fields added to the account's default product, in order, before its REST client reads the OpenAPI document. */
+  readonly fields?: readonly CustomFieldDefinition[];
+  readonly config?: Partial<ServiceConfig>;
+}
+
+/**
+ * The set-up of the REST and input tests: a migrated test database, the real application over
+ * it, and one new, empty account with an API key, its custom fields and its REST client. Close it
+ * in `after`. (`startSeededService` is the same with the demo portfolio, for the engine tests.)
+ */
+export async function startKeyedService(options: KeyedServiceOptions = {}): Promise<KeyedService> {
+  const database: TestDatabase = await openTestDatabase();
+  let server: TestServer | undefined;
+  try {
+    server = await startTestServer(database.db, options.config);
+    const url = server.url;
+    const newAccount = async (fields: readonly CustomFieldDefinition[] = []): Promise<KeyedAccount> => {
+      const made = await createAccountWithKey(database.db);
+      for (const field of fields) await addProductField(database.db, made.account.id, field);
+      return { account: made.account, accountId: made.account.id, key: made.apiKey.key, rest: await restClient(url, made.apiKey.key) };
+    };
+    const first = await newAccount(options.fields);
+    const running = server;
+    return {
+      ...first,
+      db: database.db,
+      server: running,
+      url,
+      newAccount,
+      async close() {
+        await running.close();
+        await database.close();
+      },
+    };
+  } catch (error) {
+    await server?.close();
+    await database.close();
+    throw error;
+  }
 }

@@ -1,0 +1,76 @@
+import type { Database } from '../db/index.js';
+import { GraphEngine } from '../engine/index.js';
+import { checkMetadataAgainstDatabase, parseMetadata } from '../metadata/index.js';
+
+/**
+ * The one home of the fixed views of the tables that the server's own GraphQL documents run
+ * against: the REST loan reads (`loanReads.ts`) and the dashboard's servicing pages
+ * (`dashboard/servicingData.ts`). They do not use the admin-edited metadata file, so that hiding
+ * a field or a collection from the API never changes the REST contract or breaks a screen.
+ *
+ * Both views share the same `loans` collection (every column of a loan, its borrower and
+ * guarantor links) and the links themselves (`borrows`, `guarantees`); each view adds its own
+ * `people` and whatever else it reads.
+ */
+const LOANS = `  loans:
+    table: loans
+    primary_key: id
+    fields:
+      id: uuid
+      name: text
+      status: text
+      amount: numeric
+      rate: numeric
+      term: integer
+      frequency: text
+      amortization: text
+      regular_payment: numeric
+      date_funded: date
+      first_payment_date: date
+      date_maturity: date
+      custom_fields: jsonb
+      created_at: timestamptz
+      updated_at: timestamptz
+    relationships:
+      borrows: { array: borrows, on: { id: loan_id } }
+      guarantees: { array: guarantees, on: { id: loan_id } }
+`;
+const LINKS = ['borrows', 'guarantees']
+  .map(
+    (table) => `  ${table}:
+    table: ${table}
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, person_id: uuid, created_at: timestamptz }
+    relationships:
+      loan: { object: loans, on: { loan_id: id } }
+      person: { object: people, on: { person_id: id } }
+`,
+  )
+  .join('');
+
+export interface FixedViewParts {
+  /** More relationships of `loans`, as YAML lines indented by six spaces. */
+  readonly loanRelationships?: string;
+  /** The view's other collections (`people` at least, which the links point to), as YAML indented by two spaces. */
+  readonly collections: string;
+}
+
+/** The metadata text of a fixed view: the shared loans and links, plus the view's own parts. */
+export function fixedViewText(parts: FixedViewParts): string {
+  return `version: 1
+tenant_column: account_id
+collections:
+${LOANS}${parts.loanRelationships ?? ''}${LINKS}${parts.collections}`;
+}
+
+/**
+ * The query engine of a fixed view, after checking the view against the database (a missing
+ * column fails here, at start-up, naming it). No limits apply: the documents are the server's own.
+ */
+export async function fixedViewEngine(db: Database, parts: FixedViewParts, description: string, planCacheSize: number): Promise<GraphEngine> {
+  const { metadata, catalogue } = await checkMetadataAgainstDatabase(parseMetadata(fixedViewText(parts), description), db);
+  return new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize, maxCost: 0, maxRootFields: 0, maxFields: 0 }, catalogue);
+}
+
+/** A canonical UUID's text (any case): ids from a path or a form are checked with it before a query. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
