@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { cpuSeconds, freePort, ROOT, startServer, stopAll } from './processes.js';
+import { cpuSeconds, freePort, ROOT, SHIPPED_NODE_FLAGS, startServer, stopAll } from './processes.js';
 import { QUERIES, sampleData } from './queries.js';
 
 interface ProfileNode {
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
     const port = await freePort();
     const service = await startServer(
       'service',
-      ['--cpu-prof', `--cpu-prof-dir=${dir}`, join(ROOT, 'dist', 'api', 'main.js')],
+      ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'api', 'main.js')],
       { DATABASE_URL: databaseUrl, METADATA_PATH: join(ROOT, 'metadata', 'loanql.default.yaml'), HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', PG_POOL_SIZE: '10' },
       port,
       async (url) => (await fetch(`${url}/healthz`)).ok,

@@ -28,7 +28,7 @@ import { GraphEngine } from '../engine/index.js';
 import { closeAgent, percentile, postJson, sequentialLatency } from './latency.js';
 import { measurePair, type LoadResult, type LoadSettings } from './load.js';
 import { runMicroBenchmarks } from './micro.js';
-import { freePort, ROOT, runCli, startServer, startThrowawayPostgres, stopAll, type ServerProcess } from './processes.js';
+import { freePort, ROOT, runCli, SHIPPED_NODE_FLAGS, startServer, startThrowawayPostgres, stopAll, type ServerProcess } from './processes.js';
 import { ALL_QUERIES, isMutation, QUERIES, sampleData, type BenchQuery, type DataSample } from './queries.js';
 import { engineStatement, measureSqlOnly, servedMetadata } from './sqlOnly.js';
 import { renderResults, roundRatios, type BenchResults, type GrowthRow, type PlanExcerpt, type ThroughputRow } from './report.js';
@@ -157,7 +157,7 @@ async function main(): Promise<void> {
     const servicePort = await freePort();
     const service = await startServer(
       'service',
-      [join(ROOT, 'dist', 'api', 'main.js')],
+      [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'api', 'main.js')],
       { DATABASE_URL: databaseUrl, METADATA_PATH, HOST: '127.0.0.1', PORT: String(servicePort), LOG_LEVEL: 'warn', PG_POOL_SIZE: String(POOL_SIZE) },
       servicePort,
       async (url) => (await fetch(`${url}/healthz`)).ok,
@@ -165,7 +165,7 @@ async function main(): Promise<void> {
     const baselinePort = await freePort();
     const baseline = await startServer(
       'baseline',
-      ['--import', 'tsx', join(ROOT, 'bench', 'baselineServer.ts')],
+      [...SHIPPED_NODE_FLAGS, '--import', 'tsx', join(ROOT, 'bench', 'baselineServer.ts')],
       { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(baselinePort), PG_POOL_SIZE: String(POOL_SIZE) },
       baselinePort,
       async (url) => (await fetch(`${url}/none`, { method: 'POST' })).status === 404,

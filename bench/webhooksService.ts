@@ -20,7 +20,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { cpuSeconds, freePort, ROOT, runCli, startServer, type ServerProcess } from './processes.js';
+import { cpuSeconds, freePort, ROOT, runCli, SHIPPED_NODE_FLAGS, startServer, type ServerProcess } from './processes.js';
 import { QUERIES } from './queries.js';
 
 const CONNECTIONS = 16;
@@ -102,7 +102,7 @@ async function startService(context: ServiceBenchContext, workerInProcess: boole
   const port = await freePort();
   return startServer(
     `service${workerInProcess ? ' (worker in process)' : ''}`,
-    [join(ROOT, 'dist', 'api', 'main.js')],
+    [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'api', 'main.js')],
     {
       DATABASE_URL: context.databaseUrl,
       METADATA_PATH: context.metadataPath,

@@ -1,0 +1,24 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The service's Node flags (README, Operations: "Node flags") are given in two places a user
+ * starts it from — `npm start` and the Dockerfile's CMD — and the benchmarks read them from the
+ * first: the two must not drift apart.
+ */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('the shipped start command', () => {
+  it('npm start and the Dockerfile run dist/api/main.js with the same Node flags', () => {
+    const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.trim().split(/\s+/);
+    assert.equal(start[0], 'node');
+    assert.equal(start.at(-1), 'dist/api/main.js');
+    const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8').split('\n').filter((line) => line.startsWith('CMD ["node"') && line.includes('dist/api/main.js')).join('\n'));
+    assert.ok(cmd, 'the Dockerfile has a CMD that runs dist/api/main.js');
+    assert.deepEqual(JSON.parse(cmd[1]!), start);
+    assert.ok(start.includes('--max-semi-space-size=32'));
+  });
+});
