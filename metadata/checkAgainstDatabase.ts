@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { MetadataError, type Metadata, type Role, type ScalarType } from './model.js';
+import { MetadataError, type Metadata, type Relationship, type Role, type ScalarType } from './model.js';
 
 /** PostgreSQL column types each metadata type may be read from. */
 const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
@@ -79,6 +79,7 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
     [tables],
   );
   const indexConstants = await partialIndexConstants(db, tables);
+  const foreignKeyRelationships = await relationshipsWithForeignKey(db, metadata, tables);
   const constraints = new Map<string, CatalogueConstraint>();
   for (const row of indexRows) constraints.set(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
   for (const row of constraintRows) constraints.set(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
@@ -126,10 +127,50 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
   if (problems.length) throw new MetadataError(problems);
   // Every role's view gets the same NOT NULL columns; `admin`'s view stays the metadata itself.
   const roles = new Map<string, Role>();
-  const checked: Metadata = { ...metadata, notNullColumns, indexConstants, roles };
+  const checked: Metadata = { ...metadata, notNullColumns, indexConstants, foreignKeyRelationships, roles };
   for (const [name, role] of metadata.roles)
-    roles.set(name, { ...role, metadata: role.metadata === metadata ? checked : { ...role.metadata, notNullColumns, indexConstants } });
+    roles.set(name, { ...role, metadata: role.metadata === metadata ? checked : { ...role.metadata, notNullColumns, indexConstants, foreignKeyRelationships } });
   return { metadata: checked, catalogue: { constraints, numericLimits } };
+}
+
+/**
+ * The object relationships of the metadata whose column pairs, with the tenant column's pair,
+ * are exactly those of a validated, not deferrable foreign key from the collection's table to
+ * the target's table (in any column order).
+ */
+async function relationshipsWithForeignKey(db: Queryable, metadata: Metadata, tables: readonly string[]): Promise<Set<Relationship>> {
+  const { rows } = await db.query<{ table_name: string; ref_table: string; columns: unknown; ref_columns: unknown }>(
+    `SELECT t.relname AS table_name, r.relname AS ref_table,
+            array(SELECT a.attname::text FROM unnest(c.conkey) WITH ORDINALITY AS k(num, ord) JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.num ORDER BY k.ord) AS columns,
+            array(SELECT a.attname::text FROM unnest(c.confkey) WITH ORDINALITY AS k(num, ord) JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.num ORDER BY k.ord) AS ref_columns
+       FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_class r ON r.oid = c.confrelid
+      WHERE c.contype = 'f' AND c.convalidated AND NOT c.condeferrable
+        AND t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1::text[])`,
+    [tables],
+  );
+  const pairsKey = (pairs: readonly (readonly [string, string])[]): string =>
+    pairs
+      .map(([from, to]) => `${from}=${to}`)
+      .sort()
+      .join(',');
+  const keys = new Set<string>();
+  for (const row of rows) {
+    const columns = parseNameArray(row.columns);
+    const refColumns = parseNameArray(row.ref_columns);
+    if (columns.length !== refColumns.length) continue;
+    keys.add(`${row.table_name}>${row.ref_table}:${pairsKey(columns.map((column, i) => [column, refColumns[i]!] as const))}`);
+  }
+  const backed = new Set<Relationship>();
+  for (const collection of metadata.collections.values()) {
+    for (const relationship of collection.relationships.values()) {
+      if (relationship.kind !== 'object') continue;
+      const target = metadata.collections.get(relationship.target);
+      if (!target) continue;
+      const pairs = [[metadata.tenantColumn, metadata.tenantColumn] as const, ...relationship.mapping];
+      if (keys.has(`${collection.table}>${target.table}:${pairsKey(pairs)}`)) backed.add(relationship);
+    }
+  }
+  return backed;
 }
 
 /** A text constant the compiler may write as SQL text: plain words only (`sql.indexConstant`). */

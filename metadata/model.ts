@@ -195,6 +195,14 @@ export interface Metadata {
    * plan can use the partial index (engine/README.md, "Constants in the text").
    */
   readonly indexConstants?: ReadonlyMap<string, ReadonlySet<string>>;
+  /**
+   * The object relationships backed by a validated, immediate foreign key from the collection's
+   * table to the target's (its columns and the tenant column's, pair for pair), filled in by
+   * `checkMetadataAgainstDatabase`: the target row exists whenever the relationship's columns
+   * are not null. The compiler then skips the target's table in a filter that only goes through
+   * it (`{loan: {funding_sources: …}}` on schedules: engine/README.md, "Filters through a foreign key").
+   */
+  readonly foreignKeyRelationships?: ReadonlySet<Relationship>;
   /** Event types by name (`loan.created`, …), for webhooks. */
   readonly eventTypes: ReadonlyMap<string, EventType>;
 }

@@ -199,6 +199,29 @@ export function selectCompiler(metadata: Metadata) {
   };
 
   /**
+   * A relationship filter that only goes through its target to one of the target's own
+   * relationships — `{loan: {funding_sources: {person_id: …}}}` on schedules — written as that
+   * inner relationship from the parent row directly (`funding_sources.loan_id = schedules.loan_id`),
+   * when the outer relationship is an object relationship backed by a foreign key
+   * (`Metadata.foreignKeyRelationships`: the target row exists whenever the columns are not null,
+   * and a null column matches nothing either way), the target carries no filter of its own (a
+   * role's view of it does), and every column the inner relationship reads of the target is one
+   * the outer relationship maps. Null when any of that does not hold.
+   */
+  const throughForeignKey = (expression: Extract<BoolExp, { kind: 'relationship' }>): Extract<BoolExp, { kind: 'relationship' }> | null => {
+    const { relationship, target, where: inner } = expression;
+    if (relationship.kind !== 'object' || target.selectFilter || inner.kind !== 'relationship' || !metadata.foreignKeyRelationships?.has(relationship)) return null;
+    const parentColumnOf = new Map(relationship.mapping.map(([from, to]) => [to, from]));
+    const mapping: (readonly [string, string])[] = [];
+    for (const [from, to] of inner.relationship.mapping) {
+      const parentColumn = parentColumnOf.get(from);
+      if (parentColumn === undefined) return null;
+      mapping.push([parentColumn, to]);
+    }
+    return { ...inner, relationship: { ...inner.relationship, name: `${relationship.name}.${inner.relationship.name}`, mapping } };
+  };
+
+  /**
    * A boolean expression over the row `table`. `cast` is the field a `_cast` compares (the jsonb
    * field as text) and its value; comparisons naming it read that value instead of the field.
    */
@@ -234,6 +257,8 @@ export function selectCompiler(metadata: Metadata) {
         return sql`((${value} IS NULL) = ${param(expression.value, 'boolean')})`;
       }
       case 'relationship': {
+        const shorter = throughForeignKey(expression);
+        if (shorter) return where(shorter, table, cast);
         const child = nextAlias('t');
         return sql`EXISTS (SELECT 1 FROM ${sql.ident(expression.target.table)} AS ${child} WHERE ${rowPredicate(expression.target, child)} AND ${joinPredicate(
           expression.relationship,
