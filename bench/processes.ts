@@ -5,7 +5,7 @@
  * SIGINT/SIGTERM).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -138,6 +138,51 @@ export function cpuSeconds(pid: number): number {
   // Fields after the command name (which may hold spaces) start after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** CPU seconds the whole machine has spent busy so far (every core; not idle, not I/O wait), from /proc/stat. */
+export function machineBusySeconds(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal …
+  const busy = fields[0]! + fields[1]! + fields[2]! + fields[5]! + fields[6]! + (fields[7] ?? 0);
+  return busy / CLOCK_TICKS_PER_SECOND;
+}
+
+/** CPU seconds of every running process named `postgres` (PostgreSQL's server processes on this machine). */
+export function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total;
+}
+
+/**
+ * The share of the machine's CPU that went to work other than the benchmark's own processes
+ * (the runner with autocannon, the given servers, PostgreSQL) between two `cpuSnapshot`s: 0 on
+ * an otherwise idle machine, whatever load the benchmark itself makes.
+ */
+export interface CpuSnapshot {
+  readonly at: number;
+  readonly busy: number;
+  readonly own: number;
+}
+export function cpuSnapshot(pids: readonly number[]): CpuSnapshot {
+  const runner = process.cpuUsage();
+  const own = (runner.user + runner.system) / 1e6 + pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0) + postgresCpuSeconds();
+  return { at: performance.now() / 1000, busy: machineBusySeconds(), own };
+}
+export function otherWorkShare(from: CpuSnapshot, to: CpuSnapshot, cores: number): number {
+  const wall = to.at - from.at;
+  return wall > 0 ? Math.max(0, to.busy - from.busy - (to.own - from.own)) / (wall * cores) : 0;
 }
 
 /** Resident set size in MB, from /proc/<pid>/status. */

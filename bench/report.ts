@@ -50,7 +50,7 @@ export interface PlanExcerpt {
 
 export interface BenchResults {
   readonly generatedAt: string;
-  readonly machine: { cpuModel: string; cores: number; ramGiB: number; kernel: string; loadAverageAtEnd: number[]; loadAverageDuringThroughput?: number[] };
+  readonly machine: { cpuModel: string; cores: number; ramGiB: number; kernel: string; loadAverageAtEnd: number[]; loadAverageDuringThroughput?: number[]; otherWorkShareDuringThroughput?: number };
   readonly versions: Readonly<Record<string, string>>;
   readonly settings: {
     database: string;
@@ -115,10 +115,12 @@ export function renderResults(results: BenchResults): string {
   const loads = machine.loadAverageDuringThroughput ?? [];
   const busiest = loads.length ? Math.max(...loads) : Number.NaN;
   if (loads.length) {
-    line(`- Load average (1 min) during the throughput runs: ${fixed(Math.min(...loads), 1)}–${fixed(busiest, 1)} (median ${fixed(median(loads), 1)}) on ${machine.cores} cores.`);
+    line(`- Load average (1 min) during the throughput runs: ${fixed(Math.min(...loads), 1)}–${fixed(busiest, 1)} (median ${fixed(median(loads), 1)}) on ${machine.cores} cores — the benchmark's own processes (PostgreSQL's backends, both servers, autocannon) make most of it.`);
+    const other = machine.otherWorkShareDuringThroughput;
+    if (other !== undefined) line(`- CPU used by other work during the throughput runs: **${fixed(other * 100, 1)} %** of the machine (all busy CPU time from /proc/stat, less the runner with autocannon, both servers and every \`postgres\` process).`);
     line();
-    if (busiest > machine.cores) {
-      line(`> **Warning: the machine was busy** — the load average reached ${fixed(busiest, 1)} on ${machine.cores} cores while the servers were measured (other engineers' work shares this machine). Absolute req/s are depressed and ratios noisier than on an idle machine; the SQL-only table below (one connection, interleaved runs) is the steadier evidence.`);
+    if (other !== undefined ? other > 0.1 : busiest > machine.cores) {
+      line(`> **Warning: the machine was busy** — ${other !== undefined ? `other work took ${fixed(other * 100, 1)} % of the CPU` : `the load average reached ${fixed(busiest, 1)} on ${machine.cores} cores`} while the servers were measured (other engineers' work shares this machine). Absolute req/s are depressed and ratios noisier than on an idle machine; the SQL-only table below (one connection, interleaved runs) is the steadier evidence.`);
       line();
     }
   }

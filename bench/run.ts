@@ -28,7 +28,7 @@ import { GraphEngine } from '../engine/index.js';
 import { closeAgent, percentile, postJson, sequentialLatency } from './latency.js';
 import { measurePair, type LoadResult, type LoadSettings } from './load.js';
 import { runMicroBenchmarks } from './micro.js';
-import { freePort, ROOT, runCli, SHIPPED_NODE_FLAGS, startServer, startThrowawayPostgres, stopAll, type ServerProcess } from './processes.js';
+import { cpuSnapshot, freePort, otherWorkShare, ROOT, runCli, SHIPPED_NODE_FLAGS, startServer, startThrowawayPostgres, stopAll, type ServerProcess } from './processes.js';
 import { ALL_QUERIES, isMutation, QUERIES, sampleData, type BenchQuery, type DataSample } from './queries.js';
 import { engineStatement, measureSqlOnly, servedMetadata } from './sqlOnly.js';
 import { renderResults, roundRatios, type BenchResults, type GrowthRow, type PlanExcerpt, type ThroughputRow } from './report.js';
@@ -177,6 +177,7 @@ async function main(): Promise<void> {
 
     const throughput: ThroughputRow[] = [];
     const loadSamples: number[] = [loadavg()[0]!];
+    const cpuBefore = cpuSnapshot([service.pid, baseline.pid]);
     for (const [index, query] of selected.entries()) {
       const headers = { authorization: `Token ${keyOf(main, query)}` };
       // Both servers get the very same request bodies (bench/baselineServer.ts).
@@ -191,6 +192,8 @@ async function main(): Promise<void> {
       throughput.push(row);
       log(`${query.id}: engine ${engine.requestsPerSecond.toFixed(0)} req/s, baseline ${base.requestsPerSecond.toFixed(0)} req/s, ratio ${row.ratio.toFixed(2)} (rounds ${row.roundRatios.map((r) => r.toFixed(2)).join(' ')}), load ${loadAverage.toFixed(1)}, rss ${engine.server.rssPeakMb.toFixed(0)} MB`);
     }
+    const otherWork = otherWorkShare(cpuBefore, cpuSnapshot([service.pid, baseline.pid]), cpus().length);
+    log(`other work on the machine during the throughput runs: ${(otherWork * 100).toFixed(1)} % of its CPU`);
     await baseline.stop();
 
     const sqlOnly = args['no-sql-only']
@@ -266,6 +269,7 @@ async function main(): Promise<void> {
         kernel: release(),
         loadAverageAtEnd: loadavg(),
         loadAverageDuringThroughput: loadSamples,
+        otherWorkShareDuringThroughput: otherWork,
       },
       versions: {
         node: process.version,
