@@ -165,21 +165,22 @@ export function postgresCpuSeconds(): number {
   return total;
 }
 
-/**
- * The share of the machine's CPU that went to work other than the benchmark's own processes
- * (the runner with autocannon, the given servers, PostgreSQL) between two `cpuSnapshot`s: 0 on
- * an otherwise idle machine, whatever load the benchmark itself makes.
- */
+/** The machine's busy CPU seconds and the benchmark's own, at one moment (`cpuSnapshot`). */
 export interface CpuSnapshot {
   readonly at: number;
   readonly busy: number;
   readonly own: number;
 }
+/** A snapshot counting as the benchmark's own: this runner (autocannon runs in it), `pids` and every `postgres` process. */
 export function cpuSnapshot(pids: readonly number[]): CpuSnapshot {
   const runner = process.cpuUsage();
   const own = (runner.user + runner.system) / 1e6 + pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0) + postgresCpuSeconds();
   return { at: performance.now() / 1000, busy: machineBusySeconds(), own };
 }
+/**
+ * The share of the machine's CPU that went to work other than the benchmark's own processes
+ * between two snapshots: 0 on an otherwise idle machine, whatever load the benchmark itself makes.
+ */
 export function otherWorkShare(from: CpuSnapshot, to: CpuSnapshot, cores: number): number {
   const wall = to.at - from.at;
   return wall > 0 ? Math.max(0, to.busy - from.busy - (to.own - from.own)) / (wall * cores) : 0;

@@ -18,8 +18,7 @@ interface Slot {
   readonly name: string;
   readonly scalar: GraphQLScalarType;
   readonly nonNull: boolean;
-  /** The coerced default value, when the definition has one. */
-  readonly hasDefault: boolean;
+  /** The coerced default value; undefined when the definition has none (a default is never undefined). */
   readonly defaultValue: unknown;
 }
 
@@ -38,13 +37,13 @@ export function scalarVariableCoercer(schema: GraphQLSchema, operation: Operatio
       defaultValue = valueFromAST(definition.defaultValue, type);
       if (defaultValue === undefined) return null;
     }
-    slots.push({ name: definition.variable.name.value, scalar, nonNull, hasDefault: definition.defaultValue !== undefined, defaultValue });
+    slots.push({ name: definition.variable.name.value, scalar, nonNull, defaultValue });
   }
   return (inputs) => {
     const coerced = new Map<string, unknown>();
     for (const slot of slots) {
       if (!hasOwn.call(inputs, slot.name)) {
-        if (slot.hasDefault) coerced.set(slot.name, slot.defaultValue);
+        if (slot.defaultValue !== undefined) coerced.set(slot.name, slot.defaultValue);
         else if (slot.nonNull) return null;
         continue;
       }

@@ -192,10 +192,7 @@ export function selectCompiler(metadata: Metadata) {
    */
   const indexConstant = (field: Field, value: Param): Fragment | null => {
     if (value.kind !== 'const' || typeof value.value !== 'string' || field.type !== 'text' || field.source.kind !== 'column') return null;
-    const known = metadata.indexConstants?.get(field.source.column);
-    if (!known) return null;
-    for (const constant of known) if (constant === value.value) return sql.indexConstant(constant);
-    return null;
+    return metadata.indexConstants?.get(field.source.column)?.has(value.value) ? sql.indexConstant(value.value) : null;
   };
 
   /**

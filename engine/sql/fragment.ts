@@ -100,9 +100,9 @@ const INDEX_CONSTANT = /^[A-Za-z0-9_.:-]{1,100}$/;
 
 /**
  * A text constant of a partial index's predicate (`'completed'` of `WHERE status <> 'completed'`),
- * taken from the live catalogue (`Metadata.indexConstants`), never from a request: written as
- * SQL text when a document compares the column with that very string, so the generic plan of a
- * prepared statement can use the index. Plain words only; anything else throws.
+ * known from the live catalogue (`Metadata.indexConstants`): written as SQL text only when a
+ * document compares the column with exactly that string, so the generic plan of a prepared
+ * statement can use the index. Plain words only; anything else throws.
  */
 sql.indexConstant = (value: string): Fragment => {
   if (!INDEX_CONSTANT.test(value)) throw new TypeError(`sql.indexConstant: ${JSON.stringify(value)} is not a plain word`);
