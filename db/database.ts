@@ -23,6 +23,59 @@ export interface Queryable {
   query<R = Record<string, unknown>>(text: string, values?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>>;
   /** Runs fixed, trusted SQL of several statements (migrations); it takes no values at all. */
   script(sql: string): Promise<void>;
+  /**
+   * Optional (node-postgres): runs `statements` in order in one round trip, each seeing the
+   * effects of those before. Rejects with `StatementFailed` for the first that fails; none after
+   * it runs. Callers use `queryInOrder`, which runs them one after another where this is missing.
+   */
+  queryInOrder?(statements: readonly Statement[]): Promise<QueryResult<Record<string, unknown>>[]>;
+  /**
+   * Optional, on a transaction (node-postgres): runs the transaction's last statement and its
+   * COMMIT in one round trip; when the statement fails, nothing is committed. Callers use
+   * `queryThenCommit`; a view that must not end its owner's transaction leaves this out.
+   */
+  queryAndCommit?(statement: Statement): Promise<QueryResult<Record<string, unknown>>>;
+}
+
+/** A statement with its values, for `queryInOrder` and `queryThenCommit`. */
+export interface Statement {
+  readonly text: string;
+  readonly values: readonly unknown[];
+  readonly options?: QueryOptions;
+}
+
+/** A statement of several run in order failed: `index` is its place; none after it ran. */
+export class StatementFailed extends Error {
+  constructor(
+    readonly index: number,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'StatementFailed';
+  }
+}
+
+/** Runs `statements` in order on `db`, in one round trip where the adapter can (`Queryable.queryInOrder`). */
+export async function queryInOrder(db: Queryable, statements: readonly Statement[]): Promise<QueryResult<Record<string, unknown>>[]> {
+  if (db.queryInOrder) return db.queryInOrder(statements);
+  const results: QueryResult<Record<string, unknown>>[] = [];
+  for (const [index, statement] of statements.entries()) {
+    try {
+      results.push(await db.query(statement.text, statement.values, statement.options));
+    } catch (error) {
+      throw new StatementFailed(index, error);
+    }
+  }
+  return results;
+}
+
+/**
+ * Runs the last statement of the transaction `tx`, committing with it in the same round trip
+ * where the adapter can (`Queryable.queryAndCommit`); otherwise the transaction commits when its
+ * work resolves, as always. Nothing may run on `tx` after it.
+ */
+export function queryThenCommit(tx: Queryable, statement: Statement): Promise<QueryResult<Record<string, unknown>>> {
+  return tx.queryAndCommit ? tx.queryAndCommit(statement) : tx.query(statement.text, statement.values, statement.options);
 }
 
 export type DatabaseKind = 'postgres' | 'pglite' | 'pglite-shared';

@@ -1,5 +1,6 @@
 /** Public surface of `db/`: the database interface, how to open it, and migrations. */
-export type { Database, DatabaseKind, Queryable, QueryResult, StatementObserver } from './database.js';
+export type { Database, DatabaseKind, Queryable, QueryResult, Statement, StatementObserver } from './database.js';
+export { queryInOrder, queryThenCommit, StatementFailed } from './database.js';
 export { DataDirBusyError } from './dataDirLock.js';
 export { migrate } from './migrate.js';
 export { databaseSettingsFromEnv, openCommandDatabase, openServiceDatabase, type DatabaseSettings, type OpenedDatabase } from './openDatabase.js';

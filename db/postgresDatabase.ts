@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { ObserverSet, TYPE_OIDS, type Database, type DatabaseKind, type Queryable, type QueryOptions, type QueryResult, type RowHandler } from './database.js';
+import { ObserverSet, StatementFailed, TYPE_OIDS, type Database, type DatabaseKind, type Queryable, type QueryOptions, type QueryResult, type RowHandler, type Statement } from './database.js';
+import { batchable, StatementBatch, typeParserOf, type BatchStatement } from './statementBatch.js';
 import { asUnavailable, isConnectionError } from './unavailable.js';
 
 /**
@@ -74,13 +75,19 @@ export interface PostgresOptions {
   readonly applicationName?: string;
 }
 
+/** Rethrows the failure of the one statement of a `StatementFailed` as itself. */
+const unwrapFailed = (error: unknown): never => {
+  throw error instanceof StatementFailed ? error.cause : error;
+};
+
 /** A `Database` over a node-postgres pool. */
 export function openPostgresDatabase(options: PostgresOptions): Database {
   const kind = options.kind ?? 'postgres';
+  const types = typeParsers();
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? 10,
-    types: typeParsers(),
+    types,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     ...(options.applicationName ? { application_name: options.applicationName } : {}),
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
@@ -108,14 +115,63 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
     else client.release(preparedCount(client) > MAX_PREPARED_PER_CONNECTION ? true : undefined);
   };
 
+  const parserOf = typeParserOf(types);
+  /** Sends statements the connection has prepared as one `StatementBatch`: one round trip. */
+  const send = (client: pg.PoolClient, batch: readonly BatchStatement[]): Promise<QueryResult<Record<string, unknown>>[]> => {
+    const sent = new StatementBatch(batch, parserOf);
+    client.query(sent as unknown as pg.QueryConfig);
+    return sent.done;
+  };
+
   const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, values: readonly unknown[] = [], options?: QueryOptions): Promise<QueryResult<R>> => {
     observers.notify(text, values);
     try {
+      // A statement prepared on this connection before skips node-postgres's query machinery.
+      if (options?.reusable && !(client instanceof pg.Pool)) {
+        const statement = [{ name: statementName(text), text, values }];
+        if (batchable(client, statement)) return (await send(client, statement))[0] as QueryResult<R>;
+      }
       const result = await client.query(config(text, values, options));
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
     } catch (error) {
-      throw asUnavailable(error);
+      throw asUnavailable(error instanceof StatementFailed ? error.cause : error);
     }
+  };
+
+  /**
+   * Runs `statements` in order on `client` — after a BEGIN and before a COMMIT when asked — in
+   * one round trip (`StatementBatch`) when the connection has each reusable one prepared already;
+   * else one after another, which prepares them for next time. Rejects with `StatementFailed`
+   * for a failing statement of `statements` (whose index it gives).
+   */
+  const inOrder = async (client: pg.PoolClient, statements: readonly Statement[], begin: boolean, commit: boolean): Promise<QueryResult<Record<string, unknown>>[]> => {
+    for (const statement of statements) observers.notify(statement.text, statement.values);
+    const batch: BatchStatement[] = statements.map(({ text, values, options }) => ({ name: options?.reusable ? statementName(text) : undefined, text, values }));
+    if (begin) batch.unshift({ name: undefined, text: 'BEGIN', values: [] });
+    if (commit) batch.push({ name: undefined, text: 'COMMIT', values: [] });
+    const first = begin ? 1 : 0;
+    if (batchable(client, batch)) {
+      try {
+        return (await send(client, batch)).slice(first, first + statements.length);
+      } catch (error) {
+        if (!(error instanceof StatementFailed)) throw asUnavailable(error);
+        const index = error.index - first;
+        if (index < 0 || index >= statements.length) throw asUnavailable(error.cause);
+        throw new StatementFailed(index, asUnavailable(error.cause));
+      }
+    }
+    if (begin) await client.query('BEGIN').catch((error: unknown) => Promise.reject(asUnavailable(error)));
+    const results: QueryResult<Record<string, unknown>>[] = [];
+    for (const [index, { text, values, options }] of statements.entries()) {
+      try {
+        const result = await client.query(config(text, values, options));
+        results.push({ rows: result.rows as Record<string, unknown>[], rowCount: result.rowCount ?? 0 });
+      } catch (error) {
+        throw new StatementFailed(index, asUnavailable(error));
+      }
+    }
+    if (commit) await client.query('COMMIT').catch((error: unknown) => Promise.reject(asUnavailable(error)));
+    return results;
   };
 
   /** A `pg.Query` with a 'row' listener: node-postgres then passes rows on without collecting them. */
@@ -176,16 +232,40 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
       const client = await connect();
       // A client whose connection failed (or whose ROLLBACK did) is destroyed, not reused.
       let broken: Error | undefined;
+      // BEGIN goes out with the transaction's first statement, and COMMIT with its last when the
+      // work says which that is (`queryAndCommit`): a mutation of one write takes two round trips.
+      let begun = false;
+      let committed = false;
+      const inTransaction = async (statements: readonly Statement[], commit: boolean): Promise<QueryResult<Record<string, unknown>>[]> => {
+        if (committed) throw new Error('the transaction has already been committed');
+        const begin = !begun;
+        begun = true;
+        const results = await inOrder(client, statements, begin, commit);
+        if (commit) committed = true;
+        return results;
+      };
+      const tx: Queryable = {
+        query: async <R>(text: string, values: readonly unknown[] = [], options?: QueryOptions) => {
+          if (begun && !committed) return run<R>(client, text, values, options);
+          const [result] = await inTransaction([{ text, values, options }], false).catch(unwrapFailed);
+          return result as QueryResult<R>;
+        },
+        queryInOrder: (statements) => inTransaction(statements, false),
+        queryAndCommit: async (statement) => (await inTransaction([statement], true).catch(unwrapFailed))[0]!,
+        script: async (sql) => {
+          if (!begun) await inTransaction([], false);
+          await script(client, sql);
+        },
+      };
       try {
-        await client.query('BEGIN');
-        const tx: Queryable = { query: (text, values, options) => run(client, text, values, options), script: (sql) => script(client, sql) };
         const result = await work(tx);
-        await client.query('COMMIT');
+        if (begun && !committed) await client.query('COMMIT');
         return result;
       } catch (error) {
-        if (isConnectionError(error)) broken = error as Error;
-        else await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-        throw asUnavailable(error);
+        const cause = error instanceof StatementFailed ? error.cause : error;
+        if (isConnectionError(cause)) broken = cause as Error;
+        else if (begun) await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+        throw error instanceof StatementFailed ? error : asUnavailable(error);
       } finally {
         if (broken) client.release(broken);
         else release(client);

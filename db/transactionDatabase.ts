@@ -8,6 +8,12 @@ import type { Database, Queryable } from './database.js';
  * guards in one transaction (`app/idempotency.ts`).
  */
 export function databaseInTransaction(db: Database, tx: Queryable): Database {
+  // The work of a nested `transaction` must not end the caller's: it gets `tx` without `queryAndCommit`.
+  const nested: Queryable = {
+    query: (text, values, options) => tx.query(text, values, options),
+    script: (sql) => tx.script(sql),
+    ...(tx.queryInOrder ? { queryInOrder: (statements) => tx.queryInOrder!(statements) } : {}),
+  };
   return {
     kind: db.kind,
     query: (text, values, options) => tx.query(text, values, options),
@@ -17,7 +23,8 @@ export function databaseInTransaction(db: Database, tx: Queryable): Database {
       for (const row of rows) onRow(row);
       return rows.length;
     },
-    transaction: (work) => work(tx),
+    transaction: (work) => work(nested),
+    ...(tx.queryInOrder ? { queryInOrder: (statements) => tx.queryInOrder!(statements) } : {}),
     observe: (observer) => db.observe(observer),
     close: () => Promise.reject(new Error('a transaction view is closed by its owner')),
   };

@@ -15,7 +15,7 @@ import {
 } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
-import type { Database, Queryable } from '../../db/index.js';
+import { queryInOrder, queryThenCommit, StatementFailed, type Database, type Queryable, type Statement } from '../../db/index.js';
 import type { Catalogue, Metadata } from '../../metadata/index.js';
 import { planMutation } from '../plan/planMutation.js';
 import { compileMutation, type CompiledMutation } from '../sql/compileMutation.js';
@@ -106,8 +106,6 @@ export type PreparedRequest =
       readonly bind: (param: Param) => unknown;
       /** The statements come from the plan cache: worth keeping prepared, like a query's. */
       readonly reusable: boolean;
-      /** Texts derived from the program's (the guarded response), kept with the cached operation. */
-      readonly derivedTexts: Map<string, string>;
     };
 
 interface IntrospectionPart {
@@ -272,9 +270,9 @@ export class GraphEngine {
     try {
       const { prepared, operation } = this.#prepare(request, accountId);
       if (prepared.kind === 'mutation') {
-        // The guard is checked by the response statement, after the writes: when it fails, the
-        // transaction is rolled back, so no write of a deactivated key stays (one round trip less).
-        const text = await db.transaction((tx) => this.runMutation(tx, prepared, guard)).catch((error: unknown) => {
+        // The guard is checked after the writes, in their round trip (`runMutation`): when it
+        // fails, the transaction is rolled back, so no write of a deactivated key stays.
+        const text = await db.transaction((tx) => this.runMutation(tx, prepared, { guard, endsTransaction: true })).catch((error: unknown) => {
           if (error instanceof GuardFailed) return null;
           throw error;
         });
@@ -385,8 +383,11 @@ export class GraphEngine {
    * the SELECT that builds the response over the rows they wrote (so `returning` shows the
    * state after every write of the request, trigger effects included). Returns the response
    * text; a client's mistake throws `RequestError`, and the caller's transaction is then undone.
+   * `guard` is checked after the writes (the request is refused with the transaction rolled
+   * back when it fails); with `endsTransaction`, the response statement commits `tx`
+   * (`queryThenCommit`) — only for a caller that runs nothing on `tx` afterwards.
    */
-  async runMutation(tx: Queryable, prepared: Extract<PreparedRequest, { kind: 'mutation' }>, guard?: StatementGuard): Promise<string> {
+  async runMutation(tx: Queryable, prepared: Extract<PreparedRequest, { kind: 'mutation' }>, { guard, endsTransaction = false }: { guard?: StatementGuard; endsTransaction?: boolean } = {}): Promise<string> {
     const newIds = new Map<number, string>();
     const results: { ids: string[]; count: number; json: string | null }[] = [];
     const value = (param: Param): unknown => {
@@ -402,38 +403,55 @@ export class GraphEngine {
           return prepared.bind(param);
       }
     };
-    for (const step of prepared.program.steps) {
-      try {
-        const { rows } = await tx.query<{ ids?: string; count: number | string; json?: string | null; violations?: number | string }>(
-          step.statement.text,
-          step.statement.params.map(value),
-          { reusable: prepared.reusable },
-        );
-        const row = rows[0]!;
-        if (Number(row.violations ?? 0) > 0) throw permissionError(step.alias, step.collection.name, Number(row.violations));
-        results.push({ ids: row.ids ? (JSON.parse(row.ids) as string[]) : [], count: Number(row.count), json: row.json ?? null });
-      } catch (error) {
-        if (error instanceof RequestError) throw error;
-        const clientError = classifyWriteError(error, step, this.metadata, this.catalogue);
-        if (clientError) throw new RequestError([clientError], 'execution');
-        throw error;
-      }
-    }
-    const response = prepared.program.response;
-    const guardKey = guard ? `guard ${guard.condition}` : '';
-    const text = !guard
-      ? response.text
-      : (prepared.derivedTexts.get(guardKey) ?? remember(prepared.derivedTexts, guardKey, guardedStatement(response.text, response.params.length, guard)));
-    const values = response.params.map(value);
-    let rows: { response: string | null }[];
+    const { steps, response } = prepared.program;
+    const options = { reusable: prepared.reusable };
+    const statementOf = (index: number): Statement => ({ text: steps[index]!.statement.text, values: steps[index]!.statement.params.map(value), options });
+    const record = (index: number, row: Record<string, unknown>): void => {
+      const step = steps[index]!;
+      if (Number(row['violations'] ?? 0) > 0) throw permissionError(step.alias, step.collection.name, Number(row['violations']));
+      results.push({ ids: row['ids'] ? (JSON.parse(row['ids'] as string) as string[]) : [], count: Number(row['count']), json: (row['json'] as string | null | undefined) ?? null });
+    };
+    const writeFailed = (index: number, error: unknown): never => {
+      const clientError = classifyWriteError(error, steps[index]!, this.metadata, this.catalogue);
+      if (clientError) throw new RequestError([clientError], 'execution');
+      throw error;
+    };
+    // One round trip (where the adapter can: `queryInOrder`) for the writes that need nothing
+    // of an earlier write's result, then the guard — after the writes, so a write of a key
+    // deactivated meanwhile is rolled back — then each dependent write, then the response with
+    // the COMMIT (`queryThenCommit`): two round trips for most mutations.
+    let leading = 0;
+    while (leading < steps.length && !steps[leading]!.statement.params.some((param) => param.kind === 'stepResult')) leading += 1;
+    const first = Array.from({ length: leading }, (_, index) => statementOf(index));
+    if (guard) first.push({ text: `SELECT (${guardCondition(guard, 0)}) AS "holds"`, values: guard.values, options });
+    let firstResults;
     try {
-      ({ rows } = await tx.query<{ response: string | null }>(text, guard ? [...values, ...guard.values] : values, { reusable: prepared.reusable }));
+      firstResults = await queryInOrder(tx, first);
+    } catch (error) {
+      if (!(error instanceof StatementFailed)) throw error;
+      if (error.index < leading) writeFailed(error.index, error.cause);
+      throw error.cause;
+    }
+    for (let index = 0; index < leading; index++) record(index, firstResults[index]!.rows[0]!);
+    if (guard && firstResults[leading]!.rows[0]?.['holds'] !== true) throw new GuardFailed();
+    for (let index = leading; index < steps.length; index++) {
+      const statement = statementOf(index);
+      let rows;
+      try {
+        ({ rows } = await tx.query(statement.text, statement.values, options));
+      } catch (error) {
+        writeFailed(index, error);
+      }
+      record(index, rows![0]!);
+    }
+    let rows: Record<string, unknown>[];
+    try {
+      const last = { text: response.text, values: response.params.map(value), options };
+      ({ rows } = endsTransaction ? await queryThenCommit(tx, last) : await tx.query(last.text, last.values, options));
     } catch (error) {
       return rethrowClientError(error);
     }
-    // Thrown, so the caller's transaction is rolled back.
-    if (rows[0]!.response === null) throw new GuardFailed();
-    return rows[0]!.response;
+    return rows[0]!['response'] as string;
   }
 
   #prepareMutation(cached: CachedOperation, variableValues: ReadonlyMap<string, unknown>, caller: Caller): PreparedRequest {
@@ -461,7 +479,7 @@ export class GraphEngine {
     }
     if (problems.length) throw new RequestError(problems.map((problem) => toResponseError(problem, 'validation-failed')), 'document');
     const reusable = cached.compiledMutation === program;
-    return { kind: 'mutation', program, bind: bindParam, reusable, derivedTexts: reusable ? cached.derivedTexts : new Map() };
+    return { kind: 'mutation', program, bind: bindParam, reusable };
   }
 
   /** What the plan cache holds now: entries and their estimated bytes. */
