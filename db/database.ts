@@ -16,6 +16,12 @@ export interface QueryOptions {
    * on each connection (PostgreSQL then parses and analyses it once per connection, not per run).
    */
   readonly reusable?: boolean;
+  /**
+   * No parameter's value chooses the statement's plan (the caller knows: engine/sql/fragment.ts
+   * `planNeutral`), so a reusable statement may run on PostgreSQL's generic plan once the adapter
+   * checked it is the plan made for the values (node-postgres: planChoice.ts).
+   */
+  readonly genericPlanSafe?: boolean;
 }
 
 export interface Queryable {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { ObserverSet, StatementFailed, TYPE_OIDS, type Database, type DatabaseKind, type Queryable, type QueryOptions, type QueryResult, type RowHandler, type Statement } from './database.js';
+import { comparePlans, PlanChoices, type PlanComparison } from './planChoice.js';
 import { batchable, StatementBatch, typeParserOf, type BatchStatement } from './statementBatch.js';
 import { asUnavailable, isConnectionError } from './unavailable.js';
 
@@ -73,7 +74,13 @@ export interface PostgresOptions {
   readonly onConnectionError?: (error: Error) => void;
   /** `application_name` of the connections (what `pg_stat_activity` shows). */
   readonly applicationName?: string;
+  /** Run a reusable statement on its generic plan once checked to be the plan made for the values (planChoice.ts; default on). */
+  readonly choosePlans?: boolean;
 }
+
+/** Around a statement that runs on its generic plan (planChoice.ts); a failure rolls the SET back too. */
+const FORCE_GENERIC_PLAN: BatchStatement = { name: undefined, text: 'SET plan_cache_mode = force_generic_plan', values: [] };
+const RESET_PLAN_MODE: BatchStatement = { name: undefined, text: 'RESET plan_cache_mode', values: [] };
 
 /** Rethrows the failure of the one statement of a `StatementFailed` as itself. */
 const unwrapFailed = (error: unknown): never => {
@@ -133,6 +140,48 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
       }
       const result = await client.query(config(text, values, options));
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    } catch (error) {
+      throw asUnavailable(error instanceof StatementFailed ? error.cause : error);
+    }
+  };
+
+  const planChoices = options.choosePlans === false ? null : new PlanChoices();
+  /** The plan PostgreSQL makes for `statement`'s values against its generic plan (planChoice.ts); null when it could not tell. */
+  const comparedPlans = async (client: pg.PoolClient, statement: BatchStatement & { name: string }): Promise<PlanComparison | null> => {
+    const explain = 'EXPLAIN (FORMAT JSON) ';
+    try {
+      const [forValues, , generic] = await send(client, [
+        { name: undefined, text: explain + statement.text, values: statement.values },
+        FORCE_GENERIC_PLAN,
+        { name: undefined, text: `${explain}EXECUTE "${statement.name}"(${statement.values.map(() => 'NULL').join(', ')})`, values: [] },
+        RESET_PLAN_MODE,
+      ]);
+      return comparePlans(forValues!.rows[0]!['QUERY PLAN'], generic!.rows[0]!['QUERY PLAN']);
+    } catch (error) {
+      const cause = error instanceof StatementFailed ? error.cause : error;
+      if (isConnectionError(cause)) throw asUnavailable(cause);
+      return null;
+    }
+  };
+  /**
+   * A statement outside a transaction: once prepared on the connection, one the caller marked
+   * `genericPlanSafe` runs on the generic plan when its plans were checked to be the same
+   * (planChoice.ts); anything else as `run` does.
+   */
+  const runAlone = async <R>(client: pg.PoolClient, text: string, values: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
+    if (!planChoices || !options?.reusable || !options.genericPlanSafe || values.length === 0) return run<R>(client, text, values, options);
+    const statement = { name: statementName(text), text, values };
+    if (!batchable(client, [statement])) return run<R>(client, text, values, options);
+    observers.notify(text, values);
+    let choice = planChoices.next(statement.name);
+    if (choice === 'check') {
+      planChoices.record(statement.name, await comparedPlans(client, statement));
+      choice = 'planned';
+    }
+    const generic = choice === 'generic';
+    try {
+      const results = await send(client, generic ? [FORCE_GENERIC_PLAN, statement, RESET_PLAN_MODE] : [statement]);
+      return results[generic ? 1 : 0] as QueryResult<R>;
     } catch (error) {
       throw asUnavailable(error instanceof StatementFailed ? error.cause : error);
     }
@@ -218,7 +267,7 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
       const client = await connect();
       let failure: unknown;
       try {
-        return await run(client, text, values, options);
+        return await runAlone(client, text, values ?? [], options);
       } catch (error) {
         failure = error;
         throw error;

@@ -15,7 +15,7 @@ import {
 } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
-import { queryInOrder, queryThenCommit, StatementFailed, type Database, type Queryable, type Statement } from '../../db/index.js';
+import { queryInOrder, queryThenCommit, StatementFailed, type Database, type Queryable, type QueryOptions, type Statement } from '../../db/index.js';
 import type { Catalogue, Metadata } from '../../metadata/index.js';
 import { planMutation } from '../plan/planMutation.js';
 import { compileMutation, type CompiledMutation } from '../sql/compileMutation.js';
@@ -25,7 +25,7 @@ import { checkCount, planOperation } from '../plan/planOperation.js';
 import { queryCost } from '../plan/queryCost.js';
 import { buildSchema } from '../schema/buildSchema.js';
 import { compileOperation } from '../sql/compileOperation.js';
-import type { Param, RenderedSql } from '../sql/fragment.js';
+import { planNeutral, type Param, type RenderedSql } from '../sql/fragment.js';
 import { bareWordsAsStrings } from '../validation/bareWordsAsStrings.js';
 import { depthLimitRule } from '../validation/depthLimitRule.js';
 import { noNulCharactersRule, variablesWithNul } from '../validation/nulCharacters.js';
@@ -293,7 +293,8 @@ export class GraphEngine {
       if (operation.inParts && !prepared.introspection) {
         return await runInParts(db, derive(`parts ${guard?.condition ?? ''}`, () => inParts(text)), values, prepared.reusable, write);
       }
-      const response = await runStatement(db, text, values, prepared.reusable);
+      // The guard's values (the account, the key's id) do not choose a plan either.
+      const response = await runStatement(db, text, values, { reusable: prepared.reusable, genericPlanSafe: prepared.reusable && planNeutral(prepared.params) });
       if (response === null) return false;
       if (response.length > PARTS_FROM_LENGTH) operation.inParts = true;
       write(prepared.introspection ? mergeIntrospection(response, prepared.introspection) : response);
@@ -597,9 +598,9 @@ async function runInParts(db: Database, partsText: string, values: readonly unkn
   }
 }
 
-async function runStatement(db: Database, text: string, values: readonly unknown[], reusable: boolean): Promise<string | null> {
+async function runStatement(db: Database, text: string, values: readonly unknown[], options: QueryOptions): Promise<string | null> {
   try {
-    const { rows } = await db.query<{ response: string | null }>(text, values, { reusable });
+    const { rows } = await db.query<{ response: string | null }>(text, values, options);
     return rows[0]!.response;
   } catch (error) {
     return rethrowClientError(error);

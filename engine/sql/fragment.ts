@@ -18,6 +18,17 @@ export type Param =
   /** What an earlier statement of a mutation returned: its row ids, row count, or response JSON. */
   | { readonly kind: 'stepResult'; readonly step: number; readonly output: 'ids' | 'count' | 'json' };
 
+/**
+ * Whether no parameter's value can choose a different plan from one execution of the statement
+ * to the next: each is a value written in the document (the same for every execution of a cached
+ * plan), the account (the tenant predicate), or a limit or offset. Such a statement may run on
+ * PostgreSQL's generic plan once checked to be the plan made for the values (`genericPlanSafe`,
+ * db/planChoice.ts); a request variable used as a filter value, or a key variable, may not.
+ */
+export function planNeutral(params: readonly Param[]): boolean {
+  return params.every((param) => param.kind === 'const' || param.kind === 'account' || (param.kind === 'var' && param.cast !== 'value'));
+}
+
 /** How a variable's value is prepared for binding. */
 /** `cappedLimit`: a list's limit, which MAX_ROWS replaces when the variable is null. */
 export type ParamCast = 'value' | 'limit' | 'cappedLimit' | 'offset';
