@@ -17,11 +17,12 @@ export interface QueryOptions {
    */
   readonly reusable?: boolean;
   /**
-   * No parameter's value chooses the statement's plan (the caller knows: engine/sql/fragment.ts
-   * `planNeutral`), so a reusable statement may run on PostgreSQL's generic plan once the adapter
-   * checked it is the plan made for the values (node-postgres: planChoice.ts).
+   * No parameter's value can choose another plan unseen (the caller knows: engine/sql/fragment.ts
+   * `genericPlanSafety`), so a reusable statement may run on PostgreSQL's generic plan once the
+   * adapter checked it is the plan made for the values (node-postgres: planChoice.ts). `oneOf`:
+   * parameters (by index) that take one of a few values; the check tries each.
    */
-  readonly genericPlanSafe?: boolean;
+  readonly genericPlanSafe?: { readonly oneOf: ReadonlyMap<number, readonly unknown[]> };
 }
 
 export interface Queryable {

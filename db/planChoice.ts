@@ -12,9 +12,10 @@
  *
  * - The first `CHECKS` times a statement runs on a connection where it is prepared, the adapter
  *   first asks PostgreSQL for both plans in one round trip: `EXPLAIN` of the statement with the
- *   request's values bound (the plan made for those values), and `EXPLAIN EXECUTE` of the
- *   prepared statement under `plan_cache_mode = force_generic_plan` with every argument NULL
- *   (a generic plan is made without values; nothing is spliced into SQL text).
+ *   request's values bound (the plan made for those values; once for each value a parameter
+ *   listed in `oneOf` can take), and `EXPLAIN EXECUTE` of the prepared statement under
+ *   `plan_cache_mode = force_generic_plan` with every argument NULL (a generic plan is made
+ *   without values; nothing is spliced into SQL text).
  * - When the plans have the same shape every time (`planShape`: node types, tables, indexes,
  *   join types and strategies, scan directions, subplans — not the conditions' texts, where one
  *   shows `$2` and the other the value) and the generic plan's estimated cost is above the
@@ -27,9 +28,10 @@
  * Only statements the caller marks `genericPlanSafe` take part: ones whose parameters cannot
  * choose another plan from one execution to the next (the engine's `planNeutral`: values written
  * in the document, which a cached statement always has the same, the account, limits and
- * offsets). A request variable compared with a column may: the generic plan of
- * `status = $1` can be the index scan that suits a rare status and not a common one, and the
- * checks see only the values that came. The tenant predicate is the one bet left, the one
+ * offsets) — or a variable compared with a column that takes only a few values (a CHECK
+ * constraint's list), whose every value the check tries. Any other request variable compared
+ * with a column may: the generic plan of `status = $1` can be the index scan that suits a rare
+ * status and not a common one, and the checks would see only the values that came. The tenant predicate is the one bet left, the one
  * PostgreSQL itself makes for every statement whose generic plan it keeps: one plan for all
  * accounts. Statements inside transactions never take part, so a check never touches a
  * request's transaction. A decision lasts for the process (a restart, or a new statement text
@@ -110,7 +112,12 @@ export function planShape(explained: unknown): string {
   return shape(rootOf(explained));
 }
 
-/** Compares two `EXPLAIN (FORMAT JSON)` answers: the plan made for the values and the generic plan. */
-export function comparePlans(forValues: unknown, generic: unknown): PlanComparison {
-  return { sameShape: planShape(forValues) === planShape(generic), genericCost: rootOf(generic)['Total Cost'] ?? 0, forValuesCost: rootOf(forValues)['Total Cost'] ?? 0 };
+/** Compares `EXPLAIN (FORMAT JSON)` answers: the plans made for values, each against the generic plan. */
+export function comparePlans(forValues: readonly unknown[], generic: unknown): PlanComparison {
+  const genericShape = planShape(generic);
+  return {
+    sameShape: forValues.every((plan) => planShape(plan) === genericShape),
+    genericCost: rootOf(generic)['Total Cost'] ?? 0,
+    forValuesCost: forValues.reduce<number>((sum, plan) => sum + (rootOf(plan)['Total Cost'] ?? 0), 0) / forValues.length,
+  };
 }

@@ -146,17 +146,24 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
   };
 
   const planChoices = options.choosePlans === false ? null : new PlanChoices();
-  /** The plan PostgreSQL makes for `statement`'s values against its generic plan (planChoice.ts); null when it could not tell. */
-  const comparedPlans = async (client: pg.PoolClient, statement: BatchStatement & { name: string }): Promise<PlanComparison | null> => {
+  /**
+   * The plans PostgreSQL makes for `statement`'s values — and for each combination of the values
+   * `oneOf` lists — against its generic plan (planChoice.ts), in one round trip; null when it
+   * could not tell.
+   */
+  const comparedPlans = async (client: pg.PoolClient, statement: BatchStatement & { name: string }, oneOf: ReadonlyMap<number, readonly unknown[]>): Promise<PlanComparison | null> => {
     const explain = 'EXPLAIN (FORMAT JSON) ';
+    let valueSets: (readonly unknown[])[] = [statement.values];
+    for (const [index, listed] of oneOf) valueSets = valueSets.flatMap((values) => listed.map((value) => values.map((old, at) => (at === index ? value : old))));
     try {
-      const [forValues, , generic] = await send(client, [
-        { name: undefined, text: explain + statement.text, values: statement.values },
+      const results = await send(client, [
+        ...valueSets.map((values) => ({ name: undefined, text: explain + statement.text, values })),
         FORCE_GENERIC_PLAN,
         { name: undefined, text: `${explain}EXECUTE "${statement.name}"(${statement.values.map(() => 'NULL').join(', ')})`, values: [] },
         RESET_PLAN_MODE,
       ]);
-      return comparePlans(forValues!.rows[0]!['QUERY PLAN'], generic!.rows[0]!['QUERY PLAN']);
+      const plan = (index: number): unknown => results[index]!.rows[0]!['QUERY PLAN'];
+      return comparePlans(valueSets.map((_, index) => plan(index)), plan(valueSets.length + 1));
     } catch (error) {
       const cause = error instanceof StatementFailed ? error.cause : error;
       if (isConnectionError(cause)) throw asUnavailable(cause);
@@ -175,7 +182,7 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
     observers.notify(text, values);
     let choice = planChoices.next(statement.name);
     if (choice === 'check') {
-      planChoices.record(statement.name, await comparedPlans(client, statement));
+      planChoices.record(statement.name, await comparedPlans(client, statement, options.genericPlanSafe.oneOf));
       choice = 'planned';
     }
     const generic = choice === 'generic';

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { MetadataError, type Metadata, type Relationship, type Role, type ScalarType } from './model.js';
+import { MetadataError, type Field, type Metadata, type Relationship, type Role, type ScalarType } from './model.js';
 
 /** PostgreSQL column types each metadata type may be read from. */
 const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
@@ -79,6 +79,7 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
     [tables],
   );
   const indexConstants = await partialIndexConstants(db, tables);
+  const valueLists = await checkedValueLists(db, tables);
   const foreignKeyRelationships = await relationshipsWithForeignKey(db, metadata, tables);
   const constraints = new Map<string, CatalogueConstraint>();
   for (const row of indexRows) constraints.set(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
@@ -127,9 +128,12 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
   if (problems.length) throw new MetadataError(problems);
   // Every role's view gets the same NOT NULL columns; `admin`'s view stays the metadata itself.
   const roles = new Map<string, Role>();
-  const checked: Metadata = { ...metadata, notNullColumns, indexConstants, foreignKeyRelationships, roles };
+  const checked: Metadata = { ...metadata, notNullColumns, indexConstants, fieldValues: fieldValuesOf(metadata, valueLists), foreignKeyRelationships, roles };
   for (const [name, role] of metadata.roles)
-    roles.set(name, { ...role, metadata: role.metadata === metadata ? checked : { ...role.metadata, notNullColumns, indexConstants, foreignKeyRelationships } });
+    roles.set(name, {
+      ...role,
+      metadata: role.metadata === metadata ? checked : { ...role.metadata, notNullColumns, indexConstants, fieldValues: fieldValuesOf(role.metadata, valueLists), foreignKeyRelationships },
+    });
   return { metadata: checked, catalogue: { constraints, numericLimits } };
 }
 
@@ -198,6 +202,39 @@ async function partialIndexConstants(db: Queryable, tables: readonly string[]): 
     }
   }
   return constants;
+}
+
+/**
+ * The values a CHECK constraint allows a text column, by `table.column`: constraints of the form
+ * `CHECK (col = ANY (ARRAY['a'::text, …]))` (how PostgreSQL shows `col IN ('a', …)`), plain
+ * words only.
+ */
+async function checkedValueLists(db: Queryable, tables: readonly string[]): Promise<Map<string, readonly string[]>> {
+  const { rows } = await db.query<{ table_name: string; definition: string }>(
+    `SELECT t.relname AS table_name, pg_get_constraintdef(c.oid) AS definition
+       FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+      WHERE c.contype = 'c' AND c.convalidated AND t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1::text[])`,
+    [tables],
+  );
+  const lists = new Map<string, readonly string[]>();
+  for (const { table_name: table, definition } of rows) {
+    const match = /^CHECK \(\("?([a-z_][a-z0-9_]*)"? = ANY \(ARRAY\[(.*)\]\)\)\)$/.exec(definition);
+    if (!match) continue;
+    const items = match[2]!.split(', ').map((item) => /^'((?:[^']|'')*)'::text$/.exec(item)?.[1]?.replace(/''/g, "'"));
+    if (items.length && items.every((item): item is string => item !== undefined && PLAIN_CONSTANT.test(item))) lists.set(`${table}.${match[1]!}`, items);
+  }
+  return lists;
+}
+
+/** The fields of `metadata`'s collections whose column has a CHECK list of values (`Metadata.fieldValues`). */
+function fieldValuesOf(metadata: Metadata, lists: ReadonlyMap<string, readonly string[]>): Map<Field, readonly string[]> {
+  const values = new Map<Field, readonly string[]>();
+  for (const collection of metadata.collections.values())
+    for (const field of collection.fields.values()) {
+      const list = field.type === 'text' && field.source.kind === 'column' ? lists.get(`${collection.table}.${field.source.column}`) : undefined;
+      if (list) values.set(field, list);
+    }
+  return values;
 }
 
 /** node-postgres parses name[] into an array; PGlite may hand over the literal `{a,b}`. */

@@ -196,6 +196,13 @@ export interface Metadata {
    */
   readonly indexConstants?: ReadonlyMap<string, ReadonlySet<string>>;
   /**
+   * The values a CHECK constraint of the live catalogue allows a text field's column
+   * (`CHECK (status IN ('lead', 'servicing', 'closed'))`), filled in by
+   * `checkMetadataAgainstDatabase`. A variable compared with such a field can take only these
+   * values, so the plans of its statement can be checked for each (db/planChoice.ts).
+   */
+  readonly fieldValues?: ReadonlyMap<Field, readonly string[]>;
+  /**
    * The object relationships backed by a validated, immediate foreign key from the collection's
    * table to the target's (its columns and the tenant column's, pair for pair), filled in by
    * `checkMetadataAgainstDatabase`: the target row exists whenever the relationship's columns

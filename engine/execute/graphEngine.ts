@@ -25,7 +25,7 @@ import { checkCount, planOperation } from '../plan/planOperation.js';
 import { queryCost } from '../plan/queryCost.js';
 import { buildSchema } from '../schema/buildSchema.js';
 import { compileOperation } from '../sql/compileOperation.js';
-import { planNeutral, type Param, type RenderedSql } from '../sql/fragment.js';
+import { genericPlanSafety, type Param, type RenderedSql } from '../sql/fragment.js';
 import { bareWordsAsStrings } from '../validation/bareWordsAsStrings.js';
 import { depthLimitRule } from '../validation/depthLimitRule.js';
 import { noNulCharactersRule, variablesWithNul } from '../validation/nulCharacters.js';
@@ -128,6 +128,8 @@ interface CachedOperation {
   cost: number;
   /** A response of this operation has been large: it runs in parts from now on (`inParts.ts`). */
   inParts: boolean;
+  /** Whether `compiled` may run on the generic plan (`genericPlanSafety`); undefined until first asked. */
+  genericPlanSafety?: ReturnType<typeof genericPlanSafety>;
   /** Statement texts made from `compiled` (guarded, in parts), by kind. */
   readonly derivedTexts: Map<string, string>;
   /** The operation's fast variable coercion (`coerceVariables.ts`): null when it has none; undefined until first use. */
@@ -294,7 +296,8 @@ export class GraphEngine {
         return await runInParts(db, derive(`parts ${guard?.condition ?? ''}`, () => inParts(text)), values, prepared.reusable, write);
       }
       // The guard's values (the account, the key's id) do not choose a plan either.
-      const response = await runStatement(db, text, values, { reusable: prepared.reusable, genericPlanSafe: prepared.reusable && planNeutral(prepared.params) });
+      const genericPlanSafe = !prepared.reusable ? null : operation.genericPlanSafety !== undefined ? operation.genericPlanSafety : (operation.genericPlanSafety = genericPlanSafety(prepared.params));
+      const response = await runStatement(db, text, values, genericPlanSafe ? { reusable: true, genericPlanSafe } : { reusable: prepared.reusable });
       if (response === null) return false;
       if (response.length > PARTS_FROM_LENGTH) operation.inParts = true;
       write(prepared.introspection ? mergeIntrospection(response, prepared.introspection) : response);

@@ -196,6 +196,17 @@ export function selectCompiler(metadata: Metadata) {
   };
 
   /**
+   * A variable compared (`_eq`) with a field whose column takes only a CHECK constraint's values
+   * (`Metadata.fieldValues`) is marked with them (`oneOf`), so the statement's plan can be
+   * checked for each (engine/sql/fragment.ts `genericPlanSafety`). Every other value as it is.
+   */
+  const listed = ({ field, operator, value }: Extract<BoolExp, { kind: 'compare' }>): Param => {
+    if (value.kind !== 'var' || operator !== '_eq') return value;
+    const values = metadata.fieldValues?.get(field);
+    return values ? { ...value, oneOf: values } : value;
+  };
+
+  /**
    * A relationship filter that only goes through its target to one of the target's own
    * relationships — `{loan: {funding_sources: {person_id: …}}}` on schedules — written as that
    * inner relationship from the parent row directly (`funding_sources.loan_id = schedules.loan_id`),
@@ -232,7 +243,7 @@ export function selectCompiler(metadata: Metadata) {
       case 'not':
         return sql`(NOT ${where(expression.item, table, cast)})`;
       case 'compare':
-        return sql`(${valueOf(expression.field)} ${OPERATOR[expression.operator]} ${indexConstant(expression.field, expression.value) ?? param(expression.value, expression.field.type)})`;
+        return sql`(${valueOf(expression.field)} ${OPERATOR[expression.operator]} ${indexConstant(expression.field, expression.value) ?? param(listed(expression), expression.field.type)})`;
       case 'jsonb': {
         const { operator, operand } = JSONB_OPERATOR[expression.operator];
         return sql`(${valueOf(expression.field)} ${operator} ${sql.param(expression.value)}::${operand})`;

@@ -6,7 +6,13 @@
 export type Param =
   | { readonly kind: 'const'; readonly value: unknown }
   /** A request variable used as a whole value (an operator value, a limit, a key). */
-  | { readonly kind: 'var'; readonly name: string; readonly cast: ParamCast }
+  | {
+      readonly kind: 'var';
+      readonly name: string;
+      readonly cast: ParamCast;
+      /** The field it is compared with (`_eq`) takes only these values (`Metadata.fieldValues`). */
+      readonly oneOf?: readonly string[];
+    }
   /** A list whose items are parameters (a literal list holding variables). */
   | { readonly kind: 'list'; readonly items: readonly Param[] }
   /** The account of the request (the tenant predicate). */
@@ -18,15 +24,29 @@ export type Param =
   /** What an earlier statement of a mutation returned: its row ids, row count, or response JSON. */
   | { readonly kind: 'stepResult'; readonly step: number; readonly output: 'ids' | 'count' | 'json' };
 
+/** Combinations of listed values a plan check may try at most (`genericPlanSafety`). */
+const MAX_VALUE_COMBINATIONS = 12;
+
 /**
- * Whether no parameter's value can choose a different plan from one execution of the statement
- * to the next: each is a value written in the document (the same for every execution of a cached
- * plan), the account (the tenant predicate), or a limit or offset. Such a statement may run on
- * PostgreSQL's generic plan once checked to be the plan made for the values (`genericPlanSafe`,
- * db/planChoice.ts); a request variable used as a filter value, or a key variable, may not.
+ * Whether a statement may run on PostgreSQL's generic plan once its plans were checked to be the
+ * same (db/planChoice.ts), and for which values: null when a parameter's value could choose
+ * another plan from one execution to the next unseen — a request variable compared with a
+ * column, a key variable. Every other parameter is a value written in the document (the same for
+ * every execution of a cached plan), the account, a limit or an offset, or a variable compared
+ * with a field that takes only a few values (`oneOf`: the check tries each, at most
+ * `MAX_VALUE_COMBINATIONS` combinations).
  */
-export function planNeutral(params: readonly Param[]): boolean {
-  return params.every((param) => param.kind === 'const' || param.kind === 'account' || (param.kind === 'var' && param.cast !== 'value'));
+export function genericPlanSafety(params: readonly Param[]): { readonly oneOf: ReadonlyMap<number, readonly unknown[]> } | null {
+  const oneOf = new Map<number, readonly string[]>();
+  let combinations = 1;
+  for (const [index, param] of params.entries()) {
+    if (param.kind === 'const' || param.kind === 'account' || (param.kind === 'var' && param.cast !== 'value')) continue;
+    if (param.kind !== 'var' || !param.oneOf) return null;
+    combinations *= param.oneOf.length;
+    if (combinations > MAX_VALUE_COMBINATIONS) return null;
+    oneOf.set(index, param.oneOf);
+  }
+  return { oneOf };
 }
 
 /** How a variable's value is prepared for binding. */
