@@ -4,6 +4,9 @@
  * short rounds (A B B A A …) rather than one long run each puts both servers under the same
  * background load: on a shared machine, load drifts over tens of seconds, and one long run
  * per side let that drift decide a ratio (the same query measured 0.77 and 1.10 in two runs).
+ * Even alone on the machine, one server against itself swings ±10–15 % from round to round
+ * whatever the round's length (0.5 s to 4 s), so many short rounds pin the median down better
+ * than a few long ones: 20 rounds of 1 s by default (bench/README.md, "Reading the results").
  */
 import autocannon from 'autocannon';
 import type { EventEmitter } from 'node:events';
@@ -104,6 +107,19 @@ class Tally {
   }
 }
 
+/** Below this warm-up throughput a round of `durationSeconds / rounds` holds too few responses to count. */
+export const SLOW_REQUESTS_PER_SECOND = 100;
+
+/**
+ * Rounds for a query: `settings.rounds`, or for a slow query (the slower server's warm-up under
+ * `SLOW_REQUESTS_PER_SECOND`: q8, ~35 responses a second with 16 in flight, whose one-second
+ * round would count two or three responses per connection) a quarter as many (at least 5), each
+ * four times as long. The measured time per server stays `durationSeconds`.
+ */
+export function roundsFor(settings: LoadSettings, warmupRequestsPerSecond: number): number {
+  return warmupRequestsPerSecond < SLOW_REQUESTS_PER_SECOND ? Math.max(5, Math.round(settings.rounds / 4)) : settings.rounds;
+}
+
 /**
  * A warm-up of each server (not recorded), then `rounds` measured rounds of
  * `durationSeconds / rounds` each per server, the order alternating: A B, B A, A B, …
@@ -111,16 +127,20 @@ class Tally {
  */
 export async function measurePair(a: LoadTarget, b: LoadTarget, settings: LoadSettings, firstIsA: boolean): Promise<[LoadResult, LoadResult]> {
   const [first, second] = firstIsA ? [a, b] : [b, a];
+  let slowest = Infinity;
   if (settings.warmupSeconds > 0) {
-    await run(first, settings.connections, settings.warmupSeconds);
-    await run(second, settings.connections, settings.warmupSeconds);
+    for (const target of [first, second]) {
+      const warmup = await run(target, settings.connections, settings.warmupSeconds);
+      slowest = Math.min(slowest, warmup.requests.total / warmup.duration);
+    }
   }
   const tallies = new Map([
     [a, new Tally()],
     [b, new Tally()],
   ]);
-  const seconds = settings.durationSeconds / settings.rounds;
-  for (let round = 0; round < settings.rounds; round++) {
+  const rounds = roundsFor(settings, slowest);
+  const seconds = settings.durationSeconds / rounds;
+  for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? [first, second] : [second, first];
     for (const target of order) await tallies.get(target)!.round(target, settings.connections, seconds);
   }

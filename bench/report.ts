@@ -1,5 +1,5 @@
 /** The shape of `bench/results.json` and its rendering as `bench/RESULTS.md`. */
-import type { LoadResult } from './load.js';
+import { SLOW_REQUESTS_PER_SECOND, type LoadResult } from './load.js';
 import type { QueryMicro } from './micro.js';
 import type { SqlOnlyRow } from './sqlOnly.js';
 
@@ -104,7 +104,7 @@ export function renderResults(results: BenchResults): string {
   const { rounds } = settings;
   line(
     rounds > 1
-      ? `- Load: autocannon, ${settings.connections} connections, per query: a ${settings.warmupSeconds} s warm-up of each server, then ${settings.durationSeconds} s measured per server in ${rounds} alternating rounds of ${fixed(settings.durationSeconds / rounds, 1)} s (engine, baseline, baseline, engine, … ; which side starts alternates between queries), so both see the same background load. Latency percentiles are over every measured response. Request bodies rotate through ${settings.variableSets} variable sets drawn from the data.`
+      ? `- Load: autocannon, ${settings.connections} connections, per query: a ${settings.warmupSeconds} s warm-up of each server, then ${settings.durationSeconds} s measured per server in ${rounds} alternating rounds of ${fixed(settings.durationSeconds / rounds, 1)} s (engine, baseline, baseline, engine, … ; which side starts alternates between queries; a query under ${SLOW_REQUESTS_PER_SECOND} requests/s in its warm-up gets a quarter as many rounds, each four times as long), so both see the same background load. Latency percentiles are over every measured response. Request bodies rotate through ${settings.variableSets} variable sets drawn from the data.`
       : `- Load: autocannon, ${settings.connections} connections, ${settings.warmupSeconds} s warm-up then ${settings.durationSeconds} s measured, per query and server; engine and baseline alternate which goes first. Request bodies rotate through ${settings.variableSets} variable sets drawn from the data.`,
   );
   line(`- Servers: the service as shipped (\`node dist/api/main.js\`, LOG_LEVEL=warn, PG_POOL_SIZE=${settings.poolSize}) and the baseline (\`bench/baselineServer.ts\`: \`node:http\` + a \`pg\` pool of ${settings.poolSize}, one hand-written named prepared statement per query, the same API key check). Both get byte-identical requests (the GraphQL request body).`);

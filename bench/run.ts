@@ -13,7 +13,7 @@
  *    the by-primary-key, list-page and aggregate queries per scale, with their plans.
  * 8. `bench/RESULTS.md` and `bench/results.json`.
  *
- * Options: --duration S (14, per server, split over the rounds), --warmup S (2), --rounds N (7),
+ * Options: --duration S (20, per server, split over the rounds), --warmup S (2), --rounds N (20),
  * --connections N (16), --growth-scales 0.1,1,10,
  * --growth-seconds S (6), --no-growth, --out DIR (bench/). Every process started is stopped on
  * exit, failure, SIGINT and SIGTERM.
@@ -35,9 +35,9 @@ import { renderResults, roundRatios, type BenchResults, type GrowthRow, type Pla
 
 const { values: args } = parseArgs({
   options: {
-    duration: { type: 'string', default: '14' },
+    duration: { type: 'string', default: '20' },
     warmup: { type: 'string', default: '2' },
-    rounds: { type: 'string', default: '7' },
+    rounds: { type: 'string', default: '20' },
     connections: { type: 'string', default: '16' },
     'growth-scales': { type: 'string', default: '0.1,1,10' },
     'growth-seconds': { type: 'string', default: '6' },

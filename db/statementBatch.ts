@@ -1,6 +1,9 @@
+import { createRequire } from 'node:module';
 import pg from 'pg';
-import { prepareValue } from 'pg/lib/utils.js';
 import { StatementFailed, type QueryResult } from './database.js';
+
+/** How node-postgres turns a query's values into protocol values, so a batch binds exactly what `client.query` would. */
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (value: unknown) => unknown };
 
 /** One statement of a batch: its prepared-statement name when it is kept prepared, else unnamed. */
 export interface BatchStatement {
