@@ -177,7 +177,7 @@ async function relationshipsWithForeignKey(db: Queryable, metadata: Metadata, ta
   return backed;
 }
 
-/** A text constant the compiler may write as SQL text: plain words only (`sql.indexConstant`). */
+/** A text constant the compiler may write as SQL text: plain words only (`sql.catalogueConstant`). */
 const PLAIN_CONSTANT = /^[A-Za-z0-9_.:-]{1,100}$/;
 
 /**

@@ -427,7 +427,7 @@ export class GraphEngine {
     let leading = 0;
     while (leading < steps.length && !steps[leading]!.statement.params.some((param) => param.kind === 'stepResult')) leading += 1;
     const first = Array.from({ length: leading }, (_, index) => statementOf(index));
-    if (guard) first.push({ text: `SELECT (${guardCondition(guard, 0)}) AS "holds"`, values: guard.values, options });
+    if (guard) first.push({ ...guardCheck(guard), options });
     let firstResults;
     try {
       firstResults = await queryInOrder(tx, first);
@@ -440,13 +440,8 @@ export class GraphEngine {
     if (guard && firstResults[leading]!.rows[0]?.['holds'] !== true) throw new GuardFailed();
     for (let index = leading; index < steps.length; index++) {
       const statement = statementOf(index);
-      let rows;
-      try {
-        ({ rows } = await tx.query(statement.text, statement.values, options));
-      } catch (error) {
-        writeFailed(index, error);
-      }
-      record(index, rows![0]!);
+      const { rows } = await tx.query(statement.text, statement.values, options).catch((error: unknown) => writeFailed(index, error));
+      record(index, rows[0]!);
     }
     let rows: Record<string, unknown>[];
     try {
@@ -637,8 +632,14 @@ function guardedStatement(text: string, paramCount: number, guard: StatementGuar
   return `SELECT CASE WHEN ${guardCondition(guard, paramCount)} THEN (${text}) END AS "response"`;
 }
 
+/** The statement that answers whether the guard holds (column `holds`). */
+function guardCheck(guard: StatementGuard): { text: string; values: readonly unknown[] } {
+  return { text: `SELECT (${guardCondition(guard, 0)}) AS "holds"`, values: guard.values };
+}
+
 async function guardHolds(db: Queryable, guard: StatementGuard): Promise<boolean> {
-  const { rows } = await db.query<{ holds: boolean | null }>(`SELECT (${guardCondition(guard, 0)}) AS "holds"`, guard.values);
+  const check = guardCheck(guard);
+  const { rows } = await db.query<{ holds: boolean | null }>(check.text, check.values);
   return rows[0]?.holds === true;
 }
 

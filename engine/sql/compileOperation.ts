@@ -186,13 +186,17 @@ export function selectCompiler(metadata: Metadata) {
     value.kind === 'const' && type === 'boolean' && typeof value.value === 'boolean' ? sql.boolean(value.value) : sql`${sql.param(value)}::${CAST[type]}`;
 
   /**
-   * A string written in the document that equals a text constant of a partial index's predicate
-   * on a column of this name: the catalogue's constant as SQL text (`sql.indexConstant`), so the
-   * statement's generic plan can use the index. Null otherwise (the value stays a parameter).
+   * A string written in the document that equals a constant the catalogue holds for this column —
+   * a text constant of a partial index's predicate on a column of this name, or one of the values
+   * a CHECK constraint allows the field's column (`Metadata.fieldValues`) — as the catalogue's
+   * constant in SQL text (`sql.catalogueConstant`): the statement's generic plan can then use the
+   * partial index, and reads a constant where it would read a parameter on every row. Null
+   * otherwise (the value stays a parameter).
    */
-  const indexConstant = (field: Field, value: Param): Fragment | null => {
+  const catalogueConstant = (field: Field, value: Param): Fragment | null => {
     if (value.kind !== 'const' || typeof value.value !== 'string' || field.type !== 'text' || field.source.kind !== 'column') return null;
-    return metadata.indexConstants?.get(field.source.column)?.has(value.value) ? sql.indexConstant(value.value) : null;
+    const known = metadata.indexConstants?.get(field.source.column)?.has(value.value) || metadata.fieldValues?.get(field)?.includes(value.value);
+    return known ? sql.catalogueConstant(value.value) : null;
   };
 
   /**
@@ -243,7 +247,7 @@ export function selectCompiler(metadata: Metadata) {
       case 'not':
         return sql`(NOT ${where(expression.item, table, cast)})`;
       case 'compare':
-        return sql`(${valueOf(expression.field)} ${OPERATOR[expression.operator]} ${indexConstant(expression.field, expression.value) ?? param(listed(expression), expression.field.type)})`;
+        return sql`(${valueOf(expression.field)} ${OPERATOR[expression.operator]} ${catalogueConstant(expression.field, expression.value) ?? param(listed(expression), expression.field.type)})`;
       case 'jsonb': {
         const { operator, operand } = JSONB_OPERATOR[expression.operator];
         return sql`(${valueOf(expression.field)} ${operator} ${sql.param(expression.value)}::${operand})`;

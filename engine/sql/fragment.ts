@@ -127,16 +127,17 @@ sql.boolean = (value: boolean): Fragment => {
   return make([{ text: value ? 'true' : 'false' }]);
 };
 
-const INDEX_CONSTANT = /^[A-Za-z0-9_.:-]{1,100}$/;
+const CATALOGUE_CONSTANT = /^[A-Za-z0-9_.:-]{1,100}$/;
 
 /**
- * A text constant of a partial index's predicate (`'completed'` of `WHERE status <> 'completed'`),
- * known from the live catalogue (`Metadata.indexConstants`): written as SQL text only when a
- * document compares the column with exactly that string, so the generic plan of a prepared
- * statement can use the index. Plain words only; anything else throws.
+ * A text constant of the live catalogue — of a partial index's predicate (`'completed'` of
+ * `WHERE status <> 'completed'`, `Metadata.indexConstants`) or of a CHECK constraint's list of
+ * values (`Metadata.fieldValues`): written as SQL text only when a document compares the column
+ * with exactly that string, so the generic plan of a prepared statement can use the index and
+ * reads a constant. Plain words only; anything else throws.
  */
-sql.indexConstant = (value: string): Fragment => {
-  if (!INDEX_CONSTANT.test(value)) throw new TypeError(`sql.indexConstant: ${JSON.stringify(value)} is not a plain word`);
+sql.catalogueConstant = (value: string): Fragment => {
+  if (!CATALOGUE_CONSTANT.test(value)) throw new TypeError(`sql.catalogueConstant: ${JSON.stringify(value)} is not a plain word`);
   return make([{ text: `'${value}'::text` }]);
 };
 

@@ -5,9 +5,11 @@ import { testDatabaseKind } from '../support/testDatabase.js';
 
 /**
  * Issue 20: a string written in the document that equals a text constant of a partial index's
- * predicate (`tasks_due_open … WHERE status <> 'completed'`) is SQL text in the statement, read
- * from the live catalogue — so a prepared statement's generic plan can use the index — while
- * every other string, and every variable, stays a bound parameter. Results are the same either way.
+ * predicate (`tasks_due_open … WHERE status <> 'completed'`), or one of the values a CHECK
+ * constraint allows the column (`loans_status_check`), is SQL text in the statement, read from
+ * the live catalogue — so a prepared statement's generic plan can use the index, and reads a
+ * constant — while every other string, and every variable, stays a bound parameter. Results are
+ * the same either way.
  */
 let s: SeededService;
 
@@ -41,7 +43,7 @@ async function graph(query: string, variables: Record<string, unknown> = {}): Pr
 
 const TASKS = (condition: string, head = '') => `query ${head} { tasks(where: {status: ${condition}}, order_by: [{date_due: asc}, {id: asc}], limit: 500) { id status date_due } }`;
 
-describe(`constants of partial indexes in the statement text (${testDatabaseKind})`, () => {
+describe(`constants of the catalogue in the statement text (${testDatabaseKind})`, () => {
   it('the partial index tasks_due_open exists with the constant the test relies on', async () => {
     const rows = await s.sql<{ predicate: string }>(`SELECT pg_get_expr(i.indpred, i.indrelid) AS predicate FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'tasks_due_open'`);
     assert.match(rows[0]!.predicate, /status <> 'completed'::text/);
@@ -65,6 +67,24 @@ describe(`constants of partial indexes in the statement text (${testDatabaseKind
     const { sql, params } = await explain(TASKS('{_neq: $status}', '($status: String!)'), { status: 'completed' });
     assert.ok(!sql.includes("'completed'"), sql);
     assert.ok(params.includes('completed'));
+  });
+
+  it('a value a CHECK constraint lists for the column (loans.status) is SQL text too; another string, or a variable, stays a parameter', async () => {
+    const LOANS = (condition: string, head = '') => `query ${head} { loans_aggregate(where: {status: ${condition}}) { aggregate { count } } }`;
+    const listed = await explain(LOANS('{_eq: "servicing"}'));
+    assert.match(listed.sql, /"status" = 'servicing'::text/);
+    assert.ok(!listed.params.includes('servicing'), `params: ${JSON.stringify(listed.params)}`);
+    for (const value of ['Servicing', 'paid', "servicing' OR true --"]) {
+      const { sql, params } = await explain(LOANS(`{_eq: ${JSON.stringify(value)}}`));
+      assert.ok(!sql.includes(`'${value}'`), sql);
+      assert.ok(params.includes(value), `${value}: params ${JSON.stringify(params)}`);
+    }
+    const variable = await explain(LOANS('{_eq: $status}', '($status: String!)'), { status: 'servicing' });
+    assert.ok(!variable.sql.includes("'servicing'"), variable.sql);
+    const counted = async (query: string, variables: Record<string, unknown> = {}) => ((await graph(query, variables)) as { loans_aggregate: { aggregate: { count: number } } }).loans_aggregate.aggregate.count;
+    const [expected] = await s.sql<{ n: string }>(`SELECT count(*) AS n FROM loans WHERE account_id = $1 AND status = 'servicing'`, [s.account.id]);
+    assert.equal(await counted(LOANS('{_eq: "servicing"}')), Number(expected!.n));
+    assert.equal(await counted(LOANS('{_eq: $status}', '($status: String!)'), { status: 'servicing' }), Number(expected!.n));
   });
 
   it('the answers are the same as with the value bound, and match the data', async () => {
