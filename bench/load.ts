@@ -116,7 +116,7 @@ export const SLOW_REQUESTS_PER_SECOND = 100;
  * round would count two or three responses per connection) a quarter as many (at least 5), each
  * four times as long. The measured time per server stays `durationSeconds`.
  */
-export function roundsFor(settings: LoadSettings, warmupRequestsPerSecond: number): number {
+function roundsFor(settings: LoadSettings, warmupRequestsPerSecond: number): number {
   return warmupRequestsPerSecond < SLOW_REQUESTS_PER_SECOND ? Math.max(5, Math.round(settings.rounds / 4)) : settings.rounds;
 }
 

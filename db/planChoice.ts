@@ -26,14 +26,14 @@
  *   no more, it picks that plan by itself after five executions.
  *
  * Only statements the caller marks `genericPlanSafe` take part: ones whose parameters cannot
- * choose another plan from one execution to the next (the engine's `planNeutral`: values written
- * in the document, which a cached statement always has the same, the account, limits and
- * offsets) — or a variable compared with a column that takes only a few values (a CHECK
+ * choose another plan from one execution to the next (the engine's `genericPlanSafety`: values
+ * written in the document, which a cached statement always has the same, the account, limits
+ * and offsets) — or a variable compared with a column that takes only a few values (a CHECK
  * constraint's list), whose every value the check tries. Any other request variable compared
  * with a column may: the generic plan of `status = $1` can be the index scan that suits a rare
- * status and not a common one, and the checks would see only the values that came. The tenant predicate is the one bet left, the one
- * PostgreSQL itself makes for every statement whose generic plan it keeps: one plan for all
- * accounts. Statements inside transactions never take part, so a check never touches a
+ * status and not a common one, and the checks would see only the values that came. The tenant
+ * predicate is the one bet left, the one PostgreSQL itself makes for every statement whose
+ * generic plan it keeps: one plan for all accounts. Statements inside transactions never take part, so a check never touches a
  * request's transaction. A decision lasts for the process (a restart, or a new statement text
  * after a metadata change, checks again).
  */

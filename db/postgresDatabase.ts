@@ -171,27 +171,26 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
     }
   };
   /**
-   * A statement outside a transaction: once prepared on the connection, one the caller marked
-   * `genericPlanSafe` runs on the generic plan when its plans were checked to be the same
-   * (planChoice.ts); anything else as `run` does.
+   * A statement outside a transaction: one the caller marked `genericPlanSafe` and the
+   * connection has prepared has its plans checked first (planChoice.ts), and runs on the generic
+   * plan once they were the same; anything else as `run` does.
    */
   const runAlone = async <R>(client: pg.PoolClient, text: string, values: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
-    if (!planChoices || !options?.reusable || !options.genericPlanSafe || values.length === 0) return run<R>(client, text, values, options);
+    const safe = options?.reusable && values.length > 0 ? options.genericPlanSafe : undefined;
+    if (!planChoices || !safe) return run<R>(client, text, values, options);
     const statement = { name: statementName(text), text, values };
     if (!batchable(client, [statement])) return run<R>(client, text, values, options);
-    observers.notify(text, values);
-    let choice = planChoices.next(statement.name);
-    if (choice === 'check') {
-      planChoices.record(statement.name, await comparedPlans(client, statement, options.genericPlanSafe.oneOf));
-      choice = 'planned';
+    const choice = planChoices.next(statement.name);
+    if (choice === 'check') planChoices.record(statement.name, await comparedPlans(client, statement, safe.oneOf));
+    else if (choice === 'generic') {
+      observers.notify(text, values);
+      try {
+        return (await send(client, [FORCE_GENERIC_PLAN, statement, RESET_PLAN_MODE]))[1] as QueryResult<R>;
+      } catch (error) {
+        throw asUnavailable(error instanceof StatementFailed ? error.cause : error);
+      }
     }
-    const generic = choice === 'generic';
-    try {
-      const results = await send(client, generic ? [FORCE_GENERIC_PLAN, statement, RESET_PLAN_MODE] : [statement]);
-      return results[generic ? 1 : 0] as QueryResult<R>;
-    } catch (error) {
-      throw asUnavailable(error instanceof StatementFailed ? error.cause : error);
-    }
+    return run<R>(client, text, values, options);
   };
 
   /**

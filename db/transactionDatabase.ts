@@ -16,15 +16,13 @@ export function databaseInTransaction(db: Database, tx: Queryable): Database {
   };
   return {
     kind: db.kind,
-    query: (text, values, options) => tx.query(text, values, options),
-    script: (sql) => tx.script(sql),
+    ...nested,
     async each(text, values, onRow, options) {
       const { rows } = await tx.query<Parameters<typeof onRow>[0]>(text, values, options);
       for (const row of rows) onRow(row);
       return rows.length;
     },
     transaction: (work) => work(nested),
-    ...(tx.queryInOrder ? { queryInOrder: (statements) => tx.queryInOrder!(statements) } : {}),
     observe: (observer) => db.observe(observer),
     close: () => Promise.reject(new Error('a transaction view is closed by its owner')),
   };

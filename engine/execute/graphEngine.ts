@@ -128,8 +128,8 @@ interface CachedOperation {
   cost: number;
   /** A response of this operation has been large: it runs in parts from now on (`inParts.ts`). */
   inParts: boolean;
-  /** Whether `compiled` may run on the generic plan (`genericPlanSafety`); undefined until first asked. */
-  genericPlanSafety?: ReturnType<typeof genericPlanSafety>;
+  /** Whether `compiled`, once cached, may run on the generic plan (`genericPlanSafety`, worked out when it is cached). */
+  genericPlanSafety: ReturnType<typeof genericPlanSafety>;
   /** Statement texts made from `compiled` (guarded, in parts), by kind. */
   readonly derivedTexts: Map<string, string>;
   /** The operation's fast variable coercion (`coerceVariables.ts`): null when it has none; undefined until first use. */
@@ -219,6 +219,7 @@ export class GraphEngine {
       if (planned.reusable) {
         cached.compiled = compiled;
         cached.cost = cost;
+        cached.genericPlanSafety = genericPlanSafety(compiled.params);
         // Stored again so that the cache counts the compiled text in the entry's size
         // (lru-cache recomputes a size only for a new value, hence delete first).
         if (this.#cache.delete(cached.cacheKey)) this.#cache.set(cached.cacheKey, cached);
@@ -296,7 +297,7 @@ export class GraphEngine {
         return await runInParts(db, derive(`parts ${guard?.condition ?? ''}`, () => inParts(text)), values, prepared.reusable, write);
       }
       // The guard's values (the account, the key's id) do not choose a plan either.
-      const genericPlanSafe = !prepared.reusable ? null : operation.genericPlanSafety !== undefined ? operation.genericPlanSafety : (operation.genericPlanSafety = genericPlanSafety(prepared.params));
+      const genericPlanSafe = prepared.reusable ? operation.genericPlanSafety : null;
       const response = await runStatement(db, text, values, genericPlanSafe ? { reusable: true, genericPlanSafe } : { reusable: prepared.reusable });
       if (response === null) return false;
       if (response.length > PARTS_FROM_LENGTH) operation.inParts = true;
@@ -372,6 +373,7 @@ export class GraphEngine {
       compiledMutation: undefined,
       cost: 0,
       inParts: false,
+      genericPlanSafety: null,
       derivedTexts: new Map(),
       coerceVariables: undefined,
       needsDatabase: names.some((name) => !name.startsWith('__')),
