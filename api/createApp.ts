@@ -2,7 +2,7 @@ import express, { type ErrorRequestHandler, type Express, type Request } from 'e
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from '../db/index.js';
-import { UserInputError } from '../app/errors.js';
+import { PermissionRefused, UserInputError } from '../app/errors.js';
 import { VerifiedKeyCache } from '../app/apiKeys.js';
 import { requireApiKey } from './authenticate.js';
 import { bodyProblem } from './bodyErrors.js';
@@ -81,6 +81,7 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
     if (error instanceof UserInputError) {
       res.status(error.status).json({
         error: error.message,
+        ...(error instanceof PermissionRefused ? { role: error.role, permission: error.permission } : {}),
         ...(error.fields ? { fields: error.fields } : {}),
       });
       return;

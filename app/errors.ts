@@ -8,7 +8,7 @@ export class UserInputError extends Error {
 
   constructor(
     message: string,
-    readonly status: 400 | 404 | 409 = 400,
+    readonly status: 400 | 403 | 404 | 409 = 400,
     /**
      * The offending fields. Give a `Map` when the names come from the caller: the record made
      * from it has every name as an own property, `__proto__` and `constructor` included.
@@ -18,6 +18,23 @@ export class UserInputError extends Error {
     super(message);
     this.name = 'UserInputError';
     if (fields) this.fields = Object.fromEntries(fields instanceof Map ? fields : Object.entries(fields));
+  }
+}
+
+/**
+ * A write the API key's role may not make (a field outside its columns, a row outside its
+ * filter or failing its check): 403 with the role and the permission named, as a missing
+ * permission is answered.
+ */
+export class PermissionRefused extends UserInputError {
+  constructor(
+    message: string,
+    readonly role: string,
+    readonly permission: string,
+    fields: ReadonlyMap<string, string>,
+  ) {
+    super(message, 403, fields);
+    this.name = 'PermissionRefused';
   }
 }
 

@@ -5,6 +5,7 @@ import { buildSchedule, ScheduleInputError, type Amortization, type Frequency, t
 import { UserInputError } from './errors.js';
 import { jsonValue } from './fieldValues.js';
 import { parseLoanBody, type ContactRequest, type ContactRole, type LoanChanges } from './loanInput.js';
+import { ADMIN_GRANT, type LoanWriteGrant } from './loanWriteGrant.js';
 import { DEFAULT_AMORTIZATION, DEFAULT_STATUS, loadDefaultProduct, type Product } from './products.js';
 
 /**
@@ -13,6 +14,9 @@ import { DEFAULT_AMORTIZATION, DEFAULT_STATUS, loadDefaultProduct, type Product 
  * with `INSERT … ON CONFLICT` on the identity indexes of `people`, so concurrent requests for
  * the same new person create exactly one.
  */
+
+/** The role's grant for a write, made once the account's product is known (the admin's by default). */
+export type GrantFor = (product: Product) => LoanWriteGrant;
 
 /** What happened to one contact prefix, reported in the `POST` response. */
 export type ContactOutcome =
@@ -204,9 +208,11 @@ const EMPTY_LOAN: LoanColumns = {
 };
 
 /** `POST /api/loan`: checks the body, then creates the loan, its schedule and its contacts in one transaction. */
-export async function createLoan(db: Database, accountId: string, body: unknown): Promise<CreatedLoan> {
+export async function createLoan(db: Database, accountId: string, body: unknown, grantFor: GrantFor = () => ADMIN_GRANT): Promise<CreatedLoan> {
   const product = await loadDefaultProduct(db, accountId);
   const changes = parseLoanBody(product, body, 'create');
+  const grant = grantFor(product);
+  grant.checkChanges(changes);
   const requested = applyColumns(EMPTY_LOAN, changes);
   checkServicingRules(requested, changes);
   const schedule = scheduleOf(requested);
@@ -228,6 +234,7 @@ export async function createLoan(db: Database, accountId: string, body: unknown)
       const request = changes.contacts[role];
       if (request) contacts[role] = await attachContact(tx, accountId, loanId, role, request);
     }
+    await grant.finish(tx, loanId);
     return { id: loanId, contacts };
   });
 }
@@ -254,10 +261,11 @@ function columnValues(columns: LoanColumns): unknown[] {
  * `PATCH /api/loan/{id}`: field updates in one transaction; the schedule is regenerated when
  * one of its inputs changes. Returns false when the account has no such loan.
  */
-export async function updateLoan(db: Database, accountId: string, loanId: string, body: unknown): Promise<boolean> {
+export async function updateLoan(db: Database, accountId: string, loanId: string, body: unknown, grantFor: GrantFor = () => ADMIN_GRANT): Promise<boolean> {
   const product = await loadDefaultProduct(db, accountId);
   const changes = parseLoanBody(product, body, 'update');
   if (!UUID.test(loanId)) return false;
+  const grant = grantFor(product);
   const custom = customFieldsJson(product, changes);
 
   return db.transaction(async (tx) => {
@@ -269,7 +277,9 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
       [accountId, loanId],
     );
     const before = rows[0];
-    if (!before) return false;
+    // A loan outside the role's update filter is, to this key, no such loan.
+    if (!before || !(await grant.mayWrite(tx, loanId))) return false;
+    grant.checkChanges(changes);
     if (changes.columns.size === 0 && changes.customFields.size === 0) return true;
     const requested = applyColumns(before, changes);
     // §7's rules are checked when the body touches a field they are about, so a legacy loan
@@ -293,6 +303,7 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
         WHERE account_id = $1 AND id = $2`,
       [accountId, loanId, ...columnValues(columns), custom.set, custom.remove],
     );
+    await grant.finish(tx, loanId);
     return true;
   });
 }

@@ -3,6 +3,8 @@ import { databaseInTransaction, type Database } from '../../db/index.js';
 import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
 import { LoanReader } from '../../app/loanReads.js';
 import { createLoan, updateLoan } from '../../app/loanWrites.js';
+import { loanWriteGrant } from '../../app/loanWriteGrant.js';
+import type { Product } from '../../app/products.js';
 import { UserInputError } from '../../app/errors.js';
 import { LOAN_STATUSES, type LoanStatus } from '../../app/products.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
@@ -134,13 +136,18 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     sendJson(res, 200, text);
   });
 
+  /** The role's grant for a loan write (`app/loanWriteGrant.ts`): its columns, filter, check and presets. */
+  const grantOf = (caller: { role: Role; principal: Principal }, kind: 'insert' | 'update', reader: LoanReader) => (product: Product) =>
+    loanWriteGrant(caller.role, kind, caller.principal, product, reader, (tx) => databaseInTransaction(db, tx));
+
   router.post('/', async (req, res) => {
-    if (!roleWith(engines, res, 'insert')) return;
+    const caller = roleWith(engines, res, 'insert');
+    if (!caller) return;
     const accountId = res.locals.auth.accountId;
     const reader = await loans();
     const body = bodyOf(req);
     const create = async (database: Database): Promise<{ id: string; text: string }> => {
-      const created = await createLoan(database, accountId, body);
+      const created = await createLoan(database, accountId, body, grantOf(caller, 'insert', reader));
       const text = await reader.loanJson(database, accountId, created.id, { contacts: created.contacts });
       if (text === null) throw new Error(`loan ${created.id} vanished after creation`);
       return { id: created.id, text };
@@ -171,10 +178,8 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     const caller = roleWith(engines, res, 'update');
     if (!caller) return;
     const accountId = res.locals.auth.accountId;
-    // A loan outside the role's update filter is, to this key, no such loan.
-    const updateFilter = caller.role.metadata.collections.get('loans')?.update?.filter ?? null;
-    if (updateFilter && (await (await loansAs(caller.role, new Map([['loans', updateFilter]]))).loanJson(db, caller.principal, req.params.id)) === null) return notFound(res);
-    if (!(await updateLoan(db, accountId, req.params.id, bodyOf(req)))) return notFound(res);
+    // The role's update filter, columns, check and presets hold inside the write's transaction.
+    if (!(await updateLoan(db, accountId, req.params.id, bodyOf(req), grantOf(caller, 'update', await loans())))) return notFound(res);
     await wrote(res);
     const text = await (await loansAs(caller.role)).loanJson(db, caller.principal, req.params.id);
     if (text === null) return notFound(res);
