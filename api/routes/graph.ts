@@ -6,6 +6,7 @@ import type { Logger } from '../logger.js';
 import type { Database, Lsn } from '../../db/index.js';
 import { RequestError, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
+import { ADMIN_ROLE } from '../../metadata/index.js';
 import { activeKeyGuard, type AuthenticatedKey, type VerifiedKeyCache } from '../../app/apiKeys.js';
 import { guardHolds, notAuthorized, refusedAsInactive } from '../authenticate.js';
 import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
@@ -162,9 +163,15 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
   router.post('/explain', parseJson, async (req, res) => {
     if (!isJsonRequest(req)) return sendErrors(res, 415, JSON_TYPE, 'invalid-request', 'send the request as application/json');
     try {
-      const caller = engineForCaller(engines.engine, accountOf(res));
+      const account = accountOf(res);
+      const caller = engineForCaller(engines.engine, account);
       if (!caller) return notAuthorized(res);
-      res.json(await caller.engine.explain(db, req.body as GraphRequest, caller.principal));
+      // Only the account's admins see statements, and no one sees estimates drawn from every
+      // account's statistics (issue 26, finding 2; README "Security").
+      if (typeof account !== 'string' && account.role !== ADMIN_ROLE) {
+        return sendErrors(res, 403, JSON_TYPE, 'permission-denied', `explain is for the account's admin keys; this key's role is ${account.role}`);
+      }
+      res.json(await caller.engine.explain(db, req.body as GraphRequest, caller.principal, { estimates: false }));
     } catch (error) {
       if (isDatabaseUnavailable(error)) return sendGraphUnavailable(res);
       if (!(error instanceof RequestError)) throw error;

@@ -319,13 +319,22 @@ export class GraphEngine {
     return this.#operation(query, operationName).operation.operation;
   }
 
-  /** The statement of a request, its parameters, and PostgreSQL's plan for it. */
-  async explain(db: Database, request: GraphRequest, accountId: Principal): Promise<{ sql: string; params: unknown[]; plan: unknown; statements?: { sql: string; params: unknown[] }[] }> {
+  /**
+   * The statement of a request, its parameters, and PostgreSQL's plan for it. With `estimates:
+   * false` the plan has no costs, row counts or widths: those come from table-wide statistics,
+   * every account's rows included, so an API caller must not see them (README "Security").
+   */
+  async explain(
+    db: Database,
+    request: GraphRequest,
+    accountId: Principal,
+    { estimates = true }: { readonly estimates?: boolean } = {},
+  ): Promise<{ sql: string; params: unknown[]; plan: unknown; statements?: { sql: string; params: unknown[] }[] }> {
     const prepared = this.prepare(request, accountId);
     if (prepared.kind === 'static') return { sql: '', params: [], plan: null };
     if (prepared.kind === 'mutation') return explainMutation(prepared);
     const { rows } = await db
-      .query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${prepared.text}`, prepared.values)
+      .query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON${estimates ? '' : ', COSTS OFF'}) ${prepared.text}`, prepared.values)
       .catch((error: unknown) => rethrowClientError(error));
     const plan = rows[0]?.['QUERY PLAN'];
     return { sql: prepared.text, params: [...prepared.values], plan: typeof plan === 'string' ? JSON.parse(plan) : plan };

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { migrate, openPgliteDatabase } from '../../db/index.js';
 import type { EmbeddedDatabase } from '../../db/pgliteDatabase.js';
 import { assertBuilt, PROJECT_ROOT, runCli } from '../support/processes.js';
-import { send, startSeededService, type SeededService } from '../support/seededService.js';
+import { createApiKey } from '../../app/apiKeys.js';
+import { seedAccount, send, startSeededService, type SeededService } from '../support/seededService.js';
 import { openTestDatabase, testDatabaseKind } from '../support/testDatabase.js';
 
 /**
@@ -105,7 +106,8 @@ describe('POST /api/graph/explain', () => {
     assert.ok(!body.sql.includes(';'), 'no second statement');
     assert.ok(Array.isArray(body.plan) && body.plan.length === 1);
     assert.equal(typeof body.plan[0]!.Plan['Node Type'], 'string');
-    assert.equal(typeof body.plan[0]!.Plan['Total Cost'], 'number');
+    // No estimates: they come from every account's statistics (issue 26, finding 2).
+    assert.equal(body.plan[0]!.Plan['Total Cost'], undefined);
   });
 
   it('has exactly as many params as the statement has placeholders, $1 to $n', async () => {
@@ -162,6 +164,60 @@ describe('POST /api/graph/explain', () => {
     const answer = await explain({ query: `{ __schema { queryType { name } } }` });
     assert.equal(answer.status, 200);
     assert.deepEqual(answer.body, { sql: '', params: [], plan: null });
+  });
+});
+
+/** Every key of a plan tree, nested plans included. */
+function planKeys(plan: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(plan)) for (const item of plan) planKeys(item, into);
+  else if (plan && typeof plan === 'object') {
+    for (const [key, value] of Object.entries(plan)) {
+      into.add(key);
+      planKeys(value, into);
+    }
+  }
+  return into;
+}
+
+/** Every number in a plan tree (estimates would be numbers). */
+function planNumbers(plan: unknown): number[] {
+  if (typeof plan === 'number') return [plan];
+  if (Array.isArray(plan)) return plan.flatMap(planNumbers);
+  if (plan && typeof plan === 'object') return Object.values(plan).flatMap(planNumbers);
+  return [];
+}
+
+describe('Security: explain reveals nothing beyond what the key can read (issue 26, finding 2)', () => {
+  const TASKS = `query($name: String!) { tasks(where: {name: {_eq: $name}}) { id name } }`;
+
+  it('is refused (403 permission-denied) to every role but the account\'s admin, and unchanged by another account\'s rows', async () => {
+    const b = await seedAccount(s.db, { scale: 0.001, seed: 9 });
+    const investorId = (await s.sql<{ person_id: string }>(`SELECT person_id FROM funding_sources WHERE account_id = $1 LIMIT 1`, [s.account.id]))[0]!.person_id;
+    for (const [role, variables] of [['read_only', {}], ['servicer', {}], ['investor', { person_id: investorId }]] as const) {
+      const key = (await createApiKey(s.db, s.account.id, role, { role, variables: new Map(Object.entries(variables)) })).key;
+      const answer = await explain({ query: `{ loans(limit: 1) { id } }` }, key);
+      assert.equal(answer.status, 403, `${role}: ${answer.text}`);
+      assert.equal((answer.body as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code, 'permission-denied');
+    }
+    const request = { query: TASKS, variables: { name: 'Project NEPTUNE acquisition' } };
+    const before = await explain(request);
+    assert.equal(before.status, 200, before.text);
+    const keys = planKeys((before.body as Explained).plan);
+    for (const estimate of ['Plan Rows', 'Plan Width', 'Total Cost', 'Startup Cost']) assert.ok(!keys.has(estimate), `no ${estimate}`);
+    // The probe: another account writes 600 rows with that very value, and statistics are renewed.
+    const loanB = (await s.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 LIMIT 1`, [b.account.id]))[0]!.id;
+    await s.sql(`INSERT INTO tasks (account_id, loan_id, name) SELECT $1, $2, 'Project NEPTUNE acquisition' FROM generate_series(1, 600)`, [b.account.id, loanB]);
+    await s.sql(`ANALYZE tasks`);
+    const after = await explain(request);
+    // No count, cost or width anywhere: the 1-row / 250-row oracle of the probe is gone. (The
+    // plan's shape is still chosen from table-wide statistics: README "Security" says so.)
+    for (const body of [before.body, after.body]) assert.deepEqual(planNumbers((body as Explained).plan), [], 'no number in the plan');
+    assert.deepEqual([(after.body as Explained).sql, (after.body as Explained).params], [(before.body as Explained).sql, (before.body as Explained).params]);
+    // B's own admin key explains B's statement, with B's account bound.
+    const forB = await explain(request, b.apiKey);
+    assert.equal(forB.status, 200, forB.text);
+    assert.ok((forB.body as Explained).params.includes(b.account.id));
+    assert.ok(!(forB.body as Explained).params.includes(s.account.id));
   });
 });
 
