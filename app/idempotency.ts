@@ -33,33 +33,49 @@ export function requestHash(route: string, body: unknown): Buffer {
   return createHash('sha256').update(route).update('\u0000').update(JSON.stringify(body ?? null)).digest();
 }
 
+/** Who a stored response belongs to: the API key (its id), or the dashboard's console. */
+export interface IdempotencyScope {
+  readonly accountId: string;
+  /** The API key's id; `dashboard` for the dashboard's console (its admins act as the account). */
+  readonly scope: string;
+  /**
+   * Whether the caller may still be answered at all (the API key is active), checked inside the
+   * transaction before anything is claimed, replayed or refused as a mismatch: a revoked key
+   * learns nothing, not even which idempotency keys it used (issue 26, finding 3).
+   */
+  readonly stillAuthorized?: (tx: Queryable) => Promise<boolean>;
+}
+
 /**
- * Runs a write at most once per (account, key) within 24 hours, with Stripe's semantics: the
+ * Runs a write at most once per (account, scope, key) within 24 hours, with Stripe's semantics: the
  * same key and body again get the stored response (`replayed`), nothing written; the same key
  * with another body is a `mismatch`. The key row is inserted first, in the write's own
- * transaction: a concurrent request with the same key waits on the primary key until the first
+ * transaction: a concurrent request with the same key waits on the unique key until the first
  * commits (then replays its response) or rolls back (then runs itself). Only a completed write
  * is stored: a request that fails leaves no key behind, so it can be corrected and sent again.
+ * A caller no longer authorized gets `declined` before any of this.
  */
 export async function runIdempotently(
   db: Database,
-  accountId: string,
+  owner: IdempotencyScope,
   key: string,
   hash: Buffer,
   work: (tx: Queryable) => Promise<StoredResponse | null>,
 ): Promise<IdempotentOutcome> {
+  const { accountId, scope } = owner;
   return db.transaction(async (tx): Promise<IdempotentOutcome> => {
+    if (owner.stillAuthorized && !(await owner.stillAuthorized(tx))) return { kind: 'declined' };
     const claimed = await tx.query(
-      `INSERT INTO idempotency_keys (account_id, key, request_hash) VALUES ($1, $2, $3)
-       ON CONFLICT (account_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status = NULL, response = NULL, created_at = now()
-         WHERE idempotency_keys.created_at < now() - make_interval(hours => $4::int)
+      `INSERT INTO idempotency_keys (account_id, scope, key, request_hash) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (account_id, scope, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status = NULL, response = NULL, created_at = now()
+         WHERE idempotency_keys.created_at < now() - make_interval(hours => $5::int)
        RETURNING 1`,
-      [accountId, key, hash, IDEMPOTENCY_WINDOW_HOURS],
+      [accountId, scope, key, hash, IDEMPOTENCY_WINDOW_HOURS],
     );
     if (!claimed.rows.length) {
       const { rows } = await tx.query<{ request_hash: Uint8Array | Buffer; status: number | null; response: string | null }>(
-        'SELECT request_hash, status, response FROM idempotency_keys WHERE account_id = $1 AND key = $2',
-        [accountId, key],
+        'SELECT request_hash, status, response FROM idempotency_keys WHERE account_id = $1 AND scope = $2 AND key = $3',
+        [accountId, scope, key],
       );
       const stored = rows[0];
       if (!stored || stored.status === null || stored.response === null) throw new Error('an idempotency key row without its response');
@@ -68,10 +84,10 @@ export async function runIdempotently(
     }
     const response = await work(tx);
     if (!response) {
-      await tx.query('DELETE FROM idempotency_keys WHERE account_id = $1 AND key = $2', [accountId, key]);
+      await tx.query('DELETE FROM idempotency_keys WHERE account_id = $1 AND scope = $2 AND key = $3', [accountId, scope, key]);
       return { kind: 'declined' };
     }
-    await tx.query('UPDATE idempotency_keys SET status = $3, response = $4 WHERE account_id = $1 AND key = $2', [accountId, key, response.status, response.body]);
+    await tx.query('UPDATE idempotency_keys SET status = $4, response = $5 WHERE account_id = $1 AND scope = $2 AND key = $3', [accountId, scope, key, response.status, response.body]);
     return { kind: 'done', ...response, replayed: false };
   });
 }

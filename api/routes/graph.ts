@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyProblem } from '../bodyErrors.js';
 import type { Logger } from '../logger.js';
-import type { Database, Lsn } from '../../db/index.js';
+import type { Database, Lsn, Queryable } from '../../db/index.js';
 import { RequestError, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE } from '../../metadata/index.js';
@@ -103,11 +103,16 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
       throw error;
     }
     if (!key || prepared.kind !== 'mutation') return false;
-    const guard = res.locals.keyStillActive;
-    const outcome = await runIdempotently(db, accountId, key, requestHash('POST /api/graph', req.body), async (tx) => {
-      if (guard && !(await guardHolds(tx, guard))) return null;
-      return { status: 200, body: await engine.runMutation(tx, prepared) };
-    });
+    // Scoped to the API key, and answered only while the key is active (README "Security").
+    const who = accountOf(res);
+    const owner =
+      typeof who === 'string'
+        ? { accountId, scope: 'dashboard' }
+        : { accountId, scope: who.keyId, stillAuthorized: (tx: Queryable) => guardHolds(tx, activeKeyGuard(who)) };
+    const outcome = await runIdempotently(db, owner, key, requestHash('POST /api/graph', req.body), async (tx) => ({
+      status: 200,
+      body: await engine.runMutation(tx, prepared),
+    }));
     if (outcome.kind === 'declined') notAuthorized(res);
     else if (outcome.kind === 'mismatch') sendErrors(res, 409, responseType, 'idempotency-key-reused', 'this Idempotency-Key was used for another request body in the last 24 hours');
     else {

@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from 'express';
-import { databaseInTransaction, type Database } from '../../db/index.js';
+import { databaseInTransaction, type Database, type Queryable } from '../../db/index.js';
 import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
 import { LoanReader } from '../../app/loanReads.js';
 import { createLoan, updateLoan } from '../../app/loanWrites.js';
@@ -10,7 +10,8 @@ import { LOAN_STATUSES, type LoanStatus } from '../../app/products.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE, type Role, type RowFilter } from '../../metadata/index.js';
 import type { Principal } from '../../engine/index.js';
-import { notAuthorized } from '../authenticate.js';
+import { guardHolds, notAuthorized } from '../authenticate.js';
+import { activeKeyGuard } from '../../app/apiKeys.js';
 import { ReadRouting } from '../readRouting.js';
 
 type LoanPermission = 'select' | 'insert' | 'update';
@@ -161,12 +162,14 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     }
     // With an Idempotency-Key the loan, its schedule and contacts, and the stored response are
     // one transaction; a retry gets the first response again (app/idempotency.ts).
-    const outcome = await runIdempotently(db, accountId, key, requestHash('POST /api/loan', body), async (tx) => {
+    const auth = res.locals.auth;
+    const owner = { accountId, scope: auth.keyId, stillAuthorized: (tx: Queryable) => guardHolds(tx, activeKeyGuard(auth)) };
+    const outcome = await runIdempotently(db, owner, key, requestHash('POST /api/loan', body), async (tx) => {
       const { text } = await create(databaseInTransaction(db, tx));
       return { status: 201, body: text };
     });
+    if (outcome.kind === 'declined') return notAuthorized(res);
     if (outcome.kind === 'mismatch') return void res.status(409).json({ error: 'this Idempotency-Key was used for another request body in the last 24 hours', fields: { 'Idempotency-Key': 'already used for another body' } });
-    if (outcome.kind !== 'done') throw new Error('a loan creation declined to run');
     const id = (JSON.parse(outcome.body) as { loan: { id: string } }).loan.id;
     if (outcome.replayed) res.set('Idempotent-Replayed', 'true');
     await wrote(res);

@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
 import { startSeededService, type GraphBody, type SeededService } from '../support/seededService.js';
 
 /** The first row of a result, which must be there. */
@@ -25,10 +26,10 @@ after(() => s?.close());
 const paymentsOn = async (date: string): Promise<number> =>
   (await s.sql<{ n: number }>(`SELECT count(*)::int AS n FROM payments WHERE account_id = $1 AND loan_id = $2 AND date = $3`, [s.account.id, loanId, date]))[0]!.n;
 
-async function post(path: string, body: unknown, key?: string): Promise<{ status: number; text: string; replayed: string | null; location: string | null }> {
+async function post(path: string, body: unknown, key?: string, apiKey = s.apiKey): Promise<{ status: number; text: string; replayed: string | null; location: string | null }> {
   const response = await fetch(`${s.url}${path}`, {
     method: 'POST',
-    headers: { authorization: `Token ${s.apiKey}`, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+    headers: { authorization: `Token ${apiKey}`, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
     body: JSON.stringify(body),
   });
   return { status: response.status, text: await response.text(), replayed: response.headers.get('idempotent-replayed'), location: response.headers.get('location') };
@@ -107,5 +108,57 @@ describe('Idempotency-Key on POST /api/loan', () => {
     assert.equal(n, 1);
     const other = await post('/api/loan', { ...body, Amount: 60000 }, 'loan-key');
     assert.equal(other.status, 409);
+  });
+});
+
+describe('Security: stored responses belong to the API key, and a revoked key gets none (issue 26, findings 3 and 4)', () => {
+  const newKey = async (role = 'admin') => createApiKey(s.db, s.account.id, `idempotency ${role}`, { role, variables: new Map() });
+
+  it('a revoked key, with the verified-key cache warm, gets 403 for its own replay and for another body: no response, no hint the key was used', async () => {
+    const key = await newKey();
+    const body = postPayment('2031-01-01');
+    const first = await post('/api/graph', body, 'revoked-replay', key.key);
+    assert.equal(first.status, 200, first.text);
+    // Warm: a read with the key, then revoke it behind the cache's back.
+    assert.equal((await post('/api/graph', { query: '{ loans(limit: 1) { id } }' }, undefined, key.key)).status, 200);
+    assert.ok(await deactivateApiKey(s.db, key.prefix));
+    for (const [path, request] of [
+      ['/api/graph', body],
+      ['/api/graph', postPayment('2031-01-02')],
+      ['/api/loan', { Name: 'replayed?', Amount: 1000 }],
+    ] as const) {
+      const answer = await post(path, request, 'revoked-replay', key.key);
+      assert.deepEqual([answer.status, answer.text, answer.replayed], [403, 'Not authorized', null], `${path} ${JSON.stringify(request)}`);
+    }
+    const unused = await post('/api/graph', postPayment('2031-01-03'), 'never-used', key.key);
+    assert.deepEqual([unused.status, unused.text], [403, 'Not authorized']);
+    assert.equal(await paymentsOn('2031-01-01'), 1);
+    assert.equal(await paymentsOn('2031-01-02'), 0);
+    assert.equal(await paymentsOn('2031-01-03'), 0);
+  });
+
+  it('another key of the account, the same idempotency key and body: its own write, never the first key\'s response; another body is no 409', async () => {
+    const [one, two] = [await newKey(), await newKey()];
+    const body = postPayment('2031-02-01');
+    const first = await post('/api/graph', body, 'shared-idem', one.key);
+    const second = await post('/api/graph', body, 'shared-idem', two.key);
+    assert.deepEqual([first.status, second.status, second.replayed], [200, 200, null]);
+    assert.notEqual(second.text, first.text, 'the second key ran its own mutation');
+    assert.equal(await paymentsOn('2031-02-01'), 2);
+    const other = await post('/api/graph', postPayment('2031-02-02'), 'shared-idem', (await newKey()).key);
+    assert.equal(other.status, 200, other.text);
+    // Each key still replays its own.
+    const again = await post('/api/graph', body, 'shared-idem', one.key);
+    assert.deepEqual([again.replayed, again.text], ['true', first.text]);
+  });
+
+  it('a narrower role never replays a wider role\'s response (its returning rows included)', async () => {
+    const servicer = await newKey('servicer');
+    const body = { query: `mutation($loan: uuid!) { insert_comments_one(object: {loan_id: $loan, text: "admin only"}) { id text } }`, variables: { loan: loanId } };
+    const admin = await post('/api/graph', body, 'role-scope', s.apiKey);
+    assert.equal(admin.status, 200, admin.text);
+    const narrower = await post('/api/graph', body, 'role-scope', servicer.key);
+    assert.equal(narrower.replayed, null);
+    assert.notEqual(narrower.text, admin.text);
   });
 });
