@@ -10,9 +10,10 @@ import * as eventOutbox from './migrations/0008_event_outbox.js';
 import * as customFieldsGin from './migrations/0009_custom_fields_gin.js';
 import * as outboxJson from './migrations/0010_outbox_json.js';
 import * as idempotencyScope from './migrations/0011_idempotency_scope.js';
+import * as servicingLedger from './migrations/0012_servicing_ledger.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.

@@ -80,7 +80,9 @@ export interface TaskRow { id: string; loan_id: string | null; name: string; sta
 export interface CommentRow { id: string; loan_id: string; admin_id: string | null; text: string; created_at: string }
 
 export type LoanStatus = 'lead' | 'servicing' | 'closed';
-export type PaymentType = 'regular' | 'prepayment' | 'late_fee';
+export type PaymentType = 'regular' | 'fee' | 'payoff';
+/** A late fee (SPEC §12 R4) the borrower paid with a `fee` payment: dated due + grace + 1. */
+export interface FeeRow { id: string; loan_id: string; kind: 'late'; row_number: number; date: string; amount: string }
 
 // ---------------------------------------------------------------------------
 // Dates as day numbers (days since 1970-01-01, UTC; no local time zone involved).
@@ -334,7 +336,12 @@ interface Draft {
   type: PaymentType;
   method: string;
   reversedDay?: number;
+  /** For a fee payment: the late row (number) and the fee's day. */
+  fee?: { row: number; day: number };
 }
+
+/** SPEC §12's default grace: a row unpaid 10 days after its due date gets a late fee on the 11th. */
+const LATE_FEE_GRACE_DAYS = 10;
 
 function paymentDelay(r: Random): number {
   const bucket = r.next();
@@ -365,23 +372,28 @@ function loanPayments(loan: LoanPlan, rows: readonly ScheduleRow[], target: numb
     const cents = centsOf(row.payment);
     const m = method();
     regular.push({ day, cents, type: 'regular', method: m });
-    if (delay >= 10 && r.chance(0.6)) {
-      extra.push({ day, cents: Math.min(50_000, Math.max(2_500, roundTo(cents * 0.05, 100))), type: 'late_fee', method: m });
+    // A row paid after its grace period got a late fee (R4); most borrowers pay it with the row.
+    if (delay >= LATE_FEE_GRACE_DAYS && r.chance(0.6) && delay > LATE_FEE_GRACE_DAYS && day > due + LATE_FEE_GRACE_DAYS) {
+      extra.push({
+        day, cents: Math.min(50_000, Math.max(2_500, roundTo(cents * 0.05, 100))), type: 'fee', method: m,
+        fee: { row: row.number, day: due + LATE_FEE_GRACE_DAYS + 1 },
+      });
     }
   }
   if (loan.payoffDay !== null && loan.paidRows < rows.length) {
-    // Early payoff: the remaining principal plus per-diem interest (actual/360) since the last due date.
+    // Early payoff (R6): its amount is the loan's payoff quote on the day, worked out by the
+    // database's ledger when it is written (seedPortfolio); this estimate only orders it.
     const last = loan.paidRows > 0 ? get(rows, loan.paidRows - 1) : null;
     const balance = last === null ? loan.amountCents : centsOf(last.balance);
     const since = last === null ? (loan.fundedDay as number) : dayOf(last.due);
     const interest = Math.round((balance * loan.rateValue * Math.max(0, loan.payoffDay - since)) / 36_000);
-    extra.push({ day: loan.payoffDay, cents: balance + interest, type: 'prepayment', method: 'wire' });
+    extra.push({ day: loan.payoffDay, cents: balance + interest, type: 'payoff', method: 'wire' });
   } else if (loan.row.status === 'servicing' && loan.paidRows >= 3 && r.chance(0.04)) {
     // A principal curtailment after some installment.
     const after = r.int(1, loan.paidRows - 1);
     const row = get(rows, after);
     const cents = Math.min(centsOf(row.balance), Math.max(100_000, roundTo(loan.amountCents * r.real(0.03, 0.15), 100_000)));
-    if (cents > 0) extra.push({ day: Math.min(dayOf(row.due) + r.int(1, 20), REF - 1), cents, type: 'prepayment', method: r.chance(0.5) ? 'wire' : loan.method });
+    if (cents > 0) extra.push({ day: Math.min(dayOf(row.due) + r.int(1, 20), REF - 1), cents, type: 'regular', method: r.chance(0.5) ? 'wire' : loan.method });
   }
 
   // Reversals each add a payment (the replacement), so plan for them in the count.
@@ -419,6 +431,16 @@ function loanPayments(loan: LoanPlan, rows: readonly ScheduleRow[], target: numb
     replacements.push({ day: draft.reversedDay + r.int(1, 5), cents: draft.cents, type: 'regular', method: draft.method });
   }
   const all = [...regular, ...replacements, ...extra];
+  if (loan.payoffDay !== null) {
+    // Nothing is paid after the payoff: what fell later is paid on its day, before it (the quote counts it).
+    const last = loan.payoffDay;
+    for (const draft of all) {
+      if (draft.type === 'payoff') continue;
+      draft.day = Math.min(draft.day, last);
+      if (draft.reversedDay !== undefined) draft.reversedDay = Math.min(draft.reversedDay, last);
+      if (draft.fee) draft.fee.day = Math.min(draft.fee.day, draft.day);
+    }
+  }
   all.sort((a, b) => a.day - b.day);
   return all;
 }
@@ -528,7 +550,7 @@ export interface PortfolioPlan {
   /** Σ term over funded loans: the number of schedule rows `schedulesAndPayments` yields. */
   readonly scheduleRowCount: number;
   /** Per funded loan, in loan order: its schedule rows, then its payments. */
-  schedulesAndPayments(): Generator<{ schedules: ScheduleDbRow[]; payments: PaymentRow[] }>;
+  schedulesAndPayments(): Generator<{ schedules: ScheduleDbRow[]; payments: PaymentRow[]; fees: FeeRow[] }>;
   documents(): Generator<{ document: DocumentRow; link: LoanDocumentRow }>;
   tasks(): Generator<TaskRow>;
   comments(): Generator<CommentRow>;
@@ -721,9 +743,10 @@ export function planPortfolio(options: PlanOptions): PortfolioPlan {
 
   const scheduleRowCount = funded.reduce((sum, loan) => sum + loan.row.term, 0);
 
-  function* schedulesAndPayments(): Generator<{ schedules: ScheduleDbRow[]; payments: PaymentRow[] }> {
+  function* schedulesAndPayments(): Generator<{ schedules: ScheduleDbRow[]; payments: PaymentRow[]; fees: FeeRow[] }> {
     const scheduleIds = idStream('schedules');
     const paymentIds = idStream('payments');
+    const feeIds = idStream('fees');
     // Payments are shared out in proportion to each loan's paid installments (an early payoff counts one).
     const weight = (loan: LoanPlan): number => loan.paidRows + (loan.payoffDay !== null && loan.paidRows < loan.row.term ? 1 : 0);
     const totalWeight = funded.reduce((sum, loan) => sum + weight(loan), 0);
@@ -744,7 +767,10 @@ export function planPortfolio(options: PlanOptions): PortfolioPlan {
         if (draft.reversedDay !== undefined) payment.date_reversed = isoOf(draft.reversedDay);
         return payment;
       });
-      yield { schedules, payments };
+      const fees = drafts.flatMap((draft): FeeRow[] =>
+        draft.fee ? [{ id: feeIds.uuid(), loan_id: loan.row.id, kind: 'late', row_number: draft.fee.row, date: isoOf(draft.fee.day), amount: moneyOf(draft.cents) }] : [],
+      );
+      yield { schedules, payments, fees };
     }
   }
 

@@ -79,6 +79,7 @@ const TABLES = {
   insurances: ['id', 'address_id', 'carrier', 'type', 'coverage_amount', 'expiration'],
   schedules: ['id', 'loan_id', 'number', 'due', 'payment', 'principal', 'interest', 'balance'],
   payments: ['id', 'loan_id', 'date', 'amount', 'type', 'method', 'date_reversed'],
+  fees: ['id', 'loan_id', 'kind', 'row_number', 'date', 'amount'],
   funding_sources: ['id', 'person_id', 'loan_id', 'class', 'rate', 'original_amount', 'committed_amount', 'date_funded'],
   documents: ['id', 'name', 'status', 'type', 'uploaded_date'],
   loan_documents: ['id', 'loan_id', 'document_id'],
@@ -99,6 +100,7 @@ const PARENTS: Partial<Record<Table, readonly Table[]>> = {
   insurances: ['addresses'],
   schedules: ['loans'],
   payments: ['loans', 'schedules'],
+  fees: ['loans', 'schedules'],
   funding_sources: ['loans', 'people'],
   loan_documents: ['loans', 'documents'],
   tasks: ['loans'],
@@ -258,13 +260,31 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     await writer.addAll('valuations', plan.valuations);
     await writer.addAll('insurances', plan.insurances);
     let payments = 0;
+    // Payoffs are written last, for the amount the ledger quotes on their day (SPEC §12 R5–R6).
+    const payoffs: object[] = [];
     for (const loan of plan.schedulesAndPayments()) {
       for (const row of loan.schedules) if (writer.add('schedules', row)) await writer.flush('schedules');
-      for (const row of loan.payments) if (writer.add('payments', row)) await writer.flush('payments');
-      payments += loan.payments.length;
+      for (const row of loan.fees) if (writer.add('fees', row)) await writer.flush('fees');
+      for (const row of loan.payments) {
+        if (row.type === 'payoff') payoffs.push(row);
+        else if (writer.add('payments', row)) await writer.flush('payments');
+      }
+      payments += loan.payments.length + loan.fees.length;
     }
+    await writer.flush('fees');
     await writer.flush('payments');
-    total += payments - plan.counts.payments; // the plan's payment count is a target, this is the real one
+    await writer.finish();
+    if (payoffs.length) {
+      await tx.query(
+        `INSERT INTO payments (account_id, id, loan_id, date, amount, type, method)
+         SELECT $2::uuid, r.id, r.loan_id, r.date, greatest(0.01, (loanql_ledger($2::uuid, r.loan_id, r.date)).payoff), 'payoff', r.method
+           FROM json_populate_recordset(NULL::payments, $1::json) r`,
+        [JSON.stringify(payoffs), options.accountId],
+      );
+      writer.inserted.payments += payoffs.length;
+      onChunk('payments', payoffs.length);
+    }
+    total += payments - plan.counts.payments; // the plan's payment count is a target, this is the real one (fees with it)
     await writer.addAll('funding_sources', plan.fundingSources);
     for (const { document, link } of plan.documents()) {
       if (writer.add('documents', document)) await writer.flush('documents');

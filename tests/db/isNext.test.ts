@@ -58,6 +58,9 @@ async function nextRows(loanId: string): Promise<number[]> {
   return rows.map((row) => row.number);
 }
 
+const statusOf = async (loanId: string): Promise<string> =>
+  (await db.query<{ status: string }>('SELECT status FROM loans WHERE account_id = $1 AND id = $2', [accountId, loanId])).rows[0]!.status;
+
 const setStatus = (loanId: string, status: string) => db.query('UPDATE loans SET status = $3 WHERE account_id = $1 AND id = $2', [accountId, loanId, status]);
 
 describe('is_next, kept by the database (SPEC §7)', () => {
@@ -75,10 +78,19 @@ describe('is_next, kept by the database (SPEC §7)', () => {
     assert.deepEqual(await nextRows(loan), [1]);
     await pay(loan, '100.00');
     assert.deepEqual(await nextRows(loan), [2]);
-    await setStatus(loan, 'closed');
+    await setStatus(loan, 'lead');
     assert.deepEqual(await nextRows(loan), []);
     await setStatus(loan, 'servicing');
     assert.deepEqual(await nextRows(loan), [2]);
+    // SPEC §12 R9: closing by hand while money is owed is refused, naming it; paid off, the loan closes itself.
+    await assert.rejects(setStatus(loan, 'closed'), /still owes principal 200\.00/);
+    assert.deepEqual(await nextRows(loan), [2]);
+    await pay(loan, '200.00');
+    assert.deepEqual(await nextRows(loan), []);
+    assert.equal(await statusOf(loan), 'closed');
+    await pay(loan, '1.00');
+    assert.deepEqual(await nextRows(loan), [], 'overpaid');
+    assert.equal(await statusOf(loan), 'overpaid');
   });
 
   it('moves to the next row only once a row is paid in full', async () => {
@@ -220,8 +232,13 @@ describe('is_next, kept by the database (SPEC §7)', () => {
           if (current.kind === 'pay') {
             payments.push({ id: await pay(loan, new Decimal(current.cents).div(100).toFixed(2)), cents: current.cents, reversed: false });
           } else if (current.kind === 'status') {
-            await setStatus(loan, current.status);
-            status = current.status;
+            // R9: closing a serviced loan by hand is refused while anything is owed (or held as credit).
+            const before = await statusOf(loan);
+            const paid = payments.filter((p) => !p.reversed).reduce((sum, p) => sum + p.cents, 0);
+            const total = scheduleCents.reduce((sum, cents) => sum + cents, 0);
+            const refused = current.status === 'closed' && (before === 'servicing' || before === 'overpaid') && paid !== total;
+            if (refused) await assert.rejects(setStatus(loan, current.status), /still owes/);
+            else await setStatus(loan, current.status);
           } else if (payments.length > 0) {
             const index = current.pick % payments.length;
             const target = payments[index]!;
@@ -243,6 +260,8 @@ describe('is_next, kept by the database (SPEC §7)', () => {
             }
           }
           const paidCents = payments.filter((p) => !p.reversed).reduce((sum, p) => sum + p.cents, 0);
+          // The status as the ledger left it (it closes a paid-off loan and reopens it on a reversal).
+          status = await statusOf(loan);
           const expected = nextRowIndex(rows, new Decimal(paidCents).div(100).toFixed(2), status);
           assert.deepEqual(await nextRows(loan), expected === -1 ? [] : [expected + 1], JSON.stringify({ scheduleCents, steps, paidCents, status }));
         }

@@ -193,7 +193,8 @@ describe('seedPortfolio', () => {
       [a.accountId],
     );
     const { rows: schedule } = await db.query<{ loan_id: string; number: number; due: string; payment: string; principal: string; interest: string; balance: string }>(
-      'SELECT loan_id, number, due, payment, principal, interest, balance FROM schedules WHERE account_id = $1 ORDER BY loan_id, number',
+      // The rows §7 made (the ledger keeps them beside the rows as payoffs and curtailments change them).
+      'SELECT loan_id, number, due, scheduled_payment AS payment, scheduled_principal AS principal, scheduled_interest AS interest, scheduled_balance AS balance FROM schedules WHERE account_id = $1 ORDER BY loan_id, number',
       [a.accountId],
     );
     const byLoan = groupBy(schedule, (row) => row.loan_id);
@@ -215,8 +216,10 @@ describe('seedPortfolio', () => {
       'SELECT loan_id, payment, is_next FROM schedules WHERE account_id = $1 ORDER BY loan_id, due, number',
       [a.accountId],
     );
+    // §7's rule over what the ledger applied to the rows (SPEC §12 R1: with fees and payoffs in
+    // the history, a payment's money is not all the rows').
     const { rows: payments } = await db.query<{ loan_id: string; amount: string }>(
-      'SELECT loan_id, amount FROM payments WHERE account_id = $1 AND date_reversed IS NULL',
+      `SELECT loan_id, amount FROM payment_allocations WHERE account_id = $1 AND row_number IS NOT NULL AND component IN ('interest', 'principal')`,
       [a.accountId],
     );
     const rowsByLoan = groupBy(schedule, (row) => row.loan_id);

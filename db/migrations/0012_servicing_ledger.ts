@@ -1,0 +1,788 @@
+/**
+ * The servicing ledger (SPEC §12, issue 29), kept by the database for every writer.
+ *
+ * Where the replay runs: in PL/pgSQL, fired by the same statement-level triggers that kept
+ * `is_next` (0001, 0002, 0005 call `loanql_refresh_next`, which now replays the loans a statement
+ * touched). So a payment posted through GraphQL, REST, the dashboard, the CLI or plain SQL has its
+ * allocation in the same transaction, and no reader ever sees one without it; concurrent writes
+ * to one loan serialise on the loan's row lock (FOR NO KEY UPDATE, in id order) and the last
+ * replay reads every committed payment (READ COMMITTED: each statement takes a fresh snapshot).
+ * The same computation, `loanql_ledger(account, loan, as_of)`, answers as-of questions (payoff,
+ * accrued interest, per diem) in one statement with a read, so the engine can expose them as
+ * computed fields. `domain/ledger/` is the same rules in TypeScript, written from the SPEC alone:
+ * the tests compare the two.
+ *
+ * Money is `numeric`; every rounding is an exact half-up to cents (`loanql_round_div`, integer
+ * division on exact numerics), only where §12 says.
+ *
+ * Stored: `payment_allocations` (a line per payment, schedule row or fee, component, amount);
+ * the schedule's effective rows (`interest`, `principal`, `payment`, `balance`: what each row asks
+ * now — R6 cuts and R7 rebuilds change them) beside the rows §7 made (`scheduled_*`), and what each
+ * row has been paid; the loan's balances as of its business date (or its last payment's date,
+ * when later); status (R9).
+ */
+export const name = '0012_servicing_ledger';
+
+export const sql = /* sql */ `
+-- Settings (SPEC §12) -------------------------------------------------------------------------
+ALTER TABLE accounts ADD COLUMN timezone text NOT NULL DEFAULT 'UTC';
+
+ALTER TABLE products
+  ADD COLUMN allocation_order text NOT NULL DEFAULT 'interest_principal_then_fees'
+    CONSTRAINT products_allocation_order CHECK (allocation_order IN ('interest_principal_then_fees', 'fees_interest_principal')),
+  ADD COLUMN day_count text NOT NULL DEFAULT 'actual/360'
+    CONSTRAINT products_day_count CHECK (day_count IN ('actual/360', 'actual/365', '30/360')),
+  ADD COLUMN late_fee_grace_days integer NOT NULL DEFAULT 10 CONSTRAINT products_late_fee_grace_days CHECK (late_fee_grace_days BETWEEN 0 AND 365),
+  ADD COLUMN late_fee_percent numeric(7, 4) DEFAULT 5 CONSTRAINT products_late_fee_percent CHECK (late_fee_percent BETWEEN 0 AND 100),
+  ADD COLUMN late_fee_fixed numeric(14, 2) CONSTRAINT products_late_fee_fixed CHECK (late_fee_fixed >= 0),
+  ADD COLUMN late_fee_min numeric(14, 2) CONSTRAINT products_late_fee_min CHECK (late_fee_min >= 0),
+  ADD COLUMN late_fee_max numeric(14, 2) CONSTRAINT products_late_fee_max CHECK (late_fee_max >= 0),
+  ADD COLUMN nsf_fee numeric(14, 2) NOT NULL DEFAULT 0 CONSTRAINT products_nsf_fee CHECK (nsf_fee >= 0),
+  ADD COLUMN arrears_tolerance numeric(14, 2) NOT NULL DEFAULT 0 CONSTRAINT products_arrears_tolerance CHECK (arrears_tolerance >= 0),
+  ADD COLUMN delinquency_buckets jsonb NOT NULL DEFAULT '[{"name": "current", "from": 0}, {"name": "1-29", "from": 1}, {"name": "30-59", "from": 30}, {"name": "60-89", "from": 60}, {"name": "90-119", "from": 90}, {"name": "120+", "from": 120}]',
+  ADD COLUMN investor_fee_share numeric(5, 4) NOT NULL DEFAULT 0 CONSTRAINT products_investor_fee_share CHECK (investor_fee_share BETWEEN 0 AND 1),
+  ADD CONSTRAINT products_late_fee_range CHECK (late_fee_min IS NULL OR late_fee_max IS NULL OR late_fee_min <= late_fee_max);
+
+-- Payments: replay order, types, reversal reasons -------------------------------------------
+ALTER TABLE payments ADD COLUMN posted_at timestamptz NOT NULL DEFAULT clock_timestamp();
+-- Earlier payments keep their order: by date, then id (they had no posting time).
+UPDATE payments SET type = CASE type WHEN 'late_fee' THEN 'fee' WHEN 'fee' THEN 'fee' WHEN 'payoff' THEN 'payoff'
+                                     WHEN 'principal' THEN 'principal' WHEN 'refund' THEN 'refund' ELSE 'regular' END
+  WHERE type IS DISTINCT FROM 'regular';
+ALTER TABLE payments
+  ADD CONSTRAINT payments_type CHECK (type IN ('regular', 'payoff', 'principal', 'refund', 'fee')),
+  ADD COLUMN reversal_reason text CONSTRAINT payments_reversal_reason CHECK (reversal_reason IN ('nsf', 'error', 'returned', 'other')),
+  ADD CONSTRAINT payments_reason_with_reversal CHECK (reversal_reason IS NULL OR date_reversed IS NOT NULL);
+
+-- Loans: balances and the ledger's status ----------------------------------------------------
+ALTER TABLE loans DROP CONSTRAINT loans_status_check;
+ALTER TABLE loans
+  ADD CONSTRAINT loans_status_check CHECK (status IN ('lead', 'servicing', 'closed', 'overpaid')),
+  ADD COLUMN principal_outstanding numeric(14, 2),
+  ADD COLUMN interest_due numeric(14, 2),
+  ADD COLUMN fees_due numeric(14, 2),
+  ADD COLUMN credit_balance numeric(14, 2),
+  ADD COLUMN oldest_unpaid_due date,
+  ADD COLUMN date_closed date;
+
+-- Schedules: the rows §7 made, and what each row has been paid --------------------------------
+ALTER TABLE schedules
+  ADD COLUMN scheduled_payment numeric(14, 2),
+  ADD COLUMN scheduled_principal numeric(14, 2),
+  ADD COLUMN scheduled_interest numeric(14, 2),
+  ADD COLUMN scheduled_balance numeric(14, 2),
+  ADD COLUMN interest_paid numeric(14, 2) NOT NULL DEFAULT 0,
+  ADD COLUMN principal_paid numeric(14, 2) NOT NULL DEFAULT 0;
+UPDATE schedules SET scheduled_payment = payment, scheduled_principal = principal, scheduled_interest = interest, scheduled_balance = balance;
+ALTER TABLE schedules
+  ALTER COLUMN scheduled_payment SET NOT NULL, ALTER COLUMN scheduled_principal SET NOT NULL,
+  ALTER COLUMN scheduled_interest SET NOT NULL, ALTER COLUMN scheduled_balance SET NOT NULL;
+
+-- A writer that is not the replay sets a row's amounts: they are the rows §7 made.
+CREATE FUNCTION loanql_schedule_as_made() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_setting('loanql.replaying', true) IS DISTINCT FROM 'on' THEN
+    NEW.scheduled_payment := NEW.payment;
+    NEW.scheduled_principal := NEW.principal;
+    NEW.scheduled_interest := NEW.interest;
+    NEW.scheduled_balance := NEW.balance;
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER schedules_as_made_insert BEFORE INSERT ON schedules FOR EACH ROW EXECUTE FUNCTION loanql_schedule_as_made();
+CREATE TRIGGER schedules_as_made_update BEFORE UPDATE OF payment, principal, interest, balance ON schedules
+  FOR EACH ROW EXECUTE FUNCTION loanql_schedule_as_made();
+
+-- Fees (R4, R8's NSF; assessed by the delinquency work) -----------------------------------------
+CREATE TABLE fees (
+  account_id uuid NOT NULL,
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  loan_id uuid NOT NULL,
+  kind text NOT NULL CONSTRAINT fees_kind CHECK (kind IN ('late', 'nsf', 'manual')),
+  row_number integer,
+  payment_id uuid,
+  date date NOT NULL,
+  amount numeric(14, 2) NOT NULL CONSTRAINT fees_amount_positive CHECK (amount > 0),
+  paid numeric(14, 2) NOT NULL DEFAULT 0,
+  waived numeric(14, 2) NOT NULL DEFAULT 0,
+  waived_on date,
+  waived_by text,
+  waived_reason text,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (account_id, id),
+  FOREIGN KEY (account_id, loan_id) REFERENCES loans (account_id, id) ON DELETE CASCADE,
+  CONSTRAINT fees_waiver_complete CHECK ((waived_on IS NULL) = (waived_by IS NULL))
+);
+CREATE INDEX fees_loan ON fees (account_id, loan_id, date);
+-- Never a second late fee for the same row.
+CREATE UNIQUE INDEX fees_one_late_per_row ON fees (account_id, loan_id, row_number) WHERE kind = 'late';
+
+-- Allocations (R1) ---------------------------------------------------------------------------
+CREATE TABLE payment_allocations (
+  account_id uuid NOT NULL,
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
+  loan_id uuid NOT NULL,
+  -- null: money that was not a payment's (credit paying a fee)
+  payment_id uuid,
+  -- the schedule row paid (null: a fee, credit, a refund or a curtailment)
+  row_number integer,
+  fee_id uuid,
+  component text NOT NULL CONSTRAINT payment_allocations_component CHECK (component IN ('interest', 'principal', 'fee', 'credit', 'refund')),
+  amount numeric(14, 2) NOT NULL,
+  position integer NOT NULL,
+  PRIMARY KEY (account_id, id),
+  FOREIGN KEY (account_id, loan_id) REFERENCES loans (account_id, id) ON DELETE CASCADE,
+  FOREIGN KEY (account_id, payment_id) REFERENCES payments (account_id, id) ON DELETE CASCADE
+);
+CREATE INDEX payment_allocations_payment ON payment_allocations (account_id, payment_id);
+CREATE INDEX payment_allocations_loan ON payment_allocations (account_id, loan_id, position);
+
+-- Exact arithmetic -------------------------------------------------------------------------
+-- round_half_up(num / den) to cents, exactly, for num >= 0 and den > 0: div() truncates the
+-- exact quotient, so no digit limit of numeric division can move a tie.
+CREATE FUNCTION loanql_round_div(num numeric, den numeric) RETURNS numeric
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT CASE WHEN num >= 0 THEN div(num * 200 + den, den * 2) / 100.0
+              ELSE -(div(-num * 200 + den, den * 2) / 100.0) END::numeric(14, 2)
+$$;
+
+-- Days of a period under a day count (R2): actual, or 30E/360.
+CREATE FUNCTION loanql_day_count_days(day_count text, from_date date, to_date date) RETURNS integer
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT CASE WHEN day_count = '30/360' THEN
+      360 * (extract(year FROM to_date)::int - extract(year FROM from_date)::int)
+      + 30 * (extract(month FROM to_date)::int - extract(month FROM from_date)::int)
+      + (least(extract(day FROM to_date)::int, 30) - least(extract(day FROM from_date)::int, 30))
+    ELSE to_date - from_date END
+$$;
+
+CREATE FUNCTION loanql_day_count_year(day_count text) RETURNS integer
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT CASE WHEN day_count = 'actual/365' THEN 365 ELSE 360 END
+$$;
+
+CREATE FUNCTION loanql_periods_per_year(frequency text) RETURNS integer
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT CASE frequency WHEN 'monthly' THEN 12 WHEN 'quarterly' THEN 4 WHEN 'semi_monthly' THEN 24
+                        WHEN 'biweekly' THEN 26 WHEN 'weekly' THEN 52 WHEN 'annually' THEN 1 END
+$$;
+
+-- One period before a date (the start of row 1's period when the loan has no Date_Funded).
+CREATE FUNCTION loanql_period_before(frequency text, due date) RETURNS date
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT CASE frequency WHEN 'monthly' THEN (due - interval '1 month')::date WHEN 'quarterly' THEN (due - interval '3 months')::date
+                        WHEN 'annually' THEN (due - interval '1 year')::date WHEN 'semi_monthly' THEN due - 15
+                        WHEN 'biweekly' THEN due - 14 ELSE due - 7 END
+$$;
+
+-- §7's level payment of a balance over m rows at the loan's periodic rate, exact: with
+-- r = R / D (R the rate in ten-thousandths, D = 100 × periods × 10,000), the payment is
+-- B·R·(D+R)^m / (D·((D+R)^m − D^m)), rounded half-up to cents; B/m at 0 %.
+CREATE FUNCTION loanql_level_payment(balance numeric, rate numeric, frequency text, m integer) RETURNS numeric
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+DECLARE
+  r_num numeric := round(rate * 10000);
+  r_den numeric := 100 * loanql_periods_per_year(frequency) * 10000::numeric;
+  grown numeric := 1;
+  base numeric := 1;
+BEGIN
+  IF m <= 0 THEN RETURN balance; END IF;
+  IF r_num = 0 THEN RETURN loanql_round_div(balance, m); END IF;
+  FOR i IN 1..m LOOP
+    grown := grown * (r_den + r_num);
+    base := base * r_den;
+  END LOOP;
+  RETURN loanql_round_div(balance * r_num * grown, r_den * (grown - base));
+END $$;
+
+-- The ledger of one loan as of a day (R1–R3, R5–R9) -----------------------------------------
+CREATE TYPE loanql_ledger_result AS (
+  principal_outstanding numeric,
+  interest_due numeric,
+  fees_due numeric,
+  credit_balance numeric,
+  oldest_unpaid_due date,
+  accrued_interest numeric,
+  per_diem numeric,
+  payoff numeric,
+  days_past_due integer,
+  -- the date the last payment left nothing owed (null while something is owed)
+  settled_on date,
+  settled boolean,
+  next_row integer,
+  line_payment uuid[],
+  line_row integer[],
+  line_fee uuid[],
+  line_component text[],
+  line_amount numeric[],
+  row_number integer[],
+  row_interest numeric[],
+  row_principal numeric[],
+  row_balance numeric[],
+  row_interest_paid numeric[],
+  row_principal_paid numeric[],
+  fee_id uuid[],
+  fee_paid numeric[],
+  fee_waived numeric[]
+);
+
+CREATE FUNCTION loanql_ledger(p_account uuid, p_loan uuid, p_as_of date) RETURNS loanql_ledger_result
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  lo record;
+  res loanql_ledger_result;
+  n integer := 0;
+  nums integer[]; due date[]; eint numeric[]; eprin numeric[]; ebal numeric[]; pint numeric[]; pprin numeric[];
+  nf integer := 0;
+  fid uuid[]; fdate date[]; famt numeric[]; frow integer[]; fwaive date[]; fpaid numeric[]; fwaived numeric[];
+  factive boolean[]; fwdone boolean[];
+  credit numeric := 0;
+  -- principal paid in all (curtailments included)
+  prin_total numeric := 0;
+  -- the lines: payment, row, fee, component, amount (nl of them)
+  nl integer := 0;
+  l_pay uuid[] := '{}'; l_row integer[] := '{}'; l_fee uuid[] := '{}'; l_comp text[] := '{}'; l_amt numeric[] := '{}';
+  p record;
+  rem numeric; x numeric; i integer; j integer; idx integer;
+  -- k: the first row due after the current day; rows before fo are paid in full
+  k integer := 1;
+  fo integer := 1;
+  -- unpaid interest of rows before k, and interest paid on rows from k on (kept as rows and payments move)
+  due_int numeric := 0;
+  ahead numeric := 0;
+  fees_open numeric := 0;
+  payoff_before numeric; accrued numeric; b_before numeric; start_date date;
+  c numeric; b_new numeric; m integer; pmt numeric; bal numeric; mr numeric;
+  settled_on date;
+  fees_first boolean;
+  any_payment boolean := false;
+  moved_pay uuid[]; moved_amt numeric[]; nm integer;
+  amount numeric;
+BEGIN
+  SELECT l.amount, l.rate, l.frequency, l.amortization, l.date_funded, l.first_payment_date, l.status,
+         coalesce(pr.allocation_order, 'interest_principal_then_fees') AS allocation_order,
+         coalesce(pr.day_count, 'actual/360') AS day_count, coalesce(pr.arrears_tolerance, 0) AS arrears_tolerance
+    INTO lo
+    FROM loans l LEFT JOIN products pr ON pr.account_id = l.account_id AND pr.id = l.product_id
+   WHERE l.account_id = p_account AND l.id = p_loan;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  fees_first := lo.allocation_order = 'fees_interest_principal';
+
+  -- Rows in due order (then number); a row asks its payment: its interest, and the rest as principal.
+  SELECT coalesce(array_agg(s.number ORDER BY s.due, s.number), '{}'), coalesce(array_agg(s.due ORDER BY s.due, s.number), '{}'),
+         coalesce(array_agg(s.scheduled_interest ORDER BY s.due, s.number), '{}'),
+         coalesce(array_agg(s.scheduled_payment - s.scheduled_interest ORDER BY s.due, s.number), '{}'),
+         coalesce(array_agg(s.scheduled_balance ORDER BY s.due, s.number), '{}')
+    INTO nums, due, eint, eprin, ebal
+    FROM schedules s WHERE s.account_id = p_account AND s.loan_id = p_loan;
+  n := coalesce(array_length(nums, 1), 0);
+  -- The principal lent: the loan's amount (a loan without one owes what its rows ask as principal).
+  amount := lo.amount;
+  IF amount IS NULL THEN
+    amount := 0;
+    FOR i IN 1..n LOOP amount := amount + eprin[i]; END LOOP;
+  END IF;
+  pint := array_fill(0::numeric, ARRAY[n]);
+  pprin := array_fill(0::numeric, ARRAY[n]);
+
+  SELECT coalesce(array_agg(f.id ORDER BY f.date, f.created_at, f.id), '{}'), coalesce(array_agg(f.date ORDER BY f.date, f.created_at, f.id), '{}'),
+         coalesce(array_agg(f.amount ORDER BY f.date, f.created_at, f.id), '{}'), coalesce(array_agg(f.row_number ORDER BY f.date, f.created_at, f.id), '{}'),
+         coalesce(array_agg(f.waived_on ORDER BY f.date, f.created_at, f.id), '{}')
+    INTO fid, fdate, famt, frow, fwaive
+    FROM fees f WHERE f.account_id = p_account AND f.loan_id = p_loan;
+  nf := coalesce(array_length(fid, 1), 0);
+  fpaid := array_fill(0::numeric, ARRAY[nf]);
+  fwaived := array_fill(0::numeric, ARRAY[nf]);
+  factive := array_fill(false, ARRAY[nf]);
+  fwdone := array_fill(false, ARRAY[nf]);
+
+  FOR p IN
+    SELECT py.id, py.date, py.amount, py.type FROM payments py
+     WHERE py.account_id = p_account AND py.loan_id = p_loan AND py.date_reversed IS NULL AND py.date <= p_as_of
+     ORDER BY py.date, py.posted_at, py.id
+  LOOP
+    any_payment := true;
+    -- Within a day, fees and waivers come first; existing credit pays a new fee on its date.
+    FOR j IN 1..nf LOOP
+      IF NOT factive[j] AND fdate[j] <= p.date THEN
+        factive[j] := true;
+        fees_open := fees_open + famt[j];
+        IF credit > 0 THEN
+          x := least(credit, famt[j]);
+          fpaid[j] := fpaid[j] + x; credit := credit - x; fees_open := fees_open - x;
+          nl := nl + 1; l_pay[nl] := NULL; l_row[nl] := frow[j]; l_fee[nl] := fid[j]; l_comp[nl] := 'fee'; l_amt[nl] := x;
+        END IF;
+      END IF;
+      IF factive[j] AND NOT fwdone[j] AND fwaive[j] IS NOT NULL AND fwaive[j] <= p.date THEN
+        fwdone[j] := true; fwaived[j] := famt[j] - fpaid[j]; fees_open := fees_open - fwaived[j];
+      END IF;
+    END LOOP;
+
+    rem := p.amount;
+    IF p.type = 'refund' THEN
+      IF rem > credit THEN
+        RAISE EXCEPTION 'a refund of % is more than the loan''s credit balance of %', rem, credit
+          USING ERRCODE = 'check_violation', CONSTRAINT = 'payments_refund_within_credit', TABLE = 'payments', COLUMN = 'amount';
+      END IF;
+      credit := credit - rem;
+      nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := NULL; l_fee[nl] := NULL; l_comp[nl] := 'refund'; l_amt[nl] := rem;
+      CONTINUE;
+    END IF;
+
+    -- Rows that fall due by this day leave the "ahead" part.
+    WHILE k <= n AND due[k] <= p.date LOOP
+      due_int := due_int + eint[k] - pint[k];
+      ahead := ahead - pint[k];
+      k := k + 1;
+    END LOOP;
+    WHILE fo <= n AND eint[fo] = pint[fo] AND eprin[fo] = pprin[fo] LOOP fo := fo + 1; END LOOP;
+
+    -- accrued(d) for row k (R2) and the payoff just before this payment (R5).
+    accrued := 0;
+    IF k <= n THEN
+      b_before := CASE WHEN k = 1 THEN amount ELSE ebal[k - 1] END;
+      start_date := CASE WHEN k > 1 THEN due[k - 1] WHEN lo.date_funded IS NOT NULL THEN lo.date_funded ELSE loanql_period_before(lo.frequency, due[1]) END;
+      IF p.date > start_date THEN
+        accrued := least(eint[k], loanql_round_div(b_before * lo.rate * loanql_day_count_days(lo.day_count, start_date, p.date), 100 * loanql_day_count_year(lo.day_count)));
+      END IF;
+    END IF;
+    payoff_before := amount - prin_total + due_int + accrued - ahead + fees_open - credit;
+
+    -- A fee payment pays fees first.
+    IF p.type = 'fee' THEN
+      FOR j IN 1..nf LOOP
+        EXIT WHEN rem <= 0;
+        x := least(rem, famt[j] - fpaid[j] - fwaived[j]);
+        IF factive[j] AND x > 0 THEN
+          fpaid[j] := fpaid[j] + x; rem := rem - x; fees_open := fees_open - x;
+          nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := frow[j]; l_fee[nl] := fid[j]; l_comp[nl] := 'fee'; l_amt[nl] := x;
+        END IF;
+      END LOOP;
+    END IF;
+
+    -- (1) what is due, row by row; with fees_interest_principal each row's fees first, and fees on
+    -- no row before every row.
+    IF fees_first THEN
+      FOR j IN 1..nf LOOP
+        EXIT WHEN rem <= 0;
+        x := least(rem, famt[j] - fpaid[j] - fwaived[j]);
+        IF factive[j] AND frow[j] IS NULL AND x > 0 THEN
+          fpaid[j] := fpaid[j] + x; rem := rem - x; fees_open := fees_open - x;
+          nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := NULL; l_fee[nl] := fid[j]; l_comp[nl] := 'fee'; l_amt[nl] := x;
+        END IF;
+      END LOOP;
+    END IF;
+    FOR i IN fo..k - 1 LOOP
+      EXIT WHEN rem <= 0;
+      IF fees_first THEN
+        FOR j IN 1..nf LOOP
+          EXIT WHEN rem <= 0;
+          x := least(rem, famt[j] - fpaid[j] - fwaived[j]);
+          IF factive[j] AND frow[j] = nums[i] AND x > 0 THEN
+            fpaid[j] := fpaid[j] + x; rem := rem - x; fees_open := fees_open - x;
+            nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := nums[i]; l_fee[nl] := fid[j]; l_comp[nl] := 'fee'; l_amt[nl] := x;
+          END IF;
+        END LOOP;
+      END IF;
+      x := least(rem, eint[i] - pint[i]);
+      IF x > 0 THEN
+        pint[i] := pint[i] + x; rem := rem - x; due_int := due_int - x;
+        nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := nums[i]; l_fee[nl] := NULL; l_comp[nl] := 'interest'; l_amt[nl] := x;
+      END IF;
+      x := least(rem, eprin[i] - pprin[i]);
+      IF x > 0 THEN
+        pprin[i] := pprin[i] + x; rem := rem - x; prin_total := prin_total + x;
+        nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := nums[i]; l_fee[nl] := NULL; l_comp[nl] := 'principal'; l_amt[nl] := x;
+      END IF;
+    END LOOP;
+    -- (2) every fee dated on or before the day still unpaid, oldest first
+    IF fees_open > 0 THEN
+      FOR j IN 1..nf LOOP
+        EXIT WHEN rem <= 0;
+        x := least(rem, famt[j] - fpaid[j] - fwaived[j]);
+        IF factive[j] AND x > 0 THEN
+          fpaid[j] := fpaid[j] + x; rem := rem - x; fees_open := fees_open - x;
+          nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := frow[j]; l_fee[nl] := fid[j]; l_comp[nl] := 'fee'; l_amt[nl] := x;
+        END IF;
+      END LOOP;
+    END IF;
+
+    IF p.amount >= payoff_before AND rem > 0 THEN
+      -- R6: settle (any payment but a refund that reaches payoff(d) as it stood just before it;
+      -- a payoff payment below that is a regular one). Row k's interest is cut to accrued(d);
+      -- interest paid ahead on rows after it becomes principal; then all principal.
+      IF k <= n THEN
+        eint[k] := accrued;
+        IF pint[k] > accrued THEN
+          x := pint[k] - accrued;
+          pint[k] := accrued; pprin[k] := pprin[k] + x; prin_total := prin_total + x;
+          idx := nl;
+          WHILE x > 0 AND idx >= 1 LOOP
+            IF l_row[idx] = nums[k] AND l_comp[idx] = 'interest' THEN
+              IF l_amt[idx] <= x THEN
+                l_comp[idx] := 'principal'; x := x - l_amt[idx];
+              ELSE
+                l_amt[idx] := l_amt[idx] - x;
+                nl := nl + 1; l_pay[nl] := l_pay[idx]; l_row[nl] := nums[k]; l_fee[nl] := NULL; l_comp[nl] := 'principal'; l_amt[nl] := x;
+                x := 0;
+              END IF;
+            END IF;
+            idx := idx - 1;
+          END LOOP;
+        END IF;
+        x := least(rem, eint[k] - pint[k]);
+        IF x > 0 THEN
+          pint[k] := pint[k] + x; rem := rem - x;
+          nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := nums[k]; l_fee[nl] := NULL; l_comp[nl] := 'interest'; l_amt[nl] := x;
+        END IF;
+        FOR i IN k + 1..n LOOP
+          IF pint[i] > 0 THEN
+            pprin[i] := pprin[i] + pint[i]; prin_total := prin_total + pint[i]; pint[i] := 0;
+            FOR idx IN 1..nl LOOP
+              IF l_row[idx] = nums[i] AND l_comp[idx] = 'interest' THEN l_comp[idx] := 'principal'; END IF;
+            END LOOP;
+          END IF;
+          eint[i] := 0;
+        END LOOP;
+        ahead := 0;
+        FOR i IN k..n LOOP ahead := ahead + pint[i]; END LOOP;
+      END IF;
+      FOR i IN fo..n LOOP
+        EXIT WHEN rem <= 0 OR prin_total >= amount;
+        x := least(rem, eprin[i] - pprin[i], amount - prin_total);
+        IF x > 0 THEN
+          pprin[i] := pprin[i] + x; rem := rem - x; prin_total := prin_total + x;
+          nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := nums[i]; l_fee[nl] := NULL; l_comp[nl] := 'principal'; l_amt[nl] := x;
+        END IF;
+      END LOOP;
+      -- principal still owed because moved interest over-filled a row: the last row takes it
+      IF rem > 0 AND prin_total < amount AND n > 0 THEN
+        x := least(rem, amount - prin_total);
+        pprin[n] := pprin[n] + x; rem := rem - x; prin_total := prin_total + x;
+        nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := nums[n]; l_fee[nl] := NULL; l_comp[nl] := 'principal'; l_amt[nl] := x;
+      END IF;
+    ELSIF p.type = 'principal' AND rem > 0 AND k <= n THEN
+      -- R7: a curtailment. Row k stays; rows after it are rebuilt with §7's maths from row k's
+      -- balance less the curtailment, over the same rows and dates. Money already paid ahead on
+      -- those rows is taken off them and applied again, line by line, after the rebuild.
+      c := least(rem, ebal[k]);
+      rem := rem - c;
+      prin_total := prin_total + c;
+      IF c > 0 THEN
+        nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := NULL; l_fee[nl] := NULL; l_comp[nl] := 'principal'; l_amt[nl] := c;
+      END IF;
+      moved_pay := '{}'; moved_amt := '{}'; nm := 0;
+      j := 0;
+      FOR idx IN 1..nl LOOP
+        IF l_row[idx] > nums[k] AND l_fee[idx] IS NULL THEN
+          nm := nm + 1; moved_pay[nm] := l_pay[idx]; moved_amt[nm] := l_amt[idx];
+          IF l_comp[idx] = 'principal' THEN prin_total := prin_total - l_amt[idx]; END IF;
+        ELSE
+          j := j + 1;
+          l_pay[j] := l_pay[idx]; l_row[j] := l_row[idx]; l_fee[j] := l_fee[idx]; l_comp[j] := l_comp[idx]; l_amt[j] := l_amt[idx];
+        END IF;
+      END LOOP;
+      nl := j;
+      l_pay := l_pay[1:nl]; l_row := l_row[1:nl]; l_fee := l_fee[1:nl]; l_comp := l_comp[1:nl]; l_amt := l_amt[1:nl];
+      b_new := ebal[k] - c;
+      m := n - k;
+      IF m > 0 THEN
+        IF lo.amortization = 'interest_only' THEN
+          FOR i IN k + 1..n LOOP
+            eint[i] := loanql_round_div(b_new * lo.rate, 100 * loanql_periods_per_year(lo.frequency));
+            eprin[i] := CASE WHEN i = n THEN b_new ELSE 0 END;
+            ebal[i] := CASE WHEN i = n THEN 0 ELSE b_new END;
+            pint[i] := 0; pprin[i] := 0;
+          END LOOP;
+        ELSE
+          pmt := loanql_level_payment(b_new, lo.rate, lo.frequency, m);
+          bal := b_new;
+          FOR i IN k + 1..n LOOP
+            eint[i] := loanql_round_div(bal * lo.rate, 100 * loanql_periods_per_year(lo.frequency));
+            IF i = n OR pmt >= bal + eint[i] THEN eprin[i] := bal; ELSE eprin[i] := pmt - eint[i]; END IF;
+            bal := bal - eprin[i];
+            ebal[i] := bal;
+            pint[i] := 0; pprin[i] := 0;
+          END LOOP;
+        END IF;
+      END IF;
+      fo := least(fo, k);
+      FOR idx IN 1..nm LOOP
+        mr := moved_amt[idx];
+        FOR i IN k + 1..n LOOP
+          EXIT WHEN mr <= 0;
+          x := least(mr, eint[i] - pint[i]);
+          IF x > 0 THEN
+            pint[i] := pint[i] + x; mr := mr - x;
+            nl := nl + 1; l_pay[nl] := moved_pay[idx]; l_row[nl] := nums[i]; l_fee[nl] := NULL; l_comp[nl] := 'interest'; l_amt[nl] := x;
+          END IF;
+          x := least(mr, eprin[i] - pprin[i]);
+          IF x > 0 THEN
+            pprin[i] := pprin[i] + x; mr := mr - x; prin_total := prin_total + x;
+            nl := nl + 1; l_pay[nl] := moved_pay[idx]; l_row[nl] := nums[i]; l_fee[nl] := NULL; l_comp[nl] := 'principal'; l_amt[nl] := x;
+          END IF;
+        END LOOP;
+        IF mr > 0 THEN
+          credit := credit + mr;
+          nl := nl + 1; l_pay[nl] := moved_pay[idx]; l_row[nl] := NULL; l_fee[nl] := NULL; l_comp[nl] := 'credit'; l_amt[nl] := mr;
+        END IF;
+      END LOOP;
+      -- what the curtailment could not take (more than row k's balance) pays row k
+      IF rem > 0 THEN
+        x := least(rem, eint[k] - pint[k]);
+        IF x > 0 THEN
+          pint[k] := pint[k] + x; rem := rem - x;
+          nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := nums[k]; l_fee[nl] := NULL; l_comp[nl] := 'interest'; l_amt[nl] := x;
+        END IF;
+        x := least(rem, eprin[k] - pprin[k]);
+        IF x > 0 THEN
+          pprin[k] := pprin[k] + x; rem := rem - x; prin_total := prin_total + x;
+          nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := nums[k]; l_fee[nl] := NULL; l_comp[nl] := 'principal'; l_amt[nl] := x;
+        END IF;
+      END IF;
+      ahead := 0;
+      FOR i IN k..n LOOP ahead := ahead + pint[i]; END LOOP;
+    ELSE
+      -- (3) rows not due yet, in due order: interest, then principal
+      FOR i IN greatest(fo, k)..n LOOP
+        EXIT WHEN rem <= 0;
+        x := least(rem, eint[i] - pint[i]);
+        IF x > 0 THEN
+          pint[i] := pint[i] + x; rem := rem - x; ahead := ahead + x;
+          nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := nums[i]; l_fee[nl] := NULL; l_comp[nl] := 'interest'; l_amt[nl] := x;
+        END IF;
+        x := least(rem, eprin[i] - pprin[i]);
+        IF x > 0 THEN
+          pprin[i] := pprin[i] + x; rem := rem - x; prin_total := prin_total + x;
+          nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := nums[i]; l_fee[nl] := NULL; l_comp[nl] := 'principal'; l_amt[nl] := x;
+        END IF;
+      END LOOP;
+    END IF;
+    -- (4) the rest is credit
+    IF rem > 0 THEN
+      credit := credit + rem;
+      nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := NULL; l_fee[nl] := NULL; l_comp[nl] := 'credit'; l_amt[nl] := rem;
+    END IF;
+
+    -- settled: every row paid, no fee open
+    WHILE fo <= n AND eint[fo] = pint[fo] AND eprin[fo] = pprin[fo] LOOP fo := fo + 1; END LOOP;
+    IF fo > n AND n > 0 AND fees_open = 0 THEN settled_on := coalesce(settled_on, p.date); ELSE settled_on := NULL; END IF;
+  END LOOP;
+
+  -- Fees and waivers up to the as-of day, after the last payment.
+  FOR j IN 1..nf LOOP
+    IF NOT factive[j] AND fdate[j] <= p_as_of THEN
+      factive[j] := true;
+      fees_open := fees_open + famt[j];
+      IF credit > 0 THEN
+        x := least(credit, famt[j]);
+        fpaid[j] := fpaid[j] + x; credit := credit - x; fees_open := fees_open - x;
+        nl := nl + 1; l_pay[nl] := NULL; l_row[nl] := frow[j]; l_fee[nl] := fid[j]; l_comp[nl] := 'fee'; l_amt[nl] := x;
+      END IF;
+    END IF;
+    IF factive[j] AND NOT fwdone[j] AND fwaive[j] IS NOT NULL AND fwaive[j] <= p_as_of THEN
+      fwdone[j] := true; fwaived[j] := famt[j] - fpaid[j]; fees_open := fees_open - fwaived[j];
+    END IF;
+  END LOOP;
+  IF fees_open > 0 THEN settled_on := NULL; END IF;
+
+  -- Balances as of the day (R2), payoff (R5), days past due (R3).
+  res.principal_outstanding := amount - prin_total;
+  res.interest_due := 0;
+  res.fees_due := fees_open;
+  res.credit_balance := credit;
+  k := n + 1;
+  FOR i IN 1..n LOOP
+    IF due[i] <= p_as_of THEN res.interest_due := res.interest_due + eint[i] - pint[i]; ELSIF k > n THEN k := i; END IF;
+    IF res.oldest_unpaid_due IS NULL AND eint[i] - pint[i] + eprin[i] - pprin[i] > 0 THEN
+      res.oldest_unpaid_due := due[i];
+      res.next_row := nums[i];
+    END IF;
+  END LOOP;
+  res.accrued_interest := 0;
+  res.per_diem := 0;
+  IF k <= n THEN
+    b_before := CASE WHEN k = 1 THEN amount ELSE ebal[k - 1] END;
+    start_date := CASE WHEN k > 1 THEN due[k - 1] WHEN lo.date_funded IS NOT NULL THEN lo.date_funded ELSE loanql_period_before(lo.frequency, due[1]) END;
+    IF p_as_of > start_date THEN
+      res.accrued_interest := least(eint[k], loanql_round_div(b_before * lo.rate * loanql_day_count_days(lo.day_count, start_date, p_as_of), 100 * loanql_day_count_year(lo.day_count)));
+    END IF;
+    res.per_diem := loanql_round_div(b_before * lo.rate, 100 * loanql_day_count_year(lo.day_count));
+  END IF;
+  res.payoff := res.principal_outstanding + res.interest_due + res.accrued_interest + res.fees_due - credit;
+  FOR i IN k..n LOOP res.payoff := res.payoff - pint[i]; END LOOP;
+  -- R3: a row whose unpaid principal and interest is within the tolerance counts as paid.
+  res.days_past_due := 0;
+  FOR i IN 1..n LOOP
+    EXIT WHEN due[i] >= p_as_of;
+    IF eint[i] - pint[i] + eprin[i] - pprin[i] > lo.arrears_tolerance THEN res.days_past_due := p_as_of - due[i]; EXIT; END IF;
+  END LOOP;
+  res.settled := n > 0 AND any_payment AND settled_on IS NOT NULL AND res.principal_outstanding = 0;
+  res.settled_on := CASE WHEN res.settled THEN settled_on END;
+
+  res.line_payment := l_pay; res.line_row := l_row; res.line_fee := l_fee; res.line_component := l_comp; res.line_amount := l_amt;
+  res.row_number := nums; res.row_interest := eint; res.row_principal := eprin; res.row_balance := ebal;
+  res.row_interest_paid := pint; res.row_principal_paid := pprin;
+  res.fee_id := fid; res.fee_paid := fpaid; res.fee_waived := fwaived;
+  RETURN res;
+END $$;
+
+-- The account's business date (SPEC §12: a day in the account's time zone).
+CREATE FUNCTION loanql_business_date(p_account uuid) RETURNS date
+LANGUAGE sql STABLE AS $$
+  SELECT (now() AT TIME ZONE coalesce((SELECT timezone FROM accounts WHERE id = p_account), 'UTC'))::date
+$$;
+
+-- Replays one loan's ledger and stores it (the caller holds the loan's row lock).
+CREATE FUNCTION loanql_replay_loan(p_account uuid, p_loan uuid) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  lo record;
+  as_of date;
+  r loanql_ledger_result;
+  new_status text;
+  new_closed date;
+  first_changed bigint;
+BEGIN
+  SELECT l.status, l.date_closed INTO lo FROM loans l WHERE l.account_id = p_account AND l.id = p_loan;
+  IF NOT FOUND THEN RETURN; END IF;
+  SELECT greatest(loanql_business_date(p_account), max(py.date)) INTO as_of
+    FROM payments py WHERE py.account_id = p_account AND py.loan_id = p_loan AND py.date_reversed IS NULL;
+  r := loanql_ledger(p_account, p_loan, as_of);
+
+  -- Only the lines from the first that differs are rewritten (a new payment usually adds lines at the end).
+  SELECT min(coalesce(a.position, u.position)) INTO first_changed
+    FROM (SELECT * FROM payment_allocations WHERE account_id = p_account AND loan_id = p_loan) a
+    FULL JOIN unnest(r.line_payment, r.line_row, r.line_fee, r.line_component, r.line_amount)
+              WITH ORDINALITY AS u(payment_id, row_number, fee_id, component, amount, position)
+      ON a.position = u.position
+   WHERE (a.payment_id, a.row_number, a.fee_id, a.component, a.amount) IS DISTINCT FROM (u.payment_id, u.row_number, u.fee_id, u.component, u.amount);
+  IF first_changed IS NOT NULL THEN
+    DELETE FROM payment_allocations WHERE account_id = p_account AND loan_id = p_loan AND position >= first_changed;
+    INSERT INTO payment_allocations (account_id, loan_id, payment_id, row_number, fee_id, component, amount, position)
+      SELECT p_account, p_loan, u.payment_id, u.row_number, u.fee_id, u.component, u.amount, u.position
+        FROM unnest(r.line_payment, r.line_row, r.line_fee, r.line_component, r.line_amount)
+             WITH ORDINALITY AS u(payment_id, row_number, fee_id, component, amount, position)
+       WHERE u.position >= first_changed;
+  END IF;
+
+  -- R9: status follows the money (leads are not serviced; a loan closed by hand before the ledger keeps its status).
+  new_status := lo.status;
+  new_closed := lo.date_closed;
+  IF lo.status = 'servicing' AND r.settled THEN
+    new_status := CASE WHEN r.credit_balance > 0 THEN 'overpaid' ELSE 'closed' END;
+    new_closed := r.settled_on;
+  ELSIF lo.status IN ('closed', 'overpaid') AND r.settled THEN
+    new_status := CASE WHEN r.credit_balance > 0 THEN 'overpaid' ELSE 'closed' END;
+    new_closed := r.settled_on;
+  ELSIF lo.status = 'overpaid' OR (lo.status = 'closed' AND lo.date_closed IS NOT NULL) THEN
+    new_status := 'servicing';
+    new_closed := NULL;
+  END IF;
+
+  UPDATE schedules s SET is_next = false
+   WHERE s.account_id = p_account AND s.loan_id = p_loan AND s.is_next
+     AND (new_status <> 'servicing' OR s.number IS DISTINCT FROM r.next_row);
+  UPDATE schedules s
+     SET interest = u.interest, principal = u.principal, payment = u.interest + u.principal, balance = u.balance,
+         interest_paid = u.interest_paid, principal_paid = u.principal_paid,
+         is_next = (new_status = 'servicing' AND u.number IS NOT DISTINCT FROM r.next_row)
+    FROM unnest(r.row_number, r.row_interest, r.row_principal, r.row_balance, r.row_interest_paid, r.row_principal_paid)
+         AS u(number, interest, principal, balance, interest_paid, principal_paid)
+   WHERE s.account_id = p_account AND s.loan_id = p_loan AND s.number = u.number
+     AND (s.interest, s.principal, s.balance, s.interest_paid, s.principal_paid, s.is_next)
+         IS DISTINCT FROM (u.interest, u.principal, u.balance, u.interest_paid, u.principal_paid, (new_status = 'servicing' AND u.number IS NOT DISTINCT FROM r.next_row));
+  UPDATE fees f SET paid = u.paid, waived = u.waived
+    FROM unnest(r.fee_id, r.fee_paid, r.fee_waived) AS u(id, paid, waived)
+   WHERE f.account_id = p_account AND f.id = u.id AND (f.paid, f.waived) IS DISTINCT FROM (u.paid, u.waived);
+  UPDATE loans l
+     SET principal_outstanding = r.principal_outstanding, interest_due = r.interest_due, fees_due = r.fees_due,
+         credit_balance = r.credit_balance, oldest_unpaid_due = r.oldest_unpaid_due, status = new_status, date_closed = new_closed
+   WHERE l.account_id = p_account AND l.id = p_loan
+     AND (l.principal_outstanding, l.interest_due, l.fees_due, l.credit_balance, l.oldest_unpaid_due, l.status, l.date_closed)
+         IS DISTINCT FROM (r.principal_outstanding, r.interest_due, r.fees_due, r.credit_balance, r.oldest_unpaid_due, new_status, new_closed);
+END $$;
+
+-- The triggers of 0001/0002/0005 call this for the loans a statement touched: it now replays
+-- their ledgers (is_next included). The replay's own writes do not replay again.
+CREATE OR REPLACE FUNCTION loanql_refresh_next(p_account uuid[], p_loan uuid[]) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  t record;
+BEGIN
+  IF current_setting('loanql.replaying', true) = 'on' THEN RETURN; END IF;
+  -- Transaction-local: an error rolls the setting back with the (sub)transaction.
+  PERFORM set_config('loanql.replaying', 'on', true);
+  FOR t IN
+    SELECT l.account_id, l.id FROM loans l
+     WHERE (l.account_id, l.id) IN (SELECT u.account_id, u.loan_id FROM unnest(p_account, p_loan) AS u(account_id, loan_id))
+     ORDER BY l.account_id, l.id
+       FOR NO KEY UPDATE
+  LOOP
+    PERFORM loanql_replay_loan(t.account_id, t.id);
+  END LOOP;
+  PERFORM set_config('loanql.replaying', 'off', true);
+END $$;
+
+-- Fees replay their loan too.
+CREATE TRIGGER fees_replay_insert AFTER INSERT ON fees
+  REFERENCING NEW TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION loanql_refresh_next_from_new();
+CREATE TRIGGER fees_replay_delete AFTER DELETE ON fees
+  REFERENCING OLD TABLE AS changed_rows FOR EACH STATEMENT EXECUTE FUNCTION loanql_refresh_next_from_new();
+CREATE TRIGGER fees_replay_update AFTER UPDATE OF date, amount, row_number, waived_on ON fees
+  FOR EACH ROW EXECUTE FUNCTION loanql_refresh_next_for_old_and_new();
+-- A loan's amount or rate changes the ledger even when its schedule rows do not move.
+CREATE FUNCTION loanql_replay_loan_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM loanql_refresh_next(ARRAY[NEW.account_id], ARRAY[NEW.id]);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER loans_replay_terms AFTER UPDATE OF amount, rate, frequency, amortization, date_funded, product_id ON loans
+  FOR EACH ROW WHEN ((OLD.amount, OLD.rate, OLD.frequency, OLD.amortization, OLD.date_funded, OLD.product_id)
+                     IS DISTINCT FROM (NEW.amount, NEW.rate, NEW.frequency, NEW.amortization, NEW.date_funded, NEW.product_id))
+  EXECUTE FUNCTION loanql_replay_loan_terms();
+-- A payment's amount, date or type changes its loan's ledger (reversals already replay).
+CREATE TRIGGER payments_replay_changed AFTER UPDATE OF amount, date, type ON payments
+  FOR EACH ROW WHEN ((OLD.amount, OLD.date, OLD.type) IS DISTINCT FROM (NEW.amount, NEW.date, NEW.type))
+  EXECUTE FUNCTION loanql_refresh_next_for_old_and_new();
+
+-- R8: a reversal for insufficient funds adds the product's NSF fee, dated the reversal (none when it is 0.00).
+CREATE FUNCTION loanql_nsf_fee() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO fees (account_id, loan_id, kind, payment_id, date, amount)
+  SELECT NEW.account_id, NEW.loan_id, 'nsf', NEW.id, NEW.date_reversed, pr.nsf_fee
+    FROM loans l JOIN products pr ON pr.account_id = l.account_id AND pr.id = l.product_id
+   WHERE l.account_id = NEW.account_id AND l.id = NEW.loan_id AND pr.nsf_fee > 0;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER payments_nsf_fee AFTER UPDATE OF date_reversed, reversal_reason ON payments
+  FOR EACH ROW WHEN (OLD.date_reversed IS NULL AND NEW.date_reversed IS NOT NULL AND NEW.reversal_reason = 'nsf')
+  EXECUTE FUNCTION loanql_nsf_fee();
+
+-- R9: closing by hand while money is owed is refused, naming what is owed; overpaid is the ledger's to set.
+CREATE FUNCTION loanql_loan_status_by_hand() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  r loanql_ledger_result;
+BEGIN
+  IF current_setting('loanql.replaying', true) = 'on' OR NEW.status IS NOT DISTINCT FROM OLD.status THEN RETURN NEW; END IF;
+  IF NEW.status = 'overpaid' THEN
+    RAISE EXCEPTION 'overpaid is set by the ledger (when a loan is paid off with money to spare), not by hand'
+      USING ERRCODE = 'check_violation', CONSTRAINT = 'loans_overpaid_by_ledger', TABLE = 'loans', COLUMN = 'status';
+  END IF;
+  IF NEW.status = 'closed' AND OLD.status IN ('servicing', 'overpaid') THEN
+    r := loanql_ledger(NEW.account_id, NEW.id, greatest(loanql_business_date(NEW.account_id),
+           (SELECT max(py.date) FROM payments py WHERE py.account_id = NEW.account_id AND py.loan_id = NEW.id AND py.date_reversed IS NULL)));
+    IF r.principal_outstanding + r.interest_due + r.fees_due > 0 OR r.credit_balance > 0 THEN
+      RAISE EXCEPTION 'the loan still owes principal %, interest %, fees % (credit %): it closes by itself when paid off',
+        r.principal_outstanding, r.interest_due, r.fees_due, r.credit_balance
+        USING ERRCODE = 'check_violation', CONSTRAINT = 'loans_close_with_balance', TABLE = 'loans', COLUMN = 'status';
+    END IF;
+    NEW.date_closed := coalesce(NEW.date_closed, loanql_business_date(NEW.account_id));
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER loans_status_by_hand BEFORE UPDATE OF status ON loans FOR EACH ROW EXECUTE FUNCTION loanql_loan_status_by_hand();
+
+-- Every existing loan's ledger, derived now.
+SELECT loanql_refresh_next(array_agg(account_id), array_agg(id)) FROM loans;
+`;
