@@ -436,8 +436,9 @@ function loanPayments(loan: LoanPlan, rows: readonly ScheduleRow[], target: numb
     const last = loan.payoffDay;
     for (const draft of all) {
       if (draft.type === 'payoff') continue;
-      draft.day = Math.min(draft.day, last);
-      if (draft.reversedDay !== undefined) draft.reversedDay = Math.min(draft.reversedDay, last);
+      // A reversed payment stays strictly before its reversal, both before the payoff.
+      draft.day = Math.min(draft.day, draft.reversedDay === undefined ? last : last - 2);
+      if (draft.reversedDay !== undefined) draft.reversedDay = Math.min(draft.reversedDay, last - 1);
       if (draft.fee) draft.fee.day = Math.min(draft.fee.day, draft.day);
     }
   }
