@@ -219,6 +219,24 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           responses: { '200': { description: 'The updated loan.', ...json('LoanEnvelope') }, '400': responses.badRequest, '403': responses.forbidden, '404': responses.notFound, '413': responses.tooLarge },
         },
       },
+      '/api/loan/{id}/payoff': {
+        parameters: [idParameter],
+        get: {
+          operationId: 'getPayoffQuote',
+          summary: 'What it takes to pay the loan off on a day (SPEC §12 R5), with its parts and per diem.',
+          parameters: [{ name: 'date', in: 'query', schema: { type: 'string', format: 'date' }, description: 'The day (YYYY-MM-DD); default the account\'s business date.' }],
+          responses: { '200': { description: 'The quote.', ...json('PayoffQuote') }, '400': responses.badRequest, '403': responses.forbidden, '404': responses.notFound },
+        },
+      },
+      '/api/loan/{id}/ledger': {
+        parameters: [idParameter],
+        get: {
+          operationId: 'getLedger',
+          summary: 'The loan\'s balances, payments with their allocations, and fees (SPEC §12).',
+          parameters: [{ name: 'date', in: 'query', schema: { type: 'string', format: 'date' }, description: 'The day of the balances (YYYY-MM-DD); default the account\'s business date.' }],
+          responses: { '200': { description: 'The ledger.', ...json('Ledger') }, '400': responses.badRequest, '403': responses.forbidden, '404': responses.notFound },
+        },
+      },
     },
     components: {
       securitySchemes: { token: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <API_KEY>' } },
@@ -258,7 +276,45 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
         PermissionError: {
           type: 'object',
           required: ['error', 'role', 'permission'],
-          properties: { error: { type: 'string' }, role: { type: 'string' }, permission: { enum: ['loans.select', 'loans.insert', 'loans.update'] } },
+          properties: {
+            error: { type: 'string' },
+            role: { type: 'string' },
+            permission: { enum: ['loans.select', 'loans.insert', 'loans.update', 'loans.insert.columns', 'loans.update.columns', 'loans.insert.check', 'loans.update.check'] },
+            fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each body field the role may not write, with why.' },
+          },
+        },
+        PayoffQuote: {
+          type: 'object',
+          description: 'SPEC §12 R5: payoff = principal_outstanding + interest_due + accrued_interest − interest_paid_ahead + fees_due − credit_balance, as of the day; per_diem is the interest of one more day. A later day is quoted anew.',
+          required: ['loan_id', 'as_of', 'payoff', 'principal_outstanding', 'interest_due', 'accrued_interest', 'interest_paid_ahead', 'fees_due', 'credit_balance', 'per_diem', 'days_past_due'],
+          additionalProperties: false,
+          properties: {
+            loan_id: { type: 'string' },
+            as_of: { type: 'string', format: 'date' },
+            payoff: { type: 'number' },
+            principal_outstanding: { type: 'number' },
+            interest_due: { type: 'number' },
+            accrued_interest: { type: 'number' },
+            interest_paid_ahead: { type: 'number' },
+            fees_due: { type: 'number' },
+            credit_balance: { type: 'number' },
+            per_diem: { type: 'number' },
+            days_past_due: { type: 'integer' },
+          },
+        },
+        Ledger: {
+          type: 'object',
+          description: 'SPEC §12: the loan\'s balances as of the day, every payment (reversed ones too) with its allocation lines, and its fees.',
+          required: ['loan_id', 'status', 'date_closed', 'as_of', 'balances', 'payments', 'fees'],
+          properties: {
+            loan_id: { type: 'string' },
+            status: { type: 'string', enum: [...LOAN_STATUSES] },
+            date_closed: { type: ['string', 'null'] },
+            as_of: { type: 'string', format: 'date' },
+            balances: { type: 'object' },
+            payments: { type: 'array', items: { type: 'object', required: ['id', 'date', 'amount', 'type', 'allocations'] } },
+            fees: { type: 'array', items: { type: 'object' } },
+          },
         },
       },
     },
@@ -270,6 +326,8 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     ['/api/loan', 'post', access.insert],
     ['/api/loan/{id}', 'get', access.select],
     ['/api/loan/{id}', 'patch', access.update],
+    ['/api/loan/{id}/payoff', 'get', access.select],
+    ['/api/loan/{id}/ledger', 'get', access.select],
   ];
   for (const [path, method, yes] of allowed) if (!yes) delete paths[path]![method];
   for (const path of Object.keys(paths)) if (!['get', 'post', 'patch'].some((method) => method in paths[path]!)) delete paths[path];

@@ -13,7 +13,8 @@ import { checkFieldValue, type ValueRule } from './fieldValues.js';
 export type CustomFieldType = 'text' | 'number' | 'currency' | 'percent' | 'integer' | 'date' | 'boolean' | 'select';
 export const CUSTOM_FIELD_TYPES: readonly CustomFieldType[] = ['text', 'number', 'currency', 'percent', 'integer', 'date', 'boolean', 'select'];
 
-export const LOAN_STATUSES = ['lead', 'servicing', 'closed'] as const;
+/** Every loan status; `overpaid` (and `closed` once paid off) are the ledger's to set (SPEC §12 R9). */
+export const LOAN_STATUSES = ['lead', 'servicing', 'closed', 'overpaid'] as const;
 export type LoanStatus = (typeof LOAN_STATUSES)[number];
 
 /** The body key of a field: spaces become underscores, matched without regard to case (SPEC §6). */

@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { databaseInTransaction, type Database, type Queryable } from '../../db/index.js';
 import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
 import { LoanReader } from '../../app/loanReads.js';
+import { dayParameter, ledgerJson, payoffQuoteJson } from '../../app/ledgerReads.js';
 import { createLoan, updateLoan } from '../../app/loanWrites.js';
 import { loanWriteGrant } from '../../app/loanWriteGrant.js';
 import type { Product } from '../../app/products.js';
@@ -67,7 +68,7 @@ function listQuery(raw: Record<string, unknown>): { status?: LoanStatus; limit: 
   }
   const status = query.get('status');
   if (status !== undefined && !(typeof status === 'string' && (LOAN_STATUSES as readonly string[]).includes(status))) {
-    throw new UserInputError('status must be lead, servicing or closed', 400, { status: `expected one of ${LOAN_STATUSES.join(', ')}` });
+    throw new UserInputError(`status must be one of ${LOAN_STATUSES.join(', ')}`, 400, { status: `expected one of ${LOAN_STATUSES.join(', ')}` });
   }
   return {
     ...(status ? { status: status as LoanStatus } : {}),
@@ -141,6 +142,29 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
   const grantOf = (caller: { role: Role; principal: Principal }, kind: 'insert' | 'update', reader: LoanReader) => (product: Product) =>
     loanWriteGrant(caller.role, kind, caller.principal, product, reader, (tx) => databaseInTransaction(db, tx));
 
+  /**
+   * The ledger's reads (SPEC §12): `/payoff?date=` (R5's quote and its parts) and `/ledger`
+   * (balances, payments with their allocations, fees). The loan must be one the key's role
+   * reads; `date` defaults to the account's business date.
+   */
+  const ledgerRoute = (read: typeof payoffQuoteJson) => async (req: Request, res: Response) => {
+    const caller = roleWith(engines, res, 'select');
+    if (!caller) return;
+    const query = new Map(Object.entries(req.query as Record<string, unknown>));
+    const unknown = [...query.keys()].filter((name) => name !== 'date');
+    if (unknown.length) throw new UserInputError(`unknown query parameter: ${unknown.join(', ')}`, 400, new Map(unknown.map((name) => [name, 'unknown query parameter (date)'])));
+    const day = dayParameter('date', query.get('date'));
+    const id = String(req.params.id);
+    const from = readDb(res);
+    if ((await (await loansAs(caller.role)).loanJson(from, caller.principal, id)) === null) return notFound(res);
+    const text = await read(from, res.locals.auth.accountId, id, day);
+    ReadRouting.tell(res, from);
+    if (text === null) return notFound(res);
+    sendJson(res, 200, text);
+  };
+  router.get('/:id/payoff', ledgerRoute(payoffQuoteJson));
+  router.get('/:id/ledger', ledgerRoute(ledgerJson));
+
   router.post('/', async (req, res) => {
     const caller = roleWith(engines, res, 'insert');
     if (!caller) return;
@@ -187,6 +211,11 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     const text = await (await loansAs(caller.role)).loanJson(db, caller.principal, req.params.id);
     if (text === null) return notFound(res);
     sendJson(res, 200, text);
+  });
+
+  router.all(['/:id/payoff', '/:id/ledger'], (req, res) => {
+    res.status(405).setHeader('Allow', 'GET');
+    res.json({ error: `${req.method} is not supported here` });
   });
 
   router.all(['/', '/:id'], (req, res) => {

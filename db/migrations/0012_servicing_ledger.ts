@@ -205,6 +205,8 @@ CREATE TYPE loanql_ledger_result AS (
   accrued_interest numeric,
   per_diem numeric,
   payoff numeric,
+  -- interest already paid on rows due after the day (R5 takes it off the payoff)
+  interest_paid_ahead numeric,
   days_past_due integer,
   -- the date the last payment left nothing owed (null while something is owed)
   settled_on date,
@@ -263,7 +265,8 @@ BEGIN
          coalesce(pr.allocation_order, 'interest_principal_then_fees') AS allocation_order,
          coalesce(pr.day_count, 'actual/360') AS day_count, coalesce(pr.arrears_tolerance, 0) AS arrears_tolerance
     INTO lo
-    FROM loans l LEFT JOIN products pr ON pr.account_id = l.account_id AND pr.id = l.product_id
+    -- the loan's product; a loan with none follows the account's default product
+    FROM loans l LEFT JOIN products pr ON pr.account_id = l.account_id AND (pr.id = l.product_id OR (l.product_id IS NULL AND pr.is_default))
    WHERE l.account_id = p_account AND l.id = p_loan;
   IF NOT FOUND THEN RETURN NULL; END IF;
   fees_first := lo.allocation_order = 'fees_interest_principal';
@@ -320,10 +323,9 @@ BEGIN
 
     rem := p.amount;
     IF p.type = 'refund' THEN
-      IF rem > credit THEN
-        RAISE EXCEPTION 'a refund of % is more than the loan''s credit balance of %', rem, credit
-          USING ERRCODE = 'check_violation', CONSTRAINT = 'payments_refund_within_credit', TABLE = 'payments', COLUMN = 'amount';
-      END IF;
+      -- A refund pays credit back (a new one above the credit is refused when it is posted:
+      -- loanql_refund_within_credit). One that a later reversal left above the credit makes the
+      -- credit negative: the borrower owes it back, and the payoff counts it.
       credit := credit - rem;
       nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := NULL; l_fee[nl] := NULL; l_comp[nl] := 'refund'; l_amt[nl] := rem;
       CONTINUE;
@@ -609,8 +611,9 @@ BEGIN
     END IF;
     res.per_diem := loanql_round_div(b_before * lo.rate, 100 * loanql_day_count_year(lo.day_count));
   END IF;
-  res.payoff := res.principal_outstanding + res.interest_due + res.accrued_interest + res.fees_due - credit;
-  FOR i IN k..n LOOP res.payoff := res.payoff - pint[i]; END LOOP;
+  res.interest_paid_ahead := 0;
+  FOR i IN k..n LOOP res.interest_paid_ahead := res.interest_paid_ahead + pint[i]; END LOOP;
+  res.payoff := res.principal_outstanding + res.interest_due + res.accrued_interest - res.interest_paid_ahead + res.fees_due - credit;
   -- R3: a row whose unpaid principal and interest is within the tolerance counts as paid.
   res.days_past_due := 0;
   FOR i IN 1..n LOOP
@@ -751,13 +754,40 @@ CREATE FUNCTION loanql_nsf_fee() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO fees (account_id, loan_id, kind, payment_id, date, amount)
   SELECT NEW.account_id, NEW.loan_id, 'nsf', NEW.id, NEW.date_reversed, pr.nsf_fee
-    FROM loans l JOIN products pr ON pr.account_id = l.account_id AND pr.id = l.product_id
+    FROM loans l JOIN products pr ON pr.account_id = l.account_id AND (pr.id = l.product_id OR (l.product_id IS NULL AND pr.is_default))
    WHERE l.account_id = NEW.account_id AND l.id = NEW.loan_id AND pr.nsf_fee > 0;
   RETURN NULL;
 END $$;
 CREATE TRIGGER payments_nsf_fee AFTER UPDATE OF date_reversed, reversal_reason ON payments
   FOR EACH ROW WHEN (OLD.date_reversed IS NULL AND NEW.date_reversed IS NOT NULL AND NEW.reversal_reason = 'nsf')
   EXECUTE FUNCTION loanql_nsf_fee();
+
+-- R9: a refund pays back credit: more than the credit the loan holds on its day is refused.
+CREATE FUNCTION loanql_refund_within_credit() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  credit numeric;
+BEGIN
+  IF NEW.type = 'refund' AND NEW.date_reversed IS NULL THEN
+    credit := (loanql_ledger(NEW.account_id, NEW.loan_id, NEW.date)).credit_balance;
+    IF NEW.amount > coalesce(credit, 0) THEN
+      RAISE EXCEPTION 'a refund of % is more than the loan''s credit balance of % on %', NEW.amount, coalesce(credit, 0), NEW.date
+        USING ERRCODE = 'check_violation', CONSTRAINT = 'payments_refund_within_credit', TABLE = 'payments', COLUMN = 'amount';
+    END IF;
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER payments_refund_within_credit BEFORE INSERT ON payments FOR EACH ROW EXECUTE FUNCTION loanql_refund_within_credit();
+
+-- A product's servicing settings apply to every loan of the product: their ledgers are replayed.
+CREATE FUNCTION loanql_replay_product_loans() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM loanql_refresh_next(array_agg(l.account_id), array_agg(l.id))
+     FROM loans l WHERE l.account_id = NEW.account_id AND (l.product_id = NEW.id OR (l.product_id IS NULL AND NEW.is_default));
+  RETURN NULL;
+END $$;
+CREATE TRIGGER products_replay_loans AFTER UPDATE OF allocation_order, day_count, arrears_tolerance ON products
+  FOR EACH ROW WHEN ((OLD.allocation_order, OLD.day_count, OLD.arrears_tolerance) IS DISTINCT FROM (NEW.allocation_order, NEW.day_count, NEW.arrears_tolerance))
+  EXECUTE FUNCTION loanql_replay_product_loans();
 
 -- R9: closing by hand while money is owed is refused, naming what is owed; overpaid is the ledger's to set.
 CREATE FUNCTION loanql_loan_status_by_hand() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -33,6 +33,8 @@ function templateOf(path: string): string {
   const bare = path.split('?')[0]!;
   if (bare === '/api/loan') return '/api/loan';
   if (/^\/api\/loan\/[^/]+$/.test(bare)) return '/api/loan/{id}';
+  const ledger = /^\/api\/loan\/[^/]+\/(payoff|ledger)$/.exec(bare);
+  if (ledger) return `/api/loan/{id}/${ledger[1]}`;
   throw new Error(`no OpenAPI path for ${path}`);
 }
 

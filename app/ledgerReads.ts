@@ -1,0 +1,75 @@
+import type { Database } from '../db/index.js';
+import { UserInputError } from './errors.js';
+
+/**
+ * Reads of the servicing ledger (SPEC §12) for REST: a payoff quote for a day and a loan's
+ * ledger. The figures come from the database's own replay (`loanql_ledger`, migration 0012),
+ * the same computation every write stores, so a quote never disagrees with what a payment of
+ * that amount would do. Callers check first that the key's role may see the loan.
+ */
+
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A `YYYY-MM-DD` calendar day (years 1900–2999), or a 400 naming `name`. */
+export function dayParameter(name: string, value: unknown): string | null {
+  if (value === undefined) return null;
+  const match = typeof value === 'string' ? DAY.exec(value) : null;
+  const [year, month, day] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [0, 0, 0];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  const valid = match !== null && year >= 1900 && year <= 2999 && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  if (!valid) throw new UserInputError(`${name} must be a calendar day as YYYY-MM-DD`, 400, new Map([[name, 'expected a day as YYYY-MM-DD (1900–2999)']]));
+  return value as string;
+}
+
+/** `GET /api/loan/{id}/payoff?date=`: R5's quote with its parts, as JSON text; null for no such loan. */
+export async function payoffQuoteJson(db: Database, accountId: string, loanId: string, day: string | null): Promise<string | null> {
+  const { rows } = await db.query<{ body: string | null }>(
+    `WITH d AS (SELECT coalesce($3::date, loanql_business_date($1)) AS as_of),
+          r AS (SELECT d.as_of, loanql_ledger($1, $2, d.as_of) AS l FROM d)
+     SELECT json_build_object(
+              'loan_id', $2::uuid, 'as_of', r.as_of, 'payoff', (r.l).payoff,
+              'principal_outstanding', (r.l).principal_outstanding, 'interest_due', (r.l).interest_due,
+              'accrued_interest', (r.l).accrued_interest, 'interest_paid_ahead', (r.l).interest_paid_ahead,
+              'fees_due', (r.l).fees_due, 'credit_balance', (r.l).credit_balance, 'per_diem', (r.l).per_diem,
+              'days_past_due', (r.l).days_past_due)::text AS body
+       FROM r WHERE (r.l).principal_outstanding IS NOT NULL`,
+    [accountId, loanId, day],
+  );
+  return rows[0]?.body ?? null;
+}
+
+/**
+ * `GET /api/loan/{id}/ledger`: the loan's balances as of a day (default the business date),
+ * every payment with its allocation lines, and its fees, as JSON text; null for no such loan.
+ */
+export async function ledgerJson(db: Database, accountId: string, loanId: string, day: string | null): Promise<string | null> {
+  const { rows } = await db.query<{ body: string | null }>(
+    `WITH d AS (SELECT coalesce($3::date, loanql_business_date($1)) AS as_of),
+          r AS (SELECT d.as_of, loanql_ledger($1, $2, d.as_of) AS l FROM d)
+     SELECT json_build_object(
+              'loan_id', l.id, 'status', l.status, 'date_closed', l.date_closed, 'as_of', r.as_of,
+              'balances', json_build_object(
+                 'principal_outstanding', (r.l).principal_outstanding, 'interest_due', (r.l).interest_due,
+                 'fees_due', (r.l).fees_due, 'credit_balance', (r.l).credit_balance, 'oldest_unpaid_due', (r.l).oldest_unpaid_due,
+                 'accrued_interest', (r.l).accrued_interest, 'per_diem', (r.l).per_diem, 'payoff', (r.l).payoff,
+                 'days_past_due', (r.l).days_past_due),
+              'payments', coalesce((
+                 SELECT json_agg(json_build_object(
+                          'id', p.id, 'date', p.date, 'amount', p.amount, 'type', p.type, 'method', p.method,
+                          'date_reversed', p.date_reversed, 'reversal_reason', p.reversal_reason, 'posted_at', p.posted_at,
+                          'allocations', coalesce((
+                             SELECT json_agg(json_build_object('row_number', a.row_number, 'fee_id', a.fee_id, 'component', a.component, 'amount', a.amount) ORDER BY a.position)
+                               FROM payment_allocations a WHERE a.account_id = p.account_id AND a.payment_id = p.id), '[]'::json))
+                        ORDER BY p.date, p.posted_at, p.id)
+                   FROM payments p WHERE p.account_id = l.account_id AND p.loan_id = l.id), '[]'::json),
+              'fees', coalesce((
+                 SELECT json_agg(json_build_object('id', f.id, 'kind', f.kind, 'row_number', f.row_number, 'date', f.date, 'amount', f.amount,
+                                                   'paid', f.paid, 'waived', f.waived, 'waived_on', f.waived_on, 'waived_by', f.waived_by,
+                                                   'waived_reason', f.waived_reason) ORDER BY f.date, f.created_at, f.id)
+                   FROM fees f WHERE f.account_id = l.account_id AND f.loan_id = l.id), '[]'::json)
+            )::text AS body
+       FROM r, loans l WHERE l.account_id = $1 AND l.id = $2`,
+    [accountId, loanId, day],
+  );
+  return rows[0]?.body ?? null;
+}
