@@ -85,6 +85,26 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
   for (const row of indexRows) constraints.set(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
   for (const row of constraintRows) constraints.set(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
   const problems: string[] = [];
+  // Computed fields: the function exists and takes (tenant, primary key, then the arguments by those names).
+  const functionNames = [...new Set([...metadata.collections.values()].flatMap((c) => [...c.computedFields.values()].map((f) => f.function)))];
+  if (functionNames.length) {
+    const { rows: functionRows } = await db.query<{ name: string; args: string[] | string }>(
+      `SELECT p.proname AS name, coalesce(p.proargnames, '{}')::text[] AS args FROM pg_proc p
+        WHERE p.pronamespace = current_schema()::regnamespace AND p.proname = ANY($1::text[])`,
+      [functionNames],
+    );
+    const functions = new Map<string, string[][]>();
+    for (const row of functionRows) functions.set(row.name, [...(functions.get(row.name) ?? []), parseNameArray(row.args)]);
+    for (const collection of metadata.collections.values()) {
+      for (const field of collection.computedFields.values()) {
+        const where = `collection ${collection.name}, computed field ${field.name}`;
+        const overloads = functions.get(field.function);
+        if (!overloads) problems.push(`${where}: function ${field.function} does not exist`);
+        else if (!overloads.some((names) => names.length >= 2 + field.args.size && [...field.args.keys()].every((arg) => names.slice(2).includes(arg))))
+          problems.push(`${where}: function ${field.function} takes no (tenant, key${[...field.args.keys()].map((arg) => `, ${arg}`).join('')}) arguments`);
+      }
+    }
+  }
   for (const collection of metadata.collections.values()) {
     const table = columns.get(collection.table);
     if (!table) {

@@ -4,7 +4,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import metadataSchema from './metadata.schema.json' with { type: 'json' };
 import { resolveEventTypes, type EventTypeDocument } from './eventTypes.js';
 import { resolveRoles, type RoleDocument } from './resolveRoles.js';
-import { ADMIN_ROLE, MetadataError, SCALAR_TYPES, type Collection, type Role, type Field, type InsertPermission, type Metadata, type PresetValue, type UpdatePermission, type Relationship, type RootFieldKind, type ScalarType } from './model.js';
+import { ADMIN_ROLE, MetadataError, SCALAR_TYPES, type Collection, type ComputedField, type Role, type Field, type InsertPermission, type Metadata, type PresetValue, type UpdatePermission, type Relationship, type RootFieldKind, type ScalarType } from './model.js';
 
 const Ajv = AjvModule.default;
 const validateDocument = new Ajv({ allErrors: true }).compile(metadataSchema);
@@ -26,6 +26,7 @@ interface CollectionDocument {
   insert?: { columns: string[]; set?: Record<string, PresetValue['value']>; on_conflict_constraints?: string[] };
   update?: { columns: string[]; set?: Record<string, PresetValue['value']> };
   delete?: Record<string, never>;
+  computed_fields?: Record<string, { function: string; type: ScalarType; args?: Record<string, ScalarType>; description?: string }>;
 }
 
 const CUSTOM_FIELDS_COLUMN = 'custom_fields';
@@ -143,6 +144,12 @@ function resolveMetadata(document: MetadataDocument): Metadata {
       }
       relationships.set(relName, { name: relName, kind: spec.object ? 'object' : 'array', target, mapping: Object.entries(spec.on) });
     }
+    const computedFields = new Map<string, ComputedField>();
+    for (const [fieldName, spec] of Object.entries(collection.computed_fields ?? {})) {
+      if (fields.has(fieldName) || relationships.has(fieldName)) problems.push(`collection ${name}, computed field ${fieldName}: a field or relationship has the same name`);
+      if (fieldName.startsWith('__')) problems.push(`collection ${name}, computed field ${fieldName}: names starting with __ are reserved`);
+      computedFields.set(fieldName, { name: fieldName, type: spec.type, function: spec.function, args: new Map(Object.entries(spec.args ?? {})), description: spec.description ?? null });
+    }
     for (const fieldName of fields.keys()) {
       if (fieldName.startsWith('__')) problems.push(`collection ${name}, field ${fieldName}: names starting with __ are reserved`);
       if (fieldName.endsWith('_aggregate') && relationships.has(fieldName.slice(0, -'_aggregate'.length)))
@@ -155,6 +162,7 @@ function resolveMetadata(document: MetadataDocument): Metadata {
       table: collection.table,
       primaryKey,
       fields,
+      computedFields,
       relationships,
       rootFields: new Set(collection.root_fields ?? ALL_ROOT_FIELDS),
       ...writable,

@@ -18,6 +18,22 @@ export interface Field {
   readonly source: FieldSource;
 }
 
+/**
+ * A computed field (Hasura's): a SQL function of the row — called with the row's tenant value and
+ * primary key, then its arguments by name (omitted ones take the function's defaults) — that
+ * returns one value of `type`. Selected like a field with `args: {…}`; never written, filtered
+ * or ordered by.
+ */
+export interface ComputedField {
+  readonly name: string;
+  readonly type: ScalarType;
+  /** The SQL function, by name (checked against the catalogue). */
+  readonly function: string;
+  /** Argument name → type, in the order the metadata gives them. */
+  readonly args: ReadonlyMap<string, ScalarType>;
+  readonly description: string | null;
+}
+
 export interface Relationship {
   readonly name: string;
   readonly kind: 'object' | 'array';
@@ -128,6 +144,8 @@ export interface Collection {
   readonly table: string;
   readonly primaryKey: Field;
   readonly fields: ReadonlyMap<string, Field>;
+  /** Computed fields, by name (a role sees those its select columns name, or all with '*'). */
+  readonly computedFields: ReadonlyMap<string, ComputedField>;
   readonly relationships: ReadonlyMap<string, Relationship>;
   readonly rootFields: ReadonlySet<RootFieldKind>;
   readonly insert: InsertPermission | null;

@@ -80,7 +80,10 @@ function resolveRole(base: Omit<Metadata, 'roles'>, roleName: string, document: 
       continue;
     }
     const select = spec.select;
-    const fields = pickFields(collection.fields, select.columns, `${where}, select columns`, problems);
+    // A computed field is named among the select columns like a field ('*' takes them all).
+    const computedFields = select.columns === '*' ? new Map(collection.computedFields) : new Map([...collection.computedFields].filter(([name]) => select.columns.includes(name)));
+    const plainColumns = select.columns === '*' ? select.columns : select.columns.filter((name) => !collection.computedFields.has(name));
+    const fields = pickFields(collection.fields, plainColumns, `${where}, select columns`, problems);
     if (!fields.has(collection.primaryKey.name)) problems.push(`${where}, select columns: must include the primary key ${collection.primaryKey.name}`);
     const relationships = new Map<string, Relationship>([...collection.relationships].filter(([, relationship]) => selectable.has(relationship.target)));
     const allowAggregations = select.allow_aggregations === true;
@@ -95,6 +98,7 @@ function resolveRole(base: Omit<Metadata, 'roles'>, roleName: string, document: 
     collections.set(collectionName, {
       ...collection,
       fields,
+      computedFields,
       relationships,
       rootFields,
       insert,

@@ -636,6 +636,17 @@ LANGUAGE sql STABLE AS $$
   SELECT (now() AT TIME ZONE coalesce((SELECT timezone FROM accounts WHERE id = p_account), 'UTC'))::date
 $$;
 
+-- As-of values of a loan, for the metadata's computed fields (payoff(args: {as_of: …}) …):
+-- (tenant, key, as_of), as_of defaulting to the account's business date.
+CREATE FUNCTION loanql_loan_payoff(p_account uuid, p_id uuid, as_of date DEFAULT NULL) RETURNS numeric
+LANGUAGE sql STABLE AS $$ SELECT (loanql_ledger(p_account, p_id, coalesce(as_of, loanql_business_date(p_account)))).payoff $$;
+CREATE FUNCTION loanql_loan_accrued_interest(p_account uuid, p_id uuid, as_of date DEFAULT NULL) RETURNS numeric
+LANGUAGE sql STABLE AS $$ SELECT (loanql_ledger(p_account, p_id, coalesce(as_of, loanql_business_date(p_account)))).accrued_interest $$;
+CREATE FUNCTION loanql_loan_per_diem(p_account uuid, p_id uuid, as_of date DEFAULT NULL) RETURNS numeric
+LANGUAGE sql STABLE AS $$ SELECT (loanql_ledger(p_account, p_id, coalesce(as_of, loanql_business_date(p_account)))).per_diem $$;
+CREATE FUNCTION loanql_loan_days_past_due(p_account uuid, p_id uuid, as_of date DEFAULT NULL) RETURNS integer
+LANGUAGE sql STABLE AS $$ SELECT (loanql_ledger(p_account, p_id, coalesce(as_of, loanql_business_date(p_account)))).days_past_due $$;
+
 -- Replays one loan's ledger and stores it (the caller holds the loan's row lock).
 CREATE FUNCTION loanql_replay_loan(p_account uuid, p_loan uuid) RETURNS void
 LANGUAGE plpgsql AS $$

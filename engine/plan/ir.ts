@@ -1,4 +1,4 @@
-import type { BoolExpOf, Collection, Field, FilterJsonbOperator, FilterOperator, Relationship } from '../../metadata/index.js';
+import type { BoolExpOf, Collection, ComputedField, Field, FilterJsonbOperator, FilterOperator, Relationship } from '../../metadata/index.js';
 import type { AggregateFunction, OrderDirection } from '../schema/buildSchema.js';
 import type { Param } from '../sql/fragment.js';
 
@@ -58,6 +58,8 @@ export type Selection = readonly SelectionItem[];
 
 export type SelectionItem =
   | { readonly kind: 'column'; readonly alias: string; readonly field: Field }
+  /** A computed field: its SQL function called with the row's tenant value and key, and these arguments by name. */
+  | { readonly kind: 'computed'; readonly alias: string; readonly field: ComputedField; readonly args: ReadonlyMap<string, Param> }
   | { readonly kind: 'typename'; readonly alias: string; readonly value: string }
   | { readonly kind: 'object'; readonly alias: string; readonly relationship: Relationship; readonly target: Collection; readonly selection: Selection }
   | { readonly kind: 'array'; readonly alias: string; readonly relationship: Relationship; readonly target: Collection; readonly query: ListQuery; readonly selection: Selection }

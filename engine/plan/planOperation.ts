@@ -427,6 +427,18 @@ export function planningContext(
         case 'column':
           items.push({ kind: 'column', alias, field: role.field });
           break;
+        case 'computed': {
+          const given = argsOf(node)['args'];
+          const values = given && typeof given === 'object' && !Array.isArray(given) && !(given instanceof VariableRef) && !(given instanceof Literal) ? given : {};
+          if (given instanceof VariableRef) throw new GraphQLError(`give the arguments of ${node.name.value} one by one (args: {name: $variable}), not as one variable`, { nodes: node, extensions: { code: 'validation-failed' } });
+          const args = new Map<string, Param>();
+          for (const [name, type] of role.field.args) {
+            const value = (values as Record<string, ArgValue>)[name];
+            if (value !== undefined && value !== null) args.set(name, atArgument(node, 'args', () => toParam(value, SCALAR_FOR_TYPE[type])));
+          }
+          items.push({ kind: 'computed', alias, field: role.field, args });
+          break;
+        }
         case 'objectRelationship':
           items.push({ kind: 'object', alias, relationship: role.relationship, target: role.target, selection: planSelection(role.target, subSelection(nodes)) });
           break;

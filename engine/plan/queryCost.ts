@@ -60,6 +60,10 @@ function selectionCost(selection: Selection, parentRows: number): number {
       case 'column':
       case 'typename':
         break;
+      case 'computed':
+        // A function call per row: priced like a nested object read.
+        total += parentRows;
+        break;
       case 'object':
         total += parentRows * (1 + selectionCost(item.selection, 1));
         break;

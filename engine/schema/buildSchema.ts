@@ -14,7 +14,7 @@ import {
   type GraphQLInputFieldConfigMap,
   type GraphQLScalarType,
 } from 'graphql';
-import type { Collection, Field, Metadata, Relationship, ScalarType } from '../../metadata/index.js';
+import type { Collection, ComputedField, Field, Metadata, Relationship, ScalarType } from '../../metadata/index.js';
 import { buildMutationFields, type MutationKind } from './buildMutationFields.js';
 import { SCALAR_FOR_TYPE } from './scalars.js';
 
@@ -27,6 +27,7 @@ export type { MutationKind };
 export type FieldRole =
   | { readonly kind: 'root'; readonly root: 'select' | 'select_by_pk' | 'select_aggregate'; readonly collection: Collection }
   | { readonly kind: 'column'; readonly field: Field }
+  | { readonly kind: 'computed'; readonly field: ComputedField }
   | { readonly kind: 'objectRelationship'; readonly relationship: Relationship; readonly target: Collection }
   | { readonly kind: 'arrayRelationship'; readonly relationship: Relationship; readonly target: Collection }
   | { readonly kind: 'arrayAggregate'; readonly relationship: Relationship; readonly target: Collection }
@@ -227,6 +228,22 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
             fields[field.name] = {
               type: field === collection.primaryKey ? new GraphQLNonNull(scalar) : scalar,
               extensions: role({ kind: 'column', field }),
+            };
+          }
+          for (const computed of collection.computedFields.values()) {
+            // Hasura's shape: `payoff(args: {as_of: "2026-03-31"})`; every argument is optional (the function's default).
+            const argsType = computed.args.size
+              ? new GraphQLInputObjectType({
+                  name: `${name}_${computed.name}_args`,
+                  description: `arguments of the computed field ${computed.name} of "${collection.table}"`,
+                  fields: Object.fromEntries([...computed.args].map(([arg, type]) => [arg, { type: SCALAR_FOR_TYPE[type] }])),
+                })
+              : null;
+            fields[computed.name] = {
+              type: SCALAR_FOR_TYPE[computed.type],
+              description: computed.description ?? `computed by the SQL function ${computed.function}`,
+              ...(argsType ? { args: { args: { type: argsType } } } : {}),
+              extensions: role({ kind: 'computed', field: computed }),
             };
           }
           for (const relationship of collection.relationships.values()) {

@@ -331,6 +331,12 @@ export function selectCompiler(metadata: Metadata) {
       switch (item.kind) {
         case 'column':
           return [item.alias, fieldOutput(collection, table, item.field)];
+        case 'computed': {
+          // fn(tenant, key, name => $n::type, …): omitted arguments take the function's defaults.
+          const args = [...item.args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${CAST[item.field.args.get(name)!]}`);
+          const call = sql`${sql.ident(item.field.function)}(${sql.join([sql`${table}.${tenant}`, fieldValue(table, collection.primaryKey), ...args], sql`, `)})`;
+          return [item.alias, jsonOf(call)];
+        }
         case 'typename':
           return [item.alias, jsonString(item.value)];
         case 'object': {

@@ -233,3 +233,27 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
     assert.equal((await s.rest.get(`/api/loan/not-a-uuid/payoff`)).status, 404);
   });
 });
+
+describe('As-of values as computed fields (issue 29, through the Hasura-parity computed fields)', () => {
+  it('payoff, accrued_interest, per_diem and days_past_due take args: {as_of}, in lists and by key, with variables', async () => {
+    const loan = await referenceLoan();
+    await onTime(loan);
+    const answer = await graph(
+      `query ($loan: uuid!, $d: date!) {
+         loans_by_pk(id: $loan) {
+           payoff(args: {as_of: "2026-03-31"}) accrued_interest(args: {as_of: $d}) per_diem(args: {as_of: $d})
+           late: days_past_due(args: {as_of: "2026-05-01"}) today: days_past_due
+         }
+         loans(where: {id: {_eq: $loan}}) { payoff(args: {as_of: "2026-04-12"}) }
+       }`,
+      { loan, d: '2026-03-31' },
+    );
+    assert.equal(answer.errors, undefined, JSON.stringify(answer.errors));
+    // Without as_of: the account's business date (UTC here), 2026-04-15 being row 3's unpaid due date.
+    const today = (Date.parse(new Date().toISOString().slice(0, 10)) - Date.parse('2026-04-15')) / 86_400_000;
+    assert.deepEqual(answer.data.loans_by_pk, { payoff: 84600.2, accrued_interest: 448.81, per_diem: 28.05, late: 16, today: Math.max(0, today) });
+    assert.equal(answer.data.loans[0].payoff, 84151.39 + 785.41);
+    const bad = await graph(`query ($loan: uuid!) { loans_by_pk(id: $loan) { payoff(args: {as_of: "soon"}) } }`, { loan });
+    assert.equal(bad.errors?.[0]?.extensions?.code, 'validation-failed', JSON.stringify(bad));
+  });
+});
