@@ -40,7 +40,8 @@ export async function payoffQuoteJson(db: Database, accountId: string, loanId: s
 
 /**
  * `GET /api/loan/{id}/ledger`: the loan's balances as of a day (default the business date),
- * every payment with its allocation lines, and its fees, as JSON text; null for no such loan.
+ * every payment dated up to it with its allocation lines, and its fees as of that day, as JSON
+ * text; null for no such loan.
  */
 export async function ledgerJson(db: Database, accountId: string, loanId: string, day: string | null): Promise<string | null> {
   const { rows } = await db.query<{ body: string | null }>(
@@ -61,12 +62,16 @@ export async function ledgerJson(db: Database, accountId: string, loanId: string
                              SELECT json_agg(json_build_object('row_number', a.row_number, 'fee_id', a.fee_id, 'component', a.component, 'amount', a.amount) ORDER BY a.position)
                                FROM payment_allocations a WHERE a.account_id = p.account_id AND a.payment_id = p.id), '[]'::json))
                         ORDER BY p.date, p.posted_at, p.id)
-                   FROM payments p WHERE p.account_id = l.account_id AND p.loan_id = l.id), '[]'::json),
+                   FROM payments p WHERE p.account_id = l.account_id AND p.loan_id = l.id AND p.date <= r.as_of), '[]'::json),
+              -- the fees as of the day (late fees are derived day by day, R4)
               'fees', coalesce((
-                 SELECT json_agg(json_build_object('id', f.id, 'kind', f.kind, 'row_number', f.row_number, 'date', f.date, 'amount', f.amount,
-                                                   'paid', f.paid, 'waived', f.waived, 'waived_on', f.waived_on, 'waived_by', f.waived_by,
-                                                   'waived_reason', f.waived_reason) ORDER BY f.date, f.created_at, f.id)
-                   FROM fees f WHERE f.account_id = l.account_id AND f.loan_id = l.id), '[]'::json)
+                 SELECT json_agg(json_build_object('id', u.id, 'kind', u.kind, 'row_number', u.row_number, 'date', u.date, 'amount', u.amount,
+                                                   'paid', u.paid, 'waived', u.waived, 'waived_on', f.waived_on, 'waived_by', f.waived_by,
+                                                   'waived_reason', f.waived_reason) ORDER BY u.position)
+                   FROM unnest((r.l).fee_id, (r.l).fee_kind, (r.l).fee_row, (r.l).fee_date, (r.l).fee_amount, (r.l).fee_paid, (r.l).fee_waived)
+                        WITH ORDINALITY AS u(id, kind, row_number, date, amount, paid, waived, position)
+                   LEFT JOIN fees f ON f.account_id = l.account_id AND f.id = u.id
+                  WHERE u.date <= r.as_of), '[]'::json)
             )::text AS body
        FROM r, loans l WHERE l.account_id = $1 AND l.id = $2`,
     [accountId, loanId, day],

@@ -225,7 +225,12 @@ CREATE TYPE loanql_ledger_result AS (
   row_principal_paid numeric[],
   fee_id uuid[],
   fee_paid numeric[],
-  fee_waived numeric[]
+  fee_waived numeric[],
+  -- every fee: its kind, row, date and amount (late fees are derived by the replay, R4)
+  fee_kind text[],
+  fee_row integer[],
+  fee_date date[],
+  fee_amount numeric[]
 );
 
 CREATE FUNCTION loanql_ledger(p_account uuid, p_loan uuid, p_as_of date) RETURNS loanql_ledger_result
@@ -236,7 +241,10 @@ DECLARE
   n integer := 0;
   nums integer[]; due date[]; eint numeric[]; eprin numeric[]; ebal numeric[]; pint numeric[]; pprin numeric[];
   nf integer := 0;
-  fid uuid[]; fdate date[]; famt numeric[]; frow integer[]; fwaive date[]; fpaid numeric[]; fwaived numeric[];
+  fid uuid[]; fdate date[]; famt numeric[]; frow integer[]; fwaive date[]; fpaid numeric[]; fwaived numeric[]; fkind text[];
+  -- late fees (R4): rows before late_done have been judged; the late fees already stored keep their ids and waivers
+  late_done integer := 1; ex_row integer[]; ex_id uuid[]; ex_waive date[]; fee_amount numeric; ins integer; fid_new uuid; wv date; fee_day date;
+  late_fees boolean;
   factive boolean[]; fwdone boolean[];
   credit numeric := 0;
   -- principal paid in all (curtailments included)
@@ -261,15 +269,19 @@ DECLARE
   moved_pay uuid[]; moved_amt numeric[]; nm integer;
   amount numeric;
 BEGIN
-  SELECT l.amount, l.rate, l.frequency, l.amortization, l.date_funded, l.first_payment_date, l.status,
+  SELECT l.amount, l.rate, l.frequency, l.amortization, l.date_funded, l.first_payment_date, l.status, l.date_closed,
          coalesce(pr.allocation_order, 'interest_principal_then_fees') AS allocation_order,
-         coalesce(pr.day_count, 'actual/360') AS day_count, coalesce(pr.arrears_tolerance, 0) AS arrears_tolerance
+         coalesce(pr.day_count, 'actual/360') AS day_count, coalesce(pr.arrears_tolerance, 0) AS arrears_tolerance,
+         coalesce(pr.late_fee_grace_days, 10) AS grace, CASE WHEN pr.id IS NULL THEN 5 ELSE pr.late_fee_percent END AS late_fee_percent,
+         pr.late_fee_fixed, pr.late_fee_min, pr.late_fee_max
     INTO lo
     -- the loan's product; a loan with none follows the account's default product
     FROM loans l LEFT JOIN products pr ON pr.account_id = l.account_id AND (pr.id = l.product_id OR (l.product_id IS NULL AND pr.is_default))
    WHERE l.account_id = p_account AND l.id = p_loan;
   IF NOT FOUND THEN RETURN NULL; END IF;
   fees_first := lo.allocation_order = 'fees_interest_principal';
+  -- Late fees accrue on serviced loans (not on leads, nor on a loan closed by hand before the ledger).
+  late_fees := lo.status IN ('servicing', 'overpaid') OR (lo.status = 'closed' AND lo.date_closed IS NOT NULL);
 
   -- Rows in due order (then number); a row asks its payment: its interest, and the rest as principal.
   SELECT coalesce(array_agg(s.number ORDER BY s.due, s.number), '{}'), coalesce(array_agg(s.due ORDER BY s.due, s.number), '{}'),
@@ -288,23 +300,61 @@ BEGIN
   pint := array_fill(0::numeric, ARRAY[n]);
   pprin := array_fill(0::numeric, ARRAY[n]);
 
+  -- Recorded fees (NSF, manual), in date order; late fees are derived below as the days pass.
   SELECT coalesce(array_agg(f.id ORDER BY f.date, f.created_at, f.id), '{}'), coalesce(array_agg(f.date ORDER BY f.date, f.created_at, f.id), '{}'),
          coalesce(array_agg(f.amount ORDER BY f.date, f.created_at, f.id), '{}'), coalesce(array_agg(f.row_number ORDER BY f.date, f.created_at, f.id), '{}'),
-         coalesce(array_agg(f.waived_on ORDER BY f.date, f.created_at, f.id), '{}')
-    INTO fid, fdate, famt, frow, fwaive
-    FROM fees f WHERE f.account_id = p_account AND f.loan_id = p_loan;
+         coalesce(array_agg(f.waived_on ORDER BY f.date, f.created_at, f.id), '{}'), coalesce(array_agg(f.kind ORDER BY f.date, f.created_at, f.id), '{}')
+    INTO fid, fdate, famt, frow, fwaive, fkind
+    FROM fees f WHERE f.account_id = p_account AND f.loan_id = p_loan AND f.kind <> 'late';
+  SELECT coalesce(array_agg(f.row_number), '{}'), coalesce(array_agg(f.id), '{}'), coalesce(array_agg(f.waived_on), '{}')
+    INTO ex_row, ex_id, ex_waive
+    FROM fees f WHERE f.account_id = p_account AND f.loan_id = p_loan AND f.kind = 'late';
   nf := coalesce(array_length(fid, 1), 0);
   fpaid := array_fill(0::numeric, ARRAY[nf]);
   fwaived := array_fill(0::numeric, ARRAY[nf]);
   factive := array_fill(false, ARRAY[nf]);
   fwdone := array_fill(false, ARRAY[nf]);
 
+  -- The payments in replay order, then the as-of day itself (id null): fees and waivers up to it.
   FOR p IN
-    SELECT py.id, py.date, py.amount, py.type FROM payments py
-     WHERE py.account_id = p_account AND py.loan_id = p_loan AND py.date_reversed IS NULL AND py.date <= p_as_of
-     ORDER BY py.date, py.posted_at, py.id
+    SELECT e.id, e.date, e.amount, e.type FROM (
+      SELECT py.id, py.date, py.amount, py.type, 0 AS last, py.posted_at FROM payments py
+       WHERE py.account_id = p_account AND py.loan_id = p_loan AND py.date_reversed IS NULL AND py.date <= p_as_of
+      UNION ALL SELECT NULL::uuid, p_as_of, 0::numeric, 'end', 1, NULL::timestamptz) e
+     ORDER BY e.date, e.last, e.posted_at, e.id
   LOOP
-    any_payment := true;
+    -- R4: a row not fully paid by payments dated on or before due + grace gets one fee, dated
+    -- due + grace + 1: of the row's payment (the interest-only balloon row: of its interest) × the
+    -- percent, or the fixed amount, within min and max; 0.00 is not a fee.
+    WHILE late_fees AND late_done <= n AND due[late_done] + lo.grace + 1 <= p.date LOOP
+      i := late_done;
+      late_done := late_done + 1;
+      CONTINUE WHEN eint[i] - pint[i] + eprin[i] - pprin[i] <= 0;
+      fee_day := due[i] + lo.grace + 1;
+      fee_amount := coalesce(lo.late_fee_fixed, loanql_round_div(lo.late_fee_percent * CASE WHEN lo.amortization = 'interest_only' AND i = n THEN eint[i] ELSE eint[i] + eprin[i] END, 100));
+      IF lo.late_fee_min IS NOT NULL THEN fee_amount := greatest(fee_amount, lo.late_fee_min); END IF;
+      IF lo.late_fee_max IS NOT NULL THEN fee_amount := least(fee_amount, lo.late_fee_max); END IF;
+      CONTINUE WHEN coalesce(fee_amount, 0) <= 0;
+      fid_new := NULL; wv := NULL;
+      FOR j IN 1..coalesce(array_length(ex_row, 1), 0) LOOP
+        IF ex_row[j] = nums[i] THEN fid_new := ex_id[j]; wv := ex_waive[j]; END IF;
+      END LOOP;
+      ins := nf + 1;
+      FOR j IN 1..nf LOOP
+        IF fdate[j] > fee_day THEN ins := j; EXIT; END IF;
+      END LOOP;
+      fid := fid[1:ins - 1] || coalesce(fid_new, gen_random_uuid()) || fid[ins:nf];
+      fdate := fdate[1:ins - 1] || fee_day || fdate[ins:nf];
+      famt := famt[1:ins - 1] || fee_amount || famt[ins:nf];
+      frow := frow[1:ins - 1] || nums[i] || frow[ins:nf];
+      fwaive := fwaive[1:ins - 1] || wv || fwaive[ins:nf];
+      fkind := fkind[1:ins - 1] || 'late'::text || fkind[ins:nf];
+      fpaid := fpaid[1:ins - 1] || 0::numeric || fpaid[ins:nf];
+      fwaived := fwaived[1:ins - 1] || 0::numeric || fwaived[ins:nf];
+      factive := factive[1:ins - 1] || false || factive[ins:nf];
+      fwdone := fwdone[1:ins - 1] || false || fwdone[ins:nf];
+      nf := nf + 1;
+    END LOOP;
     -- Within a day, fees and waivers come first; existing credit pays a new fee on its date.
     FOR j IN 1..nf LOOP
       IF NOT factive[j] AND fdate[j] <= p.date THEN
@@ -320,6 +370,11 @@ BEGIN
         fwdone[j] := true; fwaived[j] := famt[j] - fpaid[j]; fees_open := fees_open - fwaived[j];
       END IF;
     END LOOP;
+    IF p.id IS NULL THEN
+      IF fees_open > 0 THEN settled_on := NULL; END IF;
+      EXIT;
+    END IF;
+    any_payment := true;
 
     rem := p.amount;
     IF p.type = 'refund' THEN
@@ -571,22 +626,6 @@ BEGIN
     IF fo > n AND n > 0 AND fees_open = 0 THEN settled_on := coalesce(settled_on, p.date); ELSE settled_on := NULL; END IF;
   END LOOP;
 
-  -- Fees and waivers up to the as-of day, after the last payment.
-  FOR j IN 1..nf LOOP
-    IF NOT factive[j] AND fdate[j] <= p_as_of THEN
-      factive[j] := true;
-      fees_open := fees_open + famt[j];
-      IF credit > 0 THEN
-        x := least(credit, famt[j]);
-        fpaid[j] := fpaid[j] + x; credit := credit - x; fees_open := fees_open - x;
-        nl := nl + 1; l_pay[nl] := NULL; l_row[nl] := frow[j]; l_fee[nl] := fid[j]; l_comp[nl] := 'fee'; l_amt[nl] := x;
-      END IF;
-    END IF;
-    IF factive[j] AND NOT fwdone[j] AND fwaive[j] IS NOT NULL AND fwaive[j] <= p_as_of THEN
-      fwdone[j] := true; fwaived[j] := famt[j] - fpaid[j]; fees_open := fees_open - fwaived[j];
-    END IF;
-  END LOOP;
-  IF fees_open > 0 THEN settled_on := NULL; END IF;
 
   -- Balances as of the day (R2), payoff (R5), days past due (R3).
   res.principal_outstanding := amount - prin_total;
@@ -603,7 +642,8 @@ BEGIN
   END LOOP;
   res.accrued_interest := 0;
   res.per_diem := 0;
-  IF k <= n THEN
+  -- nothing accrues once no principal is owed (a paid-off loan), nor after maturity (k past the last row)
+  IF k <= n AND res.principal_outstanding > 0 THEN
     b_before := CASE WHEN k = 1 THEN amount ELSE ebal[k - 1] END;
     start_date := CASE WHEN k > 1 THEN due[k - 1] WHEN lo.date_funded IS NOT NULL THEN lo.date_funded ELSE loanql_period_before(lo.frequency, due[1]) END;
     IF p_as_of > start_date THEN
@@ -627,6 +667,7 @@ BEGIN
   res.row_number := nums; res.row_interest := eint; res.row_principal := eprin; res.row_balance := ebal;
   res.row_interest_paid := pint; res.row_principal_paid := pprin;
   res.fee_id := fid; res.fee_paid := fpaid; res.fee_waived := fwaived;
+  res.fee_kind := fkind; res.fee_row := frow; res.fee_date := fdate; res.fee_amount := famt;
   RETURN res;
 END $$;
 
@@ -706,9 +747,17 @@ BEGIN
    WHERE s.account_id = p_account AND s.loan_id = p_loan AND s.number = u.number
      AND (s.interest, s.principal, s.balance, s.interest_paid, s.principal_paid, s.is_next)
          IS DISTINCT FROM (u.interest, u.principal, u.balance, u.interest_paid, u.principal_paid, (new_status = 'servicing' AND u.number IS NOT DISTINCT FROM r.next_row));
+  -- Late fees are the replay's (R4: a reversal can create or remove one): stored as derived.
+  DELETE FROM fees f WHERE f.account_id = p_account AND f.loan_id = p_loan AND f.kind = 'late' AND NOT (f.id = ANY (r.fee_id));
+  INSERT INTO fees (account_id, id, loan_id, kind, row_number, date, amount, paid, waived)
+    SELECT p_account, u.id, p_loan, 'late', u.row_number, u.date, u.amount, u.paid, u.waived
+      FROM unnest(r.fee_id, r.fee_kind, r.fee_row, r.fee_date, r.fee_amount, r.fee_paid, r.fee_waived) AS u(id, kind, row_number, date, amount, paid, waived)
+     WHERE u.kind = 'late'
+  ON CONFLICT (account_id, id) DO UPDATE SET row_number = EXCLUDED.row_number, date = EXCLUDED.date, amount = EXCLUDED.amount, paid = EXCLUDED.paid, waived = EXCLUDED.waived
+     WHERE (fees.row_number, fees.date, fees.amount, fees.paid, fees.waived) IS DISTINCT FROM (EXCLUDED.row_number, EXCLUDED.date, EXCLUDED.amount, EXCLUDED.paid, EXCLUDED.waived);
   UPDATE fees f SET paid = u.paid, waived = u.waived
-    FROM unnest(r.fee_id, r.fee_paid, r.fee_waived) AS u(id, paid, waived)
-   WHERE f.account_id = p_account AND f.id = u.id AND (f.paid, f.waived) IS DISTINCT FROM (u.paid, u.waived);
+    FROM unnest(r.fee_id, r.fee_kind, r.fee_paid, r.fee_waived) AS u(id, kind, paid, waived)
+   WHERE f.account_id = p_account AND f.id = u.id AND u.kind <> 'late' AND (f.paid, f.waived) IS DISTINCT FROM (u.paid, u.waived);
   UPDATE loans l
      SET principal_outstanding = r.principal_outstanding, interest_due = r.interest_due, fees_due = r.fees_due,
          credit_balance = r.credit_balance, oldest_unpaid_due = r.oldest_unpaid_due, status = new_status, date_closed = new_closed

@@ -81,8 +81,6 @@ export interface CommentRow { id: string; loan_id: string; admin_id: string | nu
 
 export type LoanStatus = 'lead' | 'servicing' | 'closed';
 export type PaymentType = 'regular' | 'fee' | 'payoff';
-/** A late fee (SPEC §12 R4) the borrower paid with a `fee` payment: dated due + grace + 1. */
-export interface FeeRow { id: string; loan_id: string; kind: 'late'; row_number: number; date: string; amount: string }
 
 // ---------------------------------------------------------------------------
 // Dates as day numbers (days since 1970-01-01, UTC; no local time zone involved).
@@ -336,8 +334,6 @@ interface Draft {
   type: PaymentType;
   method: string;
   reversedDay?: number;
-  /** For a fee payment: the late row (number) and the fee's day. */
-  fee?: { row: number; day: number };
 }
 
 /** SPEC §12's default grace: a row unpaid 10 days after its due date gets a late fee on the 11th. */
@@ -372,12 +368,10 @@ function loanPayments(loan: LoanPlan, rows: readonly ScheduleRow[], target: numb
     const cents = centsOf(row.payment);
     const m = method();
     regular.push({ day, cents, type: 'regular', method: m });
-    // A row paid after its grace period got a late fee (R4); most borrowers pay it with the row.
-    if (delay >= LATE_FEE_GRACE_DAYS && r.chance(0.6) && delay > LATE_FEE_GRACE_DAYS && day > due + LATE_FEE_GRACE_DAYS) {
-      extra.push({
-        day, cents: Math.min(50_000, Math.max(2_500, roundTo(cents * 0.05, 100))), type: 'fee', method: m,
-        fee: { row: row.number, day: due + LATE_FEE_GRACE_DAYS + 1 },
-      });
+    // A row paid after its grace period gets a late fee from the ledger (SPEC §12 R4: 5 % of the
+    // row's payment by default); most such borrowers pay it with the row.
+    if (delay >= LATE_FEE_GRACE_DAYS && r.chance(0.6) && day > due + LATE_FEE_GRACE_DAYS) {
+      extra.push({ day, cents: Math.floor((cents * 5 + 50) / 100), type: 'fee', method: m });
     }
   }
   if (loan.payoffDay !== null && loan.paidRows < rows.length) {
@@ -439,7 +433,6 @@ function loanPayments(loan: LoanPlan, rows: readonly ScheduleRow[], target: numb
       // A reversed payment stays strictly before its reversal, both before the payoff.
       draft.day = Math.min(draft.day, draft.reversedDay === undefined ? last : last - 2);
       if (draft.reversedDay !== undefined) draft.reversedDay = Math.min(draft.reversedDay, last - 1);
-      if (draft.fee) draft.fee.day = Math.min(draft.fee.day, draft.day);
     }
   }
   all.sort((a, b) => a.day - b.day);
@@ -551,7 +544,7 @@ export interface PortfolioPlan {
   /** Σ term over funded loans: the number of schedule rows `schedulesAndPayments` yields. */
   readonly scheduleRowCount: number;
   /** Per funded loan, in loan order: its schedule rows, then its payments. */
-  schedulesAndPayments(): Generator<{ schedules: ScheduleDbRow[]; payments: PaymentRow[]; fees: FeeRow[] }>;
+  schedulesAndPayments(): Generator<{ schedules: ScheduleDbRow[]; payments: PaymentRow[] }>;
   documents(): Generator<{ document: DocumentRow; link: LoanDocumentRow }>;
   tasks(): Generator<TaskRow>;
   comments(): Generator<CommentRow>;
@@ -744,10 +737,9 @@ export function planPortfolio(options: PlanOptions): PortfolioPlan {
 
   const scheduleRowCount = funded.reduce((sum, loan) => sum + loan.row.term, 0);
 
-  function* schedulesAndPayments(): Generator<{ schedules: ScheduleDbRow[]; payments: PaymentRow[]; fees: FeeRow[] }> {
+  function* schedulesAndPayments(): Generator<{ schedules: ScheduleDbRow[]; payments: PaymentRow[] }> {
     const scheduleIds = idStream('schedules');
     const paymentIds = idStream('payments');
-    const feeIds = idStream('fees');
     // Payments are shared out in proportion to each loan's paid installments (an early payoff counts one).
     const weight = (loan: LoanPlan): number => loan.paidRows + (loan.payoffDay !== null && loan.paidRows < loan.row.term ? 1 : 0);
     const totalWeight = funded.reduce((sum, loan) => sum + weight(loan), 0);
@@ -768,10 +760,7 @@ export function planPortfolio(options: PlanOptions): PortfolioPlan {
         if (draft.reversedDay !== undefined) payment.date_reversed = isoOf(draft.reversedDay);
         return payment;
       });
-      const fees = drafts.flatMap((draft): FeeRow[] =>
-        draft.fee ? [{ id: feeIds.uuid(), loan_id: loan.row.id, kind: 'late', row_number: draft.fee.row, date: isoOf(draft.fee.day), amount: moneyOf(draft.cents) }] : [],
-      );
-      yield { schedules, payments, fees };
+      yield { schedules, payments };
     }
   }
 

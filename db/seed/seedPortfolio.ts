@@ -79,7 +79,6 @@ const TABLES = {
   insurances: ['id', 'address_id', 'carrier', 'type', 'coverage_amount', 'expiration'],
   schedules: ['id', 'loan_id', 'number', 'due', 'payment', 'principal', 'interest', 'balance'],
   payments: ['id', 'loan_id', 'date', 'amount', 'type', 'method', 'date_reversed'],
-  fees: ['id', 'loan_id', 'kind', 'row_number', 'date', 'amount'],
   funding_sources: ['id', 'person_id', 'loan_id', 'class', 'rate', 'original_amount', 'committed_amount', 'date_funded'],
   documents: ['id', 'name', 'status', 'type', 'uploaded_date'],
   loan_documents: ['id', 'loan_id', 'document_id'],
@@ -100,7 +99,6 @@ const PARENTS: Partial<Record<Table, readonly Table[]>> = {
   insurances: ['addresses'],
   schedules: ['loans'],
   payments: ['loans', 'schedules'],
-  fees: ['loans', 'schedules'],
   funding_sources: ['loans', 'people'],
   loan_documents: ['loans', 'documents'],
   tasks: ['loans'],
@@ -264,14 +262,12 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     const payoffs: object[] = [];
     for (const loan of plan.schedulesAndPayments()) {
       for (const row of loan.schedules) if (writer.add('schedules', row)) await writer.flush('schedules');
-      for (const row of loan.fees) if (writer.add('fees', row)) await writer.flush('fees');
       for (const row of loan.payments) {
         if (row.type === 'payoff') payoffs.push(row);
         else if (writer.add('payments', row)) await writer.flush('payments');
       }
-      payments += loan.payments.length + loan.fees.length;
+      payments += loan.payments.length;
     }
-    await writer.flush('fees');
     await writer.flush('payments');
     await writer.finish();
     if (payoffs.length) {

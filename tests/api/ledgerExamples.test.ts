@@ -5,9 +5,8 @@ import { startKeyedService, type KeyedService } from '../support/seededService.j
 /**
  * Issue 29, Done when 1: every worked example of SPEC §12 R1, R2 and R5–R9 over HTTP, to the
  * cent — the reference loan of §7 created over REST, payments posted and reversed through
- * GraphQL, figures read through GraphQL and the REST ledger routes. The late fees of R1, R5's
- * delinquent loan and R8 are written as fee records here (their assessment by the daily job is
- * the delinquency-and-fees issue); everything else is the service's own doing.
+ * GraphQL, figures read through GraphQL and the REST ledger routes. Late fees (R4) are the
+ * replay's own: a row unpaid after its grace period gets one, dated due + grace + 1.
  */
 let s: KeyedService;
 
@@ -61,9 +60,11 @@ async function reverse(payment: string, date: string, reason: string): Promise<v
   assert.equal(answer.errors, undefined, JSON.stringify(answer.errors));
 }
 
-/** A late fee on a row (SPEC §12 R4), as the daily job will assess it. */
-async function lateFee(loan: string, row: number, date: string, amount: string): Promise<void> {
-  await s.db.query(`INSERT INTO fees (account_id, loan_id, kind, row_number, date, amount) VALUES ($1, $2, 'late', $3, $4, $5)`, [s.accountId, loan, row, date, amount]);
+/** The loan's fees as of a day, as `kind date amount` strings. */
+async function feesOn(loan: string, date: string): Promise<string[]> {
+  const ledger = await s.rest.get(`/api/loan/${loan}/ledger?date=${date}`);
+  assert.equal(ledger.status, 200, ledger.text);
+  return ledger.json.fees.map((f: any) => `${f.kind} ${f.date} ${Number(f.amount).toFixed(2)}`);
 }
 
 /** Allocation lines of the loan's payments, as `row component amount` strings, in order. */
@@ -92,14 +93,12 @@ async function onTime(loan: string): Promise<void> {
 describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
   it('R1: 10,000.00 on 2026-03-20 after an unpaid February pays row 1 in full, then row 2 interest 921.15 and principal 193.97', async () => {
     const loan = await referenceLoan();
-    await lateFee(loan, 1, '2026-02-26', '444.24');
     await pay(loan, '2026-03-20', '10000.00');
     assert.deepEqual(await allocations(loan), ['row 1 interest 1000.00', 'row 1 principal 7884.88', 'row 2 interest 921.15', 'row 2 principal 193.97']);
   });
 
   it('R1 with fees_interest_principal: the fee 444.24, row 1 1,000.00 + 7,884.88, row 2 interest 670.88', async () => {
     const loan = await referenceLoan({ allocation_order: 'fees_interest_principal' });
-    await lateFee(loan, 1, '2026-02-26', '444.24');
     await pay(loan, '2026-03-20', '10000.00');
     assert.deepEqual(await allocations(loan), ['fee(late) fee 444.24', 'row 1 interest 1000.00', 'row 1 principal 7884.88', 'row 2 interest 670.88']);
     await s.db.query(`UPDATE products SET allocation_order = 'interest_principal_then_fees' WHERE account_id = $1`, [s.accountId]);
@@ -122,10 +121,25 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
 
   it('R3: R1\'s loan is 5 days past due on 2026-03-20 after the payment', async () => {
     const loan = await referenceLoan();
-    await lateFee(loan, 1, '2026-02-26', '444.24');
     assert.equal((await payoff(loan, '2026-03-19')).days_past_due, 32);
     await pay(loan, '2026-03-20', '10000.00');
     assert.equal((await payoff(loan, '2026-03-20')).days_past_due, 5);
+  });
+
+  it('R4: row 1 unpaid on 2026-02-25 gets 444.24 dated 02-26; after R1\'s payment row 2 is short at 03-25: a second 444.24 dated 03-26', async () => {
+    const loan = await referenceLoan();
+    assert.deepEqual(await feesOn(loan, '2026-02-25'), []);
+    assert.deepEqual(await feesOn(loan, '2026-02-26'), ['late 2026-02-26 444.24']);
+    await pay(loan, '2026-03-20', '10000.00');
+    assert.deepEqual(await feesOn(loan, '2026-03-25'), ['late 2026-02-26 444.24']);
+    assert.deepEqual(await feesOn(loan, '2026-03-26'), ['late 2026-02-26 444.24', 'late 2026-03-26 444.24']);
+    // Stored: one fee per late row up to today, never two for a row; a payment on due + grace + 1 can pay that row's fee.
+    const stored = await s.db.query<{ row_number: number; n: number }>(`SELECT row_number, count(*)::int AS n FROM fees WHERE loan_id = $1 GROUP BY row_number ORDER BY row_number`, [loan]);
+    assert.ok(stored.rows.length >= 2 && stored.rows.every((row) => row.n === 1), JSON.stringify(stored.rows));
+    const onTime = await referenceLoan();
+    await pay(onTime, '2026-02-15', '8884.88');
+    await pay(onTime, '2026-03-26', '9329.12');
+    assert.deepEqual((await allocations(onTime)).slice(2), ['row 2 interest 921.15', 'row 2 principal 7963.73', 'fee(late) fee 444.24']);
   });
 
   it('R5: payoff 84,600.20 on time; 93,258.44 for R1\'s delinquent loan; 76,051.92 with row 3 paid on 04-10, quoted 04-12', async () => {
@@ -133,9 +147,7 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
     await onTime(onTimeLoan);
     assert.equal((await payoff(onTimeLoan, '2026-03-31')).payoff, 84600.2);
     const late = await referenceLoan();
-    await lateFee(late, 1, '2026-02-26', '444.24');
     await pay(late, '2026-03-20', '10000.00');
-    await lateFee(late, 2, '2026-03-26', '444.24');
     const quote = await payoff(late, '2026-03-31');
     assert.deepEqual([quote.payoff, quote.fees_due], [93258.44, 888.48]);
     await pay(onTimeLoan, '2026-04-10', '8884.88');
@@ -200,7 +212,7 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
     const p1 = await pay(loan, '2026-02-13', '8884.88');
     await pay(loan, '2026-03-15', '8884.88');
     assert.deepEqual(await allocations(loan), ['row 1 interest 1000.00', 'row 1 principal 7884.88', 'row 2 interest 921.15', 'row 2 principal 7963.73']);
-    await lateFee(loan, 1, '2026-02-26', '444.24');
+    assert.deepEqual(await feesOn(loan, '2026-03-20'), [], 'paid on time: no fee');
     await reverse(p1, '2026-02-20', 'nsf');
     const ledger = await s.rest.get(`/api/loan/${loan}/ledger?date=2026-03-20`);
     assert.equal(ledger.status, 200, ledger.text);
@@ -209,7 +221,7 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
       ledger.json.payments[1].allocations.map((a: any) => `${a.row_number} ${a.component} ${a.amount}`),
       ['1 interest 1000', '1 principal 7884.88'],
     );
-    assert.deepEqual(ledger.json.fees.map((f: any) => `${f.kind} ${f.date} ${f.amount}`), ['nsf 2026-02-20 25', 'late 2026-02-26 444.24']);
+    assert.deepEqual(await feesOn(loan, '2026-03-20'), ['nsf 2026-02-20 25.00', 'late 2026-02-26 444.24']);
     assert.equal(ledger.json.balances.days_past_due, 5);
     await s.db.query(`UPDATE products SET nsf_fee = 0 WHERE account_id = $1`, [s.accountId]);
   });
