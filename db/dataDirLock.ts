@@ -1,4 +1,5 @@
-import { chmodSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, closeSync } from 'node:fs';
+import { chmodSync, openSync, readFileSync, unlinkSync, writeFileSync, closeSync } from 'node:fs';
+import { secureDataDir } from './dataDirMode.js';
 import { join } from 'node:path';
 
 /**
@@ -58,7 +59,7 @@ export function readLiveLock(dataDir: string): DataDirLock | null {
 
 /** Takes the lock atomically; throws `DataDirBusyError` when a live process holds it. */
 export function acquireDataDirLock(dataDir: string, role: DataDirLock['role']): { update(port: number, password: string): void; release(): void } {
-  mkdirSync(dataDir, { recursive: true });
+  secureDataDir(dataDir);
   const path = lockPath(dataDir);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {

@@ -1,5 +1,6 @@
 import { PGlite, types } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { restrictTree, secureDataDir, withPrivateUmask } from './dataDirMode.js';
 import { asUnavailable } from './unavailable.js';
 import { ObserverSet, TYPE_OIDS, type Database, type Queryable, type QueryResult } from './database.js';
 
@@ -24,14 +25,23 @@ export interface EmbeddedDatabase extends Database {
 /**
  * Opens embedded PostgreSQL (PGlite). `dataDir` undefined means in memory (tests).
  * PGlite serialises all work on its single session: plain queries wait for open transactions.
+ * Its files in `dataDir` are the service user's only (`dataDirMode.ts`).
  */
 export async function openPgliteDatabase(dataDir: string | undefined, loadDataDir?: Blob): Promise<EmbeddedDatabase> {
-  const pglite = await PGlite.create({
-    ...(dataDir ? { dataDir } : {}),
-    ...(loadDataDir ? { loadDataDir } : {}),
-    extensions: { pg_trgm },
-    parsers: PARSERS,
-  });
+  const create = (): Promise<PGlite> =>
+    PGlite.create({
+      ...(dataDir ? { dataDir } : {}),
+      ...(loadDataDir ? { loadDataDir } : {}),
+      extensions: { pg_trgm },
+      parsers: PARSERS,
+    });
+  let pglite: PGlite;
+  if (dataDir) {
+    // Owner-only files (dataDirMode.ts): 0700 directory, umask 077 while PGlite unpacks, chmod -R go-rwx.
+    secureDataDir(dataDir);
+    pglite = await withPrivateUmask(create);
+    restrictTree(dataDir);
+  } else pglite = await create();
   const observers = new ObserverSet();
   const run = async <R>(target: Pick<PGlite, 'query'>, text: string, values: readonly unknown[] = []): Promise<QueryResult<R>> => {
     observers.notify(text, values);

@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import { Router, type Request } from 'express';
+import { authenticateApiKey } from '../../app/apiKeys.js';
 import type { Database, ReadReplicas } from '../../db/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 
@@ -9,31 +10,52 @@ export interface ServiceState {
 }
 
 /**
- * `GET /healthz` (liveness, no auth, no database): 200 while the process serves HTTP at all — a
- * database outage is not a reason to restart the service, which reconnects by itself. With read
- * replicas it also reports the primary and each replica as the last health check saw them
- * (status, lag, replay position, reads served by this process), still without a database call.
- * `GET /readyz` (readiness, no auth): 200 when the database answers `SELECT 1` and the metadata
- * is loaded; 503 when the database does not answer or the service is shutting down.
+ * `GET /healthz` (liveness, no database): 200 while the process serves HTTP at all — a database
+ * outage is not a reason to restart the service, which reconnects by itself. Without a key it
+ * says only `{"status":"ok"}` (issue 26, finding 8: it used to show anyone the data directory's
+ * path, the embedded share's port and the process id). With an `admin` role's API key
+ * (`Authorization: Token …`, checked as on `/api/*`; a key that is not one, or a database that
+ * cannot check it, gets the short answer) it adds the database's kind and description, the
+ * process id, and with read replicas the primary and each replica as the last health check saw
+ * them (status, lag, replay position, reads served by this process).
+ * `GET /readyz` (readiness): 200 when the database answers `SELECT 1` and the metadata is loaded;
+ * 503 when the database does not answer or the service is shutting down. The database's kind and
+ * description likewise only for an admin key.
  */
 export function healthRoutes(db: Database, databaseDescription: string, engines: EngineHolder, state: ServiceState = { stopping: false }, replicas?: ReadReplicas): Router {
   const router = Router();
-  router.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok', database: { kind: db.kind, description: databaseDescription }, ...(replicas ? replicas.health() : {}), pid: process.pid });
+  /** Whether the request carries an admin role's valid API key (no header: false, without a database call). */
+  const detailed = async (req: Request): Promise<boolean> => {
+    const header = req.get('authorization');
+    if (!header) return false;
+    try {
+      return (await authenticateApiKey(db, header))?.role === 'admin';
+    } catch {
+      return false;
+    }
+  };
+  const about = { kind: db.kind, description: databaseDescription };
+  router.get('/healthz', async (req, res) => {
+    if (!(await detailed(req))) {
+      res.json({ status: 'ok' });
+      return;
+    }
+    res.json({ status: 'ok', database: about, ...(replicas ? replicas.health() : {}), pid: process.pid });
   });
-  router.get('/readyz', async (_req, res) => {
+  router.get('/readyz', async (req, res) => {
+    const details = await detailed(req);
     const metadata = { status: 'ok', collections: engines.engine.metadata.collections.size };
     if (state.stopping) {
-      res.status(503).json({ status: 'stopping', database: { kind: db.kind, description: databaseDescription }, metadata });
+      res.status(503).json({ status: 'stopping', ...(details ? { database: about } : {}), metadata });
       return;
     }
     const started = process.hrtime.bigint();
     try {
       await db.query('SELECT 1');
       const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
-      res.json({ status: 'ok', database: { status: 'ok', kind: db.kind, description: databaseDescription, latencyMs }, metadata });
+      res.json({ status: 'ok', database: { status: 'ok', ...(details ? about : {}), latencyMs }, metadata });
     } catch {
-      res.status(503).set('Retry-After', '2').json({ status: 'unavailable', database: { status: 'unavailable', kind: db.kind, description: databaseDescription }, metadata });
+      res.status(503).set('Retry-After', '2').json({ status: 'unavailable', database: { status: 'unavailable', ...(details ? about : {}) }, metadata });
     }
   });
   return router;

@@ -1,6 +1,6 @@
 /** Public surface of `app/webhooks/`: event capture set-up, endpoints, and the delivery worker. */
 export { applyEventTriggers } from './eventTriggers.js';
-export { checkWebhookUrl, isPrivateAddress } from './destination.js';
+export { checkWebhookUrl, destinationProblem, isPrivateAddress } from './destination.js';
 export {
   createWebhookEndpoint,
   listWebhookDeliveries,

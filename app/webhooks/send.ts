@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { checkedLookup, isPrivateAddress, RefusedDestinationError } from './destination.js';
+import { checkedLookup, destinationProblem, RefusedDestinationError } from './destination.js';
 
 /** Most of a response body read (kept for the attempt log); the rest is discarded. */
 const RESPONSE_BODY_LIMIT = 4096;
@@ -37,7 +37,8 @@ export function postWebhook(url: string, headers: Readonly<Record<string, string
       return finish(null, 'the endpoint URL is not a URL');
     }
     const host = target.hostname.replace(/^\[|\]$/g, '');
-    if (!options.allowPrivate && isIP(host) && isPrivateAddress(host)) return finish(null, `refused: ${host} is a private, loopback or link-local address`);
+    const problem = !options.allowPrivate && isIP(host) ? destinationProblem(host) : null;
+    if (problem) return finish(null, `refused: ${host} is not a public address (${problem})`);
     const send = target.protocol === 'https:' ? httpsRequest : target.protocol === 'http:' ? httpRequest : null;
     if (!send) return finish(null, 'the endpoint URL is not http or https');
     timer = setTimeout(() => {

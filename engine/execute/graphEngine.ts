@@ -22,6 +22,7 @@ import { compileMutation, type CompiledMutation } from '../sql/compileMutation.j
 import { checkWrittenValue } from './valueChecks.js';
 import { classifyWriteError } from './writeErrors.js';
 import { checkCount, planOperation } from '../plan/planOperation.js';
+import { patternProblem } from '../plan/patternCost.js';
 import { queryCost } from '../plan/queryCost.js';
 import { buildSchema } from '../schema/buildSchema.js';
 import { compileOperation } from '../sql/compileOperation.js';
@@ -488,6 +489,10 @@ export class GraphEngine {
       if (problem) problems.push(problem);
     }
     if (problems.length) throw new RequestError(problems.map((problem) => toResponseError(problem, 'validation-failed')), 'document');
+    // Patterns in variables are checked now, before the transaction opens (binding checks them).
+    for (const statement of [...program.steps.map((step) => step.statement), program.response]) {
+      for (const param of statement.params) if (param.kind === 'var' && param.pattern) bindParam(param);
+    }
     const reusable = cached.compiledMutation === program;
     return { kind: 'mutation', program, bind: bindParam, reusable };
   }
@@ -573,14 +578,23 @@ function bind(param: Param, variables: ReadonlyMap<string, unknown>, caller: Cal
       return param.items.map((item) => bind(item, variables, caller, maxRows, operation));
     case 'var': {
       const value = variables.get(param.name) ?? null;
-      if (param.cast === 'value') return value;
+      const refused = (message: string, extensions: Readonly<Record<string, unknown>> | undefined): RequestError => {
+        const definition = operation.variableDefinitions?.find((d) => d.variable.name.value === param.name);
+        const located = new GraphQLError(`Variable "$${param.name}": ${message}`, { ...(definition ? { nodes: definition } : {}), extensions });
+        return new RequestError([toResponseError(located, 'validation-failed')], 'document');
+      };
+      if (param.cast === 'value') {
+        // A regular expression or SIMILAR TO pattern in a variable: its cost is bounded here,
+        // before the statement runs, as one written in the document is when it is planned.
+        const problem = param.pattern && typeof value === 'string' ? patternProblem(value, param.pattern) : null;
+        if (problem) throw refused(problem, { code: 'validation-failed' });
+        return value;
+      }
       if (value === null) return param.cast === 'cappedLimit' ? maxRows : null;
       try {
         return checkCount(value, param.cast === 'offset' ? 'offset' : 'limit', maxRows);
       } catch (error) {
-        const definition = operation.variableDefinitions?.find((d) => d.variable.name.value === param.name);
-        const located = new GraphQLError(`Variable "$${param.name}": ${(error as GraphQLError).message}`, { ...(definition ? { nodes: definition } : {}), extensions: (error as GraphQLError).extensions });
-        throw new RequestError([toResponseError(located, 'validation-failed')], 'document');
+        throw refused((error as GraphQLError).message, (error as GraphQLError).extensions);
       }
     }
   }

@@ -23,6 +23,7 @@ import type { Collection, Field } from '../../metadata/index.js';
 import { fieldRole, ORDER_BY_DIRECTIONS, type AggregateFunction, type FieldRole, type OrderDirection } from '../schema/buildSchema.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import type { Param } from '../sql/fragment.js';
+import { patternDialect, patternProblem } from './patternCost.js';
 import type {
   AggregateField,
   AggregateFunctionItem,
@@ -241,7 +242,7 @@ export function planningContext(
         const comparisons = planComparison(as, inner);
         items.push({ kind: 'cast', field, as, where: comparisons.length === 1 ? comparisons[0]! : { kind: 'and', items: comparisons } });
       } else if (COMPARISON_OPERATORS.has(operator)) {
-        items.push({ kind: 'compare', field, operator: operator as ComparisonOperator, value: toParam(operand, scalar) });
+        items.push({ kind: 'compare', field, operator: operator as ComparisonOperator, value: patternChecked(operator, toParam(operand, scalar)) });
       } else if (operator === '_in' || operator === '_nin') {
         items.push({ kind: 'in', field, negated: operator === '_nin', values: toParam(operand, new GraphQLList(new GraphQLNonNull(scalar))) });
       } else if (operator === '_is_null') {
@@ -251,6 +252,22 @@ export function planningContext(
       }
     }
     return items;
+  }
+
+  /**
+   * A regular expression or SIMILAR TO pattern is checked before anything runs (`patternCost.ts`):
+   * one written in the document now, one in a variable when the variable is bound (the mark
+   * `pattern` on its parameter; the plan stays reusable).
+   */
+  function patternChecked(operator: string, param: Param): Param {
+    const dialect = patternDialect(operator);
+    if (!dialect) return param;
+    if (param.kind === 'var') return { ...param, pattern: dialect };
+    if (param.kind === 'const' && typeof param.value === 'string') {
+      const problem = patternProblem(param.value, dialect);
+      if (problem) throw new GraphQLError(`${operator}: ${problem}`, { extensions: { code: 'validation-failed' } });
+    }
+    return param;
   }
 
   function planOrderBy(collection: Collection, value: ArgValue | undefined): OrderItem[] {

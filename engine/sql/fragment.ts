@@ -1,3 +1,5 @@
+import type { PatternDialect } from '../plan/patternCost.js';
+
 /**
  * SQL is built only from fragments. A fragment is an opaque, frozen list of parts: trusted
  * text written in this codebase, identifiers (quoted; from resolved metadata only) and
@@ -12,6 +14,8 @@ export type Param =
       readonly cast: ParamCast;
       /** The field it is compared with (`_eq`) takes only these values (`Metadata.fieldValues`). */
       readonly oneOf?: readonly string[];
+      /** A regular expression or SIMILAR TO pattern, checked when bound (engine/plan/patternCost.ts). */
+      readonly pattern?: PatternDialect;
     }
   /** A list whose items are parameters (a literal list holding variables). */
   | { readonly kind: 'list'; readonly items: readonly Param[] }

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { deactivateApiKey } from '../../app/apiKeys.js';
+import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { openApiChecker } from '../support/restClient.js';
@@ -202,6 +202,39 @@ describe('API authentication (SPEC §4)', () => {
       const answer = await send(`${server.url}/healthz`);
       assert.equal(answer.status, 200);
       assert.equal((JSON.parse(answer.body) as { status: string }).status, 'ok');
+    });
+
+    // Issue 26, finding 8: without a key it showed the data directory's path, the embedded
+    // share's port and the process id. Details are an admin key's only.
+    it('without an admin key says only {"status":"ok"} — no path, port, pid or database kind (healthz and readyz)', async () => {
+      const { account } = await createAccountWithKey(database.db);
+      const readOnly = await createApiKey(database.db, account.id, 'reader', { role: 'read_only', variables: new Map() });
+      const revoked = await createApiKey(database.db, account.id, 'gone');
+      assert.ok(await deactivateApiKey(database.db, revoked.prefix));
+      const headerSets: [string, Record<string, string>][] = [
+        ['no key', {}],
+        ['a read_only key', tokenHeader(readOnly.key)],
+        ['a revoked admin key', tokenHeader(revoked.key)],
+        ['a made-up key', tokenHeader(`lq_abcdefgh_${'A'.repeat(43)}`)],
+        ['a malformed header', { authorization: 'Bearer nonsense' }],
+      ];
+      for (const [label, headers] of headerSets) {
+        const live = await send(`${server.url}/healthz`, { headers });
+        assert.deepEqual([live.status, live.body], [200, '{"status":"ok"}'], label);
+        const ready = await send(`${server.url}/readyz`, { headers });
+        assert.equal(ready.status, 200, label);
+        assert.doesNotMatch(ready.body, /description|kind|pid|127\.0\.0\.1|memory|PGlite|PostgreSQL/i, `${label}: ${ready.body}`);
+        assert.deepEqual(Object.keys(JSON.parse(ready.body) as object), ['status', 'database', 'metadata'], label);
+      }
+    });
+
+    it('with an admin key adds the database and the process id', async () => {
+      const live = await send(`${server.url}/healthz`, { headers: tokenHeader(validKey) });
+      assert.equal(live.status, 200);
+      const body = JSON.parse(live.body) as { status: string; pid: number; database: { kind: string; description: string } };
+      assert.deepEqual([body.status, body.pid, typeof body.database.kind, typeof body.database.description], ['ok', process.pid, 'string', 'string']);
+      const ready = JSON.parse((await send(`${server.url}/readyz`, { headers: tokenHeader(validKey) })).body) as { database: { status: string; kind: string } };
+      assert.deepEqual([ready.database.status, typeof ready.database.kind], ['ok', 'string']);
     });
   });
 });

@@ -113,7 +113,7 @@ for (const setting of settings) {
       demoLoans = await loanTotal(service, demoKey);
       assert.ok(demoLoans > 0, 'the demo portfolio has loans');
       assert.equal(demoLoans, Number(announced[1]), 'the demo key reaches the demo portfolio');
-      const health = JSON.parse((await get(`${service.url}/healthz`)).body) as { status: string; database: { kind: string } };
+      const health = JSON.parse((await get(`${service.url}/healthz`, demoKey)).body) as { status: string; database: { kind: string } };
       assert.deepEqual([health.status, health.database.kind], ['ok', setting.embedded ? 'pglite' : 'postgres']);
     });
 

@@ -178,7 +178,7 @@ describe('Scale-out: reads on a streaming standby with read-your-writes', { skip
   });
 
   it('takes out a standby that lags more than REPLICA_MAX_LAG_MS (reads go to the primary) and re-admits it once it has caught up', async () => {
-    const health = async () => ((await (await fetch(`${service.url}/healthz`)).json()) as { replicas: { status: string; lagMs: number | null }[] }).replicas[0]!;
+    const health = async () => ((await (await fetch(`${service.url}/healthz`, { headers: { authorization: `Token ${key}` } })).json()) as { replicas: { status: string; lagMs: number | null }[] }).replicas[0]!;
     const read = () => graph('{ loans(limit: 1) { id } }', {}, {}, otherKey);
     await pair.delayStandby(9_000);
     try {
@@ -241,7 +241,7 @@ describe('Scale-out: reads on a streaming standby with read-your-writes', { skip
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       const lateOnStandby = answers.filter((answer) => answer.at > stopped + 1_000 && answer.from !== 'primary');
       assert.equal(lateOnStandby.length, 0, `${lateOnStandby.length} reads started more than 1 s after the standby stopped were not served by the primary`);
-      const health = (await (await fetch(`${service.url}/healthz`)).json()) as { replicas: { status: string }[]; primary: { status: string } };
+      const health = (await (await fetch(`${service.url}/healthz`, { headers: { authorization: `Token ${key}` } })).json()) as { replicas: { status: string }[]; primary: { status: string } };
       assert.equal(health.replicas[0]!.status, 'down');
       assert.equal(health.primary.status, 'ok');
       await pair.startStandby();
@@ -258,7 +258,7 @@ describe('Scale-out: reads on a streaming standby with read-your-writes', { skip
     const failed = answers.filter((answer) => !answer.ok);
     process.stdout.write(`# standby stop/start under load: ${answers.length} requests, ${failed.length} failed, ${answers.filter((a) => a.from === 'primary').length} served by the primary\n`);
     assert.equal(failed.length, 0, `failed: ${JSON.stringify(failed.slice(0, 3))}`);
-    const health = (await (await fetch(`${service.url}/healthz`)).json()) as { replicas: { status: string }[] };
+    const health = (await (await fetch(`${service.url}/healthz`, { headers: { authorization: `Token ${key}` } })).json()) as { replicas: { status: string }[] };
     assert.equal(health.replicas[0]!.status, 'serving');
   });
 });

@@ -59,7 +59,7 @@ describe('Scale-out: WORKERS=2 keeps the README acceptance', { skip: skip ?? fal
     });
   const graph = (query: string, variables: Record<string, unknown> = {}, as?: string): Promise<Answer> =>
     fresh('POST', '/api/graph', { body: { query, variables }, ...(as === undefined ? {} : { key: as }) });
-  const pidOf = async (): Promise<number> => (JSON.parse((await fresh('GET', '/healthz', { key: null })).body) as { pid: number }).pid;
+  const pidOf = async (): Promise<number> => (JSON.parse((await fresh('GET', '/healthz')).body) as { pid: number }).pid;
 
   before(async () => {
     assertBuilt();
