@@ -8,7 +8,8 @@ import { checkMetadataAgainstDatabase, parseMetadata } from '../metadata/index.j
  * (`dashboard/servicingData.ts`). They do not use the admin-edited metadata file, so that hiding
  * a field or a collection from the API never changes the REST contract or breaks a screen.
  *
- * Both views share the same `loans` collection (every column of a loan, its borrower and
+ * Both views share the same `loans` collection (every column of a loan — the ledger's balances of
+ * SPEC §12 included —, its borrower and
  * guarantor links) and the links themselves (`borrows`, `guarantees`); each view adds its own
  * `people` and whatever else it reads.
  */
@@ -29,6 +30,12 @@ const LOANS = `  loans:
       first_payment_date: date
       date_maturity: date
       custom_fields: jsonb
+      principal_outstanding: numeric
+      interest_due: numeric
+      fees_due: numeric
+      credit_balance: numeric
+      oldest_unpaid_due: date
+      date_closed: date
       created_at: timestamptz
       updated_at: timestamptz
     relationships:

@@ -2,6 +2,7 @@ import { parse } from 'lossless-json';
 import type { Database } from '../db/index.js';
 import { RequestError, type GraphEngine } from '../engine/index.js';
 import { fixedViewEngine, type FixedViewParts } from '../app/fixedView.js';
+import { payoffQuoteJson } from '../app/ledgerReads.js';
 
 /**
  * The servicing pages' data (Loans, People): every read and write is a GraphQL document run by
@@ -42,9 +43,21 @@ const SERVICING_VIEW: FixedViewParts = {
   payments:
     table: payments
     primary_key: id
-    fields: { id: uuid, loan_id: uuid, date: date, amount: numeric, type: text, method: text, date_reversed: date }
+    fields: { id: uuid, loan_id: uuid, date: date, amount: numeric, type: text, method: text, date_reversed: date, reversal_reason: text, posted_at: timestamptz }
+    relationships:
+      allocations: { array: payment_allocations, on: { id: payment_id } }
     insert: { columns: [loan_id, date, amount, type, method] }
-    update: { columns: [date_reversed] }
+    update: { columns: [date_reversed, reversal_reason] }
+  payment_allocations:
+    table: payment_allocations
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, payment_id: uuid, row_number: integer, fee_id: uuid, component: text, amount: numeric, position: integer }
+    relationships:
+      fee: { object: fees, on: { fee_id: id } }
+  fees:
+    table: fees
+    primary_key: id
+    fields: { id: uuid, loan_id: uuid, kind: text, row_number: integer, date: date, amount: numeric, paid: numeric, waived: numeric }
   schedules:
     table: schedules
     primary_key: id
@@ -128,4 +141,17 @@ export class ServicingData {
 /** The first message of a refused request, for showing next to a form. */
 export function requestErrorMessage(error: RequestError): string {
   return error.errors[0]?.message ?? 'the request was refused';
+}
+
+/**
+ * A payoff quote of the loan for a day (SPEC §12 R5; null: the account's business date), as
+ * `GET /api/loan/{id}/payoff?date=` answers it (`app/ledgerReads.ts`: the database's own replay,
+ * `loanql_ledger`, so the quote is what a payment of that amount on that day would do), numbers
+ * with their exact digits. The engine has no as-of fields yet, so this is the one read of the
+ * loan page that is not a GraphQL document. Null when the account has no such loan or the loan
+ * has no schedule.
+ */
+export async function payoffQuote(db: Database, accountId: string, loanId: string, day: string | null): Promise<Data | null> {
+  const json = await payoffQuoteJson(db, accountId, loanId, day);
+  return json === null ? null : (parse(json) as Data);
 }

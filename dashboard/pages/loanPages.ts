@@ -2,7 +2,7 @@ import { LOAN_STATUSES } from '../../app/products.js';
 import { html, type Html } from '../html.js';
 import type { LoanFormField } from '../loanForm.js';
 import { csrfField, formatTimestamp, message, renderPage, type Viewer } from './layout.js';
-import { money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
+import { cash, centsOf, fromCents, money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
 
 export const LOANS_PATH = '/dashboard/loans';
 export const loanPath = (id: string): string => `${LOANS_PATH}/${encodeURIComponent(id)}`;
@@ -120,7 +120,7 @@ export function pager(query: { page: number }, total: number, pageSize: number, 
 
 /** What a form on the loan page was sent with, when it is shown again with an error. */
 export interface LoanPageForm {
-  readonly form: 'payment' | 'task' | 'comment';
+  readonly form: 'payment' | 'payoff' | 'task' | 'comment';
   readonly error: string;
   readonly values: ReadonlyMap<string, string>;
 }
@@ -131,7 +131,29 @@ export interface LoanPageView {
   readonly customFields: readonly { readonly key: string; readonly label: string }[];
   readonly notice?: string;
   readonly form?: LoanPageForm;
+  /** The ledger as of the account's business date (`GET /api/loan/{id}/payoff`'s figures): its days past due. */
+  readonly today?: Row | null;
+  /** The payoff quote for the day asked (or the business date). */
+  readonly quote?: Row | null;
+  /** A `quote_date` that is not a day. */
+  readonly quoteError?: string;
 }
+
+/** The payment types of SPEC §12, as the form offers them. */
+const PAYMENT_TYPE_LABELS: readonly (readonly [string, string])[] = [
+  ['regular', 'regular'],
+  ['payoff', 'payoff'],
+  ['principal', 'principal (curtailment)'],
+  ['refund', 'refund (of credit)'],
+  ['fee', 'fee (pays fees first)'],
+];
+/** The reversal reasons of SPEC §12 (`nsf` adds the product's NSF fee). */
+const REVERSAL_REASON_LABELS: readonly (readonly [string, string])[] = [
+  ['nsf', 'NSF (insufficient funds)'],
+  ['error', 'posted in error'],
+  ['returned', 'returned'],
+  ['other', 'other'],
+];
 
 /** Cents of a money text (`1234.5` → 123450n); 0 for anything else. */
 function cents(value: unknown): bigint {
@@ -159,6 +181,8 @@ export function loanPage(viewer: Viewer, view: LoanPageView): string {
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a></p>
 <div class="page-head"><h1>${text(loan.name)} ${statusPill(loan.status)}</h1><a class="button button-secondary" href="${loanPath(id)}/edit">Edit loan</a></div>
 ${message('ok', view.notice)}
+${balancesSection(loan, view.today ?? null)}
+${payoffSection(viewer, loan, view)}
 <section aria-labelledby="terms-heading" class="card">
   <h2 id="terms-heading">Terms</h2>
   <dl class="facts">
@@ -220,8 +244,8 @@ ${message('ok', view.notice)}
     ${csrfField(viewer.csrfToken)}
     <div class="field"><label for="payment-date">Date</label><input id="payment-date" name="date" type="date" required value="${fieldOf('date') || todayUtc()}"></div>
     <div class="field"><label for="payment-amount">Amount</label><input id="payment-amount" name="amount" type="text" inputmode="decimal" required value="${fieldOf('amount') || text(next?.payment)}"></div>
-    <div class="field"><label for="payment-type">Type</label><select id="payment-type" name="type">${['regular', 'prepayment', 'late_fee'].map(
-      (type) => html`<option value="${type}"${(fieldOf('type') || 'regular') === type ? html` selected` : null}>${type.replace('_', ' ')}</option>`,
+    <div class="field"><label for="payment-type">Type</label><select id="payment-type" name="type">${PAYMENT_TYPE_LABELS.map(
+      ([type, label]) => html`<option value="${type}"${(fieldOf('type') || 'regular') === type ? html` selected` : null}>${label}</option>`,
     )}</select></div>
     <div class="field"><label for="payment-method">Method</label><select id="payment-method" name="method">${['ach', 'check', 'wire', 'cash'].map(
       (method) => html`<option value="${method}"${(fieldOf('method') || 'ach') === method ? html` selected` : null}>${method}</option>`,
@@ -231,13 +255,14 @@ ${message('ok', view.notice)}
   ${
     rows(loan.payments).length
       ? html`<div class="table-scroll" role="region" aria-labelledby="payments-heading" tabindex="0"><table>
-  <thead><tr><th scope="col">Date</th><th scope="col" class="num">Amount</th><th scope="col">Type</th><th scope="col">Method</th><th scope="col">State</th></tr></thead>
+  <thead><tr><th scope="col">Date</th><th scope="col" class="num">Amount</th><th scope="col">Type</th><th scope="col">Method</th><th scope="col">Applied to</th><th scope="col">State</th></tr></thead>
   <tbody>${rows(loan.payments).map(
-    (payment) => html`<tr${payment.date_reversed ? html` class="is-reversed"` : null}>
+    (payment) => html`<tr${payment.date_reversed ? html` class="is-reversed"` : null} data-payment="${text(payment.id)}">
     <td>${text(payment.date)}</td><td class="num">${money(payment.amount)}</td><td>${text(payment.type).replace('_', ' ')}</td><td>${orDash(payment.method)}</td>
+    <td class="applied">${allocationCell(payment)}</td>
     <td>${
       payment.date_reversed
-        ? html`Reversed ${text(payment.date_reversed)}`
+        ? html`Reversed ${text(payment.date_reversed)}${text(payment.reversal_reason) ? html` <span class="reason">(${text(payment.reversal_reason)})</span>` : null}`
         : html`<a href="${loanPath(id)}/payments/${text(payment.id)}/reverse" aria-label="Reverse the payment of ${money(payment.amount)} on ${text(payment.date)}">Reverse</a>`
     }</td>
   </tr>`,
@@ -338,12 +363,15 @@ function addressCard(address: Row): Html {
 }
 
 /** The confirmation step of reversing a payment: a page of its own, so it works without JavaScript. */
-export function reversePaymentPage(viewer: Viewer, loan: Row, payment: Row): string {
+export function reversePaymentPage(viewer: Viewer, loan: Row, payment: Row, form?: { readonly error: string; readonly values: ReadonlyMap<string, string> }): string {
   const id = text(loan.id);
+  const reason = form?.values.get('reason') ?? '';
+  const date = form?.values.get('date') || todayUtc();
   return renderPage(
     { title: 'Reverse payment', viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a> › <a href="${loanPath(id)}">${text(loan.name)}</a></p>
 <h1>Reverse this payment?</h1>
+${message('error', form?.error)}
 <dl class="facts">
   <dt>Loan</dt><dd>${text(loan.name)}</dd>
   <dt>Date</dt><dd>${text(payment.date)}</dd>
@@ -351,15 +379,114 @@ export function reversePaymentPage(viewer: Viewer, loan: Row, payment: Row): str
   <dt>Type</dt><dd>${text(payment.type)}</dd>
   <dt>Method</dt><dd>${orDash(payment.method)}</dd>
 </dl>
-<p>The payment stays on record, marked reversed today (${todayUtc()}); it no longer covers the schedule. A payment is reversed only once, and this cannot be undone.</p>
-<form method="post" action="${loanPath(id)}/payments/${text(payment.id)}/reverse">
+<p>The payment stays on record, marked reversed on the date below; it leaves the ledger, and every later payment is applied again as if it had never been posted. A reason of NSF adds the product's NSF fee, dated the day of the reversal. A payment is reversed only once, and this cannot be undone.</p>
+<form class="stack" method="post" action="${loanPath(id)}/payments/${text(payment.id)}/reverse">
   ${csrfField(viewer.csrfToken)}
+  <div class="form-grid">
+    <div class="field"><label for="reversal-reason">Reason (required)</label><select id="reversal-reason" name="reason" required aria-required="true"><option value="">Choose…</option>${REVERSAL_REASON_LABELS.map(
+      ([value, label]) => html`<option value="${value}"${reason === value ? html` selected` : null}>${label}</option>`,
+    )}</select></div>
+    <div class="field"><label for="reversal-date">Date reversed</label><input id="reversal-date" name="date" type="date" required value="${date}"></div>
+  </div>
   <div class="actions">
     <button type="submit" class="button-danger">Reverse payment</button>
     <a class="button button-secondary" href="${loanPath(id)}#payments">Cancel</a>
   </div>
 </form>`,
   );
+}
+
+/** The loan's balances (SPEC §12 R2, stored by the ledger's replay), status and days past due. */
+function balancesSection(loan: Row, today: Row | null): Html {
+  const closed = text(loan.date_closed);
+  const dpd = text(today?.days_past_due);
+  return html`<section aria-labelledby="balances-heading" class="card balances" id="balances">
+  <h2 id="balances-heading">Balances</h2>
+  <dl class="facts">
+    <dt>Status</dt><dd>${statusPill(loan.status)}${closed ? html` <span class="closed-on">closed on ${closed}</span>` : null}</dd>
+    <dt>Principal outstanding</dt><dd class="money" data-balance="principal_outstanding">${cash(loan.principal_outstanding)}</dd>
+    <dt>Interest due</dt><dd class="money" data-balance="interest_due">${cash(loan.interest_due)}</dd>
+    <dt>Fees due</dt><dd class="money" data-balance="fees_due">${cash(loan.fees_due)}</dd>
+    <dt>Credit</dt><dd class="money" data-balance="credit_balance">${cash(loan.credit_balance)}</dd>
+    <dt>Oldest unpaid due</dt><dd data-balance="oldest_unpaid_due">${orDash(loan.oldest_unpaid_due)}</dd>
+    <dt>Days past due</dt><dd data-balance="days_past_due">${dpd ? html`${dpd} <span class="hint">as of ${text(today?.as_of)}</span>` : orDash(null)}</dd>
+  </dl>
+  <p class="hint">Balances are as of today's business date (or the last payment's date, when later).</p>
+</section>`;
+}
+
+/**
+ * The payoff quote (SPEC §12 R5) for a chosen day — a GET form, so a quote is a link — with its
+ * breakdown and per diem, and "Post this payoff": one button posting a payment of type
+ * `payoff` for the quoted amount on that day (the server quotes again before posting).
+ */
+function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView): Html {
+  const id = text(loan.id);
+  const quote = view.quote ?? null;
+  const day = view.form?.form === 'payoff' ? text(quote?.as_of) || (view.form.values.get('date') ?? '') : text(quote?.as_of);
+  const payoff = centsOf(quote?.payoff);
+  const postable = quote !== null && payoff !== null && payoff > 0n && text(loan.status) === 'servicing';
+  const method = view.form?.form === 'payoff' ? view.form.values.get('method') ?? 'ach' : 'ach';
+  const minus = (value: unknown) => {
+    const cents = centsOf(value);
+    return cents !== null && cents > 0n ? `−${money(fromCents(cents))}` : cash(value);
+  };
+  return html`<section aria-labelledby="payoff-heading" class="card payoff" id="payoff">
+  <h2 id="payoff-heading">Payoff quote</h2>
+  ${message('error', view.quoteError ?? (view.form?.form === 'payoff' ? view.form.error : null))}
+  <form class="inline-form" method="get" action="${loanPath(id)}#payoff" aria-label="Quote a payoff">
+    <div class="field"><label for="quote-date">Payoff date</label><input id="quote-date" name="quote_date" type="date" required value="${day}"></div>
+    <div><button type="submit" class="button-secondary">Quote</button></div>
+  </form>
+  ${
+    quote
+      ? html`<dl class="facts quote" aria-label="Payoff on ${text(quote.as_of)}">
+    <dt>Principal outstanding</dt><dd class="num" data-quote="principal_outstanding">${cash(quote.principal_outstanding)}</dd>
+    <dt>Interest due</dt><dd class="num" data-quote="interest_due">${cash(quote.interest_due)}</dd>
+    <dt>Accrued interest</dt><dd class="num" data-quote="accrued_interest">${cash(quote.accrued_interest)}</dd>
+    <dt>Interest paid ahead</dt><dd class="num" data-quote="interest_paid_ahead">${minus(quote.interest_paid_ahead)}</dd>
+    <dt>Fees due</dt><dd class="num" data-quote="fees_due">${cash(quote.fees_due)}</dd>
+    <dt>Credit</dt><dd class="num" data-quote="credit_balance">${minus(quote.credit_balance)}</dd>
+    <dt class="total">Payoff on ${text(quote.as_of)}</dt><dd class="num total" data-quote="payoff"><strong>${cash(quote.payoff)}</strong></dd>
+    <dt>Per diem</dt><dd class="num" data-quote="per_diem">${cash(quote.per_diem)}</dd>
+  </dl>
+  ${
+    postable
+      ? html`<form class="inline-form post-payoff" method="post" action="${loanPath(id)}/payoff" aria-label="Post this payoff">
+    ${csrfField(viewer.csrfToken)}
+    <input type="hidden" name="date" value="${text(quote.as_of)}">
+    <input type="hidden" name="amount" value="${fromCents(payoff)}">
+    <div class="field"><label for="payoff-method">Method</label><select id="payoff-method" name="method">${['ach', 'check', 'wire', 'cash'].map(
+      (option) => html`<option value="${option}"${method === option ? html` selected` : null}>${option}</option>`,
+    )}</select></div>
+    <div><button type="submit">Post this payoff: ${money(fromCents(payoff))} on ${text(quote.as_of)}</button></div>
+  </form>`
+      : html`<p class="hint">${text(loan.status) === 'servicing' ? 'Nothing to pay off on this day.' : `The loan is ${text(loan.status)}: a payoff is posted only for a loan in servicing.`}</p>`
+  }`
+      : html`<p>No quote: the loan has no schedule.</p>`
+  }
+</section>`;
+}
+
+/** A payment's allocation (SPEC §12 R1): totals per component, and its lines (row, component, amount) in a disclosure. */
+function allocationCell(payment: Row): Html {
+  const lines = rows(payment.allocations);
+  if (!lines.length) return html`<span class="hint">${payment.date_reversed ? 'nothing (reversed)' : 'nothing yet'}</span>`;
+  const totals = new Map<string, bigint>();
+  for (const line of lines) totals.set(text(line.component), (totals.get(text(line.component)) ?? 0n) + (centsOf(line.amount) ?? 0n));
+  const summary = [...totals].map(([component, cents]) => `${component} ${money(fromCents(cents))}`).join(', ');
+  return html`<details class="allocation">
+  <summary>${summary} <span class="hint">(${lines.length} ${lines.length === 1 ? 'line' : 'lines'})</span></summary>
+  <table class="allocation-lines">
+    <caption class="visually-hidden">Allocation of the payment of ${money(payment.amount)} on ${text(payment.date)}</caption>
+    <thead><tr><th scope="col">Row</th><th scope="col">Component</th><th scope="col" class="num">Amount</th></tr></thead>
+    <tbody>${lines.map((line) => {
+      const fee = row(line.fee);
+      const where = fee ? `${text(fee.kind)} fee` : text(line.row_number) ? `row ${text(line.row_number)}` : '—';
+      return html`<tr><td>${where}</td><td>${text(line.component)}</td><td class="num">${cash(line.amount)}</td></tr>`;
+    })}</tbody>
+  </table>
+</details>`;
 }
 
 export interface LoanFormView {

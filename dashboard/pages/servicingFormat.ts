@@ -42,3 +42,28 @@ export function statusPill(value: unknown): Html {
 export function todayUtc(): string {
   return new Date().toISOString().slice(0, 10);
 }
+
+/** Cents of an exact decimal text (`-12.5` → -1250n); null for anything else (more than 2 decimals included). */
+export function centsOf(value: unknown): bigint | null {
+  const match = /^(-?)(\d+)(?:\.(\d{1,2}))?$/.exec(text(value));
+  if (!match) return null;
+  const cents = BigInt(match[2]!) * 100n + BigInt((match[3] ?? '0').padEnd(2, '0'));
+  return match[1] ? -cents : cents;
+}
+
+/** Cents as a decimal text with two decimals: 845n → `8.45`, -5n → `-0.05`. */
+export function fromCents(cents: bigint): string {
+  const sign = cents < 0n ? '-' : '';
+  const whole = cents < 0n ? -cents : cents;
+  return `${sign}${whole / 100n}.${String(whole % 100n).padStart(2, '0')}`;
+}
+
+/**
+ * An amount of money with two decimals, grouped: `84600.2` → `84,600.20` (the ledger's as-of
+ * figures come with PostgreSQL's own scale); a dash for none. Never through a float.
+ */
+export function cash(value: unknown): Html | string {
+  if (text(value) === '') return orDash(null);
+  const cents = centsOf(value);
+  return money(cents === null ? value : fromCents(cents));
+}

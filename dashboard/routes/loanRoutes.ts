@@ -4,13 +4,14 @@ import type { Logger } from '../../api/logger.js';
 import { RequestError } from '../../engine/index.js';
 import { UserInputError } from '../../app/errors.js';
 import { createLoan, updateLoan } from '../../app/loanWrites.js';
+import { dayParameter } from '../../app/ledgerReads.js';
 import { LOAN_STATUSES, loadDefaultProduct } from '../../app/products.js';
 import { errorPage } from '../pages/errorPage.js';
 import { createBody, loanFormFields, updateBody, type LoanFormField } from '../loanForm.js';
 import { LOAN_SORTS, LOANS_PATH, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
-import { row, rows, text, todayUtc, type Row } from '../pages/servicingFormat.js';
+import { centsOf, fromCents, money, row, rows, text, type Row } from '../pages/servicingFormat.js';
 import { formFields, formText } from '../formFields.js';
-import { requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
+import { payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
 import { sessionOf } from '../session.js';
 
 const PAGE_SIZE = 25;
@@ -52,12 +53,13 @@ export function loanListDocument(order: string, search: boolean): string {
 const LOAN_PAGE = `query LoanPage($id: uuid!) {
   loan: loans_by_pk(id: $id) {
     id name status amount rate term frequency amortization regular_payment date_funded first_payment_date date_maturity custom_fields created_at updated_at
+    principal_outstanding interest_due fees_due credit_balance oldest_unpaid_due date_closed
     borrows(order_by: [{created_at: asc}]) { person { id name email } }
     guarantees(order_by: [{created_at: asc}]) { person { id name email } }
     funding_sources(order_by: [{id: asc}]) { class original_amount person { id name } }
     schedules(order_by: [{number: asc}]) { number due payment principal interest balance is_next }
     paid: payments_aggregate(where: {date_reversed: {_is_null: true}}) { aggregate { sum { amount } } }
-    payments(order_by: [{date: desc}, {id: desc}]) { id date amount type method date_reversed }
+    payments(order_by: [{date: desc}, {posted_at: desc}, {id: desc}]) { id date amount type method date_reversed reversal_reason allocations(order_by: [{position: asc}]) { row_number component amount fee { kind } } }
     tasks(order_by: [{created_at: desc}, {id: asc}]) { id name status date_due }
     comments(order_by: [{created_at: desc}, {id: asc}]) { id text created_at admin { name email } }
     loan_documents { document { id name status type uploaded_date } }
@@ -68,14 +70,16 @@ const LOAN_FIELDS = `query LoanFields($id: uuid!) {
   loan: loans_by_pk(id: $id) { id name status amount rate term frequency amortization regular_payment date_funded first_payment_date date_maturity custom_fields }
 }`;
 const PAYMENT = `query Payment($id: uuid!, $payment: uuid!) {
-  loan: loans_by_pk(id: $id) { id name payments(where: {id: {_eq: $payment}}) { id date amount type method date_reversed } }
+  loan: loans_by_pk(id: $id) { id name status payments(where: {id: {_eq: $payment}}) { id date amount type method date_reversed reversal_reason } }
 }`;
 const POST_PAYMENT = `mutation PostPayment($loan: uuid!, $date: date!, $amount: numeric!, $type: String!, $method: String!) {
   insert_payments_one(object: {loan_id: $loan, date: $date, amount: $amount, type: $type, method: $method}) { id }
 }`;
-const REVERSE_PAYMENT = `mutation ReversePayment($loan: uuid!, $payment: uuid!, $today: date!) {
-  update_payments(where: {id: {_eq: $payment}, loan_id: {_eq: $loan}, date_reversed: {_is_null: true}}, _set: {date_reversed: $today}) { affected_rows }
+const REVERSE_PAYMENT = `mutation ReversePayment($loan: uuid!, $payment: uuid!, $date: date!, $reason: String!) {
+  update_payments(where: {id: {_eq: $payment}, loan_id: {_eq: $loan}, date_reversed: {_is_null: true}}, _set: {date_reversed: $date, reversal_reason: $reason}) { affected_rows }
 }`;
+/** The loan's status after a payment or a reversal (a later statement: the ledger's replay has run). */
+const LOAN_STATUS = 'query LoanStatus($id: uuid!) { loan: loans_by_pk(id: $id) { id status date_closed } }';
 const ADD_TASK = `mutation AddTask($loan: uuid!, $name: String!, $due: date) {
   insert_tasks_one(object: {loan_id: $loan, name: $name, date_due: $due}) { id }
 }`;
@@ -91,14 +95,22 @@ const NOTICES: ReadonlyMap<string, string> = new Map([
   ['created', 'Loan created.'],
   ['updated', 'Loan saved.'],
   ['payment-posted', 'Payment posted.'],
+  ['payment-posted-closed', 'Payment posted: the loan is paid off and closed.'],
+  ['payment-posted-overpaid', 'Payment posted: the loan is paid off with money left over, and is now overpaid (credit shown in Balances).'],
+  ['payoff-posted', 'Payoff posted, but the loan still owes money: see Balances.'],
+  ['payoff-posted-closed', 'Payoff posted: the loan is paid off and closed.'],
+  ['payoff-posted-overpaid', 'Payoff posted: the loan is paid off with money left over, and is now overpaid (credit shown in Balances).'],
   ['payment-reversed', 'Payment reversed.'],
+  ['payment-reversed-reopened', 'Payment reversed: the loan owes money again and is back in servicing.'],
   ['payment-already-reversed', 'That payment was already reversed.'],
   ['task-added', 'Task added.'],
   ['task-completed', 'Task completed.'],
   ['comment-added', 'Comment added.'],
 ]);
-const PAYMENT_TYPES = new Set(['regular', 'prepayment', 'late_fee']);
-const PAYMENT_METHODS = new Set(['ach', 'check', 'wire', 'cash']);
+/** SPEC §12's payment types and reversal reasons (the database's checks: `payments_type`, `payments_reversal_reason`). */
+export const PAYMENT_TYPES: readonly string[] = ['regular', 'payoff', 'principal', 'refund', 'fee'];
+export const REVERSAL_REASONS: readonly string[] = ['nsf', 'error', 'returned', 'other'];
+export const PAYMENT_METHODS: readonly string[] = ['ach', 'check', 'wire', 'cash'];
 const DATE = /^\d{4}-\d\d-\d\d$/;
 /** A real calendar date from year 1 on (PostgreSQL has no year 0). */
 const isRealDate = (value: string) => DATE.test(value) && !value.startsWith('0000') && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
@@ -218,7 +230,23 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     const stored = Object.keys(row(loan.custom_fields) ?? {}).filter((key) => !known.has(key));
     const customFields = [...product.customFields.map((field) => ({ key: field.key, label: field.name })), ...stored.map((key) => ({ key, label: key }))];
     const done = typeof req.query.done === 'string' ? NOTICES.get(req.query.done) : undefined;
-    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, ...(done ? { notice: done } : {}), ...(form ? { form } : {}) }));
+    // The payoff quote: for the day asked (`?quote_date=`, or the payoff form's day when it is
+    // shown again), else the business date; and as of the business date for the days past due.
+    const loanId = text(loan.id);
+    const today = await payoffQuote(db, session.admin.accountId, loanId, null);
+    let quoteDay: string | null = form?.form === 'payoff' && isRealDate(form.values.get('date')?.trim() ?? '') ? form.values.get('date')!.trim() : null;
+    let quoteError: string | undefined;
+    if (!form) {
+      try {
+        quoteDay = dayParameter('quote_date', new Map(Object.entries(req.query)).get('quote_date') || undefined);
+      } catch (error) {
+        if (!(error instanceof UserInputError)) throw error;
+        quoteError = 'Payoff date: expected a calendar day as YYYY-MM-DD (1900–2999).';
+        status = 400;
+      }
+    }
+    const quote = quoteDay === null || quoteDay === text(today?.as_of) ? today : await payoffQuote(db, session.admin.accountId, loanId, quoteDay);
+    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, today, quote, ...(quoteError ? { quoteError } : {}), ...(done ? { notice: done } : {}), ...(form ? { form } : {}) }));
   }
 
   router.get('/:id', (req, res) => sendLoanPage(req, res, 200));
@@ -261,7 +289,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       if (problem) return sendLoanPage(req, res, 400, { form, error: problem, values });
       try {
         const done = await write(req, res, id, values);
-        if (done !== null) res.redirect(303, `${loanPath(id)}?done=${done}#${form === 'payment' ? 'payments' : `${form}s`}`);
+        if (done !== null) res.redirect(303, `${loanPath(id)}?done=${done}#${form === 'payment' ? 'payments' : form === 'payoff' ? 'payoff' : `${form}s`}`);
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
         await sendLoanPage(req, res, 400, { form, error: requestErrorMessage(error), values });
@@ -278,13 +306,55 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         if (!isRealDate(values.get('date')!.trim())) return 'Date: expected a real date as YYYY-MM-DD.';
         const amount = values.get('amount')!.trim();
         if (!AMOUNT.test(amount) || !/[1-9]/.test(amount)) return 'Amount: expected an amount above 0 with at most 2 decimals, e.g. 1250.00.';
-        if (!PAYMENT_TYPES.has(values.get('type')!)) return `Type: expected one of ${[...PAYMENT_TYPES].join(', ')}.`;
-        if (!PAYMENT_METHODS.has(values.get('method')!)) return `Method: expected one of ${[...PAYMENT_METHODS].join(', ')}.`;
+        if (!PAYMENT_TYPES.includes(values.get('type')!)) return `Type: expected one of ${PAYMENT_TYPES.join(', ')}.`;
+        if (!PAYMENT_METHODS.includes(values.get('method')!)) return `Method: expected one of ${PAYMENT_METHODS.join(', ')}.`;
         return null;
       },
       async (_req, res, loan, values) => {
         await run(res, POST_PAYMENT, { loan, date: values.get('date')!.trim(), amount: values.get('amount')!.trim(), type: values.get('type'), method: values.get('method') });
-        return 'payment-posted';
+        return `payment-posted${await paidOff(res, loan)}`;
+      },
+    ),
+  );
+
+  /** '-closed' or '-overpaid' when the loan is now paid off (SPEC §12 R9), else ''. */
+  async function paidOff(res: Response, loan: string): Promise<string> {
+    const status = text(row((await run(res, LOAN_STATUS, { id: loan })).loan)?.status);
+    return status === 'closed' || status === 'overpaid' ? `-${status}` : '';
+  }
+
+  /**
+   * "Post this payoff" of the quote: a payment of type `payoff` for the quoted amount on the
+   * quoted day, through the same mutation as the payment form. The quote is taken again first:
+   * when it changed since the page was shown (another payment, a reversal, a fee), nothing is
+   * posted and the page shows the new quote with a message, so a stale figure is never paid.
+   */
+  router.post(
+    '/:id/payoff',
+    servicingWrite(
+      'payoff',
+      ['date', 'amount', 'method'],
+      (values) => {
+        if (!isRealDate(values.get('date')!.trim())) return 'Payoff date: expected a real date as YYYY-MM-DD.';
+        if (!AMOUNT.test(values.get('amount')!.trim())) return 'Payoff: expected the quoted amount, e.g. 84600.20.';
+        if (!PAYMENT_METHODS.includes(values.get('method')!)) return `Method: expected one of ${PAYMENT_METHODS.join(', ')}.`;
+        return null;
+      },
+      async (req, res, loan, values) => {
+        const date = values.get('date')!.trim();
+        const amount = values.get('amount')!.trim();
+        const quote = await payoffQuote(db, sessionOf(res).admin.accountId, loan, date);
+        const quoted = centsOf(quote?.payoff);
+        if (quoted === null || quoted <= 0n) {
+          await sendLoanPage(req, res, 400, { form: 'payoff', error: `Nothing to pay off on ${date}: the payoff is ${text(quote?.payoff) || 'not available'}.`, values });
+          return null;
+        }
+        if (quoted !== centsOf(amount)) {
+          await sendLoanPage(req, res, 400, { form: 'payoff', error: `Not posted: the payoff on ${date} is now ${money(fromCents(quoted))}, not ${money(amount)} (the loan changed since the quote). The quote below is current; post it again if it is right.`, values });
+          return null;
+        }
+        await run(res, POST_PAYMENT, { loan, date, amount, type: 'payoff', method: values.get('method') });
+        return `payoff-posted${await paidOff(res, loan)}`;
       },
     ),
   );
@@ -296,20 +366,32 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     res.type('html').send(reversePaymentPage(sessionOf(res).viewer, payment.loan, payment.payment));
   });
 
-  router.post(
-    '/:id/payments/:payment/reverse',
-    servicingWrite(
-      'payment',
-      [],
-      () => null,
-      async (req, res, loan) => {
-        const payment = await paymentOr404(req, res);
-        if (!payment) return null;
-        const result = await run(res, REVERSE_PAYMENT, { loan, payment: text(payment.payment.id), today: todayUtc() });
-        return Number(text(row(result.update_payments)?.affected_rows)) === 1 ? 'payment-reversed' : 'payment-already-reversed';
-      },
-    ),
-  );
+  /**
+   * The reversal itself: a reason (SPEC §12 R8: `nsf` adds the product's NSF fee) and a date
+   * (default today, UTC) are required; a refused one re-shows the confirmation page with the
+   * message (400), as does a date the database refuses (before the payment's date, say).
+   */
+  router.post('/:id/payments/:payment/reverse', async (req, res) => {
+    const payment = await paymentOr404(req, res);
+    if (!payment) return;
+    const loan = text(payment.loan.id);
+    if (payment.payment.date_reversed) return res.redirect(303, `${loanPath(loan)}?done=payment-already-reversed#payments`);
+    const values = new Map(['reason', 'date'].map((name) => [name, formText(req, name).trim()]));
+    const again = (error: string) => res.status(400).type('html').send(reversePaymentPage(sessionOf(res).viewer, payment.loan, payment.payment, { error, values }));
+    if (!REVERSAL_REASONS.includes(values.get('reason')!)) return again(`Reason: choose one of ${REVERSAL_REASONS.join(', ')}.`);
+    if (!isRealDate(values.get('date')!)) return again('Date reversed: expected a real date as YYYY-MM-DD.');
+    let result;
+    try {
+      result = await run(res, REVERSE_PAYMENT, { loan, payment: text(payment.payment.id), date: values.get('date'), reason: values.get('reason') });
+    } catch (error) {
+      if (!(error instanceof RequestError)) throw error;
+      return again(requestErrorMessage(error));
+    }
+    const reversed = Number(text(row(result.update_payments)?.affected_rows)) === 1;
+    const wasPaidOff = ['closed', 'overpaid'].includes(text(payment.loan.status));
+    const reopened = reversed && wasPaidOff && (await paidOff(res, loan)) === '';
+    res.redirect(303, `${loanPath(loan)}?done=${reversed ? (reopened ? 'payment-reversed-reopened' : 'payment-reversed') : 'payment-already-reversed'}#payments`);
+  });
 
   async function paymentOr404(req: Request, res: Response): Promise<{ loan: Row; payment: Row } | null> {
     const id = param(req, 'id');

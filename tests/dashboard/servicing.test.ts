@@ -157,7 +157,7 @@ describe('CSRF on every write form', () => {
       ['/dashboard/loans', { Name: 'csrf loan', Amount: '1000' }],
       [`/dashboard/loans/${myLoan}/edit`, { Name: 'csrf rename' }],
       [`/dashboard/loans/${myLoan}/payments`, { date: '2024-01-01', amount: '10.00', type: 'regular', method: 'ach' }],
-      [`/dashboard/loans/${myLoan}/payments/${payment}/reverse`, {}],
+      [`/dashboard/loans/${myLoan}/payments/${payment}/reverse`, { reason: 'error', date: new Date().toISOString().slice(0, 10) }],
       [`/dashboard/loans/${myLoan}/tasks`, { name: 'csrf task' }],
       [`/dashboard/loans/${myLoan}/tasks/${task}/complete`, {}],
       [`/dashboard/loans/${myLoan}/comments`, { text: 'csrf comment' }],
@@ -198,7 +198,7 @@ describe('The loan page', () => {
     const confirm = await client.get(`/dashboard/loans/${myLoan}/payments/${id}/reverse`);
     assert.equal(confirm.status, 200);
     assert.match(confirm.text, /Reverse this payment\?/);
-    assert.equal((await client.postForm(`/dashboard/loans/${myLoan}/payments/${id}/reverse`, {})).status, 303);
+    assert.equal((await client.postForm(`/dashboard/loans/${myLoan}/payments/${id}/reverse`, { reason: 'error', date: new Date().toISOString().slice(0, 10) })).status, 303);
     assert.equal((await next()).number, before.number);
     const again = await client.postForm(`/dashboard/loans/${myLoan}/payments/${id}/reverse`, {});
     assert.equal(again.location, `/dashboard/loans/${myLoan}?done=payment-already-reversed#payments`);
@@ -241,6 +241,127 @@ describe('The loan page', () => {
     const blank = await client.postForm(`/dashboard/loans/${myLoan}/tasks`, { name: '   ' });
     assert.equal(blank.status, 400);
     assert.match(blank.text, /Task: give the task a name/);
+  });
+});
+
+describe('The ledger on the loan page (issue 29)', () => {
+  /** SPEC §7's reference loan (100,000 at 12 %, 12 monthly, funded 2026-01-15), rows 1–2 paid on time through the payment form. */
+  let loan = '';
+  const ledgerNow = async (id: string) =>
+    (await database.db.query<{ dpd: number; status: string; date_closed: string | null; principal: string; interest: string }>(
+      `SELECT (loanql_ledger($1, $2, loanql_business_date($1))).days_past_due AS dpd, status, date_closed::text, principal_outstanding::text AS principal, interest_due::text AS interest
+         FROM loans WHERE account_id = $1 AND id = $2`,
+      [mine.account.id, id],
+    )).rows[0]!;
+  /** The loan page's fact `dd` marked `data-<kind>="<name>"`, tags and spaces flattened. */
+  const fact = (page: string, kind: 'balance' | 'quote', name: string) => {
+    const match = new RegExp(`<dd[^>]* data-${kind}="${name}">([\\s\\S]*?)</dd>`).exec(page);
+    return match ? match[1]!.replace(/<[^>]+>/g, '').replace(/\s+/g, ' ').trim() : null;
+  };
+
+  before(async () => {
+    const created = await client.postForm('/dashboard/loans', { Name: 'Reference ledger loan', Amount: '100000', Rate: '12', Term: '12', Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    assert.equal(created.status, 303, created.text.slice(0, 300));
+    loan = /\/dashboard\/loans\/([0-9a-f-]{36})/.exec(created.location!)![1]!;
+    for (const date of ['2026-02-15', '2026-03-15']) {
+      const posted = await client.postForm(`/dashboard/loans/${loan}/payments`, { date, amount: '8884.88', type: 'regular', method: 'ach' });
+      assert.equal(posted.status, 303, posted.text.slice(0, 300));
+    }
+  });
+
+  it('shows the balances, days past due, and each payment’s allocation with its type', async () => {
+    const page = (await client.get(`/dashboard/loans/${loan}`)).text;
+    const now = await ledgerNow(loan);
+    assert.equal(fact(page, 'balance', 'principal_outstanding'), '84,151.39');
+    assert.equal(fact(page, 'balance', 'interest_due'), now.interest.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
+    assert.equal(fact(page, 'balance', 'fees_due'), '0.00');
+    assert.equal(fact(page, 'balance', 'credit_balance'), '0.00');
+    assert.equal(fact(page, 'balance', 'oldest_unpaid_due'), '2026-04-15');
+    assert.match(fact(page, 'balance', 'days_past_due')!, new RegExp(`^${now.dpd} as of \\d{4}-\\d\\d-\\d\\d$`));
+    // The March payment: row 2's interest and principal (SPEC §12 R1), summed in the summary, line by line in the table.
+    const march = /<tr data-payment="[0-9a-f-]{36}">\s*<td>2026-03-15<\/td>([\s\S]*?)<\/tr>\s*(?=<tr data-payment|<\/tbody>)/.exec(page);
+    assert.ok(march, 'the March payment’s row');
+    assert.match(march[1]!, /<td>regular<\/td>/);
+    assert.match(march[1]!, /<summary>interest 921\.15, principal 7,963\.73 <span class="hint">\(2 lines\)<\/span><\/summary>/);
+    assert.match(page, /<tr><td>row 2<\/td><td>interest<\/td><td class="num">921\.15<\/td><\/tr><tr><td>row 2<\/td><td>principal<\/td><td class="num">7,963\.73<\/td><\/tr>/);
+    // The payment form offers SPEC §12's types, the old ones no more.
+    for (const type of ['regular', 'payoff', 'principal', 'refund', 'fee']) assert.match(page, new RegExp(`<option value="${type}"`));
+    assert.doesNotMatch(page, /value="prepayment"|value="late_fee"/);
+  });
+
+  it('quotes a payoff for a chosen day with its breakdown and per diem; a bad day is a 400 naming the field', async () => {
+    const page = await client.get(`/dashboard/loans/${loan}?quote_date=2026-03-31`);
+    assert.equal(page.status, 200);
+    assert.match(page.text, /<input id="quote-date" name="quote_date" type="date" required value="2026-03-31">/);
+    const quote = Object.fromEntries(['principal_outstanding', 'interest_due', 'accrued_interest', 'interest_paid_ahead', 'fees_due', 'credit_balance', 'payoff', 'per_diem'].map((name) => [name, fact(page.text, 'quote', name)]));
+    // SPEC §12 R2 and R5: on time, D = 2026-03-31.
+    assert.deepEqual(quote, { principal_outstanding: '84,151.39', interest_due: '0.00', accrued_interest: '448.81', interest_paid_ahead: '0.00', fees_due: '0.00', credit_balance: '0.00', payoff: '84,600.20', per_diem: '28.05' });
+    assert.match(page.text, /<input type="hidden" name="date" value="2026-03-31">\s*<input type="hidden" name="amount" value="84600\.20">/);
+    assert.match(page.text, /Post this payoff: 84,600\.20 on 2026-03-31<\/button>/);
+    const bad = await client.get(`/dashboard/loans/${loan}?quote_date=2026-02-30`);
+    assert.equal(bad.status, 400);
+    assert.match(bad.text, /role="alert">Payoff date: expected a calendar day/);
+  });
+
+  it('refuses “Post this payoff” without the CSRF token, or for a figure that is no longer the quote, and writes nothing', async () => {
+    const before = await footprint();
+    for (const token of [null, 'wrong-token']) {
+      const reply = await client.postForm(`/dashboard/loans/${loan}/payoff`, { date: '2026-03-31', amount: '84600.20', method: 'ach', _csrf: token });
+      assert.equal(reply.status, 403);
+    }
+    const stale = await client.postForm(`/dashboard/loans/${loan}/payoff`, { date: '2026-03-31', amount: '84600.19', method: 'ach' });
+    assert.equal(stale.status, 400);
+    assert.match(stale.text, /role="alert">Not posted: the payoff on 2026-03-31 is now 84,600\.20, not 84,600\.19 \(the loan changed since the quote\)/);
+    assert.equal(fact(stale.text, 'quote', 'payoff'), '84,600.20', 'the current quote is shown');
+    const theirs_ = await client.postForm(`/dashboard/loans/${theirLoan}/payoff`, { date: '2026-03-31', amount: '84600.20', method: 'ach' });
+    assert.equal(theirs_.status, 404);
+    assert.equal(await footprint(), before);
+  });
+
+  it('posts the payoff from the quote in one click: a payoff payment, allocated per R6, and the loan closes', async () => {
+    const quoted = await client.get(`/dashboard/loans/${loan}?quote_date=2026-03-31`);
+    const form = /<form class="inline-form post-payoff" method="post" action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/.exec(quoted.text)!;
+    const fields = Object.fromEntries([...form[2]!.matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)">/g)].map((match) => [match[1]!, match[2]!]));
+    const posted = await client.postForm(form[1]!, { ...fields, method: 'wire' });
+    assert.equal(posted.status, 303, posted.text.slice(0, 300));
+    assert.equal(posted.location, `/dashboard/loans/${loan}?done=payoff-posted-closed#payoff`);
+    const payment = (await database.db.query<{ type: string; amount: string; date: string; method: string }>(`SELECT type, amount::text, date::text, method FROM payments WHERE account_id = $1 AND loan_id = $2 ORDER BY posted_at DESC LIMIT 1`, [mine.account.id, loan])).rows[0]!;
+    assert.deepEqual(payment, { type: 'payoff', amount: '84600.20', date: '2026-03-31', method: 'wire' });
+    const now = await ledgerNow(loan);
+    assert.deepEqual([now.status, now.date_closed, now.principal, now.interest], ['closed', '2026-03-31', '0.00', '0.00']);
+    const page = (await client.get(posted.location!)).text;
+    assert.match(page, /role="status">Payoff posted: the loan is paid off and closed\.<\/div>/);
+    assert.match(page, /<dt>Status<\/dt><dd><span class="status pill-closed">closed<\/span> <span class="closed-on">closed on 2026-03-31<\/span><\/dd>/);
+    assert.equal(fact(page, 'balance', 'principal_outstanding'), '0.00');
+    // Row 3's interest cut to the accrued 448.81, then all principal (SPEC §12 R6).
+    assert.match(page, /<td>payoff<\/td><td>wire<\/td>\s*<td class="applied"><details class="allocation">\s*<summary>interest 448\.81, principal 84,151\.39 /);
+    assert.match(page, /The loan is closed: a payoff is posted only for a loan in servicing\./);
+    assert.doesNotMatch(page, /post-payoff/);
+  });
+
+  it('reverses with a reason and a date: without a reason it is a 400 on the confirmation page; reversing the payoff reopens the loan', async () => {
+    const payoff = (await database.db.query<{ id: string }>(`SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 AND type = 'payoff'`, [mine.account.id, loan])).rows[0]!.id;
+    const confirm = await client.get(`/dashboard/loans/${loan}/payments/${payoff}/reverse`);
+    assert.match(confirm.text, /<select id="reversal-reason" name="reason" required aria-required="true"><option value="">Choose…<\/option><option value="nsf">/);
+    assert.match(confirm.text, /<input id="reversal-date" name="date" type="date" required value="\d{4}-\d\d-\d\d">/);
+    for (const [fields, problem] of [
+      [{ date: '2026-04-02' }, /role="alert">Reason: choose one of nsf, error, returned, other\./],
+      [{ reason: 'bounced', date: '2026-04-02' }, /role="alert">Reason: choose one of/],
+      [{ reason: 'returned', date: '2026-04-31' }, /role="alert">Date reversed: expected a real date/],
+    ] as const) {
+      const refused = await client.postForm(`/dashboard/loans/${loan}/payments/${payoff}/reverse`, fields);
+      assert.equal(refused.status, 400);
+      assert.match(refused.text, problem);
+    }
+    assert.equal((await ledgerNow(loan)).status, 'closed');
+    const reversed = await client.postForm(`/dashboard/loans/${loan}/payments/${payoff}/reverse`, { reason: 'returned', date: '2026-04-02' });
+    assert.equal(reversed.location, `/dashboard/loans/${loan}?done=payment-reversed-reopened#payments`);
+    const page = (await client.get(reversed.location!)).text;
+    assert.match(page, /Payment reversed: the loan owes money again and is back in servicing\./);
+    assert.match(page, /Reversed 2026-04-02 <span class="reason">\(returned\)<\/span>/);
+    assert.match(page, /<span class="hint">nothing \(reversed\)<\/span>/);
+    const now = await ledgerNow(loan);
+    assert.deepEqual([now.status, now.date_closed, now.principal], ['servicing', null, '84151.39']);
   });
 });
 

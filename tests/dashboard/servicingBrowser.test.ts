@@ -16,6 +16,8 @@ import { seriousAccessibilityViolations } from '../support/axe.js';
  * its schedule, open the borrower's page. axe-core runs on every page (no serious or critical
  * violation), each page is saved as a screenshot in tests/artifacts/dashboard/servicing/, and the
  * pages are checked at 390 px wide (no sideways scrolling of the page) and from the keyboard.
+ * Issue 29, Done-when 6: the created reference loan's ledger — balances, the payments'
+ * allocations (opened), a payoff quote for 2026-03-31, and "Post this payoff" closing the loan.
  */
 const CHROMIUM = new ChromiumSuite("the servicing pages' browser test", 'tests/dashboard/servicingBrowser.test.ts');
 const SCREENSHOTS = fileURLToPath(new URL('../artifacts/dashboard/servicing/', import.meta.url));
@@ -53,6 +55,8 @@ describe('A servicer’s day in Chromium', () => {
 
   let loanId = '';
   let borrowerName = '';
+  /** The loan the walk creates: SPEC §7's reference loan. */
+  let createdLoanPath = '';
 
   before(async () => {
     rmSync(SCREENSHOTS, { recursive: true, force: true });
@@ -124,10 +128,11 @@ describe('A servicer’s day in Chromium', () => {
     await page.getByRole('link', { name: /^Reverse the payment of/ }).first().click();
     await page.waitForURL(/\/reverse$/);
     await checkPage('reverse-confirm');
+    await page.getByLabel('Reason (required)').selectOption('error');
     await page.getByRole('button', { name: 'Reverse payment' }).click();
     await page.waitForURL(/done=payment-reversed/);
     assert.equal(await nextRowNumber(), before);
-    assert.match((await page.locator('tr.is-reversed').first().textContent()) ?? '', /Reversed \d{4}-\d\d-\d\d/);
+    assert.match((await page.locator('tr.is-reversed').first().textContent()) ?? '', /Reversed \d{4}-\d\d-\d\d \(error\)/);
     await checkPage('loan-payment-reversed');
   });
 
@@ -172,6 +177,7 @@ describe('A servicer’s day in Chromium', () => {
     await page.getByLabel('Term').fill('12');
     await page.getByRole('button', { name: 'Create loan' }).click();
     await page.waitForURL(/done=created/);
+    createdLoanPath = new URL(page.url()).pathname;
     assert.equal(await page.locator('#schedule tbody tr').count(), 12);
     assert.match((await page.locator('#schedule tr[data-row="1"]').textContent()) ?? '', /8,884\.88/);
     assert.equal(await page.locator('#schedule tr.is-next').getAttribute('data-row'), '1');
@@ -186,15 +192,55 @@ describe('A servicer’s day in Chromium', () => {
     await checkPage('people');
   });
 
+  it('shows the ledger: balances, each payment’s allocation, a payoff quote for a chosen day; posting the payoff closes the loan', async () => {
+    await page.goto(`${server.url}${createdLoanPath}`);
+    for (const date of ['2026-02-15', '2026-03-15']) {
+      await page.getByLabel('Date', { exact: true }).fill(date);
+      await page.getByLabel('Amount').fill('8884.88');
+      await page.getByRole('button', { name: 'Post payment' }).click();
+      await page.waitForURL(/done=payment-posted/);
+    }
+    const balances = page.getByRole('region', { name: 'Balances' });
+    assert.equal((await balances.locator('[data-balance="principal_outstanding"]').textContent())?.trim(), '84,151.39');
+    assert.equal((await balances.locator('[data-balance="oldest_unpaid_due"]').textContent())?.trim(), '2026-04-15');
+    // The March payment's allocation, opened: row 2's interest and principal.
+    const march = page.locator('#payments tbody tr[data-payment]', { has: page.locator('td', { hasText: /^2026-03-15$/ }) });
+    await march.locator('summary').click();
+    assert.deepEqual(await march.locator('table.allocation-lines tbody tr').allTextContents(), ['row 2interest921.15', 'row 2principal7,963.73']);
+    // A quote for 2026-03-31 (SPEC §12 R5: 84,600.20; accrued 448.81; per diem 28.05).
+    await page.getByLabel('Payoff date').fill('2026-03-31');
+    await page.getByRole('button', { name: 'Quote' }).click();
+    await page.waitForURL(/quote_date=2026-03-31/);
+    const quote = page.getByRole('region', { name: 'Payoff quote' });
+    assert.equal((await quote.locator('[data-quote="payoff"]').textContent())?.trim(), '84,600.20');
+    assert.equal((await quote.locator('[data-quote="accrued_interest"]').textContent())?.trim(), '448.81');
+    assert.equal((await quote.locator('[data-quote="per_diem"]').textContent())?.trim(), '28.05');
+    await page.locator('#payments tbody tr[data-payment]', { has: page.locator('td', { hasText: /^2026-03-15$/ }) }).locator('summary').click();
+    await checkPage('loan-ledger-quote');
+
+    await quote.getByRole('button', { name: 'Post this payoff: 84,600.20 on 2026-03-31' }).click();
+    await page.waitForURL(/done=payoff-posted-closed/);
+    assert.equal(await page.getByRole('status').filter({ hasText: 'Payoff posted: the loan is paid off and closed.' }).count(), 1);
+    assert.match((await balances.locator('dd').first().textContent()) ?? '', /closed\s+closed on 2026-03-31/);
+    assert.equal((await balances.locator('[data-balance="principal_outstanding"]').textContent())?.trim(), '0.00');
+    const payoff = page.locator('#payments tbody tr[data-payment]', { has: page.locator('td', { hasText: /^payoff$/ }) });
+    await payoff.locator('summary').click();
+    assert.match((await payoff.locator('summary').textContent()) ?? '', /^interest 448\.81, principal 84,151\.39/);
+    assert.equal(await page.locator('#schedule tr.is-next').count(), 0);
+    await checkPage('loan-paid-off');
+  });
+
   it('is usable at 390 px wide: no page scrolls sideways', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const path of ['/dashboard/loans', `/dashboard/loans/${loanId}`, '/dashboard/loans/new', '/dashboard/people']) {
+    for (const path of ['/dashboard/loans', `/dashboard/loans/${loanId}`, `${createdLoanPath}?quote_date=2026-03-31`, '/dashboard/loans/new', '/dashboard/people']) {
       await page.goto(`${server.url}${path}`);
       const overflow = await page.evaluate(() => { const { documentElement } = (globalThis as unknown as { document: PageDocument }).document; return documentElement.scrollWidth - documentElement.clientWidth; });
       assert.ok(overflow <= 0, `${path} is ${overflow}px wider than the screen`);
     }
     await page.goto(`${server.url}/dashboard/loans/${loanId}`);
     await checkPage('loan-390px');
+    await page.goto(`${server.url}${createdLoanPath}`);
+    await checkPage('loan-ledger-390px');
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
@@ -216,6 +262,6 @@ describe('A servicer’s day in Chromium', () => {
 
   it('saw no script error or failed request, and checked every page', () => {
     assert.deepEqual(pageProblems, []);
-    assert.ok(checkedPages.length >= 12, checkedPages.join(', '));
+    assert.ok(checkedPages.length >= 15, checkedPages.join(', '));
   });
 });
