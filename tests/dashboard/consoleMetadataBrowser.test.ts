@@ -130,7 +130,7 @@ describe('The console, the metadata page and the keys page in Chromium', () => {
     await screenshot('17-01-console-exact-numbers');
   });
 
-  it('lays the SQL out on lines, copies it, and shows row estimates that match the data (the seeder ANALYZEs)', async () => {
+  it('lays the SQL out on lines, copies it, and shows the plan without estimates drawn from other accounts\' statistics', async () => {
     await runInConsole('{ loans { id } }');
     const statement = await page.locator('#sql-statement').innerText();
     assert.match(statement, /\(\n\s+SELECT .*\n\s+FROM "loans" AS "_t\d+"\n\s+WHERE "_t\d+"\."account_id" = \$\d+/, statement);
@@ -138,9 +138,10 @@ describe('The console, the metadata page and the keys page in Chromium', () => {
     await page.locator('.copy-status').getByText('Copied.').waitFor();
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), statement);
     const plan = await page.locator('#sql-plan').innerText();
-    const estimate = Number(/ on loans _t\d+ {2}\(cost=[\d.]+\.\.[\d.]+ rows=(\d+)/.exec(plan)?.[1]);
-    const loans = seeded.summary.loans;
-    assert.ok(estimate >= loans / 2 && estimate <= loans * 2, `the plan estimates ${estimate} loans for the account's ${loans}:\n${plan}`);
+    // Issue 26, finding 2: row counts and costs come from statistics of every account's rows; the
+    // console shows the plan's nodes only (EXPLAIN COSTS OFF).
+    assert.match(plan, / on loans _t\d+/, plan);
+    assert.doesNotMatch(plan, /cost=|rows=/, plan);
     await screenshot('17-02-console-sql-panel');
     await assertAccessible('the console');
   });

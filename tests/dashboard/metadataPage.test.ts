@@ -89,16 +89,14 @@ describe('Dashboard: the metadata page', () => {
     firstLoad = loadedAt(text);
   });
 
-  it('answers in well under 100 ms (it reads only the engine in memory, and the session)', async () => {
-    const times: number[] = [];
+  it('answers from the engine in memory and the session: the same page on every request (speed is measured in bench/, never here)', async () => {
+    const bodies = new Set<string>();
     for (let i = 0; i < 15; i++) {
-      const started = performance.now();
-      assert.equal((await client.get('/dashboard/metadata')).status, 200);
-      times.push(performance.now() - started);
+      const answer = await client.get('/dashboard/metadata');
+      assert.equal(answer.status, 200);
+      bodies.add(answer.text.replace(/name="_csrf" value="[^"]*"/g, ''));
     }
-    times.sort((a, b) => a - b);
-    const median = times[Math.floor(times.length / 2)]!;
-    assert.ok(median < 100, `median ${median.toFixed(1)} ms`);
+    assert.equal(bodies.size, 1);
   });
 
   it('shows an invalid edit made while the service runs with its problems; the previous metadata keeps serving', async () => {
