@@ -34,7 +34,7 @@ export function payoffParts(state: LedgerState, day: number): PayoffParts {
  * accrued(day), then all principal; the surplus is credit. Row k becomes the last row (its
  * principal is all the principal left after row k − 1); what was paid on later rows moves to it,
  * and interest already paid on rows due after `day` becomes principal of row k (beyond row k's
- * unpaid principal, credit).
+ * unpaid principal it pays row k's cut interest, and beyond that it is credit).
  */
 export function settle(state: LedgerState, paymentId: string, day: number, amount: bigint): void {
   let left = payDue(state, paymentId, day, amount);
@@ -52,11 +52,14 @@ export function settle(state: LedgerState, paymentId: string, day: number, amoun
     const room = principal - principalPaid;
     const toPrincipal = interestPaid < room ? interestPaid : room;
     state.relabel(onLater('interest'), toPrincipal, { rowNumber: row.number, feeId: null, component: 'principal' });
-    const toCredit = state.relabel(onLater('interest'), interestPaid - toPrincipal, { rowNumber: null, feeId: null, component: 'credit' });
-    state.credit += toCredit;
+    // Beyond the principal left, interest paid ahead pays row k's accrued interest, then is credit.
+    const rest = interestPaid - toPrincipal;
+    const keep = rest < accrued ? rest : accrued;
+    state.credit += state.relabel(onLater('interest'), rest - keep, { rowNumber: null, feeId: null, component: 'credit' });
+    state.relabel(onLater('interest'), keep, { rowNumber: row.number, feeId: null, component: 'interest' }); // what is left of it
     state.rows.splice(index + 1);
     row.interest = accrued;
-    row.interestPaid = 0n;
+    row.interestPaid = keep;
     row.principal = principal;
     row.principalPaid = principalPaid + toPrincipal;
     row.balance = 0n;

@@ -373,3 +373,183 @@ describe('R10: investor distributions', () => {
     assert.throws(() => distribute(result.allocations, onTime, { ...terms, sources: [...sources, { id: 'C', originalAmount: '10000.01', rate: '5', dateFunded: '2026-01-15' }] }), LedgerError);
   });
 });
+
+// ---------------------------------------------------------------------------
+// Properties over generated loans and histories (fast-check, seed 29).
+
+const cents = (money: string): bigint => BigInt(money.replace('.', ''));
+const money = (c: bigint): string => {
+  const neg = c < 0n;
+  const d = (neg ? -c : c).toString().padStart(3, '0');
+  return `${neg ? '-' : ''}${d.slice(0, -2)}.${d.slice(-2)}`;
+};
+const addDays = (iso: string, days: number): string => new Date(Date.parse(`${iso}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+
+const arbitraryCase = fc
+  .record({
+    amount: fc.integer({ min: 100_00, max: 500_000_00 }),
+    rate: fc.integer({ min: 0, max: 3000 }),
+    term: fc.integer({ min: 1, max: 24 }),
+    frequency: fc.constantFrom<Frequency>(...FREQUENCIES),
+    amortization: fc.constantFrom(...AMORTIZATIONS),
+    funded: fc.integer({ min: 0, max: 700 }),
+    settings: fc.record({
+      allocationOrder: fc.constantFrom('interest_principal_then_fees' as const, 'fees_interest_principal' as const),
+      dayCount: fc.constantFrom('actual/360' as const, 'actual/365' as const, '30/360' as const),
+      nsfFee: fc.constantFrom('0', '25.00'),
+      lateFeeGraceDays: fc.integer({ min: 0, max: 15 }),
+    }),
+    payments: fc.array(
+      fc.record({
+        day: fc.integer({ min: 0, max: 500 }),
+        fraction: fc.integer({ min: 1, max: 300 }),
+        type: fc.constantFrom('regular' as const, 'regular' as const, 'principal' as const, 'payoff' as const, 'fee' as const),
+        reversed: fc.option(fc.tuple(fc.integer({ min: 0, max: 30 }), fc.constantFrom('nsf', 'error')), { freq: 4 }),
+      }),
+      { maxLength: 8 },
+    ),
+    asOf: fc.integer({ min: 0, max: 600 }),
+  })
+  .map((c) => {
+    const dateFunded = addDays('2024-01-01', c.funded);
+    let terms = { amount: money(BigInt(c.amount)), rate: (c.rate / 100).toFixed(2), frequency: c.frequency, amortization: c.amortization, dateFunded };
+    let schedule;
+    try {
+      schedule = buildSchedule({ ...terms, term: c.term });
+    } catch {
+      terms = { ...terms, rate: '0.00' }; // §7 refuses a payment that rounds to 0.00
+      schedule = buildSchedule({ ...terms, term: c.term });
+    }
+    const regular = cents(schedule.regularPayment);
+    const payments: PaymentRecord[] = c.payments.map((p, i) => {
+      const date = addDays(dateFunded, p.day);
+      const amount = (regular * BigInt(p.fraction)) / 100n || 1n;
+      return {
+        id: `pay-${String(i).padStart(2, '0')}`,
+        date,
+        postedAt: `${date}T10:00:${String(i).padStart(2, '0')}Z`,
+        amount: money(amount),
+        type: p.type,
+        dateReversed: p.reversed ? addDays(date, p.reversed[0]) : null,
+        reversalReason: p.reversed ? p.reversed[1] : null,
+      };
+    });
+    const input: LedgerInput = { loan: terms, rows: schedule.rows, settings: c.settings, payments, asOf: addDays(dateFunded, c.asOf) };
+    return input;
+  });
+
+const options = { seed: 29, numRuns: 250 };
+
+describe('Ledger properties (fast-check, seed 29)', () => {
+  it('allocates every applied payment exactly: its lines sum to its amount, every line is positive', () => {
+    fc.assert(
+      fc.property(arbitraryCase, (input) => {
+        const result = replayLedger(input);
+        for (const p of input.payments) {
+          const lines = result.allocations.filter((a) => a.paymentId === p.id);
+          const applied = !p.dateReversed && p.date <= input.asOf;
+          const total = lines.reduce((s, l) => s + cents(l.amount), 0n);
+          assert.equal(total, applied ? cents(p.amount) : 0n, `payment ${p.id}`);
+          for (const l of lines) assert.ok(cents(l.amount) > 0n);
+        }
+      }),
+      options,
+    );
+  });
+
+  it('keeps the books: principal outstanding = amount − principal allocated ≥ 0, credit = credit lines, allocations + credit = payments', () => {
+    fc.assert(
+      fc.property(arbitraryCase, (input) => {
+        const result = replayLedger(input);
+        const sum = (component: string) => result.allocations.filter((a) => a.component === component).reduce((s, a) => s + cents(a.amount), 0n);
+        const b = result.balances;
+        assert.equal(cents(b.principalOutstanding), cents(input.loan.amount) - sum('principal'));
+        assert.ok(cents(b.principalOutstanding) >= 0n);
+        assert.equal(cents(b.creditBalance), sum('credit'));
+        assert.ok(cents(b.creditBalance) >= 0n);
+        assert.ok(cents(b.interestDue) >= 0n && cents(b.feesDue) >= 0n);
+        const applied = input.payments.filter((p) => !p.dateReversed && p.date <= input.asOf).reduce((s, p) => s + cents(p.amount), 0n);
+        assert.equal(result.allocations.reduce((s, a) => s + cents(a.amount), 0n), applied);
+        const feePaid = result.fees.reduce((s, f) => s + cents(f.paid), 0n);
+        assert.equal(sum('fee'), feePaid);
+        for (const r of result.rows) {
+          assert.ok(cents(r.interestPaid) <= cents(r.interest) && cents(r.principalPaid) <= cents(r.principal), `row ${r.number}`);
+        }
+      }),
+      options,
+    );
+  });
+
+  it('gives the ledger of never having posted a payment when it is reversed (fees aside: no NSF fee)', () => {
+    fc.assert(
+      fc.property(arbitraryCase, fc.nat(), (input, pick) => {
+        if (input.payments.length === 0) return;
+        const victim = input.payments[pick % input.payments.length] as PaymentRecord;
+        const reversed = { ...input, payments: input.payments.map((p) => (p === victim ? { ...p, dateReversed: p.date, reversalReason: 'error' } : p)) };
+        const never = { ...input, payments: input.payments.filter((p) => p !== victim) };
+        assert.deepEqual(replayLedger(reversed), replayLedger(never));
+      }),
+      options,
+    );
+  });
+
+  it('closes the loan when payoff(d) is paid on d', () => {
+    fc.assert(
+      fc.property(arbitraryCase, (input) => {
+        const quote = payoffQuote(input, input.asOf);
+        if (cents(quote.amount) === 0n) return;
+        const off: PaymentRecord = { id: 'zz-payoff', date: input.asOf, postedAt: `${input.asOf}T23:59:59Z`, amount: quote.amount };
+        const result = replayLedger({ ...input, payments: [...input.payments, off] });
+        const b = result.balances;
+        assert.deepEqual([b.principalOutstanding, b.interestDue, b.feesDue, b.creditBalance], ['0.00', '0.00', '0.00', '0.00']);
+        assert.equal(result.status, 'closed');
+        assert.equal(result.dateClosed, input.asOf);
+        assert.equal(payoffQuote({ ...input, payments: [...input.payments, off] }, input.asOf).amount, '0.00');
+      }),
+      options,
+    );
+  });
+
+  it('splits every payment’s components exactly between investors and the lender, and adjustments add up to the final split', () => {
+    const arbitrarySources = fc.array(
+      fc.record({ share: fc.integer({ min: 1, max: 40 }), rate: fc.integer({ min: 0, max: 3000 }), day: fc.integer({ min: -10, max: 200 }) }),
+      { maxLength: 4 },
+    );
+    fc.assert(
+      fc.property(arbitraryCase, arbitrarySources, fc.constantFrom('0', '0.5', '1'), (input, raw, feeShare) => {
+        const amount = cents(input.loan.amount);
+        const sources: FundingSource[] = raw.map((s, i) => ({
+          id: `src-${i}`,
+          originalAmount: money((amount * BigInt(s.share)) / 160n),
+          rate: (s.rate / 100).toFixed(2),
+          dateFunded: addDays(input.loan.dateFunded as string, s.day),
+        }));
+        const withShare = { ...input, settings: { ...input.settings, investorFeeShare: feeShare } };
+        const result = replayLedger(withShare);
+        const lines = distribute(result.allocations, input.payments, { loan: input.loan, sources, investorFeeShare: feeShare });
+        const key = (p: string, c: string) => `${p}/${c}`;
+        const allocated = new Map<string, bigint>();
+        for (const a of result.allocations) if (a.component !== 'credit') allocated.set(key(a.paymentId, a.component), (allocated.get(key(a.paymentId, a.component)) ?? 0n) + cents(a.amount));
+        const distributed = new Map<string, bigint>();
+        for (const l of lines) {
+          assert.ok(cents(l.amount) > 0n);
+          distributed.set(key(l.paymentId, l.component), (distributed.get(key(l.paymentId, l.component)) ?? 0n) + cents(l.amount));
+        }
+        assert.deepEqual(distributed, allocated);
+        // History: original lines plus adjustments, summed per (payment, party, component), equal the final split.
+        const history = distributionHistory(withShare, sources);
+        const net = (ls: typeof lines) => {
+          const m = new Map<string, bigint>();
+          for (const l of ls) {
+            const k = `${l.paymentId}/${l.fundingSourceId}/${l.component}`;
+            m.set(k, (m.get(k) ?? 0n) + cents(l.amount));
+          }
+          for (const [k, v] of m) if (v === 0n) m.delete(k);
+          return m;
+        };
+        assert.deepEqual(net(history), net(lines));
+      }),
+      { seed: 29, numRuns: 120 },
+    );
+  });
+});
