@@ -34,6 +34,7 @@ export function curtail(state: LedgerState, paymentId: string, day: number, budg
 export function rebuildAfter(state: LedgerState, index: number, balance: bigint): void {
   const row = state.rows[index] as RowState;
   const after = state.rows.splice(index + 1);
+  state.rowsChanged();
   row.balance = balance;
   if (balance <= 0n || after.length === 0) return;
   const { loan } = state;

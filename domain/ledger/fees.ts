@@ -37,13 +37,12 @@ export function lateFeeDay(row: { due: number }, settings: ServicingSettings): n
  */
 export function assessLate(state: LedgerState, day: number, idFor: (kind: FeeKind, key: string) => string): FeeState[] {
   const created: FeeState[] = [];
-  for (const row of state.rows) {
-    if (lateFeeDay(row, state.loan.settings) !== day || rowUnpaid(row) <= 0n) continue;
-    if (state.fees.some((f) => f.kind === 'late' && f.rowNumber === row.number)) continue;
-    const amount = feeAmount(lateFeeBase(state, row), state.loan.settings);
-    const fee = addFee(state, { id: idFor('late', String(row.number)), kind: 'late', rowNumber: row.number, paymentId: null, date: day, amount });
-    if (fee) created.push(fee);
-  }
+  const row = state.rowDueOn(day - state.loan.settings.lateFeeGraceDays - 1);
+  if (row === undefined || rowUnpaid(row) <= 0n) return created;
+  if (state.fees.some((f) => f.kind === 'late' && f.rowNumber === row.number)) return created;
+  const amount = feeAmount(lateFeeBase(state, row), state.loan.settings);
+  const fee = addFee(state, { id: idFor('late', String(row.number)), kind: 'late', rowNumber: row.number, paymentId: null, date: day, amount });
+  if (fee) created.push(fee);
   return created;
 }
 

@@ -23,7 +23,7 @@ export function payoffParts(state: LedgerState, day: number): PayoffParts {
   const principalOutstanding = state.principalOutstanding();
   const interestDue = state.interestDue(day);
   const accrued = accruedInterest(state, day);
-  const interestPaidAhead = state.rows.reduce((sum, r) => (r.due > day ? sum + r.interestPaid : sum), 0n);
+  const interestPaidAhead = state.interestPaidAhead(day);
   const feesDue = state.feesDue(day);
   const total = principalOutstanding + interestDue + accrued - interestPaidAhead + feesDue - state.credit;
   return { principalOutstanding, interestDue, accrued, interestPaidAhead, feesDue, credit: state.credit, perDiem: perDiem(state, day), total };
@@ -58,6 +58,7 @@ export function settle(state: LedgerState, paymentId: string, day: number, amoun
     state.credit += state.relabel(onLater('interest'), rest - keep, { rowNumber: null, feeId: null, component: 'credit' });
     state.relabel(onLater('interest'), keep, { rowNumber: row.number, feeId: null, component: 'interest' }); // what is left of it
     state.rows.splice(index + 1);
+    state.rowsChanged();
     row.interest = accrued;
     row.interestPaid = keep;
     row.principal = principal;

@@ -64,8 +64,7 @@ export function initialState(input: LedgerInput): LedgerState {
 
 /** R9: what the ledger says the loan's status is. */
 export function ledgerStatus(state: LedgerState): LedgerStatus {
-  const owed = state.principalOutstanding() + state.rows.reduce((s, r) => s + r.interest - r.interestPaid, 0n) + state.fees.reduce((s, f) => s + feeUnpaid(f), 0n);
-  if (owed > 0n) return 'servicing';
+  if (state.firstOpen() < state.rows.length || state.fees.some((f) => feeUnpaid(f) > 0n)) return 'servicing';
   return state.credit > 0n ? 'overpaid' : 'closed';
 }
 
@@ -91,7 +90,8 @@ export function applyPayment(state: LedgerState, payment: PaymentRecord, day: nu
     default:
       throw new LedgerError(`payment ${id}: type must be one of regular, payoff, principal, refund, fee`, 'type');
   }
-  if (state.principalOutstanding() > 0n && amount >= payoffParts(state, day).total) return settle(state, id, day, amount);
+  const payoff = payoffParts(state, day);
+  if (payoff.principalOutstanding > 0n && amount >= payoff.total) return settle(state, id, day, amount);
   if (type === 'principal') {
     const left = payFuture(state, id, day, curtail(state, id, day, payDue(state, id, day, amount)));
     return state.toCredit(id, left);

@@ -3,7 +3,7 @@
  * allocation lines and the credit. Only the replay modules touch it; the result is a frozen copy.
  */
 import type { Amortization, Frequency } from '../schedule.js';
-import { type Fraction, fromCents } from './money.js';
+import type { Fraction } from './money.js';
 import type { Component, FeeKind, ServicingSettings } from './types.js';
 
 /** The loan's terms, parsed. */
@@ -59,6 +59,8 @@ export class LedgerState {
   readonly fees: FeeState[] = [];
   readonly lines: Line[] = [];
   credit = 0n;
+  /** No row before this index has anything unpaid (payments only ever add to what is paid). */
+  private openHint = 0;
 
   constructor(
     readonly loan: LoanContext,
@@ -137,13 +139,46 @@ export class LedgerState {
     return amount - left;
   }
 
+  /** Index of the earliest row with unpaid principal or interest (rows.length when none). */
+  firstOpen(): number {
+    let i = this.openHint;
+    while (i < this.rows.length && rowUnpaid(this.rows[i] as RowState) <= 0n) i++;
+    this.openHint = i;
+    return i;
+  }
+
+  /** Called when R6 or R7 rewrites rows (what is paid of a row may go down). */
+  rowsChanged(): void {
+    this.openHint = 0;
+  }
+
   principalOutstanding(): bigint {
-    return this.rows.reduce((sum, r) => sum + r.principal - r.principalPaid, 0n);
+    let sum = 0n;
+    for (let i = this.firstOpen(); i < this.rows.length; i++) {
+      const r = this.rows[i] as RowState;
+      sum += r.principal - r.principalPaid;
+    }
+    return sum;
   }
 
   /** Unpaid interest of rows due on or before `day` (R2 interest_due). */
   interestDue(day: number): bigint {
-    return this.rows.reduce((sum, r) => (r.due <= day ? sum + r.interest - r.interestPaid : sum), 0n);
+    let sum = 0n;
+    for (let i = this.firstOpen(); i < this.rows.length; i++) {
+      const r = this.rows[i] as RowState;
+      if (r.due > day) break;
+      sum += r.interest - r.interestPaid;
+    }
+    return sum;
+  }
+
+  /** Interest already paid on rows due after `day` (R5). */
+  interestPaidAhead(day: number): bigint {
+    let sum = 0n;
+    const from = this.nextRowIndex(day);
+    if (from < 0) return 0n;
+    for (let i = from; i < this.rows.length; i++) sum += (this.rows[i] as RowState).interestPaid;
+    return sum;
   }
 
   /** Unpaid fees dated on or before `day` (R2 fees_due). */
@@ -153,7 +188,21 @@ export class LedgerState {
 
   /** Index of the first row due after `day` (R2's k), or -1 after maturity. */
   nextRowIndex(day: number): number {
-    return this.rows.findIndex((r) => r.due > day);
+    let lo = 0;
+    let hi = this.rows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((this.rows[mid] as RowState).due > day) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo < this.rows.length ? lo : -1;
+  }
+
+  /** The row due on `day`, if any (due dates are strictly increasing). */
+  rowDueOn(day: number): RowState | undefined {
+    const index = this.nextRowIndex(day - 1);
+    const row = index < 0 ? undefined : this.rows[index];
+    return row !== undefined && row.due === day ? row : undefined;
   }
 
   /** Fees in waterfall order: oldest first (date, then creation). */
@@ -172,9 +221,4 @@ export function rowUnpaid(row: RowState): bigint {
 
 function minOf(a: bigint, b: bigint): bigint {
   return a < b ? a : b;
-}
-
-/** Debug helper: a row's money as strings. */
-export function describeRow(row: RowState): string {
-  return `#${row.number} P ${fromCents(row.principal)} I ${fromCents(row.interest)} paid ${fromCents(row.principalPaid)}/${fromCents(row.interestPaid)}`;
 }

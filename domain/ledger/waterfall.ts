@@ -1,5 +1,5 @@
 /** SPEC §12 R1: the allocation waterfall of one payment (both allocation orders). */
-import type { FeeState, LedgerState } from './state.js';
+import type { FeeState, LedgerState, RowState } from './state.js';
 
 /** R1 step 2 (and a `fee` payment's first step): fees dated ≤ day, oldest first. */
 export function payFees(state: LedgerState, paymentId: string, day: number, budget: bigint, only?: (fee: FeeState) => boolean): bigint {
@@ -19,7 +19,8 @@ export function payFees(state: LedgerState, paymentId: string, day: number, budg
 export function payDue(state: LedgerState, paymentId: string, day: number, budget: bigint): bigint {
   let left = budget;
   const feesFirst = state.loan.settings.allocationOrder === 'fees_interest_principal';
-  for (const row of state.rows) {
+  for (let i = state.firstOpen(); i < state.rows.length; i++) {
+    const row = state.rows[i] as RowState;
     if (row.due > day || left <= 0n) break;
     if (feesFirst) left = payFees(state, paymentId, day, left, (fee) => fee.rowNumber === row.number);
     left = state.payInterest(paymentId, row, left);
@@ -31,9 +32,11 @@ export function payDue(state: LedgerState, paymentId: string, day: number, budge
 /** R1 step 3: rows due after `day`, in due order, interest then principal. */
 export function payFuture(state: LedgerState, paymentId: string, day: number, budget: bigint): bigint {
   let left = budget;
-  for (const row of state.rows) {
+  const next = state.nextRowIndex(day);
+  if (next < 0) return left;
+  for (let i = Math.max(state.firstOpen(), next); i < state.rows.length; i++) {
+    const row = state.rows[i] as RowState;
     if (left <= 0n) break;
-    if (row.due <= day) continue;
     left = state.payInterest(paymentId, row, left);
     left = state.payPrincipal(paymentId, row, left);
   }

@@ -438,7 +438,7 @@ const arbitraryCase = fc
     return input;
   });
 
-const options = { seed: 29, numRuns: 250 };
+const options = { seed: Number(process.env.LEDGER_SEED ?? 29), numRuns: Number(process.env.LEDGER_RUNS ?? 250) };
 
 describe('Ledger properties (fast-check, seed 29)', () => {
   it('allocates every applied payment exactly: its lines sum to its amount, every line is positive', () => {
