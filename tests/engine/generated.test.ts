@@ -123,12 +123,14 @@ async function seedAccount(db: Database, id: string, slug: string, scale: number
 const micros = (column: string): string => `(extract(epoch FROM ${column}) * 1000000)::bigint::text AS ${column}`;
 
 const SELECTS: Readonly<Record<string, string>> = {
-  loans: `SELECT id, name, amount, status, rate, term::text AS term, frequency, amortization, regular_payment, date_funded, first_payment_date, date_maturity, custom_fields, custom_fields::text AS custom_fields_text, ${micros('created_at')}, ${micros('updated_at')} FROM loans WHERE account_id = $1`,
-  payments: 'SELECT id, loan_id, date, amount, type, method, date_reversed FROM payments WHERE account_id = $1',
+  loans: `SELECT id, name, amount, status, rate, term::text AS term, frequency, amortization, regular_payment, date_funded, first_payment_date, date_maturity, custom_fields, custom_fields::text AS custom_fields_text, ${micros('created_at')}, ${micros('updated_at')},
+    principal_outstanding, interest_due, fees_due, credit_balance, oldest_unpaid_due, date_closed FROM loans WHERE account_id = $1`,
+  payments: `SELECT id, loan_id, date, amount, type, method, date_reversed, reversal_reason, ${micros('posted_at')} FROM payments WHERE account_id = $1`,
   people: `SELECT id, name, email, phone, status, entity_type, is_borrower, is_investor, ${micros('created_at')} FROM people WHERE account_id = $1`,
   borrows: 'SELECT id, loan_id, person_id FROM borrows WHERE account_id = $1',
   guarantees: 'SELECT id, loan_id, person_id FROM guarantees WHERE account_id = $1',
-  schedules: 'SELECT id, loan_id, number::text AS number, due, payment, principal, interest, balance, is_next FROM schedules WHERE account_id = $1',
+  schedules: `SELECT id, loan_id, number::text AS number, due, payment, principal, interest, balance, is_next, interest_paid, principal_paid,
+    scheduled_payment, scheduled_principal, scheduled_interest, scheduled_balance FROM schedules WHERE account_id = $1`,
 };
 
 /** The field lists the reference knows (GraphQL name → type), mirroring the shipped metadata/loanql.default.yaml. */
@@ -136,13 +138,17 @@ const FIELDS: Readonly<Record<string, Readonly<Record<string, ScalarKind | { typ
   loans: {
     id: 'uuid', name: 'text', amount: 'numeric', status: 'text', rate: 'numeric', term: 'numeric', frequency: 'text', amortization: 'text',
     regular_payment: 'numeric', date_funded: 'date', first_payment_date: 'date', date_maturity: 'date', created_at: 'timestamptz', updated_at: 'timestamptz',
+    principal_outstanding: 'numeric', interest_due: 'numeric', fees_due: 'numeric', credit_balance: 'numeric', oldest_unpaid_due: 'date', date_closed: 'date',
     loan_officer: { type: 'text', custom: 'loan_officer' }, property_type: { type: 'text', custom: 'property_type' },
   },
-  payments: { id: 'uuid', loan_id: 'uuid', date: 'date', amount: 'numeric', type: 'text', method: 'text', date_reversed: 'date' },
+  payments: { id: 'uuid', loan_id: 'uuid', date: 'date', amount: 'numeric', type: 'text', method: 'text', date_reversed: 'date', reversal_reason: 'text', posted_at: 'timestamptz' },
   people: { id: 'uuid', name: 'text', email: 'text', phone: 'text', status: 'text', entity_type: 'text', is_borrower: 'boolean', is_investor: 'boolean', created_at: 'timestamptz' },
   borrows: { id: 'uuid', loan_id: 'uuid', person_id: 'uuid' },
   guarantees: { id: 'uuid', loan_id: 'uuid', person_id: 'uuid' },
-  schedules: { id: 'uuid', loan_id: 'uuid', number: 'integer', due: 'date', payment: 'numeric', principal: 'numeric', interest: 'numeric', balance: 'numeric', is_next: 'boolean' },
+  schedules: {
+    id: 'uuid', loan_id: 'uuid', number: 'integer', due: 'date', payment: 'numeric', principal: 'numeric', interest: 'numeric', balance: 'numeric', is_next: 'boolean',
+    interest_paid: 'numeric', principal_paid: 'numeric', scheduled_payment: 'numeric', scheduled_principal: 'numeric', scheduled_interest: 'numeric', scheduled_balance: 'numeric',
+  },
 };
 
 function normalize(type: ScalarKind, raw: unknown): Cell {
