@@ -37,6 +37,12 @@ export interface BenchQuery {
   readonly baselineWriteSql?: string;
   readonly baselineWriteParams?: (variables: Variables) => readonly unknown[];
   /**
+   * For a mutation whose answers differ by what each side wrote (m1's balances move by the cent each
+   * side posts): the part of an answer the same-data check compares. bench/ledger.ts checks m1's
+   * balances against the stored ledger instead.
+   */
+  readonly comparable?: (answer: unknown) => unknown;
+  /**
    * The role the engine's key carries (default `admin`). For `investor`, the baseline binds the
    * key's `person_id` as `$2`, and its statement applies the role's filter written by hand.
    */
@@ -263,25 +269,29 @@ export const QUERIES: readonly BenchQuery[] = [
   },
   {
     id: 'm1',
-    title: 'mutation: post a payment, returning the loan\'s next scheduled row (after the is_next trigger)',
+    title: 'mutation: post a payment, returning the loan\'s next scheduled row and new balances (after the ledger replay, SPEC §12)',
     operationName: 'PostPayment',
     // A payment of one cent rarely moves is_next, so the engine's and the baseline's answers
     // (each posting its own payment) stay comparable; the work is the same whatever the amount.
     graphql: `mutation PostPayment($loan: uuid!, $date: date!, $amount: numeric!) {
   insert_payments_one(object: {loan_id: $loan, date: $date, amount: $amount, type: "regular", method: "ach"}) {
     amount date
-    loan { schedules(where: {is_next: {_eq: true}}) { number due } }
+    loan { principal_outstanding interest_due fees_due credit_balance status schedules(where: {is_next: {_eq: true}}) { number due } }
   }
 }`,
     baselineWriteSql: `INSERT INTO payments (account_id, loan_id, date, amount, type, method) VALUES ($1, $2, $3::date, $4::numeric, 'regular', 'ach') RETURNING id`,
     baselineWriteParams: (v) => [v.loan, v.date, v.amount],
     baselineSql: `SELECT json_build_object('data', json_build_object('insert_payments_one', (
   SELECT json_build_object('amount', p.amount, 'date', p.date, 'loan', (
-           SELECT json_build_object('schedules', (SELECT coalesce(json_agg(json_build_object('number', s.number, 'due', s.due) ORDER BY s.id), '[]')
+           SELECT json_build_object('principal_outstanding', l.principal_outstanding, 'interest_due', l.interest_due, 'fees_due', l.fees_due,
+                                    'credit_balance', l.credit_balance, 'status', l.status,
+                                    'schedules', (SELECT coalesce(json_agg(json_build_object('number', s.number, 'due', s.due) ORDER BY s.id), '[]')
                                                     FROM schedules s WHERE s.account_id = l.account_id AND s.loan_id = l.id AND s.is_next))
              FROM loans l WHERE l.account_id = p.account_id AND l.id = p.loan_id))
     FROM payments p WHERE p.account_id = $1 AND p.id = $2)))::text AS response`,
     baselineParams: () => [],
+    comparable: (answer) =>
+      JSON.parse(JSON.stringify(answer), (key, value: unknown) => (['principal_outstanding', 'interest_due', 'fees_due', 'credit_balance'].includes(key) ? typeof value : value)),
     variables: (sample, i) => ({ loan: at(sample.loanIds, i), date: '2026-11-20', amount: '0.01' }),
   },
   {

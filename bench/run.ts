@@ -103,7 +103,8 @@ async function checkSameData(service: ServerProcess, baseline: ServerProcess, ac
     if (engine.status !== 200 || base.status !== 200) throw new Error(`${query.id} #${i}: engine ${engine.status}, baseline ${base.status}: ${engine.body.slice(0, 300)}`);
     const engineJson = JSON.parse(engine.body) as { data?: Record<string, unknown>; errors?: unknown };
     if (engineJson.errors || !engineJson.data) throw new Error(`${query.id} #${i}: the engine answered ${engine.body.slice(0, 500)}`);
-    if (!isDeepStrictEqual(engineJson, JSON.parse(base.body))) {
+    const comparable = query.comparable ?? ((answer: unknown) => answer);
+    if (!isDeepStrictEqual(comparable(engineJson), comparable(JSON.parse(base.body)))) {
       const where = join(ROOT, 'bench', '.work');
       mkdirSync(where, { recursive: true });
       writeFileSync(join(where, `${query.id}-engine.json`), engine.body);

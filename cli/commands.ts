@@ -14,6 +14,7 @@ import {
 } from '../app/products.js';
 import { SeedError, seedPortfolio } from '../db/seed/index.js';
 import { regenerateSchedules } from '../app/scheduleRegeneration.js';
+import { rebuildLedgers, verifyLedgers } from '../app/ledgerVerify.js';
 import { progressReporter } from './progress.js';
 import { buildEngine } from '../app/engineHolder.js';
 import { configFromEnv, metadataFileOf } from '../api/config.js';
@@ -49,7 +50,8 @@ export interface Command {
   readonly usage: string;
   readonly options: Readonly<Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>>;
   readonly needsDatabase: boolean;
-  run(context: CommandContext): Promise<void>;
+  /** Resolves with the exit status when it is not 0 (a finding, not a mistake: `ledger verify`). */
+  run(context: CommandContext): Promise<void | number>;
 }
 
 function required(context: CommandContext, name: string): string {
@@ -76,6 +78,14 @@ function number(context: CommandContext, name: string, fallback: number): number
   const value = Number(raw);
   if (typeof raw !== 'string' || !Number.isFinite(value) || value < 0) throw new UserInputError(`--${name} must be a non-negative number`);
   return value;
+}
+
+/** The account named by `--account`, or null when it is not given (every account). */
+async function accountOption(context: CommandContext): Promise<Awaited<ReturnType<typeof findAccount>> | null> {
+  const slug = context.args.get('account');
+  if (slug === undefined) return null;
+  if (typeof slug !== 'string' || slug === '') throw new UserInputError('--account needs a slug');
+  return findAccount(context.db, slug);
 }
 
 /** A `--default` given on the command line, read as the field's type expects. */
@@ -303,6 +313,43 @@ export const COMMANDS: Command[] = [
         `${report.checked} loans checked (${scope}), ${report.refused.length} left as they are; ` +
           (dryRun ? `${report.changed} would change (dry run: nothing written)\n` : `${report.changed} changed\n`),
       );
+    },
+  },
+  {
+    words: ['ledger', 'verify'],
+    usage:
+      'ledger verify [--account SLUG]                   replay every loan\'s ledger (SPEC §12) and list each stored value that differs\n' +
+      '                                                 (allocations, balances, status, schedule rows, fees); exit 1 when any does',
+    options: { account: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await accountOption(context);
+      const report = await verifyLedgers(context.db, account ? { accountId: account.id } : {});
+      const shown = 20;
+      for (const loan of report.differing) {
+        const name = loan.loanName ? ` "${loan.loanName}"` : '';
+        context.out.write(`loan ${loan.loanId}${name} (account ${loan.accountSlug}): ${loan.differences.length} stored value${loan.differences.length === 1 ? '' : 's'} differ${loan.differences.length === 1 ? 's' : ''}\n`);
+        for (const d of loan.differences.slice(0, shown)) context.out.write(`  ${d.what}: stored ${d.stored ?? '(none)'}, replay ${d.replay ?? '(none)'}\n`);
+        if (loan.differences.length > shown) context.out.write(`  … and ${loan.differences.length - shown} more\n`);
+      }
+      const scope = account ? `account ${account.slug}` : 'all accounts';
+      const n = report.differing.length;
+      context.out.write(
+        `${report.checked} loans checked (${scope}): ${n === 0 ? '0 differences' : `${n} loan${n === 1 ? '' : 's'} differ${n === 1 ? 's' : ''} from a fresh replay; \`loanql ledger rebuild\` rewrites them`}\n`,
+      );
+      return n === 0 ? 0 : 1;
+    },
+  },
+  {
+    words: ['ledger', 'rebuild'],
+    usage: 'ledger rebuild [--account SLUG]                  replay every loan\'s ledger and store it (500 loans per transaction)',
+    options: { account: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await accountOption(context);
+      const report = await rebuildLedgers(context.db, account ? { accountId: account.id } : {});
+      const scope = account ? `account ${account.slug}` : 'all accounts';
+      context.out.write(`${report.replayed} loans replayed (${scope}) in ${report.batches} transaction${report.batches === 1 ? '' : 's'}\n`);
     },
   },
   {

@@ -34,20 +34,19 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (!command.needsDatabase) {
-    await command.run({ db: null as unknown as Database, args: optionsOf(parsed.values, command), positionals: parsed.positionals, out: process.stdout, err: process.stderr });
-    return 0;
+    return (await command.run({ db: null as unknown as Database, args: optionsOf(parsed.values, command), positionals: parsed.positionals, out: process.stdout, err: process.stderr })) ?? 0;
   }
   const opened = await openCommandDatabase(databaseSettingsFromEnv());
   try {
     await migrate(opened.database);
-    await command.run({
+    const status = await command.run({
       db: opened.database,
       args: optionsOf(parsed.values, command),
       positionals: parsed.positionals,
       out: process.stdout,
       err: process.stderr,
     });
-    return 0;
+    return status ?? 0;
   } finally {
     await opened.close();
   }

@@ -1,0 +1,222 @@
+/**
+ * The servicing ledger's costs (issue 29, Done-when 5). Not part of `npm run bench`:
+ *
+ *   npm run build && node --import tsx bench/ledger.ts [--seconds 20] [--rounds 20] [--no-m1] [--no-pglite]
+ *
+ * 1. m1 — post a payment, returning the loan's next row and its new balances — through the
+ *    service's GraphQL mutation against the baseline server (bench/baselineServer.ts: BEGIN, the
+ *    hand-written INSERT, one hand-written read of the same JSON, COMMIT on a pooled node-postgres
+ *    connection). Both go through the same database triggers, so both pay the same replay; the
+ *    ratio is what the service adds around it. Same request bodies to both, autocannon in this
+ *    process, alternating rounds (bench/load.ts). Before measuring, each side's answer is checked
+ *    against what the database stored after that write (balances and the next row).
+ * 2. Replaying a 30-year monthly loan (360 rows, built by domain/schedule.ts through createLoan)
+ *    with 360 payments: server time of `loanql_refresh_next` for that loan, median of 20, measured
+ *    inside the database (clock_timestamp around each call, in a temporary function), on
+ *    PostgreSQL 15 and on PGlite: a replay that changes nothing, and one after the first
+ *    payment's amount changed (every allocation line rewritten; the time of the UPDATE, trigger
+ *    and replay included).
+ *
+ * PostgreSQL: `DATABASE_URL`, else a throwaway PostgreSQL 15 (.ci/postgres.sh). Writes
+ * bench/results-ledger.json.
+ */
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createAccount } from '../app/accounts.js';
+import { createApiKey } from '../app/apiKeys.js';
+import { createDefaultProduct } from '../app/products.js';
+import { createLoan } from '../app/loanWrites.js';
+import { migrate, openPgliteDatabase, openPostgresDatabase, type Database } from '../db/index.js';
+import { measurePair } from './load.js';
+import { freePort, ROOT, SHIPPED_NODE_FLAGS, startServer, startThrowawayPostgres, stopAll } from './processes.js';
+import { QUERIES } from './queries.js';
+
+const args = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '20' },
+    rounds: { type: 'string', default: '20' },
+    loans: { type: 'string', default: '256' },
+    'no-m1': { type: 'boolean', default: false },
+    'no-pglite': { type: 'boolean', default: false },
+  },
+}).values;
+
+const log = (line: string): void => void process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const METADATA_PATH = join(ROOT, 'metadata', 'loanql.default.yaml');
+
+/** Server time (ms) of each of `runs` calls of `statement` (its `$1`, `$2` = account, loan), measured in the database. */
+async function serverTimes(db: Database, statement: string, accountId: string, loanId: string, runs: number): Promise<number[]> {
+  const fn = `pg_temp.bench_${Math.random().toString(36).slice(2, 8)}`;
+  await db.query(`CREATE FUNCTION ${fn}(a uuid, l uuid, n int) RETURNS SETOF double precision LANGUAGE plpgsql AS $f$
+    DECLARE t0 timestamptz;
+    BEGIN
+      FOR i IN 1..n LOOP
+        t0 := clock_timestamp();
+        EXECUTE ${pgQuote(statement)} USING a, l, i;
+        RETURN NEXT extract(epoch FROM clock_timestamp() - t0) * 1000;
+      END LOOP;
+    END $f$`);
+  const { rows } = await db.query<{ ms: number }>(`SELECT t::float8 AS ms FROM ${fn}($1, $2, $3) AS t`, [accountId, loanId, runs]);
+  return rows.map((row) => Number(row.ms));
+}
+const pgQuote = (text: string): string => `'${text.replaceAll("'", "''")}'`;
+
+/** A 30-year monthly loan with 360 payments; the replay's server time, nothing changed and every line rewritten. */
+async function replay360(db: Database, kind: string): Promise<Record<string, unknown>> {
+  const account = await createAccount(db, `replay-${Date.now().toString(36)}`);
+  await createDefaultProduct(db, account.id, []);
+  const loan = await createLoan(db, account.id, { Amount: 400000, Rate: 6.5, Term: 360, Frequency: 'monthly', Date_Funded: '2000-01-15', Status: 'servicing' });
+  const rows = await db.query<{ due: string; payment: string }>(`SELECT due::text, payment::text FROM schedules WHERE account_id = $1 AND loan_id = $2 ORDER BY number`, [account.id, loan.id]);
+  if (rows.rows.length !== 360) throw new Error(`expected 360 rows, got ${rows.rows.length}`);
+  // One INSERT of the 360 payments (one replay), each on its due date, the last 100 cents short of the schedule (a loan still open).
+  await db.query(
+    `INSERT INTO payments (account_id, loan_id, date, amount) SELECT $1, $2, d, a FROM unnest($3::date[], $4::numeric[]) AS u(d, a)`,
+    [account.id, loan.id, rows.rows.map((r) => r.due), rows.rows.map((r, i) => (i === 359 ? (Number(r.payment) - 1).toFixed(2) : r.payment))],
+  );
+  const lines = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM payment_allocations WHERE account_id = $1 AND loan_id = $2`, [account.id, loan.id]);
+  await db.query('ANALYZE');
+  const unchanged = await serverTimes(db, 'SELECT loanql_refresh_next(ARRAY[$1], ARRAY[$2])', account.id, loan.id, 21);
+  // The first payment's amount moves by a cent each time: every later line is rewritten.
+  const first = `UPDATE payments SET amount = amount + CASE WHEN $3 % 2 = 1 THEN -0.01 ELSE 0.01 END
+                  WHERE account_id = $1 AND id = (SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 ORDER BY date, posted_at, id LIMIT 1)`;
+  const rewritten = await serverTimes(db, first, account.id, loan.id, 21);
+  const result = {
+    database: kind,
+    payments: 360,
+    allocationLines: lines.rows[0]!.n,
+    replayUnchangedMsMedian: median(unchanged.slice(1)),
+    replayUnchangedMs: unchanged.slice(1),
+    replayRewrittenMsMedian: median(rewritten.slice(1)),
+    replayRewrittenMs: rewritten.slice(1),
+    loadAverage: loadavg()[0],
+  };
+  log(`${kind}: replay of 360 payments (${result.allocationLines} lines): nothing changed ${result.replayUnchangedMsMedian.toFixed(2)} ms, every line rewritten ${result.replayRewrittenMsMedian.toFixed(2)} ms (median of 20), load ${loadavg()[0]!.toFixed(1)}`);
+  return result;
+}
+
+async function m1(databaseUrl: string, db: Database): Promise<Record<string, unknown>> {
+  const query = QUERIES.find((q) => q.id === 'm1')!;
+  const account = await createAccount(db, `ledger-m1-${Date.now().toString(36)}`);
+  await createDefaultProduct(db, account.id, []);
+  const key = (await createApiKey(db, account.id, 'bench ledger')).key;
+  const count = Number(args.loans);
+  const loanIds: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const loan = await createLoan(db, account.id, { Amount: 100000 + i * 1000, Rate: 8 + (i % 5), Term: 120 + (i % 4) * 60, Frequency: 'monthly', Date_Funded: '2025-06-15', Status: 'servicing' });
+    loanIds.push(loan.id);
+  }
+  // Each loan paid up to the business date (a few months of history to replay).
+  await db.query(
+    `INSERT INTO payments (account_id, loan_id, date, amount)
+     SELECT s.account_id, s.loan_id, s.due, s.payment FROM schedules s WHERE s.account_id = $1 AND s.due <= date '2026-10-31'`,
+    [account.id],
+  );
+  await db.query('VACUUM ANALYZE');
+  const pool = 10;
+  const servicePort = await freePort();
+  const service = await startServer(
+    'service',
+    [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'api', 'main.js')],
+    { DATABASE_URL: databaseUrl, METADATA_PATH, HOST: '127.0.0.1', PORT: String(servicePort), LOG_LEVEL: 'warn', PG_POOL_SIZE: String(pool), WEBHOOK_WORKER: '0' },
+    servicePort,
+    async (url) => (await fetch(`${url}/healthz`)).ok,
+  );
+  const baselinePort = await freePort();
+  const baseline = await startServer(
+    'baseline',
+    [...SHIPPED_NODE_FLAGS, '--import', 'tsx', join(ROOT, 'bench', 'baselineServer.ts')],
+    { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(baselinePort), PG_POOL_SIZE: String(pool) },
+    baselinePort,
+    async (url) => (await fetch(`${url}/none`, { method: 'POST' })).status === 404,
+  );
+  const headers = { authorization: `Token ${key}` };
+  const bodies = loanIds.map((loan) => JSON.stringify({ query: query.graphql, operationName: query.operationName, variables: { loan, date: '2026-11-20', amount: '0.01' } }));
+
+  // Each side's answer is what the database stored after its write.
+  for (const [name, url] of [['engine', `${service.url}/api/graph`], ['baseline', `${baseline.url}/graphql`]] as const) {
+    for (const [i, body] of bodies.slice(0, 10).entries()) {
+      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      const text = await response.text();
+      const answer = JSON.parse(text) as { data?: { insert_payments_one?: { loan: Record<string, unknown> } } };
+      const stored = await db.query(
+        `SELECT l.principal_outstanding, l.interest_due, l.fees_due, l.credit_balance, l.status,
+                (SELECT coalesce(json_agg(json_build_object('number', s.number, 'due', s.due)), '[]') FROM schedules s WHERE s.account_id = l.account_id AND s.loan_id = l.id AND s.is_next) AS schedules
+           FROM loans l WHERE l.account_id = $1 AND l.id = $2`,
+        [account.id, loanIds[i]],
+      );
+      const want = JSON.parse(JSON.stringify(stored.rows[0]), (_, v: unknown) => (typeof v === 'string' && /^-?\d+\.\d+$/.test(v) ? Number(v) : v)) as Record<string, unknown>;
+      const got = answer.data?.insert_payments_one?.loan;
+      if (!got || JSON.stringify(Object.keys(got).sort()) !== JSON.stringify(Object.keys(want).sort()) || Object.keys(want).some((k) => JSON.stringify(got[k]) !== JSON.stringify(want[k]))) {
+        throw new Error(`${name}: the answer ${text} is not the stored ledger ${JSON.stringify(want)}`);
+      }
+    }
+  }
+  log('engine and baseline answers match the stored ledger (10 loans each)');
+
+  const seconds = Number(args.seconds);
+  const rounds = Number(args.rounds);
+  const [engine, base] = await measurePair(
+    { pid: service.pid, url: service.url, path: '/api/graph', headers, bodies },
+    { pid: baseline.pid, url: baseline.url, path: '/graphql', headers, bodies },
+    { connections: 16, durationSeconds: seconds, warmupSeconds: 2, rounds },
+    true,
+  );
+  const pairs = engine.roundRequestsPerSecond.map((rps, i) => rps / base.roundRequestsPerSecond[i]!);
+  const result = {
+    loans: count,
+    engine: { requestsPerSecond: engine.requestsPerSecond, p50: engine.latencyP50Ms, p99: engine.latencyP99Ms, errors: engine.errors, server: engine.server },
+    baseline: { requestsPerSecond: base.requestsPerSecond, p50: base.latencyP50Ms, p99: base.latencyP99Ms, errors: base.errors, server: base.server },
+    ratio: engine.requestsPerSecond / base.requestsPerSecond,
+    medianRoundRatio: median(pairs),
+    roundRatios: pairs,
+    loadAverage: loadavg()[0],
+  };
+  log(
+    `m1: engine ${engine.requestsPerSecond.toFixed(0)} req/s (p50 ${engine.latencyP50Ms} ms, errors ${engine.errors}), baseline ${base.requestsPerSecond.toFixed(0)} req/s (p50 ${base.latencyP50Ms} ms, errors ${base.errors}), ` +
+      `ratio ${result.ratio.toFixed(2)}, median of ${pairs.length} round ratios ${result.medianRoundRatio.toFixed(2)} (${Math.min(...pairs).toFixed(2)}–${Math.max(...pairs).toFixed(2)}), load ${loadavg()[0]!.toFixed(1)}`,
+  );
+  await service.stop();
+  await baseline.stop();
+  return result;
+}
+
+async function main(): Promise<void> {
+  const results: Record<string, unknown> = { at: new Date().toISOString() };
+  const databaseUrl = process.env.DATABASE_URL ?? (await startThrowawayPostgres()).url;
+  const db = openPostgresDatabase({ connectionString: databaseUrl, maxConnections: 2 });
+  try {
+    await migrate(db);
+    const version = await db.query<{ v: string }>(`SELECT current_setting('server_version') AS v`);
+    results.postgresVersion = version.rows[0]!.v;
+    results.replayPostgres = await replay360(db, `PostgreSQL ${version.rows[0]!.v}`);
+    if (!args['no-m1']) results.m1 = await m1(databaseUrl, db);
+  } finally {
+    await db.close();
+  }
+  if (!args['no-pglite']) {
+    const embedded = await openPgliteDatabase(undefined);
+    try {
+      await migrate(embedded);
+      results.replayPglite = await replay360(embedded, 'PGlite');
+    } finally {
+      await embedded.close();
+    }
+  }
+  writeFileSync(join(ROOT, 'bench', 'results-ledger.json'), `${JSON.stringify(results, null, 2)}\n`);
+  log('wrote bench/results-ledger.json');
+}
+
+main()
+  .catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => stopAll());
+
