@@ -72,7 +72,8 @@ export interface AddressDetailRow { id: string; loan_id: string; address_id: str
 export interface ValuationRow { id: string; address_id: string; value: string; valuation_type: string; report_date: string }
 export interface InsuranceRow { id: string; address_id: string; carrier: string; type: string; coverage_amount: string; expiration: string }
 export interface ScheduleDbRow { id: string; loan_id: string; number: number; due: string; payment: string; principal: string; interest: string; balance: string }
-export interface PaymentRow { id: string; loan_id: string; date: string; amount: string; type: PaymentType; method: string; date_reversed?: string }
+export interface PaymentRow { id: string; loan_id: string; date: string; amount: string; type: PaymentType; method: string; date_reversed?: string; reversal_reason?: string }
+const REVERSAL_REASONS = ['returned', 'nsf', 'error'] as const;
 export interface FundingSourceRow { id: string; person_id: string; loan_id: string; class: string; rate: string; original_amount: string; committed_amount: string; date_funded: string }
 export interface DocumentRow { id: string; name: string; status: string; type: string; uploaded_date: string | null }
 export interface LoanDocumentRow { id: string; loan_id: string; document_id: string }
@@ -757,7 +758,11 @@ export function planPortfolio(options: PlanOptions): PortfolioPlan {
       produced += drafts.length;
       const payments = drafts.map((draft): PaymentRow => {
         const payment: PaymentRow = { id: paymentIds.uuid(), loan_id: loan.row.id, date: isoOf(draft.day), amount: moneyOf(draft.cents), type: draft.type, method: draft.method };
-        if (draft.reversedDay !== undefined) payment.date_reversed = isoOf(draft.reversedDay);
+        if (draft.reversedDay !== undefined) {
+          payment.date_reversed = isoOf(draft.reversedDay);
+          // Alternate the reasons SPEC §12 names (deterministic; nsf adds the product's NSF fee, 0 in the demo).
+          payment.reversal_reason = REVERSAL_REASONS[draft.day % REVERSAL_REASONS.length]!;
+        }
         return payment;
       });
       yield { schedules, payments };

@@ -78,7 +78,7 @@ const TABLES = {
   valuations: ['id', 'address_id', 'value', 'valuation_type', 'report_date'],
   insurances: ['id', 'address_id', 'carrier', 'type', 'coverage_amount', 'expiration'],
   schedules: ['id', 'loan_id', 'number', 'due', 'payment', 'principal', 'interest', 'balance'],
-  payments: ['id', 'loan_id', 'date', 'amount', 'type', 'method', 'date_reversed'],
+  payments: ['id', 'loan_id', 'date', 'amount', 'type', 'method', 'date_reversed', 'reversal_reason'],
   funding_sources: ['id', 'person_id', 'loan_id', 'class', 'rate', 'original_amount', 'committed_amount', 'date_funded'],
   documents: ['id', 'name', 'status', 'type', 'uploaded_date'],
   loan_documents: ['id', 'loan_id', 'document_id'],

@@ -76,9 +76,9 @@ const EXTRA_LOANS: readonly Record<string, unknown>[] = [
 ];
 const EXTRA_PAYMENTS: readonly Record<string, unknown>[] = [
   { id: 'e1000000-0000-4000-8000-000000000001', loan_id: 'e0000000-0000-4000-8000-000000000001', date: '2026-02-01', amount: '0.01', type: 'regular', method: null, date_reversed: null },
-  { id: 'e1000000-0000-4000-8000-000000000002', loan_id: 'e0000000-0000-4000-8000-000000000001', date: '2026-02-01', amount: '1500.00', type: 'late_fee', method: 'ach', date_reversed: '2026-02-05' },
+  { id: 'e1000000-0000-4000-8000-000000000002', loan_id: 'e0000000-0000-4000-8000-000000000001', date: '2026-02-01', amount: '1500.00', type: 'fee', method: 'ach', date_reversed: '2026-02-05' },
   { id: 'e1000000-0000-4000-8000-000000000003', loan_id: 'e0000000-0000-4000-8000-000000000003', date: '2024-03-01', amount: '55000.00', type: 'regular', method: null, date_reversed: '2024-03-02' },
-  { id: 'e1000000-0000-4000-8000-000000000004', loan_id: 'e0000000-0000-4000-8000-000000000004', date: '2025-01-07', amount: '999999999999.99', type: 'prepayment', method: 'wire', date_reversed: null },
+  { id: 'e1000000-0000-4000-8000-000000000004', loan_id: 'e0000000-0000-4000-8000-000000000004', date: '2025-01-07', amount: '999999999999.99', type: 'payoff', method: 'wire', date_reversed: null },
   { id: 'e1000000-0000-4000-8000-000000000005', loan_id: 'e0000000-0000-4000-8000-000000000006', date: '2025-04-03', amount: '12345.67', type: 'regular', method: 'Check', date_reversed: null },
 ];
 const EXTRA_PERSON = { id: 'e2000000-0000-4000-8000-000000000001', name: 'Nobody Nullman', email: null, phone: null, is_borrower: true, is_investor: false, created_at: '2025-01-02 03:04:05.123456+00' };
