@@ -80,13 +80,12 @@ async function nextBatch(db: Queryable, accountId: string | null, after: LoanKey
 
 /**
  * Every stored value of these loans that differs from a fresh replay, one row per value, in the
- * order (account, loan, part, place). The expected status mirrors `loanql_replay_loan` (0012).
+ * order (account, loan, part, place). The expected status is the replay's own rule (`loanql_ledger_status`, 0012).
  */
 const DIFFERENCES_SQL = /* sql */ `
 WITH b AS MATERIALIZED (
   SELECT l.account_id, l.id, l.status, l.date_closed, l.principal_outstanding, l.interest_due, l.fees_due, l.credit_balance, l.oldest_unpaid_due,
-         loanql_ledger(l.account_id, l.id, greatest(loanql_business_date(l.account_id),
-           (SELECT max(py.date) FROM payments py WHERE py.account_id = l.account_id AND py.loan_id = l.id AND py.date_reversed IS NULL))) AS r,
+         loanql_ledger(l.account_id, l.id, loanql_stored_as_of(l.account_id, l.id)) AS r,
          -- never replayed: no schedule row, payment or fee was ever written for it, so no trigger ran
          (l.principal_outstanding IS NULL AND l.interest_due IS NULL AND l.fees_due IS NULL AND l.credit_balance IS NULL
           AND NOT EXISTS (SELECT 1 FROM schedules sc WHERE sc.account_id = l.account_id AND sc.loan_id = l.id)
@@ -96,15 +95,8 @@ WITH b AS MATERIALIZED (
    WHERE (l.account_id, l.id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
 ),
 e AS MATERIALIZED (
-  SELECT b.*,
-         CASE WHEN b.status IN ('servicing', 'closed', 'overpaid') AND (b.r).settled
-                THEN CASE WHEN (b.r).credit_balance > 0 THEN 'overpaid' ELSE 'closed' END
-              WHEN b.status = 'overpaid' OR (b.status = 'closed' AND b.date_closed IS NOT NULL) THEN 'servicing'
-              ELSE b.status END AS want_status,
-         CASE WHEN b.status IN ('servicing', 'closed', 'overpaid') AND (b.r).settled THEN (b.r).settled_on
-              WHEN b.status = 'overpaid' OR (b.status = 'closed' AND b.date_closed IS NOT NULL) THEN NULL
-              ELSE b.date_closed END AS want_closed
-    FROM b
+  SELECT b.*, st.new_status AS want_status, st.new_closed AS want_closed
+    FROM b CROSS JOIN LATERAL loanql_ledger_status(b.status, b.date_closed, (b.r).settled, (b.r).credit_balance, (b.r).settled_on) st
    WHERE NOT (b.r IS NULL)  -- a composite IS NOT NULL only when every field is
 )
 -- the loan's balances and status

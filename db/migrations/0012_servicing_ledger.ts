@@ -81,7 +81,12 @@ ALTER TABLE schedules
 -- A writer that is not the replay sets a row's amounts: they are the rows §7 made.
 CREATE FUNCTION loanql_schedule_as_made() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF current_setting('loanql.replaying', true) IS DISTINCT FROM 'on' THEN
+  IF TG_OP = 'INSERT' THEN
+    NEW.scheduled_payment := coalesce(NEW.scheduled_payment, NEW.payment);
+    NEW.scheduled_principal := coalesce(NEW.scheduled_principal, NEW.principal);
+    NEW.scheduled_interest := coalesce(NEW.scheduled_interest, NEW.interest);
+    NEW.scheduled_balance := coalesce(NEW.scheduled_balance, NEW.balance);
+  ELSIF current_setting('loanql.replaying', true) IS DISTINCT FROM 'on' THEN
     NEW.scheduled_payment := NEW.payment;
     NEW.scheduled_principal := NEW.principal;
     NEW.scheduled_interest := NEW.interest;
@@ -89,7 +94,9 @@ BEGIN
   END IF;
   RETURN NEW;
 END $$;
-CREATE TRIGGER schedules_as_made_insert BEFORE INSERT ON schedules FOR EACH ROW EXECUTE FUNCTION loanql_schedule_as_made();
+CREATE TRIGGER schedules_as_made_insert BEFORE INSERT ON schedules FOR EACH ROW
+  WHEN (NEW.scheduled_payment IS NULL OR NEW.scheduled_principal IS NULL OR NEW.scheduled_interest IS NULL OR NEW.scheduled_balance IS NULL)
+  EXECUTE FUNCTION loanql_schedule_as_made();
 CREATE TRIGGER schedules_as_made_update BEFORE UPDATE OF payment, principal, interest, balance ON schedules
   FOR EACH ROW EXECUTE FUNCTION loanql_schedule_as_made();
 
@@ -688,101 +695,132 @@ LANGUAGE sql STABLE AS $$ SELECT (loanql_ledger(p_account, p_id, coalesce(as_of,
 CREATE FUNCTION loanql_loan_days_past_due(p_account uuid, p_id uuid, as_of date DEFAULT NULL) RETURNS integer
 LANGUAGE sql STABLE AS $$ SELECT (loanql_ledger(p_account, p_id, coalesce(as_of, loanql_business_date(p_account)))).days_past_due $$;
 
--- Replays one loan's ledger and stores it (the caller holds the loan's row lock).
-CREATE FUNCTION loanql_replay_loan(p_account uuid, p_loan uuid) RETURNS void
+-- R9: the status the ledger leaves a loan in (leads are not serviced; a loan closed by hand
+-- before the ledger, date_closed null, keeps its status until its payments settle it).
+CREATE FUNCTION loanql_ledger_status(status text, date_closed date, settled boolean, credit numeric, settled_on date,
+                                     OUT new_status text, OUT new_closed date)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN status IN ('servicing', 'closed', 'overpaid') AND settled THEN CASE WHEN credit > 0 THEN 'overpaid' ELSE 'closed' END
+              WHEN status = 'overpaid' OR (status = 'closed' AND date_closed IS NOT NULL) THEN 'servicing'
+              ELSE status END,
+         CASE WHEN status IN ('servicing', 'closed', 'overpaid') AND settled THEN settled_on
+              WHEN status = 'overpaid' OR (status = 'closed' AND date_closed IS NOT NULL) THEN NULL
+              ELSE date_closed END
+$$;
+
+-- The day a stored ledger is as of: the account's business date, or the last payment's when later.
+CREATE FUNCTION loanql_stored_as_of(p_account uuid, p_loan uuid) RETURNS date
+LANGUAGE sql STABLE AS $$
+  SELECT greatest(loanql_business_date(p_account), max(py.date))
+    FROM payments py WHERE py.account_id = p_account AND py.loan_id = p_loan AND py.date_reversed IS NULL
+$$;
+
+CREATE TYPE loanql_replay_item AS (account_id uuid, loan_id uuid, new_status text, new_closed date, r loanql_ledger_result);
+
+-- Replays the ledgers of these loans and stores them, set-wise (the caller holds their row locks).
+-- Only what changed is written: allocation lines from each loan's first differing line, schedule
+-- rows, fees and loans whose values differ.
+CREATE FUNCTION loanql_replay_loans(p_account uuid[], p_loan uuid[]) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-  lo record;
-  as_of date;
-  r loanql_ledger_result;
-  new_status text;
-  new_closed date;
-  first_changed bigint;
+  items loanql_replay_item[];
 BEGIN
-  SELECT l.status, l.date_closed INTO lo FROM loans l WHERE l.account_id = p_account AND l.id = p_loan;
-  IF NOT FOUND THEN RETURN; END IF;
-  SELECT greatest(loanql_business_date(p_account), max(py.date)) INTO as_of
-    FROM payments py WHERE py.account_id = p_account AND py.loan_id = p_loan AND py.date_reversed IS NULL;
-  r := loanql_ledger(p_account, p_loan, as_of);
+  SELECT array_agg(ROW(t.account_id, t.id, st.new_status, st.new_closed, t.r)::loanql_replay_item) INTO items
+    FROM (SELECT l.account_id, l.id, l.status, l.date_closed, loanql_ledger(l.account_id, l.id, loanql_stored_as_of(l.account_id, l.id)) AS r
+            FROM loans l JOIN (SELECT DISTINCT * FROM unnest(p_account, p_loan) AS u(account_id, loan_id)) u
+              ON l.account_id = u.account_id AND l.id = u.loan_id) t
+    CROSS JOIN LATERAL loanql_ledger_status(t.status, t.date_closed, (t.r).settled, (t.r).credit_balance, (t.r).settled_on) st;
+  IF items IS NULL THEN RETURN; END IF;
 
-  -- Only the lines from the first that differs are rewritten (a new payment usually adds lines at the end).
-  SELECT min(coalesce(a.position, u.position)) INTO first_changed
-    FROM (SELECT * FROM payment_allocations WHERE account_id = p_account AND loan_id = p_loan) a
-    FULL JOIN unnest(r.line_payment, r.line_row, r.line_fee, r.line_component, r.line_amount)
-              WITH ORDINALITY AS u(payment_id, row_number, fee_id, component, amount, position)
-      ON a.position = u.position
-   WHERE (a.payment_id, a.row_number, a.fee_id, a.component, a.amount) IS DISTINCT FROM (u.payment_id, u.row_number, u.fee_id, u.component, u.amount);
-  IF first_changed IS NOT NULL THEN
-    DELETE FROM payment_allocations WHERE account_id = p_account AND loan_id = p_loan AND position >= first_changed;
-    INSERT INTO payment_allocations (account_id, loan_id, payment_id, row_number, fee_id, component, amount, position)
-      SELECT p_account, p_loan, u.payment_id, u.row_number, u.fee_id, u.component, u.amount, u.position
-        FROM unnest(r.line_payment, r.line_row, r.line_fee, r.line_component, r.line_amount)
-             WITH ORDINALITY AS u(payment_id, row_number, fee_id, component, amount, position)
-       WHERE u.position >= first_changed;
-  END IF;
+  -- Allocation lines: from each loan's first line that differs (a new payment usually adds lines at the end).
+  WITH new_lines AS (
+         SELECT i.account_id, i.loan_id, u.payment_id, u.row_number, u.fee_id, u.component, u.amount, u.position
+           FROM unnest(items) i,
+                unnest((i.r).line_payment, (i.r).line_row, (i.r).line_fee, (i.r).line_component, (i.r).line_amount)
+                  WITH ORDINALITY AS u(payment_id, row_number, fee_id, component, amount, position)),
+       old_lines AS (
+         SELECT a.* FROM payment_allocations a JOIN unnest(items) i ON a.account_id = i.account_id AND a.loan_id = i.loan_id),
+       first AS (
+         SELECT coalesce(n.account_id, o.account_id) AS account_id, coalesce(n.loan_id, o.loan_id) AS loan_id, min(coalesce(n.position, o.position)) AS position
+           FROM new_lines n FULL JOIN old_lines o ON o.account_id = n.account_id AND o.loan_id = n.loan_id AND o.position = n.position
+          WHERE (o.payment_id, o.row_number, o.fee_id, o.component, o.amount) IS DISTINCT FROM (n.payment_id, n.row_number, n.fee_id, n.component, n.amount)
+          GROUP BY 1, 2),
+       removed AS (
+         DELETE FROM payment_allocations a USING first f
+          WHERE a.account_id = f.account_id AND a.loan_id = f.loan_id AND a.position >= f.position)
+  INSERT INTO payment_allocations (account_id, loan_id, payment_id, row_number, fee_id, component, amount, position)
+    SELECT n.account_id, n.loan_id, n.payment_id, n.row_number, n.fee_id, n.component, n.amount, n.position
+      FROM new_lines n JOIN first f ON f.account_id = n.account_id AND f.loan_id = n.loan_id
+     WHERE n.position >= f.position;
 
-  -- R9: status follows the money (leads are not serviced; a loan closed by hand before the ledger keeps its status).
-  new_status := lo.status;
-  new_closed := lo.date_closed;
-  IF lo.status = 'servicing' AND r.settled THEN
-    new_status := CASE WHEN r.credit_balance > 0 THEN 'overpaid' ELSE 'closed' END;
-    new_closed := r.settled_on;
-  ELSIF lo.status IN ('closed', 'overpaid') AND r.settled THEN
-    new_status := CASE WHEN r.credit_balance > 0 THEN 'overpaid' ELSE 'closed' END;
-    new_closed := r.settled_on;
-  ELSIF lo.status = 'overpaid' OR (lo.status = 'closed' AND lo.date_closed IS NOT NULL) THEN
-    new_status := 'servicing';
-    new_closed := NULL;
-  END IF;
-
+  -- Schedule rows: what each asks now, what it has been paid, and the next one (one per loan: cleared first).
   UPDATE schedules s SET is_next = false
-   WHERE s.account_id = p_account AND s.loan_id = p_loan AND s.is_next
-     AND (new_status <> 'servicing' OR s.number IS DISTINCT FROM r.next_row);
+    FROM unnest(items) i
+   WHERE s.account_id = i.account_id AND s.loan_id = i.loan_id AND s.is_next
+     AND (i.new_status <> 'servicing' OR s.number IS DISTINCT FROM (i.r).next_row);
   UPDATE schedules s
-     SET interest = u.interest, principal = u.principal, payment = u.interest + u.principal, balance = u.balance,
-         interest_paid = u.interest_paid, principal_paid = u.principal_paid,
-         is_next = (new_status = 'servicing' AND u.number IS NOT DISTINCT FROM r.next_row)
-    FROM unnest(r.row_number, r.row_interest, r.row_principal, r.row_balance, r.row_interest_paid, r.row_principal_paid)
-         AS u(number, interest, principal, balance, interest_paid, principal_paid)
-   WHERE s.account_id = p_account AND s.loan_id = p_loan AND s.number = u.number
+     SET interest = x.interest, principal = x.principal, payment = x.interest + x.principal, balance = x.balance,
+         interest_paid = x.interest_paid, principal_paid = x.principal_paid, is_next = x.is_next
+    FROM (SELECT i.account_id, i.loan_id, u.number, u.interest, u.principal, u.balance, u.interest_paid, u.principal_paid,
+                 (i.new_status = 'servicing' AND u.number IS NOT DISTINCT FROM (i.r).next_row) AS is_next
+            FROM unnest(items) i,
+                 unnest((i.r).row_number, (i.r).row_interest, (i.r).row_principal, (i.r).row_balance, (i.r).row_interest_paid, (i.r).row_principal_paid)
+                   AS u(number, interest, principal, balance, interest_paid, principal_paid)) x
+   WHERE s.account_id = x.account_id AND s.loan_id = x.loan_id AND s.number = x.number
      AND (s.interest, s.principal, s.balance, s.interest_paid, s.principal_paid, s.is_next)
-         IS DISTINCT FROM (u.interest, u.principal, u.balance, u.interest_paid, u.principal_paid, (new_status = 'servicing' AND u.number IS NOT DISTINCT FROM r.next_row));
-  -- Late fees are the replay's (R4: a reversal can create or remove one): stored as derived.
-  DELETE FROM fees f WHERE f.account_id = p_account AND f.loan_id = p_loan AND f.kind = 'late' AND NOT (f.id = ANY (r.fee_id));
+         IS DISTINCT FROM (x.interest, x.principal, x.balance, x.interest_paid, x.principal_paid, x.is_next);
+
+  -- Late fees are the replay's (R4: a reversal can create or remove one); other fees keep what was paid and waived.
+  DELETE FROM fees f USING unnest(items) i
+   WHERE f.account_id = i.account_id AND f.loan_id = i.loan_id AND f.kind = 'late' AND NOT (f.id = ANY ((i.r).fee_id));
   INSERT INTO fees (account_id, id, loan_id, kind, row_number, date, amount, paid, waived)
-    SELECT p_account, u.id, p_loan, 'late', u.row_number, u.date, u.amount, u.paid, u.waived
-      FROM unnest(r.fee_id, r.fee_kind, r.fee_row, r.fee_date, r.fee_amount, r.fee_paid, r.fee_waived) AS u(id, kind, row_number, date, amount, paid, waived)
+    SELECT i.account_id, u.id, i.loan_id, 'late', u.row_number, u.date, u.amount, u.paid, u.waived
+      FROM unnest(items) i,
+           unnest((i.r).fee_id, (i.r).fee_kind, (i.r).fee_row, (i.r).fee_date, (i.r).fee_amount, (i.r).fee_paid, (i.r).fee_waived)
+             AS u(id, kind, row_number, date, amount, paid, waived)
      WHERE u.kind = 'late'
   ON CONFLICT (account_id, id) DO UPDATE SET row_number = EXCLUDED.row_number, date = EXCLUDED.date, amount = EXCLUDED.amount, paid = EXCLUDED.paid, waived = EXCLUDED.waived
      WHERE (fees.row_number, fees.date, fees.amount, fees.paid, fees.waived) IS DISTINCT FROM (EXCLUDED.row_number, EXCLUDED.date, EXCLUDED.amount, EXCLUDED.paid, EXCLUDED.waived);
-  UPDATE fees f SET paid = u.paid, waived = u.waived
-    FROM unnest(r.fee_id, r.fee_kind, r.fee_paid, r.fee_waived) AS u(id, kind, paid, waived)
-   WHERE f.account_id = p_account AND f.id = u.id AND u.kind <> 'late' AND (f.paid, f.waived) IS DISTINCT FROM (u.paid, u.waived);
+  UPDATE fees f SET paid = x.paid, waived = x.waived
+    FROM (SELECT i.account_id, u.id, u.paid, u.waived
+            FROM unnest(items) i, unnest((i.r).fee_id, (i.r).fee_kind, (i.r).fee_paid, (i.r).fee_waived) AS u(id, kind, paid, waived)
+           WHERE u.kind <> 'late') x
+   WHERE f.account_id = x.account_id AND f.id = x.id AND (f.paid, f.waived) IS DISTINCT FROM (x.paid, x.waived);
+
   UPDATE loans l
-     SET principal_outstanding = r.principal_outstanding, interest_due = r.interest_due, fees_due = r.fees_due,
-         credit_balance = r.credit_balance, oldest_unpaid_due = r.oldest_unpaid_due, status = new_status, date_closed = new_closed
-   WHERE l.account_id = p_account AND l.id = p_loan
+     SET principal_outstanding = (i.r).principal_outstanding, interest_due = (i.r).interest_due, fees_due = (i.r).fees_due,
+         credit_balance = (i.r).credit_balance, oldest_unpaid_due = (i.r).oldest_unpaid_due, status = i.new_status, date_closed = i.new_closed
+    FROM unnest(items) i
+   WHERE l.account_id = i.account_id AND l.id = i.loan_id
      AND (l.principal_outstanding, l.interest_due, l.fees_due, l.credit_balance, l.oldest_unpaid_due, l.status, l.date_closed)
-         IS DISTINCT FROM (r.principal_outstanding, r.interest_due, r.fees_due, r.credit_balance, r.oldest_unpaid_due, new_status, new_closed);
+         IS DISTINCT FROM ((i.r).principal_outstanding, (i.r).interest_due, (i.r).fees_due, (i.r).credit_balance, (i.r).oldest_unpaid_due, i.new_status, i.new_closed);
 END $$;
+
+-- One loan (ledger rebuild and verify name it).
+CREATE FUNCTION loanql_replay_loan(p_account uuid, p_loan uuid) RETURNS void
+LANGUAGE sql AS $$ SELECT loanql_replay_loans(ARRAY[p_account], ARRAY[p_loan]) $$;
 
 -- The triggers of 0001/0002/0005 call this for the loans a statement touched: it now replays
 -- their ledgers (is_next included). The replay's own writes do not replay again.
 CREATE OR REPLACE FUNCTION loanql_refresh_next(p_account uuid[], p_loan uuid[]) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
-  t record;
+  accounts uuid[];
+  loans uuid[];
+  b integer;
 BEGIN
   IF current_setting('loanql.replaying', true) = 'on' THEN RETURN; END IF;
   -- Transaction-local: an error rolls the setting back with the (sub)transaction.
   PERFORM set_config('loanql.replaying', 'on', true);
-  FOR t IN
-    SELECT l.account_id, l.id FROM loans l
-     WHERE (l.account_id, l.id) IN (SELECT u.account_id, u.loan_id FROM unnest(p_account, p_loan) AS u(account_id, loan_id))
-     ORDER BY l.account_id, l.id
-       FOR NO KEY UPDATE
-  LOOP
-    PERFORM loanql_replay_loan(t.account_id, t.id);
+  -- Lock first (in id order), then replay in batches of 500 loans.
+  SELECT coalesce(array_agg(x.account_id ORDER BY x.account_id, x.id), '{}'), coalesce(array_agg(x.id ORDER BY x.account_id, x.id), '{}')
+    INTO accounts, loans
+    FROM (SELECT l.account_id, l.id FROM loans l
+           WHERE (l.account_id, l.id) IN (SELECT u.account_id, u.loan_id FROM unnest(p_account, p_loan) AS u(account_id, loan_id))
+           ORDER BY l.account_id, l.id
+             FOR NO KEY UPDATE) x;
+  FOR b IN 0..(coalesce(array_length(loans, 1), 0) - 1) / 500 LOOP
+    PERFORM loanql_replay_loans(accounts[b * 500 + 1:b * 500 + 500], loans[b * 500 + 1:b * 500 + 500]);
   END LOOP;
   PERFORM set_config('loanql.replaying', 'off', true);
 END $$;
@@ -836,7 +874,7 @@ BEGIN
   END IF;
   RETURN NEW;
 END $$;
-CREATE TRIGGER payments_refund_within_credit BEFORE INSERT ON payments FOR EACH ROW EXECUTE FUNCTION loanql_refund_within_credit();
+CREATE TRIGGER payments_refund_within_credit BEFORE INSERT ON payments FOR EACH ROW WHEN (NEW.type = 'refund') EXECUTE FUNCTION loanql_refund_within_credit();
 
 -- A product's servicing settings apply to every loan of the product: their ledgers are replayed.
 CREATE FUNCTION loanql_replay_product_loans() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -860,8 +898,7 @@ BEGIN
       USING ERRCODE = 'check_violation', CONSTRAINT = 'loans_overpaid_by_ledger', TABLE = 'loans', COLUMN = 'status';
   END IF;
   IF NEW.status = 'closed' AND OLD.status IN ('servicing', 'overpaid') THEN
-    r := loanql_ledger(NEW.account_id, NEW.id, greatest(loanql_business_date(NEW.account_id),
-           (SELECT max(py.date) FROM payments py WHERE py.account_id = NEW.account_id AND py.loan_id = NEW.id AND py.date_reversed IS NULL)));
+    r := loanql_ledger(NEW.account_id, NEW.id, loanql_stored_as_of(NEW.account_id, NEW.id));
     IF r.principal_outstanding + r.interest_due + r.fees_due > 0 OR r.credit_balance > 0 THEN
       RAISE EXCEPTION 'the loan still owes principal %, interest %, fees % (credit %): it closes by itself when paid off',
         r.principal_outstanding, r.interest_due, r.fees_due, r.credit_balance

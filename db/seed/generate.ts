@@ -71,7 +71,7 @@ export interface AddressRow { id: string; street1: string; city: string; state: 
 export interface AddressDetailRow { id: string; loan_id: string; address_id: string }
 export interface ValuationRow { id: string; address_id: string; value: string; valuation_type: string; report_date: string }
 export interface InsuranceRow { id: string; address_id: string; carrier: string; type: string; coverage_amount: string; expiration: string }
-export interface ScheduleDbRow { id: string; loan_id: string; number: number; due: string; payment: string; principal: string; interest: string; balance: string }
+export interface ScheduleDbRow { id: string; loan_id: string; number: number; due: string; payment: string; principal: string; interest: string; balance: string; scheduled_payment: string; scheduled_principal: string; scheduled_interest: string; scheduled_balance: string }
 export interface PaymentRow { id: string; loan_id: string; date: string; amount: string; type: PaymentType; method: string; date_reversed?: string; reversal_reason?: string }
 const REVERSAL_REASONS = ['returned', 'nsf', 'error'] as const;
 export interface FundingSourceRow { id: string; person_id: string; loan_id: string; class: string; rate: string; original_amount: string; committed_amount: string; date_funded: string }
@@ -370,8 +370,10 @@ function loanPayments(loan: LoanPlan, rows: readonly ScheduleRow[], target: numb
     const m = method();
     regular.push({ day, cents, type: 'regular', method: m });
     // A row paid after its grace period gets a late fee from the ledger (SPEC §12 R4: 5 % of the
-    // row's payment by default); most such borrowers pay it with the row.
-    if (delay >= LATE_FEE_GRACE_DAYS && r.chance(0.6) && day > due + LATE_FEE_GRACE_DAYS) {
+    // row's payment by default); the borrower pays it with the row.
+    // (A chance is still drawn here, as before, so the rest of the portfolio stays the same.)
+    if (delay >= LATE_FEE_GRACE_DAYS) r.chance(0.6);
+    if (day > due + LATE_FEE_GRACE_DAYS) {
       extra.push({ day, cents: Math.floor((cents * 5 + 50) / 100), type: 'fee', method: m });
     }
   }
@@ -751,6 +753,8 @@ export function planPortfolio(options: PlanOptions): PortfolioPlan {
       const schedules = rows.map((row) => ({
         id: scheduleIds.uuid(), loan_id: loan.row.id, number: row.number, due: row.due,
         payment: row.payment, principal: row.principal, interest: row.interest, balance: row.balance,
+        // The rows as §7 made them (SPEC §12 keeps them beside the rows payoffs and curtailments change).
+        scheduled_payment: row.payment, scheduled_principal: row.principal, scheduled_interest: row.interest, scheduled_balance: row.balance,
       }));
       cumulative += weight(loan);
       const target = totalWeight === 0 ? 0 : Math.round((counts.payments * cumulative) / totalWeight) - produced;

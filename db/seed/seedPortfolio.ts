@@ -77,7 +77,7 @@ const TABLES = {
   address_details: ['id', 'loan_id', 'address_id'],
   valuations: ['id', 'address_id', 'value', 'valuation_type', 'report_date'],
   insurances: ['id', 'address_id', 'carrier', 'type', 'coverage_amount', 'expiration'],
-  schedules: ['id', 'loan_id', 'number', 'due', 'payment', 'principal', 'interest', 'balance'],
+  schedules: ['id', 'loan_id', 'number', 'due', 'payment', 'principal', 'interest', 'balance', 'scheduled_payment', 'scheduled_principal', 'scheduled_interest', 'scheduled_balance'],
   payments: ['id', 'loan_id', 'date', 'amount', 'type', 'method', 'date_reversed', 'reversal_reason'],
   funding_sources: ['id', 'person_id', 'loan_id', 'class', 'rate', 'original_amount', 'committed_amount', 'date_funded'],
   documents: ['id', 'name', 'status', 'type', 'uploaded_date'],
@@ -246,11 +246,15 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     );
     if (rows[0]?.taken) throw new SeedError(`account ${options.accountId} already has loans or people; seed an empty account`, 'account-not-empty');
     progress?.(0, total, 'people');
+    // The ledger's triggers would replay a loan for every chunk of its rows; the seeder defers
+    // them (the replay's own switch, local to this transaction) and replays each loan once at the end.
+    await tx.query(`SELECT set_config('loanql.replaying', 'on', true)`);
 
     const writer = new BulkWriter(tx, options.accountId, onChunk);
     await writer.addAll('people', plan.people);
     await writer.addAll('company_memberships', plan.memberships);
-    await writer.addAll('loans', plan.loans.map((loan) => loan.row));
+    // A closed loan of the plan is written in servicing: the ledger closes it once its payments pay it off (SPEC §12 R9).
+    await writer.addAll('loans', plan.loans.map((loan) => (loan.row.status === 'closed' ? { ...loan.row, status: 'servicing' } : loan.row)));
     await writer.addAll('borrows', plan.borrows);
     await writer.addAll('guarantees', plan.guarantees);
     await writer.addAll('addresses', plan.addresses);
@@ -291,6 +295,8 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     await writer.flush('tasks');
     for (const comment of plan.comments()) if (writer.add('comments', comment)) await writer.flush('comments');
     await writer.finish();
+    await tx.query(`SELECT set_config('loanql.replaying', 'off', true)`);
+    await tx.query(`SELECT loanql_refresh_next(array_agg(account_id), array_agg(id)) FROM loans WHERE account_id = $1`, [options.accountId]);
     return writer.inserted;
   });
   // Fresh statistics, so plans (and the console's EXPLAIN row estimates) know the rows just

@@ -168,9 +168,10 @@ describe('seedPortfolio', () => {
     });
     const [inC, inD] = await Promise.all([portfolio(c.accountId), portfolio(d.accountId)]);
     assert.deepEqual(inC, inD);
-    // Another today moves the dates, not the portfolio: the same loans, their funding shifted.
+    // Another today moves the dates, not the portfolio: the same loans, their funding shifted. (Their
+    // statuses are the ledger's, as of the business date: late fees accrue in the one dated in the past.)
     const atReference = await portfolio(a.accountId);
-    assert.deepEqual(inC.loans.map((loan) => [loan.name, loan.amount, loan.status]), atReference.loans.map((loan) => [loan.name, loan.amount, loan.status]));
+    assert.deepEqual(inC.loans.map((loan) => [loan.name, loan.amount]), atReference.loans.map((loan) => [loan.name, loan.amount]));
     assert.notDeepEqual(inC.loans.map((loan) => loan.date_funded), atReference.loans.map((loan) => loan.date_funded));
     // Every past event is before today; the next payments are ahead (a few loans are late, as in life).
     assert.equal(await count(`SELECT count(*) AS n FROM payments WHERE account_id = $1 AND date >= $2::date`, [c.accountId, today]), 0);
