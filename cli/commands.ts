@@ -15,6 +15,7 @@ import {
 import { SeedError, seedPortfolio } from '../db/seed/index.js';
 import { regenerateSchedules } from '../app/scheduleRegeneration.js';
 import { rebuildLedgers, verifyLedgers } from '../app/ledgerVerify.js';
+import { refreshStaleLedgers } from '../app/ledgerRefresh.js';
 import { progressReporter } from './progress.js';
 import { buildEngine } from '../app/engineHolder.js';
 import { configFromEnv, metadataFileOf } from '../api/config.js';
@@ -350,6 +351,16 @@ export const COMMANDS: Command[] = [
       const report = await rebuildLedgers(context.db, account ? { accountId: account.id } : {});
       const scope = account ? `account ${account.slug}` : 'all accounts';
       context.out.write(`${report.replayed} loans replayed (${scope}) in ${report.batches} transaction${report.batches === 1 ? '' : 's'}\n`);
+    },
+  },
+  {
+    words: ['ledger', 'refresh'],
+    usage: 'ledger refresh                                   replay the ledgers whose day has passed (late fees, interest due: what time alone changes)',
+    options: {},
+    needsDatabase: true,
+    async run(context) {
+      const replayed = await refreshStaleLedgers(context.db);
+      context.out.write(`${replayed} loan${replayed === 1 ? '' : 's'} replayed for the business date\n`);
     },
   },
   {

@@ -63,7 +63,9 @@ ALTER TABLE loans
   ADD COLUMN fees_due numeric(14, 2),
   ADD COLUMN credit_balance numeric(14, 2),
   ADD COLUMN oldest_unpaid_due date,
-  ADD COLUMN date_closed date;
+  ADD COLUMN date_closed date,
+  -- the day the stored ledger is as of (a daily refresh replays loans whose day has passed)
+  ADD COLUMN ledger_as_of date;
 
 -- Schedules: the rows §7 made, and what each row has been paid --------------------------------
 ALTER TABLE schedules
@@ -715,7 +717,7 @@ LANGUAGE sql STABLE AS $$
     FROM payments py WHERE py.account_id = p_account AND py.loan_id = p_loan AND py.date_reversed IS NULL
 $$;
 
-CREATE TYPE loanql_replay_item AS (account_id uuid, loan_id uuid, new_status text, new_closed date, r loanql_ledger_result);
+CREATE TYPE loanql_replay_item AS (account_id uuid, loan_id uuid, new_status text, new_closed date, r loanql_ledger_result, as_of date);
 
 -- Replays the ledgers of these loans and stores them, set-wise (the caller holds their row locks).
 -- Only what changed is written: allocation lines from each loan's first differing line, schedule
@@ -725,10 +727,11 @@ LANGUAGE plpgsql AS $$
 DECLARE
   items loanql_replay_item[];
 BEGIN
-  SELECT array_agg(ROW(t.account_id, t.id, st.new_status, st.new_closed, t.r)::loanql_replay_item) INTO items
-    FROM (SELECT l.account_id, l.id, l.status, l.date_closed, loanql_ledger(l.account_id, l.id, loanql_stored_as_of(l.account_id, l.id)) AS r
+  SELECT array_agg(ROW(t.account_id, t.id, st.new_status, st.new_closed, t.r, t.as_of)::loanql_replay_item) INTO items
+    FROM (SELECT l.account_id, l.id, l.status, l.date_closed, a.as_of, loanql_ledger(l.account_id, l.id, a.as_of) AS r
             FROM loans l JOIN (SELECT DISTINCT * FROM unnest(p_account, p_loan) AS u(account_id, loan_id)) u
-              ON l.account_id = u.account_id AND l.id = u.loan_id) t
+              ON l.account_id = u.account_id AND l.id = u.loan_id
+            CROSS JOIN LATERAL (SELECT loanql_stored_as_of(l.account_id, l.id) AS as_of) a) t
     CROSS JOIN LATERAL loanql_ledger_status(t.status, t.date_closed, (t.r).settled, (t.r).credit_balance, (t.r).settled_on) st;
   IF items IS NULL THEN RETURN; END IF;
 
@@ -789,16 +792,37 @@ BEGIN
 
   UPDATE loans l
      SET principal_outstanding = (i.r).principal_outstanding, interest_due = (i.r).interest_due, fees_due = (i.r).fees_due,
-         credit_balance = (i.r).credit_balance, oldest_unpaid_due = (i.r).oldest_unpaid_due, status = i.new_status, date_closed = i.new_closed
+         credit_balance = (i.r).credit_balance, oldest_unpaid_due = (i.r).oldest_unpaid_due, status = i.new_status, date_closed = i.new_closed,
+         ledger_as_of = i.as_of
     FROM unnest(items) i
    WHERE l.account_id = i.account_id AND l.id = i.loan_id
-     AND (l.principal_outstanding, l.interest_due, l.fees_due, l.credit_balance, l.oldest_unpaid_due, l.status, l.date_closed)
-         IS DISTINCT FROM ((i.r).principal_outstanding, (i.r).interest_due, (i.r).fees_due, (i.r).credit_balance, (i.r).oldest_unpaid_due, i.new_status, i.new_closed);
+     AND (l.principal_outstanding, l.interest_due, l.fees_due, l.credit_balance, l.oldest_unpaid_due, l.status, l.date_closed, l.ledger_as_of)
+         IS DISTINCT FROM ((i.r).principal_outstanding, (i.r).interest_due, (i.r).fees_due, (i.r).credit_balance, (i.r).oldest_unpaid_due, i.new_status, i.new_closed, i.as_of);
 END $$;
 
 -- One loan (ledger rebuild and verify name it).
 CREATE FUNCTION loanql_replay_loan(p_account uuid, p_loan uuid) RETURNS void
 LANGUAGE sql AS $$ SELECT loanql_replay_loans(ARRAY[p_account], ARRAY[p_loan]) $$;
+
+-- Time alone changes a ledger (rows fall due, late fees accrue, R4): replays up to batch loans
+-- whose stored ledger is of an earlier day than their account's business date. Idempotent; run
+-- daily by the worker (and loanql ledger refresh), catching up after any downtime. Returns how
+-- many loans it replayed.
+CREATE FUNCTION loanql_refresh_stale_ledgers(batch integer DEFAULT 500) RETURNS integer
+LANGUAGE plpgsql AS $$
+DECLARE
+  accounts uuid[];
+  loans uuid[];
+BEGIN
+  SELECT coalesce(array_agg(l.account_id), '{}'), coalesce(array_agg(l.id), '{}') INTO accounts, loans
+    FROM (SELECT l.account_id, l.id FROM loans l
+           WHERE l.status IN ('servicing', 'overpaid')
+             AND (l.ledger_as_of IS NULL OR l.ledger_as_of < loanql_business_date(l.account_id))
+           ORDER BY l.account_id, l.id
+           LIMIT batch) l;
+  PERFORM loanql_refresh_next(accounts, loans);
+  RETURN coalesce(array_length(loans, 1), 0);
+END $$;
 
 -- The triggers of 0001/0002/0005 call this for the loans a statement touched: it now replays
 -- their ledgers (is_next included). The replay's own writes do not replay again.
