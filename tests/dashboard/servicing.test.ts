@@ -248,8 +248,9 @@ describe('The ledger on the loan page (issue 29)', () => {
   /** SPEC §7's reference loan (100,000 at 12 %, 12 monthly, funded 2026-01-15), rows 1–2 paid on time through the payment form. */
   let loan = '';
   const ledgerNow = async (id: string) =>
-    (await database.db.query<{ dpd: number; status: string; date_closed: string | null; principal: string; interest: string }>(
-      `SELECT (loanql_ledger($1, $2, loanql_business_date($1))).days_past_due AS dpd, status, date_closed::text, principal_outstanding::text AS principal, interest_due::text AS interest
+    (await database.db.query<{ dpd: number; status: string; date_closed: string | null; principal: string; interest: string; fees: string }>(
+      `SELECT (loanql_ledger($1, $2, loanql_business_date($1))).days_past_due AS dpd, status, date_closed::text, principal_outstanding::text AS principal, interest_due::text AS interest,
+              fees_due::text AS fees
          FROM loans WHERE account_id = $1 AND id = $2`,
       [mine.account.id, id],
     )).rows[0]!;
@@ -274,7 +275,8 @@ describe('The ledger on the loan page (issue 29)', () => {
     const now = await ledgerNow(loan);
     assert.equal(fact(page, 'balance', 'principal_outstanding'), '84,151.39');
     assert.equal(fact(page, 'balance', 'interest_due'), now.interest.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
-    assert.equal(fact(page, 'balance', 'fees_due'), '0.00');
+    // Rows 3 on are unpaid as of today: their late fees (R4) have accrued since.
+    assert.equal(fact(page, 'balance', 'fees_due'), now.fees.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
     assert.equal(fact(page, 'balance', 'credit_balance'), '0.00');
     assert.equal(fact(page, 'balance', 'oldest_unpaid_due'), '2026-04-15');
     assert.match(fact(page, 'balance', 'days_past_due')!, new RegExp(`^${now.dpd} as of \\d{4}-\\d\\d-\\d\\d$`));
