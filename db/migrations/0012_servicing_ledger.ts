@@ -275,7 +275,7 @@ DECLARE
   settled_on date;
   fees_first boolean;
   any_payment boolean := false;
-  moved_pay uuid[]; moved_amt numeric[]; nm integer;
+  moved_idx integer[]; nm integer;
   amount numeric;
 BEGIN
   SELECT l.amount, l.rate, l.frequency, l.amortization, l.date_funded, l.first_payment_date, l.status, l.date_closed,
@@ -426,18 +426,8 @@ BEGIN
       END LOOP;
     END IF;
 
-    -- (1) what is due, row by row; with fees_interest_principal each row's fees first, and fees on
-    -- no row before every row.
-    IF fees_first THEN
-      FOR j IN 1..nf LOOP
-        EXIT WHEN rem <= 0;
-        x := least(rem, famt[j] - fpaid[j] - fwaived[j]);
-        IF factive[j] AND frow[j] IS NULL AND x > 0 THEN
-          fpaid[j] := fpaid[j] + x; rem := rem - x; fees_open := fees_open - x;
-          nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := NULL; l_fee[nl] := fid[j]; l_comp[nl] := 'fee'; l_amt[nl] := x;
-        END IF;
-      END LOOP;
-    END IF;
+    -- (1) what is due, row by row (with fees_interest_principal each row's own fees first); fees on
+    -- no row (NSF, manual) then come with the other fees, in (2).
     FOR i IN fo..k - 1 LOOP
       EXIT WHEN rem <= 0;
       IF fees_first THEN
@@ -527,30 +517,38 @@ BEGIN
         pprin[n] := pprin[n] + x; rem := rem - x; prin_total := prin_total + x;
         nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := nums[n]; l_fee[nl] := NULL; l_comp[nl] := 'principal'; l_amt[nl] := x;
       END IF;
+      -- Paid off: from row k on, each row asks what it was paid (moved interest may have paid one
+      -- row's principal a cent ahead of the next's).
+      IF prin_total >= amount THEN
+        FOR i IN least(k, n + 1)..n LOOP eprin[i] := pprin[i]; END LOOP;
+      END IF;
     ELSIF p.type = 'principal' AND rem > 0 AND k <= n THEN
       -- R7: a curtailment. Row k stays; rows after it are rebuilt with §7's maths from row k's
       -- balance less the curtailment, over the same rows and dates. Money already paid ahead on
-      -- those rows is taken off them and applied again, line by line, after the rebuild.
-      c := least(rem, ebal[k]);
+      -- those rows becomes principal with no row first (it too reduced the balance).
+      moved_idx := '{}'; nm := 0;
+      j := 0;
+      mr := 0;
+      FOR idx IN 1..nl LOOP
+        IF l_row[idx] > nums[k] AND l_fee[idx] IS NULL THEN
+          IF l_comp[idx] <> 'principal' THEN prin_total := prin_total + l_amt[idx]; END IF;
+          mr := mr + l_amt[idx];
+          nm := nm + 1; moved_idx[nm] := idx;
+        END IF;
+      END LOOP;
+      -- the moved lines keep their payment and place, as principal with no row
+      FOR idx IN 1..nm LOOP
+        l_row[moved_idx[idx]] := NULL; l_comp[moved_idx[idx]] := 'principal';
+      END LOOP;
+      c := least(rem, greatest(ebal[k] - mr, 0));
       rem := rem - c;
       prin_total := prin_total + c;
       IF c > 0 THEN
         nl := nl + 1; l_pay[nl] := p.id; l_row[nl] := NULL; l_fee[nl] := NULL; l_comp[nl] := 'principal'; l_amt[nl] := c;
       END IF;
-      moved_pay := '{}'; moved_amt := '{}'; nm := 0;
-      j := 0;
-      FOR idx IN 1..nl LOOP
-        IF l_row[idx] > nums[k] AND l_fee[idx] IS NULL THEN
-          nm := nm + 1; moved_pay[nm] := l_pay[idx]; moved_amt[nm] := l_amt[idx];
-          IF l_comp[idx] = 'principal' THEN prin_total := prin_total - l_amt[idx]; END IF;
-        ELSE
-          j := j + 1;
-          l_pay[j] := l_pay[idx]; l_row[j] := l_row[idx]; l_fee[j] := l_fee[idx]; l_comp[j] := l_comp[idx]; l_amt[j] := l_amt[idx];
-        END IF;
-      END LOOP;
-      nl := j;
-      l_pay := l_pay[1:nl]; l_row := l_row[1:nl]; l_fee := l_fee[1:nl]; l_comp := l_comp[1:nl]; l_amt := l_amt[1:nl];
-      b_new := ebal[k] - c;
+      b_new := ebal[k] - c - mr;
+      -- row k asks what it asked; the balance it leaves is less the curtailment (interest accrues on that)
+      ebal[k] := b_new;
       m := n - k;
       IF m > 0 THEN
         IF lo.amortization = 'interest_only' THEN
@@ -573,26 +571,6 @@ BEGIN
         END IF;
       END IF;
       fo := least(fo, k);
-      FOR idx IN 1..nm LOOP
-        mr := moved_amt[idx];
-        FOR i IN k + 1..n LOOP
-          EXIT WHEN mr <= 0;
-          x := least(mr, eint[i] - pint[i]);
-          IF x > 0 THEN
-            pint[i] := pint[i] + x; mr := mr - x;
-            nl := nl + 1; l_pay[nl] := moved_pay[idx]; l_row[nl] := nums[i]; l_fee[nl] := NULL; l_comp[nl] := 'interest'; l_amt[nl] := x;
-          END IF;
-          x := least(mr, eprin[i] - pprin[i]);
-          IF x > 0 THEN
-            pprin[i] := pprin[i] + x; mr := mr - x; prin_total := prin_total + x;
-            nl := nl + 1; l_pay[nl] := moved_pay[idx]; l_row[nl] := nums[i]; l_fee[nl] := NULL; l_comp[nl] := 'principal'; l_amt[nl] := x;
-          END IF;
-        END LOOP;
-        IF mr > 0 THEN
-          credit := credit + mr;
-          nl := nl + 1; l_pay[nl] := moved_pay[idx]; l_row[nl] := NULL; l_fee[nl] := NULL; l_comp[nl] := 'credit'; l_amt[nl] := mr;
-        END IF;
-      END LOOP;
       -- what the curtailment could not take (more than row k's balance) pays row k
       IF rem > 0 THEN
         x := least(rem, eint[k] - pint[k]);

@@ -6,6 +6,7 @@
  * soak sampling RSS. Prints a table, checks the thresholds of issue 11 and exits 1 when one
  * fails. Every wait is bounded. See tests/chaos/README.md.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -36,8 +37,13 @@ const option = (name: string): string | undefined => {
   const index = args.indexOf(name);
   return index >= 0 ? args[index + 1] : undefined;
 };
-/** `--only outage,kill,embedded,attacks,soak`: a subset of the scenarios. */
-const ONLY = new Set((option('--only') ?? 'outage,kill,embedded,attacks,soak').split(','));
+/** `--only outage,kill,embedded,attacks,soak,workers`: a subset of the scenarios. */
+const ONLY = new Set((option('--only') ?? 'outage,kill,embedded,attacks,soak,workers').split(','));
+/**
+ * The `WORKERS=2` mixed load of issue 18 (Done when 3: 60 s), in both modes: `npm test` runs
+ * tests/scale/workers.test.ts with a 15 s load, the suite runs that file again with this one.
+ */
+const WORKERS_LOAD_SECONDS = Number(option('--workers-load-seconds') ?? 60);
 /** `--service PATH`: another build's `dist/api/main.js` (to measure before/after a change). */
 const SERVICE_SCRIPT = option('--service');
 const SOAK_SECONDS = Number(option('--soak-seconds') ?? (SHORT ? 40 : 600));
@@ -90,7 +96,7 @@ async function main(): Promise<void> {
       log('the suite ran past its time limit');
       void cleanUp().finally(() => process.exit(2));
     },
-    (SOAK_SECONDS + (SHORT ? 360 : 900)) * 1000,
+    (SOAK_SECONDS + (ONLY.has('workers') ? WORKERS_LOAD_SECONDS + 300 : 0) + (SHORT ? 360 : 900)) * 1000,
   );
   try {
     const needsPostgres = ['outage', 'kill', 'attacks', 'soak'].some((name) => ONLY.has(name));
@@ -124,6 +130,7 @@ async function main(): Promise<void> {
     if (ONLY.has('embedded')) await embeddedKillScenario(work, services);
     if (ONLY.has('attacks')) await attackScenario(await onPostgres(), serverUrl);
     if (ONLY.has('soak')) await soakScenario(await onPostgres());
+    if (ONLY.has('workers')) await workersScenario();
 
     for (const service of services) {
       if (service.process.exitCode !== null && service.process.exitCode !== 0 && service.process.signalCode === null) check(`service ${service.url} did not crash`, false, `exited ${service.process.exitCode}`);
@@ -394,6 +401,31 @@ async function soakScenario(setup: { service: RunningService; target: Target }):
   else check(`soak: RSS growth over the second half under 10 %`, growth < 0.1, `${(growth * 100).toFixed(1)} % (${half.toFixed(0)} → ${last.toFixed(0)} MB)`);
   check('soak: no answer ≥ 500', ![...statuses.keys()].some((status) => status >= 500 || status === 0), formatStatuses(statuses));
   check('soak: the service did not crash', setup.service.process.exitCode === null, String(setup.service.process.exitCode));
+}
+
+/**
+ * tests/scale/workers.test.ts (a PostgreSQL primary and standby of its own, `WORKERS=2`) with the
+ * full-length mixed load: every one of its tests passes, the load with no error.
+ */
+async function workersScenario(): Promise<void> {
+  log(`scenario: WORKERS=2 with a ${WORKERS_LOAD_SECONDS} s mixed load (tests/scale/workers.test.ts)`);
+  const env: NodeJS.ProcessEnv = { ...process.env, SCALE_LOAD_SECONDS: String(WORKERS_LOAD_SECONDS) };
+  for (const name of ['TEST_DATABASE_URL', 'DATABASE_URL', 'DATA_DIR', 'NODE_TEST_CONTEXT']) delete env[name];
+  const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', '--test', '--test-reporter=spec', join(PROJECT_ROOT, 'tests/scale/workers.test.ts')],
+      { cwd: PROJECT_ROOT, env, timeout: (WORKERS_LOAD_SECONDS + 300) * 1000, maxBuffer: 64 * 2 ** 20 },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: `${stdout}${stderr}` }),
+    );
+  });
+  const load = /WORKERS=2 mixed load, (\d+) s: (\d+) requests \(([^)]*)\), (\d+) errors/.exec(output);
+  const passed = /^ℹ pass (\d+)$/m.exec(output)?.[1] ?? '0';
+  const failed = /^ℹ fail (\d+)$/m.exec(output)?.[1] ?? '?';
+  row({ scenario: `WORKERS=2, ${WORKERS_LOAD_SECONDS} s mixed load (tests/scale/workers.test.ts)`, requests: load ? Number(load[2]) : 0, statuses: load ? load[3]! : '—' });
+  if (code !== 0 || !load) log(`tests/scale/workers.test.ts:\n${output.slice(-6000)}`);
+  check('workers: tests/scale/workers.test.ts passes', code === 0 && failed === '0' && !output.includes('SKIPPED'), `exit ${code}, ${passed} passed, ${failed} failed`);
+  check(`workers: the ${WORKERS_LOAD_SECONDS} s mixed load had no error`, load !== null && load[1] === String(WORKERS_LOAD_SECONDS) && load[4] === '0', load ? `${load[2]} requests, ${load[4]} errors` : 'no load line');
 }
 
 function report(pgVersion: string): void {

@@ -19,7 +19,7 @@ import { testDatabaseKind } from '../support/testDatabase.js';
 let s: SeededService;
 
 before(async () => {
-  s = await startSeededService({ scale: 1 });
+  s = await startSeededService({ scale: 1, cached: true });
   await s.sql('ANALYZE loans');
 });
 
