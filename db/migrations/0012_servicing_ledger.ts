@@ -700,8 +700,11 @@ CREATE TYPE loanql_replay_item AS (account_id uuid, loan_id uuid, new_status tex
 -- Replays the ledgers of these loans and stores them, set-wise (the caller holds their row locks).
 -- Only what changed is written: allocation lines from each loan's first differing line, schedule
 -- rows, fees and loans whose values differ.
+-- Every write here reaches its rows by key: index scans, whatever the (possibly stale, e.g. mid
+-- bulk load) statistics say — a sequential scan of schedules per batch is what made a 10,000-loan
+-- seed take minutes.
 CREATE FUNCTION loanql_replay_loans(p_account uuid[], p_loan uuid[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET enable_seqscan = off AS $$
 DECLARE
   items loanql_replay_item[];
 BEGIN
