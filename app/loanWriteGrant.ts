@@ -1,7 +1,7 @@
 import type { Database, Queryable } from '../db/index.js';
 import type { Principal } from '../engine/index.js';
 import { ADMIN_ROLE, type Field, type InsertPermission, type Role, type UpdatePermission } from '../metadata/index.js';
-import { PermissionRefused } from './errors.js';
+import { PermissionRefused, UserInputError } from './errors.js';
 import type { LoanChanges } from './loanInput.js';
 import type { LoanReader } from './loanReads.js';
 import { BUILT_IN_FIELDS, type Product } from './products.js';
@@ -105,11 +105,13 @@ export function loanWriteGrant(
         if (preset.field.source.kind !== 'column') continue;
         const value = preset.variable !== undefined ? keyVariables.get(preset.variable) : preset.value;
         // The column name comes from resolved metadata (checked against the catalogue), never from the request.
-        await tx.query(`UPDATE loans SET ${quoteIdentifier(preset.field.source.column)} = $3::${preset.field.type} WHERE account_id = $1 AND id = $2`, [
-          accountIdOf(principal),
-          loanId,
-          value,
-        ]);
+        await tx
+          .query(`UPDATE loans SET ${quoteIdentifier(preset.field.source.column)} = $3::${preset.field.type} WHERE account_id = $1 AND id = $2`, [accountIdOf(principal), loanId, value])
+          .catch((error: { code?: string; message?: string }) => {
+            // A preset the database's rules refuse (SPEC §12 R9: closing while money is owed) is the request's 400, not a fault.
+            if (error.code === '23514') throw new UserInputError(`the role ${role.name} presets ${preset.field.name}, which this loan refuses: ${error.message}`, 400, new Map([[preset.field.name, String(error.message)]]));
+            throw error;
+          });
       }
       if (!check) return;
       const passes = (await reader.forRole(role.metadata, false, new Map([['loans', check]])).loanJson(asDatabase(tx), principal, loanId)) !== null;

@@ -411,7 +411,7 @@ describe('POST /api/graph with an API key (interface §4.4)', () => {
            FROM loans WHERE account_id = $1`,
       );
       assert.deepEqual(data.loans_aggregate.aggregate, expected);
-      assert.equal(data.loans_aggregate.aggregate.statuses.text, '3');
+      assert.ok(Number(data.loans_aggregate.aggregate.statuses.text) >= 3, 'lead, servicing, closed (and overpaid: SPEC §12 R9)');
     });
 
     it('returns the aggregated rows as nodes, in order', async () => {

@@ -250,7 +250,7 @@ describe('Mutations: the shipped permissions of every collection', () => {
   };
   const WRITABLE: Record<string, { insert?: string[]; update?: string[] }> = {
     loans: { update: ['name', 'status', 'custom_fields'] },
-    payments: { insert: ['loan_id', 'date', 'amount', 'type', 'method'], update: ['date_reversed'] },
+    payments: { insert: ['loan_id', 'date', 'amount', 'type', 'method'], update: ['date_reversed', 'reversal_reason'] },
     tasks: { insert: ['loan_id', 'name', 'status', 'date_due'], update: ['name', 'status', 'date_due'] },
     comments: { insert: ['loan_id', 'text'] },
     people: { insert: ['name', 'email', 'phone', 'status', 'entity_type'], update: ['name', 'email', 'phone', 'status'] },

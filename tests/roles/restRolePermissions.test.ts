@@ -19,7 +19,7 @@ const EXTRA_ROLES = `
       loans: { select: { columns: '*' }, update: { columns: [name], filter: { status: { _eq: servicing } }, check: { name: { _ilike: "ok%" } } } }
   closer:
     collections:
-      loans: { select: { columns: '*' }, update: { columns: [name, status], set: { status: closed } } }
+      loans: { select: { columns: '*' }, update: { columns: [name, status], set: { status: lead } } }
 `;
 let dir: string;
 let a: SeededService;
@@ -133,11 +133,11 @@ describe('Security: REST loan writes obey the role\'s filter, check and set', ()
     const refused = await rest('closer', 'PATCH', `/${servicingLoan}`, { Status: 'servicing' });
     assert.equal(refused.status, 403, refused.text);
     assert.deepEqual(Object.keys(refused.body.fields), ['Status']);
-    const answer = await rest('closer', 'PATCH', `/${servicingLoan}`, { Name: 'OK closed by preset' });
+    const answer = await rest('closer', 'PATCH', `/${servicingLoan}`, { Name: 'OK parked by preset' });
     assert.equal(answer.status, 200, answer.text);
-    assert.equal(answer.body.loan.status, 'closed');
+    assert.equal(answer.body.loan.status, 'lead');
     const stored = await a.sql<{ status: string }>(`SELECT status FROM loans WHERE id = $1`, [servicingLoan]);
-    assert.equal(stored[0]!.status, 'closed');
+    assert.equal(stored[0]!.status, 'lead');
   });
 
   it('the admin key keeps REST\'s schedule inputs', async () => {

@@ -117,7 +117,7 @@ describe('Webhooks: delivery of captured events', () => {
       const loanId = await createLoan(apiKey.key);
       const paymentId = ((await graph(apiKey.key, POST_PAYMENT, { loan: loanId, amount: 100 })).data!.insert_payments_one as { id: string }).id;
       await graph(apiKey.key, 'mutation($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {name: "renamed"}) { id } }', { id: loanId });
-      await graph(apiKey.key, 'mutation($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: "closed"}) { id } }', { id: loanId });
+      await graph(apiKey.key, 'mutation($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: "lead"}) { id } }', { id: loanId });
       await graph(apiKey.key, 'mutation($id: uuid!) { update_payments_by_pk(pk_columns: {id: $id}, _set: {date_reversed: "2026-02-20"}) { id } }', { id: paymentId });
       const task = await graph(apiKey.key, 'mutation($loan: uuid!) { insert_tasks_one(object: {loan_id: $loan, name: "call"}) { id } }', { loan: loanId });
       const taskId = (task.data!.insert_tasks_one as { id: string }).id;
@@ -127,7 +127,7 @@ describe('Webhooks: delivery of captured events', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       const events = receiver.received.map((w) => verified(secret, w)).sort((a, b) => a.type.localeCompare(b.type));
       assert.deepEqual(events.map((e) => e.type), ['loan.status_changed', 'payment.reversed', 'task.completed']);
-      assert.deepEqual([events[0]!.data.old!.status, events[0]!.data.new!.status], ['servicing', 'closed']);
+      assert.deepEqual([events[0]!.data.old!.status, events[0]!.data.new!.status], ["servicing", "lead"]);
       assert.deepEqual([events[1]!.data.old!.date_reversed, events[1]!.data.new!.date_reversed], [null, '2026-02-20']);
       assert.deepEqual([events[2]!.data.old!.status, events[2]!.data.new!.status], ['open', 'completed']);
     } finally {
