@@ -102,16 +102,19 @@ describe('Webhooks: the outbox and the fan-out', () => {
       const worker = new WebhookWorker(database.db, settings, { warn: () => undefined });
       worker.start();
       try {
-        await one.waitFor((r) => r.length >= 1, 5000);
+        await one.waitFor((r) => r.length >= 2, 5000);
         await two.waitFor((r) => r.length >= 1, 5000);
         await new Promise((resolve) => setTimeout(resolve, 300));
       } finally {
         await worker.stop();
       }
-      assert.equal(one.received.length, 1);
+      // `one` takes every type: the payment, and the loan the ledger updated with it (its balances, SPEC §12).
+      const typeOf = (w: { body: string }) => (JSON.parse(w.body) as { type: string }).type;
+      assert.deepEqual(one.received.map(typeOf).sort(), ['loan.updated', 'payment.posted']);
       assert.equal(two.received.length, 1);
       assert.equal(other.received.length, 0, 'an endpoint not subscribed to the type gets nothing');
-      assert.equal(one.received[0]!.headers['webhook-id'], two.received[0]!.headers['webhook-id'], 'one event, two deliveries');
+      const posted = one.received.find((w) => typeOf(w) === 'payment.posted')!;
+      assert.equal(posted.headers['webhook-id'], two.received[0]!.headers['webhook-id'], 'one event, two deliveries');
       assert.equal(await count('SELECT count(*)::text AS n FROM webhook_outbox WHERE account_id = $1', [orphan]), 0, 'the row of a deleted account is dropped');
       assert.equal(await count('SELECT count(*)::text AS n FROM webhook_events WHERE account_id = $1', [orphan]), 0);
     } finally {
