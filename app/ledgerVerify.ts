@@ -7,7 +7,7 @@ import type { Database, Queryable } from '../db/index.js';
  * the day the stored replay uses — the later of the account's business date and the loan's last
  * non-reversed payment — and compared with what is stored: the allocation lines in position order
  * (payment, row, fee, component, amount), the loan's balances, its status and `date_closed` (R9, as
- * `loanql_replay_loan` derives them from the stored status), each schedule row's effective
+ * `loanql_replay_loans` derives them from the stored status), each schedule row's effective
  * interest, principal, payment and balance, what it has been paid and `is_next`, and each fee's
  * `paid` and `waived`. Loans are read in batches (keyset on account and id); each batch is one
  * statement, so the stored rows and the fresh ledger come from one snapshot and a write committed

@@ -34,6 +34,7 @@
  *   28-day February) is clamped to the month's last day.
  */
 import { Decimal as DecimalJs } from 'decimal.js';
+import { civilFromDays, daysFromCivil, daysInMonth } from './calendar.js';
 
 const Dec = DecimalJs.clone({ precision: 50, rounding: DecimalJs.ROUND_HALF_UP });
 type Dec = InstanceType<typeof Dec>;
@@ -142,14 +143,6 @@ interface YMD {
 
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-function isLeap(y: number): boolean {
-  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-}
-
-function daysInMonth(y: number, m: number): number {
-  return m === 2 ? (isLeap(y) ? 29 : 28) : m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
-}
-
 function parseDate(value: unknown, field: ScheduleField): YMD {
   if (typeof value !== 'string') throw new ScheduleInputError(`${field} must be a YYYY-MM-DD string`, [field]);
   const match = ISO_DATE.exec(value);
@@ -171,27 +164,15 @@ function formatDate({ y, m, d }: YMD): string {
   return `${String(y).padStart(4, '0')}-${m < 10 ? '0' : ''}${m}-${d < 10 ? '0' : ''}${d}`;
 }
 
-/** Days since 1970-01-01 (H. Hinnant's days_from_civil). */
+/** Days since 1970-01-01 (`domain/calendar.ts`). */
 function toDayNumber({ y, m, d }: YMD): number {
-  const yy = m <= 2 ? y - 1 : y;
-  const era = Math.floor(yy / 400);
-  const yoe = yy - era * 400;
-  const doy = Math.floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
+  return daysFromCivil(y, m, d);
 }
 
-/** Inverse of toDayNumber (civil_from_days). */
+/** Inverse of toDayNumber. */
 function fromDayNumber(days: number): YMD {
-  const z = days + 719468;
-  const era = Math.floor(z / 146097);
-  const doe = z - era * 146097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const m = mp < 10 ? mp + 3 : mp - 9;
-  return { y: yoe + era * 400 + (m <= 2 ? 1 : 0), m, d };
+  const [y, m, d] = civilFromDays(days);
+  return { y, m, d };
 }
 
 /** The month `months` after (y, m), on day `day` clamped to that month's last day. */

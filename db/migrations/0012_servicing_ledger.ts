@@ -781,10 +781,6 @@ BEGIN
          IS DISTINCT FROM ((i.r).principal_outstanding, (i.r).interest_due, (i.r).fees_due, (i.r).credit_balance, (i.r).oldest_unpaid_due, i.new_status, i.new_closed, i.as_of);
 END $$;
 
--- One loan (ledger rebuild and verify name it).
-CREATE FUNCTION loanql_replay_loan(p_account uuid, p_loan uuid) RETURNS void
-LANGUAGE sql AS $$ SELECT loanql_replay_loans(ARRAY[p_account], ARRAY[p_loan]) $$;
-
 -- Time alone changes a ledger (rows fall due, late fees accrue, R4): replays up to batch loans
 -- whose stored ledger is of an earlier day than their account's business date. Idempotent; run
 -- daily by the worker (and loanql ledger refresh), catching up after any downtime. Returns how

@@ -4,39 +4,14 @@
  * (SPEC §12).
  */
 import type { Frequency } from '../schedule.js';
+import { civilFromDays, daysFromCivil, daysInMonth } from '../calendar.js';
 import { LedgerError } from './money.js';
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-function isLeap(y: number): boolean {
-  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-}
-
-function daysInMonth(y: number, m: number): number {
-  return m === 2 ? (isLeap(y) ? 29 : 28) : m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
-}
-
-function fromCivil(y: number, m: number, d: number): number {
-  const yy = m <= 2 ? y - 1 : y;
-  const era = Math.floor(yy / 400);
-  const yoe = yy - era * 400;
-  const doy = Math.floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146097 + doe - 719468;
-}
-
+const fromCivil = daysFromCivil;
 /** [year, month, day] of a day number. */
-export function toCivil(day: number): [number, number, number] {
-  const z = day + 719468;
-  const era = Math.floor(z / 146097);
-  const doe = z - era * 146097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const m = mp < 10 ? mp + 3 : mp - 9;
-  return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d];
-}
+export const toCivil = civilFromDays;
 
 /** Day number of a `YYYY-MM-DD` date; a LedgerError naming `field` otherwise. */
 export function toDay(iso: string, field = 'date'): number {

@@ -12,12 +12,12 @@ import { METADATA_PATH, send, startSeededService, type Answer, type SeededServic
  * `status, custom_fields`) rewrote a loan's terms with PATCH and regenerated its schedule.
  */
 const ORIGINAL = readFileSync(METADATA_PATH, 'utf8');
-/** Roles added for these tests: one with a filter and a check, one with a preset. */
+/** Roles added for these tests: one with a filter and a check, one (parker) with a preset status of lead. */
 const EXTRA_ROLES = `
   renamer:
     collections:
       loans: { select: { columns: '*' }, update: { columns: [name], filter: { status: { _eq: servicing } }, check: { name: { _ilike: "ok%" } } } }
-  closer:
+  parker:
     collections:
       loans: { select: { columns: '*' }, update: { columns: [name, status], set: { status: lead } } }
 `;
@@ -59,7 +59,7 @@ before(async () => {
   servicingLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [A]))[0]!.id;
   leadLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'lead' ORDER BY id LIMIT 1`, [A]))[0]!.id;
   keys.set('admin', a.apiKey);
-  for (const role of ['servicer', 'read_only', 'renamer', 'closer']) {
+  for (const role of ['servicer', 'read_only', 'renamer', 'parker']) {
     keys.set(role, (await createApiKey(a.db, A, `${role} key`, { role, variables: new Map() })).key);
   }
 });
@@ -130,10 +130,10 @@ describe('Security: REST loan writes obey the role\'s filter, check and set', ()
   });
 
   it('a preset is written whatever the body says, and the preset field is not an input', async () => {
-    const refused = await rest('closer', 'PATCH', `/${servicingLoan}`, { Status: 'servicing' });
+    const refused = await rest('parker', 'PATCH', `/${servicingLoan}`, { Status: 'servicing' });
     assert.equal(refused.status, 403, refused.text);
     assert.deepEqual(Object.keys(refused.body.fields), ['Status']);
-    const answer = await rest('closer', 'PATCH', `/${servicingLoan}`, { Name: 'OK parked by preset' });
+    const answer = await rest('parker', 'PATCH', `/${servicingLoan}`, { Name: 'OK parked by preset' });
     assert.equal(answer.status, 200, answer.text);
     assert.equal(answer.body.loan.status, 'lead');
     const stored = await a.sql<{ status: string }>(`SELECT status FROM loans WHERE id = $1`, [servicingLoan]);
