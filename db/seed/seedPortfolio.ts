@@ -11,6 +11,9 @@
 import type { Database, Queryable } from '../database.js';
 import { planPortfolio, type PortfolioPlan } from './generate.js';
 
+/** Loans (or payoffs) per ledger statement of the seeder. */
+const LEDGER_CHUNK = 500;
+
 export interface SeedOptions {
   /** The account to fill; it must exist and have no loans or people yet. */
   accountId: string;
@@ -246,15 +249,24 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     );
     if (rows[0]?.taken) throw new SeedError(`account ${options.accountId} already has loans or people; seed an empty account`, 'account-not-empty');
     progress?.(0, total, 'people');
+    // Seeding is an operator's bulk load, not a client's request: the service's statement timeout
+    // (STATEMENT_TIMEOUT_MS, 10 s) would cancel it on a busy machine (the ledger's replay of
+    // 500 loans takes seconds), so it does not apply to this transaction.
+    await tx.query(`SET LOCAL statement_timeout = 0`);
     // The ledger's triggers would replay a loan for every chunk of its rows; the seeder defers
     // them (the replay's own switch, local to this transaction) and replays each loan once at the end.
     await tx.query(`SELECT set_config('loanql.replaying', 'on', true)`);
 
     const writer = new BulkWriter(tx, options.accountId, onChunk);
     await writer.addAll('people', plan.people);
+    // Statistics as each parent table is written (ANALYZE sees this transaction's own rows): the
+    // foreign-key checks of the rows below are planned once per session, and planned from a
+    // never-analyzed table's defaults they scan the whole table for every row checked.
+    await tx.query(`ANALYZE people`);
     await writer.addAll('company_memberships', plan.memberships);
     // A closed loan of the plan is written in servicing: the ledger closes it once its payments pay it off (SPEC §12 R9).
     await writer.addAll('loans', plan.loans.map((loan) => (loan.row.status === 'closed' ? { ...loan.row, status: 'servicing' } : loan.row)));
+    await tx.query(`ANALYZE loans`);
     await writer.addAll('borrows', plan.borrows);
     await writer.addAll('guarantees', plan.guarantees);
     await writer.addAll('addresses', plan.addresses);
@@ -274,15 +286,22 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     }
     await writer.flush('payments');
     await writer.finish();
-    if (payoffs.length) {
+    // Statistics for the rows just written (ANALYZE sees this transaction's own rows): the
+    // ledger's statements below are planned from them. Planned from the empty tables' statistics,
+    // each chunk of the replay scanned every allocation written so far (the last of 20 chunks at
+    // scale 1 took 40 times as long as the first).
+    await tx.query(`ANALYZE loans, schedules, payments, payment_allocations, fees`);
+    // In chunks: each statement stays well inside the statement timeout on a busy machine.
+    for (let from = 0; from < payoffs.length; from += LEDGER_CHUNK) {
+      const chunk = payoffs.slice(from, from + LEDGER_CHUNK);
       await tx.query(
         `INSERT INTO payments (account_id, id, loan_id, date, amount, type, method)
          SELECT $2::uuid, r.id, r.loan_id, r.date, greatest(0.01, (loanql_ledger($2::uuid, r.loan_id, r.date)).payoff), 'payoff', r.method
            FROM json_populate_recordset(NULL::payments, $1::json) r`,
-        [JSON.stringify(payoffs), options.accountId],
+        [JSON.stringify(chunk), options.accountId],
       );
-      writer.inserted.payments += payoffs.length;
-      onChunk('payments', payoffs.length);
+      writer.inserted.payments += chunk.length;
+      onChunk('payments', chunk.length);
     }
     total += payments - plan.counts.payments; // the plan's payment count is a target, this is the real one (fees with it)
     await writer.addAll('funding_sources', plan.fundingSources);
@@ -296,7 +315,13 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     for (const comment of plan.comments()) if (writer.add('comments', comment)) await writer.flush('comments');
     await writer.finish();
     await tx.query(`SELECT set_config('loanql.replaying', 'off', true)`);
-    await tx.query(`SELECT loanql_refresh_next(array_agg(account_id), array_agg(id)) FROM loans WHERE account_id = $1`, [options.accountId]);
+    // One replay statement per chunk of loans (10,000 loans in one statement passed the 10 s
+    // statement timeout on a loaded 2-core machine).
+    const { rows: loanIds } = await tx.query<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 ORDER BY id`, [options.accountId]);
+    for (let from = 0; from < loanIds.length; from += LEDGER_CHUNK) {
+      const ids = loanIds.slice(from, from + LEDGER_CHUNK).map((row) => row.id);
+      await tx.query(`SELECT loanql_refresh_next(array_fill($1::uuid, ARRAY[cardinality($2::uuid[])]), $2::uuid[])`, [options.accountId, ids]);
+    }
     return writer.inserted;
   });
   // Fresh statistics, so plans (and the console's EXPLAIN row estimates) know the rows just
