@@ -1,6 +1,6 @@
 import type { BoolExpOf, Collection, ComputedField, Field, FilterJsonbOperator, FilterOperator, Relationship } from '../../metadata/index.js';
 import type { AggregateFunction, OrderDirection } from '../schema/buildSchema.js';
-import type { Param } from '../sql/fragment.js';
+import type { Param } from './params.js';
 
 /**
  * The query IR: what a GraphQL operation asks for, in terms of resolved metadata, with every

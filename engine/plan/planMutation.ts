@@ -1,5 +1,5 @@
 import { GraphQLError, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
-import type { Param } from '../sql/fragment.js';
+import type { Param } from './params.js';
 import type { Collection, Field, PresetValue } from '../../metadata/index.js';
 import { columnsSetByRelationship, nestedInsertRelationship } from '../schema/buildMutationFields.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';

@@ -22,7 +22,7 @@ import {
 import type { Collection, Field } from '../../metadata/index.js';
 import { fieldRole, ORDER_BY_DIRECTIONS, type AggregateFunction, type FieldRole, type OrderDirection } from '../schema/buildSchema.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
-import type { Param } from '../sql/fragment.js';
+import type { Param } from './params.js';
 import { patternDialect, patternProblem } from './patternCost.js';
 import type {
   AggregateField,

@@ -1,6 +1,6 @@
 import type { AggregateSelection, BoolExp, ListQuery, OperationPlan, Selection } from './ir.js';
 import { assertNever } from './ir.js';
-import type { Param } from '../sql/fragment.js';
+import type { Param } from './params.js';
 
 /**
  * A static estimate of how much work one statement asks of PostgreSQL, from the plan alone
