@@ -598,7 +598,7 @@ export function planOperation(
       rootFields.push({ kind: 'selectByPk', alias, collection, key: atArgument(node, collection.primaryKey.name, () => toParam(fieldArgs[collection.primaryKey.name] ?? null, keyType)), selection: planSelection(collection, subSelection(nodes)) });
     }
   }
-  return { plan: { rootFields }, reusable: isReusable() };
+  return { plan: { rootFields, sharedScans: [] }, reusable: isReusable() };
 }
 
 /** Limits and offsets are whole numbers ≥ 0; a limit is at most MAX_ROWS when that is set. */
