@@ -1,6 +1,6 @@
 import type { BoolExpOf, Collection, ComputedField, Field, FilterJsonbOperator, FilterOperator, Relationship } from '../../metadata/index.js';
 import type { AggregateFunction, OrderDirection } from '../schema/buildSchema.js';
-import type { Param } from '../sql/fragment.js';
+import type { Param } from './params.js';
 
 /**
  * The query IR: what a GraphQL operation asks for, in terms of resolved metadata, with every
@@ -8,13 +8,37 @@ import type { Param } from '../sql/fragment.js';
  */
 export interface OperationPlan {
   readonly rootFields: readonly RootField[];
+  /**
+   * Root aggregates read together in one scan of their collection (`passes/sharedScans.ts`);
+   * their root fields are `sharedAggregate`s pointing here. Empty as `planOperation` makes it.
+   */
+  readonly sharedScans: readonly SharedScan[];
+}
+
+/** A root aggregate of a collection, as `planOperation` makes it. */
+export type SelectAggregateField = Extract<RootField, { kind: 'selectAggregate' }>;
+
+/**
+ * Several root aggregates of one collection computed by ONE scan of it: the scan reads the rows
+ * any member needs (the collection's row predicate once, then the OR of the members' `where`s
+ * unless one reads every row), each member keeps its own `where` as a FILTER of its calls.
+ * `direct`: the aggregates read the table itself (`count(*) FILTER (WHERE status = $1)`);
+ * `flags`: an inner query computes each `where` and each computed value once per row, because
+ * something would otherwise be computed twice (PostgreSQL does not share a repeated expression).
+ */
+export interface SharedScan {
+  readonly collection: Collection;
+  readonly members: readonly SelectAggregateField[];
+  readonly shape: 'direct' | 'flags';
 }
 
 export type RootField =
   | { readonly kind: 'select'; readonly alias: string; readonly collection: Collection; readonly query: ListQuery; readonly selection: Selection }
   | { readonly kind: 'selectByPk'; readonly alias: string; readonly collection: Collection; readonly key: Param; readonly selection: Selection }
   | { readonly kind: 'selectAggregate'; readonly alias: string; readonly collection: Collection; readonly query: ListQuery; readonly aggregate: AggregateSelection }
-  | { readonly kind: 'typename'; readonly alias: string; readonly value: string };
+  | { readonly kind: 'typename'; readonly alias: string; readonly value: string }
+  /** The `member`-th aggregate of `OperationPlan.sharedScans[scan]`, answered under `alias`. */
+  | { readonly kind: 'sharedAggregate'; readonly alias: string; readonly scan: number; readonly member: number };
 
 export interface ListQuery {
   readonly where: BoolExp | null;

@@ -1,5 +1,5 @@
 import type { Collection, Field } from '../../metadata/index.js';
-import type { Param } from '../sql/fragment.js';
+import type { Param } from './params.js';
 import type { BoolExp, Selection } from './ir.js';
 
 /**

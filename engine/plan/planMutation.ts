@@ -1,11 +1,12 @@
 import { GraphQLError, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
-import type { Param } from '../sql/fragment.js';
+import type { Param } from './params.js';
 import type { Collection, Field, PresetValue } from '../../metadata/index.js';
 import { columnsSetByRelationship, nestedInsertRelationship } from '../schema/buildMutationFields.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import type { BoolExp } from './ir.js';
 import type { InsertGroup, InsertRow, InsertValue, MutationField, MutationOutput, MutationPlan, MutationResponseItem, OnConflict, UpdateValue, UpdateWrite } from './mutationIr.js';
-import { Literal, planningContext, VariableRef, type ArgValue, type PlanOptions } from './planOperation.js';
+import { Literal, VariableRef, type ArgValue, type PlanOptions } from './argumentValues.js';
+import { planningContext } from './planningContext.js';
 
 export interface MutationPlanOptions extends PlanOptions {
   /** The most rows one request may insert, nested rows included (MAX_INSERT_OBJECTS). */

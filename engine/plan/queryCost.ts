@@ -1,6 +1,6 @@
 import type { AggregateSelection, BoolExp, ListQuery, OperationPlan, Selection } from './ir.js';
 import { assertNever } from './ir.js';
-import type { Param } from '../sql/fragment.js';
+import type { Param } from './params.js';
 
 /**
  * A static estimate of how much work one statement asks of PostgreSQL, from the plan alone
@@ -30,7 +30,9 @@ export const FILTER_HOP = 10;
 
 export function queryCost(plan: OperationPlan): number {
   let total = 0;
-  for (const root of plan.rootFields) {
+  for (const field of plan.rootFields) {
+    // A shared scan's member costs what the aggregate it came from costs (the estimate is the same before and after the passes).
+    const root = field.kind === 'sharedAggregate' ? plan.sharedScans[field.scan]!.members[field.member]! : field;
     switch (root.kind) {
       case 'typename':
         break;

@@ -1,8 +1,10 @@
 import type { Collection, Field, Metadata, RowFilter } from '../../metadata/index.js';
 import { assertNever, type Selection } from '../plan/ir.js';
 import type { InsertGroup, InsertValue, MutationField, MutationOutput, MutationPlan, UpdateWrite } from '../plan/mutationIr.js';
-import { selectCompiler, type SelectCompiler } from './compileOperation.js';
-import { render, sql, type Fragment, type Param, type RenderedSql } from './fragment.js';
+import type { Param } from '../plan/params.js';
+import { runMutationPasses } from '../plan/passes/index.js';
+import { render, sql, type Fragment, type RenderedSql } from './fragment.js';
+import { selectCompiler, type SelectCompiler } from './selectCompiler.js';
 
 /** One write statement of a mutation. It returns one row: `ids` (JSON array text) and `count`, or `json` and `count`. */
 export interface MutationStep {
@@ -36,7 +38,7 @@ const step = (index: number, output: 'ids' | 'count' | 'json'): Fragment => sql.
 
 /** The rows an update or delete may touch: the tenant predicate and the role's `filter`. */
 function permitted(compiler: SelectCompiler, filter: RowFilter | null, table: Fragment): Fragment {
-  return filter ? sql`${compiler.tenantPredicate(table)} AND ${compiler.where(filter, table)}` : compiler.tenantPredicate(table);
+  return filter ? sql`${compiler.tenantPredicate(table)} AND ${compiler.roleFilter(filter, table)}` : compiler.tenantPredicate(table);
 }
 
 /**
@@ -45,7 +47,7 @@ function permitted(compiler: SelectCompiler, filter: RowFilter | null, table: Fr
  * answer `permission-error` and roll the request back.
  */
 function checkColumn(compiler: SelectCompiler, check: RowFilter | null, table: Fragment): Fragment {
-  return check ? sql`, coalesce(${compiler.where(check, table)}, false) AS ${sql.ident('ok')}` : sql``;
+  return check ? sql`, coalesce(${compiler.roleFilter(check, table)}, false) AS ${sql.ident('ok')}` : sql``;
 }
 
 const failedChecks = (written: Fragment): Fragment => sql`(SELECT count(*) FROM ${written} WHERE NOT ${written}.${sql.ident('ok')})`;
@@ -58,7 +60,9 @@ const violations = (failing: readonly Fragment[]): Fragment => (failing.length ?
  * are gone afterwards). Every written row gets the tenant column from the request's account, and
  * every row an update or delete touches carries the tenant predicate. Pure and deterministic.
  */
-export function compileMutation(plan: MutationPlan, metadata: Metadata): CompiledMutation {
+export function compileMutation(planned: MutationPlan, metadata: Metadata): CompiledMutation {
+  // The plan's relationship filters are shortened through foreign keys first (plan/passes/).
+  const plan = runMutationPasses(planned, metadata);
   const tenant = sql.ident(metadata.tenantColumn);
   const ACCOUNT = sql.param({ kind: 'account' });
   const steps: MutationStep[] = [];
@@ -97,7 +101,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
           const assignments = onConflict.updateFields.map((field) => sql`${sql.ident(field.source.column)} = EXCLUDED.${sql.ident(field.source.column)}`);
           const conditions = [compiler.tenantPredicate(target)];
           const updateFilter = group.collection.update?.filter;
-          if (updateFilter) conditions.push(compiler.where(updateFilter, target));
+          if (updateFilter) conditions.push(compiler.roleFilter(updateFilter, target));
           if (onConflict.where) conditions.push(compiler.where(onConflict.where, target));
           conflict = sql`${constraint} DO UPDATE SET ${sql.join(assignments)} WHERE ${sql.join(conditions, sql` AND `)}`;
         }
@@ -159,7 +163,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     const written = sql.ident('_w');
     const row = compiler.nextAlias('r');
     // The deleted rows `returning` shows: those the role may select.
-    const visible = field.collection.selectFilter ? sql` WHERE ${compiler.where(field.collection.selectFilter, row)}` : sql``;
+    const visible = field.collection.selectFilter ? sql` WHERE ${compiler.roleFilter(field.collection.selectFilter, row)}` : sql``;
     const rowsOf = (selection: Selection, one: boolean): Fragment =>
       one
         ? sql`coalesce((SELECT ${compiler.rowObject(field.collection, selection, row)} FROM ${written} AS ${row}${visible} LIMIT 1), 'null')`

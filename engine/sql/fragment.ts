@@ -1,32 +1,6 @@
-import type { PatternDialect } from '../plan/patternCost.js';
+import type { Param } from '../plan/params.js';
 
-/**
- * SQL is built only from fragments. A fragment is an opaque, frozen list of parts: trusted
- * text written in this codebase, identifiers (quoted; from resolved metadata only) and
- * parameters. Rendering turns each parameter into `$n`; no value is ever spliced into text.
- */
-export type Param =
-  | { readonly kind: 'const'; readonly value: unknown }
-  /** A request variable used as a whole value (an operator value, a limit, a key). */
-  | {
-      readonly kind: 'var';
-      readonly name: string;
-      readonly cast: ParamCast;
-      /** The field it is compared with (`_eq`) takes only these values (`Metadata.fieldValues`). */
-      readonly oneOf?: readonly string[];
-      /** A regular expression or SIMILAR TO pattern, checked when bound (engine/plan/patternCost.ts). */
-      readonly pattern?: PatternDialect;
-    }
-  /** A list whose items are parameters (a literal list holding variables). */
-  | { readonly kind: 'list'; readonly items: readonly Param[] }
-  /** The account of the request (the tenant predicate). */
-  | { readonly kind: 'account' }
-  /** A variable of the request's API key (`key.person_id` in a role's filter or preset). */
-  | { readonly kind: 'keyVariable'; readonly name: string }
-  /** The id of a row a mutation inserts, made by the server per request (slot: which row). */
-  | { readonly kind: 'newId'; readonly slot: number }
-  /** What an earlier statement of a mutation returned: its row ids, row count, or response JSON. */
-  | { readonly kind: 'stepResult'; readonly step: number; readonly output: 'ids' | 'count' | 'json' };
+export type { Param, ParamCast } from '../plan/params.js';
 
 /** Combinations of listed values a plan check may try at most (`genericPlanSafety`). */
 const MAX_VALUE_COMBINATIONS = 12;
@@ -53,10 +27,12 @@ export function genericPlanSafety(params: readonly Param[]): { readonly oneOf: R
   return { oneOf };
 }
 
-/** How a variable's value is prepared for binding. */
-/** `cappedLimit`: a list's limit, which MAX_ROWS replaces when the variable is null. */
-export type ParamCast = 'value' | 'limit' | 'cappedLimit' | 'offset';
-
+/**
+ * SQL is built only from fragments. A fragment is an opaque, frozen list of parts: trusted
+ * text written in this codebase, identifiers (quoted; from resolved metadata only) and
+ * parameters (`Param`, the IR's values: `plan/params.ts`). Rendering turns each parameter into
+ * `$n`; no value is ever spliced into text.
+ */
 type Part = { readonly text: string } | { readonly identifier: string } | { readonly param: Param };
 
 const FRAGMENT = Symbol('sql fragment');

@@ -1,0 +1,76 @@
+import type { Collection, Field } from '../../../metadata/index.js';
+import type { OperationPlan, RootField, SelectAggregateField, SharedScan } from '../ir.js';
+
+/** Root aggregates one shared scan computes at most (a select list holds at most 1664 entries). */
+export const MAX_SHARED_SCAN_AGGREGATES = 50;
+
+/**
+ * Whether a root aggregate can be read in a scan shared with others: no `nodes` (rows, not one
+ * row), no paging or `distinct_on` (the scan reads every row of the predicate), no role `limit`
+ * (it caps the rows each aggregate reads).
+ */
+function shareable(field: RootField): field is SelectAggregateField {
+  return (
+    field.kind === 'selectAggregate' &&
+    !field.query.limit &&
+    !field.query.offset &&
+    !field.query.distinctOn.length &&
+    field.collection.selectLimit === null &&
+    !field.aggregate.some((item) => item.kind === 'nodes')
+  );
+}
+
+/**
+ * Whether a shared scan's aggregates can read the table directly: no member's `where` is
+ * read by more than one of its aggregate calls (`count`, each `sum { a b }` leaf, …) and no
+ * computed value (a custom field's `->>` and cast) by more than one call. PostgreSQL does
+ * not share a repeated expression, so anything read twice is computed once in an inner query
+ * instead; a plain column costs nothing to read twice, while the inner query's flags make the
+ * scan project them for every row (q4: ~2 % of its time, bench/README.md).
+ */
+export function sharedScanShape(members: readonly SelectAggregateField[]): SharedScan['shape'] {
+  const uses = new Map<Field, number>();
+  const read = (field: Field): void => {
+    uses.set(field, (uses.get(field) ?? 0) + 1);
+  };
+  for (const member of members) {
+    let calls = 0;
+    for (const item of member.aggregate) {
+      if (item.kind !== 'aggregate') continue;
+      for (const field of item.fields) {
+        if (field.kind === 'count') {
+          field.columns.forEach(read);
+          calls += 1;
+        } else if (field.kind === 'function') {
+          for (const leaf of field.items) if (leaf.kind !== 'typename') read(leaf.field);
+          calls += field.items.filter((leaf) => leaf.kind !== 'typename').length;
+        }
+      }
+    }
+    if (member.query.where && calls > 1) return 'flags';
+  }
+  return [...uses].every(([field, reads]) => reads <= 1 || field.source.kind === 'column') ? 'direct' : 'flags';
+}
+
+/**
+ * The pass: root aggregates of one collection in one request (2 to `MAX_SHARED_SCAN_AGGREGATES`
+ * of them, each `shareable`) become one `SharedScan`, for `admin` and every role alike; their
+ * root fields become `sharedAggregate`s in place, so the response keeps the document's order.
+ * Scans are listed in the order their collections first appear among the shareable aggregates.
+ */
+export function sharedScans(plan: OperationPlan): OperationPlan {
+  const byCollection = new Map<Collection, SelectAggregateField[]>();
+  for (const field of plan.rootFields) {
+    if (!shareable(field)) continue;
+    byCollection.set(field.collection, [...(byCollection.get(field.collection) ?? []), field]);
+  }
+  const scans: SharedScan[] = [...plan.sharedScans];
+  const placed = new Map<RootField, RootField>();
+  for (const [collection, members] of byCollection) {
+    if (members.length < 2 || members.length > MAX_SHARED_SCAN_AGGREGATES) continue;
+    const scan = scans.push({ collection, members, shape: sharedScanShape(members) }) - 1;
+    members.forEach((member, index) => placed.set(member, { kind: 'sharedAggregate', alias: member.alias, scan, member: index }));
+  }
+  if (!placed.size) return plan;
+  return { rootFields: plan.rootFields.map((field) => placed.get(field) ?? field), sharedScans: scans };
+}

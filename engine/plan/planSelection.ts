@@ -1,0 +1,134 @@
+import { GraphQLError, type FieldNode, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
+import type { Collection, Field } from '../../metadata/index.js';
+import { fieldRole, type FieldRole } from '../schema/buildSchema.js';
+import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
+import { Literal, VariableRef, type ArgValue, type ArgumentValues } from './argumentValues.js';
+import type { fieldCollector } from './collectFields.js';
+import type { AggregateField, AggregateFunctionItem, AggregateSelection, Selection, SelectionItem } from './ir.js';
+import type { Param } from './params.js';
+import type { listQueryPlanner } from './planListQuery.js';
+
+/** Selection sets → `Selection` (columns, computed fields, relationships) and `AggregateSelection`. */
+export function selectionPlanner(
+  schema: GraphQLSchema,
+  { argsOf, atArgument, toParam, fromJs, variableValue, asList, enumValue, readNow }: ArgumentValues,
+  { subSelection }: Pick<ReturnType<typeof fieldCollector>, 'subSelection'>,
+  { planListQuery }: ReturnType<typeof listQueryPlanner>,
+) {
+  function roleOf(parent: GraphQLObjectType, node: FieldNode): FieldRole {
+    const role = fieldRole(parent.getFields()[node.name.value]?.extensions);
+    if (!role) throw new Error(`no role for ${parent.name}.${node.name.value}`);
+    return role;
+  }
+
+  function objectType(name: string): GraphQLObjectType {
+    return schema.getType(name) as GraphQLObjectType;
+  }
+
+  function planSelection(collection: Collection, fields: Map<string, FieldNode[]>): Selection {
+    const parent = objectType(collection.name);
+    const items: SelectionItem[] = [];
+    for (const [alias, nodes] of fields) {
+      const node = nodes[0]!;
+      if (node.name.value === '__typename') {
+        items.push({ kind: 'typename', alias, value: collection.name });
+        continue;
+      }
+      const role = roleOf(parent, node);
+      switch (role.kind) {
+        case 'column':
+          items.push({ kind: 'column', alias, field: role.field });
+          break;
+        case 'computed': {
+          const given = argsOf(node)['args'];
+          const values = given && typeof given === 'object' && !Array.isArray(given) && !(given instanceof VariableRef) && !(given instanceof Literal) ? given : {};
+          if (given instanceof VariableRef) throw new GraphQLError(`give the arguments of ${node.name.value} one by one (args: {name: $variable}), not as one variable`, { nodes: node, extensions: { code: 'validation-failed' } });
+          const args = new Map<string, Param>();
+          for (const [name, type] of role.field.args) {
+            const value = (values as Record<string, ArgValue>)[name];
+            if (value !== undefined && value !== null) args.set(name, atArgument(node, 'args', () => toParam(value, SCALAR_FOR_TYPE[type])));
+          }
+          items.push({ kind: 'computed', alias, field: role.field, args });
+          break;
+        }
+        case 'objectRelationship':
+          items.push({ kind: 'object', alias, relationship: role.relationship, target: role.target, selection: planSelection(role.target, subSelection(nodes)) });
+          break;
+        case 'arrayRelationship':
+          items.push({
+            kind: 'array',
+            alias,
+            relationship: role.relationship,
+            target: role.target,
+            query: planListQuery(role.target, node, 'list'),
+            selection: planSelection(role.target, subSelection(nodes)),
+          });
+          break;
+        case 'arrayAggregate':
+          items.push({
+            kind: 'arrayAggregate',
+            alias,
+            relationship: role.relationship,
+            target: role.target,
+            query: planListQuery(role.target, node, 'aggregate'),
+            aggregate: planAggregate(role.target, subSelection(nodes)),
+          });
+          break;
+        default:
+          throw new Error(`unexpected field ${node.name.value} in ${collection.name}`);
+      }
+    }
+    return items;
+  }
+
+  function planAggregate(collection: Collection, fields: Map<string, FieldNode[]>): AggregateSelection {
+    const aggregateType = objectType(`${collection.name}_aggregate`);
+    const fieldsType = objectType(`${collection.name}_aggregate_fields`);
+    const items: AggregateSelection[number][] = [];
+    for (const [alias, nodes] of fields) {
+      const node = nodes[0]!;
+      if (node.name.value === '__typename') {
+        items.push({ kind: 'typename', alias, value: aggregateType.name });
+        continue;
+      }
+      const role = roleOf(aggregateType, node);
+      if (role.kind === 'nodes') {
+        items.push({ kind: 'nodes', alias, selection: planSelection(collection, subSelection(nodes)) });
+        continue;
+      }
+      const aggregateFields: AggregateField[] = [];
+      for (const [innerAlias, innerNodes] of subSelection(nodes)) {
+        const inner = innerNodes[0]!;
+        if (inner.name.value === '__typename') {
+          aggregateFields.push({ kind: 'typename', alias: innerAlias, value: fieldsType.name });
+          continue;
+        }
+        const innerRole = roleOf(fieldsType, inner);
+        if (innerRole.kind === 'count') {
+          const countArgs = argsOf(inner);
+          const columnsArg = countArgs.columns instanceof VariableRef ? fromJs(variableValue(countArgs.columns.name)) : countArgs.columns;
+          const columns = asList(columnsArg)
+            .map((name) => collection.fields.get(enumValue(name) ?? ''))
+            .filter((field): field is Field => field !== undefined);
+          aggregateFields.push({ kind: 'count', alias: innerAlias, columns, distinct: readNow(countArgs.distinct, SCALAR_FOR_TYPE.boolean) === true });
+        } else if (innerRole.kind === 'aggregateFunction') {
+          const functionType = objectType(`${collection.name}_${innerRole.fn}_fields`);
+          const functionItems: AggregateFunctionItem[] = [];
+          for (const [leafAlias, leafNodes] of subSelection(innerNodes)) {
+            const leaf = leafNodes[0]!;
+            if (leaf.name.value === '__typename') functionItems.push({ kind: 'typename', alias: leafAlias, value: functionType.name });
+            else {
+              const leafRole = roleOf(functionType, leaf);
+              if (leafRole.kind === 'column') functionItems.push({ kind: 'column', alias: leafAlias, field: leafRole.field });
+            }
+          }
+          aggregateFields.push({ kind: 'function', alias: innerAlias, fn: innerRole.fn, items: functionItems });
+        }
+      }
+      items.push({ kind: 'aggregate', alias, fields: aggregateFields });
+    }
+    return items;
+  }
+
+  return { roleOf, objectType, planSelection, planAggregate };
+}

@@ -1,0 +1,96 @@
+import { GraphQLError, GraphQLList, GraphQLNonNull, GraphQLString } from 'graphql';
+import type { Collection, Field } from '../../metadata/index.js';
+import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
+import { Literal, VariableRef, type ArgValue, type ArgumentValues } from './argumentValues.js';
+import type { BoolExp, ComparisonOperator, JsonbOperator } from './ir.js';
+import type { Param } from './params.js';
+import { patternDialect, patternProblem } from './patternCost.js';
+
+/** Deeper boolean expressions are refused: PGlite's parser stack gives out in the hundreds. */
+const MAX_FILTER_DEPTH = 64;
+
+const COMPARISON_OPERATORS: ReadonlySet<string> = new Set<ComparisonOperator>([
+  '_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_like', '_nlike', '_ilike', '_nilike', '_regex', '_iregex', '_nregex', '_niregex', '_similar', '_nsimilar',
+]);
+const JSONB_OPERATORS: ReadonlySet<string> = new Set<JsonbOperator>(['_contains', '_contained_in', '_has_key', '_has_keys_any', '_has_keys_all']);
+const KEY_LIST = new GraphQLList(new GraphQLNonNull(GraphQLString));
+
+/** `where` arguments → `BoolExp`: boolean operators, comparisons, relationship filters. */
+export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection }: ArgumentValues) {
+  function planWhere(collection: Collection, value: ArgValue, depth = 0): BoolExp {
+    if (depth > MAX_FILTER_DEPTH) {
+      throw new GraphQLError(`a where expression nests deeper than ${MAX_FILTER_DEPTH} levels`, { extensions: { code: 'validation-failed' } });
+    }
+    if (value instanceof VariableRef || value instanceof Literal || value === null || typeof value !== 'object' || Array.isArray(value)) {
+      // null where → no filter (Hasura treats a null boolean expression as true).
+      return { kind: 'and', items: [] };
+    }
+    const items: BoolExp[] = [];
+    for (const [key, inner] of Object.entries(value)) {
+      // A null anywhere a boolean expression is expected means "no condition", whether it is
+      // written inline or arrives in a variable.
+      if (inner === null) continue;
+      if (key === '_and' || key === '_or') {
+        items.push({ kind: key === '_and' ? 'and' : 'or', items: asList(inner).map((item) => planWhere(collection, item, depth + 1)) });
+      } else if (key === '_not') {
+        items.push({ kind: 'not', item: planWhere(collection, inner, depth + 1) });
+      } else if (collection.fields.has(key)) {
+        items.push(...planComparison(collection.fields.get(key)!, inner));
+      } else {
+        const relationship = collection.relationships.get(key);
+        if (!relationship) throw new GraphQLError(`field "${key}" not found in type: '${collection.name}_bool_exp'`, { extensions: { code: 'validation-failed' } });
+        const target = schemaCollection(relationship.target);
+        items.push({ kind: 'relationship', relationship, target, where: planWhere(target, inner, depth + 1) });
+      }
+    }
+    return items.length === 1 ? items[0]! : { kind: 'and', items };
+  }
+
+  function planComparison(field: Field, value: ArgValue): BoolExp[] {
+    if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof VariableRef || value instanceof Literal) return [];
+    const scalar = SCALAR_FOR_TYPE[field.type];
+    const items: BoolExp[] = [];
+    for (const [operator, operand] of Object.entries(value)) {
+      if (field.type === 'jsonb' && JSONB_OPERATORS.has(operator)) {
+        const keys = operator === '_has_key' ? toParam(operand, GraphQLString) : toParam(operand, KEY_LIST);
+        const param = operator === '_contains' || operator === '_contained_in' ? jsonbParam(operand) : keys;
+        items.push({ kind: 'jsonb', field, operator: operator as JsonbOperator, value: param });
+      } else if (field.type === 'jsonb' && operator === '_cast') {
+        // `_cast: {String: {…}}`: the String comparisons apply to the field's JSON text.
+        if (operand === null || typeof operand !== 'object' || Array.isArray(operand) || operand instanceof VariableRef || operand instanceof Literal) continue;
+        const inner = operand.String;
+        if (inner === undefined || inner === null) continue;
+        const as: Field = { name: field.name, type: 'text', source: field.source };
+        const comparisons = planComparison(as, inner);
+        items.push({ kind: 'cast', field, as, where: comparisons.length === 1 ? comparisons[0]! : { kind: 'and', items: comparisons } });
+      } else if (COMPARISON_OPERATORS.has(operator)) {
+        items.push({ kind: 'compare', field, operator: operator as ComparisonOperator, value: patternChecked(operator, toParam(operand, scalar)) });
+      } else if (operator === '_in' || operator === '_nin') {
+        items.push({ kind: 'in', field, negated: operator === '_nin', values: toParam(operand, new GraphQLList(new GraphQLNonNull(scalar))) });
+      } else if (operator === '_is_null') {
+        items.push({ kind: 'isNull', field, value: toParam(operand, SCALAR_FOR_TYPE.boolean) });
+      } else {
+        throw new GraphQLError(`unknown operator ${operator}`, { extensions: { code: 'validation-failed' } });
+      }
+    }
+    return items;
+  }
+
+  /**
+   * A regular expression or SIMILAR TO pattern is checked before anything runs (`patternCost.ts`):
+   * one written in the document now, one in a variable when the variable is bound (the mark
+   * `pattern` on its parameter; the plan stays reusable).
+   */
+  function patternChecked(operator: string, param: Param): Param {
+    const dialect = patternDialect(operator);
+    if (!dialect) return param;
+    if (param.kind === 'var') return { ...param, pattern: dialect };
+    if (param.kind === 'const' && typeof param.value === 'string') {
+      const problem = patternProblem(param.value, dialect);
+      if (problem) throw new GraphQLError(`${operator}: ${problem}`, { extensions: { code: 'validation-failed' } });
+    }
+    return param;
+  }
+
+  return { planWhere };
+}

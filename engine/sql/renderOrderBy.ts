@@ -1,0 +1,64 @@
+import type { Collection } from '../../metadata/index.js';
+import type { ListQuery, OrderItem } from '../plan/ir.js';
+import type { CompileContext } from './compileContext.js';
+import { sql, type Fragment } from './fragment.js';
+import type { WhereRenderer } from './renderWhere.js';
+import { AGGREGATE_FUNCTION, DIRECTION } from './sqlTables.js';
+
+/** One key of a list's order: the value sorted by and its direction (with its NULLS placement). */
+export interface OrderKey {
+  readonly value: Fragment;
+  readonly direction: Fragment;
+}
+
+export type OrderByRenderer = ReturnType<typeof orderByRenderer>;
+
+/** `order_by` keys: fields, aggregates of array relationships, through object relationships. */
+export function orderByRenderer(context: CompileContext, { rowPredicate }: Pick<WhereRenderer, 'rowPredicate'>) {
+  const { nextAlias, fieldValue, joinPredicate } = context;
+
+  /**
+   * An aggregate of the rows of an array relationship of the row `parent` (`count`, or
+   * `sum`/`avg`/`min`/`max` of a field), for ordering: a correlated subquery with the row
+   * predicate (tenant and role filter) of the related collection. `count` of no rows is 0.
+   */
+  function relationshipAggregate(item: Extract<OrderItem, { kind: 'aggregate' }>, parent: Fragment): Fragment {
+    const child = nextAlias('o');
+    const value = item.fn === 'count' || !item.field ? sql`count(*)` : sql`${AGGREGATE_FUNCTION[item.fn]}(${fieldValue(child, item.field)})`;
+    return sql`(SELECT ${value} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${rowPredicate(item.target, child)} AND ${joinPredicate(item.relationship, parent, child)})`;
+  }
+
+  /**
+   * The value an order item sorts by: a field, or an aggregate of an array relationship, of the
+   * row or of a row reached through object relationships.
+   */
+  function orderValue(item: OrderItem, table: Fragment): Fragment {
+    const valueAt = (row: Fragment): Fragment => (item.kind === 'column' ? fieldValue(row, item.field) : relationshipAggregate(item, row));
+    if (!item.path.length) return valueAt(table);
+    let parent = table;
+    const aliases: Fragment[] = [];
+    const joins: Fragment[] = [];
+    for (const step of item.path) {
+      const child = nextAlias('o');
+      aliases.push(child);
+      joins.push(sql`${rowPredicate(step.target, child)} AND ${joinPredicate(step.relationship, parent, child)}`);
+      parent = child;
+    }
+    const from = sql.join(
+      item.path.map((step, index) => sql`${sql.ident(step.target.table)} AS ${aliases[index]!}`),
+      sql`, `,
+    );
+    return sql`(SELECT ${valueAt(parent)} FROM ${from} WHERE ${sql.join(joins, sql` AND `)} LIMIT 1)`;
+  }
+
+  /** Order keys with the primary-key tie-break, ascending (SPEC §5: deterministic results). */
+  function orderKeys(collection: Collection, query: ListQuery, table: Fragment): OrderKey[] {
+    const keys = query.orderBy.map((item) => ({ value: orderValue(item, table), direction: DIRECTION[item.direction] }));
+    const last = query.orderBy.at(-1);
+    const pkAlreadyLast = last?.kind === 'column' && last.path.length === 0 && last.field === collection.primaryKey;
+    if (!pkAlreadyLast) keys.push({ value: fieldValue(table, collection.primaryKey), direction: DIRECTION.asc });
+    return keys;
+  }
+
+  return { orderKeys };
+}

@@ -1,0 +1,109 @@
+import type { Collection, Relationship } from '../../metadata/index.js';
+import { assertNever, type AggregateSelection, type ListQuery, type Selection } from '../plan/ir.js';
+import type { Param } from '../plan/params.js';
+import type { CompileContext } from './compileContext.js';
+import { sql, type Fragment } from './fragment.js';
+import { jsonArray, jsonObject, jsonOf, jsonString } from './jsonText.js';
+import type { OrderByRenderer, OrderKey } from './renderOrderBy.js';
+import type { WhereRenderer } from './renderWhere.js';
+import { CAST } from './sqlTables.js';
+
+/** The row of the parent a nested list or aggregate belongs to, and the relationship to it. */
+export interface Correlation {
+  readonly relationship: Relationship;
+  readonly parent: Fragment;
+  readonly parentCollection: Collection;
+}
+
+/** How a nested aggregate is rendered (`renderAggregates.ts`; passed in, the two recurse into each other). */
+export type RenderAggregate = (collection: Collection, query: ListQuery, selection: AggregateSelection, correlation: Correlation | null) => Fragment;
+
+/**
+ * A limit or offset: an integer written in the document is SQL text, so that the planner sees
+ * it in the generic plan of a prepared statement (a `LIMIT $n` is estimated as 10 % of the rows,
+ * which made PostgreSQL re-plan such statements on every execution); a variable stays a
+ * parameter (`checkCount` bounds both).
+ */
+function count(value: Param): Fragment {
+  return value.kind === 'const' && typeof value.value === 'number' && Number.isSafeInteger(value.value) ? sql.integer(value.value) : sql`${sql.param(value)}::bigint`;
+}
+
+export type SelectionRenderer = ReturnType<typeof selectionRenderer>;
+
+/** Row objects, lists and the FROM … WHERE … of a list's rows. */
+export function selectionRenderer(context: CompileContext, { where, rowPredicate, pathPredicate }: WhereRenderer, { orderKeys }: OrderByRenderer, aggregate: RenderAggregate) {
+  const { nextAlias, tenant, fieldOutput, fieldValue, joinPredicate } = context;
+
+  function rowObject(collection: Collection, selection: Selection, table: Fragment): Fragment {
+    const pairs = selection.map((item): readonly [string, Fragment] => {
+      switch (item.kind) {
+        case 'column':
+          return [item.alias, fieldOutput(collection, table, item.field)];
+        case 'computed': {
+          // fn(tenant, key, name => $n::type, …): omitted arguments take the function's defaults.
+          const args = [...item.args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${CAST[item.field.args.get(name)!]}`);
+          const call = sql`${sql.ident(item.field.function)}(${sql.join([sql`${table}.${tenant}`, fieldValue(table, collection.primaryKey), ...args], sql`, `)})`;
+          return [item.alias, jsonOf(call)];
+        }
+        case 'typename':
+          return [item.alias, jsonString(item.value)];
+        case 'object': {
+          const child = nextAlias('t');
+          return [
+            item.alias,
+            sql`coalesce((SELECT ${rowObject(item.target, item.selection, child)} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${pathPredicate(collection, item.relationship, item.target, child)} AND ${joinPredicate(
+              item.relationship,
+              table,
+              child,
+            )} LIMIT 1), 'null')`,
+          ];
+        }
+        case 'array':
+          return [item.alias, list(item.target, item.query, item.selection, { relationship: item.relationship, parent: table, parentCollection: collection })];
+        case 'arrayAggregate':
+          return [item.alias, aggregate(item.target, item.query, item.aggregate, { relationship: item.relationship, parent: table, parentCollection: collection })];
+        default:
+          return assertNever(item);
+      }
+    });
+    return jsonObject(pairs);
+  }
+
+  /**
+   * FROM … WHERE … of a list. When paging, the rows are picked (ORDER BY … LIMIT … OFFSET …) in
+   * a subquery under the same alias, so the JSON of each row (and its nested subqueries) is
+   * built only for the rows returned: PostgreSQL evaluates a query's output for every row its
+   * Limit node reads, the rows an OFFSET skips included. `distinct_on` is `SELECT DISTINCT ON
+   * (…)` in the same subquery, ordered by the keys (the planner makes them start with the
+   * distinct fields, as PostgreSQL requires), so each group keeps its first row by the
+   * request's order and the primary-key tie-break, and paging applies after it (as in Hasura).
+   */
+  function source(collection: Collection, query: ListQuery, table: Fragment, correlation: Correlation | null, keys: readonly OrderKey[]): Fragment {
+    const conditions = [correlation ? pathPredicate(correlation.parentCollection, correlation.relationship, collection, table) : rowPredicate(collection, table)];
+    if (correlation) conditions.push(joinPredicate(correlation.relationship, correlation.parent, table));
+    if (query.where) conditions.push(where(query.where, table));
+    const filtered = sql`FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
+    const distinct = query.distinctOn.length ? sql`DISTINCT ON (${sql.join(query.distinctOn.map((field) => fieldValue(table, field)))}) ` : sql``;
+    if (!query.limit && !query.offset && collection.selectLimit === null && !query.distinctOn.length) return filtered;
+    const paging: Fragment[] = [sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`];
+    // A role's limit caps every list of the collection, whatever the request asks.
+    const roleLimit = collection.selectLimit === null ? null : sql.integer(collection.selectLimit);
+    if (query.limit) paging.push(roleLimit ? sql` LIMIT least(${count(query.limit)}, ${roleLimit})` : sql` LIMIT ${count(query.limit)}`);
+    else if (roleLimit) paging.push(sql` LIMIT ${roleLimit}`);
+    if (query.offset) paging.push(sql` OFFSET ${count(query.offset)}`);
+    return sql`FROM (SELECT ${distinct}${table}.* ${filtered}${sql.join(paging, sql``)}) AS ${table}`;
+  }
+
+  function list(collection: Collection, query: ListQuery, selection: Selection, correlation: Correlation | null): Fragment {
+    const table = nextAlias('t');
+    const rows = nextAlias('r');
+    const keys = orderKeys(collection, query, table);
+    const keyColumns = keys.map((k, i) => sql`${k.value} AS ${sql.ident(`k${i}`)}`);
+    const aggregateOrder = sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
+    return sql`(SELECT ${jsonArray(sql`${rows}.${sql.ident('j')}`, aggregateOrder)} FROM (SELECT ${rowObject(collection, selection, table)} AS ${sql.ident(
+      'j',
+    )}, ${sql.join(keyColumns)} ${source(collection, query, table, correlation, keys)}) AS ${rows})`;
+  }
+
+  return { rowObject, source, list };
+}

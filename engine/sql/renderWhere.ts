@@ -1,0 +1,114 @@
+import type { Collection, Field, Relationship, RowFilter } from '../../metadata/index.js';
+import { assertNever, type BoolExp } from '../plan/ir.js';
+import type { Param } from '../plan/params.js';
+import { shortenRoleFilter } from '../plan/passes/foreignKeyShortcuts.js';
+import type { CompileContext } from './compileContext.js';
+import { filterImpliedByPath } from './filterImpliedByPath.js';
+import { sql, type Fragment } from './fragment.js';
+import { ARRAY_CAST, JSONB_OPERATOR, OPERATOR } from './sqlTables.js';
+
+export type WhereRenderer = ReturnType<typeof whereRenderer>;
+
+/**
+ * Boolean expressions and the predicates of table references. A relationship filter is rendered
+ * as the IR has it: the foreign-key shortcuts were made before (`plan/passes/foreignKeyShortcuts.ts`;
+ * a role's filters through `shortenRoleFilter`, once per metadata version).
+ */
+export function whereRenderer(context: CompileContext) {
+  const { metadata, nextAlias, fieldValue, tenantPredicate, joinPredicate, param } = context;
+
+  /** A role's filter (select, update, delete, check) over the row `table`. */
+  const roleFilter = (filter: RowFilter, table: Fragment): Fragment => where(shortenRoleFilter(filter, metadata.foreignKeyRelationships), table);
+
+  /**
+   * The predicate of EVERY table reference to a collection: the tenant predicate and, for a
+   * role, its select filter (key variables are parameters, so the plan is per role, not per
+   * key). A filter's own relationships point at unrestricted collections: they get the tenant
+   * predicate only, so filters never nest into each other.
+   */
+  const rowPredicate = (collection: Collection, table: Fragment): Fragment =>
+    collection.selectFilter ? sql`${tenantPredicate(table)} AND ${roleFilter(collection.selectFilter, table)}` : tenantPredicate(table);
+
+  /**
+   * The predicate of a table reference reached from a row of `parent` through `relationship`:
+   * the tenant predicate alone when the role's filter of `target` holds for every such row by
+   * construction (`filterImpliedByPath`), else `rowPredicate`.
+   */
+  const pathPredicate = (parent: Collection, relationship: Relationship, target: Collection, table: Fragment): Fragment =>
+    filterImpliedByPath(parent, relationship, target) ? tenantPredicate(table) : rowPredicate(target, table);
+
+  /**
+   * A string written in the document that equals a constant the catalogue holds for this column —
+   * a text constant of a partial index's predicate on a column of this name, or one of the values
+   * a CHECK constraint allows the field's column (`Metadata.fieldValues`) — as the catalogue's
+   * constant in SQL text (`sql.catalogueConstant`): the statement's generic plan can then use the
+   * partial index, and reads a constant where it would read a parameter on every row. Null
+   * otherwise (the value stays a parameter).
+   */
+  const catalogueConstant = (field: Field, value: Param): Fragment | null => {
+    if (value.kind !== 'const' || typeof value.value !== 'string' || field.type !== 'text' || field.source.kind !== 'column') return null;
+    const known = metadata.indexConstants?.get(field.source.column)?.has(value.value) || metadata.fieldValues?.get(field)?.includes(value.value);
+    return known ? sql.catalogueConstant(value.value) : null;
+  };
+
+  /**
+   * A variable compared (`_eq`) with a field whose column takes only a CHECK constraint's values
+   * (`Metadata.fieldValues`) is marked with them (`oneOf`), so the statement's plan can be
+   * checked for each (engine/sql/fragment.ts `genericPlanSafety`). Every other value as it is.
+   */
+  const listed = ({ field, operator, value }: Extract<BoolExp, { kind: 'compare' }>): Param => {
+    if (value.kind !== 'var' || operator !== '_eq') return value;
+    const values = metadata.fieldValues?.get(field);
+    return values ? { ...value, oneOf: values } : value;
+  };
+
+  /**
+   * A boolean expression over the row `table`. `cast` is the field a `_cast` compares (the jsonb
+   * field as text) and its value; comparisons naming it read that value instead of the field.
+   */
+  function where(expression: BoolExp, table: Fragment, cast: { readonly as: Field; readonly value: Fragment } | null = null): Fragment {
+    const valueOf = (field: Field): Fragment => (cast && cast.as === field ? cast.value : fieldValue(table, field));
+    switch (expression.kind) {
+      case 'and':
+        return expression.items.length ? sql`(${sql.join(expression.items.map((item) => where(item, table, cast)), sql` AND `)})` : sql`true`;
+      case 'or':
+        return expression.items.length ? sql`(${sql.join(expression.items.map((item) => where(item, table, cast)), sql` OR `)})` : sql`false`;
+      case 'not':
+        return sql`(NOT ${where(expression.item, table, cast)})`;
+      case 'compare':
+        return sql`(${valueOf(expression.field)} ${OPERATOR[expression.operator]} ${catalogueConstant(expression.field, expression.value) ?? param(listed(expression), expression.field.type)})`;
+      case 'jsonb': {
+        const { operator, operand } = JSONB_OPERATOR[expression.operator];
+        return sql`(${valueOf(expression.field)} ${operator} ${sql.param(expression.value)}::${operand})`;
+      }
+      case 'cast':
+        return where(expression.where, table, { as: expression.as, value: sql`(${valueOf(expression.field)})::text` });
+      case 'in': {
+        const values = sql`${sql.param(expression.values)}::${ARRAY_CAST[expression.field.type]}`;
+        const value = valueOf(expression.field);
+        // SPEC §5: _nin never matches a null field. ALL over an empty list is true even for
+        // null, so null is made unknown (not false: NOT of it must stay unknown too).
+        return expression.negated ? sql`(${value} <> ALL(${values}) AND (${value} IS NOT NULL OR NULL))` : sql`(${value} = ANY(${values}))`;
+      }
+      case 'isNull': {
+        const value = valueOf(expression.field);
+        if (expression.value.kind === 'const' && typeof expression.value.value === 'boolean') {
+          return expression.value.value ? sql`(${value} IS NULL)` : sql`(${value} IS NOT NULL)`;
+        }
+        return sql`((${value} IS NULL) = ${param(expression.value, 'boolean')})`;
+      }
+      case 'relationship': {
+        const child = nextAlias('t');
+        return sql`EXISTS (SELECT 1 FROM ${sql.ident(expression.target.table)} AS ${child} WHERE ${rowPredicate(expression.target, child)} AND ${joinPredicate(
+          expression.relationship,
+          table,
+          child,
+        )} AND ${where(expression.where, child)})`;
+      }
+      default:
+        return assertNever(expression);
+    }
+  }
+
+  return { where, roleFilter, rowPredicate, pathPredicate };
+}

@@ -1,0 +1,63 @@
+import type { ScalarType } from '../../metadata/index.js';
+import type { ComparisonOperator, JsonbOperator } from '../plan/ir.js';
+import type { OrderDirection } from '../schema/buildSchema.js';
+import { sql, type Fragment } from './fragment.js';
+
+// The SQL words the compiler writes for a name of the IR: closed tables, never built from input.
+
+/** Casts of bound parameters. */
+export const CAST: Readonly<Record<ScalarType, Fragment>> = {
+  uuid: sql`uuid`,
+  text: sql`text`,
+  numeric: sql`numeric`,
+  integer: sql`bigint`,
+  boolean: sql`boolean`,
+  date: sql`date`,
+  timestamptz: sql`timestamptz`,
+  jsonb: sql`jsonb`,
+};
+export const ARRAY_CAST: Readonly<Record<ScalarType, Fragment>> = {
+  uuid: sql`uuid[]`,
+  text: sql`text[]`,
+  numeric: sql`numeric[]`,
+  integer: sql`bigint[]`,
+  boolean: sql`boolean[]`,
+  date: sql`date[]`,
+  timestamptz: sql`timestamptz[]`,
+  jsonb: sql`jsonb[]`,
+};
+export const OPERATOR: Readonly<Record<ComparisonOperator, Fragment>> = {
+  _eq: sql`=`,
+  _neq: sql`<>`,
+  _gt: sql`>`,
+  _gte: sql`>=`,
+  _lt: sql`<`,
+  _lte: sql`<=`,
+  _like: sql`LIKE`,
+  _nlike: sql`NOT LIKE`,
+  _ilike: sql`ILIKE`,
+  _nilike: sql`NOT ILIKE`,
+  _regex: sql`~`,
+  _iregex: sql`~*`,
+  _nregex: sql`!~`,
+  _niregex: sql`!~*`,
+  _similar: sql`SIMILAR TO`,
+  _nsimilar: sql`NOT SIMILAR TO`,
+};
+/** jsonb operators and the type their operand is bound as (`?`, `?|`, `?&` take keys). */
+export const JSONB_OPERATOR: Readonly<Record<JsonbOperator, { readonly operator: Fragment; readonly operand: Fragment }>> = {
+  _contains: { operator: sql`@>`, operand: sql`jsonb` },
+  _contained_in: { operator: sql`<@`, operand: sql`jsonb` },
+  _has_key: { operator: sql`?`, operand: sql`text` },
+  _has_keys_any: { operator: sql`?|`, operand: sql`text[]` },
+  _has_keys_all: { operator: sql`?&`, operand: sql`text[]` },
+};
+export const DIRECTION: Readonly<Record<OrderDirection, Fragment>> = {
+  asc: sql`ASC NULLS LAST`,
+  asc_nulls_first: sql`ASC NULLS FIRST`,
+  asc_nulls_last: sql`ASC NULLS LAST`,
+  desc: sql`DESC NULLS FIRST`,
+  desc_nulls_first: sql`DESC NULLS FIRST`,
+  desc_nulls_last: sql`DESC NULLS LAST`,
+};
+export const AGGREGATE_FUNCTION = { sum: sql`sum`, avg: sql`avg`, min: sql`min`, max: sql`max` } as const;
