@@ -147,7 +147,7 @@ export function selectCompiler(metadata: Metadata) {
   const fieldOutput = (collection: Collection, table: Fragment, field: Field): Fragment => {
     const column = sql`${table}.${sql.ident(field.source.column)}`;
     if (field.source.kind === 'customField') return sql`coalesce((${column} -> ${key(field.source.key)})::text, 'null')`;
-    return metadata.notNullColumns?.has(`${collection.table}.${field.source.column}`) ? sql`to_json(${column})` : jsonOf(column);
+    return metadata.notNullColumns.has(`${collection.table}.${field.source.column}`) ? sql`to_json(${column})` : jsonOf(column);
   };
 
   /** A field's value for comparison and ordering, typed. */
@@ -170,10 +170,11 @@ export function selectCompiler(metadata: Metadata) {
   /**
    * The predicate of a table reference reached from a row of `parent` through `relationship`:
    * the tenant predicate alone when the role's filter of `target` holds for every such row by
-   * construction (`filterImpliedByPath`), else `rowPredicate`.
+   * construction (`Collection.relationshipsOnlyToVisibleRows`, worked out by the permissions
+   * stage), else `rowPredicate`.
    */
   const pathPredicate = (parent: Collection, relationship: Relationship, target: Collection, table: Fragment): Fragment =>
-    filterImpliedByPath(parent, relationship, target) ? tenantPredicate(table) : rowPredicate(target, table);
+    parent.relationshipsOnlyToVisibleRows.has(relationship.name) ? tenantPredicate(table) : rowPredicate(target, table);
 
   const joinPredicate = (relationship: Relationship, parent: Fragment, child: Fragment): Fragment =>
     sql.join(
@@ -195,7 +196,7 @@ export function selectCompiler(metadata: Metadata) {
    */
   const catalogueConstant = (field: Field, value: Param): Fragment | null => {
     if (value.kind !== 'const' || typeof value.value !== 'string' || field.type !== 'text' || field.source.kind !== 'column') return null;
-    const known = metadata.indexConstants?.get(field.source.column)?.has(value.value) || metadata.fieldValues?.get(field)?.includes(value.value);
+    const known = metadata.indexConstants.get(field.source.column)?.has(value.value) || metadata.fieldValues.get(field)?.includes(value.value);
     return known ? sql.catalogueConstant(value.value) : null;
   };
 
@@ -206,7 +207,7 @@ export function selectCompiler(metadata: Metadata) {
    */
   const listed = ({ field, operator, value }: Extract<BoolExp, { kind: 'compare' }>): Param => {
     if (value.kind !== 'var' || operator !== '_eq') return value;
-    const values = metadata.fieldValues?.get(field);
+    const values = metadata.fieldValues.get(field);
     return values ? { ...value, oneOf: values } : value;
   };
 
@@ -222,7 +223,7 @@ export function selectCompiler(metadata: Metadata) {
    */
   const throughForeignKey = (expression: Extract<BoolExp, { kind: 'relationship' }>): Extract<BoolExp, { kind: 'relationship' }> | null => {
     const { relationship, target, where: inner } = expression;
-    if (relationship.kind !== 'object' || target.selectFilter || inner.kind !== 'relationship' || !metadata.foreignKeyRelationships?.has(relationship)) return null;
+    if (relationship.kind !== 'object' || target.selectFilter || inner.kind !== 'relationship' || !metadata.foreignKeyRelationships.has(relationship)) return null;
     const parentColumnOf = new Map(relationship.mapping.map(([from, to]) => [to, from]));
     const mapping: (readonly [string, string])[] = [];
     for (const [from, to] of inner.relationship.mapping) {
@@ -639,85 +640,3 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
 }
 
 type SharedScanAggregate = Extract<RootField, { kind: 'selectAggregate' }>;
-
-/**
- * Whether every row of `target` reached through `relationship` from a row of `parent` that the
- * role may see is one the role may see too, so its select filter need not be checked again
- * (the compiler checks it on every OTHER reference, so a parent row is always visible). Two
- * shapes, both proven from the filters' text alone:
- *
- * - back to the parent: `target`'s filter is `{<relationship back to parent>: <parent's filter>}`
- *   — "rows whose parent is visible" (investor: a loan's `payments`, `schedules`, `borrows`,
- *   `loan_documents`; a loan document's `document`, whose filter is `{loan_documents: …}`). The
- *   relationship back must have the inverse mapping, so the row it finds is the parent itself.
- * - through an object relationship: `parent`'s filter is `{<this relationship>: <target's
- *   filter>}` and the relationship ends at `target`'s primary key, so the one row it reaches is
- *   the one the parent's filter saw (investor: a payment's or schedule's `loan`).
- *
- * Anything else (filters of other shapes, other relationships) keeps the check.
- */
-export function filterImpliedByPath(parent: Collection, relationship: Relationship, target: Collection): boolean {
-  const targetFilter = target.selectFilter;
-  if (!targetFilter) return true;
-  if (
-    parent.selectFilter &&
-    targetFilter.kind === 'relationship' &&
-    targetFilter.target.name === parent.name &&
-    isInverse(targetFilter.relationship.mapping, relationship.mapping) &&
-    sameFilter(targetFilter.where, parent.selectFilter)
-  ) {
-    return true;
-  }
-  const parentFilter = parent.selectFilter;
-  return (
-    relationship.kind === 'object' &&
-    parentFilter !== null &&
-    parentFilter.kind === 'relationship' &&
-    parentFilter.relationship.name === relationship.name &&
-    parentFilter.target.name === target.name &&
-    sameMapping(parentFilter.relationship.mapping, relationship.mapping) &&
-    relationship.mapping.length === 1 &&
-    relationship.mapping[0]![1] === target.primaryKey.source.column &&
-    target.primaryKey.source.kind === 'column' &&
-    sameFilter(parentFilter.where, targetFilter)
-  );
-}
-
-type Mapping = Relationship['mapping'];
-const sameMapping = (a: Mapping, b: Mapping): boolean => a.length === b.length && a.every(([from, to], i) => b[i]![0] === from && b[i]![1] === to);
-const isInverse = (a: Mapping, b: Mapping): boolean => a.length === b.length && a.every(([from, to], i) => b[i]![0] === to && b[i]![1] === from);
-
-type Filter = NonNullable<Collection['selectFilter']>;
-const sameField = (a: Field, b: Field): boolean => a.name === b.name && JSON.stringify(a.source) === JSON.stringify(b.source);
-const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
-
-/** Structural equality of two role filters (fields, relationships and targets by name, values by content). */
-function sameFilter(a: Filter, b: Filter): boolean {
-  switch (a.kind) {
-    case 'and':
-    case 'or':
-      return b.kind === a.kind && a.items.length === b.items.length && a.items.every((item, i) => sameFilter(item, b.items[i]!));
-    case 'not':
-      return b.kind === 'not' && sameFilter(a.item, b.item);
-    case 'compare':
-      return b.kind === 'compare' && a.operator === b.operator && sameField(a.field, b.field) && sameValue(a.value, b.value);
-    case 'in':
-      return b.kind === 'in' && a.negated === b.negated && sameField(a.field, b.field) && sameValue(a.values, b.values);
-    case 'isNull':
-      return b.kind === 'isNull' && sameField(a.field, b.field) && sameValue(a.value, b.value);
-    case 'jsonb':
-      return b.kind === 'jsonb' && a.operator === b.operator && sameField(a.field, b.field) && sameValue(a.value, b.value);
-    case 'cast':
-      return b.kind === 'cast' && sameField(a.field, b.field) && sameField(a.as, b.as) && sameFilter(a.where, b.where);
-    case 'relationship':
-      return (
-        b.kind === 'relationship' &&
-        a.relationship.name === b.relationship.name &&
-        a.target.name === b.target.name &&
-        sameMapping(a.relationship.mapping, b.relationship.mapping) &&
-        sameFilter(a.where, b.where)
-      );
-    default:
-      return assertNever(a);
-  }
-}
