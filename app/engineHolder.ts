@@ -4,7 +4,10 @@ import { GraphEngine, type EngineOptions } from '../engine/index.js';
 import { checkMetadataAgainstDatabase, loadMetadataFile, MetadataError } from '../metadata/index.js';
 import { applyEventTriggers } from './webhooks/index.js';
 
-/** Loads a metadata file, checks it against the database, and builds its engine. */
+/**
+ * Loads a metadata file (parsed and resolved), checks it against the database (the checked
+ * stage, the only one the engine accepts), and builds its engine.
+ */
 export async function buildEngine(path: string, db: Database, options: EngineOptions): Promise<GraphEngine> {
   const { metadata, catalogue } = await checkMetadataAgainstDatabase(loadMetadataFile(path), db);
   return new GraphEngine(metadata, options, catalogue);

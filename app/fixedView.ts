@@ -1,6 +1,6 @@
 import type { Database } from '../db/index.js';
 import { GraphEngine } from '../engine/index.js';
-import { checkMetadataAgainstDatabase, parseMetadata } from '../metadata/index.js';
+import { checkMetadataAgainstDatabase, resolveMetadata, validateMetadataDocument, type CollectionDocument, type MetadataDocument, type RelationshipDocument } from '../metadata/index.js';
 
 /**
  * The one home of the fixed views of the tables that the server's own GraphQL documents run
@@ -11,71 +11,82 @@ import { checkMetadataAgainstDatabase, parseMetadata } from '../metadata/index.j
  * Both views share the same `loans` collection (every column of a loan — the ledger's balances of
  * SPEC §12 included —, its borrower and
  * guarantor links) and the links themselves (`borrows`, `guarantees`); each view adds its own
- * `people` and whatever else it reads.
+ * `people` and whatever else it reads. Declared as data (the metadata's parsed stage,
+ * `MetadataDocument`), so the compiler checks their shape and no text is pieced together.
  */
-const LOANS = `  loans:
-    table: loans
-    primary_key: id
-    fields:
-      id: uuid
-      name: text
-      status: text
-      amount: numeric
-      rate: numeric
-      term: integer
-      frequency: text
-      amortization: text
-      regular_payment: numeric
-      date_funded: date
-      first_payment_date: date
-      date_maturity: date
-      custom_fields: jsonb
-      principal_outstanding: numeric
-      interest_due: numeric
-      fees_due: numeric
-      credit_balance: numeric
-      oldest_unpaid_due: date
-      date_closed: date
-      created_at: timestamptz
-      updated_at: timestamptz
-    relationships:
-      borrows: { array: borrows, on: { id: loan_id } }
-      guarantees: { array: guarantees, on: { id: loan_id } }
-`;
-const LINKS = ['borrows', 'guarantees']
-  .map(
-    (table) => `  ${table}:
-    table: ${table}
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, person_id: uuid, created_at: timestamptz }
-    relationships:
-      loan: { object: loans, on: { loan_id: id } }
-      person: { object: people, on: { person_id: id } }
-`,
-  )
-  .join('');
+const LOANS: CollectionDocument = {
+  table: 'loans',
+  primary_key: 'id',
+  fields: {
+    id: 'uuid',
+    name: 'text',
+    status: 'text',
+    amount: 'numeric',
+    rate: 'numeric',
+    term: 'integer',
+    frequency: 'text',
+    amortization: 'text',
+    regular_payment: 'numeric',
+    date_funded: 'date',
+    first_payment_date: 'date',
+    date_maturity: 'date',
+    custom_fields: 'jsonb',
+    principal_outstanding: 'numeric',
+    interest_due: 'numeric',
+    fees_due: 'numeric',
+    credit_balance: 'numeric',
+    oldest_unpaid_due: 'date',
+    date_closed: 'date',
+    created_at: 'timestamptz',
+    updated_at: 'timestamptz',
+  },
+  relationships: {
+    borrows: { array: 'borrows', on: { id: 'loan_id' } },
+    guarantees: { array: 'guarantees', on: { id: 'loan_id' } },
+  },
+};
 
-export interface FixedViewParts {
-  /** More relationships of `loans`, as YAML lines indented by six spaces. */
-  readonly loanRelationships?: string;
-  /** The view's other collections (`people` at least, which the links point to), as YAML indented by two spaces. */
-  readonly collections: string;
+/** A link of a loan to a person (`borrows`, `guarantees`). */
+const link = (table: string): CollectionDocument => ({
+  table,
+  primary_key: 'id',
+  fields: { id: 'uuid', loan_id: 'uuid', person_id: 'uuid', created_at: 'timestamptz' },
+  relationships: {
+    loan: { object: 'loans', on: { loan_id: 'id' } },
+    person: { object: 'people', on: { person_id: 'id' } },
+  },
+});
+
+/** What a fixed view adds to the shared loans and links. */
+export interface FixedView {
+  /** More relationships of `loans`, after `borrows` and `guarantees`. */
+  readonly loanRelationships?: Readonly<Record<string, RelationshipDocument>>;
+  /** The view's other collections: `people` at least, which the links point to. */
+  readonly collections: Readonly<Record<string, CollectionDocument>> & { readonly people: CollectionDocument };
 }
 
-/** The metadata text of a fixed view: the shared loans and links, plus the view's own parts. */
-export function fixedViewText(parts: FixedViewParts): string {
-  return `version: 1
-tenant_column: account_id
-collections:
-${LOANS}${parts.loanRelationships ?? ''}${LINKS}${parts.collections}`;
+/** The metadata document of a fixed view: the shared loans and links, then the view's own collections. */
+export function fixedViewDocument(view: FixedView): MetadataDocument {
+  return {
+    version: 1,
+    tenant_column: 'account_id',
+    collections: {
+      loans: { ...LOANS, relationships: { ...LOANS.relationships, ...view.loanRelationships } },
+      borrows: link('borrows'),
+      guarantees: link('guarantees'),
+      ...view.collections,
+    },
+  };
 }
 
 /**
- * The query engine of a fixed view, after checking the view against the database (a missing
- * column fails here, at start-up, naming it). No limits apply: the documents are the server's own.
+ * The query engine of a fixed view, after checking the view against the JSON Schema (its names)
+ * and the database (a missing column fails here, at start-up, naming it). No limits apply: the
+ * documents are the server's own.
  */
-export async function fixedViewEngine(db: Database, parts: FixedViewParts, description: string, planCacheSize: number): Promise<GraphEngine> {
-  const { metadata, catalogue } = await checkMetadataAgainstDatabase(parseMetadata(fixedViewText(parts), description), db);
+export async function fixedViewEngine(db: Database, view: FixedView, planCacheSize: number): Promise<GraphEngine> {
+  const resolved = resolveMetadata(validateMetadataDocument(fixedViewDocument(view)));
+  const { metadata, catalogue } = await checkMetadataAgainstDatabase(resolved, db);
   return new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize, maxCost: 0, maxRootFields: 0, maxFields: 0 }, catalogue);
 }
 

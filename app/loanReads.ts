@@ -1,8 +1,8 @@
 import { isLosslessNumber, parse, stringify } from 'lossless-json';
 import type { Database } from '../db/index.js';
 import { GraphEngine, type Principal } from '../engine/index.js';
-import type { Collection, Metadata, RowFilter } from '../metadata/index.js';
-import { fixedViewEngine, UUID, type FixedViewParts } from './fixedView.js';
+import { withSelectFilters, type Metadata, type RowFilter } from '../metadata/index.js';
+import { fixedViewEngine, UUID, type FixedView } from './fixedView.js';
 import type { LoanStatus } from './products.js';
 
 /**
@@ -12,12 +12,8 @@ import type { LoanStatus } from './products.js';
  * GraphQL never changes the REST contract. Numbers keep PostgreSQL's exact digits: the
  * engine's JSON is reshaped with lossless-json, never through JavaScript floats.
  */
-const REST_VIEW: FixedViewParts = {
-  collections: `  people:
-    table: people
-    primary_key: id
-    fields: { id: uuid, name: text, email: text, entity_type: text }
-`,
+const REST_VIEW: FixedView = {
+  collections: { people: { table: 'people', primary_key: 'id', fields: { id: 'uuid', name: 'text', email: 'text', entity_type: 'text' } } },
 };
 
 const CONTACTS = '{ person { id name email entity_type } }';
@@ -56,7 +52,7 @@ export class LoanReader {
 
   /** Builds the reader's engine and checks its view against the database. */
   static async create(db: Database): Promise<LoanReader> {
-    const engine = await fixedViewEngine(db, REST_VIEW, 'the REST loan view', 16);
+    const engine = await fixedViewEngine(db, REST_VIEW, 16);
     return new LoanReader(engine, engine.metadata);
   }
 
@@ -70,13 +66,12 @@ export class LoanReader {
     if (isAdmin && !filters.size) return this;
     const cached = filters.size ? undefined : this.#byRole.get(roleView);
     if (cached) return cached;
-    const collections = new Map<string, Collection>();
-    for (const [name, collection] of this.view.collections) {
+    const selectFilters = new Map<string, RowFilter | null>();
+    for (const name of this.view.collections.keys()) {
       const seen = roleView.collections.get(name);
-      const selectFilter = filters.has(name) ? filters.get(name)! : isAdmin ? null : seen ? seen.selectFilter : NO_ROWS;
-      collections.set(name, { ...collection, selectFilter });
+      selectFilters.set(name, filters.has(name) ? filters.get(name)! : isAdmin ? null : seen ? seen.selectFilter : NO_ROWS);
     }
-    const reader = new LoanReader(new GraphEngine({ ...this.view, collections }, this.engine.options, this.engine.catalogue), this.view);
+    const reader = new LoanReader(new GraphEngine(withSelectFilters(this.view, selectFilters), this.engine.options, this.engine.catalogue), this.view);
     if (!filters.size) this.#byRole.set(roleView, reader);
     return reader;
   }

@@ -1,7 +1,7 @@
 import { parse } from 'lossless-json';
 import type { Database } from '../db/index.js';
 import { RequestError, type GraphEngine } from '../engine/index.js';
-import { fixedViewEngine, type FixedViewParts } from '../app/fixedView.js';
+import { fixedViewEngine, type FixedView } from '../app/fixedView.js';
 import { payoffQuoteJson } from '../app/ledgerReads.js';
 
 /**
@@ -16,102 +16,150 @@ import { payoffQuoteJson } from '../app/ledgerReads.js';
  * admin id is the session's, never a form's. Numbers keep PostgreSQL's exact digits
  * (lossless-json: `100000.00` stays `100000.00`).
  */
-const SERVICING_VIEW: FixedViewParts = {
-  loanRelationships: `      loan_documents: { array: loan_documents, on: { id: loan_id } }
-      address_details: { array: address_details, on: { id: loan_id } }
-      payments: { array: payments, on: { id: loan_id } }
-      schedules: { array: schedules, on: { id: loan_id } }
-      tasks: { array: tasks, on: { id: loan_id } }
-      comments: { array: comments, on: { id: loan_id } }
-      funding_sources: { array: funding_sources, on: { id: loan_id } }
-`,
-  collections: `  people:
-    table: people
-    primary_key: id
-    fields: { id: uuid, name: text, email: text, phone: text, status: text, entity_type: text, is_borrower: boolean, is_investor: boolean, created_at: timestamptz }
-    relationships:
-      borrows: { array: borrows, on: { id: person_id } }
-      guarantees: { array: guarantees, on: { id: person_id } }
-      funding_sources: { array: funding_sources, on: { id: person_id } }
-  funding_sources:
-    table: funding_sources
-    primary_key: id
-    fields: { id: uuid, person_id: uuid, loan_id: uuid, class: text, rate: numeric, original_amount: numeric, committed_amount: numeric, date_funded: date }
-    relationships:
-      loan: { object: loans, on: { loan_id: id } }
-      person: { object: people, on: { person_id: id } }
-  payments:
-    table: payments
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, date: date, amount: numeric, type: text, method: text, date_reversed: date, reversal_reason: text, posted_at: timestamptz }
-    relationships:
-      allocations: { array: payment_allocations, on: { id: payment_id } }
-    insert: { columns: [loan_id, date, amount, type, method] }
-    update: { columns: [date_reversed, reversal_reason] }
-  payment_allocations:
-    table: payment_allocations
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, payment_id: uuid, row_number: integer, fee_id: uuid, component: text, amount: numeric, position: integer }
-    relationships:
-      fee: { object: fees, on: { fee_id: id } }
-  fees:
-    table: fees
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, kind: text, row_number: integer, date: date, amount: numeric, paid: numeric, waived: numeric }
-  schedules:
-    table: schedules
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, number: integer, due: date, payment: numeric, principal: numeric, interest: numeric, balance: numeric, is_next: boolean }
-  tasks:
-    table: tasks
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, name: text, status: text, date_due: date, created_at: timestamptz }
-    insert: { columns: [loan_id, name, date_due] }
-    update: { columns: [status] }
-  comments:
-    table: comments
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, admin_id: uuid, text: text, created_at: timestamptz }
-    relationships:
-      admin: { object: admins, on: { admin_id: id } }
-    insert: { columns: [loan_id, admin_id, text] }
-  admins:
-    table: admins
-    primary_key: id
-    root_fields: []
-    fields: { id: uuid, name: text, email: text }
-  loan_documents:
-    table: loan_documents
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, document_id: uuid }
-    relationships:
-      document: { object: documents, on: { document_id: id } }
-  documents:
-    table: documents
-    primary_key: id
-    fields: { id: uuid, name: text, status: text, type: text, uploaded_date: date }
-  address_details:
-    table: address_details
-    primary_key: id
-    fields: { id: uuid, loan_id: uuid, address_id: uuid }
-    relationships:
-      address: { object: addresses, on: { address_id: id } }
-  addresses:
-    table: addresses
-    primary_key: id
-    fields: { id: uuid, street1: text, city: text, state: text, zipcode: text }
-    relationships:
-      valuations: { array: valuations, on: { id: address_id } }
-      insurances: { array: insurances, on: { id: address_id } }
-  valuations:
-    table: valuations
-    primary_key: id
-    fields: { id: uuid, address_id: uuid, value: numeric, valuation_type: text, report_date: date }
-  insurances:
-    table: insurances
-    primary_key: id
-    fields: { id: uuid, address_id: uuid, carrier: text, type: text, coverage_amount: numeric, expiration: date }
-`,
+const SERVICING_VIEW: FixedView = {
+  loanRelationships: {
+    loan_documents: { array: 'loan_documents', on: { id: 'loan_id' } },
+    address_details: { array: 'address_details', on: { id: 'loan_id' } },
+    payments: { array: 'payments', on: { id: 'loan_id' } },
+    schedules: { array: 'schedules', on: { id: 'loan_id' } },
+    tasks: { array: 'tasks', on: { id: 'loan_id' } },
+    comments: { array: 'comments', on: { id: 'loan_id' } },
+    funding_sources: { array: 'funding_sources', on: { id: 'loan_id' } },
+  },
+  collections: {
+    people: {
+      table: 'people',
+      primary_key: 'id',
+      fields: {
+        id: 'uuid',
+        name: 'text',
+        email: 'text',
+        phone: 'text',
+        status: 'text',
+        entity_type: 'text',
+        is_borrower: 'boolean',
+        is_investor: 'boolean',
+        created_at: 'timestamptz',
+      },
+      relationships: {
+        borrows: { array: 'borrows', on: { id: 'person_id' } },
+        guarantees: { array: 'guarantees', on: { id: 'person_id' } },
+        funding_sources: { array: 'funding_sources', on: { id: 'person_id' } },
+      },
+    },
+    funding_sources: {
+      table: 'funding_sources',
+      primary_key: 'id',
+      fields: {
+        id: 'uuid',
+        person_id: 'uuid',
+        loan_id: 'uuid',
+        class: 'text',
+        rate: 'numeric',
+        original_amount: 'numeric',
+        committed_amount: 'numeric',
+        date_funded: 'date',
+      },
+      relationships: { loan: { object: 'loans', on: { loan_id: 'id' } }, person: { object: 'people', on: { person_id: 'id' } } },
+    },
+    payments: {
+      table: 'payments',
+      primary_key: 'id',
+      fields: {
+        id: 'uuid',
+        loan_id: 'uuid',
+        date: 'date',
+        amount: 'numeric',
+        type: 'text',
+        method: 'text',
+        date_reversed: 'date',
+        reversal_reason: 'text',
+        posted_at: 'timestamptz',
+      },
+      relationships: { allocations: { array: 'payment_allocations', on: { id: 'payment_id' } } },
+      insert: { columns: ['loan_id', 'date', 'amount', 'type', 'method'] },
+      update: { columns: ['date_reversed', 'reversal_reason'] },
+    },
+    payment_allocations: {
+      table: 'payment_allocations',
+      primary_key: 'id',
+      fields: {
+        id: 'uuid',
+        loan_id: 'uuid',
+        payment_id: 'uuid',
+        row_number: 'integer',
+        fee_id: 'uuid',
+        component: 'text',
+        amount: 'numeric',
+        position: 'integer',
+      },
+      relationships: { fee: { object: 'fees', on: { fee_id: 'id' } } },
+    },
+    fees: {
+      table: 'fees',
+      primary_key: 'id',
+      fields: { id: 'uuid', loan_id: 'uuid', kind: 'text', row_number: 'integer', date: 'date', amount: 'numeric', paid: 'numeric', waived: 'numeric' },
+    },
+    schedules: {
+      table: 'schedules',
+      primary_key: 'id',
+      fields: {
+        id: 'uuid',
+        loan_id: 'uuid',
+        number: 'integer',
+        due: 'date',
+        payment: 'numeric',
+        principal: 'numeric',
+        interest: 'numeric',
+        balance: 'numeric',
+        is_next: 'boolean',
+      },
+    },
+    tasks: {
+      table: 'tasks',
+      primary_key: 'id',
+      fields: { id: 'uuid', loan_id: 'uuid', name: 'text', status: 'text', date_due: 'date', created_at: 'timestamptz' },
+      insert: { columns: ['loan_id', 'name', 'date_due'] },
+      update: { columns: ['status'] },
+    },
+    comments: {
+      table: 'comments',
+      primary_key: 'id',
+      fields: { id: 'uuid', loan_id: 'uuid', admin_id: 'uuid', text: 'text', created_at: 'timestamptz' },
+      relationships: { admin: { object: 'admins', on: { admin_id: 'id' } } },
+      insert: { columns: ['loan_id', 'admin_id', 'text'] },
+    },
+    admins: { table: 'admins', primary_key: 'id', root_fields: [], fields: { id: 'uuid', name: 'text', email: 'text' } },
+    loan_documents: {
+      table: 'loan_documents',
+      primary_key: 'id',
+      fields: { id: 'uuid', loan_id: 'uuid', document_id: 'uuid' },
+      relationships: { document: { object: 'documents', on: { document_id: 'id' } } },
+    },
+    documents: { table: 'documents', primary_key: 'id', fields: { id: 'uuid', name: 'text', status: 'text', type: 'text', uploaded_date: 'date' } },
+    address_details: {
+      table: 'address_details',
+      primary_key: 'id',
+      fields: { id: 'uuid', loan_id: 'uuid', address_id: 'uuid' },
+      relationships: { address: { object: 'addresses', on: { address_id: 'id' } } },
+    },
+    addresses: {
+      table: 'addresses',
+      primary_key: 'id',
+      fields: { id: 'uuid', street1: 'text', city: 'text', state: 'text', zipcode: 'text' },
+      relationships: { valuations: { array: 'valuations', on: { id: 'address_id' } }, insurances: { array: 'insurances', on: { id: 'address_id' } } },
+    },
+    valuations: {
+      table: 'valuations',
+      primary_key: 'id',
+      fields: { id: 'uuid', address_id: 'uuid', value: 'numeric', valuation_type: 'text', report_date: 'date' },
+    },
+    insurances: {
+      table: 'insurances',
+      primary_key: 'id',
+      fields: { id: 'uuid', address_id: 'uuid', carrier: 'text', type: 'text', coverage_amount: 'numeric', expiration: 'date' },
+    },
+  },
 };
 
 export { UUID } from '../app/fixedView.js';
@@ -124,7 +172,7 @@ export class ServicingData {
   private constructor(private readonly engine: GraphEngine) {}
 
   static async create(db: Database): Promise<ServicingData> {
-    return new ServicingData(await fixedViewEngine(db, SERVICING_VIEW, 'the dashboard servicing view', 64));
+    return new ServicingData(await fixedViewEngine(db, SERVICING_VIEW, 64));
   }
 
   /**

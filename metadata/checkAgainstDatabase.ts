@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/index.js';
-import { MetadataError, type Field, type Metadata, type Relationship, type Role, type ScalarType } from './model.js';
+import { withCatalogueFacts } from './catalogueFacts.js';
+import { MetadataError, type Metadata, type Relationship, type ResolvedMetadata, type ScalarType } from './model.js';
 
 /** PostgreSQL column types each metadata type may be read from. */
 const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
@@ -33,14 +34,14 @@ export interface Catalogue {
 }
 
 /**
- * Checks the resolved metadata against the live catalogue: every table and column exists,
+ * Stage 3: checks the resolved metadata against the live catalogue: every table and column exists,
  * with a compatible type, every table has the tenant column, and relationship columns exist;
  * writable fields are not generated columns, and `on_conflict` constraints are unique
  * constraints of the table that include the tenant column. Throws `MetadataError` naming
- * collection and field. Returns the metadata with what the catalogue adds (which columns are
- * NOT NULL) and what the engine's writes need from the catalogue.
+ * collection and field. Returns the checked metadata (`Metadata`: every view with the facts the
+ * catalogue adds, `CatalogueFacts`) and what the engine's writes need from the catalogue.
  */
-export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Queryable): Promise<{ readonly metadata: Metadata; readonly catalogue: Catalogue }> {
+export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, db: Queryable): Promise<{ readonly metadata: Metadata; readonly catalogue: Catalogue }> {
   const tables = [...new Set([...metadata.collections.values()].map((c) => c.table))];
   const { rows } = await db.query<{ table_name: string; column_name: string; data_type: string; is_nullable: string; is_generated: string; numeric_precision: number | null; numeric_scale: number | null }>(
     `SELECT table_name, column_name, data_type, is_nullable, is_generated, numeric_precision, numeric_scale FROM information_schema.columns
@@ -146,14 +147,7 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
     }
   }
   if (problems.length) throw new MetadataError(problems);
-  // Every role's view gets the same NOT NULL columns; `admin`'s view stays the metadata itself.
-  const roles = new Map<string, Role>();
-  const checked: Metadata = { ...metadata, notNullColumns, indexConstants, fieldValues: fieldValuesOf(metadata, valueLists), foreignKeyRelationships, roles };
-  for (const [name, role] of metadata.roles)
-    roles.set(name, {
-      ...role,
-      metadata: role.metadata === metadata ? checked : { ...role.metadata, notNullColumns, indexConstants, fieldValues: fieldValuesOf(role.metadata, valueLists), foreignKeyRelationships },
-    });
+  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships });
   return { metadata: checked, catalogue: { constraints, numericLimits } };
 }
 
@@ -162,7 +156,7 @@ export async function checkMetadataAgainstDatabase(metadata: Metadata, db: Query
  * are exactly those of a validated, not deferrable foreign key from the collection's table to
  * the target's table (in any column order).
  */
-async function relationshipsWithForeignKey(db: Queryable, metadata: Metadata, tables: readonly string[]): Promise<Set<Relationship>> {
+async function relationshipsWithForeignKey(db: Queryable, metadata: ResolvedMetadata, tables: readonly string[]): Promise<Set<Relationship>> {
   const { rows } = await db.query<{ table_name: string; ref_table: string; columns: unknown; ref_columns: unknown }>(
     `SELECT t.relname AS table_name, r.relname AS ref_table,
             array(SELECT a.attname::text FROM unnest(c.conkey) WITH ORDINALITY AS k(num, ord) JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.num ORDER BY k.ord) AS columns,
@@ -244,17 +238,6 @@ async function checkedValueLists(db: Queryable, tables: readonly string[]): Prom
     if (items.length && items.every((item): item is string => item !== undefined && PLAIN_CONSTANT.test(item))) lists.set(`${table}.${match[1]!}`, items);
   }
   return lists;
-}
-
-/** The fields of `metadata`'s collections whose column has a CHECK list of values (`Metadata.fieldValues`). */
-function fieldValuesOf(metadata: Metadata, lists: ReadonlyMap<string, readonly string[]>): Map<Field, readonly string[]> {
-  const values = new Map<Field, readonly string[]>();
-  for (const collection of metadata.collections.values())
-    for (const field of collection.fields.values()) {
-      const list = field.type === 'text' && field.source.kind === 'column' ? lists.get(`${collection.table}.${field.source.column}`) : undefined;
-      if (list) values.set(field, list);
-    }
-  return values;
 }
 
 /** node-postgres parses name[] into an array; PGlite may hand over the literal `{a,b}`. */

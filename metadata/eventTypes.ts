@@ -1,12 +1,5 @@
+import type { EventTypeDocument } from './document.js';
 import type { Collection, EventOperation, EventType } from './model.js';
-
-/** `event_types:` as written (after JSON Schema validation). */
-export interface EventTypeDocument {
-  collection: string;
-  on: 'insert' | 'update' | 'delete';
-  when?: { changed?: string[]; set?: string[]; becomes?: Record<string, string | number | boolean> };
-  payload?: string[];
-}
 
 const OPERATIONS: ReadonlyMap<EventTypeDocument['on'], EventOperation> = new Map([
   ['insert', 'INSERT'],

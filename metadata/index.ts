@@ -1,5 +1,41 @@
-/** Public surface of `metadata/`: load, validate and resolve the metadata file. */
+/**
+ * Public surface of `metadata/`: the metadata in three stages — parsed (`MetadataDocument`),
+ * resolved (`ResolvedMetadata`), checked against the database (`Metadata`, the only one the
+ * engine accepts) — and the model they share.
+ */
+export { assumeEmptyCatalogue } from './catalogueFacts.js';
 export { checkMetadataAgainstDatabase, type Catalogue, type CatalogueConstraint } from './checkAgainstDatabase.js';
+export type { CollectionDocument, FieldDocument, MetadataDocument, RelationshipDocument } from './document.js';
 export { ensureMetadataFile, shippedEntriesMissing } from './ensureMetadataFile.js';
 export { loadMetadataFile, parseMetadata } from './loadMetadata.js';
-export { ADMIN_ROLE, MetadataError, SCALAR_TYPES, type Collection, type ComputedField, type EventOperation, type EventType, type BoolExpOf, type FilterJsonbOperator, type FilterOperator, type FilterValue, type Role, type RowFilter, type DeletePermission, type Field, type InsertPermission, type PresetValue, type UpdatePermission, type FieldSource, type Metadata, type Relationship, type RootFieldKind, type ScalarType } from './model.js';
+export { parseMetadataDocument, validateMetadataDocument } from './parseMetadataDocument.js';
+export { resolveMetadata } from './resolveMetadata.js';
+export { withSelectFilters } from './visibleRows.js';
+export {
+  ADMIN_ROLE,
+  MetadataError,
+  SCALAR_TYPES,
+  type BoolExpOf,
+  type CatalogueFacts,
+  type Collection,
+  type ComputedField,
+  type DeletePermission,
+  type EventOperation,
+  type EventType,
+  type Field,
+  type FieldSource,
+  type FilterJsonbOperator,
+  type FilterOperator,
+  type FilterValue,
+  type InsertPermission,
+  type Metadata,
+  type PresetValue,
+  type Relationship,
+  type ResolvedMetadata,
+  type ResolvedRole,
+  type Role,
+  type RootFieldKind,
+  type RowFilter,
+  type ScalarType,
+  type UpdatePermission,
+} from './model.js';

@@ -1,7 +1,9 @@
 /**
- * The resolved metadata: what later phases use without re-checking. Built once per load by
- * `resolveMetadata`; every name in it has been validated, every relationship points at a
- * collection that exists, and every column has been checked against the database.
+ * The metadata model: the pieces every stage shares (fields, relationships, permissions,
+ * filters) and the stages' own types (`metadata/README.md`, "Stages"): `ResolvedMetadata`
+ * (every name validated, every relationship pointing at a collection that exists, roles
+ * resolved) and `Metadata`, the same checked against the database catalogue with the facts the
+ * catalogue adds. The engine accepts only `Metadata`, so those facts are never missing.
  */
 export type ScalarType = 'uuid' | 'text' | 'numeric' | 'integer' | 'boolean' | 'date' | 'timestamptz' | 'jsonb';
 
@@ -157,6 +159,13 @@ export interface Collection {
   readonly selectLimit: number | null;
   /** Whether `<collection>_aggregate` and `<relationship>_aggregate` are offered. */
   readonly allowAggregations: boolean;
+  /**
+   * The relationships (by name) through which every row reached from a row of this collection
+   * the view lets through is one the view lets through too: the target's select filter needs no
+   * check there (`visibleRows.ts`). Worked out by the permissions stage, once per metadata
+   * version and view; every relationship of a view without filters.
+   */
+  readonly relationshipsOnlyToVisibleRows: ReadonlySet<string>;
 }
 
 export type EventOperation = 'INSERT' | 'UPDATE' | 'DELETE';
@@ -185,52 +194,82 @@ export interface EventType {
 
 /**
  * A role: the metadata as its keys see it (`metadata`, only its collections, fields,
- * relationships and writes) and the variables a key of the role must carry.
+ * relationships and writes) and the variables a key of the role must carry. `View` is the
+ * stage of that view: `ResolvedMetadata`, then `Metadata` once checked.
  */
-export interface Role {
+export interface RoleOf<View> {
   readonly name: string;
   readonly variables: ReadonlyMap<string, ScalarType>;
-  readonly metadata: Metadata;
+  readonly metadata: View;
 }
 
 export const ADMIN_ROLE = 'admin';
 
-export interface Metadata {
+/** What a view holds at every stage after resolving. */
+interface MetadataView {
   readonly tenantColumn: string;
   readonly collections: ReadonlyMap<string, Collection>;
-  /** Every role by name, `admin` (this metadata itself) included. Empty in a role's own view. */
-  readonly roles: ReadonlyMap<string, Role>;
-  /**
-   * Columns the live catalogue declares NOT NULL, as `table.column`, filled in by
-   * `checkMetadataAgainstDatabase`. The compiler writes such a column's JSON without a null
-   * fallback; absent (metadata not checked yet), every column is taken as nullable.
-   */
-  readonly notNullColumns?: ReadonlySet<string>;
-  /**
-   * Text constants of the live catalogue's partial-index predicates (`WHERE status <> 'completed'`),
-   * by column name, filled in by `checkMetadataAgainstDatabase`. A document that compares a text
-   * column with one of these very strings gets it as SQL text, so a prepared statement's generic
-   * plan can use the partial index (engine/README.md, "Constants in the text").
-   */
-  readonly indexConstants?: ReadonlyMap<string, ReadonlySet<string>>;
-  /**
-   * The values a CHECK constraint of the live catalogue allows a text field's column
-   * (`CHECK (status IN ('lead', 'servicing', 'closed'))`), filled in by
-   * `checkMetadataAgainstDatabase`. A variable compared with such a field can take only these
-   * values, so the plans of its statement can be checked for each (db/planChoice.ts).
-   */
-  readonly fieldValues?: ReadonlyMap<Field, readonly string[]>;
-  /**
-   * The object relationships backed by a validated, immediate foreign key from the collection's
-   * table to the target's (its columns and the tenant column's, pair for pair), filled in by
-   * `checkMetadataAgainstDatabase`: the target row exists whenever the relationship's columns
-   * are not null. The compiler then skips the target's table in a filter that only goes through
-   * it (`{loan: {funding_sources: …}}` on schedules: engine/README.md, "Filters through a foreign key").
-   */
-  readonly foreignKeyRelationships?: ReadonlySet<Relationship>;
   /** Event types by name (`loan.created`, …), for webhooks. */
   readonly eventTypes: ReadonlyMap<string, EventType>;
 }
+
+/**
+ * Stage 2, resolved (`resolveMetadata.ts`): collections, fields, relationships, generated names,
+ * event types and roles, every name checked against the document itself; nothing yet read from
+ * the database.
+ */
+export interface ResolvedMetadata extends MetadataView {
+  /** Every role by name, `admin` (this metadata itself) included. Empty in a role's own view. */
+  readonly roles: ReadonlyMap<string, ResolvedRole>;
+}
+
+export type ResolvedRole = RoleOf<ResolvedMetadata>;
+
+/**
+ * What the live catalogue adds to a view (`checkAgainstDatabase.ts`): facts the compiler writes
+ * plainer or faster SQL from. A view built without a database states that it assumes none
+ * (`assumeEmptyCatalogue`), never leaves them out.
+ */
+export interface CatalogueFacts {
+  /**
+   * Columns the catalogue declares NOT NULL, as `table.column`. The compiler writes such a
+   * column's JSON without a null fallback.
+   */
+  readonly notNullColumns: ReadonlySet<string>;
+  /**
+   * Text constants of the catalogue's partial-index predicates (`WHERE status <> 'completed'`),
+   * by column name. A document that compares a text column with one of these very strings gets
+   * it as SQL text, so a prepared statement's generic plan can use the partial index
+   * (engine/README.md, "Constants in the text").
+   */
+  readonly indexConstants: ReadonlyMap<string, ReadonlySet<string>>;
+  /**
+   * The values a CHECK constraint of the catalogue allows a text field's column
+   * (`CHECK (status IN ('lead', 'servicing', 'closed'))`), by field of this view. A variable
+   * compared with such a field can take only these values, so the plans of its statement can be
+   * checked for each (db/planChoice.ts).
+   */
+  readonly fieldValues: ReadonlyMap<Field, readonly string[]>;
+  /**
+   * The object relationships backed by a validated, immediate foreign key from the collection's
+   * table to the target's (its columns and the tenant column's, pair for pair): the target row
+   * exists whenever the relationship's columns are not null. The compiler then skips the
+   * target's table in a filter that only goes through it (`{loan: {funding_sources: …}}` on
+   * schedules: engine/README.md, "Filters through a foreign key").
+   */
+  readonly foreignKeyRelationships: ReadonlySet<Relationship>;
+}
+
+/**
+ * Stage 3, checked (`checkAgainstDatabase.ts`): the resolved metadata whose every table, column
+ * and function the catalogue has, with the catalogue's facts. The only stage the engine accepts.
+ */
+export interface Metadata extends MetadataView, CatalogueFacts {
+  /** Every role by name, `admin` (this metadata itself) included. Empty in a role's own view. */
+  readonly roles: ReadonlyMap<string, Role>;
+}
+
+export type Role = RoleOf<Metadata>;
 
 /** A metadata problem, naming where it is: fatal at start-up, refused on reload. */
 export class MetadataError extends Error {

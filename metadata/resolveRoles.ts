@@ -1,3 +1,4 @@
+import type { ColumnsDocument, Presets, RoleDocument, RolePermissionsDocument } from './document.js';
 import {
   ADMIN_ROLE,
   type Collection,
@@ -7,29 +8,19 @@ import {
   type FilterOperator,
   type FilterValue,
   type InsertPermission,
-  type Metadata,
   type PresetValue,
   type Relationship,
-  type Role,
+  type ResolvedMetadata,
+  type ResolvedRole,
   type RootFieldKind,
   type RowFilter,
   type ScalarType,
   type UpdatePermission,
 } from './model.js';
+import { proveVisibleRows, type UnprovenCollection } from './visibleRows.js';
 
-/** The `roles:` section as written (after JSON Schema validation). */
-export interface RoleDocument {
-  variables?: Record<string, ScalarType>;
-  collections: Record<string, RolePermissionsDocument>;
-}
-type Columns = '*' | string[];
-type Presets = Record<string, PresetValue['value']>;
-interface RolePermissionsDocument {
-  select?: { columns: Columns; filter?: unknown; limit?: number; allow_aggregations?: boolean };
-  insert?: { columns: Columns; check?: unknown; set?: Presets };
-  update?: { columns: Columns; filter?: unknown; check?: unknown; set?: Presets };
-  delete?: { filter?: unknown };
-}
+type Columns = ColumnsDocument;
+type FilterOf = (value: unknown, place: string) => RowFilter | null;
 
 const TEXT_OPERATOR_LIST: readonly FilterOperator[] = ['_like', '_nlike', '_ilike', '_nilike', '_regex', '_iregex', '_nregex', '_niregex', '_similar', '_nsimilar'];
 const COMPARISON_OPERATORS: ReadonlySet<string> = new Set<FilterOperator>(['_eq', '_neq', '_gt', '_gte', '_lt', '_lte', ...TEXT_OPERATOR_LIST]);
@@ -43,10 +34,12 @@ const KEY_VARIABLE = /^key\.([a-z_][a-z0-9_]*)$/;
  * sees it". A collection the role has no `select` for is absent, with every relationship to it;
  * fields are narrowed to `columns`; aggregates only with `allow_aggregations`; writes only as
  * the role declares them, within what the collection itself declares writable. Filters are
- * resolved against the whole metadata. Problems are pushed, naming role, collection and place.
+ * resolved against the whole metadata. Which relationships reach only rows the role may see
+ * (`visibleRows.ts`) is worked out here, once per version. Problems are pushed, naming role,
+ * collection and place.
  */
-export function resolveRoles(base: Omit<Metadata, 'roles'>, document: Readonly<Record<string, RoleDocument>> | undefined, problems: string[]): Map<string, Role> {
-  const roles = new Map<string, Role>();
+export function resolveRoles(base: Omit<ResolvedMetadata, 'roles'>, document: Readonly<Record<string, RoleDocument>> | undefined, problems: string[]): Map<string, ResolvedRole> {
+  const roles = new Map<string, ResolvedRole>();
   for (const [roleName, roleDocument] of Object.entries(document ?? {})) {
     const role = resolveRole(base, roleName, roleDocument, problems);
     if (role) roles.set(roleName, role);
@@ -54,7 +47,7 @@ export function resolveRoles(base: Omit<Metadata, 'roles'>, document: Readonly<R
   return roles;
 }
 
-function resolveRole(base: Omit<Metadata, 'roles'>, roleName: string, document: RoleDocument, problems: string[]): Role | null {
+function resolveRole(base: Omit<ResolvedMetadata, 'roles'>, roleName: string, document: RoleDocument, problems: string[]): ResolvedRole | null {
   if (roleName === ADMIN_ROLE) {
     problems.push(`role ${roleName}: built in (all the collections expose); do not define it`);
     return null;
@@ -68,7 +61,7 @@ function resolveRole(base: Omit<Metadata, 'roles'>, roleName: string, document: 
   }
   // Selectable collections first: relationships are kept only towards them.
   const selectable = new Set([...permissions].filter(([, spec]) => spec.select).map(([name]) => name));
-  const collections = new Map<string, Collection>();
+  const collections = new Map<string, UnprovenCollection>();
   for (const [collectionName, spec] of permissions) {
     const collection = base.collections.get(collectionName)!;
     const where = `role ${roleName}, collection ${collectionName}`;
@@ -110,7 +103,7 @@ function resolveRole(base: Omit<Metadata, 'roles'>, roleName: string, document: 
     });
   }
   if (problems.length > before) return null;
-  return { name: roleName, variables, metadata: { tenantColumn: base.tenantColumn, collections, roles: new Map(), eventTypes: base.eventTypes } };
+  return { name: roleName, variables, metadata: { tenantColumn: base.tenantColumn, collections: proveVisibleRows(collections), roles: new Map(), eventTypes: base.eventTypes } };
 }
 
 function pickFields(fields: ReadonlyMap<string, Field>, columns: Columns, where: string, problems: string[]): Map<string, Field> {
@@ -123,8 +116,6 @@ function pickFields(fields: ReadonlyMap<string, Field>, columns: Columns, where:
   }
   return picked;
 }
-
-type FilterOf = (value: unknown, place: string) => RowFilter | null;
 
 function resolvePresets(
   presets: Presets | undefined,
@@ -207,7 +198,7 @@ function resolveUpdate(
  * of the role, of the field's type.
  */
 function resolveFilter(
-  base: Omit<Metadata, 'roles'>,
+  base: Omit<ResolvedMetadata, 'roles'>,
   collection: Collection,
   value: unknown,
   where: string,

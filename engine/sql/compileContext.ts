@@ -43,7 +43,7 @@ export function compileContext(metadata: Metadata): CompileContext {
     fieldOutput: (collection, table, field) => {
       const column = sql`${table}.${sql.ident(field.source.column)}`;
       if (field.source.kind === 'customField') return sql`coalesce((${column} -> ${key(field.source.key)})::text, 'null')`;
-      return metadata.notNullColumns?.has(`${collection.table}.${field.source.column}`) ? sql`to_json(${column})` : jsonOf(column);
+      return metadata.notNullColumns.has(`${collection.table}.${field.source.column}`) ? sql`to_json(${column})` : jsonOf(column);
     },
     /** A field's value for comparison and ordering, typed. */
     fieldValue: (table, field) =>

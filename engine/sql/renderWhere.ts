@@ -3,7 +3,6 @@ import { assertNever, type BoolExp } from '../plan/ir.js';
 import type { Param } from '../plan/params.js';
 import { shortenRoleFilter } from '../plan/passes/foreignKeyShortcuts.js';
 import type { CompileContext } from './compileContext.js';
-import { filterImpliedByPath } from './filterImpliedByPath.js';
 import { sql, type Fragment } from './fragment.js';
 import { ARRAY_CAST, JSONB_OPERATOR, OPERATOR } from './sqlTables.js';
 
@@ -32,10 +31,11 @@ export function whereRenderer(context: CompileContext) {
   /**
    * The predicate of a table reference reached from a row of `parent` through `relationship`:
    * the tenant predicate alone when the role's filter of `target` holds for every such row by
-   * construction (`filterImpliedByPath`), else `rowPredicate`.
+   * construction (`Collection.relationshipsOnlyToVisibleRows`, worked out by the permissions
+   * stage, metadata/visibleRows.ts), else `rowPredicate`.
    */
   const pathPredicate = (parent: Collection, relationship: Relationship, target: Collection, table: Fragment): Fragment =>
-    filterImpliedByPath(parent, relationship, target) ? tenantPredicate(table) : rowPredicate(target, table);
+    parent.relationshipsOnlyToVisibleRows.has(relationship.name) ? tenantPredicate(table) : rowPredicate(target, table);
 
   /**
    * A string written in the document that equals a constant the catalogue holds for this column —
@@ -47,7 +47,7 @@ export function whereRenderer(context: CompileContext) {
    */
   const catalogueConstant = (field: Field, value: Param): Fragment | null => {
     if (value.kind !== 'const' || typeof value.value !== 'string' || field.type !== 'text' || field.source.kind !== 'column') return null;
-    const known = metadata.indexConstants?.get(field.source.column)?.has(value.value) || metadata.fieldValues?.get(field)?.includes(value.value);
+    const known = metadata.indexConstants.get(field.source.column)?.has(value.value) || metadata.fieldValues.get(field)?.includes(value.value);
     return known ? sql.catalogueConstant(value.value) : null;
   };
 
@@ -58,7 +58,7 @@ export function whereRenderer(context: CompileContext) {
    */
   const listed = ({ field, operator, value }: Extract<BoolExp, { kind: 'compare' }>): Param => {
     if (value.kind !== 'var' || operator !== '_eq') return value;
-    const values = metadata.fieldValues?.get(field);
+    const values = metadata.fieldValues.get(field);
     return values ? { ...value, oneOf: values } : value;
   };
 

@@ -5,7 +5,7 @@ import { getVariableValues, parse, type OperationDefinitionNode } from 'graphql'
 import { buildSchema } from '../../engine/schema/buildSchema.js';
 import { scalarVariableCoercer } from '../../engine/execute/coerceVariables.js';
 import { variablesWithNul } from '../../engine/validation/nulCharacters.js';
-import { loadMetadataFile } from '../../metadata/index.js';
+import { assumeEmptyCatalogue, loadMetadataFile } from '../../metadata/index.js';
 import { METADATA_PATH } from '../support/http.js';
 
 /**
@@ -16,7 +16,7 @@ import { METADATA_PATH } from '../support/http.js';
  * (and the NUL check finds nothing); whenever graphql-js or the NUL check refuses an input, the
  * fast path declines, so the error reported is graphql-js's.
  */
-const schema = buildSchema(loadMetadataFile(METADATA_PATH));
+const schema = buildSchema(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)));
 
 const TYPES = ['String', 'Int', 'Boolean', 'uuid', 'date', 'timestamptz', 'numeric', 'jsonb'] as const;
 const DEFAULTS: Readonly<Record<(typeof TYPES)[number], string>> = {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getIntrospectionQuery } from 'graphql';
 import { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, GraphEngine, RequestError } from '../../engine/index.js';
-import { loadMetadataFile } from '../../metadata/index.js';
+import { assumeEmptyCatalogue, loadMetadataFile } from '../../metadata/index.js';
 import { ALL_QUERIES } from '../../bench/queries.js';
 import { METADATA_PATH } from '../support/http.js';
 import { dataOf, startSeededService, type SeededService } from '../support/seededService.js';
@@ -52,7 +52,7 @@ function refusal(engine: GraphEngine, query: string): RequestError {
 
 /** The estimated cost of a request, read from the refusal of an engine whose limit is 1. */
 function costOf(query: string, variables: Record<string, unknown> = {}): number {
-  const probe = new GraphEngine(loadMetadataFile(METADATA_PATH), { maxDepth: 12, maxRows: null, planCacheSize: 10, maxCost: 1 });
+  const probe = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 12, maxRows: null, planCacheSize: 10, maxCost: 1 });
   try {
     probe.prepare({ query, variables }, ACCOUNT);
     return 1;
@@ -65,7 +65,7 @@ function costOf(query: string, variables: Record<string, unknown> = {}): number 
 }
 
 describe('Limits: validation is linear in the document', () => {
-  const engine = new GraphEngine(loadMetadataFile(METADATA_PATH), { maxDepth: 12, maxRows: null, planCacheSize: 10, maxFields: 0 });
+  const engine = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 12, maxRows: null, planCacheSize: 10, maxFields: 0 });
 
   for (const atRoot of [false, true]) {
     it(`a 30-level fragment bomb ${atRoot ? 'at the root' : 'inside a list'} (1.3 KB, 2^30 spreads) is answered in milliseconds`, () => {
@@ -79,14 +79,14 @@ describe('Limits: validation is linear in the document', () => {
   }
 
   it('the depth limit still sees through fragments', () => {
-    const deep = new GraphEngine(loadMetadataFile(METADATA_PATH), { maxDepth: 3, maxRows: null, planCacheSize: 10 });
+    const deep = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 3, maxRows: null, planCacheSize: 10 });
     const error = refusal(deep, '{ loans { ...A } } fragment A on loans { borrows { ...B } } fragment B on borrows { person { name } }');
     assert.match(error.message, /query depth 4 is over the limit of 3/);
   });
 });
 
 describe('Limits: cost, root fields and fields are checked before anything runs', () => {
-  const engine = new GraphEngine(loadMetadataFile(METADATA_PATH), { maxDepth: 12, maxRows: null, planCacheSize: 10, maxRootFields: 100 });
+  const engine = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 12, maxRows: null, planCacheSize: 10, maxRootFields: 100 });
 
   it('refuses 60 aliases of a self-joining aggregate as query-too-expensive, naming MAX_QUERY_COST', () => {
     const error = refusal(engine, selfJoiningAggregates(60));
@@ -101,7 +101,7 @@ describe('Limits: cost, root fields and fields are checked before anything runs'
   });
 
   it(`refuses more than ${DEFAULT_MAX_ROOT_FIELDS} root fields (MAX_ROOT_FIELDS), fragments followed`, () => {
-    const capped = new GraphEngine(loadMetadataFile(METADATA_PATH), { maxDepth: 12, maxRows: null, planCacheSize: 10 });
+    const capped = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 12, maxRows: null, planCacheSize: 10 });
     const aliases = (n: number) => Array.from({ length: n }, (_, i) => `a${i}: loans_by_pk(id: "${ACCOUNT}") { id }`).join(' ');
     assert.equal(capped.prepare({ query: `{ ${aliases(DEFAULT_MAX_ROOT_FIELDS)} }` }, ACCOUNT).kind, 'statement');
     const error = refusal(capped, `{ ...F } fragment F on query_root { ${aliases(DEFAULT_MAX_ROOT_FIELDS + 1)} }`);
@@ -110,7 +110,7 @@ describe('Limits: cost, root fields and fields are checked before anything runs'
   });
 
   it(`refuses more than ${DEFAULT_MAX_FIELDS} fields (MAX_QUERY_FIELDS), counting every fragment spread, before validating`, () => {
-    const capped = new GraphEngine(loadMetadataFile(METADATA_PATH), { maxDepth: 12, maxRows: null, planCacheSize: 10 });
+    const capped = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 12, maxRows: null, planCacheSize: 10 });
     const aliasBomb = `{ loans(limit: 1) { ${Array.from({ length: 10_000 }, (_, i) => `a${i}: id`).join(' ')} } }`;
     const started = performance.now();
     const error = refusal(capped, aliasBomb);
@@ -140,7 +140,7 @@ describe('Limits: cost, root fields and fields are checked before anything runs'
       assert.ok(cost <= DEFAULT_MAX_QUERY_COST / 4, `bench ${query.id} costs ${cost}`);
       checked.push(query.id);
     }
-    const defaults = new GraphEngine(loadMetadataFile(METADATA_PATH), { maxDepth: 12, maxRows: null, planCacheSize: 10 });
+    const defaults = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 12, maxRows: null, planCacheSize: 10 });
     assert.equal(defaults.prepare({ query: getIntrospectionQuery() }, ACCOUNT).kind, 'static');
     assert.ok(checked.length >= 30, `checked ${checked.length}`);
   });

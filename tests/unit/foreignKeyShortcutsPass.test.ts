@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { loadMetadataFile, type Collection, type Metadata } from '../../metadata/index.js';
+import { assumeEmptyCatalogue, loadMetadataFile, type Collection, type Metadata } from '../../metadata/index.js';
 import type { BoolExp, OperationPlan } from '../../engine/plan/ir.js';
 import { foreignKeyShortcuts, shortenFilter } from '../../engine/plan/passes/foreignKeyShortcuts.js';
 
@@ -10,7 +10,7 @@ import { foreignKeyShortcuts, shortenFilter } from '../../engine/plan/passes/for
  * IR out, no database. `{loan: {funding_sources: {…}}}` on schedules becomes the inner
  * relationship from the schedule directly when `schedules.loan` is backed by a foreign key.
  */
-const metadata = loadMetadataFile(fileURLToPath(new URL('../../metadata/loanql.default.yaml', import.meta.url)));
+const metadata = assumeEmptyCatalogue(loadMetadataFile(fileURLToPath(new URL('../../metadata/loanql.default.yaml', import.meta.url))));
 const collection = (name: string): Collection => metadata.collections.get(name)!;
 const schedules = collection('schedules');
 const loans = collection('loans');

@@ -3,7 +3,7 @@ import { assertNever, type AggregateSelection, type ListQuery, type OperationPla
 import type { MutationField, MutationOutput, MutationPlan } from '../mutationIr.js';
 
 /** The object relationships backed by a checked foreign key (`Metadata.foreignKeyRelationships`). */
-export type ForeignKeys = ReadonlySet<Relationship> | undefined;
+export type ForeignKeys = ReadonlySet<Relationship>;
 
 type RelationshipFilter<V> = Extract<BoolExpOf<V>, { kind: 'relationship' }>;
 
@@ -20,7 +20,7 @@ type RelationshipFilter<V> = Extract<BoolExpOf<V>, { kind: 'relationship' }>;
  */
 export function throughForeignKey<V>(expression: RelationshipFilter<V>, foreignKeys: ForeignKeys): RelationshipFilter<V> | null {
   const { relationship, target, where: inner } = expression;
-  if (relationship.kind !== 'object' || target.selectFilter || inner.kind !== 'relationship' || !foreignKeys?.has(relationship)) return null;
+  if (relationship.kind !== 'object' || target.selectFilter || inner.kind !== 'relationship' || !foreignKeys.has(relationship)) return null;
   const parentColumnOf = new Map(relationship.mapping.map(([from, to]) => [to, from]));
   const mapping: (readonly [string, string])[] = [];
   for (const [from, to] of inner.relationship.mapping) {

@@ -1,5 +1,37 @@
-import type { Collection, Field, Relationship } from '../../metadata/index.js';
-import { assertNever } from '../plan/ir.js';
+import type { Collection, Field, Metadata, Relationship, RowFilter } from './model.js';
+
+/** A collection before the permissions stage has worked out which relationships reach only visible rows. */
+export type UnprovenCollection = Omit<Collection, 'relationshipsOnlyToVisibleRows'>;
+
+/**
+ * Part of the permissions stage: each collection of one view (a role's, or a view without
+ * filters) with `relationshipsOnlyToVisibleRows` worked out against the view's other
+ * collections, once per metadata version, so the compiler reads a recorded fact instead of
+ * comparing filters on every compile.
+ */
+export function proveVisibleRows(collections: ReadonlyMap<string, UnprovenCollection>): Map<string, Collection> {
+  const proven = new Map<string, Collection>();
+  for (const [name, collection] of collections) {
+    const relationshipsOnlyToVisibleRows = new Set<string>();
+    for (const relationship of collection.relationships.values()) {
+      const target = collections.get(relationship.target);
+      if (target && filterImpliedByPath(collection, relationship, target)) relationshipsOnlyToVisibleRows.add(relationship.name);
+    }
+    proven.set(name, { ...collection, relationshipsOnlyToVisibleRows });
+  }
+  return proven;
+}
+
+/**
+ * A checked view whose collections read with other select filters (by collection name; a name
+ * not in `selectFilters` keeps its filter), the visible-rows facts worked out again for them.
+ * For the server's own fixed views (`app/loanReads.ts`: the REST view as a role sees it).
+ */
+export function withSelectFilters(view: Metadata, selectFilters: ReadonlyMap<string, RowFilter | null>): Metadata {
+  const collections = new Map<string, UnprovenCollection>();
+  for (const [name, collection] of view.collections) collections.set(name, selectFilters.has(name) ? { ...collection, selectFilter: selectFilters.get(name)! } : collection);
+  return { ...view, collections: proveVisibleRows(collections) };
+}
 
 /**
  * Whether every row of `target` reached through `relationship` from a row of `parent` that the
@@ -17,7 +49,7 @@ import { assertNever } from '../plan/ir.js';
  *
  * Anything else (filters of other shapes, other relationships) keeps the check.
  */
-export function filterImpliedByPath(parent: Collection, relationship: Relationship, target: Collection): boolean {
+function filterImpliedByPath(parent: UnprovenCollection, relationship: Relationship, target: UnprovenCollection): boolean {
   const targetFilter = target.selectFilter;
   if (!targetFilter) return true;
   if (
@@ -48,12 +80,11 @@ type Mapping = Relationship['mapping'];
 const sameMapping = (a: Mapping, b: Mapping): boolean => a.length === b.length && a.every(([from, to], i) => b[i]![0] === from && b[i]![1] === to);
 const isInverse = (a: Mapping, b: Mapping): boolean => a.length === b.length && a.every(([from, to], i) => b[i]![0] === to && b[i]![1] === from);
 
-type Filter = NonNullable<Collection['selectFilter']>;
 const sameField = (a: Field, b: Field): boolean => a.name === b.name && JSON.stringify(a.source) === JSON.stringify(b.source);
 const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /** Structural equality of two role filters (fields, relationships and targets by name, values by content). */
-function sameFilter(a: Filter, b: Filter): boolean {
+function sameFilter(a: RowFilter, b: RowFilter): boolean {
   switch (a.kind) {
     case 'and':
     case 'or':
@@ -78,7 +109,9 @@ function sameFilter(a: Filter, b: Filter): boolean {
         sameMapping(a.relationship.mapping, b.relationship.mapping) &&
         sameFilter(a.where, b.where)
       );
-    default:
-      return assertNever(a);
+    default: {
+      const unexpected: never = a;
+      throw new Error(`unexpected filter ${JSON.stringify(unexpected)}`);
+    }
   }
 }

@@ -1,0 +1,64 @@
+import type { PresetValue, RootFieldKind, ScalarType } from './model.js';
+
+/**
+ * Stage 1, parsed: the metadata as written — the YAML file after JSON Schema validation
+ * (`parseMetadataDocument.ts`), or a fixed view the server declares as data (`app/fixedView.ts`).
+ * Names are not yet checked against each other; `resolveMetadata` does that.
+ */
+export interface MetadataDocument {
+  readonly version: 1;
+  readonly tenant_column: string;
+  readonly collections: Readonly<Record<string, CollectionDocument>>;
+  readonly event_types?: Readonly<Record<string, EventTypeDocument>>;
+  readonly roles?: Readonly<Record<string, RoleDocument>>;
+}
+
+/** A field as written: a type (the column of the same name), or a type with its column or custom-field key. */
+export type FieldDocument = ScalarType | { readonly type: ScalarType; readonly column?: string; readonly custom_field?: string };
+
+/** A relationship as written: `object` or `array` names the target collection, `on` pairs this collection's columns with the target's. */
+export type RelationshipDocument =
+  | { readonly object: string; readonly array?: undefined; readonly on: Readonly<Record<string, string>> }
+  | { readonly array: string; readonly object?: undefined; readonly on: Readonly<Record<string, string>> };
+
+export interface CollectionDocument {
+  readonly table: string;
+  readonly primary_key: string;
+  readonly root_fields?: readonly RootFieldKind[];
+  readonly fields: Readonly<Record<string, FieldDocument>>;
+  readonly relationships?: Readonly<Record<string, RelationshipDocument>>;
+  readonly insert?: { readonly columns: readonly string[]; readonly set?: Presets; readonly on_conflict_constraints?: readonly string[] };
+  readonly update?: { readonly columns: readonly string[]; readonly set?: Presets };
+  readonly delete?: Readonly<Record<string, never>>;
+  readonly computed_fields?: Readonly<
+    Record<string, { readonly function: string; readonly type: ScalarType; readonly args?: Readonly<Record<string, ScalarType>>; readonly description?: string }>
+  >;
+}
+
+/** Fixed values by field name (`set:`); in a role, a value may be `key.<variable>`. */
+export type Presets = Readonly<Record<string, PresetValue['value']>>;
+
+/** `event_types:` as written. */
+export interface EventTypeDocument {
+  readonly collection: string;
+  readonly on: 'insert' | 'update' | 'delete';
+  readonly when?: { readonly changed?: readonly string[]; readonly set?: readonly string[]; readonly becomes?: Readonly<Record<string, string | number | boolean>> };
+  readonly payload?: readonly string[];
+}
+
+/** A role of the `roles:` section as written. */
+export interface RoleDocument {
+  readonly variables?: Readonly<Record<string, ScalarType>>;
+  readonly collections: Readonly<Record<string, RolePermissionsDocument>>;
+}
+
+/** A list of field names, or `'*'` for all of them. */
+export type ColumnsDocument = '*' | readonly string[];
+
+/** A role's permissions on one collection; filters are the query language's boolean expressions, resolved by `resolveRoles`. */
+export interface RolePermissionsDocument {
+  readonly select?: { readonly columns: ColumnsDocument; readonly filter?: unknown; readonly limit?: number; readonly allow_aggregations?: boolean };
+  readonly insert?: { readonly columns: ColumnsDocument; readonly check?: unknown; readonly set?: Presets };
+  readonly update?: { readonly columns: ColumnsDocument; readonly filter?: unknown; readonly check?: unknown; readonly set?: Presets };
+  readonly delete?: { readonly filter?: unknown };
+}

@@ -1,0 +1,89 @@
+import AjvModule, { type ErrorObject } from 'ajv';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import type { MetadataDocument } from './document.js';
+import metadataSchema from './metadata.schema.json' with { type: 'json' };
+import { MetadataError, SCALAR_TYPES, type ScalarType } from './model.js';
+
+const Ajv = AjvModule.default;
+const validateDocument = new Ajv({ allErrors: true }).compile(metadataSchema);
+
+/**
+ * Stage 1: metadata text (YAML) → the document as written (`MetadataDocument`), validated by
+ * the JSON Schema (`metadata.schema.json`). Throws `MetadataError` naming every problem by
+ * collection and field; `source` names the text in the YAML error.
+ */
+export function parseMetadataDocument(text: string, source = 'metadata'): MetadataDocument {
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    const where = error instanceof YAMLParseError && error.linePos ? ` at line ${error.linePos[0].line}` : '';
+    throw new MetadataError([`${source} is not valid YAML${where}: ${(error as Error).message.split('\n')[0]}`]);
+  }
+  return validateMetadataDocument(document);
+}
+
+/**
+ * A value checked against the JSON Schema, as the document it then is: the YAML file's
+ * contents, or a document the server declares as data (a fixed view: its types are checked by
+ * the compiler, its names by the schema's patterns).
+ */
+export function validateMetadataDocument(document: unknown): MetadataDocument {
+  if (!validateDocument(document)) throw new MetadataError(describeSchemaErrors(document, validateDocument.errors ?? []));
+  return document as unknown as MetadataDocument;
+}
+
+/**
+ * ajv's errors, one line per place. A field spec is a `oneOf` (a type name, `{type, column}`,
+ * `{type, custom_field}`), whose raw errors say little; they are replaced by one plain sentence.
+ */
+function describeSchemaErrors(document: unknown, errors: readonly ErrorObject[]): string[] {
+  const lines: string[] = [];
+  const seenFields = new Set<string>();
+  for (const error of errors) {
+    const field = /^\/collections\/[^/]+\/fields\/[^/]+/.exec(error.instancePath)?.[0];
+    if (field) {
+      if (seenFields.has(field)) continue;
+      seenFields.add(field);
+      lines.push(`${describePath(field)}: ${describeFieldProblem(valueAt(document, field))}`);
+    } else {
+      lines.push(`${describePath(error.instancePath)}: ${error.message ?? 'is invalid'}`);
+    }
+  }
+  return lines;
+}
+
+function describeFieldProblem(spec: unknown): string {
+  const types = SCALAR_TYPES.join(', ');
+  const type = typeof spec === 'string' ? spec : typeof spec === 'object' && spec !== null ? (spec as { type?: unknown }).type : undefined;
+  if (typeof type !== 'string') return `give a type (one of ${types})`;
+  if (!SCALAR_TYPES.includes(type as ScalarType)) return `type "${type}" is not one of ${types}`;
+  if (typeof spec === 'object' && spec !== null) {
+    const keys = Object.keys(spec);
+    const unknown = keys.filter((key) => !['type', 'column', 'custom_field'].includes(key));
+    if (unknown.length) return `unknown key ${unknown.join(', ')} (a field has type and either column or custom_field)`;
+    if (keys.includes('column') && keys.includes('custom_field')) return 'give either column or custom_field, not both';
+    return 'column must be a lower-case SQL name, custom_field a lower-case key';
+  }
+  return 'is invalid';
+}
+
+function valueAt(document: unknown, pointer: string): unknown {
+  return pointer
+    .split('/')
+    .slice(1)
+    .reduce<unknown>((value, part) => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[part] : undefined), document);
+}
+
+/** "/collections/loans/fields/amount" → "collection loans, field amount". */
+function describePath(pointer: string): string {
+  const parts = pointer.split('/').slice(1);
+  if (parts[0] === 'event_types' && parts[1]) return [`event type ${parts[1]}`, ...parts.slice(2)].join(', ');
+  if (parts[0] === 'roles' && parts[1]) return [`role ${parts[1]}`, ...(parts[3] ? [`collection ${parts[3]}`] : []), ...parts.slice(4)].join(', ');
+  if (parts[0] !== 'collections') return pointer ? `metadata ${pointer}` : 'metadata';
+  const words = [`collection ${parts[1]}`];
+  if (parts[2] === 'fields' && parts[3]) words.push(`field ${parts[3]}`);
+  else if (parts[2] === 'relationships' && parts[3]) words.push(`relationship ${parts[3]}`);
+  else if (parts[2]) words.push(parts[2]);
+  return words.join(', ');
+}

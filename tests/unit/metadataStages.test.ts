@@ -1,0 +1,57 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { fixedViewDocument } from '../../app/fixedView.js';
+import { assumeEmptyCatalogue, loadMetadataFile, MetadataError, resolveMetadata, validateMetadataDocument, withSelectFilters, type Metadata } from '../../metadata/index.js';
+import { METADATA_PATH } from '../support/http.js';
+
+/** Issue 27: the metadata in typed stages — parsed, resolved, checked — and the facts each adds. */
+describe('Metadata: stages', () => {
+  const resolved = loadMetadataFile(METADATA_PATH);
+
+  it('resolving adds no catalogue fact; assuming an empty catalogue states them, empty, on every view', () => {
+    assert.equal('notNullColumns' in resolved, false);
+    const checked = assumeEmptyCatalogue(resolved);
+    assert.equal(checked.roles.get('admin')!.metadata, checked, "admin's view is the metadata itself");
+    for (const view of [checked, ...[...checked.roles.values()].map((role) => role.metadata)]) {
+      assert.equal(view.notNullColumns.size, 0);
+      assert.equal(view.indexConstants.size, 0);
+      assert.equal(view.fieldValues.size, 0);
+      assert.equal(view.foreignKeyRelationships.size, 0);
+    }
+  });
+
+  it('the permissions stage records, per view, the relationships that reach only rows the view lets through', () => {
+    const admin = resolved.collections;
+    for (const collection of admin.values()) assert.deepEqual([...collection.relationshipsOnlyToVisibleRows].sort(), [...collection.relationships.keys()].sort(), `admin ${collection.name}`);
+    const investor = resolved.roles.get('investor')!.metadata.collections;
+    // Back to the parent: a payment's filter is {loan: <the loans' filter>}.
+    assert.ok(investor.get('loans')!.relationshipsOnlyToVisibleRows.has('payments'));
+    assert.ok(investor.get('loans')!.relationshipsOnlyToVisibleRows.has('schedules'));
+    // Through an object relationship to the target's primary key: the payment's filter went through its loan.
+    assert.ok(investor.get('payments')!.relationshipsOnlyToVisibleRows.has('loan'));
+    // A loan's funding sources carry a filter of their own (the person's), which the path does not prove.
+    assert.equal(investor.get('loans')!.relationshipsOnlyToVisibleRows.has('funding_sources'), false);
+  });
+
+  it('a view given other select filters works the facts out again', () => {
+    const checked = assumeEmptyCatalogue(resolved);
+    const investor = checked.roles.get('investor')!.metadata;
+    const filters = new Map([...investor.collections].map(([name, collection]) => [name, collection.selectFilter] as const));
+    const restricted: Metadata = withSelectFilters(checked, filters);
+    // The admin view with the investor's filters answers as the investor's own view for every relationship the investor has.
+    for (const [name, collection] of investor.collections)
+      for (const relationship of collection.relationships.keys())
+        assert.equal(restricted.collections.get(name)!.relationshipsOnlyToVisibleRows.has(relationship), collection.relationshipsOnlyToVisibleRows.has(relationship), `${name}.${relationship}`);
+    assert.equal(restricted.collections.get('loans')!.relationshipsOnlyToVisibleRows.has('funding_sources'), false);
+    assert.ok(restricted.collections.get('loans')!.relationshipsOnlyToVisibleRows.has('payments'));
+  });
+
+  it('a fixed view is data, checked by the same JSON Schema as the file', () => {
+    const view = resolveMetadata(validateMetadataDocument(fixedViewDocument({ collections: { people: { table: 'people', primary_key: 'id', fields: { id: 'uuid' } } } })));
+    assert.deepEqual([...view.collections.keys()], ['loans', 'borrows', 'guarantees', 'people']);
+    assert.throws(
+      () => validateMetadataDocument(fixedViewDocument({ collections: { people: { table: 'People', primary_key: 'id', fields: { id: 'uuid' } } } })),
+      (error: unknown) => error instanceof MetadataError && error.problems.some((problem) => problem.startsWith('collection people, table')),
+    );
+  });
+});
