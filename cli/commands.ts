@@ -12,13 +12,13 @@ import {
   removeProductField,
   type CustomFieldType,
 } from '../app/products.js';
-import { SeedError, seedPortfolio } from '../db/seed/index.js';
+import { SeedError, seedPortfolio } from '../app/seed/index.js';
 import { regenerateSchedules } from '../app/scheduleRegeneration.js';
 import { rebuildLedgers, verifyLedgers } from '../app/ledgerVerify.js';
 import { refreshStaleLedgers } from '../app/ledgerRefresh.js';
 import { progressReporter } from './progress.js';
 import { buildEngine } from '../app/engineHolder.js';
-import { configFromEnv, metadataFileOf } from '../api/config.js';
+import { configFromEnv, metadataFileOf } from '../app/config.js';
 import { ADMIN_ROLE, loadMetadataFile, MetadataError } from '../metadata/index.js';
 import { RequestError } from '../engine/index.js';
 import {

@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import type { HttpTimeouts } from './config.js';
+import type { HttpTimeouts } from '../app/config.js';
 
 /**
  * The HTTP server with its timeouts and connection cap (README, Configuration), so slow or
