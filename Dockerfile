@@ -27,4 +27,4 @@ USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=90s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "--max-semi-space-size=32", "dist/api/main.js"]
+CMD ["node", "--max-semi-space-size=32", "dist/server/main.js"]

@@ -24,7 +24,7 @@ function newest(path) {
 }
 
 /** Files the service and the CLI run from: a build info without them (e.g. written by `tsc --noEmit`) is stale. */
-const entryPoints = [join(root, 'dist', 'api', 'main.js'), join(root, 'dist', 'cli', 'main.js')];
+const entryPoints = [join(root, 'dist', 'server', 'main.js'), join(root, 'dist', 'cli', 'main.js')];
 
 function typescriptUpToDate() {
   if (!existsSync(buildInfo)) return false;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../db/index.js';
-import { seedPortfolio } from '../db/seed/index.js';
+import { seedPortfolio } from './seed/index.js';
 import { countAccounts, createAccount, createAdmin } from './accounts.js';
 import { createApiKey } from './apiKeys.js';
 import { createDefaultProduct, DEMO_CUSTOM_FIELDS } from './products.js';

@@ -123,7 +123,7 @@ async function m1(databaseUrl: string, db: Database): Promise<Record<string, unk
   const servicePort = await freePort();
   const service = await startServer(
     'service',
-    [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'api', 'main.js')],
+    [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')],
     { DATABASE_URL: databaseUrl, METADATA_PATH, HOST: '127.0.0.1', PORT: String(servicePort), LOG_LEVEL: 'warn', PG_POOL_SIZE: String(pool), WEBHOOK_WORKER: '0' },
     servicePort,
     async (url) => (await fetch(`${url}/healthz`)).ok,

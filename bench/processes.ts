@@ -82,14 +82,14 @@ export interface ServerProcess {
 
 /**
  * The Node flags the service is shipped with: those of `npm start` (package.json's `start`
- * script, `node <flags> dist/api/main.js`; the Dockerfile's CMD has the same, a unit test checks
+ * script, `node <flags> dist/server/main.js`; the Dockerfile's CMD has the same, a unit test checks
  * it). The benchmarks start the service — and the baseline, so both run on the same runtime
  * settings — with them.
  */
 export const SHIPPED_NODE_FLAGS: readonly string[] = (() => {
   const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const words = start.trim().split(/\s+/);
-  if (words[0] !== 'node' || words.at(-1) !== 'dist/api/main.js') throw new Error(`package.json start script is not "node [flags] dist/api/main.js": ${start}`);
+  if (words[0] !== 'node' || words.at(-1) !== 'dist/server/main.js') throw new Error(`package.json start script is not "node [flags] dist/server/main.js": ${start}`);
   return words.slice(1, -1);
 })();
 

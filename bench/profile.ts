@@ -40,7 +40,7 @@ function componentOf(node: ProfileNode): string | null {
   if (url.includes('node_modules/lru-cache')) return 'plan/key caches (lru-cache)';
   if (url.includes('/node_modules/')) return `other packages (${/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? '?'})`;
   if (url.includes('/dist/engine/')) return 'engine (prepare, bind, respond)';
-  if (url.includes('/dist/api/')) return 'api (fast path, HTTP handling)';
+  if (url.includes('/dist/api/') || url.includes('/dist/server/') || url.includes('/dist/http/')) return 'api (fast path, HTTP handling)';
   if (url.includes('/dist/')) return 'other loanql code';
   if (/^node:(_http|http|net|stream|internal\/(http|stream|net|streams))/.test(url) || url.startsWith('node:internal/http')) return 'Node HTTP/net/streams';
   if (url.startsWith('node:internal/crypto') || url.startsWith('node:crypto')) return 'Node crypto (key hash)';
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
     const port = await freePort();
     const service = await startServer(
       'service',
-      ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'api', 'main.js')],
+      ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')],
       { DATABASE_URL: databaseUrl, METADATA_PATH: join(ROOT, 'metadata', 'loanql.default.yaml'), HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', PG_POOL_SIZE: '10' },
       port,
       async (url) => (await fetch(`${url}/healthz`)).ok,

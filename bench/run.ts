@@ -3,7 +3,7 @@
  *
  * 1. PostgreSQL: `DATABASE_URL` when set, else a throwaway PostgreSQL 15 (`.ci/postgres.sh`).
  * 2. Data: an account (with an admin, so comments have authors) seeded by the CLI at scale 1.
- * 3. Servers: the built service (`dist/api/main.js`) and the baseline (`baselineServer.ts`),
+ * 3. Servers: the built service (`dist/server/main.js`) and the baseline (`baselineServer.ts`),
  *    each with a pool of `PG_POOL_SIZE` connections.
  * 4. Correctness: engine and baseline must return the same data for a sample of variable sets.
  * 5. Throughput: autocannon on loopback, per query: a warm-up of each server, then measured
@@ -158,7 +158,7 @@ async function main(): Promise<void> {
     const servicePort = await freePort();
     const service = await startServer(
       'service',
-      [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'api', 'main.js')],
+      [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')],
       { DATABASE_URL: databaseUrl, METADATA_PATH, HOST: '127.0.0.1', PORT: String(servicePort), LOG_LEVEL: 'warn', PG_POOL_SIZE: String(POOL_SIZE) },
       servicePort,
       async (url) => (await fetch(`${url}/healthz`)).ok,

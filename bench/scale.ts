@@ -125,7 +125,7 @@ async function startService(config: Config, primaryUrl: string, standbyUrl: stri
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: primaryUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', PG_POOL_SIZE: '10', WEBHOOK_WORKER: '0', WORKERS: String(config.workers), METADATA_PATH: join(ROOT, 'metadata', 'loanql.default.yaml') };
   delete env.DATABASE_REPLICA_URLS;
   if (config.replica) env.DATABASE_REPLICA_URLS = standbyUrl;
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'api', 'main.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'server', 'main.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   cleanups.push(() => void child.kill('SIGTERM'));
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));

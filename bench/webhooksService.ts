@@ -3,7 +3,7 @@
  * THROUGH THE SERVICE, with and without an active endpoint. Used by `bench/webhooks.ts`
  * (`--modes service-off,service-worker-process,service-worker-in-process`, PostgreSQL only).
  *
- * The built service (`dist/api/main.js`, started as `npm run bench` starts it, with an admin key
+ * The built service (`dist/server/main.js`, started as `npm run bench` starts it, with an admin key
  * of the bench's account) gets autocannon's load: `CONNECTIONS` connections posting the
  * `insert_payments_one` mutation of `queries.ts` (m1: a payment, returning the loan's next
  * scheduled row), the bodies rotating over the bench's loans. Rounds alternate without / with the
@@ -102,7 +102,7 @@ async function startService(context: ServiceBenchContext, workerInProcess: boole
   const port = await freePort();
   return startServer(
     `service${workerInProcess ? ' (worker in process)' : ''}`,
-    [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'api', 'main.js')],
+    [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')],
     {
       DATABASE_URL: context.databaseUrl,
       METADATA_PATH: context.metadataPath,

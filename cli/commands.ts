@@ -12,13 +12,14 @@ import {
   removeProductField,
   type CustomFieldType,
 } from '../app/products.js';
-import { SeedError, seedPortfolio } from '../db/seed/index.js';
+import { SeedError, seedExistingAccount } from '../app/seed/index.js';
+import { requestStatements } from '../app/requestStatements.js';
 import { regenerateSchedules } from '../app/scheduleRegeneration.js';
 import { rebuildLedgers, verifyLedgers } from '../app/ledgerVerify.js';
 import { refreshStaleLedgers } from '../app/ledgerRefresh.js';
 import { progressReporter } from './progress.js';
 import { buildEngine } from '../app/engineHolder.js';
-import { configFromEnv, metadataFileOf } from '../api/config.js';
+import { configFromEnv, metadataFileOf } from '../app/config.js';
 import { ADMIN_ROLE, loadMetadataFile, MetadataError } from '../metadata/index.js';
 import { RequestError } from '../engine/index.js';
 import {
@@ -48,7 +49,10 @@ export interface CommandContext {
 
 export interface Command {
   readonly words: readonly string[];
-  readonly usage: string;
+  /** The command line as typed: words, then options (`[…]` when optional). */
+  readonly synopsis: string;
+  /** What it does, in one sentence; `loanql help` wraps it at the description column. */
+  readonly description: string;
   readonly options: Readonly<Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>>;
   readonly needsDatabase: boolean;
   /** Resolves with the exit status when it is not 0 (a finding, not a mistake: `ledger verify`). */
@@ -99,7 +103,8 @@ function defaultFromText(type: CustomFieldType, text: string): unknown {
 export const COMMANDS: Command[] = [
   {
     words: ['migrate'],
-    usage: 'migrate                                          bring the database schema up to date',
+    synopsis: 'migrate',
+    description: 'bring the database schema up to date',
     options: {},
     needsDatabase: true,
     async run({ out }) {
@@ -109,7 +114,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['account', 'create'],
-    usage: 'account create <slug> [--name NAME]              create an account',
+    synopsis: 'account create <slug> [--name NAME]',
+    description: 'create an account',
     options: { name: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -119,7 +125,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['admin', 'create'],
-    usage: 'admin create --account SLUG --email E --password P [--name NAME]',
+    synopsis: 'admin create --account SLUG --email E --password P [--name NAME]',
+    description: 'create a dashboard admin of the account (log-in e-mail and password)',
     options: { account: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -134,10 +141,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['key', 'create'],
-    usage:
-      'key create --account SLUG [--name NAME] [--role ROLE] [--var NAME=VALUE …]\n' +
-      '                                                   create an API key (alone on the last line); the role (default admin)\n' +
-      '                                                   is one of the metadata, with each of its variables (--var person_id=<uuid>)',
+    synopsis: 'key create --account SLUG [--name NAME] [--role ROLE] [--var NAME=VALUE …]',
+    description: 'create an API key (alone on the last line); the role (default admin) is one of the metadata, with each of its variables (--var person_id=<uuid>)',
     options: { account: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, var: { type: 'string', multiple: true } },
     needsDatabase: true,
     async run(context) {
@@ -169,7 +174,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['key', 'list'],
-    usage: 'key list [--account SLUG]                        list keys: prefix, name, role (and its variables), created, last used, active',
+    synopsis: 'key list [--account SLUG]',
+    description: 'list keys: prefix, name, role (and its variables), created, last used, active',
     options: { account: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -189,7 +195,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['key', 'revoke'],
-    usage: 'key revoke <prefix>                              deactivate a key (refused from its next request)',
+    synopsis: 'key revoke <prefix>',
+    description: 'deactivate a key (refused from its next request)',
     options: {},
     needsDatabase: true,
     async run(context) {
@@ -200,9 +207,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['product', 'field', 'add'],
-    usage:
-      'product field add --account SLUG --name NAME --type TYPE [--options a,b,c] [--required] [--default VALUE]\n' +
-      '                                                 add a custom field to the default product (TYPE: ' + CUSTOM_FIELD_TYPES.join(' ') + ')',
+    synopsis: 'product field add --account SLUG --name NAME --type TYPE [--options a,b,c] [--required] [--default VALUE]',
+    description: 'add a custom field to the default product (TYPE: ' + CUSTOM_FIELD_TYPES.join(' ') + ')',
     options: { account: { type: 'string' }, name: { type: 'string' }, type: { type: 'string' }, options: { type: 'string' }, required: { type: 'boolean' }, default: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -228,7 +234,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['product', 'field', 'list'],
-    usage: 'product field list --account SLUG                the default product: built-in and custom fields, as request bodies name them',
+    synopsis: 'product field list --account SLUG',
+    description: 'the default product: built-in and custom fields, as request bodies name them',
     options: { account: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -251,7 +258,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['product', 'field', 'remove'],
-    usage: 'product field remove --account SLUG --name NAME  remove a custom field (values stored in loans are kept)',
+    synopsis: 'product field remove --account SLUG --name NAME',
+    description: 'remove a custom field (values stored in loans are kept)',
     options: { account: { type: 'string' }, name: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -263,26 +271,18 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['seed'],
-    usage: 'seed --account SLUG [--scale N] [--seed S] [--today YYYY-MM-DD]\n' +
-      '                                                 load a deterministic demo portfolio dated around --today (default: today, UTC)',
+    synopsis: 'seed --account SLUG [--scale N] [--seed S] [--today YYYY-MM-DD]',
+    description: 'load a deterministic demo portfolio dated around --today (default: today, UTC)',
     options: { account: { type: 'string' }, scale: { type: 'string' }, seed: { type: 'string' }, today: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
-      const { rows } = await context.db.query<{ id: string }>('SELECT id FROM admins WHERE account_id = $1 ORDER BY created_at, id', [account.id]);
-      const product = await context.db.query<{ id: string }>('SELECT id FROM products WHERE account_id = $1 AND is_default', [account.id]);
       const today = optionText(context, 'today') ?? new Date().toISOString().slice(0, 10);
       const options = { scale: number(context, 'scale', 1), seed: number(context, 'seed', 1), today };
       const progress = progressReporter(context.err);
-      let summary: Awaited<ReturnType<typeof seedPortfolio>>;
+      let summary: Awaited<ReturnType<typeof seedExistingAccount>>;
       try {
-        summary = await seedPortfolio(context.db, {
-          accountId: account.id,
-          ...options,
-          adminIds: rows.map((row) => row.id),
-          productId: product.rows[0]?.id ?? null,
-          onProgress: progress.update,
-        });
+        summary = await seedExistingAccount(context.db, account.id, { ...options, onProgress: progress.update });
       } catch (error) {
         // The seeder knows the account by id; the person at the terminal named it by slug.
         if (error instanceof SeedError && error.reason === 'account-not-empty') {
@@ -299,7 +299,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['schedules', 'regenerate'],
-    usage: 'schedules regenerate [--account SLUG] [--dry-run] rebuild schedules that differ from the current rules (SPEC §7)',
+    synopsis: 'schedules regenerate [--account SLUG] [--dry-run]',
+    description: 'rebuild schedules that differ from the current rules (SPEC §7)',
     options: { account: { type: 'string' }, 'dry-run': { type: 'boolean' } },
     needsDatabase: true,
     async run(context) {
@@ -318,9 +319,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['ledger', 'verify'],
-    usage:
-      'ledger verify [--account SLUG]                   replay every loan\'s ledger (SPEC §12) and list each stored value that differs\n' +
-      '                                                 (allocations, balances, status, schedule rows, fees); exit 1 when any does',
+    synopsis: 'ledger verify [--account SLUG]',
+    description: "replay every loan's ledger (SPEC §12) and list each stored value that differs (allocations, balances, status, schedule rows, fees); exit 1 when any does",
     options: { account: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -343,7 +343,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['ledger', 'rebuild'],
-    usage: 'ledger rebuild [--account SLUG]                  replay every loan\'s ledger and store it (500 loans per transaction)',
+    synopsis: 'ledger rebuild [--account SLUG]',
+    description: "replay every loan's ledger and store it (500 loans per transaction)",
     options: { account: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -355,7 +356,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['ledger', 'refresh'],
-    usage: 'ledger refresh                                   replay the ledgers whose day has passed (late fees, interest due: what time alone changes)',
+    synopsis: 'ledger refresh',
+    description: 'replay the ledgers whose day has passed (late fees, interest due: what time alone changes)',
     options: {},
     needsDatabase: true,
     async run(context) {
@@ -365,7 +367,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['sql'],
-    usage: "sql '<graphql>' [--variables JSON] [--account SLUG]   print the one SQL statement, its parameters and its plan",
+    synopsis: "sql '<graphql>' [--variables JSON] [--operation-name NAME] [--account SLUG]",
+    description: 'print the one SQL statement, its parameters and its plan (the demo account by default; --operation-name picks the operation of a document with several)',
     options: { variables: { type: 'string' }, account: { type: 'string' }, 'operation-name': { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -382,26 +385,24 @@ export const COMMANDS: Command[] = [
       const engine = await buildEngine(metadataFileOf(config), context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
       const request = { query, variables, operationName: optionText(context, 'operation-name') };
       try {
-        const prepared = engine.prepare(request, account.id);
-        if (prepared.kind === 'static') {
+        const shown = await requestStatements(context.db, engine, request, account.id);
+        if (shown.kind === 'static') {
           context.out.write('-- answered without SQL (introspection only)\n');
           return;
         }
-        if (prepared.kind === 'mutation') {
+        if (shown.kind === 'mutation') {
           // A mutation is shown, never run: its statements in order, with placeholders for the
           // values that come from an earlier statement or are made when it runs.
-          const { statements } = await engine.explain(context.db, request, account.id);
-          context.out.write(`-- a mutation for account ${account.slug}: ${statements!.length} statements in one transaction (not run)\n`);
-          statements!.forEach((statement, index) => {
+          context.out.write(`-- a mutation for account ${account.slug}: ${shown.statements.length} statements in one transaction (not run)\n`);
+          shown.statements.forEach((statement, index) => {
             context.out.write(`\n-- statement ${index + 1}\n${statement.sql};\n-- parameters\n`);
             statement.params.forEach((value, n) => context.out.write(`$${n + 1} = ${JSON.stringify(value)}\n`));
           });
           return;
         }
-        const explained = await context.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${prepared.text}`, prepared.values);
-        context.out.write(`-- one statement for account ${account.slug}\n${prepared.text};\n\n-- parameters\n`);
-        prepared.values.forEach((value, index) => context.out.write(`$${index + 1} = ${JSON.stringify(value)}\n`));
-        context.out.write(`\n-- plan\n${explained.rows.map((row) => row['QUERY PLAN']).join('\n')}\n`);
+        context.out.write(`-- one statement for account ${account.slug}\n${shown.statement.sql};\n\n-- parameters\n`);
+        shown.statement.params.forEach((value, index) => context.out.write(`$${index + 1} = ${JSON.stringify(value)}\n`));
+        context.out.write(`\n-- plan\n${shown.plan.join('\n')}\n`);
       } catch (error) {
         if (error instanceof RequestError) throw new UserInputError(error.errors.map((e) => `${e.extensions.code}: ${e.message}`).join('\n'));
         throw error;
@@ -410,7 +411,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['metadata', 'check'],
-    usage: 'metadata check [--file PATH]                     validate the metadata file against its schema and the live database',
+    synopsis: 'metadata check [--file PATH]',
+    description: 'validate the metadata file against its schema and the live database',
     options: { file: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -427,9 +429,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['webhook', 'add'],
-    usage:
-      'webhook add --account SLUG --url URL [--events a,b] [--description D]\n' +
-      '                                                 add a webhook endpoint (its signing secret alone on the last line)',
+    synopsis: 'webhook add --account SLUG --url URL [--events a,b] [--description D]',
+    description: 'add a webhook endpoint (its signing secret alone on the last line)',
     options: { account: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -454,7 +455,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['webhook', 'list'],
-    usage: 'webhook list [--account SLUG]                    list webhook endpoints (never their secrets)',
+    synopsis: 'webhook list [--account SLUG]',
+    description: 'list webhook endpoints (never their secrets)',
     options: { account: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -471,7 +473,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['webhook', 'remove'],
-    usage: 'webhook remove <id>                              remove a webhook endpoint and its deliveries',
+    synopsis: 'webhook remove <id>',
+    description: 'remove a webhook endpoint and its deliveries',
     options: {},
     needsDatabase: true,
     async run(context) {
@@ -482,7 +485,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['webhook', 'deliveries'],
-    usage: 'webhook deliveries <id> [--limit N]              an endpoint\'s recent deliveries: event, status, attempts, last code and duration',
+    synopsis: 'webhook deliveries <id> [--limit N]',
+    description: "an endpoint's recent deliveries: event, status, attempts, last code and duration",
     options: { limit: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -498,7 +502,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['webhook', 'redeliver'],
-    usage: 'webhook redeliver <event-id>                     send an event again (same webhook-id) to its active endpoints',
+    synopsis: 'webhook redeliver <event-id>',
+    description: 'send an event again (same webhook-id) to its active endpoints',
     options: {},
     needsDatabase: true,
     async run(context) {
@@ -509,7 +514,8 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['worker'],
-    usage: 'worker                                           deliver webhooks until SIGTERM/SIGINT (beside or instead of the service\'s own worker)',
+    synopsis: 'worker',
+    description: "deliver webhooks until SIGTERM/SIGINT (beside or instead of the service's own worker)",
     options: {},
     needsDatabase: true,
     async run(context) {

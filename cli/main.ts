@@ -7,15 +7,13 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { databaseSettingsFromEnv, migrate, openCommandDatabase, type Database } from '../db/index.js';
 import { UserInputError } from '../app/errors.js';
 import { COMMANDS, type Command } from './commands.js';
+import { helpText } from './help.js';
 
-const usage = (): string =>
-  `Usage: loanql <command>\n\n${COMMANDS.map((c) => `  ${c.usage}`).join('\n')}\n\n` +
-  'Environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded, default ./data).\n';
 
 async function main(argv: string[]): Promise<number> {
   const words = argv.filter((word) => !word.startsWith('-'));
   if (words[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(usage());
+    process.stdout.write(helpText(COMMANDS));
     return 0;
   }
   const command = findCommand(words);

@@ -1,9 +1,8 @@
-import express, { Router, type ErrorRequestHandler } from 'express';
+import express, { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { isConnectionError, type Database } from '../db/index.js';
-import { bodyProblem } from '../api/bodyErrors.js';
-import type { Logger } from '../api/logger.js';
-import { graphRoutes } from '../api/routes/graph.js';
+import { bodyProblem } from '../http/bodyErrors.js';
+import type { Logger } from '../app/logger.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import { LoginThrottle } from '../app/loginThrottle.js';
 import { listApiKeys } from '../app/apiKeys.js';
@@ -22,11 +21,18 @@ import { refuseNulInForm } from './formFields.js';
 import { securityHeaders } from './securityHeaders.js';
 import { requireCsrfHeader, requireFormCsrfToken, requireJsonSession, requirePageSession, sessionOf } from './session.js';
 
+/**
+ * The console's GraphQL endpoint for the account `accountOfSession` names: the API's own
+ * `/api/graph` handling, which `server/` passes in so that `dashboard/` never imports `api/`.
+ */
+export type ConsoleGraphRoutes = (accountOfSession: (res: Response) => string) => RequestHandler;
+
 export interface DashboardDeps {
   readonly db: Database;
   readonly engines: EngineHolder;
   readonly logger: Logger;
-  readonly bodyLimitBytes: number;
+  /** The console's GraphQL route (see `ConsoleGraphRoutes`). */
+  readonly consoleGraphRoutes: ConsoleGraphRoutes;
   /** Allow webhook endpoints on private addresses (`WEBHOOK_ALLOW_PRIVATE=1`). */
   readonly allowPrivateWebhooks?: boolean;
   /** Login throttling state; one per service by default. */
@@ -48,7 +54,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   router.use(loginRoutes({ db, logger, throttle: deps.loginThrottle ?? new LoginThrottle() }));
 
   // The console's GraphQL: the API's own routes, with the session's account instead of a key's.
-  router.use('/graph', requireJsonSession(db), requireCsrfHeader, graphRoutes(db, deps.engines, deps.bodyLimitBytes, logger, (res) => sessionOf(res).admin.accountId));
+  router.use('/graph', requireJsonSession(db), requireCsrfHeader, deps.consoleGraphRoutes((res) => sessionOf(res).admin.accountId));
 
   router.use(requirePageSession(db));
   router.use(express.urlencoded({ extended: false, limit: '16kb' }));

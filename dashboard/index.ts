@@ -1,2 +1,2 @@
-/** Public surface of `dashboard/`: the router `api/createApp.ts` mounts at `/dashboard`. */
-export { dashboardRoutes, type DashboardDeps } from './dashboardRoutes.js';
+/** Public surface of `dashboard/`: the router `server/createApp.ts` mounts at `/dashboard`. */
+export { dashboardRoutes, type ConsoleGraphRoutes, type DashboardDeps } from './dashboardRoutes.js';

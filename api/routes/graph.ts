@@ -1,8 +1,8 @@
 import express, { Router, type Request, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bodyProblem } from '../bodyErrors.js';
-import type { Logger } from '../logger.js';
+import { bodyProblem } from '../../http/bodyErrors.js';
+import type { Logger } from '../../app/logger.js';
 import type { Database, Lsn, Queryable } from '../../db/index.js';
 import { RequestError, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';

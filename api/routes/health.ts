@@ -3,7 +3,7 @@ import { authenticateApiKey } from '../../app/apiKeys.js';
 import type { Database, ReadReplicas } from '../../db/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 
-/** What the readiness check asks of the running service (see `api/main.ts`). */
+/** What the readiness check asks of the running service (see `server/main.ts`). */
 export interface ServiceState {
   /** True from SIGTERM on: the service finishes what it has and takes nothing new. */
   stopping: boolean;

@@ -1,6 +1,6 @@
 import { Router, type Response } from 'express';
 import type { Database } from '../../db/index.js';
-import type { Logger } from '../../api/logger.js';
+import type { Logger } from '../../app/logger.js';
 import { checkKeyName, checkKeyRole, createApiKey, deactivateApiKey, listApiKeys, type ApiKeyListing, type CreatedApiKey } from '../../app/apiKeys.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE } from '../../metadata/index.js';

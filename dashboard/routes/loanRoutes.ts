@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { Database } from '../../db/index.js';
-import type { Logger } from '../../api/logger.js';
+import type { Logger } from '../../app/logger.js';
 import { RequestError } from '../../engine/index.js';
 import { UserInputError } from '../../app/errors.js';
 import { createLoan, updateLoan } from '../../app/loanWrites.js';

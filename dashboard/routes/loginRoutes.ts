@@ -1,7 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../db/index.js';
-import type { Logger } from '../../api/logger.js';
+import type { Logger } from '../../app/logger.js';
 import { verifyAdminLogin } from '../../app/adminLogin.js';
 import { endAdminSession, sameText, startAdminSession } from '../../app/adminSessions.js';
 import type { LoginThrottle } from '../../app/loginThrottle.js';

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { configFromEnv } from '../../api/config.js';
+import { configFromEnv } from '../../app/config.js';
 import { assumeEmptyCatalogue, loadMetadataFile } from '../../metadata/index.js';
 import { GraphEngine } from '../../engine/index.js';
 import { METADATA_PATH, startTestServer, type TestServer } from '../support/http.js';

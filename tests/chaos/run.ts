@@ -44,7 +44,7 @@ const ONLY = new Set((option('--only') ?? 'outage,kill,embedded,attacks,soak,wor
  * tests/scale/workers.test.ts with a 15 s load, the suite runs that file again with this one.
  */
 const WORKERS_LOAD_SECONDS = Number(option('--workers-load-seconds') ?? 60);
-/** `--service PATH`: another build's `dist/api/main.js` (to measure before/after a change). */
+/** `--service PATH`: another build's `dist/server/main.js` (to measure before/after a change). */
 const SERVICE_SCRIPT = option('--service');
 const SOAK_SECONDS = Number(option('--soak-seconds') ?? (SHORT ? 40 : 600));
 const RESULTS_FILE = option('--results') ?? (SHORT ? undefined : join(PROJECT_ROOT, 'tests/chaos/RESULTS.md'));
@@ -433,7 +433,7 @@ function report(pgVersion: string): void {
   const header = ['Scenario', 'Requests', 'Answers by status', 'Acknowledged writes missing', 'Partial records (loan w/o schedule / contact w/o loan)', 'Recovery', 'Prober p99', 'Longest statement', 'RSS first / last / max'];
   const lines = [
     `Machine: ${machine}.`,
-    `Mode: ${SHORT ? 'short (CI)' : 'full'}; PostgreSQL with synchronous_commit on (fsync off: a server crash keeps the OS's page cache); STATEMENT_TIMEOUT_MS ${STATEMENT_TIMEOUT_MS}; service ${SERVICE_SCRIPT ?? 'dist/api/main.js'}; ${new Date().toISOString()}.`,
+    `Mode: ${SHORT ? 'short (CI)' : 'full'}; PostgreSQL with synchronous_commit on (fsync off: a server crash keeps the OS's page cache); STATEMENT_TIMEOUT_MS ${STATEMENT_TIMEOUT_MS}; service ${SERVICE_SCRIPT ?? 'dist/server/main.js'}; ${new Date().toISOString()}.`,
     '',
     `| ${header.join(' | ')} |`,
     `|${header.map(() => '---').join('|')}|`,

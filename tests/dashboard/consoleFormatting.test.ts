@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { buildEngine } from '../../app/engineHolder.js';
-import { configFromEnv, engineOptionsOf } from '../../api/config.js';
+import { configFromEnv, engineOptionsOf } from '../../app/config.js';
 import type { GraphEngine } from '../../engine/index.js';
 import { formatSql } from '../../dashboard/client/formatSql.js';
 import { indentJson } from '../../dashboard/client/exactResult.js';

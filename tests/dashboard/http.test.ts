@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createApiKey, listApiKeys } from '../../app/apiKeys.js';
-import { createLogger } from '../../api/logger.js';
+import { createLogger } from '../../app/logger.js';
 import { Writable } from 'node:stream';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, tokenHeader, type TestServer } from '../support/http.js';

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { createAdmin } from '../../app/accounts.js';
-import { configFromEnv } from '../../api/config.js';
+import { configFromEnv } from '../../app/config.js';
 import { WebhookWorker } from '../../app/webhooks/index.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';

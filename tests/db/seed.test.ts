@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Database } from '../../db/index.js';
-import { REFERENCE_DATE, SeedError, seedPortfolio, type SeedSummary } from '../../db/seed/index.js';
-import { planPortfolio } from '../../db/seed/generate.js';
+import { REFERENCE_DATE, SeedError, seedPortfolio, type SeedSummary } from '../../app/seed/index.js';
+import { planPortfolio } from '../../app/seed/generate.js';
 import { buildSchedule, nextRowIndex, type Frequency, type Amortization } from '../../domain/schedule.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
 import type { Database } from '../../db/index.js';
-import { seedPortfolio } from '../../db/seed/index.js';
+import { seedPortfolio } from '../../app/seed/index.js';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine } from '../../engine/index.js';
 import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';

@@ -263,7 +263,7 @@ describe('Metadata on the command line and in the running service (built dist/, 
     await assertCheckRefuses(badPaths[0]!);
   });
 
-  describe('with the service running (`node dist/api/main.js`, METADATA_PATH a symlink to a temp copy)', () => {
+  describe('with the service running (`node dist/server/main.js`, METADATA_PATH a symlink to a temp copy)', () => {
     let service: RunningService;
     let key: string;
     // METADATA_PATH is a symlink: swapping the link changes what a reload reads without

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { seedPortfolio } from '../../db/seed/index.js';
+import { seedPortfolio } from '../../app/seed/index.js';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine, Principal } from '../../engine/index.js';
 import type { Collection } from '../../metadata/index.js';

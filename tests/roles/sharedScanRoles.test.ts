@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { seedPortfolio } from '../../db/seed/index.js';
+import { seedPortfolio } from '../../app/seed/index.js';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine, Principal } from '../../engine/index.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';

@@ -9,10 +9,10 @@ import type { Database } from '../../db/index.js';
 import { createAccount, type Account } from '../../app/accounts.js';
 import { createApiKey, type CreatedApiKey } from '../../app/apiKeys.js';
 import { buildServingEngine, EngineHolder } from '../../app/engineHolder.js';
-import { configFromEnv, engineOptionsOf, type ServiceConfig } from '../../api/config.js';
-import { createHttpServer, listen } from '../../api/httpServer.js';
-import { createApp } from '../../api/createApp.js';
-import { createLogger } from '../../api/logger.js';
+import { configFromEnv, engineOptionsOf, type ServiceConfig } from '../../app/config.js';
+import { createHttpServer, listen } from '../../server/httpServer.js';
+import { createApp } from '../../server/createApp.js';
+import { createLogger } from '../../app/logger.js';
 
 export interface TestServer {
   /** `http://127.0.0.1:<port>`, no trailing slash. */

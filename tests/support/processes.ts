@@ -1,5 +1,5 @@
 /**
- * The built service and CLI as real processes (`node dist/api/main.js`, `node dist/cli/main.js`),
+ * The built service and CLI as real processes (`node dist/server/main.js`, `node dist/cli/main.js`),
  * as a user runs them. `npm test` builds `dist/` first (the `pretest` script).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { METADATA_PATH } from './http.js';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SERVICE = fileURLToPath(new URL('../../dist/api/main.js', import.meta.url));
+const SERVICE = fileURLToPath(new URL('../../dist/server/main.js', import.meta.url));
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 /** Fails clearly when `dist/` is missing (the tests were started without `npm test`). */
@@ -75,7 +75,7 @@ export interface RunningService {
 }
 
 /**
- * Starts `node dist/api/main.js` (or another build's `script`) on `port` and waits for the start-up banner. Rejects with the
+ * Starts `node dist/server/main.js` (or another build's `script`) on `port` and waits for the start-up banner. Rejects with the
  * process's output if it exits first or does not serve within `timeoutMs`.
  */
 export async function startService(env: Record<string, string>, port: number, cwd: string, timeoutMs = 120_000, script = SERVICE): Promise<RunningService> {

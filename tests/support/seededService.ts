@@ -7,11 +7,11 @@
  * the `EngineHolder` themselves (to call the engine directly, e.g. when counting statements).
  */
 import type { Database } from '../../db/index.js';
-import { seedPortfolio, type SeedSummary } from '../../db/seed/index.js';
+import { seedPortfolio, type SeedSummary } from '../../app/seed/index.js';
 import { createAdmin, type Account } from '../../app/accounts.js';
 import { createApiKey } from '../../app/apiKeys.js';
 import { addProductField, createDefaultProduct, DEMO_CUSTOM_FIELDS, type CustomFieldDefinition } from '../../app/products.js';
-import type { ServiceConfig } from '../../api/config.js';
+import type { ServiceConfig } from '../../app/config.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import type { GraphEngine } from '../../engine/index.js';
 import { openBuiltTestDatabase, openTestDatabase, type TestDatabase } from './testDatabase.js';

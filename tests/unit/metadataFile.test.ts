@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configFromEnv, metadataFileOf } from '../../api/config.js';
+import { configFromEnv, metadataFileOf } from '../../app/config.js';
 import { ensureMetadataFile, shippedEntriesMissing } from '../../metadata/index.js';
 import { METADATA_PATH } from '../support/http.js';
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { configFromEnv } from '../../api/config.js';
+import { configFromEnv } from '../../app/config.js';
 import { BadConsistencyHeader, requestedPosition } from '../../api/readRouting.js';
 import { formatLsn, parseLsn } from '../../db/index.js';
 

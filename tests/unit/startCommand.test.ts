@@ -12,12 +12,12 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('the shipped start command', () => {
-  it('npm start and the Dockerfile run dist/api/main.js with the same Node flags', () => {
+  it('npm start and the Dockerfile run dist/server/main.js with the same Node flags', () => {
     const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.trim().split(/\s+/);
     assert.equal(start[0], 'node');
-    assert.equal(start.at(-1), 'dist/api/main.js');
-    const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8').split('\n').filter((line) => line.startsWith('CMD ["node"') && line.includes('dist/api/main.js')).join('\n'));
-    assert.ok(cmd, 'the Dockerfile has a CMD that runs dist/api/main.js');
+    assert.equal(start.at(-1), 'dist/server/main.js');
+    const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8').split('\n').filter((line) => line.startsWith('CMD ["node"') && line.includes('dist/server/main.js')).join('\n'));
+    assert.ok(cmd, 'the Dockerfile has a CMD that runs dist/server/main.js');
     assert.deepEqual(JSON.parse(cmd[1]!), start);
     assert.ok(start.includes('--max-semi-space-size=32'));
   });

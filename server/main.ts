@@ -9,13 +9,13 @@ import { startLedgerRefresh } from '../app/ledgerRefresh.js';
 import { purgeExpiredIdempotencyKeys } from '../app/idempotency.js';
 import { buildServingEngine, EngineHolder } from '../app/engineHolder.js';
 import { WebhookWorker } from '../app/webhooks/index.js';
-import { configFromEnv, engineOptionsOf, metadataFileOf } from './config.js';
+import { configFromEnv, engineOptionsOf, metadataFileOf } from '../app/config.js';
 import { createApp } from './createApp.js';
 import { createHttpServer, listen } from './httpServer.js';
-import type { ServiceState } from './routes/health.js';
-import { createLogger } from './logger.js';
+import type { ServiceState } from '../api/routes/health.js';
+import { createLogger } from '../app/logger.js';
 import { bannerLines, runClusterPrimary } from './cluster.js';
-import { ReadRouting } from './readRouting.js';
+import { ReadRouting } from '../api/readRouting.js';
 
 async function main(): Promise<void> {
   const config = configFromEnv();
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   // A rejection nobody awaited (say, a background write while the database restarts) is logged,
   // never a reason to take the whole service down.
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
-  // WORKERS > 1: this process only starts, watches and stops the API processes (api/cluster.ts).
+  // WORKERS > 1: this process only starts, watches and stops the API processes (server/cluster.ts).
   if (config.workers > 1 && cluster.isPrimary) return runClusterPrimary(config, logger);
   const started = Date.now();
   const opened = await openServiceDatabase({

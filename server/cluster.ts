@@ -1,8 +1,8 @@
 import cluster, { type Worker } from 'node:cluster';
 import { migrate, openServiceDatabase } from '../db/index.js';
 import { DEMO_ACCOUNT, setUpDemoIfEmpty, type DemoSetUp } from '../app/demo.js';
-import { metadataFileOf, type ServiceConfig } from './config.js';
-import type { Logger } from './logger.js';
+import { metadataFileOf, type ServiceConfig } from '../app/config.js';
+import type { Logger } from '../app/logger.js';
 
 /**
  * `WORKERS=N` (N > 1): this process is the primary of a node:cluster. It migrates and sets up the

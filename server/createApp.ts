@@ -4,18 +4,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from '../db/index.js';
 import { PermissionRefused, UserInputError } from '../app/errors.js';
 import { VerifiedKeyCache } from '../app/apiKeys.js';
-import { requireApiKey } from './authenticate.js';
-import { bodyProblem } from './bodyErrors.js';
-import type { ServiceConfig } from './config.js';
-import type { Logger } from './logger.js';
-import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from './unavailable.js';
-import { healthRoutes, type ServiceState } from './routes/health.js';
-import { loanRoutes } from './routes/loans.js';
-import { openApiRoutes } from './routes/openapi.js';
-import { graphFastPath, graphRoutes } from './routes/graph.js';
+import { requireApiKey } from '../api/authenticate.js';
+import { bodyProblem } from '../http/bodyErrors.js';
+import type { ServiceConfig } from '../app/config.js';
+import type { Logger } from '../app/logger.js';
+import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from '../api/unavailable.js';
+import { healthRoutes, type ServiceState } from '../api/routes/health.js';
+import { loanRoutes } from '../api/routes/loans.js';
+import { openApiRoutes } from '../api/routes/openapi.js';
+import { graphFastPath, graphRoutes } from '../api/routes/graph.js';
 import type { EngineHolder } from '../app/engineHolder.js';
-import { dashboardRoutes } from '../dashboard/index.js';
-import { consistencyHeader, type ReadRouting } from './readRouting.js';
+import { dashboardRoutes, type ConsoleGraphRoutes } from '../dashboard/index.js';
+import { consistencyHeader, type ReadRouting } from '../api/readRouting.js';
 
 export interface ServiceDeps {
   readonly db: Database;
@@ -41,7 +41,10 @@ export function createApp(deps: ServiceDeps): Express {
 
   app.use(healthRoutes(deps.db, deps.databaseDescription, deps.engines, deps.state, deps.routing?.replicas));
   app.get('/', (_req, res) => res.redirect(302, '/dashboard'));
-  app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, bodyLimitBytes: deps.config.bodyLimitBytes, allowPrivateWebhooks: deps.config.webhooks.allowPrivate }));
+  // The console's GraphQL is the API's route with the session's account instead of a key's:
+  // wired here, so neither `api/` nor `dashboard/` imports the other.
+  const consoleGraphRoutes: ConsoleGraphRoutes = (accountOfSession) => graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, accountOfSession);
+  app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, consoleGraphRoutes, allowPrivateWebhooks: deps.config.webhooks.allowPrivate }));
 
   const api = express.Router();
   // Auth comes before body parsing, so an unauthenticated request costs no parsing. A known key

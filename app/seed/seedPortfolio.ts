@@ -8,7 +8,7 @@
  * status, every loan's schedule before its payments, and `schedules.is_next` is left to the
  * database triggers.
  */
-import type { Database, Queryable } from '../database.js';
+import type { Database, Queryable } from '../../db/index.js';
 import { planPortfolio, type PortfolioPlan } from './generate.js';
 
 /** Loans (or payoffs) per ledger statement of the seeder. */

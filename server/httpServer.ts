@@ -1,5 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import type { HttpTimeouts } from './config.js';
+import type { HttpTimeouts } from '../app/config.js';
+import { refusingWebSockets } from './webSocketRefusal.js';
 
 /**
  * The HTTP server with its timeouts and connection cap (README, Configuration), so slow or
@@ -9,6 +10,7 @@ import type { HttpTimeouts } from './config.js';
  * `keepAliveTimeoutMs`; any socket silent for `idleSocketTimeoutMs` is destroyed; and beyond
  * `maxConnections` open sockets new ones are dropped at once. Node checks the header and request
  * deadlines every `connectionsCheckingInterval` (a quarter of the headers timeout, at most 5 s).
+ * A WebSocket handshake is refused before the routes (`webSocketRefusal.ts`).
  */
 export function createHttpServer(listener: RequestListener, limits: HttpTimeouts): Server {
   const server = createServer(
@@ -18,7 +20,7 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(5_000, Math.floor(limits.headersTimeoutMs / 4) || 5_000)),
     },
-    listener,
+    refusingWebSockets(listener),
   );
   if (limits.idleSocketTimeoutMs > 0) server.setTimeout(limits.idleSocketTimeoutMs, (socket) => socket.destroy());
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
 import { ensureMetadataFile, shippedEntriesMissing } from '../metadata/index.js';
 import { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
-import { webhookSettingsFromEnv, type WebhookSettings } from '../app/webhooks/index.js';
+import { webhookSettingsFromEnv, type WebhookSettings } from './webhooks/index.js';
 
 /** Every setting of the service, from the environment (documented in the README). */
 export interface ServiceConfig {
@@ -82,8 +82,8 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
 }
 
 /**
- * The project's `metadata/` folder, found from this file (as `api/config.ts` under tsx or
- * `dist/api/config.js` when built) by its shipped `loanql.default.yaml`, so the service and the
+ * The project's `metadata/` folder, found from this file (as `app/config.ts` under tsx or
+ * `dist/app/config.js` when built) by its shipped `loanql.default.yaml`, so the service and the
  * `loanql` bin work from any directory.
  */
 function metadataDir(): string {
