@@ -22,7 +22,7 @@ import { dataOf, send, startSeededService, type Answer, type GraphBody, type See
  *   `<person id>` (a person who funds a loan);
  * - each answer must be 2xx with no GraphQL `errors`, unless a comment `# → …` under the command
  *   says otherwise: `# → 403 {"error": "… …", "permission": "loans.update"}` is a status and the
- *   body's members (`…` matches any text), `# → validation-failed: Cannot query …` an error code
+ *   body's members (`…` matches any text), `# → 403 Not authorized` a status and the whole body, `# → validation-failed: Cannot query …` an error code
  *   and the start of its message (up to a parenthesis); any other arrow text is prose.
  */
 
@@ -220,6 +220,8 @@ function checkExpectation(answer: Answer, expected: string, where: string): void
         const pattern = new RegExp(`^${value.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
         assert.match(String(body?.[name]), pattern, `${where}: member ${name}`);
       }
+    } else if (shown !== '') {
+      assert.equal(answer.text, shown, `${where}: the body`);
     }
     return;
   }
@@ -259,7 +261,7 @@ let loanId: string;
 let personId: string;
 
 before(async () => {
-  service = await startSeededService({ slug: 'demo' });
+  service = await startSeededService({ slug: 'demo', scale: 0.005 });
   const data = dataOf<{ loans: { id: string }[]; funding_sources: { person_id: string }[] }>(
     await service.graph(`{
       loans(where: {status: {_eq: "servicing"}, schedules: {is_next: {_eq: true}}}, limit: 1) { id }
