@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { format as formatSqlText } from 'sql-formatter';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine, GraphRequest, Principal } from '../../engine/index.js';
 import { METADATA_PATH, parseExact, seedAccount, stringifyExact } from '../support/seededService.js';
@@ -13,6 +14,13 @@ import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js'
  * (+ `variables.json`), the exact SQL the engine compiles it to (`expected.sql`) and the result
  * it gives on a database seeded with a fixed seed (`result.json`, numbers with PostgreSQL's
  * digits). A change of SQL text or of results shows up as a diff to review.
+ *
+ * `expected.sql` is the statement laid out on several lines by `sql-formatter` so that a change
+ * reads as a small diff; the engine's one-line text and the file are compared after
+ * `normaliseSqlWhitespace`, which touches whitespace only outside string literals and quoted
+ * identifiers (`'{"name":'` and `', '` keep their spaces). Every case also checks that the
+ * formatter changed nothing but that whitespace in the engine's actual SQL, so a formatter quirk
+ * cannot hide a change.
  *
  * Regenerate with `UPDATE_GOLDEN=1 node --import tsx --test tests/engine/golden.test.ts`, then
  * review the diff. Never under `CI`: there the files are only compared.
@@ -71,6 +79,66 @@ after(async () => {
   await database?.close();
 });
 
+type SqlCharacterClass = 'word' | 'operator' | 'quote' | 'punctuation';
+
+function sqlCharacterClass(character: string): SqlCharacterClass {
+  if (/[A-Za-z0-9_$]/.test(character)) return 'word';
+  if (/[+\-*/<>=~!@#%^&|`?]/.test(character)) return 'operator';
+  if (character === "'" || character === '"') return 'quote';
+  return 'punctuation';
+}
+
+/**
+ * The SQL text with every run of whitespace outside string literals (`'…'`) and quoted
+ * identifiers (`"…"`, both with doubled quotes as escapes) removed, except one space where it
+ * separates two characters of the same kind: two words (`AS "j"` needs none, `$1 AND` needs
+ * one), two operator characters (`< =` is not `<=`) or two quoted tokens (`"a" "b"` is not
+ * `"a""b"`). Two texts that differ after this differ in more than layout. The engine writes
+ * neither comments nor dollar-quoted or `E'…'` strings; a quote left open is an error.
+ */
+function normaliseSqlWhitespace(sql: string): string {
+  let normalised = '';
+  let afterWhitespace = false;
+  let index = 0;
+  while (index < sql.length) {
+    const character = sql[index]!;
+    if (/\s/.test(character)) {
+      afterWhitespace = true;
+      index += 1;
+      continue;
+    }
+    const previous = normalised.at(-1);
+    if (afterWhitespace && previous !== undefined) {
+      const kind = sqlCharacterClass(character);
+      if (kind !== 'punctuation' && kind === sqlCharacterClass(previous)) normalised += ' ';
+    }
+    afterWhitespace = false;
+    if (character === "'" || character === '"') {
+      let end = index + 1;
+      for (;;) {
+        if (end >= sql.length) throw new Error(`unterminated ${character} opened at offset ${index} of ${sql.slice(index, index + 40)}…`);
+        if (sql[end] === character) {
+          if (sql[end + 1] !== character) break;
+          end += 2;
+        } else {
+          end += 1;
+        }
+      }
+      normalised += sql.slice(index, end + 1);
+      index = end + 1;
+      continue;
+    }
+    normalised += character;
+    index += 1;
+  }
+  return normalised;
+}
+
+/** The statement on several lines, as `expected.sql` holds it (keywords and names as written). */
+function formatSql(sql: string): string {
+  return `${formatSqlText(sql, { language: 'postgresql', tabWidth: 2, keywordCase: 'preserve' })}\n`;
+}
+
 /** Compares `actual` with the golden file, or writes it when regenerating. */
 function golden(file: string, actual: string, compare: (expected: string) => void): void {
   if (updating) {
@@ -80,6 +148,36 @@ function golden(file: string, actual: string, compare: (expected: string) => voi
   assert.ok(existsSync(file), `${file} is missing: regenerate with UPDATE_GOLDEN=1 and review it`);
   compare(readFileSync(file, 'utf8'));
 }
+
+describe('golden SQL comparison: only whitespace outside literals and quoted names is layout', () => {
+  it('ignores line breaks and indentation between tokens', () => {
+    assert.equal(normaliseSqlWhitespace('SELECT concat(\n  \'[\',\n  "_t1"."id"\n) AS "j"\nFROM "loans" AS "_t1"'), normaliseSqlWhitespace(`SELECT concat('[', "_t1"."id") AS "j" FROM "loans" AS "_t1"`));
+  });
+
+  it('keeps the spaces inside a string literal and a quoted identifier', () => {
+    assert.notEqual(normaliseSqlWhitespace(`SELECT ', '`), normaliseSqlWhitespace(`SELECT ','`));
+    assert.notEqual(normaliseSqlWhitespace(`SELECT '{"name":'`), normaliseSqlWhitespace(`SELECT '{"name": '`));
+    assert.notEqual(normaliseSqlWhitespace('SELECT "a b"'), normaliseSqlWhitespace('SELECT "ab"'));
+    assert.notEqual(normaliseSqlWhitespace(`SELECT 'it''s  so'`), normaliseSqlWhitespace(`SELECT 'it''s so'`));
+  });
+
+  it('keeps the space that separates two words, two operators or two quoted tokens', () => {
+    assert.notEqual(normaliseSqlWhitespace('$1 AND x'), normaliseSqlWhitespace('$1AND x'));
+    assert.notEqual(normaliseSqlWhitespace('a < = b'), normaliseSqlWhitespace('a <= b'));
+    assert.notEqual(normaliseSqlWhitespace('"a" "b"'), normaliseSqlWhitespace('"a""b"'));
+  });
+
+  it('sees a changed token, parameter or cast', () => {
+    const sql = `SELECT "_t1"."id" FROM "loans" AS "_t1" WHERE "_t1"."account_id" = $1 AND "_t1"."rate" < $2::numeric`;
+    for (const changed of [sql.replace('$2', '$3'), sql.replace('::numeric', '::text'), sql.replace('<', '<='), sql.replace('"rate"', '"Rate"')]) {
+      assert.notEqual(normaliseSqlWhitespace(formatSql(changed)), normaliseSqlWhitespace(sql), changed);
+    }
+  });
+
+  it('refuses a quote left open', () => {
+    assert.throws(() => normaliseSqlWhitespace(`SELECT 'open`), /unterminated/);
+  });
+});
 
 describe('golden queries: the exact SQL and the result of each case in tests/golden', () => {
   it('has cases across the features', () => {
@@ -96,7 +194,13 @@ describe('golden queries: the exact SQL and the result of each case in tests/gol
       const prepared = caseEngine.prepare(goldenCase.request, principal);
       assert.equal(prepared.kind, 'statement');
       const text = prepared.kind === 'statement' ? prepared.text : '';
-      golden(join(goldenCase.dir, 'expected.sql'), `${text}\n`, (expected) => assert.equal(`${text}\n`, expected, 'the compiled SQL changed'));
+      const formatted = formatSql(text);
+      assert.equal(normaliseSqlWhitespace(formatted), normaliseSqlWhitespace(text), 'sql-formatter changed more than whitespace in this statement');
+      golden(join(goldenCase.dir, 'expected.sql'), formatted, (expected) => {
+        // Equal apart from layout passes; otherwise the formatted forms are compared so that
+        // the failure shows a line-by-line diff.
+        if (normaliseSqlWhitespace(expected) !== normaliseSqlWhitespace(text)) assert.equal(formatted, expected, 'the compiled SQL changed');
+      });
 
       const body = await caseEngine.execute(database.db, goldenCase.request, principal);
       assert.ok(!body.includes(ACCOUNT_ID), 'the account id must not be in a golden result');
