@@ -3,6 +3,7 @@ export type { Database, DatabaseKind, Queryable, QueryOptions, QueryResult, Stat
 export { queryInOrder, queryThenCommit, StatementFailed } from './database.js';
 export { DataDirBusyError } from './dataDirLock.js';
 export { migrate } from './migrate.js';
+export { ping } from './ping.js';
 export { databaseSettingsFromEnv, openCommandDatabase, openServiceDatabase, type DatabaseSettings, type OpenedDatabase } from './openDatabase.js';
 export { openPgliteDatabase } from './pgliteDatabase.js';
 export { openPostgresDatabase } from './postgresDatabase.js';

@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import { authenticateApiKey } from '../../app/apiKeys.js';
-import type { Database, ReadReplicas } from '../../db/index.js';
+import { ping, type Database, type ReadReplicas } from '../../db/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 
 /** What the readiness check asks of the running service (see `server/main.ts`). */
@@ -51,7 +51,7 @@ export function healthRoutes(db: Database, databaseDescription: string, engines:
     }
     const started = process.hrtime.bigint();
     try {
-      await db.query('SELECT 1');
+      await ping(db);
       const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
       res.json({ status: 'ok', database: { status: 'ok', ...(details ? about : {}), latencyMs }, metadata });
     } catch {
