@@ -226,7 +226,10 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
           for (const field of collection.fields.values()) {
             const scalar = SCALAR_FOR_TYPE[field.type];
             fields[field.name] = {
-              type: field === collection.primaryKey ? new GraphQLNonNull(scalar) : scalar,
+              // Non-null where the database guarantees a value (the catalogue's NOT NULL columns),
+              // as Hasura does: typed clients then get non-optional fields. A role filters rows,
+              // never a column's value, so this holds for every role's view.
+              type: field === collection.primaryKey || (field.source.kind === 'column' && metadata.notNullColumns.has(`${collection.table}.${field.source.column}`)) ? new GraphQLNonNull(scalar) : scalar,
               extensions: role({ kind: 'column', field }),
             };
           }
