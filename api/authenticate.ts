@@ -30,7 +30,7 @@ export function notAuthorized(res: Response): void {
 export interface ApiKeyOptions {
   /** Keys verified before; with it, requests `checksActiveInStatement` accepts skip the key read. */
   readonly verifiedKeys?: VerifiedKeyCache;
-  /** Requests whose route checks `res.locals.keyStillActive` itself (`POST /api/graph`: in its one statement). */
+  /** Requests whose route checks `res.locals.keyStillActive` itself (`POST /api/graph`: in its own statement). */
   readonly checksActiveInStatement?: (req: Request) => boolean;
 }
 

@@ -1,4 +1,4 @@
-import { Kind, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import { Kind, type DocumentNode, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionNode, type SelectionSetNode } from 'graphql';
 
 /**
  * How `foldSelections` turns a selection set into one value: each field's part, and how parts
@@ -9,6 +9,8 @@ export interface SelectionFold<T> {
   readonly field: (field: FieldNode, nested: (selectionSet: SelectionSetNode) => T) => T;
   readonly combine: (sum: T, part: T) => T;
   readonly empty: T;
+  /** Whether a selection counts at all (`@skip`/`@include` for a planner that knows the variables); all do when absent. */
+  readonly include?: (selection: SelectionNode) => boolean;
 }
 
 /** The named fragments of a document, by name. */
@@ -35,6 +37,7 @@ export function foldSelections<T>(
   const walk = (set: SelectionSetNode): T => {
     let sum = fold.empty;
     for (const selection of set.selections) {
+      if (fold.include && !fold.include(selection)) continue;
       if (selection.kind === Kind.FIELD) sum = fold.combine(sum, fold.field(selection, walk));
       else if (selection.kind === Kind.INLINE_FRAGMENT) sum = fold.combine(sum, walk(selection.selectionSet));
       else {
