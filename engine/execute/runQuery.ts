@@ -1,5 +1,5 @@
 import type { Database, QueryOptions } from '../../db/index.js';
-import { guardedStatement, guardKey, guardValues, type StatementGuard } from '../sql/statementGuard.js';
+import { guardCheck, guardedStatement, type StatementGuard } from '../sql/statementGuard.js';
 import { GuardFailed, rethrowClientError } from './errors.js';
 import { inParts, PARTS_FROM_LENGTH } from './inParts.js';
 import { mergeIntrospection } from './introspection.js';
@@ -33,9 +33,11 @@ export async function runQuery(
   let values = prepared.values;
   let guardName = '';
   if (guard) {
-    guardName = guardKey(guard);
+    // The guard alone, from $1: its text names the statements made with it, its values are bound after the statement's.
+    const alone = guardCheck(guard);
+    guardName = alone.text;
     text = derive(`guard ${guardName}`, () => guardedStatement(prepared.text, prepared.values.length, guard));
-    values = [...prepared.values, ...guardValues(guard)];
+    values = [...prepared.values, ...alone.values];
   }
   if (operation.inParts && !prepared.introspection) {
     if (!(await runInParts(db, derive(`parts ${guardName}`, () => inParts(text)), values, prepared.reusable, write))) throw new GuardFailed();

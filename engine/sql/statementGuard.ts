@@ -28,7 +28,9 @@ export interface GuardedText {
 /**
  * The guard's condition as text whose parameters are numbered from `firstParameter`. The
  * statement it wraps was rendered (and cached) on its own, `$1…$n`; the guard's parameters come
- * after them. Each value is its own parameter (no sharing with the statement's).
+ * after them. Each value is its own parameter (no sharing with the statement's). This is
+ * `render` (fragment.ts) numbering from `firstParameter` instead of 1: given that option there,
+ * this loop goes.
  */
 function renderCondition(guard: StatementGuard, firstParameter: number): GuardedText {
   const values: unknown[] = [];
@@ -44,26 +46,19 @@ function renderCondition(guard: StatementGuard, firstParameter: number): Guarded
   return { text, values };
 }
 
-/** The guard's text, the same for every caller: what keys the statement texts made with it. */
-export function guardKey(guard: StatementGuard): string {
-  return renderCondition(guard, 1).text;
-}
-
-/** The values of the guard's parameters, in order: bound after those of the statement it wraps. */
-export function guardValues(guard: StatementGuard): readonly unknown[] {
-  return renderCondition(guard, 1).values;
-}
-
 /**
  * A statement of `parameterCount` parameters that answers one column `response`, wrapped so
  * that it answers its response when the guard holds, else NULL (the statement is then not run).
- * Its parameters are the statement's, then the guard's (`guardValues`).
+ * Its parameters are the statement's, then the guard's (the values of `guardCheck`).
  */
 export function guardedStatement(statement: string, parameterCount: number, guard: StatementGuard): string {
   return `SELECT CASE WHEN ${renderCondition(guard, parameterCount + 1).text} THEN (${statement}) END AS "response"`;
 }
 
-/** The statement that answers whether the guard holds (one row, column `holds`). */
+/**
+ * The statement that answers whether the guard holds (one row, column `holds`), its parameters
+ * from $1. Its text is the same for every caller, so it also names the statements made with the guard.
+ */
 export function guardCheck(guard: StatementGuard): GuardedText {
   const condition = renderCondition(guard, 1);
   return { text: `SELECT (${condition.text}) AS "holds"`, values: condition.values };

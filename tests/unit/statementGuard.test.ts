@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'graphql';
 import { foldSelections, fragmentsOf, rootFields } from '../../engine/document/foldSelections.js';
-import { guardCheck, guardedStatement, guardKey, guardValues, statementGuard } from '../../engine/sql/statementGuard.js';
+import { guardCheck, guardedStatement, statementGuard } from '../../engine/sql/statementGuard.js';
 import { sql } from '../../engine/sql/fragment.js';
 
 describe('Statement guard: a fragment wrapped around a rendered statement', () => {
@@ -13,7 +13,6 @@ describe('Statement guard: a fragment wrapped around a rendered statement', () =
       guardedStatement('SELECT $1::text AS "response"', 1, guard),
       'SELECT CASE WHEN EXISTS (SELECT 1 FROM api_keys WHERE account_id = $2 AND id = $3 AND active) THEN (SELECT $1::text AS "response") END AS "response"',
     );
-    assert.deepEqual(guardValues(guard), ['account-a', 'key-1']);
   });
 
   it('checks alone as one small statement from $1', () => {
@@ -22,7 +21,7 @@ describe('Statement guard: a fragment wrapped around a rendered statement', () =
 
   it('has the same text for every key, so statements made with it are prepared once', () => {
     const other = statementGuard`EXISTS (SELECT 1 FROM api_keys WHERE account_id = ${'account-b'} AND id = ${'key-2'} AND active)`;
-    assert.equal(guardKey(other), guardKey(guard));
+    assert.equal(guardCheck(other).text, guardCheck(guard).text);
   });
 
   it('refuses a parameter that is not a constant', () => {
