@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { Database, Queryable } from '../db/index.js';
-import type { StatementGuard } from '../engine/index.js';
+import type { Database } from '../db/index.js';
+import { guardHolds, type StatementGuard } from '../engine/index.js';
 import { activeKeyGuard, authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
 
 declare module 'express-serve-static-core' {
@@ -30,7 +30,7 @@ export function notAuthorized(res: Response): void {
 export interface ApiKeyOptions {
   /** Keys verified before; with it, requests `checksActiveInStatement` accepts skip the key read. */
   readonly verifiedKeys?: VerifiedKeyCache;
-  /** Requests whose route checks `res.locals.keyStillActive` itself (`POST /api/graph`: in its one statement). */
+  /** Requests whose route checks `res.locals.keyStillActive` itself (`POST /api/graph`: in its own statement). */
   readonly checksActiveInStatement?: (req: Request) => boolean;
 }
 
@@ -65,8 +65,5 @@ export async function refusedAsInactive(db: Database, res: Response): Promise<bo
   return true;
 }
 
-/** Asks the database whether a statement guard holds now (its own small statement). */
-export async function guardHolds(db: Queryable, guard: StatementGuard): Promise<boolean> {
-  const { rows } = await db.query<{ holds: boolean | null }>(`SELECT (${guard.condition}) AS "holds"`, guard.values);
-  return rows[0]?.holds === true;
-}
+/** Asks the database whether a statement guard holds now (its own small statement): the engine's. */
+export { guardHolds };

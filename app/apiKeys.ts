@@ -1,7 +1,7 @@
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Database, Queryable } from '../db/index.js';
-import type { StatementGuard } from '../engine/index.js';
+import { statementGuard, type StatementGuard } from '../engine/index.js';
 import { refuseNulCharacter, UserInputError } from './errors.js';
 
 /**
@@ -197,10 +197,11 @@ function recordUse(db: Database, key: AuthenticatedKey): void {
 
 /**
  * The condition "this key is still active (and its account exists)", for the engine to check
- * inside the request's one statement (see `VerifiedKeyCache`).
+ * inside the request's own statement (see `VerifiedKeyCache`): a fragment whose account and key
+ * are bound parameters, so every key's requests share one statement text.
  */
 export function activeKeyGuard(key: AuthenticatedKey): StatementGuard {
-  return { condition: 'EXISTS (SELECT 1 FROM api_keys WHERE account_id = $1 AND id = $2 AND active)', values: [key.accountId, key.keyId] };
+  return statementGuard`EXISTS (SELECT 1 FROM api_keys WHERE account_id = ${key.accountId} AND id = ${key.keyId} AND active)`;
 }
 
 /**

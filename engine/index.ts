@@ -1,3 +1,12 @@
 /** Public surface of `engine/`: the GraphQL engine built from resolved metadata. */
-export { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, GraphEngine, type EngineOptions, type GraphRequest, type PreparedRequest, type Principal, type StatementGuard } from './execute/graphEngine.js';
-export { RequestError, type ResponseError } from './execute/errors.js';
+export { GraphEngine } from './execute/graphEngine.js';
+export { DEFAULT_MAX_QUERY_COST, type EngineOptions } from './execute/engineOptions.js';
+export { DEFAULT_MAX_FIELDS } from './validation/maxFieldsRule.js';
+export { DEFAULT_MAX_ROOT_FIELDS } from './validation/maxRootFieldsRule.js';
+export type { GraphRequest } from './execute/checkEnvelope.js';
+export type { PreparedRequest } from './execute/prepareRequest.js';
+export type { Principal } from './execute/bindParam.js';
+export { guardHolds } from './execute/guardHolds.js';
+export { statementGuard, type StatementGuard } from './sql/statementGuard.js';
+export { GuardFailed, RequestError, type ResponseError } from './execute/errors.js';
+export type { ErrorCode } from './errorCode.js';

@@ -4,11 +4,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyProblem } from '../../http/bodyErrors.js';
 import type { Logger } from '../../app/logger.js';
 import type { Database, Lsn, Queryable } from '../../db/index.js';
-import { RequestError, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
+import { GuardFailed, guardHolds, RequestError, type ErrorCode, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE } from '../../metadata/index.js';
 import { activeKeyGuard, type AuthenticatedKey, type VerifiedKeyCache } from '../../app/apiKeys.js';
-import { guardHolds, notAuthorized, refusedAsInactive } from '../authenticate.js';
+import { notAuthorized, refusedAsInactive } from '../authenticate.js';
 import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
 import { UserInputError } from '../../app/errors.js';
 import { isDatabaseUnavailable, sendGraphUnavailable } from '../unavailable.js';
@@ -43,33 +43,23 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
   const router = Router();
   const parseJson = express.json({ limit: bodyLimitBytes, type: () => true, strict: false });
 
+  /** The one handler, as Express answers (`res`'s own headers, ETag included). */
+  const answer = (res: Response, call: GraphCall): Promise<void> => answerGraphRequest({ db, engines, logger, routing }, call, res, expressReplies(res));
+
   router.post('/', parseJson, async (req, res) => {
     const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
     if (!isJsonRequest(req)) {
       if (await refusedAsInactive(db, res)) return;
       return sendErrors(res, 415, responseType, 'invalid-request', 'send the request as application/json');
     }
-    const body = new PiecewiseBody(res, responseType);
     try {
       if (req.get('idempotency-key') !== undefined && (await answeredIdempotently(req, res, responseType))) return;
-      // The key's state, when not read yet, is checked inside the request's one statement.
-      // (graphFastPath below answers most of these requests before Express; keep the two alike.)
-      const caller = engineForCaller(engines.engine, accountOf(res));
-      if (!caller) return notAuthorized(res);
-      if (routing) {
-        if (!(await respondRouted(routing, db, caller, req.body as GraphRequest, res.locals.auth.keyId, res.locals.keyStillActive, res.locals.readAtLeast ?? null, res, body.write))) return notAuthorized(res);
-        return body.end();
-      }
-      if (!(await caller.engine.respond(db, req.body as GraphRequest, caller.principal, res.locals.keyStillActive, body.write))) return notAuthorized(res);
-      body.end();
     } catch (error) {
-      if (body.started) return cutShort(res, error, logger);
-      if (isDatabaseUnavailable(error)) return sendGraphUnavailable(res, responseType);
-      if (!(error instanceof RequestError)) throw error;
-      // application/json answers every GraphQL-level error with 200 (GraphQL over HTTP §legacy);
-      // the graphql-response+json type uses 400 for a request that could not be executed.
-      res.status(errorStatus(error, responseType)).type(responseType).send(JSON.stringify({ errors: error.errors }));
+      return replyWithError(expressReplies(res), error, responseType, logger);
     }
+    // The key's state, when not read yet, is checked inside the request's statement.
+    // (graphFastPath below answers most of these requests before Express with the same handler.)
+    await answer(res, { who: accountOf(res), request: req.body as GraphRequest, keyId: routing ? res.locals.auth.keyId : '', guard: res.locals.keyStillActive, readAtLeast: res.locals.readAtLeast ?? null, responseType });
   });
 
   /**
@@ -132,14 +122,14 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
   router.get('/', async (req, res) => {
     res.set('Cache-Control', 'private, no-store');
     const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
-    const body = new PiecewiseBody(res, responseType);
+    const request = getRequestOf(req.originalUrl);
+    const who = accountOf(res);
     try {
-      const request = getRequestOf(req.originalUrl);
       if (typeof request === 'string') {
         if (await refusedAsInactive(db, res)) return;
         return sendErrors(res, 400, responseType, 'invalid-request', request);
       }
-      const caller = engineForCaller(engines.engine, accountOf(res));
+      const caller = engineForCaller(engines.engine, who);
       if (!caller) return notAuthorized(res);
       let type;
       try {
@@ -154,15 +144,11 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
         res.set('Allow', 'POST');
         return sendErrors(res, 405, responseType, 'method-not-allowed', 'GET runs queries only: send a mutation with POST');
       }
-      // respond checks the key's state in the statement, or on a refusal before answering it.
-      if (!(await caller.engine.respond(db, request, caller.principal, res.locals.keyStillActive, body.write))) return notAuthorized(res);
-      body.end();
     } catch (error) {
-      if (body.started) return cutShort(res, error, logger);
-      if (isDatabaseUnavailable(error)) return sendGraphUnavailable(res, responseType);
-      if (!(error instanceof RequestError)) throw error;
-      res.status(errorStatus(error, responseType)).type(responseType).send(JSON.stringify({ errors: error.errors }));
+      return replyWithError(expressReplies(res), error, responseType, logger);
     }
+    // respond checks the key's state in the statement, or on a refusal before answering it.
+    await answer(res, { who, request, keyId: routing ? res.locals.auth.keyId : '', guard: res.locals.keyStillActive, readAtLeast: res.locals.readAtLeast ?? null, responseType });
   });
 
   router.post('/explain', parseJson, async (req, res) => {
@@ -293,36 +279,16 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
 
     const guard = activeKeyGuard(key);
     const responseType = acceptPrefersGraphQLResponse(headers.accept) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
-    const send = (status: number, type: string, body: string): void => {
-      res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) }).end(body);
-    };
-    const refuse = (): void => send(403, 'text/plain', 'Not authorized');
+    const replies = bareReplies(res);
     const answer = async (text: string): Promise<void> => {
       let request: GraphRequest;
       try {
         request = JSON.parse(text) as GraphRequest;
       } catch {
-        if (!(await guardHolds(db, guard))) return refuse();
-        return send(400, JSON_TYPE, JSON.stringify({ errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'invalid-request' } }] }));
+        if (!(await guardHolds(db, guard))) return replies.refuse();
+        return replies.send(400, JSON_TYPE, JSON.stringify({ errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'invalid-request' } }] }));
       }
-      const body = new PiecewiseBody(res, responseType);
-      try {
-        const caller = engineForCaller(engines.engine, key);
-        if (!caller) return refuse();
-        if (routing) {
-          if (!(await respondRouted(routing, db, caller, request, key.keyId, guard, readAtLeast, res, body.write))) return refuse();
-          return body.end();
-        }
-        if (!(await caller.engine.respond(db, request, caller.principal, guard, body.write))) return refuse();
-        body.end();
-      } catch (error) {
-        if (body.started) return cutShort(res, error, logger);
-        if (isDatabaseUnavailable(error)) return sendGraphUnavailable(res, responseType);
-        if (error instanceof RequestError) return send(errorStatus(error, responseType), responseType, JSON.stringify({ errors: error.errors }));
-        const id = randomUUID();
-        logger.error({ errorId: id, path: '/api/graph', err: error }, 'internal error');
-        send(500, JSON_TYPE, JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'internal', id } }] }));
-      }
+      await answerGraphRequest({ db, engines, logger, routing }, { who: key, request, keyId: key.keyId, guard, readAtLeast, responseType }, res, replies);
     };
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -343,8 +309,8 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
  * key's state is checked on the primary first — a replica may not have replayed a revocation (or
  * a new key) yet — so revocation takes effect on the next request whatever serves the read.
  * After a write the primary's position is set as the `LoanQL-Consistency` header; a write whose
- * position cannot be read (the primary just went away) is answered without it. Resolves false
- * when the key is no longer active.
+ * position cannot be read (the primary just went away) is answered without it. Throws
+ * `GuardFailed` when the key is no longer active.
  */
 async function respondRouted(
   routing: ReadRouting,
@@ -356,13 +322,85 @@ async function respondRouted(
   readAtLeast: Lsn | null,
   res: ServerResponse,
   write: (piece: string) => void,
-): Promise<boolean> {
-  if (guard && !(await guardHolds(primary, guard))) return false;
+): Promise<void> {
+  if (guard && !(await guardHolds(primary, guard))) throw new GuardFailed();
   const routed = routing.forRead(keyId, readAtLeast);
-  if (!(await caller.engine.respond(routed, request, caller.principal, undefined, write))) return false;
+  await caller.engine.respond(routed, request, caller.principal, undefined, write);
   if (routed.wrote) await routing.wrote(keyId, res).catch(() => undefined);
   ReadRouting.tell(res, routed);
-  return true;
+}
+
+/** What answering a GraphQL request needs of the server. */
+interface GraphServices {
+  readonly db: Database;
+  readonly engines: EngineHolder;
+  readonly logger: Logger;
+  readonly routing: ReadRouting | undefined;
+}
+
+/** One GraphQL request, as the Express routes and the fast path each read it from HTTP. */
+interface GraphCall {
+  /** Who it runs as: the API key, or the dashboard session's account. */
+  readonly who: string | AuthenticatedKey;
+  readonly request: GraphRequest;
+  /** The key whose writes the read routing follows ('' without routing). */
+  readonly keyId: string;
+  /** The key's state, when it was not read yet: checked by the database with the request. */
+  readonly guard: StatementGuard | undefined;
+  readonly readAtLeast: Lsn | null;
+  readonly responseType: string;
+}
+
+/**
+ * How an answer goes out: through Express's `res` (its own headers, ETag included) or the bare
+ * `ServerResponse` of the fast path, so both answer as they always have.
+ */
+interface Replies {
+  readonly send: (status: number, type: string, body: string) => void;
+  /** 403 `Not authorized`, the one answer to every kind of auth failure. */
+  readonly refuse: () => void;
+  readonly res: ServerResponse;
+}
+
+const expressReplies = (res: Response): Replies => ({ send: (status, type, body) => void res.status(status).type(type).send(body), refuse: () => notAuthorized(res), res });
+
+function bareReplies(res: ServerResponse): Replies {
+  const send = (status: number, type: string, body: string): void => void res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) }).end(body);
+  return { send, refuse: () => send(403, 'text/plain', 'Not authorized'), res };
+}
+
+/**
+ * The one handler of a GraphQL request (`POST` and `GET /api/graph`, the dashboard's console,
+ * the fast path): the caller's engine runs it (on a replica when reads are routed) and the
+ * response text goes out as PostgreSQL made it; any failure is answered by `replyWithError`.
+ */
+async function answerGraphRequest(services: GraphServices, call: GraphCall, res: ServerResponse, replies: Replies): Promise<void> {
+  const body = new PiecewiseBody(res, call.responseType);
+  try {
+    const caller = engineForCaller(services.engines.engine, call.who);
+    if (!caller) return replies.refuse();
+    if (services.routing) await respondRouted(services.routing, services.db, caller, call.request, call.keyId, call.guard, call.readAtLeast, res, body.write);
+    else await caller.engine.respond(services.db, call.request, caller.principal, call.guard, body.write);
+    body.end();
+  } catch (error) {
+    replyWithError(replies, error, call.responseType, services.logger, body);
+  }
+}
+
+/**
+ * Every failure of a GraphQL request as HTTP, in one place: a response already under way is cut
+ * short; a key found inactive (`GuardFailed`) is 403; an unreachable database 503; the client's
+ * mistake (`RequestError`) its errors, 200 or 400 (`errorStatus`); anything else is ours — logged
+ * with an id and censored as 500 `internal`.
+ */
+function replyWithError(replies: Replies, error: unknown, responseType: string, logger: Logger, body?: PiecewiseBody): void {
+  if (body?.started) return cutShort(replies.res, error, logger);
+  if (error instanceof GuardFailed) return replies.refuse();
+  if (isDatabaseUnavailable(error)) return sendGraphUnavailable(replies.res, responseType);
+  if (error instanceof RequestError) return replies.send(errorStatus(error, responseType), responseType, JSON.stringify({ errors: error.errors }));
+  const id = randomUUID();
+  logger.error({ errorId: id, path: '/api/graph', err: error }, 'internal error');
+  replies.send(500, JSON_TYPE, JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'internal' satisfies ErrorCode, id } }] }));
 }
 
 /**
@@ -415,6 +453,6 @@ function cutShort(res: ServerResponse, error: unknown, logger: Logger): void {
   res.destroy();
 }
 
-function sendErrors(res: Response, status: number, type: string, code: string, message: string): void {
+function sendErrors(res: Response, status: number, type: string, code: ErrorCode, message: string): void {
   res.status(status).type(type).send(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
 }

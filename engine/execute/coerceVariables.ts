@@ -1,4 +1,7 @@
-import { isInputType, isNonNullType, isScalarType, typeFromAST, valueFromAST, type GraphQLScalarType, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { getVariableValues, isInputType, isNonNullType, isScalarType, typeFromAST, valueFromAST, type GraphQLScalarType, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { variablesWithNul } from '../validation/nulCharacters.js';
+import { RequestError, toResponseError } from './errors.js';
+import type { CachedOperation } from './planCache.js';
 
 /**
  * The variables of one cached operation, coerced without graphql-js's general machinery
@@ -68,4 +71,23 @@ export function scalarVariableCoercer(schema: GraphQLSchema, operation: Operatio
     }
     return coerced;
   };
+}
+
+/**
+ * A request's variable values, coerced to the operation's types: by the operation's fast
+ * coercion when it has one and the values suit it, else by graphql-js followed by the NUL check
+ * (every error a request's variables can have, `validation-failed`). Variable names are the
+ * client's: looked up in a Map, so `$constructor` is just a name.
+ */
+export function coerceVariables(schema: GraphQLSchema, cached: CachedOperation, variables: Readonly<Record<string, unknown>> | undefined): ReadonlyMap<string, unknown> {
+  if (cached.coerceVariables === undefined) cached.coerceVariables = scalarVariableCoercer(schema, cached.operation);
+  const fast = cached.coerceVariables?.(variables ?? {});
+  if (fast) return fast;
+  const coerced = getVariableValues(schema, cached.operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
+  if (coerced.errors) throw new RequestError(coerced.errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
+  if (cached.operation.variableDefinitions?.length) {
+    const withNul = variablesWithNul(cached.operation, new Map(Object.entries(variables ?? {})));
+    if (withNul.length) throw new RequestError(withNul.map((error) => toResponseError(error, 'validation-failed')), 'document');
+  }
+  return new Map(Object.entries(coerced.coerced));
 }

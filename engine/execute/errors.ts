@@ -1,11 +1,12 @@
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
+import { isErrorCode, type ErrorCode } from '../errorCode.js';
 
 /** The GraphQL error object of a response (GraphQL spec §7.1.2). */
 export interface ResponseError {
   readonly message: string;
   readonly locations?: readonly { line: number; column: number }[];
   readonly path?: readonly (string | number)[];
-  readonly extensions: { readonly code: string; readonly [key: string]: unknown };
+  readonly extensions: { readonly code: ErrorCode; readonly [key: string]: unknown };
 }
 
 /** A request the engine refuses, with the errors to send and the HTTP status they call for. */
@@ -20,8 +21,24 @@ export class RequestError extends Error {
   }
 }
 
-export function toResponseError(error: GraphQLError, code: string): ResponseError {
-  const extensionsCode = typeof error.extensions?.code === 'string' ? error.extensions.code : code;
+/**
+ * The caller's statement guard (its API key is still active) did not hold when the request ran:
+ * the request is refused and nothing of it is written (a mutation's transaction is rolled back).
+ * The HTTP layer answers it like any other refused key.
+ */
+export class GuardFailed extends Error {
+  constructor() {
+    super('the statement guard did not hold');
+    this.name = 'GuardFailed';
+  }
+}
+
+/**
+ * A graphql-js error as a response error: its message, locations and path, and its own code when
+ * it carries one of ours, else `code`. Other extensions are not sent.
+ */
+export function toResponseError(error: GraphQLError, code: ErrorCode): ResponseError {
+  const extensionsCode = isErrorCode(error.extensions?.code) ? error.extensions.code : code;
   return {
     message: error.message,
     ...(error.locations ? { locations: error.locations.map(({ line, column }) => ({ line, column })) } : {}),
@@ -47,4 +64,11 @@ export function classifyDatabaseError(error: unknown): ResponseError | null {
   if (code === '57014') return { message: 'the query ran past the statement timeout (STATEMENT_TIMEOUT_MS)', extensions: { code: 'timeout' } };
   if (code === '54000' || code === '54001') return { message, extensions: { code: 'query-too-complex' } };
   return null;
+}
+
+/** Rethrows a database error the client's input caused as a `RequestError`; anything else as it is. */
+export function rethrowClientError(error: unknown): never {
+  const clientError = classifyDatabaseError(error);
+  if (clientError) throw new RequestError([clientError], 'execution');
+  throw error;
 }

@@ -1,4 +1,5 @@
 import type { Catalogue, Collection, Metadata } from '../../metadata/index.js';
+import type { ErrorCode } from '../errorCode.js';
 import { classifyDatabaseError, type ResponseError } from './errors.js';
 
 /**
@@ -18,7 +19,7 @@ export function classifyWriteError(error: unknown, step: { readonly alias: strin
   const fields = fieldNames(written, constraint?.columns ?? (typeof pgError.column === 'string' ? [pgError.column] : []), metadata.tenantColumn);
   const named = fields.length ? fields.join(', ') : 'a field';
   const path = [alias];
-  const fail = (code: string, message: string, extra: Record<string, unknown> = {}): ResponseError => ({
+  const fail = (code: ErrorCode, message: string, extra: Record<string, unknown> = {}): ResponseError => ({
     message: `${alias}: ${message}`,
     path,
     extensions: { code, ...extra },

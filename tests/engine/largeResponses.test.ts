@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { inParts, PART_BYTES, PARTS_FROM_LENGTH } from '../../engine/execute/inParts.js';
 import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
-import { RequestError } from '../../engine/index.js';
+import { GuardFailed, RequestError, statementGuard } from '../../engine/index.js';
 import { testDatabaseKind } from '../support/testDatabase.js';
 import { startSeededService, type SeededService } from '../support/seededService.js';
 
@@ -85,7 +85,7 @@ describe(`an operation whose response is large, on ${testDatabaseKind}`, () => {
 
       statements.length = 0;
       const pieces: string[] = [];
-      assert.equal(await engine.respond(s.db, request, accountId, undefined, (piece) => pieces.push(piece)), true);
+      await engine.respond(s.db, request, accountId, undefined, (piece) => void pieces.push(piece));
       assert.equal(statements.length, 1);
       assert.equal(statements[0], inParts((engine.prepare(request, accountId) as { text: string }).text));
       assert.ok(pieces.length >= Math.floor(Buffer.byteLength(first) / PART_BYTES), `${pieces.length} pieces`);
@@ -99,14 +99,14 @@ describe(`an operation whose response is large, on ${testDatabaseKind}`, () => {
   it('answers a small response of that operation in one part', async () => {
     const request = { query: LARGE, variables: { min: '1e12' } };
     const pieces: string[] = [];
-    assert.equal(await s.service.engine.respond(s.db, request, accountId, undefined, (piece) => pieces.push(piece)), true);
+    await s.service.engine.respond(s.db, request, accountId, undefined, (piece) => void pieces.push(piece));
     assert.deepEqual(pieces, ['{"data":{"loans":[]}}']);
   });
 
-  it('writes nothing and answers false when the guard does not hold', async () => {
+  it('writes nothing and throws GuardFailed when the guard does not hold', async () => {
     const pieces: string[] = [];
-    const guard = { condition: '$1::boolean', values: [false] };
-    assert.equal(await s.service.engine.respond(s.db, { query: LARGE, variables: { min: '0' } }, accountId, guard, (piece) => pieces.push(piece)), false);
+    const guard = statementGuard`${false}::boolean`;
+    await assert.rejects(s.service.engine.respond(s.db, { query: LARGE, variables: { min: '0' } }, accountId, guard, (piece) => void pieces.push(piece)), GuardFailed);
     assert.deepEqual(pieces, []);
   });
 

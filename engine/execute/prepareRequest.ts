@@ -1,0 +1,149 @@
+import { GraphQLError, type ValidationRule } from 'graphql';
+import { rootFields } from '../document/foldSelections.js';
+import { planMutation } from '../plan/planMutation.js';
+import { planOperation } from '../plan/planOperation.js';
+import { queryCost } from '../plan/queryCost.js';
+import { compileMutation, type CompiledMutation } from '../sql/compileMutation.js';
+import { compileOperation } from '../sql/compileOperation.js';
+import { genericPlanSafety, type Param } from '../sql/fragment.js';
+import { bindParam, callerOf, type Binding, type Principal } from './bindParam.js';
+import { checkEnvelope, type CheckedEnvelope, type GraphRequest } from './checkEnvelope.js';
+import { coerceVariables } from './coerceVariables.js';
+import { DEFAULT_MAX_INSERT_OBJECTS, DEFAULT_MAX_QUERY_COST, type EngineContext } from './engineOptions.js';
+import { RequestError, toResponseError } from './errors.js';
+import { answerIntrospection, type IntrospectionPart } from './introspection.js';
+import { loadOperation } from './loadOperation.js';
+import { PlanCache, type CachedOperation } from './planCache.js';
+import { checkWrittenValue } from './valueChecks.js';
+
+/** A request ready to run: the statement and its values, or a response needing no database. */
+export type PreparedRequest =
+  | {
+      readonly kind: 'statement';
+      readonly text: string;
+      readonly params: readonly Param[];
+      readonly values: readonly unknown[];
+      readonly introspection: IntrospectionPart | null;
+      /** The statement comes from the plan cache and runs again with other values: worth keeping prepared. */
+      readonly reusable: boolean;
+    }
+  | { readonly kind: 'static'; readonly body: string }
+  /** A mutation: its statements run in one transaction (`runMutation`). */
+  | {
+      readonly kind: 'mutation';
+      readonly program: CompiledMutation;
+      readonly bind: (param: Param) => unknown;
+      /** The statements come from the plan cache: worth keeping prepared, like a query's. */
+      readonly reusable: boolean;
+    };
+
+/** What preparing needs besides the engine: its plan cache and validation rules. */
+export interface Preparation extends EngineContext {
+  readonly cache: PlanCache;
+  readonly rules: readonly ValidationRule[];
+}
+
+/** The operation of a request, from the plan cache or loaded into it (`loadOperation`). */
+export function operationOf(engine: Preparation, { query, operationName }: CheckedEnvelope): CachedOperation {
+  const cacheKey = PlanCache.keyOf(query, operationName);
+  const hit = engine.cache.get(cacheKey);
+  if (hit) return hit;
+  const { maxRootFields, maxFields } = engine.options;
+  const entry = loadOperation(engine.schema, engine.rules, { maxRootFields, maxFields }, cacheKey, query, operationName);
+  engine.cache.set(entry);
+  return entry;
+}
+
+/**
+ * Checks, plans, compiles and binds a request for a principal: envelope → operation (cached) →
+ * variables → plan (cached when it does not depend on variable values) → cost → bound values.
+ * Throws `RequestError` for client mistakes; runs nothing.
+ */
+export function prepareRequest(engine: Preparation, request: GraphRequest, principal: Principal): { readonly prepared: PreparedRequest; readonly operation: CachedOperation } {
+  const envelope = checkEnvelope(request);
+  const { operationName, variables } = envelope;
+  const cached = operationOf(engine, envelope);
+  const binding: Binding = { variables: coerceVariables(engine.schema, cached, variables), caller: callerOf(principal), maxRows: engine.options.maxRows, operation: cached.operation };
+  if (cached.operation.operation === 'mutation') return { prepared: prepareMutation(engine, cached, binding), operation: cached };
+
+  let introspection: IntrospectionPart | null = null;
+  if (cached.hasIntrospection || !cached.needsDatabase) {
+    const data = answerIntrospection(engine.schema, cached.introspectionDocument, operationName, variables, { whole: !cached.needsDatabase });
+    if (!cached.needsDatabase) return { prepared: { kind: 'static', body: JSON.stringify({ data }) }, operation: cached };
+    introspection = { data: data ?? {}, order: [...new Set(rootKeys(cached))] };
+  }
+
+  let compiled = cached.compiled;
+  let cost = cached.cost;
+  if (!compiled) {
+    const planned = refusingPlanErrors(() =>
+      planOperation(engine.schema, cached.operation, cached.fragments, binding.variables, { maxRows: engine.options.maxRows, collections: engine.metadata.collections }),
+    );
+    cost = queryCost(planned.plan);
+    checkQueryCost(cost, engine.options.maxCost ?? DEFAULT_MAX_QUERY_COST);
+    compiled = compileOperation(planned.plan, engine.metadata);
+    if (planned.reusable) {
+      cached.compiled = compiled;
+      cached.cost = cost;
+      cached.genericPlanSafety = genericPlanSafety(compiled.params);
+      engine.cache.remeasure(cached);
+    } else cached.compiled = null;
+  }
+  checkQueryCost(cost, engine.options.maxCost ?? DEFAULT_MAX_QUERY_COST);
+  const values = compiled.params.map((param) => bindParam(param, binding));
+  cached.uses += 1;
+  // Only a statement run before is worth preparing on the database's connections: a document
+  // seen once (most unique documents) would only fill their prepared-statement maps.
+  const reusable = cached.compiled === compiled && cached.uses > 1;
+  return { prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable }, operation: cached };
+}
+
+function prepareMutation(engine: Preparation, cached: CachedOperation, binding: Binding): PreparedRequest {
+  let program = cached.compiledMutation;
+  if (!program) {
+    const planned = refusingPlanErrors(() =>
+      planMutation(engine.schema, cached.operation, cached.fragments, binding.variables, {
+        maxRows: engine.options.maxRows,
+        collections: engine.metadata.collections,
+        maxInsertObjects: engine.options.maxInsertObjects ?? DEFAULT_MAX_INSERT_OBJECTS,
+      }),
+    );
+    program = compileMutation(planned.plan, engine.metadata);
+    cached.compiledMutation = planned.reusable ? program : null;
+    if (planned.reusable) engine.cache.remeasure(cached);
+  }
+  const bind = (param: Param): unknown => bindParam(param, binding);
+  const problems: GraphQLError[] = [];
+  for (const check of program.checks) {
+    const problem = checkWrittenValue(check, bind(check.param), engine.catalogue);
+    if (problem) problems.push(problem);
+  }
+  if (problems.length) throw new RequestError(problems.map((problem) => toResponseError(problem, 'validation-failed')), 'document');
+  // Patterns in variables are checked now, before the transaction opens (binding checks them).
+  for (const statement of [...program.steps.map((step) => step.statement), program.response]) {
+    for (const param of statement.params) if (param.kind === 'var' && param.pattern) bind(param);
+  }
+  return { kind: 'mutation', program, bind, reusable: cached.compiledMutation === program };
+}
+
+/** A planner's GraphQLError is the client's (`validation-failed`, located). */
+function refusingPlanErrors<T>(plan: () => T): T {
+  try {
+    return plan();
+  } catch (error) {
+    if (error instanceof GraphQLError) throw new RequestError([toResponseError(error, 'validation-failed')], 'document');
+    throw error;
+  }
+}
+
+/** Refuses a plan whose estimated cost (`plan/queryCost.ts`) is over `limit` (`MAX_QUERY_COST`; 0 = no limit). */
+function checkQueryCost(cost: number, limit: number): void {
+  if (limit > 0 && cost > limit) {
+    const message = `the query's estimated cost ${cost} is over the limit of ${limit} (MAX_QUERY_COST): use fewer aliases, smaller limits, or fewer filters through relationships`;
+    throw new RequestError([{ message, extensions: { code: 'query-too-expensive', cost, limit } }], 'document');
+  }
+}
+
+function rootKeys(cached: CachedOperation): string[] {
+  return rootFields(cached.operation, cached.fragments).map((field) => field.alias?.value ?? field.name.value);
+}

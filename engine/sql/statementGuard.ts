@@ -1,0 +1,65 @@
+import { sql, type Fragment } from './fragment.js';
+
+/**
+ * A condition the caller needs to hold when a request runs (its API key is still active),
+ * checked by PostgreSQL in the request's own statement. A fragment whose every value is a bound
+ * parameter, so its text is the same for every caller and the statements made from it are
+ * prepared once. Made with `statementGuard` only.
+ */
+export interface StatementGuard {
+  readonly condition: Fragment;
+}
+
+/**
+ * `statementGuard\`EXISTS (SELECT 1 FROM api_keys WHERE id = ${keyId} AND active)\`` — the
+ * template text is trusted SQL; every interpolated value is bound as a parameter.
+ */
+export function statementGuard(strings: TemplateStringsArray, ...values: readonly unknown[]): StatementGuard {
+  return { condition: sql(strings, ...values.map((value) => sql.value(value))) };
+}
+
+/** SQL text with its parameters' values, ready to run. */
+export interface GuardedText {
+  readonly text: string;
+  /** The values of the parameters the guard adds (after the statement's own, if any). */
+  readonly values: readonly unknown[];
+}
+
+/**
+ * The guard's condition as text whose parameters are numbered from `firstParameter`. The
+ * statement it wraps was rendered (and cached) on its own, `$1…$n`; the guard's parameters come
+ * after them. Each value is its own parameter (no sharing with the statement's). This is
+ * `render` (fragment.ts) numbering from `firstParameter` instead of 1: given that option there,
+ * this loop goes.
+ */
+function renderCondition(guard: StatementGuard, firstParameter: number): GuardedText {
+  const values: unknown[] = [];
+  let text = '';
+  for (const part of guard.condition.parts) {
+    if ('text' in part) text += part.text;
+    else if ('identifier' in part) text += `"${part.identifier}"`;
+    else {
+      if (part.param.kind !== 'const') throw new TypeError(`a statement guard binds constants only, not a ${part.param.kind} parameter`);
+      text += `$${firstParameter + values.push(part.param.value) - 1}`;
+    }
+  }
+  return { text, values };
+}
+
+/**
+ * A statement of `parameterCount` parameters that answers one column `response`, wrapped so
+ * that it answers its response when the guard holds, else NULL (the statement is then not run).
+ * Its parameters are the statement's, then the guard's (the values of `guardCheck`).
+ */
+export function guardedStatement(statement: string, parameterCount: number, guard: StatementGuard): string {
+  return `SELECT CASE WHEN ${renderCondition(guard, parameterCount + 1).text} THEN (${statement}) END AS "response"`;
+}
+
+/**
+ * The statement that answers whether the guard holds (one row, column `holds`), its parameters
+ * from $1. Its text is the same for every caller, so it also names the statements made with the guard.
+ */
+export function guardCheck(guard: StatementGuard): GuardedText {
+  const condition = renderCondition(guard, 1);
+  return { text: `SELECT (${condition.text}) AS "holds"`, values: condition.values };
+}
