@@ -1,5 +1,6 @@
 import type { Database } from '../../db/index.js';
 import type { Param } from '../sql/fragment.js';
+import { explainStatement } from '../sql/explainStatement.js';
 import { rethrowClientError } from './errors.js';
 import type { PreparedRequest } from './prepareRequest.js';
 
@@ -21,7 +22,7 @@ export async function explainRequest(db: Database, prepared: PreparedRequest, { 
   if (prepared.kind === 'static') return { sql: '', params: [], plan: null };
   if (prepared.kind === 'mutation') return explainMutation(prepared);
   const { rows } = await db
-    .query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON${estimates ? '' : ', COSTS OFF'}) ${prepared.text}`, prepared.values)
+    .query<{ 'QUERY PLAN': unknown }>(explainStatement(prepared.text, estimates), prepared.values)
     .catch((error: unknown) => rethrowClientError(error));
   const plan = rows[0]?.['QUERY PLAN'];
   return { sql: prepared.text, params: [...prepared.values], plan: typeof plan === 'string' ? JSON.parse(plan) : plan };

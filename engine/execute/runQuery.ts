@@ -1,7 +1,7 @@
 import type { Database, QueryOptions } from '../../db/index.js';
 import { guardCheck, guardedStatement, type StatementGuard } from '../sql/statementGuard.js';
 import { GuardFailed, rethrowClientError } from './errors.js';
-import { inParts, PARTS_FROM_LENGTH } from './inParts.js';
+import { inParts, PARTS_FROM_LENGTH } from '../sql/inParts.js';
 import { mergeIntrospection } from './introspection.js';
 import type { CachedOperation } from './planCache.js';
 import type { PreparedRequest } from './prepareRequest.js';

@@ -1,4 +1,5 @@
 import { Kind, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
+import { foldSelections } from '../document/foldSelections.js';
 
 /**
  * GraphQL's CollectFields over an operation's selection sets, with `@skip`/`@include` read from
@@ -17,34 +18,29 @@ export function fieldCollector(fragments: ReadonlyMap<string, FragmentDefinition
     return true;
   }
 
-  /** GraphQL's CollectFields: response key → the field nodes merged under it, in order. */
-  function collectFields(selectionSet: SelectionSetNode, into = new Map<string, FieldNode[]>(), visited = new Set<string>()): Map<string, FieldNode[]> {
-    for (const selection of selectionSet.selections) {
-      if (!included(selection)) continue;
-      if (selection.kind === Kind.FIELD) {
-        const key = selection.alias?.value ?? selection.name.value;
-        const list = into.get(key);
-        if (list) list.push(selection);
-        else into.set(key, [selection]);
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        collectFields(selection.selectionSet, into, visited);
-      } else {
-        const name = selection.name.value;
-        if (visited.has(name)) continue;
-        visited.add(name);
-        const fragment = fragments.get(name);
-        if (fragment) collectFields(fragment.selectionSet, into, visited);
-      }
-    }
+  /**
+   * GraphQL's CollectFields: response key → the field nodes merged under it, in order. The walk is
+   * the engine's one fragment walker (`document/foldSelections.ts`); `memo` remembers the named
+   * fragments already folded into `into`, so a second spread adds nothing.
+   */
+  function collectFields(selectionSet: SelectionSetNode, into = new Map<string, FieldNode[]>(), memo = new Map<string, undefined>()): Map<string, FieldNode[]> {
+    const add = (field: FieldNode): undefined => {
+      const key = field.alias?.value ?? field.name.value;
+      const list = into.get(key);
+      if (list) list.push(field);
+      else into.set(key, [field]);
+      return undefined;
+    };
+    foldSelections<undefined>(selectionSet, fragments, { field: add, combine: () => undefined, empty: undefined, include: included }, memo);
     return into;
   }
 
   function subSelection(nodes: readonly FieldNode[]): Map<string, FieldNode[]> {
     const merged = new Map<string, FieldNode[]>();
-    // One `visited` for all the merged nodes: a fragment spread under several of them adds its
+    // One `memo` for all the merged nodes: a fragment spread under several of them adds its
     // fields once, so the nodes per level stay within the document's size (no fragment bomb).
-    const visited = new Set<string>();
-    for (const node of nodes) if (node.selectionSet) collectFields(node.selectionSet, merged, visited);
+    const memo = new Map<string, undefined>();
+    for (const node of nodes) if (node.selectionSet) collectFields(node.selectionSet, merged, memo);
     return merged;
   }
 
