@@ -2,7 +2,7 @@ import { LOAN_STATUSES } from '../../app/products.js';
 import { html, type Html } from '../html.js';
 import type { LoanFormField } from '../loanForm.js';
 import { csrfField, formatTimestamp, message, renderPage, type Viewer } from './layout.js';
-import { cash, centsOf, fromCents, money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
+import { cash, centsOf, loanLabel, fromCents, money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
 
 export const LOANS_PATH = '/dashboard/loans';
 export const loanPath = (id: string): string => `${LOANS_PATH}/${encodeURIComponent(id)}`;
@@ -90,7 +90,7 @@ ${
     ${view.loans.map((loan) => {
       const next = rows(loan.schedules)[0];
       return html`<tr>
-      <td><a href="${loanPath(text(loan.id))}">${text(loan.name)}</a></td>
+      <td><a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a></td>
       <td>${rows(loan.borrows).map((link, index) => html`${index ? ', ' : ''}${text(row(link.person)?.name)}`)}</td>
       <td>${statusPill(loan.status)}</td>
       <td class="num">${money(loan.amount)}</td>
@@ -177,9 +177,9 @@ export function loanPage(viewer: Viewer, view: LoanPageView): string {
   const fieldOf = (name: string) => (view.form ? view.form.values.get(name) ?? '' : '');
   const formError = (form: LoanPageForm['form']) => (view.form?.form === form ? message('error', view.form.error) : null);
   return renderPage(
-    { title: `Loan ${text(loan.name)}`, viewer, section: 'loans' },
+    { title: `Loan ${loanLabel(loan)}`, viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a></p>
-<div class="page-head"><h1>${text(loan.name)} ${statusPill(loan.status)}</h1><a class="button button-secondary" href="${loanPath(id)}/edit">Edit loan</a></div>
+<div class="page-head"><h1>${loanLabel(loan)} ${statusPill(loan.status)}</h1><a class="button button-secondary" href="${loanPath(id)}/edit">Edit loan</a></div>
 ${message('ok', view.notice)}
 ${balancesSection(loan, view.today ?? null)}
 ${payoffSection(viewer, loan, view)}
@@ -369,11 +369,11 @@ export function reversePaymentPage(viewer: Viewer, loan: Row, payment: Row, form
   const date = form?.values.get('date') || todayUtc();
   return renderPage(
     { title: 'Reverse payment', viewer, section: 'loans' },
-    html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a> › <a href="${loanPath(id)}">${text(loan.name)}</a></p>
+    html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a> › <a href="${loanPath(id)}">${loanLabel(loan)}</a></p>
 <h1>Reverse this payment?</h1>
 ${message('error', form?.error)}
 <dl class="facts">
-  <dt>Loan</dt><dd>${text(loan.name)}</dd>
+  <dt>Loan</dt><dd>${loanLabel(loan)}</dd>
   <dt>Date</dt><dd>${text(payment.date)}</dd>
   <dt>Amount</dt><dd>${money(payment.amount)}</dd>
   <dt>Type</dt><dd>${text(payment.type)}</dd>
@@ -505,21 +505,24 @@ const inputId = (name: string) => `loan-field-${name.replace(/[^A-Za-z0-9_-]/g, 
 /** The create and edit form of a loan, one input per field of the product, errors next to their field. */
 export function loanFormPage(viewer: Viewer, view: LoanFormView): string {
   const action = view.mode === 'create' ? LOANS_PATH : `${loanPath(text(view.loan?.id))}/edit`;
-  const title = view.mode === 'create' ? 'New loan' : `Edit ${text(view.loan?.name)}`;
+  const title = view.mode === 'create' ? 'New loan' : `Edit ${(view.loan ? loanLabel(view.loan) : '')}`;
   const shown = new Set(view.fields.map((field) => field.name.toLowerCase()));
   const others = [...view.problems].filter(([name]) => !shown.has(name.toLowerCase()));
   const contactStart = view.fields.findIndex((field) => field.source.kind === 'contact');
   const loanFields = contactStart < 0 ? view.fields : view.fields.slice(0, contactStart);
   const contactFields = contactStart < 0 ? [] : view.fields.slice(contactStart);
+  // The refused form opens on its first wrong field, where the error is written beside it.
+  const firstWrong = view.fields.find((field) => problemOf(field, view) !== undefined)?.name;
+  const field = (each: LoanFormField) => formField(each, view, each.name === firstWrong);
   return renderPage(
     { title, viewer, section: 'loans' },
-    html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a>${view.loan ? html` › <a href="${loanPath(text(view.loan.id))}">${text(view.loan.name)}</a>` : null}</p>
+    html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a>${view.loan ? html` › <a href="${loanPath(text(view.loan.id))}">${loanLabel(view.loan)}</a>` : null}</p>
 <h1>${title}</h1>
 ${message('error', view.error ? `Not saved — ${view.error}${others.length ? ` — ${others.map(([name, problem]) => `${name}: ${problem}`).join('; ')}` : ''}` : null)}
 <form class="stack loan-form" method="post" action="${action}" novalidate>
   ${csrfField(viewer.csrfToken)}
-  <fieldset><legend>Loan</legend><div class="form-grid">${loanFields.map((field) => formField(field, view))}</div></fieldset>
-  ${contactFields.length ? html`<fieldset><legend>Contacts</legend><p class="hint">A borrower or guarantor is found by e-mail, else created. Leave empty for none.</p><div class="form-grid">${contactFields.map((field) => formField(field, view))}</div></fieldset>` : null}
+  <fieldset><legend>Loan</legend><div class="form-grid">${loanFields.map(field)}</div></fieldset>
+  ${contactFields.length ? html`<fieldset><legend>Contacts</legend><p class="hint">A borrower or guarantor is found by e-mail, else created. Leave empty for none.</p><div class="form-grid">${contactFields.map(field)}</div></fieldset>` : null}
   <div class="actions">
     <button type="submit">${view.mode === 'create' ? 'Create loan' : 'Save changes'}</button>
     <a class="button button-secondary" href="${view.loan ? loanPath(text(view.loan.id)) : LOANS_PATH}">Cancel</a>
@@ -528,12 +531,17 @@ ${message('error', view.error ? `Not saved — ${view.error}${others.length ? ` 
   );
 }
 
-function formField(field: LoanFormField, view: LoanFormView): Html {
+/** What the refusal says of a field (the body's names are matched without regard to case). */
+function problemOf(field: LoanFormField, view: LoanFormView): string | undefined {
+  return [...view.problems].find(([name]) => name.toLowerCase() === field.name.toLowerCase())?.[1];
+}
+
+function formField(field: LoanFormField, view: LoanFormView, focus: boolean): Html {
   const id = inputId(field.name);
   const value = view.values.get(field.name) ?? '';
-  const problem = [...view.problems].find(([name]) => name.toLowerCase() === field.name.toLowerCase())?.[1];
+  const problem = problemOf(field, view);
   const describedBy = [field.hint ? `${id}-hint` : '', problem ? `${id}-error` : ''].filter(Boolean).join(' ');
-  const common = html` id="${id}" name="${field.name}"${field.required ? html` required aria-required="true"` : null}${problem ? html` aria-invalid="true"` : null}${describedBy ? html` aria-describedby="${describedBy}"` : null}`;
+  const common = html` id="${id}" name="${field.name}"${focus ? html` autofocus` : null}${field.required ? html` required aria-required="true"` : null}${problem ? html` aria-invalid="true"` : null}${describedBy ? html` aria-describedby="${describedBy}"` : null}`;
   const rule = field.rule;
   let input: Html;
   if (rule.kind === 'enum' || rule.kind === 'boolean') {

@@ -26,6 +26,16 @@ export function money(value: unknown): string {
   return `${match[1]}${match[2]!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${match[3] ?? ''}`;
 }
 
+/**
+ * How a loan is shown and linked: its name, or `Loan <first 8 characters of the id>` when the
+ * name is blank — the database refuses blank names since migration 0013, which gave the loans
+ * already nameless this same label, so a list row is never an empty link nobody can click.
+ */
+export function loanLabel(loan: Row): string {
+  const name = text(loan.name).trim();
+  return name === '' ? `Loan ${text(loan.id).slice(0, 8)}` : name;
+}
+
 /** A dash for an empty value, so table cells are never blank. */
 export function orDash(value: unknown): Html | string {
   const shown = text(value);
