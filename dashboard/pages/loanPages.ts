@@ -1,7 +1,7 @@
 import { LOAN_STATUSES } from '../../app/products.js';
 import { html, type Html } from '../html.js';
 import type { LoanFormField } from '../loanForm.js';
-import { csrfField, formatTimestamp, message, renderPage, type Viewer } from './layout.js';
+import { csrfField, formatTimestamp, message, outcome, renderPage, type Viewer } from './layout.js';
 import { cash, centsOf, loanLabel, fromCents, money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
 
 export const LOANS_PATH = '/dashboard/loans';
@@ -125,11 +125,30 @@ export interface LoanPageForm {
   readonly values: ReadonlyMap<string, string>;
 }
 
+/** Where a `?done=` notice is shown: beside the form whose write it reports (the redirect's fragment goes there too). */
+type NoticePlace = 'top' | 'payoff' | 'payments' | 'tasks' | 'comments';
+
+function noticePlace(key: string | undefined): NoticePlace {
+  if (key?.startsWith('payoff-')) return 'payoff';
+  if (key?.startsWith('payment-')) return 'payments';
+  if (key?.startsWith('task-')) return 'tasks';
+  if (key?.startsWith('comment-')) return 'comments';
+  return 'top';
+}
+
+/** The outcome shown at `place`: the refusal of its form, else a notice that belongs there. */
+function outcomeAt(view: LoanPageView, place: NoticePlace, form?: LoanPageForm['form']): Html | null {
+  if (form !== undefined && view.form?.form === form) return outcome('error', view.form.error);
+  return !view.form && noticePlace(view.noticeKey) === place ? outcome('ok', view.notice) : null;
+}
+
 export interface LoanPageView {
   readonly loan: Row;
   /** Custom fields of the product, in order, by key and label. */
   readonly customFields: readonly { readonly key: string; readonly label: string }[];
   readonly notice?: string;
+  /** The `?done=` key of the notice: says beside which form it is shown (`noticePlace`). */
+  readonly noticeKey?: string;
   readonly form?: LoanPageForm;
   /** The ledger as of the account's business date (`GET /api/loan/{id}/payoff`'s figures): its days past due. */
   readonly today?: Row | null;
@@ -175,12 +194,11 @@ export function loanPage(viewer: Viewer, view: LoanPageView): string {
   });
   const next = schedule.find(({ entry }) => entry.is_next === true)?.entry;
   const fieldOf = (name: string) => (view.form ? view.form.values.get(name) ?? '' : '');
-  const formError = (form: LoanPageForm['form']) => (view.form?.form === form ? message('error', view.form.error) : null);
   return renderPage(
     { title: `Loan ${loanLabel(loan)}`, viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a></p>
 <div class="page-head"><h1>${loanLabel(loan)} ${statusPill(loan.status)}</h1><a class="button button-secondary" href="${loanPath(id)}/edit">Edit loan</a></div>
-${message('ok', view.notice)}
+${outcomeAt(view, 'top')}
 ${balancesSection(loan, view.today ?? null)}
 ${payoffSection(viewer, loan, view)}
 <section aria-labelledby="terms-heading" class="card">
@@ -239,7 +257,7 @@ ${payoffSection(viewer, loan, view)}
 
 <section aria-labelledby="payments-heading" id="payments">
   <h2 id="payments-heading">Payments</h2>
-  ${formError('payment')}
+  ${outcomeAt(view, 'payments', 'payment')}
   <form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
     ${csrfField(viewer.csrfToken)}
     <div class="field"><label for="payment-date">Date</label><input id="payment-date" name="date" type="date" required value="${fieldOf('date') || todayUtc()}"></div>
@@ -273,7 +291,7 @@ ${payoffSection(viewer, loan, view)}
 
 <section aria-labelledby="tasks-heading" id="tasks">
   <h2 id="tasks-heading">Tasks</h2>
-  ${formError('task')}
+  ${outcomeAt(view, 'tasks', 'task')}
   <form class="inline-form" method="post" action="${loanPath(id)}/tasks" aria-label="Add a task">
     ${csrfField(viewer.csrfToken)}
     <div class="field"><label for="task-name">Task</label><input id="task-name" name="name" type="text" required maxlength="500" value="${fieldOf('name')}"></div>
@@ -298,7 +316,7 @@ ${payoffSection(viewer, loan, view)}
 
 <section aria-labelledby="comments-heading" id="comments">
   <h2 id="comments-heading">Comments</h2>
-  ${formError('comment')}
+  ${outcomeAt(view, 'comments', 'comment')}
   <form class="stack" method="post" action="${loanPath(id)}/comments" aria-label="Add a comment">
     ${csrfField(viewer.csrfToken)}
     <div class="field"><label for="comment-text">Comment</label><textarea id="comment-text" name="text" rows="3" required maxlength="10000">${fieldOf('text')}</textarea></div>
@@ -371,7 +389,7 @@ export function reversePaymentPage(viewer: Viewer, loan: Row, payment: Row, form
     { title: 'Reverse payment', viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a> › <a href="${loanPath(id)}">${loanLabel(loan)}</a></p>
 <h1>Reverse this payment?</h1>
-${message('error', form?.error)}
+${outcome('error', form?.error)}
 <dl class="facts">
   <dt>Loan</dt><dd>${loanLabel(loan)}</dd>
   <dt>Date</dt><dd>${text(payment.date)}</dd>
@@ -433,7 +451,7 @@ function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView): Html {
   };
   return html`<section aria-labelledby="payoff-heading" class="card payoff" id="payoff">
   <h2 id="payoff-heading">Payoff quote</h2>
-  ${message('error', view.quoteError ?? (view.form?.form === 'payoff' ? view.form.error : null))}
+  ${view.quoteError ? outcome('error', view.quoteError) : outcomeAt(view, 'payoff', 'payoff')}
   <form class="inline-form" method="get" action="${loanPath(id)}#payoff" aria-label="Quote a payoff">
     <div class="field"><label for="quote-date">Payoff date</label><input id="quote-date" name="quote_date" type="date" required value="${day}"></div>
     <div><button type="submit" class="button-secondary">Quote</button></div>
@@ -518,7 +536,7 @@ export function loanFormPage(viewer: Viewer, view: LoanFormView): string {
     { title, viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a>${view.loan ? html` › <a href="${loanPath(text(view.loan.id))}">${loanLabel(view.loan)}</a>` : null}</p>
 <h1>${title}</h1>
-${message('error', view.error ? `Not saved — ${view.error}${others.length ? ` — ${others.map(([name, problem]) => `${name}: ${problem}`).join('; ')}` : ''}` : null)}
+${(firstWrong ? message : outcome)('error', view.error ? `Not saved — ${view.error}${others.length ? ` — ${others.map(([name, problem]) => `${name}: ${problem}`).join('; ')}` : ''}` : null)}
 <form class="stack loan-form" method="post" action="${action}" novalidate>
   ${csrfField(viewer.csrfToken)}
   <fieldset><legend>Loan</legend><div class="form-grid">${loanFields.map(field)}</div></fieldset>

@@ -188,7 +188,7 @@ describe('The loan page', () => {
     assert.match(page.text, new RegExp(`<tr class="is-next" id="next-row" aria-current="true" data-row="${before.number}">`));
     const posted = await client.postForm(`/dashboard/loans/${myLoan}/payments`, { date: new Date().toISOString().slice(0, 10), amount: before.payment, type: 'regular', method: 'ach' });
     assert.equal(posted.status, 303);
-    assert.equal(posted.location, `/dashboard/loans/${myLoan}?done=payment-posted#payments`);
+    assert.equal(posted.location, `/dashboard/loans/${myLoan}?done=payment-posted`);
     const after = await next();
     assert.equal(after.number, before.number + 1);
     const shown = await client.get(posted.location!);
@@ -201,7 +201,7 @@ describe('The loan page', () => {
     assert.equal((await client.postForm(`/dashboard/loans/${myLoan}/payments/${id}/reverse`, { reason: 'error', date: new Date().toISOString().slice(0, 10) })).status, 303);
     assert.equal((await next()).number, before.number);
     const again = await client.postForm(`/dashboard/loans/${myLoan}/payments/${id}/reverse`, {});
-    assert.equal(again.location, `/dashboard/loans/${myLoan}?done=payment-already-reversed#payments`);
+    assert.equal(again.location, `/dashboard/loans/${myLoan}?done=payment-already-reversed`);
   });
 
   it('refuses a bad payment with a 400 naming the field, nothing written', async () => {
@@ -326,7 +326,7 @@ describe('The ledger on the loan page (issue 29)', () => {
     const fields = Object.fromEntries([...form[2]!.matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)">/g)].map((match) => [match[1]!, match[2]!]));
     const posted = await client.postForm(form[1]!, { ...fields, method: 'wire' });
     assert.equal(posted.status, 303, posted.text.slice(0, 300));
-    assert.equal(posted.location, `/dashboard/loans/${loan}?done=payoff-posted-closed#payoff`);
+    assert.equal(posted.location, `/dashboard/loans/${loan}?done=payoff-posted-closed`);
     const payment = (await database.db.query<{ type: string; amount: string; date: string; method: string }>(`SELECT type, amount::text, date::text, method FROM payments WHERE account_id = $1 AND loan_id = $2 ORDER BY posted_at DESC LIMIT 1`, [mine.account.id, loan])).rows[0]!;
     assert.deepEqual(payment, { type: 'payoff', amount: '84600.20', date: '2026-03-31', method: 'wire' });
     const now = await ledgerNow(loan);
@@ -357,7 +357,7 @@ describe('The ledger on the loan page (issue 29)', () => {
     }
     assert.equal((await ledgerNow(loan)).status, 'closed');
     const reversed = await client.postForm(`/dashboard/loans/${loan}/payments/${payoff}/reverse`, { reason: 'returned', date: '2026-04-02' });
-    assert.equal(reversed.location, `/dashboard/loans/${loan}?done=payment-reversed-reopened#payments`);
+    assert.equal(reversed.location, `/dashboard/loans/${loan}?done=payment-reversed-reopened`);
     const page = (await client.get(reversed.location!)).text;
     assert.match(page, /Payment reversed: the loan owes money again and is back in servicing\./);
     assert.match(page, /Reversed 2026-04-02 <span class="reason">\(returned\)<\/span>/);
