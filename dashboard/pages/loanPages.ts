@@ -1,8 +1,8 @@
-import { LOAN_STATUSES } from '../../app/products.js';
+import { LOAN_STATUSES, type CustomFieldType } from '../../app/products.js';
 import { html, type Html } from '../html.js';
 import type { LoanFormField } from '../loanForm.js';
 import { csrfField, formatTimestamp, message, outcome, renderPage, type Viewer } from './layout.js';
-import { cash, centsOf, loanLabel, fromCents, money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
+import { cash, centsOf, customFieldValue, enumLabel, loanLabel, fromCents, money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
 
 export const LOANS_PATH = '/dashboard/loans';
 export const loanPath = (id: string): string => `${LOANS_PATH}/${encodeURIComponent(id)}`;
@@ -145,7 +145,7 @@ function outcomeAt(view: LoanPageView, place: NoticePlace, form?: LoanPageForm['
 export interface LoanPageView {
   readonly loan: Row;
   /** Custom fields of the product, in order, by key and label. */
-  readonly customFields: readonly { readonly key: string; readonly label: string }[];
+  readonly customFields: readonly { readonly key: string; readonly label: string; readonly type?: CustomFieldType }[];
   readonly notice?: string;
   /** The `?done=` key of the notice: says beside which form it is shown (`noticePlace`). */
   readonly noticeKey?: string;
@@ -173,6 +173,36 @@ const REVERSAL_REASON_LABELS: readonly (readonly [string, string])[] = [
   ['returned', 'returned'],
   ['other', 'other'],
 ];
+
+/**
+ * Dates are ISO (`2026-01-15`) everywhere in the dashboard, shown and typed: a date field is a
+ * text input with the format as its placeholder, not `type="date"`, whose picker shows the
+ * browser's locale (mm/dd/yyyy in en-US) beside ISO dates everywhere else. The server checks the day.
+ */
+const DATE_INPUT_ATTRIBUTES = html` placeholder="YYYY-MM-DD" maxlength="10" autocomplete="off" class="date-input"`;
+
+function dateInput(id: string, name: string, value: string, required: boolean): Html {
+  return html`<input id="${id}" name="${name}" type="text"${DATE_INPUT_ATTRIBUTES}${required ? html` required` : null} value="${value}">`;
+}
+
+/**
+ * The loan's tasks in the order a servicer works them: open ones first, soonest due first (no
+ * due date last), then the completed ones; ties keep the query's order (newest first). An open
+ * task due before `today` (the account's business date) is overdue.
+ */
+function tasksInWorkingOrder(tasks: readonly Row[], today: string): readonly { readonly task: Row; readonly overdue: boolean }[] {
+  const rank = (task: Row) => (text(task.status) === 'completed' ? 1 : 0);
+  const due = (task: Row) => text(task.date_due) || '9999-12-31';
+  return [...tasks]
+    .sort((a, b) => rank(a) - rank(b) || (due(a) < due(b) ? -1 : due(a) > due(b) ? 1 : 0))
+    .map((task) => ({ task, overdue: rank(task) === 0 && text(task.date_due) !== '' && text(task.date_due) < today }));
+}
+
+/**
+ * A schedule of up to this many rows is shown whole; a longer one scrolls in a box of its own
+ * (its header kept in view). A box that cut a short schedule by a few pixels hid its last row.
+ */
+const SCHEDULE_ROWS_UNSCROLLED = 24;
 
 /** Cents of a money text (`1234.5` → 123450n); 0 for anything else. */
 function cents(value: unknown): bigint {
@@ -207,15 +237,15 @@ ${payoffSection(viewer, loan, view)}
     <dt>Amount</dt><dd>${money(loan.amount)}</dd>
     <dt>Rate</dt><dd>${text(loan.rate) ? `${text(loan.rate)} %` : orDash(null)}</dd>
     <dt>Term</dt><dd>${orDash(loan.term)}</dd>
-    <dt>Frequency</dt><dd>${orDash(loan.frequency)}</dd>
-    <dt>Amortization</dt><dd>${orDash(loan.amortization)}</dd>
+    <dt>Frequency</dt><dd>${orDash(enumLabel(loan.frequency))}</dd>
+    <dt>Amortization</dt><dd>${orDash(enumLabel(loan.amortization))}</dd>
     <dt>Regular payment</dt><dd>${text(loan.regular_payment) ? money(loan.regular_payment) : orDash(null)}</dd>
     <dt>Date funded</dt><dd>${orDash(loan.date_funded)}</dd>
     <dt>First payment</dt><dd>${orDash(loan.first_payment_date)}</dd>
     <dt>Maturity</dt><dd>${orDash(loan.date_maturity)}</dd>
     <dt>Next payment</dt><dd>${next ? html`<strong>${text(next.due)}</strong>, ${money(next.payment)} (<a href="#next-row">row ${text(next.number)}</a>)` : orDash(null)}</dd>
     <dt>Paid (not reversed)</dt><dd>${money(row(row(row(loan.paid)?.aggregate)?.sum)?.amount ?? '0.00')}</dd>
-    ${view.customFields.map((field) => html`<dt>${field.label}</dt><dd>${orDash(customValues.get(field.key))}</dd>`)}
+    ${view.customFields.map((field) => html`<dt>${field.label}</dt><dd>${customFieldValue(field.type, customValues.get(field.key))}</dd>`)}
     <dt>Created</dt><dd>${formatTimestamp(text(loan.created_at))}</dd>
   </dl>
 </section>
@@ -239,7 +269,7 @@ ${payoffSection(viewer, loan, view)}
   <h2 id="schedule-heading">Schedule</h2>
   ${
     schedule.length
-      ? html`<div class="table-scroll schedule" role="region" aria-labelledby="schedule-heading" tabindex="0">
+      ? html`<div class="table-scroll schedule${schedule.length > SCHEDULE_ROWS_UNSCROLLED ? ' schedule-long' : ''}" role="region" aria-labelledby="schedule-heading" tabindex="0">
 <table id="schedule">
   <thead><tr><th scope="col">#</th><th scope="col">Due</th><th scope="col" class="num">Payment</th><th scope="col" class="num">Principal</th><th scope="col" class="num">Interest</th><th scope="col" class="num">Balance</th><th scope="col">State</th></tr></thead>
   <tbody>
@@ -260,13 +290,13 @@ ${payoffSection(viewer, loan, view)}
   ${outcomeAt(view, 'payments', 'payment')}
   <form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
     ${csrfField(viewer.csrfToken)}
-    <div class="field"><label for="payment-date">Date</label><input id="payment-date" name="date" type="date" required value="${fieldOf('date') || todayUtc()}"></div>
+    <div class="field"><label for="payment-date">Date</label>${dateInput('payment-date', 'date', fieldOf('date') || todayUtc(), true)}</div>
     <div class="field"><label for="payment-amount">Amount</label><input id="payment-amount" name="amount" type="text" inputmode="decimal" required value="${fieldOf('amount') || text(next?.payment)}"></div>
     <div class="field"><label for="payment-type">Type</label><select id="payment-type" name="type">${PAYMENT_TYPE_LABELS.map(
       ([type, label]) => html`<option value="${type}"${(fieldOf('type') || 'regular') === type ? html` selected` : null}>${label}</option>`,
     )}</select></div>
     <div class="field"><label for="payment-method">Method</label><select id="payment-method" name="method">${['ach', 'check', 'wire', 'cash'].map(
-      (method) => html`<option value="${method}"${(fieldOf('method') || 'ach') === method ? html` selected` : null}>${method}</option>`,
+      (method) => html`<option value="${method}"${(fieldOf('method') || 'ach') === method ? html` selected` : null}>${enumLabel(method)}</option>`,
     )}</select></div>
     <div><button type="submit">Post payment</button></div>
   </form>
@@ -276,11 +306,11 @@ ${payoffSection(viewer, loan, view)}
   <thead><tr><th scope="col">Date</th><th scope="col" class="num">Amount</th><th scope="col">Type</th><th scope="col">Method</th><th scope="col">Applied to</th><th scope="col">State</th></tr></thead>
   <tbody>${rows(loan.payments).map(
     (payment) => html`<tr${payment.date_reversed ? html` class="is-reversed"` : null} data-payment="${text(payment.id)}">
-    <td>${text(payment.date)}</td><td class="num">${money(payment.amount)}</td><td>${text(payment.type).replace('_', ' ')}</td><td>${orDash(payment.method)}</td>
+    <td>${text(payment.date)}</td><td class="num">${money(payment.amount)}</td><td>${enumLabel(payment.type)}</td><td>${orDash(enumLabel(payment.method))}</td>
     <td class="applied">${allocationCell(payment)}</td>
     <td>${
       payment.date_reversed
-        ? html`Reversed ${text(payment.date_reversed)}${text(payment.reversal_reason) ? html` <span class="reason">(${text(payment.reversal_reason)})</span>` : null}`
+        ? html`Reversed ${text(payment.date_reversed)}${text(payment.reversal_reason) ? html` <span class="reason">(${enumLabel(payment.reversal_reason)})</span>` : null}`
         : html`<a href="${loanPath(id)}/payments/${text(payment.id)}/reverse" aria-label="Reverse the payment of ${money(payment.amount)} on ${text(payment.date)}">Reverse</a>`
     }</td>
   </tr>`,
@@ -295,14 +325,16 @@ ${payoffSection(viewer, loan, view)}
   <form class="inline-form" method="post" action="${loanPath(id)}/tasks" aria-label="Add a task">
     ${csrfField(viewer.csrfToken)}
     <div class="field"><label for="task-name">Task</label><input id="task-name" name="name" type="text" required maxlength="500" value="${fieldOf('name')}"></div>
-    <div class="field"><label for="task-due">Due</label><input id="task-due" name="date_due" type="date" value="${fieldOf('date_due')}"></div>
+    <div class="field"><label for="task-due">Due</label>${dateInput('task-due', 'date_due', fieldOf('date_due'), false)}</div>
     <div><button type="submit">Add task</button></div>
   </form>
   ${
     rows(loan.tasks).length
-      ? html`<ul class="items">${rows(loan.tasks).map(
-          (task) => html`<li class="item">
-    <span>${statusPill(task.status)} ${text(task.name)}${text(task.date_due) ? html` <span class="hint">due ${text(task.date_due)}</span>` : null}</span>
+      ? html`<ul class="items">${tasksInWorkingOrder(rows(loan.tasks), text(view.today?.as_of) || todayUtc()).map(
+          ({ task, overdue }) => html`<li class="item${overdue ? ' is-overdue' : ''}">
+    <span>${statusPill(task.status)} ${text(task.name)}${
+      text(task.date_due) ? (overdue ? html` <span class="overdue">overdue: due ${text(task.date_due)}</span>` : html` <span class="hint">due ${text(task.date_due)}</span>`) : null
+    }</span>
     ${
       text(task.status) === 'completed'
         ? null
@@ -349,7 +381,7 @@ ${payoffSection(viewer, loan, view)}
   <h2 id="collateral-heading">Addresses</h2>
   ${
     rows(loan.address_details).length
-      ? html`<div class="cards">${rows(loan.address_details).map((link) => addressCard(row(link.address) ?? {}))}</div>`
+      ? html`<div class="cards addresses">${rows(loan.address_details).map((link) => addressCard(row(link.address) ?? {}))}</div>`
       : html`<p>No addresses.</p>`
   }
 </section>`,
@@ -374,8 +406,8 @@ function addressCard(address: Row): Html {
   <h3>${text(address.street1)}</h3>
   <p>${[text(address.city), text(address.state), text(address.zipcode)].filter(Boolean).join(', ')}</p>
   <dl class="facts">
-    <dt>Newest valuation</dt><dd>${valuation ? `${money(valuation.value)} (${text(valuation.valuation_type)}, ${text(valuation.report_date)})` : orDash(null)}</dd>
-    ${insurances.map((insurance) => html`<dt>Insurance</dt><dd>${text(insurance.carrier)}, ${text(insurance.type)}: ${money(insurance.coverage_amount)}, until ${text(insurance.expiration)}</dd>`)}
+    <dt>Newest valuation</dt><dd>${valuation ? html`${money(valuation.value)} (${enumLabel(valuation.valuation_type)}, <span class="nowrap">${text(valuation.report_date)}</span>)` : orDash(null)}</dd>
+    ${insurances.map((insurance) => html`<dt>Insurance</dt><dd>${text(insurance.carrier)}, ${enumLabel(insurance.type)}: ${money(insurance.coverage_amount)}, until <span class="nowrap">${text(insurance.expiration)}</span></dd>`)}
   </dl>
 </div>`;
 }
@@ -394,8 +426,8 @@ ${outcome('error', form?.error)}
   <dt>Loan</dt><dd>${loanLabel(loan)}</dd>
   <dt>Date</dt><dd>${text(payment.date)}</dd>
   <dt>Amount</dt><dd>${money(payment.amount)}</dd>
-  <dt>Type</dt><dd>${text(payment.type)}</dd>
-  <dt>Method</dt><dd>${orDash(payment.method)}</dd>
+  <dt>Type</dt><dd>${enumLabel(payment.type)}</dd>
+  <dt>Method</dt><dd>${orDash(enumLabel(payment.method))}</dd>
 </dl>
 <p>The payment stays on record, marked reversed on the date below; it leaves the ledger, and every later payment is applied again as if it had never been posted. A reason of NSF adds the product's NSF fee, dated the day of the reversal. A payment is reversed only once, and this cannot be undone.</p>
 <form class="stack" method="post" action="${loanPath(id)}/payments/${text(payment.id)}/reverse">
@@ -404,7 +436,7 @@ ${outcome('error', form?.error)}
     <div class="field"><label for="reversal-reason">Reason (required)</label><select id="reversal-reason" name="reason" required aria-required="true"><option value="">Choose…</option>${REVERSAL_REASON_LABELS.map(
       ([value, label]) => html`<option value="${value}"${reason === value ? html` selected` : null}>${label}</option>`,
     )}</select></div>
-    <div class="field"><label for="reversal-date">Date reversed</label><input id="reversal-date" name="date" type="date" required value="${date}"></div>
+    <div class="field"><label for="reversal-date">Date reversed</label>${dateInput('reversal-date', 'date', date, true)}</div>
   </div>
   <div class="actions">
     <button type="submit" class="button-danger">Reverse payment</button>
@@ -453,7 +485,7 @@ function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView): Html {
   <h2 id="payoff-heading">Payoff quote</h2>
   ${view.quoteError ? outcome('error', view.quoteError) : outcomeAt(view, 'payoff', 'payoff')}
   <form class="inline-form" method="get" action="${loanPath(id)}#payoff" aria-label="Quote a payoff">
-    <div class="field"><label for="quote-date">Payoff date</label><input id="quote-date" name="quote_date" type="date" required value="${day}"></div>
+    <div class="field"><label for="quote-date">Payoff date</label>${dateInput('quote-date', 'quote_date', day, true)}</div>
     <div><button type="submit" class="button-secondary">Quote</button></div>
   </form>
   ${
@@ -475,7 +507,7 @@ function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView): Html {
     <input type="hidden" name="date" value="${text(quote.as_of)}">
     <input type="hidden" name="amount" value="${fromCents(payoff)}">
     <div class="field"><label for="payoff-method">Method</label><select id="payoff-method" name="method">${['ach', 'check', 'wire', 'cash'].map(
-      (option) => html`<option value="${option}"${method === option ? html` selected` : null}>${option}</option>`,
+      (option) => html`<option value="${option}"${method === option ? html` selected` : null}>${enumLabel(option)}</option>`,
     )}</select></div>
     <div><button type="submit">Post this payoff: ${money(fromCents(payoff))} on ${text(quote.as_of)}</button></div>
   </form>`
@@ -564,10 +596,10 @@ function formField(field: LoanFormField, view: LoanFormView, focus: boolean): Ht
   let input: Html;
   if (rule.kind === 'enum' || rule.kind === 'boolean') {
     const options = rule.kind === 'enum' ? rule.values : ['true', 'false'];
-    input = html`<select${common}><option value="">${field.required ? 'Choose…' : '—'}</option>${options.map((option) => html`<option value="${option}"${value === option ? html` selected` : null}>${option}</option>`)}</select>`;
+    input = html`<select${common}><option value="">${field.required ? 'Choose…' : '—'}</option>${options.map((option) => html`<option value="${option}"${value === option ? html` selected` : null}>${enumLabel(option)}</option>`)}</select>`;
   } else {
-    const type = rule.kind === 'date' ? 'date' : field.name.endsWith('_Email') ? 'email' : 'text';
-    const mode = rule.kind === 'decimal' ? html` inputmode="decimal"` : rule.kind === 'integer' ? html` inputmode="numeric"` : null;
+    const type = field.name.endsWith('_Email') ? 'email' : 'text';
+    const mode = rule.kind === 'decimal' ? html` inputmode="decimal"` : rule.kind === 'integer' ? html` inputmode="numeric"` : rule.kind === 'date' ? DATE_INPUT_ATTRIBUTES : null;
     input = html`<input type="${type}"${mode}${common} value="${value}">`;
   }
   return html`<div class="field${problem ? ' has-error' : ''}">

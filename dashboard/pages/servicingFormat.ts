@@ -1,3 +1,4 @@
+import type { CustomFieldType } from '../../app/products.js';
 import { html, type Html } from '../html.js';
 
 /** A record of an engine response (lossless-json: numbers are `LosslessNumber`s). */
@@ -76,4 +77,45 @@ export function cash(value: unknown): Html | string {
   if (text(value) === '') return orDash(null);
   const cents = centsOf(value);
   return money(cents === null ? value : fromCents(cents));
+}
+
+/** Enum values whose words are not just the value with spaces. */
+const ENUM_WORDS: ReadonlyMap<string, string> = new Map([
+  ['ach', 'ACH'],
+  ['nsf', 'NSF'],
+  ['semi_monthly', 'semi-monthly'],
+]);
+
+/**
+ * An enum value as words for reading (`interest_only` → `interest only`, `ach` → `ACH`); forms
+ * keep the stored value as the option's `value`, so only what is shown changes.
+ */
+export function enumLabel(value: unknown): string {
+  const shown = text(value);
+  return ENUM_WORDS.get(shown) ?? shown.replace(/_/g, ' ');
+}
+
+/**
+ * A custom field's value shown by the field's type: currency with two decimals, grouped
+ * (`2500` → `2,500.00`); percent with its sign (`65 %`); a select's option and a boolean as words;
+ * a date as stored (ISO, like every date of the dashboard). A value kept from a field the product
+ * no longer has (no type) is shown as stored.
+ */
+export function customFieldValue(type: CustomFieldType | undefined, value: unknown): Html | string {
+  if (text(value) === '') return orDash(null);
+  switch (type) {
+    case 'currency':
+      return cash(value);
+    case 'percent':
+      return `${text(value)} %`;
+    case 'number':
+    case 'integer':
+      return money(value);
+    case 'boolean':
+      return value === true ? 'yes' : value === false ? 'no' : text(value);
+    case 'select':
+      return enumLabel(value);
+    default:
+      return text(value);
+  }
 }

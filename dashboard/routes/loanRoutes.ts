@@ -228,7 +228,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     const product = await loadDefaultProduct(db, session.admin.accountId);
     const known = new Set(product.customFields.map((field) => field.key));
     const stored = Object.keys(row(loan.custom_fields) ?? {}).filter((key) => !known.has(key));
-    const customFields = [...product.customFields.map((field) => ({ key: field.key, label: field.name })), ...stored.map((key) => ({ key, label: key }))];
+    const customFields = [...product.customFields.map((field) => ({ key: field.key, label: field.name, type: field.type })), ...stored.map((key) => ({ key, label: key }))];
     const done = typeof req.query.done === 'string' ? NOTICES.get(req.query.done) : undefined;
     // The payoff quote: for the day asked (`?quote_date=`, or the payoff form's day when it is
     // shown again), else the business date; and as of the business date for the days past due.

@@ -294,7 +294,7 @@ describe('The ledger on the loan page (issue 29)', () => {
   it('quotes a payoff for a chosen day with its breakdown and per diem; a bad day is a 400 naming the field', async () => {
     const page = await client.get(`/dashboard/loans/${loan}?quote_date=2026-03-31`);
     assert.equal(page.status, 200);
-    assert.match(page.text, /<input id="quote-date" name="quote_date" type="date" required value="2026-03-31">/);
+    assert.match(page.text, /<input id="quote-date" name="quote_date" type="text" placeholder="YYYY-MM-DD"[^>]* required value="2026-03-31">/);
     const quote = Object.fromEntries(['principal_outstanding', 'interest_due', 'accrued_interest', 'interest_paid_ahead', 'fees_due', 'credit_balance', 'payoff', 'per_diem'].map((name) => [name, fact(page.text, 'quote', name)]));
     // SPEC §12 R2 and R5: on time, D = 2026-03-31.
     assert.deepEqual(quote, { principal_outstanding: '84,151.39', interest_due: '0.00', accrued_interest: '448.81', interest_paid_ahead: '0.00', fees_due: '0.00', credit_balance: '0.00', payoff: '84,600.20', per_diem: '28.05' });
@@ -345,7 +345,7 @@ describe('The ledger on the loan page (issue 29)', () => {
     const payoff = (await database.db.query<{ id: string }>(`SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 AND type = 'payoff'`, [mine.account.id, loan])).rows[0]!.id;
     const confirm = await client.get(`/dashboard/loans/${loan}/payments/${payoff}/reverse`);
     assert.match(confirm.text, /<select id="reversal-reason" name="reason" required aria-required="true"><option value="">Choose…<\/option><option value="nsf">/);
-    assert.match(confirm.text, /<input id="reversal-date" name="date" type="date" required value="\d{4}-\d\d-\d\d">/);
+    assert.match(confirm.text, /<input id="reversal-date" name="date" type="text" placeholder="YYYY-MM-DD"[^>]* required value="\d{4}-\d\d-\d\d">/);
     for (const [fields, problem] of [
       [{ date: '2026-04-02' }, /role="alert">Reason: choose one of nsf, error, returned, other\./],
       [{ reason: 'bounced', date: '2026-04-02' }, /role="alert">Reason: choose one of/],
