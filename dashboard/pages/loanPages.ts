@@ -1,12 +1,13 @@
 import { LOAN_STATUSES, type CustomFieldType } from '../../app/products.js';
 import { html, type Html } from '../html.js';
-import type { LoanFormField } from '../loanForm.js';
 import { csrfField, formatTimestamp, message, outcome, renderPage, type Viewer } from './layout.js';
-import { cash, centsOf, customFieldValue, enumLabel, loanLabel, fromCents, money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
+import { allocationCell, balancesSection, payoffSection } from './loanLedgerSections.js';
+import { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
+import { customFieldValue, dateInput, enumLabel, loanLabel, money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
 
-export const LOANS_PATH = '/dashboard/loans';
-export const loanPath = (id: string): string => `${LOANS_PATH}/${encodeURIComponent(id)}`;
-export const personPath = (id: string): string => `/dashboard/people/${encodeURIComponent(id)}`;
+// The routes import the loan pages from here; the form and the ledger's sections live in files of their own.
+export { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
+export { loanFormPage, type LoanFormView } from './loanFormPage.js';
 
 /** The sorts the list offers (a closed set: the route maps each to a fixed `order_by`). */
 export const LOAN_SORTS: readonly { readonly key: string; readonly label: string }[] = [
@@ -175,17 +176,6 @@ const REVERSAL_REASON_LABELS: readonly (readonly [string, string])[] = [
 ];
 
 /**
- * Dates are ISO (`2026-01-15`) everywhere in the dashboard, shown and typed: a date field is a
- * text input with the format as its placeholder, not `type="date"`, whose picker shows the
- * browser's locale (mm/dd/yyyy in en-US) beside ISO dates everywhere else. The server checks the day.
- */
-const DATE_INPUT_ATTRIBUTES = html` placeholder="YYYY-MM-DD" maxlength="10" autocomplete="off" class="date-input"`;
-
-function dateInput(id: string, name: string, value: string, required: boolean): Html {
-  return html`<input id="${id}" name="${name}" type="text"${DATE_INPUT_ATTRIBUTES}${required ? html` required` : null} value="${value}">`;
-}
-
-/**
  * The loan's tasks in the order a servicer works them: open ones first, soonest due first (no
  * due date last), then the completed ones; ties keep the query's order (newest first). An open
  * task due before `today` (the account's business date) is overdue.
@@ -230,7 +220,7 @@ export function loanPage(viewer: Viewer, view: LoanPageView): string {
 <div class="page-head"><h1>${loanLabel(loan)} ${statusPill(loan.status)}</h1><a class="button button-secondary" href="${loanPath(id)}/edit">Edit loan</a></div>
 ${outcomeAt(view, 'top')}
 ${balancesSection(loan, view.today ?? null)}
-${payoffSection(viewer, loan, view)}
+${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quoteError) : outcomeAt(view, 'payoff', 'payoff'))}
 <section aria-labelledby="terms-heading" class="card">
   <h2 id="terms-heading">Terms</h2>
   <dl class="facts">
@@ -444,168 +434,4 @@ ${outcome('error', form?.error)}
   </div>
 </form>`,
   );
-}
-
-/** The loan's balances (SPEC §12 R2, stored by the ledger's replay), status and days past due. */
-function balancesSection(loan: Row, today: Row | null): Html {
-  const closed = text(loan.date_closed);
-  const dpd = text(today?.days_past_due);
-  return html`<section aria-labelledby="balances-heading" class="card balances" id="balances">
-  <h2 id="balances-heading">Balances</h2>
-  <dl class="facts">
-    <dt>Status</dt><dd>${statusPill(loan.status)}${closed ? html` <span class="closed-on">closed on ${closed}</span>` : null}</dd>
-    <dt>Principal outstanding</dt><dd class="money" data-balance="principal_outstanding">${cash(loan.principal_outstanding)}</dd>
-    <dt>Interest due</dt><dd class="money" data-balance="interest_due">${cash(loan.interest_due)}</dd>
-    <dt>Fees due</dt><dd class="money" data-balance="fees_due">${cash(loan.fees_due)}</dd>
-    <dt>Credit</dt><dd class="money" data-balance="credit_balance">${cash(loan.credit_balance)}</dd>
-    <dt>Oldest unpaid due</dt><dd data-balance="oldest_unpaid_due">${orDash(loan.oldest_unpaid_due)}</dd>
-    <dt>Days past due</dt><dd data-balance="days_past_due">${dpd ? html`${dpd} <span class="hint">as of ${text(today?.as_of)}</span>` : orDash(null)}</dd>
-  </dl>
-  <p class="hint">Balances are as of today's business date (or the last payment's date, when later).</p>
-</section>`;
-}
-
-/**
- * The payoff quote (SPEC §12 R5) for a chosen day — a GET form, so a quote is a link — with its
- * breakdown and per diem, and "Post this payoff": one button posting a payment of type
- * `payoff` for the quoted amount on that day (the server quotes again before posting).
- */
-function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView): Html {
-  const id = text(loan.id);
-  const quote = view.quote ?? null;
-  const day = view.form?.form === 'payoff' ? text(quote?.as_of) || (view.form.values.get('date') ?? '') : text(quote?.as_of);
-  const payoff = centsOf(quote?.payoff);
-  const postable = quote !== null && payoff !== null && payoff > 0n && text(loan.status) === 'servicing';
-  const method = view.form?.form === 'payoff' ? view.form.values.get('method') ?? 'ach' : 'ach';
-  const minus = (value: unknown) => {
-    const cents = centsOf(value);
-    return cents !== null && cents > 0n ? `−${money(fromCents(cents))}` : cash(value);
-  };
-  return html`<section aria-labelledby="payoff-heading" class="card payoff" id="payoff">
-  <h2 id="payoff-heading">Payoff quote</h2>
-  ${view.quoteError ? outcome('error', view.quoteError) : outcomeAt(view, 'payoff', 'payoff')}
-  <form class="inline-form" method="get" action="${loanPath(id)}#payoff" aria-label="Quote a payoff">
-    <div class="field"><label for="quote-date">Payoff date</label>${dateInput('quote-date', 'quote_date', day, true)}</div>
-    <div><button type="submit" class="button-secondary">Quote</button></div>
-  </form>
-  ${
-    quote
-      ? html`<dl class="facts quote" aria-label="Payoff on ${text(quote.as_of)}">
-    <dt>Principal outstanding</dt><dd class="num" data-quote="principal_outstanding">${cash(quote.principal_outstanding)}</dd>
-    <dt>Interest due</dt><dd class="num" data-quote="interest_due">${cash(quote.interest_due)}</dd>
-    <dt>Accrued interest</dt><dd class="num" data-quote="accrued_interest">${cash(quote.accrued_interest)}</dd>
-    <dt>Interest paid ahead</dt><dd class="num" data-quote="interest_paid_ahead">${minus(quote.interest_paid_ahead)}</dd>
-    <dt>Fees due</dt><dd class="num" data-quote="fees_due">${cash(quote.fees_due)}</dd>
-    <dt>Credit</dt><dd class="num" data-quote="credit_balance">${minus(quote.credit_balance)}</dd>
-    <dt class="total">Payoff on ${text(quote.as_of)}</dt><dd class="num total" data-quote="payoff"><strong>${cash(quote.payoff)}</strong></dd>
-    <dt>Per diem</dt><dd class="num" data-quote="per_diem">${cash(quote.per_diem)}</dd>
-  </dl>
-  ${
-    postable
-      ? html`<form class="inline-form post-payoff" method="post" action="${loanPath(id)}/payoff" aria-label="Post this payoff">
-    ${csrfField(viewer.csrfToken)}
-    <input type="hidden" name="date" value="${text(quote.as_of)}">
-    <input type="hidden" name="amount" value="${fromCents(payoff)}">
-    <div class="field"><label for="payoff-method">Method</label><select id="payoff-method" name="method">${['ach', 'check', 'wire', 'cash'].map(
-      (option) => html`<option value="${option}"${method === option ? html` selected` : null}>${enumLabel(option)}</option>`,
-    )}</select></div>
-    <div><button type="submit">Post this payoff: ${money(fromCents(payoff))} on ${text(quote.as_of)}</button></div>
-  </form>`
-      : html`<p class="hint">${text(loan.status) === 'servicing' ? 'Nothing to pay off on this day.' : `The loan is ${text(loan.status)}: a payoff is posted only for a loan in servicing.`}</p>`
-  }`
-      : html`<p>No quote: the loan has no schedule.</p>`
-  }
-</section>`;
-}
-
-/** A payment's allocation (SPEC §12 R1): totals per component, and its lines (row, component, amount) in a disclosure. */
-function allocationCell(payment: Row): Html {
-  const lines = rows(payment.allocations);
-  if (!lines.length) return html`<span class="hint">${payment.date_reversed ? 'nothing (reversed)' : 'nothing yet'}</span>`;
-  const totals = new Map<string, bigint>();
-  for (const line of lines) totals.set(text(line.component), (totals.get(text(line.component)) ?? 0n) + (centsOf(line.amount) ?? 0n));
-  const summary = [...totals].map(([component, cents]) => `${component} ${money(fromCents(cents))}`).join(', ');
-  return html`<details class="allocation">
-  <summary>${summary} <span class="hint">(${lines.length} ${lines.length === 1 ? 'line' : 'lines'})</span></summary>
-  <table class="allocation-lines">
-    <caption class="visually-hidden">Allocation of the payment of ${money(payment.amount)} on ${text(payment.date)}</caption>
-    <thead><tr><th scope="col">Row</th><th scope="col">Component</th><th scope="col" class="num">Amount</th></tr></thead>
-    <tbody>${lines.map((line) => {
-      const fee = row(line.fee);
-      const where = fee ? `${text(fee.kind)} fee` : text(line.row_number) ? `row ${text(line.row_number)}` : '—';
-      return html`<tr><td>${where}</td><td>${text(line.component)}</td><td class="num">${cash(line.amount)}</td></tr>`;
-    })}</tbody>
-  </table>
-</details>`;
-}
-
-export interface LoanFormView {
-  readonly mode: 'create' | 'update';
-  readonly fields: readonly LoanFormField[];
-  readonly values: ReadonlyMap<string, string>;
-  /** Problems by body name, as the rules of `POST`/`PATCH /api/loan` report them. */
-  readonly problems: ReadonlyMap<string, string>;
-  readonly error?: string;
-  /** The loan being edited. */
-  readonly loan?: Row;
-}
-
-const inputId = (name: string) => `loan-field-${name.replace(/[^A-Za-z0-9_-]/g, '-')}`;
-
-/** The create and edit form of a loan, one input per field of the product, errors next to their field. */
-export function loanFormPage(viewer: Viewer, view: LoanFormView): string {
-  const action = view.mode === 'create' ? LOANS_PATH : `${loanPath(text(view.loan?.id))}/edit`;
-  const title = view.mode === 'create' ? 'New loan' : `Edit ${(view.loan ? loanLabel(view.loan) : '')}`;
-  const shown = new Set(view.fields.map((field) => field.name.toLowerCase()));
-  const others = [...view.problems].filter(([name]) => !shown.has(name.toLowerCase()));
-  const contactStart = view.fields.findIndex((field) => field.source.kind === 'contact');
-  const loanFields = contactStart < 0 ? view.fields : view.fields.slice(0, contactStart);
-  const contactFields = contactStart < 0 ? [] : view.fields.slice(contactStart);
-  // The refused form opens on its first wrong field, where the error is written beside it.
-  const firstWrong = view.fields.find((field) => problemOf(field, view) !== undefined)?.name;
-  const field = (each: LoanFormField) => formField(each, view, each.name === firstWrong);
-  return renderPage(
-    { title, viewer, section: 'loans' },
-    html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a>${view.loan ? html` › <a href="${loanPath(text(view.loan.id))}">${loanLabel(view.loan)}</a>` : null}</p>
-<h1>${title}</h1>
-${(firstWrong ? message : outcome)('error', view.error ? `Not saved — ${view.error}${others.length ? ` — ${others.map(([name, problem]) => `${name}: ${problem}`).join('; ')}` : ''}` : null)}
-<form class="stack loan-form" method="post" action="${action}" novalidate>
-  ${csrfField(viewer.csrfToken)}
-  <fieldset><legend>Loan</legend><div class="form-grid">${loanFields.map(field)}</div></fieldset>
-  ${contactFields.length ? html`<fieldset><legend>Contacts</legend><p class="hint">A borrower or guarantor is found by e-mail, else created. Leave empty for none.</p><div class="form-grid">${contactFields.map(field)}</div></fieldset>` : null}
-  <div class="actions">
-    <button type="submit">${view.mode === 'create' ? 'Create loan' : 'Save changes'}</button>
-    <a class="button button-secondary" href="${view.loan ? loanPath(text(view.loan.id)) : LOANS_PATH}">Cancel</a>
-  </div>
-</form>`,
-  );
-}
-
-/** What the refusal says of a field (the body's names are matched without regard to case). */
-function problemOf(field: LoanFormField, view: LoanFormView): string | undefined {
-  return [...view.problems].find(([name]) => name.toLowerCase() === field.name.toLowerCase())?.[1];
-}
-
-function formField(field: LoanFormField, view: LoanFormView, focus: boolean): Html {
-  const id = inputId(field.name);
-  const value = view.values.get(field.name) ?? '';
-  const problem = problemOf(field, view);
-  const describedBy = [field.hint ? `${id}-hint` : '', problem ? `${id}-error` : ''].filter(Boolean).join(' ');
-  const common = html` id="${id}" name="${field.name}"${focus ? html` autofocus` : null}${field.required ? html` required aria-required="true"` : null}${problem ? html` aria-invalid="true"` : null}${describedBy ? html` aria-describedby="${describedBy}"` : null}`;
-  const rule = field.rule;
-  let input: Html;
-  if (rule.kind === 'enum' || rule.kind === 'boolean') {
-    const options = rule.kind === 'enum' ? rule.values : ['true', 'false'];
-    input = html`<select${common}><option value="">${field.required ? 'Choose…' : '—'}</option>${options.map((option) => html`<option value="${option}"${value === option ? html` selected` : null}>${enumLabel(option)}</option>`)}</select>`;
-  } else {
-    const type = field.name.endsWith('_Email') ? 'email' : 'text';
-    const mode = rule.kind === 'decimal' ? html` inputmode="decimal"` : rule.kind === 'integer' ? html` inputmode="numeric"` : rule.kind === 'date' ? DATE_INPUT_ATTRIBUTES : null;
-    input = html`<input type="${type}"${mode}${common} value="${value}">`;
-  }
-  return html`<div class="field${problem ? ' has-error' : ''}">
-    <label for="${id}">${field.label}${field.required ? ' (required)' : null}</label>
-    ${input}
-    ${field.hint ? html`<span id="${id}-hint" class="hint">${field.hint}</span>` : null}
-    ${problem ? html`<span id="${id}-error" class="field-error">${field.name}: ${problem}</span>` : null}
-  </div>`;
 }

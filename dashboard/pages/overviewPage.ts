@@ -1,7 +1,7 @@
 import { html, type Html } from '../html.js';
 import type { StartPageData } from '../servicingData.js';
 import { renderPage, type Viewer } from './layout.js';
-import { loanPath } from './loanPages.js';
+import { loanPath } from './servicingPaths.js';
 import { loanLabel, money, row, statusPill, text, type Row } from './servicingFormat.js';
 
 /**

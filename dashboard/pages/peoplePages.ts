@@ -1,6 +1,7 @@
 import { html, type Html } from '../html.js';
 import { message, renderPage, type Viewer } from './layout.js';
-import { loanPath, pager, personPath } from './loanPages.js';
+import { pager } from './loanPages.js';
+import { loanPath, personPath } from './servicingPaths.js';
 import { loanLabel, money, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
 
 export const PEOPLE_PATH = '/dashboard/people';

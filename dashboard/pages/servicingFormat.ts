@@ -119,3 +119,14 @@ export function customFieldValue(type: CustomFieldType | undefined, value: unkno
       return text(value);
   }
 }
+
+/**
+ * Dates are ISO (`2026-01-15`) everywhere in the dashboard, shown and typed: a date field is a
+ * text input with the format as its placeholder, not `type="date"`, whose picker shows the
+ * browser's locale (mm/dd/yyyy in en-US) beside ISO dates everywhere else. The server checks the day.
+ */
+export const DATE_INPUT_ATTRIBUTES = html` placeholder="YYYY-MM-DD" maxlength="10" autocomplete="off" class="date-input"`;
+
+export function dateInput(id: string, name: string, value: string, required: boolean): Html {
+  return html`<input id="${id}" name="${name}" type="text"${DATE_INPUT_ATTRIBUTES}${required ? html` required` : null} value="${value}">`;
+}
