@@ -173,17 +173,22 @@ export interface StartPageData {
   readonly dueThisWeek: readonly Data[];
   /** Loans in servicing past due by the ledger (R3: arrears beyond the product's tolerance), most days first. */
   readonly late: readonly { readonly loan: Data; readonly daysPastDue: number }[];
-  /** Open tasks, soonest due first (no due date last): `{id name status date_due loan {id name}}`. */
+  /** Open tasks, soonest due first (no due date last), the first 20: `{id name status date_due loan {id name}}`. */
   readonly openTasks: readonly Data[];
+  /** How many tasks are open in all. */
+  readonly openTaskCount: number;
 }
 
 /** How many loans the start page asks the ledger about, oldest unpaid row first. */
 const LATE_CANDIDATES = 25;
+/** How many open tasks the start page lists, soonest due first (it says how many there are in all). */
+const OPEN_TASKS_SHOWN = 20;
 
 const START_PAGE = `query StartPage($lateBefore: date!, $from: date!, $to: date!) {
   late: loans(where: {status: {_eq: "servicing"}, oldest_unpaid_due: {_lt: $lateBefore}}, order_by: [{oldest_unpaid_due: asc}, {id: asc}], limit: ${LATE_CANDIDATES}) { id name oldest_unpaid_due }
   due: schedules(where: {is_next: {_eq: true}, due: {_gte: $from, _lte: $to}, loan: {status: {_eq: "servicing"}}}, order_by: [{due: asc}, {loan_id: asc}], limit: 100) { due payment loan { id name } }
-  tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: 50) { id name status date_due loan { id name } }
+  tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } }
+  open_tasks: tasks_aggregate(where: {status: {_neq: "completed"}}) { aggregate { count } }
 }`;
 
 /** `day` (YYYY-MM-DD) moved by `days`. */
@@ -220,5 +225,6 @@ export async function startPageData(servicing: ServicingData, db: Database, acco
     dueThisWeek: rows(data.due).filter((row) => String(row.due) >= today && String(row.due) <= weekEnd),
     late: late.sort((a, b) => b.daysPastDue - a.daysPastDue),
     openTasks: rows(data.tasks),
+    openTaskCount: Number(String(((data.open_tasks as Data | undefined)?.aggregate as Data | undefined)?.count ?? 0)),
   };
 }

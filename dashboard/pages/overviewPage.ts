@@ -68,17 +68,20 @@ function lateLoans(start: StartPageData): Html {
 }
 
 function openTasks(start: StartPageData): Html {
+  const more = start.openTaskCount - start.openTasks.length;
   return html`<section class="card" aria-labelledby="open-tasks-heading" id="open-tasks">
-  <h2 id="open-tasks-heading">Open tasks</h2>
+  <h2 id="open-tasks-heading">Open tasks <span class="count">${String(start.openTaskCount)}</span></h2>
   ${
     start.openTasks.length
-      ? html`<ul class="items">${start.openTasks.map((task) => {
-          const due = text(task.date_due);
-          const overdue = due !== '' && due < start.businessDate;
-          return html`<li class="item${overdue ? ' is-overdue' : ''}"><span>${statusPill(task.status)} ${text(task.name)} ${loanLink(row(task.loan))}</span>${
-            due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`<span class="hint">due ${due}</span>`) : html`<span class="hint">no due date</span>`
-          }</li>`;
-        })}</ul>`
+      ? html`<table>
+    <thead><tr><th scope="col">Due</th><th scope="col">Task</th><th scope="col">Status</th><th scope="col">Loan</th></tr></thead>
+    <tbody>${start.openTasks.map((task) => {
+      const due = text(task.date_due);
+      const overdue = due !== '' && due < start.businessDate;
+      return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`) : html`<span class="hint">no due date</span>`}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${loanLink(row(task.loan))}</td></tr>`;
+    })}</tbody>
+  </table>
+  ${more > 0 ? html`<p class="hint">${String(more)} more open task${more === 1 ? '' : 's'}, due later: see each loan's page.</p>` : null}`
       : html`<p>No open tasks.</p>`
   }
 </section>`;

@@ -83,12 +83,15 @@ describe('The overview as the start page', () => {
     assert.deepEqual(shown.map((loan) => loan.days), [...shown.map((loan) => loan.days)].sort((a, b) => b - a));
   });
 
-  it('lists the open tasks by due date, the overdue marked, the completed not at all', () => {
+  it('lists the open tasks by due date, the overdue marked, the completed not at all', async () => {
     const tasks = section('open-tasks');
+    const open = (await database.db.query<{ n: string }>(`SELECT count(*) AS n FROM tasks WHERE account_id = $1 AND status <> 'completed'`, [mine.account.id])).rows[0]!.n;
+    assert.match(tasks, new RegExp(`Open tasks <span class="count">${open}</span>`));
     assert.doesNotMatch(tasks, /Start page: done/);
-    // The seed's tasks are many and mostly overdue: the one due in 2000 comes first, marked.
-    assert.match(tasks, /<ul class="items"><li class="item is-overdue"><span><span class="status pill-open">open<\/span> Start page: overdue <a href="\/dashboard\/loans\/[0-9a-f-]{36}">[^<]+<\/a><\/span><span class="overdue">overdue: due 2000-01-02<\/span>/);
-    const dues = [...tasks.matchAll(/(?:overdue: due|class="hint">due) (\d{4}-\d\d-\d\d)/g)].map((match) => match[1]!);
+    // The seed's tasks are many and mostly overdue: the one due in 2000 comes first, marked; 20 are listed, all counted.
+    assert.match(tasks, /<tbody><tr class="is-overdue"><td class="nowrap"><span class="overdue">overdue: due 2000-01-02<\/span><\/td><td>Start page: overdue<\/td><td><span class="status pill-open">open<\/span><\/td><td><a href="\/dashboard\/loans\/[0-9a-f-]{36}">/);
+    const dues = [...tasks.matchAll(/(?:overdue: due|"nowrap">due) (\d{4}-\d\d-\d\d)/g)].map((match) => match[1]!);
+    assert.equal(dues.length, 20);
     assert.deepEqual(dues, [...dues].sort());
     for (const due of dues) assert.equal(tasks.includes(`overdue: due ${due}`), due < businessDate, `a task due ${due} is marked overdue only if before ${businessDate}`);
   });
