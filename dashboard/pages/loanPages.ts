@@ -296,7 +296,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   <thead><tr><th scope="col">Date</th><th scope="col" class="num">Amount</th><th scope="col">Type</th><th scope="col">Method</th><th scope="col">Applied to</th><th scope="col">State</th></tr></thead>
   <tbody>${rows(loan.payments).map(
     (payment) => html`<tr${payment.date_reversed ? html` class="is-reversed"` : null} data-payment="${text(payment.id)}">
-    <td>${text(payment.date)}</td><td class="num">${money(payment.amount)}</td><td>${enumLabel(payment.type)}</td><td>${orDash(enumLabel(payment.method))}</td>
+    <td class="nowrap">${text(payment.date)}</td><td class="num">${money(payment.amount)}</td><td>${enumLabel(payment.type)}</td><td>${orDash(enumLabel(payment.method))}</td>
     <td class="applied">${allocationCell(payment)}</td>
     <td>${
       payment.date_reversed
