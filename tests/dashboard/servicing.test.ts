@@ -281,7 +281,7 @@ describe('The ledger on the loan page (issue 29)', () => {
     assert.equal(fact(page, 'balance', 'oldest_unpaid_due'), '2026-04-15');
     assert.match(fact(page, 'balance', 'days_past_due')!, new RegExp(`^${now.dpd} as of \\d{4}-\\d\\d-\\d\\d$`));
     // The March payment: row 2's interest and principal (SPEC §12 R1), summed in the summary, line by line in the table.
-    const march = /<tr data-payment="[0-9a-f-]{36}">\s*<td>2026-03-15<\/td>([\s\S]*?)<\/tr>\s*(?=<tr data-payment|<\/tbody>)/.exec(page);
+    const march = /<tr data-payment="[0-9a-f-]{36}">\s*<td class="nowrap">2026-03-15<\/td>([\s\S]*?)<\/tr>\s*(?=<tr data-payment|<\/tbody>)/.exec(page);
     assert.ok(march, 'the March payment’s row');
     assert.match(march[1]!, /<td>regular<\/td>/);
     assert.match(march[1]!, /<summary>interest 921\.15, principal 7,963\.73 <span class="hint">\(2 lines\)<\/span><\/summary>/);
