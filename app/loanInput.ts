@@ -42,6 +42,18 @@ const CONTACT_PARAMETERS: readonly { readonly suffix: string; readonly property:
 ];
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/**
+ * A loan is found by its name in every list and page (issue 28), so it needs one that is not
+ * blank: required when creating, and never cleared or blanked by an update. The database holds
+ * the same rule for every other writer (migration 0013, `loans_name_not_blank`).
+ */
+const NAME_KEY = fieldKey('Name');
+const NAME_REQUIRED = 'is required: a loan needs a name that is not blank';
+
+function isBlankName(value: unknown): boolean {
+  return value === null || (typeof value === 'string' && value.trim() === '');
+}
+
 type Known =
   | { readonly kind: 'builtIn'; readonly field: BuiltInField }
   | { readonly kind: 'custom'; readonly field: CustomField }
@@ -112,6 +124,10 @@ export function parseLoanBody(product: Product, body: unknown, mode: 'create' | 
       continue;
     }
     sentName.set(key, sent);
+    if (key === NAME_KEY && isBlankName(value)) {
+      problems.set(sent, NAME_REQUIRED);
+      continue;
+    }
     if (value !== null && !validatorFor(ruleOf(entry))(value)) {
       problems.set(sent, `expected ${describeRule(ruleOf(entry))}, got ${summarize(value)}`);
       continue;
@@ -139,6 +155,7 @@ export function parseLoanBody(product: Product, body: unknown, mode: 'create' | 
   }
 
   if (mode === 'create') {
+    if (!sentName.has(NAME_KEY)) problems.set('Name', `${NAME_REQUIRED}, and was not given`);
     for (const field of product.customFields) {
       if (customFields.has(field.key) || sentName.has(field.key)) continue;
       if (field.defaultValue !== undefined) customFields.set(field.key, field.defaultValue);

@@ -72,7 +72,7 @@ const pgQuote = (text: string): string => `'${text.replaceAll("'", "''")}'`;
 async function replay360(db: Database, kind: string): Promise<Record<string, unknown>> {
   const account = await createAccount(db, `replay-${Date.now().toString(36)}`);
   await createDefaultProduct(db, account.id, []);
-  const loan = await createLoan(db, account.id, { Amount: 400000, Rate: 6.5, Term: 360, Frequency: 'monthly', Date_Funded: '2000-01-15', Status: 'servicing' });
+  const loan = await createLoan(db, account.id, { Name: 'bench mortgage', Amount: 400000, Rate: 6.5, Term: 360, Frequency: 'monthly', Date_Funded: '2000-01-15', Status: 'servicing' });
   const rows = await db.query<{ due: string; payment: string }>(`SELECT due::text, payment::text FROM schedules WHERE account_id = $1 AND loan_id = $2 ORDER BY number`, [account.id, loan.id]);
   if (rows.rows.length !== 360) throw new Error(`expected 360 rows, got ${rows.rows.length}`);
   // One INSERT of the 360 payments (one replay), each on its due date, the last 100 cents short of the schedule (a loan still open).
@@ -109,7 +109,7 @@ async function m1(databaseUrl: string, db: Database): Promise<Record<string, unk
   const count = Number(args.loans);
   const loanIds: string[] = [];
   for (let i = 0; i < count; i += 1) {
-    const loan = await createLoan(db, account.id, { Amount: 100000 + i * 1000, Rate: 8 + (i % 5), Term: 120 + (i % 4) * 60, Frequency: 'monthly', Date_Funded: '2025-06-15', Status: 'servicing' });
+    const loan = await createLoan(db, account.id, { Name: `bench loan ${i}`, Amount: 100000 + i * 1000, Rate: 8 + (i % 5), Term: 120 + (i % 4) * 60, Frequency: 'monthly', Date_Funded: '2025-06-15', Status: 'servicing' });
     loanIds.push(loan.id);
   }
   // Each loan paid up to the business date (a few months of history to replay).

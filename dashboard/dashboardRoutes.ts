@@ -64,7 +64,8 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   router.get('/', async (_req, res) => {
     const session = sessionOf(res);
     const keys = await listApiKeys(db, session.admin.accountId);
-    res.type('html').send(overviewPage(session.viewer, { activeKeys: keys.filter((key) => key.active).length }));
+    const start = await (await servicing()).startPage(db, session.admin.accountId, new Date().toISOString().slice(0, 10));
+    res.type('html').send(overviewPage(session.viewer, { activeKeys: keys.filter((key) => key.active).length }, start));
   });
   router.get('/console', (_req, res) => {
     res.type('html').send(consolePage(sessionOf(res).viewer));

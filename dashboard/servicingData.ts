@@ -114,11 +114,13 @@ const SERVICING_VIEW: FixedView = {
         balance: 'numeric',
         is_next: 'boolean',
       },
+      relationships: { loan: { object: 'loans', on: { loan_id: 'id' } } },
     },
     tasks: {
       table: 'tasks',
       primary_key: 'id',
       fields: { id: 'uuid', loan_id: 'uuid', name: 'text', status: 'text', date_due: 'date', created_at: 'timestamptz' },
+      relationships: { loan: { object: 'loans', on: { loan_id: 'id' } } },
       insert: { columns: ['loan_id', 'name', 'date_due'] },
       update: { columns: ['status'] },
     },
@@ -184,6 +186,11 @@ export class ServicingData {
     if (response.errors?.length || !response.data) throw new RequestError((response.errors ?? [{ message: 'no data' }]).map((error) => ({ message: error.message, extensions: { code: 'execution-error' } })), 'execution');
     return response.data;
   }
+
+  /** The servicer's start page: see `startPageData`. `utcToday` is today's date in UTC (YYYY-MM-DD). */
+  startPage(db: Database, accountId: string, utcToday: string): Promise<StartPageData> {
+    return startPageData(this, db, accountId, utcToday);
+  }
 }
 
 /** The first message of a refused request, for showing next to a form. */
@@ -202,4 +209,68 @@ export function requestErrorMessage(error: RequestError): string {
 export async function payoffQuote(db: Database, accountId: string, loanId: string, day: string | null): Promise<Data | null> {
   const json = await payoffQuoteJson(db, accountId, loanId, day);
   return json === null ? null : (parse(json) as Data);
+}
+
+/** What the servicer's start page (the overview) shows: this week's dues, the late loans, the open tasks. */
+export interface StartPageData {
+  /** The account's business date (SPEC §12), as the ledger sees it; UTC's when no loan could say. */
+  readonly businessDate: string;
+  /** Next rows of loans in servicing due from the business date to six days after, soonest first: `{due, payment, loan {id name}}`. */
+  readonly dueThisWeek: readonly Data[];
+  /** Loans in servicing past due by the ledger (R3: arrears beyond the product's tolerance), most days first. */
+  readonly late: readonly { readonly loan: Data; readonly daysPastDue: number }[];
+  /** Open tasks, soonest due first (no due date last), the first 20: `{id name status date_due loan {id name}}`. */
+  readonly openTasks: readonly Data[];
+  /** How many tasks are open in all. */
+  readonly openTaskCount: number;
+}
+
+/** How many loans the start page asks the ledger about, oldest unpaid row first. */
+const LATE_CANDIDATES = 25;
+/** How many open tasks the start page lists, soonest due first (it says how many there are in all). */
+const OPEN_TASKS_SHOWN = 20;
+
+const START_PAGE = `query StartPage($lateBefore: date!, $from: date!, $to: date!) {
+  late: loans(where: {status: {_eq: "servicing"}, oldest_unpaid_due: {_lt: $lateBefore}}, order_by: [{oldest_unpaid_due: asc}, {id: asc}], limit: ${LATE_CANDIDATES}) { id name oldest_unpaid_due }
+  due: schedules(where: {is_next: {_eq: true}, due: {_gte: $from, _lte: $to}, loan: {status: {_eq: "servicing"}}}, order_by: [{due: asc}, {loan_id: asc}], limit: 100) { due payment loan { id name } }
+  tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } }
+  open_tasks: tasks_aggregate(where: {status: {_neq: "completed"}}) { aggregate { count } }
+}`;
+
+/** `day` (YYYY-MM-DD) moved by `days`. */
+function addDays(day: string, days: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/**
+ * The start page's data in one GraphQL document, then the ledger's days past due of the loans
+ * that may be late. The business date is a day in the account's time zone, within a day of UTC's,
+ * so the document asks a day wider and the lists are cut to the business date the ledger answers
+ * with (`payoffQuote`'s `as_of`). A loan is late when the ledger says it has days past due — an
+ * unpaid row older than the business date is only a candidate (the product's arrears tolerance
+ * may forgive it).
+ */
+export async function startPageData(servicing: ServicingData, db: Database, accountId: string, utcToday: string): Promise<StartPageData> {
+  const data = await servicing.run(db, accountId, START_PAGE, { lateBefore: addDays(utcToday, 2), from: addDays(utcToday, -1), to: addDays(utcToday, 8) });
+  const rows = (value: unknown): Data[] => (Array.isArray(value) ? (value as Data[]) : []);
+  const late: { loan: Data; daysPastDue: number }[] = [];
+  let businessDate: string | null = null;
+  for (const loan of rows(data.late)) {
+    const quote = await payoffQuote(db, accountId, String(loan.id), null);
+    if (!quote) continue;
+    businessDate ??= String(quote.as_of);
+    const days = Number(String(quote.days_past_due));
+    if (days > 0) late.push({ loan, daysPastDue: days });
+  }
+  const firstDue = rows(data.due)[0];
+  if (businessDate === null && firstDue) businessDate = String((await payoffQuote(db, accountId, String((firstDue.loan as Data).id), null))?.as_of ?? utcToday);
+  const today = businessDate ?? utcToday;
+  const weekEnd = addDays(today, 6);
+  return {
+    businessDate: today,
+    dueThisWeek: rows(data.due).filter((row) => String(row.due) >= today && String(row.due) <= weekEnd),
+    late: late.sort((a, b) => b.daysPastDue - a.daysPastDue),
+    openTasks: rows(data.tasks),
+    openTaskCount: Number(String(((data.open_tasks as Data | undefined)?.aggregate as Data | undefined)?.count ?? 0)),
+  };
 }

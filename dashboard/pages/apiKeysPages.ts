@@ -38,7 +38,7 @@ ${message('ok', view.notice)}
 
 <h2 id="create-heading">Create a key</h2>
 ${message('error', view.error)}
-<form class="inline-form" method="post" action="${API_KEYS_PATH}" aria-labelledby="create-heading">
+<form class="inline-form key-form" method="post" action="${API_KEYS_PATH}" aria-labelledby="create-heading">
   ${csrfField(viewer.csrfToken)}
   <div class="field">
     <label for="key-name">Name</label>
@@ -47,19 +47,19 @@ ${message('error', view.error)}
     <span id="key-name-hint" class="hint">What the key is for, e.g. "reporting job". 1 to 100 characters.</span>
   </div>
   ${roleFields(view)}
-  <div><button type="submit">Create key</button></div>
+  <div class="form-actions"><button type="submit">Create key</button></div>
 </form>
 
 <h2 id="keys-heading">Keys</h2>
 ${view.keys.length === 0 ? html`<p>This account has no API keys yet.</p>` : keyTable(view.keys)}`,
-    view.created ? ['/dashboard/assets/copyKey.js'] : [],
+    [...(view.created ? ['/dashboard/assets/copyKey.js'] : []), '/dashboard/assets/keyRoleFields.js'],
   );
 }
 
 /**
- * The role select and one input per key variable of any role (without JavaScript the form
- * cannot show only the chosen role's; each hint names the roles that need it, and only the
- * chosen role's variables are read).
+ * The role select and one input per key variable of any role; `client/keyRoleFields.ts` shows
+ * only the chosen role's (without JavaScript all are shown: each hint names the roles that need
+ * it, and only the chosen role's variables are read).
  */
 function roleFields(view: ApiKeysView): Html {
   const chosen = view.role ?? 'admin';
@@ -73,7 +73,7 @@ function roleFields(view: ApiKeysView): Html {
     <span id="key-role-hint" class="hint">Which data the key reaches (metadata roles; admin: everything the API exposes).</span>
   </div>
   ${[...variables].map(
-    ([variable, roles]) => html`<div class="field">
+    ([variable, roles]) => html`<div class="field" data-key-roles="${roles.join(' ')}">
     <label for="key-var-${variable}">${variable}</label>
     <input id="key-var-${variable}" name="var_${variable}" type="text" maxlength="100" value="${view.variables?.get(variable) ?? ''}" aria-describedby="key-var-${variable}-hint">
     <span id="key-var-${variable}-hint" class="hint">Needed by the role${roles.length > 1 ? 's' : ''} ${roles.join(', ')}${variable === 'person_id' ? ': the id of a person of this account' : ''}.</span>

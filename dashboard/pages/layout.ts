@@ -89,6 +89,17 @@ export function message(kind: 'error' | 'ok' | 'info', text: string | null | und
   return html`<div class="message message-${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</div>`;
 }
 
+/**
+ * The outcome of what the admin just did — a write's notice, or why it was refused — shown where
+ * the eye is: the page puts it beside the form that was used, and `autofocus` on the box
+ * (focusable through `tabindex="-1"`) moves the focus to it when the page loads, which scrolls it
+ * into view and has screen readers read it; no script needed. At most one per page (`id`).
+ */
+export function outcome(kind: 'error' | 'ok', text: string | null | undefined): Html | null {
+  if (!text) return null;
+  return html`<div class="message message-${kind} outcome" id="outcome" tabindex="-1" autofocus role="${kind === 'error' ? 'alert' : 'status'}">${text}</div>`;
+}
+
 /** PostgreSQL's timestamptz text (`2025-05-01 10:11:12.345+00`) as `2025-05-01 10:11 UTC`. */
 export function formatTimestamp(text: string | null): Html {
   if (!text) return html`<span class="hint">never</span>`;

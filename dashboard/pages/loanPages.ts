@@ -1,12 +1,13 @@
-import { LOAN_STATUSES } from '../../app/products.js';
+import { LOAN_STATUSES, type CustomFieldType } from '../../app/products.js';
 import { html, type Html } from '../html.js';
-import type { LoanFormField } from '../loanForm.js';
-import { csrfField, formatTimestamp, message, renderPage, type Viewer } from './layout.js';
-import { cash, centsOf, fromCents, money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
+import { csrfField, formatTimestamp, message, outcome, renderPage, type Viewer } from './layout.js';
+import { allocationCell, balancesSection, payoffSection } from './loanLedgerSections.js';
+import { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
+import { customFieldValue, dateInput, enumLabel, loanLabel, money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
 
-export const LOANS_PATH = '/dashboard/loans';
-export const loanPath = (id: string): string => `${LOANS_PATH}/${encodeURIComponent(id)}`;
-export const personPath = (id: string): string => `/dashboard/people/${encodeURIComponent(id)}`;
+// The routes import the loan pages from here; the form and the ledger's sections live in files of their own.
+export { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
+export { loanFormPage, type LoanFormView } from './loanFormPage.js';
 
 /** The sorts the list offers (a closed set: the route maps each to a fixed `order_by`). */
 export const LOAN_SORTS: readonly { readonly key: string; readonly label: string }[] = [
@@ -90,7 +91,7 @@ ${
     ${view.loans.map((loan) => {
       const next = rows(loan.schedules)[0];
       return html`<tr>
-      <td><a href="${loanPath(text(loan.id))}">${text(loan.name)}</a></td>
+      <td><a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a></td>
       <td>${rows(loan.borrows).map((link, index) => html`${index ? ', ' : ''}${text(row(link.person)?.name)}`)}</td>
       <td>${statusPill(loan.status)}</td>
       <td class="num">${money(loan.amount)}</td>
@@ -125,11 +126,30 @@ export interface LoanPageForm {
   readonly values: ReadonlyMap<string, string>;
 }
 
+/** Where a `?done=` notice is shown: beside the form whose write it reports (the redirect's fragment goes there too). */
+type NoticePlace = 'top' | 'payoff' | 'payments' | 'tasks' | 'comments';
+
+function noticePlace(key: string | undefined): NoticePlace {
+  if (key?.startsWith('payoff-')) return 'payoff';
+  if (key?.startsWith('payment-')) return 'payments';
+  if (key?.startsWith('task-')) return 'tasks';
+  if (key?.startsWith('comment-')) return 'comments';
+  return 'top';
+}
+
+/** The outcome shown at `place`: the refusal of its form, else a notice that belongs there. */
+function outcomeAt(view: LoanPageView, place: NoticePlace, form?: LoanPageForm['form']): Html | null {
+  if (form !== undefined && view.form?.form === form) return outcome('error', view.form.error);
+  return !view.form && noticePlace(view.noticeKey) === place ? outcome('ok', view.notice) : null;
+}
+
 export interface LoanPageView {
   readonly loan: Row;
   /** Custom fields of the product, in order, by key and label. */
-  readonly customFields: readonly { readonly key: string; readonly label: string }[];
+  readonly customFields: readonly { readonly key: string; readonly label: string; readonly type?: CustomFieldType }[];
   readonly notice?: string;
+  /** The `?done=` key of the notice: says beside which form it is shown (`noticePlace`). */
+  readonly noticeKey?: string;
   readonly form?: LoanPageForm;
   /** The ledger as of the account's business date (`GET /api/loan/{id}/payoff`'s figures): its days past due. */
   readonly today?: Row | null;
@@ -155,6 +175,25 @@ const REVERSAL_REASON_LABELS: readonly (readonly [string, string])[] = [
   ['other', 'other'],
 ];
 
+/**
+ * The loan's tasks in the order a servicer works them: open ones first, soonest due first (no
+ * due date last), then the completed ones; ties keep the query's order (newest first). An open
+ * task due before `today` (the account's business date) is overdue.
+ */
+function tasksInWorkingOrder(tasks: readonly Row[], today: string): readonly { readonly task: Row; readonly overdue: boolean }[] {
+  const rank = (task: Row) => (text(task.status) === 'completed' ? 1 : 0);
+  const due = (task: Row) => text(task.date_due) || '9999-12-31';
+  return [...tasks]
+    .sort((a, b) => rank(a) - rank(b) || (due(a) < due(b) ? -1 : due(a) > due(b) ? 1 : 0))
+    .map((task) => ({ task, overdue: rank(task) === 0 && text(task.date_due) !== '' && text(task.date_due) < today }));
+}
+
+/**
+ * A schedule of up to this many rows is shown whole; a longer one scrolls in a box of its own
+ * (its header kept in view). A box that cut a short schedule by a few pixels hid its last row.
+ */
+const SCHEDULE_ROWS_UNSCROLLED = 24;
+
 /** Cents of a money text (`1234.5` → 123450n); 0 for anything else. */
 function cents(value: unknown): bigint {
   const match = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text(value));
@@ -175,29 +214,28 @@ export function loanPage(viewer: Viewer, view: LoanPageView): string {
   });
   const next = schedule.find(({ entry }) => entry.is_next === true)?.entry;
   const fieldOf = (name: string) => (view.form ? view.form.values.get(name) ?? '' : '');
-  const formError = (form: LoanPageForm['form']) => (view.form?.form === form ? message('error', view.form.error) : null);
   return renderPage(
-    { title: `Loan ${text(loan.name)}`, viewer, section: 'loans' },
+    { title: `Loan ${loanLabel(loan)}`, viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a></p>
-<div class="page-head"><h1>${text(loan.name)} ${statusPill(loan.status)}</h1><a class="button button-secondary" href="${loanPath(id)}/edit">Edit loan</a></div>
-${message('ok', view.notice)}
+<div class="page-head"><h1>${loanLabel(loan)} ${statusPill(loan.status)}</h1><a class="button button-secondary" href="${loanPath(id)}/edit">Edit loan</a></div>
+${outcomeAt(view, 'top')}
 ${balancesSection(loan, view.today ?? null)}
-${payoffSection(viewer, loan, view)}
+${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quoteError) : outcomeAt(view, 'payoff', 'payoff'))}
 <section aria-labelledby="terms-heading" class="card">
   <h2 id="terms-heading">Terms</h2>
   <dl class="facts">
     <dt>Amount</dt><dd>${money(loan.amount)}</dd>
     <dt>Rate</dt><dd>${text(loan.rate) ? `${text(loan.rate)} %` : orDash(null)}</dd>
     <dt>Term</dt><dd>${orDash(loan.term)}</dd>
-    <dt>Frequency</dt><dd>${orDash(loan.frequency)}</dd>
-    <dt>Amortization</dt><dd>${orDash(loan.amortization)}</dd>
+    <dt>Frequency</dt><dd>${orDash(enumLabel(loan.frequency))}</dd>
+    <dt>Amortization</dt><dd>${orDash(enumLabel(loan.amortization))}</dd>
     <dt>Regular payment</dt><dd>${text(loan.regular_payment) ? money(loan.regular_payment) : orDash(null)}</dd>
     <dt>Date funded</dt><dd>${orDash(loan.date_funded)}</dd>
     <dt>First payment</dt><dd>${orDash(loan.first_payment_date)}</dd>
     <dt>Maturity</dt><dd>${orDash(loan.date_maturity)}</dd>
     <dt>Next payment</dt><dd>${next ? html`<strong>${text(next.due)}</strong>, ${money(next.payment)} (<a href="#next-row">row ${text(next.number)}</a>)` : orDash(null)}</dd>
     <dt>Paid (not reversed)</dt><dd>${money(row(row(row(loan.paid)?.aggregate)?.sum)?.amount ?? '0.00')}</dd>
-    ${view.customFields.map((field) => html`<dt>${field.label}</dt><dd>${orDash(customValues.get(field.key))}</dd>`)}
+    ${view.customFields.map((field) => html`<dt>${field.label}</dt><dd>${customFieldValue(field.type, customValues.get(field.key))}</dd>`)}
     <dt>Created</dt><dd>${formatTimestamp(text(loan.created_at))}</dd>
   </dl>
 </section>
@@ -221,7 +259,7 @@ ${payoffSection(viewer, loan, view)}
   <h2 id="schedule-heading">Schedule</h2>
   ${
     schedule.length
-      ? html`<div class="table-scroll schedule" role="region" aria-labelledby="schedule-heading" tabindex="0">
+      ? html`<div class="table-scroll schedule${schedule.length > SCHEDULE_ROWS_UNSCROLLED ? ' schedule-long' : ''}" role="region" aria-labelledby="schedule-heading" tabindex="0">
 <table id="schedule">
   <thead><tr><th scope="col">#</th><th scope="col">Due</th><th scope="col" class="num">Payment</th><th scope="col" class="num">Principal</th><th scope="col" class="num">Interest</th><th scope="col" class="num">Balance</th><th scope="col">State</th></tr></thead>
   <tbody>
@@ -239,16 +277,16 @@ ${payoffSection(viewer, loan, view)}
 
 <section aria-labelledby="payments-heading" id="payments">
   <h2 id="payments-heading">Payments</h2>
-  ${formError('payment')}
+  ${outcomeAt(view, 'payments', 'payment')}
   <form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
     ${csrfField(viewer.csrfToken)}
-    <div class="field"><label for="payment-date">Date</label><input id="payment-date" name="date" type="date" required value="${fieldOf('date') || todayUtc()}"></div>
+    <div class="field"><label for="payment-date">Date</label>${dateInput('payment-date', 'date', fieldOf('date') || todayUtc(), true)}</div>
     <div class="field"><label for="payment-amount">Amount</label><input id="payment-amount" name="amount" type="text" inputmode="decimal" required value="${fieldOf('amount') || text(next?.payment)}"></div>
     <div class="field"><label for="payment-type">Type</label><select id="payment-type" name="type">${PAYMENT_TYPE_LABELS.map(
       ([type, label]) => html`<option value="${type}"${(fieldOf('type') || 'regular') === type ? html` selected` : null}>${label}</option>`,
     )}</select></div>
     <div class="field"><label for="payment-method">Method</label><select id="payment-method" name="method">${['ach', 'check', 'wire', 'cash'].map(
-      (method) => html`<option value="${method}"${(fieldOf('method') || 'ach') === method ? html` selected` : null}>${method}</option>`,
+      (method) => html`<option value="${method}"${(fieldOf('method') || 'ach') === method ? html` selected` : null}>${enumLabel(method)}</option>`,
     )}</select></div>
     <div><button type="submit">Post payment</button></div>
   </form>
@@ -258,11 +296,11 @@ ${payoffSection(viewer, loan, view)}
   <thead><tr><th scope="col">Date</th><th scope="col" class="num">Amount</th><th scope="col">Type</th><th scope="col">Method</th><th scope="col">Applied to</th><th scope="col">State</th></tr></thead>
   <tbody>${rows(loan.payments).map(
     (payment) => html`<tr${payment.date_reversed ? html` class="is-reversed"` : null} data-payment="${text(payment.id)}">
-    <td>${text(payment.date)}</td><td class="num">${money(payment.amount)}</td><td>${text(payment.type).replace('_', ' ')}</td><td>${orDash(payment.method)}</td>
+    <td class="nowrap">${text(payment.date)}</td><td class="num">${money(payment.amount)}</td><td>${enumLabel(payment.type)}</td><td>${orDash(enumLabel(payment.method))}</td>
     <td class="applied">${allocationCell(payment)}</td>
     <td>${
       payment.date_reversed
-        ? html`Reversed ${text(payment.date_reversed)}${text(payment.reversal_reason) ? html` <span class="reason">(${text(payment.reversal_reason)})</span>` : null}`
+        ? html`Reversed ${text(payment.date_reversed)}${text(payment.reversal_reason) ? html` <span class="reason">(${enumLabel(payment.reversal_reason)})</span>` : null}`
         : html`<a href="${loanPath(id)}/payments/${text(payment.id)}/reverse" aria-label="Reverse the payment of ${money(payment.amount)} on ${text(payment.date)}">Reverse</a>`
     }</td>
   </tr>`,
@@ -273,18 +311,20 @@ ${payoffSection(viewer, loan, view)}
 
 <section aria-labelledby="tasks-heading" id="tasks">
   <h2 id="tasks-heading">Tasks</h2>
-  ${formError('task')}
+  ${outcomeAt(view, 'tasks', 'task')}
   <form class="inline-form" method="post" action="${loanPath(id)}/tasks" aria-label="Add a task">
     ${csrfField(viewer.csrfToken)}
     <div class="field"><label for="task-name">Task</label><input id="task-name" name="name" type="text" required maxlength="500" value="${fieldOf('name')}"></div>
-    <div class="field"><label for="task-due">Due</label><input id="task-due" name="date_due" type="date" value="${fieldOf('date_due')}"></div>
+    <div class="field"><label for="task-due">Due</label>${dateInput('task-due', 'date_due', fieldOf('date_due'), false)}</div>
     <div><button type="submit">Add task</button></div>
   </form>
   ${
     rows(loan.tasks).length
-      ? html`<ul class="items">${rows(loan.tasks).map(
-          (task) => html`<li class="item">
-    <span>${statusPill(task.status)} ${text(task.name)}${text(task.date_due) ? html` <span class="hint">due ${text(task.date_due)}</span>` : null}</span>
+      ? html`<ul class="items">${tasksInWorkingOrder(rows(loan.tasks), text(view.today?.as_of) || todayUtc()).map(
+          ({ task, overdue }) => html`<li class="item${overdue ? ' is-overdue' : ''}">
+    <span>${statusPill(task.status)} ${text(task.name)}${
+      text(task.date_due) ? (overdue ? html` <span class="overdue">overdue: due ${text(task.date_due)}</span>` : html` <span class="hint">due ${text(task.date_due)}</span>`) : null
+    }</span>
     ${
       text(task.status) === 'completed'
         ? null
@@ -298,7 +338,7 @@ ${payoffSection(viewer, loan, view)}
 
 <section aria-labelledby="comments-heading" id="comments">
   <h2 id="comments-heading">Comments</h2>
-  ${formError('comment')}
+  ${outcomeAt(view, 'comments', 'comment')}
   <form class="stack" method="post" action="${loanPath(id)}/comments" aria-label="Add a comment">
     ${csrfField(viewer.csrfToken)}
     <div class="field"><label for="comment-text">Comment</label><textarea id="comment-text" name="text" rows="3" required maxlength="10000">${fieldOf('text')}</textarea></div>
@@ -331,7 +371,7 @@ ${payoffSection(viewer, loan, view)}
   <h2 id="collateral-heading">Addresses</h2>
   ${
     rows(loan.address_details).length
-      ? html`<div class="cards">${rows(loan.address_details).map((link) => addressCard(row(link.address) ?? {}))}</div>`
+      ? html`<div class="cards addresses">${rows(loan.address_details).map((link) => addressCard(row(link.address) ?? {}))}</div>`
       : html`<p>No addresses.</p>`
   }
 </section>`,
@@ -356,8 +396,8 @@ function addressCard(address: Row): Html {
   <h3>${text(address.street1)}</h3>
   <p>${[text(address.city), text(address.state), text(address.zipcode)].filter(Boolean).join(', ')}</p>
   <dl class="facts">
-    <dt>Newest valuation</dt><dd>${valuation ? `${money(valuation.value)} (${text(valuation.valuation_type)}, ${text(valuation.report_date)})` : orDash(null)}</dd>
-    ${insurances.map((insurance) => html`<dt>Insurance</dt><dd>${text(insurance.carrier)}, ${text(insurance.type)}: ${money(insurance.coverage_amount)}, until ${text(insurance.expiration)}</dd>`)}
+    <dt>Newest valuation</dt><dd>${valuation ? html`${money(valuation.value)} (${enumLabel(valuation.valuation_type)}, <span class="nowrap">${text(valuation.report_date)}</span>)` : orDash(null)}</dd>
+    ${insurances.map((insurance) => html`<dt>Insurance</dt><dd>${text(insurance.carrier)}, ${enumLabel(insurance.type)}: ${money(insurance.coverage_amount)}, until <span class="nowrap">${text(insurance.expiration)}</span></dd>`)}
   </dl>
 </div>`;
 }
@@ -369,15 +409,15 @@ export function reversePaymentPage(viewer: Viewer, loan: Row, payment: Row, form
   const date = form?.values.get('date') || todayUtc();
   return renderPage(
     { title: 'Reverse payment', viewer, section: 'loans' },
-    html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a> › <a href="${loanPath(id)}">${text(loan.name)}</a></p>
+    html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a> › <a href="${loanPath(id)}">${loanLabel(loan)}</a></p>
 <h1>Reverse this payment?</h1>
-${message('error', form?.error)}
+${outcome('error', form?.error)}
 <dl class="facts">
-  <dt>Loan</dt><dd>${text(loan.name)}</dd>
+  <dt>Loan</dt><dd>${loanLabel(loan)}</dd>
   <dt>Date</dt><dd>${text(payment.date)}</dd>
   <dt>Amount</dt><dd>${money(payment.amount)}</dd>
-  <dt>Type</dt><dd>${text(payment.type)}</dd>
-  <dt>Method</dt><dd>${orDash(payment.method)}</dd>
+  <dt>Type</dt><dd>${enumLabel(payment.type)}</dd>
+  <dt>Method</dt><dd>${orDash(enumLabel(payment.method))}</dd>
 </dl>
 <p>The payment stays on record, marked reversed on the date below; it leaves the ledger, and every later payment is applied again as if it had never been posted. A reason of NSF adds the product's NSF fee, dated the day of the reversal. A payment is reversed only once, and this cannot be undone.</p>
 <form class="stack" method="post" action="${loanPath(id)}/payments/${text(payment.id)}/reverse">
@@ -386,7 +426,7 @@ ${message('error', form?.error)}
     <div class="field"><label for="reversal-reason">Reason (required)</label><select id="reversal-reason" name="reason" required aria-required="true"><option value="">Choose…</option>${REVERSAL_REASON_LABELS.map(
       ([value, label]) => html`<option value="${value}"${reason === value ? html` selected` : null}>${label}</option>`,
     )}</select></div>
-    <div class="field"><label for="reversal-date">Date reversed</label><input id="reversal-date" name="date" type="date" required value="${date}"></div>
+    <div class="field"><label for="reversal-date">Date reversed</label>${dateInput('reversal-date', 'date', date, true)}</div>
   </div>
   <div class="actions">
     <button type="submit" class="button-danger">Reverse payment</button>
@@ -394,160 +434,4 @@ ${message('error', form?.error)}
   </div>
 </form>`,
   );
-}
-
-/** The loan's balances (SPEC §12 R2, stored by the ledger's replay), status and days past due. */
-function balancesSection(loan: Row, today: Row | null): Html {
-  const closed = text(loan.date_closed);
-  const dpd = text(today?.days_past_due);
-  return html`<section aria-labelledby="balances-heading" class="card balances" id="balances">
-  <h2 id="balances-heading">Balances</h2>
-  <dl class="facts">
-    <dt>Status</dt><dd>${statusPill(loan.status)}${closed ? html` <span class="closed-on">closed on ${closed}</span>` : null}</dd>
-    <dt>Principal outstanding</dt><dd class="money" data-balance="principal_outstanding">${cash(loan.principal_outstanding)}</dd>
-    <dt>Interest due</dt><dd class="money" data-balance="interest_due">${cash(loan.interest_due)}</dd>
-    <dt>Fees due</dt><dd class="money" data-balance="fees_due">${cash(loan.fees_due)}</dd>
-    <dt>Credit</dt><dd class="money" data-balance="credit_balance">${cash(loan.credit_balance)}</dd>
-    <dt>Oldest unpaid due</dt><dd data-balance="oldest_unpaid_due">${orDash(loan.oldest_unpaid_due)}</dd>
-    <dt>Days past due</dt><dd data-balance="days_past_due">${dpd ? html`${dpd} <span class="hint">as of ${text(today?.as_of)}</span>` : orDash(null)}</dd>
-  </dl>
-  <p class="hint">Balances are as of today's business date (or the last payment's date, when later).</p>
-</section>`;
-}
-
-/**
- * The payoff quote (SPEC §12 R5) for a chosen day — a GET form, so a quote is a link — with its
- * breakdown and per diem, and "Post this payoff": one button posting a payment of type
- * `payoff` for the quoted amount on that day (the server quotes again before posting).
- */
-function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView): Html {
-  const id = text(loan.id);
-  const quote = view.quote ?? null;
-  const day = view.form?.form === 'payoff' ? text(quote?.as_of) || (view.form.values.get('date') ?? '') : text(quote?.as_of);
-  const payoff = centsOf(quote?.payoff);
-  const postable = quote !== null && payoff !== null && payoff > 0n && text(loan.status) === 'servicing';
-  const method = view.form?.form === 'payoff' ? view.form.values.get('method') ?? 'ach' : 'ach';
-  const minus = (value: unknown) => {
-    const cents = centsOf(value);
-    return cents !== null && cents > 0n ? `−${money(fromCents(cents))}` : cash(value);
-  };
-  return html`<section aria-labelledby="payoff-heading" class="card payoff" id="payoff">
-  <h2 id="payoff-heading">Payoff quote</h2>
-  ${message('error', view.quoteError ?? (view.form?.form === 'payoff' ? view.form.error : null))}
-  <form class="inline-form" method="get" action="${loanPath(id)}#payoff" aria-label="Quote a payoff">
-    <div class="field"><label for="quote-date">Payoff date</label><input id="quote-date" name="quote_date" type="date" required value="${day}"></div>
-    <div><button type="submit" class="button-secondary">Quote</button></div>
-  </form>
-  ${
-    quote
-      ? html`<dl class="facts quote" aria-label="Payoff on ${text(quote.as_of)}">
-    <dt>Principal outstanding</dt><dd class="num" data-quote="principal_outstanding">${cash(quote.principal_outstanding)}</dd>
-    <dt>Interest due</dt><dd class="num" data-quote="interest_due">${cash(quote.interest_due)}</dd>
-    <dt>Accrued interest</dt><dd class="num" data-quote="accrued_interest">${cash(quote.accrued_interest)}</dd>
-    <dt>Interest paid ahead</dt><dd class="num" data-quote="interest_paid_ahead">${minus(quote.interest_paid_ahead)}</dd>
-    <dt>Fees due</dt><dd class="num" data-quote="fees_due">${cash(quote.fees_due)}</dd>
-    <dt>Credit</dt><dd class="num" data-quote="credit_balance">${minus(quote.credit_balance)}</dd>
-    <dt class="total">Payoff on ${text(quote.as_of)}</dt><dd class="num total" data-quote="payoff"><strong>${cash(quote.payoff)}</strong></dd>
-    <dt>Per diem</dt><dd class="num" data-quote="per_diem">${cash(quote.per_diem)}</dd>
-  </dl>
-  ${
-    postable
-      ? html`<form class="inline-form post-payoff" method="post" action="${loanPath(id)}/payoff" aria-label="Post this payoff">
-    ${csrfField(viewer.csrfToken)}
-    <input type="hidden" name="date" value="${text(quote.as_of)}">
-    <input type="hidden" name="amount" value="${fromCents(payoff)}">
-    <div class="field"><label for="payoff-method">Method</label><select id="payoff-method" name="method">${['ach', 'check', 'wire', 'cash'].map(
-      (option) => html`<option value="${option}"${method === option ? html` selected` : null}>${option}</option>`,
-    )}</select></div>
-    <div><button type="submit">Post this payoff: ${money(fromCents(payoff))} on ${text(quote.as_of)}</button></div>
-  </form>`
-      : html`<p class="hint">${text(loan.status) === 'servicing' ? 'Nothing to pay off on this day.' : `The loan is ${text(loan.status)}: a payoff is posted only for a loan in servicing.`}</p>`
-  }`
-      : html`<p>No quote: the loan has no schedule.</p>`
-  }
-</section>`;
-}
-
-/** A payment's allocation (SPEC §12 R1): totals per component, and its lines (row, component, amount) in a disclosure. */
-function allocationCell(payment: Row): Html {
-  const lines = rows(payment.allocations);
-  if (!lines.length) return html`<span class="hint">${payment.date_reversed ? 'nothing (reversed)' : 'nothing yet'}</span>`;
-  const totals = new Map<string, bigint>();
-  for (const line of lines) totals.set(text(line.component), (totals.get(text(line.component)) ?? 0n) + (centsOf(line.amount) ?? 0n));
-  const summary = [...totals].map(([component, cents]) => `${component} ${money(fromCents(cents))}`).join(', ');
-  return html`<details class="allocation">
-  <summary>${summary} <span class="hint">(${lines.length} ${lines.length === 1 ? 'line' : 'lines'})</span></summary>
-  <table class="allocation-lines">
-    <caption class="visually-hidden">Allocation of the payment of ${money(payment.amount)} on ${text(payment.date)}</caption>
-    <thead><tr><th scope="col">Row</th><th scope="col">Component</th><th scope="col" class="num">Amount</th></tr></thead>
-    <tbody>${lines.map((line) => {
-      const fee = row(line.fee);
-      const where = fee ? `${text(fee.kind)} fee` : text(line.row_number) ? `row ${text(line.row_number)}` : '—';
-      return html`<tr><td>${where}</td><td>${text(line.component)}</td><td class="num">${cash(line.amount)}</td></tr>`;
-    })}</tbody>
-  </table>
-</details>`;
-}
-
-export interface LoanFormView {
-  readonly mode: 'create' | 'update';
-  readonly fields: readonly LoanFormField[];
-  readonly values: ReadonlyMap<string, string>;
-  /** Problems by body name, as the rules of `POST`/`PATCH /api/loan` report them. */
-  readonly problems: ReadonlyMap<string, string>;
-  readonly error?: string;
-  /** The loan being edited. */
-  readonly loan?: Row;
-}
-
-const inputId = (name: string) => `loan-field-${name.replace(/[^A-Za-z0-9_-]/g, '-')}`;
-
-/** The create and edit form of a loan, one input per field of the product, errors next to their field. */
-export function loanFormPage(viewer: Viewer, view: LoanFormView): string {
-  const action = view.mode === 'create' ? LOANS_PATH : `${loanPath(text(view.loan?.id))}/edit`;
-  const title = view.mode === 'create' ? 'New loan' : `Edit ${text(view.loan?.name)}`;
-  const shown = new Set(view.fields.map((field) => field.name.toLowerCase()));
-  const others = [...view.problems].filter(([name]) => !shown.has(name.toLowerCase()));
-  const contactStart = view.fields.findIndex((field) => field.source.kind === 'contact');
-  const loanFields = contactStart < 0 ? view.fields : view.fields.slice(0, contactStart);
-  const contactFields = contactStart < 0 ? [] : view.fields.slice(contactStart);
-  return renderPage(
-    { title, viewer, section: 'loans' },
-    html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a>${view.loan ? html` › <a href="${loanPath(text(view.loan.id))}">${text(view.loan.name)}</a>` : null}</p>
-<h1>${title}</h1>
-${message('error', view.error ? `Not saved — ${view.error}${others.length ? ` — ${others.map(([name, problem]) => `${name}: ${problem}`).join('; ')}` : ''}` : null)}
-<form class="stack loan-form" method="post" action="${action}" novalidate>
-  ${csrfField(viewer.csrfToken)}
-  <fieldset><legend>Loan</legend><div class="form-grid">${loanFields.map((field) => formField(field, view))}</div></fieldset>
-  ${contactFields.length ? html`<fieldset><legend>Contacts</legend><p class="hint">A borrower or guarantor is found by e-mail, else created. Leave empty for none.</p><div class="form-grid">${contactFields.map((field) => formField(field, view))}</div></fieldset>` : null}
-  <div class="actions">
-    <button type="submit">${view.mode === 'create' ? 'Create loan' : 'Save changes'}</button>
-    <a class="button button-secondary" href="${view.loan ? loanPath(text(view.loan.id)) : LOANS_PATH}">Cancel</a>
-  </div>
-</form>`,
-  );
-}
-
-function formField(field: LoanFormField, view: LoanFormView): Html {
-  const id = inputId(field.name);
-  const value = view.values.get(field.name) ?? '';
-  const problem = [...view.problems].find(([name]) => name.toLowerCase() === field.name.toLowerCase())?.[1];
-  const describedBy = [field.hint ? `${id}-hint` : '', problem ? `${id}-error` : ''].filter(Boolean).join(' ');
-  const common = html` id="${id}" name="${field.name}"${field.required ? html` required aria-required="true"` : null}${problem ? html` aria-invalid="true"` : null}${describedBy ? html` aria-describedby="${describedBy}"` : null}`;
-  const rule = field.rule;
-  let input: Html;
-  if (rule.kind === 'enum' || rule.kind === 'boolean') {
-    const options = rule.kind === 'enum' ? rule.values : ['true', 'false'];
-    input = html`<select${common}><option value="">${field.required ? 'Choose…' : '—'}</option>${options.map((option) => html`<option value="${option}"${value === option ? html` selected` : null}>${option}</option>`)}</select>`;
-  } else {
-    const type = rule.kind === 'date' ? 'date' : field.name.endsWith('_Email') ? 'email' : 'text';
-    const mode = rule.kind === 'decimal' ? html` inputmode="decimal"` : rule.kind === 'integer' ? html` inputmode="numeric"` : null;
-    input = html`<input type="${type}"${mode}${common} value="${value}">`;
-  }
-  return html`<div class="field${problem ? ' has-error' : ''}">
-    <label for="${id}">${field.label}${field.required ? ' (required)' : null}</label>
-    ${input}
-    ${field.hint ? html`<span id="${id}-hint" class="hint">${field.hint}</span>` : null}
-    ${problem ? html`<span id="${id}-error" class="field-error">${field.name}: ${problem}</span>` : null}
-  </div>`;
 }

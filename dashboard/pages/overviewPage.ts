@@ -1,11 +1,24 @@
-import { html } from '../html.js';
+import { html, type Html } from '../html.js';
+import type { StartPageData } from '../servicingData.js';
 import { renderPage, type Viewer } from './layout.js';
+import { loanPath } from './servicingPaths.js';
+import { loanLabel, money, row, statusPill, text, type Row } from './servicingFormat.js';
 
-export function overviewPage(viewer: Viewer, counts: { readonly activeKeys: number }): string {
+/**
+ * The overview: the servicer's start page (issue 28) — what is due this week, which loans are
+ * late by the ledger's days past due, and the open tasks by due date, each a link to its loan —
+ * then the console and the keys.
+ */
+export function overviewPage(viewer: Viewer, counts: { readonly activeKeys: number }, start: StartPageData): string {
   return renderPage(
     { title: 'Overview', viewer, section: 'overview' },
     html`<h1>${viewer.accountName}</h1>
-<p class="lead">Logged in as ${viewer.adminEmail}.</p>
+<p class="lead">Logged in as ${viewer.adminEmail}. Business date ${start.businessDate}.</p>
+<div class="start-page">
+${dueThisWeek(start)}
+${lateLoans(start)}
+${openTasks(start)}
+</div>
 <div class="cards">
   <section class="card" aria-labelledby="console-card">
     <h2 id="console-card">Query console</h2>
@@ -19,4 +32,57 @@ export function overviewPage(viewer: Viewer, counts: { readonly activeKeys: numb
   </section>
 </div>`,
   );
+}
+
+/** A link to a loan by its label. */
+function loanLink(loan: Row | null): Html | string {
+  return loan ? html`<a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a>` : '';
+}
+
+function dueThisWeek(start: StartPageData): Html {
+  return html`<section class="card" aria-labelledby="due-heading" id="due-this-week">
+  <h2 id="due-heading">Due this week</h2>
+  ${
+    start.dueThisWeek.length
+      ? html`<table>
+    <thead><tr><th scope="col">Due</th><th scope="col">Loan</th><th scope="col" class="num">Payment</th></tr></thead>
+    <tbody>${start.dueThisWeek.map((due) => html`<tr><td class="nowrap">${text(due.due)}</td><td>${loanLink(row(due.loan))}</td><td class="num">${money(due.payment)}</td></tr>`)}</tbody>
+  </table>`
+      : html`<p>No payment is due from ${start.businessDate} to the end of the week.</p>`
+  }
+</section>`;
+}
+
+function lateLoans(start: StartPageData): Html {
+  return html`<section class="card" aria-labelledby="late-heading" id="late-loans">
+  <h2 id="late-heading">Late loans</h2>
+  ${
+    start.late.length
+      ? html`<table>
+    <thead><tr><th scope="col">Loan</th><th scope="col" class="num">Days past due</th><th scope="col">Oldest unpaid due</th></tr></thead>
+    <tbody>${start.late.map(({ loan, daysPastDue }) => html`<tr><td>${loanLink(loan)}</td><td class="num">${String(daysPastDue)}</td><td class="nowrap">${text(loan.oldest_unpaid_due)}</td></tr>`)}</tbody>
+  </table>`
+      : html`<p>No loan is past due.</p>`
+  }
+</section>`;
+}
+
+function openTasks(start: StartPageData): Html {
+  const more = start.openTaskCount - start.openTasks.length;
+  return html`<section class="card" aria-labelledby="open-tasks-heading" id="open-tasks">
+  <h2 id="open-tasks-heading">Open tasks <span class="count">${String(start.openTaskCount)}</span></h2>
+  ${
+    start.openTasks.length
+      ? html`<table>
+    <thead><tr><th scope="col">Due</th><th scope="col">Task</th><th scope="col">Status</th><th scope="col">Loan</th></tr></thead>
+    <tbody>${start.openTasks.map((task) => {
+      const due = text(task.date_due);
+      const overdue = due !== '' && due < start.businessDate;
+      return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`) : html`<span class="hint">no due date</span>`}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${loanLink(row(task.loan))}</td></tr>`;
+    })}</tbody>
+  </table>
+  ${more > 0 ? html`<p class="hint">${String(more)} more open task${more === 1 ? '' : 's'}, due later: see each loan's page.</p>` : null}`
+      : html`<p>No open tasks.</p>`
+  }
+</section>`;
 }

@@ -1,7 +1,8 @@
 import { html, type Html } from '../html.js';
 import { message, renderPage, type Viewer } from './layout.js';
-import { loanPath, pager, personPath } from './loanPages.js';
-import { money, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
+import { pager } from './loanPages.js';
+import { loanPath, personPath } from './servicingPaths.js';
+import { loanLabel, money, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
 
 export const PEOPLE_PATH = '/dashboard/people';
 
@@ -88,7 +89,7 @@ function loanTable(title: string, headingId: string, entries: readonly { loan: R
       ? html`<div class="table-scroll" role="region" aria-labelledby="${headingId}" tabindex="0"><table>
     <thead><tr><th scope="col">Loan</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Maturity</th>${extraLabel ? html`<th scope="col">${extraLabel}</th>` : null}</tr></thead>
     <tbody>${entries.map(
-      ({ loan, extra }) => html`<tr><td><a href="${loanPath(text(loan.id))}">${text(loan.name)}</a></td><td>${statusPill(loan.status)}</td><td class="num">${money(loan.amount)}</td><td>${orDash(loan.date_maturity)}</td>${extraLabel ? html`<td>${extra}</td>` : null}</tr>`,
+      ({ loan, extra }) => html`<tr><td><a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a></td><td>${statusPill(loan.status)}</td><td class="num">${money(loan.amount)}</td><td>${orDash(loan.date_maturity)}</td>${extraLabel ? html`<td>${extra}</td>` : null}</tr>`,
     )}</tbody></table></div>`
       : html`<p class="hint">None.</p>`
   }

@@ -1,3 +1,4 @@
+import type { CustomFieldType } from '../../app/products.js';
 import { html, type Html } from '../html.js';
 
 /** A record of an engine response (lossless-json: numbers are `LosslessNumber`s). */
@@ -24,6 +25,16 @@ export function money(value: unknown): string {
   const match = /^(-?)(\d+)(\.\d+)?$/.exec(digits);
   if (!match) return digits;
   return `${match[1]}${match[2]!.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${match[3] ?? ''}`;
+}
+
+/**
+ * How a loan is shown and linked: its name, or `Loan <first 8 characters of the id>` when the
+ * name is blank — the database refuses blank names since migration 0013, which gave the loans
+ * already nameless this same label, so a list row is never an empty link nobody can click.
+ */
+export function loanLabel(loan: Row): string {
+  const name = text(loan.name).trim();
+  return name === '' ? `Loan ${text(loan.id).slice(0, 8)}` : name;
 }
 
 /** A dash for an empty value, so table cells are never blank. */
@@ -66,4 +77,56 @@ export function cash(value: unknown): Html | string {
   if (text(value) === '') return orDash(null);
   const cents = centsOf(value);
   return money(cents === null ? value : fromCents(cents));
+}
+
+/** Enum values whose words are not just the value with spaces. */
+const ENUM_WORDS: ReadonlyMap<string, string> = new Map([
+  ['ach', 'ACH'],
+  ['nsf', 'NSF'],
+  ['semi_monthly', 'semi-monthly'],
+]);
+
+/**
+ * An enum value as words for reading (`interest_only` → `interest only`, `ach` → `ACH`); forms
+ * keep the stored value as the option's `value`, so only what is shown changes.
+ */
+export function enumLabel(value: unknown): string {
+  const shown = text(value);
+  return ENUM_WORDS.get(shown) ?? shown.replace(/_/g, ' ');
+}
+
+/**
+ * A custom field's value shown by the field's type: currency with two decimals, grouped
+ * (`2500` → `2,500.00`); percent with its sign (`65 %`); a select's option and a boolean as words;
+ * a date as stored (ISO, like every date of the dashboard). A value kept from a field the product
+ * no longer has (no type) is shown as stored.
+ */
+export function customFieldValue(type: CustomFieldType | undefined, value: unknown): Html | string {
+  if (text(value) === '') return orDash(null);
+  switch (type) {
+    case 'currency':
+      return cash(value);
+    case 'percent':
+      return `${text(value)} %`;
+    case 'number':
+    case 'integer':
+      return money(value);
+    case 'boolean':
+      return value === true ? 'yes' : value === false ? 'no' : text(value);
+    case 'select':
+      return enumLabel(value);
+    default:
+      return text(value);
+  }
+}
+
+/**
+ * Dates are ISO (`2026-01-15`) everywhere in the dashboard, shown and typed: a date field is a
+ * text input with the format as its placeholder, not `type="date"`, whose picker shows the
+ * browser's locale (mm/dd/yyyy in en-US) beside ISO dates everywhere else. The server checks the day.
+ */
+export const DATE_INPUT_ATTRIBUTES = html` placeholder="YYYY-MM-DD" maxlength="10" autocomplete="off" class="date-input"`;
+
+export function dateInput(id: string, name: string, value: string, required: boolean): Html {
+  return html`<input id="${id}" name="${name}" type="text"${DATE_INPUT_ATTRIBUTES}${required ? html` required` : null} value="${value}">`;
 }

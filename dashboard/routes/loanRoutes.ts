@@ -228,7 +228,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     const product = await loadDefaultProduct(db, session.admin.accountId);
     const known = new Set(product.customFields.map((field) => field.key));
     const stored = Object.keys(row(loan.custom_fields) ?? {}).filter((key) => !known.has(key));
-    const customFields = [...product.customFields.map((field) => ({ key: field.key, label: field.name })), ...stored.map((key) => ({ key, label: key }))];
+    const customFields = [...product.customFields.map((field) => ({ key: field.key, label: field.name, type: field.type })), ...stored.map((key) => ({ key, label: key }))];
     const done = typeof req.query.done === 'string' ? NOTICES.get(req.query.done) : undefined;
     // The payoff quote: for the day asked (`?quote_date=`, or the payoff form's day when it is
     // shown again), else the business date; and as of the business date for the days past due.
@@ -246,7 +246,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       }
     }
     const quote = quoteDay === null || quoteDay === text(today?.as_of) ? today : await payoffQuote(db, session.admin.accountId, loanId, quoteDay);
-    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, today, quote, ...(quoteError ? { quoteError } : {}), ...(done ? { notice: done } : {}), ...(form ? { form } : {}) }));
+    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, today, quote, ...(quoteError ? { quoteError } : {}), ...(done ? { notice: done, noticeKey: String(req.query.done) } : {}), ...(form ? { form } : {}) }));
   }
 
   router.get('/:id', (req, res) => sendLoanPage(req, res, 200));
@@ -289,7 +289,9 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       if (problem) return sendLoanPage(req, res, 400, { form, error: problem, values });
       try {
         const done = await write(req, res, id, values);
-        if (done !== null) res.redirect(303, `${loanPath(id)}?done=${done}#${form === 'payment' ? 'payments' : form === 'payoff' ? 'payoff' : `${form}s`}`);
+        // No #fragment: the page focuses the notice beside this form (pages/layout.ts, outcome),
+        // which a fragment would stop, and the focus scrolls it into view.
+        if (done !== null) res.redirect(303, `${loanPath(id)}?done=${done}`);
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
         await sendLoanPage(req, res, 400, { form, error: requestErrorMessage(error), values });
@@ -362,7 +364,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
   router.get('/:id/payments/:payment/reverse', async (req, res) => {
     const payment = await paymentOr404(req, res);
     if (!payment) return;
-    if (payment.payment.date_reversed) return res.redirect(303, `${loanPath(text(payment.loan.id))}?done=payment-already-reversed#payments`);
+    if (payment.payment.date_reversed) return res.redirect(303, `${loanPath(text(payment.loan.id))}?done=payment-already-reversed`);
     res.type('html').send(reversePaymentPage(sessionOf(res).viewer, payment.loan, payment.payment));
   });
 
@@ -375,7 +377,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     const payment = await paymentOr404(req, res);
     if (!payment) return;
     const loan = text(payment.loan.id);
-    if (payment.payment.date_reversed) return res.redirect(303, `${loanPath(loan)}?done=payment-already-reversed#payments`);
+    if (payment.payment.date_reversed) return res.redirect(303, `${loanPath(loan)}?done=payment-already-reversed`);
     const values = new Map(['reason', 'date'].map((name) => [name, formText(req, name).trim()]));
     const again = (error: string) => res.status(400).type('html').send(reversePaymentPage(sessionOf(res).viewer, payment.loan, payment.payment, { error, values }));
     if (!REVERSAL_REASONS.includes(values.get('reason')!)) return again(`Reason: choose one of ${REVERSAL_REASONS.join(', ')}.`);
@@ -390,7 +392,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     const reversed = Number(text(row(result.update_payments)?.affected_rows)) === 1;
     const wasPaidOff = ['closed', 'overpaid'].includes(text(payment.loan.status));
     const reopened = reversed && wasPaidOff && (await paidOff(res, loan)) === '';
-    res.redirect(303, `${loanPath(loan)}?done=${reversed ? (reopened ? 'payment-reversed-reopened' : 'payment-reversed') : 'payment-already-reversed'}#payments`);
+    res.redirect(303, `${loanPath(loan)}?done=${reversed ? (reopened ? 'payment-reversed-reopened' : 'payment-reversed') : 'payment-already-reversed'}`);
   });
 
   async function paymentOr404(req: Request, res: Response): Promise<{ loan: Row; payment: Row } | null> {

@@ -81,12 +81,14 @@ const COMMON: readonly Case[] = [
   { what: 'a date that does not exist', body: { Date_Funded: '2026-02-30' }, offending: ['Date_Funded'] },
   { what: 'a date in another format', body: { First_Payment_Date: '01/02/2026' }, offending: ['First_Payment_Date'] },
   { what: 'Name as a number', body: { Name: 42 }, offending: ['Name'] },
+  { what: 'a blank Name (issue 28: a loan needs a name)', body: { Name: ' \t ' }, offending: ['Name'] },
+  { what: 'Name null', body: { Name: null }, offending: ['Name'] },
   { what: 'Status null', body: { Status: null }, offending: ['Status'] },
   { what: 'a select value not among the options', body: { Property_Type: 'castle' }, offending: ['Property_Type'] },
   { what: 'an integer custom field as a string', body: { Units: 'four' }, offending: ['Units'] },
   { what: 'a required custom field set to null', body: { Loan_Officer: null }, offending: ['Loan_Officer'] },
   { what: 'the same field twice in different case', body: { Name: 'a', NAME: 'b' }, offending: ['NAME'] },
-  { what: 'a schedule the maths refuses (payment below the interest)', body: { Loan_Officer: 'x', Regular_Payment: 1, Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-01' }, offending: ['Regular_Payment', 'Amount', 'Rate'] },
+  { what: 'a schedule the maths refuses (payment below the interest)', body: { Name: 'below interest', Loan_Officer: 'x', Regular_Payment: 1, Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-01' }, offending: ['Regular_Payment', 'Amount', 'Rate'] },
   { what: 'an array body', body: [{ Name: 'x' }], offending: [] },
   { what: 'a string body', body: 'Name', offending: [] },
   { what: 'a number body', body: 7, offending: [] },
@@ -109,7 +111,7 @@ describe('POST /api/loan refuses bad input and writes nothing', () => {
     it(testCase.what, async () => {
       const before = await snapshot();
       const answer = await rest.post('/api/loan', testCase.body, testCase.raw !== undefined ? { raw: testCase.raw } : {});
-      assertRefused(answer, [...testCase.offending, ...(needsOfficer(testCase) ? ['Loan_Officer'] : [])]);
+      assertRefused(answer, [...testCase.offending, ...(needsOfficer(testCase) ? ['Loan_Officer'] : []), ...(needsName(testCase) ? ['Name'] : [])]);
       assert.deepEqual(await snapshot(), before);
     });
   }
@@ -121,6 +123,13 @@ function needsOfficer(testCase: Case): boolean {
   if (CREATE_ONLY.includes(testCase) || testCase.raw !== undefined) return false;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
   return !Object.keys(body).some((key) => key.toLowerCase() === 'loan_officer');
+}
+
+/** On creation a loan needs a name (issue 28): an object body without one also has Name named. */
+function needsName(testCase: Case): boolean {
+  const body = testCase.body;
+  if (testCase.raw !== undefined || body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  return !Object.keys(body).some((key) => key.toLowerCase() === 'name');
 }
 
 describe('PATCH /api/loan/{id} refuses bad input and changes nothing', () => {
@@ -179,7 +188,7 @@ describe('a request with no body at all counts as an empty body, {} (README)', (
       assert.equal(answer.status, object.status, answer.text);
       assert.deepEqual(answer.json, object.json);
     }
-    assertRefused(none, ['Loan_Officer']);
+    assertRefused(none, ['Loan_Officer', 'Name']);
     assert.deepEqual(await snapshot(), before);
   });
 

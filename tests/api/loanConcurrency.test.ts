@@ -54,8 +54,8 @@ describe(`concurrent find-or-create (${testDatabaseKind})`, () => {
         rest.post(
           '/api/loan',
           i % 2
-            ? { Borrower_Name: company, Borrower_Is_Company: true }
-            : { Guarantor_Name: `Member ${i}`, Guarantor_Email: `m${i}.${process.pid}@example.test`, Guarantor_Company: company.toLowerCase() },
+            ? { Name: `race ${i}`, Borrower_Name: company, Borrower_Is_Company: true }
+            : { Name: `race ${i}`, Guarantor_Name: `Member ${i}`, Guarantor_Email: `m${i}.${process.pid}@example.test`, Guarantor_Company: company.toLowerCase() },
         ),
       ),
     );

@@ -54,7 +54,7 @@ for (const role of ['Borrower', 'Guarantor'] as const) {
 
   describe(`${role}_ parameters on POST /api/loan`, () => {
     it(`${role}_Id of an existing person attaches that person, and wins over the other ${role}_ parameters`, async () => {
-      const existing = await rest.post('/api/loan', { [`${role}_Name`]: unique('Existing'), [`${role}_Email`]: `${serial}@id.test` });
+      const existing = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: unique('Existing'), [`${role}_Email`]: `${serial}@id.test` });
       const personId = existing.json.contacts[key].person_id as string;
       const before = (await people()).length;
       const answer = await rest.post('/api/loan', {
@@ -72,12 +72,12 @@ for (const role of ['Borrower', 'Guarantor'] as const) {
     });
 
     it(`${role}_Id that is not found — or of another account, or not an id — attaches nobody and is not an error`, async () => {
-      const foreign = await otherRest.post('/api/loan', { [`${role}_Name`]: unique('Foreign'), [`${role}_Email`]: 'f@other.test' });
+      const foreign = await otherRest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: unique('Foreign'), [`${role}_Email`]: 'f@other.test' });
       assert.equal(foreign.status, 201);
       const foreignId = foreign.json.contacts[key].person_id as string;
       for (const id of ['00000000-0000-4000-8000-000000000000', foreignId, 'not-an-id']) {
         const before = (await people()).length;
-        const answer = await rest.post('/api/loan', { [`${role}_Id`]: id, [`${role}_Name`]: 'Fallback Person' });
+        const answer = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Id`]: id, [`${role}_Name`]: 'Fallback Person' });
         assert.equal(answer.status, 201, id);
         assert.deepEqual(answer.json.contacts[key], { outcome: 'not_found', requested_id: id });
         assert.deepEqual(answer.json.loan[listKey], []);
@@ -89,13 +89,13 @@ for (const role of ['Borrower', 'Guarantor'] as const) {
     it(`${role}_Name + ${role}_Email finds the individual case-insensitively, otherwise creates one`, async () => {
       const name = unique('Ada Lovelace');
       const email = `ada.${serial}@Example.test`;
-      const first = await rest.post('/api/loan', { [`${role}_Name`]: name, [`${role}_Email`]: email });
+      const first = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: name, [`${role}_Email`]: email });
       assert.equal(first.status, 201);
       assert.equal(first.json.contacts[key].outcome, 'created');
       const personId = first.json.contacts[key].person_id;
-      const second = await rest.post('/api/loan', { [`${role}_Name`]: name.toUpperCase(), [`${role}_Email`]: email.toLowerCase() });
+      const second = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: name.toUpperCase(), [`${role}_Email`]: email.toLowerCase() });
       assert.deepEqual(second.json.contacts[key], { outcome: 'found', person_id: personId });
-      const third = await rest.post('/api/loan', { [`${role}_Name`]: name, [`${role}_Email`]: `other.${email}` });
+      const third = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: name, [`${role}_Email`]: `other.${email}` });
       assert.equal(third.json.contacts[key].outcome, 'created', 'another e-mail is another individual');
       assert.notEqual(third.json.contacts[key].person_id, personId);
       const rows = await people('lower(name) = lower($2)', [name]);
@@ -106,8 +106,8 @@ for (const role of ['Borrower', 'Guarantor'] as const) {
 
     it(`${role}_Name alone creates a new individual every time`, async () => {
       const name = unique('Solo Name');
-      const a = await rest.post('/api/loan', { [`${role}_Name`]: name });
-      const b = await rest.post('/api/loan', { [`${role}_Name`]: name });
+      const a = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: name });
+      const b = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: name });
       assert.equal(a.json.contacts[key].outcome, 'created');
       assert.equal(b.json.contacts[key].outcome, 'created');
       assert.notEqual(a.json.contacts[key].person_id, b.json.contacts[key].person_id);
@@ -120,7 +120,7 @@ for (const role of ['Borrower', 'Guarantor'] as const) {
       const company = unique('Acme Lending');
       const name = unique('Grace Hopper');
       const email = `grace.${serial}@acme.test`;
-      const first = await rest.post('/api/loan', { [`${role}_Name`]: name, [`${role}_Email`]: email, [`${role}_Company`]: company });
+      const first = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: name, [`${role}_Email`]: email, [`${role}_Company`]: company });
       assert.equal(first.status, 201);
       const outcome = first.json.contacts[key];
       assert.equal(outcome.outcome, 'created');
@@ -132,7 +132,7 @@ for (const role of ['Borrower', 'Guarantor'] as const) {
       ]);
       assert.deepEqual(memberships, [{ company_id: outcome.company.person_id, person_id: outcome.person_id }]);
 
-      const second = await rest.post('/api/loan', { [`${role}_Name`]: name, [`${role}_Email`]: email.toUpperCase(), [`${role}_Company`]: company.toLowerCase() });
+      const second = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: name, [`${role}_Email`]: email.toUpperCase(), [`${role}_Company`]: company.toLowerCase() });
       assert.deepEqual(second.json.contacts[key], { outcome: 'found', person_id: outcome.person_id, company: { outcome: 'found', person_id: outcome.company.person_id } });
       assert.equal((await people('lower(name) = lower($2)', [company])).length, 1, 'one company');
       const { rows: count } = await service.db.query<{ n: number }>('SELECT count(*)::int AS n FROM company_memberships WHERE account_id = $1 AND person_id = $2', [
@@ -141,29 +141,29 @@ for (const role of ['Borrower', 'Guarantor'] as const) {
       ]);
       assert.equal(count[0]!.n, 1, 'one membership');
 
-      const newcomer = await rest.post('/api/loan', { [`${role}_Name`]: unique('Newcomer'), [`${role}_Company`]: company });
+      const newcomer = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: unique('Newcomer'), [`${role}_Company`]: company });
       assert.equal(newcomer.json.contacts[key].outcome, 'created');
       assert.deepEqual(newcomer.json.contacts[key].company, { outcome: 'found', person_id: outcome.company.person_id });
     });
 
     it(`${role}_Is_Company: true makes ${role}_Name a company name: found or created, and attached`, async () => {
       const company = unique('Globex Holdings');
-      const first = await rest.post('/api/loan', { [`${role}_Name`]: company, [`${role}_Is_Company`]: true });
+      const first = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: company, [`${role}_Is_Company`]: true });
       assert.equal(first.status, 201);
       assert.equal(first.json.contacts[key].outcome, 'created');
       const companyId = first.json.contacts[key].person_id;
       assert.deepEqual(first.json.loan[listKey], [{ id: companyId, name: company, email: null, entity_type: 'company' }]);
-      const second = await rest.post('/api/loan', { [`${role}_Name`]: company.toUpperCase(), [`${role}_Is_Company`]: true });
+      const second = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: company.toUpperCase(), [`${role}_Is_Company`]: true });
       assert.deepEqual(second.json.contacts[key], { outcome: 'found', person_id: companyId });
       assert.deepEqual(await linksOf(table, second.json.loan.id), [companyId]);
       assert.equal((await people('lower(name) = lower($2)', [company])).length, 1);
-      const individual = await rest.post('/api/loan', { [`${role}_Name`]: company, [`${role}_Is_Company`]: false });
+      const individual = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: company, [`${role}_Is_Company`]: false });
       assert.equal(individual.json.contacts[key].outcome, 'created', 'Is_Company false: an individual of that name');
       assert.notEqual(individual.json.contacts[key].person_id, companyId);
     });
 
     it(`an attached ${key} ${role === 'Borrower' ? 'gets' : 'does not get'} is_borrower = true`, async () => {
-      const answer = await rest.post('/api/loan', { [`${role}_Name`]: unique('Flag Check'), [`${role}_Email`]: `flag.${serial}@x.test` });
+      const answer = await rest.post('/api/loan', { Name: 'contacts', [`${role}_Name`]: unique('Flag Check'), [`${role}_Email`]: `flag.${serial}@x.test` });
       const [row] = await people('id = $2', [answer.json.contacts[key].person_id]);
       assert.equal(row!.is_borrower, role === 'Borrower');
     });
@@ -182,7 +182,7 @@ describe('contacts together', () => {
   it('one borrower and one guarantor in the same request; the same person may be both', async () => {
     const name = unique('Both Roles');
     const email = `both.${serial}@x.test`;
-    const answer = await rest.post('/api/loan', { Borrower_Name: name, Borrower_Email: email, Guarantor_Name: name, Guarantor_Email: email });
+    const answer = await rest.post('/api/loan', { Name: 'contacts', Borrower_Name: name, Borrower_Email: email, Guarantor_Name: name, Guarantor_Email: email });
     assert.equal(answer.status, 201);
     assert.equal(answer.json.contacts.borrower.outcome, 'created');
     assert.deepEqual(answer.json.contacts.guarantor, { outcome: 'found', person_id: answer.json.contacts.borrower.person_id });
@@ -190,12 +190,12 @@ describe('contacts together', () => {
   });
 
   it('a guarantor found by id keeps is_borrower as it was; a borrower found by id gets it', async () => {
-    const created = await rest.post('/api/loan', { Guarantor_Name: unique('Plain Guarantor'), Guarantor_Email: `g.${serial}@x.test` });
+    const created = await rest.post('/api/loan', { Name: 'contacts', Guarantor_Name: unique('Plain Guarantor'), Guarantor_Email: `g.${serial}@x.test` });
     const id = created.json.contacts.guarantor.person_id;
     assert.equal((await people('id = $2', [id]))[0]!.is_borrower, false);
-    await rest.post('/api/loan', { Guarantor_Id: id });
+    await rest.post('/api/loan', { Name: 'contacts', Guarantor_Id: id });
     assert.equal((await people('id = $2', [id]))[0]!.is_borrower, false);
-    await rest.post('/api/loan', { Borrower_Id: id });
+    await rest.post('/api/loan', { Name: 'contacts', Borrower_Id: id });
     assert.equal((await people('id = $2', [id]))[0]!.is_borrower, true);
   });
 });

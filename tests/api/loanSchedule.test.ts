@@ -144,7 +144,7 @@ describe('the reference loan of SPEC §7 over REST', () => {
 
 describe('schedules on creation', () => {
   it('no schedule until amount, rate, term, frequency and a start date are all there', async () => {
-    const partial = await rest.post('/api/loan', { Amount: 5000, Rate: 8, Term: 6 });
+    const partial = await rest.post('/api/loan', { Name: 'partial', Amount: 5000, Rate: 8, Term: 6 });
     assert.equal(partial.status, 201);
     assert.equal(partial.json.loan.regular_payment, null);
     assert.equal(partial.json.loan.status, 'lead', 'lead is the default status');
@@ -161,7 +161,7 @@ describe('schedules on creation', () => {
   });
 
   it('interest-only, and a given Date_Maturity must be the schedule\'s last due date', async () => {
-    const body = { Amount: '250000.00', Rate: '9.5', Term: 4, Frequency: 'annually', Amortization: 'interest_only', Date_Funded: '2026-06-30' };
+    const body = { Name: 'interest only', Amount: '250000.00', Rate: '9.5', Term: 4, Frequency: 'annually', Amortization: 'interest_only', Date_Funded: '2026-06-30' };
     const refused = await rest.post('/api/loan', { ...body, Date_Maturity: '2031-01-01' });
     assert.equal(refused.status, 400, refused.text);
     assert.deepEqual(Object.keys(refused.json.fields), ['Date_Maturity']);
@@ -177,6 +177,7 @@ describe('schedules on creation', () => {
 describe('custom fields of the product', () => {
   it('are stored typed with exact values, defaults applied, and returned under their keys', async () => {
     const created = await rest.post('/api/loan', {
+      Name: 'custom fields',
       'Property_Type': 'commercial',
       ltv: 72.125,
       ORIGINATION_FEE: '1250.50',

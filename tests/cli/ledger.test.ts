@@ -68,7 +68,7 @@ describe('loanql ledger verify / rebuild', { timeout: 300_000 }, () => {
       loansInAcme = seeded.summary.loans;
       // A second account with one serviced loan and its payments.
       const other = await createAccount(db, 'other');
-      corrupt.otherLoan = (await createLoan(db, other.id, { Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' })).id;
+      corrupt.otherLoan = (await createLoan(db, other.id, { Name: 'other account', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' })).id;
       await db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 8884.88), ($1, $2, '2026-03-15', 9000.00)`, [other.id, corrupt.otherLoan]);
     });
   });
@@ -238,7 +238,7 @@ describe('migration 0012 on an earlier database', { timeout: 120_000 }, () => {
     const paymentsBefore = (await db.query(`SELECT id, loan_id, date::text, amount::text, date_reversed::text FROM payments ORDER BY id`)).rows;
     assert.ok(paymentsBefore.length > 50, `${paymentsBefore.length} payments`);
 
-    assert.deepEqual(await migrate(db), ['0012_servicing_ledger']);
+    assert.deepEqual(await migrate(db), ['0012_servicing_ledger', '0013_loan_name_not_blank']);
 
     const paymentsAfter = (await db.query(`SELECT id, loan_id, date::text, amount::text, date_reversed::text FROM payments ORDER BY id`)).rows;
     assert.deepEqual(paymentsAfter, paymentsBefore);

@@ -56,7 +56,7 @@ describe('loanql schedules regenerate', { timeout: 300_000 }, () => {
     // Loans made under today's rules, then turned into what the earlier rules stored.
     await withDatabase(async (db) => {
       const account = await findAccount(db, 'acme');
-      const create = async (body: Record<string, unknown>) => (await createLoan(db, account.id, body)).id;
+      const create = async (body: Record<string, unknown>) => (await createLoan(db, account.id, { Name: 'regenerated', ...body })).id;
       ids.tie = await create({ Amount: 1000, Rate: 6.25, Term: 1, Frequency: 'quarterly', First_Payment_Date: '2026-03-31' });
       await db.query(`UPDATE loans SET regular_payment = 1015.62 WHERE id = $1`, [ids.tie]);
 

@@ -188,7 +188,7 @@ describe('The loan page', () => {
     assert.match(page.text, new RegExp(`<tr class="is-next" id="next-row" aria-current="true" data-row="${before.number}">`));
     const posted = await client.postForm(`/dashboard/loans/${myLoan}/payments`, { date: new Date().toISOString().slice(0, 10), amount: before.payment, type: 'regular', method: 'ach' });
     assert.equal(posted.status, 303);
-    assert.equal(posted.location, `/dashboard/loans/${myLoan}?done=payment-posted#payments`);
+    assert.equal(posted.location, `/dashboard/loans/${myLoan}?done=payment-posted`);
     const after = await next();
     assert.equal(after.number, before.number + 1);
     const shown = await client.get(posted.location!);
@@ -201,7 +201,7 @@ describe('The loan page', () => {
     assert.equal((await client.postForm(`/dashboard/loans/${myLoan}/payments/${id}/reverse`, { reason: 'error', date: new Date().toISOString().slice(0, 10) })).status, 303);
     assert.equal((await next()).number, before.number);
     const again = await client.postForm(`/dashboard/loans/${myLoan}/payments/${id}/reverse`, {});
-    assert.equal(again.location, `/dashboard/loans/${myLoan}?done=payment-already-reversed#payments`);
+    assert.equal(again.location, `/dashboard/loans/${myLoan}?done=payment-already-reversed`);
   });
 
   it('refuses a bad payment with a 400 naming the field, nothing written', async () => {
@@ -281,7 +281,7 @@ describe('The ledger on the loan page (issue 29)', () => {
     assert.equal(fact(page, 'balance', 'oldest_unpaid_due'), '2026-04-15');
     assert.match(fact(page, 'balance', 'days_past_due')!, new RegExp(`^${now.dpd} as of \\d{4}-\\d\\d-\\d\\d$`));
     // The March payment: row 2's interest and principal (SPEC §12 R1), summed in the summary, line by line in the table.
-    const march = /<tr data-payment="[0-9a-f-]{36}">\s*<td>2026-03-15<\/td>([\s\S]*?)<\/tr>\s*(?=<tr data-payment|<\/tbody>)/.exec(page);
+    const march = /<tr data-payment="[0-9a-f-]{36}">\s*<td class="nowrap">2026-03-15<\/td>([\s\S]*?)<\/tr>\s*(?=<tr data-payment|<\/tbody>)/.exec(page);
     assert.ok(march, 'the March payment’s row');
     assert.match(march[1]!, /<td>regular<\/td>/);
     assert.match(march[1]!, /<summary>interest 921\.15, principal 7,963\.73 <span class="hint">\(2 lines\)<\/span><\/summary>/);
@@ -294,7 +294,7 @@ describe('The ledger on the loan page (issue 29)', () => {
   it('quotes a payoff for a chosen day with its breakdown and per diem; a bad day is a 400 naming the field', async () => {
     const page = await client.get(`/dashboard/loans/${loan}?quote_date=2026-03-31`);
     assert.equal(page.status, 200);
-    assert.match(page.text, /<input id="quote-date" name="quote_date" type="date" required value="2026-03-31">/);
+    assert.match(page.text, /<input id="quote-date" name="quote_date" type="text" placeholder="YYYY-MM-DD"[^>]* required value="2026-03-31">/);
     const quote = Object.fromEntries(['principal_outstanding', 'interest_due', 'accrued_interest', 'interest_paid_ahead', 'fees_due', 'credit_balance', 'payoff', 'per_diem'].map((name) => [name, fact(page.text, 'quote', name)]));
     // SPEC §12 R2 and R5: on time, D = 2026-03-31.
     assert.deepEqual(quote, { principal_outstanding: '84,151.39', interest_due: '0.00', accrued_interest: '448.81', interest_paid_ahead: '0.00', fees_due: '0.00', credit_balance: '0.00', payoff: '84,600.20', per_diem: '28.05' });
@@ -326,7 +326,7 @@ describe('The ledger on the loan page (issue 29)', () => {
     const fields = Object.fromEntries([...form[2]!.matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)">/g)].map((match) => [match[1]!, match[2]!]));
     const posted = await client.postForm(form[1]!, { ...fields, method: 'wire' });
     assert.equal(posted.status, 303, posted.text.slice(0, 300));
-    assert.equal(posted.location, `/dashboard/loans/${loan}?done=payoff-posted-closed#payoff`);
+    assert.equal(posted.location, `/dashboard/loans/${loan}?done=payoff-posted-closed`);
     const payment = (await database.db.query<{ type: string; amount: string; date: string; method: string }>(`SELECT type, amount::text, date::text, method FROM payments WHERE account_id = $1 AND loan_id = $2 ORDER BY posted_at DESC LIMIT 1`, [mine.account.id, loan])).rows[0]!;
     assert.deepEqual(payment, { type: 'payoff', amount: '84600.20', date: '2026-03-31', method: 'wire' });
     const now = await ledgerNow(loan);
@@ -345,7 +345,7 @@ describe('The ledger on the loan page (issue 29)', () => {
     const payoff = (await database.db.query<{ id: string }>(`SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 AND type = 'payoff'`, [mine.account.id, loan])).rows[0]!.id;
     const confirm = await client.get(`/dashboard/loans/${loan}/payments/${payoff}/reverse`);
     assert.match(confirm.text, /<select id="reversal-reason" name="reason" required aria-required="true"><option value="">Choose…<\/option><option value="nsf">/);
-    assert.match(confirm.text, /<input id="reversal-date" name="date" type="date" required value="\d{4}-\d\d-\d\d">/);
+    assert.match(confirm.text, /<input id="reversal-date" name="date" type="text" placeholder="YYYY-MM-DD"[^>]* required value="\d{4}-\d\d-\d\d">/);
     for (const [fields, problem] of [
       [{ date: '2026-04-02' }, /role="alert">Reason: choose one of nsf, error, returned, other\./],
       [{ reason: 'bounced', date: '2026-04-02' }, /role="alert">Reason: choose one of/],
@@ -357,7 +357,7 @@ describe('The ledger on the loan page (issue 29)', () => {
     }
     assert.equal((await ledgerNow(loan)).status, 'closed');
     const reversed = await client.postForm(`/dashboard/loans/${loan}/payments/${payoff}/reverse`, { reason: 'returned', date: '2026-04-02' });
-    assert.equal(reversed.location, `/dashboard/loans/${loan}?done=payment-reversed-reopened#payments`);
+    assert.equal(reversed.location, `/dashboard/loans/${loan}?done=payment-reversed-reopened`);
     const page = (await client.get(reversed.location!)).text;
     assert.match(page, /Payment reversed: the loan owes money again and is back in servicing\./);
     assert.match(page, /Reversed 2026-04-02 <span class="reason">\(returned\)<\/span>/);

@@ -52,7 +52,7 @@ after(async () => {
   await close?.();
 });
 
-const LOAN = { Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' };
+const LOAN = { Name: 'concurrent', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' };
 
 /** Everything the replay stores for a loan, payments and fees named by `name` (their ids differ between loans). */
 async function ledgerOf(loanId: string, name: (id: string | null) => string | null = (id) => id): Promise<unknown> {

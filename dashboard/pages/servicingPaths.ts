@@ -1,0 +1,4 @@
+/** Where the servicing pages are: the loans' and the people's addresses, built in one place. */
+export const LOANS_PATH = '/dashboard/loans';
+export const loanPath = (id: string): string => `${LOANS_PATH}/${encodeURIComponent(id)}`;
+export const personPath = (id: string): string => `/dashboard/people/${encodeURIComponent(id)}`;

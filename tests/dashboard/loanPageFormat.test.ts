@@ -1,0 +1,103 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { LosslessNumber } from 'lossless-json';
+import { loanPage, type LoanPageView } from '../../dashboard/pages/loanPages.js';
+import { customFieldValue, enumLabel } from '../../dashboard/pages/servicingFormat.js';
+import type { Viewer } from '../../dashboard/pages/layout.js';
+
+/**
+ * Issue 28's formatting and layout of the loan page, rendered without a server: custom fields
+ * by their type, enum values as words, ISO date inputs, tasks in working order with the overdue
+ * marked, the outcome beside the form it reports on, a short schedule shown whole.
+ */
+const viewer: Viewer = { accountName: 'Acme', adminEmail: 'a@acme.test', csrfToken: 'token' };
+const n = (digits: string) => new LosslessNumber(digits);
+
+function schedule(rows: number): Record<string, unknown>[] {
+  return Array.from({ length: rows }, (_, i) => ({ number: n(String(i + 1)), due: `2026-${String((i % 12) + 1).padStart(2, '0')}-15`, payment: n('100.00'), principal: n('90.00'), interest: n('10.00'), balance: n('0.00'), is_next: i === 0 }));
+}
+
+function page(overrides: Partial<LoanPageView> = {}, loan: Record<string, unknown> = {}): string {
+  return loanPage(viewer, {
+    loan: {
+      id: 'abcdef12-3456-4789-8abc-def012345678',
+      name: 'Elm St bridge',
+      status: 'servicing',
+      amount: n('100000.00'),
+      frequency: 'semi_monthly',
+      amortization: 'interest_only',
+      custom_fields: { origination_fee: n('2500'), ltv: n('65'), property_type: 'mixed_use' },
+      schedules: schedule(12),
+      payments: [{ id: 'p1', date: '2026-01-15', amount: n('100.00'), type: 'regular', method: 'ach', date_reversed: '2026-01-20', reversal_reason: 'nsf', allocations: [] }],
+      tasks: [
+        { id: 't1', name: 'Done long ago', status: 'completed', date_due: '2026-01-01' },
+        { id: 't2', name: 'No due date', status: 'open', date_due: null },
+        { id: 't3', name: 'Due later', status: 'open', date_due: '2026-12-01' },
+        { id: 't4', name: 'Late one', status: 'open', date_due: '2026-02-01' },
+      ],
+      ...loan,
+    },
+    customFields: [
+      { key: 'origination_fee', label: 'Origination Fee', type: 'currency' },
+      { key: 'ltv', label: 'LTV', type: 'percent' },
+      { key: 'property_type', label: 'Property Type', type: 'select' },
+    ],
+    today: { as_of: '2026-03-01', days_past_due: n('0') },
+    ...overrides,
+  });
+}
+
+describe('Dashboard: values shown by their type', () => {
+  it('enum values as words; custom fields by type', () => {
+    assert.equal(enumLabel('interest_only'), 'interest only');
+    assert.equal(enumLabel('semi_monthly'), 'semi-monthly');
+    assert.equal(enumLabel('ach'), 'ACH');
+    assert.equal(customFieldValue('currency', n('2500')), '2,500.00');
+    assert.equal(customFieldValue('percent', n('65')), '65 %');
+    assert.equal(customFieldValue('boolean', true), 'yes');
+    assert.equal(customFieldValue('select', 'mixed_use'), 'mixed use');
+    assert.equal(customFieldValue(undefined, 'kept as stored'), 'kept as stored');
+  });
+
+  it('the loan page shows them so, and every date input takes ISO text', () => {
+    const text = page();
+    assert.match(text, /<dt>Origination Fee<\/dt><dd>2,500\.00<\/dd>/);
+    assert.match(text, /<dt>LTV<\/dt><dd>65 %<\/dd>/);
+    assert.match(text, /<dt>Property Type<\/dt><dd>mixed use<\/dd>/);
+    assert.match(text, /<dt>Frequency<\/dt><dd>semi-monthly<\/dd>/);
+    assert.match(text, /<dt>Amortization<\/dt><dd>interest only<\/dd>/);
+    assert.match(text, /<td>regular<\/td><td>ACH<\/td>/);
+    assert.match(text, /\(NSF\)/);
+    assert.doesNotMatch(text, /type="date"/);
+    assert.equal([...text.matchAll(/placeholder="YYYY-MM-DD"/g)].length, 3, 'payment date, payoff date, task due');
+  });
+});
+
+describe('Dashboard: the loan page’s layout', () => {
+  it('lists open tasks first by due date, the overdue marked, completed ones last', () => {
+    const names = [...page().matchAll(/<li class="item( is-overdue)?">\s*<span><span class="status[^>]*>[^<]*<\/span> ([^<]+)/g)].map((match) => `${match[2]!.trim()}${match[1] ? ' (overdue)' : ''}`);
+    assert.deepEqual(names, ['Late one (overdue)', 'Due later', 'No due date', 'Done long ago']);
+    assert.match(page(), /<span class="overdue">overdue: due 2026-02-01<\/span>/);
+  });
+
+  it('shows the outcome beside the form that made it, focused on load', () => {
+    const posted = page({ notice: 'Payment posted.', noticeKey: 'payment-posted' });
+    const payments = posted.slice(posted.indexOf('id="payments-heading"'), posted.indexOf('id="tasks-heading"'));
+    assert.match(payments, /<div class="message message-ok outcome" id="outcome" tabindex="-1" autofocus role="status">Payment posted\.<\/div>/);
+    const created = page({ notice: 'Loan created.', noticeKey: 'created' });
+    assert.ok(created.indexOf('id="outcome"') < created.indexOf('id="balances-heading"'), 'a created loan’s notice is at the top');
+    const refused = page({ form: { form: 'task', error: 'Task: enter a name.', values: new Map() } });
+    const tasks = refused.slice(refused.indexOf('id="tasks-heading"'), refused.indexOf('id="comments-heading"'));
+    assert.match(tasks, /id="outcome" tabindex="-1" autofocus role="alert">Task: enter a name\./);
+    assert.equal([...refused.matchAll(/ autofocus/g)].length, 1);
+  });
+
+  it('shows a short schedule whole and scrolls a long one in its box', () => {
+    assert.match(page(), /class="table-scroll schedule"/);
+    assert.match(page({}, { schedules: schedule(360) }), /class="table-scroll schedule schedule-long"/);
+  });
+
+  it('labels a nameless loan by its id', () => {
+    assert.match(page({}, { name: '' }), /<h1>Loan abcdef12 /);
+  });
+});
