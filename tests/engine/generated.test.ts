@@ -137,7 +137,7 @@ const SELECTS: Readonly<Record<string, string>> = {
 /** The field lists the reference knows (GraphQL name → type), mirroring the shipped metadata/loanql.default.yaml. */
 const FIELDS: Readonly<Record<string, Readonly<Record<string, ScalarKind | { type: ScalarKind; custom: string }>>>> = {
   loans: {
-    id: 'uuid', name: 'text', amount: 'numeric', status: 'text', rate: 'numeric', term: 'numeric', frequency: 'text', amortization: 'text',
+    id: 'uuid', name: 'text', amount: 'numeric', status: 'text', rate: 'numeric', term: 'integer', frequency: 'text', amortization: 'text',
     regular_payment: 'numeric', date_funded: 'date', first_payment_date: 'date', date_maturity: 'date', created_at: 'timestamptz', updated_at: 'timestamptz',
     principal_outstanding: 'numeric', interest_due: 'numeric', fees_due: 'numeric', credit_balance: 'numeric', oldest_unpaid_due: 'date', date_closed: 'date',
     loan_officer: { type: 'text', custom: 'loan_officer' }, property_type: { type: 'text', custom: 'property_type' },
