@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { inParts, PART_BYTES, PARTS_FROM_LENGTH } from '../../engine/execute/inParts.js';
+import { inParts, PART_BYTES, PARTS_FROM_LENGTH } from '../../engine/sql/inParts.js';
 import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
 import { GuardFailed, RequestError, statementGuard } from '../../engine/index.js';
 import { testDatabaseKind } from '../support/testDatabase.js';
