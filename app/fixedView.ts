@@ -44,6 +44,10 @@ const LOANS: CollectionDocument = {
     borrows: { array: 'borrows', on: { id: 'loan_id' } },
     guarantees: { array: 'guarantees', on: { id: 'loan_id' } },
   },
+  // As of the account's business date when no `as_of` is given (the function's default).
+  computed_fields: {
+    days_past_due: { function: 'loanql_loan_days_past_due', type: 'integer', args: { as_of: 'date' } },
+  },
 };
 
 /** A link of a loan to a person (`borrows`, `guarantees`). */

@@ -78,3 +78,9 @@ export async function ledgerJson(db: Database, accountId: string, loanId: string
   );
   return rows[0]?.body ?? null;
 }
+
+/** The account's business date (SPEC §12: today in the account's time zone), as `YYYY-MM-DD`. */
+export async function businessDate(db: Database, accountId: string): Promise<string> {
+  const { rows } = await db.query<{ day: string }>(`SELECT loanql_business_date($1)::text AS day`, [accountId]);
+  return rows[0]!.day;
+}

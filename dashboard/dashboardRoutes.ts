@@ -64,7 +64,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   router.get('/', async (_req, res) => {
     const session = sessionOf(res);
     const keys = await listApiKeys(db, session.admin.accountId);
-    const start = await (await servicing()).startPage(db, session.admin.accountId, new Date().toISOString().slice(0, 10));
+    const start = await (await servicing()).startPage(db, session.admin.accountId);
     res.type('html').send(overviewPage(session.viewer, { activeKeys: keys.filter((key) => key.active).length }, start));
   });
   router.get('/console', (_req, res) => {

@@ -2,7 +2,7 @@ import { parse } from 'lossless-json';
 import type { Database } from '../db/index.js';
 import { RequestError, type GraphEngine } from '../engine/index.js';
 import { fixedViewEngine, type FixedView } from '../app/fixedView.js';
-import { payoffQuoteJson } from '../app/ledgerReads.js';
+import { businessDate, payoffQuoteJson } from '../app/ledgerReads.js';
 
 /**
  * The servicing pages' data (Loans, People): every read and write is a GraphQL document run by
@@ -187,10 +187,11 @@ export class ServicingData {
     return response.data;
   }
 
-  /** The servicer's start page: see `startPageData`. `utcToday` is today's date in UTC (YYYY-MM-DD). */
-  startPage(db: Database, accountId: string, utcToday: string): Promise<StartPageData> {
-    return startPageData(this, db, accountId, utcToday);
+  /** The servicer's start page: see `startPageData`. */
+  startPage(db: Database, accountId: string): Promise<StartPageData> {
+    return startPageData(this, db, accountId);
   }
+
 }
 
 /** The first message of a refused request, for showing next to a form. */
@@ -202,8 +203,8 @@ export function requestErrorMessage(error: RequestError): string {
  * A payoff quote of the loan for a day (SPEC §12 R5; null: the account's business date), as
  * `GET /api/loan/{id}/payoff?date=` answers it (`app/ledgerReads.ts`: the database's own replay,
  * `loanql_ledger`, so the quote is what a payment of that amount on that day would do), numbers
- * with their exact digits. The engine has no as-of fields yet, so this is the one read of the
- * loan page that is not a GraphQL document. Null when the account has no such loan or the loan
+ * with their exact digits. Not a GraphQL document: its parts all come from one replay
+ * (`loanql_ledger`), where the computed fields would replay once each. Null when the account has no such loan or the loan
  * has no schedule.
  */
 export async function payoffQuote(db: Database, accountId: string, loanId: string, day: string | null): Promise<Data | null> {
@@ -213,7 +214,7 @@ export async function payoffQuote(db: Database, accountId: string, loanId: strin
 
 /** What the servicer's start page (the overview) shows: this week's dues, the late loans, the open tasks. */
 export interface StartPageData {
-  /** The account's business date (SPEC §12), as the ledger sees it; UTC's when no loan could say. */
+  /** The account's business date (SPEC §12: today in its time zone). */
   readonly businessDate: string;
   /** Next rows of loans in servicing due from the business date to six days after, soonest first: `{due, payment, loan {id name}}`. */
   readonly dueThisWeek: readonly Data[];
@@ -225,14 +226,14 @@ export interface StartPageData {
   readonly openTaskCount: number;
 }
 
-/** How many loans the start page asks the ledger about, oldest unpaid row first. */
+/** How many loans with an unpaid row before today the start page asks about, oldest unpaid row first. */
 const LATE_CANDIDATES = 25;
 /** How many open tasks the start page lists, soonest due first (it says how many there are in all). */
 const OPEN_TASKS_SHOWN = 20;
 
-const START_PAGE = `query StartPage($lateBefore: date!, $from: date!, $to: date!) {
-  late: loans(where: {status: {_eq: "servicing"}, oldest_unpaid_due: {_lt: $lateBefore}}, order_by: [{oldest_unpaid_due: asc}, {id: asc}], limit: ${LATE_CANDIDATES}) { id name oldest_unpaid_due }
-  due: schedules(where: {is_next: {_eq: true}, due: {_gte: $from, _lte: $to}, loan: {status: {_eq: "servicing"}}}, order_by: [{due: asc}, {loan_id: asc}], limit: 100) { due payment loan { id name } }
+const START_PAGE = `query StartPage($today: date!, $weekEnd: date!) {
+  late: loans(where: {status: {_eq: "servicing"}, oldest_unpaid_due: {_lt: $today}}, order_by: [{oldest_unpaid_due: asc}, {id: asc}], limit: ${LATE_CANDIDATES}) { id name oldest_unpaid_due days_past_due }
+  due: schedules(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}, order_by: [{due: asc}, {loan_id: asc}], limit: 100) { due payment loan { id name } }
   tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } }
   open_tasks: tasks_aggregate(where: {status: {_neq: "completed"}}) { aggregate { count } }
 }`;
@@ -243,33 +244,23 @@ function addDays(day: string, days: number): string {
 }
 
 /**
- * The start page's data in one GraphQL document, then the ledger's days past due of the loans
- * that may be late. The business date is a day in the account's time zone, within a day of UTC's,
- * so the document asks a day wider and the lists are cut to the business date the ledger answers
- * with (`payoffQuote`'s `as_of`). A loan is late when the ledger says it has days past due — an
- * unpaid row older than the business date is only a candidate (the product's arrears tolerance
- * may forgive it).
+ * The start page's data: the account's business date, then one GraphQL document. A loan with an
+ * unpaid row before today is only a candidate; it is late when the ledger's `days_past_due`
+ * (the computed field, as of the business date) is above zero — the product's arrears tolerance
+ * may forgive it.
  */
-export async function startPageData(servicing: ServicingData, db: Database, accountId: string, utcToday: string): Promise<StartPageData> {
-  const data = await servicing.run(db, accountId, START_PAGE, { lateBefore: addDays(utcToday, 2), from: addDays(utcToday, -1), to: addDays(utcToday, 8) });
+export async function startPageData(servicing: ServicingData, db: Database, accountId: string): Promise<StartPageData> {
+  const today = await businessDate(db, accountId);
+  const data = await servicing.run(db, accountId, START_PAGE, { today, weekEnd: addDays(today, 6) });
   const rows = (value: unknown): Data[] => (Array.isArray(value) ? (value as Data[]) : []);
-  const late: { loan: Data; daysPastDue: number }[] = [];
-  let businessDate: string | null = null;
-  for (const loan of rows(data.late)) {
-    const quote = await payoffQuote(db, accountId, String(loan.id), null);
-    if (!quote) continue;
-    businessDate ??= String(quote.as_of);
-    const days = Number(String(quote.days_past_due));
-    if (days > 0) late.push({ loan, daysPastDue: days });
-  }
-  const firstDue = rows(data.due)[0];
-  if (businessDate === null && firstDue) businessDate = String((await payoffQuote(db, accountId, String((firstDue.loan as Data).id), null))?.as_of ?? utcToday);
-  const today = businessDate ?? utcToday;
-  const weekEnd = addDays(today, 6);
+  const late = rows(data.late)
+    .map((loan) => ({ loan, daysPastDue: Number(String(loan.days_past_due ?? 0)) }))
+    .filter((entry) => entry.daysPastDue > 0)
+    .sort((a, b) => b.daysPastDue - a.daysPastDue);
   return {
     businessDate: today,
-    dueThisWeek: rows(data.due).filter((row) => String(row.due) >= today && String(row.due) <= weekEnd),
-    late: late.sort((a, b) => b.daysPastDue - a.daysPastDue),
+    dueThisWeek: rows(data.due),
+    late,
     openTasks: rows(data.tasks),
     openTaskCount: Number(String(((data.open_tasks as Data | undefined)?.aggregate as Data | undefined)?.count ?? 0)),
   };
