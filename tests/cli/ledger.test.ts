@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createAccount } from '../../app/accounts.js';
 import { createLoan } from '../../app/loanWrites.js';
 import { verifyLedgers } from '../../app/ledgerVerify.js';
-import { databaseSettingsFromEnv, migrate, openCommandDatabase, openPgliteDatabase, openPostgresDatabase, type Database } from '../../db/index.js';
+import { databaseSettingsFromEnv, migrate, openCommandDatabase, type Database } from '../../db/index.js';
 import { buildSchedule, type Frequency } from '../../domain/schedule.js';
 import * as m0001 from '../../db/migrations/0001_schema.js';
 import * as m0002 from '../../db/migrations/0002_is_next_on_every_write.js';
@@ -20,7 +20,7 @@ import * as m0009 from '../../db/migrations/0009_custom_fields_gin.js';
 import * as m0010 from '../../db/migrations/0010_outbox_json.js';
 import * as m0011 from '../../db/migrations/0011_idempotency_scope.js';
 import { seedAccount } from '../support/seededService.js';
-import { createServerDatabase } from '../support/testDatabase.js';
+import { createServerDatabase, openEmptyTestDatabase } from '../support/testDatabase.js';
 import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
 
 /**
@@ -172,18 +172,7 @@ describe('migration 0012 on an earlier database', { timeout: 120_000 }, () => {
   let close: () => Promise<void>;
 
   before(async () => {
-    if (process.env.TEST_DATABASE_URL) {
-      const created = await createServerDatabase(process.env.TEST_DATABASE_URL);
-      db = openPostgresDatabase({ connectionString: created.url, maxConnections: 2 });
-      close = async () => {
-        await db.close();
-        await created.drop();
-      };
-    } else {
-      const embedded = await openPgliteDatabase(undefined);
-      db = embedded;
-      close = () => embedded.close();
-    }
+    ({ db, close } = await openEmptyTestDatabase());
   });
 
   after(async () => close());

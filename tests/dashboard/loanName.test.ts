@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { migrate, openPgliteDatabase, openPostgresDatabase, type Database } from '../../db/index.js';
+import { migrate, type Database } from '../../db/index.js';
 import * as m0001 from '../../db/migrations/0001_schema.js';
 import * as m0002 from '../../db/migrations/0002_is_next_on_every_write.js';
 import * as m0003 from '../../db/migrations/0003_dashboard.js';
@@ -17,7 +17,7 @@ import { loanLabel } from '../../dashboard/pages/servicingFormat.js';
 import { restClient, type RestClient } from '../support/restClient.js';
 import { startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { seedAccount, type SeededAccount } from '../support/seededService.js';
-import { createServerDatabase, openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { openEmptyTestDatabase, openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { DashboardClient } from './dashboardClient.js';
 
 /**
@@ -161,18 +161,7 @@ describe('migration 0013 on a database with nameless loans', { timeout: 120_000 
   let close: () => Promise<void>;
 
   before(async () => {
-    if (process.env.TEST_DATABASE_URL) {
-      const created = await createServerDatabase(process.env.TEST_DATABASE_URL);
-      db = openPostgresDatabase({ connectionString: created.url, maxConnections: 2 });
-      close = async () => {
-        await db.close();
-        await created.drop();
-      };
-    } else {
-      const embedded = await openPgliteDatabase(undefined);
-      db = embedded;
-      close = () => embedded.close();
-    }
+    ({ db, close } = await openEmptyTestDatabase());
   });
 
   after(async () => close?.());

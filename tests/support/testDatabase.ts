@@ -32,6 +32,27 @@ export async function openTestDatabase(): Promise<TestDatabase> {
   return url ? openServerTestDatabase(url) : openEmbeddedTestDatabase();
 }
 
+/**
+ * An empty, NOT migrated database of its own (for tests of a migration on an earlier schema):
+ * a fresh PGlite, or a new database on the `TEST_DATABASE_URL` server, dropped by `close()`.
+ */
+export async function openEmptyTestDatabase(): Promise<TestDatabase> {
+  const url = process.env.TEST_DATABASE_URL;
+  if (url) {
+    const created = await createServerDatabase(url);
+    const db = openPostgresDatabase({ connectionString: created.url, maxConnections: 2 });
+    return {
+      db,
+      async close() {
+        await db.close();
+        await created.drop();
+      },
+    };
+  }
+  const embedded = await openPgliteDatabase(undefined);
+  return { db: embedded, close: () => embedded.close() };
+}
+
 /** Which database the tests run on, for test names and messages. */
 export const testDatabaseKind: 'postgres' | 'pglite' = process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite';
 
