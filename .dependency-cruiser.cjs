@@ -11,12 +11,6 @@
 /** Outermost first: a folder may import the folders after it. */
 const LAYERS = ['server', 'api|dashboard', 'http', 'app', 'engine', 'metadata', 'db', 'domain'];
 
-/**
- * Rules temporarily relaxed, each with why and until when. Remove an entry as soon as its
- * imports are gone: `npm run lint` then holds the full rule again.
- */
-const EXCEPTIONS = []; // none: the IR's parameters moved into engine/plan/params.ts
-
 const folder = (names) => `^(${names})/`;
 
 /** For each layer: no import of a layer before it (its own siblings included, for api|dashboard). */
@@ -72,10 +66,7 @@ module.exports = {
       from: { path: '^engine/plan/' },
       to: { path: '^engine/sql/' },
     },
-  ].map((rule) => {
-    const exception = EXCEPTIONS.find((candidate) => candidate.rule === rule.name);
-    return exception ? { ...rule, to: { ...rule.to, ...exception.to } } : rule;
-  }),
+  ],
   options: {
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '^(node_modules|dist|tests|bench|dashboard/client)/' },
