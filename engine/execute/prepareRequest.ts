@@ -1,3 +1,4 @@
+import { runMutationPasses, runPlanPasses } from '../plan/passes/index.js';
 import { GraphQLError, type ValidationRule } from 'graphql';
 import { rootFields } from '../document/foldSelections.js';
 import { planMutation } from '../plan/planMutation.js';
@@ -81,7 +82,8 @@ export function prepareRequest(engine: Preparation, request: GraphRequest, princ
     );
     cost = queryCost(planned.plan);
     checkQueryCost(cost, engine.options.maxCost ?? DEFAULT_MAX_QUERY_COST);
-    compiled = compileOperation(planned.plan, engine.metadata);
+    // The IR passes (plan/passes/index.ts), then the compiler only renders.
+    compiled = compileOperation(runPlanPasses(planned.plan, engine.metadata), engine.metadata);
     if (planned.reusable) {
       cached.compiled = compiled;
       cached.cost = cost;
@@ -108,7 +110,7 @@ function prepareMutation(engine: Preparation, cached: CachedOperation, binding: 
         maxInsertObjects: engine.options.maxInsertObjects ?? DEFAULT_MAX_INSERT_OBJECTS,
       }),
     );
-    program = compileMutation(planned.plan, engine.metadata);
+    program = compileMutation(runMutationPasses(planned.plan, engine.metadata), engine.metadata);
     cached.compiledMutation = planned.reusable ? program : null;
     if (planned.reusable) engine.cache.remeasure(cached);
   }

@@ -2,7 +2,6 @@ import type { Collection, Field, Metadata, RowFilter } from '../../metadata/inde
 import { assertNever, type Selection } from '../plan/ir.js';
 import type { InsertGroup, InsertValue, MutationField, MutationOutput, MutationPlan, UpdateWrite } from '../plan/mutationIr.js';
 import type { Param } from '../plan/params.js';
-import { runMutationPasses } from '../plan/passes/index.js';
 import { render, sql, type Fragment, type RenderedSql } from './fragment.js';
 import { selectCompiler, type SelectCompiler } from './selectCompiler.js';
 
@@ -60,9 +59,7 @@ const violations = (failing: readonly Fragment[]): Fragment => (failing.length ?
  * are gone afterwards). Every written row gets the tenant column from the request's account, and
  * every row an update or delete touches carries the tenant predicate. Pure and deterministic.
  */
-export function compileMutation(planned: MutationPlan, metadata: Metadata): CompiledMutation {
-  // The plan's relationship filters are shortened through foreign keys first (plan/passes/).
-  const plan = runMutationPasses(planned, metadata);
+export function compileMutation(plan: MutationPlan, metadata: Metadata): CompiledMutation {
   const tenant = sql.ident(metadata.tenantColumn);
   const ACCOUNT = sql.param({ kind: 'account' });
   const steps: MutationStep[] = [];

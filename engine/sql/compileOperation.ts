@@ -1,20 +1,10 @@
 import type { Metadata } from '../../metadata/index.js';
 import { assertNever, type OperationPlan, type RootField } from '../plan/ir.js';
-import { runPlanPasses } from '../plan/passes/index.js';
 import { render, sql, type Fragment, type RenderedSql } from './fragment.js';
 import { selectCompiler, type SelectCompiler } from './selectCompiler.js';
 
 /**
- * Compiles a plan into ONE statement returning the finished response text `{"data":…}`: runs
- * the plan passes (`plan/passes/index.ts`), then renders (`renderOperation`). Kept as one call
- * for the engine; a caller that has run the passes itself renders directly.
- */
-export function compileOperation(plan: OperationPlan, metadata: Metadata): RenderedSql {
-  return renderOperation(runPlanPasses(plan, metadata), metadata);
-}
-
-/**
- * Renders a plan that went through the passes into ONE statement returning the finished
+ * Renders a plan that went through the passes (`plan/passes/index.ts`, run by the caller) into ONE statement returning the finished
  * response text `{"data":…}`. Every table reference carries the tenant predicate; every value is
  * a parameter. Pure and deterministic: aliases come from a counter, so golden SQL stays stable.
  *
@@ -25,7 +15,7 @@ export function compileOperation(plan: OperationPlan, metadata: Metadata): Rende
  * order is the selection order. Values of `jsonb` columns keep PostgreSQL's jsonb text form.
  * Shared scans are rendered first (their aliases come first) and joined as FROM items.
  */
-export function renderOperation(plan: OperationPlan, metadata: Metadata): RenderedSql {
+export function compileOperation(plan: OperationPlan, metadata: Metadata): RenderedSql {
   const compiler = selectCompiler(metadata);
   const scans = plan.sharedScans.map((scan) => compiler.sharedScan(scan));
   const data = compiler.jsonObject(
