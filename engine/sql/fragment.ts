@@ -145,8 +145,9 @@ export interface RenderedSql {
 /**
  * Renders a fragment into text with `$n` placeholders and the list of parameters. The account
  * parameter, each key variable and equal constants are bound once. Pure and deterministic.
+ * `firstParameter` numbers them from there (a fragment wrapped around a statement rendered alone).
  */
-export function render(fragment: Fragment): RenderedSql {
+export function render(fragment: Fragment, { firstParameter = 1 }: { readonly firstParameter?: number } = {}): RenderedSql {
   const params: Param[] = [];
   const constIndex = new Map<unknown, number>();
   let accountIndex = 0;
@@ -172,7 +173,7 @@ export function render(fragment: Fragment): RenderedSql {
       } else {
         index = params.push(param);
       }
-      text += `$${index}`;
+      text += `$${index + firstParameter - 1}`;
     }
   }
   return { text, params };

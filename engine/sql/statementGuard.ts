@@ -1,4 +1,4 @@
-import { sql, type Fragment } from './fragment.js';
+import { render, sql, type Fragment } from './fragment.js';
 
 /**
  * A condition the caller needs to hold when a request runs (its API key is still active),
@@ -26,23 +26,16 @@ export interface GuardedText {
 }
 
 /**
- * The guard's condition as text whose parameters are numbered from `firstParameter`. The
- * statement it wraps was rendered (and cached) on its own, `$1…$n`; the guard's parameters come
- * after them. Each value is its own parameter (no sharing with the statement's). This is
- * `render` (fragment.ts) numbering from `firstParameter` instead of 1: given that option there,
- * this loop goes.
+ * The guard's condition as text whose parameters are numbered from `firstParameter`: the
+ * statement it wraps was rendered (and cached) on its own, `$1…$n`, and the guard's parameters
+ * come after them.
  */
 function renderCondition(guard: StatementGuard, firstParameter: number): GuardedText {
-  const values: unknown[] = [];
-  let text = '';
-  for (const part of guard.condition.parts) {
-    if ('text' in part) text += part.text;
-    else if ('identifier' in part) text += `"${part.identifier}"`;
-    else {
-      if (part.param.kind !== 'const') throw new TypeError(`a statement guard binds constants only, not a ${part.param.kind} parameter`);
-      text += `$${firstParameter + values.push(part.param.value) - 1}`;
-    }
-  }
+  const { text, params } = render(guard.condition, { firstParameter });
+  const values = params.map((param) => {
+    if (param.kind !== 'const') throw new TypeError(`a statement guard binds constants only, not a ${param.kind} parameter`);
+    return param.value;
+  });
   return { text, values };
 }
 
