@@ -1,42 +1,38 @@
 /**
- * Every `extensions.code` a GraphQL error of loanql can carry, one closed list: a client (and the
- * README's table of codes) can rely on nothing else appearing. The engine makes the first group;
- * the HTTP layers (`api/`, `dashboard/`) the second, in the same `errors` shape.
+ * Every `extensions.code` a GraphQL error of loanql can carry, with what it means: one closed
+ * list, the type and the runtime check made from it, so a client (and the README's table of codes)
+ * can rely on nothing else appearing. The engine makes the first group; the HTTP layers (`api/`,
+ * `dashboard/`) the rest, in the same `errors` shape.
  */
-export type ErrorCode =
-  // The engine: a request it refuses or a statement the client's input made fail.
-  | 'invalid-request' // not a GraphQL request (no query, variables not an object, …)
-  | 'parse-failed' // the document is not GraphQL
-  | 'validation-failed' // the document or a variable does not fit the schema, a limit, a value rule
-  | 'query-too-expensive' // over MAX_QUERY_COST, MAX_ROOT_FIELDS or MAX_QUERY_FIELDS, before any statement
-  | 'query-too-complex' // PostgreSQL refused the statement as over its program limits (SQLSTATE 54000, 54001)
-  | 'data-exception' // PostgreSQL refused a value (SQLSTATE class 22, an invalid pattern included)
-  | 'timeout' // past STATEMENT_TIMEOUT_MS
-  | 'permission-error' // a written row falls outside the role's check: nothing written
-  | 'constraint-violation' // a write breaks a unique or exclusion constraint
-  | 'check-violation' // a write breaks a CHECK constraint (the payment rules included)
-  | 'not-found' // a write refers to a record that is not there (or is another account's)
-  | 'foreign-key-violation' // a delete of a record others still refer to
-  | 'conflict' // a write collided with a concurrent one (deadlock, serialization) and was undone
-  | 'execution-error' // a fixed view's query answered errors (dashboard/servicingData.ts)
+const MEANINGS = {
+  'invalid-request': 'not a GraphQL request (no query, variables not an object, …)',
+  'parse-failed': 'the document is not GraphQL',
+  'validation-failed': 'the document or a variable does not fit the schema, a limit, a value rule',
+  'query-too-expensive': 'over MAX_QUERY_COST, MAX_ROOT_FIELDS or MAX_QUERY_FIELDS, before any statement',
+  'query-too-complex': 'PostgreSQL refused the statement as over its program limits (SQLSTATE 54000, 54001)',
+  'data-exception': 'PostgreSQL refused a value (SQLSTATE class 22, an invalid pattern included)',
+  'timeout': 'past STATEMENT_TIMEOUT_MS',
+  'permission-error': "a written row falls outside the role's check: nothing written",
+  'constraint-violation': 'a write breaks a unique or exclusion constraint',
+  'check-violation': 'a write breaks a CHECK constraint (the payment rules included)',
+  'not-found': "a write refers to a record that is not there (or is another account's)",
+  'foreign-key-violation': 'a delete of a record others still refer to',
+  'conflict': 'a write collided with a concurrent one (deadlock, serialization) and was undone',
+  'execution-error': "a fixed view's query answered errors (dashboard/servicingData.ts)",
   // The HTTP layers.
-  | 'permission-denied' // the key's role may not use this route (explain is for admin keys)
-  | 'method-not-allowed' // GET /api/graph with a mutation
-  | 'idempotency-key-reused' // an Idempotency-Key sent again with another body
-  | 'request-too-large' // over BODY_LIMIT_BYTES
-  | 'database-unavailable' // the database cannot be reached: 503
-  | 'csrf-token-missing' // a dashboard form without its token
-  | 'session-ended' // a dashboard session that is over
-  | 'internal'; // anything else: logged with an id, censored on the wire
+  'permission-denied': "the key's role may not use this route (explain is for admin keys)",
+  'method-not-allowed': 'GET /api/graph with a mutation',
+  'idempotency-key-reused': 'an Idempotency-Key sent again with another body',
+  'request-too-large': 'over BODY_LIMIT_BYTES',
+  'database-unavailable': 'the database cannot be reached: 503',
+  'csrf-token-missing': 'a dashboard form without its token',
+  'session-ended': 'a dashboard session that is over',
+  'internal': 'anything else: logged with an id, censored on the wire',
+} as const;
 
-const ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
-  'invalid-request', 'parse-failed', 'validation-failed', 'query-too-expensive', 'query-too-complex', 'data-exception', 'timeout',
-  'permission-error', 'constraint-violation', 'check-violation', 'not-found', 'foreign-key-violation', 'conflict', 'execution-error',
-  'permission-denied', 'method-not-allowed', 'idempotency-key-reused', 'request-too-large', 'database-unavailable', 'csrf-token-missing',
-  'session-ended', 'internal',
-]);
+export type ErrorCode = keyof typeof MEANINGS;
 
 /** Whether a code found on an error (a GraphQLError's `extensions.code`) is one of ours. */
 export function isErrorCode(code: unknown): code is ErrorCode {
-  return typeof code === 'string' && ERROR_CODES.has(code);
+  return typeof code === 'string' && Object.hasOwn(MEANINGS, code);
 }

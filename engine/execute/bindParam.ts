@@ -3,6 +3,7 @@ import { patternProblem } from '../plan/patternCost.js';
 import { checkCount } from '../plan/planOperation.js';
 import type { Param } from '../sql/fragment.js';
 import { RequestError, toResponseError } from './errors.js';
+import type { ErrorCode } from '../errorCode.js';
 
 /**
  * Who a request runs for: an account id (the admin role's keys, the REST and CLI callers), or
@@ -60,7 +61,7 @@ export function bindParam(param: Param, binding: Binding): unknown {
         // A regular expression or SIMILAR TO pattern in a variable: its cost is bounded here,
         // before the statement runs, as one written in the document is when it is planned.
         const problem = param.pattern && typeof value === 'string' ? patternProblem(value, param.pattern) : null;
-        if (problem) throw refused(problem, { code: 'validation-failed' });
+        if (problem) throw refused(problem, { code: 'validation-failed' satisfies ErrorCode });
         return value;
       }
       if (value === null) return param.cast === 'cappedLimit' ? binding.maxRows : null;

@@ -1,4 +1,5 @@
 import { RequestError } from './errors.js';
+import type { ErrorCode } from '../errorCode.js';
 
 /** A GraphQL-over-HTTP request body, not yet checked. */
 export interface GraphRequest {
@@ -22,7 +23,7 @@ export interface CheckedEnvelope {
  * Anything else is `invalid-request`, answered 400: not a GraphQL request at all.
  */
 export function checkEnvelope(request: GraphRequest): CheckedEnvelope {
-  const problem = (message: string) => new RequestError([{ message, extensions: { code: 'invalid-request' } }], 'request');
+  const problem = (message: string) => new RequestError([{ message, extensions: { code: 'invalid-request' satisfies ErrorCode } }], 'request');
   if (typeof request !== 'object' || request === null || Array.isArray(request)) throw problem('the request body must be a JSON object');
   const { query, operationName, variables, extensions } = request;
   if (typeof query !== 'string' || query.trim() === '') throw problem('"query" must be a non-empty string');

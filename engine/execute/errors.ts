@@ -59,10 +59,10 @@ export function classifyDatabaseError(error: unknown): ResponseError | null {
   // 2201B: a pattern of _regex/_iregex/_nregex/_niregex/_similar/_nsimilar PostgreSQL cannot
   // compile (patterns are bound values, so only the database can judge them: its regular
   // expressions are not JavaScript's). The client's mistake, for this request only.
-  if (code === '2201B') return { message: `${message} (in the pattern of a _regex, _iregex, _nregex, _niregex, _similar or _nsimilar)`, extensions: { code: 'data-exception' } };
-  if (code.startsWith('22')) return { message, extensions: { code: 'data-exception' } };
-  if (code === '57014') return { message: 'the query ran past the statement timeout (STATEMENT_TIMEOUT_MS)', extensions: { code: 'timeout' } };
-  if (code === '54000' || code === '54001') return { message, extensions: { code: 'query-too-complex' } };
+  if (code === '2201B') return { message: `${message} (in the pattern of a _regex, _iregex, _nregex, _niregex, _similar or _nsimilar)`, extensions: { code: 'data-exception' satisfies ErrorCode } };
+  if (code.startsWith('22')) return { message, extensions: { code: 'data-exception' satisfies ErrorCode } };
+  if (code === '57014') return { message: 'the query ran past the statement timeout (STATEMENT_TIMEOUT_MS)', extensions: { code: 'timeout' satisfies ErrorCode } };
+  if (code === '54000' || code === '54001') return { message, extensions: { code: 'query-too-complex' satisfies ErrorCode } };
   return null;
 }
 

@@ -5,6 +5,7 @@ import { checkDocumentSize, type SizeLimits } from '../validation/checkDocumentS
 import { RequestError, toResponseError, type ResponseError } from './errors.js';
 import { onlyIntrospectionRootFields } from './introspection.js';
 import type { CachedOperation } from './planCache.js';
+import type { ErrorCode } from '../errorCode.js';
 
 const INTROSPECTION_FIELDS = new Set(['__schema', '__type']);
 
@@ -35,7 +36,7 @@ export function loadOperation(
   if (errors.length) throw new RequestError(errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
   const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
-  const refuse = (message: string) => new RequestError([{ message, extensions: { code: 'validation-failed' } }], 'document');
+  const refuse = (message: string) => new RequestError([{ message, extensions: { code: 'validation-failed' satisfies ErrorCode } }], 'document');
   if (!operation) throw refuse(operationName ? `unknown operation named "${operationName}"` : 'the document has several operations: give operationName');
   // graphql-js validates a mutation against a schema without mutations; it fails only when run.
   if (operation.operation === 'mutation' && !schema.getMutationType()) throw refuse('this schema has no mutations: no field of mutation_root exists for this key (its role writes nothing)');

@@ -16,6 +16,7 @@ import { answerIntrospection, type IntrospectionPart } from './introspection.js'
 import { loadOperation } from './loadOperation.js';
 import { PlanCache, type CachedOperation } from './planCache.js';
 import { checkWrittenValue } from './valueChecks.js';
+import type { ErrorCode } from '../errorCode.js';
 
 /** A request ready to run: the statement and its values, or a response needing no database. */
 export type PreparedRequest =
@@ -142,7 +143,7 @@ function refusingPlanErrors<T>(plan: () => T): T {
 function checkQueryCost(cost: number, limit: number): void {
   if (limit > 0 && cost > limit) {
     const message = `the query's estimated cost ${cost} is over the limit of ${limit} (MAX_QUERY_COST): use fewer aliases, smaller limits, or fewer filters through relationships`;
-    throw new RequestError([{ message, extensions: { code: 'query-too-expensive', cost, limit } }], 'document');
+    throw new RequestError([{ message, extensions: { code: 'query-too-expensive' satisfies ErrorCode, cost, limit } }], 'document');
   }
 }
 

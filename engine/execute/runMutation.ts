@@ -6,6 +6,7 @@ import type { EngineContext } from './engineOptions.js';
 import { GuardFailed, RequestError, rethrowClientError } from './errors.js';
 import type { PreparedRequest } from './prepareRequest.js';
 import { classifyWriteError } from './writeErrors.js';
+import type { ErrorCode } from '../errorCode.js';
 
 export interface MutationRunOptions {
   /** Checked after the writes, in their round trip: when it fails, `GuardFailed` is thrown and the caller's transaction must be rolled back. */
@@ -85,5 +86,5 @@ export async function runMutation(engine: EngineContext, tx: Queryable, prepared
 /** A row written by a mutation fails the role's `check`: nothing of the request is written. */
 function permissionError(alias: string, collection: string, rows: number): RequestError {
   const message = `${alias}: ${rows === 1 ? 'a row' : `${rows} rows`} of ${collection} would fall outside what this key's role may write (its check); nothing was written`;
-  return new RequestError([{ message, path: [alias], extensions: { code: 'permission-error' } }], 'execution');
+  return new RequestError([{ message, path: [alias], extensions: { code: 'permission-error' satisfies ErrorCode } }], 'execution');
 }

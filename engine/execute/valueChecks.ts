@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { Catalogue } from '../../metadata/index.js';
 import type { ValueCheck } from '../sql/compileMutation.js';
+import type { ErrorCode } from '../errorCode.js';
 
 /**
  * Checks the values a mutation writes before anything runs, so the error names the field:
@@ -9,7 +10,7 @@ import type { ValueCheck } from '../sql/compileMutation.js';
  */
 export function checkWrittenValue(check: ValueCheck, value: unknown, catalogue: Catalogue | null): GraphQLError | null {
   const where = `${check.alias}: ${check.collection.name}.${check.field.name}`;
-  const problem = (message: string) => new GraphQLError(`${where}: ${message}`, { path: [check.alias], extensions: { code: 'validation-failed' } });
+  const problem = (message: string) => new GraphQLError(`${where}: ${message}`, { path: [check.alias], extensions: { code: 'validation-failed' satisfies ErrorCode } });
   if (typeof value === 'string' && value.includes('\u0000')) return problem('text cannot contain NUL characters (\\u0000)');
   if (check.field.type === 'jsonb' && typeof value === 'string' && value.includes('\\u0000')) return problem('JSON text cannot contain NUL characters (\\u0000)');
   if (check.field.type !== 'numeric' || value === null || value === undefined) return null;

@@ -16,6 +16,7 @@ import {
 import type { Collection } from '../../metadata/index.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import type { Param } from './params.js';
+import type { ErrorCode } from '../errorCode.js';
 
 export interface PlanOptions {
   /** Applied as the limit of every list without one; a larger limit is an error. */
@@ -182,10 +183,10 @@ export function checkCount(value: unknown, name: 'limit' | 'offset', maxRows: nu
   // GraphQL's Int already stops values past 2^31 - 1; the bound is restated so no other way in
   // (a const plan, a future caller) can hand PostgreSQL a count past its integer.
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > 2_147_483_647) {
-    throw new GraphQLError(`${name} must be a whole number from 0 to 2147483647, not ${JSON.stringify(value)}`, { extensions: { code: 'validation-failed' } });
+    throw new GraphQLError(`${name} must be a whole number from 0 to 2147483647, not ${JSON.stringify(value)}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
   }
   if (name === 'limit' && maxRows !== null && value > maxRows) {
-    throw new GraphQLError(`limit ${value} is over the maximum of ${maxRows} rows per list (MAX_ROWS)`, { extensions: { code: 'validation-failed' } });
+    throw new GraphQLError(`limit ${value} is over the maximum of ${maxRows} rows per list (MAX_ROWS)`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
   }
   return value;
 }

@@ -4,6 +4,7 @@ import { ORDER_BY_DIRECTIONS, type AggregateFunction, type OrderDirection } from
 import { Literal, VariableRef, type ArgValue, type ArgumentValues } from './argumentValues.js';
 import type { ListQuery, OrderItem } from './ir.js';
 import type { wherePlanner } from './planWhere.js';
+import type { ErrorCode } from '../errorCode.js';
 
 const AGGREGATE_ORDER_FUNCTIONS: ReadonlySet<string> = new Set<AggregateFunction>(['sum', 'avg', 'min', 'max']);
 
@@ -16,7 +17,7 @@ export function listQueryPlanner(
     const items: OrderItem[] = [];
     const directionOf = (inner: ArgValue): OrderDirection | null => {
       const direction = enumValue(inner) as OrderDirection | null;
-      if (direction !== null && !ORDER_BY_DIRECTIONS.includes(direction)) throw new GraphQLError(`invalid order_by direction ${String(direction)}`, { extensions: { code: 'validation-failed' } });
+      if (direction !== null && !ORDER_BY_DIRECTIONS.includes(direction)) throw new GraphQLError(`invalid order_by direction ${String(direction)}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
       return direction;
     };
     const isObject = (entry: ArgValue): entry is { [key: string]: ArgValue } =>
@@ -80,7 +81,7 @@ export function listQueryPlanner(
     if (!matches) {
       const names = distinctOn.map((field) => field.name).join(', ');
       return atArgument(node, 'distinct_on', () => {
-        throw new GraphQLError(`"distinct_on" columns must match initial "order_by" columns: order_by must start with ${names} (PostgreSQL's DISTINCT ON)`, { extensions: { code: 'validation-failed' } });
+        throw new GraphQLError(`"distinct_on" columns must match initial "order_by" columns: order_by must start with ${names} (PostgreSQL's DISTINCT ON)`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
       });
     }
     return { distinctOn, orderBy };

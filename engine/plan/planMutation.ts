@@ -7,6 +7,7 @@ import type { BoolExp } from './ir.js';
 import type { InsertGroup, InsertRow, InsertValue, MutationField, MutationOutput, MutationPlan, MutationResponseItem, OnConflict, UpdateValue, UpdateWrite } from './mutationIr.js';
 import { Literal, VariableRef, type ArgValue, type PlanOptions } from './argumentValues.js';
 import { planningContext } from './planningContext.js';
+import type { ErrorCode } from '../errorCode.js';
 
 export interface MutationPlanOptions extends PlanOptions {
   /** The most rows one request may insert, nested rows included (MAX_INSERT_OBJECTS). */
@@ -27,7 +28,7 @@ const UPDATE_OPERATORS: readonly (readonly [string, UpdateValue['kind']])[] = [
 ];
 
 function invalid(message: string, alias: string): GraphQLError {
-  return new GraphQLError(message, { path: [alias], extensions: { code: 'validation-failed' } });
+  return new GraphQLError(message, { path: [alias], extensions: { code: 'validation-failed' satisfies ErrorCode } });
 }
 
 type ArgObject = { readonly [key: string]: ArgValue };

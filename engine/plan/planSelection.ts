@@ -7,6 +7,7 @@ import type { fieldCollector } from './collectFields.js';
 import type { AggregateField, AggregateFunctionItem, AggregateSelection, Selection, SelectionItem } from './ir.js';
 import type { Param } from './params.js';
 import type { listQueryPlanner } from './planListQuery.js';
+import type { ErrorCode } from '../errorCode.js';
 
 /** Selection sets → `Selection` (columns, computed fields, relationships) and `AggregateSelection`. */
 export function selectionPlanner(
@@ -42,7 +43,7 @@ export function selectionPlanner(
         case 'computed': {
           const given = argsOf(node)['args'];
           const values = given && typeof given === 'object' && !Array.isArray(given) && !(given instanceof VariableRef) && !(given instanceof Literal) ? given : {};
-          if (given instanceof VariableRef) throw new GraphQLError(`give the arguments of ${node.name.value} one by one (args: {name: $variable}), not as one variable`, { nodes: node, extensions: { code: 'validation-failed' } });
+          if (given instanceof VariableRef) throw new GraphQLError(`give the arguments of ${node.name.value} one by one (args: {name: $variable}), not as one variable`, { nodes: node, extensions: { code: 'validation-failed' satisfies ErrorCode } });
           const args = new Map<string, Param>();
           for (const [name, type] of role.field.args) {
             const value = (values as Record<string, ArgValue>)[name];

@@ -5,6 +5,7 @@ import { Literal, VariableRef, type ArgValue, type ArgumentValues } from './argu
 import type { BoolExp, ComparisonOperator, JsonbOperator } from './ir.js';
 import type { Param } from './params.js';
 import { patternDialect, patternProblem } from './patternCost.js';
+import type { ErrorCode } from '../errorCode.js';
 
 /** Deeper boolean expressions are refused: PGlite's parser stack gives out in the hundreds. */
 const MAX_FILTER_DEPTH = 64;
@@ -19,7 +20,7 @@ const KEY_LIST = new GraphQLList(new GraphQLNonNull(GraphQLString));
 export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection }: ArgumentValues) {
   function planWhere(collection: Collection, value: ArgValue, depth = 0): BoolExp {
     if (depth > MAX_FILTER_DEPTH) {
-      throw new GraphQLError(`a where expression nests deeper than ${MAX_FILTER_DEPTH} levels`, { extensions: { code: 'validation-failed' } });
+      throw new GraphQLError(`a where expression nests deeper than ${MAX_FILTER_DEPTH} levels`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
     }
     if (value instanceof VariableRef || value instanceof Literal || value === null || typeof value !== 'object' || Array.isArray(value)) {
       // null where → no filter (Hasura treats a null boolean expression as true).
@@ -38,7 +39,7 @@ export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection }: 
         items.push(...planComparison(collection.fields.get(key)!, inner));
       } else {
         const relationship = collection.relationships.get(key);
-        if (!relationship) throw new GraphQLError(`field "${key}" not found in type: '${collection.name}_bool_exp'`, { extensions: { code: 'validation-failed' } });
+        if (!relationship) throw new GraphQLError(`field "${key}" not found in type: '${collection.name}_bool_exp'`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
         const target = schemaCollection(relationship.target);
         items.push({ kind: 'relationship', relationship, target, where: planWhere(target, inner, depth + 1) });
       }
@@ -70,7 +71,7 @@ export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection }: 
       } else if (operator === '_is_null') {
         items.push({ kind: 'isNull', field, value: toParam(operand, SCALAR_FOR_TYPE.boolean) });
       } else {
-        throw new GraphQLError(`unknown operator ${operator}`, { extensions: { code: 'validation-failed' } });
+        throw new GraphQLError(`unknown operator ${operator}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
       }
     }
     return items;
@@ -87,7 +88,7 @@ export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection }: 
     if (param.kind === 'var') return { ...param, pattern: dialect };
     if (param.kind === 'const' && typeof param.value === 'string') {
       const problem = patternProblem(param.value, dialect);
-      if (problem) throw new GraphQLError(`${operator}: ${problem}`, { extensions: { code: 'validation-failed' } });
+      if (problem) throw new GraphQLError(`${operator}: ${problem}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
     }
     return param;
   }

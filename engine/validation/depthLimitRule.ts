@@ -1,5 +1,6 @@
 import { GraphQLError, type ASTVisitor, type ValidationContext } from 'graphql';
 import { foldSelections, fragmentsOf, type SelectionFold } from '../document/foldSelections.js';
+import type { ErrorCode } from '../errorCode.js';
 
 /** Depth of a selection set: introspection fields (`__schema`, `__type`, `__typename`) count 0. */
 const DEPTH: SelectionFold<number> = {
@@ -26,7 +27,7 @@ export function depthLimitRule(maxDepth: number) {
         const depth = foldSelections(node.selectionSet, fragments, DEPTH, fragmentDepths);
         if (depth > maxDepth) {
           context.reportError(
-            new GraphQLError(`query depth ${depth} is over the limit of ${maxDepth} (MAX_QUERY_DEPTH)`, { nodes: [node], extensions: { code: 'validation-failed' } }),
+            new GraphQLError(`query depth ${depth} is over the limit of ${maxDepth} (MAX_QUERY_DEPTH)`, { nodes: [node], extensions: { code: 'validation-failed' satisfies ErrorCode } }),
           );
         }
       },

@@ -1,4 +1,5 @@
 import { GraphQLError, Kind, type ASTNode, type ASTVisitor, type OperationDefinitionNode, type ValidationContext } from 'graphql';
+import type { ErrorCode } from '../errorCode.js';
 
 /**
  * PostgreSQL's text cannot hold U+0000 (NUL): a string carrying it would fail in the database.
@@ -15,7 +16,7 @@ export function noNulCharactersRule(context: ValidationContext): ASTVisitor {
     StringValue(node, _key, parent, _path, ancestors) {
       if (!node.value.includes(NUL)) return;
       const lineage = parent && !Array.isArray(parent) ? [...ancestors, parent as ASTNode] : ancestors;
-      context.reportError(new GraphQLError(`String value at ${pathOf(lineage)} ${PROBLEM}`, { nodes: node, extensions: { code: 'validation-failed' } }));
+      context.reportError(new GraphQLError(`String value at ${pathOf(lineage)} ${PROBLEM}`, { nodes: node, extensions: { code: 'validation-failed' satisfies ErrorCode } }));
     },
   };
 }
@@ -43,7 +44,7 @@ export function variablesWithNul(operation: OperationDefinitionNode, variables: 
   for (const definition of operation.variableDefinitions ?? []) {
     const name = definition.variable.name.value;
     const where = nulPath(variables.get(name), name);
-    if (where !== null) errors.push(new GraphQLError(`Variable "$${name}" ${PROBLEM} (at ${where})`, { nodes: definition, extensions: { code: 'validation-failed' } }));
+    if (where !== null) errors.push(new GraphQLError(`Variable "$${name}" ${PROBLEM} (at ${where})`, { nodes: definition, extensions: { code: 'validation-failed' satisfies ErrorCode } }));
   }
   return errors;
 }
