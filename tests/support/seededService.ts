@@ -14,7 +14,7 @@ import { addProductField, createDefaultProduct, DEMO_CUSTOM_FIELDS, type CustomF
 import type { ServiceConfig } from '../../app/config.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import type { GraphEngine } from '../../engine/index.js';
-import { openBuiltTestDatabase, openTestDatabase, type TestDatabase } from './testDatabase.js';
+import { openTestDatabase, type TestDatabase } from './testDatabase.js';
 import { createAccountWithKey, METADATA_PATH, startTestServer, uniqueSlug, type TestServer } from './http.js';
 import { parseExact } from './exactJson.js';
 import { restClient, type RestClient } from './restClient.js';
@@ -137,28 +137,15 @@ export interface SeededService extends SeededAccount {
 }
 
 /** What a seeded account's rows depend on, besides the options: the cached seed is rebuilt when one of them changes. */
-const SEED_SOURCES = ['db', 'domain', 'app', 'tests/support/seededService.ts'];
-
 /**
  * A migrated test database with one seeded account, and the service running over it. Close it
  * in `after`. Extra accounts can be seeded on `db` with `seedAccount`.
- *
- * `cached: true` (for a large scale) keeps the seeded database as a dump in the temp directory
- * (`openBuiltTestDatabase`): the same account, key and rows as seeding again, without its
- * minute at scale 1. The account's slug is then `seeded-cached` unless `slug` says otherwise.
  */
-export async function startSeededService(options: SeedAccountOptions & { config?: Partial<ServiceConfig>; cached?: boolean } = {}): Promise<SeededService> {
-  const { config, cached, ...seedOptions } = options;
-  let database: TestDatabase;
-  let seeded: SeededAccount;
-  if (cached) {
-    const seedWith = { ...seedOptions, slug: seedOptions.slug ?? 'seeded-cached' };
-    ({ database, built: seeded } = await openBuiltTestDatabase(`seedAccount ${JSON.stringify(seedWith)}`, SEED_SOURCES, (db) => seedAccount(db, seedWith)));
-  } else {
-    database = await openTestDatabase();
-  }
+export async function startSeededService(options: SeedAccountOptions & { config?: Partial<ServiceConfig> } = {}): Promise<SeededService> {
+  const { config, ...seedOptions } = options;
+  const database = await openTestDatabase();
   try {
-    seeded ??= await seedAccount(database.db, seedOptions);
+    const seeded = await seedAccount(database.db, seedOptions);
     const service = await startService(database.db, config);
     const post = (path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> =>
       send(`${service.url}${path}`, {
