@@ -1,5 +1,6 @@
 import { describeRule, schemaForRule, type ValueRule } from '../app/fieldValues.js';
 import { BUILT_IN_FIELDS, bodyName, LOAN_STATUSES, type Product } from '../app/products.js';
+import { describeSetting, PRODUCT_SETTINGS, type SettingDescriptor } from '../app/productSettings.js';
 
 /**
  * The OpenAPI 3.1 document of the REST loan routes (SPEC §6), served at `/api/openapi.json`.
@@ -40,6 +41,44 @@ function customFieldOutput(product: Product): Schema {
 }
 
 /**
+ * A servicing setting's JSON Schema (SPEC §12), from `app/productSettings.ts`'s table: its type,
+ * enum or bounds, default and description. `request`: decimals may also be sent as decimal strings.
+ */
+function settingSchema(setting: SettingDescriptor, request: boolean): Schema {
+  const kind = setting.kind;
+  const description = `${setting.description} Accepts ${describeSetting(setting)}.${setting.replays ? " Changing it replays the ledgers of the product's loans." : ''}`;
+  let schema: Schema;
+  switch (kind.kind) {
+    case 'enum':
+      schema = { type: 'string', enum: [...kind.values] };
+      break;
+    case 'integer':
+      schema = { type: 'integer', minimum: kind.min, maximum: kind.max };
+      break;
+    case 'decimal':
+      schema = request
+        ? { anyOf: [{ type: 'number', minimum: Number(kind.min), maximum: Number(kind.max) }, { type: 'string', pattern: '^\\s*\\d+(\\.\\d+)?\\s*$' }] }
+        : { type: 'number', minimum: Number(kind.min), maximum: Number(kind.max) };
+      break;
+    case 'buckets':
+      schema = {
+        type: 'array',
+        minItems: 1,
+        maxItems: kind.maxBuckets,
+        items: {
+          type: 'object',
+          required: ['name', 'from'],
+          additionalProperties: false,
+          properties: { name: { type: 'string', minLength: 1, maxLength: kind.maxName }, from: { type: 'integer', minimum: 0, maximum: kind.maxFrom } },
+        },
+      };
+      break;
+  }
+  if (setting.nullable) schema = { anyOf: [schema, { type: 'null' }] };
+  return { ...schema, default: setting.default, description };
+}
+
+/**
  * What a caller's role may do with `/api/loan` (issue 15): the operations the document lists,
  * and whether the role's filters apply (a borrower or guarantor it cannot see is then `null`).
  */
@@ -49,9 +88,11 @@ export interface LoanAccess {
   readonly insert: boolean;
   readonly update: boolean;
   readonly filtered: boolean;
+  /** Whether it may change the product's settings (`PATCH /api/product`: admin keys). */
+  readonly productUpdate: boolean;
 }
 
-export const FULL_ACCESS: LoanAccess = { role: 'admin', select: true, insert: true, update: true, filtered: false };
+export const FULL_ACCESS: LoanAccess = { role: 'admin', select: true, insert: true, update: true, filtered: false, productUpdate: true };
 
 export function openApiDocument(product: Product, serverUrl: string, access: LoanAccess = FULL_ACCESS): Schema {
   const requestProperties: Record<string, Schema> = {};
@@ -164,7 +205,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
       title: 'loanql REST loan interface',
       version: '1',
       description:
-        'Loans of the account the API key belongs to (interface.md §4.1–4.3, SPEC §6). Body keys name fields of the default product, spaces written as underscores, matched without regard to case. This document lists the caller account\'s product fields.',
+        'Loans of the account the API key belongs to (interface.md §4.1–4.3, SPEC §6), and its default product with its servicing settings (SPEC §12). Body keys name fields of the default product, spaces written as underscores, matched without regard to case. This document lists the caller account\'s product fields.',
     },
     servers: [{ url: serverUrl }],
     security: [{ token: [] }],
@@ -228,6 +269,25 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           responses: { '200': { description: 'The quote.', ...json('PayoffQuote') }, '400': responses.badRequest, '403': responses.forbidden, '404': responses.notFound },
         },
       },
+      '/api/product': {
+        get: {
+          operationId: 'getProduct',
+          summary: "The account's default product: its servicing settings (SPEC §12) with their defaults, and its fields as request bodies name them.",
+          responses: { '200': { description: 'The product.', ...json('ProductEnvelope') }, '403': responses.forbidden },
+        },
+        patch: {
+          operationId: 'updateProductSettings',
+          summary:
+            "Changes some of the default product's servicing settings in one transaction; the ledgers of the product's loans are replayed with them. Admin keys only. An unknown setting or a value it does not accept is a 400 naming it; nothing is written then.",
+          requestBody: { required: false, ...json('ProductSettingsChange') },
+          responses: {
+            '200': { description: 'The product as it now is, which settings changed, and how many loans were replayed.', ...json('ProductUpdated') },
+            '400': responses.badRequest,
+            '403': responses.forbidden,
+            '413': responses.tooLarge,
+          },
+        },
+      },
       '/api/loan/{id}/ledger': {
         parameters: [idParameter],
         get: {
@@ -273,13 +333,66 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
         LoanUpdate: { type: 'object', properties: requestProperties, description: 'Fields of the default product; null clears a field.' },
         LoanCreate: { type: 'object', properties: { ...requestProperties, ...contactProperties } },
         Error: error,
+        ProductSettings: {
+          type: 'object',
+          description: "The servicing settings of a product (SPEC §12); each decides what the product's loans owe.",
+          required: PRODUCT_SETTINGS.map((setting) => setting.name),
+          additionalProperties: false,
+          properties: Object.fromEntries(PRODUCT_SETTINGS.map((setting) => [setting.name, settingSchema(setting, false)])),
+        },
+        ProductSettingsChange: {
+          type: 'object',
+          description: 'Some settings and their new values (decimals as JSON numbers or decimal strings; null clears a nullable setting). Rules between settings: late_fee_min ≤ late_fee_max; late_fee_percent and late_fee_fixed are not both set.',
+          additionalProperties: false,
+          properties: Object.fromEntries(PRODUCT_SETTINGS.map((setting) => [setting.name, settingSchema(setting, true)])),
+        },
+        Product: {
+          type: 'object',
+          required: ['id', 'settings', 'defaults', 'fields'],
+          additionalProperties: false,
+          properties: {
+            id: { type: 'string', format: 'uuid' },
+            settings: { $ref: '#/components/schemas/ProductSettings' },
+            defaults: { $ref: '#/components/schemas/ProductSettings' },
+            fields: {
+              type: 'array',
+              description: 'The fields of POST/PATCH /api/loan: built-in ones, then custom ones (as `loanql product field list` shows them).',
+              items: {
+                type: 'object',
+                required: ['body_key', 'type', 'required', 'default', 'options', 'stored_in', 'custom'],
+                additionalProperties: false,
+                properties: {
+                  body_key: { type: 'string' },
+                  type: { type: 'string' },
+                  required: { type: 'boolean' },
+                  default: { description: 'The value a new loan gets when the body does not give the field; null: none.' },
+                  options: { type: ['array', 'null'], items: { type: 'string' } },
+                  stored_in: { type: 'string' },
+                  custom: { type: 'boolean' },
+                },
+              },
+            },
+          },
+        },
+        ProductEnvelope: { type: 'object', required: ['product'], additionalProperties: false, properties: { product: { $ref: '#/components/schemas/Product' } } },
+        ProductUpdated: {
+          type: 'object',
+          required: ['product', 'changed', 'replayed_loans'],
+          additionalProperties: false,
+          properties: {
+            product: { $ref: '#/components/schemas/Product' },
+            changed: { type: 'array', items: { type: 'string' }, description: 'The settings whose value changed.' },
+            replayed_loans: { type: 'integer', minimum: 0, description: "How many of the product's loans were replayed (0 when no changed setting affects the ledger)." },
+          },
+        },
         PermissionError: {
           type: 'object',
           required: ['error', 'role', 'permission'],
           properties: {
             error: { type: 'string' },
             role: { type: 'string' },
-            permission: { enum: ['loans.select', 'loans.insert', 'loans.update', 'loans.insert.columns', 'loans.update.columns', 'loans.insert.check', 'loans.update.check'] },
+            permission: { enum: ['loans.select', 'loans.insert', 'loans.update', 'loans.insert.columns', 'loans.update.columns', 'loans.insert.check', 'loans.update.check', 'product.update'] },
+            code: { const: 'permission-denied', description: 'Set when the operation is for admin keys only (PATCH /api/product).' },
             fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each body field the role may not write, with why.' },
           },
         },
@@ -328,6 +441,8 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     ['/api/loan/{id}', 'patch', access.update],
     ['/api/loan/{id}/payoff', 'get', access.select],
     ['/api/loan/{id}/ledger', 'get', access.select],
+    ['/api/product', 'get', access.select],
+    ['/api/product', 'patch', access.productUpdate],
   ];
   for (const [path, method, yes] of allowed) if (!yes) delete paths[path]![method];
   for (const path of Object.keys(paths)) if (!['get', 'post', 'patch'].some((method) => method in paths[path]!)) delete paths[path];

@@ -403,8 +403,10 @@ function columnType(setting: SettingDescriptor): string {
 }
 
 /**
- * The rules between settings, on the settings as they would be: late_fee_min ≤ late_fee_max, and
- * a late fee is a percent or a fixed amount, not both (migration 0015). Each names both settings.
+ * The rules between settings, on the settings as they would be (migration 0015 holds them too):
+ * late_fee_min ≤ late_fee_max; a late fee is a percent or a fixed amount, not both; and a minimum
+ * or maximum needs one of them (the replay would otherwise make a fee of the bound alone). Each
+ * names every setting involved.
  */
 function refuseConflicts(merged: ReadonlyMap<string, SettingValue>, given: ReadonlyMap<string, SettingValue>, problems: Problems): void {
   const min = merged.get('late_fee_min');
@@ -418,6 +420,12 @@ function refuseConflicts(merged: ReadonlyMap<string, SettingValue>, given: Reado
     const clear = given.has('late_fee_fixed') && !given.has('late_fee_percent') ? 'late_fee_percent' : 'late_fee_fixed';
     const problem = `a late fee is a percent of the row's payment (late_fee_percent) or a fixed amount (late_fee_fixed), not both: set ${clear} to null in the same change`;
     problems.add(['late_fee_percent', 'late_fee_fixed'], `late_fee_percent and late_fee_fixed: ${problem}`, problem);
+  }
+  const bounds = (['late_fee_min', 'late_fee_max'] as const).filter((name) => merged.get(name) !== null);
+  if (percent === null && fixed === null && bounds.length) {
+    const [verb, pronoun] = bounds.length > 1 ? ['hold', 'they need'] : ['holds', 'it needs'];
+    const problem = `${bounds.join(' and ')} ${verb} a late fee within bounds, so ${pronoun} late_fee_percent or late_fee_fixed; with neither there is no late fee: set ${bounds.join(' and ')} to null too`;
+    problems.add(['late_fee_percent', 'late_fee_fixed', ...bounds], problem, problem);
   }
 }
 

@@ -226,6 +226,46 @@ export async function loadDefaultProduct(db: Queryable, accountId: string): Prom
   return { id: rows[0]?.product_id ?? null, customFields };
 }
 
+/** A field of the product as `loanql product field list` and `GET /api/product` show it. */
+export interface ProductFieldListing {
+  /** The name a request body uses (`Loan_Officer`). */
+  readonly bodyKey: string;
+  /** `select` for an enum built-in field. */
+  readonly type: string;
+  readonly required: boolean;
+  /** The value a new loan gets when the body does not give the field, or null. */
+  readonly defaultValue: unknown;
+  /** A select field's options, or null. */
+  readonly options: readonly string[] | null;
+  /** Where it is stored: `loans.<column>` or `loans.custom_fields.<key>`. */
+  readonly storedIn: string;
+  readonly custom: boolean;
+}
+
+/** The product's fields, built-in first (SPEC §6's order), then custom ones in position order. */
+export function productFieldListing(product: Product): ProductFieldListing[] {
+  return [
+    ...BUILT_IN_FIELDS.map((field) => ({
+      bodyKey: field.name,
+      type: field.rule.kind === 'enum' ? 'select' : field.rule.kind,
+      required: false,
+      defaultValue: field.defaultValue ?? null,
+      options: field.rule.kind === 'enum' ? field.rule.values : null,
+      storedIn: `loans.${field.column}`,
+      custom: false,
+    })),
+    ...product.customFields.map((field) => ({
+      bodyKey: bodyName(field.name),
+      type: field.type,
+      required: field.required ?? false,
+      defaultValue: field.defaultValue ?? null,
+      options: field.options ?? null,
+      storedIn: `loans.custom_fields.${field.key}`,
+      custom: true,
+    })),
+  ];
+}
+
 /** Adds a custom field to the account's default product (created when missing). */
 export async function addProductField(db: Queryable, accountId: string, definition: CustomFieldDefinition): Promise<CustomField> {
   const field = checkCustomFieldDefinition(definition);

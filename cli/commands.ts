@@ -5,10 +5,10 @@ import { UserInputError } from '../app/errors.js';
 import {
   addProductField,
   bodyName,
-  BUILT_IN_FIELDS,
   CUSTOM_FIELD_TYPES,
   loadDefaultProduct,
   metadataTypeFor,
+  productFieldListing,
   removeProductField,
   type CustomFieldType,
 } from '../app/products.js';
@@ -242,18 +242,16 @@ export const COMMANDS: Command[] = [
       const account = await findAccount(context.db, required(context, 'account'));
       const product = await loadDefaultProduct(context.db, account.id);
       const rows = [['BODY KEY', 'TYPE', 'REQUIRED', 'DEFAULT', 'OPTIONS', 'STORED IN']].concat(
-        BUILT_IN_FIELDS.map((field) => [field.name, field.rule.kind === 'enum' ? 'select' : field.rule.kind, 'no', field.defaultValue ?? '-', field.rule.kind === 'enum' ? field.rule.values.join(',') : '-', `loans.${field.column}`]),
-        product.customFields.map((field) => [
-          bodyName(field.name),
+        productFieldListing(product).map((field) => [
+          field.bodyKey,
           field.type,
           field.required ? 'yes' : 'no',
-          field.defaultValue === undefined ? '-' : JSON.stringify(field.defaultValue),
+          field.defaultValue === null ? '-' : field.custom ? JSON.stringify(field.defaultValue) : String(field.defaultValue),
           field.options?.join(',') ?? '-',
-          `loans.custom_fields.${field.key}`,
+          field.storedIn,
         ]),
       );
-      const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-      context.out.write(`${rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`);
+      context.out.write(table(rows));
     },
   },
   {

@@ -12,36 +12,9 @@ import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE, type Role, type RowFilter } from '../../metadata/index.js';
 import type { Principal } from '../../engine/index.js';
 import { guardHolds, notAuthorized } from '../authenticate.js';
+import { roleWith } from '../keyRole.js';
 import { activeKeyGuard } from '../../app/apiKeys.js';
 import { ReadRouting } from '../readRouting.js';
-
-type LoanPermission = 'select' | 'insert' | 'update';
-const METHOD_NEEDS: Readonly<Record<LoanPermission, string>> = { select: 'GET', insert: 'POST', update: 'PATCH' };
-
-/**
- * The key's role (from the metadata in service) when it has the loans permission a route needs;
- * otherwise answers 403 — `Not authorized` for a key whose role the metadata no longer has, a
- * JSON error naming the missing permission otherwise — and returns null.
- */
-function roleWith(engines: EngineHolder, res: Response, permission: LoanPermission): { role: Role; principal: Principal } | null {
-  const auth = res.locals.auth;
-  const role = engines.engine.metadata.roles.get(auth.role);
-  if (!role) {
-    notAuthorized(res);
-    return null;
-  }
-  const loans = role.metadata.collections.get('loans');
-  const allowed = role.name === ADMIN_ROLE || (loans !== undefined && (permission === 'select' || loans[permission] !== null));
-  if (!allowed) {
-    res.status(403).json({
-      error: `this API key's role ${role.name} has no ${permission} permission on loans, which ${METHOD_NEEDS[permission]} /api/loan needs`,
-      role: role.name,
-      permission: `loans.${permission}`,
-    });
-    return null;
-  }
-  return { role, principal: { accountId: auth.accountId, keyVariables: auth.variables } };
-}
 
 const LIST_PARAMETERS = new Set(['status', 'limit', 'offset']);
 /** PostgreSQL's integer (and GraphQL's Int): the largest limit or offset a statement takes. */
@@ -119,7 +92,7 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     (await loans()).forRole(role.metadata, role.name === ADMIN_ROLE, filters);
 
   router.get('/', async (req, res) => {
-    const caller = roleWith(engines, res, 'select');
+    const caller = roleWith(engines, res, 'select', '/api/loan');
     if (!caller) return;
     const query = listQuery(req.query as Record<string, unknown>);
     const from = readDb(res);
@@ -129,7 +102,7 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
   });
 
   router.get('/:id', async (req, res) => {
-    const caller = roleWith(engines, res, 'select');
+    const caller = roleWith(engines, res, 'select', '/api/loan');
     if (!caller) return;
     const from = readDb(res);
     const text = await (await loansAs(caller.role)).loanJson(from, caller.principal, req.params.id);
@@ -148,7 +121,7 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
    * reads; `date` defaults to the account's business date.
    */
   const ledgerRoute = (read: typeof payoffQuoteJson) => async (req: Request, res: Response) => {
-    const caller = roleWith(engines, res, 'select');
+    const caller = roleWith(engines, res, 'select', '/api/loan');
     if (!caller) return;
     const query = new Map(Object.entries(req.query as Record<string, unknown>));
     const unknown = [...query.keys()].filter((name) => name !== 'date');
@@ -166,7 +139,7 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
   router.get('/:id/ledger', ledgerRoute(ledgerJson));
 
   router.post('/', async (req, res) => {
-    const caller = roleWith(engines, res, 'insert');
+    const caller = roleWith(engines, res, 'insert', '/api/loan');
     if (!caller) return;
     const accountId = res.locals.auth.accountId;
     const reader = await loans();
@@ -202,7 +175,7 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
   });
 
   router.patch('/:id', async (req, res) => {
-    const caller = roleWith(engines, res, 'update');
+    const caller = roleWith(engines, res, 'update', '/api/loan');
     if (!caller) return;
     const accountId = res.locals.auth.accountId;
     // The role's update filter, columns, check and presets hold inside the write's transaction.

@@ -25,6 +25,7 @@ export function openApiRoutes(db: Database, engines: EngineHolder): Router {
         select: admin || loans !== undefined,
         insert: admin || (loans?.insert ?? null) !== null,
         update: admin || (loans?.update ?? null) !== null,
+        productUpdate: admin,
         // A person shown with a loan can be null when the role filters (or cannot see) people or the links.
         filtered: !admin && ['loans', 'borrows', 'guarantees', 'people'].some((name) => {
           const seen = role.metadata.collections.get(name);

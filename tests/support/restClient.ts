@@ -32,6 +32,7 @@ export interface RestClient {
 function templateOf(path: string): string {
   const bare = path.split('?')[0]!;
   if (bare === '/api/loan') return '/api/loan';
+  if (bare === '/api/product') return '/api/product';
   if (/^\/api\/loan\/[^/]+$/.test(bare)) return '/api/loan/{id}';
   const ledger = /^\/api\/loan\/[^/]+\/(payoff|ledger)$/.exec(bare);
   if (ledger) return `/api/loan/{id}/${ledger[1]}`;
