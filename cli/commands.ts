@@ -12,6 +12,7 @@ import {
   removeProductField,
   type CustomFieldType,
 } from '../app/products.js';
+import { PRODUCT_SETTINGS, readProductSettings, settingText, updateProductSettings } from '../app/productSettings.js';
 import { SeedError, seedExistingAccount } from '../app/seed/index.js';
 import { requestStatements } from '../app/requestStatements.js';
 import { regenerateSchedules } from '../app/scheduleRegeneration.js';
@@ -265,6 +266,41 @@ export const COMMANDS: Command[] = [
       const name = required(context, 'name');
       if (!(await removeProductField(context.db, account.id, name))) throw new UserInputError(`the default product of ${account.slug} has no custom field "${name}"`, 404);
       context.out.write(`field "${name}" removed from the default product of ${account.slug}; values already stored in loans are kept\n`);
+    },
+  },
+  {
+    words: ['product', 'settings'],
+    synopsis: 'product settings --account SLUG',
+    description: "the default product's servicing settings (SPEC §12): each one's value and default",
+    options: { account: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await findAccount(context.db, required(context, 'account'));
+      const { settings } = await readProductSettings(context.db, account.id);
+      const shown = (value: Parameters<typeof settingText>[0]) => (value === null ? 'none' : settingText(value));
+      context.out.write(table([['SETTING', 'VALUE', 'DEFAULT'], ...PRODUCT_SETTINGS.map((setting) => [setting.name, shown(settings.get(setting.name)!), shown(setting.default)])]));
+    },
+  },
+  {
+    words: ['product', 'set'],
+    synopsis: 'product set --account SLUG NAME=VALUE [NAME=VALUE ...]',
+    description:
+      'change servicing settings of the default product in one transaction, replaying its loans (none or an empty value clears one; buckets as "name: from, name: from")',
+    options: { account: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await findAccount(context.db, required(context, 'account'));
+      if (!context.positionals.length) throw new UserInputError('give at least one NAME=VALUE (`loanql product settings` lists the settings)');
+      const changes = new Map<string, string>();
+      for (const pair of context.positionals) {
+        const equals = pair.indexOf('=');
+        if (equals < 1) throw new UserInputError(`"${pair}" is not NAME=VALUE`);
+        changes.set(pair.slice(0, equals), pair.slice(equals + 1));
+      }
+      const updated = await updateProductSettings(context.db, account.id, changes, { valuesAre: 'text' });
+      if (!updated.changed.length) return void context.out.write(`the settings of the default product of ${account.slug} already had these values; nothing changed\n`);
+      const lines = updated.changed.map((name) => `  ${name} = ${settingText(updated.settings.get(name)!) || 'none'}`);
+      context.out.write(`changed on the default product of ${account.slug}:\n${lines.join('\n')}\n${updated.replayedLoans} loan${updated.replayedLoans === 1 ? '' : 's'} replayed\n`);
     },
   },
   {
