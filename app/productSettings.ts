@@ -296,7 +296,8 @@ function settingsOf(row: SettingsRow): Map<string, SettingValue> {
   for (const setting of PRODUCT_SETTINGS) {
     const raw = row[setting.name];
     if (raw === null || raw === undefined) settings.set(setting.name, null);
-    else if (setting.kind.kind === 'buckets') settings.set(setting.name, JSON.parse(String(raw)) as DelinquencyBucket[]);
+    // jsonb keeps an object's keys in its own order: each bucket is rebuilt as {name, from}.
+    else if (setting.kind.kind === 'buckets') settings.set(setting.name, (JSON.parse(String(raw)) as DelinquencyBucket[]).map(({ name, from }) => ({ name, from })));
     else if (setting.kind.kind === 'integer') settings.set(setting.name, Number(raw));
     else if (setting.kind.kind === 'decimal') settings.set(setting.name, setting.kind.unit === 'money' ? new Decimal(String(raw)).toFixed(2) : new Decimal(String(raw)).toFixed());
     else settings.set(setting.name, String(raw));

@@ -1,8 +1,9 @@
 import type { ApiKeyListing, CreatedApiKey } from '../../app/apiKeys.js';
 import { html, type Html } from '../html.js';
-import { csrfField, formatTimestamp, message, renderPage, type Viewer } from './layout.js';
+import { csrfField, formatTimestamp, message, type Viewer } from './layout.js';
+import { API_KEYS_PATH, settingsPage } from './settingsFrame.js';
 
-export const API_KEYS_PATH = '/dashboard/settings/api-keys';
+export { API_KEYS_PATH };
 
 /** A role a new key may carry, and the variables a key of it must give. */
 export interface RoleChoice {
@@ -32,6 +33,7 @@ export function apiKeysPage(viewer: Viewer, view: ApiKeysView): string {
   return settingsPage(
     viewer,
     'API keys',
+    'api-keys',
     html`${view.created ? createdKey(view.created) : null}
 ${message('ok', view.notice)}
 <p class="lead">A key lets a program read and write this account's data through <code>/api</code> with the header <code>Authorization: Token &lt;key&gt;</code>.</p>
@@ -138,6 +140,7 @@ export function confirmDeactivationPage(viewer: Viewer, key: ApiKeyListing): str
   return settingsPage(
     viewer,
     'Deactivate API key',
+    'api-keys',
     html`<h2>Deactivate “${key.name}”?</h2>
 <dl class="facts">
   <dt>Name</dt><dd>${key.name}</dd>
@@ -147,17 +150,5 @@ export function confirmDeactivationPage(viewer: Viewer, key: ApiKeyListing): str
   <dt>Last used</dt><dd>${formatTimestamp(key.lastUsedAt)}</dd>
 </dl>
 ${body}`,
-  );
-}
-
-/** Settings pages share a heading and the settings sub-navigation (room for more tabs). */
-function settingsPage(viewer: Viewer, title: string, content: Html, scripts: readonly string[] = []): string {
-  return renderPage(
-    { title, viewer, section: 'settings', scripts },
-    html`<h1>Settings</h1>
-<nav class="sub-nav" aria-label="Settings">
-  <ul><li><a href="${API_KEYS_PATH}" aria-current="page">API keys</a></li><li><a href="/dashboard/settings/webhooks">Webhooks</a></li></ul>
-</nav>
-${content}`,
   );
 }

@@ -1,9 +1,9 @@
 import type { CreatedWebhookEndpoint, WebhookDelivery, WebhookEndpoint } from '../../app/webhooks/index.js';
 import { html, type Html } from '../html.js';
-import { csrfField, formatTimestamp, message, renderPage, type Viewer } from './layout.js';
+import { csrfField, formatTimestamp, message, type Viewer } from './layout.js';
+import { settingsPage, WEBHOOKS_PATH } from './settingsFrame.js';
 
-export const WEBHOOKS_PATH = '/dashboard/settings/webhooks';
-const API_KEYS_PATH = '/dashboard/settings/api-keys';
+export { WEBHOOKS_PATH };
 
 export function endpointPath(id: string): string {
   return `${WEBHOOKS_PATH}/${encodeURIComponent(id)}`;
@@ -141,17 +141,5 @@ ${
   </tbody>
 </table>`
 }`,
-  );
-}
-
-/** The settings frame with its sub-navigation (API keys, Webhooks). */
-function settingsPage(viewer: Viewer, title: string, current: 'api-keys' | 'webhooks', content: Html): string {
-  return renderPage(
-    { title, viewer, section: 'settings' },
-    html`<h1>Settings</h1>
-<nav class="sub-nav" aria-label="Settings">
-  <ul><li><a href="${API_KEYS_PATH}"${current === 'api-keys' ? html` aria-current="page"` : null}>API keys</a></li><li><a href="${WEBHOOKS_PATH}"${current === 'webhooks' ? html` aria-current="page"` : null}>Webhooks</a></li></ul>
-</nav>
-${content}`,
   );
 }

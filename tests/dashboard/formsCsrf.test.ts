@@ -56,6 +56,14 @@ const forms: readonly WriteForm[] = [
       return { path: `/dashboard/settings/api-keys/${prefix}/deactivate`, fields: {} };
     },
   },
+  {
+    name: 'change the servicing settings',
+    prepare: async () => {
+      // Opened first, as a browser would: the account then has its default product, and the form changes one setting.
+      await client.get('/dashboard/settings/servicing');
+      return { path: '/dashboard/settings/servicing', fields: { day_count: 'actual/365' } };
+    },
+  },
   { name: 'add a webhook endpoint', prepare: async () => ({ path: '/dashboard/settings/webhooks', fields: { url: 'http://127.0.0.1:9/hook', description: 'csrf probe', events: 'loan.created' } }) },
   {
     name: 'disable a webhook endpoint',
