@@ -1,6 +1,6 @@
 import { PRODUCT_SETTINGS, settingText, type SettingDescriptor } from '../../app/productSettings.js';
 import { html, type Html } from '../html.js';
-import { csrfField, message, outcome, type Viewer } from './layout.js';
+import { csrfField, outcome, type Viewer } from './layout.js';
 import { enumLabel } from './servicingFormat.js';
 import { SERVICING_PATH, settingsPage } from './settingsFrame.js';
 
@@ -36,11 +36,11 @@ export function inputText(setting: SettingDescriptor, value: Parameters<typeof s
 /**
  * Settings > Servicing: the default product's servicing settings (SPEC §12) in one plain form —
  * a select per choice, number inputs stepping by the setting's precision, the buckets as
- * `name: first day` lines — each with its default. A refusal keeps what was typed, writes the
- * problem beside its input and focuses the first wrong one; a save's outcome is focused at the top.
+ * `name: first day` lines — each with its default. The outcome of a save, or of a refusal (naming
+ * each setting), is the focused box at the top, above the form; a refusal also keeps what was typed
+ * and writes each problem above its input (`aria-invalid`, `aria-describedby`).
  */
 export function servicingSettingsPage(viewer: Viewer, view: ServicingSettingsView): string {
-  const firstWrong = PRODUCT_SETTINGS.find((setting) => view.problems.has(setting.name))?.name;
   const others = [...view.problems].filter(([name]) => !LABELS.has(name));
   return settingsPage(
     viewer,
@@ -49,23 +49,23 @@ export function servicingSettingsPage(viewer: Viewer, view: ServicingSettingsVie
     html`<h2 id="servicing-heading">Servicing settings of the default product</h2>
 <p class="lead">They decide how payments are applied and what the product's loans owe. Saving a change replays the ledgers of its loans at once: allocations, late fees, balances and statuses follow the new values.</p>
 ${outcome('ok', view.notice)}
-${(firstWrong ? message : outcome)('error', view.error ? `Not saved — ${view.error}${others.length ? ` — ${others.map(([name, problem]) => `${name}: ${problem}`).join('; ')}` : ''}` : null)}
+${outcome('error', view.error ? `Not saved — ${view.error}${others.length ? ` — ${others.map(([name, problem]) => `${name}: ${problem}`).join('; ')}` : ''}` : null)}
 <form class="stack" method="post" action="${SERVICING_PATH}" aria-labelledby="servicing-heading">
   ${csrfField(viewer.csrfToken)}
-  <div class="form-grid">${PRODUCT_SETTINGS.filter((setting) => setting.kind.kind !== 'buckets').map((setting) => settingField(setting, view, setting.name === firstWrong))}</div>
-  ${PRODUCT_SETTINGS.filter((setting) => setting.kind.kind === 'buckets').map((setting) => settingField(setting, view, setting.name === firstWrong))}
+  <div class="form-grid">${PRODUCT_SETTINGS.filter((setting) => setting.kind.kind !== 'buckets').map((setting) => settingField(setting, view))}</div>
+  ${PRODUCT_SETTINGS.filter((setting) => setting.kind.kind === 'buckets').map((setting) => settingField(setting, view))}
   <div class="actions"><button type="submit">Save settings</button></div>
 </form>`,
   );
 }
 
-function settingField(setting: SettingDescriptor, view: ServicingSettingsView, focus: boolean): Html {
+function settingField(setting: SettingDescriptor, view: ServicingSettingsView): Html {
   const id = `setting-${setting.name}`;
   const value = view.values.get(setting.name) ?? '';
   const problem = view.problems.get(setting.name);
   const shownDefault = setting.default === null ? 'none' : settingText(setting.default);
   const describedBy = `${id}-hint${problem ? ` ${id}-error` : ''}`;
-  const common = html` id="${id}" name="${setting.name}"${focus ? html` autofocus` : null}${problem ? html` aria-invalid="true"` : null} aria-describedby="${describedBy}"`;
+  const common = html` id="${id}" name="${setting.name}"${problem ? html` aria-invalid="true"` : null} aria-describedby="${describedBy}"`;
   const kind = setting.kind;
   let input: Html;
   switch (kind.kind) {
@@ -85,8 +85,8 @@ function settingField(setting: SettingDescriptor, view: ServicingSettingsView, f
   const how = kind.kind === 'buckets' ? ' One bucket a line, written “name: first day past due”.' : setting.nullable ? ' Leave empty for none.' : '';
   return html`<div class="field${problem ? ' has-error' : ''}">
     <label for="${id}">${LABELS.get(setting.name) ?? setting.name} <code>${setting.name}</code></label>
+    ${problem ? html`<span id="${id}-error" class="field-error">${setting.name}: ${problem}</span>` : null}
     ${input}
     <span id="${id}-hint" class="hint">${setting.description}${how} Default: ${shownDefault}.</span>
-    ${problem ? html`<span id="${id}-error" class="field-error">${setting.name}: ${problem}</span>` : null}
   </div>`;
 }

@@ -16,7 +16,7 @@ import { seriousAccessibilityViolations } from '../support/axe.js';
  * name refused), create a loan (a blank name refused) — and after every action the message that
  * tells its outcome is inside the viewport and has the focus (pages/layout.ts, `outcome`; a
  * refused loan form focuses the field in error, its message beside it). Then screenshots of the
- * loan page, the new-loan form, Settings and the overview at 1366×768 and 1920×1080 into
+ * loan page, the new-loan form, Settings (API keys, Webhooks, Servicing) and the overview at 1366×768 and 1920×1080 into
  * tests/artifacts/dashboard/outcomes/, each checked by axe (no serious or critical violation).
  */
 const CHROMIUM = new ChromiumSuite("the outcome messages' browser test", 'tests/dashboard/outcomesBrowser.test.ts');
@@ -182,12 +182,31 @@ describe('Outcome messages where the eye is (Chromium)', () => {
     await assertOutcome(/^Loan created\.$/);
   });
 
+  it('Settings > Servicing: a minimum above the maximum refused, naming both, then saved (the loans replayed)', async () => {
+    await page.goto(`${server.url}/dashboard`);
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Servicing' }).click();
+    await page.waitForURL(/\/dashboard\/settings\/servicing$/);
+    await page.locator('#setting-late_fee_min').fill('80');
+    await page.locator('#setting-late_fee_max').fill('40');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.waitForLoadState();
+    await assertOutcome(/^Not saved — late_fee_min must not exceed late_fee_max \(80\.00 > 40\.00\)$/);
+    assert.equal(await page.locator('#setting-late_fee_max-error').textContent(), 'late_fee_max: late_fee_min (80.00) must not exceed late_fee_max (40.00)');
+    assert.equal(await page.locator('#setting-late_fee_max').inputValue(), '40', 'what was typed is kept');
+    await page.locator('#setting-late_fee_max').fill('100');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.waitForURL(/saved=/);
+    await assertOutcome(/^Saved late_fee_min, late_fee_max\. The ledgers of \d+ loans were replayed with the new values\.$/);
+  });
+
   it('screenshots at 1366×768 and 1920×1080: the loan page, the new-loan form, Settings, the overview (axe: no serious violation)', async () => {
     for (const [name, path] of [
       ['loan', loanPath],
       ['loan-new', '/dashboard/loans/new'],
       ['settings-api-keys', '/dashboard/settings/api-keys'],
       ['settings-webhooks', '/dashboard/settings/webhooks'],
+      ['settings-servicing', '/dashboard/settings/servicing'],
       ['overview', '/dashboard'],
     ] as const) {
       await page.goto(`${server.url}${path}`);
@@ -197,6 +216,6 @@ describe('Outcome messages where the eye is (Chromium)', () => {
 
   it('saw no script error or unexpected refusal, and checked every outcome', () => {
     assert.deepEqual(pageProblems, []);
-    assert.equal(outcomesSeen.length, 11, outcomesSeen.join(', '));
+    assert.equal(outcomesSeen.length, 13, outcomesSeen.join(', '));
   });
 });

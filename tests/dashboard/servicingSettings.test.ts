@@ -77,13 +77,13 @@ describe('Settings > Servicing', () => {
     assert.match(again.text, /Nothing to save: the settings already had these values\./);
   });
 
-  it('refuses a bad value or a conflict with 400: the problem beside its input (focused), the typed values kept, nothing written', async () => {
+  it('refuses a bad value or a conflict with 400: the outcome focused at the top, the problem beside its input, the typed values kept, nothing written', async () => {
     const before = await readProductSettings(database.db, accountId);
     const form = formOf((await client.get(PATH)).text);
     const refused = await client.postForm(PATH, { ...form, day_count: '30/360', late_fee_min: '80', late_fee_max: '40', late_fee_grace_days: '400' });
     assert.equal(refused.status, 400);
-    assert.match(refused.text, /role="alert">Not saved — late_fee_grace_days must be a whole number from 0 to 365/);
-    assert.match(refused.text, /id="setting-late_fee_grace_days" name="late_fee_grace_days" autofocus aria-invalid="true" aria-describedby="setting-late_fee_grace_days-hint setting-late_fee_grace_days-error" value="400">/);
+    assert.match(refused.text, /id="outcome" tabindex="-1" autofocus role="alert">Not saved — late_fee_grace_days must be a whole number from 0 to 365/);
+    assert.match(refused.text, /id="setting-late_fee_grace_days" name="late_fee_grace_days" aria-invalid="true" aria-describedby="setting-late_fee_grace_days-hint setting-late_fee_grace_days-error" value="400">/);
     assert.match(refused.text, /<span id="setting-late_fee_grace_days-error" class="field-error">late_fee_grace_days: must be a whole number from 0 to 365<\/span>/);
     assert.match(refused.text, /<option value="30\/360" selected>/, 'what was typed is kept');
     // The conflict between two settings names both, beside each.
