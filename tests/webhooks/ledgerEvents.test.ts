@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import Decimal from 'decimal.js';
+import { Decimal } from 'decimal.js';
 import { Webhook } from 'standardwebhooks';
 import type { Account } from '../../app/accounts.js';
 import { createWebhookEndpoint, redeliverWebhookEvent, WebhookWorker, webhookSettingsFromEnv, type WebhookSettings } from '../../app/webhooks/index.js';
@@ -239,7 +239,7 @@ describe('Webhooks: loan.status_changed follows the ledger (SPEC §12 R9)', () =
       const payoff = text((quote.loans_by_pk as { payoff: JsonNumber }).payoff)!;
       assert.equal(payoff, '101000.00', 'row 1 due that day, nothing accrued since');
       const statusChanges = async (count: number): Promise<[Exact, Exact, Exact][]> =>
-        (await eventsOf(who, 'loan.status_changed', count)).map((event) => [event.data.old!.status, event.data.new!.status, event.data.new!.date_closed]);
+        (await eventsOf(who, 'loan.status_changed', count)).map((event) => [event.data.old!.status ?? null, event.data.new!.status ?? null, event.data.new!.date_closed ?? null]);
 
       // A surplus of 50.00 over the payoff: servicing → overpaid, credit 50.00.
       const payoffId = await post(who, loan, '2026-02-15', new Decimal(payoff).plus(50).toFixed(2), 'payoff');
