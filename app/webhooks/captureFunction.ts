@@ -21,6 +21,12 @@ import type { EventOperation, EventPayloadRelationship, EventType } from '../../
  * `changed` — a column is distinct; `set` — each column goes from null (SQL NULL or JSON null)
  * to a value; `becomes` — each column's JSON value is the given one and was not before.
  *
+ * An event type whose payload names relationships is captured by a second function of the table,
+ * `loanql_capture_<table>_at_commit()`, run by a deferred constraint trigger when the transaction
+ * commits (`CapturePhase`): each relationship is one scalar subquery (an object's row, or an
+ * array's `json_agg` in its order) reached by the tenant column and the relationship's columns,
+ * nested relationships inside it, so the payload holds the related rows as the write left them.
+ *
  * Identifiers are checked names of the resolved metadata (`^[a-z_][a-z0-9_]*$`, found in the
  * catalogue) and double-quoted; every literal (event type names, payload keys, `becomes` values)
  * is quoted by PostgreSQL itself (`quote_literal`, with the values sent as a bound parameter),
