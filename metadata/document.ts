@@ -43,8 +43,17 @@ export interface EventTypeDocument {
   readonly collection: string;
   readonly on: 'insert' | 'update' | 'delete';
   readonly when?: { readonly changed?: readonly string[]; readonly set?: readonly string[]; readonly becomes?: Readonly<Record<string, string | number | boolean>> };
-  readonly payload?: readonly string[];
+  readonly payload?: readonly EventPayloadEntryDocument[];
 }
+
+/**
+ * One entry of an event type's `payload` as written: a field name, a relationship name (the
+ * related rows' column fields), or `{relationship: [entries]}` / `{relationship: {fields:
+ * [entries], order_by: [fields]}}` to choose the related fields (and, for an array, their order).
+ */
+export type EventPayloadEntryDocument =
+  | string
+  | Readonly<Record<string, readonly EventPayloadEntryDocument[] | { readonly fields?: readonly EventPayloadEntryDocument[]; readonly order_by?: readonly string[] }>>;
 
 /** A role of the `roles:` section as written. */
 export interface RoleDocument {

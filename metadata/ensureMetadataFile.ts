@@ -28,7 +28,9 @@ const GROWING_SECTIONS = ['roles', 'event_types'] as const;
  * What the shipped default defines that the admin's file does not, per section (`roles`,
  * `event_types`): a file created from an older default lacks the roles and event types added
  * since, and nothing else would say so (a key of the `investor` role cannot be created, an
- * endpoint gets no `payment.posted`). Names only, in the shipped file's order; empty when nothing
+ * endpoint gets no `payment.posted`), and the relationships a shipped event type's payload names that the
+ * file's same event type lacks (`event type payload relationships`: `payment.posted allocations`).
+ * Names only, in the shipped file's order; empty when nothing
  * is missing or either file cannot be read as YAML (loading the file reports that properly).
  */
 export function shippedEntriesMissing(path: string, shippedPath: string): { section: string; names: string[] }[] {
@@ -51,5 +53,23 @@ export function shippedEntriesMissing(path: string, shippedPath: string): { sect
     const names = namesOf(shipped, section).filter((name) => !have.has(name));
     if (names.length) missing.push({ section, names });
   }
+  // A shipped event type may grow relationships in its payload (issue 29: payment.posted's
+  // allocation); an older copy of it then lacks them. Only the `{relationship: …}` form is
+  // compared: a bare name may be a field, which the copy's default payload already holds.
+  const payloadOf = (document: unknown, name: string): unknown[] => {
+    const types = document && typeof document === 'object' ? new Map(Object.entries(document)).get('event_types') : undefined;
+    const eventType: unknown = types && typeof types === 'object' ? new Map(Object.entries(types)).get(name) : undefined;
+    const payload: unknown = eventType && typeof eventType === 'object' ? new Map(Object.entries(eventType)).get('payload') : undefined;
+    return Array.isArray(payload) ? payload : [];
+  };
+  const keysOf = (entry: unknown): string[] => (typeof entry === 'string' ? [entry] : entry && typeof entry === 'object' ? Object.keys(entry) : []);
+  const payloads: string[] = [];
+  const mineTypes = new Set(namesOf(mine, 'event_types'));
+  for (const name of namesOf(shipped, 'event_types').filter((type) => mineTypes.has(type))) {
+    const have = new Set(payloadOf(mine, name).flatMap(keysOf));
+    const relationships = payloadOf(shipped, name).filter((entry) => typeof entry !== 'string').flatMap(keysOf);
+    for (const key of relationships) if (!have.has(key)) payloads.push(`${name} ${key}`);
+  }
+  if (payloads.length) missing.push({ section: 'event type payload relationships', names: payloads });
   return missing;
 }

@@ -21,6 +21,7 @@ export {
   type ComputedField,
   type DeletePermission,
   type EventOperation,
+  type EventPayloadRelationship,
   type EventType,
   type Field,
   type FieldSource,

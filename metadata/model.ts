@@ -190,6 +190,30 @@ export interface EventType {
   };
   /** Payload key (field name) → column. */
   readonly payload: ReadonlyMap<string, string>;
+  /**
+   * Relationships the payload names (`payload: [id, amount, allocations, loan]`): their rows as
+   * the write's transaction leaves them, read when it commits (after the ledger's replay has
+   * written), so `payment.posted` carries the allocation. Empty: the payload is the row alone.
+   */
+  readonly related: readonly EventPayloadRelationship[];
+}
+
+/** A relationship in an event's payload, resolved to tables and columns (`EventType.related`). */
+export interface EventPayloadRelationship {
+  /** Payload key (the relationship's name). */
+  readonly key: string;
+  /** Object: one JSON object or null; array: a JSON array, possibly empty. */
+  readonly kind: 'object' | 'array';
+  readonly table: string;
+  /** Pairs of (column of the parent's table, column of `table`); the tenant column is joined too. */
+  readonly mapping: readonly (readonly [string, string])[];
+  /** Payload key (field name) → column of `table`. */
+  readonly payload: ReadonlyMap<string, string>;
+  /** Relationships of the related rows, nested. */
+  readonly related: readonly EventPayloadRelationship[];
+  /** An array's order: these columns ascending, then the primary key. */
+  readonly orderBy: readonly string[];
+  readonly primaryKey: string;
 }
 
 /**

@@ -203,7 +203,7 @@ function eventTypeTable(eventTypes: readonly EventType[]): Html {
   <tbody>
     ${eventTypes.map(
       (type) =>
-        html`<tr><td><code>${type.name}</code></td><td><code>${type.collection}</code></td><td>${type.operation.toLowerCase()}</td><td>${condition(type)}</td><td>${[...type.payload.keys()].join(', ')}</td></tr>`,
+        html`<tr><td><code>${type.name}</code></td><td><code>${type.collection}</code></td><td>${type.operation.toLowerCase()}</td><td>${condition(type)}</td><td>${[...type.payload.keys(), ...type.related.map((relationship) => `${relationship.key} (${relationship.kind === 'array' ? 'its rows' : 'its row'})`)].join(', ')}</td></tr>`,
     )}
   </tbody>
 </table>

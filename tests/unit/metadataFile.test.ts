@@ -67,6 +67,16 @@ describe('the metadata file an admin edits', () => {
     assert.deepEqual(shippedEntriesMissing(older, newer), [], 'a file that is not YAML is left to the metadata loader to report');
   });
 
+  it('says which relationships a shipped event type’s payload names that the file’s own lacks (payment.posted’s allocation)', () => {
+    const older = join(dir, 'older-payload.yaml');
+    writeFileSync(older, 'collections: {}\nevent_types:\n  payment.posted: { collection: payments, on: insert }\n  loan.created: { collection: loans, on: insert }\n');
+    const missing = shippedEntriesMissing(older, METADATA_PATH);
+    assert.deepEqual(missing.find((entry) => entry.section === 'event type payload relationships'), { section: 'event type payload relationships', names: ['payment.posted allocations', 'payment.posted loan'] });
+    writeFileSync(older, 'collections: {}\nevent_types:\n  payment.posted: { collection: payments, on: insert, payload: [id, loan, { allocations: [amount] }] }\n');
+    assert.equal(shippedEntriesMissing(older, METADATA_PATH).find((entry) => entry.section === 'event type payload relationships'), undefined, 'named in either form, nothing is missing');
+    assert.deepEqual(shippedEntriesMissing(METADATA_PATH, METADATA_PATH), [], 'the shipped file lacks nothing of itself');
+  });
+
   it('the project’s own shipped default has roles and event types to compare with', () => {
     const sections = shippedEntriesMissing(join(dir, 'absent.yaml'), METADATA_PATH);
     assert.deepEqual(sections, [], 'an unreadable file reports nothing');

@@ -256,4 +256,43 @@ describe('Webhooks: event types in metadata', () => {
     );
     assert.throws(() => parseMetadata(shipped.replace('event_types:\n', 'event_types:\n  Bad: { collection: loans, on: upsert }\n')), /event type Bad/);
   });
+
+  it('resolves a payload naming relationships (nested, with fields and order), and refuses unknown ones naming them', () => {
+    const posted = parseMetadata(shipped).eventTypes.get('payment.posted')!;
+    assert.deepEqual(posted.related.map((r) => [r.key, r.kind, r.table, r.orderBy]), [['allocations', 'array', 'payment_allocations', ['position']], ['loan', 'object', 'loans', []]]);
+    assert.deepEqual(posted.related[0]!.related.map((r) => [r.key, r.mapping]), [['schedule', [['loan_id', 'loan_id'], ['row_number', 'number']]]]);
+    assert.deepEqual([...posted.related[1]!.payload.keys()], ['principal_outstanding', 'interest_due', 'fees_due', 'credit_balance', 'oldest_unpaid_due', 'status', 'date_closed']);
+    const bare = parseMetadata(shipped.replace('event_types:\n', 'event_types:\n  x.bare: { collection: payments, on: insert, payload: [id, allocations, loan] }\n')).eventTypes.get('x.bare')!;
+    assert.deepEqual([...bare.payload.keys()], ['id']);
+    assert.ok(bare.related[1]!.payload.has('principal_outstanding') && bare.related[1]!.payload.has('name'), 'a bare relationship: every column field of its target');
+    assert.ok(!bare.related[1]!.payload.has('loan_officer'), 'custom fields are not columns');
+
+    const edited = shipped.replace(
+      'event_types:\n',
+      [
+        'event_types:',
+        '  x.one: { collection: payments, on: insert, payload: [id, allocation] }',
+        '  x.two: { collection: payments, on: insert, payload: [{ allocations: [amount, { schedul: [id] }] }] }',
+        '  x.three: { collection: payments, on: insert, payload: [{ loan: { fields: [status], order_by: [status] } }, { allocations: { order_by: [amont] } }] }',
+        '  x.four: { collection: payments, on: insert, payload: [{ loan: [loan_officer] }, loan] }',
+        '',
+      ].join('\n'),
+    );
+    assert.throws(
+      () => parseMetadata(edited),
+      (error: unknown) => {
+        const problems = (error as MetadataError).problems.join('\n');
+        return (
+          /event type x\.one, payload: allocation is neither a field nor a relationship of collection payments/.test(problems) &&
+          /event type x\.two, payload, relationship allocations: schedul is neither a field nor a relationship of collection payment_allocations/.test(problems) &&
+          /event type x\.three, payload, relationship loan: order_by applies to array relationships only/.test(problems) &&
+          /event type x\.three, payload, relationship allocations, order_by, field amont: not a field of collection payment_allocations/.test(problems) &&
+          /event type x\.four, payload, relationship loan, field loan_officer: a custom field/.test(problems) &&
+          /event type x\.four, payload: loan is named twice/.test(problems)
+        );
+      },
+      'every problem named',
+    );
+    assert.throws(() => parseMetadata(shipped.replace('event_types:\n', 'event_types:\n  x.five: { collection: payments, on: insert, payload: [{ loan: [status], allocations: [amount] }] }\n')), /event type x\.five/);
+  });
 });

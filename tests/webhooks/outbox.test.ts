@@ -153,7 +153,7 @@ describe('Webhooks: the outbox and the fan-out', () => {
     for (let i = 1; i <= 38; i++) wide.set(`amount_${i}`, 'amount');
     assert.ok(wide.size > 40);
     const eventTypes = new Map(metadata.eventTypes);
-    eventTypes.set('payment.posted', { ...posted, payload: wide });
+    eventTypes.set('payment.posted', { ...posted, payload: wide, related: [] });
     const receiver = await startWebhookReceiver();
     try {
       assert.equal(await applyEventTriggers(database.db, eventTypes), true);
