@@ -106,6 +106,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       }
     }
   }
+  problems.push(...(await storedFormProblems(metadata, columns, db)));
   for (const collection of metadata.collections.values()) {
     const table = columns.get(collection.table);
     if (!table) {
@@ -245,4 +246,39 @@ function parseNameArray(value: unknown): string[] {
   if (Array.isArray(value)) return value.map(String);
   if (typeof value === 'string') return value.replace(/^\{|\}$/g, '').split(',').filter(Boolean).map((name) => name.replace(/^"|"$/g, ''));
   return [];
+}
+
+/**
+ * A computed field's `stored_form` (`daysSince`): its date column exists and is a date, its
+ * `today` function exists, and an index leads with (tenant column, date column) — the filter and
+ * the order it promises use that index.
+ */
+async function storedFormProblems(metadata: ResolvedMetadata, columns: ReadonlyMap<string, ReadonlyMap<string, string>>, db: Queryable): Promise<string[]> {
+  const forms = [...metadata.collections.values()].flatMap((collection) =>
+    [...collection.computedFields.values()].flatMap((field) => (field.storedForm ? [{ collection, field, form: field.storedForm }] : [])),
+  );
+  if (!forms.length) return [];
+  const { rows: indexRows } = await db.query<{ table_name: string; leading: string[] | string }>(
+    `SELECT t.relname AS table_name, ARRAY[a1.attname, a2.attname]::text[] AS leading
+       FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
+       JOIN pg_attribute a1 ON a1.attrelid = t.oid AND a1.attnum = i.indkey[0]
+       JOIN pg_attribute a2 ON a2.attrelid = t.oid AND a2.attnum = i.indkey[1]
+      WHERE t.relnamespace = current_schema()::regnamespace AND i.indnatts >= 2 AND i.indpred IS NULL`,
+  );
+  const leadingPairs = new Set(indexRows.map((row) => `${row.table_name}.${parseNameArray(row.leading).join(',')}`));
+  const { rows: functionRows } = await db.query<{ name: string }>(
+    `SELECT p.proname AS name FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace AND p.proname = ANY($1::text[]) AND p.prorettype = 'date'::regtype`,
+    [[...new Set(forms.map(({ form }) => form.today))]],
+  );
+  const todayFunctions = new Set(functionRows.map((row) => row.name));
+  const problems: string[] = [];
+  for (const { collection, field, form } of forms) {
+    const where = `collection ${collection.name}, computed field ${field.name}, stored_form`;
+    const type = columns.get(collection.table)?.get(form.column);
+    if (type !== 'date') problems.push(`${where}: column ${collection.table}.${form.column} ${type ? `is ${type}, not date` : 'does not exist'}`);
+    else if (!leadingPairs.has(`${collection.table}.${metadata.tenantColumn},${form.column}`))
+      problems.push(`${where}: no index of ${collection.table} starts with (${metadata.tenantColumn}, ${form.column})`);
+    if (!todayFunctions.has(form.today)) problems.push(`${where}: function ${form.today} returning date does not exist`);
+  }
+  return problems;
 }

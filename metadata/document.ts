@@ -31,7 +31,16 @@ export interface CollectionDocument {
   readonly update?: { readonly columns: readonly string[]; readonly set?: Presets };
   readonly delete?: Readonly<Record<string, never>>;
   readonly computed_fields?: Readonly<
-    Record<string, { readonly function: string; readonly type: ScalarType; readonly args?: Readonly<Record<string, ScalarType>>; readonly description?: string }>
+    Record<
+      string,
+      {
+        readonly function: string;
+        readonly type: ScalarType;
+        readonly args?: Readonly<Record<string, ScalarType>>;
+        readonly description?: string;
+        readonly stored_form?: { readonly days_since: string; readonly today: string };
+      }
+    >
   >;
 }
 

@@ -19,6 +19,8 @@ export {
   type CatalogueFacts,
   type Collection,
   type ComputedField,
+  type StoredForm,
+  type StoredFormOperator,
   type DeletePermission,
   type EventOperation,
   type EventPayloadRelationship,

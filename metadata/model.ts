@@ -23,8 +23,8 @@ export interface Field {
 /**
  * A computed field (Hasura's): a SQL function of the row — called with the row's tenant value and
  * primary key, then its arguments by name (omitted ones take the function's defaults) — that
- * returns one value of `type`. Selected like a field with `args: {…}`; never written, filtered
- * or ordered by.
+ * returns one value of `type`. Selected like a field with `args: {…}`; never written. Filtered
+ * and ordered by only when it has a `storedForm`.
  */
 export interface ComputedField {
   readonly name: string;
@@ -34,7 +34,17 @@ export interface ComputedField {
   /** Argument name → type, in the order the metadata gives them. */
   readonly args: ReadonlyMap<string, ScalarType>;
   readonly description: string | null;
+  /**
+   * What the value is, called without arguments, in terms of the row's stored columns — and so
+   * how a filter or an order on it reaches an index. `daysSince`: the whole days from the date
+   * column `column` to `today(tenant)` when the date is before it, else 0 (a null date: 0); the
+   * catalogue check requires an index on (tenant column, column). The database keeps the column
+   * such that this equals the function (for loans: migration 0019, docs/ledger.md).
+   */
+  readonly storedForm: StoredForm | null;
 }
+
+export type StoredForm = { readonly kind: 'daysSince'; readonly column: string; readonly today: string };
 
 export interface Relationship {
   readonly name: string;
@@ -101,7 +111,12 @@ export type BoolExpOf<V> =
   | { readonly kind: 'jsonb'; readonly field: Field; readonly operator: FilterJsonbOperator; readonly value: V }
   /** `_cast: {String: {…}}`: `where` compares `as`, the jsonb field seen as text (a field of type text, same name and source). */
   | { readonly kind: 'cast'; readonly field: Field; readonly as: Field; readonly where: BoolExpOf<V> }
-  | { readonly kind: 'relationship'; readonly relationship: Relationship; readonly target: Collection; readonly where: BoolExpOf<V> };
+  | { readonly kind: 'relationship'; readonly relationship: Relationship; readonly target: Collection; readonly where: BoolExpOf<V> }
+  /** A comparison of a computed field that has a stored form, called without arguments (`ComputedField.storedForm`). */
+  | { readonly kind: 'computed'; readonly field: ComputedField; readonly operator: StoredFormOperator; readonly value: V };
+
+/** The operators on a computed field's stored form. */
+export type StoredFormOperator = '_eq' | '_neq' | '_gt' | '_gte' | '_lt' | '_lte' | '_is_null';
 
 /**
  * A role's row filter (`filter`, `check`), resolved against the whole metadata: a relationship

@@ -48,7 +48,11 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
     for (const [fieldName, spec] of Object.entries(collection.computed_fields ?? {})) {
       if (fields.has(fieldName) || relationships.has(fieldName)) problems.push(`collection ${name}, computed field ${fieldName}: a field or relationship has the same name`);
       if (fieldName.startsWith('__')) problems.push(`collection ${name}, computed field ${fieldName}: names starting with __ are reserved`);
-      computedFields.set(fieldName, { name: fieldName, type: spec.type, function: spec.function, args: new Map(Object.entries(spec.args ?? {})), description: spec.description ?? null });
+      computedFields.set(fieldName, { name: fieldName, type: spec.type, function: spec.function, args: new Map(Object.entries(spec.args ?? {})),
+        description: spec.description ?? null,
+        storedForm: spec.stored_form ? { kind: 'daysSince', column: spec.stored_form.days_since, today: spec.stored_form.today } : null,
+      });
+      if (spec.stored_form && spec.type !== 'integer') problems.push(`collection ${name}, computed field ${fieldName}: a stored_form days_since is an integer, not ${spec.type}`);
     }
     for (const fieldName of fields.keys()) {
       if (fieldName.startsWith('__')) problems.push(`collection ${name}, field ${fieldName}: names starting with __ are reserved`);

@@ -182,6 +182,8 @@ export function describeFilter(filter: RowFilter): string {
       return `${filter.field.name} _cast { String: { ${describeFilter(filter.where)} } }`;
     case 'relationship':
       return `${filter.relationship.name} { ${describeFilter(filter.where)} }`;
+    case 'computed':
+      return `${filter.field.name} ${filter.operator} ${describeValue(filter.value)}`;
   }
 }
 

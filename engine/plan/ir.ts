@@ -59,6 +59,8 @@ export type RelationshipPath = readonly { readonly relationship: Relationship; r
  */
 export type OrderItem =
   | { readonly kind: 'column'; readonly path: RelationshipPath; readonly field: Field; readonly direction: OrderDirection }
+  /** A computed field with a stored form, without arguments (`ComputedField.storedForm`). */
+  | { readonly kind: 'computed'; readonly path: RelationshipPath; readonly field: ComputedField; readonly direction: OrderDirection }
   | {
       readonly kind: 'aggregate';
       readonly path: RelationshipPath;

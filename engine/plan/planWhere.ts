@@ -1,5 +1,5 @@
 import { GraphQLError, GraphQLList, GraphQLNonNull, GraphQLString } from 'graphql';
-import type { Collection, Field } from '../../metadata/index.js';
+import type { Collection, ComputedField, Field, StoredFormOperator } from '../../metadata/index.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import { Literal, VariableRef, type ArgValue, type ArgumentValues } from './argumentValues.js';
 import type { BoolExp, ComparisonOperator, JsonbOperator } from './ir.js';
@@ -14,6 +14,7 @@ const COMPARISON_OPERATORS: ReadonlySet<string> = new Set<ComparisonOperator>([
   '_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_like', '_nlike', '_ilike', '_nilike', '_regex', '_iregex', '_nregex', '_niregex', '_similar', '_nsimilar',
 ]);
 const JSONB_OPERATORS: ReadonlySet<string> = new Set<JsonbOperator>(['_contains', '_contained_in', '_has_key', '_has_keys_any', '_has_keys_all']);
+const STORED_FORM_OPERATORS: ReadonlySet<string> = new Set<StoredFormOperator>(['_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_is_null']);
 const KEY_LIST = new GraphQLList(new GraphQLNonNull(GraphQLString));
 
 /** `where` arguments → `BoolExp`: boolean operators, comparisons, relationship filters. */
@@ -37,6 +38,8 @@ export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection }: 
         items.push({ kind: 'not', item: planWhere(collection, inner, depth + 1) });
       } else if (collection.fields.has(key)) {
         items.push(...planComparison(collection.fields.get(key)!, inner));
+      } else if (collection.computedFields.get(key)?.storedForm) {
+        items.push(...planStoredComparison(collection.computedFields.get(key)!, inner));
       } else {
         const relationship = collection.relationships.get(key);
         if (!relationship) throw new GraphQLError(`field "${key}" not found in type: '${collection.name}_bool_exp'`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
@@ -75,6 +78,16 @@ export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection }: 
       }
     }
     return items;
+  }
+
+  /** A computed field with a stored form, called without arguments (`_eq` … `_lte`, `_is_null`). */
+  function planStoredComparison(field: ComputedField, value: ArgValue): BoolExp[] {
+    if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof VariableRef || value instanceof Literal) return [];
+    const scalar = SCALAR_FOR_TYPE[field.type];
+    return Object.entries(value).map(([operator, operand]): BoolExp => {
+      if (!STORED_FORM_OPERATORS.has(operator)) throw new GraphQLError(`unknown operator ${operator} of ${field.name}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
+      return { kind: 'computed', field, operator: operator as StoredFormOperator, value: toParam(operand, operator === '_is_null' ? SCALAR_FOR_TYPE.boolean : scalar) };
+    });
   }
 
   /**

@@ -122,6 +122,21 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
     return type;
   };
 
+  /** `<Scalar>_stored_comparison_exp`: the operators a computed field's stored form offers (no lists, no patterns). */
+  const storedComparisons = new Map<GraphQLScalarType, GraphQLInputObjectType>();
+  const storedFormComparison = (scalar: GraphQLScalarType): GraphQLInputObjectType => {
+    let type = storedComparisons.get(scalar);
+    if (!type) {
+      type = new GraphQLInputObjectType({
+        name: `${scalar.name}_stored_comparison_exp`,
+        description: `Boolean expression to compare a computed field of type "${scalar.name}" as of the business date (through an index).`,
+        fields: { _eq: { type: scalar }, _neq: { type: scalar }, _gt: { type: scalar }, _gte: { type: scalar }, _lt: { type: scalar }, _lte: { type: scalar }, _is_null: { type: GraphQLBoolean } },
+      });
+      storedComparisons.set(scalar, type);
+    }
+    return type;
+  };
+
   const objectTypes = new Map<string, GraphQLObjectType>();
   const boolExps = new Map<string, GraphQLInputObjectType>();
   const orderBys = new Map<string, GraphQLInputObjectType>();
@@ -174,6 +189,8 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
             _not: { type: self },
           };
           for (const field of collection.fields.values()) fields[field.name] = { type: comparisonFor(SCALAR_FOR_TYPE[field.type]) };
+          // A computed field with a stored form, without arguments: through its index.
+          for (const computed of collection.computedFields.values()) if (computed.storedForm) fields[computed.name] = { type: storedFormComparison(SCALAR_FOR_TYPE[computed.type]) };
           for (const relationship of collection.relationships.values()) fields[relationship.name] = { type: boolExps.get(relationship.target)! };
           return fields;
         },
@@ -187,6 +204,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
         fields: () => {
           const fields: GraphQLInputFieldConfigMap = {};
           for (const field of collection.fields.values()) if (field.type !== 'jsonb') fields[field.name] = { type: orderBy };
+          for (const computed of collection.computedFields.values()) if (computed.storedForm) fields[computed.name] = { type: orderBy, description: `${computed.name} as of the business date` };
           for (const relationship of collection.relationships.values()) {
             if (relationship.kind === 'object') fields[relationship.name] = { type: orderBys.get(relationship.target)! };
             // As the aggregate field itself: only where the role may aggregate the target.

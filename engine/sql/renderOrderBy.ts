@@ -3,6 +3,7 @@ import type { ListQuery, OrderItem } from '../plan/ir.js';
 import type { CompileContext } from './compileContext.js';
 import { sql, type Fragment } from './fragment.js';
 import type { WhereRenderer } from './renderWhere.js';
+import { storedFormRenderer } from './renderStoredForm.js';
 import { AGGREGATE_FUNCTION, DIRECTION } from './sqlTables.js';
 
 /** One key of a list's order: the value sorted by and its direction (with its NULLS placement). */
@@ -16,6 +17,7 @@ export type OrderByRenderer = ReturnType<typeof orderByRenderer>;
 /** `order_by` keys: fields, aggregates of array relationships, through object relationships. */
 export function orderByRenderer(context: CompileContext, { rowPredicate }: Pick<WhereRenderer, 'rowPredicate'>) {
   const { nextAlias, fieldValue, joinPredicate } = context;
+  const { storedOrder } = storedFormRenderer(context);
 
   /**
    * An aggregate of the rows of an array relationship of the row `parent` (`count`, or
@@ -33,7 +35,8 @@ export function orderByRenderer(context: CompileContext, { rowPredicate }: Pick<
    * row or of a row reached through object relationships.
    */
   function orderValue(item: OrderItem, table: Fragment): Fragment {
-    const valueAt = (row: Fragment): Fragment => (item.kind === 'column' ? fieldValue(row, item.field) : relationshipAggregate(item, row));
+    const valueAt = (row: Fragment): Fragment =>
+      item.kind === 'column' ? fieldValue(row, item.field) : item.kind === 'computed' ? storedOrder(item.field, item.direction, row).value : relationshipAggregate(item, row);
     if (!item.path.length) return valueAt(table);
     let parent = table;
     const aliases: Fragment[] = [];
@@ -53,7 +56,10 @@ export function orderByRenderer(context: CompileContext, { rowPredicate }: Pick<
 
   /** Order keys with the primary-key tie-break, ascending (SPEC §5: deterministic results). */
   function orderKeys(collection: Collection, query: ListQuery, table: Fragment): OrderKey[] {
-    const keys = query.orderBy.map((item) => ({ value: orderValue(item, table), direction: DIRECTION[item.direction] }));
+    const keys = query.orderBy.map((item) => ({
+      value: orderValue(item, table),
+      direction: item.kind === 'computed' ? storedOrder(item.field, item.direction, table).direction : DIRECTION[item.direction],
+    }));
     const last = query.orderBy.at(-1);
     const pkAlreadyLast = last?.kind === 'column' && last.path.length === 0 && last.field === collection.primaryKey;
     if (!pkAlreadyLast) keys.push({ value: fieldValue(table, collection.primaryKey), direction: DIRECTION.asc });

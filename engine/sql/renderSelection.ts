@@ -6,6 +6,7 @@ import { sql, type Fragment } from './fragment.js';
 import { jsonArray, jsonObject, jsonOf, jsonString } from './jsonText.js';
 import type { OrderByRenderer, OrderKey } from './renderOrderBy.js';
 import type { WhereRenderer } from './renderWhere.js';
+import { storedFormRenderer } from './renderStoredForm.js';
 import { CAST } from './sqlTables.js';
 
 /** The row of the parent a nested list or aggregate belongs to, and the relationship to it. */
@@ -33,6 +34,7 @@ export type SelectionRenderer = ReturnType<typeof selectionRenderer>;
 /** Row objects, lists and the FROM … WHERE … of a list's rows. */
 export function selectionRenderer(context: CompileContext, { where, rowPredicate, pathPredicate }: WhereRenderer, { orderKeys }: OrderByRenderer, aggregate: RenderAggregate) {
   const { nextAlias, tenant, fieldOutput, fieldValue, joinPredicate } = context;
+  const { storedValue } = storedFormRenderer(context);
 
   function rowObject(collection: Collection, selection: Selection, table: Fragment): Fragment {
     const pairs = selection.map((item): readonly [string, Fragment] => {
@@ -40,6 +42,8 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
         case 'column':
           return [item.alias, fieldOutput(collection, table, item.field)];
         case 'computed': {
+          // Without arguments, a stored form reads the row's columns (the value the function gives).
+          if (!item.args.size && item.field.storedForm) return [item.alias, jsonOf(storedValue(item.field, table))];
           // fn(tenant, key, name => $n::type, …): omitted arguments take the function's defaults.
           const args = [...item.args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${CAST[item.field.args.get(name)!]}`);
           const call = sql`${sql.ident(item.field.function)}(${sql.join([sql`${table}.${tenant}`, fieldValue(table, collection.primaryKey), ...args], sql`, `)})`;

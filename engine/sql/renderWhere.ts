@@ -4,6 +4,7 @@ import type { Param } from '../plan/params.js';
 import { shortenRoleFilter } from '../plan/passes/foreignKeyShortcuts.js';
 import type { CompileContext } from './compileContext.js';
 import { sql, type Fragment } from './fragment.js';
+import { storedFormRenderer } from './renderStoredForm.js';
 import { ARRAY_CAST, JSONB_OPERATOR, OPERATOR } from './sqlTables.js';
 
 export type WhereRenderer = ReturnType<typeof whereRenderer>;
@@ -15,6 +16,7 @@ export type WhereRenderer = ReturnType<typeof whereRenderer>;
  */
 export function whereRenderer(context: CompileContext) {
   const { metadata, nextAlias, fieldValue, tenantPredicate, joinPredicate, param } = context;
+  const { storedComparison } = storedFormRenderer(context);
 
   /** A role's filter (select, update, delete, check) over the row `table`. */
   const roleFilter = (filter: RowFilter, table: Fragment): Fragment => where(shortenRoleFilter(filter, metadata.foreignKeyRelationships), table);
@@ -105,6 +107,8 @@ export function whereRenderer(context: CompileContext) {
           child,
         )} AND ${where(expression.where, child)})`;
       }
+      case 'computed':
+        return storedComparison(expression.field, expression.operator, expression.value, table);
       default:
         return assertNever(expression);
     }

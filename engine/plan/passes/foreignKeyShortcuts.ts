@@ -49,6 +49,7 @@ export function shortenFilter<V>(expression: BoolExpOf<V>, foreignKeys: ForeignK
     case 'in':
     case 'isNull':
     case 'jsonb':
+    case 'computed':
       return expression;
     case 'relationship': {
       const shorter = throughForeignKey(expression, foreignKeys) ?? expression;
