@@ -12,9 +12,10 @@ import * as outboxJson from './migrations/0010_outbox_json.js';
 import * as idempotencyScope from './migrations/0011_idempotency_scope.js';
 import * as servicingLedger from './migrations/0012_servicing_ledger.js';
 import * as loanNameNotBlank from './migrations/0013_loan_name_not_blank.js';
+import * as accountCurrency from './migrations/0020_account_currency.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, accountCurrency];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.
