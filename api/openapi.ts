@@ -97,6 +97,10 @@ export const FULL_ACCESS: LoanAccess = { role: 'admin', select: true, insert: tr
 export function openApiDocument(product: Product, serverUrl: string, access: LoanAccess = FULL_ACCESS): Schema {
   const requestProperties: Record<string, Schema> = {};
   for (const field of BUILT_IN_FIELDS) requestProperties[field.name] = field.nullable ? nullable(publicSchema(field.rule)) : publicSchema(field.rule);
+  // A loan needs a name that is not blank (issue 28, migration 0013): required on POST, never null.
+  requestProperties.Name = { ...requestProperties.Name, minLength: 1, pattern: '\\S', description: 'The loan\'s name: required on POST, not blank (at most 500 characters).' };
+  /** What POST must carry: the name and each required custom field (body keys match without regard to case). */
+  const requiredOnCreate = ['Name', ...product.customFields.filter((field) => field.required).map((field) => bodyName(field.name))];
   for (const field of product.customFields) {
     const schema = publicSchema(field.rule);
     requestProperties[bodyName(field.name)] = field.required ? { ...schema, description: `${schema.description as string} Required.` } : nullable(schema);
@@ -232,7 +236,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
               schema: { type: 'string', minLength: 1, maxLength: 255 },
             },
           ],
-          requestBody: { required: false, ...json('LoanCreate') },
+          requestBody: { required: true, ...json('LoanCreate') },
           responses: {
             '201': {
               description: 'The loan, as GET /api/loan/{id} returns it, and what happened to the contacts.',
@@ -331,7 +335,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           },
         },
         LoanUpdate: { type: 'object', properties: requestProperties, description: 'Fields of the default product; null clears a field.' },
-        LoanCreate: { type: 'object', properties: { ...requestProperties, ...contactProperties } },
+        LoanCreate: { type: 'object', required: requiredOnCreate, properties: { ...requestProperties, ...contactProperties } },
         Error: error,
         ProductSettings: {
           type: 'object',

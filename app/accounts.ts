@@ -6,25 +6,71 @@ export interface Account {
   readonly id: string;
   readonly slug: string;
   readonly name: string;
+  /** ISO 4217 (`USD`): what the dashboard shows every amount in. */
+  readonly currency: string;
+  /** IANA time zone (`America/Chicago`): the account's business date (SPEC §12) is a day there. */
+  readonly timezone: string;
+}
+
+/** What an account may be created with or changed to (`loanql account create|set`). */
+export interface AccountSettings {
+  readonly name?: string;
+  readonly currency?: string;
+  readonly timezone?: string;
 }
 
 const SLUG = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const ACCOUNT_COLUMNS = 'id, slug, name, currency, timezone';
+/** The ISO 4217 codes this Node's Intl knows (and can therefore show with their symbol). */
+const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
 
-export async function createAccount(db: Queryable, slug: string, name?: string): Promise<Account> {
+/** Checks the settings given (a clear `UserInputError` naming the first bad one); trims the name. */
+async function checkAccountSettings(db: Queryable, settings: AccountSettings): Promise<AccountSettings> {
+  if (settings.name !== undefined) refuseNulCharacter('name', settings.name);
+  if (settings.currency !== undefined) {
+    refuseNulCharacter('currency', settings.currency);
+    if (!/^[A-Z]{3}$/.test(settings.currency) || !CURRENCIES.has(settings.currency)) {
+      throw new UserInputError(`currency "${settings.currency}" is not an ISO 4217 code this service knows (three capital letters, e.g. USD, EUR, GBP, CAD)`);
+    }
+  }
+  if (settings.timezone !== undefined) {
+    refuseNulCharacter('timezone', settings.timezone);
+    // The database's own list: the business date is computed there (loanql_business_date).
+    const known = settings.timezone.length <= 64 && (await db.query('SELECT 1 FROM pg_timezone_names WHERE name = $1', [settings.timezone])).rows.length > 0;
+    if (!known) throw new UserInputError(`timezone "${settings.timezone}" is not a time zone the database knows (an IANA name, e.g. UTC, America/New_York, Europe/Berlin)`);
+  }
+  return { ...settings, ...(settings.name !== undefined ? { name: settings.name.trim() } : {}) };
+}
+
+export async function createAccount(db: Queryable, slug: string, name?: string, settings: Omit<AccountSettings, 'name'> = {}): Promise<Account> {
   if (!SLUG.test(slug)) throw new UserInputError(`account slug "${slug}" must be lower-case letters, digits, - or _ (at most 63)`);
-  if (name !== undefined) refuseNulCharacter('name', name);
+  const checked = await checkAccountSettings(db, { ...settings, ...(name !== undefined ? { name } : {}) });
   const { rows } = await db.query<Account>(
-    `INSERT INTO accounts (slug, name) VALUES ($1, $2) ON CONFLICT (slug) DO NOTHING RETURNING id, slug, name`,
-    [slug, name?.trim() || slug],
+    `INSERT INTO accounts (slug, name, currency, timezone) VALUES ($1, $2, coalesce($3, 'USD'), coalesce($4, 'UTC'))
+     ON CONFLICT (slug) DO NOTHING RETURNING ${ACCOUNT_COLUMNS}`,
+    [slug, checked.name || slug, checked.currency ?? null, checked.timezone ?? null],
   );
   if (!rows[0]) throw new UserInputError(`account "${slug}" already exists`, 409);
   return rows[0];
 }
 
+/** Changes an account's name, currency or time zone (what is given); returns the account as it now is. */
+export async function updateAccount(db: Queryable, slug: string, settings: AccountSettings): Promise<Account> {
+  const account = await findAccount(db, slug);
+  if (settings.name !== undefined && settings.name.trim() === '') throw new UserInputError('an account name may not be blank');
+  const checked = await checkAccountSettings(db, settings);
+  const { rows } = await db.query<Account>(
+    `UPDATE accounts SET name = coalesce($2, name), currency = coalesce($3, currency), timezone = coalesce($4, timezone)
+      WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+    [account.id, checked.name ?? null, checked.currency ?? null, checked.timezone ?? null],
+  );
+  return rows[0]!;
+}
+
 export async function findAccount(db: Queryable, slug: string): Promise<Account> {
   if (!SLUG.test(slug)) throw new UserInputError(`no account "${slug}"`, 404);
-  const { rows } = await db.query<Account>('SELECT id, slug, name FROM accounts WHERE slug = $1', [slug]);
+  const { rows } = await db.query<Account>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE slug = $1`, [slug]);
   if (!rows[0]) throw new UserInputError(`no account "${slug}"`, 404);
   return rows[0];
 }

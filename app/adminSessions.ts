@@ -14,6 +14,8 @@ export interface AdminSession {
   readonly accountId: string;
   readonly accountSlug: string;
   readonly accountName: string;
+  /** ISO 4217: the dashboard shows every amount in it. */
+  readonly accountCurrency: string;
   readonly adminId: string;
   readonly adminEmail: string;
   readonly adminName: string;
@@ -44,7 +46,7 @@ export async function startAdminSession(db: Queryable, admin: { readonly account
 export async function findAdminSession(db: Queryable, token: string | undefined): Promise<AdminSession | null> {
   if (!token || !TOKEN_PATTERN.test(token)) return null;
   const { rows } = await db.query<AdminSession>(
-    `SELECT s.id AS "sessionId", s.account_id AS "accountId", acc.slug AS "accountSlug", acc.name AS "accountName",
+    `SELECT s.id AS "sessionId", s.account_id AS "accountId", acc.slug AS "accountSlug", acc.name AS "accountName", acc.currency AS "accountCurrency",
             s.admin_id AS "adminId", a.email AS "adminEmail", a.name AS "adminName"
        FROM admin_sessions s
        JOIN admins a ON a.account_id = s.account_id AND a.id = s.admin_id

@@ -1,5 +1,5 @@
 import type { Database } from '../db/index.js';
-import { createAccount, createAdmin, findAccount } from '../app/accounts.js';
+import { createAccount, createAdmin, findAccount, updateAccount, type AccountSettings } from '../app/accounts.js';
 import { checkKeyRole, createApiKey, deactivateApiKey, listApiKeys } from '../app/apiKeys.js';
 import { UserInputError } from '../app/errors.js';
 import {
@@ -72,6 +72,13 @@ function optionText(context: CommandContext, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/** `--currency` and `--timezone`, where given. */
+function accountSettingsOf(context: CommandContext): Omit<AccountSettings, 'name'> {
+  const currency = optionText(context, 'currency');
+  const timezone = optionText(context, 'timezone');
+  return { ...(currency !== undefined ? { currency } : {}), ...(timezone !== undefined ? { timezone } : {}) };
+}
+
 function positional(context: CommandContext, index: number, what: string): string {
   const value = context.positionals[index];
   if (!value) throw new UserInputError(`${what} is required`);
@@ -115,13 +122,26 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['account', 'create'],
-    synopsis: 'account create <slug> [--name NAME]',
-    description: 'create an account',
-    options: { name: { type: 'string' } },
+    synopsis: 'account create <slug> [--name NAME] [--currency CODE] [--timezone ZONE]',
+    description: 'create an account (currency ISO 4217, default USD; time zone IANA, default UTC: the business date is a day there)',
+    options: { name: { type: 'string' }, currency: { type: 'string' }, timezone: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
-      const account = await createAccount(context.db, positional(context, 0, 'the account slug'), optionText(context, 'name'));
-      context.out.write(`account ${account.slug} created (${account.id})\n`);
+      const account = await createAccount(context.db, positional(context, 0, 'the account slug'), optionText(context, 'name'), accountSettingsOf(context));
+      context.out.write(`account ${account.slug} created (${account.id}), currency ${account.currency}, time zone ${account.timezone}\n`);
+    },
+  },
+  {
+    words: ['account', 'set'],
+    synopsis: 'account set <slug> [--name NAME] [--currency CODE] [--timezone ZONE]',
+    description: "change an account's name, currency or time zone",
+    options: { name: { type: 'string' }, currency: { type: 'string' }, timezone: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const settings = { ...accountSettingsOf(context), ...(optionText(context, 'name') !== undefined ? { name: optionText(context, 'name')! } : {}) };
+      if (!Object.keys(settings).length) throw new UserInputError('give at least one of --name, --currency, --timezone');
+      const account = await updateAccount(context.db, positional(context, 0, 'the account slug'), settings);
+      context.out.write(`account ${account.slug}: name ${JSON.stringify(account.name)}, currency ${account.currency}, time zone ${account.timezone}\n`);
     },
   },
   {

@@ -42,7 +42,7 @@ export async function sessionOfRequest(db: Database, req: Request): Promise<Dash
   const token = readCookie(req, SESSION_COOKIE);
   const admin = token ? await findAdminSession(db, token) : null;
   if (!token || !admin) return undefined;
-  return { admin, token, viewer: { accountName: admin.accountName, adminEmail: admin.adminEmail, csrfToken: csrfTokenForSession(token) } };
+  return { admin, token, viewer: { accountName: admin.accountName, currency: admin.accountCurrency, adminEmail: admin.adminEmail, csrfToken: csrfTokenForSession(token) } };
 }
 
 /** The session of a request that passed `requirePageSession` or `requireJsonSession`. */

@@ -16,6 +16,8 @@ const NAVIGATION: readonly { readonly section: NavSection; readonly label: strin
 /** Who is logged in, for the top bar; its CSRF token signs the logout form. */
 export interface Viewer {
   readonly accountName: string;
+  /** The account's ISO 4217 currency: every amount is shown in it (`cash`). */
+  readonly currency: string;
   readonly adminEmail: string;
   readonly csrfToken: string;
 }

@@ -10,17 +10,17 @@ import { cash, centsOf, dateInput, enumLabel, fromCents, money, orDash, row, row
  */
 
 /** The loan's balances (SPEC §12 R2, stored by the ledger's replay), status and days past due. */
-export function balancesSection(loan: Row, today: Row | null): Html {
+export function balancesSection(loan: Row, today: Row | null, currency: string): Html {
   const closed = text(loan.date_closed);
   const dpd = text(today?.days_past_due);
   return html`<section aria-labelledby="balances-heading" class="card balances" id="balances">
   <h2 id="balances-heading">Balances</h2>
   <dl class="facts">
     <dt>Status</dt><dd>${statusPill(loan.status)}${closed ? html` <span class="closed-on">closed on ${closed}</span>` : null}</dd>
-    <dt>Principal outstanding</dt><dd class="money" data-balance="principal_outstanding">${cash(loan.principal_outstanding)}</dd>
-    <dt>Interest due</dt><dd class="money" data-balance="interest_due">${cash(loan.interest_due)}</dd>
-    <dt>Fees due</dt><dd class="money" data-balance="fees_due">${cash(loan.fees_due)}</dd>
-    <dt>Credit</dt><dd class="money" data-balance="credit_balance">${cash(loan.credit_balance)}</dd>
+    <dt>Principal outstanding</dt><dd class="money" data-balance="principal_outstanding">${cash(loan.principal_outstanding, currency)}</dd>
+    <dt>Interest due</dt><dd class="money" data-balance="interest_due">${cash(loan.interest_due, currency)}</dd>
+    <dt>Fees due</dt><dd class="money" data-balance="fees_due">${cash(loan.fees_due, currency)}</dd>
+    <dt>Credit</dt><dd class="money" data-balance="credit_balance">${cash(loan.credit_balance, currency)}</dd>
     <dt>Oldest unpaid due</dt><dd data-balance="oldest_unpaid_due">${orDash(loan.oldest_unpaid_due)}</dd>
     <dt>Days past due</dt><dd data-balance="days_past_due">${dpd ? html`${dpd} <span class="hint">as of ${text(today?.as_of)}</span>` : orDash(null)}</dd>
   </dl>
@@ -42,7 +42,7 @@ export function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView, out
   const method = view.form?.form === 'payoff' ? view.form.values.get('method') ?? 'ach' : 'ach';
   const minus = (value: unknown) => {
     const cents = centsOf(value);
-    return cents !== null && cents > 0n ? `−${money(fromCents(cents))}` : cash(value);
+    return cents !== null && cents > 0n ? cash(fromCents(-cents), viewer.currency) : cash(value, viewer.currency);
   };
   return html`<section aria-labelledby="payoff-heading" class="card payoff" id="payoff">
   <h2 id="payoff-heading">Payoff quote</h2>
@@ -54,14 +54,14 @@ export function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView, out
   ${
     quote
       ? html`<dl class="facts quote" aria-label="Payoff on ${text(quote.as_of)}">
-    <dt>Principal outstanding</dt><dd class="num" data-quote="principal_outstanding">${cash(quote.principal_outstanding)}</dd>
-    <dt>Interest due</dt><dd class="num" data-quote="interest_due">${cash(quote.interest_due)}</dd>
-    <dt>Accrued interest</dt><dd class="num" data-quote="accrued_interest">${cash(quote.accrued_interest)}</dd>
+    <dt>Principal outstanding</dt><dd class="num" data-quote="principal_outstanding">${cash(quote.principal_outstanding, viewer.currency)}</dd>
+    <dt>Interest due</dt><dd class="num" data-quote="interest_due">${cash(quote.interest_due, viewer.currency)}</dd>
+    <dt>Accrued interest</dt><dd class="num" data-quote="accrued_interest">${cash(quote.accrued_interest, viewer.currency)}</dd>
     <dt>Interest paid ahead</dt><dd class="num" data-quote="interest_paid_ahead">${minus(quote.interest_paid_ahead)}</dd>
-    <dt>Fees due</dt><dd class="num" data-quote="fees_due">${cash(quote.fees_due)}</dd>
+    <dt>Fees due</dt><dd class="num" data-quote="fees_due">${cash(quote.fees_due, viewer.currency)}</dd>
     <dt>Credit</dt><dd class="num" data-quote="credit_balance">${minus(quote.credit_balance)}</dd>
-    <dt class="total">Payoff on ${text(quote.as_of)}</dt><dd class="num total" data-quote="payoff"><strong>${cash(quote.payoff)}</strong></dd>
-    <dt>Per diem</dt><dd class="num" data-quote="per_diem">${cash(quote.per_diem)}</dd>
+    <dt class="total">Payoff on ${text(quote.as_of)}</dt><dd class="num total" data-quote="payoff"><strong>${cash(quote.payoff, viewer.currency)}</strong></dd>
+    <dt>Per diem</dt><dd class="num" data-quote="per_diem">${cash(quote.per_diem, viewer.currency)}</dd>
   </dl>
   ${
     postable
@@ -72,7 +72,7 @@ export function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView, out
     <div class="field"><label for="payoff-method">Method</label><select id="payoff-method" name="method">${['ach', 'check', 'wire', 'cash'].map(
       (option) => html`<option value="${option}"${method === option ? html` selected` : null}>${enumLabel(option)}</option>`,
     )}</select></div>
-    <div><button type="submit">Post this payoff: ${money(fromCents(payoff))} on ${text(quote.as_of)}</button></div>
+    <div><button type="submit">Post this payoff: ${cash(fromCents(payoff), viewer.currency)} on ${text(quote.as_of)}</button></div>
   </form>`
       : html`<p class="hint">${text(loan.status) === 'servicing' ? 'Nothing to pay off on this day.' : `The loan is ${text(loan.status)}: a payoff is posted only for a loan in servicing.`}</p>`
   }`
@@ -82,21 +82,21 @@ export function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView, out
 }
 
 /** A payment's allocation (SPEC §12 R1): totals per component, and its lines (row, component, amount) in a disclosure. */
-export function allocationCell(payment: Row): Html {
+export function allocationCell(payment: Row, currency: string): Html {
   const lines = rows(payment.allocations);
   if (!lines.length) return html`<span class="hint">${payment.date_reversed ? 'nothing (reversed)' : 'nothing yet'}</span>`;
   const totals = new Map<string, bigint>();
   for (const line of lines) totals.set(text(line.component), (totals.get(text(line.component)) ?? 0n) + (centsOf(line.amount) ?? 0n));
-  const summary = [...totals].map(([component, cents]) => `${component} ${money(fromCents(cents))}`).join(', ');
+  const summary = [...totals].map(([component, cents]) => `${component} ${cash(fromCents(cents), currency)}`).join(', ');
   return html`<details class="allocation">
   <summary>${summary} <span class="hint">(${lines.length} ${lines.length === 1 ? 'line' : 'lines'})</span></summary>
   <table class="allocation-lines">
-    <caption class="visually-hidden">Allocation of the payment of ${money(payment.amount)} on ${text(payment.date)}</caption>
+    <caption class="visually-hidden">Allocation of the payment of ${cash(payment.amount, currency)} on ${text(payment.date)}</caption>
     <thead><tr><th scope="col">Row</th><th scope="col">Component</th><th scope="col" class="num">Amount</th></tr></thead>
     <tbody>${lines.map((line) => {
       const fee = row(line.fee);
       const where = fee ? `${text(fee.kind)} fee` : text(line.row_number) ? `row ${text(line.row_number)}` : '—';
-      return html`<tr><td>${where}</td><td>${text(line.component)}</td><td class="num">${cash(line.amount)}</td></tr>`;
+      return html`<tr><td>${where}</td><td>${text(line.component)}</td><td class="num">${cash(line.amount, currency)}</td></tr>`;
     })}</tbody>
   </table>
 </details>`;

@@ -3,7 +3,7 @@ import { html, type Html } from '../html.js';
 import { csrfField, formatTimestamp, message, outcome, renderPage, type Viewer } from './layout.js';
 import { allocationCell, balancesSection, payoffSection } from './loanLedgerSections.js';
 import { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
-import { customFieldValue, dateInput, enumLabel, loanLabel, money, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
+import { cash, customFieldValue, dateInput, enumLabel, loanLabel, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
 
 // The routes import the loan pages from here; the form and the ledger's sections live in files of their own.
 export { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
@@ -94,8 +94,8 @@ ${
       <td><a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a></td>
       <td>${rows(loan.borrows).map((link, index) => html`${index ? ', ' : ''}${text(row(link.person)?.name)}`)}</td>
       <td>${statusPill(loan.status)}</td>
-      <td class="num">${money(loan.amount)}</td>
-      <td class="nowrap">${next ? html`${text(next.due)}<br><span class="hint">${money(next.payment)}</span>` : orDash(null)}</td>
+      <td class="num">${cash(loan.amount, viewer.currency)}</td>
+      <td class="nowrap">${next ? html`${text(next.due)}<br><span class="hint">${cash(next.payment, viewer.currency)}</span>` : orDash(null)}</td>
       <td class="nowrap">${orDash(loan.date_maturity)}</td>
     </tr>`;
     })}
@@ -219,23 +219,23 @@ export function loanPage(viewer: Viewer, view: LoanPageView): string {
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a></p>
 <div class="page-head"><h1>${loanLabel(loan)} ${statusPill(loan.status)}</h1><a class="button button-secondary" href="${loanPath(id)}/edit">Edit loan</a></div>
 ${outcomeAt(view, 'top')}
-${balancesSection(loan, view.today ?? null)}
+${balancesSection(loan, view.today ?? null, viewer.currency)}
 ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quoteError) : outcomeAt(view, 'payoff', 'payoff'))}
 <section aria-labelledby="terms-heading" class="card">
   <h2 id="terms-heading">Terms</h2>
   <dl class="facts">
-    <dt>Amount</dt><dd>${money(loan.amount)}</dd>
+    <dt>Amount</dt><dd>${cash(loan.amount, viewer.currency)}</dd>
     <dt>Rate</dt><dd>${text(loan.rate) ? `${text(loan.rate)} %` : orDash(null)}</dd>
     <dt>Term</dt><dd>${orDash(loan.term)}</dd>
     <dt>Frequency</dt><dd>${orDash(enumLabel(loan.frequency))}</dd>
     <dt>Amortization</dt><dd>${orDash(enumLabel(loan.amortization))}</dd>
-    <dt>Regular payment</dt><dd>${text(loan.regular_payment) ? money(loan.regular_payment) : orDash(null)}</dd>
+    <dt>Regular payment</dt><dd>${text(loan.regular_payment) ? cash(loan.regular_payment, viewer.currency) : orDash(null)}</dd>
     <dt>Date funded</dt><dd>${orDash(loan.date_funded)}</dd>
     <dt>First payment</dt><dd>${orDash(loan.first_payment_date)}</dd>
     <dt>Maturity</dt><dd>${orDash(loan.date_maturity)}</dd>
-    <dt>Next payment</dt><dd>${next ? html`<strong>${text(next.due)}</strong>, ${money(next.payment)} (<a href="#next-row">row ${text(next.number)}</a>)` : orDash(null)}</dd>
-    <dt>Paid (not reversed)</dt><dd>${money(row(row(row(loan.paid)?.aggregate)?.sum)?.amount ?? '0.00')}</dd>
-    ${view.customFields.map((field) => html`<dt>${field.label}</dt><dd>${customFieldValue(field.type, customValues.get(field.key))}</dd>`)}
+    <dt>Next payment</dt><dd>${next ? html`<strong>${text(next.due)}</strong>, ${cash(next.payment, viewer.currency)} (<a href="#next-row">row ${text(next.number)}</a>)` : orDash(null)}</dd>
+    <dt>Paid (not reversed)</dt><dd>${cash(row(row(row(loan.paid)?.aggregate)?.sum)?.amount ?? '0.00', viewer.currency)}</dd>
+    ${view.customFields.map((field) => html`<dt>${field.label}</dt><dd>${customFieldValue(field.type, customValues.get(field.key), viewer.currency)}</dd>`)}
     <dt>Created</dt><dd>${formatTimestamp(text(loan.created_at))}</dd>
   </dl>
 </section>
@@ -248,7 +248,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
     ${
       rows(loan.funding_sources).length
         ? html`<div class="card"><h3>Funded by</h3><ul class="plain">${rows(loan.funding_sources).map(
-            (source) => html`<li><a href="${personPath(text(row(source.person)?.id))}">${text(row(source.person)?.name)}</a> <span class="hint">${money(source.original_amount)}${text(source.class) ? `, class ${text(source.class)}` : ''}</span></li>`,
+            (source) => html`<li><a href="${personPath(text(row(source.person)?.id))}">${text(row(source.person)?.name)}</a> <span class="hint">${cash(source.original_amount, viewer.currency)}${text(source.class) ? `, class ${text(source.class)}` : ''}</span></li>`,
           )}</ul></div>`
         : null
     }
@@ -265,7 +265,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   <tbody>
     ${schedule.map(
       ({ entry, covered }) => html`<tr class="${entry.is_next === true ? 'is-next' : covered ? 'is-covered' : ''}"${entry.is_next === true ? html` id="next-row" aria-current="true"` : null} data-row="${text(entry.number)}">
-      <td>${text(entry.number)}</td><td>${text(entry.due)}</td><td class="num">${money(entry.payment)}</td><td class="num">${money(entry.principal)}</td><td class="num">${money(entry.interest)}</td><td class="num">${money(entry.balance)}</td>
+      <td>${text(entry.number)}</td><td>${text(entry.due)}</td><td class="num">${cash(entry.payment, viewer.currency)}</td><td class="num">${cash(entry.principal, viewer.currency)}</td><td class="num">${cash(entry.interest, viewer.currency)}</td><td class="num">${cash(entry.balance, viewer.currency)}</td>
       <td>${entry.is_next === true ? html`<strong>Next</strong>` : covered ? html`Covered` : null}</td>
     </tr>`,
     )}
@@ -296,12 +296,12 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   <thead><tr><th scope="col">Date</th><th scope="col" class="num">Amount</th><th scope="col">Type</th><th scope="col">Method</th><th scope="col">Applied to</th><th scope="col">State</th></tr></thead>
   <tbody>${rows(loan.payments).map(
     (payment) => html`<tr${payment.date_reversed ? html` class="is-reversed"` : null} data-payment="${text(payment.id)}">
-    <td class="nowrap">${text(payment.date)}</td><td class="num">${money(payment.amount)}</td><td>${enumLabel(payment.type)}</td><td>${orDash(enumLabel(payment.method))}</td>
-    <td class="applied">${allocationCell(payment)}</td>
+    <td class="nowrap">${text(payment.date)}</td><td class="num">${cash(payment.amount, viewer.currency)}</td><td>${enumLabel(payment.type)}</td><td>${orDash(enumLabel(payment.method))}</td>
+    <td class="applied">${allocationCell(payment, viewer.currency)}</td>
     <td>${
       payment.date_reversed
         ? html`Reversed ${text(payment.date_reversed)}${text(payment.reversal_reason) ? html` <span class="reason">(${enumLabel(payment.reversal_reason)})</span>` : null}`
-        : html`<a href="${loanPath(id)}/payments/${text(payment.id)}/reverse" aria-label="Reverse the payment of ${money(payment.amount)} on ${text(payment.date)}">Reverse</a>`
+        : html`<a href="${loanPath(id)}/payments/${text(payment.id)}/reverse" aria-label="Reverse the payment of ${cash(payment.amount, viewer.currency)} on ${text(payment.date)}">Reverse</a>`
     }</td>
   </tr>`,
   )}</tbody></table></div>`
@@ -371,7 +371,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   <h2 id="collateral-heading">Addresses</h2>
   ${
     rows(loan.address_details).length
-      ? html`<div class="cards addresses">${rows(loan.address_details).map((link) => addressCard(row(link.address) ?? {}))}</div>`
+      ? html`<div class="cards addresses">${rows(loan.address_details).map((link) => addressCard(row(link.address) ?? {}, viewer.currency))}</div>`
       : html`<p>No addresses.</p>`
   }
 </section>`,
@@ -389,15 +389,15 @@ function contactCard(title: string, headingId: string, links: readonly Row[]): H
   }</div>`;
 }
 
-function addressCard(address: Row): Html {
+function addressCard(address: Row, currency: string): Html {
   const valuation = rows(address.valuations)[0];
   const insurances = rows(address.insurances);
   return html`<div class="card">
   <h3>${text(address.street1)}</h3>
   <p>${[text(address.city), text(address.state), text(address.zipcode)].filter(Boolean).join(', ')}</p>
   <dl class="facts">
-    <dt>Newest valuation</dt><dd>${valuation ? html`${money(valuation.value)} (${enumLabel(valuation.valuation_type)}, <span class="nowrap">${text(valuation.report_date)}</span>)` : orDash(null)}</dd>
-    ${insurances.map((insurance) => html`<dt>Insurance</dt><dd>${text(insurance.carrier)}, ${enumLabel(insurance.type)}: ${money(insurance.coverage_amount)}, until <span class="nowrap">${text(insurance.expiration)}</span></dd>`)}
+    <dt>Newest valuation</dt><dd>${valuation ? html`${cash(valuation.value, currency)} (${enumLabel(valuation.valuation_type)}, <span class="nowrap">${text(valuation.report_date)}</span>)` : orDash(null)}</dd>
+    ${insurances.map((insurance) => html`<dt>Insurance</dt><dd>${text(insurance.carrier)}, ${enumLabel(insurance.type)}: ${cash(insurance.coverage_amount, currency)}, until <span class="nowrap">${text(insurance.expiration)}</span></dd>`)}
   </dl>
 </div>`;
 }
@@ -415,7 +415,7 @@ ${outcome('error', form?.error)}
 <dl class="facts">
   <dt>Loan</dt><dd>${loanLabel(loan)}</dd>
   <dt>Date</dt><dd>${text(payment.date)}</dd>
-  <dt>Amount</dt><dd>${money(payment.amount)}</dd>
+  <dt>Amount</dt><dd>${cash(payment.amount, viewer.currency)}</dd>
   <dt>Type</dt><dd>${enumLabel(payment.type)}</dd>
   <dt>Method</dt><dd>${orDash(enumLabel(payment.method))}</dd>
 </dl>

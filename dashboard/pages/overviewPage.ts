@@ -2,7 +2,7 @@ import { html, type Html } from '../html.js';
 import type { StartPageData } from '../servicingData.js';
 import { renderPage, type Viewer } from './layout.js';
 import { loanPath } from './servicingPaths.js';
-import { loanLabel, money, row, statusPill, text, type Row } from './servicingFormat.js';
+import { cash, loanLabel, row, statusPill, text, type Row } from './servicingFormat.js';
 
 /**
  * The overview: the servicer's start page (issue 28) — what is due this week, which loans are
@@ -15,7 +15,7 @@ export function overviewPage(viewer: Viewer, counts: { readonly activeKeys: numb
     html`<h1>${viewer.accountName}</h1>
 <p class="lead">Logged in as ${viewer.adminEmail}. Business date ${start.businessDate}.</p>
 <div class="start-page">
-${dueThisWeek(start)}
+${dueThisWeek(start, viewer.currency)}
 ${lateLoans(start)}
 ${openTasks(start)}
 </div>
@@ -39,14 +39,14 @@ function loanLink(loan: Row | null): Html | string {
   return loan ? html`<a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a>` : '';
 }
 
-function dueThisWeek(start: StartPageData): Html {
+function dueThisWeek(start: StartPageData, currency: string): Html {
   return html`<section class="card" aria-labelledby="due-heading" id="due-this-week">
   <h2 id="due-heading">Due this week</h2>
   ${
     start.dueThisWeek.length
       ? html`<table>
     <thead><tr><th scope="col">Due</th><th scope="col">Loan</th><th scope="col" class="num">Payment</th></tr></thead>
-    <tbody>${start.dueThisWeek.map((due) => html`<tr><td class="nowrap">${text(due.due)}</td><td>${loanLink(row(due.loan))}</td><td class="num">${money(due.payment)}</td></tr>`)}</tbody>
+    <tbody>${start.dueThisWeek.map((due) => html`<tr><td class="nowrap">${text(due.due)}</td><td>${loanLink(row(due.loan))}</td><td class="num">${cash(due.payment, currency)}</td></tr>`)}</tbody>
   </table>`
       : html`<p>No payment is due from ${start.businessDate} to the end of the week.</p>`
   }

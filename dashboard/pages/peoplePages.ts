@@ -2,7 +2,7 @@ import { html, type Html } from '../html.js';
 import { message, renderPage, type Viewer } from './layout.js';
 import { pager } from './loanPages.js';
 import { loanPath, personPath } from './servicingPaths.js';
-import { loanLabel, money, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
+import { cash, loanLabel, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
 
 export const PEOPLE_PATH = '/dashboard/people';
 
@@ -70,18 +70,19 @@ ${message('ok', notice)}
     <dt>Roles</dt><dd>${roles(person)}</dd>
   </dl>
 </section>
-${loanTable('Borrows', 'borrows-heading', rows(person.borrows).map((link) => ({ loan: row(link.loan) ?? {}, extra: null })))}
-${loanTable('Guarantees', 'guarantees-heading', rows(person.guarantees).map((link) => ({ loan: row(link.loan) ?? {}, extra: null })))}
+${loanTable('Borrows', 'borrows-heading', viewer.currency, rows(person.borrows).map((link) => ({ loan: row(link.loan) ?? {}, extra: null })))}
+${loanTable('Guarantees', 'guarantees-heading', viewer.currency, rows(person.guarantees).map((link) => ({ loan: row(link.loan) ?? {}, extra: null })))}
 ${loanTable(
   'Funds',
   'funds-heading',
-  rows(person.funding_sources).map((source) => ({ loan: row(source.loan) ?? {}, extra: html`${money(source.original_amount)}${text(source.class) ? ` (class ${text(source.class)})` : ''}` })),
+  viewer.currency,
+  rows(person.funding_sources).map((source) => ({ loan: row(source.loan) ?? {}, extra: html`${cash(source.original_amount, viewer.currency)}${text(source.class) ? ` (class ${text(source.class)})` : ''}` })),
   'Funded',
 )}`,
   );
 }
 
-function loanTable(title: string, headingId: string, entries: readonly { loan: Row; extra: Html | null }[], extraLabel?: string): Html {
+function loanTable(title: string, headingId: string, currency: string, entries: readonly { loan: Row; extra: Html | null }[], extraLabel?: string): Html {
   return html`<section aria-labelledby="${headingId}">
   <h2 id="${headingId}">${title} <span class="count">${entries.length}</span></h2>
   ${
@@ -89,7 +90,7 @@ function loanTable(title: string, headingId: string, entries: readonly { loan: R
       ? html`<div class="table-scroll" role="region" aria-labelledby="${headingId}" tabindex="0"><table>
     <thead><tr><th scope="col">Loan</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Maturity</th>${extraLabel ? html`<th scope="col">${extraLabel}</th>` : null}</tr></thead>
     <tbody>${entries.map(
-      ({ loan, extra }) => html`<tr><td><a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a></td><td>${statusPill(loan.status)}</td><td class="num">${money(loan.amount)}</td><td>${orDash(loan.date_maturity)}</td>${extraLabel ? html`<td>${extra}</td>` : null}</tr>`,
+      ({ loan, extra }) => html`<tr><td><a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a></td><td>${statusPill(loan.status)}</td><td class="num">${cash(loan.amount, currency)}</td><td>${orDash(loan.date_maturity)}</td>${extraLabel ? html`<td>${extra}</td>` : null}</tr>`,
     )}</tbody></table></div>`
       : html`<p class="hint">None.</p>`
   }

@@ -9,7 +9,7 @@ import { LOAN_STATUSES, loadDefaultProduct } from '../../app/products.js';
 import { errorPage } from '../pages/errorPage.js';
 import { createBody, loanFormFields, updateBody, type LoanFormField } from '../loanForm.js';
 import { LOAN_SORTS, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
-import { centsOf, fromCents, money, row, rows, text, type Row } from '../pages/servicingFormat.js';
+import { cash, centsOf, fromCents, money, row, rows, text, type Row } from '../pages/servicingFormat.js';
 import { formFields, formText } from '../formFields.js';
 import { payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
 import { sessionOf } from '../session.js';
@@ -352,7 +352,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
           return null;
         }
         if (quoted !== centsOf(amount)) {
-          await sendLoanPage(req, res, 400, { form: 'payoff', error: `Not posted: the payoff on ${date} is now ${money(fromCents(quoted))}, not ${money(amount)} (the loan changed since the quote). The quote below is current; post it again if it is right.`, values });
+          await sendLoanPage(req, res, 400, { form: 'payoff', error: `Not posted: the payoff on ${date} is now ${cash(fromCents(quoted), sessionOf(res).viewer.currency)}, not ${cash(amount, sessionOf(res).viewer.currency)} (the loan changed since the quote). The quote below is current; post it again if it is right.`, values });
           return null;
         }
         await run(res, POST_PAYMENT, { loan, date, amount, type: 'payoff', method: values.get('method') });

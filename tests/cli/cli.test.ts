@@ -127,9 +127,12 @@ for (const setting of settings) {
     }
 
     it('creates an account and an admin from a second process while the service runs', async () => {
-      const account = await cli('account', 'create', 'acme', '--name', 'Acme Lending');
+      const account = await cli('account', 'create', 'acme', '--name', 'Acme Lending', '--currency', 'EUR', '--timezone', 'America/Chicago');
       assertOk(account, 'account create');
-      assert.match(account.stdout, /^account acme created \([0-9a-f-]{36}\)$/m);
+      assert.match(account.stdout, /^account acme created \([0-9a-f-]{36}\), currency EUR, time zone America\/Chicago$/m);
+      const changed = await cli('account', 'set', 'acme', '--currency', 'USD');
+      assertOk(changed, 'account set');
+      assert.match(changed.stdout, /^account acme: name "Acme Lending", currency USD, time zone America\/Chicago$/m);
       const admin = await cli('admin', 'create', '--account', 'acme', '--email', 'ops@acme.test', '--password', 'correct horse battery');
       assertOk(admin, 'admin create');
       assert.match(admin.stdout, /admin ops@acme\.test created for account acme/);
@@ -212,6 +215,9 @@ for (const setting of settings) {
       const cases: readonly [string[], RegExp][] = [
         [['account', 'create', 'acme'], /account "acme" already exists/],
         [['account', 'create', 'Not A Slug'], /must be lower-case letters/],
+        [['account', 'create', 'euro', '--currency', 'EURO'], /currency "EURO" is not an ISO 4217 code/],
+        [['account', 'set', 'acme', '--timezone', 'Mars/Olympus'], /timezone "Mars\/Olympus" is not a time zone the database knows/],
+        [['account', 'set', 'acme'], /give at least one of --name, --currency, --timezone/],
         [['key', 'create', '--account', 'nobody'], /no account "nobody"/],
         [['key', 'create'], /--account is required/],
         [['key', 'revoke', 'lq_00000000'], /no key with prefix lq_00000000/],

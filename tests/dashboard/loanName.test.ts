@@ -72,6 +72,17 @@ describe('A loan needs a name: REST', () => {
     assert.equal(await loanCount(), before);
   });
 
+  it('the OpenAPI document says so: POST needs a body with a Name of at least one visible character', () => {
+    const document = rest.document as any;
+    const create = document.components.schemas.LoanCreate;
+    assert.ok(create.required.includes('Name'), JSON.stringify(create.required));
+    assert.equal(create.properties.Name.minLength, 1);
+    assert.equal(new RegExp(create.properties.Name.pattern).test(' \t'), false, 'a blank name does not match the pattern');
+    assert.equal(new RegExp(create.properties.Name.pattern).test(' Bridge loan '), true);
+    assert.equal(document.paths['/api/loan'].post.requestBody.required, true);
+    assert.equal(document.components.schemas.LoanUpdate.required, undefined, 'PATCH needs no field');
+  });
+
   it('PATCH cannot blank or clear the name; the loan keeps it', async () => {
     const name = await nameOf(loanId);
     for (const body of [{ Name: '' }, { Name: '   ' }, { Name: null }]) {

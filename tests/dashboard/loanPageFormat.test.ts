@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { LosslessNumber } from 'lossless-json';
 import { loanPage, type LoanPageView } from '../../dashboard/pages/loanPages.js';
-import { customFieldValue, enumLabel } from '../../dashboard/pages/servicingFormat.js';
+import { cash, customFieldValue, enumLabel } from '../../dashboard/pages/servicingFormat.js';
 import type { Viewer } from '../../dashboard/pages/layout.js';
 
 /**
@@ -10,7 +10,7 @@ import type { Viewer } from '../../dashboard/pages/layout.js';
  * by their type, enum values as words, ISO date inputs, tasks in working order with the overdue
  * marked, the outcome beside the form it reports on, a short schedule shown whole.
  */
-const viewer: Viewer = { accountName: 'Acme', adminEmail: 'a@acme.test', csrfToken: 'token' };
+const viewer: Viewer = { accountName: 'Acme', currency: 'USD', adminEmail: 'a@acme.test', csrfToken: 'token' };
 const n = (digits: string) => new LosslessNumber(digits);
 
 function schedule(rows: number): Record<string, unknown>[] {
@@ -52,16 +52,26 @@ describe('Dashboard: values shown by their type', () => {
     assert.equal(enumLabel('interest_only'), 'interest only');
     assert.equal(enumLabel('semi_monthly'), 'semi-monthly');
     assert.equal(enumLabel('ach'), 'ACH');
-    assert.equal(customFieldValue('currency', n('2500')), '2,500.00');
-    assert.equal(customFieldValue('percent', n('65')), '65 %');
-    assert.equal(customFieldValue('boolean', true), 'yes');
-    assert.equal(customFieldValue('select', 'mixed_use'), 'mixed use');
-    assert.equal(customFieldValue(undefined, 'kept as stored'), 'kept as stored');
+    assert.equal(customFieldValue('currency', n('2500'), 'USD'), '$2,500.00');
+    assert.equal(customFieldValue('percent', n('65'), 'USD'), '65 %');
+    assert.equal(customFieldValue('boolean', true, 'USD'), 'yes');
+    assert.equal(customFieldValue('select', 'mixed_use', 'USD'), 'mixed use');
+    assert.equal(customFieldValue(undefined, 'kept as stored', 'USD'), 'kept as stored');
+  });
+
+  it('amounts in the account’s currency, as English writes it, with their exact digits', () => {
+    assert.equal(cash(n('84600.2'), 'USD'), '$84,600.20');
+    assert.equal(cash(n('1234567.891'), 'EUR'), '€1,234,567.891', 'more decimals than cents are shown, never rounded away');
+    assert.equal(cash('-5', 'GBP'), '−£5.00');
+    assert.equal(cash(n('99999999999999.99'), 'CAD'), 'CA$99,999,999,999,999.99', 'past a float’s digits');
+    assert.equal(cash('1200', 'CHF'), 'CHF\u00a01,200.00', 'a code keeps to its number with a no-break space');
+    assert.match(page({}, { amount: n('100000.00') }).replace(/\s+/g, ' '), /<dt>Amount<\/dt><dd>\$100,000\.00<\/dd>/);
+    assert.match(loanPage({ ...viewer, currency: 'EUR' }, { loan: { id: 'abcdef12-3456-4789-8abc-def012345678', name: 'x', status: 'servicing', amount: n('5'), schedules: [], payments: [], tasks: [] }, customFields: [] }), /<dt>Amount<\/dt><dd>€5\.00<\/dd>/);
   });
 
   it('the loan page shows them so, and every date input takes ISO text', () => {
     const text = page();
-    assert.match(text, /<dt>Origination Fee<\/dt><dd>2,500\.00<\/dd>/);
+    assert.match(text, /<dt>Origination Fee<\/dt><dd>\$2,500\.00<\/dd>/);
     assert.match(text, /<dt>LTV<\/dt><dd>65 %<\/dd>/);
     assert.match(text, /<dt>Property Type<\/dt><dd>mixed use<\/dd>/);
     assert.match(text, /<dt>Frequency<\/dt><dd>semi-monthly<\/dd>/);

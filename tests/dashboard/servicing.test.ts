@@ -273,19 +273,19 @@ describe('The ledger on the loan page (issue 29)', () => {
   it('shows the balances, days past due, and each payment’s allocation with its type', async () => {
     const page = (await client.get(`/dashboard/loans/${loan}`)).text;
     const now = await ledgerNow(loan);
-    assert.equal(fact(page, 'balance', 'principal_outstanding'), '84,151.39');
-    assert.equal(fact(page, 'balance', 'interest_due'), now.interest.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
+    assert.equal(fact(page, 'balance', 'principal_outstanding'), '$84,151.39');
+    assert.equal(fact(page, 'balance', 'interest_due'), '$' + now.interest.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
     // Rows 3 on are unpaid as of today: their late fees (R4) have accrued since.
-    assert.equal(fact(page, 'balance', 'fees_due'), now.fees.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
-    assert.equal(fact(page, 'balance', 'credit_balance'), '0.00');
+    assert.equal(fact(page, 'balance', 'fees_due'), '$' + now.fees.replace(/\B(?=(\d{3})+(?!\d))/g, ','));
+    assert.equal(fact(page, 'balance', 'credit_balance'), '$0.00');
     assert.equal(fact(page, 'balance', 'oldest_unpaid_due'), '2026-04-15');
     assert.match(fact(page, 'balance', 'days_past_due')!, new RegExp(`^${now.dpd} as of \\d{4}-\\d\\d-\\d\\d$`));
     // The March payment: row 2's interest and principal (SPEC §12 R1), summed in the summary, line by line in the table.
     const march = /<tr data-payment="[0-9a-f-]{36}">\s*<td class="nowrap">2026-03-15<\/td>([\s\S]*?)<\/tr>\s*(?=<tr data-payment|<\/tbody>)/.exec(page);
     assert.ok(march, 'the March payment’s row');
     assert.match(march[1]!, /<td>regular<\/td>/);
-    assert.match(march[1]!, /<summary>interest 921\.15, principal 7,963\.73 <span class="hint">\(2 lines\)<\/span><\/summary>/);
-    assert.match(page, /<tr><td>row 2<\/td><td>interest<\/td><td class="num">921\.15<\/td><\/tr><tr><td>row 2<\/td><td>principal<\/td><td class="num">7,963\.73<\/td><\/tr>/);
+    assert.match(march[1]!, /<summary>interest \$921\.15, principal \$7,963\.73 <span class="hint">\(2 lines\)<\/span><\/summary>/);
+    assert.match(page, /<tr><td>row 2<\/td><td>interest<\/td><td class="num">\$921\.15<\/td><\/tr><tr><td>row 2<\/td><td>principal<\/td><td class="num">\$7,963\.73<\/td><\/tr>/);
     // The payment form offers SPEC §12's types, the old ones no more.
     for (const type of ['regular', 'payoff', 'principal', 'refund', 'fee']) assert.match(page, new RegExp(`<option value="${type}"`));
     assert.doesNotMatch(page, /value="prepayment"|value="late_fee"/);
@@ -297,9 +297,9 @@ describe('The ledger on the loan page (issue 29)', () => {
     assert.match(page.text, /<input id="quote-date" name="quote_date" type="text" placeholder="YYYY-MM-DD"[^>]* required value="2026-03-31">/);
     const quote = Object.fromEntries(['principal_outstanding', 'interest_due', 'accrued_interest', 'interest_paid_ahead', 'fees_due', 'credit_balance', 'payoff', 'per_diem'].map((name) => [name, fact(page.text, 'quote', name)]));
     // SPEC §12 R2 and R5: on time, D = 2026-03-31.
-    assert.deepEqual(quote, { principal_outstanding: '84,151.39', interest_due: '0.00', accrued_interest: '448.81', interest_paid_ahead: '0.00', fees_due: '0.00', credit_balance: '0.00', payoff: '84,600.20', per_diem: '28.05' });
+    assert.deepEqual(quote, { principal_outstanding: '$84,151.39', interest_due: '$0.00', accrued_interest: '$448.81', interest_paid_ahead: '$0.00', fees_due: '$0.00', credit_balance: '$0.00', payoff: '$84,600.20', per_diem: '$28.05' });
     assert.match(page.text, /<input type="hidden" name="date" value="2026-03-31">\s*<input type="hidden" name="amount" value="84600\.20">/);
-    assert.match(page.text, /Post this payoff: 84,600\.20 on 2026-03-31<\/button>/);
+    assert.match(page.text, /Post this payoff: \$84,600\.20 on 2026-03-31<\/button>/);
     const bad = await client.get(`/dashboard/loans/${loan}?quote_date=2026-02-30`);
     assert.equal(bad.status, 400);
     assert.match(bad.text, /role="alert">Payoff date: expected a calendar day/);
@@ -313,8 +313,8 @@ describe('The ledger on the loan page (issue 29)', () => {
     }
     const stale = await client.postForm(`/dashboard/loans/${loan}/payoff`, { date: '2026-03-31', amount: '84600.19', method: 'ach' });
     assert.equal(stale.status, 400);
-    assert.match(stale.text, /role="alert">Not posted: the payoff on 2026-03-31 is now 84,600\.20, not 84,600\.19 \(the loan changed since the quote\)/);
-    assert.equal(fact(stale.text, 'quote', 'payoff'), '84,600.20', 'the current quote is shown');
+    assert.match(stale.text, /role="alert">Not posted: the payoff on 2026-03-31 is now \$84,600\.20, not \$84,600\.19 \(the loan changed since the quote\)/);
+    assert.equal(fact(stale.text, 'quote', 'payoff'), '$84,600.20', 'the current quote is shown');
     const theirs_ = await client.postForm(`/dashboard/loans/${theirLoan}/payoff`, { date: '2026-03-31', amount: '84600.20', method: 'ach' });
     assert.equal(theirs_.status, 404);
     assert.equal(await footprint(), before);
@@ -334,9 +334,9 @@ describe('The ledger on the loan page (issue 29)', () => {
     const page = (await client.get(posted.location!)).text;
     assert.match(page, /role="status">Payoff posted: the loan is paid off and closed\.<\/div>/);
     assert.match(page, /<dt>Status<\/dt><dd><span class="status pill-closed">closed<\/span> <span class="closed-on">closed on 2026-03-31<\/span><\/dd>/);
-    assert.equal(fact(page, 'balance', 'principal_outstanding'), '0.00');
+    assert.equal(fact(page, 'balance', 'principal_outstanding'), '$0.00');
     // Row 3's interest cut to the accrued 448.81, then all principal (SPEC §12 R6).
-    assert.match(page, /<td>payoff<\/td><td>wire<\/td>\s*<td class="applied"><details class="allocation">\s*<summary>interest 448\.81, principal 84,151\.39 /);
+    assert.match(page, /<td>payoff<\/td><td>wire<\/td>\s*<td class="applied"><details class="allocation">\s*<summary>interest \$448\.81, principal \$84,151\.39 /);
     assert.match(page, /The loan is closed: a payoff is posted only for a loan in servicing\./);
     assert.doesNotMatch(page, /post-payoff/);
   });

@@ -201,31 +201,31 @@ describe('A servicer’s day in Chromium', () => {
       await page.waitForURL(/done=payment-posted/);
     }
     const balances = page.getByRole('region', { name: 'Balances' });
-    assert.equal((await balances.locator('[data-balance="principal_outstanding"]').textContent())?.trim(), '84,151.39');
+    assert.equal((await balances.locator('[data-balance="principal_outstanding"]').textContent())?.trim(), '$84,151.39');
     assert.equal((await balances.locator('[data-balance="oldest_unpaid_due"]').textContent())?.trim(), '2026-04-15');
     // The March payment's allocation, opened: row 2's interest and principal.
     const march = page.locator('#payments tbody tr[data-payment]', { has: page.locator('td', { hasText: /^2026-03-15$/ }) });
     await march.locator('summary').click();
-    assert.deepEqual(await march.locator('table.allocation-lines tbody tr').allTextContents(), ['row 2interest921.15', 'row 2principal7,963.73']);
+    assert.deepEqual(await march.locator('table.allocation-lines tbody tr').allTextContents(), ['row 2interest$921.15', 'row 2principal$7,963.73']);
     // A quote for 2026-03-31 (SPEC §12 R5: 84,600.20; accrued 448.81; per diem 28.05).
     await page.getByLabel('Payoff date').fill('2026-03-31');
     await page.getByRole('button', { name: 'Quote' }).click();
     await page.waitForURL(/quote_date=2026-03-31/);
     const quote = page.getByRole('region', { name: 'Payoff quote' });
-    assert.equal((await quote.locator('[data-quote="payoff"]').textContent())?.trim(), '84,600.20');
+    assert.equal((await quote.locator('[data-quote="payoff"]').textContent())?.trim(), '$84,600.20');
     assert.equal((await quote.locator('[data-quote="accrued_interest"]').textContent())?.trim(), '448.81');
     assert.equal((await quote.locator('[data-quote="per_diem"]').textContent())?.trim(), '28.05');
     await page.locator('#payments tbody tr[data-payment]', { has: page.locator('td', { hasText: /^2026-03-15$/ }) }).locator('summary').click();
     await checkPage('loan-ledger-quote');
 
-    await quote.getByRole('button', { name: 'Post this payoff: 84,600.20 on 2026-03-31' }).click();
+    await quote.getByRole('button', { name: 'Post this payoff: $84,600.20 on 2026-03-31' }).click();
     await page.waitForURL(/done=payoff-posted-closed/);
     assert.equal(await page.getByRole('status').filter({ hasText: 'Payoff posted: the loan is paid off and closed.' }).count(), 1);
     assert.match((await balances.locator('dd').first().textContent()) ?? '', /closed\s+closed on 2026-03-31/);
     assert.equal((await balances.locator('[data-balance="principal_outstanding"]').textContent())?.trim(), '0.00');
     const payoff = page.locator('#payments tbody tr[data-payment]', { has: page.locator('td', { hasText: /^payoff$/ }) });
     await payoff.locator('summary').click();
-    assert.match((await payoff.locator('summary').textContent()) ?? '', /^interest 448\.81, principal 84,151\.39/);
+    assert.match((await payoff.locator('summary').textContent()) ?? '', /^interest \$448\.81, principal \$84,151\.39/);
     assert.equal(await page.locator('#schedule tr.is-next').count(), 0);
     await checkPage('loan-paid-off');
   });
