@@ -191,7 +191,8 @@ describe('migration 0013 on a database with nameless loans', { timeout: 120_000 
       [account],
     );
 
-    assert.deepEqual(await migrate(db), ['0013_loan_name_not_blank']);
+    const applied = await migrate(db);
+    assert.equal(applied[0], '0013_loan_name_not_blank', 'the migrations after 0012, 0013 first');
 
     const after = await db.query<{ id: string; name: string }>('SELECT id, name FROM loans WHERE account_id = $1', [account]);
     const names = new Map(after.rows.map((loan) => [loan.id, loan.name]));
