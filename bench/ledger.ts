@@ -22,7 +22,7 @@
  * PostgreSQL: `DATABASE_URL`, else a throwaway PostgreSQL 15 (.ci/postgres.sh). Writes
  * bench/results-ledger.json.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -53,8 +53,34 @@ const median = (values: readonly number[]): number => {
 };
 const METADATA_PATH = join(ROOT, 'metadata', 'loanql.default.yaml');
 
+/**
+ * CPU time (ns) the database has used so far: on PostgreSQL the backend serving this connection
+ * (`/proc/PID/schedstat`, nanoseconds on a CPU, so the machine's other load does not count; null
+ * when the server is not on this machine), on PGlite this process (it runs in it).
+ */
+type CpuClock = () => number | null;
+async function cpuClock(db: Queryable, embedded: boolean): Promise<CpuClock> {
+  if (embedded) return () => Number(process.cpuUsage().user + process.cpuUsage().system) * 1000;
+  const { rows } = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  const path = `/proc/${rows[0]!.pid}/schedstat`;
+  return () => {
+    try {
+      return Number(readFileSync(path, 'utf8').split(' ')[0]);
+    } catch {
+      return null;
+    }
+  };
+}
+
+interface Timed {
+  /** Wall-clock server time of each run (ms), measured inside the database. */
+  readonly ms: number[];
+  /** CPU time of the database over all the runs (ms), or null. */
+  readonly cpuMs: number | null;
+}
+
 /** Server time (ms) of each of `runs` calls of `statement` (its `$1`, `$2` = account, loan), measured in the database. */
-async function serverTimes(db: Queryable, statement: string, accountId: string, loanId: string, runs: number): Promise<number[]> {
+async function serverTimes(db: Queryable, embedded: boolean, statement: string, accountId: string, loanId: string, runs: number): Promise<Timed> {
   const fn = `pg_temp.bench_${Math.random().toString(36).slice(2, 8)}`;
   await db.query(`CREATE FUNCTION ${fn}(a uuid, l uuid, n int) RETURNS SETOF double precision LANGUAGE plpgsql AS $f$
     DECLARE t0 timestamptz;
@@ -65,8 +91,11 @@ async function serverTimes(db: Queryable, statement: string, accountId: string, 
         RETURN NEXT extract(epoch FROM clock_timestamp() - t0) * 1000;
       END LOOP;
     END $f$`);
+  const clock = await cpuClock(db, embedded);
+  const before = clock();
   const { rows } = await db.query<{ ms: number }>(`SELECT t::float8 AS ms FROM ${fn}($1, $2, $3) AS t`, [accountId, loanId, runs]);
-  return rows.map((row) => Number(row.ms));
+  const after = clock();
+  return { ms: rows.map((row) => Number(row.ms)), cpuMs: before === null || after === null ? null : (after - before) / 1e6 };
 }
 const pgQuote = (text: string): string => `'${text.replaceAll("'", "''")}'`;
 
@@ -77,19 +106,22 @@ class RolledBack extends Error {}
  * Server time (ms) of `statement` run once in each of `runs` transactions that are rolled back, so
  * every run starts from the same ledger (and none sees another's dead rows).
  */
-async function rolledBackTimes(db: Database, statement: string, accountId: string, loanId: string, runs: number): Promise<number[]> {
-  const times: number[] = [];
+async function rolledBackTimes(db: Database, embedded: boolean, statement: string, accountId: string, loanId: string, runs: number): Promise<Timed> {
+  const ms: number[] = [];
+  let cpuMs: number | null = 0;
   for (let run = 0; run < runs; run += 1) {
     await db
       .transaction(async (tx) => {
-        times.push(...(await serverTimes(tx, statement, accountId, loanId, 1)));
+        const timed = await serverTimes(tx, embedded, statement, accountId, loanId, 1);
+        ms.push(...timed.ms);
+        cpuMs = cpuMs === null || timed.cpuMs === null ? null : cpuMs + timed.cpuMs;
         throw new RolledBack();
       })
       .catch((error: unknown) => {
         if (!(error instanceof RolledBack)) throw error;
       });
   }
-  return times;
+  return { ms, cpuMs };
 }
 
 const FIRST_PAYMENT = `(SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 ORDER BY date, posted_at, id LIMIT 1)`;
@@ -112,11 +144,15 @@ async function replay360(db: Database, kind: string): Promise<Record<string, unk
   );
   const lines = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM payment_allocations WHERE account_id = $1 AND loan_id = $2`, [account.id, loan.id]);
   await db.query('ANALYZE');
-  // 21 in one statement (the first unmeasured): the session's plans are generic after the fifth.
-  const unchanged = (await serverTimes(db, 'SELECT loanql_refresh_next(ARRAY[$1], ARRAY[$2])', account.id, loan.id, 21)).slice(1);
-  const runs = 21;
-  const reversed = (await rolledBackTimes(db, `UPDATE payments SET date_reversed = date, reversal_reason = 'error' WHERE account_id = $1 AND id = ${FIRST_PAYMENT}`, account.id, loan.id, runs)).slice(1);
-  const shifted = (await rolledBackTimes(db, `UPDATE payments SET amount = amount + 0.01 WHERE account_id = $1 AND id = ${FIRST_PAYMENT}`, account.id, loan.id, runs)).slice(1);
+  // 20 in one statement, after one unmeasured: the session's plans are generic after the fifth.
+  const embedded = kind === 'PGlite';
+  await serverTimes(db, embedded, 'SELECT loanql_refresh_next(ARRAY[$1], ARRAY[$2])', account.id, loan.id, 1);
+  const unchanged = await serverTimes(db, embedded, 'SELECT loanql_refresh_next(ARRAY[$1], ARRAY[$2])', account.id, loan.id, 20);
+  const reverse = `UPDATE payments SET date_reversed = date, reversal_reason = 'error' WHERE account_id = $1 AND id = ${FIRST_PAYMENT}`;
+  const shift = `UPDATE payments SET amount = amount + 0.01 WHERE account_id = $1 AND id = ${FIRST_PAYMENT}`;
+  await rolledBackTimes(db, embedded, reverse, account.id, loan.id, 1);
+  const reversed = await rolledBackTimes(db, embedded, reverse, account.id, loan.id, 20);
+  const shifted = await rolledBackTimes(db, embedded, shift, account.id, loan.id, 20);
   // What the two writes leave, to report (and to check that they rewrite what they claim to).
   const effect = async (statement: string): Promise<{ lines: number; fees: number }> =>
     db
@@ -133,26 +169,31 @@ async function replay360(db: Database, kind: string): Promise<Record<string, unk
         if (!(error instanceof RolledBack)) throw error;
         return JSON.parse(error.message) as { lines: number; fees: number };
       });
-  const reversedWrites = await effect(`UPDATE payments SET date_reversed = date, reversal_reason = 'error' WHERE account_id = $1 AND id = ${FIRST_PAYMENT}`);
-  const shiftedWrites = await effect(`UPDATE payments SET amount = amount + 0.01 WHERE account_id = $1 AND id = ${FIRST_PAYMENT}`);
+  const reversedWrites = await effect(reverse);
+  const shiftedWrites = await effect(shift);
+  const cpuPerRun = (timed: Timed): number | null => (timed.cpuMs === null ? null : timed.cpuMs / timed.ms.length);
   const result = {
     database: kind,
     payments: 360,
     allocationLines: lines.rows[0]!.n,
-    replayUnchangedMsMedian: median(unchanged),
-    replayUnchangedMs: unchanged,
-    replayFirstReversedMsMedian: median(reversed),
-    replayFirstReversedMs: reversed,
+    replayUnchangedMsMedian: median(unchanged.ms),
+    replayUnchangedCpuMsMean: cpuPerRun(unchanged),
+    replayUnchangedMs: unchanged.ms,
+    replayFirstReversedMsMedian: median(reversed.ms),
+    replayFirstReversedCpuMsMean: cpuPerRun(reversed),
+    replayFirstReversedMs: reversed.ms,
     replayFirstReversedWrites: reversedWrites,
-    replayFirstShiftedMsMedian: median(shifted),
-    replayFirstShiftedMs: shifted,
+    replayFirstShiftedMsMedian: median(shifted.ms),
+    replayFirstShiftedCpuMsMean: cpuPerRun(shifted),
+    replayFirstShiftedMs: shifted.ms,
     replayFirstShiftedWrites: shiftedWrites,
     loadAverage: loadavg()[0],
   };
+  const show = (ms: number, cpu: number | null): string => `${ms.toFixed(2)} ms${cpu === null ? '' : ` (CPU ${cpu.toFixed(2)} ms)`}`;
   log(
-    `${kind}: replay of 360 payments (${result.allocationLines} lines), median of 20: nothing changed ${result.replayUnchangedMsMedian.toFixed(2)} ms; ` +
-      `first payment reversed ${result.replayFirstReversedMsMedian.toFixed(2)} ms (${reversedWrites.lines} lines, ${reversedWrites.fees} fees written); ` +
-      `first payment +0.01 ${result.replayFirstShiftedMsMedian.toFixed(2)} ms (${shiftedWrites.lines} lines, ${shiftedWrites.fees} fees written); load ${loadavg()[0]!.toFixed(1)}`,
+    `${kind}: replay of 360 payments (${result.allocationLines} lines), median of 20: nothing changed ${show(result.replayUnchangedMsMedian, result.replayUnchangedCpuMsMean)}; ` +
+      `first payment reversed ${show(result.replayFirstReversedMsMedian, result.replayFirstReversedCpuMsMean)} (${reversedWrites.lines} lines, ${reversedWrites.fees} fees written); ` +
+      `first payment +0.01 ${show(result.replayFirstShiftedMsMedian, result.replayFirstShiftedCpuMsMean)} (${shiftedWrites.lines} lines, ${shiftedWrites.fees} fees written); load ${loadavg()[0]!.toFixed(1)}`,
   );
   return result;
 }

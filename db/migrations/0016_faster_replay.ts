@@ -32,6 +32,10 @@
  * 5. Every schedule row the replay updated ran `loanql_schedule_as_made` (a PL/pgSQL row trigger
  *    that does nothing while replaying). Its trigger now has a WHEN clause that skips the replay's
  *    own writes, as the function itself did.
+ * 6. A payment's amount, date or type changed by an UPDATE replayed its loan twice: 0012's row
+ *    trigger `payments_replay_changed`, then 0001's statement trigger that replays after every
+ *    UPDATE of payments. The row trigger is dropped. An NSF reversal replayed twice too (the NSF
+ *    fee's insert, then the UPDATE's statement trigger): the fee's insert no longer replays.
  *
  * The phases and names are those of 0012 (0012 itself is unchanged: applied migrations never
  * change): `loanql_ledger` computes, `loanql_replay_loans` computes every loan of a batch once,
@@ -515,6 +519,8 @@ DECLARE
   rw_account uuid[]; rw_loan uuid[]; rw_number integer[]; rw_interest numeric[]; rw_principal numeric[]; rw_balance numeric[];
   rw_interest_paid numeric[]; rw_principal_paid numeric[]; rw_is_next boolean[];
   fe_account uuid[]; fe_loan uuid[]; fe_id uuid[]; fe_kind text[]; fe_row integer[]; fe_date date[]; fe_amount numeric[]; fe_paid numeric[]; fe_waived numeric[];
+  -- whether any loan's stored lines, or schedule rows, differ from the new ones at all
+  lines_differ boolean; rows_differ boolean;
 BEGIN
   -- Compute: each loan's ledger once (OFFSET 0 keeps the planner from pulling the subquery up
   -- and calling loanql_ledger again for every (t.r) below), and the status it leaves (R9).
@@ -527,27 +533,36 @@ BEGIN
     CROSS JOIN LATERAL loanql_ledger_status(t.status, t.date_closed, (t.r).settled, (t.r).credit_balance, (t.r).settled_on) st;
   IF items IS NULL THEN RETURN; END IF;
 
+  -- Compare (0016): each loan's stored lines and rows read in order into arrays, compared whole
+  -- with the new ones; a replay that changes nothing (most) then skips the writes below. Read in
+  -- an ordered subquery: were that order not kept, the positions (numbers) would not match and
+  -- the write below, which compares line by line, would run: never a change missed.
+  SELECT coalesce(bool_or(ol.differ), false), coalesce(bool_or(orw.differ), false) INTO lines_differ, rows_differ
+    FROM unnest(items) i
+    CROSS JOIN LATERAL (
+          SELECT (coalesce(array_agg(a.position), '{}'), coalesce(array_agg(a.payment_id), '{}'), coalesce(array_agg(a.row_number), '{}'),
+                  coalesce(array_agg(a.fee_id), '{}'), coalesce(array_agg(a.component), '{}'), coalesce(array_agg(a.amount), '{}'))
+                 IS DISTINCT FROM (ARRAY(SELECT generate_series(1, cardinality((i.r).line_payment))), (i.r).line_payment, (i.r).line_row,
+                                   (i.r).line_fee, (i.r).line_component, (i.r).line_amount) AS differ
+            FROM (SELECT a.position, a.payment_id, a.row_number, a.fee_id, a.component, a.amount FROM payment_allocations a
+                   WHERE a.account_id = i.account_id AND a.loan_id = i.loan_id ORDER BY a.position) a) ol
+    CROSS JOIN LATERAL (
+          SELECT (coalesce(array_agg(s.number), '{}'), coalesce(array_agg(s.interest), '{}'), coalesce(array_agg(s.principal), '{}'),
+                  coalesce(array_agg(s.balance), '{}'), coalesce(array_agg(s.interest_paid), '{}'), coalesce(array_agg(s.principal_paid), '{}'),
+                  coalesce(array_agg(s.is_next), '{}'))
+                 IS DISTINCT FROM ((i.r).row_number, (i.r).row_interest, (i.r).row_principal, (i.r).row_balance, (i.r).row_interest_paid,
+                                   (i.r).row_principal_paid,
+                                   ARRAY(SELECT i.new_status = 'servicing' AND u.number IS NOT DISTINCT FROM (i.r).next_row
+                                           FROM unnest((i.r).row_number) WITH ORDINALITY AS u(number, k) ORDER BY u.k)) AS differ
+            FROM (SELECT s.number, s.interest, s.principal, s.balance, s.interest_paid, s.principal_paid, s.is_next FROM schedules s
+                   WHERE s.account_id = i.account_id AND s.loan_id = i.loan_id ORDER BY s.due, s.number) s) orw;
+
   -- Flatten (0016): plain arrays, so no write joins a row to its loan's whole ledger.
   SELECT array_agg(i.account_id), array_agg(i.loan_id), array_agg(i.new_status), array_agg(i.new_closed), array_agg(i.as_of),
          array_agg((i.r).next_row), array_agg((i.r).principal_outstanding), array_agg((i.r).interest_due), array_agg((i.r).fees_due),
          array_agg((i.r).credit_balance), array_agg((i.r).oldest_unpaid_due)
     INTO lo_account, lo_loan, lo_status, lo_closed, lo_as_of, lo_next, lo_principal, lo_interest, lo_fees, lo_credit, lo_oldest
     FROM unnest(items) i;
-  SELECT coalesce(array_agg(i.account_id), '{}'), coalesce(array_agg(i.loan_id), '{}'), coalesce(array_agg(u.position::integer), '{}'),
-         coalesce(array_agg(u.payment_id), '{}'), coalesce(array_agg(u.row_number), '{}'), coalesce(array_agg(u.fee_id), '{}'),
-         coalesce(array_agg(u.component), '{}'), coalesce(array_agg(u.amount), '{}')
-    INTO ln_account, ln_loan, ln_position, ln_payment, ln_row, ln_fee, ln_component, ln_amount
-    FROM unnest(items) i,
-         unnest((i.r).line_payment, (i.r).line_row, (i.r).line_fee, (i.r).line_component, (i.r).line_amount)
-           WITH ORDINALITY AS u(payment_id, row_number, fee_id, component, amount, position);
-  SELECT coalesce(array_agg(i.account_id), '{}'), coalesce(array_agg(i.loan_id), '{}'), coalesce(array_agg(u.number), '{}'),
-         coalesce(array_agg(u.interest), '{}'), coalesce(array_agg(u.principal), '{}'), coalesce(array_agg(u.balance), '{}'),
-         coalesce(array_agg(u.interest_paid), '{}'), coalesce(array_agg(u.principal_paid), '{}'),
-         coalesce(array_agg(i.new_status = 'servicing' AND u.number IS NOT DISTINCT FROM (i.r).next_row), '{}')
-    INTO rw_account, rw_loan, rw_number, rw_interest, rw_principal, rw_balance, rw_interest_paid, rw_principal_paid, rw_is_next
-    FROM unnest(items) i,
-         unnest((i.r).row_number, (i.r).row_interest, (i.r).row_principal, (i.r).row_balance, (i.r).row_interest_paid, (i.r).row_principal_paid)
-           AS u(number, interest, principal, balance, interest_paid, principal_paid);
   SELECT coalesce(array_agg(i.account_id), '{}'), coalesce(array_agg(i.loan_id), '{}'), coalesce(array_agg(u.id), '{}'),
          coalesce(array_agg(u.kind), '{}'), coalesce(array_agg(u.row_number), '{}'), coalesce(array_agg(u.date), '{}'),
          coalesce(array_agg(u.amount), '{}'), coalesce(array_agg(u.paid), '{}'), coalesce(array_agg(u.waived), '{}')
@@ -562,47 +577,81 @@ BEGIN
   -- k-th line of payment P with the new k-th line of P); a matched line that differs is updated in
   -- place, the others are deleted or inserted. A line keeps its payment and loan, so no foreign
   -- key is checked again: reversing an early payment moves every line but inserts none.
-  WITH new_lines AS (
-         SELECT n.*, coalesce(n.payment_id, '00000000-0000-0000-0000-000000000000') AS payment_key,
-                row_number() OVER (PARTITION BY n.account_id, n.loan_id, n.payment_id ORDER BY n.position) AS nth
-           FROM unnest(ln_account, ln_loan, ln_position, ln_payment, ln_row, ln_fee, ln_component, ln_amount)
-                  AS n(account_id, loan_id, position, payment_id, row_number, fee_id, component, amount)),
-       old_lines AS (
-         SELECT a.account_id, a.id, a.loan_id, a.position, a.row_number, a.fee_id, a.component, a.amount,
-                coalesce(a.payment_id, '00000000-0000-0000-0000-000000000000') AS payment_key,
-                row_number() OVER (PARTITION BY a.account_id, a.loan_id, a.payment_id ORDER BY a.position) AS nth
-           FROM payment_allocations a JOIN unnest(lo_account, lo_loan) AS l(account_id, loan_id) ON a.account_id = l.account_id AND a.loan_id = l.loan_id),
-       pairs AS (
-         SELECT n.account_id, n.loan_id, n.payment_id, n.position, n.row_number, n.fee_id, n.component, n.amount,
-                o.account_id AS old_account_id, o.id AS old_id,
-                (o.position, o.row_number, o.fee_id, o.component, o.amount) IS DISTINCT FROM (n.position, n.row_number, n.fee_id, n.component, n.amount) AS changed
-           FROM new_lines n FULL JOIN old_lines o
-             ON o.account_id = n.account_id AND o.loan_id = n.loan_id AND o.payment_key = n.payment_key AND o.nth = n.nth),
-       moved AS (
-         UPDATE payment_allocations a
-            SET position = p.position, row_number = p.row_number, fee_id = p.fee_id, component = p.component, amount = p.amount
-           FROM pairs p
-          WHERE p.old_id IS NOT NULL AND p.position IS NOT NULL AND p.changed AND a.account_id = p.old_account_id AND a.id = p.old_id),
-       removed AS (
-         DELETE FROM payment_allocations a USING pairs p
-          WHERE p.position IS NULL AND a.account_id = p.old_account_id AND a.id = p.old_id)
-  INSERT INTO payment_allocations (account_id, loan_id, payment_id, row_number, fee_id, component, amount, position)
-    SELECT p.account_id, p.loan_id, p.payment_id, p.row_number, p.fee_id, p.component, p.amount, p.position
-      FROM pairs p WHERE p.old_id IS NULL;
+  IF lines_differ THEN
+    SELECT coalesce(array_agg(i.account_id), '{}'), coalesce(array_agg(i.loan_id), '{}'), coalesce(array_agg(u.position::integer), '{}'),
+           coalesce(array_agg(u.payment_id), '{}'), coalesce(array_agg(u.row_number), '{}'), coalesce(array_agg(u.fee_id), '{}'),
+           coalesce(array_agg(u.component), '{}'), coalesce(array_agg(u.amount), '{}')
+      INTO ln_account, ln_loan, ln_position, ln_payment, ln_row, ln_fee, ln_component, ln_amount
+      FROM unnest(items) i,
+           unnest((i.r).line_payment, (i.r).line_row, (i.r).line_fee, (i.r).line_component, (i.r).line_amount)
+             WITH ORDINALITY AS u(payment_id, row_number, fee_id, component, amount, position);
+
+    WITH new_lines AS (
+           SELECT n.*, coalesce(n.payment_id, '00000000-0000-0000-0000-000000000000') AS payment_key,
+                  row_number() OVER (PARTITION BY n.account_id, n.loan_id, n.payment_id ORDER BY n.position) AS nth
+             FROM unnest(ln_account, ln_loan, ln_position, ln_payment, ln_row, ln_fee, ln_component, ln_amount)
+                    AS n(account_id, loan_id, position, payment_id, row_number, fee_id, component, amount)),
+         -- each loan's lines by its own index range (LATERAL, and the window keeps the subquery
+         -- apart): a plan cached while the table was small never scans all of it per batch
+         old_lines AS (
+           SELECT o.* FROM unnest(lo_account, lo_loan) AS l(account_id, loan_id)
+            CROSS JOIN LATERAL (
+                  SELECT a.account_id, a.id, a.loan_id, a.position, a.row_number, a.fee_id, a.component, a.amount,
+                         coalesce(a.payment_id, '00000000-0000-0000-0000-000000000000') AS payment_key,
+                         row_number() OVER (PARTITION BY a.payment_id ORDER BY a.position) AS nth
+                    FROM payment_allocations a WHERE a.account_id = l.account_id AND a.loan_id = l.loan_id) o),
+         pairs AS (
+           SELECT n.account_id, n.loan_id, n.payment_id, n.position, n.row_number, n.fee_id, n.component, n.amount,
+                  o.account_id AS old_account_id, o.id AS old_id,
+                  (o.position, o.row_number, o.fee_id, o.component, o.amount) IS DISTINCT FROM (n.position, n.row_number, n.fee_id, n.component, n.amount) AS changed
+             FROM new_lines n FULL JOIN old_lines o
+               ON o.account_id = n.account_id AND o.loan_id = n.loan_id AND o.payment_key = n.payment_key AND o.nth = n.nth),
+         moved AS (
+           UPDATE payment_allocations a
+              SET position = p.position, row_number = p.row_number, fee_id = p.fee_id, component = p.component, amount = p.amount
+             FROM pairs p
+            WHERE p.old_id IS NOT NULL AND p.position IS NOT NULL AND p.changed AND a.account_id = p.old_account_id AND a.id = p.old_id),
+         removed AS (
+           DELETE FROM payment_allocations a USING pairs p
+            WHERE p.position IS NULL AND a.account_id = p.old_account_id AND a.id = p.old_id)
+    INSERT INTO payment_allocations (account_id, loan_id, payment_id, row_number, fee_id, component, amount, position)
+      SELECT p.account_id, p.loan_id, p.payment_id, p.row_number, p.fee_id, p.component, p.amount, p.position
+        FROM pairs p WHERE p.old_id IS NULL;
+  END IF;
 
   -- Schedule rows: what each asks now, what it has been paid, and the next one (one per loan: cleared first).
-  UPDATE schedules s SET is_next = false
-    FROM unnest(lo_account, lo_loan, lo_status, lo_next) AS l(account_id, loan_id, status, next_row)
-   WHERE s.account_id = l.account_id AND s.loan_id = l.loan_id AND s.is_next
-     AND (l.status <> 'servicing' OR s.number IS DISTINCT FROM l.next_row);
-  UPDATE schedules s
-     SET interest = x.interest, principal = x.principal, payment = x.interest + x.principal, balance = x.balance,
-         interest_paid = x.interest_paid, principal_paid = x.principal_paid, is_next = x.is_next
-    FROM unnest(rw_account, rw_loan, rw_number, rw_interest, rw_principal, rw_balance, rw_interest_paid, rw_principal_paid, rw_is_next)
-           AS x(account_id, loan_id, number, interest, principal, balance, interest_paid, principal_paid, is_next)
-   WHERE s.account_id = x.account_id AND s.loan_id = x.loan_id AND s.number = x.number
-     AND (s.interest, s.principal, s.balance, s.interest_paid, s.principal_paid, s.is_next)
-         IS DISTINCT FROM (x.interest, x.principal, x.balance, x.interest_paid, x.principal_paid, x.is_next);
+  IF rows_differ THEN
+    SELECT coalesce(array_agg(i.account_id), '{}'), coalesce(array_agg(i.loan_id), '{}'), coalesce(array_agg(u.number), '{}'),
+           coalesce(array_agg(u.interest), '{}'), coalesce(array_agg(u.principal), '{}'), coalesce(array_agg(u.balance), '{}'),
+           coalesce(array_agg(u.interest_paid), '{}'), coalesce(array_agg(u.principal_paid), '{}'),
+           coalesce(array_agg(i.new_status = 'servicing' AND u.number IS NOT DISTINCT FROM (i.r).next_row), '{}')
+      INTO rw_account, rw_loan, rw_number, rw_interest, rw_principal, rw_balance, rw_interest_paid, rw_principal_paid, rw_is_next
+      FROM unnest(items) i,
+           unnest((i.r).row_number, (i.r).row_interest, (i.r).row_principal, (i.r).row_balance, (i.r).row_interest_paid, (i.r).row_principal_paid)
+             AS u(number, interest, principal, balance, interest_paid, principal_paid);
+
+    UPDATE schedules s SET is_next = false
+      FROM unnest(lo_account, lo_loan, lo_status, lo_next) AS l(account_id, loan_id, status, next_row)
+     WHERE s.account_id = l.account_id AND s.loan_id = l.loan_id AND s.is_next
+       AND (l.status <> 'servicing' OR s.number IS DISTINCT FROM l.next_row);
+    -- (each loan's rows read by its own index range, as the lines are; then only the rows that differ, by key)
+    WITH changed AS (
+           SELECT o.account_id, o.id, x.interest, x.principal, x.balance, x.interest_paid, x.principal_paid, x.is_next
+             FROM unnest(lo_account, lo_loan) AS l(account_id, loan_id)
+            CROSS JOIN LATERAL (
+                  SELECT s.account_id, s.id, s.loan_id, s.number, s.interest, s.principal, s.balance, s.interest_paid, s.principal_paid, s.is_next
+                    FROM schedules s WHERE s.account_id = l.account_id AND s.loan_id = l.loan_id OFFSET 0) o
+             JOIN unnest(rw_account, rw_loan, rw_number, rw_interest, rw_principal, rw_balance, rw_interest_paid, rw_principal_paid, rw_is_next)
+                    AS x(account_id, loan_id, number, interest, principal, balance, interest_paid, principal_paid, is_next)
+               ON x.account_id = o.account_id AND x.loan_id = o.loan_id AND x.number = o.number
+            WHERE (o.interest, o.principal, o.balance, o.interest_paid, o.principal_paid, o.is_next)
+                  IS DISTINCT FROM (x.interest, x.principal, x.balance, x.interest_paid, x.principal_paid, x.is_next))
+    UPDATE schedules s
+       SET interest = c.interest, principal = c.principal, payment = c.interest + c.principal, balance = c.balance,
+           interest_paid = c.interest_paid, principal_paid = c.principal_paid, is_next = c.is_next
+      FROM changed c
+     WHERE s.account_id = c.account_id AND s.id = c.id;
+  END IF;
 
   -- Fees: the stored fees of these loans matched with the new ones by id. Late fees are the
   -- replay's (R4: a reversal can create or remove one); other fees keep what was paid and waived.
@@ -610,8 +659,10 @@ BEGIN
          SELECT * FROM unnest(fe_account, fe_loan, fe_id, fe_kind, fe_row, fe_date, fe_amount, fe_paid, fe_waived)
                   AS n(account_id, loan_id, id, kind, row_number, date, amount, paid, waived)),
        old_fees AS (
-         SELECT f.account_id, f.id, f.kind, f.row_number, f.date, f.amount, f.paid, f.waived
-           FROM fees f JOIN unnest(lo_account, lo_loan) AS l(account_id, loan_id) ON f.account_id = l.account_id AND f.loan_id = l.loan_id),
+         SELECT o.* FROM unnest(lo_account, lo_loan) AS l(account_id, loan_id)
+          CROSS JOIN LATERAL (
+                SELECT f.account_id, f.id, f.kind, f.row_number, f.date, f.amount, f.paid, f.waived
+                  FROM fees f WHERE f.account_id = l.account_id AND f.loan_id = l.loan_id OFFSET 0) o),
        pairs AS (
          SELECT n.*, o.account_id AS old_account_id, o.id AS old_id, o.kind AS old_kind,
                 (o.row_number, o.date, o.amount) IS DISTINCT FROM (n.row_number, n.date, n.amount) AS moved,
@@ -646,4 +697,25 @@ DROP TRIGGER schedules_as_made_update ON schedules;
 CREATE TRIGGER schedules_as_made_update BEFORE UPDATE OF payment, principal, interest, balance ON schedules
   FOR EACH ROW WHEN (current_setting('loanql.replaying', true) IS DISTINCT FROM 'on')
   EXECUTE FUNCTION loanql_schedule_as_made();
+
+-- Note 6: one replay per payment statement. payments_refresh_next_update (0001, after every UPDATE
+-- statement on payments) replays the loans of the updated payments anyway, and
+-- payments_refresh_next_moved (0002) the loans a payment left; 0012's row trigger replayed the
+-- same loan once more, first, for a change of amount, date or type.
+DROP TRIGGER payments_replay_changed ON payments;
+-- Likewise a reversal for insufficient funds: its NSF fee is inserted by this row trigger, in the
+-- middle of the UPDATE, and the fee's insert trigger replayed the loan before the UPDATE's own
+-- statement trigger replayed it again. The insert now leaves the replay to that statement trigger.
+CREATE OR REPLACE FUNCTION loanql_nsf_fee() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  replaying text := current_setting('loanql.replaying', true);
+BEGIN
+  PERFORM set_config('loanql.replaying', 'on', true);
+  INSERT INTO fees (account_id, loan_id, kind, payment_id, date, amount)
+  SELECT NEW.account_id, NEW.loan_id, 'nsf', NEW.id, NEW.date_reversed, pr.nsf_fee
+    FROM loans l JOIN products pr ON pr.account_id = l.account_id AND (pr.id = l.product_id OR (l.product_id IS NULL AND pr.is_default))
+   WHERE l.account_id = NEW.account_id AND l.id = NEW.loan_id AND pr.nsf_fee > 0;
+  PERFORM set_config('loanql.replaying', coalesce(replaying, 'off'), true);
+  RETURN NULL;
+END $$;
 `;
