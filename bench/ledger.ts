@@ -11,16 +11,18 @@
  *    process, alternating rounds (bench/load.ts). Before measuring, each side's answer is checked
  *    against what the database stored after that write (balances and the next row).
  * 2. Replaying a 30-year monthly loan (360 rows, built by domain/schedule.ts through createLoan)
- *    with 360 payments: server time of `loanql_refresh_next` for that loan, median of 20, measured
- *    inside the database (clock_timestamp around each call, in a temporary function), on
- *    PostgreSQL 15 and on PGlite: a replay that changes nothing, and one after the first
- *    payment's amount changed (every allocation line rewritten; the time of the UPDATE, trigger
- *    and replay included).
+ *    with 360 payments: server time, median of 20, measured inside the database (clock_timestamp
+ *    around each statement, in a temporary function), on PostgreSQL 15 and on PGlite: a replay
+ *    that changes nothing (`loanql_refresh_next` for the loan), the first payment reversed (every
+ *    allocation line rewritten and 359 late fees appear: each row is now paid a month late) and
+ *    the first payment a cent larger (every line rewritten, no fee) — the time of the UPDATE,
+ *    its triggers and the replay together, each in its own transaction that is rolled back, so
+ *    every run starts from the same ledger.
  *
  * PostgreSQL: `DATABASE_URL`, else a throwaway PostgreSQL 15 (.ci/postgres.sh). Writes
  * bench/results-ledger.json.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,7 +30,7 @@ import { createAccount } from '../app/accounts.js';
 import { createApiKey } from '../app/apiKeys.js';
 import { createDefaultProduct } from '../app/products.js';
 import { createLoan } from '../app/loanWrites.js';
-import { migrate, openPgliteDatabase, openPostgresDatabase, type Database } from '../db/index.js';
+import { migrate, openPgliteDatabase, openPostgresDatabase, type Database, type Queryable } from '../db/index.js';
 import { measurePair } from './load.js';
 import { freePort, ROOT, SHIPPED_NODE_FLAGS, startServer, startThrowawayPostgres, stopAll } from './processes.js';
 import { QUERIES } from './queries.js';
@@ -51,8 +53,34 @@ const median = (values: readonly number[]): number => {
 };
 const METADATA_PATH = join(ROOT, 'metadata', 'loanql.default.yaml');
 
+/**
+ * CPU time (ns) the database has used so far: on PostgreSQL the backend serving this connection
+ * (`/proc/PID/schedstat`, nanoseconds on a CPU, so the machine's other load does not count; null
+ * when the server is not on this machine), on PGlite this process (it runs in it).
+ */
+type CpuClock = () => number | null;
+async function cpuClock(db: Queryable, embedded: boolean): Promise<CpuClock> {
+  if (embedded) return () => Number(process.cpuUsage().user + process.cpuUsage().system) * 1000;
+  const { rows } = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  const path = `/proc/${rows[0]!.pid}/schedstat`;
+  return () => {
+    try {
+      return Number(readFileSync(path, 'utf8').split(' ')[0]);
+    } catch {
+      return null;
+    }
+  };
+}
+
+interface Timed {
+  /** Wall-clock server time of each run (ms), measured inside the database. */
+  readonly ms: number[];
+  /** CPU time of the database over all the runs (ms), or null. */
+  readonly cpuMs: number | null;
+}
+
 /** Server time (ms) of each of `runs` calls of `statement` (its `$1`, `$2` = account, loan), measured in the database. */
-async function serverTimes(db: Database, statement: string, accountId: string, loanId: string, runs: number): Promise<number[]> {
+async function serverTimes(db: Queryable, embedded: boolean, statement: string, accountId: string, loanId: string, runs: number): Promise<Timed> {
   const fn = `pg_temp.bench_${Math.random().toString(36).slice(2, 8)}`;
   await db.query(`CREATE FUNCTION ${fn}(a uuid, l uuid, n int) RETURNS SETOF double precision LANGUAGE plpgsql AS $f$
     DECLARE t0 timestamptz;
@@ -63,12 +91,46 @@ async function serverTimes(db: Database, statement: string, accountId: string, l
         RETURN NEXT extract(epoch FROM clock_timestamp() - t0) * 1000;
       END LOOP;
     END $f$`);
+  const clock = await cpuClock(db, embedded);
+  const before = clock();
   const { rows } = await db.query<{ ms: number }>(`SELECT t::float8 AS ms FROM ${fn}($1, $2, $3) AS t`, [accountId, loanId, runs]);
-  return rows.map((row) => Number(row.ms));
+  const after = clock();
+  return { ms: rows.map((row) => Number(row.ms)), cpuMs: before === null || after === null ? null : (after - before) / 1e6 };
 }
 const pgQuote = (text: string): string => `'${text.replaceAll("'", "''")}'`;
 
-/** A 30-year monthly loan with 360 payments; the replay's server time, nothing changed and every line rewritten. */
+/** Thrown to roll a measured write back. */
+class RolledBack extends Error {}
+
+/**
+ * Server time (ms) of `statement` run once in each of `runs` transactions that are rolled back, so
+ * every run starts from the same ledger (and none sees another's dead rows).
+ */
+async function rolledBackTimes(db: Database, embedded: boolean, statement: string, accountId: string, loanId: string, runs: number): Promise<Timed> {
+  const ms: number[] = [];
+  let cpuMs: number | null = 0;
+  for (let run = 0; run < runs; run += 1) {
+    await db
+      .transaction(async (tx) => {
+        const timed = await serverTimes(tx, embedded, statement, accountId, loanId, 1);
+        ms.push(...timed.ms);
+        cpuMs = cpuMs === null || timed.cpuMs === null ? null : cpuMs + timed.cpuMs;
+        throw new RolledBack();
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof RolledBack)) throw error;
+      });
+  }
+  return { ms, cpuMs };
+}
+
+const FIRST_PAYMENT = `(SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 ORDER BY date, posted_at, id LIMIT 1)`;
+
+/**
+ * A 30-year monthly loan with 360 payments; the replay's server time: nothing changed, the first
+ * payment reversed (every line rewritten, every row late: 359 late fees), the first payment a cent
+ * larger (every line rewritten, no fee). Each write in its own transaction, rolled back.
+ */
 async function replay360(db: Database, kind: string): Promise<Record<string, unknown>> {
   const account = await createAccount(db, `replay-${Date.now().toString(36)}`);
   await createDefaultProduct(db, account.id, []);
@@ -82,22 +144,57 @@ async function replay360(db: Database, kind: string): Promise<Record<string, unk
   );
   const lines = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM payment_allocations WHERE account_id = $1 AND loan_id = $2`, [account.id, loan.id]);
   await db.query('ANALYZE');
-  const unchanged = await serverTimes(db, 'SELECT loanql_refresh_next(ARRAY[$1], ARRAY[$2])', account.id, loan.id, 21);
-  // The first payment's amount moves by a cent each time: every later line is rewritten.
-  const first = `UPDATE payments SET amount = amount + CASE WHEN $3 % 2 = 1 THEN -0.01 ELSE 0.01 END
-                  WHERE account_id = $1 AND id = (SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 ORDER BY date, posted_at, id LIMIT 1)`;
-  const rewritten = await serverTimes(db, first, account.id, loan.id, 21);
+  // 20 in one statement, after one unmeasured: the session's plans are generic after the fifth.
+  const embedded = kind === 'PGlite';
+  await serverTimes(db, embedded, 'SELECT loanql_refresh_next(ARRAY[$1], ARRAY[$2])', account.id, loan.id, 1);
+  const unchanged = await serverTimes(db, embedded, 'SELECT loanql_refresh_next(ARRAY[$1], ARRAY[$2])', account.id, loan.id, 20);
+  const reverse = `UPDATE payments SET date_reversed = date, reversal_reason = 'error' WHERE account_id = $1 AND id = ${FIRST_PAYMENT}`;
+  const shift = `UPDATE payments SET amount = amount + 0.01 WHERE account_id = $1 AND id = ${FIRST_PAYMENT}`;
+  await rolledBackTimes(db, embedded, reverse, account.id, loan.id, 1);
+  const reversed = await rolledBackTimes(db, embedded, reverse, account.id, loan.id, 20);
+  const shifted = await rolledBackTimes(db, embedded, shift, account.id, loan.id, 20);
+  // What the two writes leave, to report (and to check that they rewrite what they claim to).
+  const effect = async (statement: string): Promise<{ lines: number; fees: number }> =>
+    db
+      .transaction(async (tx) => {
+        await tx.query(statement, [account.id, loan.id]);
+        const counted = await tx.query<{ lines: number; fees: number }>(
+          `SELECT (SELECT count(*)::int FROM payment_allocations WHERE account_id = $1 AND loan_id = $2 AND xmin = pg_current_xact_id()::xid) AS lines,
+                  (SELECT count(*)::int FROM fees WHERE account_id = $1 AND loan_id = $2 AND xmin = pg_current_xact_id()::xid) AS fees`,
+          [account.id, loan.id],
+        );
+        throw new RolledBack(JSON.stringify(counted.rows[0]));
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof RolledBack)) throw error;
+        return JSON.parse(error.message) as { lines: number; fees: number };
+      });
+  const reversedWrites = await effect(reverse);
+  const shiftedWrites = await effect(shift);
+  const cpuPerRun = (timed: Timed): number | null => (timed.cpuMs === null ? null : timed.cpuMs / timed.ms.length);
   const result = {
     database: kind,
     payments: 360,
     allocationLines: lines.rows[0]!.n,
-    replayUnchangedMsMedian: median(unchanged.slice(1)),
-    replayUnchangedMs: unchanged.slice(1),
-    replayRewrittenMsMedian: median(rewritten.slice(1)),
-    replayRewrittenMs: rewritten.slice(1),
+    replayUnchangedMsMedian: median(unchanged.ms),
+    replayUnchangedCpuMsMean: cpuPerRun(unchanged),
+    replayUnchangedMs: unchanged.ms,
+    replayFirstReversedMsMedian: median(reversed.ms),
+    replayFirstReversedCpuMsMean: cpuPerRun(reversed),
+    replayFirstReversedMs: reversed.ms,
+    replayFirstReversedWrites: reversedWrites,
+    replayFirstShiftedMsMedian: median(shifted.ms),
+    replayFirstShiftedCpuMsMean: cpuPerRun(shifted),
+    replayFirstShiftedMs: shifted.ms,
+    replayFirstShiftedWrites: shiftedWrites,
     loadAverage: loadavg()[0],
   };
-  log(`${kind}: replay of 360 payments (${result.allocationLines} lines): nothing changed ${result.replayUnchangedMsMedian.toFixed(2)} ms, every line rewritten ${result.replayRewrittenMsMedian.toFixed(2)} ms (median of 20), load ${loadavg()[0]!.toFixed(1)}`);
+  const show = (ms: number, cpu: number | null): string => `${ms.toFixed(2)} ms${cpu === null ? '' : ` (CPU ${cpu.toFixed(2)} ms)`}`;
+  log(
+    `${kind}: replay of 360 payments (${result.allocationLines} lines), median of 20: nothing changed ${show(result.replayUnchangedMsMedian, result.replayUnchangedCpuMsMean)}; ` +
+      `first payment reversed ${show(result.replayFirstReversedMsMedian, result.replayFirstReversedCpuMsMean)} (${reversedWrites.lines} lines, ${reversedWrites.fees} fees written); ` +
+      `first payment +0.01 ${show(result.replayFirstShiftedMsMedian, result.replayFirstShiftedCpuMsMean)} (${shiftedWrites.lines} lines, ${shiftedWrites.fees} fees written); load ${loadavg()[0]!.toFixed(1)}`,
+  );
   return result;
 }
 
