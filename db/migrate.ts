@@ -13,9 +13,10 @@ import * as idempotencyScope from './migrations/0011_idempotency_scope.js';
 import * as servicingLedger from './migrations/0012_servicing_ledger.js';
 import * as loanNameNotBlank from './migrations/0013_loan_name_not_blank.js';
 import * as servicingSettings from './migrations/0014_servicing_settings.js';
+import * as feesAndDelinquency from './migrations/0018_fees_and_delinquency.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, feesAndDelinquency];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.
