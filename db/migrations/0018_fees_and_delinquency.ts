@@ -181,13 +181,16 @@ UPDATE fees SET id = loanql_late_fee_id(loan_id, row_number) WHERE kind = 'late'
 -- The daily job's record ---------------------------------------------------------------------------
 CREATE TABLE ledger_job_days (
   account_id uuid NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  id uuid NOT NULL DEFAULT gen_random_uuid(),
   job text NOT NULL,
   business_date date NOT NULL,
   loans_replayed integer NOT NULL DEFAULT 0,
   fees_assessed integer NOT NULL DEFAULT 0,
   fees_amount numeric(14, 2) NOT NULL DEFAULT 0,
   finished_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-  PRIMARY KEY (account_id, job, business_date)
+  PRIMARY KEY (account_id, id),
+  -- a day is done once per account and job
+  CONSTRAINT ledger_job_days_once UNIQUE (account_id, job, business_date)
 );
 
 -- The next batch of the account's serviced loans whose stored ledger is of a day before p_as_of
