@@ -48,9 +48,12 @@ async function storeAsOf(back: number): Promise<void> {
     await tx.query(`UPDATE loans SET ledger_as_of = NULL WHERE account_id = $1`, [account]);
   });
   for (let after: string | null = null; ; ) {
-    const { rows } = await db.query<{ n: number; last: string | null }>(`SELECT loans_replayed AS n, last_id AS last FROM loanql_assess_fees_batch($1, $2::date, $3::uuid, 500)`, [account, at(back), after]);
-    if (rows[0]!.n < 500) break;
-    after = rows[0]!.last;
+    const result: { rows: { n: number; last: string | null }[] } = await db.query<{ n: number; last: string | null }>(
+      `SELECT loans_replayed AS n, last_id AS last FROM loanql_assess_fees_batch($1, $2::date, $3::uuid, 500)`,
+      [account, at(back), after],
+    );
+    if (result.rows[0]!.n < 500) break;
+    after = result.rows[0]!.last;
   }
   await db.query(`INSERT INTO ledger_job_days (account_id, job, business_date) VALUES ($1, 'fees', $2)`, [account, at(back)]);
 }
