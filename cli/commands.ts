@@ -17,7 +17,7 @@ import { SeedError, seedExistingAccount } from '../app/seed/index.js';
 import { requestStatements } from '../app/requestStatements.js';
 import { regenerateSchedules } from '../app/scheduleRegeneration.js';
 import { rebuildLedgers, verifyLedgers } from '../app/ledgerVerify.js';
-import { refreshStaleLedgers } from '../app/ledgerRefresh.js';
+import { assessFees, startFeeJob, type FeeJobRun } from '../app/feeJob.js';
 import { progressReporter } from './progress.js';
 import { buildEngine } from '../app/engineHolder.js';
 import { configFromEnv, metadataFileOf } from '../app/config.js';
@@ -409,14 +409,27 @@ export const COMMANDS: Command[] = [
     },
   },
   {
+    words: ['fees', 'assess'],
+    synopsis: 'fees assess [--account SLUG] [--as-of DATE]',
+    description: "run the daily fee job now: bring every serviced loan to its account's business date (or DATE, not later), assessing late fees and delinquency; a day already done is not run again",
+    options: { account: { type: 'string' }, 'as-of': { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const accountSlug = optionText(context, 'account');
+      const asOf = optionText(context, 'as-of');
+      const runs = await assessFees(context.db, { ...(accountSlug !== undefined ? { accountSlug } : {}), ...(asOf !== undefined ? { asOf } : {}) });
+      for (const run of runs) context.out.write(`${describeFeeJobRun(run)}\n`);
+    },
+  },
+  {
     words: ['ledger', 'refresh'],
     synopsis: 'ledger refresh',
-    description: 'replay the ledgers whose day has passed (late fees, interest due: what time alone changes)',
+    description: 'the same as `fees assess` (kept for scripts written before it): bring the ledgers whose day has passed to the business date',
     options: {},
     needsDatabase: true,
     async run(context) {
-      const replayed = await refreshStaleLedgers(context.db);
-      context.out.write(`${replayed} loan${replayed === 1 ? '' : 's'} replayed for the business date\n`);
+      const runs = await assessFees(context.db);
+      for (const run of runs) context.out.write(`${describeFeeJobRun(run)}\n`);
     },
   },
   {
@@ -569,23 +582,33 @@ export const COMMANDS: Command[] = [
   {
     words: ['worker'],
     synopsis: 'worker',
-    description: "deliver webhooks until SIGTERM/SIGINT (beside or instead of the service's own worker)",
+    description: "deliver webhooks and run the daily fee job until SIGTERM/SIGINT (beside or instead of the service's own worker)",
     options: {},
     needsDatabase: true,
     async run(context) {
       const config = configFromEnv();
       const logger = {
         warn: (object: Record<string, unknown>, message: string) => context.err.write(`${JSON.stringify({ level: 'warn', msg: message, err: object.err instanceof Error ? object.err.message : undefined })}\n`),
+        info: (object: Record<string, unknown>, message: string) => context.out.write(`${JSON.stringify({ level: 'info', msg: message, ...object })}\n`),
       };
       const worker = new WebhookWorker(context.db, config.webhooks, logger);
       worker.start();
-      context.out.write('webhook worker running; SIGTERM or SIGINT stops it\n');
+      const stopFeeJob = startFeeJob(context.db, logger);
+      context.out.write('webhook worker and fee job running; SIGTERM or SIGINT stops them\n');
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', resolve);
         process.once('SIGINT', resolve);
       });
+      stopFeeJob();
       await worker.stop();
       context.out.write('webhook worker stopped\n');
     },
   },
 ];
+
+/** One line per account: `account demo: 2026-03-20 (1 day): 12 loans replayed, 3 fees assessed (1332.72)`. */
+function describeFeeJobRun(run: FeeJobRun): string {
+  if (!run.days.length) return `account ${run.slug}: ${run.asOf} already assessed; nothing to do`;
+  const days = run.days.length === 1 ? `${run.asOf} (1 day)` : `${run.days[0]} to ${run.asOf} (${run.days.length} days, caught up)`;
+  return `account ${run.slug}: ${days}: ${run.loansReplayed} loan${run.loansReplayed === 1 ? '' : 's'} replayed, ${run.feesAssessed} fee${run.feesAssessed === 1 ? '' : 's'} assessed (${run.feesAmount})`;
+}

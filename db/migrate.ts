@@ -15,11 +15,12 @@ import * as loanNameNotBlank from './migrations/0013_loan_name_not_blank.js';
 import * as servicingSettings from './migrations/0014_servicing_settings.js';
 import * as productSettingsReplay from './migrations/0015_product_settings_replay.js';
 import * as fasterReplay from './migrations/0016_faster_replay.js';
+import * as feesAndDelinquency from './migrations/0018_fees_and_delinquency.js';
 import * as daysPastDueIndex from './migrations/0019_days_past_due_index.js';
 import * as accountCurrency from './migrations/0020_account_currency.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, daysPastDueIndex, accountCurrency];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.

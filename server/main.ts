@@ -5,7 +5,7 @@
 import cluster from 'node:cluster';
 import { migrate, openServiceDatabase, ReadReplicas } from '../db/index.js';
 import { setUpDemoIfEmpty } from '../app/demo.js';
-import { startLedgerRefresh } from '../app/ledgerRefresh.js';
+import { startFeeJob } from '../app/feeJob.js';
 import { purgeExpiredIdempotencyKeys } from '../app/idempotency.js';
 import { buildServingEngine, EngineHolder } from '../app/engineHolder.js';
 import { WebhookWorker } from '../app/webhooks/index.js';
@@ -71,8 +71,8 @@ async function main(): Promise<void> {
   // Webhook deliveries (README "Webhooks"); WEBHOOK_WORKER=0 leaves them to `loanql worker`.
   const worker = config.webhooks.workerInService ? new WebhookWorker(opened.database, config.webhooks, logger) : null;
   worker?.start();
-  // The ledgers' daily part (late fees, interest due): where the webhook worker runs (app/ledgerRefresh.ts).
-  if (config.webhooks.workerInService) startLedgerRefresh(opened.database, logger);
+  // The daily fee job (late fees, delinquency, interest due): where the webhook worker runs (app/feeJob.ts).
+  if (config.webhooks.workerInService) startFeeJob(opened.database, logger);
 
   const state: ServiceState = { stopping: false };
   const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state, ...(routing ? { routing } : {}) });

@@ -141,6 +141,12 @@ describe('Webhooks: delivery of captured events', () => {
       const { account, apiKey } = await accountWithEndpoint(receiver, null);
       const loanId = await createLoan(apiKey.key);
       await receiver.waitFor((r) => r.length >= 1, 5000);
+      // The loan's creation sends several events (loan.created, and from its replay to the business
+      // date its late fees and delinquency): wait until they have all arrived.
+      for (let last = -1; last !== receiver.received.length; ) {
+        last = receiver.received.length;
+        await new Promise((resolve) => setTimeout(resolve, 400));
+      }
       const before = receiver.received.length;
       const answer = await graph(
         apiKey.key,

@@ -1,0 +1,139 @@
+import type { Database } from '../db/index.js';
+import { UserInputError } from './errors.js';
+
+/**
+ * The daily fee job (SPEC §12 R4: time alone creates late fees; R3: and moves loans between
+ * delinquency buckets). For each account it brings every serviced loan's stored ledger to the
+ * account's business date (its time zone, `loanql_business_date`), 500 loans per transaction
+ * (`loanql_assess_fees_batch`, migration 0018), then records the day — and every day missed
+ * since the last recorded one — in `ledger_job_days`, so a day is done once per account.
+ *
+ * Idempotent: a recorded day is not run again, and a loan already at the day is not replayed; a
+ * catch-up after downtime is one replay as of the target day (the replay derives each late fee
+ * with its own date, so the fees and buckets equal those of running every day). Two processes
+ * at once share the loans (SKIP LOCKED) and each fee is assessed once (the replay locks each
+ * loan; a late fee is unique per loan and row). The service runs it beside its webhook worker
+ * (`startFeeJob`), as does `loanql worker`; `loanql fees assess` runs it by hand.
+ */
+export const FEE_JOB = 'fees';
+const BATCH = 500;
+
+export interface FeeJobRun {
+  readonly accountId: string;
+  readonly slug: string;
+  /** The day the loans were brought to. */
+  readonly asOf: string;
+  /** The days recorded as done by this run (the missed ones and `asOf`); empty: already done. */
+  readonly days: readonly string[];
+  readonly loansReplayed: number;
+  readonly feesAssessed: number;
+  /** Sum of the fees assessed, exact (numeric as text). */
+  readonly feesAmount: string;
+}
+
+export interface FeeJobOptions {
+  /** Only this account (by slug). */
+  readonly accountSlug?: string;
+  /** Assess as of this day instead of each account's business date (not after it). */
+  readonly asOf?: string;
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Runs the job once over every account (or one); returns what each account's run did. */
+export async function assessFees(db: Database, options: FeeJobOptions = {}): Promise<FeeJobRun[]> {
+  if (options.asOf !== undefined && (!ISO_DATE.test(options.asOf) || Number.isNaN(Date.parse(`${options.asOf}T00:00:00Z`)))) {
+    throw new UserInputError(`--as-of: ${JSON.stringify(options.asOf)} is not a date (YYYY-MM-DD)`);
+  }
+  const { rows: accounts } = await db.query<{ id: string; slug: string; today: string; last_done: string | null }>(
+    `SELECT a.id, a.slug, loanql_business_date(a.id)::text AS today,
+            (SELECT max(d.business_date)::text FROM ledger_job_days d WHERE d.account_id = a.id AND d.job = $2) AS last_done
+       FROM accounts a WHERE $1::text IS NULL OR a.slug = $1 ORDER BY a.slug`,
+    [options.accountSlug ?? null, FEE_JOB],
+  );
+  if (options.accountSlug !== undefined && accounts.length === 0) throw new UserInputError(`--account: no account ${JSON.stringify(options.accountSlug)}`);
+  const runs: FeeJobRun[] = [];
+  for (const account of accounts) {
+    const asOf = options.asOf ?? account.today;
+    if (asOf > account.today) throw new UserInputError(`--as-of: ${asOf} is after the business date of account ${account.slug} (${account.today}); fees are assessed for days that have begun`);
+    runs.push(await assessAccount(db, account.id, account.slug, asOf, account.last_done));
+  }
+  return runs;
+}
+
+interface BatchRow {
+  readonly loans_replayed: number;
+  readonly last_id: string | null;
+  readonly fees_assessed: number;
+  readonly fees_amount: string;
+}
+
+async function assessAccount(db: Database, accountId: string, slug: string, asOf: string, lastDone: string | null): Promise<FeeJobRun> {
+  if (lastDone !== null && lastDone >= asOf) return { accountId, slug, asOf, days: [], loansReplayed: 0, feesAssessed: 0, feesAmount: '0.00' };
+  let after: string | null = null;
+  let loansReplayed = 0;
+  let feesAssessed = 0;
+  const amounts: string[] = [];
+  for (;;) {
+    const result: { rows: BatchRow[] } = await db.query<BatchRow>(
+      'SELECT loans_replayed, last_id, fees_assessed, fees_amount::text FROM loanql_assess_fees_batch($1, $2::date, $3::uuid, $4)',
+      [accountId, asOf, after, BATCH],
+    );
+    const batch: BatchRow = result.rows[0]!;
+    loansReplayed += Number(batch.loans_replayed);
+    feesAssessed += Number(batch.fees_assessed);
+    amounts.push(batch.fees_amount);
+    if (Number(batch.loans_replayed) < BATCH || batch.last_id === null) break;
+    after = batch.last_id;
+  }
+  // The day, and each day missed since the last recorded one (a first run records its day only).
+  const { rows: recorded } = await db.query<{ business_date: string; fees_amount: string }>(
+    `WITH days AS (
+       SELECT d::date AS business_date FROM generate_series(coalesce($3::date + 1, $2::date), $2::date, interval '1 day') AS d)
+     INSERT INTO ledger_job_days AS j (account_id, job, business_date, loans_replayed, fees_assessed, fees_amount)
+     SELECT $1, $4, days.business_date,
+            CASE WHEN days.business_date = $2::date THEN $5::integer ELSE 0 END,
+            CASE WHEN days.business_date = $2::date THEN $6::integer ELSE 0 END,
+            CASE WHEN days.business_date = $2::date THEN (SELECT coalesce(sum(x), 0) FROM unnest($7::numeric[]) AS x) ELSE 0 END
+       FROM days
+     ON CONFLICT (account_id, job, business_date) DO UPDATE
+       SET loans_replayed = j.loans_replayed + EXCLUDED.loans_replayed, fees_assessed = j.fees_assessed + EXCLUDED.fees_assessed,
+           fees_amount = j.fees_amount + EXCLUDED.fees_amount
+     RETURNING business_date::text, (SELECT coalesce(sum(x), 0) FROM unnest($7::numeric[]) AS x)::numeric(14, 2)::text AS fees_amount`,
+    [accountId, asOf, lastDone, FEE_JOB, loansReplayed, feesAssessed, amounts],
+  );
+  const days = recorded.map((row) => row.business_date).sort();
+  return { accountId, slug, asOf, days, loansReplayed, feesAssessed, feesAmount: recorded[0]?.fees_amount ?? '0.00' };
+}
+
+export interface FeeJobLogger {
+  info(object: Record<string, unknown>, message: string): void;
+  warn(object: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * Runs `assessFees` now and every `intervalMs` (5 minutes: accounts in other time zones begin
+ * their day at other hours; a tick with every account's day done is one small query); returns a
+ * stop function.
+ */
+export function startFeeJob(db: Database, logger: FeeJobLogger, intervalMs = 5 * 60 * 1000): () => void {
+  let running = false;
+  const tick = (): void => {
+    if (running) return;
+    running = true;
+    assessFees(db)
+      .then((runs) => {
+        for (const run of runs) {
+          if (run.days.length) logger.info({ account: run.slug, days: run.days, loans: run.loansReplayed, fees: run.feesAssessed, amount: run.feesAmount }, 'fee job: day assessed');
+        }
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, 'the fee job failed; the next run tries again'))
+      .finally(() => {
+        running = false;
+      });
+  };
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  setTimeout(tick, 1000).unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,87 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Webhook } from 'standardwebhooks';
+import { assessFees } from '../../app/feeJob.js';
+import { createWebhookEndpoint, WebhookWorker, webhookSettingsFromEnv, type WebhookSettings } from '../../app/webhooks/index.js';
+import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
+import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.js';
+
+/**
+ * Issue 31, Done when 5: `fee.assessed`, `loan.delinquency_changed` (and `fee.waived`) reach a
+ * webhook endpoint, signed, once per change — from the daily job and from a write; a job run
+ * twice sends nothing more. The clock is `loanql.business_date` on PGlite's one session.
+ */
+let database: TestDatabase;
+let server: TestServer;
+let worker: WebhookWorker;
+let receiver: WebhookReceiver;
+const settings: WebhookSettings = { ...webhookSettingsFromEnv({}), allowPrivate: true, pollMs: 50, timeoutMs: 1000, retryBaseMs: 200, retryMaxMs: 500, maxAttempts: 6 };
+
+before(async () => {
+  database = await openTestDatabase();
+  server = await startTestServer(database.db);
+  worker = new WebhookWorker(database.db, settings, { warn: () => undefined });
+  worker.start();
+  receiver = await startWebhookReceiver();
+});
+after(async () => {
+  await worker?.stop();
+  await receiver?.close();
+  await server?.close();
+  await database?.close();
+});
+
+const clock = (day: string) => database.db.query(`SELECT set_config('loanql.business_date', $1, false)`, [day]);
+
+describe('Webhooks: fee and delinquency events (issue 31)', () => {
+  it('fee.assessed and loan.delinquency_changed from the job, fee.waived and loan.delinquency_changed from writes: signed, once per change', async () => {
+    const { account, apiKey } = await createAccountWithKey(database.db);
+    const types = ['fee.assessed', 'fee.waived', 'loan.delinquency_changed'];
+    const endpoint = await createWebhookEndpoint(database.db, account.id, { url: receiver.url, eventTypes: types }, { knownEventTypes: new Set(types), allowPrivate: true });
+    const graph = async (query: string, variables: Record<string, unknown>) => {
+      const response = await fetch(`${server.url}/api/graph`, { method: 'POST', headers: { ...tokenHeader(apiKey.key), 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+      const body = (await response.json()) as { data?: any; errors?: unknown };
+      assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+      return body.data;
+    };
+    await clock('2026-01-15');
+    const created = await fetch(`${server.url}/api/loan`, {
+      method: 'POST',
+      headers: { ...tokenHeader(apiKey.key), 'content-type': 'application/json' },
+      body: JSON.stringify({ Name: 'Elm St', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' }),
+    });
+    assert.equal(created.status, 201);
+    const loan = ((await created.json()) as { loan: { id: string } }).loan.id;
+
+    const events = () => receiver.received.map((w) => new Webhook(endpoint.secret).verify(w.body, w.headers) as { type: string; data: { old: any; new: any } });
+    await clock('2026-02-26');
+    await assessFees(database.db, { accountSlug: account.slug });
+    await receiver.waitFor((r) => r.length >= 2, 5000);
+    await clock('2026-03-20');
+    await assessFees(database.db, { accountSlug: account.slug });
+    await assessFees(database.db, { accountSlug: account.slug });
+    await receiver.waitFor((r) => r.length >= 3, 5000);
+    // A write moves the bucket back: 10,000.00 on 03-20 leaves 5 days past due.
+    await graph(`mutation ($loan: uuid!) { insert_payments_one(object: {loan_id: $loan, date: "2026-03-20", amount: "10000.00", method: "ach"}) { id } }`, { loan });
+    const fee = (await graph(`query ($loan: uuid!) { fees(where: {loan_id: {_eq: $loan}}) { id } }`, { loan })).fees[0].id;
+    await graph(`mutation ($fee: uuid!) { insert_fee_waivers_one(object: {fee_id: $fee, waived_by: "Pat", reason: "goodwill"}) { id } }`, { fee });
+    await receiver.waitFor((r) => r.length >= 5, 5000);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+
+    const got = events().map((e) =>
+      e.type === 'loan.delinquency_changed'
+        ? `${e.type} ${e.data.old.stored_delinquency_bucket} -> ${e.data.new.stored_delinquency_bucket} (${e.data.new.stored_days_past_due} days)`
+        : e.type === 'fee.assessed'
+          ? `${e.type} ${e.data.new.kind} ${e.data.new.date} ${e.data.new.amount}`
+          : `${e.type} by ${e.data.new.waived_by}: ${e.data.new.reason}`,
+    );
+    assert.deepEqual(got.sort(), [
+      'fee.assessed late 2026-02-26 444.24',
+      'fee.waived by Pat: goodwill',
+      'loan.delinquency_changed 1-29 -> 30-59 (33 days)',
+      'loan.delinquency_changed 30-59 -> 1-29 (5 days)',
+      'loan.delinquency_changed current -> 1-29 (11 days)',
+    ]);
+  });
+});
