@@ -39,7 +39,13 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
       done();
     },
   });
-  const config: ServiceConfig = { ...configFromEnv({}), port: 0, host: '127.0.0.1', metadataPath: METADATA_PATH, ...overrides };
+  const defaults = configFromEnv({});
+  // Keep-alive and idle limits far above any pause of a test: the app and its client share one
+  // event loop with PGlite, so on a busy machine a statement can hold both past the service's
+  // 5 s keep-alive, and the client would reuse a connection the server has just closed
+  // (ECONNRESET). The tests of those limits (api/httpServer) set their own.
+  const http = { ...defaults.http, keepAliveTimeoutMs: 120_000, idleSocketTimeoutMs: 240_000 };
+  const config: ServiceConfig = { ...defaults, port: 0, host: '127.0.0.1', metadataPath: METADATA_PATH, http, ...overrides };
   const engineOptions = engineOptionsOf(config);
   const engines = new EngineHolder(await buildServingEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
   const app = createApp({ db, logger: createLogger(overrides.logLevel ?? 'warn', capture), config, databaseDescription: `test ${db.kind} database`, engines });
