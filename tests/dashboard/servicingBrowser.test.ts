@@ -213,8 +213,8 @@ describe('A servicer’s day in Chromium', () => {
     await page.waitForURL(/quote_date=2026-03-31/);
     const quote = page.getByRole('region', { name: 'Payoff quote' });
     assert.equal((await quote.locator('[data-quote="payoff"]').textContent())?.trim(), '$84,600.20');
-    assert.equal((await quote.locator('[data-quote="accrued_interest"]').textContent())?.trim(), '448.81');
-    assert.equal((await quote.locator('[data-quote="per_diem"]').textContent())?.trim(), '28.05');
+    assert.equal((await quote.locator('[data-quote="accrued_interest"]').textContent())?.trim(), '$448.81');
+    assert.equal((await quote.locator('[data-quote="per_diem"]').textContent())?.trim(), '$28.05');
     await page.locator('#payments tbody tr[data-payment]', { has: page.locator('td', { hasText: /^2026-03-15$/ }) }).locator('summary').click();
     await checkPage('loan-ledger-quote');
 
@@ -222,7 +222,7 @@ describe('A servicer’s day in Chromium', () => {
     await page.waitForURL(/done=payoff-posted-closed/);
     assert.equal(await page.getByRole('status').filter({ hasText: 'Payoff posted: the loan is paid off and closed.' }).count(), 1);
     assert.match((await balances.locator('dd').first().textContent()) ?? '', /closed\s+closed on 2026-03-31/);
-    assert.equal((await balances.locator('[data-balance="principal_outstanding"]').textContent())?.trim(), '0.00');
+    assert.equal((await balances.locator('[data-balance="principal_outstanding"]').textContent())?.trim(), '$0.00');
     const payoff = page.locator('#payments tbody tr[data-payment]', { has: page.locator('td', { hasText: /^payoff$/ }) });
     await payoff.locator('summary').click();
     assert.match((await payoff.locator('summary').textContent()) ?? '', /^interest \$448\.81, principal \$84,151\.39/);

@@ -125,7 +125,8 @@ const micros = (column: string): string => `(extract(epoch FROM ${column}) * 100
 
 const SELECTS: Readonly<Record<string, string>> = {
   loans: `SELECT id, name, amount, status, rate, term::text AS term, frequency, amortization, regular_payment, date_funded, first_payment_date, date_maturity, custom_fields, custom_fields::text AS custom_fields_text, ${micros('created_at')}, ${micros('updated_at')},
-    principal_outstanding, interest_due, fees_due, credit_balance, oldest_unpaid_due, date_closed FROM loans WHERE account_id = $1`,
+    principal_outstanding, interest_due, fees_due, credit_balance, oldest_unpaid_due, date_closed, ledger_as_of,
+    days_past_due AS stored_days_past_due, delinquency_bucket AS stored_delinquency_bucket FROM loans WHERE account_id = $1`,
   payments: `SELECT id, loan_id, date, amount, type, method, date_reversed, reversal_reason, ${micros('posted_at')} FROM payments WHERE account_id = $1`,
   people: `SELECT id, name, email, phone, status, entity_type, is_borrower, is_investor, ${micros('created_at')} FROM people WHERE account_id = $1`,
   borrows: 'SELECT id, loan_id, person_id FROM borrows WHERE account_id = $1',
@@ -140,6 +141,7 @@ const FIELDS: Readonly<Record<string, Readonly<Record<string, ScalarKind | { typ
     id: 'uuid', name: 'text', amount: 'numeric', status: 'text', rate: 'numeric', term: 'integer', frequency: 'text', amortization: 'text',
     regular_payment: 'numeric', date_funded: 'date', first_payment_date: 'date', date_maturity: 'date', created_at: 'timestamptz', updated_at: 'timestamptz',
     principal_outstanding: 'numeric', interest_due: 'numeric', fees_due: 'numeric', credit_balance: 'numeric', oldest_unpaid_due: 'date', date_closed: 'date',
+    ledger_as_of: 'date', stored_days_past_due: 'integer', stored_delinquency_bucket: 'text',
     loan_officer: { type: 'text', custom: 'loan_officer' }, property_type: { type: 'text', custom: 'property_type' },
   },
   payments: { id: 'uuid', loan_id: 'uuid', date: 'date', amount: 'numeric', type: 'text', method: 'text', date_reversed: 'date', reversal_reason: 'text', posted_at: 'timestamptz' },

@@ -247,12 +247,16 @@ describe('Mutations: the shipped permissions of every collection', () => {
     guarantees: ['insert', 'delete'],
     loan_documents: ['insert', 'delete'],
     address_details: ['insert', 'delete'],
+    fees: ['insert'],
+    fee_waivers: ['insert'],
   };
   const WRITABLE: Record<string, { insert?: string[]; update?: string[] }> = {
     loans: { update: ['name', 'status', 'custom_fields'] },
     payments: { insert: ['loan_id', 'date', 'amount', 'type', 'method'], update: ['date_reversed', 'reversal_reason'] },
     tasks: { insert: ['loan_id', 'name', 'status', 'date_due'], update: ['name', 'status', 'date_due'] },
     comments: { insert: ['loan_id', 'text'] },
+    fees: { insert: ['loan_id', 'date', 'amount', 'description'] },
+    fee_waivers: { insert: ['fee_id', 'waived_on', 'waived_by', 'reason'] },
     people: { insert: ['name', 'email', 'phone', 'status', 'entity_type'], update: ['name', 'email', 'phone', 'status'] },
   };
 

@@ -233,8 +233,10 @@ describe('Webhooks: signatures and retries', () => {
 describe('Webhooks: event types in metadata', () => {
   const shipped = readFileSync(METADATA_PATH, 'utf8');
 
-  it('ships the seven event types', () => {
-    assert.deepEqual([...parseMetadata(shipped).eventTypes.keys()].sort(), ['loan.created', 'loan.status_changed', 'loan.updated', 'payment.posted', 'payment.reversed', 'person.created', 'task.completed']);
+  it('ships the ten event types', () => {
+    assert.deepEqual([...parseMetadata(shipped).eventTypes.keys()].sort(), [
+      'fee.assessed', 'fee.waived', 'loan.created', 'loan.delinquency_changed', 'loan.status_changed', 'loan.updated', 'payment.posted', 'payment.reversed', 'person.created', 'task.completed',
+    ]);
   });
 
   it('refuses an event type naming an unknown collection or field, a custom field, or a condition on an insert', () => {
