@@ -34,6 +34,8 @@ export interface ServiceConfig {
   readonly http: HttpTimeouts;
   /** How long SIGTERM waits for in-flight requests before closing the database anyway. */
   readonly shutdownGraceMs: number;
+  /** `DEMO_SCALE`: the size of the demo portfolio a first start on an empty database writes (0.05: 500 loans). */
+  readonly demoScale: number;
   readonly webhooks: WebhookSettings;
   /** API processes (`WORKERS`; `auto` = the machine's cores); more than 1 needs DATABASE_URL. */
   readonly workers: number;
@@ -70,6 +72,15 @@ function trustProxyOf(raw: string | undefined): boolean | number | string {
   if (value === '' || value === 'false' || value === '0') return false;
   if (value === 'true') return true;
   if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}
+
+/** `DEMO_SCALE`: a number from 0.0001 (one loan) to 1 (10,000 loans). */
+function demoScaleOf(env: NodeJS.ProcessEnv): number {
+  const raw = env.DEMO_SCALE;
+  if (raw === undefined || raw === '') return 0.05;
+  const value = Number(raw);
+  if (!/^\d*\.?\d+$/.test(raw) || !(value >= 0.0001 && value <= 1)) throw new Error(`DEMO_SCALE must be a number from 0.0001 to 1, not "${raw}"`);
   return value;
 }
 
@@ -150,6 +161,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
       maxConnections: positiveInt(env, 'HTTP_MAX_CONNECTIONS', 1_000),
     },
     shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 10_000),
+    demoScale: demoScaleOf(env),
     webhooks: webhookSettingsFromEnv(env),
     workers: workersOf(env),
     readReplicas: {

@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const applied = await migrate(opened.database);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   // In a cluster the primary process has set up the demo (and prints the banner).
-  const demo = cluster.isWorker ? null : await setUpDemoIfEmpty(opened.database);
+  const demo = cluster.isWorker ? null : await setUpDemoIfEmpty(opened.database, config.demoScale);
   // DATABASE_REPLICA_URLS: reads on streaming replicas, with read-your-writes (README "Scaling out").
   const { readReplicas } = config;
   const replicas = readReplicas.urls.length

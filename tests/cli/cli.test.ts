@@ -101,7 +101,9 @@ for (const setting of settings) {
 
     it('starts on an empty database, sets up the demo and prints a demo API key that works', async (t) => {
       const started = Date.now();
-      service = await startService(env, port, workDir);
+      // The real first start: the default demo (DEMO_SCALE unset, 500 loans), not the 50 loans
+      // the other process tests start with.
+      service = await startService({ ...env, DEMO_SCALE: '' }, port, workDir);
       const seconds = (Date.now() - started) / 1000;
       // The issue asks for "serves within 60 s" on a developer's machine. Here another test file
       // runs beside this one, so the time is reported rather than asserted (startService gives up
@@ -113,6 +115,7 @@ for (const setting of settings) {
       demoLoans = await loanTotal(service, demoKey);
       assert.ok(demoLoans > 0, 'the demo portfolio has loans');
       assert.equal(demoLoans, Number(announced[1]), 'the demo key reaches the demo portfolio');
+      assert.equal(demoLoans, 500, 'the default demo: scale 0.05');
       const health = JSON.parse((await get(`${service.url}/healthz`, demoKey)).body) as { status: string; database: { kind: string } };
       assert.deepEqual([health.status, health.database.kind], ['ok', setting.embedded ? 'pglite' : 'postgres']);
     });

@@ -15,6 +15,14 @@ describe('Scale-out settings (WORKERS, DATABASE_REPLICA_URLS)', () => {
     for (const bad of ['0', '-1', '1.5', 'many', '999']) assert.throws(() => configFromEnv({ WORKERS: bad, DATABASE_URL: primary }), /WORKERS must be/);
   });
 
+  it('DEMO_SCALE: the first start\'s demo portfolio, 0.05 (500 loans) by default, 0.0001 to 1', () => {
+    assert.equal(configFromEnv({}).demoScale, 0.05);
+    assert.equal(configFromEnv({ DEMO_SCALE: '' }).demoScale, 0.05);
+    assert.equal(configFromEnv({ DEMO_SCALE: '0.005' }).demoScale, 0.005);
+    assert.equal(configFromEnv({ DEMO_SCALE: '1' }).demoScale, 1);
+    for (const bad of ['0', '-0.1', '1.5', 'big', '1e-3', '0.00001']) assert.throws(() => configFromEnv({ DEMO_SCALE: bad }), /DEMO_SCALE must be a number from 0\.0001 to 1/, bad);
+  });
+
   it('DATABASE_REPLICA_URLS: comma-separated postgres URLs of the primary DATABASE_URL', () => {
     assert.deepEqual(configFromEnv({ DATABASE_URL: primary }).readReplicas.urls, []);
     const config = configFromEnv({ DATABASE_URL: primary, DATABASE_REPLICA_URLS: ' postgres://r1/db , postgresql://r2:6432/db,' });
