@@ -13,6 +13,8 @@ const SLOWEST = [
   'tests/cli/ledger.test.ts',
   'tests/engine/mutationModel.test.ts',
   'tests/engine/generated.test.ts',
+  'tests/db/feeJob.test.ts',
+  'tests/cli/productSettings.test.ts',
   'tests/scale/replicas.test.ts',
   'tests/engine/metadataReload.test.ts',
   'tests/fuzz/inputFuzz.test.ts',
@@ -24,6 +26,8 @@ const SLOWEST = [
   'tests/dashboard/servicingBrowser.test.ts',
   'tests/engine/explain.test.ts',
   'tests/db/seed.test.ts',
+  'tests/engine/daysPastDue.test.ts',
+  'tests/api/delinquencyExamples.test.ts',
   'tests/cli/lifecycle.test.ts',
   'tests/webhooks/processes.test.ts',
 ];
