@@ -2,7 +2,7 @@ import type { AgingBucket, AgingSummary, CollectionsFilter, CollectionsQueue, Co
 import { html, type Html } from '../html.js';
 import { renderPage, type Viewer } from './layout.js';
 import { pager } from './loanPages.js';
-import { cash, loanLabel, orDash } from './servicingFormat.js';
+import { cash, centsOf, fromCents, loanLabel, orDash } from './servicingFormat.js';
 import { COLLECTIONS_CSV_PATH, COLLECTIONS_PATH, loanPath } from './servicingPaths.js';
 
 /** The page's query: the queue's filter and the page number. */
@@ -62,7 +62,7 @@ export function collectionsPage(viewer: Viewer, view: CollectionsView): string {
   const late = summary.buckets.reduce((sum, bucket) => sum + bucket.count, 0);
   const csvHref = `${COLLECTIONS_CSV_PATH}${collectionsSearch(query, {}, false)}`;
   return renderPage(
-    { title: 'Collections', viewer, section: 'collections' },
+    { title: 'Collections', viewer, section: 'collections', bodyClass: 'page-wide' },
     html`<div class="page-head"><h1>Collections</h1><a class="button button-secondary" href="${csvHref}" download>Download CSV</a></div>
 <p class="lead">Business date ${summary.businessDate}. Days past due by the ledger (SPEC §12 R3: from the oldest row unpaid beyond the product's arrears tolerance); amounts past due are the unpaid principal and interest of rows due before today.</p>
 <section class="card aging" aria-labelledby="aging-heading" id="aging">
@@ -97,13 +97,18 @@ function agingTable(buckets: readonly AgingBucket[], query: CollectionsPageQuery
     </tr>`,
     )}
   </tbody>
-  <tfoot><tr><th scope="row">All in servicing</th><td class="num">${String(loans)}</td><td colspan="2"></td></tr></tfoot>
+  <tfoot><tr><th scope="row">All in servicing</th><td class="num">${String(loans)}</td><td class="num">${cash(total(buckets, 'amountPastDue'), currency)}</td><td class="num">${cash(total(buckets, 'principalOutstanding'), currency)}</td></tr></tfoot>
 </table>
 </div>`;
 }
 
+/** The exact sum of one amount over the buckets (cents, never a float). */
+function total(buckets: readonly AgingBucket[], amount: 'amountPastDue' | 'principalOutstanding'): string {
+  return fromCents(buckets.reduce((sum, bucket) => sum + (centsOf(bucket[amount]) ?? 0n), 0n));
+}
+
 /** Geometry of the chart, in the SVG's own units (it scales to its box). */
-const CHART = { width: 480, labelWidth: 96, countWidth: 64, bar: 22, gap: 10, top: 8 } as const;
+const CHART = { width: 440, labelWidth: 96, countWidth: 56, bar: 22, gap: 10, top: 8 } as const;
 
 /**
  * A horizontal bar per bucket, its length the bucket's number of loans, with the bucket's name

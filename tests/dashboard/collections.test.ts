@@ -280,6 +280,8 @@ describe('Collections queue (issue 31)', () => {
       return [bucket, bucket === 'current' ? 2 : loans.length, String(cash(decimal(loans.reduce((sum, loan) => sum + loan.amountPastDue, 0n)), 'USD')), String(cash(decimal(principal), 'USD'))];
     });
     assert.deepEqual(shown, expected);
+    const sum = (column: 2 | 3) => expected.reduce((total, row) => total + cents(String(row[column]).replace(/[$,]/g, '')), 0n);
+    assert.match(table, new RegExp(`<tfoot><tr><th scope="row">All in servicing</th><td class="num">54</td><td class="num">\\${cash(decimal(sum(2)), 'USD')}</td><td class="num">\\${cash(decimal(sum(3)), 'USD')}</td></tr></tfoot>`));
     // The chart: an image with a title and a description that says every count, and one bar per bucket.
     assert.match(text, /<svg role="img" aria-labelledby="aging-chart-title aging-chart-desc"/);
     assert.match(text, /<desc id="aging-chart-desc">current: 2 loans; 1-29: 1 loan; 30-59: 49 loans; 60-89: 0 loans; 90-119: 1 loan; 120\+: 1 loan\.<\/desc>/);
