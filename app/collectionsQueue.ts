@@ -82,6 +82,8 @@ export interface AgingSummary {
 
 /** The end of a last bucket, in days: past any real loan (dates from 1900), and still a valid date before today. */
 const NO_END = 1_000_000;
+/** The ranges' key of loans without a product (an equality, so PostgreSQL can hash the join; IS NOT DISTINCT FROM cannot). */
+const NO_PRODUCT = `'00000000-0000-0000-0000-000000000000'::uuid`;
 
 /**
  * Each product's buckets as day ranges [lo, hi), and the account's default ones under product
@@ -92,13 +94,13 @@ const BUCKET_RANGES = `d AS (SELECT loanql_business_date($1) AS today),
     SELECT k.product_id, loanql_loan_buckets($1, k.product_id) AS buckets
       FROM (SELECT NULL::uuid AS product_id UNION ALL SELECT pr.id FROM products pr WHERE pr.account_id = $1) k),
   ranges AS (
-    SELECT bo.product_id, b.value->>'name' AS name, b.position,
+    SELECT bo.product_id, coalesce(bo.product_id, ${NO_PRODUCT}) AS product_key, b.value->>'name' AS name, b.position,
            (b.value->>'from')::int AS lo,
            coalesce(lead((b.value->>'from')::int) OVER (PARTITION BY bo.product_id ORDER BY b.position), ${NO_END}) AS hi
       FROM buckets_of bo, jsonb_array_elements(bo.buckets) WITH ORDINALITY AS b(value, position))`;
 
 /** The loan's bucket range (`ranges r`) for its days past due. */
-const RANGE_OF = (loan: string, days: string) => `r.product_id IS NOT DISTINCT FROM ${loan}.product_id AND ${days} >= r.lo AND ${days} < r.hi`;
+const RANGE_OF = (loan: string, days: string) => `r.product_key = coalesce(${loan}.product_id, ${NO_PRODUCT}) AND ${days} >= r.lo AND ${days} < r.hi`;
 
 /** The stored amount past due of loan `p` (loanql_stored_amount_past_due, inline). */
 const AMOUNT_PAST_DUE = `LEFT JOIN LATERAL (

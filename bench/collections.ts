@@ -5,7 +5,8 @@
  *
  * With `DATABASE_URL` and `--account`, measures that (seeded) account; otherwise starts a
  * throwaway PostgreSQL 15 (.ci/postgres.sh), creates an account and seeds it with
- * `loanql seed --scale N` (scale 10 = 100,000 loans: 10 minutes or more on 2 cores).
+ * `loanql seed --scale N` (scale 10 = 100,000 loans: 10 minutes or more on 2 cores). `--note`
+ * says in the report how an --account's data was made.
  *
  * For each case — the queue's first page in the default order (most days past due first), the
  * aging summary, the first page by amount past due (every late loan's amount computed), the first
@@ -36,6 +37,8 @@ const args = parseArgs({
     account: { type: 'string' },
     scale: { type: 'string', default: '10' },
     runs: { type: 'string', default: '20' },
+    /** How the --account's data was made, for the report. */
+    note: { type: 'string' },
   },
 }).values;
 const RUNS = Number(args.runs);
@@ -130,6 +133,7 @@ async function main(): Promise<void> {
       at: new Date().toISOString(),
       postgresVersion: facts.version,
       scale: args.account ? null : Number(args.scale),
+      note: args.note ?? null,
       runs: RUNS,
       loans: Number(facts.loans),
       servicing: Number(facts.servicing),

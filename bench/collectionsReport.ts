@@ -8,6 +8,8 @@ export interface CollectionsBench {
   readonly postgresVersion: string;
   /** The seed's scale, or null for an account given with --account. */
   readonly scale: number | null;
+  /** How the data was made, when not by the seeder here. */
+  readonly note: string | null;
   readonly runs: number;
   readonly loans: number;
   readonly servicing: number;
@@ -55,7 +57,7 @@ export function renderCollectionsSection(results: CollectionsBench): string {
 ## Collections queue (\`bench/collections.ts\`, issue 31)
 
 \`node --import tsx bench/collections.ts\` on ${results.at.slice(0, 10)}: PostgreSQL ${results.postgresVersion}, ${
-    results.scale === null ? 'a seeded account' : `one account seeded at scale ${results.scale}`
+    results.scale === null ? `one account${results.note ? ` (${results.note})` : ''}` : `one account seeded at scale ${results.scale}`
   } — ${results.loans.toLocaleString('en')} loans, ${results.servicing.toLocaleString('en')} in servicing, ${results.late.toLocaleString('en')} late on the business date ${results.businessDate}; ${results.schedules.toLocaleString('en')} schedule rows, ${results.payments.toLocaleString('en')} payments. Each statement is the one \`app/collectionsQueue.ts\` runs, timed in the client around the query (loopback round trip included), ${results.runs} runs after 3 warm-up runs; the load average is the machine's (2 shared cores). Done-when 3 asks for the queue's query under 100 ms: the first row.
 
 | Statement | Rows returned | Matching | Median ms | p90 ms | Range ms | Load (1 min) |
