@@ -6,8 +6,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './processes.js';
 import { renderResults, type BenchResults } from './report.js';
+import { collectionsSectionOf, keepCollectionsSection } from './collectionsReport.js';
 
 const dir = join(ROOT, process.argv[2] ?? 'bench');
 const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as BenchResults;
-writeFileSync(join(dir, 'RESULTS.md'), renderResults(results));
+// The collections section (bench/collections.ts) is not in results.json: it is carried over.
+const previous = readFileSync(join(dir, 'RESULTS.md'), 'utf8');
+writeFileSync(join(dir, 'RESULTS.md'), keepCollectionsSection(renderResults(results), collectionsSectionOf(previous)));
 process.stderr.write(`wrote ${join(dir, 'RESULTS.md')}\n`);

@@ -18,7 +18,7 @@
  * --growth-seconds S (6), --no-growth, --out DIR (bench/). Every process started is stopped on
  * exit, failure, SIGINT and SIGTERM.
  */
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg, totalmem, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,6 +32,7 @@ import { cpuSnapshot, freePort, otherWorkShare, ROOT, runCli, SHIPPED_NODE_FLAGS
 import { ALL_QUERIES, isMutation, QUERIES, sampleData, type BenchQuery, type DataSample } from './queries.js';
 import { engineStatement, measureSqlOnly, servedMetadata } from './sqlOnly.js';
 import { renderResults, roundRatios, type BenchResults, type GrowthRow, type PlanExcerpt, type ThroughputRow } from './report.js';
+import { collectionsSectionOf, keepCollectionsSection } from './collectionsReport.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -302,7 +303,9 @@ async function main(): Promise<void> {
     };
     mkdirSync(outDir, { recursive: true });
     writeFileSync(join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-    writeFileSync(join(outDir, 'RESULTS.md'), renderResults(results));
+    // The collections section (bench/collections.ts) is not in results.json: it is carried over.
+    const previous = existsSync(join(outDir, 'RESULTS.md')) ? readFileSync(join(outDir, 'RESULTS.md'), 'utf8') : '';
+    writeFileSync(join(outDir, 'RESULTS.md'), keepCollectionsSection(renderResults(results), collectionsSectionOf(previous)));
     log(`wrote ${join(outDir, 'RESULTS.md')} and results.json`);
   } finally {
     closeAgent();

@@ -17,6 +17,7 @@ import { apiKeyRoutes } from './routes/apiKeyRoutes.js';
 import { loginRoutes } from './routes/loginRoutes.js';
 import { loanRoutes } from './routes/loanRoutes.js';
 import { peopleRoutes } from './routes/peopleRoutes.js';
+import { collectionsRoutes } from './routes/collectionsRoutes.js';
 import { ServicingData } from './servicingData.js';
 import { refuseNulInForm } from './formFields.js';
 import { securityHeaders } from './securityHeaders.js';
@@ -78,6 +79,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   const servicing = lazyServicingData(db);
   router.use('/loans', loanRoutes(db, servicing, logger));
   router.use('/people', peopleRoutes(db, servicing));
+  router.use(collectionsRoutes(db));
   router.use('/settings', webhookRoutes(db, deps.engines, logger, deps.allowPrivateWebhooks ?? false));
   router.use('/settings', servicingSettingsRoutes(db, logger));
 

@@ -3,10 +3,11 @@ import { html, type Html } from '../html.js';
 /**
  * The main navigation. Each section is one entry here.
  */
-export type NavSection = 'overview' | 'loans' | 'people' | 'console' | 'metadata' | 'settings';
+export type NavSection = 'overview' | 'loans' | 'collections' | 'people' | 'console' | 'metadata' | 'settings';
 const NAVIGATION: readonly { readonly section: NavSection; readonly label: string; readonly href: string }[] = [
   { section: 'overview', label: 'Overview', href: '/dashboard' },
   { section: 'loans', label: 'Loans', href: '/dashboard/loans' },
+  { section: 'collections', label: 'Collections', href: '/dashboard/collections' },
   { section: 'people', label: 'People', href: '/dashboard/people' },
   { section: 'console', label: 'Query console', href: '/dashboard/console' },
   { section: 'metadata', label: 'Metadata', href: '/dashboard/metadata' },

@@ -1,7 +1,7 @@
 import { html, type Html } from '../html.js';
 import type { StartPageData } from '../servicingData.js';
 import { renderPage, type Viewer } from './layout.js';
-import { loanPath } from './servicingPaths.js';
+import { COLLECTIONS_PATH, loanPath } from './servicingPaths.js';
 import { cash, loanLabel, row, statusPill, text, type Row } from './servicingFormat.js';
 
 /**
@@ -64,6 +64,7 @@ function lateLoans(start: StartPageData): Html {
   </table>`
       : html`<p>No loan is past due.</p>`
   }
+  <p><a href="${COLLECTIONS_PATH}">Collections queue</a>: every late loan by bucket, with amounts past due, contacts and a CSV download.</p>
 </section>`;
 }
 

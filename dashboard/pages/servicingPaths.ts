@@ -2,3 +2,5 @@
 export const LOANS_PATH = '/dashboard/loans';
 export const loanPath = (id: string): string => `${LOANS_PATH}/${encodeURIComponent(id)}`;
 export const personPath = (id: string): string => `/dashboard/people/${encodeURIComponent(id)}`;
+export const COLLECTIONS_PATH = '/dashboard/collections';
+export const COLLECTIONS_CSV_PATH = '/dashboard/collections.csv';

@@ -18,6 +18,8 @@ import { seriousAccessibilityViolations } from '../support/axe.js';
  * refused loan form focuses the field in error, its message beside it). Then screenshots of the
  * loan page, the new-loan form, Settings (API keys, Webhooks, Servicing) and the overview at 1366×768 and 1920×1080 into
  * tests/artifacts/dashboard/outcomes/, each checked by axe (no serious or critical violation).
+ * Issue 31: the collections queue and its aging chart — sorted, filtered, a loan opened — checked
+ * and photographed the same way.
  */
 const CHROMIUM = new ChromiumSuite("the outcome messages' browser test", 'tests/dashboard/outcomesBrowser.test.ts');
 const SCREENSHOTS = fileURLToPath(new URL('../artifacts/dashboard/outcomes/', import.meta.url));
@@ -198,6 +200,38 @@ describe('Outcome messages where the eye is (Chromium)', () => {
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.waitForURL(/saved=/);
     await assertOutcome(/^Saved late_fee_min, late_fee_max\. The ledgers of \d+ loans were replayed with the new values\.$/);
+  });
+
+  it('Collections (issue 31): the aging chart and the queue — sorted by amount past due, filtered to a bucket, a loan opened; axe and screenshots', async () => {
+    await page.goto(`${server.url}/dashboard`);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Collections' }).click();
+    await page.waitForURL(/\/dashboard\/collections$/);
+    assert.equal(await page.getByRole('img', { name: 'Loans in servicing per delinquency bucket' }).count(), 1, 'the chart is an image named by its title');
+    assert.equal(await page.locator('th[aria-sort]').getAttribute('aria-sort'), 'descending', 'most days past due first');
+    await screenshots('collections');
+
+    const amounts = async (): Promise<bigint[]> =>
+      (await page.locator('.queue-table tbody tr td:nth-child(5)').allTextContents()).map((cell) => BigInt(cell.replace(/[^\d]/g, '')));
+    await page.getByRole('link', { name: /^Amount past due/ }).click();
+    await page.waitForURL(/sort=amount_past_due/);
+    assert.equal(await page.locator('th[aria-sort]').textContent(), 'Amount past due ▼, sort ascending');
+    const sorted = await amounts();
+    assert.ok(sorted.length > 1, 'late loans are listed');
+    assert.deepEqual(sorted, [...sorted].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0)), 'largest amount past due first');
+
+    await page.getByLabel('Bucket', { exact: true }).selectOption('120+');
+    await page.getByRole('button', { name: 'Show late loans' }).click();
+    await page.waitForURL(/bucket=120%2B/);
+    const buckets = await page.locator('.queue-table tbody tr td:nth-child(4)').allTextContents();
+    assert.ok(buckets.length > 0 && buckets.every((bucket) => bucket === '120+'), `only 120+: ${buckets.join(', ')}`);
+    assert.match(page.url(), /sort=amount_past_due/, 'the filter keeps the sort');
+    await screenshots('collections-120-by-amount');
+
+    const link = page.locator('.queue-table tbody tr').first().getByRole('link').first();
+    const href = await link.getAttribute('href');
+    await link.click();
+    await page.waitForURL(`${server.url}${href}`);
+    assert.equal(await page.getByRole('heading', { level: 1 }).count(), 1);
   });
 
   it('screenshots at 1366×768 and 1920×1080: the loan page, the new-loan form, Settings, the overview (axe: no serious violation)', async () => {
