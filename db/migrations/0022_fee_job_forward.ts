@@ -14,7 +14,7 @@
  *   still that row, so L's days + (D − L); else the earliest such stored row due in [L, D);
  *   the bucket follows by 0018's trigger (and with it `loan.delinquency_changed`);
  * - `ledger_as_of` = D (`loanql_stored_as_of`: no payment is dated after L).
- * Every other loan is replayed. `loanql_assess_fees_batch` (0018's, replaced: its OUT columns
+ * (`arrears_since`, 0019, is not recomputed for them: no row changes.) Every other loan is replayed. `loanql_assess_fees_batch` (0018's, replaced: its OUT columns
  * change) locks a batch, then in its next statements (which see every write committed before the
  * locks) sorts it and brings the loans forward with one UPDATE, and replays the rest.
  */
@@ -22,6 +22,14 @@ export const name = '0022_fee_job_forward';
 
 export const sql = /* sql */ `
 ALTER TABLE ledger_job_days ADD COLUMN loans_forwarded integer NOT NULL DEFAULT 0;
+
+-- 0019's arrears date is read from the stored rows on every write of a loan; bringing a loan
+-- forward writes no row, so the job's UPDATE skips it (loanql.forwarding, set only around that
+-- UPDATE): half of the UPDATE's cost.
+DROP TRIGGER loans_arrears_since ON loans;
+CREATE TRIGGER loans_arrears_since BEFORE INSERT OR UPDATE ON loans FOR EACH ROW
+  WHEN (current_setting('loanql.forwarding', true) IS DISTINCT FROM 'on')
+  EXECUTE FUNCTION loanql_loan_arrears_since();
 
 DROP FUNCTION loanql_assess_fees_batch(uuid, date, uuid, integer);
 
@@ -54,6 +62,7 @@ BEGIN
   fees_amount := 0;
   IF loans_taken = 0 THEN RETURN; END IF;
 
+  PERFORM set_config('loanql.forwarding', 'on', true);
   -- Per loan, from its product (the account's default when it has none; no product: 0012's
   -- defaults) and its stored rows due in (L − grace − 1, D], read by the schedules_loan_due range:
   -- whether a late fee falls due in (L, D] on a row not fully paid (R4), the unpaid interest of the
@@ -97,6 +106,7 @@ BEGIN
          RETURNING l.id)
   SELECT coalesce((SELECT array_agg(w.id ORDER BY w.id) FROM w WHERE w.needs_replay), '{}'), (SELECT count(*) FROM forwarded)
     INTO replay, loans_forwarded;
+  PERFORM set_config('loanql.forwarding', 'off', true);
 
   loans_replayed := cardinality(replay);
   IF loans_replayed = 0 THEN RETURN; END IF;
