@@ -4,9 +4,13 @@ import { UserInputError } from './errors.js';
 /**
  * The daily fee job (SPEC §12 R4: time alone creates late fees; R3: and moves loans between
  * delinquency buckets). For each account it brings every serviced loan's stored ledger to the
- * account's business date (its time zone, `loanql_business_date`), 500 loans per transaction
- * (`loanql_assess_fees_batch`, migration 0018), then records the day — and every day missed
- * since the last recorded one — in `ledger_job_days`, so a day is done once per account.
+ * account's business date (its time zone, `loanql_business_date`), 1,000 loans per transaction
+ * (`loanql_assess_fees_batch`, migration 0022): the loans the passing days can change (a late fee
+ * falling due, a payment, fee or waiver dated after the stored day) are replayed, the others are
+ * brought forward by one UPDATE (interest falling due, days past due, `ledger_as_of`) — the values
+ * a replay would store (docs/ledger.md, "Bringing a ledger forward without a replay"). Then it
+ * records the day — and every day missed since the last recorded one — in `ledger_job_days`, so a
+ * day is done once per account.
  *
  * Idempotent: a recorded day is not run again, and a loan already at the day is not replayed; a
  * catch-up after downtime is one replay as of the target day (the replay derives each late fee
@@ -16,7 +20,7 @@ import { UserInputError } from './errors.js';
  * (`startFeeJob`), as does `loanql worker`; `loanql fees assess` runs it by hand.
  */
 export const FEE_JOB = 'fees';
-const BATCH = 500;
+const BATCH = 1000;
 
 export interface FeeJobRun {
   readonly accountId: string;
@@ -25,7 +29,10 @@ export interface FeeJobRun {
   readonly asOf: string;
   /** The days recorded as done by this run (the missed ones and `asOf`); empty: already done. */
   readonly days: readonly string[];
+  /** Loans replayed (the days could change more than their balances' dates). */
   readonly loansReplayed: number;
+  /** Loans brought to the day without a replay (docs/ledger.md). */
+  readonly loansForwarded: number;
   readonly feesAssessed: number;
   /** Sum of the fees assessed, exact (numeric as text). */
   readonly feesAmount: string;
@@ -62,48 +69,54 @@ export async function assessFees(db: Database, options: FeeJobOptions = {}): Pro
 }
 
 interface BatchRow {
+  readonly loans_taken: number;
   readonly loans_replayed: number;
+  readonly loans_forwarded: number;
   readonly last_id: string | null;
   readonly fees_assessed: number;
   readonly fees_amount: string;
 }
 
 async function assessAccount(db: Database, accountId: string, slug: string, asOf: string, lastDone: string | null): Promise<FeeJobRun> {
-  if (lastDone !== null && lastDone >= asOf) return { accountId, slug, asOf, days: [], loansReplayed: 0, feesAssessed: 0, feesAmount: '0.00' };
+  if (lastDone !== null && lastDone >= asOf) return { accountId, slug, asOf, days: [], loansReplayed: 0, loansForwarded: 0, feesAssessed: 0, feesAmount: '0.00' };
   let after: string | null = null;
   let loansReplayed = 0;
+  let loansForwarded = 0;
   let feesAssessed = 0;
   const amounts: string[] = [];
   for (;;) {
     const result: { rows: BatchRow[] } = await db.query<BatchRow>(
-      'SELECT loans_replayed, last_id, fees_assessed, fees_amount::text FROM loanql_assess_fees_batch($1, $2::date, $3::uuid, $4)',
+      'SELECT loans_taken, loans_replayed, loans_forwarded, last_id, fees_assessed, fees_amount::text FROM loanql_assess_fees_batch($1, $2::date, $3::uuid, $4)',
       [accountId, asOf, after, BATCH],
     );
     const batch: BatchRow = result.rows[0]!;
     loansReplayed += Number(batch.loans_replayed);
+    loansForwarded += Number(batch.loans_forwarded);
     feesAssessed += Number(batch.fees_assessed);
     amounts.push(batch.fees_amount);
-    if (Number(batch.loans_replayed) < BATCH || batch.last_id === null) break;
+    if (Number(batch.loans_taken) < BATCH || batch.last_id === null) break;
     after = batch.last_id;
   }
   // The day, and each day missed since the last recorded one (a first run records its day only).
   const { rows: recorded } = await db.query<{ business_date: string; fees_amount: string }>(
     `WITH days AS (
        SELECT d::date AS business_date FROM generate_series(coalesce($3::date + 1, $2::date), $2::date, interval '1 day') AS d)
-     INSERT INTO ledger_job_days AS j (account_id, job, business_date, loans_replayed, fees_assessed, fees_amount)
+     INSERT INTO ledger_job_days AS j (account_id, job, business_date, loans_replayed, loans_forwarded, fees_assessed, fees_amount)
      SELECT $1, $4, days.business_date,
             CASE WHEN days.business_date = $2::date THEN $5::integer ELSE 0 END,
+            CASE WHEN days.business_date = $2::date THEN $8::integer ELSE 0 END,
             CASE WHEN days.business_date = $2::date THEN $6::integer ELSE 0 END,
             CASE WHEN days.business_date = $2::date THEN (SELECT coalesce(sum(x), 0) FROM unnest($7::numeric[]) AS x) ELSE 0 END
        FROM days
      ON CONFLICT (account_id, job, business_date) DO UPDATE
-       SET loans_replayed = j.loans_replayed + EXCLUDED.loans_replayed, fees_assessed = j.fees_assessed + EXCLUDED.fees_assessed,
+       SET loans_replayed = j.loans_replayed + EXCLUDED.loans_replayed, loans_forwarded = j.loans_forwarded + EXCLUDED.loans_forwarded,
+           fees_assessed = j.fees_assessed + EXCLUDED.fees_assessed,
            fees_amount = j.fees_amount + EXCLUDED.fees_amount
      RETURNING business_date::text, (SELECT coalesce(sum(x), 0) FROM unnest($7::numeric[]) AS x)::numeric(14, 2)::text AS fees_amount`,
-    [accountId, asOf, lastDone, FEE_JOB, loansReplayed, feesAssessed, amounts],
+    [accountId, asOf, lastDone, FEE_JOB, loansReplayed, feesAssessed, amounts, loansForwarded],
   );
   const days = recorded.map((row) => row.business_date).sort();
-  return { accountId, slug, asOf, days, loansReplayed, feesAssessed, feesAmount: recorded[0]?.fees_amount ?? '0.00' };
+  return { accountId, slug, asOf, days, loansReplayed, loansForwarded, feesAssessed, feesAmount: recorded[0]?.fees_amount ?? '0.00' };
 }
 
 export interface FeeJobLogger {
@@ -124,7 +137,7 @@ export function startFeeJob(db: Database, logger: FeeJobLogger, intervalMs = 5 *
     assessFees(db)
       .then((runs) => {
         for (const run of runs) {
-          if (run.days.length) logger.info({ account: run.slug, days: run.days, loans: run.loansReplayed, fees: run.feesAssessed, amount: run.feesAmount }, 'fee job: day assessed');
+          if (run.days.length) logger.info({ account: run.slug, days: run.days, loans: run.loansReplayed, forwarded: run.loansForwarded, fees: run.feesAssessed, amount: run.feesAmount }, 'fee job: day assessed');
         }
       })
       .catch((error: unknown) => logger.warn({ err: error }, 'the fee job failed; the next run tries again'))

@@ -49,7 +49,7 @@ async function storeAsOf(back: number): Promise<void> {
   });
   for (let after: string | null = null; ; ) {
     const result: { rows: { n: number; last: string | null }[] } = await db.query<{ n: number; last: string | null }>(
-      `SELECT loans_replayed AS n, last_id AS last FROM loanql_assess_fees_batch($1, $2::date, $3::uuid, 500)`,
+      `SELECT loans_taken AS n, last_id AS last FROM loanql_assess_fees_batch($1, $2::date, $3::uuid, 500)`,
       [account, at(back), after],
     );
     if (result.rows[0]!.n < 500) break;
@@ -64,6 +64,6 @@ for (const back of [1, 30]) {
   await storeAsOf(back);
   started = Date.now();
   const [run] = await assessFees(db, { accountSlug: slug });
-  console.log(`${back} day(s) back → ${today}: ${((Date.now() - started) / 1000).toFixed(1)} s; ${run!.loansReplayed} loans replayed, ${run!.feesAssessed} fees (${run!.feesAmount}), ${run!.days.length} days recorded`);
+  console.log(`${back} day(s) back → ${today}: ${((Date.now() - started) / 1000).toFixed(1)} s; ${run!.loansReplayed} loans replayed, ${run!.loansForwarded} brought forward, ${run!.feesAssessed} fees (${run!.feesAmount}), ${run!.days.length} days recorded`);
 }
 await db.close();

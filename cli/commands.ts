@@ -606,9 +606,9 @@ export const COMMANDS: Command[] = [
   },
 ];
 
-/** One line per account: `account demo: 2026-03-20 (1 day): 12 loans replayed, 3 fees assessed (1332.72)`. */
+/** One line per account: `account demo: 2026-03-20 (1 day): 12 loans replayed, 950 brought forward, 3 fees assessed (1332.72)`. */
 function describeFeeJobRun(run: FeeJobRun): string {
   if (!run.days.length) return `account ${run.slug}: ${run.asOf} already assessed; nothing to do`;
   const days = run.days.length === 1 ? `${run.asOf} (1 day)` : `${run.days[0]} to ${run.asOf} (${run.days.length} days, caught up)`;
-  return `account ${run.slug}: ${days}: ${run.loansReplayed} loan${run.loansReplayed === 1 ? '' : 's'} replayed, ${run.feesAssessed} fee${run.feesAssessed === 1 ? '' : 's'} assessed (${run.feesAmount})`;
+  return `account ${run.slug}: ${days}: ${run.loansReplayed} loan${run.loansReplayed === 1 ? '' : 's'} replayed, ${run.loansForwarded} brought forward, ${run.feesAssessed} fee${run.feesAssessed === 1 ? '' : 's'} assessed (${run.feesAmount})`;
 }

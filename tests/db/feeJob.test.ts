@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { migrate, openPgliteDatabase, type Database } from '../../db/index.js';
+import { migrate, openPgliteDatabase, type Database, type Queryable } from '../../db/index.js';
 import { buildSchedule, type Frequency, type ScheduleRow } from '../../domain/schedule.js';
 import { replayLedger, type PaymentRecord } from '../../domain/ledger/index.js';
 import { assessFees } from '../../app/feeJob.js';
@@ -60,7 +60,7 @@ async function makeAccount(db: Database, slug: string): Promise<string> {
   return account;
 }
 
-async function makeLoan(db: Database, account: string, loanPlan: LoanPlan): Promise<Loan> {
+async function makeLoan(db: Queryable, account: string, loanPlan: LoanPlan): Promise<Loan> {
   const dateFunded = day(START, loanPlan.fundedDay);
   const schedule = buildSchedule({ amount: loanPlan.amount, rate: loanPlan.rate, term: loanPlan.term, frequency: loanPlan.frequency, dateFunded });
   const id = (
@@ -194,21 +194,20 @@ describe(`Two connections running the job at once (PostgreSQL; here: ${testDatab
     const db = database.db;
     const account = await makeAccount(db, 'concurrent');
     // 1,200 loans funded in the past, nothing paid: every row past its grace has its late fee.
+    // Written with the business date at START, so their stored ledgers are of that day (no fee
+    // yet) and every loan has rows falling due since: the job replays each (migration 0022).
     await db.query(`SELECT set_config('loanql.capture_events', 'off', false)`);
     const plans = fc.sample(plan, { numRuns: 1200, seed: SEED + 1 });
     const loans: Loan[] = [];
-    for (const loanPlan of plans) loans.push(await makeLoan(db, account, { ...loanPlan, events: [] }));
-    // The stored ledgers are of the day the loans were written; make them a month old so the job has work.
-    // (as the replay's own write, so that the write triggers do not replay them again at once)
     await db.transaction(async (tx) => {
-      await tx.query(`SELECT set_config('loanql.replaying', 'on', true)`);
-      await tx.query(`UPDATE loans SET ledger_as_of = ledger_as_of - 30 WHERE account_id = $1`, [account]);
-      await tx.query(`DELETE FROM fees WHERE account_id = $1`, [account]);
+      await tx.query(`SELECT set_config('loanql.business_date', $1, true)`, [START]);
+      for (const loanPlan of plans) loans.push(await makeLoan(tx, account, { ...loanPlan, events: [] }));
     });
     const today = (await db.query<{ d: string }>(`SELECT loanql_business_date($1)::text AS d`, [account])).rows[0]!.d;
     const runs = await Promise.all([assessFees(db, { accountSlug: 'concurrent' }), assessFees(db, { accountSlug: 'concurrent' })]);
     const replayed = runs.reduce((sum, [run]) => sum + (run?.loansReplayed ?? 0), 0);
     assert.equal(replayed, loans.length, 'each loan replayed by one of the two');
+    assert.equal(runs.reduce((sum, [run]) => sum + (run?.loansForwarded ?? 0), 0), 0, 'none brought forward: a late fee falls due on each');
     const assessed = runs.reduce((sum, [run]) => sum + (run?.feesAssessed ?? 0), 0);
     const expected = loans.reduce((sum, loan) => sum + modelOf(loan, today).fees.length, 0);
     const fees = await db.query<{ n: number; distinct_rows: number }>(`SELECT count(*)::int AS n, count(DISTINCT (loan_id, row_number))::int AS distinct_rows FROM fees WHERE account_id = $1`, [account]);

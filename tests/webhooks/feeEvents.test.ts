@@ -59,7 +59,9 @@ describe('Webhooks: fee and delinquency events (issue 31)', () => {
     await assessFees(database.db, { accountSlug: account.slug });
     await receiver.waitFor((r) => r.length >= 2, 5000);
     await clock('2026-03-20');
-    await assessFees(database.db, { accountSlug: account.slug });
+    // no late fee falls due from 02-26 to 03-20: the loan is brought forward without a replay (0022)
+    const [forward] = await assessFees(database.db, { accountSlug: account.slug });
+    assert.deepEqual([forward!.loansReplayed, forward!.loansForwarded], [0, 1]);
     await assessFees(database.db, { accountSlug: account.slug });
     await receiver.waitFor((r) => r.length >= 3, 5000);
     // A write moves the bucket back: 10,000.00 on 03-20 leaves 5 days past due.
