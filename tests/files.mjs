@@ -14,6 +14,7 @@ const SLOWEST = [
   'tests/engine/mutationModel.test.ts',
   'tests/engine/generated.test.ts',
   'tests/db/feeJob.test.ts',
+  'tests/db/feeJobForward.test.ts',
   'tests/cli/productSettings.test.ts',
   'tests/scale/replicas.test.ts',
   'tests/engine/metadataReload.test.ts',
