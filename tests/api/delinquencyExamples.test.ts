@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createApiKey } from '../../app/apiKeys.js';
 import { assessFees } from '../../app/feeJob.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
+import { installTestClock, setTestClock } from '../support/testClock.js';
 
 /**
  * Issue 31, Done when 1: SPEC §12 R3, R4 and R8's NSF example over HTTP to the cent — the
@@ -10,19 +11,19 @@ import { startKeyedService, type KeyedService } from '../support/seededService.j
  * job run as the worker runs it, the stored delinquency and fees read through GraphQL. Then
  * waivers and manual fees, with the roles that may write them.
  *
- * The clock: the database's business date follows the setting `loanql.business_date` (migration
- * 0018); this file sets it on PGlite's one session, which the service shares, to walk through
- * 2026 as the examples do.
+ * The clock: the database's business date is the test clock's day (support/testClock.ts), set
+ * for every connection of the service, to walk through 2026 as the examples do.
  */
 let s: KeyedService;
 
 before(async () => {
   s = await startKeyedService();
+  await installTestClock(s.db);
 });
 after(() => s?.close());
 
 async function clock(day: string): Promise<void> {
-  await s.db.query(`SELECT set_config('loanql.business_date', $1, false)`, [day]);
+  await setTestClock(s.db, day);
 }
 
 async function graph(query: string, variables: Record<string, unknown> = {}, key = s.key): Promise<any> {

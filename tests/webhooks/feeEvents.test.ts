@@ -5,6 +5,7 @@ import { assessFees } from '../../app/feeJob.js';
 import { createWebhookEndpoint, WebhookWorker, webhookSettingsFromEnv, type WebhookSettings } from '../../app/webhooks/index.js';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { installTestClock, setTestClock } from '../support/testClock.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.js';
 
 /**
@@ -20,6 +21,7 @@ const settings: WebhookSettings = { ...webhookSettingsFromEnv({}), allowPrivate:
 
 before(async () => {
   database = await openTestDatabase();
+  await installTestClock(database.db);
   server = await startTestServer(database.db);
   worker = new WebhookWorker(database.db, settings, { warn: () => undefined });
   worker.start();
@@ -32,7 +34,8 @@ after(async () => {
   await database?.close();
 });
 
-const clock = (day: string) => database.db.query(`SELECT set_config('loanql.business_date', $1, false)`, [day]);
+// Every connection's business date (the service's pool on PostgreSQL): support/testClock.ts.
+const clock = (day: string) => setTestClock(database.db, day);
 
 describe('Webhooks: fee and delinquency events (issue 31)', () => {
   it('fee.assessed and loan.delinquency_changed from the job, fee.waived and loan.delinquency_changed from writes: signed, once per change', async () => {
