@@ -1,14 +1,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Database } from '../../db/index.js';
-import { refreshStaleLedgers } from '../../app/ledgerRefresh.js';
+import { assessFees } from '../../app/feeJob.js';
 import { buildSchedule } from '../../domain/schedule.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 
 /**
- * SPEC §12 R4: time alone creates fees and makes interest due; the refresh (run by the service
- * beside its worker, and by `loanql ledger refresh`) replays every serviced loan whose stored
- * ledger is of an earlier day than its account's business date (the account's time zone).
+ * SPEC §12 R4: time alone creates fees and makes interest due; the daily job (app/feeJob.ts, run
+ * by the service beside its worker, by `loanql worker`, and by `loanql fees assess` or its alias
+ * `loanql ledger refresh`) brings every serviced loan whose stored ledger is of an earlier day
+ * than its account's business date (the account's time zone) to that day.
  */
 let database: TestDatabase;
 let db: Database;
@@ -49,9 +50,11 @@ describe('The ledger refresh for the business date (SPEC §12 R4)', () => {
     await db.query(`UPDATE loans SET interest_due = 0, ledger_as_of = '2026-01-05' WHERE id = $1`, [loan]);
     await db.query(`SELECT set_config('loanql.replaying', 'off', false)`);
     assert.deepEqual([(await stored()).fees, (await stored()).interest_due], [0, '0.00']);
-    assert.ok((await refreshStaleLedgers(db)) >= 1);
+    const run = async () => (await assessFees(db, { accountSlug: 'ledger-refresh' }))[0]!;
+    assert.ok((await run()).loansReplayed >= 1);
     assert.deepEqual(await stored(), now);
-    assert.equal(await refreshStaleLedgers(db), 0, 'nothing is stale any more');
+    const again = await run();
+    assert.equal(again.loansReplayed + again.loansForwarded, 0, 'nothing is stale any more');
   });
 
   it('takes the business date in the account\'s time zone', async () => {
