@@ -33,6 +33,7 @@ function templateOf(path: string): string {
   const bare = path.split('?')[0]!;
   if (bare === '/api/loan') return '/api/loan';
   if (bare === '/api/product') return '/api/product';
+  if (bare === '/api/distributions') return '/api/distributions';
   if (/^\/api\/loan\/[^/]+$/.test(bare)) return '/api/loan/{id}';
   const ledger = /^\/api\/loan\/[^/]+\/(payoff|ledger)$/.exec(bare);
   if (ledger) return `/api/loan/{id}/${ledger[1]}`;
