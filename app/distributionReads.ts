@@ -1,4 +1,4 @@
-import { parse, stringify } from 'lossless-json';
+import { LosslessNumber, parse, stringify } from 'lossless-json';
 import type { Database } from '../db/index.js';
 import type { GraphEngine, Principal } from '../engine/index.js';
 import { UserInputError } from './errors.js';
@@ -48,5 +48,5 @@ export async function distributionsJson(db: Database, engine: GraphEngine, princ
     data: { distributions: unknown[]; total: { aggregate: { count: unknown; sum: { amount: unknown } } } };
   };
   const { count, sum } = response.data.total.aggregate;
-  return stringify({ from: query.from, to: query.to, loan_id: query.loanId, count, total: sum.amount ?? '0.00', distributions: response.data.distributions })!;
+  return stringify({ from: query.from, to: query.to, loan_id: query.loanId, count, total: sum.amount ?? new LosslessNumber('0.00'), distributions: response.data.distributions })!;
 }
