@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createWebhookEndpoint } from '../../app/webhooks/index.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
 import { parseExact, JsonNumber } from '../support/exactJson.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
@@ -16,6 +17,11 @@ before(async () => {
   s = await startKeyedService();
   await installTestClock(s.db);
   await setTestClock(s.db, '2026-03-20');
+  // a subscribed endpoint, so distribution.created is captured (the worker is not run: the outbox is read)
+  await createWebhookEndpoint(s.db, s.accountId, { url: 'https://hooks.example.com/loanql', eventTypes: ['distribution.created'] }, {
+    knownEventTypes: new Set(['distribution.created']),
+    allowPrivate: true,
+  });
 });
 after(() => s?.close());
 
@@ -173,6 +179,21 @@ describe('SPEC §12 R10 over HTTP', () => {
       second.filter((l) => !l.adjustment).map((l) => l.amount).sort(),
       ['207.26', '2389.12', '253.32', '460.57', '4778.24', '796.37'],
     );
+  });
+
+  it('captures distribution.created per payment and write, with its lines', async () => {
+    const { rows } = await s.db.query<{ data: any }>(`SELECT data FROM webhook_outbox WHERE account_id = $1 AND type = 'distribution.created' ORDER BY seq`, [s.accountId]);
+    const events = rows.map((r) => r.data.new ?? r.data);
+    // P1 posted, P2 posted, then the reversal: P1's adjustments and P2's (one write: in either order)
+    const seen = events.map((e: any) => `${e.payment_id === p1 ? 'P1' : 'P2'} ${e.adjustment}`);
+    assert.deepEqual(seen.slice(0, 2), ['P1 false', 'P2 false']);
+    assert.deepEqual(seen.slice(2).sort(), ['P1 true', 'P2 true']);
+    const first = events[0];
+    assert.deepEqual(
+      first.lines.map((l: any) => `${names.get(l.funding_source_id)} ${l.component} ${Number(l.amount).toFixed(2)}`).sort(),
+      ['A interest 500.00', 'A principal 4730.93', 'B interest 225.00', 'B principal 2365.46', 'lender interest 275.00', 'lender principal 788.49'],
+    );
+    assert.ok(events.slice(2).every((e: any) => e.cause_payment_id === p1 && e.date === '2026-03-20'));
   });
 
   it('serves the lines on GET /api/distributions, filtered by period and loan', async () => {
