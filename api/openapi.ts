@@ -310,6 +310,19 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
         },
       },
       ...investors.paths,
+      '/api/distributions': {
+        get: {
+          operationId: 'listDistributions',
+          summary:
+            "Investor distribution lines (SPEC §12 R10): each payment's allocation split between the loan's funding sources and the lender, with adjustment lines when an allocation is re-derived. An investor key gets its own lines only; other roles every line of the account.",
+          parameters: [
+            { name: 'from', in: 'query', schema: { type: 'string', format: 'date' }, description: 'First day (YYYY-MM-DD) of the lines\' dates; an adjustment is dated the day it was recorded.' },
+            { name: 'to', in: 'query', schema: { type: 'string', format: 'date' }, description: 'Last day (YYYY-MM-DD), included.' },
+            { name: 'loan_id', in: 'query', schema: { type: 'string' }, description: 'Only this loan\'s lines (a uuid).' },
+          ],
+          responses: { '200': { description: 'The lines, oldest first, with their count and sum.', ...json('DistributionLines') }, '400': responses.badRequest, '403': responses.forbidden },
+        },
+      },
     },
     components: {
       securitySchemes: { token: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <API_KEY>' } },
@@ -429,6 +442,38 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
             days_past_due: { type: 'integer' },
           },
         },
+        DistributionLines: {
+          type: 'object',
+          required: ['from', 'to', 'loan_id', 'count', 'total', 'distributions'],
+          additionalProperties: false,
+          properties: {
+            from: { type: ['string', 'null'], format: 'date' },
+            to: { type: ['string', 'null'], format: 'date' },
+            loan_id: { type: ['string', 'null'] },
+            count: { type: 'integer', minimum: 0 },
+            total: { type: 'number', description: 'The sum of the lines\' amounts.' },
+            distributions: { type: 'array', items: { $ref: '#/components/schemas/Distribution' } },
+          },
+        },
+        Distribution: {
+          type: 'object',
+          description: 'One line: a party (a funding source, or the lender when funding_source_id is null) and a component of one payment\'s allocation.',
+          required: ['id', 'loan_id', 'payment_id', 'funding_source_id', 'person_id', 'component', 'amount', 'adjustment', 'cause_payment_id', 'date', 'created_at'],
+          additionalProperties: false,
+          properties: {
+            id: { type: 'string' },
+            loan_id: { type: 'string' },
+            payment_id: { type: 'string' },
+            funding_source_id: { type: ['string', 'null'] },
+            person_id: { type: ['string', 'null'] },
+            component: { enum: ['principal', 'interest', 'fees'] },
+            amount: { type: 'number', description: 'Negative on an adjustment that takes money back.' },
+            adjustment: { type: 'boolean' },
+            cause_payment_id: { type: ['string', 'null'], description: 'An adjustment\'s cause: the payment whose posting or reversal re-derived the allocation.' },
+            date: { type: 'string', format: 'date' },
+            created_at: { type: 'string' },
+          },
+        },
         Ledger: {
           type: 'object',
           description: 'SPEC §12: the loan\'s balances as of the day, every payment (reversed ones too) with its allocation lines, and its fees.',
@@ -461,6 +506,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     ['/api/remittances', 'get', access.remittances ?? true],
     ['/api/remittances', 'post', access.remittanceMark ?? true],
     ['/api/remittances/{id}', 'get', access.remittances ?? true],
+    ['/api/distributions', 'get', access.select],
   ];
   for (const [path, method, yes] of allowed) if (!yes) delete paths[path]![method];
   for (const path of Object.keys(paths)) if (!['get', 'post', 'patch'].some((method) => method in paths[path]!)) delete paths[path];

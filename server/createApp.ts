@@ -15,6 +15,7 @@ import { openApiRoutes } from '../api/routes/openapi.js';
 import { productRoutes } from '../api/routes/product.js';
 import { investorRoutes } from '../api/routes/investors.js';
 import { remittanceRoutes } from '../api/routes/remittances.js';
+import { distributionRoutes } from '../api/routes/distributions.js';
 import { graphFastPath, graphRoutes } from '../api/routes/graph.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import { dashboardRoutes, type ConsoleGraphRoutes } from '../dashboard/index.js';
@@ -62,6 +63,7 @@ export function createApp(deps: ServiceDeps): Express {
   api.use('/product', productRoutes(deps.db, deps.engines));
   api.use('/investors', investorRoutes(deps.db, deps.engines));
   api.use('/remittances', remittanceRoutes(deps.db, deps.engines));
+  api.use('/distributions', distributionRoutes(deps.db, deps.engines));
   api.use(openApiRoutes(deps.db, deps.engines));
   api.use((_req, res) => {
     res.status(404).json({ error: 'not found' });

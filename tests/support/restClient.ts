@@ -36,6 +36,7 @@ function templateOf(path: string): string {
   if (bare === '/api/remittances') return '/api/remittances';
   if (/^\/api\/remittances\/[^/]+$/.test(bare)) return '/api/remittances/{id}';
   if (/^\/api\/investors\/[^/]+\/statement$/.test(bare)) return '/api/investors/{person_id}/statement';
+  if (bare === '/api/distributions') return '/api/distributions';
   if (/^\/api\/loan\/[^/]+$/.test(bare)) return '/api/loan/{id}';
   const ledger = /^\/api\/loan\/[^/]+\/(payoff|ledger)$/.exec(bare);
   if (ledger) return `/api/loan/{id}/${ledger[1]}`;
