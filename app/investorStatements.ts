@@ -262,3 +262,28 @@ export function investorStatementCsv(statement: InvestorStatement): string {
   const total = ['', 'Total', statement.period.from, statement.period.to, ...STATEMENT_COLUMNS.map(([key]) => numberCell(statement.totals[key]))];
   return csvDocument([header, ...loanLines, total]);
 }
+
+/** A person who funds loans, for the dashboard's list of investors. */
+export interface InvestorListing {
+  readonly personId: string;
+  readonly name: string;
+  readonly loans: number;
+  readonly funded: string;
+}
+
+/** The account's investors (people with a funding source), by name, with how many loans and how much they funded. */
+export async function listInvestors(db: Database, accountId: string, limit = 500): Promise<InvestorListing[]> {
+  const { rows } = await db.query<{ person_id: string; name: string; loans: number; funded: string }>(
+    `SELECT pe.id::text AS person_id, pe.name, count(DISTINCT f.loan_id)::int AS loans, coalesce(sum(f.original_amount), 0.00)::text AS funded
+       FROM funding_sources f JOIN people pe ON pe.account_id = f.account_id AND pe.id = f.person_id
+      WHERE f.account_id = $1
+      GROUP BY pe.id, pe.name ORDER BY pe.name, pe.id LIMIT $2`,
+    [accountId, limit],
+  );
+  return rows.map((row) => ({ personId: row.person_id, name: row.name, loans: row.loans, funded: row.funded }));
+}
+
+/** The month of `day` so far: its first day to `day` (the dashboard's default period). */
+export function monthToDate(day: string): StatementPeriod {
+  return { from: `${day.slice(0, 8)}01`, to: day };
+}
