@@ -48,8 +48,8 @@ export interface Remittance extends RemittanceSummary {
   readonly totals: ReceivedAmounts & { readonly lineCount: number };
 }
 
-/** Who marks a run: an API key or a dashboard admin (never a secret is stored). */
-export type Remitter = { readonly keyId: string } | { readonly adminId: string };
+/** Who marks a run: an API key, a dashboard admin, or a command line (`cli <user>`); never a secret is stored. */
+export type Remitter = { readonly keyId: string } | { readonly adminId: string } | { readonly commandLine: string };
 
 /** Per investor and in all, over the lines `lines` (a CTE the caller defines; $1 is the account). */
 const AMOUNTS_BY_INVESTOR = `
@@ -99,14 +99,15 @@ SELECT json_build_object('remittance', ${SUMMARY_JSON('r')}, 'currency', a.curre
   FROM remittances r JOIN accounts a ON a.id = r.account_id WHERE r.account_id = $1 AND r.id = $2`;
 
 /**
- * $1 account, $2 to, $3 from, $4 key id, $5 admin id. Records the remittance with the sum of
+ * $1 account, $2 to, $3 from, $4 key id, $5 admin id, $6 command-line user. Records the remittance with the sum of
  * the lines it stamps; both read the same snapshot, so the total is what was stamped.
  */
 const MARK = `
 WITH lines AS (${UNREMITTED}),
   who AS (
     SELECT coalesce((SELECT 'key ' || k.prefix || ' (' || k.name || ')' FROM api_keys k WHERE k.account_id = $1 AND k.id = $4::uuid),
-                    (SELECT 'admin ' || ad.email FROM admins ad WHERE ad.account_id = $1 AND ad.id = $5::uuid)) AS text),
+                    (SELECT 'admin ' || ad.email FROM admins ad WHERE ad.account_id = $1 AND ad.id = $5::uuid),
+                    'cli ' || $6::text) AS text),
   recorded AS (
     INSERT INTO remittances (account_id, period_from, period_to, remitted_by, remitted_by_key_id, remitted_by_admin_id, total, line_count)
     SELECT $1, $3::date, $2::date, who.text, $4::uuid, $5::uuid, (SELECT coalesce(sum(l.amount), 0.00) FROM lines l), (SELECT count(*) FROM lines)
@@ -233,7 +234,8 @@ export async function markRemitted(db: Database, accountId: string, body: unknow
     }
     const keyId = 'keyId' in remitter ? remitter.keyId : null;
     const adminId = 'adminId' in remitter ? remitter.adminId : null;
-    const { rows } = await tx.query<{ id: string; stamped: number }>(MARK, [accountId, period.to, period.from, keyId, adminId]);
+    const commandLine = 'commandLine' in remitter ? remitter.commandLine : null;
+    const { rows } = await tx.query<{ id: string; stamped: number }>(MARK, [accountId, period.to, period.from, keyId, adminId, commandLine]);
     if (!rows[0]) throw new UserInputError('who marks the remittance is not of this account', 403);
     return rows[0].id;
   });
