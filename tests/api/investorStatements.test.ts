@@ -289,4 +289,20 @@ describe('The remittance run (issue 32)', () => {
     const csv = await s.rest.get(`/api/remittances/${february}?format=csv`);
     assert.equal(totalLine(csv.text)[8], '7821.39');
   });
+
+  it('two marks of one period at once: one is recorded (201), the other is a 409; every line stamped once', async () => {
+    const body = JSON.stringify({ from: '2026-03-01', to: '2026-04-30' });
+    const post = () => fetch(`${s.url}/api/remittances`, { method: 'POST', headers: { authorization: `Token ${s.key}`, 'content-type': 'application/json' }, body });
+    const answers = await Promise.all([post(), post()]);
+    assert.deepEqual(answers.map((answer) => answer.status).sort(), [201, 409]);
+    const { rows } = await s.db.query<{ remittances: number; stamped: number; recorded: number }>(
+      `SELECT (SELECT count(*)::int FROM remittances WHERE account_id = $1 AND period_from = '2026-03-01') AS remittances,
+              (SELECT count(*)::int FROM distributions d JOIN remittances r ON r.account_id = d.account_id AND r.id = d.remittance_id WHERE r.account_id = $1 AND r.period_from = '2026-03-01') AS stamped,
+              (SELECT sum(line_count)::int FROM remittances WHERE account_id = $1 AND period_from = '2026-03-01') AS recorded`,
+      [s.accountId],
+    );
+    assert.equal(rows[0]!.remittances, 1);
+    assert.equal(rows[0]!.stamped, rows[0]!.recorded);
+    assert.equal((await s.rest.get('/api/remittances?from=2026-03-01&to=2026-04-30')).exact.totals.line_count.text, '0');
+  });
 });
