@@ -1,6 +1,7 @@
 import { describeRule, schemaForRule, type ValueRule } from '../app/fieldValues.js';
 import { BUILT_IN_FIELDS, bodyName, LOAN_STATUSES, type Product } from '../app/products.js';
 import { describeSetting, PRODUCT_SETTINGS, type SettingDescriptor } from '../app/productSettings.js';
+import { investorDocumentParts } from './investorOpenApi.js';
 
 /**
  * The OpenAPI 3.1 document of the REST loan routes (SPEC §6), served at `/api/openapi.json`.
@@ -90,6 +91,12 @@ export interface LoanAccess {
   readonly filtered: boolean;
   /** Whether it may change the product's settings (`PATCH /api/product`: admin keys). */
   readonly productUpdate: boolean;
+  /** Investor statements (issue 32): read (anyone's or its own person's); default true. */
+  readonly statements?: boolean;
+  /** The remittance run (every investor's lines) and its records; default true. */
+  readonly remittances?: boolean;
+  /** Marking a period remitted (admin keys); default true. */
+  readonly remittanceMark?: boolean;
 }
 
 export const FULL_ACCESS: LoanAccess = { role: 'admin', select: true, insert: true, update: true, filtered: false, productUpdate: true };
@@ -202,6 +209,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     tooLarge: { description: 'The body is larger than BODY_LIMIT_BYTES (1 MB by default).', ...json('Error') },
   };
   const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The loan id (a uuid).' };
+  const investors = investorDocumentParts(responses);
 
   const document: Schema = {
     openapi: '3.1.0',
@@ -301,6 +309,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           responses: { '200': { description: 'The ledger.', ...json('Ledger') }, '400': responses.badRequest, '403': responses.forbidden, '404': responses.notFound },
         },
       },
+      ...investors.paths,
       '/api/distributions': {
         get: {
           operationId: 'listDistributions',
@@ -318,6 +327,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     components: {
       securitySchemes: { token: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <API_KEY>' } },
       schemas: {
+        ...investors.schemas,
         Person: person,
         Loan: loan,
         LoanEnvelope: { type: 'object', required: ['loan'], additionalProperties: false, properties: { loan: { $ref: '#/components/schemas/Loan' } } },
@@ -408,8 +418,8 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           properties: {
             error: { type: 'string' },
             role: { type: 'string' },
-            permission: { enum: ['loans.select', 'loans.insert', 'loans.update', 'loans.insert.columns', 'loans.update.columns', 'loans.insert.check', 'loans.update.check', 'product.update'] },
-            code: { const: 'permission-denied', description: 'Set when the operation is for admin keys only (PATCH /api/product).' },
+            permission: { enum: ['loans.select', 'loans.insert', 'loans.update', 'loans.insert.columns', 'loans.update.columns', 'loans.insert.check', 'loans.update.check', 'product.update', 'distributions.select', 'remittances.insert'] },
+            code: { const: 'permission-denied', description: 'Set when the operation is for admin keys only (PATCH /api/product, POST /api/remittances) or needs a read of distribution lines the role lacks.' },
             fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each body field the role may not write, with why.' },
           },
         },
@@ -492,6 +502,10 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     ['/api/loan/{id}/ledger', 'get', access.select],
     ['/api/product', 'get', access.select],
     ['/api/product', 'patch', access.productUpdate],
+    ['/api/investors/{person_id}/statement', 'get', access.statements ?? true],
+    ['/api/remittances', 'get', access.remittances ?? true],
+    ['/api/remittances', 'post', access.remittanceMark ?? true],
+    ['/api/remittances/{id}', 'get', access.remittances ?? true],
     ['/api/distributions', 'get', access.select],
   ];
   for (const [path, method, yes] of allowed) if (!yes) delete paths[path]![method];

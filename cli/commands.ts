@@ -19,6 +19,12 @@ import { regenerateSchedules } from '../app/scheduleRegeneration.js';
 import { rebuildLedgers, verifyLedgers } from '../app/ledgerVerify.js';
 import { assessFees, startFeeJob, type FeeJobRun } from '../app/feeJob.js';
 import { progressReporter } from './progress.js';
+import { investorStatement, investorStatementCsv, statementPeriod } from '../app/investorStatements.js';
+import { markRemitted, remittanceCsv, remittanceRun, type RemittanceInvestor } from '../app/remittances.js';
+import { statementPdf } from '../app/statementPdf.js';
+import { businessDate } from '../app/ledgerReads.js';
+import { writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { buildEngine } from '../app/engineHolder.js';
 import { configFromEnv, metadataFileOf } from '../app/config.js';
 import { ADMIN_ROLE, loadMetadataFile, MetadataError } from '../metadata/index.js';
@@ -604,9 +610,82 @@ export const COMMANDS: Command[] = [
       context.out.write('webhook worker stopped\n');
     },
   },
+  {
+    words: ['investors', 'statement'],
+    synopsis: 'investors statement --account SLUG --person ID --from DAY --to DAY [--format table|csv|pdf] [--out FILE]',
+    description: "a person's investor statement for the period (issue 32): per loan opening and closing principal, principal, interest, fees, adjustments; a PDF needs --out",
+    options: { account: { type: 'string' }, person: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await findAccount(context.db, required(context, 'account'));
+      const period = statementPeriod(optionText(context, 'from'), optionText(context, 'to'));
+      const format = optionText(context, 'format') ?? 'table';
+      if (!['table', 'csv', 'pdf'].includes(format)) throw new UserInputError('--format must be table, csv or pdf');
+      const out = optionText(context, 'out');
+      if (format === 'pdf' && !out) throw new UserInputError('--format pdf writes a file: give --out FILE');
+      const statement = await investorStatement(context.db, account.id, required(context, 'person'), period);
+      if (!statement) throw new UserInputError(`account ${account.slug} has no person ${required(context, 'person')}`);
+      const written = (content: string | Buffer, what: string) => {
+        if (out) {
+          writeFileSync(out, content);
+          context.out.write(`${what} written to ${out}\n`);
+        } else context.out.write(content);
+      };
+      if (format === 'pdf') return written(await statementPdf(statement, await businessDate(context.db, account.id)), 'statement PDF');
+      if (format === 'csv') return written(investorStatementCsv(statement), 'statement CSV');
+      const amounts = ['openingPrincipal', 'funded', 'principal', 'interest', 'fees', 'adjustments', 'total', 'closingPrincipal'] as const;
+      written(
+        `${statement.accountName}: statement of ${statement.person.name}, ${period.from} to ${period.to} (${statement.currency})\n` +
+          table([
+            ['loan', 'opening', 'funded', 'principal', 'interest', 'fees', 'adjustments', 'total', 'closing'],
+            ...statement.loans.map((loan) => [loan.loanName, ...amounts.map((key) => loan[key])]),
+            ['Total', ...amounts.map((key) => statement.totals[key])],
+          ]),
+        'statement',
+      );
+    },
+  },
+  {
+    words: ['remittance', 'run'],
+    synopsis: 'remittance run --account SLUG --from DAY --to DAY [--format table|csv]',
+    description: 'what the lender owes each investor for the period: every investor distribution line not yet remitted, dated up to --to (nothing is written)',
+    options: { account: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, format: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await findAccount(context.db, required(context, 'account'));
+      const run = await remittanceRun(context.db, account.id, statementPeriod(optionText(context, 'from'), optionText(context, 'to')));
+      const format = optionText(context, 'format') ?? 'table';
+      if (format === 'csv') return void context.out.write(remittanceCsv(run));
+      if (format !== 'table') throw new UserInputError('--format must be table or csv');
+      context.out.write(remittanceTable(run.investors, run.totals, `${account.slug}: to pay for ${run.period.from} to ${run.period.to} (${run.currency})`));
+      for (const r of run.remitted) context.out.write(`already remitted: ${r.period.from} to ${r.period.to} (${r.id}, ${r.remittedAt}, ${r.remittedBy})\n`);
+    },
+  },
+  {
+    words: ['remittance', 'mark'],
+    synopsis: 'remittance mark --account SLUG --from DAY --to DAY',
+    description: 'marks the period remitted: records it (by "cli <user>") and stamps the lines its run owes; a period overlapping or before one remitted is refused',
+    options: { account: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' } },
+    needsDatabase: true,
+    async run(context) {
+      const account = await findAccount(context.db, required(context, 'account'));
+      const remittance = await markRemitted(context.db, account.id, { from: optionText(context, 'from'), to: optionText(context, 'to') }, { commandLine: userInfo().username });
+      context.out.write(remittanceTable(remittance.investors, remittance.totals, `${account.slug}: remittance ${remittance.id} of ${remittance.period.from} to ${remittance.period.to} recorded (${remittance.currency})`));
+    },
+  },
 ];
 
 /** One line per account: `account demo: 2026-03-20 (1 day): 12 loans replayed, 950 brought forward, 3 fees assessed (1332.72)`. */
+/** A run's or a remittance's lines per investor, with a heading and a total line. */
+function remittanceTable(investors: readonly RemittanceInvestor[], totals: { readonly principal: string; readonly interest: string; readonly fees: string; readonly adjustments: string; readonly total: string; readonly lineCount: number }, heading: string): string {
+  const amounts = ['principal', 'interest', 'fees', 'adjustments', 'total'] as const;
+  return `${heading}\n${table([
+    ['investor', ...amounts, 'lines'],
+    ...investors.map((investor) => [investor.name, ...amounts.map((key) => investor[key]), String(investor.lineCount)]),
+    ['Total', ...amounts.map((key) => totals[key]), String(totals.lineCount)],
+  ])}`;
+}
+
 function describeFeeJobRun(run: FeeJobRun): string {
   if (!run.days.length) return `account ${run.slug}: ${run.asOf} already assessed; nothing to do`;
   const days = run.days.length === 1 ? `${run.asOf} (1 day)` : `${run.days[0]} to ${run.asOf} (${run.days.length} days, caught up)`;

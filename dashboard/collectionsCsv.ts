@@ -1,4 +1,5 @@
 import type { LateLoan } from '../app/collectionsQueue.js';
+import { numberCell, textCell } from '../app/csv.js';
 
 /**
  * The collections queue as CSV (RFC 4180): a header row, then one line per late loan in the
@@ -41,17 +42,4 @@ export function collectionsCsv(loans: readonly LateLoan[], currency: string): st
     ].join(','),
   );
   return `\uFEFF${[header.join(','), ...lines].map((line) => `${line}\r\n`).join('')}`;
-}
-
-/** A text field: defused if a spreadsheet would read it as a formula, then quoted if it must be. */
-export function textCell(value: string): string {
-  const defused = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(defused) ? `"${defused.replaceAll('"', '""')}"` : defused;
-}
-
-/** An amount as the database wrote it (`-12.50`, `0.00`), or empty for none. */
-function numberCell(value: string | null): string {
-  if (value === null) return '';
-  if (!/^-?\d+(\.\d+)?$/.test(value)) throw new Error(`not a decimal: ${value}`);
-  return value;
 }

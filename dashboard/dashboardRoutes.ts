@@ -18,6 +18,7 @@ import { loginRoutes } from './routes/loginRoutes.js';
 import { loanRoutes } from './routes/loanRoutes.js';
 import { peopleRoutes } from './routes/peopleRoutes.js';
 import { collectionsRoutes } from './routes/collectionsRoutes.js';
+import { investorRoutes } from './routes/investorRoutes.js';
 import { ServicingData } from './servicingData.js';
 import { refuseNulInForm } from './formFields.js';
 import { securityHeaders } from './securityHeaders.js';
@@ -80,6 +81,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   router.use('/loans', loanRoutes(db, servicing, logger));
   router.use('/people', peopleRoutes(db, servicing));
   router.use(collectionsRoutes(db));
+  router.use(investorRoutes(db, logger));
   router.use('/settings', webhookRoutes(db, deps.engines, logger, deps.allowPrivateWebhooks ?? false));
   router.use('/settings', servicingSettingsRoutes(db, logger));
 

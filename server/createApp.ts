@@ -13,6 +13,8 @@ import { healthRoutes, type ServiceState } from '../api/routes/health.js';
 import { loanRoutes } from '../api/routes/loans.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
 import { productRoutes } from '../api/routes/product.js';
+import { investorRoutes } from '../api/routes/investors.js';
+import { remittanceRoutes } from '../api/routes/remittances.js';
 import { distributionRoutes } from '../api/routes/distributions.js';
 import { graphFastPath, graphRoutes } from '../api/routes/graph.js';
 import type { EngineHolder } from '../app/engineHolder.js';
@@ -59,6 +61,8 @@ export function createApp(deps: ServiceDeps): Express {
   api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true, strict: false }));
   api.use('/loan', loanRoutes(deps.db, deps.engines, deps.routing));
   api.use('/product', productRoutes(deps.db, deps.engines));
+  api.use('/investors', investorRoutes(deps.db, deps.engines));
+  api.use('/remittances', remittanceRoutes(deps.db, deps.engines));
   api.use('/distributions', distributionRoutes(deps.db, deps.engines));
   api.use(openApiRoutes(deps.db, deps.engines));
   api.use((_req, res) => {

@@ -17,6 +17,7 @@ export function openApiRoutes(db: Database, engines: EngineHolder): Router {
     const role = engines.engine.metadata.roles.get(auth.role);
     if (!role) return notAuthorized(res);
     const loans = role.metadata.collections.get('loans');
+    const distributions = role.metadata.collections.get('distributions');
     const admin = role.name === ADMIN_ROLE;
     const product = await loadDefaultProduct(db, auth.accountId);
     res.json(
@@ -26,6 +27,10 @@ export function openApiRoutes(db: Database, engines: EngineHolder): Router {
         insert: admin || (loans?.insert ?? null) !== null,
         update: admin || (loans?.update ?? null) !== null,
         productUpdate: admin,
+        // issue 32 (api/investorAccess.ts): a filtered read of distributions reaches its own person with person_id
+        statements: admin || distributions?.selectFilter === null || (distributions !== undefined && auth.variables.has('person_id')),
+        remittances: admin || distributions?.selectFilter === null,
+        remittanceMark: admin,
         // A person shown with a loan can be null when the role filters (or cannot see) people or the links.
         filtered: !admin && ['loans', 'borrows', 'guarantees', 'people'].some((name) => {
           const seen = role.metadata.collections.get(name);

@@ -3,12 +3,14 @@ import { html, type Html } from '../html.js';
 /**
  * The main navigation. Each section is one entry here.
  */
-export type NavSection = 'overview' | 'loans' | 'collections' | 'people' | 'console' | 'metadata' | 'settings';
+export type NavSection = 'overview' | 'loans' | 'collections' | 'people' | 'investors' | 'remittances' | 'console' | 'metadata' | 'settings';
 const NAVIGATION: readonly { readonly section: NavSection; readonly label: string; readonly href: string }[] = [
   { section: 'overview', label: 'Overview', href: '/dashboard' },
   { section: 'loans', label: 'Loans', href: '/dashboard/loans' },
   { section: 'collections', label: 'Collections', href: '/dashboard/collections' },
   { section: 'people', label: 'People', href: '/dashboard/people' },
+  { section: 'investors', label: 'Investors', href: '/dashboard/investors' },
+  { section: 'remittances', label: 'Remittance', href: '/dashboard/remittances' },
   { section: 'console', label: 'Query console', href: '/dashboard/console' },
   { section: 'metadata', label: 'Metadata', href: '/dashboard/metadata' },
   { section: 'settings', label: 'Settings', href: '/dashboard/settings/api-keys' },

@@ -1,4 +1,5 @@
 import type { CustomFieldType } from '../../app/products.js';
+import { moneyText } from '../../domain/moneyText.js';
 import { html, type Html } from '../html.js';
 
 /** A record of an engine response (lossless-json: numbers are `LosslessNumber`s). */
@@ -69,36 +70,15 @@ export function fromCents(cents: bigint): string {
   return `${sign}${whole / 100n}.${String(whole % 100n).padStart(2, '0')}`;
 }
 
-/** What is written before and after an amount in a currency (`$`, `€`, `CA$`, `CHF `), as English writes it. */
-const affixes = new Map<string, { readonly prefix: string; readonly suffix: string }>();
-function currencyAffixes(currency: string): { readonly prefix: string; readonly suffix: string } {
-  let known = affixes.get(currency);
-  if (!known) {
-    let parts: Intl.NumberFormatPart[];
-    try {
-      parts = new Intl.NumberFormat('en', { style: 'currency', currency }).formatToParts(1);
-    } catch {
-      parts = [{ type: 'integer', value: '1' }, { type: 'literal', value: ` ${currency}` }];
-    }
-    const first = parts.findIndex((part) => part.type === 'integer');
-    const last = parts.length - 1 - [...parts].reverse().findIndex((part) => part.type === 'integer' || part.type === 'fraction');
-    known = { prefix: parts.slice(0, first).map((part) => part.value).join(''), suffix: parts.slice(last + 1).map((part) => part.value).join('') };
-    affixes.set(currency, known);
-  }
-  return known;
-}
-
 /**
  * An amount of money in the account's currency, with two decimals, grouped: `84600.2` →
  * `$84,600.20` (the ledger's as-of figures come with PostgreSQL's own scale; a value with more
- * decimals is shown with them all); a negative one `−$5.00`; a dash for none. Never through a float.
+ * decimals is shown with them all); a negative one `−$5.00`; a dash for none. Never through a
+ * float (`domain/moneyText.ts`).
  */
 export function cash(value: unknown, currency: string): Html | string {
   if (text(value) === '') return orDash(null);
-  const cents = centsOf(value);
-  const digits = money(cents === null ? value : fromCents(cents));
-  const { prefix, suffix } = currencyAffixes(currency);
-  return digits.startsWith('-') ? `−${prefix}${digits.slice(1)}${suffix}` : `${prefix}${digits}${suffix}`;
+  return moneyText(text(value), currency);
 }
 
 /** Enum values whose words are not just the value with spaces. */

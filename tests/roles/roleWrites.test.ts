@@ -173,10 +173,11 @@ describe('Roles: the OpenAPI document', () => {
       return Object.entries(paths).flatMap(([path, item]) => ['get', 'post', 'patch'].filter((method) => method in item).map((method) => `${method.toUpperCase()} ${path}`)).sort();
     };
     // GET /api/product for every role that reads loans; PATCH /api/product for admin keys only.
-    assert.deepEqual(await operations('admin'), ['GET /api/distributions', 'GET /api/loan', 'GET /api/loan/{id}', 'GET /api/loan/{id}/ledger', 'GET /api/loan/{id}/payoff', 'GET /api/product', 'PATCH /api/loan/{id}', 'PATCH /api/product', 'POST /api/loan']);
-    assert.deepEqual(await operations('read_only'), ['GET /api/distributions', 'GET /api/loan', 'GET /api/loan/{id}', 'GET /api/loan/{id}/ledger', 'GET /api/loan/{id}/payoff', 'GET /api/product']);
-    assert.deepEqual(await operations('servicer'), ['GET /api/distributions', 'GET /api/loan', 'GET /api/loan/{id}', 'GET /api/loan/{id}/ledger', 'GET /api/loan/{id}/payoff', 'GET /api/product', 'PATCH /api/loan/{id}']);
-    assert.deepEqual(await operations('investor'), ['GET /api/distributions', 'GET /api/loan', 'GET /api/loan/{id}', 'GET /api/loan/{id}/ledger', 'GET /api/loan/{id}/payoff', 'GET /api/product']);
+    // Statements for roles that read distributions (an investor: its own); the remittance run for those reading every line; marking for admin keys.
+    assert.deepEqual(await operations('admin'), ['GET /api/distributions', 'GET /api/investors/{person_id}/statement', 'GET /api/loan', 'GET /api/loan/{id}', 'GET /api/loan/{id}/ledger', 'GET /api/loan/{id}/payoff', 'GET /api/product', 'GET /api/remittances', 'GET /api/remittances/{id}', 'PATCH /api/loan/{id}', 'PATCH /api/product', 'POST /api/loan', 'POST /api/remittances']);
+    assert.deepEqual(await operations('read_only'), ['GET /api/distributions', 'GET /api/investors/{person_id}/statement', 'GET /api/loan', 'GET /api/loan/{id}', 'GET /api/loan/{id}/ledger', 'GET /api/loan/{id}/payoff', 'GET /api/product', 'GET /api/remittances', 'GET /api/remittances/{id}']);
+    assert.deepEqual(await operations('servicer'), ['GET /api/distributions', 'GET /api/investors/{person_id}/statement', 'GET /api/loan', 'GET /api/loan/{id}', 'GET /api/loan/{id}/ledger', 'GET /api/loan/{id}/payoff', 'GET /api/product', 'GET /api/remittances', 'GET /api/remittances/{id}', 'PATCH /api/loan/{id}']);
+    assert.deepEqual(await operations('investor'), ['GET /api/distributions', 'GET /api/investors/{person_id}/statement', 'GET /api/loan', 'GET /api/loan/{id}', 'GET /api/loan/{id}/ledger', 'GET /api/loan/{id}/payoff', 'GET /api/product']);
     const investorDoc = (await send(`${a.url}/api/openapi.json`, { headers: { authorization: `Token ${keys.get('investor')}` } })).body as any;
     assert.ok(investorDoc.components.schemas.Loan.properties.borrowers.items.oneOf, 'a borrower the investor cannot see is null');
   });

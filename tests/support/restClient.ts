@@ -33,6 +33,9 @@ function templateOf(path: string): string {
   const bare = path.split('?')[0]!;
   if (bare === '/api/loan') return '/api/loan';
   if (bare === '/api/product') return '/api/product';
+  if (bare === '/api/remittances') return '/api/remittances';
+  if (/^\/api\/remittances\/[^/]+$/.test(bare)) return '/api/remittances/{id}';
+  if (/^\/api\/investors\/[^/]+\/statement$/.test(bare)) return '/api/investors/{person_id}/statement';
   if (bare === '/api/distributions') return '/api/distributions';
   if (/^\/api\/loan\/[^/]+$/.test(bare)) return '/api/loan/{id}';
   const ledger = /^\/api\/loan\/[^/]+\/(payoff|ledger)$/.exec(bare);

@@ -1,0 +1,260 @@
+import type { Database } from '../db/index.js';
+import { csvDocument, numberCell, textCell } from './csv.js';
+import { UserInputError } from './errors.js';
+import { isUuid, statementPeriod, type ReceivedAmounts, type StatementPeriod } from './investorStatements.js';
+
+/**
+ * The remittance run (issue 32): what the lender pays each investor for a period, and marking a
+ * period remitted (migration 0025). What a run owes is every investor line (a distribution with
+ * a funding source) not yet stamped with a remittance and dated on or before the period's last
+ * day — lines before its first day too, so an adjustment recorded for a period already remitted,
+ * or a line of a day no run covered, is paid by the next run. Marking stamps exactly those lines
+ * in the statement that records the remittance (one snapshot), under a lock of the account's row,
+ * so two marks never stamp the same line. Periods are remitted in order: a period that overlaps
+ * one already remitted, or ends before one, is a 409.
+ */
+
+/** One investor's part of a run or of a recorded remittance. */
+export interface RemittanceInvestor extends ReceivedAmounts {
+  readonly personId: string;
+  readonly name: string;
+  readonly lineCount: number;
+  /** The earliest line's date: before the period's first day when it pays late adjustments. */
+  readonly earliestDate: string;
+}
+
+export interface RemittanceSummary {
+  readonly id: string;
+  readonly period: StatementPeriod;
+  readonly remittedAt: string;
+  readonly remittedBy: string;
+  readonly total: string;
+  readonly lineCount: number;
+}
+
+export interface RemittanceRun {
+  readonly period: StatementPeriod;
+  readonly businessDate: string;
+  readonly currency: string;
+  readonly investors: readonly RemittanceInvestor[];
+  readonly totals: ReceivedAmounts & { readonly lineCount: number };
+  /** Remittances already recorded that overlap the period. */
+  readonly remitted: readonly RemittanceSummary[];
+}
+
+export interface Remittance extends RemittanceSummary {
+  readonly currency: string;
+  readonly investors: readonly RemittanceInvestor[];
+  readonly totals: ReceivedAmounts & { readonly lineCount: number };
+}
+
+/** Who marks a run: an API key, a dashboard admin, or a command line (`cli <user>`); never a secret is stored. */
+export type Remitter = { readonly keyId: string } | { readonly adminId: string } | { readonly commandLine: string };
+
+/** Per investor and in all, over the lines `lines` (a CTE the caller defines; $1 is the account). */
+const AMOUNTS_BY_INVESTOR = `
+  by_investor AS (
+    SELECT l.person_id, pe.name,
+           coalesce(sum(l.amount) FILTER (WHERE l.component = 'principal' AND NOT l.adjustment), 0.00) AS principal,
+           coalesce(sum(l.amount) FILTER (WHERE l.component = 'interest' AND NOT l.adjustment), 0.00) AS interest,
+           coalesce(sum(l.amount) FILTER (WHERE l.component = 'fees' AND NOT l.adjustment), 0.00) AS fees,
+           coalesce(sum(l.amount) FILTER (WHERE l.adjustment), 0.00) AS adjustments,
+           coalesce(sum(l.amount), 0.00) AS total, count(*)::int AS line_count, min(l.date) AS earliest_date
+      FROM lines l JOIN people pe ON pe.account_id = $1 AND pe.id = l.person_id
+     GROUP BY l.person_id, pe.name)`;
+
+const AMOUNTS_JSON = `
+  'investors', coalesce((SELECT json_agg(json_build_object(
+      'person_id', b.person_id, 'name', b.name, 'principal', b.principal::text, 'interest', b.interest::text, 'fees', b.fees::text,
+      'adjustments', b.adjustments::text, 'total', b.total::text, 'line_count', b.line_count, 'earliest_date', b.earliest_date)
+      ORDER BY b.name, b.person_id) FROM by_investor b), '[]'::json),
+  'totals', (SELECT json_build_object(
+      'principal', coalesce(sum(b.principal), 0.00)::text, 'interest', coalesce(sum(b.interest), 0.00)::text,
+      'fees', coalesce(sum(b.fees), 0.00)::text, 'adjustments', coalesce(sum(b.adjustments), 0.00)::text,
+      'total', coalesce(sum(b.total), 0.00)::text, 'line_count', coalesce(sum(b.line_count), 0)::int) FROM by_investor b)`;
+
+const SUMMARY_JSON = (r: string) =>
+  `json_build_object('id', ${r}.id, 'period_from', ${r}.period_from, 'period_to', ${r}.period_to, 'remitted_at', ${r}.remitted_at,
+     'remitted_by', ${r}.remitted_by, 'total', ${r}.total::text, 'line_count', ${r}.line_count)`;
+
+/** The lines a run of the period ending $2 pays: unstamped investor lines dated on or before it. */
+const UNREMITTED = `SELECT d.* FROM distributions d
+     WHERE d.account_id = $1 AND d.remittance_id IS NULL AND d.funding_source_id IS NOT NULL AND d.date <= $2::date`;
+
+/** $1 account, $2 to, $3 from. */
+const RUN = `
+WITH lines AS (${UNREMITTED}),
+${AMOUNTS_BY_INVESTOR}
+SELECT json_build_object(
+  'business_date', loanql_business_date($1), 'currency', (SELECT a.currency FROM accounts a WHERE a.id = $1),
+  ${AMOUNTS_JSON},
+  'remitted', coalesce((SELECT json_agg(${SUMMARY_JSON('r')} ORDER BY r.period_from)
+      FROM remittances r WHERE r.account_id = $1 AND r.period_from <= $2::date AND r.period_to >= $3::date), '[]'::json))::text AS body`;
+
+/** $1 account, $2 remittance. */
+const RECORDED = `
+WITH lines AS (SELECT d.* FROM distributions d WHERE d.account_id = $1 AND d.remittance_id = $2),
+${AMOUNTS_BY_INVESTOR}
+SELECT json_build_object('remittance', ${SUMMARY_JSON('r')}, 'currency', a.currency, ${AMOUNTS_JSON})::text AS body
+  FROM remittances r JOIN accounts a ON a.id = r.account_id WHERE r.account_id = $1 AND r.id = $2`;
+
+/**
+ * $1 account, $2 to, $3 from, $4 key id, $5 admin id, $6 command-line user. Records the remittance with the sum of
+ * the lines it stamps; both read the same snapshot, so the total is what was stamped.
+ */
+const MARK = `
+WITH lines AS (${UNREMITTED}),
+  who AS (
+    SELECT coalesce((SELECT 'key ' || k.prefix || ' (' || k.name || ')' FROM api_keys k WHERE k.account_id = $1 AND k.id = $4::uuid),
+                    (SELECT 'admin ' || ad.email FROM admins ad WHERE ad.account_id = $1 AND ad.id = $5::uuid),
+                    'cli ' || $6::text) AS text),
+  recorded AS (
+    INSERT INTO remittances (account_id, period_from, period_to, remitted_by, remitted_by_key_id, remitted_by_admin_id, total, line_count)
+    SELECT $1, $3::date, $2::date, who.text, $4::uuid, $5::uuid, (SELECT coalesce(sum(l.amount), 0.00) FROM lines l), (SELECT count(*) FROM lines)
+      FROM who WHERE who.text IS NOT NULL
+    RETURNING id),
+  stamped AS (
+    UPDATE distributions d SET remittance_id = recorded.id FROM recorded, lines l
+     WHERE d.account_id = $1 AND d.id = l.id
+    RETURNING d.id)
+SELECT recorded.id::text AS id, (SELECT count(*) FROM stamped)::int AS stamped FROM recorded`;
+
+interface AmountsJson {
+  investors: {
+    person_id: string;
+    name: string;
+    principal: string;
+    interest: string;
+    fees: string;
+    adjustments: string;
+    total: string;
+    line_count: number;
+    earliest_date: string;
+  }[];
+  totals: ReceivedAmounts & { line_count: number };
+}
+
+interface SummaryJson {
+  id: string;
+  period_from: string;
+  period_to: string;
+  remitted_at: string;
+  remitted_by: string;
+  total: string;
+  line_count: number;
+}
+
+function investorsOf(json: AmountsJson): { investors: RemittanceInvestor[]; totals: ReceivedAmounts & { lineCount: number } } {
+  const { line_count: lineCount, ...totals } = json.totals;
+  return {
+    investors: json.investors.map((investor) => ({
+      personId: investor.person_id,
+      name: investor.name,
+      principal: investor.principal,
+      interest: investor.interest,
+      fees: investor.fees,
+      adjustments: investor.adjustments,
+      total: investor.total,
+      lineCount: investor.line_count,
+      earliestDate: investor.earliest_date,
+    })),
+    totals: { ...totals, lineCount },
+  };
+}
+
+function summaryOf(json: SummaryJson): RemittanceSummary {
+  return {
+    id: json.id,
+    period: { from: json.period_from, to: json.period_to },
+    remittedAt: json.remitted_at,
+    remittedBy: json.remitted_by,
+    total: json.total,
+    lineCount: json.line_count,
+  };
+}
+
+/** What the lender owes each investor for `period` (nothing is written). */
+export async function remittanceRun(db: Database, accountId: string, period: StatementPeriod): Promise<RemittanceRun> {
+  const { rows } = await db.query<{ body: string }>(RUN, [accountId, period.to, period.from], { reusable: true });
+  const json = JSON.parse(rows[0]!.body) as AmountsJson & { business_date: string; currency: string; remitted: SummaryJson[] };
+  return { period, businessDate: json.business_date, currency: json.currency, ...investorsOf(json), remitted: json.remitted.map(summaryOf) };
+}
+
+/** A recorded remittance with what it paid each investor (its stamped lines); null when there is none of that id. */
+export async function findRemittance(db: Database, accountId: string, remittanceId: string): Promise<Remittance | null> {
+  if (!isUuid(remittanceId)) return null;
+  const { rows } = await db.query<{ body: string }>(RECORDED, [accountId, remittanceId], { reusable: true });
+  if (!rows[0]) return null;
+  const json = JSON.parse(rows[0].body) as AmountsJson & { remittance: SummaryJson; currency: string };
+  return { ...summaryOf(json.remittance), currency: json.currency, ...investorsOf(json) };
+}
+
+/** The account's recorded remittances, latest period first. */
+export async function listRemittances(db: Database, accountId: string, limit = 50): Promise<RemittanceSummary[]> {
+  const { rows } = await db.query<{ body: string }>(
+    `SELECT ${SUMMARY_JSON('r')}::text AS body FROM remittances r WHERE r.account_id = $1 ORDER BY r.period_to DESC, r.id LIMIT $2`,
+    [accountId, limit],
+  );
+  return rows.map((row) => summaryOf(JSON.parse(row.body) as SummaryJson));
+}
+
+/**
+ * Marks `body`'s period (`{from, to}`) remitted by `remitter`: records the remittance and stamps
+ * the lines its run owes, in one transaction. 400: a wrong period, or one that has not ended
+ * (its last day after the business date); 409: a period overlapping, or before, one remitted.
+ */
+export async function markRemitted(db: Database, accountId: string, body: unknown, remitter: Remitter): Promise<Remittance> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new UserInputError('the body must be a JSON object {"from": "YYYY-MM-DD", "to": "YYYY-MM-DD"}', 400, new Map([['body', 'expected an object with from and to']]));
+  const fields = new Map(Object.entries(body));
+  const unknown = [...fields.keys()].filter((name) => name !== 'from' && name !== 'to');
+  if (unknown.length) throw new UserInputError(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: the body has only from and to`, 400, new Map(unknown.map((name) => [name, 'unknown field'])));
+  const period = statementPeriod(fields.get('from'), fields.get('to'));
+  const id = await db.transaction(async (tx) => {
+    // One mark at a time per account (NO KEY UPDATE: inserts referencing the account go on).
+    const { rows: account } = await tx.query<{ today: string }>(`SELECT loanql_business_date(a.id)::text AS today FROM accounts a WHERE a.id = $1 FOR NO KEY UPDATE`, [accountId]);
+    const today = account[0]!.today;
+    if (period.to > today) {
+      throw new UserInputError(`the period has not ended: to (${period.to}) is after the business date ${today}`, 400, new Map([['to', `must be on or before the business date ${today}`]]));
+    }
+    const { rows: clash } = await tx.query<{ id: string; period_from: string; period_to: string; remitted_at: string; remitted_by: string }>(
+      `SELECT r.id, r.period_from::text, r.period_to::text, r.remitted_at::text, r.remitted_by FROM remittances r
+        WHERE r.account_id = $1 AND r.period_to >= $2::date ORDER BY r.period_from LIMIT 1`,
+      [accountId, period.from],
+    );
+    const other = clash[0];
+    if (other) {
+      const when = `remittance ${other.id}, marked ${other.remitted_at} by ${other.remitted_by}`;
+      const message =
+        other.period_from === period.from && other.period_to === period.to
+          ? `the period ${period.from} – ${period.to} was remitted already (${when})`
+          : other.period_from <= period.to
+            ? `the period ${period.from} – ${period.to} overlaps the remitted period ${other.period_from} – ${other.period_to} (${when})`
+            : `a later period, ${other.period_from} – ${other.period_to}, was remitted already (${when}); periods are remitted in order`;
+      throw new UserInputError(message, 409, new Map([['from', message]]));
+    }
+    const keyId = 'keyId' in remitter ? remitter.keyId : null;
+    const adminId = 'adminId' in remitter ? remitter.adminId : null;
+    const commandLine = 'commandLine' in remitter ? remitter.commandLine : null;
+    const { rows } = await tx.query<{ id: string; stamped: number }>(MARK, [accountId, period.to, period.from, keyId, adminId, commandLine]);
+    if (!rows[0]) throw new UserInputError('who marks the remittance is not of this account', 403);
+    return rows[0].id;
+  });
+  return (await findRemittance(db, accountId, id))!;
+}
+
+/** A run or a remittance as CSV (`app/csv.ts`): one line per investor, then a `Total` line. */
+export function remittanceCsv(run: { readonly investors: readonly RemittanceInvestor[]; readonly totals: ReceivedAmounts & { readonly lineCount: number }; readonly currency: string; readonly period: StatementPeriod }): string {
+  const amounts = ['principal', 'interest', 'fees', 'adjustments', 'total'] as const;
+  const header = ['Person ID', 'Investor', 'From', 'To', ...amounts.map((key) => `${key === 'total' ? 'Total owed' : key[0]!.toUpperCase() + key.slice(1)} (${run.currency})`), 'Lines', 'Earliest line'].map(textCell);
+  const lines = run.investors.map((investor) => [
+    textCell(investor.personId),
+    textCell(investor.name),
+    run.period.from,
+    run.period.to,
+    ...amounts.map((key) => numberCell(investor[key])),
+    String(investor.lineCount),
+    investor.earliestDate,
+  ]);
+  const total = ['', 'Total', run.period.from, run.period.to, ...amounts.map((key) => numberCell(run.totals[key])), String(run.totals.lineCount), ''];
+  return csvDocument([header, ...lines, total]);
+}

@@ -1,0 +1,96 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAccount } from '../../app/accounts.js';
+import { createLoan } from '../../app/loanWrites.js';
+import { databaseSettingsFromEnv, migrate, openCommandDatabase, type Database } from '../../db/index.js';
+import { createServerDatabase } from '../support/testDatabase.js';
+import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
+
+/**
+ * `loanql investors statement` and `loanql remittance run|mark` as processes (issue 32): the
+ * statement of R10's example investor as a table, CSV and PDF file; the run's CSV; marking the
+ * period records `cli <user>`, and marking it again exits 2 with the reason.
+ */
+describe('loanql investors statement / remittance', { timeout: 300_000 }, () => {
+  let env: Record<string, string>;
+  let workDir: string;
+  let cleanUp: () => Promise<void> = async () => {};
+  let ann = '';
+  const cli = (...args: string[]): Promise<ProcessResult> => runCli(args, env, workDir);
+
+  async function withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
+    const opened = await openCommandDatabase(databaseSettingsFromEnv(env));
+    try {
+      return await work(opened.database);
+    } finally {
+      await opened.close();
+    }
+  }
+
+  before(async () => {
+    assertBuilt();
+    workDir = mkdtempSync(join(tmpdir(), 'loanql-investors-'));
+    if (process.env.TEST_DATABASE_URL) {
+      const created = await createServerDatabase(process.env.TEST_DATABASE_URL);
+      env = { DATABASE_URL: created.url };
+      cleanUp = () => created.drop();
+    } else {
+      env = { DATA_DIR: join(workDir, 'data') };
+    }
+    await withDatabase(async (db) => {
+      await migrate(db);
+      const account = await createAccount(db, 'harbor', 'Harbor Private Lending');
+      const loan = (await createLoan(db, account.id, { Name: 'Elm St bridge', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' })).id;
+      const people = await db.query<{ id: string; name: string }>(`INSERT INTO people (account_id, name, entity_type) VALUES ($1, 'Ann Investor', 'individual'), ($1, 'Ben Investor', 'individual') RETURNING id, name`, [account.id]);
+      const id = (name: string) => people.rows.find((row) => row.name === name)!.id;
+      ann = id('Ann Investor');
+      await db.query(
+        `INSERT INTO funding_sources (account_id, person_id, loan_id, original_amount, rate, date_funded) VALUES ($1, $2, $4, 60000, 10, '2026-01-15'), ($1, $3, $4, 30000, 9, '2026-01-15')`,
+        [account.id, ann, id('Ben Investor'), loan],
+      );
+      await db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 8884.88)`, [account.id, loan]);
+    });
+  });
+
+  after(async () => {
+    await cleanUp();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('prints the statement as a table and CSV, and writes the PDF with --out', async () => {
+    const shown = await cli('investors', 'statement', '--account', 'harbor', '--person', ann, '--from', '2026-02-01', '--to', '2026-02-28');
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, /^Harbor Private Lending: statement of Ann Investor, 2026-02-01 to 2026-02-28 \(USD\)/);
+    assert.match(shown.stdout, /\nTotal\s+60000\.00\s+0\.00\s+4730\.93\s+500\.00\s+0\.00\s+0\.00\s+5230\.93\s+55269\.07\n/);
+    const csv = await cli('investors', 'statement', '--account', 'harbor', '--person', ann, '--from', '2026-02-01', '--to', '2026-02-28', '--format', 'csv');
+    assert.match(csv.stdout, /\r\n,Total,2026-02-01,2026-02-28,60000\.00,0\.00,4730\.93,500\.00,0\.00,0\.00,5230\.93,55269\.07\r\n$/);
+    const file = join(workDir, 'ann.pdf');
+    const pdf = await cli('investors', 'statement', '--account', 'harbor', '--person', ann, '--from', '2026-02-01', '--to', '2026-02-28', '--format', 'pdf', '--out', file);
+    assert.equal(pdf.code, 0, pdf.stderr);
+    assert.equal(readFileSync(file).subarray(0, 5).toString('latin1'), '%PDF-');
+    const noFile = await cli('investors', 'statement', '--account', 'harbor', '--person', ann, '--from', '2026-02-01', '--to', '2026-02-28', '--format', 'pdf');
+    assert.equal(noFile.code, 2);
+    assert.match(noFile.stderr, /--out FILE/);
+    const badDay = await cli('investors', 'statement', '--account', 'harbor', '--person', ann, '--from', '2026-02-30', '--to', '2026-02-28');
+    assert.equal(badDay.code, 2);
+    assert.match(badDay.stderr, /from/);
+  });
+
+  it('remittance run lists each investor; mark records cli <user>; a second mark exits 2', async () => {
+    const run = await cli('remittance', 'run', '--account', 'harbor', '--from', '2026-02-01', '--to', '2026-02-28', '--format', 'csv');
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /\r\n,Total,2026-02-01,2026-02-28,7096\.39,725\.00,0\.00,0\.00,7821\.39,4,\r\n$/);
+    const mark = await cli('remittance', 'mark', '--account', 'harbor', '--from', '2026-02-01', '--to', '2026-02-28');
+    assert.equal(mark.code, 0, mark.stderr);
+    assert.match(mark.stdout, /remittance [0-9a-f-]{36} of 2026-02-01 to 2026-02-28 recorded/);
+    assert.match(mark.stdout, /\nTotal\s+7096\.39\s+725\.00\s+0\.00\s+0\.00\s+7821\.39\s+4\n/);
+    const again = await cli('remittance', 'mark', '--account', 'harbor', '--from', '2026-02-01', '--to', '2026-02-28');
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /was remitted already/);
+    const by = await withDatabase((db) => db.query<{ remitted_by: string }>(`SELECT remitted_by FROM remittances`));
+    assert.match(by.rows[0]!.remitted_by, /^cli \S+/);
+  });
+});
