@@ -97,12 +97,13 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     const functions = new Map<string, string[][]>();
     for (const row of functionRows) functions.set(row.name, [...(functions.get(row.name) ?? []), parseNameArray(row.args)]);
     for (const collection of metadata.collections.values()) {
+      const keys = collection.primaryKey.length;
       for (const field of collection.computedFields.values()) {
         const where = `collection ${collection.name}, computed field ${field.name}`;
         const overloads = functions.get(field.function);
         if (!overloads) problems.push(`${where}: function ${field.function} does not exist`);
-        else if (!overloads.some((names) => names.length >= 2 + field.args.size && [...field.args.keys()].every((arg) => names.slice(2).includes(arg))))
-          problems.push(`${where}: function ${field.function} takes no (tenant, key${[...field.args.keys()].map((arg) => `, ${arg}`).join('')}) arguments`);
+        else if (!overloads.some((names) => names.length >= 1 + keys + field.args.size && [...field.args.keys()].every((arg) => names.slice(1 + keys).includes(arg))))
+          problems.push(`${where}: function ${field.function} takes no (tenant, ${collection.primaryKey.map((key) => key.name).join(', ')}${[...field.args.keys()].map((arg) => `, ${arg}`).join('')}) arguments`);
       }
     }
   }

@@ -159,7 +159,19 @@ export interface DeletePermission {
 export interface Collection {
   readonly name: string;
   readonly table: string;
-  readonly primaryKey: Field;
+  /**
+   * The primary key's fields, in key order (one, or several for a composite key); columns of any
+   * type (uuid, integer/bigint identity or serial, text, …). `_by_pk` and `pk_columns` take one
+   * argument per field; ties in every ordering are broken by them.
+   */
+  readonly primaryKey: readonly Field[];
+  /**
+   * Whether the key is a single uuid, which the server makes for a new row the request gives no
+   * key for: what lets a nested insert refer to its parent before either is written. Any other
+   * key is the request's (when `insert.columns` allows it) or the column's default (identity,
+   * serial), and its rows have no nested inserts.
+   */
+  readonly serverMadeKey: boolean;
   readonly fields: ReadonlyMap<string, Field>;
   /** Computed fields, by name (a role sees those its select columns name, or all with '*'). */
   readonly computedFields: ReadonlyMap<string, ComputedField>;
@@ -228,7 +240,8 @@ export interface EventPayloadRelationship {
   readonly related: readonly EventPayloadRelationship[];
   /** An array's order: these columns ascending, then the primary key. */
   readonly orderBy: readonly string[];
-  readonly primaryKey: string;
+  /** The target's key columns (the order's tie-break). */
+  readonly primaryKey: readonly string[];
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   type GraphQLFieldConfigMap,
   type GraphQLInputFieldConfigMap,
   type GraphQLInputType,
+  type GraphQLScalarType,
 } from 'graphql';
 import type { Collection, Field, Metadata, Relationship } from '../../metadata/index.js';
 import { SCALAR_FOR_TYPE } from './scalars.js';
@@ -21,17 +22,24 @@ const nonNullList = <T extends GraphQLObjectType | GraphQLInputObjectType | Grap
 
 /**
  * A relationship through which a row can be inserted together with its parent: the target is
- * insertable and the relationship's columns can be filled from a new row's id. An array
- * relationship maps the parent's primary key to child columns; an object relationship maps
- * parent columns to the target's primary key. Those columns are set by the relationship.
+ * insertable and the relationship's columns can be filled from a new row's key, known before
+ * either row is written (a single uuid key: the request's or one the server makes,
+ * `Collection.serverMadeKey`). An array relationship maps the parent's primary key to child
+ * columns; an object relationship maps parent columns to the target's primary key. Those
+ * columns are set by the relationship.
  */
 export function nestedInsertRelationship(collection: Collection, relationship: Relationship, collections: ReadonlyMap<string, Collection>): boolean {
   const target = collections.get(relationship.target);
   if (!target?.insert) return false;
-  const pkColumn = (c: Collection): string => (c.primaryKey.source.kind === 'column' ? c.primaryKey.source.column : '');
+  const keyColumn = (c: Collection): string | null => (c.serverMadeKey ? c.primaryKey[0]!.source.column : null);
   return relationship.kind === 'array'
-    ? relationship.mapping.every(([from]) => from === pkColumn(collection))
-    : relationship.mapping.every(([, to]) => to === pkColumn(target));
+    ? relationship.mapping.every(([from]) => from === keyColumn(collection))
+    : relationship.mapping.every(([, to]) => to === keyColumn(target));
+}
+
+/** One required argument per primary-key field, of its type (Hasura's `_by_pk(a:, b:)`, `pk_columns`). */
+export function primaryKeyArgs(collection: Collection): Record<string, { type: GraphQLNonNull<GraphQLScalarType> }> {
+  return Object.fromEntries(collection.primaryKey.map((field) => [field.name, { type: new GraphQLNonNull(SCALAR_FOR_TYPE[field.type]) }]));
 }
 
 /** Fields a relationship sets on the row it inserts (the child's columns; the parent's for an object relationship). */
@@ -152,7 +160,7 @@ export function buildMutationFields(
       },
     });
     const root = (mutation: MutationKind) => role({ kind: 'mutationRoot', mutation, collection });
-    const pkArg = { [collection.primaryKey.name]: { type: new GraphQLNonNull(scalarOf(collection.primaryKey)) } };
+    const pkArg = primaryKeyArgs(collection);
 
     if (collection.insert) {
       const onConflict = onConflictOf(collection);

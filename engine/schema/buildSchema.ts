@@ -15,7 +15,7 @@ import {
   type GraphQLScalarType,
 } from 'graphql';
 import type { Collection, ComputedField, Field, Metadata, Relationship, ScalarType } from '../../metadata/index.js';
-import { buildMutationFields, type MutationKind } from './buildMutationFields.js';
+import { buildMutationFields, primaryKeyArgs, type MutationKind } from './buildMutationFields.js';
 import { SCALAR_FOR_TYPE } from './scalars.js';
 
 export type { MutationKind };
@@ -247,7 +247,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
               // Non-null where the database guarantees a value (the catalogue's NOT NULL columns),
               // as Hasura does: typed clients then get non-optional fields. A role filters rows,
               // never a column's value, so this holds for every role's view.
-              type: field === collection.primaryKey || (field.source.kind === 'column' && metadata.notNullColumns.has(`${collection.table}.${field.source.column}`)) ? new GraphQLNonNull(scalar) : scalar,
+              type: collection.primaryKey.includes(field) || (field.source.kind === 'column' && metadata.notNullColumns.has(`${collection.table}.${field.source.column}`)) ? new GraphQLNonNull(scalar) : scalar,
               extensions: role({ kind: 'column', field }),
             };
           }
@@ -367,7 +367,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
       rootFields[`${name}_by_pk`] = {
         type: objectTypes.get(name)!,
         description: `fetch data from the table: "${collection.table}" using primary key columns`,
-        args: { [collection.primaryKey.name]: { type: new GraphQLNonNull(SCALAR_FOR_TYPE[collection.primaryKey.type]) } },
+        args: primaryKeyArgs(collection),
         extensions: role({ kind: 'root', root: 'select_by_pk', collection }),
       };
   }
