@@ -149,7 +149,11 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     }
   }
   if (problems.length) throw new MetadataError(problems);
-  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships });
+  const uniqueConstraints = new Map<string, string[]>();
+  for (const [name, constraint] of [...constraints].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    if ((constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.includes(metadata.tenantColumn))
+      uniqueConstraints.set(constraint.table, [...(uniqueConstraints.get(constraint.table) ?? []), name]);
+  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints });
   return { metadata: checked, catalogue: { constraints, numericLimits } };
 }
 

@@ -310,6 +310,13 @@ export interface CatalogueFacts {
    * schedules: engine/README.md, "Filters through a foreign key").
    */
   readonly foreignKeyRelationships: ReadonlySet<Relationship>;
+  /**
+   * The primary key and unique constraints (or unique indexes) of each table, by table, that
+   * include the tenant column — an upsert on one of them can only ever meet the caller's own
+   * row. `on_conflict` offers them wherever the role may update the collection (Hasura's rule),
+   * besides the collection's declared `on_conflict_constraints`.
+   */
+  readonly uniqueConstraints: ReadonlyMap<string, readonly string[]>;
 }
 
 /**

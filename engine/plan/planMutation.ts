@@ -1,4 +1,4 @@
-import { GraphQLError, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { GraphQLEnumType, GraphQLError, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { Param } from './params.js';
 import type { Collection, Field, PresetValue } from '../../metadata/index.js';
 import { columnsSetByRelationship, nestedInsertRelationship } from '../schema/buildMutationFields.js';
@@ -120,7 +120,9 @@ export function planMutation(
     if (isObject(onConflictArg)) {
       if (nested) throw invalid('on_conflict cannot be combined with nested inserts: insert the related rows in a later field', alias);
       const constraint = enumValue(onConflictArg.constraint);
-      if (!constraint || !collection.insert!.conflictConstraints.includes(constraint)) throw invalid(`on_conflict: unknown constraint ${String(constraint)}`, alias);
+      // The schema's enum is what this view offers (`conflictConstraintsOf`).
+      const offered = schema.getType(`${collection.name}_constraint`);
+      if (!constraint || !(offered instanceof GraphQLEnumType) || !offered.getValue(constraint)) throw invalid(`on_conflict: unknown constraint ${String(constraint)}`, alias);
       const updateFields = asList(onConflictArg.update_columns).map((item) => {
         const name = enumValue(item);
         const field = name === null ? undefined : collection.update?.columns.get(name);

@@ -37,6 +37,18 @@ export function nestedInsertRelationship(collection: Collection, relationship: R
     : relationship.mapping.every(([, to]) => to === keyColumn(target));
 }
 
+/**
+ * The constraints an `on_conflict` of the collection may name: those its insert declares, and,
+ * when the view may update the collection, every primary key and unique constraint of its table
+ * that includes the tenant column (Hasura offers upserts to a role that may update).
+ */
+export function conflictConstraintsOf(collection: Collection, metadata: Metadata): readonly string[] {
+  const declared = collection.insert?.conflictConstraints ?? [];
+  if (!collection.insert || !collection.update) return declared;
+  const enumName = /^[_A-Za-z][_0-9A-Za-z]*$/;
+  return [...new Set([...declared, ...(metadata.uniqueConstraints.get(collection.table) ?? []).filter((name) => enumName.test(name) && name !== 'true' && name !== 'false' && name !== 'null')])];
+}
+
 /** One required argument per primary-key field, of its type (Hasura's `_by_pk(a:, b:)`, `pk_columns`). */
 export function primaryKeyArgs(collection: Collection): Record<string, { type: GraphQLNonNull<GraphQLScalarType> }> {
   return Object.fromEntries(collection.primaryKey.map((field) => [field.name, { type: new GraphQLNonNull(SCALAR_FOR_TYPE[field.type]) }]));
@@ -82,7 +94,7 @@ export function buildMutationFields(
   const onConflictOf = (collection: Collection): GraphQLInputObjectType | null => {
     if (onConflicts.has(collection.name)) return onConflicts.get(collection.name)!;
     let type: GraphQLInputObjectType | null = null;
-    const constraints = collection.insert?.conflictConstraints ?? [];
+    const constraints = conflictConstraintsOf(collection, metadata);
     if (constraints.length) {
       const constraintEnum = new GraphQLEnumType({
         name: `${collection.name}_constraint`,
