@@ -44,7 +44,8 @@ export interface Catalogue {
 export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, db: Queryable): Promise<{ readonly metadata: Metadata; readonly catalogue: Catalogue }> {
   const tables = [...new Set([...metadata.collections.values()].map((c) => c.table))];
   const { rows } = await db.query<{ table_name: string; column_name: string; data_type: string; is_nullable: string; is_generated: string; numeric_precision: number | null; numeric_scale: number | null }>(
-    `SELECT table_name, column_name, data_type, is_nullable, is_generated, numeric_precision, numeric_scale FROM information_schema.columns
+    // An extension's type (citext) is USER-DEFINED in data_type: its name is udt_name.
+    `SELECT table_name, column_name, CASE WHEN data_type = 'USER-DEFINED' THEN udt_name::text ELSE data_type END AS data_type, is_nullable, is_generated, numeric_precision, numeric_scale FROM information_schema.columns
       WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`,
     [tables],
   );
