@@ -12,6 +12,13 @@ const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
   date: ['date'],
   timestamptz: ['timestamp with time zone', 'timestamp without time zone'],
   jsonb: ['jsonb', 'json'],
+  bigint: ['bigint', 'integer', 'smallint'],
+  smallint: ['smallint'],
+  float8: ['double precision', 'real'],
+  real: ['real'],
+  citext: ['citext'],
+  timestamp: ['timestamp without time zone'],
+  time: ['time without time zone'],
 };
 
 /** A constraint of a collection's table, as the catalogue has it. */

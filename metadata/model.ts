@@ -5,9 +5,15 @@
  * resolved) and `Metadata`, the same checked against the database catalogue with the facts the
  * catalogue adds. The engine accepts only `Metadata`, so those facts are never missing.
  */
-export type ScalarType = 'uuid' | 'text' | 'numeric' | 'integer' | 'boolean' | 'date' | 'timestamptz' | 'jsonb';
+/**
+ * A field's type, named as Hasura names its GraphQL scalar (metadata/README.md, "Types"): the
+ * shipped schema's eight, and the types a lender's own tables bring — `bigint` (int8, identity
+ * and bigserial keys), `smallint`, `float8` (double precision), `real`, `citext`, `timestamp`
+ * (without time zone), `time` (without time zone).
+ */
+export type ScalarType = 'uuid' | 'text' | 'numeric' | 'integer' | 'boolean' | 'date' | 'timestamptz' | 'jsonb' | 'bigint' | 'smallint' | 'float8' | 'real' | 'citext' | 'timestamp' | 'time';
 
-export const SCALAR_TYPES: readonly ScalarType[] = ['uuid', 'text', 'numeric', 'integer', 'boolean', 'date', 'timestamptz', 'jsonb'];
+export const SCALAR_TYPES: readonly ScalarType[] = ['uuid', 'text', 'numeric', 'integer', 'boolean', 'date', 'timestamptz', 'jsonb', 'bigint', 'smallint', 'float8', 'real', 'citext', 'timestamp', 'time'];
 
 /** Where a field's value comes from: a column, or a key of the record's custom-fields JSON. */
 export type FieldSource =

@@ -18,6 +18,9 @@ import { SCALAR_FOR_TYPE } from './scalars.js';
 /** The mutation root fields of a collection (Hasura's names). */
 export type MutationKind = 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'update_many' | 'delete' | 'delete_by_pk';
 
+/** Types `_inc` adds to (Hasura: every numeric type). */
+const NUMERIC_FIELD_TYPES: readonly Field['type'][] = ['numeric', 'integer', 'bigint', 'smallint', 'float8', 'real'];
+
 const nonNullList = <T extends GraphQLObjectType | GraphQLInputObjectType | GraphQLEnumType>(type: T) => new GraphQLList(new GraphQLNonNull(type));
 
 /**
@@ -204,7 +207,7 @@ export function buildMutationFields(
         };
       };
       inputOf('set', `input type for updating data in table "${collection.table}"`, columns, scalarOf);
-      inputOf('inc', 'input type for incrementing numeric columns in table', columns.filter((f) => f.type === 'numeric' || f.type === 'integer'), scalarOf);
+      inputOf('inc', 'input type for incrementing numeric columns in table', columns.filter((f) => NUMERIC_FIELD_TYPES.includes(f.type)), scalarOf);
       inputOf('append', 'append existing jsonb value of filtered columns with new jsonb value (the keys of an object are merged)', columns.filter((f) => f.type === 'jsonb'), scalarOf);
       inputOf('delete_key', 'delete key/value pair or string element from jsonb columns', columns.filter((f) => f.type === 'jsonb'), () => GraphQLString);
       const whereType = new GraphQLNonNull(types.boolExps.get(name)!);

@@ -41,8 +41,8 @@ export type FieldRole =
 
 export type AggregateFunction = 'sum' | 'avg' | 'min' | 'max';
 
-const NUMERIC_TYPES: readonly ScalarType[] = ['numeric', 'integer'];
-const ORDERABLE_TYPES: readonly ScalarType[] = ['numeric', 'integer', 'text', 'date', 'timestamptz'];
+const NUMERIC_TYPES: readonly ScalarType[] = ['numeric', 'integer', 'bigint', 'smallint', 'float8', 'real'];
+const ORDERABLE_TYPES: readonly ScalarType[] = [...NUMERIC_TYPES, 'text', 'citext', 'date', 'timestamptz', 'timestamp', 'time'];
 const TEXT_OPERATORS = ['_like', '_nlike', '_ilike', '_nilike', '_regex', '_iregex', '_nregex', '_niregex', '_similar', '_nsimilar'] as const;
 /** What each text operator does, for introspection (Hasura's descriptions, PostgreSQL's operators). */
 const TEXT_OPERATOR_DESCRIPTIONS: Readonly<Record<(typeof TEXT_OPERATORS)[number], string>> = {
@@ -111,7 +111,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
         _nin: { type: new GraphQLList(new GraphQLNonNull(scalar)) },
         _is_null: { type: GraphQLBoolean },
       };
-      if (scalar === GraphQLString) for (const op of TEXT_OPERATORS) fields[op] = { type: scalar, description: TEXT_OPERATOR_DESCRIPTIONS[op] };
+      if (scalar === GraphQLString || scalar === SCALAR_FOR_TYPE.citext) for (const op of TEXT_OPERATORS) fields[op] = { type: scalar, description: TEXT_OPERATOR_DESCRIPTIONS[op] };
       type = new GraphQLInputObjectType({
         name: `${scalar.name}_comparison_exp`,
         description: `Boolean expression to compare fields of type "${scalar.name}". All fields are combined with logical 'AND'.`,

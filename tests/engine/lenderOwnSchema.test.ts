@@ -52,12 +52,12 @@ collections:
     table: lender_branches
     primary_key: id
     fields:
-      id: integer
+      id: bigint
       name: text
-      region: text
-      opened_at: timestamptz
-      score: numeric
-      budget: numeric
+      region: citext
+      opened_at: timestamp
+      score: float8
+      budget: bigint
     relationships:
       notes: { array: notes, on: { id: branchId } }
     insert: { columns: [name, region, opened_at, score, budget] }
@@ -67,10 +67,10 @@ collections:
     table: LoanNotes
     primary_key: [branchId, Seq]
     fields:
-      branchId: integer
+      branchId: bigint
       Seq: integer
       Body: text
-      createdAt: timestamptz
+      createdAt: timestamp
     relationships:
       branch: { object: branches, on: { branchId: id } }
     insert: { columns: [branchId, Seq, Body, createdAt] }
@@ -171,7 +171,7 @@ describe(`A lender's own tables: keys of any type and shape (${testDatabaseKind}
   it('inserts rows whose composite key the request gives (insert.columns has it), nested under their branch', async () => {
     const [north] = await plain(`SELECT id::int AS j FROM lender_branches WHERE account_id = $1 AND name = 'North'`, [accountId]);
     const result = await data(
-      `mutation($b: Int!) {
+      `mutation($b: bigint!) {
         insert_notes(objects: [{branchId: $b, Seq: 1, Body: "first"}, {branchId: $b, Seq: 2, Body: "second", createdAt: "2026-02-03T04:05:06"}]) {
           affected_rows returning { branchId Seq Body createdAt branch { name } }
         }
@@ -207,7 +207,7 @@ describe(`A lender's own tables: keys of any type and shape (${testDatabaseKind}
   it('reads by every kind of key: bigint, composite, text (and another account’s same key is not there)', async () => {
     const [north] = await plain(`SELECT id::int AS j FROM lender_branches WHERE account_id = $1 AND name = 'North'`, [accountId]);
     const result = await data(
-      `query($b: Int!) {
+      `query($b: bigint!) {
         branch: branches_by_pk(id: $b) { id name notes(order_by: {Seq: desc}) { Seq Body } }
         note: notes_by_pk(branchId: $b, Seq: 2) { Body branch { name } }
         none: notes_by_pk(branchId: $b, Seq: 99) { Body }
@@ -250,7 +250,7 @@ describe(`A lender's own tables: keys of any type and shape (${testDatabaseKind}
   it('updates by key (update_by_pk with pk_columns of each shape), by where, and many', async () => {
     const [north] = await plain(`SELECT id::int AS j FROM lender_branches WHERE account_id = $1 AND name = 'North'`, [accountId]);
     const result = await data(
-      `mutation($b: Int!) {
+      `mutation($b: bigint!) {
         byId: update_branches_by_pk(pk_columns: {id: $b}, _set: {region: "Uplands"}, _inc: {budget: 5, score: 0.25}) { id region budget score }
         byPair: update_notes_by_pk(pk_columns: {branchId: $b, Seq: 1}, _set: {Body: "first, edited"}) { Seq Body }
         missing: update_notes_by_pk(pk_columns: {branchId: $b, Seq: 99}, _set: {Body: "x"}) { Seq }
@@ -281,7 +281,7 @@ describe(`A lender's own tables: keys of any type and shape (${testDatabaseKind}
     const [north] = await plain(`SELECT id::int AS j FROM lender_branches WHERE account_id = $1 AND name = 'North'`, [accountId]);
     const before = await plain(`SELECT ${NOTE_JSON} AS j FROM "LoanNotes" WHERE account_id = $1 AND "Seq" = 3`, [accountId]);
     const result = await data(
-      `mutation($b: Int!) {
+      `mutation($b: bigint!) {
         pair: delete_notes_by_pk(branchId: $b, Seq: 3) { branchId Seq Body createdAt }
         code: delete_codes_by_pk(code: "C") { code }
         where: delete_codes(where: {weight: {_is_null: true}}) { affected_rows }
@@ -292,9 +292,20 @@ describe(`A lender's own tables: keys of any type and shape (${testDatabaseKind}
     assert.deepEqual(result.code, { code: 'C' });
     assert.deepEqual(result.where, { affected_rows: 0 });
     const south = await data(`{ branches(where: {name: {_eq: "South"}}) { id } }`);
-    const deleted = await data(`mutation($id: Int!) { delete_branches_by_pk(id: $id) { name } }`, { id: south.branches[0].id });
+    const deleted = await data(`mutation($id: bigint!) { delete_branches_by_pk(id: $id) { name } }`, { id: south.branches[0].id });
     assert.deepEqual(deleted.delete_branches_by_pk, { name: 'South' });
     assert.deepEqual(await plain(`SELECT count(*)::int AS j FROM lender_branches WHERE account_id = $1 AND name = 'South'`, [accountId]), [0]);
+  });
+
+  it('keeps every digit of a bigint past 2^53 (a string in, a JSON number out, as Hasura writes it)', async () => {
+    const answer = await post({ query: 'mutation { insert_branches_one(object: {name: "Big", budget: "9007199254740993", score: 0.1}) { budget score } }' });
+    assert.equal(answer.status, 200, answer.text);
+    assert.match(answer.text, /"budget":9007199254740993,"score":0.1\}/);
+    assert.deepEqual(await plain(`SELECT budget::text AS j FROM lender_branches WHERE account_id = $1 AND name = 'Big'`, [accountId]), ['9007199254740993']);
+    const filtered = await data(`{ branches(where: {budget: {_gt: "9007199254740992"}}) { name } }`);
+    assert.deepEqual(filtered.branches, [{ name: 'Big' }]);
+    const tooBig = await errors(`{ branches(where: {budget: {_gt: "9223372036854775808"}}) { name } }`);
+    assert.equal(tooBig[0]!.extensions?.code, 'validation-failed');
   });
 
   it('answers every mistake about a key as a client error, never a 500', async () => {
