@@ -70,3 +70,15 @@ describe('Metadata: writable fields', () => {
     });
   }
 });
+
+describe('Metadata: primary keys against the catalogue (issue 30)', () => {
+  it('refuses a primary_key that no primary key or unique constraint of the table covers', async () => {
+    const text = ORIGINAL.replace(/(  tasks:\n    table: tasks\n    primary_key: )id\n/, '$1created_at\n');
+    assert.notEqual(text, ORIGINAL);
+    const problems = await problemsOf(text);
+    assert.ok(problems.some((problem) => /collection tasks: primary_key created_at does not identify a row/.test(problem)), problems.join('\n'));
+  });
+  it('accepts a composite primary_key written as a list', async () => {
+    assert.deepEqual(await problemsOf(ORIGINAL.replace(/(  tasks:\n    table: tasks\n    primary_key: )id\n/, '$1[id, loan_id]\n')), []);
+  });
+});
