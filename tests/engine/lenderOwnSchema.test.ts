@@ -319,6 +319,20 @@ describe(`A lender's own tables: keys of any type and shape (${testDatabaseKind}
     assert.equal(noParent[0]!.extensions?.code, 'not-found');
   });
 
+  it('explains a composite-key update without running it: its statements name every key column', async () => {
+    const response = await fetch(`${server.url}/api/graph/explain`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...tokenHeader(key) },
+      body: JSON.stringify({ query: 'mutation { update_notes_by_pk(pk_columns: {branchId: 1, Seq: 1}, _set: {Body: "never"}) { Body } }' }),
+    });
+    const text = await response.text();
+    assert.equal(response.status, 200, text);
+    assert.match(text, /UPDATE \\"LoanNotes\\"/);
+    assert.match(text, /\\"branchId\\" = \$\d+::bigint/);
+    assert.match(text, /json_populate_recordset\(NULL::\\"LoanNotes\\"/);
+    assert.deepEqual(await plain(`SELECT count(*)::int AS j FROM "LoanNotes" WHERE "Body" = 'never'`), [0]);
+  });
+
   it('keeps accounts apart: the other account sees none of these rows', async () => {
     const theirs = await data(`{ branches { name } codes { code label } notes { Seq } }`, undefined, otherKey);
     assert.deepEqual(theirs, { branches: [{ name: 'theirs' }], codes: [{ code: 'A', label: 'theirs' }], notes: [] });
