@@ -381,5 +381,10 @@ describe('Batches: a JSON array of requests (Apollo BatchHttpLink)', () => {
     assert.equal(tooMany.status, 400, tooMany.text);
     assert.match((tooMany.body as Body).errors?.[0]?.message ?? '', /MAX_BATCH_SIZE/);
     assert.deepEqual(await plain(`SELECT count(*)::int AS j FROM lender_codes WHERE account_id = $1 AND code = 'Y'`, [accountId]), [0]);
+    // An item that is no GraphQL request is that item's error; the others are answered.
+    const mixed = await post([5, { query: '{ codes_by_pk(code: "A") { code } }' }]);
+    assert.equal(mixed.status, 200, mixed.text);
+    assert.equal((mixed.body as Body[])[0]!.errors?.[0]?.extensions?.code, 'invalid-request');
+    assert.deepEqual((mixed.body as Body[])[1], { data: { codes_by_pk: { code: 'A' } } });
   });
 });
