@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
 import { ensureMetadataFile, shippedEntriesMissing } from '../metadata/index.js';
-import { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
+import { DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
 import { webhookSettingsFromEnv, type WebhookSettings } from './webhooks/index.js';
 
 /** Every setting of the service, from the environment (documented in the README). */
@@ -23,6 +23,8 @@ export interface ServiceConfig {
   readonly maxRootFields: number;
   /** Most fields of a GraphQL operation, fragments expanded (0 = no limit). */
   readonly maxFields: number;
+  /** Most requests in one batch of `POST /api/graph` (a JSON array of requests). */
+  readonly maxBatchSize: number;
   readonly metadataPath: string;
   /** The metadata shipped with the project, from which `metadataPath` is created when missing. */
   readonly shippedMetadataPath: string;
@@ -59,7 +61,7 @@ export interface HttpTimeouts {
 
 /** The engine's options from the service's configuration. */
 export function engineOptionsOf(config: ServiceConfig): EngineOptions {
-  return { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxInsertObjects: config.maxInsertObjects, maxCost: config.maxQueryCost, maxRootFields: config.maxRootFields, maxFields: config.maxFields };
+  return { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxInsertObjects: config.maxInsertObjects, maxCost: config.maxQueryCost, maxRootFields: config.maxRootFields, maxFields: config.maxFields, maxBatchSize: config.maxBatchSize };
 }
 
 /**
@@ -147,6 +149,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     maxQueryCost: positiveInt(env, 'MAX_QUERY_COST', DEFAULT_MAX_QUERY_COST),
     maxRootFields: positiveInt(env, 'MAX_ROOT_FIELDS', DEFAULT_MAX_ROOT_FIELDS),
     maxFields: positiveInt(env, 'MAX_QUERY_FIELDS', DEFAULT_MAX_FIELDS),
+    maxBatchSize: positiveInt(env, 'MAX_BATCH_SIZE', DEFAULT_MAX_BATCH_SIZE),
     maxInsertObjects: positiveInt(env, 'MAX_INSERT_OBJECTS', 1000),
     metadataPath: env.METADATA_PATH ? resolve(env.METADATA_PATH) : join(metadataDir(), 'loanql.yaml'),
     shippedMetadataPath: join(metadataDir(), SHIPPED_METADATA_FILE),

@@ -1,4 +1,5 @@
 import { PGlite, types } from '@electric-sql/pglite';
+import { citext } from '@electric-sql/pglite/contrib/citext';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { restrictTree, secureDataDir, withPrivateUmask } from './dataDirMode.js';
 import { asUnavailable } from './unavailable.js';
@@ -32,7 +33,7 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
     PGlite.create({
       ...(dataDir ? { dataDir } : {}),
       ...(loadDataDir ? { loadDataDir } : {}),
-      extensions: { pg_trgm },
+      extensions: { pg_trgm, citext },
       parsers: PARSERS,
     });
   let pglite: PGlite;

@@ -23,7 +23,8 @@ export type RelationshipDocument =
 
 export interface CollectionDocument {
   readonly table: string;
-  readonly primary_key: string;
+  /** One column, or the columns of a composite key. */
+  readonly primary_key: string | readonly string[];
   readonly root_fields?: readonly RootFieldKind[];
   readonly fields: Readonly<Record<string, FieldDocument>>;
   readonly relationships?: Readonly<Record<string, RelationshipDocument>>;

@@ -90,7 +90,7 @@ function resolvePayload(
       .map(([from, to]) => [columnOfField(collection, from, at, problems), columnOfField(target, to, at, problems)] as const)
       .filter((pair): pair is readonly [string, string] => pair[0] !== null && pair[1] !== null);
     const nested = resolvePayload(fields, target, collections, at, problems);
-    const primaryKey = target.primaryKey.source.kind === 'column' ? target.primaryKey.source.column : target.primaryKey.name;
+    const primaryKey = target.primaryKey.map((field) => field.source.column);
     related.push({ key: name, kind: relationship.kind, table: target.table, mapping, payload: nested.payload, related: nested.related, orderBy, primaryKey });
   };
   const keys = new Set<string>();

@@ -5,9 +5,15 @@
  * resolved) and `Metadata`, the same checked against the database catalogue with the facts the
  * catalogue adds. The engine accepts only `Metadata`, so those facts are never missing.
  */
-export type ScalarType = 'uuid' | 'text' | 'numeric' | 'integer' | 'boolean' | 'date' | 'timestamptz' | 'jsonb';
+/**
+ * A field's type, named as Hasura names its GraphQL scalar (metadata/README.md, "Types"): the
+ * shipped schema's eight, and the types a lender's own tables bring — `bigint` (int8, identity
+ * and bigserial keys), `smallint`, `float8` (double precision), `real`, `citext`, `timestamp`
+ * (without time zone), `time` (without time zone).
+ */
+export type ScalarType = 'uuid' | 'text' | 'numeric' | 'integer' | 'boolean' | 'date' | 'timestamptz' | 'jsonb' | 'bigint' | 'smallint' | 'float8' | 'real' | 'citext' | 'timestamp' | 'time';
 
-export const SCALAR_TYPES: readonly ScalarType[] = ['uuid', 'text', 'numeric', 'integer', 'boolean', 'date', 'timestamptz', 'jsonb'];
+export const SCALAR_TYPES: readonly ScalarType[] = ['uuid', 'text', 'numeric', 'integer', 'boolean', 'date', 'timestamptz', 'jsonb', 'bigint', 'smallint', 'float8', 'real', 'citext', 'timestamp', 'time'];
 
 /** Where a field's value comes from: a column, or a key of the record's custom-fields JSON. */
 export type FieldSource =
@@ -159,7 +165,19 @@ export interface DeletePermission {
 export interface Collection {
   readonly name: string;
   readonly table: string;
-  readonly primaryKey: Field;
+  /**
+   * The primary key's fields, in key order (one, or several for a composite key); columns of any
+   * type (uuid, integer/bigint identity or serial, text, …). `_by_pk` and `pk_columns` take one
+   * argument per field; ties in every ordering are broken by them.
+   */
+  readonly primaryKey: readonly Field[];
+  /**
+   * Whether the key is a single uuid, which the server makes for a new row the request gives no
+   * key for: what lets a nested insert refer to its parent before either is written. Any other
+   * key is the request's (when `insert.columns` allows it) or the column's default (identity,
+   * serial), and its rows have no nested inserts.
+   */
+  readonly serverMadeKey: boolean;
   readonly fields: ReadonlyMap<string, Field>;
   /** Computed fields, by name (a role sees those its select columns name, or all with '*'). */
   readonly computedFields: ReadonlyMap<string, ComputedField>;
@@ -228,7 +246,8 @@ export interface EventPayloadRelationship {
   readonly related: readonly EventPayloadRelationship[];
   /** An array's order: these columns ascending, then the primary key. */
   readonly orderBy: readonly string[];
-  readonly primaryKey: string;
+  /** The target's key columns (the order's tie-break). */
+  readonly primaryKey: readonly string[];
 }
 
 /**
@@ -297,6 +316,13 @@ export interface CatalogueFacts {
    * schedules: engine/README.md, "Filters through a foreign key").
    */
   readonly foreignKeyRelationships: ReadonlySet<Relationship>;
+  /**
+   * The primary key and unique constraints (or unique indexes) of each table, by table, that
+   * include the tenant column — an upsert on one of them can only ever meet the caller's own
+   * row. `on_conflict` offers them wherever the role may update the collection (Hasura's rule),
+   * besides the collection's declared `on_conflict_constraints`.
+   */
+  readonly uniqueConstraints: ReadonlyMap<string, readonly string[]>;
 }
 
 /**

@@ -32,8 +32,13 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
 
   for (const [name, collection] of Object.entries(document.collections)) {
     const fields = resolvedFields.get(name)!;
-    const primaryKey = [...fields.values()].find((field) => field.source.kind === 'column' && field.source.column === collection.primary_key);
-    if (!primaryKey) problems.push(`collection ${name}: primary_key ${collection.primary_key} is not one of its fields`);
+    const keyColumns = typeof collection.primary_key === 'string' ? [collection.primary_key] : collection.primary_key;
+    const primaryKey = keyColumns.map((column) => {
+      const field = [...fields.values()].find((candidate) => candidate.source.kind === 'column' && candidate.source.column === column);
+      if (!field) problems.push(`collection ${name}: primary_key ${column} is not one of its fields`);
+      else if (field.source.column === document.tenant_column) problems.push(`collection ${name}: primary_key ${column} is the tenant column (a key identifies a row within an account)`);
+      return field;
+    });
     const relationships = new Map<string, Relationship>();
     for (const [relName, spec] of Object.entries(collection.relationships ?? {})) {
       const target = spec.object ?? spec.array!;
@@ -59,12 +64,13 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
       if (fieldName.endsWith('_aggregate') && relationships.has(fieldName.slice(0, -'_aggregate'.length)))
         problems.push(`collection ${name}, field ${fieldName}: clashes with the generated aggregate of a relationship`);
     }
-    if (!primaryKey) continue;
+    if (!primaryKey.every((field): field is Field => field !== undefined)) continue;
     const writable = resolveWritableFields(name, collection, fields, primaryKey, document.tenant_column, problems);
     unproven.set(name, {
       name,
       table: collection.table,
       primaryKey,
+      serverMadeKey: primaryKey.length === 1 && primaryKey[0]!.type === 'uuid',
       fields,
       computedFields,
       relationships,
@@ -106,8 +112,8 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
 
 /**
  * The writable fields of a collection (`insert`, `update`, `delete`). A field that can never be
- * written is refused here, naming collection and field: the primary key (ids are made by the
- * server, so nested inserts can refer to them), the tenant column (always the caller's
+ * written is refused here, naming collection and field: the primary key in an update or a
+ * preset (a request may give a new row's key in `insert.columns`), the tenant column (always the caller's
  * account), and a custom-field path (a key inside a JSON column; write the column itself).
  * Generated columns are refused against the database (`checkAgainstDatabase.ts`).
  */
@@ -115,7 +121,7 @@ function resolveWritableFields(
   name: string,
   collection: CollectionDocument,
   fields: ReadonlyMap<string, Field>,
-  primaryKey: Field,
+  primaryKey: readonly Field[],
   tenantColumn: string,
   problems: string[],
 ): Pick<Collection, 'insert' | 'update' | 'delete'> {
@@ -126,7 +132,8 @@ function resolveWritableFields(
       problems.push(`${where}: not a field of the collection`);
       return null;
     }
-    if (field === primaryKey) problems.push(`${where}: the primary key is made by the server and never written`);
+    // A request may give a new row's key (Hasura: when the insert permission has the column); never change one.
+    if (primaryKey.includes(field) && (operation === 'update' || role === 'set')) problems.push(`${where}: the primary key identifies the row and is never changed or preset`);
     else if (field.source.column === tenantColumn) problems.push(`${where}: the tenant column is always the caller's account`);
     else if (field.source.kind === 'customField') problems.push(`${where}: a custom field is a key inside ${field.source.column}; make ${field.source.column} writable instead`);
     else return field;
@@ -151,7 +158,6 @@ function resolveWritableFields(
     return set;
   };
   let insert: InsertPermission | null = null;
-  if (collection.insert && primaryKey.type !== 'uuid') problems.push(`collection ${name}, insert: inserts need a uuid primary key (the server makes the ids of new rows)`);
   if (collection.insert) {
     const columns = columnsOf('insert', collection.insert.columns);
     insert = { columns, set: presetsOf('insert', collection.insert.set, columns), conflictConstraints: collection.insert.on_conflict_constraints ?? [], check: null };

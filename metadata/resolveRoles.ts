@@ -77,7 +77,7 @@ function resolveRole(base: Omit<ResolvedMetadata, 'roles'>, roleName: string, do
     const computedFields = select.columns === '*' ? new Map(collection.computedFields) : new Map([...collection.computedFields].filter(([name]) => select.columns.includes(name)));
     const plainColumns = select.columns === '*' ? select.columns : select.columns.filter((name) => !collection.computedFields.has(name));
     const fields = pickFields(collection.fields, plainColumns, `${where}, select columns`, problems);
-    if (!fields.has(collection.primaryKey.name)) problems.push(`${where}, select columns: must include the primary key ${collection.primaryKey.name}`);
+    for (const key of collection.primaryKey) if (!fields.has(key.name)) problems.push(`${where}, select columns: must include the primary key ${key.name}`);
     const relationships = new Map<string, Relationship>([...collection.relationships].filter(([, relationship]) => selectable.has(relationship.target)));
     const allowAggregations = select.allow_aggregations === true;
     const rootFields = new Set<RootFieldKind>([...collection.rootFields].filter((kind) => kind !== 'select_aggregate' || allowAggregations));

@@ -69,12 +69,14 @@ function filterImpliedByPath(parent: UnprovenCollection, relationship: Relations
     parentFilter.relationship.name === relationship.name &&
     parentFilter.target.name === target.name &&
     sameMapping(parentFilter.relationship.mapping, relationship.mapping) &&
-    relationship.mapping.length === 1 &&
-    relationship.mapping[0]![1] === target.primaryKey.source.column &&
-    target.primaryKey.source.kind === 'column' &&
+    endsAtPrimaryKey(relationship, target) &&
     sameFilter(parentFilter.where, targetFilter)
   );
 }
+
+/** The relationship's target columns are exactly the target's primary key (it reaches one row). */
+const endsAtPrimaryKey = (relationship: Relationship, target: UnprovenCollection): boolean =>
+  relationship.mapping.length === target.primaryKey.length && target.primaryKey.every((key) => relationship.mapping.some(([, to]) => to === key.source.column));
 
 type Mapping = Relationship['mapping'];
 const sameMapping = (a: Mapping, b: Mapping): boolean => a.length === b.length && a.every(([from, to], i) => b[i]![0] === from && b[i]![1] === to);

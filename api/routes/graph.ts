@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyProblem } from '../../http/bodyErrors.js';
 import type { Logger } from '../../app/logger.js';
 import type { Database, Lsn, Queryable } from '../../db/index.js';
-import { GuardFailed, guardHolds, RequestError, type ErrorCode, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
+import { DEFAULT_MAX_BATCH_SIZE, GuardFailed, guardHolds, RequestError, type ErrorCode, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE } from '../../metadata/index.js';
 import { activeKeyGuard, type AuthenticatedKey, type VerifiedKeyCache } from '../../app/apiKeys.js';
@@ -375,6 +375,7 @@ function bareReplies(res: ServerResponse): Replies {
  * response text goes out as PostgreSQL made it; any failure is answered by `replyWithError`.
  */
 async function answerGraphRequest(services: GraphServices, call: GraphCall, res: ServerResponse, replies: Replies): Promise<void> {
+  if (Array.isArray(call.request)) return answerBatch(services, { ...call, requests: call.request as readonly GraphRequest[] }, res, replies);
   const body = new PiecewiseBody(res, call.responseType);
   try {
     const caller = engineForCaller(services.engines.engine, call.who);
@@ -384,6 +385,44 @@ async function answerGraphRequest(services: GraphServices, call: GraphCall, res:
     body.end();
   } catch (error) {
     replyWithError(replies, error, call.responseType, services.logger, body);
+  }
+}
+
+/**
+ * A batch: a JSON array of GraphQL requests (Apollo's BatchHttpLink), answered 200 with a JSON
+ * array of their responses in the same order. Each request runs as if sent alone — its own
+ * statement (a mutation: its own transaction), its own errors (`{"errors": […]}` in its place),
+ * one after the other so a later request sees an earlier one's writes. 1 to `MAX_BATCH_SIZE`
+ * requests, else 400 `invalid-request` and nothing runs. A key found inactive refuses the whole
+ * batch (403), as does anything that is not a client's mistake (500). The answers are held until
+ * the last is done (`MAX_BATCH_SIZE` bounds them), so the status is known before the body.
+ */
+async function answerBatch(services: GraphServices, call: GraphCall & { readonly requests: readonly GraphRequest[] }, res: ServerResponse, replies: Replies): Promise<void> {
+  try {
+    const caller = engineForCaller(services.engines.engine, call.who);
+    if (!caller) return replies.refuse();
+    const limit = caller.engine.options.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE;
+    if (!call.requests.length || (limit > 0 && call.requests.length > limit)) {
+      if (call.guard && !(await guardHolds(services.db, call.guard))) throw new GuardFailed();
+      const message = `a batch holds 1 to ${limit} requests (MAX_BATCH_SIZE), not ${call.requests.length}`;
+      throw new RequestError([{ message, extensions: { code: 'invalid-request' satisfies ErrorCode } }], 'request');
+    }
+    const answers: string[] = [];
+    for (const request of call.requests) {
+      const pieces: string[] = [];
+      const write = (piece: string): void => void pieces.push(piece);
+      try {
+        if (services.routing) await respondRouted(services.routing, services.db, caller, request, call.keyId, call.guard, call.readAtLeast, res, write);
+        else await caller.engine.respond(services.db, request, caller.principal, call.guard, write);
+        answers.push(pieces.join(''));
+      } catch (error) {
+        if (!(error instanceof RequestError)) throw error;
+        answers.push(JSON.stringify({ errors: error.errors }));
+      }
+    }
+    replies.send(200, call.responseType, `[${answers.join(',')}]`);
+  } catch (error) {
+    replyWithError(replies, error, call.responseType, services.logger);
   }
 }
 

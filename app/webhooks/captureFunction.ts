@@ -86,7 +86,7 @@ export async function captureFunctionSql(db: Queryable, table: string, eventType
     const join = [`${alias}.account_id = ${parent}.account_id`, ...relationship.mapping.map(([from, to]) => `${column(alias, to)} = ${column(parent, from)}`)].join(' AND ');
     const from = `FROM ${quoteIdentifier(relationship.table)} ${alias} WHERE ${join}`;
     if (relationship.kind === 'object') return `(SELECT ${jsonObject(pairs)} ${from} LIMIT 1)`;
-    const order = [...relationship.orderBy, relationship.primaryKey].map((name) => column(alias, name)).join(', ');
+    const order = [...relationship.orderBy, ...relationship.primaryKey].map((name) => column(alias, name)).join(', ');
     return `(SELECT coalesce(json_agg(${jsonObject(pairs)} ORDER BY ${order}), '[]'::json) ${from})`;
   };
   // Relationships go with the operation's own row (NEW; OLD for a delete) and are read as the

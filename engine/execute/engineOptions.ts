@@ -13,11 +13,14 @@ export interface EngineOptions {
   readonly maxRootFields?: number;
   /** Most fields of one operation, every fragment spread counted in full; 0 = no limit. */
   readonly maxFields?: number;
+  /** Most requests in one batch (a JSON array of requests, as Apollo's BatchHttpLink sends); default 20. */
+  readonly maxBatchSize?: number;
 }
 
 /** Defaults of the request limits (README, Configuration). */
 export const DEFAULT_MAX_INSERT_OBJECTS = 1000;
 export const DEFAULT_MAX_QUERY_COST = 50_000;
+export const DEFAULT_MAX_BATCH_SIZE = 20;
 
 /** What preparing and running a request needs of the engine of one role and metadata version. */
 export interface EngineContext {

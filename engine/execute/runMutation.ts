@@ -23,7 +23,7 @@ export interface MutationRunOptions {
  */
 export async function runMutation(engine: EngineContext, tx: Queryable, prepared: Extract<PreparedRequest, { kind: 'mutation' }>, { guard, endsTransaction = false }: MutationRunOptions = {}): Promise<string> {
   const newIds = new Map<number, string>();
-  const results: { ids: string[]; count: number; json: string | null }[] = [];
+  const results: { ids: string; count: number; json: string | null }[] = [];
   const value = (param: Param): unknown => {
     switch (param.kind) {
       case 'newId': {
@@ -43,7 +43,7 @@ export async function runMutation(engine: EngineContext, tx: Queryable, prepared
   const record = (index: number, row: Record<string, unknown>): void => {
     const step = steps[index]!;
     if (Number(row['violations'] ?? 0) > 0) throw permissionError(step.alias, step.collection.name, Number(row['violations']));
-    results.push({ ids: row['ids'] ? (JSON.parse(row['ids'] as string) as string[]) : [], count: Number(row['count']), json: (row['json'] as string | null | undefined) ?? null });
+    results.push({ ids: (row['ids'] as string | null | undefined) ?? '[]', count: Number(row['count']), json: (row['json'] as string | null | undefined) ?? null });
   };
   const writeFailed = (index: number, error: unknown): never => {
     const clientError = classifyWriteError(error, steps[index]!, engine.metadata, engine.catalogue);

@@ -32,9 +32,15 @@ export interface SharedScan {
   readonly shape: 'direct' | 'flags';
 }
 
+/** One primary-key field of a `_by_pk` (or `pk_columns`) and its value. */
+export interface KeyValue {
+  readonly field: Field;
+  readonly value: Param;
+}
+
 export type RootField =
   | { readonly kind: 'select'; readonly alias: string; readonly collection: Collection; readonly query: ListQuery; readonly selection: Selection }
-  | { readonly kind: 'selectByPk'; readonly alias: string; readonly collection: Collection; readonly key: Param; readonly selection: Selection }
+  | { readonly kind: 'selectByPk'; readonly alias: string; readonly collection: Collection; readonly key: readonly KeyValue[]; readonly selection: Selection }
   | { readonly kind: 'selectAggregate'; readonly alias: string; readonly collection: Collection; readonly query: ListQuery; readonly aggregate: AggregateSelection }
   | { readonly kind: 'typename'; readonly alias: string; readonly value: string }
   /** The `member`-th aggregate of `OperationPlan.sharedScans[scan]`, answered under `alias`. */

@@ -1,4 +1,4 @@
-import { GraphQLError, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { GraphQLEnumType, GraphQLError, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { Param } from './params.js';
 import type { Collection, Field, PresetValue } from '../../metadata/index.js';
 import { columnsSetByRelationship, nestedInsertRelationship } from '../schema/buildMutationFields.js';
@@ -63,14 +63,18 @@ export function planMutation(
     const groups = new Map<string, { collection: Collection; rows: InsertRow[] }>();
     let nested = false;
 
-    /** Plans one object to insert into `collection`; returns the slot of its new id. */
-    const planRow = (target: Collection, object: ArgValue, path: string, inherited: ReadonlyMap<string, InsertValue>): number => {
+    /**
+     * Plans one object to insert into `collection`; returns the value of its key when the server
+     * may make it (`serverMadeKey`: the request's key, else a new id), which nested rows refer to.
+     * Any other key is the request's or the column's default (identity, serial).
+     */
+    const planRow = (target: Collection, object: ArgValue, path: string, inherited: ReadonlyMap<string, InsertValue>): InsertValue | null => {
       if (!isObject(object)) throw invalid(`${path}: expected an object to insert`, alias);
       if (++insertedRows > options.maxInsertObjects) throw invalid(`a request inserts at most ${options.maxInsertObjects} rows (MAX_INSERT_OBJECTS), nested rows included`, alias);
       const permission = target.insert!;
-      const slot = slots++;
       const values = new Map<string, InsertValue>(inherited);
-      values.set(columnOf(target.primaryKey), { kind: 'newId', slot });
+      const keyColumn = target.serverMadeKey ? columnOf(target.primaryKey[0]!) : null;
+      if (keyColumn !== null) values.set(keyColumn, { kind: 'newId', slot: slots++ });
       for (const preset of permission.set.values()) values.set(columnOf(preset.field), { kind: 'param', param: presetParam(preset), field: preset.field });
       // The group exists before any nested row is planned, so the field's own rows come first.
       let group = groups.get(path);
@@ -91,22 +95,24 @@ export function planMutation(
         const childCollection = context.schemaCollection(relationship.target);
         const childPath = `${path}.${key}`;
         if (relationship.kind === 'array') {
-          const childInherited = new Map<string, InsertValue>(columnsSetByRelationship(relationship).onChild.map((column) => [column, { kind: 'newId', slot }]));
-          // Children are planned after the parent's own values, so a child's slot follows its parent's.
+          // Children are planned after the parent's own values (its key included, whether the
+          // request's or a new id), so a child's slot follows its parent's.
           children.push(() => {
+            const parentKey = values.get(keyColumn!)!;
+            const childInherited = new Map<string, InsertValue>(columnsSetByRelationship(relationship).onChild.map((column) => [column, parentKey]));
             for (const child of asList(value.data)) planRow(childCollection, child, childPath, childInherited);
           });
         } else {
-          const childSlot = planRow(childCollection, value.data ?? null, childPath, new Map());
+          const childKey = planRow(childCollection, value.data ?? null, childPath, new Map())!;
           for (const column of columnsSetByRelationship(relationship).onParent) {
             if (values.has(column) && values.get(column)!.kind === 'param') throw invalid(`${path}.${column}: set by the relationship ${key}; leave it out`, alias);
-            values.set(column, { kind: 'newId', slot: childSlot });
+            values.set(column, childKey);
           }
         }
       }
       group.rows.push({ values });
       for (const planChildren of children) planChildren();
-      return slot;
+      return keyColumn === null ? null : values.get(keyColumn)!;
     };
 
     for (const object of objects) planRow(collection, object, collection.name, new Map());
@@ -114,7 +120,9 @@ export function planMutation(
     if (isObject(onConflictArg)) {
       if (nested) throw invalid('on_conflict cannot be combined with nested inserts: insert the related rows in a later field', alias);
       const constraint = enumValue(onConflictArg.constraint);
-      if (!constraint || !collection.insert!.conflictConstraints.includes(constraint)) throw invalid(`on_conflict: unknown constraint ${String(constraint)}`, alias);
+      // The schema's enum is what this view offers (`conflictConstraintsOf`).
+      const offered = schema.getType(`${collection.name}_constraint`);
+      if (!constraint || !(offered instanceof GraphQLEnumType) || !offered.getValue(constraint)) throw invalid(`on_conflict: unknown constraint ${String(constraint)}`, alias);
       const updateFields = asList(onConflictArg.update_columns).map((item) => {
         const name = enumValue(item);
         const field = name === null ? undefined : collection.update?.columns.get(name);
@@ -150,12 +158,11 @@ export function planMutation(
     return { where, set };
   }
 
-  const byPk = (collection: Collection, value: ArgValue): BoolExp => ({
-    kind: 'compare',
-    field: collection.primaryKey,
-    operator: '_eq',
-    value: toParam(value, SCALAR_FOR_TYPE[collection.primaryKey.type]),
-  });
+  /** The row a `_by_pk` field names: each key field (`pk_columns`, or the field's own arguments) equal to its value. */
+  const byPk = (collection: Collection, values: ArgObject): BoolExp => {
+    const items = collection.primaryKey.map((field): BoolExp => ({ kind: 'compare', field, operator: '_eq', value: toParam(values[field.name] ?? null, SCALAR_FOR_TYPE[field.type]) }));
+    return items.length === 1 ? items[0]! : { kind: 'and', items };
+  };
 
   function planOutput(collection: Collection, nodes: Parameters<typeof subSelection>[0], one: boolean): MutationOutput {
     if (one) return { kind: 'one', selection: planSelection(collection, subSelection(nodes)) };
@@ -196,7 +203,7 @@ export function planMutation(
         if (one) {
           const pk = fieldArgs.pk_columns;
           if (!isObject(pk)) throw invalid('pk_columns: expected an object', alias);
-          where = byPk(collection, pk[collection.primaryKey.name] ?? null);
+          where = byPk(collection, pk);
         } else {
           where = planWhere(collection, fieldArgs.where ?? null);
         }
@@ -214,7 +221,7 @@ export function planMutation(
       case 'delete':
       case 'delete_by_pk': {
         const one = role.mutation === 'delete_by_pk';
-        const where = one ? byPk(collection, fieldArgs[collection.primaryKey.name] ?? null) : planWhere(collection, fieldArgs.where ?? null);
+        const where = one ? byPk(collection, fieldArgs) : planWhere(collection, fieldArgs.where ?? null);
         fields.push({ kind: 'delete', alias, collection, where, output: planOutput(collection, nodes, one) });
         break;
       }

@@ -50,9 +50,9 @@ export function planOperation(
     } else if (role.root === 'select_aggregate') {
       rootFields.push({ kind: 'selectAggregate', alias, collection, query: planListQuery(collection, node, 'aggregate'), aggregate: planAggregate(collection, subSelection(nodes)) });
     } else {
-      const keyType = SCALAR_FOR_TYPE[collection.primaryKey.type];
       const fieldArgs = argsOf(node);
-      rootFields.push({ kind: 'selectByPk', alias, collection, key: atArgument(node, collection.primaryKey.name, () => toParam(fieldArgs[collection.primaryKey.name] ?? null, keyType)), selection: planSelection(collection, subSelection(nodes)) });
+      const key = collection.primaryKey.map((field) => ({ field, value: atArgument(node, field.name, () => toParam(fieldArgs[field.name] ?? null, SCALAR_FOR_TYPE[field.type])) }));
+      rootFields.push({ kind: 'selectByPk', alias, collection, key, selection: planSelection(collection, subSelection(nodes)) });
     }
   }
   return { plan: { rootFields, sharedScans: [] }, reusable: isReusable() };

@@ -10,6 +10,7 @@ import {
   type GraphQLFieldConfigMap,
   type GraphQLInputFieldConfigMap,
   type GraphQLInputType,
+  type GraphQLScalarType,
 } from 'graphql';
 import type { Collection, Field, Metadata, Relationship } from '../../metadata/index.js';
 import { SCALAR_FOR_TYPE } from './scalars.js';
@@ -17,21 +18,43 @@ import { SCALAR_FOR_TYPE } from './scalars.js';
 /** The mutation root fields of a collection (Hasura's names). */
 export type MutationKind = 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'update_many' | 'delete' | 'delete_by_pk';
 
+/** Types `_inc` adds to (Hasura: every numeric type). */
+const NUMERIC_FIELD_TYPES: readonly Field['type'][] = ['numeric', 'integer', 'bigint', 'smallint', 'float8', 'real'];
+
 const nonNullList = <T extends GraphQLObjectType | GraphQLInputObjectType | GraphQLEnumType>(type: T) => new GraphQLList(new GraphQLNonNull(type));
 
 /**
  * A relationship through which a row can be inserted together with its parent: the target is
- * insertable and the relationship's columns can be filled from a new row's id. An array
- * relationship maps the parent's primary key to child columns; an object relationship maps
- * parent columns to the target's primary key. Those columns are set by the relationship.
+ * insertable and the relationship's columns can be filled from a new row's key, known before
+ * either row is written (a single uuid key: the request's or one the server makes,
+ * `Collection.serverMadeKey`). An array relationship maps the parent's primary key to child
+ * columns; an object relationship maps parent columns to the target's primary key. Those
+ * columns are set by the relationship.
  */
 export function nestedInsertRelationship(collection: Collection, relationship: Relationship, collections: ReadonlyMap<string, Collection>): boolean {
   const target = collections.get(relationship.target);
   if (!target?.insert) return false;
-  const pkColumn = (c: Collection): string => (c.primaryKey.source.kind === 'column' ? c.primaryKey.source.column : '');
+  const keyColumn = (c: Collection): string | null => (c.serverMadeKey ? c.primaryKey[0]!.source.column : null);
   return relationship.kind === 'array'
-    ? relationship.mapping.every(([from]) => from === pkColumn(collection))
-    : relationship.mapping.every(([, to]) => to === pkColumn(target));
+    ? relationship.mapping.every(([from]) => from === keyColumn(collection))
+    : relationship.mapping.every(([, to]) => to === keyColumn(target));
+}
+
+/**
+ * The constraints an `on_conflict` of the collection may name: those its insert declares, and,
+ * when the view may update the collection, every primary key and unique constraint of its table
+ * that includes the tenant column (Hasura offers upserts to a role that may update).
+ */
+export function conflictConstraintsOf(collection: Collection, metadata: Metadata): readonly string[] {
+  const declared = collection.insert?.conflictConstraints ?? [];
+  if (!collection.insert || !collection.update) return declared;
+  const enumName = /^[_A-Za-z][_0-9A-Za-z]*$/;
+  return [...new Set([...declared, ...(metadata.uniqueConstraints.get(collection.table) ?? []).filter((name) => enumName.test(name) && name !== 'true' && name !== 'false' && name !== 'null')])];
+}
+
+/** One required argument per primary-key field, of its type (Hasura's `_by_pk(a:, b:)`, `pk_columns`). */
+export function primaryKeyArgs(collection: Collection): Record<string, { type: GraphQLNonNull<GraphQLScalarType> }> {
+  return Object.fromEntries(collection.primaryKey.map((field) => [field.name, { type: new GraphQLNonNull(SCALAR_FOR_TYPE[field.type]) }]));
 }
 
 /** Fields a relationship sets on the row it inserts (the child's columns; the parent's for an object relationship). */
@@ -74,7 +97,7 @@ export function buildMutationFields(
   const onConflictOf = (collection: Collection): GraphQLInputObjectType | null => {
     if (onConflicts.has(collection.name)) return onConflicts.get(collection.name)!;
     let type: GraphQLInputObjectType | null = null;
-    const constraints = collection.insert?.conflictConstraints ?? [];
+    const constraints = conflictConstraintsOf(collection, metadata);
     if (constraints.length) {
       const constraintEnum = new GraphQLEnumType({
         name: `${collection.name}_constraint`,
@@ -152,7 +175,7 @@ export function buildMutationFields(
       },
     });
     const root = (mutation: MutationKind) => role({ kind: 'mutationRoot', mutation, collection });
-    const pkArg = { [collection.primaryKey.name]: { type: new GraphQLNonNull(scalarOf(collection.primaryKey)) } };
+    const pkArg = primaryKeyArgs(collection);
 
     if (collection.insert) {
       const onConflict = onConflictOf(collection);
@@ -184,7 +207,7 @@ export function buildMutationFields(
         };
       };
       inputOf('set', `input type for updating data in table "${collection.table}"`, columns, scalarOf);
-      inputOf('inc', 'input type for incrementing numeric columns in table', columns.filter((f) => f.type === 'numeric' || f.type === 'integer'), scalarOf);
+      inputOf('inc', 'input type for incrementing numeric columns in table', columns.filter((f) => NUMERIC_FIELD_TYPES.includes(f.type)), scalarOf);
       inputOf('append', 'append existing jsonb value of filtered columns with new jsonb value (the keys of an object are merged)', columns.filter((f) => f.type === 'jsonb'), scalarOf);
       inputOf('delete_key', 'delete key/value pair or string element from jsonb columns', columns.filter((f) => f.type === 'jsonb'), () => GraphQLString);
       const whereType = new GraphQLNonNull(types.boolExps.get(name)!);

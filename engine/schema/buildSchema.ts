@@ -15,7 +15,7 @@ import {
   type GraphQLScalarType,
 } from 'graphql';
 import type { Collection, ComputedField, Field, Metadata, Relationship, ScalarType } from '../../metadata/index.js';
-import { buildMutationFields, type MutationKind } from './buildMutationFields.js';
+import { buildMutationFields, primaryKeyArgs, type MutationKind } from './buildMutationFields.js';
 import { SCALAR_FOR_TYPE } from './scalars.js';
 
 export type { MutationKind };
@@ -41,8 +41,8 @@ export type FieldRole =
 
 export type AggregateFunction = 'sum' | 'avg' | 'min' | 'max';
 
-const NUMERIC_TYPES: readonly ScalarType[] = ['numeric', 'integer'];
-const ORDERABLE_TYPES: readonly ScalarType[] = ['numeric', 'integer', 'text', 'date', 'timestamptz'];
+const NUMERIC_TYPES: readonly ScalarType[] = ['numeric', 'integer', 'bigint', 'smallint', 'float8', 'real'];
+const ORDERABLE_TYPES: readonly ScalarType[] = [...NUMERIC_TYPES, 'text', 'citext', 'date', 'timestamptz', 'timestamp', 'time'];
 const TEXT_OPERATORS = ['_like', '_nlike', '_ilike', '_nilike', '_regex', '_iregex', '_nregex', '_niregex', '_similar', '_nsimilar'] as const;
 /** What each text operator does, for introspection (Hasura's descriptions, PostgreSQL's operators). */
 const TEXT_OPERATOR_DESCRIPTIONS: Readonly<Record<(typeof TEXT_OPERATORS)[number], string>> = {
@@ -111,7 +111,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
         _nin: { type: new GraphQLList(new GraphQLNonNull(scalar)) },
         _is_null: { type: GraphQLBoolean },
       };
-      if (scalar === GraphQLString) for (const op of TEXT_OPERATORS) fields[op] = { type: scalar, description: TEXT_OPERATOR_DESCRIPTIONS[op] };
+      if (scalar === GraphQLString || scalar === SCALAR_FOR_TYPE.citext) for (const op of TEXT_OPERATORS) fields[op] = { type: scalar, description: TEXT_OPERATOR_DESCRIPTIONS[op] };
       type = new GraphQLInputObjectType({
         name: `${scalar.name}_comparison_exp`,
         description: `Boolean expression to compare fields of type "${scalar.name}". All fields are combined with logical 'AND'.`,
@@ -247,7 +247,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
               // Non-null where the database guarantees a value (the catalogue's NOT NULL columns),
               // as Hasura does: typed clients then get non-optional fields. A role filters rows,
               // never a column's value, so this holds for every role's view.
-              type: field === collection.primaryKey || (field.source.kind === 'column' && metadata.notNullColumns.has(`${collection.table}.${field.source.column}`)) ? new GraphQLNonNull(scalar) : scalar,
+              type: collection.primaryKey.includes(field) || (field.source.kind === 'column' && metadata.notNullColumns.has(`${collection.table}.${field.source.column}`)) ? new GraphQLNonNull(scalar) : scalar,
               extensions: role({ kind: 'column', field }),
             };
           }
@@ -367,7 +367,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
       rootFields[`${name}_by_pk`] = {
         type: objectTypes.get(name)!,
         description: `fetch data from the table: "${collection.table}" using primary key columns`,
-        args: { [collection.primaryKey.name]: { type: new GraphQLNonNull(SCALAR_FOR_TYPE[collection.primaryKey.type]) } },
+        args: primaryKeyArgs(collection),
         extensions: role({ kind: 'root', root: 'select_by_pk', collection }),
       };
   }

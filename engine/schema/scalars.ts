@@ -1,4 +1,4 @@
-import { GraphQLBoolean, GraphQLError, GraphQLInt, GraphQLScalarType, GraphQLString, Kind, print, valueFromASTUntyped, type ValueNode } from 'graphql';
+import { GraphQLBoolean, GraphQLError, GraphQLFloat, GraphQLInt, GraphQLScalarType, GraphQLString, Kind, print, valueFromASTUntyped, type ValueNode } from 'graphql';
 import type { ScalarType } from '../../metadata/index.js';
 
 /**
@@ -118,6 +118,66 @@ export const GraphQLJsonb = new GraphQLScalarType({
   parseLiteral: (node, variables) => JSON.stringify(valueFromASTUntyped(node, variables)),
 });
 
+/**
+ * A whole number of at most `bits` bits: a GraphQL Int or a string of digits in (so a bigint past
+ * 2^53 keeps every digit), the digits out as text for the parameter. PostgreSQL writes it back
+ * as a JSON number, as Hasura does (its stringify-numeric-types option aside).
+ */
+function wholeNumber(name: string, bits: 16 | 64, description: string): GraphQLScalarType {
+  const max = bits === 16 ? 32_767n : 9_223_372_036_854_775_807n;
+  const check = (text: string): string => {
+    if (!/^-?\d{1,20}$/.test(text) || BigInt(text) > max || BigInt(text) < -max - 1n) throw new GraphQLError(`invalid ${name} ${JSON.stringify(text)}: expected a whole number from ${-max - 1n} to ${max}`);
+    return text;
+  };
+  return new GraphQLScalarType({
+    name,
+    description,
+    serialize: (value) => value,
+    parseValue: (value) => {
+      if (typeof value === 'number' && Number.isSafeInteger(value)) return check(String(value));
+      if (typeof value === 'string') return check(value);
+      throw new GraphQLError(`invalid ${name} ${JSON.stringify(value)}: expected a whole number`);
+    },
+    parseLiteral: (node) => {
+      if (node.kind === Kind.INT || node.kind === Kind.STRING) return located(node, () => check(node.value));
+      throw new GraphQLError(`${name} must be a whole number, not ${print(node)}`, { nodes: node });
+    },
+  });
+}
+
+/** A binary floating-point number (float8, real): a JSON number in and out. */
+function floatNumber(name: string, description: string): GraphQLScalarType {
+  const check = (value: number): number => {
+    if (!Number.isFinite(value)) throw new GraphQLError(`invalid ${name} ${JSON.stringify(value)}: expected a finite number`);
+    return value;
+  };
+  return new GraphQLScalarType({
+    name,
+    description,
+    serialize: (value) => value,
+    parseValue: (value) => {
+      if (typeof value === 'number') return check(value);
+      throw new GraphQLError(`invalid ${name} ${JSON.stringify(value)}: expected a number`);
+    },
+    parseLiteral: (node) => {
+      if (node.kind === Kind.INT || node.kind === Kind.FLOAT) return check(Number(node.value));
+      throw new GraphQLError(`${name} must be a number, not ${print(node)}`, { nodes: node });
+    },
+  });
+}
+
+const TIMESTAMP_WITHOUT_ZONE = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?$/;
+const TIME = /^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?$|^24:00(:00(\.0{1,6})?)?$/;
+
+export const GraphQLBigint = wholeNumber('bigint', 64, 'A whole number of 64 bits (PostgreSQL bigint): a number or a string of digits in, a JSON number out.');
+export const GraphQLSmallint = wholeNumber('smallint', 16, 'A whole number of 16 bits (PostgreSQL smallint).');
+export const GraphQLFloat8 = floatNumber('float8', 'A double-precision floating-point number (PostgreSQL double precision).');
+export const GraphQLCitext = stringScalar('citext', 'Case-insensitive text (PostgreSQL citext): compared without regard to case.', () => null);
+export const GraphQLTimestamp = stringScalar('timestamp', 'A timestamp without time zone, ISO 8601 (YYYY-MM-DDThh:mm:ss[.ffffff]).', (v) =>
+  TIMESTAMP_WITHOUT_ZONE.test(v) && validDate(v.slice(0, 10)) && !Number.isNaN(Date.parse(`${v.replace(' ', 'T')}Z`)) ? null : 'expected an ISO 8601 timestamp without a zone',
+);
+export const GraphQLTime = stringScalar('time', 'A time of day without time zone, hh:mm[:ss[.ffffff]].', (v) => (TIME.test(v) ? null : 'expected a time of day as hh:mm[:ss]'));
+
 export const SCALAR_FOR_TYPE: Readonly<Record<ScalarType, GraphQLScalarType>> = {
   uuid: GraphQLUuid,
   text: GraphQLString,
@@ -127,6 +187,14 @@ export const SCALAR_FOR_TYPE: Readonly<Record<ScalarType, GraphQLScalarType>> = 
   date: GraphQLDate,
   timestamptz: GraphQLTimestamptz,
   jsonb: GraphQLJsonb,
+  bigint: GraphQLBigint,
+  smallint: GraphQLSmallint,
+  float8: GraphQLFloat8,
+  // Hasura's scalar of PostgreSQL's real is GraphQL's own Float.
+  real: GraphQLFloat,
+  citext: GraphQLCitext,
+  timestamp: GraphQLTimestamp,
+  time: GraphQLTime,
 };
 
 /** The PostgreSQL type a parameter compared with a field of this type is cast to. */
@@ -139,4 +207,11 @@ export const PG_TYPE_FOR_TYPE: Readonly<Record<ScalarType, string>> = {
   date: 'date',
   timestamptz: 'timestamptz',
   jsonb: 'jsonb',
+  bigint: 'bigint',
+  smallint: 'smallint',
+  float8: 'float8',
+  real: 'real',
+  citext: 'citext',
+  timestamp: 'timestamp',
+  time: 'time',
 };

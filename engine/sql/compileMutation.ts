@@ -67,7 +67,18 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
   const response = selectCompiler(metadata);
   const pairs: (readonly [string, Fragment])[] = [];
 
-  const pkColumn = (collection: Collection): Fragment => sql.ident(collection.primaryKey.source.column);
+  /** The key columns of the rows `table` (a write's RETURNING, a CTE of written rows), comma-separated. */
+  const keyColumns = (collection: Collection, table: Fragment): Fragment => sql.join(collection.primaryKey.map((field) => sql`${table}.${sql.ident(field.source.column)}`));
+  /**
+   * The keys of written rows as a JSON array of objects named by column (`[{"id": 7}]`), any key
+   * type and any number of key columns: the response reads them back as the table's own row type
+   * (`json_populate_recordset`), so every key column has its catalogue type.
+   */
+  const keysJson = (collection: Collection, written: Fragment, ordered: boolean): Fragment => {
+    const keys = sql.ident('_k');
+    const order = ordered ? sql` ORDER BY ${keyColumns(collection, keys)}` : sql``;
+    return sql`(SELECT coalesce(json_agg(${keys}${order}), '[]'::json) FROM (SELECT ${keyColumns(collection, written)} FROM ${written}) AS ${keys})::text`;
+  };
 
   function insertValue(value: InsertValue, compiler: ReturnType<typeof selectCompiler>, alias: string, collection: Collection): Fragment {
     if (value.kind === 'newId') return sql`${sql.param({ kind: 'newId', slot: value.slot })}::uuid`;
@@ -105,14 +116,12 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
       }
       return sql`${sql.ident(`_w${index}`)} AS (INSERT INTO ${sql.ident(group.collection.table)} AS ${target} (${sql.join([tenant, ...columns.map((c) => sql.ident(c))])}) VALUES ${sql.join(
         rows,
-      )}${conflict} RETURNING ${target}.${pkColumn(group.collection)} AS ${sql.ident('id')}${checkColumn(compiler, group.collection.insert?.check ?? null, target)})`;
+      )}${conflict} RETURNING ${keyColumns(group.collection, target)}${checkColumn(compiler, group.collection.insert?.check ?? null, target)})`;
     });
     const counts = groups.map((_, index) => sql`(SELECT count(*) FROM ${sql.ident(`_w${index}`)})`);
     const failing = groups.flatMap((group, index) => (group.collection.insert?.check ? [failedChecks(sql.ident(`_w${index}`))] : []));
     return render(
-      sql`WITH ${sql.join(ctes)} SELECT (SELECT coalesce(json_agg(${sql.ident('_w0')}.${sql.ident('id')}), '[]'::json) FROM ${sql.ident('_w0')})::text AS ${sql.ident(
-        'ids',
-      )}, (${sql.join(counts, sql` + `)})::int AS ${sql.ident('count')}${violations(failing)}`,
+      sql`WITH ${sql.join(ctes)} SELECT ${keysJson(groups[0]!.collection, sql.ident('_w0'), false)} AS ${sql.ident('ids')}, (${sql.join(counts, sql` + `)})::int AS ${sql.ident('count')}${violations(failing)}`,
     );
   }
 
@@ -148,9 +157,9 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
       sql`WITH ${written} AS (UPDATE ${sql.ident(collection.table)} AS ${table} SET ${sql.join(assignments)} WHERE ${permitted(compiler, collection.update?.filter ?? null, table)} AND ${compiler.where(
         update.where,
         table,
-      )} RETURNING ${table}.${pkColumn(collection)} AS ${sql.ident('id')}${checkColumn(compiler, check, table)}) SELECT coalesce(json_agg(${written}.${sql.ident('id')} ORDER BY ${written}.${sql.ident(
-        'id',
-      )}), '[]'::json)::text AS ${sql.ident('ids')}, count(*)::int AS ${sql.ident('count')}${check ? sql`, count(*) FILTER (WHERE NOT ${written}.${sql.ident('ok')})::int AS ${sql.ident('violations')}` : sql``} FROM ${written}`,
+      )} RETURNING ${keyColumns(collection, table)}${checkColumn(compiler, check, table)}) SELECT ${keysJson(collection, written, true)} AS ${sql.ident('ids')}, count(*)::int AS ${sql.ident(
+        'count',
+      )}${check ? sql`, count(*) FILTER (WHERE NOT ${written}.${sql.ident('ok')})::int AS ${sql.ident('violations')}` : sql``} FROM ${written}`,
     );
   }
 
@@ -164,7 +173,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     const rowsOf = (selection: Selection, one: boolean): Fragment =>
       one
         ? sql`coalesce((SELECT ${compiler.rowObject(field.collection, selection, row)} FROM ${written} AS ${row}${visible} LIMIT 1), 'null')`
-        : sql`(SELECT ${compiler.jsonArray(compiler.rowObject(field.collection, selection, row), sql`${row}.${pkColumn(field.collection)}`)} FROM ${written} AS ${row}${visible})`;
+        : sql`(SELECT ${compiler.jsonArray(compiler.rowObject(field.collection, selection, row), keyColumns(field.collection, row))} FROM ${written} AS ${row}${visible})`;
     const count = sql`(SELECT count(*) FROM ${written})`;
     const output = outputOf(field.output, compiler, count, (selection) => rowsOf(selection, false), (selection) => rowsOf(selection, true));
     return render(
@@ -200,24 +209,27 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     );
   }
 
-  /** The rows of ids an earlier step returned, in its order, as they are now. */
+  /**
+   * The rows whose keys an earlier step returned, as they are now: the keys read back as the
+   * table's row type (each key column of its catalogue type), joined on every key column.
+   */
+  function writtenRows(collection: Collection, table: Fragment, keys: Fragment, stepIndex: number): Fragment {
+    const matches = collection.primaryKey.map((field) => sql`${table}.${sql.ident(field.source.column)} = ${keys}.${sql.ident(field.source.column)}`);
+    return sql`json_populate_recordset(NULL::${sql.ident(collection.table)}, ${step(stepIndex, 'ids')}::json) WITH ORDINALITY AS ${keys} JOIN ${sql.ident(
+      collection.table,
+    )} AS ${table} ON ${response.rowPredicate(collection, table)} AND ${sql.join(matches, sql` AND `)}`;
+  }
+  /** The rows of keys an earlier step returned, in its order. */
   function rowsByIds(collection: Collection, selection: Selection, stepIndex: number): Fragment {
     const table = response.nextAlias('t');
-    const ids = response.nextAlias('i');
-    return sql`(SELECT ${response.jsonArray(response.rowObject(collection, selection, table), sql`${ids}.${sql.ident('ord')}`)} FROM unnest(${step(
-      stepIndex,
-      'ids',
-    )}::uuid[]) WITH ORDINALITY AS ${ids} (${sql.ident('id')}, ${sql.ident('ord')}) JOIN ${sql.ident(collection.table)} AS ${table} ON ${response.rowPredicate(
-      collection,
-      table,
-    )} AND ${table}.${pkColumn(collection)} = ${ids}.${sql.ident('id')})`;
+    const keys = response.nextAlias('i');
+    return sql`(SELECT ${response.jsonArray(response.rowObject(collection, selection, table), sql`${keys}.${sql.ident('ordinality')}`)} FROM ${writtenRows(collection, table, keys, stepIndex)})`;
   }
+  /** The one row (`_one`, `_by_pk`) an earlier step returned, or null. */
   function rowById(collection: Collection, selection: Selection, stepIndex: number): Fragment {
     const table = response.nextAlias('t');
-    return sql`coalesce((SELECT ${response.rowObject(collection, selection, table)} FROM ${sql.ident(collection.table)} AS ${table} WHERE ${response.rowPredicate(
-      collection,
-      table,
-    )} AND ${table}.${pkColumn(collection)} = (${step(stepIndex, 'ids')}::uuid[])[1]), 'null')`;
+    const keys = response.nextAlias('i');
+    return sql`coalesce((SELECT ${response.rowObject(collection, selection, table)} FROM ${writtenRows(collection, table, keys, stepIndex)} ORDER BY ${keys}.${sql.ident('ordinality')} LIMIT 1), 'null')`;
   }
   const writtenOutput = (collection: Collection, output: MutationOutput, stepIndex: number): Fragment =>
     outputOf(

@@ -36,13 +36,13 @@ function rootField(compiler: SelectCompiler, field: Exclude<RootField, { kind: '
       return [field.alias, aggregate(field.collection, field.query, field.aggregate, null)];
     case 'selectByPk': {
       const table = nextAlias('t');
-      const pk = field.collection.primaryKey;
+      const key = sql.join(
+        field.key.map(({ field: keyField, value }) => sql`${fieldValue(table, keyField)} = ${param(value, keyField.type)}`),
+        sql` AND `,
+      );
       return [
         field.alias,
-        sql`coalesce((SELECT ${rowObject(field.collection, field.selection, table)} FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${rowPredicate(field.collection, table)} AND ${fieldValue(
-          table,
-          pk,
-        )} = ${param(field.key, pk.type)}), 'null')`,
+        sql`coalesce((SELECT ${rowObject(field.collection, field.selection, table)} FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${rowPredicate(field.collection, table)} AND ${key}), 'null')`,
       ];
     }
     default:

@@ -61,8 +61,9 @@ export function orderByRenderer(context: CompileContext, { rowPredicate }: Pick<
       direction: item.kind === 'computed' ? storedOrder(item.field, item.direction, table).direction : DIRECTION[item.direction],
     }));
     const last = query.orderBy.at(-1);
-    const pkAlreadyLast = last?.kind === 'column' && last.path.length === 0 && last.field === collection.primaryKey;
-    if (!pkAlreadyLast) keys.push({ value: fieldValue(table, collection.primaryKey), direction: DIRECTION.asc });
+    const [onlyKey] = collection.primaryKey;
+    const pkAlreadyLast = collection.primaryKey.length === 1 && last?.kind === 'column' && last.path.length === 0 && last.field === onlyKey;
+    if (!pkAlreadyLast) for (const key of collection.primaryKey) keys.push({ value: fieldValue(table, key), direction: DIRECTION.asc });
     return keys;
   }
 

@@ -46,7 +46,7 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
           if (!item.args.size && item.field.storedForm) return [item.alias, jsonOf(storedValue(item.field, table))];
           // fn(tenant, key, name => $n::type, …): omitted arguments take the function's defaults.
           const args = [...item.args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${CAST[item.field.args.get(name)!]}`);
-          const call = sql`${sql.ident(item.field.function)}(${sql.join([sql`${table}.${tenant}`, fieldValue(table, collection.primaryKey), ...args], sql`, `)})`;
+          const call = sql`${sql.ident(item.field.function)}(${sql.join([sql`${table}.${tenant}`, ...collection.primaryKey.map((key) => fieldValue(table, key)), ...args], sql`, `)})`;
           return [item.alias, jsonOf(call)];
         }
         case 'typename':

@@ -15,6 +15,13 @@ export const CAST: Readonly<Record<ScalarType, Fragment>> = {
   date: sql`date`,
   timestamptz: sql`timestamptz`,
   jsonb: sql`jsonb`,
+  bigint: sql`bigint`,
+  smallint: sql`smallint`,
+  float8: sql`float8`,
+  real: sql`real`,
+  citext: sql`citext`,
+  timestamp: sql`timestamp`,
+  time: sql`time`,
 };
 export const ARRAY_CAST: Readonly<Record<ScalarType, Fragment>> = {
   uuid: sql`uuid[]`,
@@ -25,6 +32,13 @@ export const ARRAY_CAST: Readonly<Record<ScalarType, Fragment>> = {
   date: sql`date[]`,
   timestamptz: sql`timestamptz[]`,
   jsonb: sql`jsonb[]`,
+  bigint: sql`bigint[]`,
+  smallint: sql`smallint[]`,
+  float8: sql`float8[]`,
+  real: sql`real[]`,
+  citext: sql`citext[]`,
+  timestamp: sql`timestamp[]`,
+  time: sql`time[]`,
 };
 export const OPERATOR: Readonly<Record<ComparisonOperator, Fragment>> = {
   _eq: sql`=`,

@@ -42,7 +42,8 @@ const nested = (depth: number, open: string, inner: string, close: string): stri
 const CASES: readonly BadInput[] = [
   // Not a GraphQL request at all: 400 with an `errors` array.
   { what: 'malformed JSON', send: () => raw('{"query": "{ loans { id } }"'), status: 400, code: 'invalid-request', says: /not valid JSON/ },
-  { what: 'a body that is a JSON array', send: () => raw('[{"query": "{ loans { id } }"}]'), status: 400, code: 'invalid-request', says: /JSON object/ },
+  // A JSON array is a batch (issue 30, engine/README.md "Batches"): an empty one is refused.
+  { what: 'an empty JSON array (a batch of nothing)', send: () => raw('[]'), status: 400, code: 'invalid-request', says: /a batch holds 1 to 20 requests/ },
   { what: 'a body that is a JSON string', send: () => raw('"{ loans { id } }"'), status: 400, code: 'invalid-request', says: /JSON object/ },
   { what: 'a body that is a number', send: () => raw('42'), status: 400, code: 'invalid-request' },
   { what: 'a body that is null', send: () => raw('null'), status: 400, code: 'invalid-request' },

@@ -46,6 +46,8 @@ interface GoldenCase {
   readonly request: GraphRequest;
   /** `role.json`: the role the case runs as and its key variables (default: admin). */
   readonly role: { readonly role: string; readonly variables: Readonly<Record<string, string>> } | null;
+  /** The feature's own `metadata.yaml` (tables its `schema.sql` makes: a lender's own), or null for the shipped metadata. */
+  readonly metadataPath: string | null;
 }
 
 function goldenCases(): GoldenCase[] {
@@ -58,7 +60,8 @@ function goldenCases(): GoldenCase[] {
       const variables = existsSync(variablesFile) ? (JSON.parse(readFileSync(variablesFile, 'utf8')) as Record<string, unknown>) : undefined;
       const roleFile = join(dir, 'role.json');
       const role = existsSync(roleFile) ? (JSON.parse(readFileSync(roleFile, 'utf8')) as GoldenCase['role']) : null;
-      cases.push({ name: `${feature}/${name}`, dir, request: { query, ...(variables ? { variables } : {}) }, role });
+      const featureMetadata = join(GOLDEN_DIR, feature, 'metadata.yaml');
+      cases.push({ name: `${feature}/${name}`, dir, request: { query, ...(variables ? { variables } : {}) }, role, metadataPath: existsSync(featureMetadata) ? featureMetadata : null });
     }
   }
   return cases;
@@ -68,11 +71,19 @@ const CASES = goldenCases();
 
 let database: TestDatabase;
 let engine: GraphEngine;
+/** Engines of the features with a metadata file of their own, by that file. */
+const featureEngines = new Map<string, GraphEngine>();
 
 before(async () => {
   database = await openTestDatabase();
   await seedAccount(database.db, { slug: 'golden', accountId: ACCOUNT_ID, adminId: ADMIN_ID, seed: SEED, scale: SCALE });
   engine = await buildEngine(METADATA_PATH, database.db, { maxDepth: 12, maxRows: null, planCacheSize: 100 });
+  // A feature with `metadata.yaml` has a `schema.sql` too: its tables and rows (statements split on `;` at a line's end).
+  for (const metadataPath of new Set(CASES.flatMap((c) => (c.metadataPath ? [c.metadataPath] : [])))) {
+    const schema = readFileSync(join(metadataPath, '..', 'schema.sql'), 'utf8');
+    for (const statement of schema.split(/;\s*$/m).filter((text) => text.trim())) await database.db.query(statement);
+    featureEngines.set(metadataPath, await buildEngine(metadataPath, database.db, { maxDepth: 12, maxRows: null, planCacheSize: 100 }));
+  }
 });
 
 after(async () => {
@@ -188,7 +199,8 @@ describe('golden queries: the exact SQL and the result of each case in tests/gol
 
   for (const goldenCase of CASES) {
     it(goldenCase.name, async () => {
-      const caseEngine = goldenCase.role ? engine.forRole(goldenCase.role.role) : engine;
+      const base = goldenCase.metadataPath ? featureEngines.get(goldenCase.metadataPath)! : engine;
+      const caseEngine = goldenCase.role ? base.forRole(goldenCase.role.role) : base;
       assert.ok(caseEngine, `no role ${goldenCase.role?.role}`);
       const principal: Principal = goldenCase.role ? { accountId: ACCOUNT_ID, keyVariables: new Map(Object.entries(goldenCase.role.variables)) } : ACCOUNT_ID;
       const prepared = caseEngine.prepare(goldenCase.request, principal);

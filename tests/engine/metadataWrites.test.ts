@@ -47,7 +47,7 @@ describe('Metadata: writable fields', () => {
   });
 
   const REFUSED: readonly { name: string; text: string; problem: RegExp }[] = [
-    { name: 'the primary key', text: withTaskInsert('id, name'), problem: /collection tasks, insert columns, field id: the primary key/ },
+    { name: 'the primary key among update columns', text: ORIGINAL.replace('columns: [name, status, custom_fields]', 'columns: [id, name, status, custom_fields]'), problem: /collection loans, update columns, field id: the primary key identifies the row/ },
     { name: 'the tenant column', text: withTaskInsert('name, account_id', '      account_id: uuid\n'), problem: /collection tasks, insert columns, field account_id: the tenant column/ },
     { name: 'a custom-field path', text: ORIGINAL.replace('columns: [name, status, custom_fields]', 'columns: [name, status, loan_officer]'), problem: /collection loans, update columns, field loan_officer: a custom field is a key inside custom_fields/ },
     { name: 'an unknown field', text: withTaskInsert('name, nope'), problem: /collection tasks, insert columns, field nope: not a field/ },
@@ -60,10 +60,25 @@ describe('Metadata: writable fields', () => {
     { name: 'a preset on the primary key', text: ORIGINAL.replace("set: { updated_at: now }", 'set: { id: "x" }'), problem: /collection loans, update set, field id: the primary key/ },
     { name: 'an unknown key under insert (JSON Schema)', text: ORIGINAL.replace('    insert:\n', '    insert:\n      check: {}\n'), problem: /collection people, insert: must NOT have additional properties/ },
   ];
+  it('accepts the primary key among insert columns: a request may give a new row its key (Hasura)', async () => {
+    assert.deepEqual(await problemsOf(withTaskInsert('id, loan_id, name, status, date_due')), []);
+  });
   for (const refused of REFUSED) {
     it(`refuses ${refused.name}, naming collection and field`, async () => {
       const problems = await problemsOf(refused.text);
       assert.ok(problems.some((problem) => refused.problem.test(problem)), problems.join('\n'));
     });
   }
+});
+
+describe('Metadata: primary keys against the catalogue (issue 30)', () => {
+  it('refuses a primary_key that no primary key or unique constraint of the table covers', async () => {
+    const text = ORIGINAL.replace(/(  tasks:\n    table: tasks\n    primary_key: )id\n/, '$1created_at\n');
+    assert.notEqual(text, ORIGINAL);
+    const problems = await problemsOf(text);
+    assert.ok(problems.some((problem) => /collection tasks: primary_key created_at does not identify a row/.test(problem)), problems.join('\n'));
+  });
+  it('accepts a composite primary_key written as a list', async () => {
+    assert.deepEqual(await problemsOf(ORIGINAL.replace(/(  tasks:\n    table: tasks\n    primary_key: )id\n/, '$1[id, loan_id]\n')), []);
+  });
 });

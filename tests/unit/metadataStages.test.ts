@@ -50,7 +50,7 @@ describe('Metadata: stages', () => {
     const view = resolveMetadata(validateMetadataDocument(fixedViewDocument({ collections: { people: { table: 'people', primary_key: 'id', fields: { id: 'uuid' } } } })));
     assert.deepEqual([...view.collections.keys()], ['loans', 'borrows', 'guarantees', 'people']);
     assert.throws(
-      () => validateMetadataDocument(fixedViewDocument({ collections: { people: { table: 'People', primary_key: 'id', fields: { id: 'uuid' } } } })),
+      () => validateMetadataDocument(fixedViewDocument({ collections: { people: { table: 'people; DROP TABLE loans', primary_key: 'id', fields: { id: 'uuid' } } } })),
       (error: unknown) => error instanceof MetadataError && error.problems.some((problem) => problem.startsWith('collection people, table')),
     );
   });
