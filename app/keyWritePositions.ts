@@ -16,8 +16,8 @@ import type { AuthenticatedKey } from './apiKeys.js';
  */
 export async function recordKeyWrite(primary: Queryable, key: Pick<AuthenticatedKey, 'accountId' | 'keyId'>): Promise<Lsn> {
   const { rows } = await primary.query<{ lsn: string }>(
-    `INSERT INTO key_write_positions AS kept (account_id, key_id, lsn, at) VALUES ($1, $2, pg_current_wal_insert_lsn(), now())
-     ON CONFLICT (account_id, key_id) DO UPDATE SET lsn = greatest(kept.lsn, excluded.lsn), at = excluded.at
+    `INSERT INTO key_write_positions AS kept (account_id, id, lsn, at) VALUES ($1, $2, pg_current_wal_insert_lsn(), now())
+     ON CONFLICT (account_id, id) DO UPDATE SET lsn = greatest(kept.lsn, excluded.lsn), at = excluded.at
      RETURNING lsn::text AS lsn`,
     [key.accountId, key.keyId],
   );
@@ -38,7 +38,7 @@ export interface KeyForRead {
 export async function checkKeyForRead(primary: Queryable, key: Pick<AuthenticatedKey, 'accountId' | 'keyId'>, windowMs: number): Promise<KeyForRead> {
   const { rows } = await primary.query<{ active: boolean; lsn: string | null }>(
     `SELECT EXISTS (SELECT 1 FROM api_keys WHERE account_id = $1 AND id = $2 AND active) AS active,
-            (SELECT lsn::text FROM key_write_positions WHERE account_id = $1 AND key_id = $2 AND at > now() - make_interval(secs => $3)) AS lsn`,
+            (SELECT lsn::text FROM key_write_positions WHERE account_id = $1 AND id = $2 AND at > now() - make_interval(secs => $3)) AS lsn`,
     [key.accountId, key.keyId, windowMs / 1000],
   );
   const row = rows[0]!;

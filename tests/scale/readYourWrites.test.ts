@@ -63,7 +63,7 @@ describe('Read-your-writes across processes and hosts, and reads that stay off t
   before(async () => {
     assertBuilt();
     pair = await startReplicaPair();
-    const env = { DATABASE_URL: pair.primaryUrl, DATABASE_REPLICA_URLS: pair.standbyUrl, WORKERS: '2', WEBHOOK_WORKER: '0', REPLICA_CHECK_INTERVAL_MS: '100', REPLICA_MAX_LAG_MS: '5000', LOG_LEVEL: 'warn' };
+    const env = { DATABASE_URL: pair.primaryUrl, DATABASE_REPLICA_URLS: pair.standbyUrl, WORKERS: '2', WEBHOOK_WORKER: '0', DEMO_SCALE: '0.005', REPLICA_CHECK_INTERVAL_MS: '100', REPLICA_MAX_LAG_MS: '5000', LOG_LEVEL: 'warn' };
     // The first migrates and sets up the demo; the second finds both done.
     for (let index = 0; index < 2; index++) {
       const cwd = mkdtempSync(join(tmpdir(), 'loanql-ryw-'));
