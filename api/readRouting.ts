@@ -1,7 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
-import { LRUCache } from 'lru-cache';
 import { formatLsn, parseLsn, type Database, type Lsn, type ReadReplicas, type RoutedDatabase } from '../db/index.js';
+import type { AuthenticatedKey } from '../app/apiKeys.js';
+import { checkKeyForRead, recordKeyWrite } from '../app/keyWritePositions.js';
+
+/** The key a request runs as: whose writes a read must see. */
+export type KeyRef = Pick<AuthenticatedKey, 'accountId' | 'keyId'>;
 
 declare module 'express-serve-static-core' {
   interface Locals {
@@ -33,40 +37,41 @@ export function requestedPosition(header: string | string[] | undefined): Lsn | 
 }
 
 /**
- * Read-your-writes over read replicas (README "Scaling out"). After a write the primary's WAL
- * position is sent back in `LoanQL-Consistency` and kept for the API key for `windowMs`; a later
- * read by that key — or any read carrying the header — is served by a replica only if it has
- * replayed past the larger of the two, else by the primary. The window is per process: across
- * processes (WORKERS > 1, several hosts) a client carries the position itself by echoing the header.
+ * Read-your-writes over read replicas (docs/scaling.md, "Read-your-writes: the guarantee"). After
+ * a write by an API key, the primary's WAL position is recorded for the key in the primary
+ * (`app/keyWritePositions.ts`) and sent back in `LoanQL-Consistency`. Before a read, one statement
+ * on the primary checks the key and reads its last write position within `windowMs`; the read is
+ * served by a replica only if it has replayed past the larger of that and the request's
+ * `LoanQL-Consistency`, else by the primary. The position lives in the primary, not in a process,
+ * so the read may come to any process of any host serving that primary.
  */
 export class ReadRouting {
-  /** The position each key last wrote at, for `windowMs`. */
-  readonly #lastWrites: LRUCache<string, { lsn: Lsn }>;
-
   constructor(
     readonly replicas: ReadReplicas,
-    windowMs: number,
-  ) {
-    this.#lastWrites = new LRUCache({ max: 100_000, ttl: Math.max(1, windowMs) });
-  }
+    private readonly primary: Database,
+    private readonly windowMs: number,
+  ) {}
 
-  /** The database a request's reads use: replicas that have replayed what the key (or the header) requires. */
-  forRead(keyId: string | undefined, requested: Lsn | null): RoutedDatabase {
-    const own = keyId === undefined ? undefined : this.#lastWrites.get(keyId)?.lsn;
-    const atLeast = own === undefined ? requested : requested === null || own > requested ? own : requested;
+  /**
+   * The key check before a read, and the database the read uses: a replica that has replayed
+   * what the key last wrote (and what the header asks for), or the primary. Null when the key is
+   * no longer active (the caller answers 403).
+   */
+  async forRead(key: KeyRef, requested: Lsn | null): Promise<RoutedDatabase | null> {
+    const checked = await checkKeyForRead(this.primary, key, this.windowMs);
+    if (!checked.active) return null;
+    const own = checked.lastWrite;
+    const atLeast = own === null ? requested : requested === null || own > requested ? own : requested;
     return this.replicas.forRequest(atLeast);
   }
 
   /**
-   * After a write of `keyId` has committed: the primary's position now (past that commit) is
-   * kept for the key and set as the `LoanQL-Consistency` header of `res` (not sent yet).
+   * After a write of `key` has committed: records the primary's position now (past that commit)
+   * as the key's last write, and sets it as the `LoanQL-Consistency` header of `res` (not sent
+   * yet). Rejects when the primary cannot record it; the caller then answers without the header.
    */
-  async wrote(keyId: string | undefined, res: ServerResponse): Promise<void> {
-    const lsn = await this.replicas.primaryPosition();
-    if (keyId !== undefined) {
-      const previous = this.#lastWrites.get(keyId)?.lsn;
-      if (previous === undefined || lsn > previous) this.#lastWrites.set(keyId, { lsn });
-    }
+  async wrote(key: KeyRef, res: ServerResponse): Promise<void> {
+    const lsn = await recordKeyWrite(this.primary, key);
     if (!res.headersSent) res.setHeader(CONSISTENCY_HEADER, formatLsn(lsn));
   }
 

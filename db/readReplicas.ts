@@ -254,12 +254,6 @@ export class ReadReplicas {
     this.#onChange(this.#healthOf(replica));
   }
 
-  /** The primary's WAL insert position now: past the commit of every write that has returned. */
-  async primaryPosition(): Promise<Lsn> {
-    const { rows } = await this.#primary.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
-    return parseLsn(rows[0]!.lsn)!;
-  }
-
   /**
    * A `Database` for one request: its reads run on a replica that has replayed up to `atLeast`
    * (chosen on the first read, kept for the request), or on the primary; a read a failing

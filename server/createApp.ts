@@ -33,6 +33,9 @@ export interface ServiceDeps {
   readonly routing?: ReadRouting;
 }
 
+/** The REST reads that check the key themselves when reads are routed (`api/routes/loans.ts`'s GETs). */
+const ROUTED_REST_READS = /^\/loan(\/[^/]+(\/(payoff|ledger))?)?\/?$/i;
+
 /** The Express application: routes are thin, every use case lives in `app/` or `engine/`. */
 export function createApp(deps: ServiceDeps): Express {
   const app = express();
@@ -52,9 +55,13 @@ export function createApp(deps: ServiceDeps): Express {
 
   const api = express.Router();
   // Auth comes before body parsing, so an unauthenticated request costs no parsing. A known key
-  // on POST or GET /api/graph skips the key read: its state is checked in the request's one statement.
+  // on POST or GET /api/graph skips the key read: its state is checked in the request's one
+  // statement. With read replicas, so does a known key on the REST loan reads: the routing's one
+  // statement on the primary checks it with the key's last write position (docs/scaling.md).
   const verifiedKeys = new VerifiedKeyCache();
-  const checksActiveInStatement = (req: Request): boolean => (req.method === 'POST' || req.method === 'GET') && (req.path === '/graph' || req.path === '/graph/');
+  const checksActiveInStatement = (req: Request): boolean =>
+    ((req.method === 'POST' || req.method === 'GET') && (req.path === '/graph' || req.path === '/graph/')) ||
+    (deps.routing !== undefined && req.method === 'GET' && ROUTED_REST_READS.test(req.path));
   api.use(requireApiKey(deps.db, { verifiedKeys, checksActiveInStatement }));
   if (deps.routing) api.use(consistencyHeader());
   api.use('/graph', graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, undefined, deps.routing));

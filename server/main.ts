@@ -48,7 +48,7 @@ async function main(): Promise<void> {
       })
     : null;
   await replicas?.start();
-  const routing = replicas ? new ReadRouting(replicas, readReplicas.windowMs) : undefined;
+  const routing = replicas ? new ReadRouting(replicas, opened.database, readReplicas.windowMs) : undefined;
 
   const engineOptions = engineOptionsOf(config);
   const metadataPath = metadataFileOf(

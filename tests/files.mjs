@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 /** The slowest files of a run (tests/README.md, "How long"), slowest first. */
 const SLOWEST = [
   'tests/scale/workers.test.ts',
+  'tests/scale/readYourWrites.test.ts',
   'tests/cli/cli.test.ts',
   'tests/cli/ledger.test.ts',
   'tests/engine/mutationModel.test.ts',

@@ -12,7 +12,7 @@ import { notAuthorized, refusedAsInactive } from '../authenticate.js';
 import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
 import { UserInputError } from '../../app/errors.js';
 import { isDatabaseUnavailable, sendGraphUnavailable } from '../unavailable.js';
-import { ReadRouting, requestedPosition } from '../readRouting.js';
+import { ReadRouting, requestedPosition, type KeyRef } from '../readRouting.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
@@ -59,7 +59,7 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
     }
     // The key's state, when not read yet, is checked inside the request's statement.
     // (graphFastPath below answers most of these requests before Express with the same handler.)
-    await answer(res, { who: accountOf(res), request: req.body as GraphRequest, keyId: routing ? res.locals.auth.keyId : '', guard: res.locals.keyStillActive, readAtLeast: res.locals.readAtLeast ?? null, responseType });
+    await answer(res, { who: accountOf(res), request: req.body as GraphRequest, readsAs: routing ? res.locals.auth : undefined, guard: res.locals.keyStillActive, readAtLeast: res.locals.readAtLeast ?? null, responseType });
   });
 
   /**
@@ -107,7 +107,7 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
     else if (outcome.kind === 'mismatch') sendErrors(res, 409, responseType, 'idempotency-key-reused', 'this Idempotency-Key was used for another request body in the last 24 hours');
     else {
       if (outcome.replayed) res.set('Idempotent-Replayed', 'true');
-      if (routing) await routing.wrote(res.locals.auth.keyId, res).catch(() => undefined);
+      if (routing) await routing.wrote(res.locals.auth, res).catch(() => undefined);
       res.status(outcome.status).type(responseType).send(outcome.body);
     }
     return true;
@@ -148,7 +148,7 @@ export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes:
       return replyWithError(expressReplies(res), error, responseType, logger);
     }
     // respond checks the key's state in the statement, or on a refusal before answering it.
-    await answer(res, { who, request, keyId: routing ? res.locals.auth.keyId : '', guard: res.locals.keyStillActive, readAtLeast: res.locals.readAtLeast ?? null, responseType });
+    await answer(res, { who, request, readsAs: routing ? res.locals.auth : undefined, guard: res.locals.keyStillActive, readAtLeast: res.locals.readAtLeast ?? null, responseType });
   });
 
   router.post('/explain', parseJson, async (req, res) => {
@@ -288,7 +288,7 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
         if (!(await guardHolds(db, guard))) return replies.refuse();
         return replies.send(400, JSON_TYPE, JSON.stringify({ errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'invalid-request' } }] }));
       }
-      await answerGraphRequest({ db, engines, logger, routing }, { who: key, request, keyId: key.keyId, guard, readAtLeast, responseType }, res, replies);
+      await answerGraphRequest({ db, engines, logger, routing }, { who: key, request, readsAs: key, guard, readAtLeast, responseType }, res, replies);
     };
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -305,28 +305,27 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
 
 /**
  * `respond` with read replicas (`ReadRouting`): reads run on a replica that has replayed what the
- * key last wrote (or the request's `LoanQL-Consistency` asks for), writes on the primary. The
- * key's state is checked on the primary first — a replica may not have replayed a revocation (or
- * a new key) yet — so revocation takes effect on the next request whatever serves the read.
- * After a write the primary's position is set as the `LoanQL-Consistency` header; a write whose
- * position cannot be read (the primary just went away) is answered without it. Throws
+ * key last wrote — through any process or host — or the request's `LoanQL-Consistency` asks for,
+ * writes on the primary. The key's state is checked on the primary first, in the same statement
+ * that reads its last write position — a replica may not have replayed a revocation (or a new
+ * key) yet — so revocation takes effect on the next request whatever serves the read. After a
+ * write the position is recorded and set as the `LoanQL-Consistency` header; a write whose
+ * position cannot be recorded (the primary just went away) is answered without it. Throws
  * `GuardFailed` when the key is no longer active.
  */
 async function respondRouted(
   routing: ReadRouting,
-  primary: Database,
   caller: { engine: GraphEngine; principal: Principal },
   request: GraphRequest,
-  keyId: string,
-  guard: StatementGuard | undefined,
+  key: KeyRef,
   readAtLeast: Lsn | null,
   res: ServerResponse,
   write: (piece: string) => void,
 ): Promise<void> {
-  if (guard && !(await guardHolds(primary, guard))) throw new GuardFailed();
-  const routed = routing.forRead(keyId, readAtLeast);
+  const routed = await routing.forRead(key, readAtLeast);
+  if (!routed) throw new GuardFailed();
   await caller.engine.respond(routed, request, caller.principal, undefined, write);
-  if (routed.wrote) await routing.wrote(keyId, res).catch(() => undefined);
+  if (routed.wrote) await routing.wrote(key, res).catch(() => undefined);
   ReadRouting.tell(res, routed);
 }
 
@@ -343,8 +342,8 @@ interface GraphCall {
   /** Who it runs as: the API key, or the dashboard session's account. */
   readonly who: string | AuthenticatedKey;
   readonly request: GraphRequest;
-  /** The key whose writes the read routing follows ('' without routing). */
-  readonly keyId: string;
+  /** With read routing: the key whose writes the reads must see (it is also checked before them). */
+  readonly readsAs: KeyRef | undefined;
   /** The key's state, when it was not read yet: checked by the database with the request. */
   readonly guard: StatementGuard | undefined;
   readonly readAtLeast: Lsn | null;
@@ -380,7 +379,7 @@ async function answerGraphRequest(services: GraphServices, call: GraphCall, res:
   try {
     const caller = engineForCaller(services.engines.engine, call.who);
     if (!caller) return replies.refuse();
-    if (services.routing) await respondRouted(services.routing, services.db, caller, call.request, call.keyId, call.guard, call.readAtLeast, res, body.write);
+    if (services.routing && call.readsAs) await respondRouted(services.routing, caller, call.request, call.readsAs, call.readAtLeast, res, body.write);
     else await caller.engine.respond(services.db, call.request, caller.principal, call.guard, body.write);
     body.end();
   } catch (error) {

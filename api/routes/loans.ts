@@ -73,11 +73,20 @@ function notFound(res: Response): void {
  */
 export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRouting): Router {
   const router = Router();
-  /** With read replicas, GETs read from one that has replayed the key's last write (`readRouting.ts`). */
-  const readDb = (res: Response): Database => (routing ? routing.forRead(res.locals.auth.keyId, res.locals.readAtLeast ?? null) : db);
+  /**
+   * With read replicas, GETs read from one that has replayed the key's last write
+   * (`readRouting.ts`); the key itself was not read yet (`server/createApp.ts`), so this is its
+   * check, made first: null (after answering 403) when the key is no longer active.
+   */
+  const readDb = async (res: Response): Promise<Database | null> => {
+    if (!routing) return db;
+    const routed = await routing.forRead(res.locals.auth, res.locals.readAtLeast ?? null);
+    if (!routed) notAuthorized(res);
+    return routed;
+  };
   /** With read replicas, a write's answer carries the primary's position (`LoanQL-Consistency`). */
   const wrote = async (res: Response): Promise<void> => {
-    if (routing) await routing.wrote(res.locals.auth.keyId, res).catch(() => undefined);
+    if (routing) await routing.wrote(res.locals.auth, res).catch(() => undefined);
   };
   let reader: Promise<LoanReader> | null = null;
   const loans = (): Promise<LoanReader> => {
@@ -92,19 +101,21 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     (await loans()).forRole(role.metadata, role.name === ADMIN_ROLE, filters);
 
   router.get('/', async (req, res) => {
+    const from = await readDb(res);
+    if (!from) return;
     const caller = roleWith(engines, res, 'select', '/api/loan');
     if (!caller) return;
     const query = listQuery(req.query as Record<string, unknown>);
-    const from = readDb(res);
     const text = await (await loansAs(caller.role)).pageJson(from, caller.principal, query);
     ReadRouting.tell(res, from);
     sendJson(res, 200, text);
   });
 
   router.get('/:id', async (req, res) => {
+    const from = await readDb(res);
+    if (!from) return;
     const caller = roleWith(engines, res, 'select', '/api/loan');
     if (!caller) return;
-    const from = readDb(res);
     const text = await (await loansAs(caller.role)).loanJson(from, caller.principal, req.params.id);
     ReadRouting.tell(res, from);
     if (text === null) return notFound(res);
@@ -121,6 +132,8 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
    * reads; `date` defaults to the account's business date.
    */
   const ledgerRoute = (read: typeof payoffQuoteJson) => async (req: Request, res: Response) => {
+    const from = await readDb(res);
+    if (!from) return;
     const caller = roleWith(engines, res, 'select', '/api/loan');
     if (!caller) return;
     const query = new Map(Object.entries(req.query as Record<string, unknown>));
@@ -128,7 +141,6 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     if (unknown.length) throw new UserInputError(`unknown query parameter: ${unknown.join(', ')}`, 400, new Map(unknown.map((name) => [name, 'unknown query parameter (date)'])));
     const day = dayParameter('date', query.get('date'));
     const id = String(req.params.id);
-    const from = readDb(res);
     if ((await (await loansAs(caller.role)).loanJson(from, caller.principal, id)) === null) return notFound(res);
     const text = await read(from, res.locals.auth.accountId, id, day);
     ReadRouting.tell(res, from);
