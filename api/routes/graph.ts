@@ -411,7 +411,7 @@ async function answerBatch(services: GraphServices, call: GraphCall & { readonly
       const pieces: string[] = [];
       const write = (piece: string): void => void pieces.push(piece);
       try {
-        if (services.routing) await respondRouted(services.routing, services.db, caller, request, call.keyId, call.guard, call.readAtLeast, res, write);
+        if (services.routing && call.readsAs) await respondRouted(services.routing, caller, request, call.readsAs, call.readAtLeast, res, write);
         else await caller.engine.respond(services.db, request, caller.principal, call.guard, write);
         answers.push(pieces.join(''));
       } catch (error) {
