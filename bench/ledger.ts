@@ -13,7 +13,8 @@
  * 2. Replaying a 30-year monthly loan (360 rows, built by domain/schedule.ts through createLoan)
  *    with 360 payments: server time, median of 20, measured inside the database (clock_timestamp
  *    around each statement, in a temporary function), on PostgreSQL 15 and on PGlite: a replay
- *    that changes nothing (`loanql_refresh_next` for the loan), the first payment reversed (every
+ *    that changes nothing (`loanql_refresh_next` for the loan), a payment posted after the last one
+ *    (0.50 on the last due date: the usual write, its lines added at the end), the first payment reversed (every
  *    allocation line rewritten and 359 late fees appear: each row is now paid a month late) and
  *    the first payment a cent larger (every line rewritten, no fee) — the time of the UPDATE,
  *    its triggers and the replay together, each in its own transaction that is rolled back, so
@@ -150,6 +151,10 @@ async function replay360(db: Database, kind: string): Promise<Record<string, unk
   const unchanged = await serverTimes(db, embedded, 'SELECT loanql_refresh_next(ARRAY[$1], ARRAY[$2])', account.id, loan.id, 20);
   const reverse = `UPDATE payments SET date_reversed = date, reversal_reason = 'error' WHERE account_id = $1 AND id = ${FIRST_PAYMENT}`;
   const shift = `UPDATE payments SET amount = amount + 0.01 WHERE account_id = $1 AND id = ${FIRST_PAYMENT}`;
+  // A payment after the last one (0.50 of the last row's 1.00 still owed, on its due date): the usual write, lines added at the end.
+  const post = `INSERT INTO payments (account_id, loan_id, date, amount) SELECT $1, $2, max(s.due), 0.50 FROM schedules s WHERE s.account_id = $1 AND s.loan_id = $2`;
+  await rolledBackTimes(db, embedded, post, account.id, loan.id, 1);
+  const posted = await rolledBackTimes(db, embedded, post, account.id, loan.id, 20);
   await rolledBackTimes(db, embedded, reverse, account.id, loan.id, 1);
   const reversed = await rolledBackTimes(db, embedded, reverse, account.id, loan.id, 20);
   const shifted = await rolledBackTimes(db, embedded, shift, account.id, loan.id, 20);
@@ -169,6 +174,7 @@ async function replay360(db: Database, kind: string): Promise<Record<string, unk
         if (!(error instanceof RolledBack)) throw error;
         return JSON.parse(error.message) as { lines: number; fees: number };
       });
+  const postedWrites = await effect(post);
   const reversedWrites = await effect(reverse);
   const shiftedWrites = await effect(shift);
   const cpuPerRun = (timed: Timed): number | null => (timed.cpuMs === null ? null : timed.cpuMs / timed.ms.length);
@@ -179,6 +185,10 @@ async function replay360(db: Database, kind: string): Promise<Record<string, unk
     replayUnchangedMsMedian: median(unchanged.ms),
     replayUnchangedCpuMsMean: cpuPerRun(unchanged),
     replayUnchangedMs: unchanged.ms,
+    replayLastPostedMsMedian: median(posted.ms),
+    replayLastPostedCpuMsMean: cpuPerRun(posted),
+    replayLastPostedMs: posted.ms,
+    replayLastPostedWrites: postedWrites,
     replayFirstReversedMsMedian: median(reversed.ms),
     replayFirstReversedCpuMsMean: cpuPerRun(reversed),
     replayFirstReversedMs: reversed.ms,
@@ -192,6 +202,7 @@ async function replay360(db: Database, kind: string): Promise<Record<string, unk
   const show = (ms: number, cpu: number | null): string => `${ms.toFixed(2)} ms${cpu === null ? '' : ` (CPU ${cpu.toFixed(2)} ms)`}`;
   log(
     `${kind}: replay of 360 payments (${result.allocationLines} lines), median of 20: nothing changed ${show(result.replayUnchangedMsMedian, result.replayUnchangedCpuMsMean)}; ` +
+      `last payment posted ${show(result.replayLastPostedMsMedian, result.replayLastPostedCpuMsMean)} (${postedWrites.lines} lines, ${postedWrites.fees} fees written); ` +
       `first payment reversed ${show(result.replayFirstReversedMsMedian, result.replayFirstReversedCpuMsMean)} (${reversedWrites.lines} lines, ${reversedWrites.fees} fees written); ` +
       `first payment +0.01 ${show(result.replayFirstShiftedMsMedian, result.replayFirstShiftedCpuMsMean)} (${shiftedWrites.lines} lines, ${shiftedWrites.fees} fees written); load ${loadavg()[0]!.toFixed(1)}`,
   );

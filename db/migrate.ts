@@ -22,10 +22,11 @@ import * as feeJobForward from './migrations/0022_fee_job_forward.js';
 import * as dropStaleLedgerRefresh from './migrations/0023_drop_stale_ledger_refresh.js';
 import * as distributions from './migrations/0024_distributions.js';
 import * as remittances from './migrations/0025_remittances.js';
+import * as replayWritesFromFirstDifference from './migrations/0026_replay_writes_from_first_difference.js';
 import * as keyWritePositions from './migrations/0027_key_write_positions.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency, feeJobForward, dropStaleLedgerRefresh, distributions, remittances, keyWritePositions];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency, feeJobForward, dropStaleLedgerRefresh, distributions, remittances, replayWritesFromFirstDifference, keyWritePositions];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.
