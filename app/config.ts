@@ -6,6 +6,7 @@ import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
 import { ensureMetadataFile, shippedEntriesMissing } from '../metadata/index.js';
 import { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
 import { webhookSettingsFromEnv, type WebhookSettings } from './webhooks/index.js';
+import { REQUEST_LOG_LEVELS, type RequestLogLevel, type RequestLogSettings } from './operations/requestLog.js';
 
 /** Every setting of the service, from the environment (documented in the README). */
 export interface ServiceConfig {
@@ -41,6 +42,15 @@ export interface ServiceConfig {
   readonly workers: number;
   /** Read replicas (`DATABASE_REPLICA_URLS`, `REPLICA_MAX_LAG_MS`, `READ_YOUR_WRITES_WINDOW_MS`). */
   readonly readReplicas: { readonly urls: readonly string[]; readonly maxLagMs: number; readonly windowMs: number; readonly checkIntervalMs: number };
+  /** Metrics and the request log (README "Operations"). */
+  readonly operations: OperationsSettings;
+}
+
+/** `METRICS_TOKEN`, `REQUEST_LOG_LEVEL`, `REQUEST_LOG_SAMPLE`. */
+export interface OperationsSettings {
+  /** The bearer token `GET /metrics` asks for; null: no `/metrics` (404). */
+  readonly metricsToken: string | null;
+  readonly requestLog: RequestLogSettings;
 }
 
 /** Timeouts and caps of the HTTP server (README, Configuration). */
@@ -170,7 +180,24 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
       windowMs: positiveInt(env, 'READ_YOUR_WRITES_WINDOW_MS', 60_000),
       checkIntervalMs: Math.max(10, positiveInt(env, 'REPLICA_CHECK_INTERVAL_MS', 250)),
     },
+    operations: operationsOf(env),
   };
+}
+
+/** The shortest `METRICS_TOKEN`: a bearer token is the only thing between the metrics and anyone who can reach the port. */
+const MIN_METRICS_TOKEN_LENGTH = 16;
+
+function operationsOf(env: NodeJS.ProcessEnv): OperationsSettings {
+  const token = env.METRICS_TOKEN ?? '';
+  if (token !== '' && (token.length < MIN_METRICS_TOKEN_LENGTH || /[^\x21-\x7e]/.test(token))) {
+    throw new Error(`METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_LENGTH} printable characters without spaces`);
+  }
+  const level = (env.REQUEST_LOG_LEVEL ?? '').trim() || 'info';
+  if (!(REQUEST_LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`REQUEST_LOG_LEVEL must be one of ${REQUEST_LOG_LEVELS.join(' ')}, not "${level}"`);
+  const rawSample = (env.REQUEST_LOG_SAMPLE ?? '').trim();
+  const sample = rawSample === '' ? 1 : Number(rawSample);
+  if (!/^\d*\.?\d+$/.test(rawSample || '1') || !(sample >= 0 && sample <= 1)) throw new Error(`REQUEST_LOG_SAMPLE must be a number from 0 to 1, not "${rawSample}"`);
+  return { metricsToken: token === '' ? null : token, requestLog: { level: level as RequestLogLevel, sample } };
 }
 
 /** `WORKERS`: a whole number of at least 1, or `auto` for the machine's cores (default 1). */

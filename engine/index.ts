@@ -10,3 +10,4 @@ export { guardHolds } from './execute/guardHolds.js';
 export { statementGuard, type StatementGuard } from './sql/statementGuard.js';
 export { GuardFailed, RequestError, type ResponseError } from './execute/errors.js';
 export type { ErrorCode } from './errorCode.js';
+export { newEngineFacts, type EngineFacts } from './execute/engineFacts.js';

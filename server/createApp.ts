@@ -17,6 +17,10 @@ import { graphFastPath, graphRoutes } from '../api/routes/graph.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import { dashboardRoutes, type ConsoleGraphRoutes } from '../dashboard/index.js';
 import { consistencyHeader, type ReadRouting } from '../api/readRouting.js';
+import { metricsRoutes, type ScrapeMetrics } from '../api/routes/metrics.js';
+import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
+import { RequestLog } from '../app/operations/requestLog.js';
+import { observeRequests } from './observeRequests.js';
 
 export interface ServiceDeps {
   readonly db: Database;
@@ -28,6 +32,13 @@ export interface ServiceDeps {
   readonly state?: ServiceState;
   /** With DATABASE_REPLICA_URLS: reads on replicas with read-your-writes (`readRouting.ts`). */
   readonly routing?: ReadRouting;
+  /**
+   * The process's metrics (`main.ts` makes them, to count webhook deliveries too); when absent,
+   * made here when `METRICS_TOKEN` is set. Null: no metrics.
+   */
+  readonly metrics?: ServiceMetrics | null;
+  /** What `GET /metrics` answers: by default this process's metrics; in a cluster, every process's (`clusterMetrics.ts`). */
+  readonly scrapeMetrics?: ScrapeMetrics;
 }
 
 /** The Express application: routes are thin, every use case lives in `app/` or `engine/`. */
@@ -40,6 +51,9 @@ export function createApp(deps: ServiceDeps): Express {
   // X-Forwarded-Proto gives req.secure (the session cookie's Secure flag) — only from trusted hops.
   app.set('trust proxy', deps.config.trustProxy);
 
+  const { metricsToken } = deps.config.operations;
+  const metrics = deps.metrics !== undefined ? deps.metrics : metricsToken ? new ServiceMetrics({ db: deps.db, replicas: deps.routing?.replicas ?? null }) : null;
+  if (metricsToken && metrics) app.use(metricsRoutes(metricsToken, deps.scrapeMetrics ?? (() => metrics.scrape()), deps.logger));
   app.use(healthRoutes(deps.db, deps.databaseDescription, deps.engines, deps.state, deps.routing?.replicas));
   app.get('/', (_req, res) => res.redirect(302, '/dashboard'));
   // The console's GraphQL is the API's route with the session's account instead of a key's:
@@ -72,9 +86,16 @@ export function createApp(deps: ServiceDeps): Express {
   const fastPath = graphFastPath(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, verifiedKeys, deps.routing);
   const dispatch = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void };
   const withExpress = dispatch.handle.bind(app);
-  dispatch.handle = (req, res, callback) => {
-    if (!fastPath(req, res)) withExpress(req, res, callback);
-  };
+  // Metrics and the request log see every request, the fast path's too (observeRequests.ts).
+  const observe = observeRequests({ metrics, requestLog: new RequestLog(deps.logger, deps.config.operations.requestLog) });
+  dispatch.handle = observe
+    ? (req, res, callback) => {
+        observe(req, res);
+        if (!fastPath(req, res)) withExpress(req, res, callback);
+      }
+    : (req, res, callback) => {
+        if (!fastPath(req, res)) withExpress(req, res, callback);
+      };
   return app;
 }
 

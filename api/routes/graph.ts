@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyProblem } from '../../http/bodyErrors.js';
 import type { Logger } from '../../app/logger.js';
 import type { Database, Lsn, Queryable } from '../../db/index.js';
-import { GuardFailed, guardHolds, RequestError, type ErrorCode, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
+import { GuardFailed, guardHolds, RequestError, type EngineFacts, type ErrorCode, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE } from '../../metadata/index.js';
 import { activeKeyGuard, type AuthenticatedKey, type VerifiedKeyCache } from '../../app/apiKeys.js';
@@ -13,6 +13,7 @@ import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempo
 import { UserInputError } from '../../app/errors.js';
 import { isDatabaseUnavailable, sendGraphUnavailable } from '../unavailable.js';
 import { ReadRouting, requestedPosition } from '../readRouting.js';
+import { factsOf, noteCaller } from '../../http/requestFacts.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
@@ -322,10 +323,11 @@ async function respondRouted(
   readAtLeast: Lsn | null,
   res: ServerResponse,
   write: (piece: string) => void,
+  facts: EngineFacts | undefined,
 ): Promise<void> {
   if (guard && !(await guardHolds(primary, guard))) throw new GuardFailed();
   const routed = routing.forRead(keyId, readAtLeast);
-  await caller.engine.respond(routed, request, caller.principal, undefined, write);
+  await caller.engine.respond(routed, request, caller.principal, undefined, write, facts);
   if (routed.wrote) await routing.wrote(keyId, res).catch(() => undefined);
   ReadRouting.tell(res, routed);
 }
@@ -376,11 +378,14 @@ function bareReplies(res: ServerResponse): Replies {
  */
 async function answerGraphRequest(services: GraphServices, call: GraphCall, res: ServerResponse, replies: Replies): Promise<void> {
   const body = new PiecewiseBody(res, call.responseType);
+  // Metrics, the request log and traces, when they observe requests (http/requestFacts.ts).
+  const facts = factsOf(res);
+  if (facts) noteCaller(res, typeof call.who === 'string' ? { role: ADMIN_ROLE } : call.who);
   try {
     const caller = engineForCaller(services.engines.engine, call.who);
     if (!caller) return replies.refuse();
-    if (services.routing) await respondRouted(services.routing, services.db, caller, call.request, call.keyId, call.guard, call.readAtLeast, res, body.write);
-    else await caller.engine.respond(services.db, call.request, caller.principal, call.guard, body.write);
+    if (services.routing) await respondRouted(services.routing, services.db, caller, call.request, call.keyId, call.guard, call.readAtLeast, res, body.write, facts?.engine);
+    else await caller.engine.respond(services.db, call.request, caller.principal, call.guard, body.write, facts?.engine);
     body.end();
   } catch (error) {
     replyWithError(replies, error, call.responseType, services.logger, body);
