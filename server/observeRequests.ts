@@ -28,12 +28,17 @@ export function observeRequests({ metrics, requestLog }: RequestObservers): ((re
     const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     res.setHeader('X-Request-Id', id);
     const facts = attachFacts(res, id);
+    // Express rewrites req.url inside routers: the path as it arrived is kept here.
+    const { method, url } = req;
     const socket = req.socket;
     const bytesBefore = socket.bytesWritten;
-    res.once('close', () => {
+    let done = false;
+    const ended = (): void => {
+      if (done) return;
+      done = true;
       const durationMs = performance.now() - startedAt;
       const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED_REQUEST;
-      const route = routeOf(req.method, req.url);
+      const route = routeOf(method, url);
       const engine = facts.engine;
       const ranStatement = engine.operationType !== null && engine.databaseMs > 0;
       metrics?.observeRequest({
@@ -47,7 +52,7 @@ export function observeRequests({ metrics, requestLog }: RequestObservers): ((re
       });
       logging?.write({
         requestId: id,
-        method: req.method ?? '',
+        method: method ?? '',
         route,
         status,
         durationMs,
@@ -58,7 +63,10 @@ export function observeRequests({ metrics, requestLog }: RequestObservers): ((re
         operationName: engine.operationName,
         documentHash: engine.documentHash,
       });
-    });
+    };
+    // 'finish' as the response is handed to the connection; 'close' alone when the client left first.
+    res.once('finish', ended);
+    res.once('close', ended);
   };
 }
 

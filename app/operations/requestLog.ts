@@ -46,7 +46,7 @@ export class RequestLog {
     private readonly random: () => number = Math.random,
   ) {
     const { level } = settings;
-    this.#write = level !== 'silent' && logger.isLevelEnabled(level) && settings.sample > 0 ? logger[level].bind(logger) : null;
+    this.#write = level !== 'silent' && logger.isLevelEnabled(level) ? logger[level].bind(logger) : null;
   }
 
   /** Whether any request can get a line (when not, the server does not collect the facts for one). */
