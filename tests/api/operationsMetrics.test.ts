@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { configFromEnv } from '../../app/config.js';
 import { routeOf } from '../../server/observeRequests.js';
 import { createAccountWithKey, startTestServer, type TestServer } from '../support/http.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
 import { allLabelValues, parsePrometheusText, sampleValue, type MetricFamily } from '../support/prometheusText.js';
 
 /**
@@ -90,6 +90,13 @@ describe('GET /metrics', () => {
     assert.ok(sampleValue(after, 'process_cpu_user_seconds_total') > 0);
     assert.equal(after.get('loanql_webhook_backlog')?.type, 'gauge');
     assert.equal(sampleValue(after, 'loanql_webhook_backlog', { queue: 'pending' }), 0);
+    if (testDatabaseKind === 'postgres') {
+      // node-postgres: the pool's figures (PGlite has one connection and no pool: none are reported).
+      assert.ok(sampleValue(after, 'loanql_db_pool_max') > 0);
+      assert.ok(delta('loanql_db_pool_acquired_total', {}) >= 5, 'each statement took a connection');
+      assert.equal(sampleValue(after, 'loanql_db_pool_waiting'), 0);
+      assert.ok(sampleValue(after, 'loanql_db_pool_wait_seconds_total') >= 0);
+    } else assert.equal(after.get('loanql_db_pool_max'), undefined);
   });
 });
 
