@@ -6,6 +6,7 @@ import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
 import { ensureMetadataFile, shippedEntriesMissing } from '../metadata/index.js';
 import { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
 import { webhookSettingsFromEnv, type WebhookSettings } from './webhooks/index.js';
+import { admissionSettingsFromEnv, type AdmissionSettings } from './operations/costAdmission.js';
 import { REQUEST_LOG_LEVELS, type RequestLogLevel, type RequestLogSettings } from './operations/requestLog.js';
 
 /** Every setting of the service, from the environment (documented in the README). */
@@ -51,6 +52,8 @@ export interface OperationsSettings {
   /** The bearer token `GET /metrics` asks for; null: no `/metrics` (404). */
   readonly metricsToken: string | null;
   readonly requestLog: RequestLogSettings;
+  /** Admission by cost (`ADMISSION_*`); null: off. */
+  readonly admission: AdmissionSettings | null;
 }
 
 /** Timeouts and caps of the HTTP server (README, Configuration). */
@@ -197,7 +200,7 @@ function operationsOf(env: NodeJS.ProcessEnv): OperationsSettings {
   const rawSample = (env.REQUEST_LOG_SAMPLE ?? '').trim();
   const sample = rawSample === '' ? 1 : Number(rawSample);
   if (!/^\d*\.?\d+$/.test(rawSample || '1') || !(sample >= 0 && sample <= 1)) throw new Error(`REQUEST_LOG_SAMPLE must be a number from 0 to 1, not "${rawSample}"`);
-  return { metricsToken: token === '' ? null : token, requestLog: { level: level as RequestLogLevel, sample } };
+  return { metricsToken: token === '' ? null : token, requestLog: { level: level as RequestLogLevel, sample }, admission: admissionSettingsFromEnv(env) };
 }
 
 /** `WORKERS`: a whole number of at least 1, or `auto` for the machine's cores (default 1). */

@@ -1,5 +1,5 @@
 /** Public surface of `engine/`: the GraphQL engine built from resolved metadata. */
-export { GraphEngine } from './execute/graphEngine.js';
+export { GraphEngine, type Admit, type RespondOptions } from './execute/graphEngine.js';
 export { DEFAULT_MAX_QUERY_COST, type EngineOptions } from './execute/engineOptions.js';
 export { DEFAULT_MAX_FIELDS } from './validation/maxFieldsRule.js';
 export { DEFAULT_MAX_ROOT_FIELDS } from './validation/maxRootFieldsRule.js';

@@ -13,7 +13,8 @@ import { healthRoutes, type ServiceState } from '../api/routes/health.js';
 import { loanRoutes } from '../api/routes/loans.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
 import { productRoutes } from '../api/routes/product.js';
-import { graphFastPath, graphRoutes } from '../api/routes/graph.js';
+import { graphFastPath, graphRoutes, type GraphServices } from '../api/routes/graph.js';
+import { CostAdmission, sizeAdmission } from '../app/operations/costAdmission.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import { dashboardRoutes, type ConsoleGraphRoutes } from '../dashboard/index.js';
 import { consistencyHeader, type ReadRouting } from '../api/readRouting.js';
@@ -58,7 +59,14 @@ export function createApp(deps: ServiceDeps): Express {
   app.get('/', (_req, res) => res.redirect(302, '/dashboard'));
   // The console's GraphQL is the API's route with the session's account instead of a key's:
   // wired here, so neither `api/` nor `dashboard/` imports the other.
-  const consoleGraphRoutes: ConsoleGraphRoutes = (accountOfSession) => graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, accountOfSession);
+  // Admission by cost (README "Operations"): one per process, sized from its pool (PGlite: one statement at a time).
+  const { admission: admissionSettings } = deps.config.operations;
+  const admission = admissionSettings
+    ? new CostAdmission(sizeAdmission(admissionSettings, deps.db.poolStatus?.().max ?? 1, deps.config.maxQueryCost), metrics?.observeAdmission)
+    : null;
+  metrics?.watchAdmission(admission);
+  const graphServices: GraphServices = { db: deps.db, engines: deps.engines, logger: deps.logger, routing: undefined, admission };
+  const consoleGraphRoutes: ConsoleGraphRoutes = (accountOfSession) => graphRoutes(graphServices, deps.config.bodyLimitBytes, accountOfSession);
   app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, consoleGraphRoutes, allowPrivateWebhooks: deps.config.webhooks.allowPrivate }));
 
   const api = express.Router();
@@ -68,7 +76,8 @@ export function createApp(deps: ServiceDeps): Express {
   const checksActiveInStatement = (req: Request): boolean => (req.method === 'POST' || req.method === 'GET') && (req.path === '/graph' || req.path === '/graph/');
   api.use(requireApiKey(deps.db, { verifiedKeys, checksActiveInStatement }));
   if (deps.routing) api.use(consistencyHeader());
-  api.use('/graph', graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, undefined, deps.routing));
+  const apiGraphServices: GraphServices = { ...graphServices, routing: deps.routing };
+  api.use('/graph', graphRoutes(apiGraphServices, deps.config.bodyLimitBytes));
   api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true, strict: false }));
   api.use('/loan', loanRoutes(deps.db, deps.engines, deps.routing));
   api.use('/product', productRoutes(deps.db, deps.engines));
@@ -83,7 +92,7 @@ export function createApp(deps: ServiceDeps): Express {
   // Most POST /api/graph requests are answered before Express's per-request set-up (see
   // graphFastPath); whatever the fast path does not take goes through the app as assembled above.
   // Express's app function dispatches every request to `app.handle`, which is not in its types.
-  const fastPath = graphFastPath(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, verifiedKeys, deps.routing);
+  const fastPath = graphFastPath(apiGraphServices, deps.config.bodyLimitBytes, verifiedKeys);
   const dispatch = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void };
   const withExpress = dispatch.handle.bind(app);
   // Metrics and the request log see every request, the fast path's too (observeRequests.ts).

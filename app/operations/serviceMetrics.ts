@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database, PoolStatus, ReadReplicas } from '../../db/index.js';
 import type { DeliveryOutcome } from '../webhooks/index.js';
+import type { AdmissionState, CostAdmission } from './costAdmission.js';
 
 /** Where a request was answered, as metrics label it: a route template from a closed list (`routeOf`). */
 export type RouteLabel = string;
@@ -45,6 +46,7 @@ export class ServiceMetrics {
   readonly #statement: Histogram<'operation'>;
   readonly #reads: Counter<'target'>;
   readonly #deliveries: Counter<'outcome'>;
+  readonly #admissions: Counter<'decision'>;
   readonly #requestChildren = new Map<string, { inc: () => void }>();
   readonly #durationChildren = new Map<string, { observe: (value: number) => void }>();
 
@@ -57,6 +59,7 @@ export class ServiceMetrics {
     this.#statement = new Histogram({ name: 'loanql_database_statement_duration_seconds', help: "Time a GraphQL request waited on the database: a query's statement, a mutation's transaction.", labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers });
     this.#reads = new Counter({ name: 'loanql_read_routing_total', help: 'Requests that read, by where their reads ran (with DATABASE_REPLICA_URLS).', labelNames: ['target'], registers });
     this.#deliveries = new Counter({ name: 'loanql_webhook_deliveries_total', help: 'Webhook delivery attempts sent by this process, by outcome: succeeded, retry (scheduled again) or failed (given up).', labelNames: ['outcome'], registers });
+    this.#admissions = new Counter({ name: 'loanql_admission_total', help: 'GraphQL queries by admission decision: cheap (under ADMISSION_CHEAP_COST), admitted at once, queued, refused (503).', labelNames: ['decision'], registers });
     const { db, replicas } = sources;
 
     if (db.poolStatus) poolMetrics(db, registers);
@@ -119,6 +122,24 @@ export class ServiceMetrics {
     if (request.planCacheHit !== null) this.#planCache.labels(request.planCacheHit ? 'hit' : 'miss').inc();
     if (request.databaseSeconds !== null) this.#statement.labels(operation).observe(request.databaseSeconds);
     if (request.readFrom) this.#reads.labels(request.readFrom).inc();
+  }
+
+  /** Counts an admission decision (`CostAdmission`'s `onDecision`). */
+  readonly observeAdmission = (decision: 'cheap' | 'admitted' | 'queued' | 'refused'): void => {
+    this.#admissions.labels(decision).inc();
+  };
+
+  /** Reports admission's state when scraped: costly queries running, their reserved cost, those waiting. */
+  watchAdmission(admission: CostAdmission | null): void {
+    if (!admission) return;
+    const registers = [this.registry];
+    const state = (pick: (state: AdmissionState) => number) =>
+      function (this: Gauge) {
+        this.set(pick(admission.state));
+      };
+    new Gauge({ name: 'loanql_admission_running', help: 'Costly GraphQL queries running now (admission by cost).', registers, collect: state((s) => s.running) });
+    new Gauge({ name: 'loanql_admission_reserved_cost', help: 'The estimated cost those queries reserve now, of the budget.', registers, collect: state((s) => s.reserved) });
+    new Gauge({ name: 'loanql_admission_waiting', help: "Costly GraphQL queries waiting in admission's queue now.", registers, collect: state((s) => s.waiting) });
   }
 
   /** Counts a webhook delivery attempt (`WebhookWorker`'s `onOutcome`). */

@@ -23,7 +23,7 @@ export interface EngineFacts {
   /** Milliseconds spent checking, planning and compiling the request (parse and validation included on a miss). */
   prepareMs: number;
   /** Called with each phase's start and end (`performance.now()`), for traces; absent when nobody traces. */
-  phase?: (name: 'prepare' | 'statement', startedAt: number, endedAt: number) => void;
+  phase?: (name: 'prepare' | 'admission' | 'statement', startedAt: number, endedAt: number) => void;
 }
 
 export function newEngineFacts(): EngineFacts {

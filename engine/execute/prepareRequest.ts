@@ -29,6 +29,8 @@ export type PreparedRequest =
       readonly introspection: IntrospectionPart | null;
       /** The statement comes from the plan cache and runs again with other values: worth keeping prepared. */
       readonly reusable: boolean;
+      /** The plan's estimated cost (`plan/queryCost.ts`), what admission by cost reserves. */
+      readonly cost: number;
     }
   | { readonly kind: 'static'; readonly body: string }
   /** A mutation: its statements run in one transaction (`runMutation`). */
@@ -102,7 +104,7 @@ export function prepareRequest(engine: Preparation, request: GraphRequest, princ
   // Only a statement run before is worth preparing on the database's connections: a document
   // seen once (most unique documents) would only fill their prepared-statement maps.
   const reusable = cached.compiled === compiled && cached.uses > 1;
-  return { prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable }, operation: cached };
+  return { prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable, cost }, operation: cached };
 }
 
 function prepareMutation(engine: Preparation, cached: CachedOperation, binding: Binding): PreparedRequest {

@@ -8,6 +8,9 @@ import { createAccountWithKey, startTestServer, type TestServer } from '../suppo
 import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
 import { allLabelValues, parsePrometheusText, sampleValue, type MetricFamily } from '../support/prometheusText.js';
 
+/** The operations settings of an unset environment (admission by cost on, sized by default). */
+const DEFAULT_OPERATIONS = configFromEnv({}).operations;
+
 /**
  * Issue 35, metrics and the request log: `GET /metrics` answers the Prometheus text format to the
  * bearer of `METRICS_TOKEN` only; after known traffic the counters hold exactly what was sent
@@ -22,7 +25,7 @@ let apiKey: { key: string; prefix: string };
 
 before(async () => {
   database = await openTestDatabase();
-  server = await startTestServer(database.db, { logLevel: 'info', operations: { metricsToken: TOKEN, requestLog: { level: 'info', sample: 1 } } });
+  server = await startTestServer(database.db, { logLevel: 'info', operations: { ...DEFAULT_OPERATIONS, metricsToken: TOKEN, requestLog: { level: 'info', sample: 1 } } });
   apiKey = (await createAccountWithKey(database.db)).apiKey;
 });
 
@@ -132,7 +135,7 @@ describe('The request log', () => {
   });
 
   it('samples successful requests only: with REQUEST_LOG_SAMPLE=0 a 2xx gets no line and a 4xx still does', async () => {
-    const sampled = await startTestServer(database.db, { logLevel: 'info', operations: { metricsToken: null, requestLog: { level: 'info', sample: 0 } } });
+    const sampled = await startTestServer(database.db, { logLevel: 'info', operations: { ...DEFAULT_OPERATIONS, metricsToken: null, requestLog: { level: 'info', sample: 0 } } });
     try {
       const ok = await fetch(`${sampled.url}/api/loan?limit=1`, { headers: { authorization: `Token ${apiKey.key}` } });
       const bad = await fetch(`${sampled.url}/api/loan?limit=-1`, { headers: { authorization: `Token ${apiKey.key}` } });
@@ -145,8 +148,8 @@ describe('The request log', () => {
   });
 
   it('is written at REQUEST_LOG_LEVEL, and not at all below LOG_LEVEL', async () => {
-    const quiet = await startTestServer(database.db, { logLevel: 'warn', operations: { metricsToken: null, requestLog: { level: 'info', sample: 1 } } });
-    const loud = await startTestServer(database.db, { logLevel: 'warn', operations: { metricsToken: null, requestLog: { level: 'warn', sample: 1 } } });
+    const quiet = await startTestServer(database.db, { logLevel: 'warn', operations: { ...DEFAULT_OPERATIONS, metricsToken: null, requestLog: { level: 'info', sample: 1 } } });
+    const loud = await startTestServer(database.db, { logLevel: 'warn', operations: { ...DEFAULT_OPERATIONS, metricsToken: null, requestLog: { level: 'warn', sample: 1 } } });
     try {
       for (const service of [quiet, loud]) await fetch(`${service.url}/api/loan?limit=1`, { headers: { authorization: `Token ${apiKey.key}` } });
       assert.equal(quiet.logs.filter((line) => line.msg === 'request').length, 0);
