@@ -6,6 +6,8 @@ import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
 import { ensureMetadataFile, shippedEntriesMissing } from '../metadata/index.js';
 import { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
 import { webhookSettingsFromEnv, type WebhookSettings } from './webhooks/index.js';
+import { defaultRateLimitFromEnv } from './operations/rateLimiter.js';
+import type { RateLimit } from '../metadata/index.js';
 import { admissionSettingsFromEnv, type AdmissionSettings } from './operations/costAdmission.js';
 import { REQUEST_LOG_LEVELS, type RequestLogLevel, type RequestLogSettings } from './operations/requestLog.js';
 
@@ -54,6 +56,8 @@ export interface OperationsSettings {
   readonly requestLog: RequestLogSettings;
   /** Admission by cost (`ADMISSION_*`); null: off. */
   readonly admission: AdmissionSettings | null;
+  /** The rate limit of keys whose role has none (`RATE_LIMIT_PER_SECOND`, `RATE_LIMIT_BURST`); null: none. */
+  readonly rateLimit: RateLimit | null;
 }
 
 /** Timeouts and caps of the HTTP server (README, Configuration). */
@@ -200,7 +204,7 @@ function operationsOf(env: NodeJS.ProcessEnv): OperationsSettings {
   const rawSample = (env.REQUEST_LOG_SAMPLE ?? '').trim();
   const sample = rawSample === '' ? 1 : Number(rawSample);
   if (!/^\d*\.?\d+$/.test(rawSample || '1') || !(sample >= 0 && sample <= 1)) throw new Error(`REQUEST_LOG_SAMPLE must be a number from 0 to 1, not "${rawSample}"`);
-  return { metricsToken: token === '' ? null : token, requestLog: { level: level as RequestLogLevel, sample }, admission: admissionSettingsFromEnv(env) };
+  return { metricsToken: token === '' ? null : token, requestLog: { level: level as RequestLogLevel, sample }, admission: admissionSettingsFromEnv(env), rateLimit: defaultRateLimitFromEnv(env) };
 }
 
 /** `WORKERS`: a whole number of at least 1, or `auto` for the machine's cores (default 1). */

@@ -15,6 +15,8 @@ import { openApiRoutes } from '../api/routes/openapi.js';
 import { productRoutes } from '../api/routes/product.js';
 import { graphFastPath, graphRoutes, type GraphServices } from '../api/routes/graph.js';
 import { CostAdmission, sizeAdmission } from '../app/operations/costAdmission.js';
+import { RateLimiter } from '../app/operations/rateLimiter.js';
+import { rateLimitCheck, rateLimitMiddleware } from '../api/rateLimit.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import { dashboardRoutes, type ConsoleGraphRoutes } from '../dashboard/index.js';
 import { consistencyHeader, type ReadRouting } from '../api/readRouting.js';
@@ -75,6 +77,9 @@ export function createApp(deps: ServiceDeps): Express {
   const verifiedKeys = new VerifiedKeyCache();
   const checksActiveInStatement = (req: Request): boolean => (req.method === 'POST' || req.method === 'GET') && (req.path === '/graph' || req.path === '/graph/');
   api.use(requireApiKey(deps.db, { verifiedKeys, checksActiveInStatement }));
+  // Rate limits per key (README "Operations"): after the key is known, before any work.
+  const rateLimit = rateLimitCheck(new RateLimiter(deps.db, deps.config.operations.rateLimit), deps.engines);
+  api.use(rateLimitMiddleware(rateLimit));
   if (deps.routing) api.use(consistencyHeader());
   const apiGraphServices: GraphServices = { ...graphServices, routing: deps.routing };
   api.use('/graph', graphRoutes(apiGraphServices, deps.config.bodyLimitBytes));
@@ -92,7 +97,7 @@ export function createApp(deps: ServiceDeps): Express {
   // Most POST /api/graph requests are answered before Express's per-request set-up (see
   // graphFastPath); whatever the fast path does not take goes through the app as assembled above.
   // Express's app function dispatches every request to `app.handle`, which is not in its types.
-  const fastPath = graphFastPath(apiGraphServices, deps.config.bodyLimitBytes, verifiedKeys);
+  const fastPath = graphFastPath(apiGraphServices, deps.config.bodyLimitBytes, verifiedKeys, rateLimit);
   const dispatch = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void };
   const withExpress = dispatch.handle.bind(app);
   // Metrics and the request log see every request, the fast path's too (observeRequests.ts).

@@ -15,6 +15,7 @@ import { isDatabaseUnavailable, sendGraphUnavailable } from '../unavailable.js';
 import { ReadRouting, requestedPosition } from '../readRouting.js';
 import { factsOf, noteCaller } from '../../http/requestFacts.js';
 import { AdmissionRefused, type CostAdmission } from '../../app/operations/costAdmission.js';
+import type { RateLimitCheck } from '../rateLimit.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
@@ -262,7 +263,7 @@ const FAST_PATH_TYPES = new Set(['application/json', 'application/json; charset=
  * Content-Encoding, and an API key verified before (its state is checked in the statement) —
  * and returns false for everything else, which Express then handles as usual.
  */
-export function graphFastPath(services: GraphServices, bodyLimitBytes: number, verifiedKeys: VerifiedKeyCache) {
+export function graphFastPath(services: GraphServices, bodyLimitBytes: number, verifiedKeys: VerifiedKeyCache, rateLimit?: RateLimitCheck) {
   const { db, routing } = services;
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     if (req.method !== 'POST' || req.url !== '/api/graph') return false;
@@ -285,6 +286,7 @@ export function graphFastPath(services: GraphServices, bodyLimitBytes: number, v
     const responseType = acceptPrefersGraphQLResponse(headers.accept) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
     const replies = bareReplies(res);
     const answer = async (text: string): Promise<void> => {
+      if (rateLimit && !(await rateLimit(key, res, 'graph', responseType))) return;
       let request: GraphRequest;
       try {
         request = JSON.parse(text) as GraphRequest;
