@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Database } from '../db/index.js';
 import { guardHolds, type StatementGuard } from '../engine/index.js';
+import { noteCaller } from '../http/requestFacts.js';
 import { activeKeyGuard, authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
 
 declare module 'express-serve-static-core' {
@@ -41,6 +42,7 @@ export function requireApiKey(db: Database, options: ApiKeyOptions = {}) {
     if (verifiedKeys && checksActiveInStatement?.(req)) {
       const known = verifiedKeys.identify(db, req.get('authorization'));
       if (known) {
+        noteCaller(res, known);
         res.locals.auth = known;
         res.locals.keyStillActive = activeKeyGuard(known);
         return next();
@@ -48,6 +50,7 @@ export function requireApiKey(db: Database, options: ApiKeyOptions = {}) {
     }
     const auth = await authenticateApiKey(db, req.get('authorization'), verifiedKeys);
     if (!auth) return notAuthorized(res);
+    noteCaller(res, auth);
     res.locals.auth = auth;
     next();
   };

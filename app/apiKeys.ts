@@ -39,6 +39,8 @@ export interface ApiKeyListing {
 export interface AuthenticatedKey {
   readonly accountId: string;
   readonly keyId: string;
+  /** The key's visible prefix (`lq_xxxxxxxx`), which names it in logs without showing it. */
+  readonly prefix: string;
   /** The metadata role the key carries (`admin` for keys made before roles). */
   readonly role: string;
   /** The values of the role's key variables, by name. */
@@ -225,7 +227,7 @@ export async function authenticateApiKey(db: Database, header: string | undefine
   const matches = timingSafeEqual(expected, hash) && row !== undefined;
   if (!matches || !row.active) return null;
   const stored = (typeof row.variables === 'string' ? JSON.parse(row.variables) : row.variables) as Record<string, string>;
-  const authenticated: AuthenticatedKey = { accountId: row.account_id, keyId: row.id, role: row.role, variables: new Map(Object.entries(stored)) };
+  const authenticated: AuthenticatedKey = { accountId: row.account_id, keyId: row.id, prefix, role: row.role, variables: new Map(Object.entries(stored)) };
   if (row.stale) recordUse(db, authenticated);
   verified?.remember(hash, authenticated, Date.now());
   return authenticated;

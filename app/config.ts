@@ -6,6 +6,10 @@ import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
 import { ensureMetadataFile, shippedEntriesMissing } from '../metadata/index.js';
 import { DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
 import { webhookSettingsFromEnv, type WebhookSettings } from './webhooks/index.js';
+import { defaultRateLimitFromEnv } from './operations/rateLimiter.js';
+import type { RateLimit } from '../metadata/index.js';
+import { admissionSettingsFromEnv, type AdmissionSettings } from './operations/costAdmission.js';
+import { REQUEST_LOG_LEVELS, type RequestLogLevel, type RequestLogSettings } from './operations/requestLog.js';
 
 /** Every setting of the service, from the environment (documented in the README). */
 export interface ServiceConfig {
@@ -43,6 +47,19 @@ export interface ServiceConfig {
   readonly workers: number;
   /** Read replicas (`DATABASE_REPLICA_URLS`, `REPLICA_MAX_LAG_MS`, `READ_YOUR_WRITES_WINDOW_MS`). */
   readonly readReplicas: { readonly urls: readonly string[]; readonly maxLagMs: number; readonly windowMs: number; readonly checkIntervalMs: number };
+  /** Metrics and the request log (README "Operations"). */
+  readonly operations: OperationsSettings;
+}
+
+/** `METRICS_TOKEN`, `REQUEST_LOG_LEVEL`, `REQUEST_LOG_SAMPLE`. */
+export interface OperationsSettings {
+  /** The bearer token `GET /metrics` asks for; null: no `/metrics` (404). */
+  readonly metricsToken: string | null;
+  readonly requestLog: RequestLogSettings;
+  /** Admission by cost (`ADMISSION_*`); null: off. */
+  readonly admission: AdmissionSettings | null;
+  /** The rate limit of keys whose role has none (`RATE_LIMIT_PER_SECOND`, `RATE_LIMIT_BURST`); null: none. */
+  readonly rateLimit: RateLimit | null;
 }
 
 /** Timeouts and caps of the HTTP server (README, Configuration). */
@@ -173,7 +190,24 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
       windowMs: positiveInt(env, 'READ_YOUR_WRITES_WINDOW_MS', 60_000),
       checkIntervalMs: Math.max(10, positiveInt(env, 'REPLICA_CHECK_INTERVAL_MS', 250)),
     },
+    operations: operationsOf(env),
   };
+}
+
+/** The shortest `METRICS_TOKEN`: a bearer token is the only thing between the metrics and anyone who can reach the port. */
+const MIN_METRICS_TOKEN_LENGTH = 16;
+
+function operationsOf(env: NodeJS.ProcessEnv): OperationsSettings {
+  const token = env.METRICS_TOKEN ?? '';
+  if (token !== '' && (token.length < MIN_METRICS_TOKEN_LENGTH || /[^\x21-\x7e]/.test(token))) {
+    throw new Error(`METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_LENGTH} printable characters without spaces`);
+  }
+  const level = (env.REQUEST_LOG_LEVEL ?? '').trim() || 'info';
+  if (!(REQUEST_LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`REQUEST_LOG_LEVEL must be one of ${REQUEST_LOG_LEVELS.join(' ')}, not "${level}"`);
+  const rawSample = (env.REQUEST_LOG_SAMPLE ?? '').trim();
+  const sample = rawSample === '' ? 1 : Number(rawSample);
+  if (!/^\d*\.?\d+$/.test(rawSample || '1') || !(sample >= 0 && sample <= 1)) throw new Error(`REQUEST_LOG_SAMPLE must be a number from 0 to 1, not "${rawSample}"`);
+  return { metricsToken: token === '' ? null : token, requestLog: { level: level as RequestLogLevel, sample }, admission: admissionSettingsFromEnv(env), rateLimit: defaultRateLimitFromEnv(env) };
 }
 
 /** `WORKERS`: a whole number of at least 1, or `auto` for the machine's cores (default 1). */

@@ -85,6 +85,21 @@ export function queryThenCommit(tx: Queryable, statement: Statement): Promise<Qu
   return tx.queryAndCommit ? tx.queryAndCommit(statement) : tx.query(statement.text, statement.values, statement.options);
 }
 
+/** A connection pool as metrics see it: its connections, the requests waiting for one, and the waits so far. */
+export interface PoolStatus {
+  /** Most connections (`PG_POOL_SIZE`). */
+  readonly max: number;
+  /** Connections open now. */
+  readonly size: number;
+  /** Connections checked out now. */
+  readonly inUse: number;
+  /** Requests waiting for a connection now. */
+  readonly waiting: number;
+  /** Connections handed out since the pool opened, and the seconds their callers waited in total. */
+  readonly acquired: number;
+  readonly waitSeconds: number;
+}
+
 export type DatabaseKind = 'postgres' | 'pglite' | 'pglite-shared';
 
 /** Called once for every statement sent to the database (used by tests and logs). */
@@ -106,6 +121,8 @@ export interface Database extends Queryable {
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Registers an observer of every statement; returns the function that removes it. */
   observe(observer: StatementObserver): () => void;
+  /** The connection pool's figures now (node-postgres only; PGlite has one connection and no pool). */
+  poolStatus?(): PoolStatus;
   close(): Promise<void>;
 }
 

@@ -1,5 +1,5 @@
 /** Public surface of `db/`: the database interface, how to open it, and migrations. */
-export type { Database, DatabaseKind, Queryable, QueryOptions, QueryResult, Statement, StatementObserver } from './database.js';
+export type { Database, DatabaseKind, PoolStatus, Queryable, QueryOptions, QueryResult, Statement, StatementObserver } from './database.js';
 export { queryInOrder, queryThenCommit, StatementFailed } from './database.js';
 export { DataDirBusyError } from './dataDirLock.js';
 export { migrate } from './migrate.js';

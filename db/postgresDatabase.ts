@@ -112,10 +112,21 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
   const config = (text: string, values: readonly unknown[], options?: QueryOptions): pg.QueryConfig =>
     options?.reusable ? { name: statementName(text), text, values: values as unknown[] } : { text, values: values as unknown[] };
 
-  const connect = (): Promise<pg.PoolClient> =>
-    pool.connect().catch((error: unknown) => {
-      throw asUnavailable(error);
-    });
+  // What `poolStatus` reports of the waits for a connection (a sum and a count: two additions per connect).
+  const waits = { acquired: 0, seconds: 0 };
+  const connect = (): Promise<pg.PoolClient> => {
+    const asked = performance.now();
+    return pool.connect().then(
+      (client) => {
+        waits.acquired += 1;
+        waits.seconds += (performance.now() - asked) / 1000;
+        return client;
+      },
+      (error: unknown) => {
+        throw asUnavailable(error);
+      },
+    );
+  };
   /** Returns a client to the pool; one that failed, or holds too many prepared statements, is closed instead. */
   const release = (client: pg.PoolClient, failure?: unknown): void => {
     if (failure !== undefined && isConnectionError(failure)) client.release(failure as Error);
@@ -327,6 +338,7 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
       }
     },
     observe: (observer) => observers.add(observer),
+    poolStatus: () => ({ max: pool.options.max, size: pool.totalCount, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount, acquired: waits.acquired, waitSeconds: waits.seconds }),
     close: () => pool.end(),
   };
 }

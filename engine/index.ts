@@ -1,5 +1,5 @@
 /** Public surface of `engine/`: the GraphQL engine built from resolved metadata. */
-export { GraphEngine } from './execute/graphEngine.js';
+export { GraphEngine, type Admit, type RespondOptions } from './execute/graphEngine.js';
 export { DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_QUERY_COST, type EngineOptions } from './execute/engineOptions.js';
 export { DEFAULT_MAX_FIELDS } from './validation/maxFieldsRule.js';
 export { DEFAULT_MAX_ROOT_FIELDS } from './validation/maxRootFieldsRule.js';
@@ -10,3 +10,4 @@ export { guardHolds } from './execute/guardHolds.js';
 export { statementGuard, type StatementGuard } from './sql/statementGuard.js';
 export { GuardFailed, RequestError, type ResponseError } from './execute/errors.js';
 export type { ErrorCode } from './errorCode.js';
+export { newEngineFacts, type EngineFacts } from './execute/engineFacts.js';

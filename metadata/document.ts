@@ -67,6 +67,8 @@ export type EventPayloadEntryDocument =
 
 /** A role of the `roles:` section as written. */
 export interface RoleDocument {
+  /** The token bucket of each key of the role (`rate_limit: {per_second, burst}`). */
+  readonly rate_limit?: { readonly per_second: number; readonly burst?: number };
   readonly variables?: Readonly<Record<string, ScalarType>>;
   readonly collections: Readonly<Record<string, RolePermissionsDocument>>;
 }

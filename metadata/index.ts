@@ -36,6 +36,7 @@ export {
   type Relationship,
   type ResolvedMetadata,
   type ResolvedRole,
+  type RateLimit,
   type Role,
   type RootFieldKind,
   type RowFilter,

@@ -258,7 +258,15 @@ export interface EventPayloadRelationship {
 export interface RoleOf<View> {
   readonly name: string;
   readonly variables: ReadonlyMap<string, ScalarType>;
+  /** The role's `rate_limit`, when it has one (else the environment's default applies to its keys). */
+  readonly rateLimit: RateLimit | null;
   readonly metadata: View;
+}
+
+/** A token bucket: `perSecond` tokens a second on average, at most `burst` at once. */
+export interface RateLimit {
+  readonly perSecond: number;
+  readonly burst: number;
 }
 
 export const ADMIN_ROLE = 'admin';

@@ -104,7 +104,7 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
   // Permissions: each role is the metadata as that role sees it.
   const roles = new Map<string, ResolvedRole>();
   const metadata: ResolvedMetadata = { tenantColumn: document.tenant_column, collections, roles, eventTypes };
-  roles.set(ADMIN_ROLE, { name: ADMIN_ROLE, variables: new Map(), metadata });
+  roles.set(ADMIN_ROLE, { name: ADMIN_ROLE, variables: new Map(), rateLimit: null, metadata });
   for (const [name, role] of resolveRoles(metadata, document.roles, problems)) roles.set(name, role);
   if (problems.length) throw new MetadataError(problems);
   return metadata;

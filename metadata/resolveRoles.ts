@@ -103,7 +103,9 @@ function resolveRole(base: Omit<ResolvedMetadata, 'roles'>, roleName: string, do
     });
   }
   if (problems.length > before) return null;
-  return { name: roleName, variables, metadata: { tenantColumn: base.tenantColumn, collections: proveVisibleRows(collections), roles: new Map(), eventTypes: base.eventTypes } };
+  const limit = document.rate_limit;
+  const rateLimit = limit ? { perSecond: limit.per_second, burst: limit.burst ?? Math.max(1, Math.ceil(limit.per_second)) } : null;
+  return { name: roleName, variables, rateLimit, metadata: { tenantColumn: base.tenantColumn, collections: proveVisibleRows(collections), roles: new Map(), eventTypes: base.eventTypes } };
 }
 
 function pickFields(fields: ReadonlyMap<string, Field>, columns: Columns, where: string, problems: string[]): Map<string, Field> {

@@ -3,6 +3,7 @@ import { migrate, openServiceDatabase } from '../db/index.js';
 import { DEMO_ACCOUNT, setUpDemoIfEmpty, type DemoSetUp } from '../app/demo.js';
 import { metadataFileOf, type ServiceConfig } from '../app/config.js';
 import type { Logger } from '../app/logger.js';
+import { answerClusterMetrics } from './clusterMetrics.js';
 
 /**
  * `WORKERS=N` (N > 1): this process is the primary of a node:cluster. It migrates and sets up the
@@ -26,6 +27,8 @@ export async function runClusterPrimary(config: ServiceConfig, logger: Logger): 
     await opened.close();
   }
   metadataFileOf(config);
+  // GET /metrics in any API process answers every process's figures, gathered here (clusterMetrics.ts).
+  if (config.operations.metricsToken) answerClusterMetrics();
 
   let stopping = false;
   const listening = new Set<number>();

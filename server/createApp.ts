@@ -16,10 +16,17 @@ import { productRoutes } from '../api/routes/product.js';
 import { investorRoutes } from '../api/routes/investors.js';
 import { remittanceRoutes } from '../api/routes/remittances.js';
 import { distributionRoutes } from '../api/routes/distributions.js';
-import { graphFastPath, graphRoutes } from '../api/routes/graph.js';
+import { graphFastPath, graphRoutes, type GraphServices } from '../api/routes/graph.js';
+import { CostAdmission, sizeAdmission } from '../app/operations/costAdmission.js';
+import { RateLimiter } from '../app/operations/rateLimiter.js';
+import { rateLimitCheck, rateLimitMiddleware } from '../api/rateLimit.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import { dashboardRoutes, type ConsoleGraphRoutes } from '../dashboard/index.js';
 import { consistencyHeader, type ReadRouting } from '../api/readRouting.js';
+import { metricsRoutes, type ScrapeMetrics } from '../api/routes/metrics.js';
+import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
+import { RequestLog } from '../app/operations/requestLog.js';
+import { observeRequests } from './observeRequests.js';
 
 export interface ServiceDeps {
   readonly db: Database;
@@ -31,6 +38,13 @@ export interface ServiceDeps {
   readonly state?: ServiceState;
   /** With DATABASE_REPLICA_URLS: reads on replicas with read-your-writes (`readRouting.ts`). */
   readonly routing?: ReadRouting;
+  /**
+   * The process's metrics (`main.ts` makes them, to count webhook deliveries too); when absent,
+   * made here when `METRICS_TOKEN` is set. Null: no metrics.
+   */
+  readonly metrics?: ServiceMetrics | null;
+  /** What `GET /metrics` answers: by default this process's metrics; in a cluster, every process's (`clusterMetrics.ts`). */
+  readonly scrapeMetrics?: ScrapeMetrics;
 }
 
 /** The REST reads that check the key themselves when reads are routed (`api/routes/loans.ts`'s GETs). */
@@ -46,11 +60,21 @@ export function createApp(deps: ServiceDeps): Express {
   // X-Forwarded-Proto gives req.secure (the session cookie's Secure flag) — only from trusted hops.
   app.set('trust proxy', deps.config.trustProxy);
 
+  const { metricsToken } = deps.config.operations;
+  const metrics = deps.metrics !== undefined ? deps.metrics : metricsToken ? new ServiceMetrics({ db: deps.db, replicas: deps.routing?.replicas ?? null }) : null;
+  if (metricsToken && metrics) app.use(metricsRoutes(metricsToken, deps.scrapeMetrics ?? (() => metrics.scrape()), deps.logger));
   app.use(healthRoutes(deps.db, deps.databaseDescription, deps.engines, deps.state, deps.routing?.replicas));
   app.get('/', (_req, res) => res.redirect(302, '/dashboard'));
   // The console's GraphQL is the API's route with the session's account instead of a key's:
   // wired here, so neither `api/` nor `dashboard/` imports the other.
-  const consoleGraphRoutes: ConsoleGraphRoutes = (accountOfSession) => graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, accountOfSession);
+  // Admission by cost (README "Operations"): one per process, sized from its pool (PGlite: one statement at a time).
+  const { admission: admissionSettings } = deps.config.operations;
+  const admission = admissionSettings
+    ? new CostAdmission(sizeAdmission(admissionSettings, deps.db.poolStatus?.().max ?? 1, deps.config.maxQueryCost), metrics?.observeAdmission)
+    : null;
+  metrics?.watchAdmission(admission);
+  const graphServices: GraphServices = { db: deps.db, engines: deps.engines, logger: deps.logger, routing: undefined, admission };
+  const consoleGraphRoutes: ConsoleGraphRoutes = (accountOfSession) => graphRoutes(graphServices, deps.config.bodyLimitBytes, accountOfSession);
   app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, consoleGraphRoutes, allowPrivateWebhooks: deps.config.webhooks.allowPrivate }));
 
   const api = express.Router();
@@ -63,8 +87,12 @@ export function createApp(deps: ServiceDeps): Express {
     ((req.method === 'POST' || req.method === 'GET') && (req.path === '/graph' || req.path === '/graph/')) ||
     (deps.routing !== undefined && req.method === 'GET' && ROUTED_REST_READS.test(req.path));
   api.use(requireApiKey(deps.db, { verifiedKeys, checksActiveInStatement }));
+  // Rate limits per key (README "Operations"): after the key is known, before any work.
+  const rateLimit = rateLimitCheck(new RateLimiter(deps.db, deps.config.operations.rateLimit), deps.engines);
+  api.use(rateLimitMiddleware(rateLimit));
   if (deps.routing) api.use(consistencyHeader());
-  api.use('/graph', graphRoutes(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, undefined, deps.routing));
+  const apiGraphServices: GraphServices = { ...graphServices, routing: deps.routing };
+  api.use('/graph', graphRoutes(apiGraphServices, deps.config.bodyLimitBytes));
   api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true, strict: false }));
   api.use('/loan', loanRoutes(deps.db, deps.engines, deps.routing));
   api.use('/product', productRoutes(deps.db, deps.engines));
@@ -82,12 +110,19 @@ export function createApp(deps: ServiceDeps): Express {
   // Most POST /api/graph requests are answered before Express's per-request set-up (see
   // graphFastPath); whatever the fast path does not take goes through the app as assembled above.
   // Express's app function dispatches every request to `app.handle`, which is not in its types.
-  const fastPath = graphFastPath(deps.db, deps.engines, deps.config.bodyLimitBytes, deps.logger, verifiedKeys, deps.routing);
+  const fastPath = graphFastPath(apiGraphServices, deps.config.bodyLimitBytes, verifiedKeys, rateLimit);
   const dispatch = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void };
   const withExpress = dispatch.handle.bind(app);
-  dispatch.handle = (req, res, callback) => {
-    if (!fastPath(req, res)) withExpress(req, res, callback);
-  };
+  // Metrics and the request log see every request, the fast path's too (observeRequests.ts).
+  const observe = observeRequests({ metrics, requestLog: new RequestLog(deps.logger, deps.config.operations.requestLog) });
+  dispatch.handle = observe
+    ? (req, res, callback) => {
+        observe(req, res);
+        if (!fastPath(req, res)) withExpress(req, res, callback);
+      }
+    : (req, res, callback) => {
+        if (!fastPath(req, res)) withExpress(req, res, callback);
+      };
   return app;
 }
 

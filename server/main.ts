@@ -16,6 +16,8 @@ import type { ServiceState } from '../api/routes/health.js';
 import { createLogger } from '../app/logger.js';
 import { bannerLines, runClusterPrimary } from './cluster.js';
 import { ReadRouting } from '../api/readRouting.js';
+import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
+import { clusterScrape } from './clusterMetrics.js';
 
 async function main(): Promise<void> {
   const config = configFromEnv();
@@ -69,13 +71,16 @@ async function main(): Promise<void> {
   setInterval(purge, 60 * 60 * 1000).unref();
 
   // Webhook deliveries (README "Webhooks"); WEBHOOK_WORKER=0 leaves them to `loanql worker`.
-  const worker = config.webhooks.workerInService ? new WebhookWorker(opened.database, config.webhooks, logger) : null;
+  // Metrics (METRICS_TOKEN, README "Operations"): this process's registry; in a cluster, scraped through the primary.
+  const metrics = config.operations.metricsToken ? new ServiceMetrics({ db: opened.database, replicas }) : null;
+  const scrapeMetrics = metrics && cluster.isWorker ? clusterScrape(metrics.registry) : undefined;
+  const worker = config.webhooks.workerInService ? new WebhookWorker(opened.database, config.webhooks, logger, metrics?.observeDelivery) : null;
   worker?.start();
   // The daily fee job (late fees, delinquency, interest due): where the webhook worker runs (app/feeJob.ts).
   if (config.webhooks.workerInService) startFeeJob(opened.database, logger);
 
   const state: ServiceState = { stopping: false };
-  const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state, ...(routing ? { routing } : {}) });
+  const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state, ...(routing ? { routing } : {}), metrics, ...(scrapeMetrics ? { scrapeMetrics } : {}) });
   const server = createHttpServer(app, config.http);
   await listen(server, config.port, config.host);
   const url = `http://localhost:${config.port}`;

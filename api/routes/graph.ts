@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyProblem } from '../../http/bodyErrors.js';
 import type { Logger } from '../../app/logger.js';
 import type { Database, Lsn, Queryable } from '../../db/index.js';
-import { DEFAULT_MAX_BATCH_SIZE, GuardFailed, guardHolds, RequestError, type ErrorCode, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
+import { DEFAULT_MAX_BATCH_SIZE, GuardFailed, guardHolds, RequestError, type ErrorCode, type RespondOptions, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE } from '../../metadata/index.js';
 import { activeKeyGuard, type AuthenticatedKey, type VerifiedKeyCache } from '../../app/apiKeys.js';
@@ -13,6 +13,9 @@ import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempo
 import { UserInputError } from '../../app/errors.js';
 import { isDatabaseUnavailable, sendGraphUnavailable } from '../unavailable.js';
 import { ReadRouting, requestedPosition, type KeyRef } from '../readRouting.js';
+import { factsOf, noteCaller } from '../../http/requestFacts.js';
+import { AdmissionRefused, type CostAdmission } from '../../app/operations/costAdmission.js';
+import type { RateLimitCheck } from '../rateLimit.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
@@ -39,12 +42,13 @@ export function engineForCaller(engine: GraphEngine, caller: string | Authentica
  * the JSON text PostgreSQL built, forwarded without parsing. The dashboard's query console
  * mounts the same routes with its session's account as `accountOf`.
  */
-export function graphRoutes(db: Database, engines: EngineHolder, bodyLimitBytes: number, logger: Logger, accountOf: AccountOfRequest = accountOfApiKey, routing?: ReadRouting): Router {
+export function graphRoutes(services: GraphServices, bodyLimitBytes: number, accountOf: AccountOfRequest = accountOfApiKey): Router {
+  const { db, engines, logger, routing } = services;
   const router = Router();
   const parseJson = express.json({ limit: bodyLimitBytes, type: () => true, strict: false });
 
   /** The one handler, as Express answers (`res`'s own headers, ETag included). */
-  const answer = (res: Response, call: GraphCall): Promise<void> => answerGraphRequest({ db, engines, logger, routing }, call, res, expressReplies(res));
+  const answer = (res: Response, call: GraphCall): Promise<void> => answerGraphRequest(services, call, res, expressReplies(res));
 
   router.post('/', parseJson, async (req, res) => {
     const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
@@ -259,7 +263,8 @@ const FAST_PATH_TYPES = new Set(['application/json', 'application/json; charset=
  * Content-Encoding, and an API key verified before (its state is checked in the statement) —
  * and returns false for everything else, which Express then handles as usual.
  */
-export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitBytes: number, logger: Logger, verifiedKeys: VerifiedKeyCache, routing?: ReadRouting) {
+export function graphFastPath(services: GraphServices, bodyLimitBytes: number, verifiedKeys: VerifiedKeyCache, rateLimit?: RateLimitCheck) {
+  const { db, routing } = services;
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     if (req.method !== 'POST' || req.url !== '/api/graph') return false;
     const { headers } = req;
@@ -281,6 +286,7 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
     const responseType = acceptPrefersGraphQLResponse(headers.accept) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
     const replies = bareReplies(res);
     const answer = async (text: string): Promise<void> => {
+      if (rateLimit && !(await rateLimit(key, res, 'graph', responseType))) return;
       let request: GraphRequest;
       try {
         request = JSON.parse(text) as GraphRequest;
@@ -288,7 +294,7 @@ export function graphFastPath(db: Database, engines: EngineHolder, bodyLimitByte
         if (!(await guardHolds(db, guard))) return replies.refuse();
         return replies.send(400, JSON_TYPE, JSON.stringify({ errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'invalid-request' } }] }));
       }
-      await answerGraphRequest({ db, engines, logger, routing }, { who: key, request, readsAs: key, guard, readAtLeast, responseType }, res, replies);
+      await answerGraphRequest(services, { who: key, request, readsAs: key, guard, readAtLeast, responseType }, res, replies);
     };
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -321,20 +327,23 @@ async function respondRouted(
   readAtLeast: Lsn | null,
   res: ServerResponse,
   write: (piece: string) => void,
+  options: RespondOptions,
 ): Promise<void> {
   const routed = await routing.forRead(key, readAtLeast);
   if (!routed) throw new GuardFailed();
-  await caller.engine.respond(routed, request, caller.principal, undefined, write);
+  await caller.engine.respond(routed, request, caller.principal, undefined, write, options);
   if (routed.wrote) await routing.wrote(key, res).catch(() => undefined);
   ReadRouting.tell(res, routed);
 }
 
 /** What answering a GraphQL request needs of the server. */
-interface GraphServices {
+export interface GraphServices {
   readonly db: Database;
   readonly engines: EngineHolder;
   readonly logger: Logger;
   readonly routing: ReadRouting | undefined;
+  /** Admission by cost (`app/operations/costAdmission.ts`); null: every query runs at once. */
+  readonly admission: CostAdmission | null;
 }
 
 /** One GraphQL request, as the Express routes and the fast path each read it from HTTP. */
@@ -376,15 +385,34 @@ function bareReplies(res: ServerResponse): Replies {
 async function answerGraphRequest(services: GraphServices, call: GraphCall, res: ServerResponse, replies: Replies): Promise<void> {
   if (Array.isArray(call.request)) return answerBatch(services, { ...call, requests: call.request as readonly GraphRequest[] }, res, replies);
   const body = new PiecewiseBody(res, call.responseType);
+  // Metrics, the request log and traces, when they observe requests (http/requestFacts.ts).
+  const facts = factsOf(res);
+  if (facts) noteCaller(res, typeof call.who === 'string' ? { role: ADMIN_ROLE } : call.who);
   try {
     const caller = engineForCaller(services.engines.engine, call.who);
     if (!caller) return replies.refuse();
-    if (services.routing && call.readsAs) await respondRouted(services.routing, caller, call.request, call.readsAs, call.readAtLeast, res, body.write);
-    else await caller.engine.respond(services.db, call.request, caller.principal, call.guard, body.write);
+    const options = respondOptions(services, call.who, facts);
+    if (services.routing && call.readsAs) await respondRouted(services.routing, caller, call.request, call.readsAs, call.readAtLeast, res, body.write, options);
+    else await caller.engine.respond(services.db, call.request, caller.principal, call.guard, body.write, options);
     body.end();
   } catch (error) {
     replyWithError(replies, error, call.responseType, services.logger, body);
   }
+}
+
+/** What `respond` is told of a request: where its facts go, and how it is admitted by cost. */
+function respondOptions(services: GraphServices, who: string | AuthenticatedKey, facts: ReturnType<typeof factsOf>): RespondOptions {
+  const { admission } = services;
+  return { facts: facts?.engine, admit: admission ? (cost) => admission.admit(admissionKeyOf(who), cost) : undefined };
+}
+
+/** Whose turn a request takes in admission's queue: its API key, or the dashboard session's account. */
+const admissionKeyOf = (who: string | AuthenticatedKey): string => (typeof who === 'string' ? `account:${who}` : who.keyId);
+
+/** 503 with `Retry-After` for a request admission by cost turned away (`extensions.code` `overloaded`). */
+function sendGraphOverloaded(res: ServerResponse, refused: AdmissionRefused, type: string): void {
+  const body = JSON.stringify({ errors: [{ message: refused.message, extensions: { code: 'overloaded' satisfies ErrorCode } }] });
+  res.writeHead(503, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Retry-After': String(refused.retryAfterSeconds) }).end(body);
 }
 
 /**
@@ -411,8 +439,9 @@ async function answerBatch(services: GraphServices, call: GraphCall & { readonly
       const pieces: string[] = [];
       const write = (piece: string): void => void pieces.push(piece);
       try {
-        if (services.routing && call.readsAs) await respondRouted(services.routing, caller, request, call.readsAs, call.readAtLeast, res, write);
-        else await caller.engine.respond(services.db, request, caller.principal, call.guard, write);
+        const options = respondOptions(services, call.who, undefined);
+        if (services.routing && call.readsAs) await respondRouted(services.routing, caller, request, call.readsAs, call.readAtLeast, res, write, options);
+        else await caller.engine.respond(services.db, request, caller.principal, call.guard, write, options);
         answers.push(pieces.join(''));
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
@@ -435,6 +464,7 @@ function replyWithError(replies: Replies, error: unknown, responseType: string, 
   if (body?.started) return cutShort(replies.res, error, logger);
   if (error instanceof GuardFailed) return replies.refuse();
   if (isDatabaseUnavailable(error)) return sendGraphUnavailable(replies.res, responseType);
+  if (error instanceof AdmissionRefused) return sendGraphOverloaded(replies.res, error, responseType);
   if (error instanceof RequestError) return replies.send(errorStatus(error, responseType), responseType, JSON.stringify({ errors: error.errors }));
   const id = randomUUID();
   logger.error({ errorId: id, path: '/api/graph', err: error }, 'internal error');

@@ -15,4 +15,4 @@ export {
 } from './endpoints.js';
 export { retryDelayMs, webhookSettingsFromEnv, type WebhookSettings } from './settings.js';
 export { signWebhook, newSigningSecret } from './signature.js';
-export { WebhookWorker, type WorkerLogger } from './worker.js';
+export { WebhookWorker, type DeliveryOutcome, type WorkerLogger } from './worker.js';

@@ -102,6 +102,9 @@ export interface WorkerLogger {
   debug?(object: Record<string, unknown>, message: string): void;
 }
 
+/** How one delivery attempt ended: delivered, to be retried, or given up (the last attempt, 410 Gone, or a disabled endpoint). */
+export type DeliveryOutcome = 'succeeded' | 'retry' | 'failed';
+
 /**
  * The delivery worker: polls for due deliveries, sends each signed (Standard Webhooks), records
  * the attempt, and schedules a retry with backoff, `failed` after the last attempt, or disables
@@ -123,6 +126,8 @@ export class WebhookWorker {
     private readonly db: Database,
     private readonly settings: WebhookSettings,
     private readonly logger: WorkerLogger,
+    /** Told of each attempt's outcome once it is recorded (the service's metrics). */
+    private readonly onOutcome: (outcome: DeliveryOutcome) => void = () => {},
   ) {}
 
   start(): void {
@@ -223,6 +228,7 @@ export class WebhookWorker {
         `UPDATE webhook_deliveries SET status = 'failed', last_error = 'the endpoint is disabled', attempts = attempts - 1, updated_at = now() WHERE account_id = $1 AND id = $2`,
         [delivery.account_id, delivery.id],
       );
+      this.onOutcome('failed');
       return;
     }
     // `data` goes out as PostgreSQL wrote it, so money keeps its exact digits (`1250.00`, not
@@ -262,6 +268,7 @@ export class WebhookWorker {
       [delivery.account_id, delivery.id, status, result.statusCode, error, result.durationMs, retryMs, delivery.attempt, gone, delivery.endpoint_id],
       { reusable: true },
     );
+    this.onOutcome(status === 'pending' ? 'retry' : status);
     if (!succeeded) this.logger.debug?.({ delivery: delivery.id, event: delivery.event_id, attempt: delivery.attempt, status: result.statusCode, error, next: status }, 'webhook attempt failed');
   }
 }

@@ -11,10 +11,57 @@ import type { EngineContext, EngineOptions } from './engineOptions.js';
 import { GuardFailed, RequestError } from './errors.js';
 import { explainRequest, type Explanation } from './explainRequest.js';
 import { guardHolds } from './guardHolds.js';
-import { PlanCache } from './planCache.js';
+import { PlanCache, type CachedOperation } from './planCache.js';
+import { shortHash, type EngineFacts } from './engineFacts.js';
 import { operationOf, prepareRequest, type Preparation, type PreparedRequest } from './prepareRequest.js';
 import { runMutation, type MutationRunOptions } from './runMutation.js';
 import { runQuery } from './runQuery.js';
+
+/**
+ * Admission by cost (README "Operations"): asked before a query's statement runs, with its plan's
+ * estimated cost (`plan/queryCost.ts`); gives the function that hands the reservation back when
+ * the statement is done, or throws to refuse the request. Mutations and static answers are not asked.
+ */
+export type Admit = (cost: number) => (() => void) | Promise<() => void>;
+
+/** What a caller may add to `respond`: facts to fill (metrics, the request log, traces) and admission by cost. */
+export interface RespondOptions {
+  readonly facts?: EngineFacts | undefined;
+  readonly admit?: Admit | undefined;
+}
+
+/**
+ * Runs a query once admitted (when `admit` is given and it has a statement), timing the wait
+ * (`admission`) and the statement into `facts` when given.
+ */
+async function runAdmitted(
+  admit: Admit | undefined,
+  facts: EngineFacts | undefined,
+  db: Database,
+  prepared: Exclude<PreparedRequest, { kind: 'mutation' }>,
+  operation: CachedOperation,
+  guard: StatementGuard | undefined,
+  write: (piece: string) => void,
+): Promise<void> {
+  let release: (() => void) | null = null;
+  if (admit && prepared.kind === 'statement') {
+    const waiting = facts ? performance.now() : 0;
+    const admitted = admit(prepared.cost);
+    release = typeof admitted === 'function' ? admitted : await admitted;
+    if (facts) facts.phase?.('admission', waiting, performance.now());
+  }
+  const asking = facts ? performance.now() : 0;
+  try {
+    await runQuery(db, prepared, operation, guard, write);
+  } finally {
+    release?.();
+    if (facts) {
+      const answered = performance.now();
+      facts.databaseMs += answered - asking;
+      facts.phase?.('statement', asking, answered);
+    }
+  }
+}
 
 /**
  * The query engine for one metadata version and role: its schema, its plan cache, and the
@@ -67,14 +114,39 @@ export class GraphEngine implements EngineContext {
    * hold — also for a request refused as a client mistake, whose `RequestError` is only thrown
    * once the guard is known to hold. A client's mistake throws before anything is written.
    */
-  async respond(db: Database, request: GraphRequest, principal: Principal, guard: StatementGuard | undefined, write: (piece: string) => void): Promise<void> {
+  async respond(db: Database, request: GraphRequest, principal: Principal, guard: StatementGuard | undefined, write: (piece: string) => void, { facts, admit }: RespondOptions = {}): Promise<void> {
     try {
+      if (facts) return await this.#respondTelling(facts, admit, db, request, principal, guard, write);
       const { prepared, operation } = prepareRequest(this.#preparation, request, principal);
-      if (prepared.kind !== 'mutation') return await runQuery(db, prepared, operation, guard, write);
+      if (prepared.kind !== 'mutation') return await runAdmitted(admit, undefined, db, prepared, operation, guard, write);
       write(await db.transaction((tx) => this.runMutation(tx, prepared, { guard, endsTransaction: true })));
     } catch (error) {
       if (guard && error instanceof RequestError && !(await guardHolds(db, guard))) throw new GuardFailed();
       throw error;
+    }
+  }
+
+  /** `respond`, timing its phases into `facts` (kept apart so that a request nobody observes pays nothing for it). */
+  async #respondTelling(facts: EngineFacts, admit: Admit | undefined, db: Database, request: GraphRequest, principal: Principal, guard: StatementGuard | undefined, write: (piece: string) => void): Promise<void> {
+    const preparing = performance.now();
+    let prepared: PreparedRequest;
+    let operation: CachedOperation;
+    try {
+      ({ prepared, operation } = prepareRequest(this.#preparation, request, principal, facts));
+    } finally {
+      const prepared = performance.now();
+      facts.prepareMs += prepared - preparing;
+      facts.phase?.('prepare', preparing, prepared);
+    }
+    if (prepared.kind === 'statement') facts.statementHash = operation.compiled?.text === prepared.text ? (operation.statementHash ??= shortHash(prepared.text)) : shortHash(prepared.text);
+    if (prepared.kind !== 'mutation') return await runAdmitted(admit, facts, db, prepared, operation, guard, write);
+    const asking = performance.now();
+    try {
+      write(await db.transaction((tx) => this.runMutation(tx, prepared, { guard, endsTransaction: true })));
+    } finally {
+      const answered = performance.now();
+      facts.databaseMs += answered - asking;
+      facts.phase?.('statement', asking, answered);
     }
   }
 

@@ -28,6 +28,9 @@ export interface CachedOperation {
   coerceVariables: VariableCoercer | null | undefined;
   readonly needsDatabase: boolean;
   readonly hasIntrospection: boolean;
+  /** `engineFacts.ts`'s hashes of the document and of `compiled`, worked out the first time a caller asks for facts. */
+  documentHash?: string;
+  statementHash?: string;
   /** The document with only the root fields graphql-js answers itself (`__schema`, `__type`, `__typename`). */
   readonly introspectionDocument: DocumentNode;
 }

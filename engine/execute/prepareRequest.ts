@@ -17,6 +17,7 @@ import { loadOperation } from './loadOperation.js';
 import { PlanCache, type CachedOperation } from './planCache.js';
 import { checkWrittenValue } from './valueChecks.js';
 import type { ErrorCode } from '../errorCode.js';
+import { shortHash, type EngineFacts } from './engineFacts.js';
 
 /** A request ready to run: the statement and its values, or a response needing no database. */
 export type PreparedRequest =
@@ -28,6 +29,8 @@ export type PreparedRequest =
       readonly introspection: IntrospectionPart | null;
       /** The statement comes from the plan cache and runs again with other values: worth keeping prepared. */
       readonly reusable: boolean;
+      /** The plan's estimated cost (`plan/queryCost.ts`), what admission by cost reserves. */
+      readonly cost: number;
     }
   | { readonly kind: 'static'; readonly body: string }
   /** A mutation: its statements run in one transaction (`runMutation`). */
@@ -46,9 +49,10 @@ export interface Preparation extends EngineContext {
 }
 
 /** The operation of a request, from the plan cache or loaded into it (`loadOperation`). */
-export function operationOf(engine: Preparation, { query, operationName }: CheckedEnvelope): CachedOperation {
+export function operationOf(engine: Preparation, { query, operationName }: CheckedEnvelope, facts?: EngineFacts): CachedOperation {
   const cacheKey = PlanCache.keyOf(query, operationName);
   const hit = engine.cache.get(cacheKey);
+  if (facts) facts.planCacheHit = hit !== undefined;
   if (hit) return hit;
   const { maxRootFields, maxFields } = engine.options;
   const entry = loadOperation(engine.schema, engine.rules, { maxRootFields, maxFields }, cacheKey, query, operationName);
@@ -61,10 +65,11 @@ export function operationOf(engine: Preparation, { query, operationName }: Check
  * variables → plan (cached when it does not depend on variable values) → cost → bound values.
  * Throws `RequestError` for client mistakes; runs nothing.
  */
-export function prepareRequest(engine: Preparation, request: GraphRequest, principal: Principal): { readonly prepared: PreparedRequest; readonly operation: CachedOperation } {
+export function prepareRequest(engine: Preparation, request: GraphRequest, principal: Principal, facts?: EngineFacts): { readonly prepared: PreparedRequest; readonly operation: CachedOperation } {
   const envelope = checkEnvelope(request);
   const { operationName, variables } = envelope;
-  const cached = operationOf(engine, envelope);
+  const cached = operationOf(engine, envelope, facts);
+  if (facts) noteOperation(facts, cached, envelope.query);
   const binding: Binding = { variables: coerceVariables(engine.schema, cached, variables), caller: callerOf(principal), maxRows: engine.options.maxRows, operation: cached.operation };
   if (cached.operation.operation === 'mutation') return { prepared: prepareMutation(engine, cached, binding), operation: cached };
 
@@ -92,13 +97,14 @@ export function prepareRequest(engine: Preparation, request: GraphRequest, princ
       engine.cache.remeasure(cached);
     } else cached.compiled = null;
   }
+  if (facts) facts.cost = cost;
   checkQueryCost(cost, engine.options.maxCost ?? DEFAULT_MAX_QUERY_COST);
   const values = compiled.params.map((param) => bindParam(param, binding));
   cached.uses += 1;
   // Only a statement run before is worth preparing on the database's connections: a document
   // seen once (most unique documents) would only fill their prepared-statement maps.
   const reusable = cached.compiled === compiled && cached.uses > 1;
-  return { prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable }, operation: cached };
+  return { prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable, cost }, operation: cached };
 }
 
 function prepareMutation(engine: Preparation, cached: CachedOperation, binding: Binding): PreparedRequest {
@@ -145,6 +151,13 @@ function checkQueryCost(cost: number, limit: number): void {
     const message = `the query's estimated cost ${cost} is over the limit of ${limit} (MAX_QUERY_COST): use fewer aliases, smaller limits, or fewer filters through relationships`;
     throw new RequestError([{ message, extensions: { code: 'query-too-expensive' satisfies ErrorCode, cost, limit } }], 'document');
   }
+}
+
+/** The operation's type, name and document hash (memoised on the cached entry). */
+function noteOperation(facts: EngineFacts, cached: CachedOperation, query: string): void {
+  facts.operationType = cached.operation.operation;
+  facts.operationName = cached.operation.name?.value ?? null;
+  facts.documentHash = cached.documentHash ??= shortHash(query);
 }
 
 function rootKeys(cached: CachedOperation): string[] {

@@ -51,16 +51,16 @@ export function formatStatuses(counts: Map<number, number>): string {
 }
 
 /** Sends one request, records it, and returns status and body text (status 0: no answer). */
-export async function request(recorder: Recorder, kind: Outcome['kind'], url: string, init: RequestInit, timeoutMs = 30_000): Promise<{ status: number; text: string }> {
+export async function request(recorder: Recorder, kind: Outcome['kind'], url: string, init: RequestInit, timeoutMs = 30_000): Promise<{ status: number; text: string; retryAfter: string | null }> {
   const sentAt = recorder.now();
   try {
     const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
     const text = await response.text();
     recorder.record(kind, sentAt, response.status);
-    return { status: response.status, text };
+    return { status: response.status, text, retryAfter: response.headers.get('retry-after') };
   } catch {
     recorder.record(kind, sentAt, 0);
-    return { status: 0, text: '' };
+    return { status: 0, text: '', retryAfter: null };
   }
 }
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import type { Account } from '../../app/accounts.js';
 import type { CreatedApiKey } from '../../app/apiKeys.js';
-import { createWebhookEndpoint, redeliverWebhookEvent, WebhookWorker, webhookSettingsFromEnv, type WebhookSettings } from '../../app/webhooks/index.js';
+import { createWebhookEndpoint, redeliverWebhookEvent, WebhookWorker, webhookSettingsFromEnv, type DeliveryOutcome, type WebhookSettings } from '../../app/webhooks/index.js';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../support/webhookReceiver.js';
@@ -15,12 +15,15 @@ import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from
 let database: TestDatabase;
 let server: TestServer;
 let worker: WebhookWorker;
+/** Every attempt's outcome as the worker tells it (the service counts them in `loanql_webhook_deliveries_total`). */
+const outcomes: DeliveryOutcome[] = [];
+const outcomeCount = (outcome: DeliveryOutcome): number => outcomes.filter((told) => told === outcome).length;
 const settings: WebhookSettings = { ...webhookSettingsFromEnv({}), allowPrivate: true, pollMs: 50, timeoutMs: 1000, retryBaseMs: 200, retryMaxMs: 500, maxAttempts: 6 };
 
 before(async () => {
   database = await openTestDatabase();
   server = await startTestServer(database.db);
-  worker = new WebhookWorker(database.db, settings, { warn: () => undefined });
+  worker = new WebhookWorker(database.db, settings, { warn: () => undefined }, (outcome) => outcomes.push(outcome));
   worker.start();
 });
 after(async () => {
@@ -210,6 +213,7 @@ describe('Webhooks: delivery of captured events', () => {
     const receiver = await startWebhookReceiver();
     try {
       receiver.respond = () => 503;
+      const [failedBefore, retriesBefore] = [outcomeCount('failed'), outcomeCount('retry')];
       const { account, apiKey, secret } = await accountWithEndpoint(receiver, ['loan.created']);
       await createLoan(apiKey.key);
       await receiver.waitFor((r) => r.length >= settings.maxAttempts, 10_000);
@@ -222,6 +226,9 @@ describe('Webhooks: delivery of captured events', () => {
       assert.equal(delivery!.attempts, settings.maxAttempts);
       await new Promise((resolve) => setTimeout(resolve, 500));
       assert.equal(receiver.received.length, settings.maxAttempts, 'no attempt after the last');
+      assert.equal(outcomeCount('failed') - failedBefore, 1, 'the worker tells of the one delivery given up');
+      assert.ok(outcomeCount('retry') - retriesBefore >= settings.maxAttempts - 1, 'and of each attempt to be retried');
+      const succeededBefore = outcomeCount('succeeded');
 
       receiver.respond = () => 200;
       assert.equal(await redeliverWebhookEvent(database.db, delivery!.event_id), 1);
@@ -229,6 +236,7 @@ describe('Webhooks: delivery of captured events', () => {
       const last = verified(secret, receiver.received.at(-1)!);
       assert.equal(last.id, delivery!.event_id);
       assert.equal(last.attempt, settings.maxAttempts + 1);
+      for (const deadline = Date.now() + 5000; outcomeCount('succeeded') === succeededBefore; await new Promise((resolve) => setTimeout(resolve, 20))) assert.ok(Date.now() < deadline, 'the worker tells of the success');
       assert.equal(new Set(receiver.received.map((w) => w.headers['webhook-id'])).size, 1, 'every attempt carries the same webhook-id');
     } finally {
       await receiver.close();

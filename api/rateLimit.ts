@@ -1,0 +1,48 @@
+import type { ServerResponse } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { AuthenticatedKey } from '../app/apiKeys.js';
+import type { EngineHolder } from '../app/engineHolder.js';
+import { rateLimitHeaders, type RateLimiter } from '../app/operations/rateLimiter.js';
+import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from './unavailable.js';
+
+/**
+ * Takes a token for a key's request (README "Operations", "Rate limits"): the key's role's
+ * `rate_limit`, else the environment's default; a key with neither passes at no cost. Sets the
+ * `RateLimit` and `RateLimit-Policy` headers on every limited answer; over the limit, answers 429
+ * with `Retry-After` (GraphQL's `errors` shape on `/api/graph`, the REST routes' otherwise) and
+ * resolves false. A database that cannot be reached is answered 503.
+ */
+export type RateLimitCheck = (key: AuthenticatedKey, res: ServerResponse, shape: 'graph' | 'rest', graphType?: string) => Promise<boolean>;
+
+export function rateLimitCheck(limiter: RateLimiter, engines: EngineHolder): RateLimitCheck {
+  return async (key, res, shape, graphType = 'application/json; charset=utf-8') => {
+    const limit = limiter.limitOf(engines.engine.metadata.roles.get(key.role)?.rateLimit);
+    if (!limit) return true;
+    let decision;
+    try {
+      decision = await limiter.take(key, limit);
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      if (shape === 'graph') sendGraphUnavailable(res, graphType);
+      else sendRestUnavailable(res);
+      return false;
+    }
+    const headers = rateLimitHeaders(decision);
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    if (decision.granted) return true;
+    const message = `this API key is over its rate limit of ${limit.perSecond} requests a second (burst ${limit.burst}); retry in ${decision.retryAfterSeconds} s`;
+    const body = shape === 'graph' ? JSON.stringify({ errors: [{ message, extensions: { code: 'rate-limited' } }] }) : JSON.stringify({ error: message, code: 'rate-limited' });
+    res.writeHead(429, { 'Content-Type': shape === 'graph' ? graphType : 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
+    return false;
+  };
+}
+
+/** The check as Express middleware, after `requireApiKey` on `/api`. */
+export function rateLimitMiddleware(check: RateLimitCheck): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const key = res.locals.auth as AuthenticatedKey | undefined;
+    if (!key) return next();
+    const shape = req.path === '/graph' || req.path.startsWith('/graph/') ? 'graph' : 'rest';
+    check(key, res, shape).then((pass) => (pass ? next() : undefined), next);
+  };
+}

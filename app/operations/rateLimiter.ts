@@ -1,0 +1,97 @@
+import type { Database } from '../../db/index.js';
+import type { RateLimit } from '../../metadata/index.js';
+
+/**
+ * Rate limits per API key (issue 35; README "Operations", "Rate limits"): a token bucket per key,
+ * `perSecond` tokens a second up to `burst`, a request takes one. The bucket lives in PostgreSQL
+ * (`rate_limit_buckets`, migration 0028, unlogged) and is taken from by one statement per
+ * request, so every process of `WORKERS=N` (and every replica of the service on one database)
+ * shares it: N processes cannot multiply a key's limit. The database's clock refills it, so the
+ * processes' clocks do not matter. A key with no limit (none for its role, none in the
+ * environment) costs nothing: no statement, no headers.
+ */
+
+/** What one request got from its key's bucket. */
+export interface RateDecision {
+  readonly granted: boolean;
+  readonly limit: RateLimit;
+  /** Whole tokens left. */
+  readonly remaining: number;
+  /** Seconds until a refused request may succeed (at least 1); 0 when granted. */
+  readonly retryAfterSeconds: number;
+  /** Seconds until the bucket is full again (the draft's `t`). */
+  readonly resetSeconds: number;
+}
+
+/** The bucket's one statement: refill since the last request, take a token when there is a whole one. */
+const TAKE_TOKEN = /* sql */ `
+INSERT INTO rate_limit_buckets AS b (account_id, id, tokens, refilled_at, granted)
+VALUES ($1, $2, $4::float8 - 1, statement_timestamp(), true)
+ON CONFLICT (account_id, id) DO UPDATE SET
+  tokens = CASE
+    WHEN least($4::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.refilled_at)::float8) * $3::float8) >= 1
+    THEN least($4::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.refilled_at)::float8) * $3::float8) - 1
+    ELSE least($4::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.refilled_at)::float8) * $3::float8)
+  END,
+  refilled_at = greatest(b.refilled_at, statement_timestamp()),
+  granted = least($4::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.refilled_at)::float8) * $3::float8) >= 1
+RETURNING granted, tokens`;
+
+export class RateLimiter {
+  constructor(
+    private readonly db: Database,
+    /** `RATE_LIMIT_PER_SECOND` / `RATE_LIMIT_BURST`; null: keys without a role limit are not limited. */
+    private readonly defaultLimit: RateLimit | null,
+  ) {}
+
+  /** The limit of a key of `roleLimit`'s role: the role's own, else the default; null: none. */
+  limitOf(roleLimit: RateLimit | null | undefined): RateLimit | null {
+    return roleLimit ?? this.defaultLimit;
+  }
+
+  /** Takes a token from the key's bucket (one statement). */
+  async take(key: { readonly accountId: string; readonly keyId: string }, limit: RateLimit): Promise<RateDecision> {
+    const { rows } = await this.db.query<{ granted: boolean; tokens: number }>(TAKE_TOKEN, [key.accountId, key.keyId, limit.perSecond, limit.burst], { reusable: true });
+    const { granted, tokens } = rows[0]!;
+    const left = Number(tokens);
+    return {
+      granted,
+      limit,
+      remaining: Math.max(0, Math.floor(left)),
+      retryAfterSeconds: granted ? 0 : Math.max(1, Math.ceil((1 - left) / limit.perSecond)),
+      resetSeconds: Math.max(0, Math.ceil((limit.burst - left) / limit.perSecond)),
+    };
+  }
+}
+
+/**
+ * The headers of draft-ietf-httpapi-ratelimit-headers-08 (October 2024) for a decision: the
+ * policy as a quota of `burst` requests in the seconds an empty bucket takes to fill
+ * (`RateLimit-Policy: "default";q=20;w=2`), and what is left now with the seconds until the
+ * bucket is full again (`RateLimit: "default";r=7;t=1`); a refusal adds `Retry-After`.
+ */
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  const { limit } = decision;
+  const window = Math.max(1, Math.ceil(limit.burst / limit.perSecond));
+  const headers: Record<string, string> = {
+    'RateLimit-Policy': `"default";q=${limit.burst};w=${window}`,
+    RateLimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
+  };
+  if (!decision.granted) headers['Retry-After'] = String(decision.retryAfterSeconds);
+  return headers;
+}
+
+/** `RATE_LIMIT_PER_SECOND` (unset: no default limit) and `RATE_LIMIT_BURST` (default: the rate rounded up). */
+export function defaultRateLimitFromEnv(env: NodeJS.ProcessEnv): RateLimit | null {
+  const rawRate = (env.RATE_LIMIT_PER_SECOND ?? '').trim();
+  const rawBurst = (env.RATE_LIMIT_BURST ?? '').trim();
+  if (rawRate === '') {
+    if (rawBurst !== '') throw new Error('RATE_LIMIT_BURST needs RATE_LIMIT_PER_SECOND');
+    return null;
+  }
+  const perSecond = Number(rawRate);
+  if (!/^\d*\.?\d+$/.test(rawRate) || !(perSecond > 0 && perSecond <= 1_000_000)) throw new Error(`RATE_LIMIT_PER_SECOND must be a number above 0 (up to 1000000), not "${rawRate}"`);
+  const burst = rawBurst === '' ? Math.max(1, Math.ceil(perSecond)) : Number(rawBurst);
+  if (!Number.isInteger(burst) || burst < 1 || burst > 1_000_000) throw new Error(`RATE_LIMIT_BURST must be a whole number from 1 to 1000000, not "${rawBurst}"`);
+  return { perSecond, burst };
+}

@@ -1,0 +1,66 @@
+import type { Logger } from '../logger.js';
+
+/** `REQUEST_LOG_LEVEL` and `REQUEST_LOG_SAMPLE` (README "Operations"). */
+export interface RequestLogSettings {
+  /** The pino level of the lines (`info` by default); `silent` turns the log off. */
+  readonly level: RequestLogLevel;
+  /** The share of requests answered below 400 that get a line, 0 to 1 (1 by default); 4xx and 5xx always get one. */
+  readonly sample: number;
+}
+
+export const REQUEST_LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type RequestLogLevel = (typeof REQUEST_LOG_LEVELS)[number];
+
+/**
+ * One line of the request log. Nothing in it is a secret or a value the client sent: the key's
+ * visible prefix (never the key), the role, the operation's name (a GraphQL Name of the
+ * document) and the document's hash (never its text or variables).
+ */
+export interface RequestLine {
+  readonly requestId: string;
+  readonly method: string;
+  readonly route: string;
+  readonly status: number;
+  readonly durationMs: number;
+  /** Time the request waited on the database (a GraphQL request's statement or transaction), when it ran one. */
+  readonly databaseMs: number | null;
+  /** Bytes written to the connection for the response, headers included. */
+  readonly responseBytes: number;
+  readonly keyPrefix: string | null;
+  readonly role: string | null;
+  readonly operationType: string | null;
+  readonly operationName: string | null;
+  readonly documentHash: string | null;
+}
+
+/**
+ * The request log (issue 35): one pino line per request, message `request`, at a configured level
+ * and sampled; off when the level is `silent` or below the logger's own (`LOG_LEVEL`).
+ */
+export class RequestLog {
+  readonly #write: ((object: Record<string, unknown>, message: string) => void) | null;
+
+  constructor(
+    logger: Logger,
+    private readonly settings: RequestLogSettings,
+    private readonly random: () => number = Math.random,
+  ) {
+    const { level } = settings;
+    this.#write = level !== 'silent' && logger.isLevelEnabled(level) ? logger[level].bind(logger) : null;
+  }
+
+  /** Whether any request can get a line (when not, the server does not collect the facts for one). */
+  get enabled(): boolean {
+    return this.#write !== null;
+  }
+
+  /** Writes the line of a finished request, unless sampling leaves it out. */
+  write(line: RequestLine): void {
+    if (!this.#write) return;
+    if (line.status < 400 && this.settings.sample < 1 && this.random() >= this.settings.sample) return;
+    this.#write({ ...line, durationMs: round(line.durationMs), databaseMs: line.databaseMs === null ? null : round(line.databaseMs) }, 'request');
+  }
+}
+
+/** Milliseconds to a hundredth. */
+const round = (ms: number): number => Math.round(ms * 100) / 100;

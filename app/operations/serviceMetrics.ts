@@ -1,0 +1,179 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Database, PoolStatus, ReadReplicas } from '../../db/index.js';
+import type { DeliveryOutcome } from '../webhooks/index.js';
+import type { AdmissionState, CostAdmission } from './costAdmission.js';
+
+/** Where a request was answered, as metrics label it: a route template from a closed list (`routeOf`). */
+export type RouteLabel = string;
+
+/** What one finished request tells the metrics: nothing a client chose beyond closed lists. */
+export interface ObservedRequest {
+  readonly route: RouteLabel;
+  /** `query`, `mutation`, `subscription`, or `none` (a REST route, or a request refused before its operation was known). */
+  readonly operation: string;
+  readonly status: number;
+  readonly seconds: number;
+  /** The engine's plan-cache lookup, when the request reached it. */
+  readonly planCacheHit: boolean | null;
+  /** Seconds the request's statement (a mutation: its transaction) took, when it ran one. */
+  readonly databaseSeconds: number | null;
+  /** `primary` or `replica` when reads are routed (`LoanQL-Read-From`), else null. */
+  readonly readFrom: 'primary' | 'replica' | null;
+}
+
+/** Latency buckets (seconds) of requests and statements: 1 ms to 10 s. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The metrics' sources other than requests: the pool, the webhook outbox, the replicas. */
+export interface MetricSources {
+  readonly db: Database;
+  readonly replicas?: ReadReplicas | null;
+}
+
+/**
+ * The service's Prometheus metrics (README "Operations" lists each), in a registry of this
+ * process's own. Requests are counted as they finish (`observeRequest`: a counter and two
+ * histograms, their labelled children kept in maps so a request costs no label hashing);
+ * everything that is a state — the pool, the outbox backlog, the replicas' lag — is read when
+ * Prometheus scrapes, so it costs nothing between scrapes. No label carries a key, a value, a
+ * query text or a variable: routes are templates, operation types and outcomes closed lists.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly #requests: Counter<'route' | 'operation' | 'status'>;
+  readonly #duration: Histogram<'route' | 'operation'>;
+  readonly #planCache: Counter<'result'>;
+  readonly #statement: Histogram<'operation'>;
+  readonly #reads: Counter<'target'>;
+  readonly #deliveries: Counter<'outcome'>;
+  readonly #admissions: Counter<'decision'>;
+  readonly #requestChildren = new Map<string, { inc: () => void }>();
+  readonly #durationChildren = new Map<string, { observe: (value: number) => void }>();
+
+  constructor(sources: MetricSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.#requests = new Counter({ name: 'loanql_http_requests_total', help: 'HTTP requests answered, by route template, GraphQL operation type and status code.', labelNames: ['route', 'operation', 'status'], registers });
+    this.#duration = new Histogram({ name: 'loanql_http_request_duration_seconds', help: 'Time from a request arriving to its response ending, by route template and GraphQL operation type.', labelNames: ['route', 'operation'], buckets: LATENCY_BUCKETS, registers });
+    this.#planCache = new Counter({ name: 'loanql_graphql_plan_cache_total', help: 'GraphQL plan-cache lookups: hit (parsed, validated and planned before) or miss.', labelNames: ['result'], registers });
+    this.#statement = new Histogram({ name: 'loanql_database_statement_duration_seconds', help: "Time a GraphQL request waited on the database: a query's statement, a mutation's transaction.", labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers });
+    this.#reads = new Counter({ name: 'loanql_read_routing_total', help: 'Requests that read, by where their reads ran (with DATABASE_REPLICA_URLS).', labelNames: ['target'], registers });
+    this.#deliveries = new Counter({ name: 'loanql_webhook_deliveries_total', help: 'Webhook delivery attempts sent by this process, by outcome: succeeded, retry (scheduled again) or failed (given up).', labelNames: ['outcome'], registers });
+    this.#admissions = new Counter({ name: 'loanql_admission_total', help: 'GraphQL queries by admission decision: cheap (under ADMISSION_CHEAP_COST), admitted at once, queued, refused (503).', labelNames: ['decision'], registers });
+    const { db, replicas } = sources;
+
+    if (db.poolStatus) poolMetrics(db, registers);
+
+    new Gauge({
+      name: 'loanql_webhook_backlog',
+      help: 'Webhook work waiting: captured events not yet fanned out (outbox) and deliveries due or to be retried (pending).',
+      labelNames: ['queue'],
+      aggregator: 'max',
+      registers,
+      async collect() {
+        try {
+          const { rows } = await db.query<{ outbox: string; pending: string }>(
+            `SELECT (SELECT count(*) FROM webhook_outbox) AS outbox, (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending') AS pending`,
+          );
+          this.set({ queue: 'outbox' }, Number(rows[0]!.outbox));
+          this.set({ queue: 'pending' }, Number(rows[0]!.pending));
+        } catch {
+          // The database is away: the scrape still answers, without the backlog.
+          this.reset();
+        }
+      },
+    });
+    if (replicas) {
+      new Gauge({
+        name: 'loanql_replica_lag_seconds',
+        help: 'How far each read replica was behind the primary at its last check.',
+        labelNames: ['replica'],
+        aggregator: 'max',
+        registers,
+        collect() {
+          this.reset();
+          for (const replica of replicas.health().replicas) if (replica.lagMs !== null) this.set({ replica: replica.name }, replica.lagMs / 1000);
+        },
+      });
+      new Gauge({
+        name: 'loanql_replica_serving',
+        help: 'Whether each read replica is read from now (1) or not (0: lagging, down, not a standby, not checked yet).',
+        labelNames: ['replica'],
+        aggregator: 'min',
+        registers,
+        collect() {
+          for (const replica of replicas.health().replicas) this.set({ replica: replica.name }, replica.status === 'serving' ? 1 : 0);
+        },
+      });
+    }
+  }
+
+  /** Counts a finished request. */
+  observeRequest(request: ObservedRequest): void {
+    const { route, operation, status } = request;
+    const counted = `${route} ${operation} ${status}`;
+    let counter = this.#requestChildren.get(counted);
+    if (!counter) this.#requestChildren.set(counted, (counter = this.#requests.labels(route, operation, String(status))));
+    counter.inc();
+    const timed = `${route} ${operation}`;
+    let histogram = this.#durationChildren.get(timed);
+    if (!histogram) this.#durationChildren.set(timed, (histogram = this.#duration.labels(route, operation)));
+    histogram.observe(request.seconds);
+    if (request.planCacheHit !== null) this.#planCache.labels(request.planCacheHit ? 'hit' : 'miss').inc();
+    if (request.databaseSeconds !== null) this.#statement.labels(operation).observe(request.databaseSeconds);
+    if (request.readFrom) this.#reads.labels(request.readFrom).inc();
+  }
+
+  /** Counts an admission decision (`CostAdmission`'s `onDecision`). */
+  readonly observeAdmission = (decision: 'cheap' | 'admitted' | 'queued' | 'refused'): void => {
+    this.#admissions.labels(decision).inc();
+  };
+
+  /** Reports admission's state when scraped: costly queries running, their reserved cost, those waiting. */
+  watchAdmission(admission: CostAdmission | null): void {
+    if (!admission) return;
+    const registers = [this.registry];
+    const state = (pick: (state: AdmissionState) => number) =>
+      function (this: Gauge) {
+        this.set(pick(admission.state));
+      };
+    new Gauge({ name: 'loanql_admission_running', help: 'Costly GraphQL queries running now (admission by cost).', registers, collect: state((s) => s.running) });
+    new Gauge({ name: 'loanql_admission_reserved_cost', help: 'The estimated cost those queries reserve now, of the budget.', registers, collect: state((s) => s.reserved) });
+    new Gauge({ name: 'loanql_admission_waiting', help: "Costly GraphQL queries waiting in admission's queue now.", registers, collect: state((s) => s.waiting) });
+  }
+
+  /** Counts a webhook delivery attempt (`WebhookWorker`'s `onOutcome`). */
+  readonly observeDelivery = (outcome: DeliveryOutcome): void => {
+    this.#deliveries.labels(outcome).inc();
+  };
+
+  /** The text Prometheus scrapes, and its Content-Type. */
+  async scrape(): Promise<{ readonly text: string; readonly contentType: string }> {
+    return { text: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}
+
+type PoolFigure = (status: PoolStatus) => number;
+
+/** The pool's figures, read when scraped (node-postgres only: PGlite has no pool). */
+function poolMetrics(db: Database, registers: Registry[]): void {
+  const pool = (pick: PoolFigure) =>
+    function (this: Gauge) {
+      const status = db.poolStatus?.();
+      if (status) this.set(pick(status));
+    };
+  new Gauge({ name: 'loanql_db_pool_max', help: 'Most connections of the pool (PG_POOL_SIZE).', registers, collect: pool((status) => status.max) });
+  new Gauge({ name: 'loanql_db_pool_size', help: 'Connections of the pool open now.', registers, collect: pool((status) => status.size) });
+  new Gauge({ name: 'loanql_db_pool_in_use', help: 'Connections of the pool checked out now.', registers, collect: pool((status) => status.inUse) });
+  new Gauge({ name: 'loanql_db_pool_waiting', help: 'Requests waiting for a connection now.', registers, collect: pool((status) => status.waiting) });
+  // Counters read from the pool's running totals: Prometheus's rate() of the two is the mean wait.
+  const total = (pick: PoolFigure) =>
+    function (this: Counter) {
+      const status = db.poolStatus?.();
+      if (!status) return;
+      this.reset();
+      this.inc(pick(status));
+    };
+  new Counter({ name: 'loanql_db_pool_acquired_total', help: 'Connections handed out by the pool.', registers, collect: total((status) => status.acquired) });
+  new Counter({ name: 'loanql_db_pool_wait_seconds_total', help: 'Seconds requests waited for a connection, in total (rate over loanql_db_pool_acquired_total: the mean wait).', registers, collect: total((status) => status.waitSeconds) });
+}

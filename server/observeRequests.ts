@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServiceMetrics } from '../app/operations/serviceMetrics.js';
+import type { RequestLog } from '../app/operations/requestLog.js';
+import { attachFacts, type RequestFacts } from '../http/requestFacts.js';
+
+/** What observes each request: the metrics, the request log; either may be off. */
+export interface RequestObservers {
+  readonly metrics: ServiceMetrics | null;
+  readonly requestLog: RequestLog | null;
+}
+
+/** A client's `X-Request-Id` is kept when it is a plain token of at most 64 characters. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/**
+ * Observes every request the server answers (the fast path of `/api/graph` included): attaches
+ * `RequestFacts` for the routes to fill, sets `X-Request-Id`, and when the response ends (or the
+ * client goes away: status 499) counts it in the metrics and writes its log line. Null when
+ * nothing observes requests: the server then does none of this.
+ */
+export function observeRequests({ metrics, requestLog }: RequestObservers): ((req: IncomingMessage, res: ServerResponse) => void) | null {
+  const logging = requestLog?.enabled ? requestLog : null;
+  if (!metrics && !logging) return null;
+  return (req, res) => {
+    const startedAt = performance.now();
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', id);
+    const facts = attachFacts(res, id);
+    // Express rewrites req.url inside routers: the path as it arrived is kept here.
+    const { method, url } = req;
+    const socket = req.socket;
+    const bytesBefore = socket.bytesWritten;
+    let done = false;
+    const ended = (): void => {
+      if (done) return;
+      done = true;
+      const durationMs = performance.now() - startedAt;
+      const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED_REQUEST;
+      const route = routeOf(method, url);
+      const engine = facts.engine;
+      const ranStatement = engine.operationType !== null && engine.databaseMs > 0;
+      metrics?.observeRequest({
+        route,
+        operation: engine.operationType ?? 'none',
+        status,
+        seconds: durationMs / 1000,
+        planCacheHit: engine.planCacheHit,
+        databaseSeconds: ranStatement ? engine.databaseMs / 1000 : null,
+        readFrom: readFromOf(res),
+      });
+      logging?.write({
+        requestId: id,
+        method: method ?? '',
+        route,
+        status,
+        durationMs,
+        databaseMs: ranStatement ? engine.databaseMs : null,
+        responseBytes: socket.bytesWritten - bytesBefore,
+        ...callerOf(facts),
+        operationType: engine.operationType,
+        operationName: engine.operationName,
+        documentHash: engine.documentHash,
+      });
+    };
+    // 'finish' as the response is handed to the connection; 'close' alone when the client left first.
+    res.once('finish', ended);
+    res.once('close', ended);
+  };
+}
+
+/** nginx's status for a request whose client closed the connection before the response ended. */
+const CLIENT_CLOSED_REQUEST = 499;
+
+const callerOf = (facts: RequestFacts): { keyPrefix: string | null; role: string | null } => ({ keyPrefix: facts.keyPrefix, role: facts.role });
+
+function readFromOf(res: ServerResponse): 'primary' | 'replica' | null {
+  const from = res.getHeader('loanql-read-from');
+  if (typeof from !== 'string') return null;
+  return from === 'primary' ? 'primary' : 'replica';
+}
+
+/** HTTP methods counted by name; any other is `OTHER`. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/**
+ * The route template of a request, from a closed list — what metrics and the log name a route
+ * by, never the path itself (ids, or whatever a client makes up, would each be a new series):
+ * `POST /api/graph`, `GET /api/loan/:id/payoff`, `GET /dashboard/*`, `GET other`.
+ */
+export function routeOf(method: string | undefined, url: string | undefined): string {
+  const verb = method && METHODS.has(method) ? method : 'OTHER';
+  return `${verb} ${pathTemplateOf(url ?? '')}`;
+}
+
+const PATH_TEMPLATES: readonly (readonly [RegExp, string])[] = [
+  [/^\/api\/graph\/?$/, '/api/graph'],
+  [/^\/api\/graph\/explain\/?$/, '/api/graph/explain'],
+  [/^\/api\/loan\/?$/, '/api/loan'],
+  [/^\/api\/loan\/[^/]+\/?$/, '/api/loan/:id'],
+  [/^\/api\/loan\/[^/]+\/payoff\/?$/, '/api/loan/:id/payoff'],
+  [/^\/api\/loan\/[^/]+\/ledger\/?$/, '/api/loan/:id/ledger'],
+  [/^\/api\/product\/?$/, '/api/product'],
+  [/^\/api\/openapi\.json$/, '/api/openapi.json'],
+  [/^\/api(\/|$)/, '/api/*'],
+  [/^\/dashboard(\/|$)/, '/dashboard/*'],
+  [/^\/healthz$/, '/healthz'],
+  [/^\/readyz$/, '/readyz'],
+  [/^\/metrics$/, '/metrics'],
+  [/^\/$/, '/'],
+];
+
+function pathTemplateOf(url: string): string {
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  if (path === '/api/graph') return '/api/graph';
+  for (const [pattern, template] of PATH_TEMPLATES) if (pattern.test(path)) return template;
+  return 'other';
+}

@@ -1,0 +1,217 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { configFromEnv } from '../../app/config.js';
+import { routeOf } from '../../server/observeRequests.js';
+import { createAccountWithKey, startTestServer, type TestServer } from '../support/http.js';
+import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { allLabelValues, parsePrometheusText, sampleValue, type MetricFamily } from '../support/prometheusText.js';
+
+/** The operations settings of an unset environment (admission by cost on, sized by default). */
+const DEFAULT_OPERATIONS = configFromEnv({}).operations;
+
+/**
+ * Issue 35, metrics and the request log: `GET /metrics` answers the Prometheus text format to the
+ * bearer of `METRICS_TOKEN` only; after known traffic the counters hold exactly what was sent
+ * (read with a strict text-format parser); each request writes one log line with its id, the
+ * key's prefix and role, its operation and document hash, status, times and bytes; and a fuzzed
+ * run finds no key, value, query text or variable in any label or log line.
+ */
+const TOKEN = 'metrics-token-0123456789abcdef';
+let database: TestDatabase;
+let server: TestServer;
+let apiKey: { key: string; prefix: string };
+
+before(async () => {
+  database = await openTestDatabase();
+  server = await startTestServer(database.db, { logLevel: 'info', operations: { ...DEFAULT_OPERATIONS, metricsToken: TOKEN, requestLog: { level: 'info', sample: 1 } } });
+  apiKey = (await createAccountWithKey(database.db)).apiKey;
+});
+
+after(async () => {
+  await server?.close();
+  await database?.close();
+});
+
+async function scrape(): Promise<Map<string, MetricFamily>> {
+  const response = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+  return parsePrometheusText(await response.text());
+}
+
+const graph = (body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
+  fetch(`${server.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${apiKey.key}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+const requestLines = (): Record<string, unknown>[] => server.logs.filter((line) => line.msg === 'request');
+
+describe('GET /metrics', () => {
+  it('is 404 without the bearer token, with another one, or another scheme', async () => {
+    for (const authorization of [undefined, 'Bearer wrong-token-0123456789abcdef', `Token ${TOKEN}`, `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}`, `Bearer ${TOKEN}x`]) {
+      const response = await fetch(`${server.url}/metrics`, { headers: authorization ? { authorization } : {} });
+      assert.equal(response.status, 404, String(authorization));
+      assert.doesNotMatch(await response.text(), /loanql_/);
+    }
+  });
+
+  it('is not served at all when METRICS_TOKEN is unset', async () => {
+    const plain = await startTestServer(database.db);
+    try {
+      const response = await fetch(`${plain.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(response.status, 404);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('counts the requests sent, by route, operation type and status, with plan-cache hits and statement times', async () => {
+    const before = await scrape();
+    const document = `query CountedLoans { counted_${process.pid}: loans(limit: 1) { id } }`;
+    for (let index = 0; index < 3; index++) assert.equal((await graph({ query: document })).status, 200);
+    // Refused by validation (200 with errors): no operation was chosen, so its type is `none`.
+    const refused = await graph({ query: 'mutation { no_such_field { id } }' });
+    assert.equal(refused.status, 200);
+    for (let index = 0; index < 2; index++) assert.equal((await fetch(`${server.url}/api/loan?limit=1`, { headers: { authorization: `Token ${apiKey.key}` } })).status, 200);
+    assert.equal((await fetch(`${server.url}/api/loan`, { headers: { authorization: 'Token lq_nothing0_unknown' } })).status, 403);
+    const after = await scrape();
+    const delta = (name: string, labels: Record<string, string>): number => sampleValue(after, name, labels) - sampleValue(before, name, labels);
+
+    assert.equal(delta('loanql_http_requests_total', { route: 'POST /api/graph', operation: 'query', status: '200' }), 3);
+    assert.equal(delta('loanql_http_requests_total', { route: 'POST /api/graph', operation: 'none', status: '200' }), 1);
+    assert.equal(delta('loanql_http_requests_total', { route: 'GET /api/loan', operation: 'none', status: '200' }), 2);
+    assert.equal(delta('loanql_http_requests_total', { route: 'GET /api/loan', operation: 'none', status: '403' }), 1);
+    assert.equal(delta('loanql_http_request_duration_seconds_count', { route: 'POST /api/graph', operation: 'query' }), 3);
+    assert.equal(delta('loanql_http_request_duration_seconds_bucket', { route: 'GET /api/loan', operation: 'none', le: '+Inf' }), 3);
+    // The document's first run parses it (a miss), the next two find it; the refused document was a miss too.
+    assert.equal(delta('loanql_graphql_plan_cache_total', { result: 'miss' }), 2);
+    assert.equal(delta('loanql_graphql_plan_cache_total', { result: 'hit' }), 2);
+    assert.equal(delta('loanql_database_statement_duration_seconds_count', { operation: 'query' }), 3);
+    assert.ok(delta('loanql_database_statement_duration_seconds_sum', { operation: 'query' }) > 0);
+    // The scrape itself was counted by the one before... and process metrics are there.
+    assert.equal(delta('loanql_http_requests_total', { route: 'GET /metrics', operation: 'none', status: '200' }), 1);
+    assert.ok(sampleValue(after, 'process_cpu_user_seconds_total') > 0);
+    assert.equal(after.get('loanql_webhook_backlog')?.type, 'gauge');
+    assert.equal(sampleValue(after, 'loanql_webhook_backlog', { queue: 'pending' }), 0);
+    if (testDatabaseKind === 'postgres') {
+      // node-postgres: the pool's figures (PGlite has one connection and no pool: none are reported).
+      assert.ok(sampleValue(after, 'loanql_db_pool_max') > 0);
+      assert.ok(delta('loanql_db_pool_acquired_total', {}) >= 5, 'each statement took a connection');
+      assert.equal(sampleValue(after, 'loanql_db_pool_waiting'), 0);
+      assert.ok(sampleValue(after, 'loanql_db_pool_wait_seconds_total') >= 0);
+    } else assert.equal(after.get('loanql_db_pool_max'), undefined);
+  });
+});
+
+describe('The request log', () => {
+  it('writes one line per request: id, key prefix and role, operation and document hash, status, times, bytes', async () => {
+    const document = 'query OneLoan($limit: Int!) { loans(limit: $limit) { id } }';
+    const response = await graph({ query: document, variables: { limit: 1 } }, { 'x-request-id': 'trace-me-42' });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('x-request-id'), 'trace-me-42');
+    const text = await response.text();
+    const lines = requestLines().filter((line) => line.requestId === 'trace-me-42');
+    assert.equal(lines.length, 1);
+    const line = lines[0]!;
+    assert.equal(line.level, 30);
+    assert.equal(line.method, 'POST');
+    assert.equal(line.route, 'POST /api/graph');
+    assert.equal(line.status, 200);
+    assert.equal(line.keyPrefix, apiKey.prefix);
+    assert.equal(line.role, 'admin');
+    assert.equal(line.operationType, 'query');
+    assert.equal(line.operationName, 'OneLoan');
+    assert.equal(line.documentHash, createHash('sha256').update(document).digest('hex').slice(0, 16));
+    assert.ok(typeof line.durationMs === 'number' && line.durationMs > 0);
+    assert.ok(typeof line.databaseMs === 'number' && line.databaseMs > 0 && line.databaseMs <= (line.durationMs as number));
+    assert.ok(typeof line.responseBytes === 'number' && line.responseBytes > Buffer.byteLength(text));
+  });
+
+  it('gives a request without a usable X-Request-Id a new UUID', async () => {
+    const response = await graph({ query: '{ loans(limit: 1) { id } }' }, { 'x-request-id': 'has spaces and is not a token' });
+    const id = response.headers.get('x-request-id') ?? '';
+    assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.equal(requestLines().filter((line) => line.requestId === id).length, 1);
+  });
+
+  it('samples successful requests only: with REQUEST_LOG_SAMPLE=0 a 2xx gets no line and a 4xx still does', async () => {
+    const sampled = await startTestServer(database.db, { logLevel: 'info', operations: { ...DEFAULT_OPERATIONS, metricsToken: null, requestLog: { level: 'info', sample: 0 } } });
+    try {
+      const ok = await fetch(`${sampled.url}/api/loan?limit=1`, { headers: { authorization: `Token ${apiKey.key}` } });
+      const bad = await fetch(`${sampled.url}/api/loan?limit=-1`, { headers: { authorization: `Token ${apiKey.key}` } });
+      assert.deepEqual([ok.status, bad.status], [200, 400]);
+      const lines = sampled.logs.filter((line) => line.msg === 'request');
+      assert.deepEqual(lines.map((line) => [line.requestId, line.status]), [[bad.headers.get('x-request-id'), 400]]);
+    } finally {
+      await sampled.close();
+    }
+  });
+
+  it('is written at REQUEST_LOG_LEVEL, and not at all below LOG_LEVEL', async () => {
+    const quiet = await startTestServer(database.db, { logLevel: 'warn', operations: { ...DEFAULT_OPERATIONS, metricsToken: null, requestLog: { level: 'info', sample: 1 } } });
+    const loud = await startTestServer(database.db, { logLevel: 'warn', operations: { ...DEFAULT_OPERATIONS, metricsToken: null, requestLog: { level: 'warn', sample: 1 } } });
+    try {
+      for (const service of [quiet, loud]) await fetch(`${service.url}/api/loan?limit=1`, { headers: { authorization: `Token ${apiKey.key}` } });
+      assert.equal(quiet.logs.filter((line) => line.msg === 'request').length, 0);
+      assert.deepEqual(loud.logs.filter((line) => line.msg === 'request').map((line) => line.level), [40]);
+    } finally {
+      await quiet.close();
+      await loud.close();
+    }
+  });
+});
+
+describe('No label and no log line carries a key, a value, a query text or a variable (fuzzed)', () => {
+  it('holds for random paths, documents, operation names, variables and headers', async () => {
+    const secrets = new Set<string>([apiKey.key]);
+    // Words of 6+ characters that no metric or log field would hold by chance.
+    const word = fc.stringMatching(/^[a-z][a-z0-9]{5,11}$/).map((text) => `zq${text}`);
+    await fc.assert(
+      fc.asyncProperty(word, word, word, word, fc.constantFrom('GET', 'POST', 'PATCH', 'PUT'), async (pathWord, literal, variable, name, method) => {
+        for (const secret of [pathWord, literal, variable, name]) secrets.add(secret);
+        const headers = { authorization: `Token ${apiKey.key}`, 'content-type': 'application/json', 'x-custom': pathWord };
+        await fetch(`${server.url}/api/loan/${pathWord}`, { method, headers, ...(method === 'GET' ? {} : { body: JSON.stringify({ Name: literal }) }) });
+        await fetch(`${server.url}/${pathWord}?${literal}=${variable}`, { headers });
+        await graph({ query: `query ${name}($v: String) { loans(where: {name: {_eq: $v}}, limit: 1) { id } other: loans(where: {name: {_eq: "${literal}"}}, limit: 1) { id } }`, variables: { v: variable }, operationName: name });
+        await graph({ query: `{ ${literal} }`, variables: { v: variable } });
+        await fetch(`${server.url}/api/graph?query=${encodeURIComponent(`{ loans(where: {name: {_eq: "${literal}"}}) { id } }`)}`, { headers: { authorization: `Token ${apiKey.key}` } });
+      }),
+      { numRuns: 15 },
+    );
+    const families = await scrape();
+    const labels = allLabelValues(families);
+    for (const value of labels) for (const secret of secrets) assert.ok(!value.includes(secret), `label value ${JSON.stringify(value)} holds ${secret}`);
+    const routes = new Set(families.get('loanql_http_requests_total')!.samples.map((sample) => sample.labels.get('route')));
+    for (const route of routes) assert.match(route ?? '', /^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|OTHER) (\/[a-z/:.*_]*|other)$/);
+    const operationNames = new Set(requestLines().map((line) => line.operationName));
+    for (const line of server.logs) {
+      const text = JSON.stringify(line);
+      for (const secret of secrets) {
+        // A GraphQL operation's name is logged by design (operationName); nothing else may be there.
+        if (operationNames.has(secret)) continue;
+        assert.ok(!text.includes(secret), `log line ${text} holds ${secret}`);
+      }
+    }
+  });
+});
+
+describe('Route templates and settings', () => {
+  it('names a route by its template, from a closed list', () => {
+    assert.equal(routeOf('GET', '/api/loan/3f1c2a9e-0000-4000-8000-000000000001/payoff?date=2026-01-01'), 'GET /api/loan/:id/payoff');
+    assert.equal(routeOf('PATCH', '/api/loan/abc'), 'PATCH /api/loan/:id');
+    assert.equal(routeOf('POST', '/api/graph'), 'POST /api/graph');
+    assert.equal(routeOf('GET', '/dashboard/loans/1'), 'GET /dashboard/*');
+    assert.equal(routeOf('GET', '/wp-admin/secret-thing'), 'GET other');
+    assert.equal(routeOf('BREW', '/api/secret'), 'OTHER /api/*');
+  });
+
+  it('refuses bad METRICS_TOKEN, REQUEST_LOG_LEVEL and REQUEST_LOG_SAMPLE values, naming the setting', () => {
+    assert.throws(() => configFromEnv({ METRICS_TOKEN: 'short' }), /METRICS_TOKEN must be at least 16/);
+    assert.throws(() => configFromEnv({ METRICS_TOKEN: 'has a space in it, sixteen+' }), /METRICS_TOKEN/);
+    assert.throws(() => configFromEnv({ REQUEST_LOG_LEVEL: 'loud' }), /REQUEST_LOG_LEVEL must be one of/);
+    assert.throws(() => configFromEnv({ REQUEST_LOG_SAMPLE: '1.5' }), /REQUEST_LOG_SAMPLE must be a number from 0 to 1/);
+    assert.throws(() => configFromEnv({ REQUEST_LOG_SAMPLE: 'half' }), /REQUEST_LOG_SAMPLE/);
+    assert.deepEqual(configFromEnv({ REQUEST_LOG_SAMPLE: '0.25', REQUEST_LOG_LEVEL: 'debug', METRICS_TOKEN: TOKEN }).operations, { ...DEFAULT_OPERATIONS, metricsToken: TOKEN, requestLog: { level: 'debug', sample: 0.25 } });
+    assert.deepEqual(configFromEnv({}).operations, { metricsToken: null, requestLog: { level: 'info', sample: 1 }, admission: { cheapCost: 1_000, budget: null, queueSize: 100, queueWaitMs: 5_000 }, rateLimit: null });
+  });
+});

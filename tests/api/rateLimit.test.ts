@@ -1,0 +1,80 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { configFromEnv } from '../../app/config.js';
+import { parseMetadata } from '../../metadata/index.js';
+import { createAccountWithKey, METADATA_PATH, startTestServer, type TestServer } from '../support/http.js';
+import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+
+describe('Rate limits per key: settings', () => {
+  it('reads RATE_LIMIT_PER_SECOND and RATE_LIMIT_BURST (burst defaults to the rate rounded up; unset: no limit)', () => {
+    assert.equal(configFromEnv({}).operations.rateLimit, null);
+    assert.deepEqual(configFromEnv({ RATE_LIMIT_PER_SECOND: '2.5' }).operations.rateLimit, { perSecond: 2.5, burst: 3 });
+    assert.deepEqual(configFromEnv({ RATE_LIMIT_PER_SECOND: '10', RATE_LIMIT_BURST: '40' }).operations.rateLimit, { perSecond: 10, burst: 40 });
+    assert.throws(() => configFromEnv({ RATE_LIMIT_PER_SECOND: '0' }), /RATE_LIMIT_PER_SECOND must be a number above 0/);
+    assert.throws(() => configFromEnv({ RATE_LIMIT_PER_SECOND: '5', RATE_LIMIT_BURST: '1.5' }), /RATE_LIMIT_BURST must be a whole number/);
+    assert.throws(() => configFromEnv({ RATE_LIMIT_BURST: '5' }), /RATE_LIMIT_BURST needs RATE_LIMIT_PER_SECOND/);
+  });
+
+  it('reads roles.<r>.rate_limit from the metadata, and refuses a bad one naming the role', () => {
+    const text = readFileSync(METADATA_PATH, 'utf8').replace(/^  read_only:\n/m, '  read_only:\n    rate_limit: { per_second: 0.5, burst: 4 }\n');
+    const metadata = parseMetadata(text);
+    assert.deepEqual(metadata.roles.get('read_only')!.rateLimit, { perSecond: 0.5, burst: 4 });
+    assert.equal(metadata.roles.get('admin')!.rateLimit, null);
+    const bad = readFileSync(METADATA_PATH, 'utf8').replace(/^  read_only:\n/m, '  read_only:\n    rate_limit: { per_second: -1 }\n');
+    assert.throws(() => parseMetadata(bad), /read_only/);
+  });
+});
+
+describe('Rate limits per key: answers', () => {
+  let database: TestDatabase;
+  let server: TestServer;
+  let key: string;
+  let otherKey: string;
+
+  before(async () => {
+    database = await openTestDatabase();
+    const defaults = configFromEnv({}).operations;
+    // One token every 1,000 s: nothing refills while the test runs.
+    server = await startTestServer(database.db, { operations: { ...defaults, rateLimit: { perSecond: 0.001, burst: 3 } } });
+    key = (await createAccountWithKey(database.db)).apiKey.key;
+    otherKey = (await createAccountWithKey(database.db)).apiKey.key;
+  });
+  after(async () => {
+    await server?.close();
+    await database?.close();
+  });
+
+  const graph = (apiKey: string): Promise<Response> =>
+    fetch(`${server.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ loans(limit: 1) { id } }' }) });
+  const rest = (apiKey: string): Promise<Response> => fetch(`${server.url}/api/loan?limit=1`, { headers: { authorization: `Token ${apiKey}` } });
+
+  it('counts every route of a key against one bucket, shows limit and remaining on each answer, and answers 429 with Retry-After once empty', async () => {
+    const answers = [await graph(key), await rest(key), await graph(key)];
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200]);
+    assert.deepEqual(answers.map((a) => a.headers.get('ratelimit')), ['"default";r=2;t=1000', '"default";r=1;t=2000', '"default";r=0;t=3000']);
+    for (const answer of answers) assert.equal(answer.headers.get('ratelimit-policy'), '"default";q=3;w=3000');
+
+    const refusedGraph = await graph(key);
+    assert.equal(refusedGraph.status, 429);
+    assert.equal(refusedGraph.headers.get('retry-after'), '1000');
+    assert.equal(refusedGraph.headers.get('ratelimit'), '"default";r=0;t=3000');
+    const graphBody = (await refusedGraph.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    assert.equal(graphBody.errors[0]!.extensions.code, 'rate-limited');
+    assert.match(graphBody.errors[0]!.message, /over its rate limit of 0.001 requests a second \(burst 3\)/);
+
+    const refusedRest = await rest(key);
+    assert.equal(refusedRest.status, 429);
+    assert.ok(refusedRest.headers.get('retry-after'));
+    assert.deepEqual(await refusedRest.json(), { error: 'this API key is over its rate limit of 0.001 requests a second (burst 3); retry in 1000 s', code: 'rate-limited' });
+
+    // Another key has its own bucket.
+    assert.equal((await graph(otherKey)).status, 200);
+  });
+
+  it('leaves requests without a key alone (403 as always, no rate-limit headers)', async () => {
+    const answer = await fetch(`${server.url}/api/loan`);
+    assert.equal(answer.status, 403);
+    assert.equal(answer.headers.get('ratelimit'), null);
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * Issue 35: with `WORKERS=2` each API process keeps its own registry, and `GET /metrics` —
+ * whichever process answers it — gives the whole service's figures, gathered by the cluster's
+ * primary (server/clusterMetrics.ts): every scrape shows every request, the pool figures of both
+ * processes added up. Needs a PostgreSQL server (`TEST_DATABASE_URL`): WORKERS above 1 does.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { assertBuilt, freePort, startService, type RunningService } from '../support/processes.js';
+import { createServerDatabase } from '../support/testDatabase.js';
+import { parsePrometheusText, sampleValue } from '../support/prometheusText.js';
+
+const serverUrl = process.env.TEST_DATABASE_URL;
+const TOKEN = 'cluster-metrics-token-0123456789';
+
+/** One request on a new connection (the cluster's primary hands connections to its processes in turn). */
+const fresh = (url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> =>
+  new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: { connection: 'close', ...headers }, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+
+describe('GET /metrics with WORKERS=2', { skip: serverUrl ? false : 'needs TEST_DATABASE_URL (WORKERS above 1 needs PostgreSQL)', timeout: 240_000 }, () => {
+  let service: RunningService;
+  let database: { url: string; drop(): Promise<void> };
+  let cwd: string;
+  let key: string;
+
+  before(async () => {
+    assertBuilt();
+    database = await createServerDatabase(serverUrl!);
+    cwd = mkdtempSync(join(tmpdir(), 'loanql-metrics-cluster-'));
+    service = await startService({ DATABASE_URL: database.url, WORKERS: '2', METRICS_TOKEN: TOKEN, PG_POOL_SIZE: '3', WEBHOOK_WORKER: '0' }, await freePort(), cwd);
+    key = /Demo API key:\s+(\S+)/.exec(service.output())![1]!;
+  });
+
+  after(async () => {
+    await service?.stop();
+    await database?.drop();
+    if (cwd) rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it('answers every process’s requests from either process', async () => {
+    for (let index = 0; index < 6; index++) assert.equal((await fresh(`${service.url}/healthz`, 'GET', {})).status, 200);
+    const sent = 10;
+    for (let index = 0; index < sent; index++) {
+      const answer = await fresh(`${service.url}/api/graph`, 'POST', { authorization: `Token ${key}`, 'content-type': 'application/json' }, JSON.stringify({ query: '{ loans(limit: 1) { id } }' }));
+      assert.equal(answer.status, 200);
+    }
+    // Several scrapes, so both processes answer one: each sees the whole service.
+    for (let index = 0; index < 4; index++) {
+      const scraped = await fresh(`${service.url}/metrics`, 'GET', { authorization: `Bearer ${TOKEN}` });
+      assert.equal(scraped.status, 200);
+      const families = parsePrometheusText(scraped.body);
+      assert.equal(sampleValue(families, 'loanql_http_requests_total', { route: 'POST /api/graph', operation: 'query', status: '200' }), sent);
+      assert.equal(sampleValue(families, 'loanql_http_requests_total', { route: 'GET /healthz', operation: 'none', status: '200' }), 6);
+      assert.equal(sampleValue(families, 'loanql_db_pool_max'), 6, 'PG_POOL_SIZE=3 in each of 2 processes');
+      // Each process has its own plan cache: the document was a miss once in each, so both served it.
+      assert.equal(sampleValue(families, 'loanql_graphql_plan_cache_total', { result: 'miss' }), 2, 'one miss per process');
+    }
+  });
+});
