@@ -106,6 +106,12 @@ export interface Database extends Queryable {
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Registers an observer of every statement; returns the function that removes it. */
   observe(observer: StatementObserver): () => void;
+  /**
+   * `LISTEN channel`: `onNotice` gets each notification's payload (every process's commits, this
+   * one's included). `onGap` is called when notifications may have been missed (the listening
+   * connection was lost and is open again). Resolves, once listening, with the function that stops.
+   */
+  listen(channel: string, onNotice: (payload: string) => void, onGap?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

@@ -20,9 +20,10 @@ import * as daysPastDueIndex from './migrations/0019_days_past_due_index.js';
 import * as accountCurrency from './migrations/0020_account_currency.js';
 import * as feeJobForward from './migrations/0022_fee_job_forward.js';
 import * as dropStaleLedgerRefresh from './migrations/0023_drop_stale_ledger_refresh.js';
+import * as changeNotices from './migrations/0029_change_notices.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency, feeJobForward, dropStaleLedgerRefresh];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency, feeJobForward, dropStaleLedgerRefresh, changeNotices];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.

@@ -405,6 +405,11 @@ export class RoutedDatabase implements Database {
     return this.primary.observe(observer);
   }
 
+  /** Notifications come from the primary (a standby sends none). */
+  listen(channel: string, onNotice: (payload: string) => void, onGap?: () => void): Promise<() => Promise<void>> {
+    return this.primary.listen(channel, onNotice, onGap);
+  }
+
   close(): Promise<void> {
     return Promise.resolve();
   }
