@@ -41,6 +41,21 @@ export interface ServiceConfig {
   readonly workers: number;
   /** Read replicas (`DATABASE_REPLICA_URLS`, `REPLICA_MAX_LAG_MS`, `READ_YOUR_WRITES_WINDOW_MS`). */
   readonly readReplicas: { readonly urls: readonly string[]; readonly maxLagMs: number; readonly windowMs: number; readonly checkIntervalMs: number };
+  /** GraphQL subscriptions over WebSocket (`SUBSCRIPTIONS_*`, README "Subscriptions"). */
+  readonly subscriptions: SubscriptionSettings;
+}
+
+export interface SubscriptionSettings {
+  /** Open subscriptions of one API key per process (`SUBSCRIPTIONS_PER_KEY`). */
+  readonly perKey: number;
+  /** Open subscriptions of one process (`SUBSCRIPTIONS_PER_PROCESS`). */
+  readonly perProcess: number;
+  /** Unsent bytes after which a connection that does not read is dropped (`SUBSCRIPTION_BUFFER_BYTES`). */
+  readonly maxBufferedBytes: number;
+  /** Change notices within this window refresh a cohort once (`SUBSCRIPTION_REFRESH_WINDOW_MS`). */
+  readonly refreshWindowMs: number;
+  /** Every cohort is refreshed this often whatever the notices say (`SUBSCRIPTION_FALLBACK_MS`; 0 = never). */
+  readonly fallbackIntervalMs: number;
 }
 
 /** Timeouts and caps of the HTTP server (README, Configuration). */
@@ -169,6 +184,13 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
       maxLagMs: positiveInt(env, 'REPLICA_MAX_LAG_MS', 1_000),
       windowMs: positiveInt(env, 'READ_YOUR_WRITES_WINDOW_MS', 60_000),
       checkIntervalMs: Math.max(10, positiveInt(env, 'REPLICA_CHECK_INTERVAL_MS', 250)),
+    },
+    subscriptions: {
+      perKey: Math.max(1, positiveInt(env, 'SUBSCRIPTIONS_PER_KEY', 100)),
+      perProcess: Math.max(1, positiveInt(env, 'SUBSCRIPTIONS_PER_PROCESS', 20_000)),
+      maxBufferedBytes: Math.max(64 * 1024, positiveInt(env, 'SUBSCRIPTION_BUFFER_BYTES', 4 * 1024 * 1024)),
+      refreshWindowMs: Math.max(1, positiveInt(env, 'SUBSCRIPTION_REFRESH_WINDOW_MS', 50)),
+      fallbackIntervalMs: positiveInt(env, 'SUBSCRIPTION_FALLBACK_MS', 30_000),
     },
   };
 }

@@ -25,6 +25,7 @@ const MEANINGS = {
   'idempotency-key-reused': 'an Idempotency-Key sent again with another body',
   'request-too-large': 'over BODY_LIMIT_BYTES',
   'database-unavailable': 'the database cannot be reached: 503',
+  'subscription-limit': "over SUBSCRIPTIONS_PER_KEY or SUBSCRIPTIONS_PER_PROCESS open subscriptions",
   'csrf-token-missing': 'a dashboard form without its token',
   'session-ended': 'a dashboard session that is over',
   'internal': 'anything else: logged with an id, censored on the wire',

@@ -10,3 +10,5 @@ export { guardHolds } from './execute/guardHolds.js';
 export { statementGuard, type StatementGuard } from './sql/statementGuard.js';
 export { GuardFailed, RequestError, type ResponseError } from './execute/errors.js';
 export type { ErrorCode } from './errorCode.js';
+export { LiveQueries, type LiveQueryOptions, type LiveReads, type LiveSink, type LiveStatement, type LiveSubscription } from './execute/live/liveQueries.js';
+export type { PreparedStream } from './execute/prepareRequest.js';
