@@ -39,3 +39,30 @@ describe('Live queries', () => {
     live.stop();
   });
 });
+
+describe('Multiplexing: one statement per cohort', () => {
+  it('subscribers of one document share ONE statement per refresh, and nothing written runs none', async () => {
+    const loans = (await s.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 3`, [s.account.id])).map((row) => row.id);
+    const query = `subscription($id: uuid!) { loans_by_pk(id: $id) { id payments_aggregate { aggregate { count } } } }`;
+    const subscriptions = loans.map((id) => subscribe(client.client, query, { id }));
+    const firsts = await Promise.all(subscriptions.map((live) => live.next()));
+    assert.deepEqual(firsts.map((first) => first.data.loans_by_pk.id), loans, 'each subscriber gets its own loan');
+    const cohortStatements: string[] = [];
+    const stop = s.db.observe((text) => {
+      if (text.includes('json_to_recordset')) cohortStatements.push(text);
+    });
+    try {
+      dataOf(await s.graph(`mutation($loan: uuid!) { insert_payments_one(object: {loan_id: $loan, date: "2026-11-20", amount: "10.00", type: "regular", method: "ach"}) { id } }`, { loan: loans[1] }));
+      const changed = await subscriptions[1]!.next();
+      assert.equal(changed.data.loans_by_pk.payments_aggregate.aggregate.count, firsts[1].data.loans_by_pk.payments_aggregate.aggregate.count + 1);
+      assert.equal(cohortStatements.length, 1, 'one statement refreshed the three subscribers');
+      assert.equal(subscriptions[0]!.waiting + subscriptions[2]!.waiting, 0, 'an unchanged result is not sent again');
+      // Nothing written: no statement at all, whatever the wait.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(cohortStatements.length, 1);
+    } finally {
+      stop();
+      for (const live of subscriptions) live.stop();
+    }
+  });
+});
