@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createApiKey } from '../../app/apiKeys.js';
 import { dataOf, startSeededService, type SeededService } from '../support/seededService.js';
-import { connect, subscribe, type TestClient } from '../support/graphSocket.js';
+import { connect, subscribe, type Subscription, type TestClient } from '../support/graphSocket.js';
 
 /** Issue 34, Done-when 1 (the investor's filter) and 3 (streams). */
 let s: SeededService;
@@ -29,9 +29,9 @@ describe('Streams', () => {
       payments_stream(batch_size: 2, cursor: {initial_value: {posted_at: $from}, ordering: ASC}, where: {loan_id: {_eq: $loan}}) { id posted_at amount }
     }`;
     const received: { id: string; posted_at: string }[] = [];
-    const read = async (stream: ReturnType<typeof subscribe>, count: number): Promise<void> => {
+    const read = async (stream: Subscription, count: number): Promise<void> => {
       while (received.length < count) {
-        const batch = (await stream.next()).data.payments_stream as { id: string; posted_at: string }[];
+        const batch = ((await stream.next()) as { data: { payments_stream: { id: string; posted_at: string }[] } }).data.payments_stream;
         assert.ok(batch.length >= 1 && batch.length <= 2, 'batches of at most batch_size rows, never empty');
         received.push(...batch);
       }
