@@ -124,9 +124,10 @@ export class GraphSockets {
     this.#wss.handleUpgrade(req, socket, head, (ws) => this.#wss.emit('connection', ws, req));
   }
 
-  /** Open connections and subscriptions of this process. */
-  get usage(): { readonly connections: number; readonly subscriptions: number } {
-    return { connections: this.#connections.size, subscriptions: this.#deps.live.usage.subscriptions };
+  /** This process's open connections and subscriptions, its live-query cohorts, and the cohort statements run so far (the metrics hook; `/healthz` with an admin key). */
+  get usage(): { readonly connections: number; readonly subscriptions: number; readonly cohorts: number; readonly statementsRun: number } {
+    const live = this.#deps.live;
+    return { connections: this.#connections.size, ...live.usage, statementsRun: live.statementsRun };
   }
 
   /**

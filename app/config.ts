@@ -56,6 +56,11 @@ export interface SubscriptionSettings {
   readonly refreshWindowMs: number;
   /** Every cohort is refreshed this often whatever the notices say (`SUBSCRIPTION_FALLBACK_MS`; 0 = never). */
   readonly fallbackIntervalMs: number;
+  /**
+   * Hasura's design, for comparison only (`SUBSCRIPTION_POLL_MS`; 0 = off, the default): change
+   * notices are ignored and every cohort is re-run this often (bench/subscriptions.ts).
+   */
+  readonly pollIntervalMs: number;
 }
 
 /** Timeouts and caps of the HTTP server (README, Configuration). */
@@ -191,6 +196,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
       maxBufferedBytes: Math.max(64 * 1024, positiveInt(env, 'SUBSCRIPTION_BUFFER_BYTES', 4 * 1024 * 1024)),
       refreshWindowMs: Math.max(1, positiveInt(env, 'SUBSCRIPTION_REFRESH_WINDOW_MS', 50)),
       fallbackIntervalMs: positiveInt(env, 'SUBSCRIPTION_FALLBACK_MS', 30_000),
+      pollIntervalMs: positiveInt(env, 'SUBSCRIPTION_POLL_MS', 0),
     },
   };
 }

@@ -78,6 +78,7 @@ async function main(): Promise<void> {
   const state: ServiceState = { stopping: false };
   const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state, ...(routing ? { routing } : {}) });
   const subscriptions = await startSubscriptions({ db: opened.database, engines, logger, config, routing });
+  state.subscriptions = () => subscriptions.sockets.usage;
   const server = createHttpServer(app, config.http, subscriptions.sockets);
   await listen(server, config.port, config.host);
   const url = `http://localhost:${config.port}`;

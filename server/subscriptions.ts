@@ -25,9 +25,11 @@ export async function startSubscriptions(deps: { readonly db: Database; readonly
   const { db, engines, logger, config, routing } = deps;
   const settings = config.subscriptions;
   const replicas = routing?.replicas;
+  // SUBSCRIPTION_POLL_MS: Hasura's design (every cohort re-run on a timer, notices ignored), for bench/subscriptions.ts.
+  const polling = settings.pollIntervalMs > 0;
   const live = new LiveQueries(db, {
     refreshWindowMs: settings.refreshWindowMs,
-    fallbackIntervalMs: settings.fallbackIntervalMs,
+    fallbackIntervalMs: polling ? settings.pollIntervalMs : settings.fallbackIntervalMs,
     ...(replicas ? { reads: { forRead: (atLeast: bigint | null) => replicas.forRequest(atLeast), primaryPosition: () => replicas.primaryPosition() } } : {}),
     onFailure: (error) => logger.warn({ err: error }, 'a live query refresh failed; it runs again on the next change'),
   });
@@ -44,11 +46,11 @@ export async function startSubscriptions(deps: { readonly db: Database; readonly
     db,
     (table, accountId) => {
       if (table === 'api_keys') checkKeys(accountId);
-      live.noticeChange(table, accountId);
+      if (!polling) live.noticeChange(table, accountId);
     },
     () => {
       checkKeys(null);
-      live.refreshEverything();
+      if (!polling) live.refreshEverything();
     },
   );
   // What a notice cannot see (a key whose account went away, say) is caught at the fallback's pace.

@@ -47,6 +47,16 @@ describe('Multiplexing: one statement per cohort', () => {
     const subscriptions = loans.map((id) => subscribe(client.client, query, { id }));
     const firsts = await Promise.all(subscriptions.map((live) => live.next()));
     assert.deepEqual(firsts.map((first) => first.data.loans_by_pk.id), loans, 'each subscriber gets its own loan');
+    /** The metrics hook: this process's subscriptions as `/healthz` reports them to an admin key. */
+    const usage = async (): Promise<{ subscriptions: number; cohorts: number; statementsRun: number }> =>
+      ((await (await fetch(`${s.url}/healthz`, { headers: { authorization: `Token ${s.apiKey}` } })).json()) as { subscriptions: { subscriptions: number; cohorts: number; statementsRun: number } }).subscriptions;
+    // The first test's subscription ends when the server reads its `complete`.
+    for (let tries = 0; (await usage()).subscriptions !== 3; tries++) {
+      assert.ok(tries < 50, `open subscriptions: ${JSON.stringify(await usage())}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const before = await usage();
+    assert.equal(before.cohorts, 1);
     const cohortStatements: string[] = [];
     const stop = s.db.observe((text) => {
       if (text.includes('json_to_recordset')) cohortStatements.push(text);
@@ -60,6 +70,7 @@ describe('Multiplexing: one statement per cohort', () => {
       // Nothing written: no statement at all, whatever the wait.
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(cohortStatements.length, 1);
+      assert.equal((await usage()).statementsRun - before.statementsRun, 1, 'the counter counts the statements run');
     } finally {
       stop();
       for (const live of subscriptions) live.stop();

@@ -14,6 +14,7 @@ import { createHttpServer, listen } from '../../server/httpServer.js';
 import { createApp } from '../../server/createApp.js';
 import { createLogger } from '../../app/logger.js';
 import { startSubscriptions, type Subscriptions } from '../../server/subscriptions.js';
+import type { ServiceState } from '../../api/routes/health.js';
 
 export interface TestServer {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
@@ -52,8 +53,10 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
   const engineOptions = engineOptionsOf(config);
   const engines = new EngineHolder(await buildServingEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
   const logger = createLogger(overrides.logLevel ?? 'warn', capture);
-  const app = createApp({ db, logger, config, databaseDescription: `test ${db.kind} database`, engines });
+  const state: ServiceState = { stopping: false };
+  const app = createApp({ db, logger, config, databaseDescription: `test ${db.kind} database`, engines, state });
   const subscriptions = await startSubscriptions({ db, engines, logger, config });
+  state.subscriptions = () => subscriptions.sockets.usage;
   const server = createHttpServer(app, config.http, subscriptions.sockets);
   await listen(server, 0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
