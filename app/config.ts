@@ -49,6 +49,8 @@ export interface ServiceConfig {
   readonly readReplicas: { readonly urls: readonly string[]; readonly maxLagMs: number; readonly windowMs: number; readonly checkIntervalMs: number };
   /** Metrics and the request log (README "Operations"). */
   readonly operations: OperationsSettings;
+  /** GraphQL subscriptions over WebSocket (`SUBSCRIPTIONS_*`, README "Subscriptions"). */
+  readonly subscriptions: SubscriptionSettings;
 }
 
 /** `METRICS_TOKEN`, `REQUEST_LOG_LEVEL`, `REQUEST_LOG_SAMPLE`. */
@@ -60,6 +62,24 @@ export interface OperationsSettings {
   readonly admission: AdmissionSettings | null;
   /** The rate limit of keys whose role has none (`RATE_LIMIT_PER_SECOND`, `RATE_LIMIT_BURST`); null: none. */
   readonly rateLimit: RateLimit | null;
+}
+
+export interface SubscriptionSettings {
+  /** Open subscriptions of one API key per process (`SUBSCRIPTIONS_PER_KEY`). */
+  readonly perKey: number;
+  /** Open subscriptions of one process (`SUBSCRIPTIONS_PER_PROCESS`). */
+  readonly perProcess: number;
+  /** Unsent bytes after which a connection that does not read is dropped (`SUBSCRIPTION_BUFFER_BYTES`). */
+  readonly maxBufferedBytes: number;
+  /** Change notices within this window refresh a cohort once (`SUBSCRIPTION_REFRESH_WINDOW_MS`). */
+  readonly refreshWindowMs: number;
+  /** Every cohort is refreshed this often whatever the notices say (`SUBSCRIPTION_FALLBACK_MS`; 0 = never). */
+  readonly fallbackIntervalMs: number;
+  /**
+   * Hasura's design, for comparison only (`SUBSCRIPTION_POLL_MS`; 0 = off, the default): change
+   * notices are ignored and every cohort is re-run this often (bench/subscriptions.ts).
+   */
+  readonly pollIntervalMs: number;
 }
 
 /** Timeouts and caps of the HTTP server (README, Configuration). */
@@ -191,6 +211,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
       checkIntervalMs: Math.max(10, positiveInt(env, 'REPLICA_CHECK_INTERVAL_MS', 250)),
     },
     operations: operationsOf(env),
+    subscriptions: {
+      perKey: Math.max(1, positiveInt(env, 'SUBSCRIPTIONS_PER_KEY', 100)),
+      perProcess: Math.max(1, positiveInt(env, 'SUBSCRIPTIONS_PER_PROCESS', 20_000)),
+      maxBufferedBytes: Math.max(64 * 1024, positiveInt(env, 'SUBSCRIPTION_BUFFER_BYTES', 4 * 1024 * 1024)),
+      refreshWindowMs: Math.max(1, positiveInt(env, 'SUBSCRIPTION_REFRESH_WINDOW_MS', 50)),
+      fallbackIntervalMs: positiveInt(env, 'SUBSCRIPTION_FALLBACK_MS', 30_000),
+      pollIntervalMs: positiveInt(env, 'SUBSCRIPTION_POLL_MS', 0),
+    },
   };
 }
 

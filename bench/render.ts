@@ -7,10 +7,11 @@ import { join } from 'node:path';
 import { ROOT } from './processes.js';
 import { renderResults, type BenchResults } from './report.js';
 import { collectionsSectionOf, keepCollectionsSection } from './collectionsReport.js';
+import { keepSubscriptionsSection, subscriptionsSectionOf } from './subscriptionsReport.js';
 
 const dir = join(ROOT, process.argv[2] ?? 'bench');
 const results = JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as BenchResults;
-// The collections section (bench/collections.ts) is not in results.json: it is carried over.
+// The collections and subscriptions sections (bench/collections.ts, bench/subscriptions.ts) are not in results.json: they are carried over.
 const previous = readFileSync(join(dir, 'RESULTS.md'), 'utf8');
-writeFileSync(join(dir, 'RESULTS.md'), keepCollectionsSection(renderResults(results), collectionsSectionOf(previous)));
+writeFileSync(join(dir, 'RESULTS.md'), keepSubscriptionsSection(keepCollectionsSection(renderResults(results), collectionsSectionOf(previous)), subscriptionsSectionOf(previous)));
 process.stderr.write(`wrote ${join(dir, 'RESULTS.md')}\n`);

@@ -33,6 +33,7 @@ import { ALL_QUERIES, isMutation, QUERIES, sampleData, type BenchQuery, type Dat
 import { engineStatement, measureSqlOnly, servedMetadata } from './sqlOnly.js';
 import { renderResults, roundRatios, type BenchResults, type GrowthRow, type PlanExcerpt, type ThroughputRow } from './report.js';
 import { collectionsSectionOf, keepCollectionsSection } from './collectionsReport.js';
+import { keepSubscriptionsSection, subscriptionsSectionOf } from './subscriptionsReport.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -305,7 +306,7 @@ async function main(): Promise<void> {
     writeFileSync(join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
     // The collections section (bench/collections.ts) is not in results.json: it is carried over.
     const previous = existsSync(join(outDir, 'RESULTS.md')) ? readFileSync(join(outDir, 'RESULTS.md'), 'utf8') : '';
-    writeFileSync(join(outDir, 'RESULTS.md'), keepCollectionsSection(renderResults(results), collectionsSectionOf(previous)));
+    writeFileSync(join(outDir, 'RESULTS.md'), keepSubscriptionsSection(keepCollectionsSection(renderResults(results), collectionsSectionOf(previous)), subscriptionsSectionOf(previous)));
     log(`wrote ${join(outDir, 'RESULTS.md')} and results.json`);
   } finally {
     closeAgent();

@@ -123,6 +123,12 @@ export interface Database extends Queryable {
   observe(observer: StatementObserver): () => void;
   /** The connection pool's figures now (node-postgres only; PGlite has one connection and no pool). */
   poolStatus?(): PoolStatus;
+  /**
+   * `LISTEN channel`: `onNotice` gets each notification's payload (every process's commits, this
+   * one's included). `onGap` is called when notifications may have been missed (the listening
+   * connection was lost and is open again). Resolves, once listening, with the function that stops.
+   */
+  listen(channel: string, onNotice: (payload: string) => void, onGap?: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 

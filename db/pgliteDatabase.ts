@@ -71,6 +71,11 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
         return work(tx);
       }),
     observe: (observer) => observers.add(observer),
+    // One session, in this process: nothing is ever missed, so there is no gap to report.
+    listen: async (channel, onNotice) => {
+      const stop = await pglite.listen(channel, onNotice);
+      return () => stop();
+    },
     close: () => pglite.close(),
   };
 }

@@ -339,6 +339,63 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
     },
     observe: (observer) => observers.add(observer),
     poolStatus: () => ({ max: pool.options.max, size: pool.totalCount, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount, acquired: waits.acquired, waitSeconds: waits.seconds }),
+    listen: (channel, onNotice, onGap) => listenOn(options, types, channel, onNotice, onGap ?? (() => undefined), onConnectionError),
     close: () => pool.end(),
+  };
+}
+
+/** How long a lost listening connection waits before connecting again (then doubling, at most 5 s). */
+const LISTEN_RETRY_MS = 100;
+
+/**
+ * `LISTEN` on a connection of its own (a pool's connections come and go; notifications go to
+ * the session that listens): reconnects when it is lost, and then calls `onGap`, since
+ * notifications sent meanwhile were lost with it.
+ */
+async function listenOn(
+  options: PostgresOptions,
+  types: pg.CustomTypesConfig,
+  channel: string,
+  onNotice: (payload: string) => void,
+  onGap: () => void,
+  onConnectionError: (error: Error) => void,
+): Promise<() => Promise<void>> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new TypeError(`listen: "${channel}" is not a plain channel name`);
+  let stopped = false;
+  let client: pg.Client | null = null;
+  let retryMs = LISTEN_RETRY_MS;
+  const open = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: options.connectionString, types, application_name: options.applicationName ?? 'loanql-listen' });
+    next.on('error', (error) => {
+      onConnectionError(error);
+      lost(next);
+    });
+    next.on('notification', (message) => {
+      if (message.channel === channel) onNotice(message.payload ?? '');
+    });
+    await next.connect();
+    await next.query(`LISTEN ${channel}`);
+    client = next;
+    retryMs = LISTEN_RETRY_MS;
+  };
+  const lost = (which: pg.Client): void => {
+    if (client !== which || stopped) return;
+    client = null;
+    void which.end().catch(() => undefined);
+    const reconnect = (): void => {
+      if (stopped) return;
+      open().then(onGap, () => {
+        retryMs = Math.min(5_000, retryMs * 2);
+        setTimeout(reconnect, retryMs).unref();
+      });
+    };
+    setTimeout(reconnect, retryMs).unref();
+  };
+  await open();
+  return async () => {
+    stopped = true;
+    const current = client;
+    client = null;
+    await current?.end().catch(() => undefined);
   };
 }

@@ -254,6 +254,12 @@ export class ReadReplicas {
     this.#onChange(this.#healthOf(replica));
   }
 
+  /** The primary's WAL insert position now (live queries: what a cohort's next read must have replayed). */
+  async primaryPosition(): Promise<Lsn> {
+    const { rows } = await this.#primary.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
+    return parseLsn(rows[0]!.lsn)!;
+  }
+
   /**
    * A `Database` for one request: its reads run on a replica that has replayed up to `atLeast`
    * (chosen on the first read, kept for the request), or on the primary; a read a failing
@@ -397,6 +403,11 @@ export class RoutedDatabase implements Database {
 
   observe(observer: StatementObserver): () => void {
     return this.primary.observe(observer);
+  }
+
+  /** Notifications come from the primary (a standby sends none). */
+  listen(channel: string, onNotice: (payload: string) => void, onGap?: () => void): Promise<() => Promise<void>> {
+    return this.primary.listen(channel, onNotice, onGap);
   }
 
   close(): Promise<void> {

@@ -24,6 +24,7 @@ export function databaseInTransaction(db: Database, tx: Queryable): Database {
     },
     transaction: (work) => work(nested),
     observe: (observer) => db.observe(observer),
+    listen: (channel, onNotice, onGap) => db.listen(channel, onNotice, onGap),
     close: () => Promise.reject(new Error('a transaction view is closed by its owner')),
   };
 }

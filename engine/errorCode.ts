@@ -27,6 +27,7 @@ const MEANINGS = {
   'database-unavailable': 'the database cannot be reached: 503',
   'overloaded': 'admission by cost turned a costly query away (its queue full, or waited too long): 503 with Retry-After',
   'rate-limited': "over the API key's rate limit: 429 with Retry-After",
+  'subscription-limit': "over SUBSCRIPTIONS_PER_KEY or SUBSCRIPTIONS_PER_PROCESS open subscriptions",
   'csrf-token-missing': 'a dashboard form without its token',
   'session-ended': 'a dashboard session that is over',
   'internal': 'anything else: logged with an id, censored on the wire',

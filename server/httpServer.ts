@@ -1,6 +1,12 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { HttpTimeouts } from '../app/config.js';
-import { refusingWebSockets } from './webSocketRefusal.js';
+import { isGraphPath, isWebSocketHandshake, refusingWebSockets } from './webSocketRefusal.js';
+
+/** Takes a WebSocket handshake on `/api/graph` (`api/graphSocket.ts`). */
+export interface WebSocketUpgrades {
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+}
 
 /**
  * The HTTP server with its timeouts and connection cap (README, Configuration), so slow or
@@ -10,9 +16,11 @@ import { refusingWebSockets } from './webSocketRefusal.js';
  * `keepAliveTimeoutMs`; any socket silent for `idleSocketTimeoutMs` is destroyed; and beyond
  * `maxConnections` open sockets new ones are dropped at once. Node checks the header and request
  * deadlines every `connectionsCheckingInterval` (a quarter of the headers timeout, at most 5 s).
- * A WebSocket handshake is refused before the routes (`webSocketRefusal.ts`).
+ * A WebSocket handshake on `/api/graph` goes to `webSockets` (GraphQL over WebSocket); any other
+ * is refused before the routes (`webSocketRefusal.ts`), and other `Upgrade` requests reach the
+ * routes as plain HTTP/1.1.
  */
-export function createHttpServer(listener: RequestListener, limits: HttpTimeouts): Server {
+export function createHttpServer(listener: RequestListener, limits: HttpTimeouts, webSockets?: WebSocketUpgrades): Server {
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -23,6 +31,27 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
     refusingWebSockets(listener),
   );
   if (limits.idleSocketTimeoutMs > 0) server.setTimeout(limits.idleSocketTimeoutMs, (socket) => socket.destroy());
+  if (webSockets) {
+    const plain = refusingWebSockets(listener);
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (isWebSocketHandshake(req) && isGraphPath(req.url)) {
+        // A WebSocket lives past the HTTP idle limit; its own pings keep it honest (graphSocket.ts).
+        (socket as Duplex & { setTimeout?: (ms: number) => void }).setTimeout?.(0);
+        webSockets.handleUpgrade(req, socket, head);
+        return;
+      }
+      // With an 'upgrade' listener Node hands every Upgrade request here: answer the others as before.
+      if (head.length) socket.unshift(head);
+      const res = new ServerResponse(req);
+      res.shouldKeepAlive = false;
+      res.assignSocket(socket as never);
+      res.on('finish', () => {
+        res.detachSocket(socket as never);
+        socket.end();
+      });
+      plain(req, res);
+    });
+  }
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
   return server;
 }

@@ -18,6 +18,7 @@ import { bannerLines, runClusterPrimary } from './cluster.js';
 import { ReadRouting } from '../api/readRouting.js';
 import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import { clusterScrape } from './clusterMetrics.js';
+import { startSubscriptions } from './subscriptions.js';
 
 async function main(): Promise<void> {
   const config = configFromEnv();
@@ -81,7 +82,9 @@ async function main(): Promise<void> {
 
   const state: ServiceState = { stopping: false };
   const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state, ...(routing ? { routing } : {}), metrics, ...(scrapeMetrics ? { scrapeMetrics } : {}) });
-  const server = createHttpServer(app, config.http);
+  const subscriptions = await startSubscriptions({ db: opened.database, engines, logger, config, routing });
+  state.subscriptions = () => subscriptions.sockets.usage;
+  const server = createHttpServer(app, config.http, subscriptions.sockets);
   await listen(server, config.port, config.host);
   const url = `http://localhost:${config.port}`;
   logger.info({ port: config.port, database: opened.description, startupMs: Date.now() - started }, 'listening');
@@ -99,6 +102,8 @@ async function main(): Promise<void> {
     const stopStarted = Date.now();
     logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down');
     engines.close();
+    // WebSocket connections are told the service is going away (1001); their clients reconnect elsewhere.
+    const socketsClosed = subscriptions.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the WebSocket connections failed'));
     const drained = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
@@ -107,6 +112,7 @@ async function main(): Promise<void> {
       .then(async () => {
         clearInterval(idleSweep);
         server.closeAllConnections();
+        await socketsClosed;
         // Deliveries in flight finish or are left leased; the next start retries them (at least once).
         if (worker) await worker.stop();
         await replicas?.close();

@@ -16,7 +16,12 @@ export function refusingWebSockets(listener: RequestListener): RequestListener {
   };
 }
 
-function isWebSocketHandshake(req: IncomingMessage): boolean {
+/** `/api/graph`, `/api/graph/`, with or without a query string. */
+export function isGraphPath(url: string | undefined): boolean {
+  return /^\/api\/graph\/?(\?|$)/.test(url ?? '');
+}
+
+export function isWebSocketHandshake(req: IncomingMessage): boolean {
   const upgrade = req.headers.upgrade;
   return upgrade !== undefined && upgrade.split(',').some((protocol) => protocol.trim().toLowerCase().startsWith('websocket'));
 }
@@ -25,7 +30,7 @@ function refuse(req: IncomingMessage, res: ServerResponse): void {
   // The connection asked to change protocol; it ends with this answer rather than stay HTTP/1.1.
   res.setHeader('Connection', 'close');
   res.setHeader('Cache-Control', 'no-store');
-  if (/^\/api\/graph\/?(\?|$)/.test(req.url ?? '')) {
+  if (isGraphPath(req.url)) {
     res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8' });
     res.end(JSON.stringify({ errors: [{ message: WEB_SOCKETS_NOT_SUPPORTED, extensions: { code: 'invalid-request' } }] }));
     return;

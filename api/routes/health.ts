@@ -7,6 +7,8 @@ import type { EngineHolder } from '../../app/engineHolder.js';
 export interface ServiceState {
   /** True from SIGTERM on: the service finishes what it has and takes nothing new. */
   stopping: boolean;
+  /** This process's WebSocket connections, open subscriptions, live-query cohorts and the cohort statements run so far (set once subscriptions start). */
+  subscriptions?: () => Readonly<Record<string, number>>;
 }
 
 /**
@@ -16,8 +18,9 @@ export interface ServiceState {
  * path, the embedded share's port and the process id). With an `admin` role's API key
  * (`Authorization: Token …`, checked as on `/api/*`; a key that is not one, or a database that
  * cannot check it, gets the short answer) it adds the database's kind and description, the
- * process id, and with read replicas the primary and each replica as the last health check saw
- * them (status, lag, replay position, reads served by this process).
+ * process id, with read replicas the primary and each replica as the last health check saw
+ * them (status, lag, replay position, reads served by this process), and this process's
+ * subscriptions (`GraphSockets.usage`: connections, open subscriptions, cohorts, statements run).
  * `GET /readyz` (readiness): 200 when the database answers `SELECT 1` and the metadata is loaded;
  * 503 when the database does not answer or the service is shutting down. The database's kind and
  * description likewise only for an admin key.
@@ -40,7 +43,7 @@ export function healthRoutes(db: Database, databaseDescription: string, engines:
       res.json({ status: 'ok' });
       return;
     }
-    res.json({ status: 'ok', database: about, ...(replicas ? replicas.health() : {}), pid: process.pid });
+    res.json({ status: 'ok', database: about, ...(replicas ? replicas.health() : {}), ...(state.subscriptions ? { subscriptions: state.subscriptions() } : {}), pid: process.pid });
   });
   router.get('/readyz', async (req, res) => {
     const details = await detailed(req);

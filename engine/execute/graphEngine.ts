@@ -16,6 +16,7 @@ import { shortHash, type EngineFacts } from './engineFacts.js';
 import { operationOf, prepareRequest, type Preparation, type PreparedRequest } from './prepareRequest.js';
 import { runMutation, type MutationRunOptions } from './runMutation.js';
 import { runQuery } from './runQuery.js';
+import { tablesRead } from './live/cohortStatement.js';
 
 /**
  * Admission by cost (README "Operations"): asked before a query's statement runs, with its plan's
@@ -99,6 +100,26 @@ export class GraphEngine implements EngineContext {
     if (!engine) this.#roleEngines.set(name, (engine = new GraphEngine(role.metadata, this.options, this.catalogue)));
     return engine;
   }
+
+  /**
+   * `prepare` for an operation sent over WebSocket (graphql-transport-ws), where a `subscription`
+   * is allowed: its statement is its query's (the same plan cache, cost limit and role), a
+   * stream's with its cursor parameter (`PreparedRequest.stream`). Throws `RequestError`.
+   */
+  prepareSubscription(request: GraphRequest, principal: Principal): PreparedRequest {
+    return prepareRequest(this.#preparation, request, principal, undefined, { subscription: true }).prepared;
+  }
+
+  /** The metadata's tables a statement of this engine reads (`live/cohortStatement.ts`, `tablesRead`). */
+  tablesRead(text: string): ReadonlySet<string> {
+    this.#tables ??= {
+      tables: new Set([...this.metadata.collections.values()].map((collection) => collection.table)),
+      functions: new Set([...this.metadata.collections.values()].flatMap((collection) => [...collection.computedFields.values()].map((field) => field.function))),
+    };
+    return tablesRead(text, this.#tables.tables, this.#tables.functions);
+  }
+
+  #tables: { readonly tables: ReadonlySet<string>; readonly functions: ReadonlySet<string> } | undefined;
 
   /** Checks, plans and binds a request for a principal (`prepareRequest.ts`). Throws `RequestError` for client mistakes. */
   prepare(request: GraphRequest, principal: Principal): PreparedRequest {

@@ -40,7 +40,6 @@ export function loadOperation(
   if (!operation) throw refuse(operationName ? `unknown operation named "${operationName}"` : 'the document has several operations: give operationName');
   // graphql-js validates a mutation against a schema without mutations; it fails only when run.
   if (operation.operation === 'mutation' && !schema.getMutationType()) throw refuse('this schema has no mutations: no field of mutation_root exists for this key (its role writes nothing)');
-  if (operation.operation === 'subscription') throw refuse('subscription operations are not supported');
   const fragments = fragmentsOf(document);
   const names = rootFields(operation, fragments).map((field) => field.name.value);
   return {

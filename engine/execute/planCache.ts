@@ -2,7 +2,13 @@ import type { DocumentNode, FragmentDefinitionNode, OperationDefinitionNode } fr
 import { LRUCache } from 'lru-cache';
 import type { CompiledMutation } from '../sql/compileMutation.js';
 import type { genericPlanSafety, RenderedSql } from '../sql/fragment.js';
+import type { StreamCursor } from '../plan/ir.js';
 import type { VariableCoercer } from './coerceVariables.js';
+
+/** A query's (or subscription's) statement, and a streaming subscription's cursor. */
+export interface CompiledQuery extends RenderedSql {
+  readonly stream: StreamCursor | null;
+}
 
 /** What the engine keeps of one operation (document and operation name) between requests. */
 export interface CachedOperation {
@@ -13,7 +19,7 @@ export interface CachedOperation {
   readonly operation: OperationDefinitionNode;
   readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>;
   /** The compiled statement, when the plan does not depend on variable values (null when it does; undefined until planned). */
-  compiled: RenderedSql | null | undefined;
+  compiled: CompiledQuery | null | undefined;
   /** The same for a mutation: its compiled statements. */
   compiledMutation: CompiledMutation | null | undefined;
   /** The estimated cost of `compiled` (`plan/queryCost.ts`). */

@@ -2,7 +2,8 @@ import { runMutationPasses, runPlanPasses } from '../plan/passes/index.js';
 import { GraphQLError, type ValidationRule } from 'graphql';
 import { rootFields } from '../document/foldSelections.js';
 import { planMutation } from '../plan/planMutation.js';
-import { planOperation } from '../plan/planOperation.js';
+import { planOperation, STREAM_CURSOR_VARIABLE } from '../plan/planOperation.js';
+import type { StreamCursor } from '../plan/ir.js';
 import { queryCost } from '../plan/queryCost.js';
 import { compileMutation, type CompiledMutation } from '../sql/compileMutation.js';
 import { compileOperation } from '../sql/compileOperation.js';
@@ -31,6 +32,8 @@ export type PreparedRequest =
       readonly reusable: boolean;
       /** The plan's estimated cost (`plan/queryCost.ts`), what admission by cost reserves. */
       readonly cost: number;
+      /** A streaming subscription: where its cursor parameter is and what it starts from. */
+      readonly stream: PreparedStream | null;
     }
   | { readonly kind: 'static'; readonly body: string }
   /** A mutation: its statements run in one transaction (`runMutation`). */
@@ -41,6 +44,15 @@ export type PreparedRequest =
       /** The statements come from the plan cache: worth keeping prepared, like a query's. */
       readonly reusable: boolean;
     };
+
+/** A stream's cursor in a prepared statement: `values[cursorIndex]` is the position, from `initialValue`. */
+export interface PreparedStream {
+  /** The root field's alias, and the alias under which each row carries the cursor field. */
+  readonly alias: string;
+  readonly cursorAlias: string;
+  readonly cursorIndex: number;
+  readonly initialValue: unknown;
+}
 
 /** What preparing needs besides the engine: its plan cache and validation rules. */
 export interface Preparation extends EngineContext {
@@ -65,11 +77,20 @@ export function operationOf(engine: Preparation, { query, operationName }: Check
  * variables → plan (cached when it does not depend on variable values) → cost → bound values.
  * Throws `RequestError` for client mistakes; runs nothing.
  */
-export function prepareRequest(engine: Preparation, request: GraphRequest, principal: Principal, facts?: EngineFacts): { readonly prepared: PreparedRequest; readonly operation: CachedOperation } {
+export function prepareRequest(
+  engine: Preparation,
+  request: GraphRequest,
+  principal: Principal,
+  facts?: EngineFacts,
+  { subscription = false }: { readonly subscription?: boolean } = {},
+): { readonly prepared: PreparedRequest; readonly operation: CachedOperation } {
   const envelope = checkEnvelope(request);
   const { operationName, variables } = envelope;
   const cached = operationOf(engine, envelope, facts);
   if (facts) noteOperation(facts, cached, envelope.query);
+  if (cached.operation.operation === 'subscription' && !subscription) {
+    throw new RequestError([{ message: 'subscriptions run over WebSocket: open graphql-transport-ws on /api/graph (README, "Subscriptions")', extensions: { code: 'validation-failed' satisfies ErrorCode } }], 'document');
+  }
   const binding: Binding = { variables: coerceVariables(engine.schema, cached, variables), caller: callerOf(principal), maxRows: engine.options.maxRows, operation: cached.operation };
   if (cached.operation.operation === 'mutation') return { prepared: prepareMutation(engine, cached, binding), operation: cached };
 
@@ -89,7 +110,7 @@ export function prepareRequest(engine: Preparation, request: GraphRequest, princ
     cost = queryCost(planned.plan);
     checkQueryCost(cost, engine.options.maxCost ?? DEFAULT_MAX_QUERY_COST);
     // The IR passes (plan/passes/index.ts), then the compiler only renders.
-    compiled = compileOperation(runPlanPasses(planned.plan, engine.metadata), engine.metadata);
+    compiled = { ...compileOperation(runPlanPasses(planned.plan, engine.metadata), engine.metadata), stream: planned.stream };
     if (planned.reusable) {
       cached.compiled = compiled;
       cached.cost = cost;
@@ -104,7 +125,17 @@ export function prepareRequest(engine: Preparation, request: GraphRequest, princ
   // Only a statement run before is worth preparing on the database's connections: a document
   // seen once (most unique documents) would only fill their prepared-statement maps.
   const reusable = cached.compiled === compiled && cached.uses > 1;
-  return { prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable, cost }, operation: cached };
+  const stream = compiled.stream ? preparedStream(compiled.stream, compiled.params, binding) : null;
+  return { prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable, cost, stream }, operation: cached };
+}
+
+function preparedStream(stream: StreamCursor, params: readonly Param[], binding: Binding): PreparedStream {
+  return {
+    alias: stream.alias,
+    cursorAlias: stream.cursorAlias,
+    cursorIndex: params.findIndex((param) => param.kind === 'var' && param.name === STREAM_CURSOR_VARIABLE),
+    initialValue: bindParam(stream.initialValue, binding),
+  };
 }
 
 function prepareMutation(engine: Preparation, cached: CachedOperation, binding: Binding): PreparedRequest {

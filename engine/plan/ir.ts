@@ -15,6 +15,19 @@ export interface OperationPlan {
   readonly sharedScans: readonly SharedScan[];
 }
 
+/**
+ * A streaming subscription's cursor: the root field `alias` lists the rows after the cursor's
+ * value of `field`, in `ordering`; `initialValue` is where the subscriber starts.
+ */
+export interface StreamCursor {
+  readonly alias: string;
+  readonly field: Field;
+  /** The alias of `field` in the rows' selection (a stream must select its cursor field). */
+  readonly cursorAlias: string;
+  readonly ordering: 'ASC' | 'DESC';
+  readonly initialValue: Param;
+}
+
 /** A root aggregate of a collection, as `planOperation` makes it. */
 export type SelectAggregateField = Extract<RootField, { kind: 'selectAggregate' }>;
 

@@ -1,8 +1,10 @@
-import type { FragmentDefinitionNode, GraphQLSchema, OperationDefinitionNode } from 'graphql';
+import { GraphQLError, type FieldNode, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import type { Collection } from '../../metadata/index.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
+import type { ErrorCode } from '../errorCode.js';
 import type { PlanOptions } from './argumentValues.js';
-import type { OperationPlan, RootField } from './ir.js';
-import { planningContext } from './planningContext.js';
+import type { BoolExp, OperationPlan, RootField, StreamCursor } from './ir.js';
+import { planningContext, type PlanningContext } from './planningContext.js';
 
 export { checkCount, type PlanOptions } from './argumentValues.js';
 
@@ -13,7 +15,15 @@ export interface PlannedOperation {
    * ordering, or in @skip/@include): such a plan is made per request and not cached.
    */
   readonly reusable: boolean;
+  /** A streaming subscription's cursor (`<collection>_stream`), else null. */
+  readonly stream: StreamCursor | null;
 }
+
+/**
+ * The name of the parameter that carries a stream's cursor: a variable no document can declare
+ * (GraphQL names cannot hold a space), bound by the subscription to the last value it sent.
+ */
+export const STREAM_CURSOR_VARIABLE = 'stream cursor';
 
 /**
  * Turns a validated operation into the query IR. Assumes the document passed validation
@@ -26,16 +36,13 @@ export function planOperation(
   variables: ReadonlyMap<string, unknown>,
   options: PlanOptions,
 ): PlannedOperation {
-  const { collectFields, roleOf, args: argsOf, atArgument, planListQuery, planSelection, planAggregate, subSelection, toParam, isReusable } = planningContext(
-    schema,
-    operation,
-    fragments,
-    variables,
-    options,
-  );
-  const rootType = schema.getQueryType()!;
+  const context = planningContext(schema, operation, fragments, variables, options);
+  const { collectFields, roleOf, args: argsOf, atArgument, planListQuery, planSelection, planAggregate, subSelection, toParam, isReusable } = context;
+  const rootType = operation.operation === 'subscription' ? schema.getSubscriptionType()! : schema.getQueryType()!;
   const rootFields: RootField[] = [];
-  for (const [alias, nodes] of collectFields(operation.selectionSet)) {
+  let stream: StreamCursor | null = null;
+  const fields = collectFields(operation.selectionSet);
+  for (const [alias, nodes] of fields) {
     const node = nodes[0]!;
     if (node.name.value === '__typename') {
       rootFields.push({ kind: 'typename', alias, value: rootType.name });
@@ -45,7 +52,15 @@ export function planOperation(
     const role = roleOf(rootType, node);
     if (role.kind !== 'root') throw new Error(`unexpected root field ${node.name.value}`);
     const collection = role.collection;
-    if (role.root === 'select') {
+    if (role.root === 'select_stream') {
+      if (fields.size !== 1) throw new GraphQLError('a streaming subscription has exactly one root field', { nodes: node, extensions: { code: 'validation-failed' satisfies ErrorCode } });
+      const planned = planStream(context, collection, node, alias);
+      const selection = planSelection(collection, subSelection(nodes));
+      const cursorItem = selection.find((item) => item.kind === 'column' && item.field === planned.cursor.field);
+      if (!cursorItem) throw new GraphQLError(`a stream must select its cursor field ${planned.cursor.field.name}, from which it resumes`, { nodes: node, extensions: { code: 'validation-failed' satisfies ErrorCode } });
+      stream = { ...planned.cursor, cursorAlias: cursorItem.alias };
+      rootFields.push({ kind: 'select', alias, collection, query: planned.query, selection });
+    } else if (role.root === 'select') {
       rootFields.push({ kind: 'select', alias, collection, query: planListQuery(collection, node, 'list'), selection: planSelection(collection, subSelection(nodes)) });
     } else if (role.root === 'select_aggregate') {
       rootFields.push({ kind: 'selectAggregate', alias, collection, query: planListQuery(collection, node, 'aggregate'), aggregate: planAggregate(collection, subSelection(nodes)) });
@@ -55,5 +70,37 @@ export function planOperation(
       rootFields.push({ kind: 'selectByPk', alias, collection, key, selection: planSelection(collection, subSelection(nodes)) });
     }
   }
-  return { plan: { rootFields, sharedScans: [] }, reusable: isReusable() };
+  return { plan: { rootFields, sharedScans: [] }, reusable: isReusable(), stream };
+}
+
+/**
+ * `<c>_stream(batch_size:, cursor: [{initial_value: {<field>: v}, ordering: ASC|DESC}], where:)`
+ * as a list: the rows after the cursor (`<field> > cursor`, or `<` descending) that pass `where`,
+ * ordered by the cursor field, at most `batch_size`. The cursor is the parameter
+ * `STREAM_CURSOR_VARIABLE`, so one plan serves every position of every subscriber.
+ */
+function planStream(context: PlanningContext, collection: Collection, node: FieldNode, alias: string): { query: ReturnType<PlanningContext['planListQuery']>; cursor: Omit<StreamCursor, 'cursorAlias'> } {
+  const { args: argsOf, asList, atArgument, enumValue, planWhere, toParam } = context;
+  const args = argsOf(node);
+  const refuse = (message: string): never => {
+    throw new GraphQLError(message, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
+  };
+  return atArgument(node, 'cursor', () => {
+    const cursors = asList(args.cursor);
+    if (cursors.length !== 1) refuse('a stream takes exactly one cursor');
+    const cursor = cursors[0] as { initial_value?: Record<string, unknown>; ordering?: unknown };
+    const initial = cursor.initial_value;
+    const names = initial && typeof initial === 'object' ? Object.keys(initial) : [];
+    if (names.length !== 1) refuse('a stream cursor\'s initial_value names exactly one field');
+    const field = collection.fields.get(names[0]!)!;
+    const ordering = (enumValue(cursor.ordering as never) ?? 'ASC') === 'DESC' ? 'DESC' : 'ASC';
+    const initialValue = toParam((initial as Record<string, never>)[field.name] ?? null, SCALAR_FOR_TYPE[field.type]);
+    const after: BoolExp = { kind: 'compare', field, operator: ordering === 'ASC' ? '_gt' : '_lt', value: { kind: 'var', name: STREAM_CURSOR_VARIABLE, cast: 'value' } };
+    const where = atArgument(node, 'where', () => (args.where === undefined || args.where === null ? null : planWhere(collection, args.where)));
+    const batchSize = atArgument(node, 'batch_size', () => context.countLimit(args.batch_size, 'limit', true));
+    return {
+      query: { where: where ? { kind: 'and', items: [where, after] } : after, distinctOn: [], orderBy: [{ kind: 'column', path: [], field, direction: ordering === 'ASC' ? 'asc' : 'desc' }], limit: batchSize, offset: null },
+      cursor: { alias, field, ordering, initialValue },
+    };
+  });
 }

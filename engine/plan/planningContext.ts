@@ -24,7 +24,7 @@ export function planningContext(
   const { planWhere } = wherePlanner(values);
   const { planListQuery } = listQueryPlanner(values, { planWhere });
   const { roleOf, objectType, planSelection, planAggregate } = selectionPlanner(schema, values, { subSelection }, { planListQuery });
-  const { toParam, jsonbParam, fromJs, readNow, enumValue, asList, argsOf, atArgument, variableValue, schemaCollection, isReusable } = values;
+  const { toParam, jsonbParam, fromJs, readNow, enumValue, asList, argsOf, atArgument, variableValue, schemaCollection, isReusable, countLimit } = values;
   return {
     toParam,
     jsonbParam,
@@ -45,5 +45,6 @@ export function planningContext(
     variableValue,
     schemaCollection,
     isReusable,
+    countLimit,
   };
 }

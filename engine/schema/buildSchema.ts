@@ -17,6 +17,7 @@ import {
 import type { Collection, ComputedField, Field, Metadata, Relationship, ScalarType } from '../../metadata/index.js';
 import { buildMutationFields, primaryKeyArgs, type MutationKind } from './buildMutationFields.js';
 import { SCALAR_FOR_TYPE } from './scalars.js';
+import { streamFields } from './buildStreamFields.js';
 
 export type { MutationKind };
 
@@ -25,7 +26,7 @@ export type { MutationKind };
  * guesses from names. Aggregate helper types carry `aggregate*` kinds.
  */
 export type FieldRole =
-  | { readonly kind: 'root'; readonly root: 'select' | 'select_by_pk' | 'select_aggregate'; readonly collection: Collection }
+  | { readonly kind: 'root'; readonly root: 'select' | 'select_by_pk' | 'select_aggregate' | 'select_stream'; readonly collection: Collection }
   | { readonly kind: 'column'; readonly field: Field }
   | { readonly kind: 'computed'; readonly field: ComputedField }
   | { readonly kind: 'objectRelationship'; readonly relationship: Relationship; readonly target: Collection }
@@ -374,6 +375,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
   const mutationFields = buildMutationFields(metadata, { objectTypes, boolExps }, (value) => role(value as FieldRole));
   return new GraphQLSchema({
     query: new GraphQLObjectType({ name: 'query_root', fields: rootFields }),
+    subscription: new GraphQLObjectType({ name: 'subscription_root', fields: { ...rootFields, ...streamFields(metadata, objectTypes, boolExps) } }),
     ...(Object.keys(mutationFields).length ? { mutation: new GraphQLObjectType({ name: 'mutation_root', fields: mutationFields }) } : {}),
   });
 }
@@ -382,3 +384,4 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
 export function fieldRole(extensions: Readonly<Record<string, unknown>> | null | undefined): FieldRole | undefined {
   return extensions?.loanql as FieldRole | undefined;
 }
+

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 
-/** Issue 28: there are no subscriptions yet, and a WebSocket handshake is told so plainly. */
+/** Issue 28, then 34: a WebSocket handshake on /api/graph is GraphQL over WebSocket; elsewhere it is told plainly that there is none. */
 let database: TestDatabase;
 let server: TestServer;
 let key: string;
@@ -61,23 +61,13 @@ function webSocketHandshake(path: string, headers: Record<string, string> = {}):
 }
 
 describe('A WebSocket upgrade request', () => {
-  it('on /api/graph is a 400 saying subscriptions over WebSocket are not supported yet', async () => {
-    for (const headers of [tokenHeader(key), {}]) {
-      const answer = await webSocketHandshake('/api/graph', headers);
-      assert.equal(answer.upgraded, false);
-      assert.equal(answer.status, 400);
-      assert.match(String(answer.headers['content-type']), /^application\/json/);
-      const body = JSON.parse(answer.body) as { errors: { message: string; extensions: { code: string } }[] };
-      assert.equal(body.errors.length, 1);
-      assert.match(body.errors[0]!.message, /^WebSocket subscriptions are not supported yet/);
-      assert.doesNotMatch(answer.body, /query must be/);
+  it('on /api/graph switches to graphql-transport-ws (issue 34; the key is checked in connection_init)', async () => {
+    for (const path of ['/api/graph', '/api/graph/?x=1']) {
+      const answer = await webSocketHandshake(path, tokenHeader(key));
+      assert.equal(answer.upgraded, true, path);
+      assert.equal(answer.status, 101);
+      assert.equal(answer.headers['sec-websocket-protocol'], 'graphql-transport-ws');
     }
-  });
-
-  it('on /api/graph/ with a query string gets the same answer', async () => {
-    const answer = await webSocketHandshake('/api/graph/?x=1', tokenHeader(key));
-    assert.equal(answer.status, 400);
-    assert.match(answer.body, /WebSocket subscriptions are not supported yet/);
   });
 
   it('elsewhere is a plain 400, and ordinary requests are answered as before', async () => {

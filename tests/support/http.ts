@@ -13,6 +13,8 @@ import { configFromEnv, engineOptionsOf, type ServiceConfig } from '../../app/co
 import { createHttpServer, listen } from '../../server/httpServer.js';
 import { createApp } from '../../server/createApp.js';
 import { createLogger } from '../../app/logger.js';
+import { startSubscriptions, type Subscriptions } from '../../server/subscriptions.js';
+import type { ServiceState } from '../../api/routes/health.js';
 
 export interface TestServer {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
@@ -21,6 +23,8 @@ export interface TestServer {
   readonly logs: readonly Record<string, unknown>[];
   /** The engine holder the app serves from (reload it, or read `.engine`). */
   readonly engines: EngineHolder;
+  /** GraphQL over WebSocket on `/api/graph` and its live queries (server/subscriptions.ts). */
+  readonly subscriptions: Subscriptions;
   close(): Promise<void>;
 }
 
@@ -48,20 +52,27 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
   const config: ServiceConfig = { ...defaults, port: 0, host: '127.0.0.1', metadataPath: METADATA_PATH, http, ...overrides };
   const engineOptions = engineOptionsOf(config);
   const engines = new EngineHolder(await buildServingEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
-  const app = createApp({ db, logger: createLogger(overrides.logLevel ?? 'warn', capture), config, databaseDescription: `test ${db.kind} database`, engines });
-  const server = createHttpServer(app, config.http);
+  const logger = createLogger(overrides.logLevel ?? 'warn', capture);
+  const state: ServiceState = { stopping: false };
+  const app = createApp({ db, logger, config, databaseDescription: `test ${db.kind} database`, engines, state });
+  const subscriptions = await startSubscriptions({ db, engines, logger, config });
+  state.subscriptions = () => subscriptions.sockets.usage;
+  const server = createHttpServer(app, config.http, subscriptions.sockets);
   await listen(server, 0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     logs,
     engines,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        engines.close();
+    subscriptions,
+    close: async () => {
+      engines.close();
+      await subscriptions.close();
+      await new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }
 

@@ -1,0 +1,359 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { GraphQLError, parse, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { CloseCode, handleProtocols, makeServer, type Context, type SubscribePayload } from 'graphql-ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Database } from '../db/index.js';
+import { RequestError, type GraphEngine, type LiveQueries, type LiveSubscription, type Principal, type ResponseError } from '../engine/index.js';
+import type { EngineHolder } from '../app/engineHolder.js';
+import type { Logger } from '../app/logger.js';
+import { authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
+import { engineForCaller } from './routes/graph.js';
+import { isDatabaseUnavailable } from './unavailable.js';
+import type { ReadRouting } from './readRouting.js';
+
+/** Limits of the WebSocket API (README, Configuration: `SUBSCRIPTIONS_*`). */
+export interface GraphSocketLimits {
+  /** Open subscriptions of one API key in this process. */
+  readonly perKey: number;
+  /** Open subscriptions of this process. */
+  readonly perProcess: number;
+  /** A connection whose unsent messages exceed this many bytes (a client that does not read) is dropped. */
+  readonly maxBufferedBytes: number;
+  /** Largest message a client may send (the body limit of HTTP). */
+  readonly maxMessageBytes: number;
+}
+
+export interface GraphSocketDeps {
+  readonly db: Database;
+  readonly engines: EngineHolder;
+  readonly logger: Logger;
+  readonly live: LiveQueries;
+  readonly limits: GraphSocketLimits;
+  readonly verifiedKeys?: VerifiedKeyCache;
+  readonly routing?: ReadRouting;
+}
+
+/** What graphql-ws keeps of one connection. */
+interface Connection {
+  readonly socket: WebSocket;
+  readonly request: IncomingMessage;
+  auth: AuthenticatedKey | null;
+  readonly subscriptions: Set<LiveSubscription>;
+}
+
+const KEEP_ALIVE_MS = 12_000;
+
+/** The close code a slow consumer gets: 1013 "try again later" (its messages were not read). */
+export const SLOW_CONSUMER_CLOSE = 1013;
+
+/** A result whose body is PostgreSQL's response text, sent as it is (the payload of a `next`). */
+const RAW_RESPONSE = Symbol('raw response');
+type RawResult = { readonly [RAW_RESPONSE]: string };
+
+/** One document per operation type: graphql-ws only reads which type a subscription is (the engine has its own). */
+const DOCUMENTS = { query: parse('query { __typename }'), mutation: parse('mutation { __typename }'), subscription: parse('subscription { __typename }') } as const;
+
+/**
+ * GraphQL over WebSocket (`graphql-transport-ws`, the `graphql-ws` library's server) on
+ * `/api/graph` (README, "Subscriptions"). The API key comes in `connection_init`'s payload
+ * (`{"Authorization": "Token …"}`) or the upgrade request's `Authorization` header; a missing or
+ * bad one closes the connection with 4403, and so does a key deactivated while connected (the
+ * database's change notice on `api_keys`, `noticeKeyChange`). Every operation runs through the
+ * engine of the key's role: a subscription joins the process's `LiveQueries`, a query or mutation
+ * answers once. Results go out as PostgreSQL's text (numbers keep their digits); a connection
+ * that does not read its messages is dropped once `maxBufferedBytes` are waiting.
+ */
+export class GraphSockets {
+  readonly #deps: GraphSocketDeps;
+  readonly #wss: WebSocketServer;
+  readonly #connections = new Set<Connection>();
+  readonly #perKey = new Map<string, number>();
+  /** Payloads waiting to be spliced into the message text being sent (`RAW_RESPONSE`). */
+  readonly #raw = new Map<string, string>();
+  readonly #token = randomBytes(12).toString('hex');
+  #rawCount = 0;
+
+  constructor(deps: GraphSocketDeps) {
+    this.#deps = deps;
+    this.#wss = new WebSocketServer({ noServer: true, maxPayload: deps.limits.maxMessageBytes, handleProtocols });
+    const server = makeServer<Record<string, unknown>, Connection>({
+      onConnect: (ctx) => this.#connect(ctx),
+      onSubscribe: (ctx, id, payload) => this.#subscribe(ctx, id, payload),
+      // The results are PostgreSQL's text in a wrapper graphql-ws passes through as the payload (`RAW_RESPONSE`).
+      execute: (args) => args.contextValue as AsyncIterable<ExecutionResult>,
+      subscribe: (args) => args.contextValue as AsyncIterable<ExecutionResult>,
+      jsonMessageReplacer: (key, value) => (key === 'payload' && value && typeof value === 'object' && RAW_RESPONSE in value ? this.#placeholder((value as RawResult)[RAW_RESPONSE]) : value),
+    });
+    this.#wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
+      const connection: Connection = { socket, request, auth: null, subscriptions: new Set() };
+      this.#connections.add(connection);
+      const closed = server.opened(
+        {
+          protocol: socket.protocol,
+          send: (data) => this.#send(connection, data),
+          close: (code, reason) => socket.close(code, reason),
+          onMessage: (handle) =>
+            socket.on('message', (message: Buffer) => {
+              handle(message.toString('utf8')).catch((error: unknown) => this.#internal(connection, error));
+            }),
+        },
+        connection,
+      );
+      socket.on('error', () => socket.terminate());
+      // Keep-alive: a ping every 12 s; a connection that answered none since the last is gone.
+      let alive = true;
+      socket.on('pong', () => (alive = true));
+      const pings = setInterval(() => {
+        if (!alive) return socket.terminate();
+        alive = false;
+        socket.ping();
+      }, KEEP_ALIVE_MS);
+      pings.unref();
+      socket.once('close', (code: number, reason: Buffer) => {
+        clearInterval(pings);
+        this.#drop(connection);
+        void closed(code, reason.toString('utf8'));
+      });
+    });
+  }
+
+  /** Takes a WebSocket handshake on `/api/graph` (the HTTP server's `upgrade`). */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#wss.emit('connection', ws, req));
+  }
+
+  /** This process's open connections and subscriptions, its live-query cohorts, and the cohort statements run so far (the metrics hook; `/healthz` with an admin key). */
+  get usage(): { readonly connections: number; readonly subscriptions: number; readonly cohorts: number; readonly statementsRun: number } {
+    const live = this.#deps.live;
+    return { connections: this.#connections.size, ...live.usage, statementsRun: live.statementsRun };
+  }
+
+  /**
+   * An `api_keys` row of `accountId` changed (a change notice): the account's keys with open
+   * connections are read again, and the connections of a key no longer active close with 4403.
+   */
+  async noticeKeyChange(accountId: string | null): Promise<void> {
+    const keys = new Set<string>();
+    for (const connection of this.#connections) if (connection.auth && (accountId === null || connection.auth.accountId === accountId)) keys.add(connection.auth.keyId);
+    if (!keys.size) return;
+    const { rows } = await this.#deps.db.query<{ id: string }>('SELECT id FROM api_keys WHERE id = ANY($1::uuid[]) AND active', [[...keys]]);
+    const active = new Set(rows.map((row) => row.id));
+    for (const connection of this.#connections) if (connection.auth && keys.has(connection.auth.keyId) && !active.has(connection.auth.keyId)) connection.socket.close(CloseCode.Forbidden, 'Forbidden');
+  }
+
+  /** Closes every connection (1001, going away) and the WebSocket server. */
+  async close(): Promise<void> {
+    for (const connection of this.#connections) connection.socket.close(1001, 'Going away');
+    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+  }
+
+  async #connect(ctx: Context<Record<string, unknown>, Connection>): Promise<boolean> {
+    const params = ctx.connectionParams ?? {};
+    const fromPayload = params.Authorization ?? params.authorization;
+    const header = typeof fromPayload === 'string' ? fromPayload : ctx.extra.request.headers.authorization;
+    const auth = await authenticateApiKey(this.#deps.db, header, this.#deps.verifiedKeys);
+    if (!auth || !engineForCaller(this.#deps.engines.engine, auth)) return false;
+    ctx.extra.auth = auth;
+    return true;
+  }
+
+  async #subscribe(ctx: Context<Record<string, unknown>, Connection>, _id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> {
+    const connection = ctx.extra;
+    const auth = connection.auth!;
+    const caller = engineForCaller(this.#deps.engines.engine, auth);
+    if (!caller) {
+      connection.socket.close(CloseCode.Forbidden, 'Forbidden');
+      return [];
+    }
+    const results = new ResultQueue();
+    let type;
+    try {
+      type = caller.engine.operationType(payload);
+      if (type === 'subscription') {
+        const refused = this.#overLimit(auth.keyId);
+        if (refused) return [refused];
+        await this.#startLive(connection, caller, auth, payload, results);
+      } else results.push(await this.#answerOnce(caller, payload, type === 'mutation')), results.end();
+    } catch (error) {
+      if (error instanceof RequestError) return error.errors.map(asGraphQLError);
+      if (isDatabaseUnavailable(error)) return [new GraphQLError('the database cannot be reached; try again shortly', { extensions: { code: 'database-unavailable' } })];
+      const id = randomUUID();
+      this.#deps.logger.error({ errorId: id, err: error }, 'internal error');
+      return [new GraphQLError('internal error', { extensions: { code: 'internal', id } })];
+    }
+    return { schema: caller.engine.schema, document: DOCUMENTS[type], contextValue: results };
+  }
+
+  async #startLive(connection: Connection, caller: { engine: GraphEngine; principal: Principal }, auth: AuthenticatedKey, payload: SubscribePayload, results: ResultQueue): Promise<void> {
+    const prepared = caller.engine.prepareSubscription(payload, caller.principal);
+    if (prepared.kind === 'mutation') throw new Error('unreachable: a subscription prepared as a mutation');
+    if (prepared.kind === 'static') {
+      results.push(prepared.body);
+      return;
+    }
+    if (prepared.introspection) {
+      throw new RequestError([{ message: 'a subscription cannot mix __schema or __type with data fields', extensions: { code: 'validation-failed' } }], 'document');
+    }
+    this.#count(auth.keyId, 1);
+    let subscription: LiveSubscription;
+    try {
+      subscription = await this.#deps.live.subscribe(
+        { text: prepared.text, values: prepared.values, stream: prepared.stream, tables: caller.engine.tablesRead(prepared.text), accountId: auth.accountId },
+        {
+          next: (text) => results.push(text),
+          error: (errors) => {
+            results.push(JSON.stringify({ errors }));
+            results.end();
+          },
+        },
+      );
+    } catch (error) {
+      this.#count(auth.keyId, -1);
+      throw error;
+    }
+    connection.subscriptions.add(subscription);
+    results.onEnd(() => {
+      if (!connection.subscriptions.delete(subscription)) return;
+      subscription.stop();
+      this.#count(auth.keyId, -1);
+    });
+  }
+
+  /** A query or mutation sent over the socket: answered once, like `POST /api/graph`. */
+  async #answerOnce(caller: { engine: GraphEngine; principal: Principal }, payload: SubscribePayload, isMutation: boolean): Promise<string> {
+    const db = !isMutation && this.#deps.routing ? this.#deps.routing.replicas.forRequest(null) : this.#deps.db;
+    return caller.engine.execute(db, payload, caller.principal);
+  }
+
+  #overLimit(keyId: string): GraphQLError | null {
+    const { perKey, perProcess } = this.#deps.limits;
+    if (this.#deps.live.usage.subscriptions >= perProcess) return new GraphQLError(`this process has ${perProcess} open subscriptions, its most (SUBSCRIPTIONS_PER_PROCESS): try again later`, { extensions: { code: 'subscription-limit' } });
+    if ((this.#perKey.get(keyId) ?? 0) >= perKey) return new GraphQLError(`this API key has ${perKey} open subscriptions, its most (SUBSCRIPTIONS_PER_KEY): complete one first`, { extensions: { code: 'subscription-limit' } });
+    return null;
+  }
+
+  #count(keyId: string, change: 1 | -1): void {
+    const count = (this.#perKey.get(keyId) ?? 0) + change;
+    if (count > 0) this.#perKey.set(keyId, count);
+    else this.#perKey.delete(keyId);
+  }
+
+  #drop(connection: Connection): void {
+    if (!this.#connections.delete(connection)) return;
+    for (const subscription of connection.subscriptions) {
+      subscription.stop();
+      if (connection.auth) this.#count(connection.auth.keyId, -1);
+    }
+    connection.subscriptions.clear();
+  }
+
+  #placeholder(text: string): string {
+    const placeholder = `\u0000${this.#token}:${(this.#rawCount += 1)}`;
+    this.#raw.set(placeholder, text);
+    return placeholder;
+  }
+
+  /** Sends a message, splicing a raw response in place of its placeholder; drops a client that does not read. */
+  #send(connection: Connection, data: string): Promise<void> {
+    const match = /"(\\u0000[0-9a-f]+:\d+)"\}$/.exec(data);
+    if (match) {
+      const placeholder = JSON.parse(`"${match[1]}"`) as string;
+      const raw = this.#raw.get(placeholder);
+      if (raw !== undefined) {
+        this.#raw.delete(placeholder);
+        data = `${data.slice(0, match.index)}${raw}}`;
+      }
+    }
+    const { socket } = connection;
+    if (socket.readyState !== socket.OPEN) return Promise.resolve();
+    if (socket.bufferedAmount + data.length > this.#deps.limits.maxBufferedBytes) {
+      this.#deps.logger.warn({ keyPrefix: undefined, buffered: socket.bufferedAmount }, 'a WebSocket client does not read its messages; dropping it');
+      socket.close(SLOW_CONSUMER_CLOSE, 'the client does not read its messages');
+      setTimeout(() => socket.terminate(), 1_000).unref();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => socket.send(data, () => resolve()));
+  }
+
+  #internal(connection: Connection, error: unknown): void {
+    const id = randomUUID();
+    this.#deps.logger.error({ errorId: id, err: error }, 'internal error on a WebSocket connection');
+    connection.socket.close(CloseCode.InternalServerError, 'Internal server error');
+  }
+}
+
+function asGraphQLError(error: ResponseError): GraphQLError {
+  const { message, locations, extensions } = error;
+  const graphQLError = new GraphQLError(message, { extensions, ...(error.path ? { path: error.path } : {}) });
+  // graphql-js computes locations from nodes; the engine's are known already.
+  if (locations) Object.defineProperty(graphQLError, 'locations', { value: locations, enumerable: true });
+  return graphQLError;
+}
+
+/**
+ * The results of one operation as graphql-ws reads them (an async iterator): pushed as they
+ * come; `return()` (the client completed, or the connection closed) ends it at once, even while
+ * a `next()` waits, and calls what `onEnd` registered.
+ */
+class ResultQueue implements AsyncIterableIterator<RawResult> {
+  readonly #items: string[] = [];
+  #waiting: ((result: IteratorResult<RawResult>) => void) | null = null;
+  #ended = false;
+  #finished = false;
+  readonly #onEnd: (() => void)[] = [];
+
+  push(text: string): void {
+    if (this.#finished) return;
+    if (this.#waiting) {
+      const waiting = this.#waiting;
+      this.#waiting = null;
+      waiting({ done: false, value: { [RAW_RESPONSE]: text } });
+    } else this.#items.push(text);
+  }
+
+  /** No more results after those pushed. */
+  end(): void {
+    this.#ended = true;
+    if (this.#waiting && !this.#items.length) this.#finish();
+  }
+
+  onEnd(callback: () => void): void {
+    if (this.#finished) callback();
+    else this.#onEnd.push(callback);
+  }
+
+  next(): Promise<IteratorResult<RawResult>> {
+    const text = this.#items.shift();
+    if (text !== undefined) return Promise.resolve({ done: false, value: { [RAW_RESPONSE]: text } });
+    if (this.#ended || this.#finished) {
+      this.#finish();
+      return Promise.resolve({ done: true, value: undefined });
+    }
+    return new Promise((resolve) => (this.#waiting = resolve));
+  }
+
+  return(): Promise<IteratorResult<RawResult>> {
+    this.#finish();
+    return Promise.resolve({ done: true, value: undefined });
+  }
+
+  throw(): Promise<IteratorResult<RawResult>> {
+    return this.return();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<RawResult> {
+    return this;
+  }
+
+  #finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#items.length = 0;
+    const waiting = this.#waiting;
+    this.#waiting = null;
+    waiting?.({ done: true, value: undefined });
+    for (const callback of this.#onEnd.splice(0)) callback();
+  }
+}

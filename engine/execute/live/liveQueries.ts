@@ -1,0 +1,309 @@
+import { hash } from 'node:crypto';
+import { isLosslessNumber, parse as parseExactly } from 'lossless-json';
+import { parseLsn, type Database, type Queryable, type QueryResult } from '../../../db/index.js';
+import { classifyDatabaseError, RequestError, type ResponseError } from '../errors.js';
+import type { PreparedStream } from '../prepareRequest.js';
+import { cohortRow, cohortStatement, parameterTypes } from './cohortStatement.js';
+
+/** Where a subscription's results go. */
+export interface LiveSink {
+  /** A result: the response text as PostgreSQL built it (`{"data":…}`), to send untouched. */
+  next(text: string): void;
+  /** The subscription ended with these errors (the protocol's `error` message). */
+  error(errors: readonly ResponseError[]): void;
+}
+
+/** One subscription's statement, as `GraphEngine.prepareLive` makes it. */
+export interface LiveStatement {
+  readonly text: string;
+  readonly values: readonly unknown[];
+  readonly stream: PreparedStream | null;
+  /** The tables the statement reads (`tablesRead`): a write to one of them in `accountId` refreshes it. */
+  readonly tables: ReadonlySet<string>;
+  readonly accountId: string;
+}
+
+/** Read replicas, for cohorts' reads: a replica that has replayed `atLeast`, or the primary. */
+export interface LiveReads {
+  forRead(atLeast: bigint | null): { query: Queryable['query'] };
+  primaryPosition(): Promise<bigint>;
+}
+
+export interface LiveQueryOptions {
+  /** Notices arriving within this window refresh each cohort once (default 50 ms). */
+  readonly refreshWindowMs?: number;
+  /** Every cohort is refreshed this often whatever the notices say (default 30 s; 0 = never). */
+  readonly fallbackIntervalMs?: number;
+  readonly reads?: LiveReads;
+  /** Told of failures that are not a client's (the database unreachable, a bug); the subscriptions wait for the next notice. */
+  readonly onFailure?: (error: unknown) => void;
+}
+
+/** A running subscription: `stop` ends it (the client completed, or the socket closed). */
+export interface LiveSubscription {
+  stop(): void;
+}
+
+interface Subscriber {
+  readonly id: number;
+  readonly accountId: string;
+  readonly values: unknown[];
+  readonly stream: PreparedStream | null;
+  readonly sink: LiveSink;
+  lastHash: string | null;
+  closed: boolean;
+  /** Until the first refresh: settles the promise `subscribe` returned. */
+  first: { resolve: () => void; reject: (error: unknown) => void } | null;
+}
+
+/** Subscribers whose statements are the same text: ONE statement per refresh answers them all. */
+interface Cohort {
+  readonly text: string;
+  readonly tables: ReadonlySet<string>;
+  readonly subscribers: Map<number, Subscriber>;
+  readonly byAccount: Map<string, Set<Subscriber>>;
+  /** Waiting for the next refresh of this cohort. */
+  pending: Set<Subscriber>;
+  running: boolean;
+  statement: Promise<{ readonly text: string; readonly types: readonly string[] }> | null;
+  /** Read replicas: the WAL position the last result was read at (at least), and what the last notices need. */
+  sentPosition: bigint | null;
+  requiredPosition: bigint | null;
+}
+
+const INTERNAL: ResponseError = { message: 'internal error', extensions: { code: 'internal' } };
+const later = (a: bigint | null, b: bigint | null): bigint | null => (a === null ? b : b === null || a > b ? a : b);
+
+/**
+ * The live queries of one process (engine/README.md, "Subscriptions"). Subscribers whose
+ * statements have the same text form a cohort, refreshed by ONE statement that binds all their
+ * parameter values together (`cohortStatement`); a cohort is refreshed when the database
+ * announces a write to a table it reads in an account it serves (`noticeChange`), notices of one
+ * window (50 ms) coalesced, a cohort never refreshed twice at once; and every
+ * `fallbackIntervalMs` whatever the notices said. Nothing announced, no statement.
+ *
+ * A live query sends its first result at once and then the whole result whenever its hash
+ * changes; a stream sends each non-empty batch after its cursor and moves the cursor to the
+ * batch's last row.
+ */
+export class LiveQueries {
+  readonly #db: Database;
+  readonly #options: Required<Omit<LiveQueryOptions, 'reads'>> & Pick<LiveQueryOptions, 'reads'>;
+  readonly #cohorts = new Map<string, Cohort>();
+  readonly #byTable = new Map<string, Set<Cohort>>();
+  #changed = new Map<string, Set<string | null>>();
+  #window: NodeJS.Timeout | null = null;
+  readonly #fallback: NodeJS.Timeout | null;
+  #nextId = 1;
+  #subscribers = 0;
+  /** Cohort statements run so far (bench/subscriptions.ts, metrics). */
+  statementsRun = 0;
+
+  constructor(db: Database, options: LiveQueryOptions = {}) {
+    this.#db = db;
+    this.#options = { refreshWindowMs: 50, fallbackIntervalMs: 30_000, onFailure: () => undefined, ...options };
+    const every = this.#options.fallbackIntervalMs;
+    this.#fallback = every > 0 ? setInterval(() => this.refreshEverything(), every) : null;
+    this.#fallback?.unref();
+  }
+
+  /** Open subscriptions and cohorts now. */
+  get usage(): { readonly subscriptions: number; readonly cohorts: number } {
+    return { subscriptions: this.#subscribers, cohorts: this.#cohorts.size };
+  }
+
+  /**
+   * Starts a subscription: resolves once its first refresh has run (a live query's first result
+   * sent), or rejects with `RequestError` when the database refused its values (a data exception).
+   */
+  subscribe(statement: LiveStatement, sink: LiveSink): Promise<LiveSubscription> {
+    let cohort = this.#cohorts.get(statement.text);
+    if (!cohort) {
+      cohort = { text: statement.text, tables: statement.tables, subscribers: new Map(), byAccount: new Map(), pending: new Set(), running: false, statement: null, sentPosition: null, requiredPosition: null };
+      this.#cohorts.set(statement.text, cohort);
+      for (const table of statement.tables) {
+        let cohorts = this.#byTable.get(table);
+        if (!cohorts) this.#byTable.set(table, (cohorts = new Set()));
+        cohorts.add(cohort);
+      }
+    }
+    const values = [...statement.values];
+    if (statement.stream) values[statement.stream.cursorIndex] = statement.stream.initialValue;
+    const subscriber: Subscriber = { id: this.#nextId++, accountId: statement.accountId, values, stream: statement.stream, sink, lastHash: null, closed: false, first: null };
+    const started = new Promise<void>((resolve, reject) => (subscriber.first = { resolve, reject }));
+    cohort.subscribers.set(subscriber.id, subscriber);
+    let inAccount = cohort.byAccount.get(subscriber.accountId);
+    if (!inAccount) cohort.byAccount.set(subscriber.accountId, (inAccount = new Set()));
+    inAccount.add(subscriber);
+    this.#subscribers += 1;
+    cohort.pending.add(subscriber);
+    this.#kick(cohort);
+    const owner = cohort;
+    return started.then(() => ({ stop: () => this.#remove(owner, subscriber) }));
+  }
+
+  /** The database said `table` was written in `accountId` (null: in any account, or notices were lost). */
+  noticeChange(table: string, accountId: string | null): void {
+    if (!this.#byTable.has(table)) return;
+    let accounts = this.#changed.get(table);
+    if (!accounts) this.#changed.set(table, (accounts = new Set()));
+    accounts.add(accountId);
+    this.#window ??= setTimeout(() => void this.#flush(), this.#options.refreshWindowMs);
+  }
+
+  /** Refreshes every cohort for every subscriber (the fallback interval; after notices were lost). */
+  refreshEverything(): void {
+    for (const table of this.#byTable.keys()) this.noticeChange(table, null);
+  }
+
+  /** Ends every subscription without a word (the sockets are closing) and stops the timers. */
+  close(): void {
+    if (this.#fallback) clearInterval(this.#fallback);
+    if (this.#window) clearTimeout(this.#window);
+    for (const cohort of [...this.#cohorts.values()]) for (const subscriber of [...cohort.subscribers.values()]) this.#remove(cohort, subscriber);
+  }
+
+  async #flush(): Promise<void> {
+    this.#window = null;
+    const changed = this.#changed;
+    this.#changed = new Map();
+    // Read replicas: the primary's position now is past every commit just announced.
+    const position = this.#options.reads ? await this.#options.reads.primaryPosition().catch(() => null) : null;
+    const touched = new Set<Cohort>();
+    for (const [table, accounts] of changed) {
+      for (const cohort of this.#byTable.get(table) ?? []) {
+        for (const account of accounts) {
+          const subscribers = account === null ? cohort.subscribers.values() : (cohort.byAccount.get(account) ?? []);
+          for (const subscriber of subscribers) {
+            cohort.pending.add(subscriber);
+            touched.add(cohort);
+          }
+        }
+      }
+    }
+    for (const cohort of touched) {
+      cohort.requiredPosition = later(cohort.requiredPosition, position);
+      this.#kick(cohort);
+    }
+  }
+
+  #remove(cohort: Cohort, subscriber: Subscriber): void {
+    if (subscriber.closed) return;
+    subscriber.closed = true;
+    this.#subscribers -= 1;
+    cohort.subscribers.delete(subscriber.id);
+    cohort.pending.delete(subscriber);
+    const inAccount = cohort.byAccount.get(subscriber.accountId);
+    inAccount?.delete(subscriber);
+    if (inAccount?.size === 0) cohort.byAccount.delete(subscriber.accountId);
+    if (cohort.subscribers.size === 0 && this.#cohorts.get(cohort.text) === cohort) {
+      this.#cohorts.delete(cohort.text);
+      for (const table of cohort.tables) {
+        const cohorts = this.#byTable.get(table);
+        cohorts?.delete(cohort);
+        if (cohorts?.size === 0) this.#byTable.delete(table);
+      }
+    }
+  }
+
+  #end(cohort: Cohort, subscriber: Subscriber, errors: readonly ResponseError[]): void {
+    const first = subscriber.first;
+    subscriber.first = null;
+    this.#remove(cohort, subscriber);
+    if (first) first.reject(new RequestError(errors, 'execution'));
+    else subscriber.sink.error(errors);
+  }
+
+  /** Runs the cohort's pending refreshes one after another: never two statements of a cohort at once. */
+  #kick(cohort: Cohort): void {
+    if (cohort.running || cohort.pending.size === 0) return;
+    cohort.running = true;
+    void (async () => {
+      try {
+        while (cohort.pending.size) {
+          const batch = [...cohort.pending].filter((subscriber) => !subscriber.closed);
+          cohort.pending = new Set();
+          if (batch.length) await this.#refresh(cohort, batch);
+        }
+      } finally {
+        cohort.running = false;
+      }
+    })();
+  }
+
+  async #refresh(cohort: Cohort, batch: readonly Subscriber[]): Promise<void> {
+    let result: QueryResult<{ subscriber: number; response: string; position?: string }>;
+    try {
+      result = await this.#run(cohort, batch);
+    } catch (error) {
+      const clientError = classifyDatabaseError(error);
+      if (clientError && batch.length > 1) {
+        // One subscriber's values (a pattern PostgreSQL cannot compile, say): each alone, so only its own ends.
+        for (const subscriber of batch) await this.#refresh(cohort, [subscriber]);
+        return;
+      }
+      if (clientError) return this.#end(cohort, batch[0]!, [clientError]);
+      this.#options.onFailure(error);
+      // Started subscribers wait for the next notice or the fallback; a new one is told now.
+      for (const subscriber of batch) if (subscriber.first) this.#end(cohort, subscriber, [INTERNAL]);
+      return;
+    }
+    const byId = new Map(batch.map((subscriber) => [subscriber.id, subscriber]));
+    for (const row of result.rows) {
+      if (row.position) cohort.sentPosition = later(cohort.sentPosition, parseLsn(row.position));
+      const subscriber = byId.get(row.subscriber);
+      if (subscriber && !subscriber.closed) this.#deliver(cohort, subscriber, row.response);
+    }
+  }
+
+  #run(cohort: Cohort, batch: readonly Subscriber[]): Promise<QueryResult<{ subscriber: number; response: string; position?: string }>> {
+    return (async () => {
+      cohort.statement ??= parameterTypes(this.#db, cohort.text).then((types) => ({ types, text: cohortStatement(cohort.text, types, { withPosition: this.#options.reads !== undefined }) }));
+      let statement;
+      try {
+        statement = await cohort.statement;
+      } catch (error) {
+        cohort.statement = null;
+        throw error;
+      }
+      const rows = batch.map((subscriber) => cohortRow(subscriber.id, subscriber.values, statement.types));
+      const reads = this.#options.reads;
+      const target = reads ? reads.forRead(later(cohort.sentPosition, cohort.requiredPosition)) : this.#db;
+      this.statementsRun += 1;
+      return target.query<{ subscriber: number; response: string; position?: string }>(statement.text, [JSON.stringify(rows)], { reusable: true });
+    })();
+  }
+
+  #deliver(cohort: Cohort, subscriber: Subscriber, response: string): void {
+    const first = subscriber.first;
+    subscriber.first = null;
+    if (subscriber.stream) {
+      const rows = streamRows(response, subscriber.stream.alias);
+      if (rows.length) {
+        if (first) first.resolve();
+        subscriber.sink.next(response);
+        const cursor = rows[rows.length - 1]![subscriber.stream.cursorAlias];
+        subscriber.values[subscriber.stream.cursorIndex] = isLosslessNumber(cursor) ? cursor.toString() : cursor;
+        // More rows may be waiting past this batch.
+        cohort.pending.add(subscriber);
+        return;
+      }
+    } else {
+      const digest = hash('sha256', response, 'base64');
+      if (digest !== subscriber.lastHash) {
+        subscriber.lastHash = digest;
+        if (first) first.resolve();
+        subscriber.sink.next(response);
+        return;
+      }
+    }
+    first?.resolve();
+  }
+}
+
+/** A stream's rows in a response (numbers kept exact: a cursor of numeric keeps its digits). */
+function streamRows(response: string, alias: string): readonly Record<string, unknown>[] {
+  const parsed = parseExactly(response) as { data?: Record<string, unknown> } | null;
+  const rows = parsed?.data?.[alias];
+  return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+}

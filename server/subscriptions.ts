@@ -1,0 +1,69 @@
+import type { Database } from '../db/index.js';
+import { LiveQueries } from '../engine/index.js';
+import type { EngineHolder } from '../app/engineHolder.js';
+import type { ServiceConfig } from '../app/config.js';
+import type { Logger } from '../app/logger.js';
+import { listenForChanges } from '../app/changeNotices.js';
+import { GraphSockets } from '../api/graphSocket.js';
+import type { ReadRouting } from '../api/readRouting.js';
+
+/** GraphQL subscriptions of one process: the WebSocket API, its live queries, and the change notices that drive them. */
+export interface Subscriptions {
+  readonly sockets: GraphSockets;
+  readonly live: LiveQueries;
+  /** Closes every connection and stops listening. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the subscriptions of a process (README "Subscriptions"): `LiveQueries` over the
+ * database (reads on the replicas with `routing`), the WebSocket API (`api/graphSocket.ts`) for
+ * the HTTP server's upgrades, and the LISTEN that feeds both — a write notice refreshes the
+ * cohorts reading its table, an `api_keys` notice re-checks the keys of open connections.
+ */
+export async function startSubscriptions(deps: { readonly db: Database; readonly engines: EngineHolder; readonly logger: Logger; readonly config: ServiceConfig; readonly routing?: ReadRouting | undefined }): Promise<Subscriptions> {
+  const { db, engines, logger, config, routing } = deps;
+  const settings = config.subscriptions;
+  const replicas = routing?.replicas;
+  // SUBSCRIPTION_POLL_MS: Hasura's design (every cohort re-run on a timer, notices ignored), for bench/subscriptions.ts.
+  const polling = settings.pollIntervalMs > 0;
+  const live = new LiveQueries(db, {
+    refreshWindowMs: settings.refreshWindowMs,
+    fallbackIntervalMs: polling ? settings.pollIntervalMs : settings.fallbackIntervalMs,
+    ...(replicas ? { reads: { forRead: (atLeast: bigint | null) => replicas.forRequest(atLeast), primaryPosition: () => replicas.primaryPosition() } } : {}),
+    onFailure: (error) => logger.warn({ err: error }, 'a live query refresh failed; it runs again on the next change'),
+  });
+  const sockets = new GraphSockets({
+    db,
+    engines,
+    logger,
+    live,
+    ...(routing ? { routing } : {}),
+    limits: { perKey: settings.perKey, perProcess: settings.perProcess, maxBufferedBytes: settings.maxBufferedBytes, maxMessageBytes: config.bodyLimitBytes },
+  });
+  const checkKeys = (accountId: string | null): void => void sockets.noticeKeyChange(accountId).catch((error: unknown) => logger.warn({ err: error }, 'checking the keys of WebSocket connections failed'));
+  const stopListening = await listenForChanges(
+    db,
+    (table, accountId) => {
+      if (table === 'api_keys') checkKeys(accountId);
+      if (!polling) live.noticeChange(table, accountId);
+    },
+    () => {
+      checkKeys(null);
+      if (!polling) live.refreshEverything();
+    },
+  );
+  // What a notice cannot see (a key whose account went away, say) is caught at the fallback's pace.
+  const keySweep = settings.fallbackIntervalMs > 0 ? setInterval(() => checkKeys(null), settings.fallbackIntervalMs) : null;
+  keySweep?.unref();
+  return {
+    sockets,
+    live,
+    async close() {
+      if (keySweep) clearInterval(keySweep);
+      live.close();
+      await sockets.close();
+      await stopListening();
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
+import { startSeededService, type SeededService } from '../support/seededService.js';
+import { connect, socketUrl, subscribe } from '../support/graphSocket.js';
+
+/** Issue 34, Done-when 1: authentication, revocation and bad documents on graphql-transport-ws. */
+let s: SeededService;
+
+before(async () => {
+  s = await startSeededService();
+});
+after(() => s?.close());
+
+/** A raw graphql-transport-ws connection: its messages and its close. */
+function rawSocket(init: unknown, headers: Record<string, string> = {}): Promise<{ code: number; messages: unknown[] }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(socketUrl(s.url), 'graphql-transport-ws', { headers });
+    const messages: unknown[] = [];
+    socket.on('open', () => socket.send(JSON.stringify(init)));
+    socket.on('message', (data) => {
+      messages.push(JSON.parse(String(data)));
+      socket.close(1000);
+    });
+    socket.on('close', (code) => resolve({ code, messages }));
+    socket.on('error', reject);
+  });
+}
+
+describe('Authentication', () => {
+  it('a missing, malformed, unknown or inactive key closes with 4403; a good one is acknowledged (payload or header)', async () => {
+    const inactive = await createApiKey(s.db, s.account.id, 'to deactivate');
+    await deactivateApiKey(s.db, inactive.prefix);
+    for (const payload of [undefined, {}, { Authorization: 'Token nope' }, { Authorization: `Token ${s.apiKey.slice(0, -2)}xx` }, { Authorization: `Token ${inactive.key}` }, { Authorization: s.apiKey }]) {
+      const answer = await rawSocket({ type: 'connection_init', ...(payload ? { payload } : {}) });
+      assert.equal(answer.code, 4403, JSON.stringify(payload));
+      assert.deepEqual(answer.messages, []);
+    }
+    assert.deepEqual((await rawSocket({ type: 'connection_init', payload: { Authorization: `Token ${s.apiKey}` } })).messages, [{ type: 'connection_ack' }]);
+    assert.deepEqual((await rawSocket({ type: 'connection_init' }, { authorization: `Token ${s.apiKey}` })).messages, [{ type: 'connection_ack' }]);
+  });
+
+  it('a key deactivated while connected closes its sockets with 4403 within a second', async () => {
+    const key = await createApiKey(s.db, s.account.id, 'revoked while connected');
+    const socket = connect(s.url, key.key);
+    const other = connect(s.url, s.apiKey);
+    try {
+      const live = subscribe(socket.client, `subscription { loans_aggregate { aggregate { count } } }`);
+      const kept = subscribe(other.client, `subscription { loans_aggregate { aggregate { count } } }`);
+      await live.next();
+      await kept.next();
+      const revokedAt = Date.now();
+      await deactivateApiKey(s.db, key.prefix);
+      await live.ended;
+      const closed = socket.closes[0];
+      assert.equal(closed?.code, 4403);
+      assert.ok(closed.at - revokedAt < 1_000, `closed ${closed.at - revokedAt} ms after the revocation`);
+      assert.equal(other.closes.length, 0, "another key's socket stays open");
+    } finally {
+      await socket.dispose();
+      await other.dispose();
+    }
+  });
+});
+
+describe('Bad documents', () => {
+  it('get protocol errors naming the problem, and the connection keeps serving', async () => {
+    const socket = connect(s.url, s.apiKey);
+    try {
+      const cases: [string, Record<string, unknown> | undefined, string][] = [
+        ['subscription {', undefined, 'parse-failed'],
+        ['subscription { nope { id } }', undefined, 'validation-failed'],
+        ['subscription($id: uuid!) { loans_by_pk(id: $id) { id } }', {}, 'validation-failed'],
+        ['subscription($id: uuid!) { loans_by_pk(id: $id) { id } }', { id: 'not-a-uuid' }, 'validation-failed'],
+        ['subscription { payments_stream(batch_size: 5, cursor: {initial_value: {posted_at: "2020-01-01T00:00:00Z"}}) { amount } }', undefined, 'validation-failed'],
+        ['subscription { payments_stream(batch_size: 5, cursor: {initial_value: {posted_at: "2020-01-01T00:00:00Z"}}) { posted_at } loans { id } }', undefined, 'validation-failed'],
+        ['subscription { loans(where: {name: {_regex: "(a"}}) { id } }', undefined, 'data-exception'],
+        ['subscription { a: loans { payments { allocations { loan { payments { allocations { id } } } } } } }', undefined, 'query-too-expensive'],
+      ];
+      for (const [query, variables, code] of cases) {
+        const failed = subscribe(socket.client, query, variables);
+        const error = (await failed.ended) as { extensions?: { code?: string } }[];
+        assert.ok(Array.isArray(error), `${query}: expected a protocol error, got ${JSON.stringify(error)}`);
+        assert.equal(error[0]?.extensions?.code, code, `${query}: ${JSON.stringify(error)}`);
+      }
+      const good = subscribe(socket.client, `subscription { loans_aggregate { aggregate { count } } }`);
+      assert.ok((await good.next()).data.loans_aggregate.aggregate.count > 0);
+      good.stop();
+      assert.equal(socket.closes.length, 0);
+    } finally {
+      await socket.dispose();
+    }
+  });
+
+  it('a message that is not graphql-transport-ws closes that connection only (4400)', async () => {
+    const answer = await new Promise<number>((resolve, reject) => {
+      const socket = new WebSocket(socketUrl(s.url), 'graphql-transport-ws');
+      socket.on('open', () => socket.send('{not json'));
+      socket.on('close', (code) => resolve(code));
+      socket.on('error', reject);
+    });
+    assert.equal(answer, 4400);
+    const after = await fetch(`${s.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${s.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+    assert.equal(after.status, 200);
+  });
+});
