@@ -200,7 +200,7 @@ export class GraphSockets {
     let subscription: LiveSubscription;
     try {
       subscription = await this.#deps.live.subscribe(
-        { text: prepared.text, values: prepared.values, stream: prepared.stream, tables: caller.engine.tablesRead(prepared.text), accountId: auth.accountId },
+        { text: prepared.text, values: prepared.values, stream: prepared.stream, tables: caller.engine.tablesRead(prepared.text), accountId: auth.accountId, keys: prepared.refreshKeys },
         {
           next: (text) => results.push(text),
           error: (errors) => {
