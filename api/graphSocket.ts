@@ -9,6 +9,7 @@ import { RequestError, type GraphEngine, type LiveQueries, type LiveSubscription
 import type { EngineHolder } from '../app/engineHolder.js';
 import type { Logger } from '../app/logger.js';
 import { authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
+import { findAdminSession, isSessionCsrfToken } from '../app/adminSessions.js';
 import { engineForCaller } from './routes/graph.js';
 import { isDatabaseUnavailable } from './unavailable.js';
 import type { ReadRouting } from './readRouting.js';
@@ -40,10 +41,22 @@ interface Connection {
   readonly socket: WebSocket;
   readonly request: IncomingMessage;
   auth: AuthenticatedKey | null;
+  /** The dashboard console's socket (`/dashboard/graph`): its session's token once accepted, checked again every `SESSION_CHECK_MS`. */
+  readonly console: boolean;
+  sessionToken: string | null;
   readonly subscriptions: Set<LiveSubscription>;
 }
 
 const KEEP_ALIVE_MS = 12_000;
+
+/** The console's sockets: how often their sessions are read again (a logout or an expiry closes them with 4403 within this). */
+const SESSION_CHECK_MS = 1_000;
+
+/** The dashboard's session cookie (dashboard/session.ts; its Path is /dashboard, so only `/dashboard/graph` receives it). */
+const SESSION_COOKIE = 'loanql_session';
+
+/** `/dashboard/graph`, with or without a query string: the console's socket, authenticated by the dashboard session. */
+export const isConsoleGraphPath = (url: string | undefined): boolean => /^\/dashboard\/graph\/?(\?|$)/.test(url ?? '');
 
 /** The close code a slow consumer gets: 1013 "try again later" (its messages were not read). */
 export const SLOW_CONSUMER_CLOSE = 1013;
@@ -87,7 +100,7 @@ export class GraphSockets {
       jsonMessageReplacer: (key, value) => (key === 'payload' && value && typeof value === 'object' && RAW_RESPONSE in value ? this.#placeholder((value as RawResult)[RAW_RESPONSE]) : value),
     });
     this.#wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
-      const connection: Connection = { socket, request, auth: null, subscriptions: new Set() };
+      const connection: Connection = { socket, request, auth: null, console: isConsoleGraphPath(request.url), sessionToken: null, subscriptions: new Set() };
       this.#connections.add(connection);
       const closed = server.opened(
         {
@@ -136,7 +149,7 @@ export class GraphSockets {
    */
   async noticeKeyChange(accountId: string | null): Promise<void> {
     const keys = new Set<string>();
-    for (const connection of this.#connections) if (connection.auth && (accountId === null || connection.auth.accountId === accountId)) keys.add(connection.auth.keyId);
+    for (const connection of this.#connections) if (connection.auth && !connection.console && (accountId === null || connection.auth.accountId === accountId)) keys.add(connection.auth.keyId);
     if (!keys.size) return;
     const { rows } = await this.#deps.db.query<{ id: string }>('SELECT id FROM api_keys WHERE id = ANY($1::uuid[]) AND active', [[...keys]]);
     const active = new Set(rows.map((row) => row.id));
@@ -145,11 +158,13 @@ export class GraphSockets {
 
   /** Closes every connection (1001, going away) and the WebSocket server. */
   async close(): Promise<void> {
+    if (this.#sessionChecks) clearInterval(this.#sessionChecks);
     for (const connection of this.#connections) connection.socket.close(1001, 'Going away');
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
   }
 
   async #connect(ctx: Context<Record<string, unknown>, Connection>): Promise<boolean> {
+    if (ctx.extra.console) return this.#connectConsole(ctx);
     const params = ctx.connectionParams ?? {};
     const fromPayload = params.Authorization ?? params.authorization;
     const header = typeof fromPayload === 'string' ? fromPayload : ctx.extra.request.headers.authorization;
@@ -157,6 +172,43 @@ export class GraphSockets {
     if (!auth || !engineForCaller(this.#deps.engines.engine, auth)) return false;
     ctx.extra.auth = auth;
     return true;
+  }
+
+  /**
+   * The dashboard console's socket (README "Subscriptions", dashboard/README.md): the session
+   * cookie of the upgrade request, a page of this service's own origin (`Origin` is the `Host`:
+   * no other site's page may open it with the admin's cookie), and the session's CSRF token in
+   * `connection_init` (`{"csrfToken": …}`, which only a page of the session can read). The
+   * caller is the account's admin, as on `POST /dashboard/graph`; the session is read again every
+   * second and its sockets close with 4403 once it has ended.
+   */
+  async #connectConsole(ctx: Context<Record<string, unknown>, Connection>): Promise<boolean> {
+    const request = ctx.extra.request;
+    const origin = request.headers.origin;
+    if (!origin || !request.headers.host || !sameHost(origin, request.headers.host)) return false;
+    const token = cookieOf(request.headers.cookie, SESSION_COOKIE);
+    if (!token || !isSessionCsrfToken(token, ctx.connectionParams?.csrfToken)) return false;
+    const session = await findAdminSession(this.#deps.db, token);
+    if (!session) return false;
+    ctx.extra.sessionToken = token;
+    ctx.extra.auth = { accountId: session.accountId, keyId: `session ${session.sessionId}`, prefix: 'dashboard session', role: 'admin', variables: new Map() };
+    this.#sessionChecks ??= setInterval(() => void this.#checkSessions().catch((error: unknown) => this.#deps.logger.warn({ err: error }, 'checking the sessions of console sockets failed')), SESSION_CHECK_MS);
+    this.#sessionChecks.unref();
+    return true;
+  }
+
+  #sessionChecks: NodeJS.Timeout | null = null;
+
+  async #checkSessions(): Promise<void> {
+    const consoles = [...this.#connections].filter((connection) => connection.sessionToken !== null);
+    if (!consoles.length) {
+      if (this.#sessionChecks) clearInterval(this.#sessionChecks);
+      this.#sessionChecks = null;
+      return;
+    }
+    for (const connection of consoles) {
+      if (!(await findAdminSession(this.#deps.db, connection.sessionToken!))) connection.socket.close(CloseCode.Forbidden, 'Forbidden');
+    }
   }
 
   async #subscribe(ctx: Context<Record<string, unknown>, Connection>, _id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> {
@@ -200,7 +252,7 @@ export class GraphSockets {
     let subscription: LiveSubscription;
     try {
       subscription = await this.#deps.live.subscribe(
-        { text: prepared.text, values: prepared.values, stream: prepared.stream, tables: caller.engine.tablesRead(prepared.text), accountId: auth.accountId },
+        { text: prepared.text, values: prepared.values, stream: prepared.stream, tables: caller.engine.tablesRead(prepared.text), accountId: auth.accountId, keys: prepared.refreshKeys },
         {
           next: (text) => results.push(text),
           error: (errors) => {
@@ -356,4 +408,22 @@ class ResultQueue implements AsyncIterableIterator<RawResult> {
     waiting?.({ done: true, value: undefined });
     for (const callback of this.#onEnd.splice(0)) callback();
   }
+}
+
+/** Whether a page's `Origin` (`http://host:port`) names the host the request was sent to. */
+function sameHost(origin: string, host: string): boolean {
+  try {
+    return new URL(origin).host === host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+/** A cookie's value from a `Cookie` header. */
+function cookieOf(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
 }

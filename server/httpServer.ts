@@ -2,8 +2,9 @@ import { createServer, ServerResponse, type IncomingMessage, type RequestListene
 import type { Duplex } from 'node:stream';
 import type { HttpTimeouts } from '../app/config.js';
 import { isGraphPath, isWebSocketHandshake, refusingWebSockets } from './webSocketRefusal.js';
+import { isConsoleGraphPath } from '../api/graphSocket.js';
 
-/** Takes a WebSocket handshake on `/api/graph` (`api/graphSocket.ts`). */
+/** Takes a WebSocket handshake on `/api/graph` or `/dashboard/graph` (`api/graphSocket.ts`). */
 export interface WebSocketUpgrades {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
 }
@@ -34,7 +35,7 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
   if (webSockets) {
     const plain = refusingWebSockets(listener);
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      if (isWebSocketHandshake(req) && isGraphPath(req.url)) {
+      if (isWebSocketHandshake(req) && (isGraphPath(req.url) || isConsoleGraphPath(req.url))) {
         // A WebSocket lives past the HTTP idle limit; its own pings keep it honest (graphSocket.ts).
         (socket as Duplex & { setTimeout?: (ms: number) => void }).setTimeout?.(0);
         webSockets.handleUpgrade(req, socket, head);

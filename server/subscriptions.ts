@@ -44,9 +44,9 @@ export async function startSubscriptions(deps: { readonly db: Database; readonly
   const checkKeys = (accountId: string | null): void => void sockets.noticeKeyChange(accountId).catch((error: unknown) => logger.warn({ err: error }, 'checking the keys of WebSocket connections failed'));
   const stopListening = await listenForChanges(
     db,
-    (table, accountId) => {
+    (table, accountId, loans) => {
       if (table === 'api_keys') checkKeys(accountId);
-      if (!polling) live.noticeChange(table, accountId);
+      if (!polling) live.noticeChange(table, accountId, loans);
     },
     () => {
       checkKeys(null);

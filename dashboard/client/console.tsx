@@ -4,7 +4,8 @@
  * last query compiled to, its parameters and PostgreSQL's plan (`/dashboard/graph/explain`).
  */
 import { GraphiQL, type GraphiQLProps } from 'graphiql';
-import { GraphQLString, Kind } from 'graphql';
+import { GraphQLString, Kind, parse, type OperationDefinitionNode } from 'graphql';
+import { createClient, type Client } from 'graphql-ws';
 import { StrictMode, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import 'graphiql/graphiql.css';
@@ -77,6 +78,36 @@ function errorMessage(body: unknown): string | null {
   return errors?.length ? errors.map((error) => error.message ?? 'error').join('\n') : null;
 }
 
+/**
+ * Whether the operation GraphiQL runs is a `subscription` (a document that does not parse is
+ * sent over HTTP, which reports the error).
+ */
+function isSubscription(params: FetcherParams): boolean {
+  try {
+    const operations = parse(params.query).definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
+    const chosen = params.operationName ? operations.find((operation) => operation.name?.value === params.operationName) : operations[0];
+    return chosen?.operation === 'subscription';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The console's WebSocket (`/dashboard/graph`, graphql-transport-ws): authenticated by the
+ * session cookie and the page's CSRF token in `connection_init`; opened at the first
+ * subscription, closed when the last ends. Results are parsed by graphql-ws, so a subscription's
+ * numbers show as JavaScript reads them (a query's keep PostgreSQL's digits: exactResult.ts).
+ */
+let socketClient: Client | null = null;
+function consoleSocket(): Client {
+  socketClient ??= createClient({
+    url: `${window.location.protocol === 'https:' ? 'wss' : 'ws'}://${window.location.host}/dashboard/graph`,
+    connectionParams: () => ({ csrfToken: csrfToken() }),
+    retryAttempts: 0,
+  });
+  return socketClient;
+}
+
 function isIntrospection(params: FetcherParams): boolean {
   return params.operationName === 'IntrospectionQuery';
 }
@@ -88,6 +119,13 @@ function ConsoleApp() {
   // Stable for the page's life: GraphiQL refetches the schema whenever its fetcher changes.
   const fetcher = useMemo<Fetcher>(
     () => async (params) => {
+      if (isSubscription(params)) {
+        // The results as they come; GraphiQL's stop button (or a new run) ends the iteration, and with it the subscription.
+        setExplained({ state: 'idle' });
+        // GraphiQL awaits the fetcher's answer, then reads an async iterable result by result.
+        const results = consoleSocket().iterate({ query: params.query, ...(params.operationName ? { operationName: params.operationName } : {}), ...(params.variables ? { variables: params.variables } : {}) });
+        return results as unknown as Record<string, unknown>;
+      }
       if (!isIntrospection(params)) {
         setExplained({ state: 'loading' });
         postJson('/dashboard/graph/explain', params).then(

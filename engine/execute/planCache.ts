@@ -5,9 +5,11 @@ import type { genericPlanSafety, RenderedSql } from '../sql/fragment.js';
 import type { StreamCursor } from '../plan/ir.js';
 import type { VariableCoercer } from './coerceVariables.js';
 
-/** A query's (or subscription's) statement, and a streaming subscription's cursor. */
+/** A query's (or subscription's) statement, a streaming subscription's cursor, and a subscription's `refreshKeys`. */
 export interface CompiledQuery extends RenderedSql {
   readonly stream: StreamCursor | null;
+  /** A subscription's: which parameters hold the loan of each table it reads (`live/refreshKeys.ts`); null for a query. */
+  readonly refreshKeys: ReadonlyMap<string, readonly number[]> | null;
 }
 
 /** What the engine keeps of one operation (document and operation name) between requests. */

@@ -19,6 +19,7 @@ import { PlanCache, type CachedOperation } from './planCache.js';
 import { checkWrittenValue } from './valueChecks.js';
 import type { ErrorCode } from '../errorCode.js';
 import { shortHash, type EngineFacts } from './engineFacts.js';
+import { refreshKeys } from './live/refreshKeys.js';
 
 /** A request ready to run: the statement and its values, or a response needing no database. */
 export type PreparedRequest =
@@ -34,6 +35,8 @@ export type PreparedRequest =
       readonly cost: number;
       /** A streaming subscription: where its cursor parameter is and what it starts from. */
       readonly stream: PreparedStream | null;
+      /** A subscription: table → the parameters holding the loan its rows belong to (`live/refreshKeys.ts`). */
+      readonly refreshKeys: ReadonlyMap<string, readonly number[]> | null;
     }
   | { readonly kind: 'static'; readonly body: string }
   /** A mutation: its statements run in one transaction (`runMutation`). */
@@ -110,7 +113,9 @@ export function prepareRequest(
     cost = queryCost(planned.plan);
     checkQueryCost(cost, engine.options.maxCost ?? DEFAULT_MAX_QUERY_COST);
     // The IR passes (plan/passes/index.ts), then the compiler only renders.
-    compiled = { ...compileOperation(runPlanPasses(planned.plan, engine.metadata), engine.metadata), stream: planned.stream };
+    const rendered = compileOperation(runPlanPasses(planned.plan, engine.metadata), engine.metadata);
+    const refreshing = cached.operation.operation === 'subscription' ? refreshKeys(planned.plan, rendered.params) : null;
+    compiled = { ...rendered, stream: planned.stream, refreshKeys: refreshing };
     if (planned.reusable) {
       cached.compiled = compiled;
       cached.cost = cost;
@@ -126,7 +131,7 @@ export function prepareRequest(
   // seen once (most unique documents) would only fill their prepared-statement maps.
   const reusable = cached.compiled === compiled && cached.uses > 1;
   const stream = compiled.stream ? preparedStream(compiled.stream, compiled.params, binding) : null;
-  return { prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable, cost, stream }, operation: cached };
+  return { prepared: { kind: 'statement', text: compiled.text, params: compiled.params, values, introspection, reusable, cost, stream, refreshKeys: compiled.refreshKeys }, operation: cached };
 }
 
 function preparedStream(stream: StreamCursor, params: readonly Param[], binding: Binding): PreparedStream {

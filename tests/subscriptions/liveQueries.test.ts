@@ -65,7 +65,7 @@ describe('Multiplexing: one statement per cohort', () => {
       dataOf(await s.graph(`mutation($loan: uuid!) { insert_payments_one(object: {loan_id: $loan, date: "2026-11-20", amount: "10.00", type: "regular", method: "ach"}) { id } }`, { loan: loans[1] }));
       const changed = await subscriptions[1]!.next();
       assert.equal(changed.data.loans_by_pk.payments_aggregate.aggregate.count, firsts[1].data.loans_by_pk.payments_aggregate.aggregate.count + 1);
-      assert.equal(cohortStatements.length, 1, 'one statement refreshed the three subscribers');
+      assert.equal(cohortStatements.length, 1, 'one statement refreshed the cohort (for the subscriber of the loan written: tests/subscriptions/narrowRefresh.test.ts)');
       assert.equal(subscriptions[0]!.waiting + subscriptions[2]!.waiting, 0, 'an unchanged result is not sent again');
       // Nothing written: no statement at all, whatever the wait.
       await new Promise((resolve) => setTimeout(resolve, 300));

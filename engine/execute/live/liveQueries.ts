@@ -21,6 +21,12 @@ export interface LiveStatement {
   /** The tables the statement reads (`tablesRead`): a write to one of them in `accountId` refreshes it. */
   readonly tables: ReadonlySet<string>;
   readonly accountId: string;
+  /**
+   * Table → the indexes in `values` of the parameters holding the loan every row the statement
+   * reads of it belongs to (`refreshKeys`): a notice naming loans of that table refreshes only
+   * the subscribers of those loans. A table absent: every subscriber of the account.
+   */
+  readonly keys?: ReadonlyMap<string, readonly number[]> | null;
 }
 
 /** Read replicas, for cohorts' reads: a replica that has replayed `atLeast`, or the primary. */
@@ -62,6 +68,9 @@ interface Cohort {
   readonly tables: ReadonlySet<string>;
   readonly subscribers: Map<number, Subscriber>;
   readonly byAccount: Map<string, Set<Subscriber>>;
+  readonly keys: ReadonlyMap<string, readonly number[]>;
+  /** Parameter index (one of `keys`') → `<account> <loan>` → its subscribers (`<account> *`: a value that is not a loan id). */
+  readonly byKey: Map<number, Map<string, Set<Subscriber>>>;
   /** Waiting for the next refresh of this cohort. */
   pending: Set<Subscriber>;
   running: boolean;
@@ -91,7 +100,8 @@ export class LiveQueries {
   readonly #options: Required<Omit<LiveQueryOptions, 'reads'>> & Pick<LiveQueryOptions, 'reads'>;
   readonly #cohorts = new Map<string, Cohort>();
   readonly #byTable = new Map<string, Set<Cohort>>();
-  #changed = new Map<string, Set<string | null>>();
+  /** Table → account (null: every account) → the loans written (null: every loan). */
+  #changed = new Map<string, Map<string | null, Set<string> | null>>();
   #window: NodeJS.Timeout | null = null;
   readonly #fallback: NodeJS.Timeout | null;
   #nextId = 1;
@@ -119,7 +129,8 @@ export class LiveQueries {
   subscribe(statement: LiveStatement, sink: LiveSink): Promise<LiveSubscription> {
     let cohort = this.#cohorts.get(statement.text);
     if (!cohort) {
-      cohort = { text: statement.text, tables: statement.tables, subscribers: new Map(), byAccount: new Map(), pending: new Set(), running: false, statement: null, sentPosition: null, requiredPosition: null };
+      const keys = new Map([...(statement.keys ?? [])].map(([table, indexes]) => [table, indexes.filter((index) => index !== statement.stream?.cursorIndex)] as const).filter(([, indexes]) => indexes.length > 0));
+      cohort = { text: statement.text, tables: statement.tables, subscribers: new Map(), byAccount: new Map(), keys, byKey: new Map(), pending: new Set(), running: false, statement: null, sentPosition: null, requiredPosition: null };
       this.#cohorts.set(statement.text, cohort);
       for (const table of statement.tables) {
         let cohorts = this.#byTable.get(table);
@@ -135,6 +146,14 @@ export class LiveQueries {
     let inAccount = cohort.byAccount.get(subscriber.accountId);
     if (!inAccount) cohort.byAccount.set(subscriber.accountId, (inAccount = new Set()));
     inAccount.add(subscriber);
+    for (const index of keyIndexes(cohort)) {
+      let byValue = cohort.byKey.get(index);
+      if (!byValue) cohort.byKey.set(index, (byValue = new Map()));
+      const slot = keySlot(subscriber, index);
+      let same = byValue.get(slot);
+      if (!same) byValue.set(slot, (same = new Set()));
+      same.add(subscriber);
+    }
     this.#subscribers += 1;
     cohort.pending.add(subscriber);
     this.#kick(cohort);
@@ -142,12 +161,19 @@ export class LiveQueries {
     return started.then(() => ({ stop: () => this.#remove(owner, subscriber) }));
   }
 
-  /** The database said `table` was written in `accountId` (null: in any account, or notices were lost). */
-  noticeChange(table: string, accountId: string | null): void {
+  /**
+   * The database said `table` was written in `accountId` (null: in any account, or notices were
+   * lost), in rows of these `loans` (null: of any loan, or rows without one).
+   */
+  noticeChange(table: string, accountId: string | null, loans: readonly string[] | null = null): void {
     if (!this.#byTable.has(table)) return;
     let accounts = this.#changed.get(table);
-    if (!accounts) this.#changed.set(table, (accounts = new Set()));
-    accounts.add(accountId);
+    if (!accounts) this.#changed.set(table, (accounts = new Map()));
+    const known = accounts.get(accountId);
+    const named = loans?.map(canonicalLoanId);
+    if (accountId === null || !named || named.includes(null)) accounts.set(accountId, null);
+    else if (known === undefined) accounts.set(accountId, new Set(named as string[]));
+    else for (const loan of named as string[]) known?.add(loan);
     this.#window ??= setTimeout(() => void this.#flush(), this.#options.refreshWindowMs);
   }
 
@@ -172,9 +198,8 @@ export class LiveQueries {
     const touched = new Set<Cohort>();
     for (const [table, accounts] of changed) {
       for (const cohort of this.#byTable.get(table) ?? []) {
-        for (const account of accounts) {
-          const subscribers = account === null ? cohort.subscribers.values() : (cohort.byAccount.get(account) ?? []);
-          for (const subscriber of subscribers) {
+        for (const [account, loans] of accounts) {
+          for (const subscriber of changedSubscribers(cohort, table, account, loans)) {
             cohort.pending.add(subscriber);
             touched.add(cohort);
           }
@@ -196,6 +221,13 @@ export class LiveQueries {
     const inAccount = cohort.byAccount.get(subscriber.accountId);
     inAccount?.delete(subscriber);
     if (inAccount?.size === 0) cohort.byAccount.delete(subscriber.accountId);
+    for (const index of keyIndexes(cohort)) {
+      const byValue = cohort.byKey.get(index);
+      const slot = keySlot(subscriber, index);
+      const same = byValue?.get(slot);
+      same?.delete(subscriber);
+      if (same?.size === 0) byValue!.delete(slot);
+    }
     if (cohort.subscribers.size === 0 && this.#cohorts.get(cohort.text) === cohort) {
       this.#cohorts.delete(cohort.text);
       for (const table of cohort.tables) {
@@ -299,6 +331,32 @@ export class LiveQueries {
     }
     first?.resolve();
   }
+}
+
+/** The subscribers of a cohort a write to `table` in `account` (null: all) of `loans` (null: all) may change. */
+function* changedSubscribers(cohort: Cohort, table: string, account: string | null, loans: ReadonlySet<string> | null): Iterable<Subscriber> {
+  if (account === null) return yield* cohort.subscribers.values();
+  const indexes = cohort.keys.get(table);
+  if (!loans || !indexes) return yield* cohort.byAccount.get(account) ?? [];
+  for (const index of indexes) {
+    const byValue = cohort.byKey.get(index);
+    if (!byValue) continue;
+    yield* byValue.get(`${account} *`) ?? [];
+    for (const loan of loans) yield* byValue.get(`${account} ${loan}`) ?? [];
+  }
+}
+
+const keyIndexes = (cohort: Cohort): ReadonlySet<number> => new Set([...cohort.keys.values()].flat());
+
+/** Where a subscriber is filed under a key parameter: its account and loan (`*`: its value is not a loan id, so every write reaches it). */
+const keySlot = (subscriber: Subscriber, index: number): string => `${subscriber.accountId} ${canonicalLoanId(subscriber.values[index]) ?? '*'}`;
+
+/** A uuid as PostgreSQL writes it (lower case, 8-4-4-4-12), from any form its input accepts; null for anything else. */
+function canonicalLoanId(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const hex = value.replace(/[{}-]/g, '').toLowerCase();
+  if (!/^[0-9a-f]{32}$/.test(hex)) return null;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** A stream's rows in a response (numbers kept exact: a cursor of numeric keeps its digits). */

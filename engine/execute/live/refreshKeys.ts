@@ -1,0 +1,178 @@
+import type { Collection, Relationship } from '../../../metadata/index.js';
+import type { AggregateSelection, BoolExp, ListQuery, OperationPlan, OrderItem, Selection } from '../../plan/ir.js';
+import type { Param } from '../../plan/params.js';
+
+/**
+ * The loan key of a table, as the change notices name it (migration 0031): `loans.id`, and
+ * `loan_id` of any other table that has one.
+ */
+const loanKeyColumn = (table: string): string => (table === 'loans' ? 'id' : 'loan_id');
+
+/**
+ * Which parameters of a live query's statement hold the loan every row it reads of a table
+ * belongs to (engine/README.md, "Subscriptions"): table → the indexes (0-based, in `params`) of
+ * those parameters. A notice naming loans of such a table refreshes only the subscribers whose
+ * value at one of those indexes is a loan named; a table absent here refreshes every subscriber
+ * of its account.
+ *
+ * A read is keyed when it is reached from a keyed root through loan-key joins only: a root
+ * `_by_pk` whose key holds the loan key (`loans_by_pk(id:)`), or a root list whose `where` is a conjunction holding
+ * `<loan key> _eq <value>`; then each relationship (in selections, `where`s, `order_by`s and the
+ * role's row filters) whose mapping joins the loan key to the target's loan key
+ * (`loans.id = payments.loan_id`, `payments.loan_id = loans.id`, `schedules.loan_id =
+ * payments.loan_id`). A table read anywhere else (a person reached from a loan, an unrestricted
+ * list) is not keyed; a plan that calls a computed field (a function may read anything) has no
+ * keys at all. Being wrong here would miss an update, so every doubt falls to "not keyed".
+ */
+export function refreshKeys(plan: OperationPlan, params: readonly Param[]): ReadonlyMap<string, readonly number[]> {
+  const walk = new KeyWalk();
+  try {
+    for (const field of plan.rootFields) {
+      if (field.kind === 'selectByPk') {
+        const key = field.key.find((part) => part.field.source.kind === 'column' && part.field.source.column === loanKeyColumn(field.collection.table));
+        walk.node(field.collection, key?.value ?? null, true);
+        walk.selection(field.collection, field.selection, key?.value ?? null);
+      } else if (field.kind === 'select' || field.kind === 'selectAggregate') {
+        const key = keyOfWhere(field.collection, field.query.where);
+        walk.node(field.collection, key, true);
+        walk.query(field.collection, field.query, key);
+        if (field.kind === 'select') walk.selection(field.collection, field.selection, key);
+        else walk.aggregate(field.collection, field.aggregate, key);
+      } else if (field.kind === 'sharedAggregate') throw OPAQUE;
+    }
+  } catch (error) {
+    if (error === OPAQUE) return new Map();
+    throw error;
+  }
+  const keys = new Map<string, readonly number[]>();
+  for (const [table, values] of walk.reads) {
+    if (values === null) continue;
+    const indexes: number[] = [];
+    for (const value of values) {
+      const found = indexesOf(value, params);
+      if (!found.length) {
+        indexes.length = 0;
+        break;
+      }
+      indexes.push(...found);
+    }
+    if (indexes.length) keys.set(table, [...new Set(indexes)]);
+  }
+  return keys;
+}
+
+/** Thrown when the plan holds something whose reads cannot be known (a computed field). */
+const OPAQUE = new Error('a computed field');
+
+class KeyWalk {
+  /** Table → the key values its reads are keyed by; null once one read is not keyed. */
+  readonly reads = new Map<string, Set<Param> | null>();
+
+  /** A read of `collection`'s rows (keyed by `key`, or not), with its role's row filter. */
+  node(collection: Collection, key: Param | null, withFilter: boolean): void {
+    const known = this.reads.get(collection.table);
+    if (key === null) this.reads.set(collection.table, null);
+    else if (known === undefined) this.reads.set(collection.table, new Set([key]));
+    else known?.add(key);
+    if (withFilter && collection.selectFilter) this.where(collection, collection.selectFilter as BoolExp, key, false);
+  }
+
+  related(from: Collection, relationship: Relationship, target: Collection, key: Param | null, withFilter: boolean): Param | null {
+    const joinsLoanKey = relationship.mapping.some(([own, theirs]) => own === loanKeyColumn(from.table) && theirs === loanKeyColumn(target.table));
+    const targetKey = key !== null && joinsLoanKey ? key : null;
+    this.node(target, targetKey, withFilter);
+    return targetKey;
+  }
+
+  where(collection: Collection, where: BoolExp | null, key: Param | null, withFilters = true): void {
+    if (!where) return;
+    switch (where.kind) {
+      case 'and':
+      case 'or':
+        for (const item of where.items) this.where(collection, item, key, withFilters);
+        return;
+      case 'not':
+        return this.where(collection, where.item, key, withFilters);
+      case 'relationship': {
+        const targetKey = this.related(collection, where.relationship, where.target, key, withFilters);
+        return this.where(where.target, where.where, targetKey, withFilters);
+      }
+      case 'computed':
+        throw OPAQUE;
+      default:
+        return;
+    }
+  }
+
+  query(collection: Collection, query: ListQuery, key: Param | null): void {
+    this.where(collection, query.where, key);
+    for (const item of query.orderBy) this.order(collection, item, key);
+  }
+
+  order(collection: Collection, item: OrderItem, key: Param | null): void {
+    if (item.kind === 'computed') throw OPAQUE;
+    let at = collection;
+    let atKey = key;
+    for (const step of item.path) {
+      atKey = this.related(at, step.relationship, step.target, atKey, true);
+      at = step.target;
+    }
+    if (item.kind === 'aggregate') this.related(at, item.relationship, item.target, atKey, true);
+  }
+
+  selection(collection: Collection, selection: Selection, key: Param | null): void {
+    for (const item of selection) {
+      switch (item.kind) {
+        case 'computed':
+          throw OPAQUE;
+        case 'object': {
+          const targetKey = this.related(collection, item.relationship, item.target, key, true);
+          this.selection(item.target, item.selection, targetKey);
+          break;
+        }
+        case 'array': {
+          const targetKey = this.related(collection, item.relationship, item.target, key, true);
+          this.query(item.target, item.query, targetKey);
+          this.selection(item.target, item.selection, targetKey);
+          break;
+        }
+        case 'arrayAggregate': {
+          const targetKey = this.related(collection, item.relationship, item.target, key, true);
+          this.query(item.target, item.query, targetKey);
+          this.aggregate(item.target, item.aggregate, targetKey);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+
+  aggregate(collection: Collection, aggregate: AggregateSelection, key: Param | null): void {
+    for (const item of aggregate) if (item.kind === 'nodes') this.selection(collection, item.selection, key);
+  }
+}
+
+/** The value a root list's `where` pins its loan key to: a `<loan key> _eq <value>` among its top-level conjuncts. */
+function keyOfWhere(collection: Collection, where: BoolExp | null): Param | null {
+  if (!where) return null;
+  if (where.kind === 'and') {
+    for (const item of where.items) {
+      const key = keyOfWhere(collection, item);
+      if (key) return key;
+    }
+    return null;
+  }
+  const pinned = where.kind === 'compare' && where.operator === '_eq' && where.field.source.kind === 'column' && where.field.source.column === loanKeyColumn(collection.table);
+  return pinned && (where.value.kind === 'var' || where.value.kind === 'const') ? where.value : null;
+}
+
+/** Where a key value is bound in the statement: a variable at each of its places, a constant at its one. */
+function indexesOf(value: Param, params: readonly Param[]): number[] {
+  const indexes: number[] = [];
+  params.forEach((param, index) => {
+    if (value.kind === 'var' && param.kind === 'var' && param.name === value.name) indexes.push(index);
+    if (value.kind === 'const' && param.kind === 'const' && param.value === value.value) indexes.push(index);
+  });
+  return indexes;
+}
