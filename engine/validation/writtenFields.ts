@@ -11,12 +11,14 @@ import type { ErrorCode } from '../errorCode.js';
  * document that rule would admit. Text it cannot read (unbalanced brackets, a stray character)
  * gives what it counted so far; the parser refuses such text anyway.
  */
-export function fewestFieldsPerOperation(text: string): number[] {
+export function fewestFieldsPerOperation(text: string): WrittenFields[] {
   const definitions: Definition[] = [];
   const byFragment = new Map<string, Definition>();
   /** Open brackets: `s` a selection set, `o` an object or list value, `p` arguments or variable definitions. */
   const open: ('s' | 'o' | 'p')[] = [];
   let current: Definition | null = null;
+  /** Selection sets open (the definition's own is 1). */
+  let depth = 0;
   /** What the previous significant token asks of the next Name. */
   let next: 'field' | 'spread' | 'typeCondition' | 'skip' | 'fragmentName' = 'field';
   let atTop: 'none' | 'fragment' = 'none';
@@ -38,7 +40,7 @@ export function fewestFieldsPerOperation(text: string): number[] {
       if (top === undefined) {
         // Between definitions: `query Name`, `fragment Name on Type`.
         if (atTop === 'fragment') {
-          current = { fields: 0, spreads: new Set(), isOperation: false };
+          current = { fields: 0, rootFields: 0, spreads: new Set(), isOperation: false };
           const name = text.slice(start, i);
           // A name given twice (a validation error later): the first stays, the later one is counted nowhere.
           if (!byFragment.has(name)) byFragment.set(name, current);
@@ -58,6 +60,7 @@ export function fewestFieldsPerOperation(text: string): number[] {
           continue;
         }
         current.fields++;
+        if (depth === 1) current.rootFields++;
       }
       next = 'field';
     } else if (c === 0x2e /* . */) {
@@ -68,15 +71,22 @@ export function fewestFieldsPerOperation(text: string): number[] {
       next = 'skip';
     } else if (c === 0x3a /* : */) {
       // In a selection set a colon follows an alias: the name before it was no field of its own.
-      if (open.length && open[open.length - 1] === 's' && current) current.fields--;
+      if (open.length && open[open.length - 1] === 's' && current) {
+        current.fields--;
+        if (depth === 1) current.rootFields--;
+      }
       i++;
       next = 'field';
     } else if (c === 0x7b /* { */) {
       const top = open.length ? open[open.length - 1] : undefined;
       if (top === undefined) {
-        current ??= { fields: 0, spreads: new Set(), isOperation: true };
+        current ??= { fields: 0, rootFields: 0, spreads: new Set(), isOperation: true };
         open.push('s');
-      } else open.push(top === 's' ? 's' : 'o');
+        depth++;
+      } else if (top === 's') {
+        open.push('s');
+        depth++;
+      } else open.push('o');
       i++;
       next = 'field';
     } else if (c === 0x28 /* ( */ || c === 0x5b /* [ */) {
@@ -85,7 +95,7 @@ export function fewestFieldsPerOperation(text: string): number[] {
       next = 'field';
     } else if (c === 0x7d /* } */ || c === 0x29 /* ) */ || c === 0x5d /* ] */) {
       if (!open.length) break;
-      open.pop();
+      if (open.pop() === 's') depth--;
       i++;
       next = 'field';
       if (!open.length && c === 0x7d && current) {
@@ -102,11 +112,18 @@ export function fewestFieldsPerOperation(text: string): number[] {
       next = 'field';
     }
   }
-  return definitions.filter((definition) => definition.isOperation).map((operation) => operation.fields + reachedFragmentFields(operation, byFragment));
+  return definitions.filter((definition) => definition.isOperation).map((operation) => ({ fields: operation.fields + reachedFragmentFields(operation, byFragment), rootFields: operation.rootFields }));
+}
+
+/** What one operation selects at least: fields (fragments reached counted once) and root fields written in it (aliases included). */
+export interface WrittenFields {
+  readonly fields: number;
+  readonly rootFields: number;
 }
 
 interface Definition {
   fields: number;
+  rootFields: number;
   readonly spreads: Set<string>;
   readonly isOperation: boolean;
 }
@@ -152,16 +169,28 @@ function skipString(text: string, at: number): number {
 const isNameStart = (c: number): boolean => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
 const isNameContinue = (c: number): boolean => isNameStart(c) || (c >= 0x30 && c <= 0x39);
 
+/** A size refusal, with the code and `extensions` of `maxRootFieldsRule`'s and `maxFieldsRule`'s. */
+export interface WrittenSizeRefusal {
+  readonly message: string;
+  readonly extensions: { readonly code: ErrorCode; readonly rootFields?: number; readonly fields?: number; readonly limit: number };
+}
+
 /**
- * `MAX_QUERY_FIELDS` checked on the text (`fewestFieldsPerOperation`): the refusal of the first
- * operation over `limit`, with the same code and `extensions` as `maxFieldsRule`'s, or null
- * (then the parsed document is checked in full). 0 = no limit.
+ * `MAX_ROOT_FIELDS` and `MAX_QUERY_FIELDS` checked on the text (`fewestFieldsPerOperation`), in
+ * the order `checkDocumentSize` checks them (per operation, root fields first): the first
+ * refusal, or null (then the parsed document is checked in full). A limit of 0 is no limit.
  */
-export function tooManyWrittenFields(text: string, limit: number): { readonly message: string; readonly extensions: { readonly code: ErrorCode; readonly fields: number; readonly limit: number } } | null {
-  if (limit <= 0) return null;
-  for (const fields of fewestFieldsPerOperation(text)) {
-    if (fields > limit) {
-      return { message: `the operation selects ${fields} fields or more (counted as written, before parsing), over the limit of ${limit} (MAX_QUERY_FIELDS)`, extensions: { code: 'query-too-expensive', fields, limit } };
+export function writtenSizeRefusal(text: string, maxRootFields: number, maxFields: number): WrittenSizeRefusal | null {
+  if (maxRootFields <= 0 && maxFields <= 0) return null;
+  for (const { rootFields, fields } of fewestFieldsPerOperation(text)) {
+    if (maxRootFields > 0 && rootFields > maxRootFields) {
+      return {
+        message: `the operation has ${rootFields} root fields or more (counted as written, before parsing), over the limit of ${maxRootFields} (MAX_ROOT_FIELDS): split it into several requests`,
+        extensions: { code: 'query-too-expensive', rootFields, limit: maxRootFields },
+      };
+    }
+    if (maxFields > 0 && fields > maxFields) {
+      return { message: `the operation selects ${fields} fields or more (counted as written, before parsing), over the limit of ${maxFields} (MAX_QUERY_FIELDS)`, extensions: { code: 'query-too-expensive', fields, limit: maxFields } };
     }
   }
   return null;

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kind, parse, type OperationDefinitionNode } from 'graphql';
 import fc from 'fast-check';
-import { foldSelections, fragmentsOf, type SelectionFold } from '../../engine/document/foldSelections.js';
-import { fewestFieldsPerOperation, tooManyWrittenFields } from '../../engine/validation/writtenFields.js';
+import { foldSelections, fragmentsOf, rootFields, type SelectionFold } from '../../engine/document/foldSelections.js';
+import { fewestFieldsPerOperation, writtenSizeRefusal, type WrittenFields } from '../../engine/validation/writtenFields.js';
 import { assumeEmptyCatalogue, loadMetadataFile } from '../../metadata/index.js';
 import { GraphEngine, RequestError } from '../../engine/index.js';
 
@@ -22,11 +22,25 @@ const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.default.yaml'
 
 const FIELD_COUNT: SelectionFold<number> = { field: (field, nested) => 1 + (field.selectionSet ? nested(field.selectionSet) : 0), combine: (a, b) => a + b, empty: 0 };
 
-/** What `maxFieldsRule` counts, per operation, after parsing. */
-function parsedCounts(text: string): number[] {
+/** What `maxFieldsRule` and `maxRootFieldsRule` count, per operation, after parsing. */
+function parsedCounts(text: string): WrittenFields[] {
   const document = parse(text);
   const fragments = fragmentsOf(document);
-  return document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION).map((operation) => foldSelections(operation.selectionSet, fragments, FIELD_COUNT));
+  return document.definitions
+    .filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
+    .map((operation) => ({ fields: foldSelections(operation.selectionSet, fragments, FIELD_COUNT), rootFields: rootFields(operation, fragments).length }));
+}
+
+/** The text's counts are at most the parsed ones, and equal when `exact`. */
+function assertLowerBound(text: string, exact: boolean): void {
+  const written = fewestFieldsPerOperation(text);
+  const parsed = parsedCounts(text);
+  assert.equal(written.length, parsed.length, text);
+  for (const [index, count] of written.entries()) {
+    const real = parsed[index]!;
+    assert.ok(count.fields >= 1 && count.fields <= real.fields && count.rootFields <= real.rootFields, `${text}: ${JSON.stringify(count)} against ${JSON.stringify(real)}`);
+    if (exact) assert.deepEqual(count, real, text);
+  }
 }
 
 const TRICKY = [
@@ -42,17 +56,10 @@ const TRICKY = [
 
 describe('Fields counted on the text (MAX_QUERY_FIELDS before parsing)', () => {
   it('counts exactly without fragment spreads, and never more than after parsing with them (crafted documents)', () => {
-    for (const text of TRICKY) {
-      const written = fewestFieldsPerOperation(text);
-      const parsed = parsedCounts(text);
-      assert.equal(written.length, parsed.length, text);
-      for (const [index, count] of written.entries()) {
-        assert.ok(count <= parsed[index]!, `${text}: ${count} > ${parsed[index]}`);
-        if (!text.includes('...F') && !text.includes('...G') && !text.includes('...onLoan')) assert.equal(count, parsed[index], text);
-      }
-    }
-    assert.deepEqual(fewestFieldsPerOperation(TRICKY[3]!), [4], 'loans, then F (id, name) and G (amount) once each');
-    assert.deepEqual(parsedCounts(TRICKY[3]!), [7], 'F spread twice after parsing');
+    for (const text of TRICKY) assertLowerBound(text, !text.includes('...F') && !text.includes('...G') && !text.includes('...onLoan'));
+    assert.deepEqual(fewestFieldsPerOperation(TRICKY[3]!), [{ fields: 4, rootFields: 1 }], 'loans, then F (id, name) and G (amount) once each');
+    assert.deepEqual(parsedCounts(TRICKY[3]!), [{ fields: 7, rootFields: 1 }], 'F spread twice after parsing');
+    assert.deepEqual(fewestFieldsPerOperation('{ a: loans { id } b: loans { id } ... on query_root { c: loans { id } } }'), [{ fields: 6, rootFields: 2 }], 'root fields of an inline fragment are not counted (a lower bound)');
   });
 
   it('never counts more than after parsing, for every golden query', () => {
@@ -63,11 +70,7 @@ describe('Fields counted on the text (MAX_QUERY_FIELDS before parsing)', () => {
       for (const name of readdirSync(dir)) {
         const file = join(dir, name, 'query.graphql');
         if (!existsSync(file)) continue;
-        const text = readFileSync(file, 'utf8');
-        const written = fewestFieldsPerOperation(text);
-        const parsed = parsedCounts(text);
-        assert.equal(written.length, parsed.length, file);
-        for (const [index, count] of written.entries()) assert.ok(count >= 1 && count <= parsed[index]!, `${file}: ${count} against ${parsed[index]}`);
+        assertLowerBound(readFileSync(file, 'utf8'), false);
         checked++;
       }
     }
@@ -90,11 +93,8 @@ describe('Fields counted on the text (MAX_QUERY_FIELDS before parsing)', () => {
     })).set;
     fc.assert(
       fc.property(selection, selection, selection, (operation, f, g) => {
-        const text = `query Q($v: Boolean = true) ${operation} fragment F on loans ${f} fragment G on loans ${g}`;
-        const written = fewestFieldsPerOperation(text);
-        const parsed = parsedCounts(text);
-        assert.equal(written.length, 1);
-        assert.ok(written[0]! <= parsed[0]!, `${text}: ${written[0]} > ${parsed[0]}`);
+        assertLowerBound(`query Q($v: Boolean = true) ${operation} fragment F on loans ${f} fragment G on loans ${g}`, false);
+        assertLowerBound(`query Q($v: Boolean = true) ${operation.replace(/\.\.\.[FG]/g, 'id')}`, !operation.includes('... on'));
       }),
       { numRuns: 300 },
     );
@@ -105,7 +105,7 @@ describe('Fields counted on the text (MAX_QUERY_FIELDS before parsing)', () => {
     const account = '00000000-0000-4000-8000-000000000001';
     for (const aliases of [10_000, 20_000]) {
       const text = `{ loans(limit: 1) { ${Array.from({ length: aliases }, (_, i) => `a${i}: id`).join(' ')} } }`;
-      assert.deepEqual(tooManyWrittenFields(text, 1_000)?.extensions, { code: 'query-too-expensive', fields: aliases + 1, limit: 1_000 });
+      assert.deepEqual(writtenSizeRefusal(text, 50, 1_000)?.extensions, { code: 'query-too-expensive', fields: aliases + 1, limit: 1_000 });
       assert.throws(
         () => engine.prepare({ query: text }, account),
         (error: unknown) => error instanceof RequestError && error.errors[0]?.extensions?.code === 'query-too-expensive' && /selects \d+ fields or more .*MAX_QUERY_FIELDS/.test(error.errors[0]!.message),
@@ -113,7 +113,11 @@ describe('Fields counted on the text (MAX_QUERY_FIELDS before parsing)', () => {
     }
     // 20,000 aliases are 60,000 tokens: the parser alone would refuse them as parse-failed.
     assert.throws(() => parse(`{ loans { ${Array.from({ length: 20_000 }, (_, i) => `a${i}: id`).join(' ')} } }`, { maxTokens: 50_000 }), /token/i);
-    assert.equal(tooManyWrittenFields('{ loans { id } }', 1_000), null);
-    assert.equal(tooManyWrittenFields(`{ loans { ${'id '.repeat(5_000)} } }`, 0), null, '0 = no limit');
+    assert.equal(writtenSizeRefusal('{ loans { id } }', 50, 1_000), null);
+    assert.equal(writtenSizeRefusal(`{ loans { ${'id '.repeat(5_000)} } }`, 50, 0), null, '0 = no limit');
+    // Root fields first, as checkDocumentSize: 5,000 aliased root fields are a MAX_ROOT_FIELDS refusal.
+    const roots = `{ ${Array.from({ length: 5_000 }, (_, i) => `a${i}: loans_aggregate { aggregate { count } }`).join(' ')} }`;
+    assert.deepEqual(writtenSizeRefusal(roots, 50, 1_000)?.extensions, { code: 'query-too-expensive', rootFields: 5_000, limit: 50 });
+    assert.equal(writtenSizeRefusal(roots, 0, 0), null);
   });
 });
