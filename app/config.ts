@@ -10,6 +10,7 @@ import { defaultRateLimitFromEnv } from './operations/rateLimiter.js';
 import type { RateLimit } from '../metadata/index.js';
 import { admissionSettingsFromEnv, type AdmissionSettings } from './operations/costAdmission.js';
 import { REQUEST_LOG_LEVELS, type RequestLogLevel, type RequestLogSettings } from './operations/requestLog.js';
+import { tracingWantedByEnv } from './operations/requestTraces.js';
 
 /** Every setting of the service, from the environment (documented in the README). */
 export interface ServiceConfig {
@@ -53,7 +54,7 @@ export interface ServiceConfig {
   readonly subscriptions: SubscriptionSettings;
 }
 
-/** `METRICS_TOKEN`, `REQUEST_LOG_LEVEL`, `REQUEST_LOG_SAMPLE`. */
+/** `METRICS_TOKEN`, `REQUEST_LOG_LEVEL`, `REQUEST_LOG_SAMPLE`, `ADMISSION_*`, `RATE_LIMIT_*`, `OTEL_*`. */
 export interface OperationsSettings {
   /** The bearer token `GET /metrics` asks for; null: no `/metrics` (404). */
   readonly metricsToken: string | null;
@@ -62,6 +63,8 @@ export interface OperationsSettings {
   readonly admission: AdmissionSettings | null;
   /** The rate limit of keys whose role has none (`RATE_LIMIT_PER_SECOND`, `RATE_LIMIT_BURST`); null: none. */
   readonly rateLimit: RateLimit | null;
+  /** Traces of requests (OpenTelemetry), on when the `OTEL_*` variables ask for an exporter (`tracingWantedByEnv`). */
+  readonly tracing: boolean;
 }
 
 export interface SubscriptionSettings {
@@ -235,7 +238,7 @@ function operationsOf(env: NodeJS.ProcessEnv): OperationsSettings {
   const rawSample = (env.REQUEST_LOG_SAMPLE ?? '').trim();
   const sample = rawSample === '' ? 1 : Number(rawSample);
   if (!/^\d*\.?\d+$/.test(rawSample || '1') || !(sample >= 0 && sample <= 1)) throw new Error(`REQUEST_LOG_SAMPLE must be a number from 0 to 1, not "${rawSample}"`);
-  return { metricsToken: token === '' ? null : token, requestLog: { level: level as RequestLogLevel, sample }, admission: admissionSettingsFromEnv(env), rateLimit: defaultRateLimitFromEnv(env) };
+  return { metricsToken: token === '' ? null : token, requestLog: { level: level as RequestLogLevel, sample }, admission: admissionSettingsFromEnv(env), rateLimit: defaultRateLimitFromEnv(env), tracing: tracingWantedByEnv(env) };
 }
 
 /** `WORKERS`: a whole number of at least 1, or `auto` for the machine's cores (default 1). */

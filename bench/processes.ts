@@ -93,15 +93,20 @@ export const SHIPPED_NODE_FLAGS: readonly string[] = (() => {
   return words.slice(1, -1);
 })();
 
-/** Starts a long-running server process and resolves once `ready(url)` answers true. */
+/**
+ * Starts a long-running server process and resolves once `ready(url)` answers true. With
+ * `stdoutFile` (a file descriptor open for writing) its stdout goes there instead of through this
+ * process, as a service's log goes to a file or the journal (`run.ts --operations`).
+ */
 export async function startServer(
   name: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   port: number,
   ready: (url: string) => Promise<boolean>,
+  stdoutFile?: number,
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', stdoutFile ?? 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk: Buffer): void => {
     output = (output + chunk.toString('utf8')).slice(-4000);

@@ -17,9 +17,14 @@
  * --connections N (16), --growth-scales 0.1,1,10,
  * --growth-seconds S (6), --no-growth, --out DIR (bench/). Every process started is stopped on
  * exit, failure, SIGINT and SIGTERM.
+ *
+ * `--operations` (issue 35) measures something else: the service with metrics and the request log
+ * on against the same build with both off, for q1 and q6 (`--only` to change), in alternating
+ * rounds, on an account seeded at `--scale` (1); it writes `results-operations.json` and the
+ * operations section of RESULTS.md only.
  */
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import { cpus, loadavg, totalmem, release } from 'node:os';
+import { closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpus, loadavg, totalmem, release, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isDeepStrictEqual } from 'node:util';
@@ -34,6 +39,7 @@ import { engineStatement, measureSqlOnly, servedMetadata } from './sqlOnly.js';
 import { renderResults, roundRatios, type BenchResults, type GrowthRow, type PlanExcerpt, type ThroughputRow } from './report.js';
 import { collectionsSectionOf, keepCollectionsSection } from './collectionsReport.js';
 import { keepSubscriptionsSection, subscriptionsSectionOf } from './subscriptionsReport.js';
+import { keepOperationsSection, operationsSectionOf, renderOperationsSection, type OperationsRow } from './operationsReport.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -48,6 +54,8 @@ const { values: args } = parseArgs({
     'no-sql-only': { type: 'boolean', default: false },
     'sql-only-seconds': { type: 'string', default: '4' },
     out: { type: 'string', default: 'bench' },
+    operations: { type: 'boolean', default: false },
+    scale: { type: 'string', default: '1' },
   },
 });
 
@@ -306,7 +314,10 @@ async function main(): Promise<void> {
     writeFileSync(join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
     // The collections section (bench/collections.ts) is not in results.json: it is carried over.
     const previous = existsSync(join(outDir, 'RESULTS.md')) ? readFileSync(join(outDir, 'RESULTS.md'), 'utf8') : '';
-    writeFileSync(join(outDir, 'RESULTS.md'), keepSubscriptionsSection(keepCollectionsSection(renderResults(results), collectionsSectionOf(previous)), subscriptionsSectionOf(previous)));
+    writeFileSync(
+      join(outDir, 'RESULTS.md'),
+      keepOperationsSection(keepSubscriptionsSection(keepCollectionsSection(renderResults(results), collectionsSectionOf(previous)), subscriptionsSectionOf(previous)), operationsSectionOf(previous)),
+    );
     log(`wrote ${join(outDir, 'RESULTS.md')} and results.json`);
   } finally {
     closeAgent();
@@ -319,6 +330,107 @@ async function main(): Promise<void> {
   }
 }
 
+/** The metrics token of the `--operations` run's "on" server. */
+const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
+/** How often the "on" server is scraped: more often than Prometheus's default 15 s, to be on the safe side. */
+const SCRAPE_SECONDS = 5;
+
+/**
+ * `--operations` (issue 35, done-when 5): two processes of the built service on one seeded
+ * database — "on" with `METRICS_TOKEN` (scraped every `SCRAPE_SECONDS`) and the request log at
+ * `info` for every request (its stdout, the log, to a file as in production), "off" with neither —
+ * measured in alternating rounds for q1 and q6.
+ */
+async function operationsMode(): Promise<void> {
+  const outDir = resolve(ROOT, args.out);
+  const external = process.env.DATABASE_URL;
+  const databaseUrl = external ?? (await startThrowawayPostgres()).url;
+  log(external ? 'using DATABASE_URL' : `throwaway PostgreSQL at ${databaseUrl}`);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  pool.on('error', () => undefined);
+  let account: BenchAccount | null = null;
+  const logPath = join(tmpdir(), `loanql-bench-request-log-${process.pid}.jsonl`);
+  const logFile = openSync(logPath, 'w');
+  let scraper: NodeJS.Timeout | undefined;
+  try {
+    runCli(databaseUrl, ['migrate']);
+    // --scale: the seeded portfolio (1 = 10,000 loans, as the main run; 0.1 seeds in a tenth of the time on a busy machine).
+    account = createSeededAccount(databaseUrl, `bench-ops-${Date.now().toString(36)}`, Number(args.scale));
+    await pool.query('VACUUM ANALYZE');
+    const sample = await sampleData(pool, account.id);
+    const common = { DATABASE_URL: databaseUrl, METADATA_PATH, HOST: '127.0.0.1', LOG_LEVEL: 'info', PG_POOL_SIZE: String(POOL_SIZE), WEBHOOK_WORKER: '0' };
+    const ready = async (url: string): Promise<boolean> => (await fetch(`${url}/healthz`)).ok;
+    const onPort = await freePort();
+    const on = await startServer(
+      'on',
+      [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')],
+      { ...common, PORT: String(onPort), METRICS_TOKEN: BENCH_METRICS_TOKEN, REQUEST_LOG_LEVEL: 'info', REQUEST_LOG_SAMPLE: '1' },
+      onPort,
+      ready,
+      logFile,
+    );
+    const offPort = await freePort();
+    const off = await startServer('off', [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')], { ...common, PORT: String(offPort), REQUEST_LOG_LEVEL: 'silent' }, offPort, ready);
+    let scrapes = 0;
+    scraper = setInterval(() => {
+      void fetch(`${on.url}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } })
+        .then(async (response) => {
+          await response.text();
+          if (response.ok) scrapes++;
+        })
+        .catch(() => undefined);
+    }, SCRAPE_SECONDS * 1000);
+
+    const ids = args.only ? args.only.split(',') : ['q1', 'q6'];
+    const selected = ALL_QUERIES.filter((query) => ids.includes(query.id));
+    const rows: OperationsRow[] = [];
+    const loadSamples: number[] = [];
+    const cpuBefore = cpuSnapshot([on.pid, off.pid]);
+    for (const [index, query] of selected.entries()) {
+      const headers = { authorization: `Token ${keyOf(account, query)}` };
+      const bodies = engineBodies(query, sample, 500);
+      const [measuredOn, measuredOff] = await measurePair({ pid: on.pid, url: on.url, path: '/api/graph', headers, bodies }, { pid: off.pid, url: off.url, path: '/api/graph', headers, bodies }, settings, index % 2 === 0);
+      const loadAverage = loadavg()[0]!;
+      loadSamples.push(loadAverage);
+      const row: OperationsRow = { id: query.id, title: query.title, on: measuredOn, off: measuredOff, ratio: measuredOn.requestsPerSecond / measuredOff.requestsPerSecond, roundRatios: roundRatios(measuredOn, measuredOff), loadAverage };
+      rows.push(row);
+      log(`${query.id}: on ${measuredOn.requestsPerSecond.toFixed(0)} req/s, off ${measuredOff.requestsPerSecond.toFixed(0)} req/s, ratio ${row.ratio.toFixed(3)} (rounds ${row.roundRatios.map((r) => r.toFixed(2)).join(' ')}), load ${loadAverage.toFixed(1)}`);
+    }
+    const otherWork = otherWorkShare(cpuBefore, cpuSnapshot([on.pid, off.pid]), cpus().length);
+    clearInterval(scraper);
+    await on.stop();
+    await off.stop();
+    const logText = readFileSync(logPath, 'utf8');
+    const bench = {
+      at: new Date().toISOString(),
+      postgresVersion: await versionOf(pool),
+      loans: account.loans,
+      connections: settings.connections,
+      durationSeconds: settings.durationSeconds,
+      rounds: settings.rounds,
+      scrapeSeconds: SCRAPE_SECONDS,
+      scrapes,
+      logLines: logText.split('\n').filter((line) => line.includes('"msg":"request"')).length,
+      logBytes: statSync(logPath).size,
+      otherWorkShare: otherWork,
+      rows,
+    };
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(join(outDir, 'results-operations.json'), `${JSON.stringify(bench, null, 2)}\n`);
+    const resultsPath = join(outDir, 'RESULTS.md');
+    const previous = existsSync(resultsPath) ? readFileSync(resultsPath, 'utf8') : '';
+    writeFileSync(resultsPath, keepOperationsSection(previous, renderOperationsSection(bench)));
+    log(`wrote the operations section of ${resultsPath} and results-operations.json`);
+  } finally {
+    clearInterval(scraper);
+    closeAgent();
+    closeSync(logFile);
+    if (external && account) await pool.query('DELETE FROM accounts WHERE id = $1', [account.id]).catch(() => undefined);
+    await pool.end().catch(() => undefined);
+    await stopAll();
+  }
+}
+
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     log(`${signal}: stopping every process started`);
@@ -326,7 +438,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-main().catch(async (error: unknown) => {
+(args.operations ? operationsMode() : main()).catch(async (error: unknown) => {
   process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   await stopAll();
   process.exit(1);

@@ -26,6 +26,7 @@ import { consistencyHeader, type ReadRouting } from '../api/readRouting.js';
 import { metricsRoutes, type ScrapeMetrics } from '../api/routes/metrics.js';
 import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import { RequestLog } from '../app/operations/requestLog.js';
+import { RequestTraces } from '../app/operations/requestTraces.js';
 import { observeRequests } from './observeRequests.js';
 
 export interface ServiceDeps {
@@ -113,8 +114,9 @@ export function createApp(deps: ServiceDeps): Express {
   const fastPath = graphFastPath(apiGraphServices, deps.config.bodyLimitBytes, verifiedKeys, rateLimit);
   const dispatch = app as unknown as { handle: (req: IncomingMessage, res: ServerResponse, callback?: unknown) => void };
   const withExpress = dispatch.handle.bind(app);
-  // Metrics and the request log see every request, the fast path's too (observeRequests.ts).
-  const observe = observeRequests({ metrics, requestLog: new RequestLog(deps.logger, deps.config.operations.requestLog) });
+  // Metrics, the request log and traces see every request, the fast path's too (observeRequests.ts).
+  const requestLog = new RequestLog(deps.logger, deps.config.operations.requestLog);
+  const observe = observeRequests({ metrics, requestLog, traces: deps.config.operations.tracing ? new RequestTraces() : null });
   dispatch.handle = observe
     ? (req, res, callback) => {
         observe(req, res);

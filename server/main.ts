@@ -19,6 +19,7 @@ import { ReadRouting } from '../api/readRouting.js';
 import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import { clusterScrape } from './clusterMetrics.js';
 import { startSubscriptions } from './subscriptions.js';
+import { startTracing } from './tracing.js';
 
 async function main(): Promise<void> {
   const config = configFromEnv();
@@ -29,6 +30,8 @@ async function main(): Promise<void> {
   // WORKERS > 1: this process only starts, watches and stops the API processes (server/cluster.ts).
   if (config.workers > 1 && cluster.isPrimary) return runClusterPrimary(config, logger);
   const started = Date.now();
+  // Traces (OTEL_*, README "Operations"): the SDK is started only when an exporter is asked for.
+  const stopTracing = config.operations.tracing ? startTracing() : null;
   const opened = await openServiceDatabase({
     ...config.database,
     onConnectionError: (error) => logger.warn({ err: { message: error.message, code: (error as { code?: unknown }).code } }, 'database connection lost'),
@@ -117,6 +120,7 @@ async function main(): Promise<void> {
         if (worker) await worker.stop();
         await replicas?.close();
         await opened.close();
+        await stopTracing?.().catch((error: unknown) => logger.warn({ err: error }, 'flushing traces failed'));
         logger.info({ shutdownMs: Date.now() - stopStarted }, 'stopped');
         process.exit(0);
       })

@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import type { RequestLog } from '../app/operations/requestLog.js';
+import type { RequestTraces } from '../app/operations/requestTraces.js';
 import { attachFacts, type RequestFacts } from '../http/requestFacts.js';
 
-/** What observes each request: the metrics, the request log; either may be off. */
+/** What observes each request: the metrics, the request log, traces; any may be off. */
 export interface RequestObservers {
   readonly metrics: ServiceMetrics | null;
   readonly requestLog: RequestLog | null;
+  readonly traces?: RequestTraces | null;
 }
 
 /** A client's `X-Request-Id` is kept when it is a plain token of at most 64 characters. */
@@ -15,13 +17,14 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /**
  * Observes every request the server answers (the fast path of `/api/graph` included): attaches
- * `RequestFacts` for the routes to fill, sets `X-Request-Id`, and when the response ends (or the
- * client goes away: status 499) counts it in the metrics and writes its log line. Null when
- * nothing observes requests: the server then does none of this.
+ * `RequestFacts` for the routes to fill, sets `X-Request-Id`, starts its trace (traces on), and
+ * when the response ends (or the client goes away: status 499) counts it in the metrics, writes
+ * its log line and ends its trace. Null when nothing observes requests: the server then does
+ * none of this.
  */
-export function observeRequests({ metrics, requestLog }: RequestObservers): ((req: IncomingMessage, res: ServerResponse) => void) | null {
+export function observeRequests({ metrics, requestLog, traces = null }: RequestObservers): ((req: IncomingMessage, res: ServerResponse) => void) | null {
   const logging = requestLog?.enabled ? requestLog : null;
-  if (!metrics && !logging) return null;
+  if (!metrics && !logging && !traces) return null;
   return (req, res) => {
     const startedAt = performance.now();
     const given = req.headers['x-request-id'];
@@ -32,6 +35,7 @@ export function observeRequests({ metrics, requestLog }: RequestObservers): ((re
     const { method, url } = req;
     const socket = req.socket;
     const bytesBefore = socket.bytesWritten;
+    const traced = traces ? traces.begin(req.headers, method ?? 'OTHER', startedAt, facts.engine) : null;
     let done = false;
     const ended = (): void => {
       if (done) return;
@@ -63,6 +67,7 @@ export function observeRequests({ metrics, requestLog }: RequestObservers): ((re
         operationName: engine.operationName,
         documentHash: engine.documentHash,
       });
+      traced?.end({ route, status, engine });
     };
     // 'finish' as the response is handed to the connection; 'close' alone when the client left first.
     res.once('finish', ended);

@@ -22,8 +22,13 @@ export interface EngineFacts {
   databaseMs: number;
   /** Milliseconds spent checking, planning and compiling the request (parse and validation included on a miss). */
   prepareMs: number;
-  /** Called with each phase's start and end (`performance.now()`), for traces; absent when nobody traces. */
-  phase?: (name: 'prepare' | 'admission' | 'statement', startedAt: number, endedAt: number) => void;
+  /**
+   * Called with each phase's start and end (`performance.now()`), for traces; absent when nobody
+   * traces. `parse`: the operation parsed and validated, or found in the plan cache; `prepare`:
+   * the whole preparation (`parse` included, then variables, plan, compile, bind); `admission`:
+   * the wait for admission by cost; `statement`: the database's answer.
+   */
+  phase?: (name: 'parse' | 'prepare' | 'admission' | 'statement', startedAt: number, endedAt: number) => void;
 }
 
 export function newEngineFacts(): EngineFacts {

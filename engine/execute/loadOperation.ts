@@ -2,6 +2,9 @@ import { GraphQLError, Kind, parse, validate, type GraphQLSchema, type Operation
 import { fragmentsOf, rootFields } from '../document/foldSelections.js';
 import { bareWordsAsStrings } from '../validation/bareWordsAsStrings.js';
 import { checkDocumentSize, type SizeLimits } from '../validation/checkDocumentSize.js';
+import { DEFAULT_MAX_FIELDS } from '../validation/maxFieldsRule.js';
+import { DEFAULT_MAX_ROOT_FIELDS } from '../validation/maxRootFieldsRule.js';
+import { writtenSizeRefusal } from '../validation/writtenFields.js';
 import { RequestError, toResponseError, type ResponseError } from './errors.js';
 import { onlyIntrospectionRootFields } from './introspection.js';
 import type { CachedOperation } from './planCache.js';
@@ -10,7 +13,8 @@ import type { ErrorCode } from '../errorCode.js';
 const INTROSPECTION_FIELDS = new Set(['__schema', '__type']);
 
 /**
- * A document's text made into a plan-cache entry: parsed, its size checked
+ * A document's text made into a plan-cache entry: its fields counted on the text
+ * (`writtenSizeRefusal`: MAX_ROOT_FIELDS and MAX_QUERY_FIELDS without parsing), parsed, its size checked
  * (`checkDocumentSize`), bare words read as strings, validated with `rules`, and its operation
  * chosen by `operationName`. Planning and compiling wait for the first request that runs it.
  * Every problem is the client's: `parse-failed`, `query-too-expensive` or `validation-failed`.
@@ -23,6 +27,9 @@ export function loadOperation(
   query: string,
   operationName: string | undefined,
 ): CachedOperation {
+  // An alias bomb is refused from its text, before the parser spends tens of milliseconds on it.
+  const tooLargeAsWritten = writtenSizeRefusal(query, limits.maxRootFields ?? DEFAULT_MAX_ROOT_FIELDS, limits.maxFields ?? DEFAULT_MAX_FIELDS);
+  if (tooLargeAsWritten) throw new RequestError([{ message: tooLargeAsWritten.message, extensions: tooLargeAsWritten.extensions as ResponseError['extensions'] }], 'document');
   let parsed;
   try {
     parsed = parse(query, { maxTokens: 50_000 });

@@ -75,6 +75,16 @@ export function operationOf(engine: Preparation, { query, operationName }: Check
   return entry;
 }
 
+/** `operationOf`, telling `facts.phase` how long parsing and validating (or the cache lookup) took, refused or not. */
+function timedOperationOf(engine: Preparation, envelope: CheckedEnvelope, facts: EngineFacts): CachedOperation {
+  const parsing = performance.now();
+  try {
+    return operationOf(engine, envelope, facts);
+  } finally {
+    facts.phase?.('parse', parsing, performance.now());
+  }
+}
+
 /**
  * Checks, plans, compiles and binds a request for a principal: envelope → operation (cached) →
  * variables → plan (cached when it does not depend on variable values) → cost → bound values.
@@ -89,7 +99,7 @@ export function prepareRequest(
 ): { readonly prepared: PreparedRequest; readonly operation: CachedOperation } {
   const envelope = checkEnvelope(request);
   const { operationName, variables } = envelope;
-  const cached = operationOf(engine, envelope, facts);
+  const cached = facts?.phase ? timedOperationOf(engine, envelope, facts) : operationOf(engine, envelope, facts);
   if (facts) noteOperation(facts, cached, envelope.query);
   if (cached.operation.operation === 'subscription' && !subscription) {
     throw new RequestError([{ message: 'subscriptions run over WebSocket: open graphql-transport-ws on /api/graph (README, "Subscriptions")', extensions: { code: 'validation-failed' satisfies ErrorCode } }], 'document');

@@ -212,6 +212,6 @@ describe('Route templates and settings', () => {
     assert.throws(() => configFromEnv({ REQUEST_LOG_SAMPLE: '1.5' }), /REQUEST_LOG_SAMPLE must be a number from 0 to 1/);
     assert.throws(() => configFromEnv({ REQUEST_LOG_SAMPLE: 'half' }), /REQUEST_LOG_SAMPLE/);
     assert.deepEqual(configFromEnv({ REQUEST_LOG_SAMPLE: '0.25', REQUEST_LOG_LEVEL: 'debug', METRICS_TOKEN: TOKEN }).operations, { ...DEFAULT_OPERATIONS, metricsToken: TOKEN, requestLog: { level: 'debug', sample: 0.25 } });
-    assert.deepEqual(configFromEnv({}).operations, { metricsToken: null, requestLog: { level: 'info', sample: 1 }, admission: { cheapCost: 1_000, budget: null, queueSize: 100, queueWaitMs: 5_000 }, rateLimit: null });
+    assert.deepEqual(configFromEnv({}).operations, { metricsToken: null, requestLog: { level: 'info', sample: 1 }, admission: { cheapCost: 1_000, budget: null, queueSize: 100, queueWaitMs: 5_000 }, rateLimit: null, tracing: false });
   });
 });
