@@ -12,11 +12,13 @@
  *   name; VACUUM keeps both (a tuple slot is reused only once its version is dead to every
  *   transaction, so never by the transaction that made it). Deterministic: each table's rows in
  *   `ctid` order, through md5.
- * - `ledger_fingerprints` keeps, per loan, the version its last replay started from. A later
- *   replay that finds the same version is skipped: had that last replay written any row of the
- *   loan, the loan's rows would now be other versions (and were it rolled back, the stored version
- *   would be rolled back with it), so the version can match only when it wrote nothing — the
- *   replay of exactly that state is that state. No second version after the replay is needed.
+ * - `ledger_fingerprints` keeps, per loan, its version after a full replay that wrote no row
+ *   (PostgreSQL's per-transaction counts of rows inserted, updated and deleted in those tables did
+ *   not move; only with `track_counts` on, the default): that state is its own replay. A later
+ *   replay that finds the loan's version equal to the stored one is skipped: the rows are still
+ *   those rows. Any other replay runs in full and forgets the stored version. A write's replay thus
+ *   computes no version (unless it follows a skip: then one, before); a replay that changes
+ *   nothing computes one after it the first time, and only one (then skipped) from then on.
  *   UNLOGGED: a lost row costs one full replay (crash recovery empties the table, a replica never
  *   replays); it has no change notices (bookkeeping, like `ledger_job_days`).
  * - 0026's `loanql_replay_loans` is renamed `loanql_replay_loans_in_full`, unchanged (its 0024 (R10)
@@ -61,29 +63,45 @@ END $$;
 
 ALTER FUNCTION loanql_replay_loans(uuid[], uuid[]) RENAME TO loanql_replay_loans_in_full;
 
--- The replay (the caller holds the loans' row locks): the loans whose stored version is not one
--- a replay left unchanged are replayed in full (0026's replay), and each one's version from
--- before is stored. A replay that wrote a row of the loan made that version unreachable (the
--- loan's state now has new row versions, and a rollback takes the stored version with it), so it
--- is matched only when the replay wrote nothing: the replay of that state is that state.
+-- Rows inserted, updated or deleted so far in this transaction in the tables a loan's version
+-- names (PostgreSQL's own per-transaction counts; subtransactions included).
+CREATE FUNCTION loanql_ledger_tables_written() RETURNS bigint
+LANGUAGE sql STABLE AS $$
+  SELECT sum(pg_stat_get_xact_tuples_inserted(t.oid) + pg_stat_get_xact_tuples_updated(t.oid) + pg_stat_get_xact_tuples_deleted(t.oid))::bigint
+    FROM unnest(ARRAY['loans', 'products', 'schedules', 'payments', 'fees', 'fee_waivers', 'payment_allocations']::regclass[]) AS t(oid)
+$$;
+
+-- The replay (the caller holds the loans' row locks). A loan whose stored version is its version
+-- now is skipped: that version was stored after a replay that wrote nothing, and the loan's rows
+-- are still those rows. The others are replayed in full (0026's replay), their stored versions
+-- forgotten first; when the full replay wrote no row at all (PostgreSQL's per-transaction counts
+-- did not move; counted only with track_counts on), the state is its own replay, and each loan's
+-- version is stored. So a write computes no version (unless it follows a skip), and a replay
+-- that changes nothing computes one: after it the first time, before it from then on.
 CREATE FUNCTION loanql_replay_loans(p_account uuid[], p_loan uuid[]) RETURNS void
 LANGUAGE plpgsql SET enable_seqscan = off SET jit = off SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
-  r_account uuid[]; r_loan uuid[]; r_version text[];
+  r_account uuid[]; r_loan uuid[]; had_version boolean; written bigint;
 BEGIN
-  SELECT coalesce(array_agg(l.account_id), '{}'), coalesce(array_agg(l.id), '{}'), coalesce(array_agg(v.version), '{}')
-    INTO r_account, r_loan, r_version
+  SELECT coalesce(array_agg(l.account_id), '{}'), coalesce(array_agg(l.id), '{}'), coalesce(bool_or(f.id IS NOT NULL), false)
+    INTO r_account, r_loan, had_version
     FROM (SELECT DISTINCT * FROM unnest(p_account, p_loan) AS u(account_id, loan_id)) u
     JOIN loans l ON l.account_id = u.account_id AND l.id = u.loan_id
-    CROSS JOIN LATERAL (SELECT loanql_ledger_inputs_version(l.account_id, l.id) AS version OFFSET 0) v
     LEFT JOIN ledger_fingerprints f ON f.account_id = l.account_id AND f.id = l.id
-   WHERE f.version IS DISTINCT FROM v.version;
+   WHERE f.id IS NULL OR f.version <> loanql_ledger_inputs_version(l.account_id, l.id);
   IF cardinality(r_loan) = 0 THEN RETURN; END IF;
+  IF had_version THEN
+    DELETE FROM ledger_fingerprints f USING unnest(r_account, r_loan) AS x(account_id, loan_id)
+     WHERE f.account_id = x.account_id AND f.id = x.loan_id;
+  END IF;
 
+  written := loanql_ledger_tables_written();
   PERFORM loanql_replay_loans_in_full(r_account, r_loan);
 
-  INSERT INTO ledger_fingerprints AS f (account_id, id, version)
-  SELECT * FROM unnest(r_account, r_loan, r_version)
-  ON CONFLICT (account_id, id) DO UPDATE SET version = excluded.version;
+  IF current_setting('track_counts') = 'on' AND loanql_ledger_tables_written() = written THEN
+    INSERT INTO ledger_fingerprints (account_id, id, version)
+    SELECT x.account_id, x.loan_id, loanql_ledger_inputs_version(x.account_id, x.loan_id)
+      FROM unnest(r_account, r_loan) AS x(account_id, loan_id);
+  END IF;
 END $$;
 `;

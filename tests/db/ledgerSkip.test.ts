@@ -43,19 +43,26 @@ before(async () => {
 });
 after(() => database?.close());
 
-/** Runs `write` then the loan's replay in one transaction; how many times `loanql_ledger` ran in it. */
-async function ledgerRuns(write?: (tx: Queryable) => Promise<unknown>): Promise<number> {
+/** Runs `write` then the loan's replay in one transaction: how many times `loanql_ledger` and `loanql_ledger_inputs_version` ran in it. */
+async function replayCalls(write?: (tx: Queryable) => Promise<unknown>, replay = true): Promise<{ ledger: number; versions: number }> {
   return db.transaction(async (tx) => {
     await tx.query(`SET LOCAL track_functions = 'all'`);
-    if (write) await write(tx);
-    // (the count is of calls not yet reported to the statistics: read before and after)
-    const calls = async (): Promise<number> =>
-      (await tx.query<{ calls: number }>(`SELECT coalesce(pg_stat_get_xact_function_calls('loanql_ledger(uuid, uuid, date)'::regprocedure), 0)::int AS calls`)).rows[0]!.calls;
+    // (the counts are of calls not yet reported to the statistics: read before and after)
+    const calls = async (): Promise<{ ledger: number; versions: number }> =>
+      (
+        await tx.query<{ ledger: number; versions: number }>(
+          `SELECT coalesce(pg_stat_get_xact_function_calls('loanql_ledger(uuid, uuid, date)'::regprocedure), 0)::int AS ledger,
+                  coalesce(pg_stat_get_xact_function_calls('loanql_ledger_inputs_version(uuid, uuid)'::regprocedure), 0)::int AS versions`,
+        )
+      ).rows[0]!;
     const before = await calls();
-    await tx.query(`SELECT loanql_refresh_next(ARRAY[$1::uuid], ARRAY[$2::uuid])`, [accountId, loanId]);
-    return (await calls()) - before;
+    if (write) await write(tx);
+    if (replay) await tx.query(`SELECT loanql_refresh_next(ARRAY[$1::uuid], ARRAY[$2::uuid])`, [accountId, loanId]);
+    const after = await calls();
+    return { ledger: after.ledger - before.ledger, versions: after.versions - before.versions };
   });
 }
+const ledgerRuns = async (write?: (tx: Queryable) => Promise<unknown>): Promise<number> => (await replayCalls(write)).ledger;
 
 const stored = async (): Promise<unknown> =>
   (
@@ -140,4 +147,15 @@ describe('A replay that would change nothing is skipped (migration 0032)', () =>
     assert.equal((await db.query<{ version: string }>(`SELECT version FROM ledger_fingerprints WHERE id = $1`, [loanId])).rows[0]!.version, before);
     assert.equal(await ledgerRuns(), 0);
   });
+
+  it('a write replays in full and computes no version; a replay that changes nothing computes one', async () => {
+    await ledgerRuns();
+    await ledgerRuns();
+    const post = (date: string) => (tx: Queryable) => tx.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, $3, 10)`, [accountId, loanId, date]);
+    assert.deepEqual(await replayCalls(post('2026-06-16'), false), { ledger: 1, versions: 1 }, 'after a skip: the version, which differs');
+    assert.deepEqual(await replayCalls(post('2026-06-17'), false), { ledger: 1, versions: 0 }, 'a write after a write');
+    assert.deepEqual(await replayCalls(), { ledger: 1, versions: 1 }, 'nothing changed: replayed, and its version stored');
+    assert.deepEqual(await replayCalls(), { ledger: 0, versions: 1 }, 'nothing changed again: the version only');
+  });
 });
+
