@@ -41,9 +41,7 @@ CREATE UNLOGGED TABLE ledger_fingerprints (
 );
 
 -- The exact stored state of one loan's ledger: every row a replay reads or writes, by row version
--- (PL/pgSQL for its cached plan; each table read by its loan's index range — a bitmap scan visits
--- the rows in ctid order, an index scan in key then ctid order: the same order for the same rows
--- and plan, and any other order only makes a replay run that could have been skipped).
+-- (PL/pgSQL for its cached plan; each table's rows in ctid order, whatever the plan).
 CREATE FUNCTION loanql_ledger_inputs_version(p_account uuid, p_loan uuid) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -51,13 +49,13 @@ BEGIN
     SELECT md5(concat_ws('|',
              l.ctid::text || l.xmin::text,
              loanql_stored_as_of(p_account, p_loan)::text,
-             (SELECT string_agg(pr.ctid::text || pr.xmin::text, ',') FROM products pr
+             (SELECT string_agg(pr.ctid::text || pr.xmin::text, ',' ORDER BY pr.ctid) FROM products pr
                WHERE pr.account_id = p_account AND (pr.id = l.product_id OR (l.product_id IS NULL AND pr.is_default))),
-             (SELECT string_agg(s.ctid::text || s.xmin::text, ',') FROM schedules s WHERE s.account_id = p_account AND s.loan_id = p_loan),
-             (SELECT string_agg(py.ctid::text || py.xmin::text, ',') FROM payments py WHERE py.account_id = p_account AND py.loan_id = p_loan),
-             (SELECT string_agg(f.ctid::text || f.xmin::text, ',') FROM fees f WHERE f.account_id = p_account AND f.loan_id = p_loan),
-             (SELECT string_agg(w.ctid::text || w.xmin::text, ',') FROM fee_waivers w WHERE w.account_id = p_account AND w.loan_id = p_loan),
-             (SELECT string_agg(a.ctid::text || a.xmin::text, ',') FROM payment_allocations a WHERE a.account_id = p_account AND a.loan_id = p_loan)))
+             (SELECT string_agg(s.ctid::text || s.xmin::text, ',' ORDER BY s.ctid) FROM schedules s WHERE s.account_id = p_account AND s.loan_id = p_loan),
+             (SELECT string_agg(py.ctid::text || py.xmin::text, ',' ORDER BY py.ctid) FROM payments py WHERE py.account_id = p_account AND py.loan_id = p_loan),
+             (SELECT string_agg(f.ctid::text || f.xmin::text, ',' ORDER BY f.ctid) FROM fees f WHERE f.account_id = p_account AND f.loan_id = p_loan),
+             (SELECT string_agg(w.ctid::text || w.xmin::text, ',' ORDER BY w.ctid) FROM fee_waivers w WHERE w.account_id = p_account AND w.loan_id = p_loan),
+             (SELECT string_agg(a.ctid::text || a.xmin::text, ',' ORDER BY a.ctid) FROM payment_allocations a WHERE a.account_id = p_account AND a.loan_id = p_loan)))
       FROM loans l WHERE l.account_id = p_account AND l.id = p_loan);
 END $$;
 

@@ -119,7 +119,7 @@ describe('A replay that would change nothing is skipped (migration 0032)', () =>
     await ledgerRuns();
     await ledgerRuns();
     assert.equal(await ledgerRuns((tx) => tx.query(`SELECT set_config('loanql.business_date', '2026-12-01', true)`)), 1, 'a later business date');
-    const fee = (await db.query<{ id: string }>(`SELECT id FROM fees WHERE loan_id = $1`, [loanId])).rows[0]!;
+    const fee = (await db.query<{ id: string }>(`SELECT id FROM fees WHERE loan_id = $1 AND kind = 'late' AND row_number = 4`, [loanId])).rows[0]!;
     await db.transaction(async (tx) => {
       await tx.query(`SELECT set_config('loanql.replaying', 'on', true)`);
       await tx.query(`INSERT INTO fee_waivers (account_id, fee_id, loan_id, waived_on, waived_by, reason) VALUES ($1, $2, $3, '2026-06-20', 'test', 'goodwill')`, [accountId, fee.id, loanId]);
