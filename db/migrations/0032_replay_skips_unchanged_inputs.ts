@@ -9,7 +9,7 @@
  *   `payment_allocations`, and the as-of day (`loanql_stored_as_of`: the business date, or the
  *   last payment's date). Any write of any of those rows — an UPDATE that sets the same values
  *   too, the replay's own writes, a change by hand — makes a new row version, so a new version
- *   name; VACUUM keeps both (a tuple slot is reused only once its version is dead to every
+ *   name; VACUUM changes neither (a tuple slot is reused only once its version is dead to every
  *   transaction, so never by the transaction that made it). Deterministic: each table's rows in
  *   `ctid` order, through md5.
  * - `ledger_fingerprints` keeps, per loan, its version after a full replay that wrote no row
@@ -23,7 +23,8 @@
  *   replays); it has no change notices (bookkeeping, like `ledger_job_days`).
  * - 0026's `loanql_replay_loans` is renamed `loanql_replay_loans_in_full`, unchanged (its 0024 (R10)
  *   and 0026 steps included); `loanql_replay_loans` becomes the check around it, so every caller
- *   (`loanql_refresh_next`, the fee job, the seeder, `ledger rebuild`) gets it.
+ *   (`loanql_refresh_next`, the fee job, the seeder) gets it; `ledger rebuild` deletes its loans'
+ *   stored versions first, so it replays in full.
  *
  * A migration that changes what the replay computes from the same rows must `TRUNCATE
  * ledger_fingerprints` (a version names rows, not the rules applied to them).
