@@ -22,8 +22,9 @@ import type { Database, Queryable } from '../db/index.js';
  * a fee's date with no write to the loan, verify reports them as differing, and rebuild brings
  * them up to the day.
  *
- * Rebuild: every loan replayed (`loanql_refresh_next`, which locks the batch's loans FOR NO KEY
- * UPDATE in id order, as every writer does), one transaction per batch.
+ * Rebuild: every loan replayed in full (`loanql_refresh_next`, which locks the batch's loans FOR NO KEY
+ * UPDATE in id order, as every writer does, after the batch's `ledger_fingerprints` are deleted, so
+ * no replay is skipped: migration 0032), one transaction per batch.
  */
 
 export interface LedgerScope {
@@ -225,7 +226,10 @@ export async function rebuildLedgers(db: Database, scope: LedgerScope = {}): Pro
     const last: LoanKey | null = await db.transaction(async (tx) => {
       const loans = await nextBatch(tx, scope.accountId ?? null, after, batchSize);
       if (loans.length === 0) return null;
-      await tx.query('SELECT loanql_refresh_next($1::uuid[], $2::uuid[])', [loans.map((loan) => loan.accountId), loans.map((loan) => loan.id)]);
+      const keys = [loans.map((loan) => loan.accountId), loans.map((loan) => loan.id)];
+      // A rebuild replays in full: the versions a replay would skip on are forgotten first (migration 0032).
+      await tx.query('DELETE FROM ledger_fingerprints f USING unnest($1::uuid[], $2::uuid[]) AS k(account_id, id) WHERE f.account_id = k.account_id AND f.id = k.id', keys);
+      await tx.query('SELECT loanql_refresh_next($1::uuid[], $2::uuid[])', keys);
       replayed += loans.length;
       return loans[loans.length - 1]!;
     });

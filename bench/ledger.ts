@@ -13,7 +13,8 @@
  * 2. Replaying a 30-year monthly loan (360 rows, built by domain/schedule.ts through createLoan)
  *    with 360 payments: server time, median of 20, measured inside the database (clock_timestamp
  *    around each statement, in a temporary function), on PostgreSQL 15 and on PGlite: a replay
- *    that changes nothing (`loanql_refresh_next` for the loan), a payment posted after the last one
+ *    that changes nothing (`loanql_refresh_next` for the loan; since migration 0032 the unmeasured
+ *    first call stores the loan's version, so the 20 measured are the skip: the version computed and found equal), a payment posted after the last one
  *    (0.50 on the last due date: the usual write, its lines added at the end), the first payment reversed (every
  *    allocation line rewritten and 359 late fees appear: each row is now paid a month late) and
  *    the first payment a cent larger (every line rewritten, no fee) — the time of the UPDATE,

@@ -27,9 +27,10 @@ import * as keyWritePositions from './migrations/0027_key_write_positions.js';
 import * as rateLimitBuckets from './migrations/0028_rate_limit_buckets.js';
 import * as changeNotices from './migrations/0029_change_notices.js';
 import * as changeNoticesByLoan from './migrations/0031_change_notices_by_loan.js';
+import * as replaySkipsUnchangedInputs from './migrations/0032_replay_skips_unchanged_inputs.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency, feeJobForward, dropStaleLedgerRefresh, distributions, remittances, replayWritesFromFirstDifference, keyWritePositions, rateLimitBuckets, changeNotices, changeNoticesByLoan];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency, feeJobForward, dropStaleLedgerRefresh, distributions, remittances, replayWritesFromFirstDifference, keyWritePositions, rateLimitBuckets, changeNotices, changeNoticesByLoan, replaySkipsUnchangedInputs];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.
