@@ -40,7 +40,10 @@ export type FieldRole =
   | { readonly kind: 'affectedRows' }
   | { readonly kind: 'returning' };
 
-export type AggregateFunction = 'sum' | 'avg' | 'min' | 'max';
+/** Hasura's statistical aggregates (PostgreSQL's functions of the same names). */
+export const STATISTICAL_FUNCTIONS = ['stddev', 'stddev_pop', 'stddev_samp', 'var_pop', 'var_samp', 'variance'] as const;
+export type StatisticalFunction = (typeof STATISTICAL_FUNCTIONS)[number];
+export type AggregateFunction = 'sum' | 'avg' | 'min' | 'max' | StatisticalFunction;
 
 const NUMERIC_TYPES: readonly ScalarType[] = ['numeric', 'integer', 'bigint', 'smallint', 'float8', 'real'];
 const ORDERABLE_TYPES: readonly ScalarType[] = [...NUMERIC_TYPES, 'text', 'citext', 'date', 'timestamptz', 'timestamp', 'time'];
@@ -158,6 +161,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
       ['avg', NUMERIC_TYPES],
       ['max', ORDERABLE_TYPES],
       ['min', ORDERABLE_TYPES],
+      ...STATISTICAL_FUNCTIONS.map((statistical) => [statistical, NUMERIC_TYPES] as const),
       ['sum', NUMERIC_TYPES],
     ] as const) {
       const columns = [...collection.fields.values()].filter((field) => types.includes(field.type));
@@ -310,7 +314,8 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
           fields: Object.fromEntries(
             fields.map((field) => [
               field.name,
-              { type: fn === 'sum' || fn === 'avg' ? SCALAR_FOR_TYPE.numeric : SCALAR_FOR_TYPE[field.type], extensions: role({ kind: 'column', field }) },
+              // sum, avg and the statistical aggregates as numeric: PostgreSQL's exact text (Hasura says Float for avg and the statistical ones).
+              { type: fn === 'min' || fn === 'max' ? SCALAR_FOR_TYPE[field.type] : SCALAR_FOR_TYPE.numeric, extensions: role({ kind: 'column', field }) },
             ]),
           ),
         }),
@@ -329,6 +334,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
       ['avg', NUMERIC_TYPES],
       ['min', ORDERABLE_TYPES],
       ['max', ORDERABLE_TYPES],
+      ...STATISTICAL_FUNCTIONS.map((statistical) => [statistical, NUMERIC_TYPES] as const),
     ] as const) {
       const config = functionType(fn, fieldsOf(types));
       if (config) aggregateFields[fn] = config;
