@@ -179,6 +179,54 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
     return type;
   };
 
+  /**
+   * `<c>_aggregate_bool_exp` (Hasura's name and shape): a predicate over an aggregate of an
+   * array relationship's rows, `{payments_aggregate: {count: {predicate: {_gt: 3}, filter: {…}}}}`;
+   * `bool_and` / `bool_or` over one boolean column, only where the collection has one.
+   */
+  const aggregateBoolExps = new Map<string, GraphQLInputObjectType>();
+  const aggregateBoolExp = (collection: Collection): GraphQLInputObjectType => {
+    let type = aggregateBoolExps.get(collection.name);
+    if (type) return type;
+    const name = collection.name;
+    const fields: GraphQLInputFieldConfigMap = {
+      count: {
+        type: new GraphQLInputObjectType({
+          name: `${name}_aggregate_bool_exp_count`,
+          fields: () => ({
+            arguments: { type: nonNullList(selectColumns.get(name)!) },
+            distinct: { type: GraphQLBoolean },
+            filter: { type: boolExps.get(name)! },
+            predicate: { type: new GraphQLNonNull(comparisonFor(SCALAR_FOR_TYPE.integer)) },
+          }),
+        }),
+      },
+    };
+    const booleans = [...collection.fields.values()].filter((field) => field.type === 'boolean');
+    if (booleans.length)
+      for (const fn of ['bool_and', 'bool_or'] as const) {
+        const columns = new GraphQLEnumType({
+          name: `${name}_select_column_${name}_aggregate_bool_exp_${fn}_arguments_columns`,
+          description: `select "${name}_aggregate_bool_exp_${fn}_arguments_columns" columns of table "${collection.table}"`,
+          values: Object.fromEntries(booleans.map((field) => [field.name, { value: field.name }])),
+        });
+        fields[fn] = {
+          type: new GraphQLInputObjectType({
+            name: `${name}_aggregate_bool_exp_${fn}`,
+            fields: () => ({
+              arguments: { type: new GraphQLNonNull(columns) },
+              distinct: { type: GraphQLBoolean },
+              filter: { type: boolExps.get(name)! },
+              predicate: { type: new GraphQLNonNull(comparisonFor(SCALAR_FOR_TYPE.boolean)) },
+            }),
+          }),
+        };
+      }
+    type = new GraphQLInputObjectType({ name: `${name}_aggregate_bool_exp`, fields });
+    aggregateBoolExps.set(name, type);
+    return type;
+  };
+
   for (const collection of metadata.collections.values()) {
     const name = collection.name;
     boolExps.set(
@@ -196,7 +244,11 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
           for (const field of collection.fields.values()) fields[field.name] = { type: comparisonFor(SCALAR_FOR_TYPE[field.type]) };
           // A computed field with a stored form, without arguments: through its index.
           for (const computed of collection.computedFields.values()) if (computed.storedForm) fields[computed.name] = { type: storedFormComparison(SCALAR_FOR_TYPE[computed.type]) };
-          for (const relationship of collection.relationships.values()) fields[relationship.name] = { type: boolExps.get(relationship.target)! };
+          for (const relationship of collection.relationships.values()) {
+            fields[relationship.name] = { type: boolExps.get(relationship.target)! };
+            // An aggregate predicate: only where the role may aggregate the target.
+            if (relationship.kind === 'array' && target(relationship).allowAggregations) fields[`${relationship.name}_aggregate`] = { type: aggregateBoolExp(target(relationship)) };
+          }
           return fields;
         },
       }),

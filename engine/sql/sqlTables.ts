@@ -86,3 +86,5 @@ export const AGGREGATE_FUNCTION = {
   var_samp: sql`var_samp`,
   variance: sql`variance`,
 } as const;
+/** The aggregates of an aggregate predicate besides count. */
+export const AGGREGATE_PREDICATE_FUNCTION = { bool_and: sql`bool_and`, bool_or: sql`bool_or` } as const;
