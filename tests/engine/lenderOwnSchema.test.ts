@@ -278,6 +278,20 @@ describe(`A lender's own tables: keys of any type and shape (${testDatabaseKind}
     assert.ok(order.length >= 2);
   });
 
+  it('filters by an aggregate predicate over a composite-keyed relationship, as plain SQL does', async () => {
+    const result = await data(`{
+      some: branches(where: {notes_aggregate: {count: {predicate: {_gte: 1}, filter: {Body: {_ilike: "%i%"}}}}}, order_by: {id: asc}) { id }
+      none: branches(where: {_not: {notes_aggregate: {count: {predicate: {_gt: 0}}}}}, order_by: {id: asc}) { id }
+      distinct: branches(where: {notes_aggregate: {count: {arguments: [Body], distinct: true, predicate: {_in: [2, 3]}}}}, order_by: {id: asc}) { id }
+    }`);
+    const count = (where: string, predicate: string) =>
+      plain(`SELECT json_build_object('id', b.id) AS j FROM lender_branches AS b WHERE b.account_id = $1 AND (SELECT ${predicate} FROM "LoanNotes" AS n WHERE n.account_id = b.account_id AND n."branchId" = b.id ${where}) ORDER BY b.id`, [accountId]);
+    assert.deepEqual(result.some, await count(`AND n."Body" ILIKE '%i%'`, 'count(*) >= 1'));
+    assert.deepEqual(result.none, await count('', 'NOT (count(*) > 0)'));
+    assert.deepEqual(result.distinct, await count('', 'count(DISTINCT n."Body") IN (2, 3)'));
+    assert.ok(result.some.length > 0 && result.none.length > 0);
+  });
+
   it('updates by key (update_by_pk with pk_columns of each shape), by where, and many', async () => {
     const [north] = await plain(`SELECT id::int AS j FROM lender_branches WHERE account_id = $1 AND name = 'North'`, [accountId]);
     const result = await data(
