@@ -119,7 +119,37 @@ export type BoolExpOf<V> =
   | { readonly kind: 'cast'; readonly field: Field; readonly as: Field; readonly where: BoolExpOf<V> }
   | { readonly kind: 'relationship'; readonly relationship: Relationship; readonly target: Collection; readonly where: BoolExpOf<V> }
   /** A comparison of a computed field that has a stored form, called without arguments (`ComputedField.storedForm`). */
-  | { readonly kind: 'computed'; readonly field: ComputedField; readonly operator: StoredFormOperator; readonly value: V };
+  | { readonly kind: 'computed'; readonly field: ComputedField; readonly operator: StoredFormOperator; readonly value: V }
+  /**
+   * An aggregate predicate over an array relationship's rows (Hasura's
+   * `payments_aggregate: {count: {predicate: {_gt: 3}, filter: {…}, distinct: false, arguments: [...]}}`,
+   * `bool_and` / `bool_or`): `predicate` compares `as`, a field standing for the aggregate's value
+   * (type integer for count, boolean otherwise), computed over the related rows where `filter` holds.
+   */
+  | AggregatePredicateOf<V>
+  /** `_exists: {_table: {name, schema}, _where: {…}}` (role filters): some row of `target` (this account's) makes `where` true. */
+  | { readonly kind: 'exists'; readonly target: Collection; readonly where: BoolExpOf<V> }
+  /** A column comparison (role filters: `_ceq _cne _cgt _clt _cgte _clte`): `field` against `other`, a field of the same row. */
+  | { readonly kind: 'columns'; readonly field: Field; readonly operator: ColumnOperator; readonly other: Field };
+
+/** The column comparisons of a role filter, by the comparison they make. */
+export type ColumnOperator = '_eq' | '_neq' | '_gt' | '_lt' | '_gte' | '_lte';
+
+/** The aggregates a predicate may be written over. */
+export type PredicateAggregate = 'count' | 'bool_and' | 'bool_or';
+
+export interface AggregatePredicateOf<V> {
+  readonly kind: 'aggregate';
+  readonly relationship: Relationship;
+  readonly target: Collection;
+  readonly fn: PredicateAggregate;
+  /** The aggregated columns: count's (none: `count(*)`), or bool_and's / bool_or's one. */
+  readonly arguments: readonly Field[];
+  readonly distinct: boolean;
+  readonly filter: BoolExpOf<V> | null;
+  readonly as: Field;
+  readonly predicate: BoolExpOf<V>;
+}
 
 /** The operators on a computed field's stored form. */
 export type StoredFormOperator = '_eq' | '_neq' | '_gt' | '_gte' | '_lt' | '_lte' | '_is_null';

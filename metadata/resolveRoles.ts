@@ -38,6 +38,9 @@ const KEY_VARIABLE = /^key\.([a-z_][a-z0-9_]*)$/;
  * (`visibleRows.ts`) is worked out here, once per version. Problems are pushed, naming role,
  * collection and place.
  */
+/** Hasura's column comparison operators (role filters) and the comparison each makes. */
+const COLUMN_OPERATORS = { _ceq: '_eq', _cne: '_neq', _cgt: '_gt', _clt: '_lt', _cgte: '_gte', _clte: '_lte' } as const;
+
 export function resolveRoles(base: Omit<ResolvedMetadata, 'roles'>, document: Readonly<Record<string, RoleDocument>> | undefined, problems: string[]): Map<string, ResolvedRole> {
   const roles = new Map<string, ResolvedRole>();
   for (const [roleName, roleDocument] of Object.entries(document ?? {})) {
@@ -220,14 +223,80 @@ function resolveFilter(
         if (!Array.isArray(inner)) problems.push(`${where}, ${at}: must be a list`);
         else items.push({ kind: key === '_and' ? 'and' : 'or', items: inner.map((item, index) => walk(current, item, `${at}[${index}]`)) });
       } else if (key === '_not') items.push({ kind: 'not', item: walk(current, inner, at) });
-      else if (current.fields.has(key)) items.push(...comparisons(current.fields.get(key)!, inner, at));
+      else if (key === '_exists') items.push(...exists(inner, at));
+      else if (current.fields.has(key)) items.push(...comparisons(current.fields.get(key)!, inner, at, current));
       else if (current.relationships.has(key)) {
         const relationship = current.relationships.get(key)!;
         const target = base.collections.get(relationship.target)!;
         items.push({ kind: 'relationship', relationship, target, where: walk(target, inner, at) });
+      } else if (key.endsWith('_aggregate') && current.relationships.get(key.slice(0, -'_aggregate'.length))?.kind === 'array') {
+        items.push(...aggregatePredicates(current.relationships.get(key.slice(0, -'_aggregate'.length))!, inner, at));
       } else problems.push(`${where}, ${at}: not a field or relationship of ${current.name}`);
     }
     return items.length === 1 ? items[0]! : { kind: 'and', items };
+  };
+  /**
+   * Hasura's `_exists: {_table: {name, schema}, _where: {…}}`: some row of a collection's table,
+   * of the request's account, matches `_where` (its fields are the collection's).
+   */
+  const exists = (spec: unknown, at: string): RowFilter[] => {
+    const given = typeof spec === 'object' && spec !== null && !Array.isArray(spec) ? (spec as Record<string, unknown>) : null;
+    const table = given && typeof given._table === 'object' && given._table !== null ? (given._table as Record<string, unknown>) : null;
+    if (!given || !table || typeof table.name !== 'string' || given._where === undefined) {
+      problems.push(`${where}, ${at}: give {_table: {name, schema}, _where: {…}}`);
+      return [];
+    }
+    if (table.schema !== undefined && table.schema !== 'public') problems.push(`${where}, ${at}._table.schema: only public tables are collections`);
+    const target = [...base.collections.values()].find((candidate) => candidate.table === table.name);
+    if (!target) {
+      problems.push(`${where}, ${at}._table: no collection has the table ${table.name}`);
+      return [];
+    }
+    return [{ kind: 'exists', target, where: walk(target, given._where, `${at}._where`) }];
+  };
+  /** `<rel>_aggregate: {count: {predicate, filter, distinct, arguments}, bool_and: {…}, bool_or: {…}}`, as in a request. */
+  const aggregatePredicates = (relationship: Relationship, spec: unknown, path: string): RowFilter[] => {
+    if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
+      problems.push(`${where}, ${path}: give {count | bool_and | bool_or: {predicate: {…}}}`);
+      return [];
+    }
+    const target = base.collections.get(relationship.target)!;
+    return Object.entries(spec).flatMap(([fn, raw]): RowFilter[] => {
+      const at = `${path}.${fn}`;
+      if (fn !== 'count' && fn !== 'bool_and' && fn !== 'bool_or') {
+        problems.push(`${where}, ${at}: an aggregate predicate is count, bool_and or bool_or`);
+        return [];
+      }
+      if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || !('predicate' in raw)) {
+        problems.push(`${where}, ${at}: give {predicate: {…}} (and arguments, distinct, filter)`);
+        return [];
+      }
+      const given = raw as Record<string, unknown>;
+      const names = given.arguments === undefined || given.arguments === null ? [] : Array.isArray(given.arguments) ? given.arguments : [given.arguments];
+      const columns: Field[] = [];
+      for (const name of names) {
+        const field = typeof name === 'string' ? target.fields.get(name) : undefined;
+        if (!field || (fn !== 'count' && field.type !== 'boolean')) problems.push(`${where}, ${at}.arguments: ${String(name)} is not a ${fn === 'count' ? '' : 'boolean '}field of ${target.name}`);
+        else if (!columns.includes(field)) columns.push(field);
+      }
+      if (fn !== 'count' && columns.length !== 1) problems.push(`${where}, ${at}.arguments: ${fn} takes one boolean field`);
+      if (given.distinct !== undefined && typeof given.distinct !== 'boolean') problems.push(`${where}, ${at}.distinct: must be true or false`);
+      const as: Field = { name: fn, type: fn === 'count' ? 'integer' : 'boolean', source: { kind: 'column', column: fn } };
+      const predicate = comparisons(as, given.predicate, `${at}.predicate`);
+      return [
+        {
+          kind: 'aggregate',
+          relationship,
+          target,
+          fn,
+          arguments: columns,
+          distinct: given.distinct === true,
+          filter: given.filter === undefined || given.filter === null ? null : walk(target, given.filter, `${at}.filter`),
+          as,
+          predicate: predicate.length === 1 ? predicate[0]! : { kind: 'and', items: predicate },
+        },
+      ];
+    });
   };
   const operand = (field: Field, raw: unknown, at: string): FilterValue => {
     const variable = typeof raw === 'string' ? KEY_VARIABLE.exec(raw)?.[1] : undefined;
@@ -240,7 +309,7 @@ function resolveFilter(
     if (raw === null || typeof raw === 'object') problems.push(`${where}, ${at}: give a value or key.<variable>`);
     return { kind: 'const', value: raw };
   };
-  const comparisons = (field: Field, spec: unknown, path: string): RowFilter[] => {
+  const comparisons = (field: Field, spec: unknown, path: string, row: Collection | null = null): RowFilter[] => {
     if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
       problems.push(`${where}, ${path}: give operators, e.g. {_eq: value}`);
       return [];
@@ -251,6 +320,16 @@ function resolveFilter(
       if (JSONB_OPERATORS.has(operator) || operator === '_cast') {
         problems.push(`${where}, ${at}: ${operator} needs a jsonb field`);
         return [];
+      }
+      if (operator in COLUMN_OPERATORS) {
+        // Hasura's column comparison: another field of the same row, by name.
+        const other = typeof raw === 'string' ? row?.fields.get(raw) : undefined;
+        if (!other) {
+          problems.push(`${where}, ${at}: give the name of another field of ${row?.name ?? 'the row'}`);
+          return [];
+        }
+        if (other.type !== field.type) problems.push(`${where}, ${at}: ${other.name} is a ${other.type}, ${field.name} a ${field.type}`);
+        return [{ kind: 'columns', field, operator: COLUMN_OPERATORS[operator as keyof typeof COLUMN_OPERATORS], other }];
       }
       if (COMPARISON_OPERATORS.has(operator)) {
         if (TEXT_OPERATORS.has(operator) && field.type !== 'text') problems.push(`${where}, ${at}: ${operator} needs a text field`);
@@ -278,16 +357,19 @@ function resolveFilter(
       if (raw === undefined) problems.push(`${where}, ${at}: give a JSON value`);
       return [{ kind: 'jsonb', field, operator, value: { kind: 'const', value: JSON.stringify(raw) } }];
     }
+    // A key, or each key of a list, may be `key.<variable>` (a text variable of the role).
+    const keyName: Field = { name: field.name, type: 'text', source: field.source };
     if (operator === '_has_key') {
       if (typeof raw !== 'string') problems.push(`${where}, ${at}: must be a string`);
-      return [{ kind: 'jsonb', field, operator, value: { kind: 'const', value: raw } }];
+      return [{ kind: 'jsonb', field, operator, value: operand(keyName, raw, at) }];
     }
     if (operator === '_has_keys_any' || operator === '_has_keys_all') {
       if (!Array.isArray(raw) || !raw.every((item) => typeof item === 'string')) {
         problems.push(`${where}, ${at}: must be a list of strings`);
         return [];
       }
-      return [{ kind: 'jsonb', field, operator, value: { kind: 'const', value: raw } }];
+      const keys = raw.map((item, index) => operand(keyName, item, `${at}[${index}]`));
+      return [{ kind: 'jsonb', field, operator, value: keys.every((key) => key.kind === 'const') ? { kind: 'const', value: raw } : { kind: 'list', items: keys } }];
     }
     if (operator === '_cast') {
       const cast = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : null;

@@ -105,6 +105,23 @@ function sameFilter(a: RowFilter, b: RowFilter): boolean {
       return b.kind === 'computed' && a.operator === b.operator && a.field.name === b.field.name && sameValue(a.value, b.value);
     case 'cast':
       return b.kind === 'cast' && sameField(a.field, b.field) && sameField(a.as, b.as) && sameFilter(a.where, b.where);
+    case 'columns':
+      return b.kind === 'columns' && a.operator === b.operator && sameField(a.field, b.field) && sameField(a.other, b.other);
+    case 'exists':
+      return b.kind === 'exists' && a.target.name === b.target.name && sameFilter(a.where, b.where);
+    case 'aggregate':
+      return (
+        b.kind === 'aggregate' &&
+        a.fn === b.fn &&
+        a.distinct === b.distinct &&
+        a.relationship.name === b.relationship.name &&
+        a.target.name === b.target.name &&
+        sameMapping(a.relationship.mapping, b.relationship.mapping) &&
+        a.arguments.length === b.arguments.length &&
+        a.arguments.every((field, i) => sameField(field, b.arguments[i]!)) &&
+        (a.filter === null ? b.filter === null : b.filter !== null && sameFilter(a.filter, b.filter)) &&
+        sameFilter(a.predicate, b.predicate)
+      );
     case 'relationship':
       return (
         b.kind === 'relationship' &&

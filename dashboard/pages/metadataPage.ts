@@ -161,6 +161,8 @@ function columnList(columns: ReadonlyMap<string, unknown>, all: ReadonlyMap<stri
   return [...columns.keys()].join(', ') || 'no fields';
 }
 
+const COLUMN_OPERATOR_NAME = { _eq: '_ceq', _neq: '_cne', _gt: '_cgt', _lt: '_clt', _gte: '_cgte', _lte: '_clte' } as const;
+
 /** A role's filter in the query language's own words (`person_id _eq key.person_id`). */
 export function describeFilter(filter: RowFilter): string {
   switch (filter.kind) {
@@ -182,6 +184,16 @@ export function describeFilter(filter: RowFilter): string {
       return `${filter.field.name} _cast { String: { ${describeFilter(filter.where)} } }`;
     case 'relationship':
       return `${filter.relationship.name} { ${describeFilter(filter.where)} }`;
+    case 'columns':
+      return `${filter.field.name} ${COLUMN_OPERATOR_NAME[filter.operator]} ${filter.other.name}`;
+    case 'exists':
+      return `_exists ${filter.target.table} { ${describeFilter(filter.where)} }`;
+    case 'aggregate': {
+      const over = [filter.arguments.length ? `arguments: [${filter.arguments.map((field) => field.name).join(', ')}]` : '', filter.distinct ? 'distinct' : '', filter.filter ? `filter: { ${describeFilter(filter.filter)} }` : '']
+        .filter(Boolean)
+        .join(', ');
+      return `${filter.relationship.name}_aggregate ${filter.fn}${over ? `(${over})` : ''} { ${describeFilter(filter.predicate)} }`;
+    }
     case 'computed':
       return `${filter.field.name} ${filter.operator} ${describeValue(filter.value)}`;
   }

@@ -1,12 +1,12 @@
 import { GraphQLError, type FieldNode } from 'graphql';
 import type { Collection, Field } from '../../metadata/index.js';
-import { ORDER_BY_DIRECTIONS, type AggregateFunction, type OrderDirection } from '../schema/buildSchema.js';
+import { ORDER_BY_DIRECTIONS, STATISTICAL_FUNCTIONS, type AggregateFunction, type OrderDirection } from '../schema/buildSchema.js';
 import { Literal, VariableRef, type ArgValue, type ArgumentValues } from './argumentValues.js';
 import type { ListQuery, OrderItem } from './ir.js';
 import type { wherePlanner } from './planWhere.js';
 import type { ErrorCode } from '../errorCode.js';
 
-const AGGREGATE_ORDER_FUNCTIONS: ReadonlySet<string> = new Set<AggregateFunction>(['sum', 'avg', 'min', 'max']);
+const AGGREGATE_ORDER_FUNCTIONS: ReadonlySet<string> = new Set<AggregateFunction>(['sum', 'avg', 'min', 'max', ...STATISTICAL_FUNCTIONS]);
 
 /** A list's or aggregate's arguments → `ListQuery`: `where`, `order_by`, `distinct_on`, `limit`, `offset`. */
 export function listQueryPlanner(

@@ -1,5 +1,5 @@
 import { GraphQLError, GraphQLList, GraphQLNonNull, GraphQLString } from 'graphql';
-import type { Collection, ComputedField, Field, StoredFormOperator } from '../../metadata/index.js';
+import type { Collection, ComputedField, Field, PredicateAggregate, Relationship, StoredFormOperator } from '../../metadata/index.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import { Literal, VariableRef, type ArgValue, type ArgumentValues } from './argumentValues.js';
 import type { BoolExp, ComparisonOperator, JsonbOperator } from './ir.js';
@@ -18,7 +18,11 @@ const STORED_FORM_OPERATORS: ReadonlySet<string> = new Set<StoredFormOperator>([
 const KEY_LIST = new GraphQLList(new GraphQLNonNull(GraphQLString));
 
 /** `where` arguments → `BoolExp`: boolean operators, comparisons, relationship filters. */
-export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection }: ArgumentValues) {
+const PREDICATE_AGGREGATES: ReadonlySet<string> = new Set<PredicateAggregate>(['count', 'bool_and', 'bool_or']);
+const isObject = (value: ArgValue | undefined): value is { [key: string]: ArgValue } =>
+  value !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof VariableRef) && !(value instanceof Literal);
+
+export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection, enumValue, readNow }: ArgumentValues) {
   function planWhere(collection: Collection, value: ArgValue, depth = 0): BoolExp {
     if (depth > MAX_FILTER_DEPTH) {
       throw new GraphQLError(`a where expression nests deeper than ${MAX_FILTER_DEPTH} levels`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
@@ -40,6 +44,8 @@ export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection }: 
         items.push(...planComparison(collection.fields.get(key)!, inner));
       } else if (collection.computedFields.get(key)?.storedForm) {
         items.push(...planStoredComparison(collection.computedFields.get(key)!, inner));
+      } else if (!collection.relationships.has(key) && key.endsWith('_aggregate') && collection.relationships.get(key.slice(0, -'_aggregate'.length))?.kind === 'array') {
+        items.push(...planAggregatePredicates(collection.relationships.get(key.slice(0, -'_aggregate'.length))!, inner, depth));
       } else {
         const relationship = collection.relationships.get(key);
         if (!relationship) throw new GraphQLError(`field "${key}" not found in type: '${collection.name}_bool_exp'`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
@@ -76,6 +82,41 @@ export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection }: 
       } else {
         throw new GraphQLError(`unknown operator ${operator}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
       }
+    }
+    return items;
+  }
+
+  /**
+   * `<rel>_aggregate: {count: {arguments, distinct, filter, predicate}, bool_and: {…}, bool_or: {…}}`:
+   * one aggregate predicate each (the schema requires `predicate`, and `arguments` of bool_and/bool_or).
+   */
+  function planAggregatePredicates(relationship: Relationship, value: ArgValue, depth: number): BoolExp[] {
+    if (!isObject(value)) return [];
+    const target = schemaCollection(relationship.target);
+    const items: BoolExp[] = [];
+    for (const [fn, spec] of Object.entries(value)) {
+      if (spec === null) continue;
+      if (!PREDICATE_AGGREGATES.has(fn) || !isObject(spec)) throw new GraphQLError(`unknown aggregate ${fn} of ${relationship.name}_aggregate`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
+      const names = (fn === 'count' ? asList(spec.arguments) : [spec.arguments]).map((name) => enumValue(name));
+      const columns: Field[] = [];
+      for (const name of names) {
+        const field = target.fields.get(name ?? '');
+        if (!field || (fn !== 'count' && field.type !== 'boolean')) throw new GraphQLError(`${relationship.name}_aggregate.${fn}: no column ${String(name)}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
+        if (!columns.includes(field)) columns.push(field);
+      }
+      const as: Field = { name: fn, type: fn === 'count' ? 'integer' : 'boolean', source: { kind: 'column', column: fn } };
+      const predicate = planComparison(as, spec.predicate ?? null);
+      items.push({
+        kind: 'aggregate',
+        relationship,
+        target,
+        fn: fn as PredicateAggregate,
+        arguments: columns,
+        distinct: readNow(spec.distinct, SCALAR_FOR_TYPE.boolean) === true,
+        filter: spec.filter === undefined || spec.filter === null ? null : planWhere(target, spec.filter, depth + 1),
+        as,
+        predicate: predicate.length === 1 ? predicate[0]! : { kind: 'and', items: predicate },
+      });
     }
     return items;
   }

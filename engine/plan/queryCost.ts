@@ -105,6 +105,14 @@ function whereCost(where: BoolExp | null, candidateRows: number): number {
       return 0;
     case 'cast':
       return whereCost(where.where, candidateRows);
+    case 'columns':
+      return 0;
+    case 'exists':
+      // An uncorrelated or correlated probe of another collection, like a filter's hop.
+      return FILTER_HOP * candidateRows + whereCost(where.where, candidateRows);
+    case 'aggregate':
+      // A correlated aggregate over the related rows, its filter evaluated for each of them.
+      return FILTER_HOP * candidateRows + whereCost(where.filter, candidateRows * FAN_OUT);
     case 'relationship': {
       const rows = where.relationship.kind === 'array' ? FAN_OUT : 1;
       return FILTER_HOP * candidateRows + whereCost(where.where, candidateRows * rows);

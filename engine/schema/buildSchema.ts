@@ -40,7 +40,10 @@ export type FieldRole =
   | { readonly kind: 'affectedRows' }
   | { readonly kind: 'returning' };
 
-export type AggregateFunction = 'sum' | 'avg' | 'min' | 'max';
+/** Hasura's statistical aggregates (PostgreSQL's functions of the same names). */
+export const STATISTICAL_FUNCTIONS = ['stddev', 'stddev_pop', 'stddev_samp', 'var_pop', 'var_samp', 'variance'] as const;
+export type StatisticalFunction = (typeof STATISTICAL_FUNCTIONS)[number];
+export type AggregateFunction = 'sum' | 'avg' | 'min' | 'max' | StatisticalFunction;
 
 const NUMERIC_TYPES: readonly ScalarType[] = ['numeric', 'integer', 'bigint', 'smallint', 'float8', 'real'];
 const ORDERABLE_TYPES: readonly ScalarType[] = [...NUMERIC_TYPES, 'text', 'citext', 'date', 'timestamptz', 'timestamp', 'time'];
@@ -158,6 +161,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
       ['avg', NUMERIC_TYPES],
       ['max', ORDERABLE_TYPES],
       ['min', ORDERABLE_TYPES],
+      ...STATISTICAL_FUNCTIONS.map((statistical) => [statistical, NUMERIC_TYPES] as const),
       ['sum', NUMERIC_TYPES],
     ] as const) {
       const columns = [...collection.fields.values()].filter((field) => types.includes(field.type));
@@ -172,6 +176,54 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
     }
     type = new GraphQLInputObjectType({ name: `${collection.name}_aggregate_order_by`, description: `order by aggregate values of table "${collection.table}"`, fields });
     aggregateOrderBys.set(collection.name, type);
+    return type;
+  };
+
+  /**
+   * `<c>_aggregate_bool_exp` (Hasura's name and shape): a predicate over an aggregate of an
+   * array relationship's rows, `{payments_aggregate: {count: {predicate: {_gt: 3}, filter: {…}}}}`;
+   * `bool_and` / `bool_or` over one boolean column, only where the collection has one.
+   */
+  const aggregateBoolExps = new Map<string, GraphQLInputObjectType>();
+  const aggregateBoolExp = (collection: Collection): GraphQLInputObjectType => {
+    let type = aggregateBoolExps.get(collection.name);
+    if (type) return type;
+    const name = collection.name;
+    const fields: GraphQLInputFieldConfigMap = {
+      count: {
+        type: new GraphQLInputObjectType({
+          name: `${name}_aggregate_bool_exp_count`,
+          fields: () => ({
+            arguments: { type: nonNullList(selectColumns.get(name)!) },
+            distinct: { type: GraphQLBoolean },
+            filter: { type: boolExps.get(name)! },
+            predicate: { type: new GraphQLNonNull(comparisonFor(SCALAR_FOR_TYPE.integer)) },
+          }),
+        }),
+      },
+    };
+    const booleans = [...collection.fields.values()].filter((field) => field.type === 'boolean');
+    if (booleans.length)
+      for (const fn of ['bool_and', 'bool_or'] as const) {
+        const columns = new GraphQLEnumType({
+          name: `${name}_select_column_${name}_aggregate_bool_exp_${fn}_arguments_columns`,
+          description: `select "${name}_aggregate_bool_exp_${fn}_arguments_columns" columns of table "${collection.table}"`,
+          values: Object.fromEntries(booleans.map((field) => [field.name, { value: field.name }])),
+        });
+        fields[fn] = {
+          type: new GraphQLInputObjectType({
+            name: `${name}_aggregate_bool_exp_${fn}`,
+            fields: () => ({
+              arguments: { type: new GraphQLNonNull(columns) },
+              distinct: { type: GraphQLBoolean },
+              filter: { type: boolExps.get(name)! },
+              predicate: { type: new GraphQLNonNull(comparisonFor(SCALAR_FOR_TYPE.boolean)) },
+            }),
+          }),
+        };
+      }
+    type = new GraphQLInputObjectType({ name: `${name}_aggregate_bool_exp`, fields });
+    aggregateBoolExps.set(name, type);
     return type;
   };
 
@@ -192,7 +244,11 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
           for (const field of collection.fields.values()) fields[field.name] = { type: comparisonFor(SCALAR_FOR_TYPE[field.type]) };
           // A computed field with a stored form, without arguments: through its index.
           for (const computed of collection.computedFields.values()) if (computed.storedForm) fields[computed.name] = { type: storedFormComparison(SCALAR_FOR_TYPE[computed.type]) };
-          for (const relationship of collection.relationships.values()) fields[relationship.name] = { type: boolExps.get(relationship.target)! };
+          for (const relationship of collection.relationships.values()) {
+            fields[relationship.name] = { type: boolExps.get(relationship.target)! };
+            // An aggregate predicate: only where the role may aggregate the target.
+            if (relationship.kind === 'array' && target(relationship).allowAggregations) fields[`${relationship.name}_aggregate`] = { type: aggregateBoolExp(target(relationship)) };
+          }
           return fields;
         },
       }),
@@ -310,7 +366,8 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
           fields: Object.fromEntries(
             fields.map((field) => [
               field.name,
-              { type: fn === 'sum' || fn === 'avg' ? SCALAR_FOR_TYPE.numeric : SCALAR_FOR_TYPE[field.type], extensions: role({ kind: 'column', field }) },
+              // sum, avg and the statistical aggregates as numeric: PostgreSQL's exact text (Hasura says Float for avg and the statistical ones).
+              { type: fn === 'min' || fn === 'max' ? SCALAR_FOR_TYPE[field.type] : SCALAR_FOR_TYPE.numeric, extensions: role({ kind: 'column', field }) },
             ]),
           ),
         }),
@@ -329,6 +386,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
       ['avg', NUMERIC_TYPES],
       ['min', ORDERABLE_TYPES],
       ['max', ORDERABLE_TYPES],
+      ...STATISTICAL_FUNCTIONS.map((statistical) => [statistical, NUMERIC_TYPES] as const),
     ] as const) {
       const config = functionType(fn, fieldsOf(types));
       if (config) aggregateFields[fn] = config;

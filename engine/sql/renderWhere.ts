@@ -5,7 +5,7 @@ import { shortenRoleFilter } from '../plan/passes/foreignKeyShortcuts.js';
 import type { CompileContext } from './compileContext.js';
 import { sql, type Fragment } from './fragment.js';
 import { storedFormRenderer } from './renderStoredForm.js';
-import { ARRAY_CAST, JSONB_OPERATOR, OPERATOR } from './sqlTables.js';
+import { AGGREGATE_PREDICATE_FUNCTION, ARRAY_CAST, JSONB_OPERATOR, OPERATOR } from './sqlTables.js';
 
 export type WhereRenderer = ReturnType<typeof whereRenderer>;
 
@@ -109,9 +109,43 @@ export function whereRenderer(context: CompileContext) {
       }
       case 'computed':
         return storedComparison(expression.field, expression.operator, expression.value, table);
+      case 'aggregate':
+        return aggregatePredicate(expression, table);
+      case 'columns':
+        return sql`(${valueOf(expression.field)} ${OPERATOR[expression.operator]} ${valueOf(expression.other)})`;
+      case 'exists': {
+        const other = nextAlias('t');
+        return sql`EXISTS (SELECT 1 FROM ${sql.ident(expression.target.table)} AS ${other} WHERE ${rowPredicate(expression.target, other)} AND ${where(expression.where, other)})`;
+      }
       default:
         return assertNever(expression);
     }
+  }
+
+  /**
+   * An aggregate predicate: the aggregate over the related rows (row predicate, join, `filter`)
+   * computed once in a one-row subquery, and the predicate's comparisons reading it —
+   * `(SELECT (a.v > $1) FROM (SELECT count(*) AS v FROM payments AS t … ) AS a)`.
+   */
+  function aggregatePredicate(expression: Extract<BoolExp, { kind: 'aggregate' }>, table: Fragment): Fragment {
+    const child = nextAlias('t');
+    const result = nextAlias('a');
+    const values = expression.arguments.map((field) => fieldValue(child, field));
+    const conditions = [rowPredicate(expression.target, child), joinPredicate(expression.relationship, table, child)];
+    if (expression.filter) conditions.push(where(expression.filter, child));
+    let value: Fragment;
+    if (expression.fn !== 'count') value = sql`${AGGREGATE_PREDICATE_FUNCTION[expression.fn]}(${expression.distinct ? sql`DISTINCT ` : sql``}${values[0]!})`;
+    else if (!values.length) value = sql`count(*)`;
+    else if (values.length === 1) value = expression.distinct ? sql`count(DISTINCT ${values[0]!})` : sql`count(${values[0]!})`;
+    else {
+      // count(columns: [a, b]) as the aggregate field counts it: the rows where every argument is present.
+      value = expression.distinct ? sql`count(DISTINCT ROW(${sql.join(values)}))` : sql`count(*)`;
+      conditions.push(...values.map((v) => sql`${v} IS NOT NULL`));
+    }
+    const aggregated = sql`${result}.${sql.ident('v')}`;
+    return sql`(SELECT ${where(expression.predicate, result, { as: expression.as, value: aggregated })} FROM (SELECT ${value} AS ${sql.ident('v')} FROM ${sql.ident(
+      expression.target.table,
+    )} AS ${child} WHERE ${sql.join(conditions, sql` AND `)}) AS ${result})`;
   }
 
   return { where, roleFilter, rowPredicate, pathPredicate };

@@ -74,4 +74,17 @@ export const DIRECTION: Readonly<Record<OrderDirection, Fragment>> = {
   desc_nulls_first: sql`DESC NULLS FIRST`,
   desc_nulls_last: sql`DESC NULLS LAST`,
 };
-export const AGGREGATE_FUNCTION = { sum: sql`sum`, avg: sql`avg`, min: sql`min`, max: sql`max` } as const;
+export const AGGREGATE_FUNCTION = {
+  sum: sql`sum`,
+  avg: sql`avg`,
+  min: sql`min`,
+  max: sql`max`,
+  stddev: sql`stddev`,
+  stddev_pop: sql`stddev_pop`,
+  stddev_samp: sql`stddev_samp`,
+  var_pop: sql`var_pop`,
+  var_samp: sql`var_samp`,
+  variance: sql`variance`,
+} as const;
+/** The aggregates of an aggregate predicate besides count. */
+export const AGGREGATE_PREDICATE_FUNCTION = { bool_and: sql`bool_and`, bool_or: sql`bool_or` } as const;

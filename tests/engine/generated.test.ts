@@ -20,6 +20,8 @@ import {
   DIRECTIONS,
   extremeOf,
   formatTimestamp,
+  STATISTICAL_FUNCTIONS,
+  statisticOf,
   operandCell,
   selectRows,
   sumOf,
@@ -43,7 +45,11 @@ import {
  * relationships, aggregates of array relationships — also through an object relationship and
  * in the nested list), `distinct_on` (with an `order_by` led by its fields, or none),
  * `limit`/`offset`, on lists and on `_aggregate`, written inline, as a whole `where` variable,
- * or with every value a scalar variable (the cached-plan path).
+ * or with every value a scalar variable (the cached-plan path). Issue 30: aggregate predicates in
+ * `where` (`<rel>_aggregate: {count | bool_and | bool_or: {…}}`), the statistical aggregates as
+ * `order_by` keys and as aggregate fields (compared with PostgreSQL's own text over the
+ * reference's rows), and the computed field `days_past_due` (its stored form) in `where` and
+ * `order_by`.
  *
  * The data: one account seeded at scale 0.02 (~200 loans, ~4,000 payments), plus rows with
  * nulls in every nullable field; a second, smaller account holds copies of the same extra rows
@@ -126,7 +132,8 @@ const micros = (column: string): string => `(extract(epoch FROM ${column}) * 100
 const SELECTS: Readonly<Record<string, string>> = {
   loans: `SELECT id, name, amount, status, rate, term::text AS term, frequency, amortization, regular_payment, date_funded, first_payment_date, date_maturity, custom_fields, custom_fields::text AS custom_fields_text, ${micros('created_at')}, ${micros('updated_at')},
     principal_outstanding, interest_due, fees_due, credit_balance, oldest_unpaid_due, date_closed, ledger_as_of,
-    days_past_due AS stored_days_past_due, delinquency_bucket AS stored_delinquency_bucket FROM loans WHERE account_id = $1`,
+    days_past_due AS stored_days_past_due, delinquency_bucket AS stored_delinquency_bucket,
+    arrears_since, loanql_business_date($1)::text AS business_date FROM loans WHERE account_id = $1`,
   payments: `SELECT id, loan_id, date, amount, type, method, date_reversed, reversal_reason, ${micros('posted_at')} FROM payments WHERE account_id = $1`,
   people: `SELECT id, name, email, phone, status, entity_type, is_borrower, is_investor, ${micros('created_at')} FROM people WHERE account_id = $1`,
   borrows: 'SELECT id, loan_id, person_id FROM borrows WHERE account_id = $1',
@@ -208,10 +215,24 @@ async function loadModel(db: Database, accountId: string): Promise<Model & { tex
   const jsonFields: Record<string, ReadonlyMap<string, { value: (row: Row) => unknown; text: (row: Row) => string | null }>> = {
     loans: new Map([['custom_fields', { value: (row: Row) => row.custom_fields, text: (row: Row) => (row.custom_fields_text as string | null) ?? null }]]),
   };
+  // loans.days_past_due called without arguments: its stored form (arrears_since, the business date).
+  const arrearsSince: FieldModel = { type: 'date', value: (row) => normalize('date', row.arrears_since) };
+  const daysPastDue: FieldModel = {
+    type: 'integer',
+    value: (row) => {
+      const since = arrearsSince.value(row) as string | null;
+      const today = String(row.business_date);
+      return new Decimal(since !== null && since < today ? (Date.parse(`${today}T00:00:00Z`) - Date.parse(`${since}T00:00:00Z`)) / 86_400_000 : 0);
+    },
+  };
+  const computedFields: Record<string, ReadonlyMap<string, { value: FieldModel; storedOrder: FieldModel }>> = {
+    loans: new Map([['days_past_due', { value: daysPastDue, storedOrder: arrearsSince }]]),
+  };
   for (const name of Object.keys(SELECTS)) {
     collections.set(name, {
       name,
       ...(jsonFields[name] ? { jsonFields: jsonFields[name] } : {}),
+      ...(computedFields[name] ? { computedFields: computedFields[name] } : {}),
       primaryKey: 'id',
       fields: new Map(Object.entries(FIELDS[name]!).map(([field, spec]) => [field, fieldModel(spec, field)])),
       relationships: new Map(Object.entries(relationships[name]!)),
@@ -385,9 +406,9 @@ class QueryBuilder {
   }
 
   where(collectionName: string, where: Where, splitLists: boolean): unknown {
-    if (this.mode === 'literal') return where;
+    if (this.mode === 'literal') return enumArguments(where);
     if (this.mode === 'whereVariable') return this.variable(`${collectionName}_bool_exp`, where);
-    return this.#scalarVariables(collection(this.model, collectionName), where, splitLists);
+    return enumArguments(this.#scalarVariables(collection(this.model, collectionName), where, splitLists));
   }
 
   #scalarVariables(c: CollectionModel, where: Where, splitLists: boolean): Where {
@@ -410,6 +431,28 @@ class QueryBuilder {
           }
         }
         out[key] = comparison;
+      } else if (key.endsWith('_aggregate') && c.relationships.get(key.slice(0, -'_aggregate'.length))?.kind === 'array') {
+        // An aggregate predicate: its predicate's operands and its filter's values as variables.
+        const target = collection(this.model, c.relationships.get(key.slice(0, -'_aggregate'.length))!.target);
+        const predicates: Record<string, unknown> = {};
+        for (const [fn, spec] of Object.entries(value as Record<string, Record<string, unknown>>)) {
+          const scalar = fn === 'count' ? 'Int' : 'Boolean';
+          const predicate = Object.fromEntries(
+            Object.entries(spec.predicate as Record<string, unknown>).map(([operator, operand]) => [
+              operator,
+              operator === '_is_null' ? this.variable('Boolean', operand) : operator === '_in' || operator === '_nin' ? this.variable(`[${scalar}!]`, operand) : this.variable(scalar, operand),
+            ]),
+          );
+          predicates[fn] = {
+            ...spec,
+            predicate,
+            ...(spec.filter ? { filter: this.#scalarVariables(target, spec.filter as Where, splitLists) } : {}),
+            ...(spec.distinct !== undefined ? { distinct: this.variable('Boolean', spec.distinct) } : {}),
+          };
+        }
+        out[key] = predicates;
+      } else if (c.computedFields?.has(key)) {
+        out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([operator, operand]) => [operator, this.variable(operator === '_is_null' ? 'Boolean' : 'Int', operand)]));
       } else if (c.fields.has(key)) {
         const scalar = GRAPHQL_SCALAR[c.fields.get(key)!.type];
         const comparison: Record<string, unknown> = {};
@@ -488,6 +531,8 @@ const ORDER_AGGREGATES: Readonly<Record<string, readonly string[]>> = {
 };
 /** Keys the seeded custom fields hold, and some they do not. */
 const JSON_KEYS = ['loan_officer', 'property_type', 'broker', 'nope'] as const;
+/** The operators of a computed field's stored form. */
+const STORED_FORM_OPERATORS = ['_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_is_null'] as const;
 const ORDERABLE: readonly ScalarKind[] = ['numeric', 'integer', 'text', 'date', 'timestamptz'];
 /** Relationships a generated filter may go through (every one the reference models). */
 const WHERE_RELATIONSHIPS: Readonly<Record<string, readonly string[]>> = {
@@ -659,7 +704,63 @@ class Arbitraries {
     const c = collection(this.model, collectionName);
     const fields = [...c.fields.keys()];
     const fieldLeaf = this.fieldLeaf(collectionName, c, fields);
-    return c.jsonFields ? fc.oneof({ weight: 3, arbitrary: fieldLeaf }, { weight: 1, arbitrary: this.jsonLeaf(collectionName) }) : fieldLeaf;
+    return fc.oneof(
+      { weight: 4, arbitrary: fieldLeaf },
+      ...(c.jsonFields ? [{ weight: 2, arbitrary: this.jsonLeaf(collectionName) }] : []),
+      ...(c.computedFields ? [{ weight: 1, arbitrary: this.computedLeaf(c) }] : []),
+    );
+  }
+
+  /** A computed field with a stored form (loans.days_past_due), called without arguments: its operators. */
+  computedLeaf(c: CollectionModel): fc.Arbitrary<Where> {
+    const names = [...c.computedFields!.keys()];
+    return fc.constantFrom(...names).chain((name) => {
+      const field = c.computedFields!.get(name)!.value;
+      const values = [...new Set(c.rows.map((row) => (field.value(row) as Decimal).toNumber()))].sort((a, b) => a - b);
+      const operand = fc.oneof(fc.constantFrom(...values, 0, -1, 30), fc.tuple(fc.constantFrom(...values), fc.constantFrom(-1, 1)).map(([v, d]) => v + d));
+      const operator = fc.constantFrom(...STORED_FORM_OPERATORS).chain((op) => (op === '_is_null' ? fc.boolean() : operand).map((v): [string, unknown] => [op, v]));
+      return fc.uniqueArray(operator, { minLength: 1, maxLength: 2, selector: ([op]) => op }).map((pairs) => ({ [name]: Object.fromEntries(pairs) }));
+    });
+  }
+
+  /** An aggregate predicate over an array relationship: count (arguments, distinct, filter) or bool_and / bool_or of a boolean field. */
+  aggregatePredicate(collectionName: string, relationship: string, depth: number): fc.Arbitrary<Where> {
+    const target = collection(this.model, collection(this.model, collectionName).relationships.get(relationship)!.target);
+    const fields = [...target.fields.keys()];
+    const booleans = fields.filter((name) => target.fields.get(name)!.type === 'boolean');
+    const comparisons = (operand: fc.Arbitrary<unknown>, operators: readonly string[]) =>
+      fc
+        .uniqueArray(fc.constantFrom(...operators), { minLength: 1, maxLength: 2 })
+        .chain((ops) => fc.tuple(...ops.map((op) => (op === '_is_null' ? fc.boolean() : op === '_in' || op === '_nin' ? fc.array(operand, { maxLength: 3 }) : operand).map((v): [string, unknown] => [op, v]))))
+        .map((pairs) => Object.fromEntries(pairs));
+    const count = fc
+      .record(
+        {
+          arguments: fc.uniqueArray(fc.constantFrom(...fields), { maxLength: 2 }),
+          distinct: fc.boolean(),
+          filter: this.where(target.name, Math.max(0, depth - 2)),
+          predicate: comparisons(fc.oneof(fc.constantFrom(0, 1, 2, 3), fc.integer({ min: 0, max: 70 })), [...COMPARISON_OPERATORS, '_in', '_nin', '_is_null']),
+        },
+        { requiredKeys: ['predicate'] },
+      )
+      .map((spec) => ({ count: spec }));
+    const bools = booleans.length
+      ? [
+          fc
+            .record(
+              {
+                fn: fc.constantFrom('bool_and', 'bool_or'),
+                arguments: fc.constantFrom(...booleans),
+                distinct: fc.boolean(),
+                filter: this.where(target.name, Math.max(0, depth - 2)),
+                predicate: comparisons(fc.boolean(), ['_eq', '_neq', '_is_null']),
+              },
+              { requiredKeys: ['fn', 'arguments', 'predicate'] },
+            )
+            .map(({ fn, ...spec }) => ({ [fn]: spec })),
+        ]
+      : [];
+    return fc.oneof({ weight: 1, arbitrary: count }, ...bools.map((arbitrary) => ({ weight: 2, arbitrary }))).map((predicates): Where => ({ [`${relationship}_aggregate`]: predicates }));
   }
 
   fieldLeaf(collectionName: string, c: CollectionModel, fields: string[]): fc.Arbitrary<Where> {
@@ -701,6 +802,7 @@ class Arbitraries {
           weight: 1,
           arbitrary: this.where(c.relationships.get(name)!.target, depth - 1).map((inner): Where => ({ [name]: inner })),
         })),
+        ...(ORDER_AGGREGATES[collectionName] ?? []).map((name) => ({ weight: 1, arbitrary: this.aggregatePredicate(collectionName, name, depth) })),
         { weight: 1, arbitrary: fc.constantFrom<Where>({}, { _not: null }, { _and: null }, { _or: null }) },
       );
     }
@@ -709,12 +811,13 @@ class Arbitraries {
   }
 
   /** Aggregates of the array relationships of `collectionName` an order key may sort by. */
-  #aggregateKeys(collectionName: string, path: readonly string[]): Omit<OrderKey, 'direction'>[] {
+  #aggregateKeys(collectionName: string, path: readonly string[], statistical = false): Omit<OrderKey, 'direction'>[] {
     const c = collection(this.model, collectionName);
-    return (ORDER_AGGREGATES[collectionName] ?? []).flatMap((relationship) => {
+    return (ORDER_AGGREGATES[collectionName] ?? []).flatMap((relationship): Omit<OrderKey, 'direction'>[] => {
       const target = collection(this.model, c.relationships.get(relationship)!.target);
       const numeric = [...target.fields.entries()].filter(([, f]) => f.type === 'numeric' || f.type === 'integer').map(([name]) => name);
       const orderable = [...target.fields.entries()].filter(([, f]) => ORDERABLE.includes(f.type)).map(([name]) => name);
+      if (statistical) return numeric.flatMap((field) => STATISTICAL_FUNCTIONS.map((fn) => ({ path, field, aggregate: { relationship, fn } })));
       return [
         { path, field: '', aggregate: { relationship, fn: 'count' as const } },
         ...numeric.flatMap((field) => (['sum', 'avg'] as const).map((fn) => ({ path, field, aggregate: { relationship, fn } }))),
@@ -730,9 +833,18 @@ class Arbitraries {
     const through = objects.flatMap(([name, r]) => [...collection(this.model, r.target).fields.entries()].filter(([, f]) => ORDERABLE.includes(f.type)).map(([field]) => ({ path: [name], field })));
     // Aggregates of this collection's array relationships, and of those of an object relationship's target.
     const aggregates = [...this.#aggregateKeys(collectionName, []), ...objects.flatMap(([name, r]) => this.#aggregateKeys(r.target, [name]))];
-    const target = aggregates.length
-      ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...direct, ...direct, ...through) }, { weight: 1, arbitrary: fc.constantFrom(...aggregates) })
-      : fc.constantFrom(...direct, ...direct, ...through);
+    const statistical = [...this.#aggregateKeys(collectionName, [], true), ...objects.flatMap(([name, r]) => this.#aggregateKeys(r.target, [name], true))];
+    // Computed fields with a stored form, of the collection and through object relationships.
+    const computed = [
+      ...[...(c.computedFields?.keys() ?? [])].map((field) => ({ path: [] as string[], field })),
+      ...objects.flatMap(([name, r]) => [...(collection(this.model, r.target).computedFields?.keys() ?? [])].map((field) => ({ path: [name], field }))),
+    ];
+    const target = fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom(...direct, ...direct, ...through) },
+      ...(aggregates.length ? [{ weight: 2, arbitrary: fc.constantFrom(...aggregates) }] : []),
+      ...(statistical.length ? [{ weight: 1, arbitrary: fc.constantFrom(...statistical) }] : []),
+      ...(computed.length ? [{ weight: 1, arbitrary: fc.constantFrom(...computed) }] : []),
+    );
     return fc.record({ target, direction: fc.constantFrom(...DIRECTIONS) }).map(({ target, direction }): OrderKey => ({ ...target, direction }));
   }
 
@@ -784,6 +896,17 @@ class Arbitraries {
 
 
 
+/** A filter with the `arguments` of its aggregate predicates as enum values (column names), as GraphQL literals write them. */
+function enumArguments(where: Where): Where {
+  const walk = (value: unknown, key: string | null): unknown => {
+    if (key === 'arguments') return Array.isArray(value) ? value.map((name) => new EnumLiteral(name as string)) : new EnumLiteral(value as string);
+    if (Array.isArray(value)) return value.map((item) => walk(item, null));
+    if (value !== null && typeof value === 'object' && !(value instanceof Var) && !(value instanceof EnumLiteral)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, k)]));
+    return value;
+  };
+  return walk(where, null) as Where;
+}
+
 /** Two filters as one object (their keys AND-ed); comparisons on one field are merged. */
 function merge(c: CollectionModel, a: Where, b: Where): Where {
   const out: Record<string, unknown> = { ...a };
@@ -805,7 +928,11 @@ let arbitraries: Arbitraries;
 const DRAWN_FORMS: readonly (readonly [string, RegExp])[] = [
   ['distinct_on', /distinct_on/],
   ['order_by count', /_aggregate"?: ?\{"?count/],
-  ['order_by sum/avg/min/max', /_aggregate"?: ?\{"?(sum|avg|min|max)/],
+  ['order_by sum/avg/min/max', /_aggregate"?: ?\{"?(sum|avg|min|max)"?:/],
+  ['order_by statistical', /_aggregate"?: ?\{"?(stddev|stddev_samp|stddev_pop|variance|var_samp|var_pop)"?:/],
+  ['where aggregate count', /_aggregate"?: ?\{"?count"?: ?\{/],
+  ['where aggregate bool_and/bool_or', /_aggregate"?: ?\{"?bool_(and|or)"?:/],
+  ['computed field in where/order_by', /days_past_due/],
   ...[...REGEX_OPERATORS, ...SIMILAR_OPERATORS].map((op) => [op, new RegExp(`${op}\\b`)] as const),
   ...['_contains', '_contained_in', '_has_key', '_has_keys_any', '_has_keys_all', '_cast'].map((op) => [op, new RegExp(`${op}\\b`)] as const),
 ];
@@ -906,6 +1033,8 @@ async function checkAggregateCase(testCase: AggregateCase): Promise<void> {
   const fields = [...c.fields.entries()];
   const numeric = fields.filter(([, f]) => f.type === 'numeric' || f.type === 'integer').map(([name]) => name);
   const orderable = fields.filter(([, f]) => ORDERABLE.includes(f.type)).map(([name]) => name);
+  // The statistical aggregates over three numeric fields at most (from the case's pair), to keep the file's time.
+  const statistical = numeric.filter((name) => testCase.pair.includes(name) || name === numeric[0]).slice(0, 3);
   const counts = fields.map(([name]) => `n_${name}: count(columns: [${name}]) d_${name}: count(columns: ${name}, distinct: true)`).join(' ');
   const pairColumns =
     testCase.mode === 'scalarVariables'
@@ -916,6 +1045,7 @@ async function checkAggregateCase(testCase: AggregateCase): Promise<void> {
     `  agg: ${testCase.collection}_aggregate${args} {`,
     `    aggregate { count ${counts} pair: count(${pairColumns})`,
     numeric.length ? `      sum { ${numeric.join(' ')} } avg { ${numeric.join(' ')} }` : '',
+    statistical.length ? STATISTICAL_FUNCTIONS.map((fn) => `      ${fn} { ${statistical.join(' ')} }`).join('\n') : '',
     `      min { ${orderable.join(' ')} } max { ${orderable.join(' ')} } }`,
     testCase.nodes ? '    nodes { id }' : '',
     '  }',
@@ -946,6 +1076,29 @@ async function checkAggregateCase(testCase: AggregateCase): Promise<void> {
     const haveAvg = responseCell('numeric', (agg.aggregate.avg as Record<string, unknown>)[name]) as Decimal | null;
     const close = avg === null || haveAvg === null ? avg === haveAvg : avg.minus(haveAvg).abs().lte(new Decimal('1e-12').times(Decimal.max(1, avg.abs())));
     check(close, () => mismatch(`avg { ${name} }`, avg?.toString(), haveAvg?.toString()));
+  }
+  if (statistical.length) {
+    // The statistical aggregates: PostgreSQL's own answer over the reference's rows (each value
+    // as the database's text, so its scale too), compared as text — not JavaScript floats.
+    const columns = statistical.map((_, i) => `c${i}`);
+    const { rows: [answer] } = await database.db.query<{ j: string }>(
+      `SELECT json_build_object(${statistical
+        .map((name, i) => `'${name}', json_build_object(${STATISTICAL_FUNCTIONS.map((fn) => `'${fn}', ${fn}(c${i})`).join(', ')})`)
+        .join(', ')})::text AS j FROM unnest(${columns.map((_, i) => `$${i + 1}::numeric[]`).join(', ')}) AS u(${columns.join(', ')})`,
+      statistical.map((name) => rows.map((row) => (row[name] === null || row[name] === undefined ? null : String(row[name])))),
+    );
+    const postgres = parseExactJson(answer!.j) as Record<string, Record<string, unknown>>;
+    const text = (value: unknown): string | null => (value instanceof ExactNumber ? value.text : value === null ? null : `not a number: ${JSON.stringify(value)}`);
+    for (const fn of STATISTICAL_FUNCTIONS) {
+      for (const name of statistical) {
+        const want = text(postgres[name]![fn]);
+        const have = text((agg.aggregate[fn] as Record<string, unknown>)[name]);
+        same(have, want, () => mismatch(`${fn} { ${name} }`, want, have));
+        // And the reference's exact value agrees with PostgreSQL's digits.
+        const exact = statisticOf(cells(name), fn);
+        check(want === null ? exact === null : exact !== null && exact.minus(new Decimal(want)).abs().lte(new Decimal('1e-8').times(Decimal.max(1, exact.abs()))), () => mismatch(`${fn} { ${name} } (reference)`, exact?.toString(), want));
+      }
+    }
   }
   for (const which of ['min', 'max'] as const) {
     for (const name of orderable) {
@@ -1077,7 +1230,7 @@ describe(`Generated queries against a plain-TypeScript reference (${testDatabase
     await property(() => aggregateCase('schedules'), checkAggregateCase, RUNS.small / 2);
   });
 
-  it('drew every form of issue 19 (distinct_on, aggregate ordering, regex, SIMILAR TO, jsonb operators)', (t) => {
+  it('drew every form of issues 19 and 30 (distinct_on, aggregate ordering, regex, SIMILAR TO, jsonb operators, statistical aggregates, aggregate predicates, computed fields)', (t) => {
     t.diagnostic(`requests using each form: ${DRAWN_FORMS.map(([name]) => `${name} ${drawn.get(name) ?? 0}`).join(', ')}`);
     for (const [name] of DRAWN_FORMS) assert.ok((drawn.get(name) ?? 0) >= 5, `${name} was drawn ${drawn.get(name) ?? 0} times`);
   });

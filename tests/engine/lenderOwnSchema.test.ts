@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { parseExact } from '../support/exactJson.js';
 
 /**
  * Issue 30, Done-when 1 (and the batch of 4): tables no one shaped for loanql — a bigserial key,
@@ -245,6 +246,50 @@ describe(`A lender's own tables: keys of any type and shape (${testDatabaseKind}
       [accountId],
     );
     assert.deepEqual(result.branches_aggregate.aggregate, aggregate);
+  });
+
+  it('answers the statistical aggregates with PostgreSQL\'s own digits (float8, bigint), and orders by them', async () => {
+    const query = `{
+      branches_aggregate {
+        aggregate {
+          stddev { score budget } stddev_samp { score budget } stddev_pop { score budget }
+          variance { score budget } var_samp { score budget } var_pop { score budget }
+        }
+      }
+      branches(order_by: [{notes_aggregate: {var_samp: {Seq: desc_nulls_last}}}, {notes_aggregate: {stddev_pop: {Seq: asc}}}]) { id }
+    }`;
+    const answer = await post({ query });
+    assert.equal(answer.status, 200, answer.text);
+    const result = parseExact(answer.text) as { data: { branches_aggregate: unknown; branches: unknown } };
+    const fns = ['stddev', 'stddev_samp', 'stddev_pop', 'variance', 'var_samp', 'var_pop'];
+    // PostgreSQL's answer as text (to_json of each value), read the same exact way.
+    const [expected] = await plain(
+      `SELECT json_build_object(${fns.map((fn) => `'${fn}', json_build_object('score', ${fn}(score), 'budget', ${fn}(budget))`).join(', ')})::text AS j FROM lender_branches WHERE account_id = $1`,
+      [accountId],
+    );
+    assert.deepEqual(result.data.branches_aggregate, { aggregate: parseExact(expected as string) });
+    const order = await plain(
+      `SELECT json_build_object('id', b.id)::text AS j FROM lender_branches AS b WHERE b.account_id = $1
+       ORDER BY (SELECT var_samp(n."Seq") FROM "LoanNotes" AS n WHERE n.account_id = b.account_id AND n."branchId" = b.id) DESC NULLS LAST,
+                (SELECT stddev_pop(n."Seq") FROM "LoanNotes" AS n WHERE n.account_id = b.account_id AND n."branchId" = b.id) ASC NULLS LAST, b.id`,
+      [accountId],
+    );
+    assert.deepEqual(result.data.branches, order.map((text) => parseExact(text as string)));
+    assert.ok(order.length >= 2);
+  });
+
+  it('filters by an aggregate predicate over a composite-keyed relationship, as plain SQL does', async () => {
+    const result = await data(`{
+      some: branches(where: {notes_aggregate: {count: {predicate: {_gte: 1}, filter: {Body: {_ilike: "%i%"}}}}}, order_by: {id: asc}) { id }
+      none: branches(where: {_not: {notes_aggregate: {count: {predicate: {_gt: 0}}}}}, order_by: {id: asc}) { id }
+      distinct: branches(where: {notes_aggregate: {count: {arguments: [Body], distinct: true, predicate: {_in: [2, 3]}}}}, order_by: {id: asc}) { id }
+    }`);
+    const count = (where: string, predicate: string) =>
+      plain(`SELECT json_build_object('id', b.id) AS j FROM lender_branches AS b WHERE b.account_id = $1 AND (SELECT ${predicate} FROM "LoanNotes" AS n WHERE n.account_id = b.account_id AND n."branchId" = b.id ${where}) ORDER BY b.id`, [accountId]);
+    assert.deepEqual(result.some, await count(`AND n."Body" ILIKE '%i%'`, 'count(*) >= 1'));
+    assert.deepEqual(result.none, await count('', 'NOT (count(*) > 0)'));
+    assert.deepEqual(result.distinct, await count('', 'count(DISTINCT n."Body") IN (2, 3)'));
+    assert.ok(result.some.length > 0 && result.none.length > 0);
   });
 
   it('updates by key (update_by_pk with pk_columns of each shape), by where, and many', async () => {

@@ -32,6 +32,20 @@
  * - `order_by` an aggregate of an array relationship: `count` (0 for no rows), `sum`/`avg`/
  *   `min`/`max` of a field (null for no non-null value); through an object relationship that
  *   has no row, null.
+ * - `order_by` a statistical aggregate (`stddev`, `stddev_samp`, `stddev_pop`, `variance`,
+ *   `var_samp`, `var_pop`): PostgreSQL's definitions over the non-null values (the sample ones
+ *   null below two values, the population ones below one), computed exactly as
+ *   (n·Σx² − (Σx)²) / (n·(n−1)) or / n², one rounding, the square root at 60 digits.
+ * - An aggregate predicate (`<rel>_aggregate: {count | bool_and | bool_or: {arguments, distinct,
+ *   filter, predicate}}`): the aggregate over the related rows for which `filter` is true —
+ *   `count` as `count(columns:, distinct:)` (all rows when no `arguments`), `bool_and`/`bool_or`
+ *   over the column's non-null values (null when there are none) — then `predicate` compares it
+ *   as an Int / Boolean field.
+ * - A computed field with a stored form (`computedFields`, loans.days_past_due): its value is the
+ *   whole days from the stored date to the business date when the date is before it, else 0
+ *   (never null); ordering by it sorts the stored date the other way round — ascending is the
+ *   date descending with nulls first (the engine's index order, engine/sql/renderStoredForm.ts),
+ *   so its ties (the zeros) are in the date's order before the primary key.
  * - `asc` = nulls last, `desc` = nulls first; ties broken by primary key ascending.
  * - Numbers are exact (decimal.js); timestamps are microseconds since the epoch (bigint);
  *   dates `YYYY-MM-DD`; text is ordered by a comparator the caller supplies (the database's
@@ -68,6 +82,8 @@ export interface CollectionModel {
   readonly primaryKey: string;
   readonly fields: ReadonlyMap<string, FieldModel>;
   readonly relationships: ReadonlyMap<string, RelationshipModel>;
+  /** Computed fields with a stored form: their value, and the stored field ordering by them sorts (the other way round). */
+  readonly computedFields?: ReadonlyMap<string, { readonly value: FieldModel; readonly storedOrder: FieldModel }>;
   readonly rows: readonly Row[];
 }
 
@@ -91,8 +107,11 @@ export interface OrderKey {
   readonly path: readonly string[];
   readonly field: string;
   readonly direction: Direction;
-  readonly aggregate?: { readonly relationship: string; readonly fn: 'count' | 'sum' | 'avg' | 'min' | 'max' } | undefined;
+  readonly aggregate?: { readonly relationship: string; readonly fn: 'count' | 'sum' | 'avg' | 'min' | 'max' | StatisticalFunction } | undefined;
 }
+
+export const STATISTICAL_FUNCTIONS = ['stddev', 'stddev_samp', 'stddev_pop', 'variance', 'var_samp', 'var_pop'] as const;
+export type StatisticalFunction = (typeof STATISTICAL_FUNCTIONS)[number];
 
 export interface ListArgs {
   readonly distinctOn?: readonly string[] | undefined;
@@ -225,12 +244,43 @@ export function evaluateWhere(model: Model, c: CollectionModel, row: Row, where:
     else if (key === '_not') item = not(evaluateWhere(model, c, row, value as Where));
     else if (c.fields.has(key)) item = evaluateComparison(model, c.fields.get(key)!, row, value as Record<string, unknown> | null);
     else if (c.jsonFields?.has(key)) item = evaluateJsonComparison(model, c.jsonFields.get(key)!, row, value as Record<string, unknown> | null);
+    else if (c.computedFields?.has(key)) item = evaluateComparison(model, c.computedFields.get(key)!.value, row, value as Record<string, unknown> | null);
+    else if (key.endsWith('_aggregate') && c.relationships.get(key.slice(0, -'_aggregate'.length))?.kind === 'array') {
+      item = evaluateAggregatePredicates(model, c.relationships.get(key.slice(0, -'_aggregate'.length))!, row, value as Record<string, AggregatePredicate | null>);
+    }
     else if (c.relationships.has(key)) {
       const relationship = c.relationships.get(key)!;
       const target = collection(model, relationship.target);
       item = relationship.related(row).some((related) => evaluateWhere(model, target, related, value as Where | null) === true);
     } else throw new Error(`reference: ${c.name} has no field or relationship ${key}`);
     result = and(result, item);
+  }
+  return result;
+}
+
+interface AggregatePredicate {
+  readonly arguments?: string | readonly string[];
+  readonly distinct?: boolean | null;
+  readonly filter?: Where | null;
+  readonly predicate: Record<string, unknown>;
+}
+
+/** `<rel>_aggregate: {count: {…}, bool_and: {…}, bool_or: {…}}`: each aggregate's predicate, AND-ed. */
+function evaluateAggregatePredicates(model: Model, relationship: RelationshipModel, row: Row, value: Record<string, AggregatePredicate | null>): Truth {
+  const target = collection(model, relationship.target);
+  let result: Truth = true;
+  for (const [fn, spec] of Object.entries(value)) {
+    if (spec === null) continue;
+    const rows = relationship.related(row).filter((related) => evaluateWhere(model, target, related, spec.filter ?? null) === true);
+    const fields = asList(spec.arguments).map((name) => target.fields.get(name as string)!);
+    let aggregated: Cell;
+    if (fn === 'count') aggregated = new Decimal(countOf(rows, fields, spec.distinct === true));
+    else {
+      const values = rows.map((related) => fields[0]!.value(related)).filter((cell): cell is boolean => cell !== null);
+      aggregated = values.length ? (fn === 'bool_and' ? values.every(Boolean) : values.some(Boolean)) : null;
+    }
+    const as: FieldModel = { type: fn === 'count' ? 'integer' : 'boolean', value: () => aggregated };
+    result = and(result, evaluateComparison(model, as, row, spec.predicate));
   }
   return result;
 }
@@ -367,17 +417,19 @@ function orderField(model: Model, c: CollectionModel, key: OrderKey): FieldModel
     const target = collection(model, relationship.target);
     const fn = key.aggregate.fn;
     const aggregated = fn === 'count' ? null : target.fields.get(key.field)!;
-    const type: ScalarKind = fn === 'count' || fn === 'sum' || fn === 'avg' ? 'numeric' : aggregated!.type;
+    const type: ScalarKind = fn === 'min' || fn === 'max' ? aggregated!.type : 'numeric';
     return {
       type,
       value: (row) => {
         const related = relationship.related(row);
         if (fn === 'count') return new Decimal(related.length);
         const cells = related.map((r) => aggregated!.value(r));
-        return fn === 'sum' ? sumOf(cells) : fn === 'avg' ? avgOf(cells) : extremeOf(model, type, cells, fn);
+        return fn === 'sum' ? sumOf(cells) : fn === 'avg' ? avgOf(cells) : fn === 'min' || fn === 'max' ? extremeOf(model, type, cells, fn) : statisticOf(cells, fn);
       },
     };
   }
+  const computed = current.computedFields?.get(key.field);
+  if (computed) return computed.storedOrder;
   const field = current.fields.get(key.field);
   if (!field) throw new Error(`reference: ${current.name} has no field ${key.field}`);
   return field;
@@ -401,6 +453,13 @@ export function orderCell(model: Model, c: CollectionModel, row: Row, key: Order
   return currentRow ? orderField(model, current, { ...key, path: [] }).value(currentRow) : null;
 }
 
+function isComputedKey(model: Model, c: CollectionModel, key: OrderKey): boolean {
+  if (key.aggregate) return false;
+  let current = c;
+  for (const step of key.path) current = collection(model, objectRelationship(current, step).target);
+  return current.computedFields?.has(key.field) ?? false;
+}
+
 function nullsFirst(direction: Direction): boolean {
   return direction === 'desc' || direction === 'asc_nulls_first' || direction === 'desc_nulls_first';
 }
@@ -410,9 +469,11 @@ export function sortRows(model: Model, c: CollectionModel, rows: readonly Row[],
   const pk = c.fields.get(c.primaryKey)!;
   const decorated = rows.map((row) => ({ row, cells: keys.map((key) => orderCell(model, c, row, key)), pk: pk.value(row) }));
   const types = keys.map((key) => orderField(model, c, key).type);
+  // A computed field sorts its stored field the other way round: asc is desc with nulls first.
+  const directions = keys.map((key): Direction => (!isComputedKey(model, c, key) ? key.direction : key.direction.startsWith('asc') ? 'desc_nulls_first' : 'asc_nulls_last'));
   decorated.sort((a, b) => {
     for (let i = 0; i < keys.length; i++) {
-      const direction = keys[i]!.direction;
+      const direction = directions[i]!;
       const x = a.cells[i]!;
       const y = b.cells[i]!;
       if (x === null && y === null) continue;
@@ -480,4 +541,21 @@ export function countOf(rows: readonly Row[], fields: readonly FieldModel[], dis
   const tuples = rows.map((row) => fields.map((field) => field.value(row))).filter((cells) => cells.every((cell) => cell !== null));
   if (!distinct) return tuples.length;
   return new Set(tuples.map((cells) => JSON.stringify(cells.map((cell, i) => cellKey(fields[i]!.type, cell!))))).size;
+}
+
+/**
+ * PostgreSQL's statistical aggregates over the non-null values, exactly: the variance is
+ * (n·Σx² − (Σx)²) / (n·(n−1)) (sample) or / n² (population), one division; null below two
+ * values (sample) or one (population); the standard deviation its square root.
+ */
+export function statisticOf(cells: readonly Cell[], fn: StatisticalFunction): Decimal | null {
+  const xs = cells.filter((cell): cell is Decimal => cell !== null);
+  const n = xs.length;
+  const population = fn === 'stddev_pop' || fn === 'var_pop';
+  if (n === 0 || (!population && n < 2)) return null;
+  const sum = xs.reduce((acc, x) => acc.plus(x), new Decimal(0));
+  const squares = xs.reduce((acc, x) => acc.plus(x.times(x)), new Decimal(0));
+  const numerator = squares.times(n).minus(sum.times(sum));
+  const variance = numerator.dividedBy(population ? n * n : n * (n - 1));
+  return fn.startsWith('stddev') ? variance.sqrt() : variance;
 }

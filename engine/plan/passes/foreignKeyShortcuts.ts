@@ -51,6 +51,12 @@ export function shortenFilter<V>(expression: BoolExpOf<V>, foreignKeys: ForeignK
     case 'jsonb':
     case 'computed':
       return expression;
+    case 'columns':
+      return expression;
+    case 'exists':
+      return { ...expression, where: shortenFilter(expression.where, foreignKeys) };
+    case 'aggregate':
+      return { ...expression, filter: expression.filter && shortenFilter(expression.filter, foreignKeys) };
     case 'relationship': {
       const shorter = throughForeignKey(expression, foreignKeys) ?? expression;
       return { ...shorter, where: shortenFilter(shorter.where, foreignKeys) };
