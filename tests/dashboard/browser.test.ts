@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, tokenHeader, type TestServer } from '../support/http.js';
-import { seedAccount } from '../support/seededService.js';
+import { openSeededTestDatabase } from '../support/seededService.js';
 import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
 
 /**
@@ -38,9 +38,10 @@ describe('The dashboard in Chromium', () => {
 
   before(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-    database = await openTestDatabase();
+    const opened = await openSeededTestDatabase([{ scale: 0.01 }]);
+    database = opened.database;
+    const [seeded] = opened.seeded;
     server = await startTestServer(database.db, { logLevel: 'trace' });
-    const seeded = await seedAccount(database.db, { scale: 0.01 });
     adminEmail = `admin@${seeded.account.slug}.test`;
     accountId = seeded.account.id;
     browser = await CHROMIUM.launch();

@@ -6,9 +6,9 @@ import { configFromEnv, engineOptionsOf } from '../../app/config.js';
 import type { GraphEngine } from '../../engine/index.js';
 import { formatSql } from '../../dashboard/client/formatSql.js';
 import { indentJson } from '../../dashboard/client/exactResult.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import type { TestDatabase } from '../support/testDatabase.js';
 import { METADATA_PATH } from '../support/http.js';
-import { seedAccount, type SeededAccount } from '../support/seededService.js';
+import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
 
 /**
  * The console's formatting (issue 17): the SQL panel's layout of a statement changes only
@@ -20,9 +20,8 @@ let engine: GraphEngine;
 let seeded: SeededAccount;
 
 before(async () => {
-  database = await openTestDatabase();
+  ({ database, seeded: [seeded] } = await openSeededTestDatabase([{ scale: 0.002 }]));
   engine = await buildEngine(METADATA_PATH, database.db, engineOptionsOf(configFromEnv({})));
-  seeded = await seedAccount(database.db, { scale: 0.002 });
 });
 
 after(async () => {

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { listApiKeys } from '../../app/apiKeys.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import type { TestDatabase } from '../support/testDatabase.js';
 import { METADATA_PATH, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
-import { seedAccount, type SeededAccount } from '../support/seededService.js';
+import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
 import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
 import { seriousAccessibilityViolations } from '../support/axe.js';
 
@@ -59,10 +59,9 @@ describe('The console, the metadata page and the keys page in Chromium', () => {
     folder = mkdtempSync(join(tmpdir(), 'loanql-console-browser-'));
     metadataFile = join(folder, 'loanql.yaml');
     copyFileSync(METADATA_PATH, metadataFile);
-    database = await openTestDatabase();
+    ({ database, seeded: [seeded] } = await openSeededTestDatabase([{ scale: 0.01 }]));
     server = await startTestServer(database.db, { metadataPath: metadataFile });
     server.engines.watch();
-    seeded = await seedAccount(database.db, { scale: 0.01 });
     browser = await CHROMIUM.launch();
     ({ page } = await openWatchedPage(browser, {
       viewport: { width: 1400, height: 900 },

@@ -16,8 +16,8 @@ import * as m0012 from '../../db/migrations/0012_servicing_ledger.js';
 import { loanLabel } from '../../dashboard/pages/servicingFormat.js';
 import { restClient, type RestClient } from '../support/restClient.js';
 import { startTestServer, tokenHeader, type TestServer } from '../support/http.js';
-import { seedAccount, type SeededAccount } from '../support/seededService.js';
-import { openEmptyTestDatabase, openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
+import { openEmptyTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { DashboardClient } from './dashboardClient.js';
 
 /**
@@ -45,9 +45,8 @@ async function graph(query: string, variables: Record<string, unknown> = {}): Pr
 }
 
 before(async () => {
-  database = await openTestDatabase();
+  ({ database, seeded: [mine] } = await openSeededTestDatabase([{ scale: 0.01 }]));
   server = await startTestServer(database.db);
-  mine = await seedAccount(database.db, { scale: 0.01 });
   rest = await restClient(server.url, mine.apiKey);
   loanId = (await database.db.query<{ id: string }>('SELECT id FROM loans WHERE account_id = $1 ORDER BY id LIMIT 1', [mine.account.id])).rows[0]!.id;
   client = new DashboardClient(server.url);

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
-import { seedAccount, type SeededAccount } from '../support/seededService.js';
+import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
 import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
 import { seriousAccessibilityViolations } from '../support/axe.js';
 
@@ -97,9 +97,8 @@ describe('Outcome messages where the eye is (Chromium)', () => {
   before(async () => {
     rmSync(SCREENSHOTS, { recursive: true, force: true });
     mkdirSync(SCREENSHOTS, { recursive: true });
-    database = await openTestDatabase();
+    ({ database, seeded: [seeded] } = await openSeededTestDatabase([{ scale: 0.01 }]));
     server = await startTestServer(database.db);
-    seeded = await seedAccount(database.db, { scale: 0.01 });
     const { rows } = await database.db.query<{ id: string }>(
       `SELECT l.id FROM loans l WHERE l.account_id = $1 AND l.status = 'servicing'
           AND EXISTS (SELECT 1 FROM schedules s WHERE s.account_id = l.account_id AND s.loan_id = l.id AND s.is_next

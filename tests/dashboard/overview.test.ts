@@ -1,9 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLoan } from '../../app/loanWrites.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
-import { seedAccount, type SeededAccount } from '../support/seededService.js';
+import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
 import { DashboardClient } from './dashboardClient.js';
 
 /**
@@ -28,9 +28,8 @@ const section = (id: string): string => {
 };
 
 before(async () => {
-  database = await openTestDatabase();
+  ({ database, seeded: [mine] } = await openSeededTestDatabase([{ scale: 0.01 }]));
   server = await startTestServer(database.db);
-  mine = await seedAccount(database.db, { scale: 0.01 });
   const account = mine.account.id;
   businessDate = (await database.db.query<{ d: string }>('SELECT loanql_business_date($1)::text AS d', [account])).rows[0]!.d;
   const loan = (await database.db.query<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 ORDER BY id LIMIT 1`, [account])).rows[0]!.id;

@@ -1,8 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
-import { seedAccount, type SeededAccount } from '../support/seededService.js';
+import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
 import { DashboardClient } from './dashboardClient.js';
 
 /**
@@ -46,10 +46,8 @@ async function servicingLoan(account: SeededAccount): Promise<string> {
 }
 
 before(async () => {
-  database = await openTestDatabase();
+  ({ database, seeded: [mine, theirs] } = await openSeededTestDatabase([{ scale: 0.01 }, { scale: 0.01, seed: 2 }]));
   server = await startTestServer(database.db);
-  mine = await seedAccount(database.db, { scale: 0.01 });
-  theirs = await seedAccount(database.db, { scale: 0.01, seed: 2 });
   myLoan = await servicingLoan(mine);
   theirLoan = await servicingLoan(theirs);
   const theirs_ = theirs.account.id;

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
-import { seedAccount, type SeededAccount } from '../support/seededService.js';
+import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
 import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
 import { seriousAccessibilityViolations } from '../support/axe.js';
 
@@ -61,9 +61,8 @@ describe('A servicer’s day in Chromium', () => {
   before(async () => {
     rmSync(SCREENSHOTS, { recursive: true, force: true });
     mkdirSync(SCREENSHOTS, { recursive: true });
-    database = await openTestDatabase();
+    ({ database, seeded: [seeded] } = await openSeededTestDatabase([{ scale: 0.01 }]));
     server = await startTestServer(database.db);
-    seeded = await seedAccount(database.db, { scale: 0.01 });
     // A servicing loan with at least three rows to pay, and its first borrower.
     const { rows } = await database.db.query<{ id: string; name: string }>(
       `SELECT l.id, p.name FROM loans l

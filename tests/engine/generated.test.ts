@@ -9,7 +9,7 @@ import type { Database } from '../../db/index.js';
 import { seedPortfolio } from '../../app/seed/index.js';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine } from '../../engine/index.js';
-import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { openBuiltTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
 import {
   avgOf,
   cellKey,
@@ -1131,9 +1131,16 @@ function aggregateCase(collectionName: string): fc.Arbitrary<AggregateCase> {
 // ---------------------------------------------------------------------------------------------
 
 before(async () => {
-  database = await openTestDatabase();
-  await seedAccount(database.db, ACCOUNT_A, 'generated-a', 0.02, '');
-  await seedAccount(database.db, ACCOUNT_B, 'generated-b', 0.005, 'B ');
+  // Built once and kept as a dump (openBuiltTestDatabase): seeding both accounts costs seconds.
+  ({ database } = await openBuiltTestDatabase(
+    'generated: accounts A and B',
+    ['app', 'domain', 'db', 'tests/engine/generated.test.ts'],
+    async (db) => {
+      await seedAccount(db, ACCOUNT_A, 'generated-a', 0.02, '');
+      await seedAccount(db, ACCOUNT_B, 'generated-b', 0.005, 'B ');
+    },
+    { gzip: false },
+  ));
   // No cost limit (as in the roles' generated test): a nested list ordered by aggregates through a
   // relationship filter can be estimated over MAX_QUERY_COST; what is compared here is rows, not cost.
   engine = await buildEngine(METADATA_PATH, database.db, { maxDepth: 12, maxRows: null, planCacheSize: 200, maxCost: 0 });

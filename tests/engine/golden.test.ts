@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { format as formatSqlText } from 'sql-formatter';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine, GraphRequest, Principal } from '../../engine/index.js';
-import { METADATA_PATH, parseExact, seedAccount, stringifyExact } from '../support/seededService.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { METADATA_PATH, openSeededTestDatabase, parseExact, stringifyExact } from '../support/seededService.js';
+import type { TestDatabase } from '../support/testDatabase.js';
 
 /**
  * Golden tests (STYLE.md): each `tests/golden/<feature>/<case>/` holds `query.graphql`
@@ -75,8 +75,7 @@ let engine: GraphEngine;
 const featureEngines = new Map<string, GraphEngine>();
 
 before(async () => {
-  database = await openTestDatabase();
-  await seedAccount(database.db, { slug: 'golden', accountId: ACCOUNT_ID, adminId: ADMIN_ID, seed: SEED, scale: SCALE });
+  ({ database } = await openSeededTestDatabase([{ slug: 'golden', accountId: ACCOUNT_ID, adminId: ADMIN_ID, seed: SEED, scale: SCALE }]));
   engine = await buildEngine(METADATA_PATH, database.db, { maxDepth: 12, maxRows: null, planCacheSize: 100 });
   // A feature with `metadata.yaml` has a `schema.sql` too: its tables and rows (statements split on `;` at a line's end).
   for (const metadataPath of new Set(CASES.flatMap((c) => (c.metadataPath ? [c.metadataPath] : [])))) {

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { seedAccount, startSeededService, type GraphBody, type SeededAccount, type SeededService } from '../support/seededService.js';
+import { startSeededService, type GraphBody, type SeededAccount, type SeededService } from '../support/seededService.js';
 
 /** The first row of a result, which must be there. */
 const firstRow = <T>(rows: readonly T[]): T => {
@@ -31,8 +31,8 @@ async function digestOf(accountId: string): Promise<string> {
 }
 
 before(async () => {
-  a = await startSeededService({ scale: 0.01 });
-  b = await seedAccount(a.db, { scale: 0.01, seed: 2 });
+  a = await startSeededService({ scale: 0.01, others: [{ scale: 0.01, seed: 2 }] });
+  [b] = a.others as [SeededAccount];
   for (const table of ['loans', 'people', 'documents', 'addresses', 'valuations', 'insurances', 'payments', 'tasks', 'comments', 'funding_sources', 'borrows', 'guarantees', 'loan_documents', 'address_details']) {
     const [row] = await a.sql<{ id: string }>(`SELECT id FROM ${table} WHERE account_id = $1 ORDER BY id LIMIT 1`, [b.account.id]);
     assert.ok(row, `account B has ${table}`);

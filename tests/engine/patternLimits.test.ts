@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createApiKey } from '../../app/apiKeys.js';
 import { MAX_PATTERN_FREEDOM, MAX_PATTERN_LENGTH, patternProblem } from '../../engine/plan/patternCost.js';
-import { dataOf, seedAccount, send, startSeededService, type Answer, type GraphBody, type SeededService } from '../support/seededService.js';
+import { dataOf, send, startSeededService, type Answer, type GraphBody, type SeededService } from '../support/seededService.js';
 import { testDatabaseKind } from '../support/testDatabase.js';
 
 /**
@@ -59,13 +59,13 @@ describe('regular-expression cost limits (issue 26, finding 5)', { timeout: 300_
   };
 
   before(async () => {
-    s = await startSeededService({ scale: 0.05 });
+    s = await startSeededService({ scale: 0.05, others: [{ scale: 0.01, seed: 2 }] });
     const [investor] = await s.sql<{ person_id: string }>(
       `SELECT person_id FROM funding_sources WHERE account_id = $1 GROUP BY person_id ORDER BY count(*) DESC, person_id LIMIT 1`,
       [s.account.id],
     );
     investorKey = (await createApiKey(s.db, s.account.id, 'investor', { role: 'investor', variables: new Map([['person_id', investor!.person_id]]) })).key;
-    const second = await seedAccount(s.db, { scale: 0.01, seed: 2 });
+    const second = s.others[0]!;
     other = { key: second.apiKey, loanIds: (await s.sql<{ id: string }>('SELECT id FROM loans WHERE account_id = $1 ORDER BY id LIMIT 20', [second.account.id])).map((r) => r.id) };
     // Names with an x near their end make the back-reference family as slow as it can be.
     await s.sql(`UPDATE loans SET name = name || ' Elm Street bridge financing x' WHERE account_id = $1`, [s.account.id]);

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
 import { startTestServer, type TestServer } from '../support/http.js';
-import { dataOf, METADATA_PATH, seedAccount, send, type Answer, type SeededAccount } from '../support/seededService.js';
-import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { dataOf, METADATA_PATH, openSeededTestDatabase, send, type Answer, type SeededAccount } from '../support/seededService.js';
+import { testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
 
 /**
  * Issue 19 over HTTP with API keys, on seeded data: `distinct_on`, `order_by` on
@@ -71,9 +71,7 @@ const ROLE = `
 const HIDE = '^[a-c]';
 
 before(async () => {
-  database = await openTestDatabase();
-  a = await seedAccount(database.db, { scale: 0.05, seed: 19 });
-  await seedAccount(database.db, { scale: 0.01, seed: 20 });
+  ({ database, seeded: [a] } = await openSeededTestDatabase([{ scale: 0.05, seed: 19 }, { scale: 0.01, seed: 20 }]));
   metadataDir = mkdtempSync(join(tmpdir(), 'loanql-query-language-'));
   const metadataPath = join(metadataDir, 'loanql.yaml');
   writeFileSync(metadataPath, `${readFileSync(METADATA_PATH, 'utf8').trimEnd()}\n${ROLE}`);

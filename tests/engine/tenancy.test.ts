@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { dataOf, exactDataOf, parseExact, seedAccount, startSeededService, type SeededAccount, type SeededService } from '../support/seededService.js';
+import { dataOf, exactDataOf, parseExact, startSeededService, type SeededAccount, type SeededService } from '../support/seededService.js';
 
 /**
  * SPEC §3 through the query engine: an API key reaches its own account and nothing else, in
@@ -28,8 +28,8 @@ const SCALE = 0.01;
 const B_MARK = 'B-only';
 
 before(async () => {
-  a = await startSeededService({ seed: SEED, scale: SCALE });
-  b = await seedAccount(a.db, { seed: SEED, scale: SCALE });
+  a = await startSeededService({ seed: SEED, scale: SCALE, others: [{ seed: SEED, scale: SCALE }] });
+  [b] = a.others as [SeededAccount];
   const A = a.account.id;
   const B = b.account.id;
   const [loan] = await a.sql<{ id: string; person_id: string; address_id: string }>(

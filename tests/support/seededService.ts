@@ -14,7 +14,7 @@ import { addProductField, createDefaultProduct, DEMO_CUSTOM_FIELDS, type CustomF
 import type { ServiceConfig } from '../../app/config.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import type { GraphEngine } from '../../engine/index.js';
-import { openTestDatabase, type TestDatabase } from './testDatabase.js';
+import { openBuiltTestDatabase, openTestDatabase, type TestDatabase } from './testDatabase.js';
 import { createAccountWithKey, METADATA_PATH, startTestServer, uniqueSlug, type TestServer } from './http.js';
 import { parseExact } from './exactJson.js';
 import { restClient, type RestClient } from './restClient.js';
@@ -124,6 +124,8 @@ export async function send(url: string, init: RequestInit = {}): Promise<Answer>
 }
 
 export interface SeededService extends SeededAccount {
+  /** The accounts of the `others` option, seeded in the same database. */
+  readonly others: readonly SeededAccount[];
   readonly db: Database;
   readonly service: RunningService;
   readonly url: string;
@@ -137,24 +139,53 @@ export interface SeededService extends SeededAccount {
 }
 
 /** What a seeded account's rows depend on, besides the options: the cached seed is rebuilt when one of them changes. */
+const SEED_SOURCES = ['app', 'domain', 'db', 'tests/support/seededService.ts', 'tests/support/http.ts'];
+
+/**
+ * A migrated test database with accounts seeded by `seedAccount`, one per options given, in
+ * order. Seeding costs seconds of CPU (a scale-0.02 account about 5), so on PGlite the result
+ * is built once and kept as a dump (`openBuiltTestDatabase`, keyed by the options and
+ * `SEED_SOURCES`): every later database with the same accounts loads it. An account without a
+ * `slug` gets `seeded-cached-<n>`, which no `uniqueSlug` can give. With `TEST_DATABASE_URL` the
+ * accounts are seeded afresh.
+ */
+export async function openSeededTestDatabase<const A extends readonly SeedAccountOptions[]>(
+  accounts: A,
+): Promise<{ database: TestDatabase; seeded: { -readonly [K in keyof A]: SeededAccount } }> {
+  const { database, built } = await openBuiltTestDatabase(
+    `seeded accounts ${JSON.stringify(accounts)}`,
+    SEED_SOURCES,
+    async (db) => {
+      const seeded: SeededAccount[] = [];
+      for (const [index, options] of accounts.entries()) seeded.push(await seedAccount(db, { slug: `seeded-cached-${index + 1}`, ...options }));
+      return seeded;
+    },
+    { gzip: false },
+  );
+  return { database, seeded: built as { -readonly [K in keyof A]: SeededAccount } };
+}
+
 /**
  * A migrated test database with one seeded account, and the service running over it. Close it
- * in `after`. Extra accounts can be seeded on `db` with `seedAccount`.
+ * in `after`. `others` are more accounts seeded in the same database (`others` of the result);
+ * later ones can be seeded on `db` with `seedAccount`.
  */
-export async function startSeededService(options: SeedAccountOptions & { config?: Partial<ServiceConfig> } = {}): Promise<SeededService> {
-  const { config, ...seedOptions } = options;
-  const database = await openTestDatabase();
+export async function startSeededService(
+  options: SeedAccountOptions & { config?: Partial<ServiceConfig>; others?: readonly SeedAccountOptions[] } = {},
+): Promise<SeededService> {
+  const { config, others = [], ...seedOptions } = options;
+  const { database, seeded: [seeded, ...more] } = await openSeededTestDatabase([seedOptions, ...others]);
   try {
-    const seeded = await seedAccount(database.db, seedOptions);
     const service = await startService(database.db, config);
     const post = (path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> =>
       send(`${service.url}${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Token ${seeded.apiKey}`, ...headers },
+        headers: { 'content-type': 'application/json', authorization: `Token ${seeded!.apiKey}`, ...headers },
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
     return {
-      ...seeded,
+      ...seeded!,
+      others: more,
       db: database.db,
       service,
       url: service.url,
