@@ -98,9 +98,13 @@ WITH person AS (SELECT pe.id, pe.name FROM people pe WHERE pe.account_id = $1 AN
            f.date_funded IS NOT NULL AND f.date_funded >= $3::date AS funded_in_period
       FROM funding_sources f
      WHERE f.account_id = $1 AND f.person_id = $2 AND (f.date_funded IS NULL OR f.date_funded <= $4::date)),
+  -- A line counts on its own date, or on its source's funding day when that is later: an
+  -- adjustment from a back-dated reversal can be dated before the source it pays was funded.
   lines AS (
-    SELECT d.* FROM distributions d JOIN sources s ON s.id = d.funding_source_id
-     WHERE d.account_id = $1 AND d.person_id = $2 AND d.date <= $4::date),
+    SELECT d.id, d.loan_id, d.payment_id, d.funding_source_id, d.component, d.amount, d.adjustment,
+           d.cause_payment_id, d.remittance_id, d.created_at, greatest(d.date, coalesce(s.date_funded, d.date)) AS date
+      FROM distributions d JOIN sources s ON s.id = d.funding_source_id
+     WHERE d.account_id = $1 AND d.person_id = $2 AND greatest(d.date, coalesce(s.date_funded, d.date)) <= $4::date),
   per_source AS (
     SELECT s.id, s.loan_id, s.rate, s.date_funded,
            CASE WHEN s.funded_in_period THEN 0.00 ELSE s.original_amount END

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { splitComponent, type FundingSource } from '../../domain/ledger/index.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
+import type { JsonNumber } from '../support/exactJson.js';
 
 /**
  * Issue 32, Done when 2 (fast-check, seed 32): generated loans with 0–4 funding sources of
@@ -14,7 +15,8 @@ import { installTestClock, setTestClock } from '../support/testClock.js';
  *     (domain/ledger/distribute.ts, written from the SPEC alone) of the allocation as stored;
  *   - the lines each reversal writes sum, per payment and component, to the change it made to
  *     that payment's allocation (adjustments are new − old);
- *   - lines are only ever added: every line written before a reversal is still there, unchanged.
+ *   - lines are only ever added: every line written before a reversal is still there, unchanged;
+ *   - each investor's statement equals the sum of its lines (`checkStatements`).
  */
 let s: KeyedService;
 const seen = { adjustments: 0, investorFees: 0, notYetFunded: 0 };
@@ -40,7 +42,8 @@ async function graph(query: string, variables: Record<string, unknown> = {}): Pr
 }
 
 const day = (offset: number) => new Date(Date.UTC(2026, 0, 15) + offset * 86_400_000).toISOString().slice(0, 10);
-const cents = (money: string): bigint => {
+const cents = (given: string | JsonNumber): bigint => {
+  const money = typeof given === 'string' ? given : given.text;
   const [whole, fraction = ''] = money.replace('-', '').split('.');
   const value = BigInt(whole!) * 100n + BigInt((fraction + '00').slice(0, 2));
   return money.startsWith('-') ? -value : value;
@@ -164,12 +167,56 @@ async function checkHistory(h: History, runs: number): Promise<void> {
   const perComponent = sumBy(all, (l) => `${l.payment_id} ${l.component}`);
   const perParty = sumBy(all, (l) => `${l.payment_id} ${l.component} ${l.funding_source_id}`);
   const terms = { loan: { amount: h.amount.toFixed(2), rate: String(h.rate) }, sources, investorFeeShare: FEE_SHARE };
+  await checkStatements(loan, sources);
   for (const p of payments) {
     for (const component of ['principal', 'interest', 'fees'] as const) {
       const total = totals[`${p.id} ${component}`] ?? 0n;
       assert.equal(perComponent.get(`${p.id} ${component}`) ?? 0n, total, `payment ${p.id} ${component}: lines sum to the allocation`);
       for (const part of splitComponent(total, component === 'fees' ? 'fee' : component, p.date, terms)) {
         assert.equal(perParty.get(`${p.id} ${component} ${part.fundingSourceId}`) ?? 0n, part.amount, `payment ${p.id} ${component} party ${part.fundingSourceId}: the model's split`);
+      }
+    }
+  }
+}
+
+/**
+ * An investor's statement (GET /api/investors/{person}/statement) equals the sum of its lines: for
+ * the whole history and for two halves of it, per component (adjustment lines apart) and in total,
+ * with the same lines listed; its closing principal is what it funded less every principal line to
+ * `to`, and the first half's closing principal is the second's opening (plus what was funded in it).
+ */
+async function checkStatements(loan: string, sources: readonly FundingSource[]): Promise<void> {
+  const periods = [['2026-01-01', '2026-09-30'], ['2026-01-01', '2026-04-30'], ['2026-05-01', '2026-09-30']] as const;
+  for (const source of sources) {
+    const { rows } = await s.db.query<{ person_id: string }>(`SELECT person_id FROM funding_sources WHERE account_id = $1 AND id = $2`, [s.accountId, source.id]);
+    const person = rows[0]!.person_id;
+    const mine = (await lines(loan)).filter((l) => l.funding_source_id === source.id);
+    const { rows: dated } = await s.db.query<{ id: string; date: string }>(`SELECT id, date::text AS date FROM distributions WHERE account_id = $1 AND funding_source_id = $2`, [s.accountId, source.id]);
+    // a line counts on its date, or on its source's funding day when later (docs/investors.md)
+    const dateOf = new Map(dated.map((r) => [r.id, r.date > source.dateFunded ? r.date : source.dateFunded]));
+    const closings: bigint[] = [];
+    for (const [from, to] of periods) {
+      const answer = await s.rest.get(`/api/investors/${person}/statement?from=${from}&to=${to}`);
+      assert.equal(answer.status, 200, answer.text);
+      const statement = answer.exact;
+      const inPeriod = mine.filter((l) => dateOf.get(l.id)! >= from && dateOf.get(l.id)! <= to);
+      const sum = (keep: (l: Line) => boolean): bigint => inPeriod.filter(keep).reduce((total, l) => total + cents(l.amount), 0n);
+      const totals = statement.totals as Record<string, JsonNumber>;
+      assert.equal(cents(totals.principal!), sum((l) => l.component === 'principal' && !l.adjustment), `statement ${from}..${to}: principal`);
+      assert.equal(cents(totals.interest!), sum((l) => l.component === 'interest' && !l.adjustment), `statement ${from}..${to}: interest`);
+      assert.equal(cents(totals.fees!), sum((l) => l.component === 'fees' && !l.adjustment), `statement ${from}..${to}: fees`);
+      assert.equal(cents(totals.adjustments!), sum((l) => l.adjustment), `statement ${from}..${to}: adjustments`);
+      assert.equal(cents(totals.total!), sum(() => true), `statement ${from}..${to}: total`);
+      assert.deepEqual((statement.lines as { id: string }[]).map((l) => l.id).sort(), inPeriod.map((l) => l.id).sort(), `statement ${from}..${to}: the same lines`);
+      const fundedBy = source.dateFunded <= to;
+      const principalTo = mine.filter((l) => l.component === 'principal' && dateOf.get(l.id)! <= to).reduce((total, l) => total + cents(l.amount), 0n);
+      const closing = fundedBy ? cents(source.originalAmount) - principalTo : 0n;
+      assert.equal(cents(totals.closing_principal!), closing, `statement ${from}..${to}: closing principal`);
+      closings.push(closing);
+      if (from === '2026-05-01') {
+        const fundedInPeriod = source.dateFunded >= from && fundedBy ? cents(source.originalAmount) : 0n;
+        assert.equal(cents(totals.opening_principal!) + fundedInPeriod, cents(totals.opening_principal!) + cents(totals.funded!), `statement ${from}..${to}: funded`);
+        assert.equal(cents(totals.opening_principal!), closings[1]!, 'the first half closes where the second opens');
       }
     }
   }
