@@ -8,7 +8,7 @@ import type { Database } from '../db/index.js';
 import { RequestError, type GraphEngine, type LiveQueries, type LiveSubscription, type Principal, type ResponseError } from '../engine/index.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import type { Logger } from '../app/logger.js';
-import { authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
+import { activeKeyIds, authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
 import { findAdminSession, isSessionCsrfToken } from '../app/adminSessions.js';
 import { engineForCaller } from './routes/graph.js';
 import { isDatabaseUnavailable } from './unavailable.js';
@@ -151,8 +151,7 @@ export class GraphSockets {
     const keys = new Set<string>();
     for (const connection of this.#connections) if (connection.auth && !connection.console && (accountId === null || connection.auth.accountId === accountId)) keys.add(connection.auth.keyId);
     if (!keys.size) return;
-    const { rows } = await this.#deps.db.query<{ id: string }>('SELECT id FROM api_keys WHERE id = ANY($1::uuid[]) AND active', [[...keys]]);
-    const active = new Set(rows.map((row) => row.id));
+    const active = await activeKeyIds(this.#deps.db, [...keys]);
     for (const connection of this.#connections) if (connection.auth && keys.has(connection.auth.keyId) && !active.has(connection.auth.keyId)) connection.socket.close(CloseCode.Forbidden, 'Forbidden');
   }
 

@@ -232,3 +232,9 @@ export async function authenticateApiKey(db: Database, header: string | undefine
   verified?.remember(hash, authenticated, Date.now());
   return authenticated;
 }
+
+/** Which of these keys (by id) are still active: a live connection's keys, checked again on a change notice. */
+export async function activeKeyIds(db: Database, ids: readonly string[]): Promise<ReadonlySet<string>> {
+  const { rows } = await db.query<{ id: string }>('SELECT id FROM api_keys WHERE id = ANY($1::uuid[]) AND active', [ids]);
+  return new Set(rows.map((row) => row.id));
+}

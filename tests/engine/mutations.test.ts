@@ -278,6 +278,7 @@ describe('Mutations: the shipped permissions of every collection', () => {
     }
   });
 
+  // (The seeded loan may be fully funded already: a source of original_amount 0 keeps Σ w ≤ 1, SPEC §12 R10.)
   it('writes each collection as a servicer would, on seeded data', async () => {
     const { id: documentId } = firstRow(await s.sql<{ id: string }>(`SELECT id FROM documents WHERE account_id = $1 ORDER BY id LIMIT 1`, [s.account.id]));
     const { id: addressId } = firstRow(await s.sql<{ id: string }>(`SELECT id FROM addresses WHERE account_id = $1 ORDER BY id LIMIT 1`, [s.account.id]));
@@ -293,7 +294,7 @@ describe('Mutations: the shipped permissions of every collection', () => {
           person: insert_people_one(object: {name: "Grace Hopper", email: "grace@example.com", entity_type: "individual"}) { name status is_borrower }
           borrow: insert_borrows_one(object: {loan_id: $loan, person_id: $person}) { person { id } }
           guarantee: insert_guarantees_one(object: {loan_id: $loan, person_id: $person}) { loan { id } }
-          funding: insert_funding_sources_one(object: {loan_id: $loan, person_id: $person, class: "A", rate: 7.5, original_amount: 1000, committed_amount: 1000}) { class rate }
+          funding: insert_funding_sources_one(object: {loan_id: $loan, person_id: $person, class: "A", rate: 7.5, original_amount: 0, committed_amount: 1000}) { class rate }
           document: update_documents_by_pk(pk_columns: {id: $doc}, _set: {status: "approved"}) { status }
           valuation: insert_valuations_one(object: {address_id: $address, value: 1, valuation_type: "bpo", report_date: "2026-01-01"}) { value }
           insurance: insert_insurances_one(object: {address_id: $address, carrier: "Acme", type: "hazard", coverage_amount: 500000, expiration: "2027-01-01"}) { carrier }
