@@ -302,21 +302,27 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
               custom_fields = (custom_fields || $16::jsonb) - $17::text[], updated_at = now()
         WHERE account_id = $1 AND id = $2`,
       [accountId, loanId, ...columnValues(columns), custom.set, custom.remove],
-    ).catch(refuseLedgerStatus);
+    ).catch(refuseLedgerRules);
     await grant.finish(tx, loanId);
     return true;
   });
 }
 
 /**
- * The ledger's status rules (SPEC §12 R9, kept by the database): closing a serviced loan by hand
- * while money is owed, or setting `overpaid` by hand, is a 400 naming Status and what is owed.
+ * The ledger's rules kept by the database: closing a serviced loan by hand while money is owed, or
+ * setting `overpaid` by hand, is a 400 naming Status and what is owed (SPEC §12 R9); an amount
+ * below what its funding sources put in, a 400 naming Amount (R10).
  */
-function refuseLedgerStatus(error: unknown): never {
+function refuseLedgerRules(error: unknown): never {
   const constraint = (error as { constraint?: unknown; code?: unknown }).constraint;
   if ((error as { code?: unknown }).code === '23514' && (constraint === 'loans_close_with_balance' || constraint === 'loans_overpaid_by_ledger')) {
     const message = (error as Error).message;
     throw new UserInputError(message, 400, { Status: message });
+  }
+  // R10: the amount may not fall below what the loan's funding sources put in (migration 0024).
+  if ((error as { code?: unknown }).code === '23514' && constraint === 'loans_amount_covers_funding') {
+    const message = (error as Error).message;
+    throw new UserInputError(message, 400, { Amount: message });
   }
   throw error;
 }
