@@ -153,9 +153,12 @@ describe('The dashboard in Chromium', () => {
     await screenshot('07-console');
     await page.locator('.graphiql-execute-button').click();
     // The response pane is a CodeMirror that draws only the lines in view: read its whole text.
-    const responseText = (): Promise<string> =>
-      page.evaluate(() => (document.querySelector('.graphiql-response .CodeMirror') as unknown as { CodeMirror?: { getValue(): string } } | null)?.CodeMirror?.getValue() ?? '');
-    await page.waitForFunction(() => ((document.querySelector('.graphiql-response .CodeMirror') as unknown as { CodeMirror?: { getValue(): string } } | null)?.CodeMirror?.getValue() ?? '').includes('"loans_aggregate"'));
+    const paneText = (): string =>
+      ((globalThis as unknown as { document: { querySelector(css: string): { CodeMirror?: { getValue(): string } } | null } }).document
+        .querySelector('.graphiql-response .CodeMirror')?.CodeMirror?.getValue() ?? '');
+    const responseText = (): Promise<string> => page.evaluate(paneText);
+    await page.waitForFunction(() => (globalThis as unknown as { document: { querySelector(css: string): { CodeMirror?: { getValue(): string } } | null } }).document
+      .querySelector('.graphiql-response .CodeMirror')?.CodeMirror?.getValue().includes('"loans_aggregate"') ?? false);
     const text = await responseText();
     assert.match(text, /"data": \{\s*"loans": \[/);
     assert.match(text, /"loans_aggregate": \{\s*"aggregate": \{\s*"count": \d+/);
