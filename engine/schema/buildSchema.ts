@@ -1,19 +1,5 @@
-import {
-  GraphQLBoolean,
-  GraphQLEnumType,
-  GraphQLInputObjectType,
-  GraphQLInt,
-  GraphQLList,
-  GraphQLNonNull,
-  GraphQLObjectType,
-  GraphQLSchema,
-  GraphQLString,
-  type GraphQLFieldConfig,
-  type GraphQLFieldConfigArgumentMap,
-  type GraphQLFieldConfigMap,
-  type GraphQLInputFieldConfigMap,
-  type GraphQLScalarType,
-} from 'graphql';
+import { GraphQLBoolean, GraphQLEnumType, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
+import type { GraphQLFieldConfig, GraphQLFieldConfigArgumentMap, GraphQLFieldConfigMap, GraphQLInputFieldConfigMap, GraphQLScalarType } from 'graphql';
 import { tableKey, type Collection, type ComputedField, type Field, type Metadata, type Relationship, type ScalarType } from '../../metadata/index.js';
 import { buildMutationFields, primaryKeyArgs, type MutationKind } from './buildMutationFields.js';
 import { SCALAR_FOR_TYPE } from './scalars.js';
