@@ -260,6 +260,19 @@ describe(`A lender's own schema: views, SETOF functions, another schema (${testD
       [accountId],
     );
     assert.deepEqual(result.sums, { aggregate: { count: sums.count, sum: sums.sum }, nodes: sums.nodes });
+    // Beside the table's own aggregates (which share one scan), the function's stays its own.
+    const side = await data(`{
+      all: lender_loans_aggregate { aggregate { count } }
+      big: lender_loans_aggregate(where: {amount: {_gte: 1000}}) { aggregate { count } }
+      late: loans_opened_between_aggregate(args: {from_date: "2026-02-01"}) { aggregate { count } }
+    }`);
+    const [counts] = await plain(
+      `SELECT json_build_object('all', (SELECT count(*) FROM lender.loans WHERE account_id = $1), 'big', (SELECT count(*) FROM lender.loans WHERE account_id = $1 AND amount >= 1000),
+              'late', (SELECT count(*) FROM lender.loans_opened_between('2026-02-01') WHERE account_id = $1)) AS j`,
+      [accountId],
+    );
+    assert.deepEqual({ all: side.all.aggregate.count, big: side.big.aggregate.count, late: side.late.aggregate.count }, counts);
+    assert.notEqual(counts.late, counts.all);
   });
 
   it('applies a role\'s select filter to the function\'s rows as to the table\'s; the other account\'s rows never appear', async () => {
@@ -350,6 +363,13 @@ describe('metadata check: views, functions and schemas against the catalogue', (
     assert.match(await refused(functions('  nothing: { schema: lender, function: no_such_function, returns: lender_loans }\n')), /function nothing: function no_such_function does not exist/);
     assert.match(await refused(functions('  partial: { schema: lender, function: loans_opened_between, returns: lender_loans, args: { to_date: date } }\n')), /argument from_date of loans_opened_between has no default/);
     assert.match(await refused(functions('  typed: { schema: lender, function: loans_opened_between, returns: lender_loans, args: { from_date: text } }\n')), /argument from_date: loans_opened_between takes date, not text/);
+  });
+
+  it('resolves a role filter\'s _exists by the schema it names (Hasura\'s {_table: {schema, name}})', () => {
+    const withExists = (table: string) =>
+      METADATA.replace("filter: { branch_id: { _eq: key.branch } } }", `filter: { _exists: { _table: ${table}, _where: { region: { _eq: highlands } } } } }`);
+    assert.doesNotThrow(() => parseMetadata(withExists('{ schema: lender, name: branches }')));
+    assert.throws(() => parseMetadata(withExists('{ name: branches }')), /no collection has the table public\.branches/);
   });
 
   it('refuses a table missing from the schema it names, and writes on a collection without a key', async () => {
