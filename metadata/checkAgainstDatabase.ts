@@ -3,7 +3,6 @@ import { withCatalogueFacts } from './catalogueFacts.js';
 import { catalogueRelations, checkFunctions, COMPATIBLE, writableViewProblems, type CatalogueRelations } from './checkRelations.js';
 import { MetadataError, tableKey, type Metadata, type Relationship, type ResolvedMetadata } from './model.js';
 
-
 /** A constraint of a collection's table, as the catalogue has it. */
 export interface CatalogueConstraint {
   readonly table: string;
@@ -24,8 +23,10 @@ export interface Catalogue {
 }
 
 /**
- * Stage 3: checks the resolved metadata against the live catalogue: every table and column exists,
- * with a compatible type, every table has the tenant column, and relationship columns exist;
+ * Stage 3: checks the resolved metadata against the live catalogue: every table (or view, in its
+ * schema: `checkRelations.ts`) and column exists, with a compatible type, every table has the
+ * tenant column, and relationship columns exist; a view's writes are ones PostgreSQL passes
+ * through it, and tracked functions return SETOF their collection's relation (`checkFunctions`);
  * writable fields are not generated columns, and `on_conflict` constraints are unique
  * constraints of the table that include the tenant column. Throws `MetadataError` naming
  * collection and field. Returns the checked metadata (`Metadata`: every view with the facts the
