@@ -137,8 +137,12 @@ export async function checkFunctions(
       else if (!COMPATIBLE[type].includes(types[index] ?? '')) problems.push(`${where}, argument ${arg}: ${fn.function} takes ${types[index]}, not ${type}`);
       args.set(arg, { type, required: index >= 0 && index < firstDefault });
     }
+    if (fn.tenantArgument !== null) {
+      const index = names.indexOf(fn.tenantArgument);
+      if (index < 0 || types[index] !== 'uuid') problems.push(`${where}: tenant_argument ${fn.tenantArgument} is not a uuid argument of ${fn.function}`);
+    }
     names.forEach((name, index) => {
-      if (index < firstDefault && !fn.args.has(name)) problems.push(`${where}: argument ${name || `$${index + 1}`} of ${fn.function} has no default; declare it in args`);
+      if (index < firstDefault && !fn.args.has(name) && name !== fn.tenantArgument) problems.push(`${where}: argument ${name || `$${index + 1}`} of ${fn.function} has no default; declare it in args`);
     });
     checked.set(fn.name, { ...fn, args });
   }

@@ -56,6 +56,8 @@ export interface FunctionDocument {
   readonly schema?: string;
   readonly returns: string;
   readonly args?: Readonly<Record<string, ScalarType>>;
+  /** The function's uuid argument that receives the caller's account (Hasura's session_argument). */
+  readonly tenant_argument?: string;
   readonly description?: string;
 }
 

@@ -259,6 +259,12 @@ export interface TrackedFunction {
   readonly returns: string;
   /** Arguments by name, in the metadata's order, each with whether the function has no default for it (the catalogue's). */
   readonly args: ReadonlyMap<string, { readonly type: ScalarType; readonly required: boolean }>;
+  /**
+   * The function's argument (a uuid) that receives the caller's account, so the function can read
+   * only that account's rows (Hasura's `session_argument`); null: none. The tenant predicate is
+   * applied to the rows it returns either way.
+   */
+  readonly tenantArgument: string | null;
   readonly description: string | null;
 }
 

@@ -113,7 +113,8 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
     }
     if (!collections.has(spec.returns)) problems.push(`function ${name}: returns ${spec.returns}, which is not a collection`);
     const args = new Map(Object.entries(spec.args ?? {}).map(([arg, type]) => [arg, { type, required: false }] as const));
-    functions.set(name, { name, function: spec.function, schema: spec.schema ?? null, returns: spec.returns, args, description: spec.description ?? null });
+    if (spec.tenant_argument !== undefined && args.has(spec.tenant_argument)) problems.push(`function ${name}: tenant_argument ${spec.tenant_argument} is the caller's account, not one of args`);
+    functions.set(name, { name, function: spec.function, schema: spec.schema ?? null, returns: spec.returns, args, tenantArgument: spec.tenant_argument ?? null, description: spec.description ?? null });
   }
   const eventTypes = resolveEventTypes(document.event_types, collections, problems);
   if (problems.length) throw new MetadataError(problems);

@@ -100,7 +100,9 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
 
   /** A tracked function's call, `fn(name => $n::type, …)`: the rows it returns stand for the collection's table. */
   function functionCall({ fn, args }: FunctionRows): Fragment {
-    return sql`${sql.qualified(fn.schema, fn.function)}(${sql.join([...args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${CAST[fn.args.get(name)!.type]}`))})`;
+    const named = [...args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${CAST[fn.args.get(name)!.type]}`);
+    if (fn.tenantArgument !== null) named.unshift(sql`${sql.ident(fn.tenantArgument)} => ${sql.param({ kind: 'account' })}::uuid`);
+    return sql`${sql.qualified(fn.schema, fn.function)}(${sql.join(named)})`;
   }
 
   function list(collection: Collection, query: ListQuery, selection: Selection, correlation: Correlation | null): Fragment {

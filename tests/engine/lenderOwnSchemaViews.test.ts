@@ -42,6 +42,8 @@ const SCHEMA = `
   CREATE VIEW lender.big_loans AS SELECT account_id, id, branch_id, amount, opened FROM lender.loans WHERE amount >= 1000;
   CREATE FUNCTION lender.loans_opened_between(from_date date, to_date date DEFAULT NULL) RETURNS SETOF lender.loans
     LANGUAGE sql STABLE AS $$ SELECT * FROM lender.loans WHERE opened >= from_date AND (to_date IS NULL OR opened <= to_date) $$;
+  CREATE FUNCTION lender.loans_at_least(account uuid, min_amount numeric DEFAULT 0) RETURNS SETOF lender.loans
+    LANGUAGE sql STABLE AS $$ SELECT * FROM lender.loans WHERE account_id = account AND amount >= min_amount $$;
   CREATE FUNCTION lender.loans_touched() RETURNS SETOF lender.loans LANGUAGE sql VOLATILE AS $$ SELECT * FROM lender.loans $$;
   CREATE FUNCTION lender.branch_names() RETURNS SETOF text LANGUAGE sql STABLE AS $$ SELECT name FROM lender.branches $$;
   CREATE FUNCTION lender.loan_interest(account uuid, id bigint, years float8 DEFAULT 1) RETURNS numeric
@@ -90,6 +92,12 @@ functions:
     function: loans_opened_between
     returns: lender_loans
     args: { from_date: date, to_date: date }
+  loans_at_least:
+    schema: lender
+    function: loans_at_least
+    returns: lender_loans
+    tenant_argument: account
+    args: { min_amount: numeric }
 roles:
   branch_viewer:
     variables: { branch: bigint }
@@ -275,6 +283,15 @@ describe(`A lender's own schema: views, SETOF functions, another schema (${testD
     assert.notEqual(counts.late, counts.all);
   });
 
+  it('passes the caller\'s account to a function\'s tenant_argument (Hasura\'s session_argument)', async () => {
+    const result = await data(`{ big: loans_at_least(args: {min_amount: 1000}, order_by: {id: asc}) { id amount } all: loans_at_least(order_by: {id: asc}) { id } }`);
+    assert.deepEqual(result.big, await plain(`SELECT json_build_object('id', id, 'amount', amount) AS j FROM lender.loans_at_least($1, 1000) ORDER BY id`, [accountId]));
+    assert.deepEqual(result.all, await plain(`SELECT json_build_object('id', id) AS j FROM lender.loans WHERE account_id = $1 ORDER BY id`, [accountId]));
+    assert.equal(result.big.length, 2);
+    // The account is not an argument a request may give.
+    assert.match((await clientError(`{ loans_at_least(args: {account: "601de000-0000-4000-8000-000000000001"}) { id } }`)).message, /account/);
+  });
+
   it('applies a role\'s select filter to the function\'s rows as to the table\'s; the other account\'s rows never appear', async () => {
     const [, south] = branchIds;
     viewerKey = (await createApiKey(database.db, accountId, 'branch viewer', { role: 'branch_viewer', variables: new Map([['branch', String(south)]]) })).key;
@@ -362,6 +379,7 @@ describe('metadata check: views, functions and schemas against the catalogue', (
     assert.match(await refused(functions('  names: { schema: lender, function: branch_names, returns: lender_branches }\n')), /function names: branch_names does not return SETOF lender\.branches/);
     assert.match(await refused(functions('  nothing: { schema: lender, function: no_such_function, returns: lender_loans }\n')), /function nothing: function no_such_function does not exist/);
     assert.match(await refused(functions('  partial: { schema: lender, function: loans_opened_between, returns: lender_loans, args: { to_date: date } }\n')), /argument from_date of loans_opened_between has no default/);
+    assert.match(await refused(functions('  tenant: { schema: lender, function: loans_opened_between, returns: lender_loans, tenant_argument: from_date, args: { to_date: date } }\n')), /tenant_argument from_date is not a uuid argument/);
     assert.match(await refused(functions('  typed: { schema: lender, function: loans_opened_between, returns: lender_loans, args: { from_date: text } }\n')), /argument from_date: loans_opened_between takes date, not text/);
   });
 
