@@ -1,4 +1,4 @@
-import type { CatalogueFacts, Field, Metadata, ResolvedMetadata, Role } from './model.js';
+import { tableKey, type CatalogueFacts, type Field, type Metadata, type ResolvedMetadata, type Role, type TrackedFunction } from './model.js';
 
 /**
  * What the catalogue says, before it is given to each view: CHECK value lists are by
@@ -6,10 +6,12 @@ import type { CatalogueFacts, Field, Metadata, ResolvedMetadata, Role } from './
  */
 export interface CatalogueReading extends Omit<CatalogueFacts, 'fieldValues'> {
   readonly valueLists: ReadonlyMap<string, readonly string[]>;
+  /** The tracked functions as the catalogue has them (which arguments have no default); replaces every view's. */
+  readonly functions: ReadonlyMap<string, TrackedFunction>;
 }
 
 /** A catalogue that declares nothing: every column nullable, no index constants, no CHECK lists, no foreign keys. */
-const EMPTY_CATALOGUE: CatalogueReading = { notNullColumns: new Set(), indexConstants: new Map(), valueLists: new Map(), foreignKeyRelationships: new Set(), uniqueConstraints: new Map() };
+const EMPTY_CATALOGUE: Omit<CatalogueReading, 'functions'> = { notNullColumns: new Set(), indexConstants: new Map(), valueLists: new Map(), foreignKeyRelationships: new Set(), uniqueConstraints: new Map() };
 
 /**
  * Stage 3's result from what the catalogue says: the resolved metadata and every role's view,
@@ -17,16 +19,16 @@ const EMPTY_CATALOGUE: CatalogueReading = { notNullColumns: new Set(), indexCons
  * `checkMetadataAgainstDatabase` once the catalogue has been read and found to agree.
  */
 export function withCatalogueFacts(resolved: ResolvedMetadata, reading: CatalogueReading): Metadata {
-  const { notNullColumns, indexConstants, foreignKeyRelationships, valueLists, uniqueConstraints } = reading;
+  const { notNullColumns, indexConstants, foreignKeyRelationships, valueLists, uniqueConstraints, functions } = reading;
   const roles = new Map<string, Role>();
-  const checked: Metadata = { ...resolved, notNullColumns, indexConstants, fieldValues: fieldValuesOf(resolved, valueLists), foreignKeyRelationships, uniqueConstraints, roles };
+  const checked: Metadata = { ...resolved, notNullColumns, indexConstants, fieldValues: fieldValuesOf(resolved, valueLists), foreignKeyRelationships, uniqueConstraints, functions, roles };
   for (const [name, role] of resolved.roles)
     roles.set(name, {
       ...role,
       metadata:
         role.metadata === resolved
           ? checked
-          : { ...role.metadata, roles: new Map(), notNullColumns, indexConstants, fieldValues: fieldValuesOf(role.metadata, valueLists), foreignKeyRelationships, uniqueConstraints },
+          : { ...role.metadata, roles: new Map(), notNullColumns, indexConstants, fieldValues: fieldValuesOf(role.metadata, valueLists), foreignKeyRelationships, uniqueConstraints, functions },
     });
   return checked;
 }
@@ -39,7 +41,7 @@ export function withCatalogueFacts(resolved: ResolvedMetadata, reading: Catalogu
  * checked engine's: anything that serves requests uses `checkMetadataAgainstDatabase`.
  */
 export function assumeEmptyCatalogue(resolved: ResolvedMetadata): Metadata {
-  return withCatalogueFacts(resolved, EMPTY_CATALOGUE);
+  return withCatalogueFacts(resolved, { ...EMPTY_CATALOGUE, functions: resolved.functions });
 }
 
 /** The fields of a view's collections whose column has a CHECK list of values (`Metadata.fieldValues`). */
@@ -47,7 +49,7 @@ function fieldValuesOf(view: Pick<ResolvedMetadata, 'collections'>, lists: Reado
   const values = new Map<Field, readonly string[]>();
   for (const collection of view.collections.values())
     for (const field of collection.fields.values()) {
-      const list = field.type === 'text' && field.source.kind === 'column' ? lists.get(`${collection.table}.${field.source.column}`) : undefined;
+      const list = field.type === 'text' && field.source.kind === 'column' ? lists.get(`${tableKey(collection)}.${field.source.column}`) : undefined;
       if (list) values.set(field, list);
     }
   return values;

@@ -1,25 +1,7 @@
 import type { Queryable } from '../db/index.js';
 import { withCatalogueFacts } from './catalogueFacts.js';
-import { MetadataError, type Metadata, type Relationship, type ResolvedMetadata, type ScalarType } from './model.js';
-
-/** PostgreSQL column types each metadata type may be read from. */
-const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
-  uuid: ['uuid'],
-  text: ['text', 'character varying', 'character', 'citext'],
-  numeric: ['numeric', 'integer', 'bigint', 'smallint', 'real', 'double precision'],
-  integer: ['integer', 'bigint', 'smallint'],
-  boolean: ['boolean'],
-  date: ['date'],
-  timestamptz: ['timestamp with time zone', 'timestamp without time zone'],
-  jsonb: ['jsonb', 'json'],
-  bigint: ['bigint', 'integer', 'smallint'],
-  smallint: ['smallint'],
-  float8: ['double precision', 'real'],
-  real: ['real'],
-  citext: ['citext'],
-  timestamp: ['timestamp without time zone'],
-  time: ['time without time zone'],
-};
+import { catalogueRelations, checkFunctions, COMPATIBLE, writableViewProblems, type CatalogueRelations } from './checkRelations.js';
+import { MetadataError, tableKey, type Metadata, type Relationship, type ResolvedMetadata } from './model.js';
 
 /** A constraint of a collection's table, as the catalogue has it. */
 export interface CatalogueConstraint {
@@ -41,21 +23,24 @@ export interface Catalogue {
 }
 
 /**
- * Stage 3: checks the resolved metadata against the live catalogue: every table and column exists,
- * with a compatible type, every table has the tenant column, and relationship columns exist;
+ * Stage 3: checks the resolved metadata against the live catalogue: every table (or view, in its
+ * schema: `checkRelations.ts`) and column exists, with a compatible type, every table has the
+ * tenant column, and relationship columns exist; a view's writes are ones PostgreSQL passes
+ * through it, and tracked functions return SETOF their collection's relation (`checkFunctions`);
  * writable fields are not generated columns, and `on_conflict` constraints are unique
  * constraints of the table that include the tenant column. Throws `MetadataError` naming
  * collection and field. Returns the checked metadata (`Metadata`: every view with the facts the
  * catalogue adds, `CatalogueFacts`) and what the engine's writes need from the catalogue.
  */
 export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, db: Queryable): Promise<{ readonly metadata: Metadata; readonly catalogue: Catalogue }> {
-  const tables = [...new Set([...metadata.collections.values()].map((c) => c.table))];
-  const { rows } = await db.query<{ table_name: string; column_name: string; data_type: string; is_nullable: string; is_generated: string; numeric_precision: number | null; numeric_scale: number | null }>(
+  const relations = await catalogueRelations(db, metadata);
+  const { tables } = relations;
+  const { rows } = await keyed(relations, await db.query<{ table_schema: string; table_name: string; column_name: string; data_type: string; is_nullable: string; is_generated: string; numeric_precision: number | null; numeric_scale: number | null }>(
     // An extension's type (citext) is USER-DEFINED in data_type: its name is udt_name.
-    `SELECT table_name, column_name, CASE WHEN data_type = 'USER-DEFINED' THEN udt_name::text ELSE data_type END AS data_type, is_nullable, is_generated, numeric_precision, numeric_scale FROM information_schema.columns
-      WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`,
-    [tables],
-  );
+    `SELECT table_schema::text, table_name::text, column_name, CASE WHEN data_type = 'USER-DEFINED' THEN udt_name::text ELSE data_type END AS data_type, is_nullable, is_generated, numeric_precision, numeric_scale FROM information_schema.columns
+      WHERE (table_schema::text, table_name::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    tables,
+  ));
   const columns = new Map<string, Map<string, string>>();
   const notNullColumns = new Set<string>();
   const generated = new Set<string>();
@@ -68,58 +53,59 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     if (row.data_type === 'numeric' && row.numeric_precision !== null && row.numeric_scale !== null)
       numericLimits.set(`${row.table_name}.${row.column_name}`, { precision: Number(row.numeric_precision), scale: Number(row.numeric_scale) });
   }
-  const { rows: constraintRows } = await db.query<{ name: string; table_name: string; kind: CatalogueConstraint['kind']; columns: string[] }>(
-    `SELECT c.conname AS name, t.relname AS table_name, c.contype AS kind,
+  const { rows: constraintRows } = await keyed(relations, await db.query<{ name: string; table_schema: string; table_name: string; kind: CatalogueConstraint['kind']; columns: string[] }>(
+    `SELECT c.conname AS name, (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name, c.contype AS kind,
             coalesce((SELECT array_agg(a.attname::text ORDER BY k.ord) FROM unnest(c.conkey) WITH ORDINALITY AS k(num, ord)
                       JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.num), '{}') AS columns
        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
-      WHERE t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1::text[]) AND c.contype IN ('p', 'u', 'f', 'c')`,
-    [tables],
-  );
+      WHERE ${RELATION_IN} AND c.contype IN ('p', 'u', 'f', 'c')`,
+    tables,
+  ));
   // Unique indexes that back no constraint (e.g. on lower(name)) are reported by name like one.
-  const { rows: indexRows } = await db.query<{ name: string; table_name: string; columns: string[] }>(
-    `SELECT ic.relname AS name, t.relname AS table_name,
+  const { rows: indexRows } = await keyed(relations, await db.query<{ name: string; table_schema: string; table_name: string; columns: string[] }>(
+    `SELECT ic.relname AS name, (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name,
             coalesce((SELECT array_agg(a.attname::text ORDER BY a.attnum) FROM pg_attribute a
                        WHERE a.attrelid = i.indrelid AND a.attnum > 0 AND NOT a.attisdropped
                          AND (a.attnum = ANY(i.indkey) OR pg_get_indexdef(i.indexrelid) ~ ('\\m' || a.attname || '\\M'))), '{}') AS columns
        FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
-      WHERE i.indisunique AND t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1::text[])
+      WHERE i.indisunique AND ${RELATION_IN}
         AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
-    [tables],
-  );
+    tables,
+  ));
   const indexConstants = await partialIndexConstants(db, tables);
-  const valueLists = await checkedValueLists(db, tables);
-  const foreignKeyRelationships = await relationshipsWithForeignKey(db, metadata, tables);
+  const valueLists = await checkedValueLists(db, relations);
+  const foreignKeyRelationships = await relationshipsWithForeignKey(db, metadata, relations);
   const constraints = new Map<string, CatalogueConstraint>();
   for (const row of indexRows) constraints.set(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
   for (const row of constraintRows) constraints.set(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
-  const problems: string[] = [];
-  // Computed fields: the function exists and takes (tenant, primary key, then the arguments by those names).
-  const functionNames = [...new Set([...metadata.collections.values()].flatMap((c) => [...c.computedFields.values()].map((f) => f.function)))];
-  if (functionNames.length) {
-    const { rows: functionRows } = await db.query<{ name: string; args: string[] | string }>(
-      `SELECT p.proname AS name, coalesce(p.proargnames, '{}')::text[] AS args FROM pg_proc p
-        WHERE p.pronamespace = current_schema()::regnamespace AND p.proname = ANY($1::text[])`,
-      [functionNames],
+  const problems: string[] = writableViewProblems(metadata, relations);
+  const functions = await checkFunctions(db, metadata, relations, problems);
+  // Computed fields: the function (in the collection's schema) exists and takes (tenant, primary key, then the arguments by those names).
+  const computed = [...metadata.collections.values()].flatMap((c) => [...c.computedFields.values()].map((f) => [c.schema ?? relations.currentSchema, f.function] as const));
+  if (computed.length) {
+    const { rows: functionRows } = await db.query<{ schema: string; name: string; args: string[] | string }>(
+      `SELECT n.nspname::text AS schema, p.proname::text AS name, coalesce(p.proargnames, '{}')::text[] AS args FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE (n.nspname::text, p.proname::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+      [computed.map(([schema]) => schema), computed.map(([, name]) => name)],
     );
-    const functions = new Map<string, string[][]>();
-    for (const row of functionRows) functions.set(row.name, [...(functions.get(row.name) ?? []), parseNameArray(row.args)]);
+    const computedFunctions = new Map<string, string[][]>();
+    for (const row of functionRows) computedFunctions.set(`${row.schema}.${row.name}`, [...(computedFunctions.get(`${row.schema}.${row.name}`) ?? []), parseNameArray(row.args)]);
     for (const collection of metadata.collections.values()) {
       const keys = collection.primaryKey.length;
       for (const field of collection.computedFields.values()) {
         const where = `collection ${collection.name}, computed field ${field.name}`;
-        const overloads = functions.get(field.function);
-        if (!overloads) problems.push(`${where}: function ${field.function} does not exist`);
+        const overloads = computedFunctions.get(`${collection.schema ?? relations.currentSchema}.${field.function}`);
+        if (!overloads) problems.push(`${where}: function ${collection.schema === null ? '' : `${collection.schema}.`}${field.function} does not exist`);
         else if (!overloads.some((names) => names.length >= 1 + keys + field.args.size && [...field.args.keys()].every((arg) => names.slice(1 + keys).includes(arg))))
           problems.push(`${where}: function ${field.function} takes no (tenant, ${collection.primaryKey.map((key) => key.name).join(', ')}${[...field.args.keys()].map((arg) => `, ${arg}`).join('')}) arguments`);
       }
     }
   }
-  problems.push(...(await storedFormProblems(metadata, columns, db)));
+  problems.push(...(await storedFormProblems(metadata, columns, db, relations)));
   for (const collection of metadata.collections.values()) {
-    const table = columns.get(collection.table);
+    const table = columns.get(tableKey(collection));
     if (!table) {
-      problems.push(`collection ${collection.name}: table ${collection.table} does not exist`);
+      problems.push(`collection ${collection.name}: table ${tableKey(collection)} does not exist`);
       continue;
     }
     if (!table.has(metadata.tenantColumn)) problems.push(`collection ${collection.name}: table ${collection.table} has no tenant column ${metadata.tenantColumn}`);
@@ -133,7 +119,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     }
     for (const relationship of collection.relationships.values()) {
       const target = metadata.collections.get(relationship.target)!;
-      const targetTable = columns.get(target.table);
+      const targetTable = columns.get(tableKey(target));
       for (const [from, to] of relationship.mapping) {
         if (!table.has(from)) problems.push(`collection ${collection.name}, relationship ${relationship.name}: column ${collection.table}.${from} does not exist`);
         if (targetTable && !targetTable.has(to)) problems.push(`collection ${collection.name}, relationship ${relationship.name}: column ${target.table}.${to} does not exist`);
@@ -144,21 +130,23 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     for (const [operation, permission] of [['insert', collection.insert], ['update', collection.update]] as const) {
       if (!permission) continue;
       for (const field of [...permission.columns.values(), ...[...permission.set.values()].map((preset) => preset.field)]) {
-        if (generated.has(`${collection.table}.${field.source.column}`))
+        if (generated.has(`${tableKey(collection)}.${field.source.column}`))
           problems.push(`collection ${collection.name}, ${operation}, field ${field.name}: column ${collection.table}.${field.source.column} is generated by the database`);
       }
     }
     // The declared key identifies a row within an account: some primary key or unique
-    // constraint of the table lies within (tenant column, key columns).
+    // constraint of the table lies within (tenant column, key columns). A view has no
+    // constraints: its declared key is the admin's word (metadata/README.md, "Views").
+    const key = tableKey(collection);
     const keyColumns = new Set([metadata.tenantColumn, ...collection.primaryKey.map((field) => field.source.column)]);
     const identifying = [...constraints.values()].some(
-      (constraint) => constraint.table === collection.table && (constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.length > 0 && constraint.columns.every((column) => keyColumns.has(column)),
+      (constraint) => constraint.table === key && (constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.length > 0 && constraint.columns.every((column) => keyColumns.has(column)),
     );
-    if (columns.has(collection.table) && !identifying)
+    if (columns.has(key) && collection.primaryKey.length && relations.kinds.get(key)?.kind !== 'view' && !identifying)
       problems.push(`collection ${collection.name}: primary_key ${collection.primaryKey.map((field) => field.source.column).join(', ')} does not identify a row: no primary key or unique constraint of ${collection.table} lies within (${[...keyColumns].join(', ')})`);
     for (const name of collection.insert?.conflictConstraints ?? []) {
       const constraint = constraints.get(name);
-      if (!constraint || constraint.table !== collection.table || (constraint.kind !== 'u' && constraint.kind !== 'p'))
+      if (!constraint || constraint.table !== key || (constraint.kind !== 'u' && constraint.kind !== 'p'))
         problems.push(`collection ${collection.name}, insert on_conflict_constraints: ${name} is not a unique constraint of table ${collection.table}`);
       else if (!constraint.columns.includes(metadata.tenantColumn))
         problems.push(`collection ${collection.name}, insert on_conflict_constraints: ${name} does not include the tenant column ${metadata.tenantColumn}`);
@@ -169,7 +157,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   for (const [name, constraint] of [...constraints].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
     if ((constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.includes(metadata.tenantColumn))
       uniqueConstraints.set(constraint.table, [...(uniqueConstraints.get(constraint.table) ?? []), name]);
-  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints });
+  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions });
   return { metadata: checked, catalogue: { constraints, numericLimits } };
 }
 
@@ -178,15 +166,14 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
  * are exactly those of a validated, not deferrable foreign key from the collection's table to
  * the target's table (in any column order).
  */
-async function relationshipsWithForeignKey(db: Queryable, metadata: ResolvedMetadata, tables: readonly string[]): Promise<Set<Relationship>> {
-  const { rows } = await db.query<{ table_name: string; ref_table: string; columns: unknown; ref_columns: unknown }>(
-    `SELECT t.relname AS table_name, r.relname AS ref_table,
+async function relationshipsWithForeignKey(db: Queryable, metadata: ResolvedMetadata, relations: CatalogueRelations): Promise<Set<Relationship>> {
+  const { rows } = await db.query<{ table_schema: string; table_name: string; ref_schema: string; ref_table: string; columns: unknown; ref_columns: unknown }>(
+    `SELECT (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name, (SELECT nspname::text FROM pg_namespace WHERE oid = r.relnamespace) AS ref_schema, r.relname::text AS ref_table,
             array(SELECT a.attname::text FROM unnest(c.conkey) WITH ORDINALITY AS k(num, ord) JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.num ORDER BY k.ord) AS columns,
             array(SELECT a.attname::text FROM unnest(c.confkey) WITH ORDINALITY AS k(num, ord) JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.num ORDER BY k.ord) AS ref_columns
        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_class r ON r.oid = c.confrelid
-      WHERE c.contype = 'f' AND c.convalidated AND NOT c.condeferrable
-        AND t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1::text[])`,
-    [tables],
+      WHERE c.contype = 'f' AND c.convalidated AND NOT c.condeferrable AND ${RELATION_IN}`,
+    relations.tables,
   );
   const pairsKey = (pairs: readonly (readonly [string, string])[]): string =>
     pairs
@@ -198,7 +185,7 @@ async function relationshipsWithForeignKey(db: Queryable, metadata: ResolvedMeta
     const columns = parseNameArray(row.columns);
     const refColumns = parseNameArray(row.ref_columns);
     if (columns.length !== refColumns.length) continue;
-    keys.add(`${row.table_name}>${row.ref_table}:${pairsKey(columns.map((column, i) => [column, refColumns[i]!] as const))}`);
+    keys.add(`${relations.keyOf(row.table_schema, row.table_name)}>${relations.keyOf(row.ref_schema, row.ref_table)}:${pairsKey(columns.map((column, i) => [column, refColumns[i]!] as const))}`);
   }
   const backed = new Set<Relationship>();
   for (const collection of metadata.collections.values()) {
@@ -207,7 +194,7 @@ async function relationshipsWithForeignKey(db: Queryable, metadata: ResolvedMeta
       const target = metadata.collections.get(relationship.target);
       if (!target) continue;
       const pairs = [[metadata.tenantColumn, metadata.tenantColumn] as const, ...relationship.mapping];
-      if (keys.has(`${collection.table}>${target.table}:${pairsKey(pairs)}`)) backed.add(relationship);
+      if (keys.has(`${tableKey(collection)}>${tableKey(target)}:${pairsKey(pairs)}`)) backed.add(relationship);
     }
   }
   return backed;
@@ -220,12 +207,12 @@ const PLAIN_CONSTANT = /^[A-Za-z0-9_.:-]{1,100}$/;
  * The text constants compared with a column (`col = '…'::text`, `col <> '…'::text`) in the
  * predicates of the partial indexes on these tables, by column name. Only plain words are kept.
  */
-async function partialIndexConstants(db: Queryable, tables: readonly string[]): Promise<Map<string, Set<string>>> {
+async function partialIndexConstants(db: Queryable, tables: readonly (readonly string[])[]): Promise<Map<string, Set<string>>> {
   const { rows } = await db.query<{ predicate: string }>(
     `SELECT pg_get_expr(i.indpred, i.indrelid) AS predicate
        FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
-      WHERE i.indpred IS NOT NULL AND t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1::text[])`,
-    [tables],
+      WHERE i.indpred IS NOT NULL AND ${RELATION_IN}`,
+    tables,
   );
   const constants = new Map<string, Set<string>>();
   for (const { predicate } of rows) {
@@ -245,13 +232,13 @@ async function partialIndexConstants(db: Queryable, tables: readonly string[]): 
  * `CHECK (col = ANY (ARRAY['a'::text, …]))` (how PostgreSQL shows `col IN ('a', …)`), plain
  * words only.
  */
-async function checkedValueLists(db: Queryable, tables: readonly string[]): Promise<Map<string, readonly string[]>> {
-  const { rows } = await db.query<{ table_name: string; definition: string }>(
-    `SELECT t.relname AS table_name, pg_get_constraintdef(c.oid) AS definition
+async function checkedValueLists(db: Queryable, relations: CatalogueRelations): Promise<Map<string, readonly string[]>> {
+  const { rows } = await keyed(relations, await db.query<{ table_schema: string; table_name: string; definition: string }>(
+    `SELECT (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name, pg_get_constraintdef(c.oid) AS definition
        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
-      WHERE c.contype = 'c' AND c.convalidated AND t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1::text[])`,
-    [tables],
-  );
+      WHERE c.contype = 'c' AND c.convalidated AND ${RELATION_IN}`,
+    relations.tables,
+  ));
   const lists = new Map<string, readonly string[]>();
   for (const { table_name: table, definition } of rows) {
     const match = /^CHECK \(\("?([a-z_][a-z0-9_]*)"? = ANY \(ARRAY\[(.*)\]\)\)\)$/.exec(definition);
@@ -260,6 +247,14 @@ async function checkedValueLists(db: Queryable, tables: readonly string[]): Prom
     if (items.length && items.every((item): item is string => item !== undefined && PLAIN_CONSTANT.test(item))) lists.set(`${table}.${match[1]!}`, items);
   }
   return lists;
+}
+
+/** `t` (a pg_class row of a table) is one of the collections' relations (`$1` schemas, `$2` names). */
+const RELATION_IN = `((SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace), t.relname::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))`;
+
+/** Rows whose (table_schema, table_name) are rewritten to the collections' table key (`tableKey`): `table_name` holds the key. */
+function keyed<T extends { table_schema: string; table_name: string }>(relations: CatalogueRelations, result: { rows: T[] }): { rows: T[] } {
+  return { rows: result.rows.map((row) => ({ ...row, table_name: relations.keyOf(row.table_schema, row.table_name) })) };
 }
 
 /** node-postgres parses name[] into an array; PGlite may hand over the literal `{a,b}`. */
@@ -274,18 +269,19 @@ function parseNameArray(value: unknown): string[] {
  * `today` function exists, and an index leads with (tenant column, date column) — the filter and
  * the order it promises use that index.
  */
-async function storedFormProblems(metadata: ResolvedMetadata, columns: ReadonlyMap<string, ReadonlyMap<string, string>>, db: Queryable): Promise<string[]> {
+async function storedFormProblems(metadata: ResolvedMetadata, columns: ReadonlyMap<string, ReadonlyMap<string, string>>, db: Queryable, relations: CatalogueRelations): Promise<string[]> {
   const forms = [...metadata.collections.values()].flatMap((collection) =>
     [...collection.computedFields.values()].flatMap((field) => (field.storedForm ? [{ collection, field, form: field.storedForm }] : [])),
   );
   if (!forms.length) return [];
-  const { rows: indexRows } = await db.query<{ table_name: string; leading: string[] | string }>(
-    `SELECT t.relname AS table_name, ARRAY[a1.attname, a2.attname]::text[] AS leading
+  const { rows: indexRows } = await keyed(relations, await db.query<{ table_schema: string; table_name: string; leading: string[] | string }>(
+    `SELECT (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name, ARRAY[a1.attname, a2.attname]::text[] AS leading
        FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
        JOIN pg_attribute a1 ON a1.attrelid = t.oid AND a1.attnum = i.indkey[0]
        JOIN pg_attribute a2 ON a2.attrelid = t.oid AND a2.attnum = i.indkey[1]
-      WHERE t.relnamespace = current_schema()::regnamespace AND i.indnatts >= 2 AND i.indpred IS NULL`,
-  );
+      WHERE ${RELATION_IN} AND i.indnatts >= 2 AND i.indpred IS NULL`,
+    relations.tables,
+  ));
   const leadingPairs = new Set(indexRows.map((row) => `${row.table_name}.${parseNameArray(row.leading).join(',')}`));
   const { rows: functionRows } = await db.query<{ name: string }>(
     `SELECT p.proname AS name FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace AND p.proname = ANY($1::text[]) AND p.prorettype = 'date'::regtype`,
@@ -295,9 +291,9 @@ async function storedFormProblems(metadata: ResolvedMetadata, columns: ReadonlyM
   const problems: string[] = [];
   for (const { collection, field, form } of forms) {
     const where = `collection ${collection.name}, computed field ${field.name}, stored_form`;
-    const type = columns.get(collection.table)?.get(form.column);
+    const type = columns.get(tableKey(collection))?.get(form.column);
     if (type !== 'date') problems.push(`${where}: column ${collection.table}.${form.column} ${type ? `is ${type}, not date` : 'does not exist'}`);
-    else if (!leadingPairs.has(`${collection.table}.${metadata.tenantColumn},${form.column}`))
+    else if (!leadingPairs.has(`${tableKey(collection)}.${metadata.tenantColumn},${form.column}`))
       problems.push(`${where}: no index of ${collection.table} starts with (${metadata.tenantColumn}, ${form.column})`);
     if (!todayFunctions.has(form.today)) problems.push(`${where}: function ${form.today} returning date does not exist`);
   }

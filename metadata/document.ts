@@ -10,6 +10,8 @@ export interface MetadataDocument {
   readonly tenant_column: string;
   readonly collections: Readonly<Record<string, CollectionDocument>>;
   readonly event_types?: Readonly<Record<string, EventTypeDocument>>;
+  /** SQL functions returning SETOF a collection's table or view, as root fields (Hasura's custom functions). */
+  readonly functions?: Readonly<Record<string, FunctionDocument>>;
   readonly roles?: Readonly<Record<string, RoleDocument>>;
 }
 
@@ -22,9 +24,12 @@ export type RelationshipDocument =
   | { readonly array: string; readonly object?: undefined; readonly on: Readonly<Record<string, string>> };
 
 export interface CollectionDocument {
+  /** A table or a view. */
   readonly table: string;
-  /** One column, or the columns of a composite key. */
-  readonly primary_key: string | readonly string[];
+  /** Its PostgreSQL schema (default: the current schema). */
+  readonly schema?: string;
+  /** One column, or the columns of a composite key; none (a view, say): no `_by_pk`, no writes. */
+  readonly primary_key?: string | readonly string[];
   readonly root_fields?: readonly RootFieldKind[];
   readonly fields: Readonly<Record<string, FieldDocument>>;
   readonly relationships?: Readonly<Record<string, RelationshipDocument>>;
@@ -43,6 +48,17 @@ export interface CollectionDocument {
       }
     >
   >;
+}
+
+/** A function of `functions:` as written: the SQL function, the collection whose rows it returns, its arguments by name. */
+export interface FunctionDocument {
+  readonly function: string;
+  readonly schema?: string;
+  readonly returns: string;
+  readonly args?: Readonly<Record<string, ScalarType>>;
+  /** The function's uuid argument that receives the caller's account (Hasura's session_argument). */
+  readonly tenant_argument?: string;
+  readonly description?: string;
 }
 
 /** Fixed values by field name (`set:`); in a role, a value may be `key.<variable>`. */

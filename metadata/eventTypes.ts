@@ -27,6 +27,7 @@ export function resolveEventTypes(
       continue;
     }
     const operation = OPERATIONS.get(spec.on)!;
+    if (collection.schema !== null) problems.push(`${where}: collection ${collection.name} is in schema ${collection.schema}; events are captured from the current schema's tables only`);
     const columnOf = (fieldName: string, role: string): string | null => columnOfField(collection, fieldName, `${where}, ${role}`, problems);
     if (spec.when && operation !== 'UPDATE') problems.push(`${where}: when applies to update events only (an insert or delete has no old row to compare)`);
     const changed = (spec.when?.changed ?? []).map((f) => columnOf(f, 'when changed')).filter((c): c is string => c !== null);

@@ -15,6 +15,8 @@ export {
   ADMIN_ROLE,
   MetadataError,
   SCALAR_TYPES,
+  tableKey,
+  type TrackedFunction,
   type AggregatePredicateOf,
   type BoolExpOf,
   type ColumnOperator,

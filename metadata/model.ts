@@ -194,11 +194,15 @@ export interface DeletePermission {
 
 export interface Collection {
   readonly name: string;
+  /** A table or a view (metadata/README.md, "Views, functions and schemas"). */
   readonly table: string;
+  /** The table's PostgreSQL schema; null: the current schema (`public`), as the table's name is written unqualified. */
+  readonly schema: string | null;
   /**
    * The primary key's fields, in key order (one, or several for a composite key); columns of any
    * type (uuid, integer/bigint identity or serial, text, …). `_by_pk` and `pk_columns` take one
-   * argument per field; ties in every ordering are broken by them.
+   * argument per field; ties in every ordering are broken by them. Empty when the metadata
+   * declares none (a view, say): no `_by_pk`, no writes, no computed fields, no tie-break.
    */
   readonly primaryKey: readonly Field[];
   /**
@@ -229,6 +233,39 @@ export interface Collection {
    * version and view; every relationship of a view without filters.
    */
   readonly relationshipsOnlyToVisibleRows: ReadonlySet<string>;
+}
+
+/**
+ * How the catalogue facts name a collection's table: `schema.table` when the metadata names a
+ * schema, else the bare name (the current schema's).
+ */
+export function tableKey(collection: Pick<Collection, 'schema' | 'table'>): string {
+  return collection.schema === null ? collection.table : `${collection.schema}.${collection.table}`;
+}
+
+/**
+ * A SQL function tracked as root fields (`functions:`, Hasura's custom functions): it returns
+ * SETOF the table (or view) of the collection `returns`, and is answered as that collection's
+ * rows — `<name>(args: {…}, where, order_by, …)` and `<name>_aggregate` — with the tenant
+ * predicate and the role's select filter on every row, like the collection's own rows.
+ */
+export interface TrackedFunction {
+  /** The root field's name. */
+  readonly name: string;
+  readonly function: string;
+  /** The function's schema; null: the current schema. */
+  readonly schema: string | null;
+  /** The collection whose rows it returns (a role has the function only when it may select that collection). */
+  readonly returns: string;
+  /** Arguments by name, in the metadata's order, each with whether the function has no default for it (the catalogue's). */
+  readonly args: ReadonlyMap<string, { readonly type: ScalarType; readonly required: boolean }>;
+  /**
+   * The function's argument (a uuid) that receives the caller's account, so the function can read
+   * only that account's rows (Hasura's `session_argument`); null: none. The tenant predicate is
+   * applied to the rows it returns either way.
+   */
+  readonly tenantArgument: string | null;
+  readonly description: string | null;
 }
 
 export type EventOperation = 'INSERT' | 'UPDATE' | 'DELETE';
@@ -307,6 +344,8 @@ interface MetadataView {
   readonly collections: ReadonlyMap<string, Collection>;
   /** Event types by name (`loan.created`, …), for webhooks. */
   readonly eventTypes: ReadonlyMap<string, EventType>;
+  /** Tracked SQL functions by root-field name (the same in every view: a role has those whose collection it has). */
+  readonly functions: ReadonlyMap<string, TrackedFunction>;
 }
 
 /**

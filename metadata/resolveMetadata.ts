@@ -1,6 +1,6 @@
 import type { CollectionDocument, MetadataDocument, Presets } from './document.js';
 import { resolveEventTypes } from './eventTypes.js';
-import { ADMIN_ROLE, MetadataError, type Collection, type ComputedField, type Field, type InsertPermission, type PresetValue, type Relationship, type ResolvedMetadata, type ResolvedRole, type RootFieldKind, type UpdatePermission } from './model.js';
+import { ADMIN_ROLE, MetadataError, type Collection, type ComputedField, type TrackedFunction, type Field, type InsertPermission, type PresetValue, type Relationship, type ResolvedMetadata, type ResolvedRole, type RootFieldKind, type UpdatePermission } from './model.js';
 import { resolveRoles } from './resolveRoles.js';
 import { proveVisibleRows, type UnprovenCollection } from './visibleRows.js';
 
@@ -32,7 +32,7 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
 
   for (const [name, collection] of Object.entries(document.collections)) {
     const fields = resolvedFields.get(name)!;
-    const keyColumns = typeof collection.primary_key === 'string' ? [collection.primary_key] : collection.primary_key;
+    const keyColumns = typeof collection.primary_key === 'string' ? [collection.primary_key] : (collection.primary_key ?? []);
     const primaryKey = keyColumns.map((column) => {
       const field = [...fields.values()].find((candidate) => candidate.source.kind === 'column' && candidate.source.column === column);
       if (!field) problems.push(`collection ${name}: primary_key ${column} is not one of its fields`);
@@ -65,16 +65,22 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
         problems.push(`collection ${name}, field ${fieldName}: clashes with the generated aggregate of a relationship`);
     }
     if (!primaryKey.every((field): field is Field => field !== undefined)) continue;
+    if (!primaryKey.length) {
+      // Without a key no row can be named: no _by_pk, no writes, no computed field (called with the key).
+      if (collection.insert || collection.update || collection.delete) problems.push(`collection ${name}: insert, update and delete need a primary_key (the rows a write touched are named by it)`);
+      if (computedFields.size) problems.push(`collection ${name}: computed fields need a primary_key (the function is called with it)`);
+    }
     const writable = resolveWritableFields(name, collection, fields, primaryKey, document.tenant_column, problems);
     unproven.set(name, {
       name,
       table: collection.table,
+      schema: collection.schema ?? null,
       primaryKey,
       serverMadeKey: primaryKey.length === 1 && primaryKey[0]!.type === 'uuid',
       fields,
       computedFields,
       relationships,
-      rootFields: new Set(collection.root_fields ?? ALL_ROOT_FIELDS),
+      rootFields: new Set((collection.root_fields ?? ALL_ROOT_FIELDS).filter((kind) => kind !== 'select_by_pk' || primaryKey.length)),
       ...writable,
       selectFilter: null,
       selectLimit: null,
@@ -99,11 +105,22 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
       rootNames.set(rootName, collection.name);
     }
   }
+  const functions = new Map<string, TrackedFunction>();
+  for (const [name, spec] of Object.entries(document.functions ?? {})) {
+    for (const rootName of [name, `${name}_aggregate`]) {
+      const other = rootNames.get(rootName);
+      if (other) problems.push(`function ${name}: generated name ${rootName} clashes with collection ${other}`);
+    }
+    if (!collections.has(spec.returns)) problems.push(`function ${name}: returns ${spec.returns}, which is not a collection`);
+    const args = new Map(Object.entries(spec.args ?? {}).map(([arg, type]) => [arg, { type, required: false }] as const));
+    if (spec.tenant_argument !== undefined && args.has(spec.tenant_argument)) problems.push(`function ${name}: tenant_argument ${spec.tenant_argument} is the caller's account, not one of args`);
+    functions.set(name, { name, function: spec.function, schema: spec.schema ?? null, returns: spec.returns, args, tenantArgument: spec.tenant_argument ?? null, description: spec.description ?? null });
+  }
   const eventTypes = resolveEventTypes(document.event_types, collections, problems);
   if (problems.length) throw new MetadataError(problems);
   // Permissions: each role is the metadata as that role sees it.
   const roles = new Map<string, ResolvedRole>();
-  const metadata: ResolvedMetadata = { tenantColumn: document.tenant_column, collections, roles, eventTypes };
+  const metadata: ResolvedMetadata = { tenantColumn: document.tenant_column, collections, roles, eventTypes, functions };
   roles.set(ADMIN_ROLE, { name: ADMIN_ROLE, variables: new Map(), rateLimit: null, metadata });
   for (const [name, role] of resolveRoles(metadata, document.roles, problems)) roles.set(name, role);
   if (problems.length) throw new MetadataError(problems);

@@ -108,7 +108,7 @@ function resolveRole(base: Omit<ResolvedMetadata, 'roles'>, roleName: string, do
   if (problems.length > before) return null;
   const limit = document.rate_limit;
   const rateLimit = limit ? { perSecond: limit.per_second, burst: limit.burst ?? Math.max(1, Math.ceil(limit.per_second)) } : null;
-  return { name: roleName, variables, rateLimit, metadata: { tenantColumn: base.tenantColumn, collections: proveVisibleRows(collections), roles: new Map(), eventTypes: base.eventTypes } };
+  return { name: roleName, variables, rateLimit, metadata: { tenantColumn: base.tenantColumn, collections: proveVisibleRows(collections), roles: new Map(), eventTypes: base.eventTypes, functions: base.functions } };
 }
 
 function pickFields(fields: ReadonlyMap<string, Field>, columns: Columns, where: string, problems: string[]): Map<string, Field> {
@@ -246,10 +246,11 @@ function resolveFilter(
       problems.push(`${where}, ${at}: give {_table: {name, schema}, _where: {…}}`);
       return [];
     }
-    if (table.schema !== undefined && table.schema !== 'public') problems.push(`${where}, ${at}._table.schema: only public tables are collections`);
-    const target = [...base.collections.values()].find((candidate) => candidate.table === table.name);
+    // A collection without a schema is the current schema's (public).
+    const schema = typeof table.schema === 'string' ? table.schema : 'public';
+    const target = [...base.collections.values()].find((candidate) => candidate.table === table.name && (candidate.schema ?? 'public') === schema);
     if (!target) {
-      problems.push(`${where}, ${at}._table: no collection has the table ${table.name}`);
+      problems.push(`${where}, ${at}._table: no collection has the table ${schema}.${table.name}`);
       return [];
     }
     return [{ kind: 'exists', target, where: walk(target, given._where, `${at}._where`) }];

@@ -65,7 +65,7 @@ function collectionSection(collection: Collection): Html {
   return html`<section class="meta-block" aria-labelledby="${id}">
   <h3 id="${id}"><code>${collection.name}</code></h3>
   <dl class="facts">
-    <dt>Table</dt><dd><code>${collection.table}</code>, primary key <code>${collection.primaryKey.map((field) => field.name).join(', ')}</code></dd>
+    <dt>Table</dt><dd><code>${collection.schema === null ? '' : `${collection.schema}.`}${collection.table}</code>, primary key <code>${collection.primaryKey.map((field) => field.name).join(', ') || 'none'}</code></dd>
     <dt>Root fields</dt><dd>${[...collection.rootFields].map((kind) => rootFieldName(collection.name, kind)).join(', ') || 'none'}</dd>
     <dt>Writes</dt><dd>${writes(collection)}</dd>
   </dl>

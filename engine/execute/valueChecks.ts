@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import type { Catalogue } from '../../metadata/index.js';
+import { tableKey, type Catalogue } from '../../metadata/index.js';
 import type { ValueCheck } from '../sql/compileMutation.js';
 import type { ErrorCode } from '../errorCode.js';
 
@@ -14,7 +14,7 @@ export function checkWrittenValue(check: ValueCheck, value: unknown, catalogue: 
   if (typeof value === 'string' && value.includes('\u0000')) return problem('text cannot contain NUL characters (\\u0000)');
   if (check.field.type === 'jsonb' && typeof value === 'string' && value.includes('\\u0000')) return problem('JSON text cannot contain NUL characters (\\u0000)');
   if (check.field.type !== 'numeric' || value === null || value === undefined) return null;
-  const limits = catalogue?.numericLimits.get(`${check.collection.table}.${check.field.source.column}`);
+  const limits = catalogue?.numericLimits.get(`${tableKey(check.collection)}.${check.field.source.column}`);
   if (!limits) return null;
   const digits = digitsOf(String(value));
   if (!digits) return problem('expected a number');

@@ -1,4 +1,4 @@
-import type { BoolExpOf, Collection, ComputedField, Field, FilterJsonbOperator, FilterOperator, Relationship } from '../../metadata/index.js';
+import type { BoolExpOf, Collection, ComputedField, Field, FilterJsonbOperator, FilterOperator, Relationship, TrackedFunction } from '../../metadata/index.js';
 import type { AggregateFunction, OrderDirection } from '../schema/buildSchema.js';
 import type { Param } from './params.js';
 
@@ -66,6 +66,14 @@ export interface ListQuery {
   readonly orderBy: readonly OrderItem[];
   readonly limit: Param | null;
   readonly offset: Param | null;
+  /** A tracked function's root field: the rows are its call's (`fn(arg => $n, …)`), not the collection's table. */
+  readonly rowsFrom?: FunctionRows;
+}
+
+/** A call of a tracked function (`TrackedFunction`): its arguments by name (omitted ones take the function's defaults). */
+export interface FunctionRows {
+  readonly fn: TrackedFunction;
+  readonly args: ReadonlyMap<string, Param>;
 }
 
 /** Object relationships walked from a collection to another. */

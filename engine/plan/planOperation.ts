@@ -5,6 +5,7 @@ import type { ErrorCode } from '../errorCode.js';
 import type { PlanOptions } from './argumentValues.js';
 import type { BoolExp, OperationPlan, RootField, StreamCursor } from './ir.js';
 import { planningContext, type PlanningContext } from './planningContext.js';
+import { planFunctionRoot } from './planFunctionRoot.js';
 
 export { checkCount, type PlanOptions } from './argumentValues.js';
 
@@ -50,6 +51,10 @@ export function planOperation(
     }
     if (node.name.value === '__schema' || node.name.value === '__type') continue;
     const role = roleOf(rootType, node);
+    if (role.kind === 'functionRoot') {
+      rootFields.push(planFunctionRoot(context, role, alias, nodes));
+      continue;
+    }
     if (role.kind !== 'root') throw new Error(`unexpected root field ${node.name.value}`);
     const collection = role.collection;
     if (role.root === 'select_stream') {

@@ -12,7 +12,7 @@ import {
   type GraphQLInputType,
   type GraphQLScalarType,
 } from 'graphql';
-import type { Collection, Field, Metadata, Relationship } from '../../metadata/index.js';
+import { tableKey, type Collection, type Field, type Metadata, type Relationship } from '../../metadata/index.js';
 import { SCALAR_FOR_TYPE } from './scalars.js';
 
 /** The mutation root fields of a collection (Hasura's names). */
@@ -49,7 +49,7 @@ export function conflictConstraintsOf(collection: Collection, metadata: Metadata
   const declared = collection.insert?.conflictConstraints ?? [];
   if (!collection.insert || !collection.update) return declared;
   const enumName = /^[_A-Za-z][_0-9A-Za-z]*$/;
-  return [...new Set([...declared, ...(metadata.uniqueConstraints.get(collection.table) ?? []).filter((name) => enumName.test(name) && name !== 'true' && name !== 'false' && name !== 'null')])];
+  return [...new Set([...declared, ...(metadata.uniqueConstraints.get(tableKey(collection)) ?? []).filter((name) => enumName.test(name) && name !== 'true' && name !== 'false' && name !== 'null')])];
 }
 
 /** One required argument per primary-key field, of its type (Hasura's `_by_pk(a:, b:)`, `pk_columns`). */

@@ -1,23 +1,10 @@
-import {
-  GraphQLBoolean,
-  GraphQLEnumType,
-  GraphQLInputObjectType,
-  GraphQLInt,
-  GraphQLList,
-  GraphQLNonNull,
-  GraphQLObjectType,
-  GraphQLSchema,
-  GraphQLString,
-  type GraphQLFieldConfig,
-  type GraphQLFieldConfigArgumentMap,
-  type GraphQLFieldConfigMap,
-  type GraphQLInputFieldConfigMap,
-  type GraphQLScalarType,
-} from 'graphql';
-import type { Collection, ComputedField, Field, Metadata, Relationship, ScalarType } from '../../metadata/index.js';
+import { GraphQLBoolean, GraphQLEnumType, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
+import type { GraphQLFieldConfig, GraphQLFieldConfigArgumentMap, GraphQLFieldConfigMap, GraphQLInputFieldConfigMap, GraphQLScalarType } from 'graphql';
+import { tableKey, type Collection, type ComputedField, type Field, type Metadata, type Relationship, type ScalarType } from '../../metadata/index.js';
 import { buildMutationFields, primaryKeyArgs, type MutationKind } from './buildMutationFields.js';
 import { SCALAR_FOR_TYPE } from './scalars.js';
 import { streamFields } from './buildStreamFields.js';
+import { functionFields } from './buildFunctionFields.js';
 import { ORDER_BY_DIRECTIONS, STATISTICAL_FUNCTIONS, TEXT_OPERATOR_DESCRIPTIONS, TEXT_OPERATORS, type AggregateFunction, type FieldRole } from './schemaVocabulary.js';
 
 export { fieldRole, ORDER_BY_DIRECTIONS, STATISTICAL_FUNCTIONS, type AggregateFunction, type FieldRole, type OrderDirection, type StatisticalFunction } from './schemaVocabulary.js';
@@ -264,7 +251,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
               // Non-null where the database guarantees a value (the catalogue's NOT NULL columns),
               // as Hasura does: typed clients then get non-optional fields. A role filters rows,
               // never a column's value, so this holds for every role's view.
-              type: collection.primaryKey.includes(field) || (field.source.kind === 'column' && metadata.notNullColumns.has(`${collection.table}.${field.source.column}`)) ? new GraphQLNonNull(scalar) : scalar,
+              type: collection.primaryKey.includes(field) || (field.source.kind === 'column' && metadata.notNullColumns.has(`${tableKey(collection)}.${field.source.column}`)) ? new GraphQLNonNull(scalar) : scalar,
               extensions: role({ kind: 'column', field }),
             };
           }
@@ -392,7 +379,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
   }
   const mutationFields = buildMutationFields(metadata, { objectTypes, boolExps }, (value) => role(value as FieldRole));
   return new GraphQLSchema({
-    query: new GraphQLObjectType({ name: 'query_root', fields: rootFields }),
+    query: new GraphQLObjectType({ name: 'query_root', fields: { ...rootFields, ...functionFields(metadata, { objectTypes, aggregateTypes }, listArgs) } }),
     subscription: new GraphQLObjectType({ name: 'subscription_root', fields: { ...rootFields, ...streamFields(metadata, objectTypes, boolExps) } }),
     ...(Object.keys(mutationFields).length ? { mutation: new GraphQLObjectType({ name: 'mutation_root', fields: mutationFields }) } : {}),
   });

@@ -1,4 +1,4 @@
-import type { Collection, ComputedField, Field, Relationship } from '../../metadata/index.js';
+import type { Collection, ComputedField, Field, Relationship, TrackedFunction } from '../../metadata/index.js';
 import type { MutationKind } from './buildMutationFields.js';
 
 // The schema's vocabulary shared with the planner and the SQL: field roles, aggregate functions,
@@ -10,6 +10,8 @@ import type { MutationKind } from './buildMutationFields.js';
  */
 export type FieldRole =
   | { readonly kind: 'root'; readonly root: 'select' | 'select_by_pk' | 'select_aggregate' | 'select_stream'; readonly collection: Collection }
+  /** A tracked function's root field (`<fn>` or `<fn>_aggregate`): the collection's rows from the function's call. */
+  | { readonly kind: 'functionRoot'; readonly root: 'select' | 'select_aggregate'; readonly fn: TrackedFunction; readonly collection: Collection }
   | { readonly kind: 'column'; readonly field: Field }
   | { readonly kind: 'computed'; readonly field: ComputedField }
   | { readonly kind: 'objectRelationship'; readonly relationship: Relationship; readonly target: Collection }

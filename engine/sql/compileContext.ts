@@ -1,4 +1,4 @@
-import type { Collection, Field, Metadata, Relationship, ScalarType } from '../../metadata/index.js';
+import { tableKey, type Collection, type Field, type Metadata, type Relationship, type ScalarType } from '../../metadata/index.js';
 import type { Param } from '../plan/params.js';
 import { sql, type Fragment } from './fragment.js';
 import { jsonOf } from './jsonText.js';
@@ -43,7 +43,7 @@ export function compileContext(metadata: Metadata): CompileContext {
     fieldOutput: (collection, table, field) => {
       const column = sql`${table}.${sql.ident(field.source.column)}`;
       if (field.source.kind === 'customField') return sql`coalesce((${column} -> ${key(field.source.key)})::text, 'null')`;
-      return metadata.notNullColumns.has(`${collection.table}.${field.source.column}`) ? sql`to_json(${column})` : jsonOf(column);
+      return metadata.notNullColumns.has(`${tableKey(collection)}.${field.source.column}`) ? sql`to_json(${column})` : jsonOf(column);
     },
     /** A field's value for comparison and ordering, typed. */
     fieldValue: (table, field) =>

@@ -114,7 +114,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
           conflict = sql`${constraint} DO UPDATE SET ${sql.join(assignments)} WHERE ${sql.join(conditions, sql` AND `)}`;
         }
       }
-      return sql`${sql.ident(`_w${index}`)} AS (INSERT INTO ${sql.ident(group.collection.table)} AS ${target} (${sql.join([tenant, ...columns.map((c) => sql.ident(c))])}) VALUES ${sql.join(
+      return sql`${sql.ident(`_w${index}`)} AS (INSERT INTO ${sql.qualified(group.collection.schema, group.collection.table)} AS ${target} (${sql.join([tenant, ...columns.map((c) => sql.ident(c))])}) VALUES ${sql.join(
         rows,
       )}${conflict} RETURNING ${keyColumns(group.collection, target)}${checkColumn(compiler, group.collection.insert?.check ?? null, target)})`;
     });
@@ -154,7 +154,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     const written = sql.ident('_w');
     const check = collection.update?.check ?? null;
     return render(
-      sql`WITH ${written} AS (UPDATE ${sql.ident(collection.table)} AS ${table} SET ${sql.join(assignments)} WHERE ${permitted(compiler, collection.update?.filter ?? null, table)} AND ${compiler.where(
+      sql`WITH ${written} AS (UPDATE ${sql.qualified(collection.schema, collection.table)} AS ${table} SET ${sql.join(assignments)} WHERE ${permitted(compiler, collection.update?.filter ?? null, table)} AND ${compiler.where(
         update.where,
         table,
       )} RETURNING ${keyColumns(collection, table)}${checkColumn(compiler, check, table)}) SELECT ${keysJson(collection, written, true)} AS ${sql.ident('ids')}, count(*)::int AS ${sql.ident(
@@ -177,7 +177,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     const count = sql`(SELECT count(*) FROM ${written})`;
     const output = outputOf(field.output, compiler, count, (selection) => rowsOf(selection, false), (selection) => rowsOf(selection, true));
     return render(
-      sql`WITH ${written} AS (DELETE FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${permitted(compiler, field.collection.delete?.filter ?? null, table)} AND ${compiler.where(
+      sql`WITH ${written} AS (DELETE FROM ${sql.qualified(field.collection.schema, field.collection.table)} AS ${table} WHERE ${permitted(compiler, field.collection.delete?.filter ?? null, table)} AND ${compiler.where(
         field.where,
         table,
       )} RETURNING ${table}.*) SELECT ${output}::text AS ${sql.ident('json')}, ${count}::int AS ${sql.ident('count')}`,
@@ -215,9 +215,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
    */
   function writtenRows(collection: Collection, table: Fragment, keys: Fragment, stepIndex: number): Fragment {
     const matches = collection.primaryKey.map((field) => sql`${table}.${sql.ident(field.source.column)} = ${keys}.${sql.ident(field.source.column)}`);
-    return sql`json_populate_recordset(NULL::${sql.ident(collection.table)}, ${step(stepIndex, 'ids')}::json) WITH ORDINALITY AS ${keys} JOIN ${sql.ident(
-      collection.table,
-    )} AS ${table} ON ${response.rowPredicate(collection, table)} AND ${sql.join(matches, sql` AND `)}`;
+    return sql`json_populate_recordset(NULL::${sql.qualified(collection.schema, collection.table)}, ${step(stepIndex, 'ids')}::json) WITH ORDINALITY AS ${keys} JOIN ${sql.qualified(collection.schema, collection.table)} AS ${table} ON ${response.rowPredicate(collection, table)} AND ${sql.join(matches, sql` AND `)}`;
   }
   /** The rows of keys an earlier step returned, in its order. */
   function rowsByIds(collection: Collection, selection: Selection, stepIndex: number): Fragment {

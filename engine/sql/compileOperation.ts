@@ -42,7 +42,7 @@ function rootField(compiler: SelectCompiler, field: Exclude<RootField, { kind: '
       );
       return [
         field.alias,
-        sql`coalesce((SELECT ${rowObject(field.collection, field.selection, table)} FROM ${sql.ident(field.collection.table)} AS ${table} WHERE ${rowPredicate(field.collection, table)} AND ${key}), 'null')`,
+        sql`coalesce((SELECT ${rowObject(field.collection, field.selection, table)} FROM ${sql.qualified(field.collection.schema, field.collection.table)} AS ${table} WHERE ${rowPredicate(field.collection, table)} AND ${key}), 'null')`,
       ];
     }
     default:

@@ -77,6 +77,9 @@ sql.ident = (name: string): Fragment => {
   return make([{ identifier: name }]);
 };
 
+/** A relation or function name, schema-qualified when a schema is given (`"lender"."branches"`); null: the current schema's. */
+sql.qualified = (schema: string | null, name: string): Fragment => (schema === null ? sql.ident(name) : sql`${sql.ident(schema)}.${sql.ident(name)}`);
+
 const LITERAL_TEXT = /^[A-Za-z0-9_{}[\],:"]*$/;
 
 /**

@@ -27,7 +27,7 @@ export function orderByRenderer(context: CompileContext, { rowPredicate }: Pick<
   function relationshipAggregate(item: Extract<OrderItem, { kind: 'aggregate' }>, parent: Fragment): Fragment {
     const child = nextAlias('o');
     const value = item.fn === 'count' || !item.field ? sql`count(*)` : sql`${AGGREGATE_FUNCTION[item.fn]}(${fieldValue(child, item.field)})`;
-    return sql`(SELECT ${value} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${rowPredicate(item.target, child)} AND ${joinPredicate(item.relationship, parent, child)})`;
+    return sql`(SELECT ${value} FROM ${sql.qualified(item.target.schema, item.target.table)} AS ${child} WHERE ${rowPredicate(item.target, child)} AND ${joinPredicate(item.relationship, parent, child)})`;
   }
 
   /**
@@ -48,7 +48,7 @@ export function orderByRenderer(context: CompileContext, { rowPredicate }: Pick<
       parent = child;
     }
     const from = sql.join(
-      item.path.map((step, index) => sql`${sql.ident(step.target.table)} AS ${aliases[index]!}`),
+      item.path.map((step, index) => sql`${sql.qualified(step.target.schema, step.target.table)} AS ${aliases[index]!}`),
       sql`, `,
     );
     return sql`(SELECT ${valueAt(parent)} FROM ${from} WHERE ${sql.join(joins, sql` AND `)} LIMIT 1)`;

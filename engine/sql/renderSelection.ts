@@ -1,5 +1,5 @@
 import type { Collection, Relationship } from '../../metadata/index.js';
-import { assertNever, type AggregateSelection, type ListQuery, type Selection } from '../plan/ir.js';
+import { assertNever, type AggregateSelection, type FunctionRows, type ListQuery, type Selection } from '../plan/ir.js';
 import type { Param } from '../plan/params.js';
 import type { CompileContext } from './compileContext.js';
 import { sql, type Fragment } from './fragment.js';
@@ -46,7 +46,7 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
           if (!item.args.size && item.field.storedForm) return [item.alias, jsonOf(storedValue(item.field, table))];
           // fn(tenant, key, name => $n::type, …): omitted arguments take the function's defaults.
           const args = [...item.args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${CAST[item.field.args.get(name)!]}`);
-          const call = sql`${sql.ident(item.field.function)}(${sql.join([sql`${table}.${tenant}`, ...collection.primaryKey.map((key) => fieldValue(table, key)), ...args], sql`, `)})`;
+          const call = sql`${sql.qualified(collection.schema, item.field.function)}(${sql.join([sql`${table}.${tenant}`, ...collection.primaryKey.map((key) => fieldValue(table, key)), ...args], sql`, `)})`;
           return [item.alias, jsonOf(call)];
         }
         case 'typename':
@@ -55,7 +55,7 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
           const child = nextAlias('t');
           return [
             item.alias,
-            sql`coalesce((SELECT ${rowObject(item.target, item.selection, child)} FROM ${sql.ident(item.target.table)} AS ${child} WHERE ${pathPredicate(collection, item.relationship, item.target, child)} AND ${joinPredicate(
+            sql`coalesce((SELECT ${rowObject(item.target, item.selection, child)} FROM ${sql.qualified(item.target.schema, item.target.table)} AS ${child} WHERE ${pathPredicate(collection, item.relationship, item.target, child)} AND ${joinPredicate(
               item.relationship,
               table,
               child,
@@ -86,7 +86,7 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
     const conditions = [correlation ? pathPredicate(correlation.parentCollection, correlation.relationship, collection, table) : rowPredicate(collection, table)];
     if (correlation) conditions.push(joinPredicate(correlation.relationship, correlation.parent, table));
     if (query.where) conditions.push(where(query.where, table));
-    const filtered = sql`FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
+    const filtered = sql`FROM ${query.rowsFrom ? functionCall(query.rowsFrom) : sql.qualified(collection.schema, collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
     const distinct = query.distinctOn.length ? sql`DISTINCT ON (${sql.join(query.distinctOn.map((field) => fieldValue(table, field)))}) ` : sql``;
     if (!query.limit && !query.offset && collection.selectLimit === null && !query.distinctOn.length) return filtered;
     const paging: Fragment[] = [sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`];
@@ -96,6 +96,13 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
     else if (roleLimit) paging.push(sql` LIMIT ${roleLimit}`);
     if (query.offset) paging.push(sql` OFFSET ${count(query.offset)}`);
     return sql`FROM (SELECT ${distinct}${table}.* ${filtered}${sql.join(paging, sql``)}) AS ${table}`;
+  }
+
+  /** A tracked function's call, `fn(name => $n::type, …)`: the rows it returns stand for the collection's table. */
+  function functionCall({ fn, args }: FunctionRows): Fragment {
+    const named = [...args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${CAST[fn.args.get(name)!.type]}`);
+    if (fn.tenantArgument !== null) named.unshift(sql`${sql.ident(fn.tenantArgument)} => ${sql.param({ kind: 'account' })}::uuid`);
+    return sql`${sql.qualified(fn.schema, fn.function)}(${sql.join(named)})`;
   }
 
   function list(collection: Collection, query: ListQuery, selection: Selection, correlation: Correlation | null): Fragment {

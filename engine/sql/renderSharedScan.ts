@@ -69,7 +69,7 @@ export function renderSharedScan(
   });
   const conditions = [rowPredicate(collection, table)];
   if (!everyRow) conditions.push(sql`(${sql.join(scopes, sql` OR `)})`);
-  const scan = sql`FROM ${sql.ident(collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
+  const scan = sql`FROM ${sql.qualified(collection.schema, collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
   const selects = sql.join(outputs.map((output) => output.select));
   // GROUP BY (): exactly one row, even when only __typename is selected.
   if (direct) return { from: sql`(SELECT ${selects} ${scan} GROUP BY ()) AS ${shared}`, values: outputs.map((output) => output.value) };

@@ -101,7 +101,7 @@ export function whereRenderer(context: CompileContext) {
       }
       case 'relationship': {
         const child = nextAlias('t');
-        return sql`EXISTS (SELECT 1 FROM ${sql.ident(expression.target.table)} AS ${child} WHERE ${rowPredicate(expression.target, child)} AND ${joinPredicate(
+        return sql`EXISTS (SELECT 1 FROM ${sql.qualified(expression.target.schema, expression.target.table)} AS ${child} WHERE ${rowPredicate(expression.target, child)} AND ${joinPredicate(
           expression.relationship,
           table,
           child,
@@ -115,7 +115,7 @@ export function whereRenderer(context: CompileContext) {
         return sql`(${valueOf(expression.field)} ${OPERATOR[expression.operator]} ${valueOf(expression.other)})`;
       case 'exists': {
         const other = nextAlias('t');
-        return sql`EXISTS (SELECT 1 FROM ${sql.ident(expression.target.table)} AS ${other} WHERE ${rowPredicate(expression.target, other)} AND ${where(expression.where, other)})`;
+        return sql`EXISTS (SELECT 1 FROM ${sql.qualified(expression.target.schema, expression.target.table)} AS ${other} WHERE ${rowPredicate(expression.target, other)} AND ${where(expression.where, other)})`;
       }
       default:
         return assertNever(expression);
@@ -143,9 +143,7 @@ export function whereRenderer(context: CompileContext) {
       conditions.push(...values.map((v) => sql`${v} IS NOT NULL`));
     }
     const aggregated = sql`${result}.${sql.ident('v')}`;
-    return sql`(SELECT ${where(expression.predicate, result, { as: expression.as, value: aggregated })} FROM (SELECT ${value} AS ${sql.ident('v')} FROM ${sql.ident(
-      expression.target.table,
-    )} AS ${child} WHERE ${sql.join(conditions, sql` AND `)}) AS ${result})`;
+    return sql`(SELECT ${where(expression.predicate, result, { as: expression.as, value: aggregated })} FROM (SELECT ${value} AS ${sql.ident('v')} FROM ${sql.qualified(expression.target.schema, expression.target.table)} AS ${child} WHERE ${sql.join(conditions, sql` AND `)}) AS ${result})`;
   }
 
   return { where, roleFilter, rowPredicate, pathPredicate };

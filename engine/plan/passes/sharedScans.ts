@@ -12,6 +12,7 @@ export const MAX_SHARED_SCAN_AGGREGATES = 50;
 function shareable(field: RootField): field is SelectAggregateField {
   return (
     field.kind === 'selectAggregate' &&
+    !field.query.rowsFrom &&
     !field.query.limit &&
     !field.query.offset &&
     !field.query.distinctOn.length &&
