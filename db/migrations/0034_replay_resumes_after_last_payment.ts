@@ -26,7 +26,7 @@
  *   split (R10), the rows those lines pay and the next row, the fees (only when the loan has
  *   some), the loan.
  * - `loanql_replay_loans` (0032's) tries the resume for each loan of a call with at most 10 loans
- *   before the full replay; `loanql_replay_loans_in_full` (0026's) stores the states.
+ *   first (before 0032's version check, which such a write always fails), then goes on as before; `loanql_replay_loans_in_full` (0026's) stores the states.
  *   `loanql_ledger(account, loan, as_of)` is `loanql_ledger_from(…, null)`.
  *
  * The functions are made from the texts of their latest definitions (0018's `loanql_ledger`,
@@ -69,7 +69,7 @@ const ledgerFrom = edited(
       `  amount numeric;
   -- 0034: resuming from p_state (the state after the last payment of a stored replay); line_base
   -- lines are stored before the ones made here; the key of the last payment applied
-  resuming boolean := p_state IS NOT NULL; line_base integer := coalesce(p_state.lines, 0);
+  resuming boolean := NOT (p_state IS NULL); line_base integer := coalesce(p_state.lines, 0);
   last_date date; last_posted timestamptz; last_id uuid;
 BEGIN`,
     ],
@@ -84,22 +84,47 @@ BEGIN`,
       '  -- Rows in due order (then number); a row asks its payment: its interest, and the rest as principal.\n',
       `  IF resuming THEN
     -- 0034: the rows as the stored replay left them (what each asks and has been paid), in due order
-    SELECT coalesce(array_agg(s.number ORDER BY s.due, s.number), '{}'), coalesce(array_agg(s.due ORDER BY s.due, s.number), '{}'),
-           coalesce(array_agg(s.interest ORDER BY s.due, s.number), '{}'), coalesce(array_agg(s.principal ORDER BY s.due, s.number), '{}'),
-           coalesce(array_agg(s.balance ORDER BY s.due, s.number), '{}'),
-           coalesce(array_agg(s.interest_paid ORDER BY s.due, s.number), '{}'), coalesce(array_agg(s.principal_paid ORDER BY s.due, s.number), '{}'),
-           coalesce(array_agg(lf.id ORDER BY s.due, s.number), '{}'), coalesce(array_agg(lf.waived_on ORDER BY s.due, s.number), '{}')
+    -- (one sort, in an ordered subquery, rather than one per array_agg(… ORDER BY …))
+    SELECT coalesce(array_agg(s.number), '{}'), coalesce(array_agg(s.due), '{}'), coalesce(array_agg(s.interest), '{}'),
+           coalesce(array_agg(s.principal), '{}'), coalesce(array_agg(s.balance), '{}'),
+           coalesce(array_agg(s.interest_paid), '{}'), coalesce(array_agg(s.principal_paid), '{}'),
+           coalesce(array_agg(s.late_id), '{}'), coalesce(array_agg(s.late_waived_on), '{}')
       INTO nums, due, eint, eprin, ebal, pint, pprin, ex_id_at, ex_waive_at
-      FROM schedules s
-      LEFT JOIN fees lf ON lf.account_id = s.account_id AND lf.loan_id = s.loan_id AND lf.kind = 'late' AND lf.row_number = s.number
-     WHERE s.account_id = p_account AND s.loan_id = p_loan;
+      FROM (SELECT s.number, s.due, s.interest, s.principal, s.balance, s.interest_paid, s.principal_paid, lf.id AS late_id, lf.waived_on AS late_waived_on
+              FROM schedules s
+              LEFT JOIN fees lf ON lf.account_id = s.account_id AND lf.loan_id = s.loan_id AND lf.kind = 'late' AND lf.row_number = s.number
+             WHERE s.account_id = p_account AND s.loan_id = p_loan
+             ORDER BY s.due, s.number OFFSET 0) s;
   ELSE
   -- Rows in due order (then number); a row asks its payment: its interest, and the rest as principal.
 `,
     ],
     [
-      '   WHERE s.account_id = p_account AND s.loan_id = p_loan;\n  n := coalesce',
-      '   WHERE s.account_id = p_account AND s.loan_id = p_loan;\n  END IF;\n  n := coalesce',
+      `  SELECT coalesce(array_agg(s.number ORDER BY s.due, s.number), '{}'), coalesce(array_agg(s.due ORDER BY s.due, s.number), '{}'),
+         coalesce(array_agg(s.scheduled_interest ORDER BY s.due, s.number), '{}'),
+         coalesce(array_agg(s.scheduled_payment - s.scheduled_interest ORDER BY s.due, s.number), '{}'),
+         coalesce(array_agg(s.scheduled_balance ORDER BY s.due, s.number), '{}'),
+         -- 0016: the late fee already stored for each row (at most one: fees_one_late_per_row), beside it
+         coalesce(array_agg(lf.id ORDER BY s.due, s.number), '{}'), coalesce(array_agg(lf.waived_on ORDER BY s.due, s.number), '{}')
+    INTO nums, due, eint, eprin, ebal, ex_id_at, ex_waive_at
+    FROM schedules s
+    LEFT JOIN fees lf ON lf.account_id = s.account_id AND lf.loan_id = s.loan_id AND lf.kind = 'late' AND lf.row_number = s.number
+   WHERE s.account_id = p_account AND s.loan_id = p_loan;
+`,
+      `  -- 0034: one sort, in an ordered subquery, rather than one per array_agg(… ORDER BY …)
+  SELECT coalesce(array_agg(s.number), '{}'), coalesce(array_agg(s.due), '{}'), coalesce(array_agg(s.scheduled_interest), '{}'),
+         coalesce(array_agg(s.scheduled_principal), '{}'), coalesce(array_agg(s.scheduled_balance), '{}'),
+         -- 0016: the late fee already stored for each row (at most one: fees_one_late_per_row), beside it
+         coalesce(array_agg(s.late_id), '{}'), coalesce(array_agg(s.late_waived_on), '{}')
+    INTO nums, due, eint, eprin, ebal, ex_id_at, ex_waive_at
+    FROM (SELECT s.number, s.due, s.scheduled_interest, s.scheduled_payment - s.scheduled_interest AS scheduled_principal, s.scheduled_balance,
+                 lf.id AS late_id, lf.waived_on AS late_waived_on
+            FROM schedules s
+            LEFT JOIN fees lf ON lf.account_id = s.account_id AND lf.loan_id = s.loan_id AND lf.kind = 'late' AND lf.row_number = s.number
+           WHERE s.account_id = p_account AND s.loan_id = p_loan
+           ORDER BY s.due, s.number OFFSET 0) s;
+  END IF;
+`,
     ],
     ['  amount := lo.amount;\n', '  amount := CASE WHEN resuming THEN p_state.amount ELSE lo.amount END;  -- 0034\n'],
     [
@@ -183,23 +208,25 @@ END $$;`,
 const replayLoans = edited(between(replaySkipsUnchangedInputs, 'CREATE FUNCTION loanql_replay_loans(', '\nEND $$;'), [
   ['CREATE FUNCTION loanql_replay_loans(', 'CREATE OR REPLACE FUNCTION loanql_replay_loans('],
   [
-    '  r_account uuid[]; r_loan uuid[]; had_version boolean; written bigint;\n',
-    '  r_account uuid[]; r_loan uuid[]; had_version boolean; written bigint;\n  f_account uuid[] := \'{}\'; f_loan uuid[] := \'{}\'; i integer;  -- 0034\n',
-  ],
-  [
-    '  PERFORM loanql_replay_loans_in_full(r_account, r_loan);\n',
-    `  -- 0034: a loan whose stored state is still its rows' resumes from it; the others are replayed in full
-  IF cardinality(r_loan) <= 10 THEN
-    FOR i IN 1..cardinality(r_loan) LOOP
-      CONTINUE WHEN loanql_replay_resume(r_account[i], r_loan[i]);
-      f_account := f_account || r_account[i]; f_loan := f_loan || r_loan[i];
+    '  r_account uuid[]; r_loan uuid[]; had_version boolean; written bigint;\nBEGIN\n',
+    `  r_account uuid[]; r_loan uuid[]; had_version boolean; written bigint;
+  f_account uuid[] := '{}'; f_loan uuid[] := '{}'; d record;  -- 0034
+BEGIN
+  -- 0034: a loan whose write added payments after its last one, its stored state still its rows',
+  -- resumes from that state (before the version check: such a write always changes the version);
+  -- the others go on as before
+  IF cardinality(p_loan) <= 10 THEN
+    FOR d IN SELECT DISTINCT * FROM unnest(p_account, p_loan) AS u(account_id, loan_id) LOOP
+      CONTINUE WHEN loanql_replay_resume(d.account_id, d.loan_id);
+      f_account := f_account || d.account_id; f_loan := f_loan || d.loan_id;
     END LOOP;
+    IF cardinality(f_loan) = 0 THEN RETURN; END IF;
   ELSE
-    f_account := r_account; f_loan := r_loan;
+    f_account := p_account; f_loan := p_loan;
   END IF;
-  IF cardinality(f_loan) > 0 THEN PERFORM loanql_replay_loans_in_full(f_account, f_loan); END IF;
 `,
   ],
+  ['FROM (SELECT DISTINCT * FROM unnest(p_account, p_loan) AS u(account_id, loan_id)) u', 'FROM (SELECT DISTINCT * FROM unnest(f_account, f_loan) AS u(account_id, loan_id)) u'],
 ]);
 
 export const sql = /* sql */ `
@@ -345,6 +372,7 @@ BEGIN
      AND (l.principal_outstanding, l.interest_due, l.fees_due, l.credit_balance, l.oldest_unpaid_due, l.status, l.date_closed, l.ledger_as_of, l.days_past_due)
          IS DISTINCT FROM (r.principal_outstanding, r.interest_due, r.fees_due, r.credit_balance, r.oldest_unpaid_due, st.new_status, st.new_closed, x.as_of, x.dpd);
 
+  DELETE FROM ledger_fingerprints f WHERE f.account_id = p_account AND f.id = p_loan;  -- (as 0032's full replay does)
   UPDATE ledger_resume_states s
      SET state = r.state, lines = saved.lines + cardinality(r.line_payment), fees = cardinality(r.fee_id),
          version = loanql_ledger_resume_version(p_account, p_loan, r.state)
