@@ -25,9 +25,13 @@
  *   gives the state's late-fee rule. The writes: the new lines appended, the payments they name
  *   split (R10), the rows those lines pay and the next row, the fees (only when the loan has
  *   some), the loan.
+ * - Only a write that adds a payment (not reversed) after the state's last one resumes; any other
+ *   replay runs as before (0032's skip included).
  * - `loanql_replay_loans` (0032's) tries the resume for each loan of a call with at most 10 loans
- *   first (before 0032's version check, which such a write always fails), then goes on as before; `loanql_replay_loans_in_full` (0026's) stores the states.
- *   `loanql_ledger(account, loan, as_of)` is `loanql_ledger_from(…, null)`.
+ *   first (before 0032's version check, which such a write always fails), then goes on as before;
+ *   `loanql_replay_loans_in_full` (0026's) stores the states. `loanql_ledger(account, loan, as_of)`
+ *   is `loanql_ledger_from(…, null)`; its rows are read with one sort (an ordered subquery) instead
+ *   of one per `array_agg(… ORDER BY …)`.
  *
  * The functions are made from the texts of their latest definitions (0018's `loanql_ledger`,
  * 0026's replay, 0032's check around it) by the replacements below, each one checked.
