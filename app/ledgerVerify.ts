@@ -23,8 +23,9 @@ import type { Database, Queryable } from '../db/index.js';
  * them up to the day.
  *
  * Rebuild: every loan replayed in full (`loanql_refresh_next`, which locks the batch's loans FOR NO KEY
- * UPDATE in id order, as every writer does, after the batch's `ledger_fingerprints` are deleted, so
- * no replay is skipped: migration 0032), one transaction per batch.
+ * UPDATE in id order, as every writer does, after the batch's `ledger_fingerprints` and
+ * `ledger_resume_states` are deleted, so no replay is skipped or resumed: migrations 0032, 0034), one
+ * transaction per batch.
  */
 
 export interface LedgerScope {
@@ -229,6 +230,8 @@ export async function rebuildLedgers(db: Database, scope: LedgerScope = {}): Pro
       const keys = [loans.map((loan) => loan.accountId), loans.map((loan) => loan.id)];
       // A rebuild replays in full: the versions a replay would skip on are forgotten first (migration 0032).
       await tx.query('DELETE FROM ledger_fingerprints f USING unnest($1::uuid[], $2::uuid[]) AS k(account_id, id) WHERE f.account_id = k.account_id AND f.id = k.id', keys);
+      // …and the states a write's replay would resume from (migration 0034).
+      await tx.query('DELETE FROM ledger_resume_states s USING unnest($1::uuid[], $2::uuid[]) AS k(account_id, id) WHERE s.account_id = k.account_id AND s.id = k.id', keys);
       await tx.query('SELECT loanql_refresh_next($1::uuid[], $2::uuid[])', keys);
       replayed += loans.length;
       return loans[loans.length - 1]!;

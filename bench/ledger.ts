@@ -15,7 +15,9 @@
  *    around each statement, in a temporary function), on PostgreSQL 15 and on PGlite: a replay
  *    that changes nothing (`loanql_refresh_next` for the loan; since migration 0032 the unmeasured
  *    first call stores the loan's version, so the 20 measured are the skip: the version computed and found equal), a payment posted after the last one
- *    (0.50 on the last due date: the usual write, its lines added at the end), the first payment reversed (every
+ *    (0.50 on the last due date: the usual write, its lines added at the end; since migration 0034 it resumes from
+ *    the state stored after the last payment), a full replay from scratch of the same rows that finds nothing
+ *    to write (`loanql_replay_loans_in_full`, and `loanql_ledger` alone), the first payment reversed (every
  *    allocation line rewritten and 359 late fees appear: each row is now paid a month late) and
  *    the first payment a cent larger (every line rewritten, no fee) — the time of the UPDATE,
  *    its triggers and the replay together, each in its own transaction that is rolled back, so
@@ -150,6 +152,10 @@ async function replay360(db: Database, kind: string): Promise<Record<string, unk
   const embedded = kind === 'PGlite';
   await serverTimes(db, embedded, 'SELECT loanql_refresh_next(ARRAY[$1], ARRAY[$2])', account.id, loan.id, 1);
   const unchanged = await serverTimes(db, embedded, 'SELECT loanql_refresh_next(ARRAY[$1], ARRAY[$2])', account.id, loan.id, 20);
+  // A full replay from scratch of the same rows (0034: neither the version check nor the resume; every
+  // payment's step computed, compared with what is stored, nothing to write), and its computation alone.
+  const fromScratch = await serverTimes(db, embedded, 'SELECT loanql_replay_loans_in_full(ARRAY[$1], ARRAY[$2])', account.id, loan.id, 20);
+  const computed = await serverTimes(db, embedded, 'SELECT loanql_ledger($1, $2, loanql_stored_as_of($1, $2))', account.id, loan.id, 20);
   const reverse = `UPDATE payments SET date_reversed = date, reversal_reason = 'error' WHERE account_id = $1 AND id = ${FIRST_PAYMENT}`;
   const shift = `UPDATE payments SET amount = amount + 0.01 WHERE account_id = $1 AND id = ${FIRST_PAYMENT}`;
   // A payment after the last one (0.50 of the last row's 1.00 still owed, on its due date): the usual write, lines added at the end.
@@ -186,6 +192,11 @@ async function replay360(db: Database, kind: string): Promise<Record<string, unk
     replayUnchangedMsMedian: median(unchanged.ms),
     replayUnchangedCpuMsMean: cpuPerRun(unchanged),
     replayUnchangedMs: unchanged.ms,
+    replayFromScratchMsMedian: median(fromScratch.ms),
+    replayFromScratchCpuMsMean: cpuPerRun(fromScratch),
+    replayFromScratchMs: fromScratch.ms,
+    ledgerComputeMsMedian: median(computed.ms),
+    ledgerComputeCpuMsMean: cpuPerRun(computed),
     replayLastPostedMsMedian: median(posted.ms),
     replayLastPostedCpuMsMean: cpuPerRun(posted),
     replayLastPostedMs: posted.ms,
@@ -203,6 +214,7 @@ async function replay360(db: Database, kind: string): Promise<Record<string, unk
   const show = (ms: number, cpu: number | null): string => `${ms.toFixed(2)} ms${cpu === null ? '' : ` (CPU ${cpu.toFixed(2)} ms)`}`;
   log(
     `${kind}: replay of 360 payments (${result.allocationLines} lines), median of 20: nothing changed ${show(result.replayUnchangedMsMedian, result.replayUnchangedCpuMsMean)}; ` +
+      `full replay from scratch, nothing to write ${show(result.replayFromScratchMsMedian, result.replayFromScratchCpuMsMean)} (its loanql_ledger alone ${show(result.ledgerComputeMsMedian, result.ledgerComputeCpuMsMean)}); ` +
       `last payment posted ${show(result.replayLastPostedMsMedian, result.replayLastPostedCpuMsMean)} (${postedWrites.lines} lines, ${postedWrites.fees} fees written); ` +
       `first payment reversed ${show(result.replayFirstReversedMsMedian, result.replayFirstReversedCpuMsMean)} (${reversedWrites.lines} lines, ${reversedWrites.fees} fees written); ` +
       `first payment +0.01 ${show(result.replayFirstShiftedMsMedian, result.replayFirstShiftedCpuMsMean)} (${shiftedWrites.lines} lines, ${shiftedWrites.fees} fees written); load ${loadavg()[0]!.toFixed(1)}`,

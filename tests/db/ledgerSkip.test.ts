@@ -148,12 +148,12 @@ describe('A replay that would change nothing is skipped (migration 0032)', () =>
     assert.equal(await ledgerRuns(), 0);
   });
 
-  it('a write replays in full and computes no version; a replay that changes nothing computes one', async () => {
+  it('a write computes no version (0034: one after the last payment resumes, before any version, and computes no full ledger); a replay that changes nothing computes one', async () => {
     await ledgerRuns();
     await ledgerRuns();
     const post = (date: string) => (tx: Queryable) => tx.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, $3, 10)`, [accountId, loanId, date]);
-    assert.deepEqual(await replayCalls(post('2026-06-16'), false), { ledger: 1, versions: 1 }, 'after a skip: the version, which differs');
-    assert.deepEqual(await replayCalls(post('2026-06-17'), false), { ledger: 1, versions: 0 }, 'a write after a write');
+    assert.deepEqual(await replayCalls(post('2026-06-16'), false), { ledger: 0, versions: 0 }, 'after a skip: resumed first, so no version (0034)');
+    assert.deepEqual(await replayCalls(post('2026-06-17'), false), { ledger: 0, versions: 0 }, 'a write after a write');
     assert.deepEqual(await replayCalls(), { ledger: 1, versions: 1 }, 'nothing changed: replayed, and its version stored');
     assert.deepEqual(await replayCalls(), { ledger: 0, versions: 1 }, 'nothing changed again: the version only');
   });
