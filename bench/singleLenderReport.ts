@@ -37,11 +37,14 @@ export function renderSingleLenderSection(single: SingleLenderResults, baselineR
   }
   line();
   if (single.sqlOnly.length) {
-    line('SQL only (one connection per side, alternating, named prepared statements; ratio = single-lender median / engine median, above 1 the engine\'s statement is faster; buffers = shared buffers one execution touches):');
+    line('SQL only (`bench/singleLenderSqlOnly.ts`: one connection per side, alternating, named prepared statements). Wall-time ratio = single-lender median / engine median; **backend CPU** = the PostgreSQL backend\'s CPU time per execution (median, from /proc/<pid>/schedstat), its ratio single / engine — the figure to trust on a loaded machine, where wall times swing several-fold. Above 1 the engine\'s statement is cheaper. Buffers = shared buffers one execution touches:');
     line();
-    line('| query | runs | engine median ms | single-lender median ms | ratio | buffers engine / single |');
-    line('|---|---:|---:|---:|---:|---:|');
-    for (const row of single.sqlOnly) line(`| ${row.id} | ${row.runs} | ${fixed(row.engineMedianMs, 3)} | ${fixed(row.singleMedianMs, 3)} | **${fixed(1 / row.ratio, 2)}** | ${row.engineBuffers} / ${row.singleBuffers} |`);
+    line('| query | runs | engine / single median ms | wall ratio | backend CPU µs engine / single | **CPU ratio** | buffers engine / single |');
+    line('|---|---:|---:|---:|---:|---:|---:|');
+    for (const row of single.sqlOnly) {
+      const cpu = row.engineCpuUs !== undefined && row.singleCpuUs !== undefined ? `${fixed(row.engineCpuUs)} / ${fixed(row.singleCpuUs)} | **${fixed(row.singleCpuUs / row.engineCpuUs, 2)}**` : '– | –';
+      line(`| ${row.id} | ${row.runs} | ${fixed(row.engineMedianMs, 3)} / ${fixed(row.singleMedianMs, 3)} | ${fixed(1 / row.ratio, 2)} | ${cpu} | ${row.engineBuffers} / ${row.singleBuffers} |`);
+    }
     line();
   }
   line('Heap pages of the tables both read (rows of the benchmark account; loanql\'s table holds every account of the database):');
