@@ -2,6 +2,8 @@
 import { SLOW_REQUESTS_PER_SECOND, type LoadResult } from './load.js';
 import type { QueryMicro } from './micro.js';
 import type { SqlOnlyRow } from './sqlOnly.js';
+import { renderSingleLenderSection } from './singleLenderReport.js';
+import type { SingleLenderResults } from './singleLenderRun.js';
 
 export interface ThroughputRow {
   readonly id: string;
@@ -67,6 +69,8 @@ export interface BenchResults {
   };
   readonly throughput: readonly ThroughputRow[];
   readonly sqlOnly?: readonly SqlOnlyRow[];
+  /** Engine against the single-lender server (issue 36). */
+  readonly singleLender?: SingleLenderResults;
   readonly micro: readonly QueryMicro[];
   readonly plans: readonly PlanExcerpt[];
   readonly growth: readonly GrowthRow[];
@@ -153,6 +157,7 @@ export function renderResults(results: BenchResults): string {
     line(`Median ratios: lowest **${fixed(lowest, 2)}** (target ≥ 0.9), geomean **${fixed(geomean(medians), 2)}** (target ≥ 1.0). Highest service RSS under load: **${fixed(rss)} MB** (target < 250 MB).`);
   }
   line();
+  if (results.singleLender) out.push(...renderSingleLenderSection(results.singleLender, admin));
   if (investor.length) {
     line('## Throughput with the `investor` role (issue 15)');
     line();

@@ -40,6 +40,9 @@ import { renderResults, roundRatios, type BenchResults, type GrowthRow, type Pla
 import { collectionsSectionOf, keepCollectionsSection } from './collectionsReport.js';
 import { keepSubscriptionsSection, subscriptionsSectionOf } from './subscriptionsReport.js';
 import { keepOperationsSection, operationsSectionOf, renderOperationsSection, type OperationsRow } from './operationsReport.js';
+import { dropSingleLender } from './singleLender.js';
+import { singleLenderQueries, startSingleLender, type SingleLenderResults } from './singleLenderRun.js';
+import { measureSingleLenderSqlOnly } from './singleLenderSqlOnly.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -50,17 +53,20 @@ const { values: args } = parseArgs({
     'growth-scales': { type: 'string', default: '0.1,1,10' },
     'growth-seconds': { type: 'string', default: '6' },
     'no-growth': { type: 'boolean', default: false },
+    'no-single-lender': { type: 'boolean', default: false },
     only: { type: 'string' },
     'no-sql-only': { type: 'boolean', default: false },
     'sql-only-seconds': { type: 'string', default: '4' },
     out: { type: 'string', default: 'bench' },
     operations: { type: 'boolean', default: false },
     scale: { type: 'string', default: '1' },
+    account: { type: 'string' },
   },
 });
 
 const POOL_SIZE = 10;
-const MAIN_SCALE = 1;
+/** The main account's scale: 1 (10,000 loans) unless `--scale` says otherwise (e.g. 0.1 when seeding 1 takes too long on a busy machine). */
+const MAIN_SCALE = Number(args.scale);
 const METADATA_PATH = join(ROOT, 'metadata', 'loanql.default.yaml');
 const settings: LoadSettings = {
   connections: Number(args.connections),
@@ -93,6 +99,14 @@ function createSeededAccount(databaseUrl: string, slug: string, scale: number): 
   log(`${seeded.trim()} (${((Date.now() - started) / 1000).toFixed(0)} s wall)`);
   const loans = Number(/(\d+) loans/.exec(seeded)?.[1] ?? 0);
   return { slug, id, key, scale, loans };
+}
+
+/** An account seeded before (`--account`): its id and loans, and a new admin key for this run. */
+async function existingAccount(pool: pg.Pool, databaseUrl: string, slug: string, scale: number): Promise<BenchAccount> {
+  const { rows } = await pool.query<{ id: string; loans: string }>('SELECT a.id, (SELECT count(*) FROM loans l WHERE l.account_id = a.id) AS loans FROM accounts a WHERE a.slug = $1', [slug]);
+  if (!rows[0]) throw new Error(`no account ${slug}`);
+  const key = runCli(databaseUrl, ['key', 'create', '--account', slug, '--name', `bench ${Date.now().toString(36)}`]).trim().split('\n').pop() ?? '';
+  return { slug, id: rows[0].id, key, scale, loans: Number(rows[0].loans) };
 }
 
 function engineBodies(query: BenchQuery, sample: DataSample, count: number): string[] {
@@ -156,8 +170,9 @@ async function main(): Promise<void> {
   const accounts: BenchAccount[] = [];
   try {
     runCli(databaseUrl, ['migrate']);
-    const main = createSeededAccount(databaseUrl, `${slugPrefix}-s${MAIN_SCALE}`, MAIN_SCALE);
-    accounts.push(main);
+    // `--account SLUG` (with DATABASE_URL): an account seeded before at `--scale`, kept afterwards; a new key is made for the run.
+    const main = args.account ? await existingAccount(pool, databaseUrl, args.account, MAIN_SCALE) : createSeededAccount(databaseUrl, `${slugPrefix}-s${MAIN_SCALE}`, MAIN_SCALE);
+    if (!args.account) accounts.push(main);
     await pool.query('VACUUM ANALYZE');
     const sample = await sampleData(pool, main.id);
     main.investorKey = runCli(databaseUrl, ['key', 'create', '--account', main.slug, '--name', 'bench investor', '--role', 'investor', '--var', `person_id=${sample.investorPersonId}`])
@@ -185,10 +200,19 @@ async function main(): Promise<void> {
     const selected = ALL_QUERIES.filter((query) => !args.only || args.only.split(',').includes(query.id));
     for (const query of selected) await checkSameData(service, baseline, main, query, sample, 20);
     log(`engine and baseline agree on ${selected.length} queries × 20 variable sets`);
+    // Issue 36: the single-lender server, on its own schema holding a copy of the account.
+    const single = args['no-single-lender'] ? null : await startSingleLender(pool, databaseUrl, main.id, POOL_SIZE);
+    const singleSelected = single ? singleLenderQueries(selected) : [];
+    if (single) {
+      for (const query of singleSelected) await checkSameData(service, single.server, main, query, sample, 20);
+      log(`engine and the single-lender server agree on ${singleSelected.length} queries × 20 variable sets`);
+    }
+    const singleThroughput: ThroughputRow[] = [];
 
     const throughput: ThroughputRow[] = [];
     const loadSamples: number[] = [loadavg()[0]!];
-    const cpuBefore = cpuSnapshot([service.pid, baseline.pid]);
+    const serverPids = single ? [service.pid, baseline.pid, single.server.pid] : [service.pid, baseline.pid];
+    const cpuBefore = cpuSnapshot(serverPids);
     for (const [index, query] of selected.entries()) {
       const headers = { authorization: `Token ${keyOf(main, query)}` };
       // Both servers get the very same request bodies (bench/baselineServer.ts).
@@ -202,14 +226,31 @@ async function main(): Promise<void> {
       const row: ThroughputRow = { id: query.id, role: query.role ?? 'admin', title: query.title, engine, baseline: base, ratio: engine.requestsPerSecond / base.requestsPerSecond, roundRatios: roundRatios(engine, base), loadAverage };
       throughput.push(row);
       log(`${query.id}: engine ${engine.requestsPerSecond.toFixed(0)} req/s, baseline ${base.requestsPerSecond.toFixed(0)} req/s, ratio ${row.ratio.toFixed(2)} (rounds ${row.roundRatios.map((r) => r.toFixed(2)).join(' ')}), load ${loadAverage.toFixed(1)}, rss ${engine.server.rssPeakMb.toFixed(0)} MB`);
+      if (single && singleSelected.includes(query)) {
+        const singleTarget = { pid: single.server.pid, url: single.server.url, path: '/graphql', headers, bodies };
+        const [engineAgain, alone] = await measurePair(engineTarget, singleTarget, settings, index % 2 === 1);
+        const load = loadavg()[0]!;
+        loadSamples.push(load);
+        const singleRow: ThroughputRow = { id: query.id, role: 'admin', title: query.title, engine: engineAgain, baseline: alone, ratio: engineAgain.requestsPerSecond / alone.requestsPerSecond, roundRatios: roundRatios(engineAgain, alone), loadAverage: load };
+        singleThroughput.push(singleRow);
+        log(`${query.id}: engine ${engineAgain.requestsPerSecond.toFixed(0)} req/s, single-lender ${alone.requestsPerSecond.toFixed(0)} req/s, ratio ${singleRow.ratio.toFixed(2)} (rounds ${singleRow.roundRatios.map((r) => r.toFixed(2)).join(' ')}), load ${load.toFixed(1)}`);
+      }
     }
-    const otherWork = otherWorkShare(cpuBefore, cpuSnapshot([service.pid, baseline.pid]), cpus().length);
+    const otherWork = otherWorkShare(cpuBefore, cpuSnapshot(serverPids), cpus().length);
     log(`other work on the machine during the throughput runs: ${(otherWork * 100).toFixed(1)} % of its CPU`);
     await baseline.stop();
+    await single?.server.stop();
 
     const sqlOnly = args['no-sql-only']
       ? []
       : await measureSqlOnly(databaseUrl, main.id, sample, selected, { maxRuns: 1000, seconds: Number(args['sql-only-seconds']), warmupRuns: 10 }, log);
+    const singleLender: SingleLenderResults | undefined = single
+      ? {
+          tables: single.tables,
+          throughput: singleThroughput,
+          sqlOnly: args['no-sql-only'] ? [] : await measureSingleLenderSqlOnly(databaseUrl, main.id, sample, singleSelected, { maxRuns: 1000, seconds: Number(args['sql-only-seconds']), warmupRuns: 10 }, log),
+        }
+      : undefined;
     loadSamples.push(loadavg()[0]!);
 
     log('micro-benchmarks…');
@@ -304,6 +345,7 @@ async function main(): Promise<void> {
         variableSets: 500,
       },
       throughput,
+      ...(singleLender ? { singleLender } : {}),
       sqlOnly,
       micro,
       plans,
@@ -324,6 +366,7 @@ async function main(): Promise<void> {
     if (external) {
       // Leave a given database as it was found: the benchmark accounts go (rows cascade).
       for (const account of accounts) await pool.query('DELETE FROM accounts WHERE id = $1', [account.id]).catch(() => undefined);
+      await dropSingleLender(pool).catch(() => undefined);
     }
     await pool.end().catch(() => undefined);
     await stopAll();

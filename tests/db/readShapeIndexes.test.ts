@@ -1,0 +1,114 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildEngine } from '../../app/engineHolder.js';
+import { migrate } from '../../db/index.js';
+import type { GraphEngine, GraphRequest } from '../../engine/index.js';
+import { METADATA_PATH, openSeededTestDatabase } from '../support/seededService.js';
+import type { TestDatabase } from '../support/testDatabase.js';
+
+/**
+ * Migration 0037 (issue 36) on a database at the previous version: the indexes 0037 replaces are
+ * put back as 0001 made them (and 0037 unrecorded), the database is read, migrated, and read
+ * again. No row changes, every golden query of the shipped metadata answers the same, and the
+ * reads 0037 is for now take their order from the index: "the last 5 payments" reads 5 rows, not
+ * all of the loan's, and sorts nothing.
+ */
+const PREVIOUS_INDEXES = `
+DROP INDEX loans_account_status_created; CREATE INDEX loans_account_status_created ON loans (account_id, status, created_at DESC, id);
+DROP INDEX payments_loan_date; CREATE INDEX payments_loan_date ON payments (account_id, loan_id, date DESC);
+DROP INDEX valuations_address_date; CREATE INDEX valuations_address_date ON valuations (account_id, address_id, report_date DESC);
+DROP INDEX tasks_due_open; CREATE INDEX tasks_due_open ON tasks (account_id, date_due) WHERE status <> 'completed';
+DROP INDEX comments_loan; CREATE INDEX comments_loan ON comments (account_id, loan_id, created_at);
+DROP INDEX tasks_loan; CREATE INDEX tasks_loan ON tasks (account_id, loan_id);
+DELETE FROM loanql_migrations WHERE name = '0037_read_shape_indexes';
+`;
+const TABLES = ['loans', 'payments', 'valuations', 'tasks', 'comments', 'schedules'];
+const GOLDEN_DIR = fileURLToPath(new URL('../golden/', import.meta.url));
+
+/** The golden cases that run on the shipped metadata as admin (no role, no feature schema). */
+function goldenRequests(): { name: string; request: GraphRequest }[] {
+  const found: { name: string; request: GraphRequest }[] = [];
+  const directories = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+  for (const feature of directories(GOLDEN_DIR)) {
+    if (existsSync(join(GOLDEN_DIR, feature, 'metadata.yaml'))) continue;
+    const featureDir = join(GOLDEN_DIR, feature);
+    for (const name of directories(featureDir)) {
+      const dir = join(featureDir, name);
+      if (!existsSync(join(dir, 'query.graphql')) || existsSync(join(dir, 'role.json'))) continue;
+      const variablesFile = join(dir, 'variables.json');
+      const variables = existsSync(variablesFile) ? (JSON.parse(readFileSync(variablesFile, 'utf8')) as Record<string, unknown>) : undefined;
+      found.push({ name: `${feature}/${name}`, request: { query: readFileSync(join(dir, 'query.graphql'), 'utf8'), ...(variables ? { variables } : {}) } });
+    }
+  }
+  return found;
+}
+
+describe('migration 0037 (indexes shaped like the reads) on a database at the previous version', () => {
+  let database: TestDatabase;
+  let engine: GraphEngine;
+  let accountId: string;
+  const requests = goldenRequests();
+  const answersBefore = new Map<string, string>();
+  let countsBefore: Record<string, number>;
+  let lastFivePlanBefore: string;
+  let applied: string[];
+
+  const counts = async (): Promise<Record<string, number>> => {
+    const result: Record<string, number> = {};
+    for (const table of TABLES) result[table] = Number((await database.db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+    return result;
+  };
+  /** The plan of q1's "last 5 non-reversed payments" of the loan with the most payments. */
+  const lastFivePlan = async (): Promise<string> => {
+    const { rows: loans } = await database.db.query<{ loan_id: string }>('SELECT loan_id FROM payments WHERE account_id = $1 GROUP BY loan_id ORDER BY count(*) DESC, loan_id LIMIT 1', [accountId]);
+    const { rows } = await database.db.query<{ 'QUERY PLAN': string }>(
+      `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id, date, amount FROM payments
+        WHERE account_id = $1 AND loan_id = $2 AND date_reversed IS NULL ORDER BY date DESC, id LIMIT 5`,
+      [accountId, loans[0]!.loan_id],
+    );
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  };
+
+  before(async () => {
+    const opened = await openSeededTestDatabase([{ seed: 36, scale: 0.01 }]);
+    database = opened.database;
+    accountId = opened.seeded[0].account.id;
+    await database.db.script(PREVIOUS_INDEXES);
+    await database.db.query('ANALYZE');
+    engine = await buildEngine(METADATA_PATH, database.db, { maxDepth: 12, maxRows: null, planCacheSize: 100 });
+    for (const { name, request } of requests) answersBefore.set(name, await engine.execute(database.db, request, accountId));
+    countsBefore = await counts();
+    lastFivePlanBefore = await lastFivePlan();
+    applied = await migrate(database.db);
+  });
+
+  after(async () => {
+    await database?.close();
+  });
+
+  it('applies 0037 alone and changes no row', async () => {
+    assert.deepEqual(applied, ['0037_read_shape_indexes']);
+    assert.deepEqual(await counts(), countsBefore);
+  });
+
+  it('answers every golden query of the shipped metadata as before', async () => {
+    assert.ok(requests.length >= 10, `${requests.length} golden requests`);
+    const after = await buildEngine(METADATA_PATH, database.db, { maxDepth: 12, maxRows: null, planCacheSize: 100 });
+    for (const { name, request } of requests) assert.equal(await after.execute(database.db, request, accountId), answersBefore.get(name), name);
+  });
+
+  it('takes "the last 5 payments" in the index order: 5 rows read, nothing sorted', async () => {
+    assert.match(lastFivePlanBefore, /Sort/, `before 0037 the ordered read sorts:\n${lastFivePlanBefore}`);
+    const plan = await lastFivePlan();
+    assert.doesNotMatch(plan, /Sort/, plan);
+    assert.match(plan, /Index Scan using payments_loan_date on payments \(actual rows=5(\.00)? /, plan);
+  });
+
+  it('covers the aggregates of q3 and q4 with loans_account_status_created (amount and rate included)', async () => {
+    const { rows } = await database.db.query<{ definition: string }>(`SELECT pg_get_indexdef('loans_account_status_created'::regclass) AS definition`);
+    assert.match(rows[0]!.definition, /\(account_id, status, created_at DESC, id\) INCLUDE \(amount, rate\)/);
+  });
+});
