@@ -53,6 +53,7 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
         planCacheHit: engine.planCacheHit,
         databaseSeconds: ranStatement ? engine.databaseMs / 1000 : null,
         readFrom: readFromOf(res),
+        accountId: facts.accountId,
       });
       logging?.write({
         requestId: id,

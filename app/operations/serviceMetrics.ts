@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Database, PoolStatus, ReadReplicas } from '../../db/index.js';
 import type { DeliveryOutcome } from '../webhooks/index.js';
 import type { AdmissionState, CostAdmission } from './costAdmission.js';
+import { AccountTraffic } from './accountTraffic.js';
 
 /** Where a request was answered, as metrics label it: a route template from a closed list (`routeOf`). */
 export type RouteLabel = string;
@@ -19,6 +20,8 @@ export interface ObservedRequest {
   readonly databaseSeconds: number | null;
   /** `primary` or `replica` when reads are routed (`LoanQL-Read-From`), else null. */
   readonly readFrom: 'primary' | 'replica' | null;
+  /** The account whose key or dashboard session sent it, once known: counted in `accounts`, never a label. */
+  readonly accountId: string | null;
 }
 
 /** Latency buckets (seconds) of requests and statements: 1 ms to 10 s. */
@@ -40,6 +43,8 @@ export interface MetricSources {
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
+  /** Each account's own last hour, for the dashboard's operations page (never a Prometheus label). */
+  readonly accounts = new AccountTraffic();
   readonly #requests: Counter<'route' | 'operation' | 'status'>;
   readonly #duration: Histogram<'route' | 'operation'>;
   readonly #planCache: Counter<'result'>;
@@ -133,6 +138,7 @@ export class ServiceMetrics {
       if (!statement) this.#statementChildren.set(operation, (statement = this.#statement.labels(operation)));
       statement.observe(request.databaseSeconds);
     }
+    if (request.accountId !== null) this.accounts.observe(request.accountId, operation, status, request.seconds * 1000);
     if (request.readFrom) (this.#readChildren[request.readFrom] ??= this.#reads.labels(request.readFrom)).inc();
   }
 
