@@ -1,5 +1,13 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 
+/**
+ * Lines are written once this many bytes wait (~20 request lines), or every `FLUSH_EVERY_MS`:
+ * under load a `write(2)` (and the wake-up of the thread that makes it) per line cost more CPU
+ * than the line itself on a busy machine (bench/RESULTS.md, operations section).
+ */
+const BATCH_BYTES = 8 * 1024;
+const FLUSH_EVERY_MS = 1_000;
+
 /** The service's name on every line. */
 const BASE = { service: 'loanql' } as const;
 
@@ -8,10 +16,11 @@ const BASE = { service: 'loanql' } as const;
  * and any field that could carry a key or password is redacted as a second line of defence.
  *
  * Without a destination the lines go to standard output through pino's asynchronous
- * destination (sonic-boom, `sync: false`): a line costs a copy into a buffer, not a `write(2)`,
- * and lines that arrive while a write is under way leave together in the next. pino flushes what
- * is left synchronously when the process exits (`process.exit`, a clean stop after SIGTERM), and
- * `flushLog` does so on demand, so no line is lost on a clean stop.
+ * destination (sonic-boom, `sync: false`): a line costs a copy into a buffer, not a `write(2)`;
+ * the buffer is written when it holds `BATCH_BYTES`, or at the latest after `FLUSH_EVERY_MS`.
+ * pino flushes what is left synchronously when the process exits (`process.exit`, a clean stop
+ * after SIGTERM), and `flushLog` does so on demand, so no line is lost on a clean stop; a
+ * `kill -9` loses at most the last second's lines.
  */
 export function createLogger(level: string, destination?: DestinationStream | NodeJS.WritableStream): Logger {
   return pino(
@@ -27,7 +36,7 @@ export function createLogger(level: string, destination?: DestinationStream | No
         censor: '[redacted]',
       },
     },
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    destination ?? pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_EVERY_MS }),
   );
 }
 
