@@ -59,6 +59,9 @@ const median = (values: readonly number[]): number => {
   return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
+/** Server CPU time per request answered (µs). */
+const cpuPerRequestUs = (result: LoadResult): number => (result.server.cpu * 1e6) / result.requestsPerSecond;
+
 /** The section, markers included. */
 export function renderOperationsSection(bench: OperationsBench): string {
   const lines = [
@@ -67,14 +70,14 @@ export function renderOperationsSection(bench: OperationsBench): string {
     '',
     `${bench.at.slice(0, 10)}, PostgreSQL ${bench.postgresVersion}, ${fixed(bench.loans)} loans. Two processes of the same build on the same database, each with a pool of 10: **on** — \`METRICS_TOKEN\` set and \`/metrics\` scraped every ${bench.scrapeSeconds} s (${bench.scrapes} scrapes), \`REQUEST_LOG_LEVEL=info\`, \`REQUEST_LOG_SAMPLE=1\` (a line per request, written to a file: ${fixed(bench.logLines)} lines, ${fixed(bench.logBytes / 1024 / 1024, 1)} MiB); **off** — neither (the server then attaches nothing to a request). autocannon, ${bench.connections} connections, ${bench.durationSeconds} s per server in ${bench.rounds} alternating rounds (on, off, off, on, …), after a warm-up of each. The machine is 2 cores shared with other engineers and noisy (other work took ${fixed(bench.otherWorkShare * 100, 1)} % of its CPU during the rounds): absolute req/s move from run to run, so the figure to compare is the median of the per-round ratios, measured back to back under the same load. Target (issue 35, done-when 5): throughput falls by under 5 %, i.e. ratio ≥ 0.95.`,
     '',
-    '| query | on req/s | off req/s | ratio (all rounds) | ratio per round: median (range) | on p50 / p99 ms | off p50 / p99 ms | errors (on / off) | CPU on / off | load avg |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| query | on req/s | off req/s | ratio (all rounds) | ratio per round: median (range) | on p50 / p99 ms | off p50 / p99 ms | errors (on / off) | CPU on / off | CPU µs a request on / off | load avg |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...bench.rows.map(
       (row) =>
-        `| ${row.id}: ${row.title} | ${fixed(row.on.requestsPerSecond)} | ${fixed(row.off.requestsPerSecond)} | ${fixed(row.ratio, 3)} | **${fixed(median(row.roundRatios), 3)}** (${fixed(Math.min(...row.roundRatios), 2)}–${fixed(Math.max(...row.roundRatios), 2)}) | ${fixed(row.on.latencyP50Ms, 1)} / ${fixed(row.on.latencyP99Ms, 1)} | ${fixed(row.off.latencyP50Ms, 1)} / ${fixed(row.off.latencyP99Ms, 1)} | ${row.on.errors} / ${row.off.errors} | ${fixed(row.on.server.cpu, 2)} / ${fixed(row.off.server.cpu, 2)} | ${fixed(row.loadAverage, 1)} |`,
+        `| ${row.id}: ${row.title} | ${fixed(row.on.requestsPerSecond)} | ${fixed(row.off.requestsPerSecond)} | ${fixed(row.ratio, 3)} | **${fixed(median(row.roundRatios), 3)}** (${fixed(Math.min(...row.roundRatios), 2)}–${fixed(Math.max(...row.roundRatios), 2)}) | ${fixed(row.on.latencyP50Ms, 1)} / ${fixed(row.on.latencyP99Ms, 1)} | ${fixed(row.off.latencyP50Ms, 1)} / ${fixed(row.off.latencyP99Ms, 1)} | ${row.on.errors} / ${row.off.errors} | ${fixed(row.on.server.cpu, 2)} / ${fixed(row.off.server.cpu, 2)} | ${fixed(cpuPerRequestUs(row.on))} / ${fixed(cpuPerRequestUs(row.off))} | ${fixed(row.loadAverage, 1)} |`,
     ),
     '',
-    'CPU = server process CPU time / wall time (1.00 = one core): with the same requests answered, the difference per request is what metrics and the log cost.',
+    'CPU = server process CPU time / wall time (1.00 = one core); CPU µs a request = that CPU over the requests answered: the difference is what metrics and the log cost a request, a figure the share of the cores the process got moves less than req/s.',
     END,
   ];
   return lines.join('\n');

@@ -4,13 +4,16 @@
  * stops it (the profile is written on exit) and sums the profile's self time by component,
  * divided by the requests served. Not part of `npm run bench` (profiling slows the service).
  *
- *   DATABASE_URL=… node --import tsx bench/profile.ts --account SLUG --key lq_… [--only q1,q5,q6] [--seconds 8]
+ *   DATABASE_URL=… node --import tsx bench/profile.ts --account SLUG --key lq_… [--only q1,q5,q6] [--seconds 8] [--operations]
+ *
+ * `--operations` profiles the service as `run.ts --operations` runs its "on" server: metrics on
+ * (`METRICS_TOKEN`), a request-log line per request written to a file (issue 35).
  *
  * The account must be seeded (scale 1); the key must be an admin key of it. Prints one Markdown
  * table per query: component, µs of CPU per request, share.
  */
 import autocannon from 'autocannon';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -36,7 +39,9 @@ function componentOf(node: ProfileNode): string | null {
   if (functionName === '(program)' || (!url && functionName === '')) return 'V8/native (program)';
   if (/node_modules\/(pg|pg-protocol|pg-pool|pg-types|postgres-\w+)\//.test(url)) return 'node-postgres';
   if (url.includes('node_modules/graphql/')) return 'graphql-js (variable coercion)';
-  if (url.includes('node_modules/pino')) return 'logging (pino)';
+  if (url.includes('node_modules/pino') || url.includes('node_modules/fast-redact') || url.includes('node_modules/sonic-boom')) return 'logging (pino)';
+  if (url.includes('node_modules/prom-client')) return 'metrics (prom-client)';
+  if (url.includes('/dist/server/observeRequests') || url.includes('/dist/app/operations/')) return 'operations (observeRequests, request log, metrics)';
   if (url.includes('node_modules/lru-cache')) return 'plan/key caches (lru-cache)';
   if (url.includes('/node_modules/')) return `other packages (${/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? '?'})`;
   if (url.includes('/dist/engine/')) return 'engine (prepare, bind, respond)';
@@ -68,7 +73,7 @@ function breakdown(profile: CpuProfile): Map<string, number> {
 }
 
 async function main(): Promise<void> {
-  const { values: args } = parseArgs({ options: { account: { type: 'string' }, key: { type: 'string' }, only: { type: 'string', default: 'q1,q5,q6' }, seconds: { type: 'string', default: '8' } } });
+  const { values: args } = parseArgs({ options: { account: { type: 'string' }, key: { type: 'string' }, only: { type: 'string', default: 'q1,q5,q6' }, seconds: { type: 'string', default: '8' }, operations: { type: 'boolean', default: false } } });
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl || !args.account || !args.key) throw new Error('DATABASE_URL, --account and --key are required');
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
@@ -79,12 +84,15 @@ async function main(): Promise<void> {
   for (const query of QUERIES.filter((q) => args.only.split(',').includes(q.id))) {
     const dir = mkdtempSync(join(tmpdir(), 'loanql-prof.'));
     const port = await freePort();
+    const operations = args.operations ? { LOG_LEVEL: 'info', METRICS_TOKEN: 'profile-metrics-token-0123456789', REQUEST_LOG_LEVEL: 'info', REQUEST_LOG_SAMPLE: '1' } : { LOG_LEVEL: 'warn' };
+    const logFile = args.operations ? openSync(join(dir, 'request.log'), 'w') : undefined;
     const service = await startServer(
       'service',
       ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')],
-      { DATABASE_URL: databaseUrl, METADATA_PATH: join(ROOT, 'metadata', 'loanql.default.yaml'), HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', PG_POOL_SIZE: '10' },
+      { DATABASE_URL: databaseUrl, METADATA_PATH: join(ROOT, 'metadata', 'loanql.default.yaml'), HOST: '127.0.0.1', PORT: String(port), PG_POOL_SIZE: '10', ...operations },
       port,
       async (url) => (await fetch(`${url}/healthz`)).ok,
+      logFile,
     );
     let next = 0;
     const bodies = Array.from({ length: 500 }, (_, i) => JSON.stringify({ query: query.graphql, operationName: query.operationName, variables: query.variables(sample, i) }));
@@ -97,6 +105,7 @@ async function main(): Promise<void> {
     });
     const cpuUs = (cpuSeconds(service.pid) - cpuBefore) * 1e6;
     await service.stop();
+    if (logFile !== undefined) closeSync(logFile);
     const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
     if (!file) throw new Error('no profile written');
     const totals = breakdown(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile);

@@ -60,7 +60,9 @@ const { values: args } = parseArgs({
     out: { type: 'string', default: 'bench' },
     operations: { type: 'boolean', default: false },
     scale: { type: 'string', default: '1' },
+    // an account already seeded (with DATABASE_URL), kept after the run; --operations also takes an admin key of it.
     account: { type: 'string' },
+    key: { type: 'string' },
   },
 });
 
@@ -107,6 +109,14 @@ async function existingAccount(pool: pg.Pool, databaseUrl: string, slug: string,
   if (!rows[0]) throw new Error(`no account ${slug}`);
   const key = runCli(databaseUrl, ['key', 'create', '--account', slug, '--name', `bench ${Date.now().toString(36)}`]).trim().split('\n').pop() ?? '';
   return { slug, id: rows[0].id, key, scale, loans: Number(rows[0].loans) };
+}
+
+/** An account seeded before (`--account SLUG --key lq_…`): its id and how many loans it has. */
+async function seededAccountOf(pool: pg.Pool, slug: string, key: string): Promise<BenchAccount> {
+  const { rows } = await pool.query<{ id: string; loans: number }>('SELECT a.id, (SELECT count(*)::int FROM loans l WHERE l.account_id = a.id) AS loans FROM accounts a WHERE a.slug = $1', [slug]);
+  if (!rows[0]) throw new Error(`no account ${slug}`);
+  log(`using the seeded account ${slug} (${rows[0].loans} loans)`);
+  return { slug, id: rows[0].id, key, scale: rows[0].loans / 10_000, loans: rows[0].loans };
 }
 
 function engineBodies(query: BenchQuery, sample: DataSample, count: number): string[] {
@@ -398,7 +408,9 @@ async function operationsMode(): Promise<void> {
   try {
     runCli(databaseUrl, ['migrate']);
     // --scale: the seeded portfolio (1 = 10,000 loans, as the main run; 0.1 seeds in a tenth of the time on a busy machine).
-    account = createSeededAccount(databaseUrl, `bench-ops-${Date.now().toString(36)}`, Number(args.scale));
+    // --account/--key: an account seeded before (seeding scale 0.1 takes 8 min at load 30), kept afterwards.
+    const reused = args.account && args.key ? await seededAccountOf(pool, args.account, args.key) : null;
+    account = reused ?? createSeededAccount(databaseUrl, `bench-ops-${Date.now().toString(36)}`, Number(args.scale));
     await pool.query('VACUUM ANALYZE');
     const sample = await sampleData(pool, account.id);
     const common = { DATABASE_URL: databaseUrl, METADATA_PATH, HOST: '127.0.0.1', LOG_LEVEL: 'info', PG_POOL_SIZE: String(POOL_SIZE), WEBHOOK_WORKER: '0' };
@@ -468,7 +480,7 @@ async function operationsMode(): Promise<void> {
     clearInterval(scraper);
     closeAgent();
     closeSync(logFile);
-    if (external && account) await pool.query('DELETE FROM accounts WHERE id = $1', [account.id]).catch(() => undefined);
+    if (external && account && !args.account) await pool.query('DELETE FROM accounts WHERE id = $1', [account.id]).catch(() => undefined);
     await pool.end().catch(() => undefined);
     await stopAll();
   }

@@ -19,6 +19,7 @@ import { loanRoutes } from './routes/loanRoutes.js';
 import { peopleRoutes } from './routes/peopleRoutes.js';
 import { collectionsRoutes } from './routes/collectionsRoutes.js';
 import { investorRoutes } from './routes/investorRoutes.js';
+import { operationsRoutes, type OperationsSources } from './routes/operationsRoutes.js';
 import { ServicingData } from './servicingData.js';
 import { refuseNulInForm } from './formFields.js';
 import { securityHeaders } from './securityHeaders.js';
@@ -40,7 +41,11 @@ export interface DashboardDeps {
   readonly allowPrivateWebhooks?: boolean;
   /** Login throttling state; one per service by default. */
   readonly loginThrottle?: LoginThrottle;
+  /** What the operations page shows (metrics, admission, rate limits); without it, the page says they are off. */
+  readonly operations?: OperationsSources;
 }
+
+const NO_OPERATIONS: OperationsSources = { metrics: null, admission: null, defaultRateLimit: null, metricsTokenSet: false, workers: 1 };
 
 /**
  * The dashboard, mounted at `/dashboard`: login, Settings > API keys and the query console.
@@ -76,6 +81,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   router.get('/metadata', (_req, res) => {
     res.type('html').send(metadataPage(sessionOf(res).viewer, deps.engines.engine.metadata, deps.engines.status));
   });
+  router.use(operationsRoutes(db, deps.engines, deps.operations ?? NO_OPERATIONS));
   router.use('/settings', apiKeyRoutes(db, logger, deps.engines));
   const servicing = lazyServicingData(db);
   router.use('/loans', loanRoutes(db, servicing, logger));

@@ -12,6 +12,8 @@ export interface RequestFacts {
   readonly id: string;
   keyPrefix: string | null;
   role: string | null;
+  /** The caller's account (for its own figures on the dashboard's operations page; never logged nor a label). */
+  accountId: string | null;
   /** The engine's facts (`GraphEngine.respond`), for a GraphQL request. */
   readonly engine: EngineFacts;
 }
@@ -21,7 +23,7 @@ type WithFacts = ServerResponse & { [FACTS]?: RequestFacts };
 
 /** Attaches new facts to a response; the server does this as a request arrives. */
 export function attachFacts(res: ServerResponse, id: string): RequestFacts {
-  const facts: RequestFacts = { id, keyPrefix: null, role: null, engine: newEngineFacts() };
+  const facts: RequestFacts = { id, keyPrefix: null, role: null, accountId: null, engine: newEngineFacts() };
   (res as WithFacts)[FACTS] = facts;
   return facts;
 }
@@ -32,9 +34,10 @@ export function factsOf(res: ServerResponse): RequestFacts | undefined {
 }
 
 /** Notes the caller: the key's visible prefix and its role (a dashboard session: its role, no prefix). */
-export function noteCaller(res: ServerResponse, caller: { readonly prefix?: string; readonly role: string }): void {
+export function noteCaller(res: ServerResponse, caller: { readonly prefix?: string; readonly role: string; readonly accountId: string }): void {
   const facts = (res as WithFacts)[FACTS];
   if (!facts) return;
   facts.keyPrefix = caller.prefix ?? null;
   facts.role = caller.role;
+  facts.accountId = caller.accountId;
 }

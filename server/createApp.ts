@@ -76,7 +76,8 @@ export function createApp(deps: ServiceDeps): Express {
   metrics?.watchAdmission(admission);
   const graphServices: GraphServices = { db: deps.db, engines: deps.engines, logger: deps.logger, routing: undefined, admission };
   const consoleGraphRoutes: ConsoleGraphRoutes = (accountOfSession) => graphRoutes(graphServices, deps.config.bodyLimitBytes, accountOfSession);
-  app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, consoleGraphRoutes, allowPrivateWebhooks: deps.config.webhooks.allowPrivate }));
+  const operations = { metrics, admission, defaultRateLimit: deps.config.operations.rateLimit, metricsTokenSet: metricsToken !== null, workers: deps.config.workers };
+  app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, consoleGraphRoutes, allowPrivateWebhooks: deps.config.webhooks.allowPrivate, operations }));
 
   const api = express.Router();
   // Auth comes before body parsing, so an unauthenticated request costs no parsing. A known key

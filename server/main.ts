@@ -13,7 +13,7 @@ import { configFromEnv, engineOptionsOf, metadataFileOf } from '../app/config.js
 import { createApp } from './createApp.js';
 import { createHttpServer, listen } from './httpServer.js';
 import type { ServiceState } from '../api/routes/health.js';
-import { createLogger } from '../app/logger.js';
+import { createLogger, flushLog } from '../app/logger.js';
 import { bannerLines, runClusterPrimary } from './cluster.js';
 import { ReadRouting } from '../api/readRouting.js';
 import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
@@ -122,13 +122,19 @@ async function main(): Promise<void> {
         await opened.close();
         await stopTracing?.().catch((error: unknown) => logger.warn({ err: error }, 'flushing traces failed'));
         logger.info({ shutdownMs: Date.now() - stopStarted }, 'stopped');
+        // The log's destination is asynchronous (app/logger.ts): its last lines go out before the exit.
+        flushLog(logger);
         process.exit(0);
       })
       .catch((error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
+        flushLog(logger);
         process.exit(1);
       });
-    setTimeout(() => process.exit(1), config.shutdownGraceMs + 15_000).unref();
+    setTimeout(() => {
+      flushLog(logger);
+      process.exit(1);
+    }, config.shutdownGraceMs + 15_000).unref();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

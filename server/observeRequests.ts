@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import type { RequestLog } from '../app/operations/requestLog.js';
 import type { RequestTraces } from '../app/operations/requestTraces.js';
-import { attachFacts, type RequestFacts } from '../http/requestFacts.js';
+import { attachFacts } from '../http/requestFacts.js';
 
 /** What observes each request: the metrics, the request log, traces; any may be off. */
 export interface RequestObservers {
@@ -53,6 +53,7 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
         planCacheHit: engine.planCacheHit,
         databaseSeconds: ranStatement ? engine.databaseMs / 1000 : null,
         readFrom: readFromOf(res),
+        accountId: facts.accountId,
       });
       logging?.write({
         requestId: id,
@@ -62,7 +63,8 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
         durationMs,
         databaseMs: ranStatement ? engine.databaseMs : null,
         responseBytes: socket.bytesWritten - bytesBefore,
-        ...callerOf(facts),
+        keyPrefix: facts.keyPrefix,
+        role: facts.role,
         operationType: engine.operationType,
         operationName: engine.operationName,
         documentHash: engine.documentHash,
@@ -77,8 +79,6 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
 
 /** nginx's status for a request whose client closed the connection before the response ended. */
 const CLIENT_CLOSED_REQUEST = 499;
-
-const callerOf = (facts: RequestFacts): { keyPrefix: string | null; role: string | null } => ({ keyPrefix: facts.keyPrefix, role: facts.role });
 
 function readFromOf(res: ServerResponse): 'primary' | 'replica' | null {
   const from = res.getHeader('loanql-read-from');

@@ -387,7 +387,7 @@ async function answerGraphRequest(services: GraphServices, call: GraphCall, res:
   const body = new PiecewiseBody(res, call.responseType);
   // Metrics, the request log and traces, when they observe requests (http/requestFacts.ts).
   const facts = factsOf(res);
-  if (facts) noteCaller(res, typeof call.who === 'string' ? { role: ADMIN_ROLE } : call.who);
+  if (facts) noteCaller(res, typeof call.who === 'string' ? { role: ADMIN_ROLE, accountId: call.who } : call.who);
   try {
     const caller = engineForCaller(services.engines.engine, call.who);
     if (!caller) return replies.refuse();

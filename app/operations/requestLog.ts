@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import { unredactedLoggerOf, type Logger } from '../logger.js';
 
 /** `REQUEST_LOG_LEVEL` and `REQUEST_LOG_SAMPLE` (README "Operations"). */
 export interface RequestLogSettings {
@@ -35,7 +35,10 @@ export interface RequestLine {
 
 /**
  * The request log (issue 35): one pino line per request, message `request`, at a configured level
- * and sampled; off when the level is `silent` or below the logger's own (`LOG_LEVEL`).
+ * and sampled; off when the level is `silent` or below the logger's own (`LOG_LEVEL`). Its lines
+ * go to the logger's destination without redaction (`unredactedLoggerOf`): a `RequestLine`'s
+ * fields are a closed set that holds no secret, and redaction was the larger part of a line's
+ * cost (docs/operations.md, "What observing costs").
  */
 export class RequestLog {
   readonly #write: ((object: Record<string, unknown>, message: string) => void) | null;
@@ -46,7 +49,11 @@ export class RequestLog {
     private readonly random: () => number = Math.random,
   ) {
     const { level } = settings;
-    this.#write = level !== 'silent' && logger.isLevelEnabled(level) ? logger[level].bind(logger) : null;
+    if (level === 'silent' || !logger.isLevelEnabled(level)) this.#write = null;
+    else {
+      const lines = unredactedLoggerOf(logger);
+      this.#write = lines[level].bind(lines);
+    }
   }
 
   /** Whether any request can get a line (when not, the server does not collect the facts for one). */
@@ -58,7 +65,23 @@ export class RequestLog {
   write(line: RequestLine): void {
     if (!this.#write) return;
     if (line.status < 400 && this.settings.sample < 1 && this.random() >= this.settings.sample) return;
-    this.#write({ ...line, durationMs: round(line.durationMs), databaseMs: line.databaseMs === null ? null : round(line.databaseMs) }, 'request');
+    this.#write(
+      {
+        requestId: line.requestId,
+        method: line.method,
+        route: line.route,
+        status: line.status,
+        durationMs: round(line.durationMs),
+        databaseMs: line.databaseMs === null ? null : round(line.databaseMs),
+        responseBytes: line.responseBytes,
+        keyPrefix: line.keyPrefix,
+        role: line.role,
+        operationType: line.operationType,
+        operationName: line.operationName,
+        documentHash: line.documentHash,
+      },
+      'request',
+    );
   }
 }
 

@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Database, PoolStatus, ReadReplicas } from '../../db/index.js';
 import type { DeliveryOutcome } from '../webhooks/index.js';
 import type { AdmissionState, CostAdmission } from './costAdmission.js';
+import { AccountTraffic } from './accountTraffic.js';
 
 /** Where a request was answered, as metrics label it: a route template from a closed list (`routeOf`). */
 export type RouteLabel = string;
@@ -19,6 +20,8 @@ export interface ObservedRequest {
   readonly databaseSeconds: number | null;
   /** `primary` or `replica` when reads are routed (`LoanQL-Read-From`), else null. */
   readonly readFrom: 'primary' | 'replica' | null;
+  /** The account whose key or dashboard session sent it, once known: counted in `accounts`, never a label. */
+  readonly accountId: string | null;
 }
 
 /** Latency buckets (seconds) of requests and statements: 1 ms to 10 s. */
@@ -40,6 +43,8 @@ export interface MetricSources {
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
+  /** Each account's own last hour, for the dashboard's operations page (never a Prometheus label). */
+  readonly accounts = new AccountTraffic();
   readonly #requests: Counter<'route' | 'operation' | 'status'>;
   readonly #duration: Histogram<'route' | 'operation'>;
   readonly #planCache: Counter<'result'>;
@@ -49,6 +54,12 @@ export class ServiceMetrics {
   readonly #admissions: Counter<'decision'>;
   readonly #requestChildren = new Map<string, { inc: () => void }>();
   readonly #durationChildren = new Map<string, { observe: (value: number) => void }>();
+  /** The children of the small closed label sets, made once: `labels()` hashes its labels on every call. */
+  readonly #planCacheHit: { inc: () => void };
+  readonly #planCacheMiss: { inc: () => void };
+  readonly #statementChildren = new Map<string, { observe: (value: number) => void }>();
+  /** Made on first use: a service without replicas shows no routing series. */
+  readonly #readChildren: Partial<Record<'primary' | 'replica', { inc: () => void }>> = {};
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -60,6 +71,8 @@ export class ServiceMetrics {
     this.#reads = new Counter({ name: 'loanql_read_routing_total', help: 'Requests that read, by where their reads ran (with DATABASE_REPLICA_URLS).', labelNames: ['target'], registers });
     this.#deliveries = new Counter({ name: 'loanql_webhook_deliveries_total', help: 'Webhook delivery attempts sent by this process, by outcome: succeeded, retry (scheduled again) or failed (given up).', labelNames: ['outcome'], registers });
     this.#admissions = new Counter({ name: 'loanql_admission_total', help: 'GraphQL queries by admission decision: cheap (under ADMISSION_CHEAP_COST), admitted at once, queued, refused (503).', labelNames: ['decision'], registers });
+    this.#planCacheHit = this.#planCache.labels('hit');
+    this.#planCacheMiss = this.#planCache.labels('miss');
     const { db, replicas } = sources;
 
     if (db.poolStatus) poolMetrics(db, registers);
@@ -119,9 +132,14 @@ export class ServiceMetrics {
     let histogram = this.#durationChildren.get(timed);
     if (!histogram) this.#durationChildren.set(timed, (histogram = this.#duration.labels(route, operation)));
     histogram.observe(request.seconds);
-    if (request.planCacheHit !== null) this.#planCache.labels(request.planCacheHit ? 'hit' : 'miss').inc();
-    if (request.databaseSeconds !== null) this.#statement.labels(operation).observe(request.databaseSeconds);
-    if (request.readFrom) this.#reads.labels(request.readFrom).inc();
+    if (request.planCacheHit !== null) (request.planCacheHit ? this.#planCacheHit : this.#planCacheMiss).inc();
+    if (request.databaseSeconds !== null) {
+      let statement = this.#statementChildren.get(operation);
+      if (!statement) this.#statementChildren.set(operation, (statement = this.#statement.labels(operation)));
+      statement.observe(request.databaseSeconds);
+    }
+    if (request.accountId !== null) this.accounts.observe(request.accountId, operation, status, request.seconds * 1000);
+    if (request.readFrom) (this.#readChildren[request.readFrom] ??= this.#reads.labels(request.readFrom)).inc();
   }
 
   /** Counts an admission decision (`CostAdmission`'s `onDecision`). */

@@ -3,7 +3,7 @@ import { html, type Html } from '../html.js';
 /**
  * The main navigation. Each section is one entry here.
  */
-export type NavSection = 'overview' | 'loans' | 'collections' | 'people' | 'investors' | 'remittances' | 'console' | 'metadata' | 'settings';
+export type NavSection = 'overview' | 'loans' | 'collections' | 'people' | 'investors' | 'remittances' | 'console' | 'metadata' | 'operations' | 'settings';
 const NAVIGATION: readonly { readonly section: NavSection; readonly label: string; readonly href: string }[] = [
   { section: 'overview', label: 'Overview', href: '/dashboard' },
   { section: 'loans', label: 'Loans', href: '/dashboard/loans' },
@@ -13,6 +13,7 @@ const NAVIGATION: readonly { readonly section: NavSection; readonly label: strin
   { section: 'remittances', label: 'Remittance', href: '/dashboard/remittances' },
   { section: 'console', label: 'Query console', href: '/dashboard/console' },
   { section: 'metadata', label: 'Metadata', href: '/dashboard/metadata' },
+  { section: 'operations', label: 'Operations', href: '/dashboard/operations' },
   { section: 'settings', label: 'Settings', href: '/dashboard/settings/api-keys' },
 ];
 

@@ -12,7 +12,7 @@ export interface EngineFacts {
   operationName: string | null;
   /** The first 16 hex digits of the SHA-256 of the document's text. */
   documentHash: string | null;
-  /** The first 16 hex digits of the SHA-256 of the statement's text (a query's; null for a mutation or a static answer). */
+  /** The first 16 hex digits of the SHA-256 of the statement's text (a query's; null for a mutation or a static answer); worked out only when traced (`phase`). */
   statementHash: string | null;
   /** The operation (parsed, validated, and planned when its plan does not depend on variables) was in the plan cache. */
   planCacheHit: boolean | null;

@@ -116,7 +116,8 @@ export class GraphEngine implements EngineContext {
       facts.prepareMs += prepared - preparing;
       facts.phase?.('prepare', preparing, prepared);
     }
-    if (prepared.kind === 'statement') facts.statementHash = operation.compiled?.text === prepared.text ? (operation.statementHash ??= shortHash(prepared.text)) : shortHash(prepared.text);
+    // Only a trace shows the statement's hash: without one (metrics, the request log) it is not worked out.
+    if (prepared.kind === 'statement' && facts.phase) facts.statementHash = operation.compiled?.text === prepared.text ? (operation.statementHash ??= shortHash(prepared.text)) : shortHash(prepared.text);
     if (prepared.kind !== 'mutation') return await runAdmitted(admit, facts, db, prepared, operation, guard, write);
     const asking = performance.now();
     try {
