@@ -15,6 +15,7 @@ import {
   isListType,
   validateSchema,
   type GraphQLSchema,
+  type GraphQLType,
   type IntrospectionQuery,
 } from 'graphql';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
@@ -119,7 +120,7 @@ function inputType(name: string): GraphQLInputObjectType {
 }
 /** The named type of each field, by field name (`String!` → `String`). */
 function fieldTypes(type: GraphQLObjectType | GraphQLInputObjectType): Record<string, string> {
-  return Object.fromEntries(Object.entries(type.getFields()).map(([name, field]) => [name, getNamedType(field.type).name]));
+  return Object.fromEntries(Object.entries(type.getFields()).map(([name, field]) => [name, getNamedType(field.type as GraphQLType).name]));
 }
 
 describe(`GraphiQL's introspection shows issue 30's types (${testDatabaseKind})`, () => {
