@@ -126,12 +126,14 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
   }
 
   function updateStatement(alias: string, collection: Collection, update: UpdateWrite): RenderedSql {
+    // Operators naming no field (`_set: {}`): no UPDATE at all (no trigger fires), no row touched.
+    if (!update.set.size) return render(sql`SELECT '[]'::text AS ${sql.ident('ids')}, 0 AS ${sql.ident('count')}`);
     const compiler = selectCompiler(metadata);
     const table = compiler.nextAlias('t');
     const assignments = [...update.set].map(([field, changes]) => {
       let value: Fragment = sql`${table}.${sql.ident(field.source.column)}`;
       for (const change of changes) {
-        if (change.kind !== 'deleteKey') checks.push({ param: change.param, alias, collection, field });
+        if (change.kind === 'set' || change.kind === 'inc' || change.kind === 'append' || change.kind === 'prepend') checks.push({ param: change.param, alias, collection, field });
         switch (change.kind) {
           case 'set':
             value = compiler.param(change.param, field.type);
@@ -142,8 +144,17 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
           case 'append':
             value = sql`(${value} || ${compiler.param(change.param, 'jsonb')})`;
             break;
+          case 'prepend':
+            value = sql`(${compiler.param(change.param, 'jsonb')} || ${value})`;
+            break;
           case 'deleteKey':
             value = sql`(${value} - ${compiler.param(change.param, 'text')})`;
+            break;
+          case 'deleteElem':
+            value = sql`(${value} - ${sql.param(change.param)}::int)`;
+            break;
+          case 'deleteAtPath':
+            value = sql`(${value} #- ${sql.param(change.param)}::text[])`;
             break;
           default:
             return assertNever(change.kind);
