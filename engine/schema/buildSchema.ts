@@ -16,7 +16,7 @@ import {
 } from 'graphql';
 import type { Collection, ComputedField, Field, Metadata, Relationship, ScalarType } from '../../metadata/index.js';
 import { buildMutationFields, primaryKeyArgs, type MutationKind } from './buildMutationFields.js';
-import { SCALAR_FOR_TYPE } from './scalars.js';
+import { JSONB_PATH_ARGS, SCALAR_FOR_TYPE } from './scalars.js';
 import { streamFields } from './buildStreamFields.js';
 import { ORDER_BY_DIRECTIONS, STATISTICAL_FUNCTIONS, TEXT_OPERATOR_DESCRIPTIONS, TEXT_OPERATORS, type AggregateFunction, type FieldRole } from './schemaVocabulary.js';
 
@@ -265,7 +265,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
               // as Hasura does: typed clients then get non-optional fields. A role filters rows,
               // never a column's value, so this holds for every role's view.
               type: collection.primaryKey.includes(field) || (field.source.kind === 'column' && metadata.notNullColumns.has(`${collection.table}.${field.source.column}`)) ? new GraphQLNonNull(scalar) : scalar,
-              extensions: role({ kind: 'column', field }),
+              extensions: role({ kind: 'column', field }), ...(field.type === 'jsonb' ? { args: JSONB_PATH_ARGS } : {}),
             };
           }
           for (const computed of collection.computedFields.values()) {

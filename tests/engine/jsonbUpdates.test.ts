@@ -8,7 +8,8 @@ import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../suppor
 
 /**
  * Issue 30: Hasura's jsonb update operators — `_append`, `_prepend`, `_delete_key`, `_delete_elem`,
- * `_delete_at_path` — and an empty `_set`, on a lender's own table (an integer key). Each update
+ * `_delete_at_path` — an empty `_set`, and the `path` argument of a jsonb field, on a lender's own
+ * table (an integer key). Each update
  * goes over HTTP and its answer and stored value are compared with PostgreSQL's own operator
  * applied to the value as it was (`||`, `-`, `#-`), so the test states what the engine must
  * do, not how it writes the SQL. A statement trigger counts UPDATE statements: `_set: {}` must
@@ -181,6 +182,48 @@ describe(`An empty _set (${testDatabaseKind})`, () => {
     const answer = await post('mutation { update_profiles(where: {}) { affected_rows } }');
     assert.equal(answer.body.errors?.[0]?.extensions?.code, 'validation-failed', answer.text);
     assert.match(answer.body.errors![0]!.message, /_set, _inc, _append, _prepend, _delete_key, _delete_elem, _delete_at_path/);
+  });
+});
+
+describe(`The path argument of a jsonb field (${testDatabaseKind})`, () => {
+  const VALUE = { a: 1, b: { c: [10, 20, { d: 'deep' }], 'odd.key': true }, list: [[1, 2], [3]] };
+  const paths: { path: string; steps: string[] }[] = [
+    { path: '$', steps: [] },
+    { path: '$.a', steps: ['a'] },
+    { path: 'a', steps: ['a'] },
+    { path: 'b.c', steps: ['b', 'c'] },
+    { path: '$.b.c[1]', steps: ['b', 'c', '1'] },
+    { path: '$.b.c[2].d', steps: ['b', 'c', '2', 'd'] },
+    { path: "$.b['odd.key']", steps: ['b', 'odd.key'] },
+    { path: '$["list"][0][1]', steps: ['list', '0', '1'] },
+    { path: '$.missing.deeper', steps: ['missing', 'deeper'] },
+    { path: '$.b.c[7]', steps: ['b', 'c', '7'] },
+  ];
+
+  before(async () => {
+    await row(400, VALUE);
+    await row(401, null);
+  });
+
+  for (const { path, steps } of paths) {
+    it(`path: ${JSON.stringify(path)} answers PostgreSQL's #> '{${steps.join(',')}}' (null where nothing is there)`, async () => {
+      const expected = await plain('$1::jsonb #> $2::text[]', VALUE, steps);
+      const result = await data(`query($p: String) { inline: profiles_by_pk(id: 400) { data(path: ${JSON.stringify(path)}) } variable: profiles(where: {id: {_in: [400, 401]}}, order_by: {id: asc}) { id data(path: $p) whole: data } }`, { p: path });
+      assert.deepEqual(result.inline, { data: expected ?? null });
+      assert.deepEqual(result.variable, [
+        { id: 400, data: expected ?? null, whole: VALUE },
+        { id: 401, data: null, whole: null },
+      ]);
+    });
+  }
+
+  it('refuses a path it cannot read, naming the field (validation-failed, never a 500)', async () => {
+    for (const path of ['$.', '$.b[x]', "$['unterminated", '$a', 'a..b']) {
+      const answer = await post(`{ profiles_by_pk(id: 400) { data(path: ${JSON.stringify(path)}) } }`);
+      assert.ok(answer.status === 200 || answer.status === 400, answer.text);
+      assert.equal(answer.body.errors?.[0]?.extensions?.code, 'validation-failed', `${path}: ${answer.text}`);
+      assert.match(answer.body.errors![0]!.message, /path of data/);
+    }
   });
 });
 
