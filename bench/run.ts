@@ -56,6 +56,7 @@ const { values: args } = parseArgs({
     out: { type: 'string', default: 'bench' },
     operations: { type: 'boolean', default: false },
     scale: { type: 'string', default: '1' },
+    account: { type: 'string' },
   },
 });
 
@@ -93,6 +94,15 @@ function createSeededAccount(databaseUrl: string, slug: string, scale: number): 
   log(`${seeded.trim()} (${((Date.now() - started) / 1000).toFixed(0)} s wall)`);
   const loans = Number(/(\d+) loans/.exec(seeded)?.[1] ?? 0);
   return { slug, id, key, scale, loans };
+}
+
+/** An account already seeded in the database (`--account`), with a new key. */
+async function seededAccount(pool: pg.Pool, databaseUrl: string, slug: string): Promise<BenchAccount> {
+  const { rows } = await pool.query<{ id: string; loans: number }>('SELECT a.id, (SELECT count(*)::int FROM loans l WHERE l.account_id = a.id) AS loans FROM accounts a WHERE a.slug = $1', [slug]);
+  if (!rows[0]) throw new Error(`no account ${slug} in the database`);
+  const key = runCli(databaseUrl, ['key', 'create', '--account', slug, '--name', 'bench']).trim().split('\n').pop() ?? '';
+  log(`using the seeded account ${slug} (${rows[0].loans} loans)`);
+  return { slug, id: rows[0].id, key, scale: rows[0].loans / 10_000, loans: rows[0].loans };
 }
 
 function engineBodies(query: BenchQuery, sample: DataSample, count: number): string[] {
@@ -156,8 +166,9 @@ async function main(): Promise<void> {
   const accounts: BenchAccount[] = [];
   try {
     runCli(databaseUrl, ['migrate']);
-    const main = createSeededAccount(databaseUrl, `${slugPrefix}-s${MAIN_SCALE}`, MAIN_SCALE);
-    accounts.push(main);
+    // --account SLUG (with DATABASE_URL): an account already seeded at scale 1 there, kept afterwards.
+    const main = args.account ? await seededAccount(pool, databaseUrl, args.account) : createSeededAccount(databaseUrl, `${slugPrefix}-s${MAIN_SCALE}`, MAIN_SCALE);
+    if (!args.account) accounts.push(main);
     await pool.query('VACUUM ANALYZE');
     const sample = await sampleData(pool, main.id);
     main.investorKey = runCli(databaseUrl, ['key', 'create', '--account', main.slug, '--name', 'bench investor', '--role', 'investor', '--var', `person_id=${sample.investorPersonId}`])
