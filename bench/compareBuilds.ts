@@ -15,9 +15,14 @@
  *    ratio over all rounds, and the median and range of the per-round ratios.
  *
  * `node --import tsx bench/compareBuilds.ts --before ../loanql-old [--only q1,q2] [--duration 20] [--rounds 20]`
+ * `--account SLUG` (with `DATABASE_URL`): an account already seeded there instead of a new one
+ * (seeding scale 1 takes 10–30 min on a busy machine); it gets two new keys and is kept.
+ * Only the selected queries that both checkouts know are compared and measured (a query added
+ * since, such as q9, is listed as skipped).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import pg from 'pg';
@@ -35,6 +40,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '2' },
     rounds: { type: 'string', default: '20' },
     connections: { type: 'string', default: '16' },
+    account: { type: 'string' },
   },
 });
 const log = (line: string): void => void process.stderr.write(`compare: ${line}\n`);
@@ -52,12 +58,14 @@ function startCommand(root: string): string[] {
   return [...words.slice(1, -1), join(root, words.at(-1)!)];
 }
 
-function statementsOf(root: string, databaseUrl: string, accountId: string): unknown {
+type Statements = Record<string, unknown>;
+
+function statementsOf(root: string, databaseUrl: string, accountId: string): Statements {
   const script = join(root, 'bench', 'printStatements.ts');
   if (!existsSync(script)) copyFileSync(join(ROOT, 'bench', 'printStatements.ts'), script);
   const out = spawnSync(process.execPath, ['--import', 'tsx', script, '--account', accountId], { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (out.status !== 0) throw new Error(`${root}: printStatements failed: ${out.stderr}`);
-  return JSON.parse(out.stdout);
+  return JSON.parse(out.stdout) as Statements;
 }
 
 async function startService(name: string, root: string, databaseUrl: string): Promise<ServerProcess> {
@@ -86,30 +94,47 @@ async function main(): Promise<void> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   pool.on('error', () => undefined);
   try {
-    const slug = `compare-${Date.now().toString(36)}`;
-    runCli(databaseUrl, ['migrate']);
-    const created = runCli(databaseUrl, ['account', 'create', slug, '--name', 'Compare builds']);
-    const accountId = /\(([0-9a-f-]{36})\)/.exec(created)?.[1];
-    if (!accountId) throw new Error(`no account id in: ${created}`);
-    runCli(databaseUrl, ['admin', 'create', '--account', slug, '--email', `${slug}@bench.loanql.test`, '--password', 'bench-password', '--name', 'Bench Admin']);
+    let slug: string;
+    let accountId: string | undefined;
+    if (args.account) {
+      if (!process.env.DATABASE_URL) throw new Error('--account needs DATABASE_URL (the database holding that account)');
+      slug = args.account;
+      accountId = (await pool.query<{ id: string }>('SELECT id FROM accounts WHERE slug = $1', [slug])).rows[0]?.id;
+      if (!accountId) throw new Error(`no account ${slug} in DATABASE_URL`);
+      log(`using the seeded account ${slug}`);
+    } else {
+      slug = `compare-${Date.now().toString(36)}`;
+      runCli(databaseUrl, ['migrate']);
+      const created = runCli(databaseUrl, ['account', 'create', slug, '--name', 'Compare builds']);
+      accountId = /\(([0-9a-f-]{36})\)/.exec(created)?.[1];
+      if (!accountId) throw new Error(`no account id in: ${created}`);
+      runCli(databaseUrl, ['admin', 'create', '--account', slug, '--email', `${slug}@bench.loanql.test`, '--password', 'bench-password', '--name', 'Bench Admin']);
+      log('seeding at scale 1…');
+      runCli(databaseUrl, ['seed', '--account', slug, '--scale', '1']);
+      await pool.query('VACUUM ANALYZE');
+    }
     const key = runCli(databaseUrl, ['key', 'create', '--account', slug, '--name', 'bench']).trim().split('\n').pop()!;
-    log('seeding at scale 1…');
-    runCli(databaseUrl, ['seed', '--account', slug, '--scale', '1']);
-    await pool.query('VACUUM ANALYZE');
     const sample = await sampleData(pool, accountId);
     const investorKey = runCli(databaseUrl, ['key', 'create', '--account', slug, '--name', 'investor', '--role', 'investor', '--var', `person_id=${sample.investorPersonId}`]).trim().split('\n').pop()!;
 
-    const [statementsBefore, statementsAfter] = [statementsOf(before, databaseUrl, accountId), statementsOf(ROOT, databaseUrl, accountId)];
+    const wanted = (id: string): boolean => !args.only || args.only.split(',').includes(id);
+    const [allBefore, allAfter] = [statementsOf(before, databaseUrl, accountId), statementsOf(ROOT, databaseUrl, accountId)];
+    const common = (id: string): boolean => id in allBefore && id in allAfter;
+    const pick = (all: Statements): Statements => Object.fromEntries(Object.entries(all).filter(([id]) => wanted(id) && common(id)));
+    const [statementsBefore, statementsAfter] = [pick(allBefore), pick(allAfter)];
     if (!isDeepStrictEqual(statementsBefore, statementsAfter)) {
       writeFileSync(join(ROOT, 'bench', '.work-statements-before.json'), JSON.stringify(statementsBefore, null, 1));
       writeFileSync(join(ROOT, 'bench', '.work-statements-after.json'), JSON.stringify(statementsAfter, null, 1));
       throw new Error('the two builds compile different statements (written to bench/.work-statements-*.json)');
     }
-    log(`statements identical: ${Object.keys(statementsAfter as object).length} queries × 5 variable sets`);
+    log(`statements identical: ${Object.keys(statementsAfter).length} queries × 5 variable sets`);
+    // A query one checkout lacks (its queries.ts predates it) is not measured.
+    const skipped = ALL_QUERIES.filter((query) => wanted(query.id) && query.id in allAfter && !(query.id in allBefore)).map((query) => query.id);
+    if (skipped.length) log(`skipped (not in the before checkout): ${skipped.join(', ')}`);
 
     const old = await startService('before', before, databaseUrl);
     const now = await startService('after', ROOT, databaseUrl);
-    const selected = ALL_QUERIES.filter((query) => !args.only || args.only.split(',').includes(query.id));
+    const selected = ALL_QUERIES.filter((query) => wanted(query.id) && !skipped.includes(query.id));
     const rows: string[] = [];
     for (const [index, query] of selected.entries()) {
       const headers = { authorization: `Token ${query.role === 'investor' ? investorKey : key}` };
@@ -130,7 +155,7 @@ async function main(): Promise<void> {
     const report = [
       `# Two builds in one run`,
       '',
-      `before: ${before} (${gitHead(before)}), after: ${ROOT} (${gitHead(ROOT)}); ${new Date().toISOString()}; PostgreSQL ${databaseUrl.includes('127.0.0.1') ? 'throwaway' : 'external'}, scale 1, ${settings.connections} connections, ${settings.durationSeconds} s per build and query in ${settings.rounds} alternating rounds.`,
+      `before: ${before} (${gitHead(before)}), after: ${ROOT} (${gitHead(ROOT)}); ${new Date().toISOString()}; PostgreSQL ${process.env.DATABASE_URL ? 'given (DATABASE_URL)' : 'throwaway'}, ${args.account ? `the seeded account ${args.account}, ${sample.loanCount} loans` : 'scale 1'}, load average (1 min) ${loadavg()[0]!.toFixed(1)} at the end, ${settings.connections} connections, ${settings.durationSeconds} s per build and query in ${settings.rounds} alternating rounds.`,
       '',
       'Statements: identical for every query and its first five variable sets.',
       '',

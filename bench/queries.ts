@@ -268,6 +268,27 @@ export const QUERIES: readonly BenchQuery[] = [
     variables: (sample, i) => ({ offset: ((i * 37) % Math.max(1, Math.floor(sample.loanCount / 100))) * 100 }),
   },
   {
+    // Issue 30, done-when 5: computed fields (SQL functions of the row, with an argument) against a
+    // hand-written statement calling the same functions with the same arguments.
+    id: 'q9',
+    title: 'computed fields: a payoff quote — one loan by primary key with payoff(as_of) and per_diem(as_of)',
+    operationName: 'PayoffQuote',
+    graphql: `query PayoffQuote($id: uuid!, $asOf: date!) {
+  loans_by_pk(id: $id) {
+    id name status
+    payoff(args: {as_of: $asOf})
+    per_diem(args: {as_of: $asOf})
+  }
+}`,
+    baselineSql: `SELECT json_build_object('data', json_build_object('loans_by_pk', (
+  SELECT json_build_object('id', l.id, 'name', l.name, 'status', l.status,
+    'payoff', loanql_loan_payoff(l.account_id, l.id, $3::date), 'per_diem', loanql_loan_per_diem(l.account_id, l.id, $3::date))
+    FROM loans l WHERE l.account_id = $1 AND l.id = $2)))::text AS response`,
+    baselineParams: (v) => [v.id, v.asOf],
+    // Quotes for the 30 days from 2026-11-20 (the seed's payments are dated around its day).
+    variables: (sample, i) => ({ id: at(sample.loanIds, i), asOf: new Date(Date.UTC(2026, 10, 20 + (i % 30))).toISOString().slice(0, 10) }),
+  },
+  {
     id: 'm1',
     title: 'mutation: post a payment, returning the loan\'s next scheduled row and new balances (after the ledger replay, SPEC §12)',
     operationName: 'PostPayment',

@@ -110,7 +110,8 @@ export type BoolExp = BoolExpOf<Param>;
 export type Selection = readonly SelectionItem[];
 
 export type SelectionItem =
-  | { readonly kind: 'column'; readonly alias: string; readonly field: Field }
+  /** A field; a jsonb one with `path` (a text[] parameter) answers the value at that path (`#>`). */
+  | { readonly kind: 'column'; readonly alias: string; readonly field: Field; readonly path?: Param }
   /** A computed field: its SQL function called with the row's tenant value and key, and these arguments by name. */
   | { readonly kind: 'computed'; readonly alias: string; readonly field: ComputedField; readonly args: ReadonlyMap<string, Param> }
   | { readonly kind: 'typename'; readonly alias: string; readonly value: string }

@@ -64,10 +64,14 @@ export interface UpdateWrite {
 }
 
 /**
- * How one field changes: `set` a value, `inc` by an amount, `append` (jsonb: merge an object's
- * keys into the stored one), `deleteKey` (jsonb: remove a key). Applied in that order.
+ * How one field changes: `set` a value, `inc` by an amount; jsonb (Hasura's operators): `append`
+ * (`value || $n`: an object's keys merged in, an array's items added last), `prepend` (`$n ||
+ * value`), `deleteKey` (`value - $n::text`: a key, or string items), `deleteElem` (`value -
+ * $n::int`: the item at that index, negative from the end), `deleteAtPath` (`value #- $n::text[]`).
+ * Applied in that order. An update whose operators name no field at all (`_set: {}`) has an
+ * empty `set` and writes nothing (affected_rows 0, as Hasura answers).
  */
 export interface UpdateValue {
-  readonly kind: 'set' | 'inc' | 'append' | 'deleteKey';
+  readonly kind: 'set' | 'inc' | 'append' | 'prepend' | 'deleteKey' | 'deleteElem' | 'deleteAtPath';
   readonly param: Param;
 }

@@ -1,4 +1,4 @@
-import { GraphQLEnumType, GraphQLError, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { GraphQLEnumType, GraphQLError, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLString, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { Param } from './params.js';
 import type { Collection, Field, PresetValue } from '../../metadata/index.js';
 import { columnsSetByRelationship, nestedInsertRelationship } from '../schema/buildMutationFields.js';
@@ -24,8 +24,12 @@ const UPDATE_OPERATORS: readonly (readonly [string, UpdateValue['kind']])[] = [
   ['_set', 'set'],
   ['_inc', 'inc'],
   ['_append', 'append'],
+  ['_prepend', 'prepend'],
   ['_delete_key', 'deleteKey'],
+  ['_delete_elem', 'deleteElem'],
+  ['_delete_at_path', 'deleteAtPath'],
 ];
+const PATH = new GraphQLList(new GraphQLNonNull(GraphQLString));
 
 function invalid(message: string, alias: string): GraphQLError {
   return new GraphQLError(message, { path: [alias], extensions: { code: 'validation-failed' satisfies ErrorCode } });
@@ -136,12 +140,22 @@ export function planMutation(
     return { kind: 'insert', alias, collection, insert: { groups: ordered, onConflict }, output: { kind: 'one', selection: [] } };
   }
 
+  /** The operand of an update operator: a value of the field's type, a key, an index or a path. */
+  function operandParam(kind: UpdateValue['kind'], field: Field, operand: ArgValue): Param {
+    if (kind === 'deleteKey') return toParam(operand, SCALAR_FOR_TYPE.text);
+    if (kind === 'deleteElem') return toParam(operand, GraphQLInt);
+    if (kind === 'deleteAtPath') return toParam(operand, PATH);
+    return valueParam(field, operand);
+  }
+
   function planUpdate(alias: string, collection: Collection, operators: ArgObject, where: BoolExp): UpdateWrite {
     const permission = collection.update!;
     const set = new Map<Field, UpdateValue[]>();
+    let given = false;
     for (const [argument, kind] of UPDATE_OPERATORS) {
       const value = operators[argument];
       if (value === undefined || value === null) continue;
+      given = true;
       if (!isObject(value)) throw invalid(`${argument}: expected an object`, alias);
       for (const [key, operand] of Object.entries(value)) {
         const field = permission.columns.get(key);
@@ -149,12 +163,16 @@ export function planMutation(
         if (kind === 'inc' && (operand === null || (operand instanceof Literal && operand.node.kind === 'NullValue'))) throw invalid(`${argument}.${key}: an increment cannot be null`, alias);
         const changes = set.get(field) ?? [];
         if (changes.some((change) => change.kind === 'set' || kind === 'set')) throw invalid(`${key}: given in _set and in another operator`, alias);
-        changes.push({ kind, param: kind === 'deleteKey' ? toParam(operand, SCALAR_FOR_TYPE.text) : valueParam(field, operand) });
+        if (kind === 'deleteElem' || kind === 'deleteAtPath') {
+          if (operand === null || (operand instanceof Literal && operand.node.kind === 'NullValue')) throw invalid(`${argument}.${key}: expected ${kind === 'deleteElem' ? 'an index' : 'a path'}, not null`, alias);
+        }
+        changes.push({ kind, param: operandParam(kind, field, operand) });
         set.set(field, changes);
       }
     }
-    if (!set.size) throw invalid(`nothing to update: give at least one of ${UPDATE_OPERATORS.map(([name]) => name).join(', ')}`, alias);
-    for (const preset of permission.set.values()) set.set(preset.field, [{ kind: 'set', param: presetParam(preset) }]);
+    if (!given) throw invalid(`nothing to update: give at least one of ${UPDATE_OPERATORS.map(([name]) => name).join(', ')}`, alias);
+    // Operators that name no field (`_set: {}`) update nothing: affected_rows 0, presets not applied (Hasura).
+    if (set.size) for (const preset of permission.set.values()) set.set(preset.field, [{ kind: 'set', param: presetParam(preset) }]);
     return { where, set };
   }
 

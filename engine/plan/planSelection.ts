@@ -1,4 +1,4 @@
-import { GraphQLError, type FieldNode, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
+import { GraphQLError, GraphQLString, type FieldNode, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
 import type { Collection, Field } from '../../metadata/index.js';
 import { fieldRole, type FieldRole } from '../schema/buildSchema.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
@@ -8,6 +8,7 @@ import type { AggregateField, AggregateFunctionItem, AggregateSelection, Selecti
 import type { Param } from './params.js';
 import type { listQueryPlanner } from './planListQuery.js';
 import type { ErrorCode } from '../errorCode.js';
+import { parseJsonPath } from './jsonPath.js';
 
 /** Selection sets → `Selection` (columns, computed fields, relationships) and `AggregateSelection`. */
 export function selectionPlanner(
@@ -26,6 +27,15 @@ export function selectionPlanner(
     return schema.getType(name) as GraphQLObjectType;
   }
 
+  /** A jsonb field's `path` argument (Hasura's JSON select path) as `#>`'s steps, a parameter; read now (its steps shape nothing but a value). */
+  function jsonPathOf(node: FieldNode): Param | null {
+    const text = readNow(argsOf(node)['path'], GraphQLString);
+    if (text === undefined || text === null) return null;
+    const parsed = parseJsonPath(String(text));
+    if ('error' in parsed) throw new GraphQLError(`path of ${node.name.value}: ${parsed.error}`, { nodes: node, extensions: { code: 'validation-failed' satisfies ErrorCode } });
+    return { kind: 'const', value: parsed.steps };
+  }
+
   function planSelection(collection: Collection, fields: Map<string, FieldNode[]>): Selection {
     const parent = objectType(collection.name);
     const items: SelectionItem[] = [];
@@ -37,9 +47,11 @@ export function selectionPlanner(
       }
       const role = roleOf(parent, node);
       switch (role.kind) {
-        case 'column':
-          items.push({ kind: 'column', alias, field: role.field });
+        case 'column': {
+          const path = role.field.type === 'jsonb' ? jsonPathOf(node) : null;
+          items.push(path ? { kind: 'column', alias, field: role.field, path } : { kind: 'column', alias, field: role.field });
           break;
+        }
         case 'computed': {
           const given = argsOf(node)['args'];
           const values = given && typeof given === 'object' && !Array.isArray(given) && !(given instanceof VariableRef) && !(given instanceof Literal) ? given : {};

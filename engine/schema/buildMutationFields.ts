@@ -209,7 +209,10 @@ export function buildMutationFields(
       inputOf('set', `input type for updating data in table "${collection.table}"`, columns, scalarOf);
       inputOf('inc', 'input type for incrementing numeric columns in table', columns.filter((f) => NUMERIC_FIELD_TYPES.includes(f.type)), scalarOf);
       inputOf('append', 'append existing jsonb value of filtered columns with new jsonb value (the keys of an object are merged)', columns.filter((f) => f.type === 'jsonb'), scalarOf);
+      inputOf('prepend', 'prepend existing jsonb value of filtered columns with new jsonb value', columns.filter((f) => f.type === 'jsonb'), scalarOf);
       inputOf('delete_key', 'delete key/value pair or string element from jsonb columns', columns.filter((f) => f.type === 'jsonb'), () => GraphQLString);
+      inputOf('delete_elem', 'delete the array element with specified index (negative integers count from the end) from jsonb columns', columns.filter((f) => f.type === 'jsonb'), () => GraphQLInt);
+      inputOf('delete_at_path', 'delete the field or element with specified path (for JSON arrays, negative integers count from the end)', columns.filter((f) => f.type === 'jsonb'), () => new GraphQLList(new GraphQLNonNull(GraphQLString)));
       const whereType = new GraphQLNonNull(types.boolExps.get(name)!);
       rootFields[`update_${name}`] = {
         type: response,

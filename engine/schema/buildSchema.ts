@@ -2,7 +2,7 @@ import { GraphQLBoolean, GraphQLEnumType, GraphQLInputObjectType, GraphQLInt, Gr
 import type { GraphQLFieldConfig, GraphQLFieldConfigArgumentMap, GraphQLFieldConfigMap, GraphQLInputFieldConfigMap, GraphQLScalarType } from 'graphql';
 import { tableKey, type Collection, type ComputedField, type Field, type Metadata, type Relationship, type ScalarType } from '../../metadata/index.js';
 import { buildMutationFields, primaryKeyArgs, type MutationKind } from './buildMutationFields.js';
-import { SCALAR_FOR_TYPE } from './scalars.js';
+import { JSONB_PATH_ARGS, SCALAR_FOR_TYPE } from './scalars.js';
 import { streamFields } from './buildStreamFields.js';
 import { functionFields } from './buildFunctionFields.js';
 import { ORDER_BY_DIRECTIONS, STATISTICAL_FUNCTIONS, TEXT_OPERATOR_DESCRIPTIONS, TEXT_OPERATORS, type AggregateFunction, type FieldRole } from './schemaVocabulary.js';
@@ -252,7 +252,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
               // as Hasura does: typed clients then get non-optional fields. A role filters rows,
               // never a column's value, so this holds for every role's view.
               type: collection.primaryKey.includes(field) || (field.source.kind === 'column' && metadata.notNullColumns.has(`${tableKey(collection)}.${field.source.column}`)) ? new GraphQLNonNull(scalar) : scalar,
-              extensions: role({ kind: 'column', field }),
+              extensions: role({ kind: 'column', field }), ...(field.type === 'jsonb' ? { args: JSONB_PATH_ARGS } : {}),
             };
           }
           for (const computed of collection.computedFields.values()) {

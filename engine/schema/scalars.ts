@@ -118,6 +118,9 @@ export const GraphQLJsonb = new GraphQLScalarType({
   parseLiteral: (node, variables) => JSON.stringify(valueFromASTUntyped(node, variables)),
 });
 
+/** The arguments of a jsonb field (Hasura's): `path`, the JSON select path of the value to answer (`"$.a.b[0]"`). */
+export const JSONB_PATH_ARGS = { path: { type: GraphQLString, description: 'JSON select path' } } as const;
+
 /**
  * A whole number of at most `bits` bits: a GraphQL Int or a string of digits in (so a bigint past
  * 2^53 keeps every digit), the digits out as text for the parameter. PostgreSQL writes it back

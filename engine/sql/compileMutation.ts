@@ -4,6 +4,7 @@ import type { InsertGroup, InsertValue, MutationField, MutationOutput, MutationP
 import type { Param } from '../plan/params.js';
 import { render, sql, type Fragment, type RenderedSql } from './fragment.js';
 import { selectCompiler, type SelectCompiler } from './selectCompiler.js';
+import { CAST } from './sqlTables.js';
 
 /** One write statement of a mutation. It returns one row: `ids` (JSON array text) and `count`, or `json` and `count`. */
 export interface MutationStep {
@@ -126,12 +127,14 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
   }
 
   function updateStatement(alias: string, collection: Collection, update: UpdateWrite): RenderedSql {
+    // Operators naming no field (`_set: {}`): no UPDATE at all (no trigger fires), no row touched.
+    if (!update.set.size) return render(sql`SELECT '[]'::text AS ${sql.ident('ids')}, 0 AS ${sql.ident('count')}`);
     const compiler = selectCompiler(metadata);
     const table = compiler.nextAlias('t');
     const assignments = [...update.set].map(([field, changes]) => {
       let value: Fragment = sql`${table}.${sql.ident(field.source.column)}`;
       for (const change of changes) {
-        if (change.kind !== 'deleteKey') checks.push({ param: change.param, alias, collection, field });
+        if (change.kind === 'set' || change.kind === 'inc' || change.kind === 'append' || change.kind === 'prepend') checks.push({ param: change.param, alias, collection, field });
         switch (change.kind) {
           case 'set':
             value = compiler.param(change.param, field.type);
@@ -142,8 +145,17 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
           case 'append':
             value = sql`(${value} || ${compiler.param(change.param, 'jsonb')})`;
             break;
+          case 'prepend':
+            value = sql`(${compiler.param(change.param, 'jsonb')} || ${value})`;
+            break;
           case 'deleteKey':
             value = sql`(${value} - ${compiler.param(change.param, 'text')})`;
+            break;
+          case 'deleteElem':
+            value = sql`(${value} - ${sql.param(change.param)}::int)`;
+            break;
+          case 'deleteAtPath':
+            value = sql`(${value} #- ${sql.param(change.param)}::text[])`;
             break;
           default:
             return assertNever(change.kind);
@@ -223,11 +235,21 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     const keys = response.nextAlias('i');
     return sql`(SELECT ${response.jsonArray(response.rowObject(collection, selection, table), sql`${keys}.${sql.ident('ordinality')}`)} FROM ${writtenRows(collection, table, keys, stepIndex)})`;
   }
-  /** The one row (`_one`, `_by_pk`) an earlier step returned, or null. */
+  /**
+   * The one row (`_one`, `_by_pk`) an earlier step returned, or null: each key column equal to
+   * the first key's value, read from the JSON text and cast as a `_by_pk` argument is
+   * (`($n::json -> 0 ->> 'id')::uuid`) — an index lookup without populating a row from JSON,
+   * which cost the response statement 10 % (bench/mutationStatements.ts).
+   */
   function rowById(collection: Collection, selection: Selection, stepIndex: number): Fragment {
     const table = response.nextAlias('t');
-    const keys = response.nextAlias('i');
-    return sql`coalesce((SELECT ${response.rowObject(collection, selection, table)} FROM ${writtenRows(collection, table, keys, stepIndex)} ORDER BY ${keys}.${sql.ident('ordinality')} LIMIT 1), 'null')`;
+    const matches = collection.primaryKey.map(
+      (field) => sql`${table}.${sql.ident(field.source.column)} = (${step(stepIndex, 'ids')}::json -> 0 ->> ${sql.value(field.source.column)}::text)::${CAST[field.type]}`,
+    );
+    return sql`coalesce((SELECT ${response.rowObject(collection, selection, table)} FROM ${sql.ident(collection.table)} AS ${table} WHERE ${response.rowPredicate(collection, table)} AND ${sql.join(
+      matches,
+      sql` AND `,
+    )}), 'null')`;
   }
   const writtenOutput = (collection: Collection, output: MutationOutput, stepIndex: number): Fragment =>
     outputOf(

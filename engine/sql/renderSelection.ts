@@ -40,6 +40,7 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
     const pairs = selection.map((item): readonly [string, Fragment] => {
       switch (item.kind) {
         case 'column':
+          if (item.path) return [item.alias, jsonOf(sql`(${fieldValue(table, item.field)} #> ${sql.param(item.path)}::text[])`)];
           return [item.alias, fieldOutput(collection, table, item.field)];
         case 'computed': {
           // Without arguments, a stored form reads the row's columns (the value the function gives).

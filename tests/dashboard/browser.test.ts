@@ -8,6 +8,9 @@ import { startTestServer, tokenHeader, type TestServer } from '../support/http.j
 import { openSeededTestDatabase } from '../support/seededService.js';
 import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
 
+/** The page's document, as the callbacks run in the browser use it (tests are compiled without the DOM library). */
+declare const document: { querySelector(selector: string): unknown };
+
 /**
  * Issue #5, done-when 1 and 2, in Chromium (`tests/support/chromium.ts` finds it: CHROMIUM_PATH,
  * Debian's `/usr/bin/chromium`, Playwright's cache; never downloaded): log in → Settings > API keys → create a key →

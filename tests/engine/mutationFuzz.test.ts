@@ -74,7 +74,7 @@ const json: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   ),
 })).value;
 
-const ARGUMENTS = ['objects', 'object', 'on_conflict', 'where', '_set', '_inc', '_append', '_delete_key', 'pk_columns', 'id', 'updates', 'bogus'];
+const ARGUMENTS = ['objects', 'object', 'on_conflict', 'where', '_set', '_inc', '_append', '_prepend', '_delete_key', '_delete_elem', '_delete_at_path', 'pk_columns', 'id', 'updates', 'bogus'];
 
 describe('Mutations: fuzzing documents and variables', () => {
   it('answers every random mutation with data or GraphQL errors, never a 500', async () => {
@@ -118,6 +118,7 @@ describe('Mutations: fuzzing documents and variables', () => {
       `mutation($a: [tasks_insert_input!]!) { insert_tasks(objects: $a) { affected_rows } }`,
       `mutation($a: tasks_bool_exp!, $b: tasks_set_input) { update_tasks(where: $a, _set: $b) { affected_rows } }`,
       `mutation($a: uuid!, $b: jsonb, $c: String) { update_loans_by_pk(pk_columns: {id: $a}, _append: {custom_fields: $b}, _delete_key: {custom_fields: $c}) { custom_fields } }`,
+      `mutation($a: uuid!, $b: jsonb, $c: Int, $d: [String!]) { update_loans_by_pk(pk_columns: {id: $a}, _prepend: {custom_fields: $b}, _delete_elem: {custom_fields: $c}, _delete_at_path: {custom_fields: $d}) { custom_fields } }`,
       `mutation($a: uuid!, $b: String) { update_loans_by_pk(pk_columns: {id: $a}, _set: {status: $b, name: $b}) { status } }`,
       `mutation($a: funding_sources_inc_input, $b: uuid!) { update_funding_sources_by_pk(pk_columns: {id: $b}, _inc: $a) { id } }`,
       `mutation($a: [people_updates!]!) { update_people_many(updates: $a) { affected_rows } }`,
