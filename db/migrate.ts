@@ -29,9 +29,10 @@ import * as changeNotices from './migrations/0029_change_notices.js';
 import * as changeNoticesByLoan from './migrations/0031_change_notices_by_loan.js';
 import * as replaySkipsUnchangedInputs from './migrations/0032_replay_skips_unchanged_inputs.js';
 import * as linearDistributionSplit from './migrations/0033_linear_distribution_split.js';
+import * as distributionSplitPlansPerCall from './migrations/0035_distribution_split_plans_per_call.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency, feeJobForward, dropStaleLedgerRefresh, distributions, remittances, replayWritesFromFirstDifference, keyWritePositions, rateLimitBuckets, changeNotices, changeNoticesByLoan, replaySkipsUnchangedInputs, linearDistributionSplit];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency, feeJobForward, dropStaleLedgerRefresh, distributions, remittances, replayWritesFromFirstDifference, keyWritePositions, rateLimitBuckets, changeNotices, changeNoticesByLoan, replaySkipsUnchangedInputs, linearDistributionSplit, distributionSplitPlansPerCall];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.
