@@ -8,6 +8,9 @@ import { startTestServer, tokenHeader, type TestServer } from '../support/http.j
 import { openSeededTestDatabase } from '../support/seededService.js';
 import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
 
+/** The page's document, as the functions run in Chromium by `page.evaluate` use it (the tests compile without the DOM types). */
+declare const document: { querySelector(selector: string): unknown };
+
 /**
  * Issue #5, done-when 1 and 2, in Chromium (`tests/support/chromium.ts` finds it: CHROMIUM_PATH,
  * Debian's `/usr/bin/chromium`, Playwright's cache; never downloaded): log in → Settings > API keys → create a key →
