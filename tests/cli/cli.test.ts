@@ -103,9 +103,7 @@ for (const setting of settings) {
       const started = Date.now();
       // The real first start: the default demo (DEMO_SCALE unset, 500 loans), not the 50 loans
       // the other process tests start with.
-      // (Session 11: the first start regressed to ~100 s on a loaded machine — the demo's R10
-      // distributions and the replay's new steps; issue 28 has it. Give up after 300 s meanwhile.)
-      service = await startService({ ...env, DEMO_SCALE: '' }, port, workDir, 300_000);
+      service = await startService({ ...env, DEMO_SCALE: '' }, port, workDir);
       const seconds = (Date.now() - started) / 1000;
       // The issue asks for "serves within 60 s" on a developer's machine. Here another test file
       // runs beside this one, so the time is reported rather than asserted (startService gives up

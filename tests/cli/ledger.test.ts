@@ -20,7 +20,7 @@ import * as m0009 from '../../db/migrations/0009_custom_fields_gin.js';
 import * as m0010 from '../../db/migrations/0010_outbox_json.js';
 import * as m0011 from '../../db/migrations/0011_idempotency_scope.js';
 import { seedAccount } from '../support/seededService.js';
-import { createServerDatabase, openEmptyTestDatabase } from '../support/testDatabase.js';
+import { copyMigratedDataDir, createServerDatabase, openEmptyTestDatabase } from '../support/testDatabase.js';
 import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
 
 /**
@@ -61,6 +61,7 @@ describe('loanql ledger verify / rebuild', { timeout: 300_000 }, () => {
       cleanUp = () => created.drop();
     } else {
       env = { DATA_DIR: join(workDir, 'data') };
+      await copyMigratedDataDir(env.DATA_DIR!); // first start is not this file's subject
     }
     await withDatabase(async (db) => {
       await migrate(db);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createAccount } from '../../app/accounts.js';
 import { createLoan } from '../../app/loanWrites.js';
 import { databaseSettingsFromEnv, migrate, openCommandDatabase, type Database } from '../../db/index.js';
-import { createServerDatabase } from '../support/testDatabase.js';
+import { copyMigratedDataDir, createServerDatabase } from '../support/testDatabase.js';
 import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
 
 /**
@@ -40,6 +40,7 @@ describe('loanql product settings / set', { timeout: 180_000 }, () => {
       cleanUp = () => created.drop();
     } else {
       env = { DATA_DIR: join(workDir, 'data') };
+      await copyMigratedDataDir(env.DATA_DIR!); // first start is not this file's subject
     }
     await withDatabase(async (db) => {
       await migrate(db);

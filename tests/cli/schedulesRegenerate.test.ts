@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { findAccount } from '../../app/accounts.js';
 import { createLoan } from '../../app/loanWrites.js';
 import { databaseSettingsFromEnv, openCommandDatabase, type Database } from '../../db/index.js';
-import { createServerDatabase } from '../support/testDatabase.js';
+import { copyMigratedDataDir, createServerDatabase } from '../support/testDatabase.js';
 import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
 
 /**
@@ -49,6 +49,7 @@ describe('loanql schedules regenerate', { timeout: 300_000 }, () => {
       cleanUp = () => created.drop();
     } else {
       env = { DATA_DIR: join(workDir, 'data') };
+      await copyMigratedDataDir(env.DATA_DIR!); // first start is not this file's subject
     }
     const made = await cli('account', 'create', 'acme');
     assert.equal(made.code, 0, made.stderr);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildEngine, EngineHolder, type ReloadOutcome } from '../../app/engineHolder.js';
 import { RequestError, type EngineOptions } from '../../engine/index.js';
-import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { copyMigratedDataDir, openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
 import { assertBuilt, freePort, runCli, startService, type RunningService } from '../support/processes.js';
 
 /**
@@ -235,9 +235,10 @@ describe('Metadata on the command line and in the running service (built dist/, 
   const badPaths = INVALID_EDITS.map((edit, index) => ({ edit, index, path: '' }));
   const cli = (args: readonly string[]) => runCli(args, { DATA_DIR: dataDir }, workDir);
 
-  before(() => {
+  before(async () => {
     assertBuilt();
     dataDir = mkdtempSync(join(tmpdir(), 'loanql-reload-data-'));
+    await copyMigratedDataDir(dataDir); // first start is not this file's subject
     goodPath = metadataCopy('cli-good.yaml', WITH_FEE);
     for (const bad of badPaths) bad.path = metadataCopy(`cli-bad-${bad.index}.yaml`, bad.edit.text);
   });

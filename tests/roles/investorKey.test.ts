@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openCommandDatabase, type OpenedDatabase } from '../../db/index.js';
+import { copyMigratedDataDir } from '../support/testDatabase.js';
 import { assertBuilt, freePort, runCli, startService, type ProcessResult, type RunningService } from '../support/processes.js';
 
 /**
@@ -46,6 +47,7 @@ describe('an investor key made with the CLI (issue 15)', { timeout: 600_000 }, (
     assertBuilt();
     dir = mkdtempSync(join(tmpdir(), 'loanql-roles-'));
     env = { DATA_DIR: join(dir, 'data') };
+    await copyMigratedDataDir(env.DATA_DIR!); // first start is not this file's subject
     service = await startService(env, await freePort(), dir);
     opened = await openCommandDatabase({ dataDir: env.DATA_DIR! });
     [{ id: accountId }] = (await sql<{ id: string }>(`SELECT id FROM accounts WHERE slug = 'demo'`)) as [{ id: string }];

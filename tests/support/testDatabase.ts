@@ -13,7 +13,7 @@
  * change: at worst the dump is slower than it could be.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -133,6 +133,42 @@ function embeddedTestDatabase(db: Database): TestDatabase {
       await db.close();
     },
   };
+}
+
+/**
+ * Fills `dataDir` (a path that does not exist yet) with a migrated embedded data directory that
+ * holds no account — what the service's first start leaves after its migrations, before the
+ * demo — for the process tests whose subject is not that first start: the service started on it
+ * still migrates (nothing to do) and writes the demo, without PGlite's initdb and the migrations
+ * (about 5 CPU-seconds a start). A copy of a directory built once per schema beside the dumps.
+ */
+export async function copyMigratedDataDir(dataDir: string): Promise<void> {
+  cpSync(await migratedDataDirTemplate(), dataDir, { recursive: true });
+}
+
+async function migratedDataDirTemplate(): Promise<string> {
+  const template = dumpPath().replace(/\.tar$/, '-datadir');
+  if (existsSync(template)) {
+    const now = new Date();
+    utimesSync(template, now, now); // in use (see removeOldDumps)
+    return template;
+  }
+  // Built under a unique name and renamed into place: a concurrent reader sees none or a whole one.
+  const partial = `${template}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
+  try {
+    const built = await openPgliteDatabase(partial, await migratedDump());
+    try {
+      await migrate(built);
+      await checkpoint(built);
+    } finally {
+      await built.close();
+    }
+    renameSync(partial, template);
+  } catch (error) {
+    rmSync(partial, { recursive: true, force: true });
+    if (!existsSync(template)) throw error; // another process won the race otherwise
+  }
+  return template;
 }
 
 /**
@@ -268,14 +304,14 @@ async function checkpoint(db: Database): Promise<void> {
   await db.query('RESET wal_recycle');
 }
 
-/** Dumps of earlier schemas (40 MB each; a built one, a few hundred) not used for an hour are removed. */
+/** Dumps (and migrated data directories) of earlier schemas (40 MB each; a built one, a few hundred) not used for an hour are removed. */
 function removeOldDumps(current: string): void {
   const hourAgo = Date.now() - 3_600_000;
   for (const file of readdirSync(tmpdir())) {
     const path = join(tmpdir(), file);
-    if (!/^loanql-test-pgdata-[0-9a-f]+(?:-[0-9a-f]+)?\.(?:tar|tar\.gz|json)$/.test(file) || path === current) continue;
+    if (!/^loanql-test-pgdata-[0-9a-f]+(?:-[0-9a-f]+)?(?:\.(?:tar|tar\.gz|json)|-datadir)$/.test(file) || path === current || path === current.replace(/\.tar$/, '-datadir')) continue;
     try {
-      if (statSync(path).mtimeMs < hourAgo) rmSync(path, { force: true });
+      if (statSync(path).mtimeMs < hourAgo) rmSync(path, { recursive: true, force: true });
     } catch {
       /* removed meanwhile */
     }

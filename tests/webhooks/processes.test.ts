@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { createServerDatabase } from '../support/testDatabase.js';
+import { copyMigratedDataDir, createServerDatabase } from '../support/testDatabase.js';
 import { assertBuilt, freePort, runCli, spawnCli, startService, type ProcessResult, type RunningService } from '../support/processes.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.js';
 
@@ -77,6 +77,7 @@ describe('Webhooks with real processes: kill -9, the CLI, loanql worker', { time
       cleanUp = () => created.drop();
     } else {
       env = { DATA_DIR: join(dir, 'data'), ...FAST_WEBHOOKS };
+      await copyMigratedDataDir(env.DATA_DIR!); // first start is not this file's subject
     }
     receiver = await startWebhookReceiver();
   });
