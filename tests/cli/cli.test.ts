@@ -103,11 +103,12 @@ for (const setting of settings) {
       const started = Date.now();
       // The real first start: the default demo (DEMO_SCALE unset, 500 loans), not the 50 loans
       // the other process tests start with.
-      service = await startService({ ...env, DEMO_SCALE: '' }, port, workDir);
+      // The issue asks for "serves within 60 s" on a developer's machine. Here three other test
+      // files run beside this one, so the time is reported rather than asserted, and the give-up
+      // limit is 240 s: since the investor split (0024) the demo's replay does more per payment
+      // (85 s at a load average of 15–20 after 0035; tests/README.md "How long").
+      service = await startService({ ...env, DEMO_SCALE: '' }, port, workDir, 240_000);
       const seconds = (Date.now() - started) / 1000;
-      // The issue asks for "serves within 60 s" on a developer's machine. Here another test file
-      // runs beside this one, so the time is reported rather than asserted (startService gives up
-      // after 120 s); it is about 6–12 s alone and up to about 40 s beside the engine tests.
       t.diagnostic(`first start (migrate + demo portfolio at scale 0.05) took ${seconds.toFixed(1)} s`);
       const announced = /Demo account "demo" created with (\d+) loans/.exec(service.output());
       assert.ok(announced, `the banner announces the demo:\n${service.output()}`);
