@@ -246,7 +246,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     const matches = collection.primaryKey.map(
       (field) => sql`${table}.${sql.ident(field.source.column)} = (${step(stepIndex, 'ids')}::json -> 0 ->> ${sql.value(field.source.column)}::text)::${CAST[field.type]}`,
     );
-    return sql`coalesce((SELECT ${response.rowObject(collection, selection, table)} FROM ${sql.ident(collection.table)} AS ${table} WHERE ${response.rowPredicate(collection, table)} AND ${sql.join(
+    return sql`coalesce((SELECT ${response.rowObject(collection, selection, table)} FROM ${sql.qualified(collection.schema, collection.table)} AS ${table} WHERE ${response.rowPredicate(collection, table)} AND ${sql.join(
       matches,
       sql` AND `,
     )}), 'null')`;
