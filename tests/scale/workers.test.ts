@@ -134,9 +134,12 @@ describe('Scale-out: WORKERS=2 keeps the README acceptance', { skip: skip ?? fal
       consecutive = answer.status === 200 && !answer.body.includes('"errors"') ? consecutive + 1 : 0;
       if (!consecutive) await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const reloads = service.output().split('metadata reloaded; new schema serving').length - 1 - reloadsBefore;
-    assert.equal(reloads, 2, 'one reload per process');
+    // The log is written in batches at least once a second (app/logger.ts): wait for both lines, then a little more for a third.
+    const reloads = (): number => service.output().split('metadata reloaded; new schema serving').length - 1 - reloadsBefore;
+    const logged = Date.now() + 5_000;
+    while (reloads() < 2 && Date.now() < logged) await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.equal(reloads(), 2, 'one reload per process');
   });
 
   it('delivers each webhook event once with two processes each running the delivery worker', async () => {
