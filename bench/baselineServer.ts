@@ -30,9 +30,9 @@
  * Prints `listening <port>` when ready.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import pg from 'pg';
+import { readBody, refuse, serveHandWritten, unknownDocument } from './handWrittenHttp.js';
 import { ALL_QUERIES, type BenchQuery, type Variables } from './queries.js';
 
 const connectionString = process.env.DATABASE_URL;
@@ -92,26 +92,12 @@ const byDocument = new Map<string, Prepared>(
   }),
 );
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-const refuse = (res: ServerResponse): void => void res.writeHead(403, { 'content-type': 'application/json; charset=utf-8' }).end('{"error":"Not authorized"}');
-
 async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const [body, key] = await Promise.all([readBody(req), authenticate(req.headers.authorization)]);
   if (!key) return refuse(res);
   const request = JSON.parse(body) as { query?: unknown; variables?: Variables };
   const prepared = typeof request.query === 'string' ? byDocument.get(`${key.role}\u0000${request.query}`) : undefined;
-  if (!prepared) {
-    res.writeHead(400, { 'content-type': 'application/json; charset=utf-8' }).end('{"errors":[{"message":"unknown document"}]}');
-    return;
-  }
+  if (!prepared) return unknownDocument(res);
   const variables = request.variables ?? {};
   const { query } = prepared;
   let response: string | null | undefined;
@@ -139,26 +125,4 @@ async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> 
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(response);
 }
 
-const server = createServer((req, res) => {
-  if (req.method !== 'POST' || req.url !== '/graphql') {
-    res.writeHead(404).end();
-    return;
-  }
-  answer(req, res).catch((error: unknown) => {
-    process.stderr.write(`baseline: ${error instanceof Error ? error.message : String(error)}\n`);
-    res.writeHead(500).end();
-  });
-});
-
-server.listen(Number(process.env.PORT || 0), process.env.HOST || '127.0.0.1', () => {
-  process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`);
-});
-
-const stop = (): void => {
-  server.close();
-  server.closeAllConnections();
-  void pool.end().finally(() => process.exit(0));
-  setTimeout(() => process.exit(1), 5_000).unref();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+serveHandWritten('baseline', pool, answer);
