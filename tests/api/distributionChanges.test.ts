@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { splitComponent, type FundingSource } from '../../domain/ledger/index.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
+import { cents, graphData } from '../support/graphData.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
 
 /**
@@ -22,22 +23,7 @@ before(async () => {
 });
 after(() => s?.close());
 
-async function graph(query: string, variables: Record<string, unknown> = {}): Promise<any> {
-  const response = await fetch(`${s.url}/api/graph`, {
-    method: 'POST',
-    headers: { authorization: `Token ${s.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await response.json()) as { data?: any; errors?: unknown };
-  assert.equal(body.errors, undefined, JSON.stringify(body.errors));
-  return body.data;
-}
-
-const cents = (money: string): bigint => {
-  const [whole, fraction = ''] = money.replace('-', '').split('.');
-  const value = BigInt(whole!) * 100n + BigInt((fraction + '00').slice(0, 2));
-  return money.startsWith('-') ? -value : value;
-};
+const graph = (query: string, variables: Record<string, unknown> = {}): Promise<any> => graphData(s.url, s.key, query, variables);
 
 interface Line {
   id: string;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { splitComponent, type FundingSource } from '../../domain/ledger/index.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
+import { cents, graphData } from '../support/graphData.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
 import type { JsonNumber } from '../support/exactJson.js';
 
@@ -30,24 +31,9 @@ before(async () => {
 });
 after(() => s?.close());
 
-async function graph(query: string, variables: Record<string, unknown> = {}): Promise<any> {
-  const response = await fetch(`${s.url}/api/graph`, {
-    method: 'POST',
-    headers: { authorization: `Token ${s.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await response.json()) as { data?: any; errors?: unknown };
-  assert.equal(body.errors, undefined, JSON.stringify(body.errors));
-  return body.data;
-}
+const graph = (query: string, variables: Record<string, unknown> = {}): Promise<any> => graphData(s.url, s.key, query, variables);
 
 const day = (offset: number) => new Date(Date.UTC(2026, 0, 15) + offset * 86_400_000).toISOString().slice(0, 10);
-const cents = (given: string | JsonNumber): bigint => {
-  const money = typeof given === 'string' ? given : given.text;
-  const [whole, fraction = ''] = money.replace('-', '').split('.');
-  const value = BigInt(whole!) * 100n + BigInt((fraction + '00').slice(0, 2));
-  return money.startsWith('-') ? -value : value;
-};
 
 const sourceArb = fc.record({
   share: fc.integer({ min: 1, max: 40 }), // percent of the loan
