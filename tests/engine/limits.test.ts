@@ -160,7 +160,9 @@ describe('Limits over HTTP', () => {
   it('answers the fragment bomb in milliseconds and keeps serving', async () => {
     const started = performance.now();
     const answer = await s.graph(fragmentBomb(30, false));
-    assert.ok(performance.now() - started < 1_000, `took ${(performance.now() - started).toFixed(0)} ms`);
+    // 2^30 spreads expanded would take hours: a bound of seconds (not one, which a loaded
+    // machine's other test files can take from it) tells the refusal came from counting.
+    assert.ok(performance.now() - started < 10_000, `took ${(performance.now() - started).toFixed(0)} ms`);
     assert.equal(answer.status, 200);
     assert.equal(answer.body?.errors?.[0]?.extensions?.code, 'query-too-expensive');
     assert.ok(dataOf(await s.graph('{ loans_aggregate { aggregate { count } } }')).loans_aggregate.aggregate.count > 0);
