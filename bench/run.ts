@@ -60,7 +60,7 @@ const { values: args } = parseArgs({
     out: { type: 'string', default: 'bench' },
     operations: { type: 'boolean', default: false },
     scale: { type: 'string', default: '1' },
-    // an account already seeded (with DATABASE_URL), kept after the run; --operations also takes an admin key of it.
+    // an account already seeded (with DATABASE_URL), kept after the run, and optionally an admin key of it.
     account: { type: 'string' },
     key: { type: 'string' },
   },
@@ -103,20 +103,17 @@ function createSeededAccount(databaseUrl: string, slug: string, scale: number): 
   return { slug, id, key, scale, loans };
 }
 
-/** An account seeded before (`--account`): its id and loans, and a new admin key for this run. */
-async function existingAccount(pool: pg.Pool, databaseUrl: string, slug: string, scale: number): Promise<BenchAccount> {
-  const { rows } = await pool.query<{ id: string; loans: string }>('SELECT a.id, (SELECT count(*) FROM loans l WHERE l.account_id = a.id) AS loans FROM accounts a WHERE a.slug = $1', [slug]);
-  if (!rows[0]) throw new Error(`no account ${slug}`);
-  const key = runCli(databaseUrl, ['key', 'create', '--account', slug, '--name', `bench ${Date.now().toString(36)}`]).trim().split('\n').pop() ?? '';
-  return { slug, id: rows[0].id, key, scale, loans: Number(rows[0].loans) };
-}
-
-/** An account seeded before (`--account SLUG --key lq_…`): its id and how many loans it has. */
-async function seededAccountOf(pool: pg.Pool, slug: string, key: string): Promise<BenchAccount> {
+/**
+ * An account seeded before (`--account SLUG`, kept afterwards): its id and how many loans it has,
+ * with `--key` if given, else a new admin key for this run. Its scale is what was asked
+ * (`--scale`), else what its loans say (10,000 loans = 1).
+ */
+async function existingAccount(pool: pg.Pool, databaseUrl: string, slug: string, key: string | undefined, scale?: number): Promise<BenchAccount> {
   const { rows } = await pool.query<{ id: string; loans: number }>('SELECT a.id, (SELECT count(*)::int FROM loans l WHERE l.account_id = a.id) AS loans FROM accounts a WHERE a.slug = $1', [slug]);
   if (!rows[0]) throw new Error(`no account ${slug}`);
   log(`using the seeded account ${slug} (${rows[0].loans} loans)`);
-  return { slug, id: rows[0].id, key, scale: rows[0].loans / 10_000, loans: rows[0].loans };
+  const usedKey = key ?? runCli(databaseUrl, ['key', 'create', '--account', slug, '--name', `bench ${Date.now().toString(36)}`]).trim().split('\n').pop() ?? '';
+  return { slug, id: rows[0].id, key: usedKey, scale: scale ?? rows[0].loans / 10_000, loans: rows[0].loans };
 }
 
 function engineBodies(query: BenchQuery, sample: DataSample, count: number): string[] {
@@ -181,7 +178,7 @@ async function main(): Promise<void> {
   try {
     runCli(databaseUrl, ['migrate']);
     // `--account SLUG` (with DATABASE_URL): an account seeded before at `--scale`, kept afterwards; a new key is made for the run.
-    const main = args.account ? await existingAccount(pool, databaseUrl, args.account, MAIN_SCALE) : createSeededAccount(databaseUrl, `${slugPrefix}-s${MAIN_SCALE}`, MAIN_SCALE);
+    const main = args.account ? await existingAccount(pool, databaseUrl, args.account, args.key, MAIN_SCALE) : createSeededAccount(databaseUrl, `${slugPrefix}-s${MAIN_SCALE}`, MAIN_SCALE);
     if (!args.account) accounts.push(main);
     await pool.query('VACUUM ANALYZE');
     const sample = await sampleData(pool, main.id);
@@ -408,8 +405,8 @@ async function operationsMode(): Promise<void> {
   try {
     runCli(databaseUrl, ['migrate']);
     // --scale: the seeded portfolio (1 = 10,000 loans, as the main run; 0.1 seeds in a tenth of the time on a busy machine).
-    // --account/--key: an account seeded before (seeding scale 0.1 takes 8 min at load 30), kept afterwards.
-    const reused = args.account && args.key ? await seededAccountOf(pool, args.account, args.key) : null;
+    // --account [--key]: an account seeded before (seeding scale 0.1 takes 8 min at load 30), kept afterwards.
+    const reused = args.account ? await existingAccount(pool, databaseUrl, args.account, args.key) : null;
     account = reused ?? createSeededAccount(databaseUrl, `bench-ops-${Date.now().toString(36)}`, Number(args.scale));
     await pool.query('VACUUM ANALYZE');
     const sample = await sampleData(pool, account.id);
