@@ -2,8 +2,9 @@
  * What one account's requests to this process looked like over the last hour (issue 35, the
  * dashboard's operations page): by GraphQL operation type, how many, how many failed, and their
  * latency. Kept beside the Prometheus metrics (which are the service's, every account together,
- * and so not an account admin's to see) from the same finished requests, in one-minute slots, so
- * memory is bounded by the accounts that sent requests in the hour.
+ * and so not an account admin's to see) from the same finished requests, in one-minute slots
+ * reused as the hour turns: memory is at most 60 slots per account that has sent this process a
+ * request (an account's entry is kept once made; accounts are few and each slot is small).
  */
 
 /** One operation type's figures for the window. */
