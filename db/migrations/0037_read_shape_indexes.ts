@@ -12,6 +12,8 @@
  *   of the pages of the sequential scan of the wide `loans` rows (ledger columns, custom fields)
  *   they were. The same index still serves q2's "status, newest first" page; one index, not two,
  *   so writes of a loan maintain no more indexes than before.
+ *   (0040 undoes this: at scale 1 the wider index turned q2 to another plan, and the aggregates
+ *   got a narrow index of their own.)
  * - Every ordered list ends with the primary key (SPEC §5), so an index that stops before `id`
  *   made PostgreSQL read ALL of a parent's rows and sort them even under a LIMIT (q1's "last 5
  *   payments" read all ~90–130 of the loan's payments from the heap for 5). With `id` last the
