@@ -113,13 +113,15 @@ async function ledgerCalls(q: Queryable): Promise<{ ledger: number; from: number
 
 /**
  * Whether a regular payment of `amount` on `date` (on or after the loan's last payment) must resume:
- * the loan has a stored state with no line of its last as-of step (credit paying a fee on that day),
- * and the payment is below the payoff of its day (R6 rewrites earlier lines: a full replay).
+ * the loan has a stored state that is still its rows' (its version; since migration 0038 a full
+ * replay that wrote nothing stores none), with no line of its last as-of step (credit paying a fee
+ * on that day), and the payment is below the payoff of its day (R6 rewrites earlier lines).
  */
 async function resumable(loanId: string, date: string, amount: number): Promise<boolean> {
   const row = (
     await db.query<{ ok: boolean }>(
-      `SELECT s.lines = (s.state).lines AND $3::numeric < (loanql_ledger(s.account_id, s.id, $2::date)).payoff AS ok
+      `SELECT s.version = loanql_ledger_resume_version(s.account_id, s.id, s.state) AND s.lines = (s.state).lines
+              AND $3::numeric < (loanql_ledger(s.account_id, s.id, $2::date)).payoff AS ok
          FROM ledger_resume_states s WHERE s.account_id = $1 AND s.id = $4`,
       [accountId, date, amount, loanId],
     )
