@@ -1,24 +1,22 @@
 /**
  * Issue 29 ("replaying a 30-year monthly loan with 360 payments costs under 5 ms of server time";
- * docs/ledger.md, "Migration 0038"): the two costs left around the ledger's computation.
+ * docs/ledger.md, "Migration 0038"): cheaper versions and a cheaper computation, the same results.
  *
  * - **A version without text, sort or md5.** 0032's and 0034's versions name each row a replay
  *   reads or writes by its row version (`ctid`, `xmin`); they made it text, sorted it by `ctid`
- *   and hashed the whole with md5 (~9 M instructions for the bench loan's ~1,450 rows, twice per
+ *   and hashed the whole with md5 (9.2 M instructions for the bench loan's ~1,450 rows, twice per
  *   resumed write). Now each row is one 64-bit hash of its `ctid` seeded with its `xmin`
- *   (`hashtidextended`), and each table's rows are summed (exact `numeric`): a sum does not
- *   depend on the order the rows are read in, so nothing is sorted. Same rows named, same
- *   decisions (0032's "Row versions, not values"); a changed row goes unseen only if the sums of
- *   64-bit hashes collide, which 0032 weighed against md5's 128 bits and this migration accepts.
- * - **A resume state stored again only when it changed.** 0034 stored each state (and computed its
- *   version) after every full replay of a call of at most 10 loans. Now not when the replay wrote
- *   nothing (no line, row, fee or loan) and the stored state is the one computed, to the digit:
- *   then the rows that state was taken from are as they were, and its stored version still says
- *   whether it is the loan's — when a write changed an input but no output, it is not, and the next
- *   write replays in full (which writes, and stores); the version check is unchanged.
+ *   (`hashtidextended`), and each table's rows are summed (exact `numeric`): a sum does not depend
+ *   on the order the rows are read in, so nothing is sorted (4.8 M). Same rows named, same
+ *   decisions (0032's "Row versions, not values"); a change goes unseen only if two sums of 64-bit
+ *   hashes collide, a risk 0032 weighed against md5's 128 bits and this migration accepts.
+ * - **`loanql_ledger_from`** (0034's text, marked `0038`): accrued(d) and its share of the payoff
+ *   before a payment are computed only when money is left after what is due and the fees (R6 needs
+ *   it; a payment that pays what is due, the usual one, never reaches the payoff); after the loop the
+ *   rows due by the day are summed in a variable up to the first row after it, and the oldest unpaid
+ *   row and days past due are looked for from `fo` (rows before it are paid in full).
  *
- * `loanql_replay_loans_in_full` is 0034's text with the marked `0038` change. Stored versions and
- * states of the old form are deleted (they would never match).
+ * Stored versions of the old form are deleted (they would never match).
  */
 import { sql as replayResumesAfterLastPayment } from './0034_replay_resumes_after_last_payment.js';
 
@@ -43,8 +41,34 @@ function between(text: string, start: string, end: string): string {
   return text.slice(from, to + end.length);
 }
 
-// 0034's loanql_ledger_from (0018's loanql_ledger made resumable), its balances after the loop cheaper.
-const ledgerFrom = edited(between(replayResumesAfterLastPayment, 'CREATE FUNCTION loanql_ledger_from(', '\nEND $$;'), [
+// 0034's loanql_ledger_from (0018's loanql_ledger made resumable): accrued(d) computed only when R6
+// can apply, and its balances after the loop cheaper.
+const ledgerFromText = between(replayResumesAfterLastPayment, 'CREATE FUNCTION loanql_ledger_from(', '\nEND $$;');
+const accruedStep = between(
+  ledgerFromText,
+  '    -- accrued(d) for row k (R2) and the payoff just before this payment (R5).\n',
+  '    payoff_before := amount - prin_total + due_int + accrued - ahead + fees_open - credit;\n',
+);
+const accruedOnly = accruedStep.split('\n').slice(1, -2).join('\n');
+const ledgerFrom = edited(ledgerFromText, [
+  [
+    accruedStep,
+    `    -- 0038: the payoff just before this payment (R5) but its accrued(d), which is added below
+    -- only when R6 can apply: money left after what is due and the fees
+    payoff_before := amount - prin_total + due_int - ahead + fees_open - credit;
+`,
+  ],
+  [
+    '    IF p.amount >= payoff_before AND rem > 0 THEN\n',
+    `    -- 0038: accrued(d) for row k (R2), as before this payment's steps (1) and (2), which change
+    -- nothing it reads (k, row k, the rows' balances and dates)
+    IF rem > 0 THEN
+${accruedOnly}
+      payoff_before := payoff_before + accrued;
+    END IF;
+    IF p.amount >= payoff_before AND rem > 0 THEN
+`,
+  ],
   ['CREATE FUNCTION loanql_ledger_from(', 'CREATE OR REPLACE FUNCTION loanql_ledger_from('],
   ['  last_date date; last_posted timestamptz; last_id uuid;\nBEGIN', '  last_date date; last_posted timestamptz; last_id uuid;\n  interest_due_sum numeric := 0;  -- 0038\nBEGIN'],
   [
@@ -129,5 +153,6 @@ END $$;
 TRUNCATE ledger_fingerprints, ledger_resume_states;
 
 ${ledgerFrom}
+
 
 `;
