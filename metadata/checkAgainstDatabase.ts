@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/index.js';
 import { withCatalogueFacts } from './catalogueFacts.js';
-import { catalogueRelations, checkFunctions, COMPATIBLE, writableViewProblems, type CatalogueRelations } from './checkRelations.js';
+import { catalogueRelations, checkFunctions, compatible, writableViewProblems, type CatalogueRelations } from './checkRelations.js';
 import { MetadataError, tableKey, type Metadata, type Relationship, type ResolvedMetadata } from './model.js';
 
 /** A constraint of a collection's table, as the catalogue has it. */
@@ -36,8 +36,12 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const relations = await catalogueRelations(db, metadata);
   const { tables } = relations;
   const { rows } = await keyed(relations, await db.query<{ table_schema: string; table_name: string; column_name: string; data_type: string; is_nullable: string; is_generated: string; numeric_precision: number | null; numeric_scale: number | null }>(
-    // An extension's type (citext) is USER-DEFINED in data_type: its name is udt_name.
-    `SELECT table_schema::text, table_name::text, column_name, CASE WHEN data_type = 'USER-DEFINED' THEN udt_name::text ELSE data_type END AS data_type, is_nullable, is_generated, numeric_precision, numeric_scale FROM information_schema.columns
+    // An extension's type (citext) is USER-DEFINED in data_type: its name is udt_name. An array
+    // is ARRAY: its element's name (as data_type would write it) with [] (`integer[]`).
+    `SELECT table_schema::text, table_name::text, column_name, CASE WHEN data_type = 'USER-DEFINED' THEN udt_name::text
+        WHEN data_type = 'ARRAY' THEN (SELECT CASE WHEN e.typnamespace = 'pg_catalog'::regnamespace THEN format_type(e.oid, NULL) ELSE e.typname::text END
+          FROM pg_type AS a JOIN pg_type AS e ON e.oid = a.typelem WHERE a.typname = udt_name AND a.typnamespace = (SELECT oid FROM pg_namespace WHERE nspname = udt_schema)) || '[]'
+        ELSE data_type END AS data_type, is_nullable, is_generated, numeric_precision, numeric_scale FROM information_schema.columns
       WHERE (table_schema::text, table_name::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
     tables,
   ));
@@ -113,7 +117,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       const dataType = table.get(field.source.column);
       if (!dataType) {
         problems.push(`collection ${collection.name}, field ${field.name}: column ${collection.table}.${field.source.column} does not exist`);
-      } else if (field.source.kind === 'customField' ? dataType !== 'jsonb' : !COMPATIBLE[field.type].includes(dataType)) {
+      } else if (field.source.kind === 'customField' ? dataType !== 'jsonb' : !compatible(field.type, dataType)) {
         problems.push(`collection ${collection.name}, field ${field.name}: column ${collection.table}.${field.source.column} is ${dataType}, not ${field.source.kind === 'customField' ? 'jsonb' : field.type}`);
       }
     }

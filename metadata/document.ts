@@ -1,4 +1,4 @@
-import type { PresetValue, RootFieldKind, ScalarType } from './model.js';
+import type { FieldType, PresetValue, RootFieldKind, ScalarType } from './model.js';
 
 /**
  * Stage 1, parsed: the metadata as written — the YAML file after JSON Schema validation
@@ -16,7 +16,7 @@ export interface MetadataDocument {
 }
 
 /** A field as written: a type (the column of the same name), or a type with its column or custom-field key. */
-export type FieldDocument = ScalarType | { readonly type: ScalarType; readonly column?: string; readonly custom_field?: string };
+export type FieldDocument = FieldType | { readonly type: FieldType; readonly column?: string; readonly custom_field?: string };
 
 /** A relationship as written: `object` or `array` names the target collection, `on` pairs this collection's columns with the target's. */
 export type RelationshipDocument =

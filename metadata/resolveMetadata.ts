@@ -1,6 +1,6 @@
 import type { CollectionDocument, MetadataDocument, Presets } from './document.js';
 import { resolveEventTypes } from './eventTypes.js';
-import { ADMIN_ROLE, MetadataError, type Collection, type ComputedField, type TrackedFunction, type Field, type InsertPermission, type PresetValue, type Relationship, type ResolvedMetadata, type ResolvedRole, type RootFieldKind, type UpdatePermission } from './model.js';
+import { ADMIN_ROLE, isArrayType, MetadataError, type Collection, type ComputedField, type TrackedFunction, type Field, type InsertPermission, type PresetValue, type Relationship, type ResolvedMetadata, type ResolvedRole, type RootFieldKind, type UpdatePermission } from './model.js';
 import { resolveRoles } from './resolveRoles.js';
 import { proveVisibleRows, type UnprovenCollection } from './visibleRows.js';
 
@@ -37,6 +37,7 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
       const field = [...fields.values()].find((candidate) => candidate.source.kind === 'column' && candidate.source.column === column);
       if (!field) problems.push(`collection ${name}: primary_key ${column} is not one of its fields`);
       else if (field.source.column === document.tenant_column) problems.push(`collection ${name}: primary_key ${column} is the tenant column (a key identifies a row within an account)`);
+      else if (isArrayType(field.type) || field.type === 'json' || field.type === 'jsonb') problems.push(`collection ${name}: primary_key ${column} is of type ${field.type} (a key is a scalar PostgreSQL can compare)`);
       return field;
     });
     const relationships = new Map<string, Relationship>();

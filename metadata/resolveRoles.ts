@@ -5,6 +5,7 @@ import {
   type DeletePermission,
   type Field,
   type FilterJsonbOperator,
+  isArrayType,
   type FilterOperator,
   type FilterValue,
   type InsertPermission,
@@ -318,6 +319,11 @@ function resolveFilter(
     return Object.entries(spec).flatMap(([operator, raw]): RowFilter[] => {
       const at = `${path}.${operator}`;
       if (field.type === 'jsonb' && operator !== '_is_null') return jsonbComparison(field, operator, raw, at);
+      if ((field.type === 'json' || isArrayType(field.type)) && operator !== '_is_null') {
+        // Decision (metadata/README.md "Types"): a role filter tests a json or array field for null only.
+        problems.push(`${where}, ${at}: a ${field.type} field takes only _is_null in a role filter`);
+        return [];
+      }
       if (JSONB_OPERATORS.has(operator) || operator === '_cast') {
         problems.push(`${where}, ${at}: ${operator} needs a jsonb field`);
         return [];

@@ -179,6 +179,7 @@ export function describeFilter(filter: RowFilter): string {
     case 'isNull':
       return `${filter.field.name} _is_null ${describeValue(filter.value)}`;
     case 'jsonb':
+    case 'arrayContainment':
       return `${filter.field.name} ${filter.operator} ${describeValue(filter.value)}`;
     case 'cast':
       return `${filter.field.name} _cast { String: { ${describeFilter(filter.where)} } }`;

@@ -78,6 +78,10 @@ export function listQueryPlanner(
       if (field && !distinctOn.includes(field)) distinctOn.push(field);
     }
     if (!distinctOn.length) return { distinctOn, orderBy };
+    const json = distinctOn.find((field) => field.type === 'json');
+    if (json) return atArgument(node, 'distinct_on', () => {
+      throw new GraphQLError(`"distinct_on" ${json.name}: a json field has no equality (PostgreSQL's json; jsonb has)`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
+    });
     if (!orderBy.length) return { distinctOn, orderBy: distinctOn.map((field) => ({ kind: 'column', path: [], field, direction: 'asc' })) };
     const leading = orderBy.slice(0, distinctOn.length);
     const matches = leading.length === distinctOn.length && leading.every((item) => item.kind === 'column' && !item.path.length && distinctOn.includes(item.field)) && new Set(leading.map((item) => item.field)).size === distinctOn.length;

@@ -48,7 +48,7 @@ export function selectionPlanner(
       const role = roleOf(parent, node);
       switch (role.kind) {
         case 'column': {
-          const path = role.field.type === 'jsonb' ? jsonPathOf(node) : null;
+          const path = role.field.type === 'jsonb' || role.field.type === 'json' ? jsonPathOf(node) : null;
           items.push(path ? { kind: 'column', alias, field: role.field, path } : { kind: 'column', alias, field: role.field });
           break;
         }
@@ -123,7 +123,10 @@ export function selectionPlanner(
           const columns = asList(columnsArg)
             .map((name) => collection.fields.get(enumValue(name) ?? ''))
             .filter((field): field is Field => field !== undefined);
-          aggregateFields.push({ kind: 'count', alias: innerAlias, columns, distinct: readNow(countArgs.distinct, SCALAR_FOR_TYPE.boolean) === true });
+          const distinct = readNow(countArgs.distinct, SCALAR_FOR_TYPE.boolean) === true;
+          const json = distinct ? columns.find((field) => field.type === 'json') : undefined;
+          if (json) throw new GraphQLError(`count(distinct: true) of ${json.name}: a json field has no equality (PostgreSQL's json)`, { nodes: inner, extensions: { code: 'validation-failed' satisfies ErrorCode } });
+          aggregateFields.push({ kind: 'count', alias: innerAlias, columns, distinct });
         } else if (innerRole.kind === 'aggregateFunction') {
           const functionType = objectType(`${collection.name}_${innerRole.fn}_fields`);
           const functionItems: AggregateFunctionItem[] = [];

@@ -101,6 +101,7 @@ function whereCost(where: BoolExp | null, candidateRows: number): number {
     case 'in':
     case 'isNull':
     case 'jsonb':
+    case 'arrayContainment':
     case 'computed':
       return 0;
     case 'cast':

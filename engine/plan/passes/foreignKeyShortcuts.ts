@@ -49,6 +49,7 @@ export function shortenFilter<V>(expression: BoolExpOf<V>, foreignKeys: ForeignK
     case 'in':
     case 'isNull':
     case 'jsonb':
+    case 'arrayContainment':
     case 'computed':
       return expression;
     case 'columns':
