@@ -136,6 +136,12 @@ export type BoolExpOf<V> =
   /** `_cast: {String: {…}}`: `where` compares `as`, the jsonb field seen as text (a field of type text, same name and source). */
   | { readonly kind: 'cast'; readonly field: Field; readonly as: Field; readonly where: BoolExpOf<V> }
   | { readonly kind: 'relationship'; readonly relationship: Relationship; readonly target: Collection; readonly where: BoolExpOf<V> }
+  /**
+   * A computed field of the row alone (no arguments, no stored form) compared as a field is:
+   * `where` compares `as` (a field of the computed field's type standing for its value), read as
+   * `function(tenant, key…)` of the row of `collection` (Hasura's computed fields in filters).
+   */
+  | { readonly kind: 'computedValue'; readonly collection: Collection; readonly field: ComputedField; readonly as: Field; readonly where: BoolExpOf<V> }
   /** A comparison of a computed field that has a stored form, called without arguments (`ComputedField.storedForm`). */
   | { readonly kind: 'computed'; readonly field: ComputedField; readonly operator: StoredFormOperator; readonly value: V }
   /**

@@ -86,8 +86,11 @@ export type RelationshipPath = readonly { readonly relationship: Relationship; r
  */
 export type OrderItem =
   | { readonly kind: 'column'; readonly path: RelationshipPath; readonly field: Field; readonly direction: OrderDirection }
-  /** A computed field with a stored form, without arguments (`ComputedField.storedForm`). */
-  | { readonly kind: 'computed'; readonly path: RelationshipPath; readonly field: ComputedField; readonly direction: OrderDirection }
+  /**
+   * A computed field without arguments: through its stored form (`ComputedField.storedForm`), or
+   * else the function called on the row of `collection` (a function of the row alone).
+   */
+  | { readonly kind: 'computed'; readonly path: RelationshipPath; readonly collection: Collection; readonly field: ComputedField; readonly direction: OrderDirection }
   | {
       readonly kind: 'aggregate';
       readonly path: RelationshipPath;

@@ -48,9 +48,10 @@ export function listQueryPlanner(
           const direction = directionOf(inner);
           if (direction === null) continue;
           items.push({ kind: 'column', path, field, direction });
-        } else if (current.computedFields.get(key)?.storedForm) {
+        } else if (current.computedFields.has(key)) {
+          // The schema offers a computed field in order_by with a stored form or without arguments.
           const direction = directionOf(inner);
-          if (direction !== null) items.push({ kind: 'computed', path, field: current.computedFields.get(key)!, direction });
+          if (direction !== null) items.push({ kind: 'computed', path, collection: current, field: current.computedFields.get(key)!, direction });
         } else if (!current.relationships.has(key) && key.endsWith('_aggregate') && current.relationships.has(key.slice(0, -'_aggregate'.length))) {
           walkAggregate(key.slice(0, -'_aggregate'.length), current, inner, path);
         } else {

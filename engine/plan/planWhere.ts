@@ -45,6 +45,12 @@ export function wherePlanner({ toParam, jsonbParam, toJs, asList, schemaCollecti
         items.push(...planComparison(collection.fields.get(key)!, inner));
       } else if (collection.computedFields.get(key)?.storedForm) {
         items.push(...planStoredComparison(collection.computedFields.get(key)!, inner));
+      } else if (collection.computedFields.has(key)) {
+        // A computed field of the row alone (the schema offers no other in a filter): compared as a field of its type.
+        const field = collection.computedFields.get(key)!;
+        const as: Field = { name: field.name, type: field.type, source: { kind: 'column', column: `${field.function}()` } };
+        const comparisons = planComparison(as, inner);
+        items.push({ kind: 'computedValue', collection, field, as, where: comparisons.length === 1 ? comparisons[0]! : { kind: 'and', items: comparisons } });
       } else if (!collection.relationships.has(key) && key.endsWith('_aggregate') && collection.relationships.get(key.slice(0, -'_aggregate'.length))?.kind === 'array') {
         items.push(...planAggregatePredicates(collection.relationships.get(key.slice(0, -'_aggregate'.length))!, inner, depth));
       } else {

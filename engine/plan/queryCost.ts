@@ -106,6 +106,9 @@ function whereCost(where: BoolExp | null, candidateRows: number): number {
       return 0;
     case 'cast':
       return whereCost(where.where, candidateRows);
+    case 'computedValue':
+      // A function call per candidate row, like a filter's hop.
+      return FILTER_HOP * candidateRows + whereCost(where.where, candidateRows);
     case 'columns':
       return 0;
     case 'exists':

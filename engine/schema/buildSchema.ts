@@ -244,7 +244,11 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
           };
           for (const field of collection.fields.values()) fields[field.name] = { type: fieldComparison(field) };
           // A computed field with a stored form, without arguments: through its index.
-          for (const computed of collection.computedFields.values()) if (computed.storedForm) fields[computed.name] = { type: storedFormComparison(SCALAR_FOR_TYPE[computed.type]) };
+          for (const computed of collection.computedFields.values()) {
+            if (computed.storedForm) fields[computed.name] = { type: storedFormComparison(SCALAR_FOR_TYPE[computed.type]) };
+            // A function of the row alone (Hasura's rule for computed fields in filters): its type's comparisons.
+            else if (!computed.args.size) fields[computed.name] = { type: comparisonFor(SCALAR_FOR_TYPE[computed.type]) };
+          }
           for (const relationship of collection.relationships.values()) {
             fields[relationship.name] = { type: boolExps.get(relationship.target)! };
             // An aggregate predicate: only where the role may aggregate the target.
@@ -263,7 +267,10 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
           const fields: GraphQLInputFieldConfigMap = {};
           // Not json, jsonb or arrays (as Hasura's order_by).
           for (const field of collection.fields.values()) if (ORDERABLE_FIELD(field)) fields[field.name] = { type: orderBy };
-          for (const computed of collection.computedFields.values()) if (computed.storedForm) fields[computed.name] = { type: orderBy, description: `${computed.name} as of the business date` };
+          for (const computed of collection.computedFields.values()) {
+            if (computed.storedForm) fields[computed.name] = { type: orderBy, description: `${computed.name} as of the business date` };
+            else if (!computed.args.size && computed.type !== 'jsonb' && computed.type !== 'json') fields[computed.name] = { type: orderBy, description: `${computed.name}, computed by ${computed.function}` };
+          }
           for (const relationship of collection.relationships.values()) {
             if (relationship.kind === 'object') fields[relationship.name] = { type: orderBys.get(relationship.target)! };
             // As the aggregate field itself: only where the role may aggregate the target.

@@ -1,4 +1,4 @@
-import { tableKey, type Collection, type Field, type FieldType, type Metadata, type Relationship } from '../../metadata/index.js';
+import { tableKey, type Collection, type ComputedField, type Field, type FieldType, type Metadata, type Relationship } from '../../metadata/index.js';
 import type { Param } from '../plan/params.js';
 import { sql, type Fragment } from './fragment.js';
 import { jsonOf } from './jsonText.js';
@@ -24,6 +24,8 @@ export interface CompileContext {
   readonly tenantPredicate: (table: Fragment) => Fragment;
   readonly joinPredicate: (relationship: Relationship, parent: Fragment, child: Fragment) => Fragment;
   readonly param: (value: Param, type: FieldType) => Fragment;
+  /** A computed field's value for the row `table` of `collection`: `fn(tenant, key…, args…)` (named arguments given by the caller). */
+  readonly computedCall: (collection: Collection, field: ComputedField, table: Fragment, args?: readonly Fragment[]) => Fragment;
 }
 
 export function compileContext(metadata: Metadata): CompileContext {
@@ -56,6 +58,8 @@ export function compileContext(metadata: Metadata): CompileContext {
         relationship.mapping.map(([from, to]) => sql`${child}.${sql.ident(to)} = ${parent}.${sql.ident(from)}`),
         sql` AND `,
       ),
+    computedCall: (collection, field, table, args = []) =>
+      sql`${sql.qualified(collection.schema, field.function)}(${sql.join([sql`${table}.${tenant}`, ...collection.primaryKey.map((key) => sql`${table}.${sql.ident(key.source.column)}`), ...args], sql`, `)})`,
     /** A value of a comparison; a boolean written in the document is SQL text (`sql.boolean`), anything else a parameter. */
     param: (value, type) =>
       value.kind === 'const' && type === 'boolean' && typeof value.value === 'boolean' ? sql.boolean(value.value) : sql`${sql.param(value)}::${castOf(type)}`,

@@ -33,7 +33,7 @@ export type SelectionRenderer = ReturnType<typeof selectionRenderer>;
 
 /** Row objects, lists and the FROM … WHERE … of a list's rows. */
 export function selectionRenderer(context: CompileContext, { where, rowPredicate, pathPredicate }: WhereRenderer, { orderKeys }: OrderByRenderer, aggregate: RenderAggregate) {
-  const { nextAlias, tenant, fieldOutput, fieldValue, joinPredicate } = context;
+  const { nextAlias, tenant, fieldOutput, fieldValue, joinPredicate, computedCall } = context;
   const { storedValue } = storedFormRenderer(context);
 
   function rowObject(collection: Collection, selection: Selection, table: Fragment): Fragment {
@@ -47,8 +47,7 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
           if (!item.args.size && item.field.storedForm) return [item.alias, jsonOf(storedValue(item.field, table))];
           // fn(tenant, key, name => $n::type, …): omitted arguments take the function's defaults.
           const args = [...item.args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${CAST[item.field.args.get(name)!]}`);
-          const call = sql`${sql.qualified(collection.schema, item.field.function)}(${sql.join([sql`${table}.${tenant}`, ...collection.primaryKey.map((key) => fieldValue(table, key)), ...args], sql`, `)})`;
-          return [item.alias, jsonOf(call)];
+          return [item.alias, jsonOf(computedCall(collection, item.field, table, args))];
         }
         case 'typename':
           return [item.alias, jsonString(item.value)];

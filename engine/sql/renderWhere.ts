@@ -15,7 +15,7 @@ export type WhereRenderer = ReturnType<typeof whereRenderer>;
  * a role's filters through `shortenRoleFilter`, once per metadata version).
  */
 export function whereRenderer(context: CompileContext) {
-  const { metadata, nextAlias, fieldValue, tenantPredicate, joinPredicate, param } = context;
+  const { metadata, nextAlias, fieldValue, tenantPredicate, joinPredicate, param, computedCall } = context;
   const { storedComparison } = storedFormRenderer(context);
 
   /** A role's filter (select, update, delete, check) over the row `table`. */
@@ -89,6 +89,8 @@ export function whereRenderer(context: CompileContext) {
       }
       case 'cast':
         return where(expression.where, table, { as: expression.as, value: sql`(${valueOf(expression.field)})::text` });
+      case 'computedValue':
+        return where(expression.where, table, { as: expression.as, value: computedCall(expression.collection, expression.field, table) });
       case 'in': {
         if (isArrayType(expression.field.type)) return arrayIn(expression, valueOf(expression.field));
         const json = expression.field.type === 'json';

@@ -33,6 +33,12 @@ const SCHEMA = `
     labels citext[],
     PRIMARY KEY (account_id, id)
   );
+  CREATE FUNCTION lender.note_tag_count(account uuid, id bigint) RETURNS integer
+    LANGUAGE sql STABLE AS $$ SELECT coalesce(cardinality(n.tags), 0) FROM lender.notes n WHERE n.account_id = account AND n.id = note_tag_count.id $$;
+  CREATE FUNCTION lender.note_title_upper(account uuid, id bigint) RETURNS text
+    LANGUAGE sql STABLE AS $$ SELECT upper(n.title) FROM lender.notes n WHERE n.account_id = account AND n.id = note_title_upper.id $$;
+  CREATE FUNCTION lender.note_score_times(account uuid, id bigint, factor integer DEFAULT 2) RETURNS integer
+    LANGUAGE sql STABLE AS $$ SELECT n.scores[1] * factor FROM lender.notes n WHERE n.account_id = account AND n.id = note_score_times.id $$;
 `;
 
 const FIELDS = `{ id: bigint, title: text, body: json, tags: "text[]", scores: "integer[]", amounts: "numeric[]", due: "date[]", flags: "boolean[]", refs: "uuid[]", big: "bigint[]", weights: "float8[]", labels: "citext[]" }`;
@@ -46,6 +52,10 @@ collections:
     table: notes
     primary_key: id
     fields: ${FIELDS}
+    computed_fields:
+      tag_count: { function: note_tag_count, type: integer }
+      shout: { function: note_title_upper, type: text }
+      score_times: { function: note_score_times, type: integer, args: { factor: integer } }
     insert: { columns: ${WRITABLE} }
     update: { columns: ${WRITABLE} }
 roles:
@@ -53,6 +63,10 @@ roles:
     collections:
       lender_notes:
         select: { columns: [id, title, tags], filter: { tags: { _is_null: false } } }
+  counter:
+    collections:
+      lender_notes:
+        select: { columns: [id, title, tag_count] }
 `;
 
 let database: TestDatabase;
@@ -61,6 +75,7 @@ let directory: string;
 let key: string;
 let accountId: string;
 let taggedKey: string;
+let counterKey: string;
 
 interface Body {
   data?: any;
@@ -115,6 +130,7 @@ before(async () => {
   const made = await createAccountWithKey(database.db);
   key = made.apiKey.key;
   accountId = made.account.id;
+  counterKey = (await createApiKey(database.db, accountId, 'counter', { role: 'counter', variables: new Map() })).key;
   taggedKey = (await createApiKey(database.db, accountId, 'tagged only', { role: 'tagged_only', variables: new Map() })).key;
   // Another account's note, equal in every value: no answer may include it.
   const other = (await createAccountWithKey(database.db)).account.id;
@@ -126,7 +142,7 @@ after(async () => {
   if (directory) rmSync(directory, { recursive: true, force: true });
 });
 
-describe(`A lender's own types: json and arrays (${testDatabaseKind})`, () => {
+describe(`A lender's own types: json, arrays, computed fields of the row in where and order_by (${testDatabaseKind})`, () => {
   it('inserts json values and arrays from GraphQL lists (literals and variables) and returns them as PostgreSQL stores them', async () => {
     const inserted = await data(
       `mutation($tags: [String!], $body: json, $due: [date!]) {
@@ -252,6 +268,34 @@ describe(`A lender's own types: json and arrays (${testDatabaseKind})`, () => {
     const result = await data('{ lender_notes(order_by: {id: asc}) { id title tags } }', undefined, taggedKey);
     const expected = await plain(`SELECT json_build_object('id', id, 'title', title, 'tags', tags) AS j FROM lender.notes WHERE account_id = $1 AND tags IS NOT NULL ORDER BY id`, [accountId]);
     assert.deepEqual(result.lender_notes, expected);
+  });
+
+  it('filters and orders by computed fields of the row alone (no arguments), as calling the function in SQL', async () => {
+    const result = await data(`{
+      many: lender_notes(where: {tag_count: {_gte: 2}}, order_by: [{tag_count: desc}, {id: asc}]) { id tag_count }
+      text: lender_notes(where: {shout: {_like: "%IR%"}}, order_by: {shout: asc}) { id shout }
+      in: lender_notes(where: {_or: [{tag_count: {_in: [0, 1]}}, {shout: {_is_null: true}}]}, order_by: {id: asc}) { id }
+      aggregate: lender_notes_aggregate(where: {tag_count: {_eq: 1}}) { aggregate { count } }
+    }`);
+    const count = 'lender.note_tag_count(account_id, id)';
+    assert.deepEqual(result.many, await plain(`SELECT json_build_object('id', id, 'tag_count', ${count}) AS j FROM lender.notes WHERE account_id = $1 AND ${count} >= 2 ORDER BY ${count} DESC, id`, [accountId]));
+    assert.ok(result.many.length >= 1);
+    const shout = 'lender.note_title_upper(account_id, id)';
+    assert.deepEqual(result.text, await plain(`SELECT json_build_object('id', id, 'shout', ${shout}) AS j FROM lender.notes WHERE account_id = $1 AND ${shout} LIKE '%IR%' ORDER BY ${shout}, id`, [accountId]));
+    assert.equal(result.text.length, 2);
+    assert.deepEqual(result.in.map((row: { id: number }) => row.id), await idsWhere(`${count} IN (0, 1) OR ${shout} IS NULL`));
+    const [aggregate] = await plain(`SELECT json_build_object('count', count(*)) AS j FROM lender.notes WHERE account_id = $1 AND ${count} = 1`, [accountId]);
+    assert.deepEqual(result.aggregate.aggregate, aggregate);
+  });
+
+  it('offers in where and order_by only computed fields without arguments, and to a role only those its columns name', async () => {
+    assert.match(await refused('{ lender_notes(where: {score_times: {_eq: 2}}) { id } }'), /score_times/);
+    assert.match(await refused('{ lender_notes(order_by: {score_times: asc}) { id } }'), /score_times/);
+    const counted = await data('{ lender_notes(where: {tag_count: {_gt: 0}}, order_by: {tag_count: asc}) { id tag_count } }', undefined, counterKey);
+    assert.deepEqual(counted.lender_notes, await plain(`SELECT json_build_object('id', id, 'tag_count', lender.note_tag_count(account_id, id)) AS j FROM lender.notes WHERE account_id = $1 AND lender.note_tag_count(account_id, id) > 0 ORDER BY lender.note_tag_count(account_id, id), id`, [accountId]));
+    const hidden = await post({ query: '{ lender_notes(where: {tag_count: {_gt: 0}}) { id } }' }, taggedKey);
+    assert.equal(hidden.body.errors?.[0]?.extensions?.code, 'validation-failed', hidden.text);
+    assert.match(hidden.text, /tag_count/);
   });
 
   it('shows the array operators in explain', async () => {

@@ -44,6 +44,7 @@ export function shortenFilter<V>(expression: BoolExpOf<V>, foreignKeys: ForeignK
     case 'not':
       return { ...expression, item: shortenFilter(expression.item, foreignKeys) };
     case 'cast':
+    case 'computedValue':
       return { ...expression, where: shortenFilter(expression.where, foreignKeys) };
     case 'compare':
     case 'in':
