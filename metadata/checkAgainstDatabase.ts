@@ -3,6 +3,40 @@ import { withCatalogueFacts } from './catalogueFacts.js';
 import { catalogueRelations, checkFunctions, compatible, writableViewProblems, type CatalogueRelations } from './checkRelations.js';
 import { MetadataError, tableKey, type Metadata, type Relationship, type ResolvedMetadata } from './model.js';
 
+/**
+ * Table computed fields: the function (in the collection's schema) exists once, is not VOLATILE
+ * (a query's one statement must not write), returns SETOF the returned collection's relation,
+ * and takes (tenant, primary key…, then the arguments by those names).
+ */
+async function tableComputedFieldProblems(db: Queryable, metadata: ResolvedMetadata, relations: CatalogueRelations): Promise<string[]> {
+  const wanted = [...metadata.collections.values()].flatMap((collection) => [...collection.tableComputedFields.values()].map((field) => ({ collection, field })));
+  if (!wanted.length) return [];
+  const problems: string[] = [];
+  for (const { collection, field } of wanted) {
+    const where = `collection ${collection.name}, computed field ${field.name}`;
+    const target = metadata.collections.get(field.returns)!;
+    const schema = collection.schema ?? relations.currentSchema;
+    const { rows } = await db.query<{ args: string[] | string; retset: boolean; volatile: boolean; returns_target: boolean }>(
+      `SELECT coalesce(p.proargnames, '{}')::text[] AS args, p.proretset AS retset, p.provolatile = 'v' AS volatile,
+              p.prorettype = (SELECT c.reltype FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $3 AND c.relname = $4) AS returns_target
+         FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = $2`,
+      [schema, field.function, target.schema ?? relations.currentSchema, target.table],
+    );
+    const keys = collection.primaryKey.length;
+    const [row] = rows;
+    if (!row) problems.push(`${where}: function ${schema}.${field.function} does not exist`);
+    else if (rows.length > 1) problems.push(`${where}: function ${field.function} is overloaded`);
+    else if (!row.retset || !row.returns_target) problems.push(`${where}: function ${field.function} does not return SETOF ${target.schema ?? relations.currentSchema}.${target.table} (collection ${target.name})`);
+    else if (row.volatile) problems.push(`${where}: function ${field.function} is VOLATILE (a query must not write: declare it STABLE)`);
+    else {
+      const names = parseNameArray(row.args);
+      if (!(names.length >= 1 + keys + field.args.size && [...field.args.keys()].every((arg) => names.slice(1 + keys).includes(arg))))
+        problems.push(`${where}: function ${field.function} takes no (tenant, ${collection.primaryKey.map((key) => key.name).join(', ')}${[...field.args.keys()].map((arg) => `, ${arg}`).join('')}) arguments`);
+    }
+  }
+  return problems;
+}
+
 /** A constraint of a collection's table, as the catalogue has it. */
 export interface CatalogueConstraint {
   readonly table: string;
@@ -105,6 +139,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       }
     }
   }
+  problems.push(...(await tableComputedFieldProblems(db, metadata, relations)));
   problems.push(...(await storedFormProblems(metadata, columns, db, relations)));
   for (const collection of metadata.collections.values()) {
     const table = columns.get(tableKey(collection));

@@ -41,7 +41,10 @@ export interface CollectionDocument {
       string,
       {
         readonly function: string;
-        readonly type: ScalarType;
+        /** A scalar computed field's type; a table computed field gives `returns` instead. */
+        readonly type?: ScalarType;
+        /** The collection whose table the function returns SETOF (a table computed field). */
+        readonly returns?: string;
         readonly args?: Readonly<Record<string, ScalarType>>;
         readonly description?: string;
         readonly stored_form?: { readonly days_since: string; readonly today: string };

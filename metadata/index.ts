@@ -50,6 +50,7 @@ export {
   type RootFieldKind,
   type RowFilter,
   type ScalarType,
+  type TableComputedField,
   type FieldType,
   type ArrayFieldType,
   type ArrayElementType,

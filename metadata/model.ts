@@ -66,6 +66,21 @@ export interface ComputedField {
   readonly storedForm: StoredForm | null;
 }
 
+/**
+ * A computed field whose function returns `SETOF` a tracked table (Hasura's table computed
+ * fields): called as a scalar one is — the row's tenant value and key, then `args` by name — its
+ * rows are those of the collection `returns`, listed with `where`, `order_by`, paging and
+ * `distinct_on`, the tenant predicate and the role's filter of that collection on each.
+ */
+export interface TableComputedField {
+  readonly name: string;
+  readonly function: string;
+  readonly args: ReadonlyMap<string, ScalarType>;
+  /** The collection whose table (or view) the function returns SETOF. */
+  readonly returns: string;
+  readonly description: string | null;
+}
+
 export type StoredForm = { readonly kind: 'daysSince'; readonly column: string; readonly today: string };
 
 export interface Relationship {
@@ -239,6 +254,11 @@ export interface Collection {
   readonly fields: ReadonlyMap<string, Field>;
   /** Computed fields, by name (a role sees those its select columns name, or all with '*'). */
   readonly computedFields: ReadonlyMap<string, ComputedField>;
+  /**
+   * Table-returning computed fields, by name: a role sees those its select columns name (or all
+   * with '*') and whose returned collection it may select.
+   */
+  readonly tableComputedFields: ReadonlyMap<string, TableComputedField>;
   readonly relationships: ReadonlyMap<string, Relationship>;
   readonly rootFields: ReadonlySet<RootFieldKind>;
   readonly insert: InsertPermission | null;

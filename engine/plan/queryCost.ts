@@ -70,6 +70,8 @@ function selectionCost(selection: Selection, parentRows: number): number {
         total += parentRows * (1 + selectionCost(item.selection, 1));
         break;
       case 'array':
+      case 'computedRows':
+        // A table computed field: the function's rows, priced as an array relationship's.
         total += parentRows * (1 + whereCost(item.query.where, FAN_OUT) + orderCost(item.query, FAN_OUT) + selectionCost(item.selection, rowsOf(item.query, FAN_OUT)));
         break;
       case 'arrayAggregate':

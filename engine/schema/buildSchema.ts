@@ -333,6 +333,23 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
               extensions: role({ kind: 'computed', field: computed }),
             };
           }
+          for (const computed of collection.tableComputedFields.values()) {
+            // Hasura's table computed field: `args` (when the function takes any) and the returned collection's list arguments.
+            const targetCollection = metadata.collections.get(computed.returns)!;
+            const argsType = computed.args.size
+              ? new GraphQLInputObjectType({
+                  name: `${name}_${computed.name}_args`,
+                  description: `arguments of the computed field ${computed.name} of "${collection.table}"`,
+                  fields: Object.fromEntries([...computed.args].map(([arg, type]) => [arg, { type: SCALAR_FOR_TYPE[type] }])),
+                })
+              : null;
+            fields[computed.name] = {
+              type: new GraphQLNonNull(nonNullList(objectTypes.get(computed.returns)!)),
+              description: computed.description ?? `rows of "${targetCollection.table}" computed by the SQL function ${computed.function}`,
+              args: { ...(argsType ? { args: { type: argsType } } : {}), ...listArgs(targetCollection) },
+              extensions: role({ kind: 'tableComputed', field: computed, target: targetCollection }),
+            };
+          }
           for (const relationship of collection.relationships.values()) {
             const targetCollection = target(relationship);
             if (relationship.kind === 'object') {

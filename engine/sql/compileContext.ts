@@ -25,7 +25,7 @@ export interface CompileContext {
   readonly joinPredicate: (relationship: Relationship, parent: Fragment, child: Fragment) => Fragment;
   readonly param: (value: Param, type: FieldType) => Fragment;
   /** A computed field's value for the row `table` of `collection`: `fn(tenant, key…, args…)` (named arguments given by the caller). */
-  readonly computedCall: (collection: Collection, field: ComputedField, table: Fragment, args?: readonly Fragment[]) => Fragment;
+  readonly computedCall: (collection: Collection, field: Pick<ComputedField, 'function'>, table: Fragment, args?: readonly Fragment[]) => Fragment;
 }
 
 export function compileContext(metadata: Metadata): CompileContext {

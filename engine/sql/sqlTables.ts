@@ -53,6 +53,13 @@ export const castOf = (type: FieldType): Fragment => (isArrayType(type) ? (eleme
 const INTEGER_ARRAY = sql`integer[]`;
 /** Array operators (Hasura's `_contains`/`_contained_in` on array fields). */
 export const ARRAY_OPERATOR = { _contains: sql`@>`, _contained_in: sql`<@` } as const;
+/**
+ * The cast of a value passed to a SQL function's argument of this type: `integer` is the
+ * function's own integer (a bigint value would find no function: PostgreSQL does not narrow
+ * bigint to integer when it resolves a call); every other type as a comparison casts it.
+ */
+export const argumentCast = (type: ScalarType): Fragment => (type === 'integer' ? INTEGER : CAST[type]);
+const INTEGER = sql`integer`;
 export const OPERATOR: Readonly<Record<ComparisonOperator, Fragment>> = {
   _eq: sql`=`,
   _neq: sql`<>`,

@@ -39,6 +39,10 @@ const SCHEMA = `
     LANGUAGE sql STABLE AS $$ SELECT upper(n.title) FROM lender.notes n WHERE n.account_id = account AND n.id = note_title_upper.id $$;
   CREATE FUNCTION lender.note_score_times(account uuid, id bigint, factor integer DEFAULT 2) RETURNS integer
     LANGUAGE sql STABLE AS $$ SELECT n.scores[1] * factor FROM lender.notes n WHERE n.account_id = account AND n.id = note_score_times.id $$;
+  -- Every account's other notes (no account filter): the tenant predicate must keep the others' out.
+  CREATE FUNCTION lender.note_others(account uuid, id bigint, min_score integer DEFAULT 0) RETURNS SETOF lender.notes
+    LANGUAGE sql STABLE AS $$ SELECT * FROM lender.notes n WHERE n.id <> note_others.id AND coalesce(n.scores[1], 0) >= min_score $$;
+  CREATE FUNCTION lender.note_texts(account uuid, id bigint) RETURNS SETOF text LANGUAGE sql STABLE AS $$ SELECT title FROM lender.notes $$;
 `;
 
 const FIELDS = `{ id: bigint, title: text, body: json, tags: "text[]", scores: "integer[]", amounts: "numeric[]", due: "date[]", flags: "boolean[]", refs: "uuid[]", big: "bigint[]", weights: "float8[]", labels: "citext[]" }`;
@@ -56,13 +60,14 @@ collections:
       tag_count: { function: note_tag_count, type: integer }
       shout: { function: note_title_upper, type: text }
       score_times: { function: note_score_times, type: integer, args: { factor: integer } }
+      others: { function: note_others, returns: lender_notes, args: { min_score: integer } }
     insert: { columns: ${WRITABLE} }
     update: { columns: ${WRITABLE} }
 roles:
   tagged_only:
     collections:
       lender_notes:
-        select: { columns: [id, title, tags], filter: { tags: { _is_null: false } } }
+        select: { columns: [id, title, tags, others], filter: { tags: { _is_null: false } } }
   counter:
     collections:
       lender_notes:
@@ -298,6 +303,48 @@ describe(`A lender's own types: json, arrays, computed fields of the row in wher
     assert.match(hidden.text, /tag_count/);
   });
 
+  it('lists a table computed field with args, where, order_by, paging and distinct_on, under the tenant predicate', async () => {
+    const answer = await data(`{
+      lender_notes(order_by: {id: asc}) {
+        id
+        all: others { id }
+        some: others(args: {min_score: 1}, where: {title: {_neq: "second"}}, order_by: {title: desc}, limit: 2) { id title tag_count }
+        distinct: others(distinct_on: [title], order_by: [{title: asc}, {id: desc}]) { id title }
+      }
+    }`);
+    const expected = await plain(
+      `SELECT json_build_object('id', n.id,
+         'all', coalesce((SELECT json_agg(json_build_object('id', o.id) ORDER BY o.id) FROM lender.note_others(n.account_id, n.id) o WHERE o.account_id = $1), '[]'),
+         'some', coalesce((SELECT json_agg(j ORDER BY t DESC, i) FROM (SELECT json_build_object('id', o.id, 'title', o.title, 'tag_count', lender.note_tag_count(o.account_id, o.id)) AS j, o.title AS t, o.id AS i
+                   FROM lender.note_others(n.account_id, n.id, min_score => 1) o WHERE o.account_id = $1 AND o.title <> 'second' ORDER BY o.title DESC, o.id LIMIT 2) s), '[]'),
+         'distinct', coalesce((SELECT json_agg(json_build_object('id', d.id, 'title', d.title) ORDER BY d.title, d.id DESC)
+                   FROM (SELECT DISTINCT ON (o.title) o.* FROM lender.note_others(n.account_id, n.id) o WHERE o.account_id = $1 ORDER BY o.title, o.id DESC) d), '[]')) AS j
+         FROM lender.notes n WHERE n.account_id = $1 ORDER BY n.id`,
+      [accountId],
+    );
+    assert.deepEqual(answer.lender_notes, expected);
+    assert.ok(!JSON.stringify(answer).includes('theirs'));
+  });
+
+  it('applies the returned collection\'s role filter to a table computed field\'s rows; a role whose columns leave it out has no such field', async () => {
+    const result = await data('{ lender_notes(order_by: {id: asc}) { id others(order_by: {id: asc}) { id tags } } }', undefined, taggedKey);
+    const expected = await plain(
+      `SELECT json_build_object('id', n.id, 'others', coalesce((SELECT json_agg(json_build_object('id', o.id, 'tags', o.tags) ORDER BY o.id) FROM lender.note_others(n.account_id, n.id) o WHERE o.account_id = $1 AND o.tags IS NOT NULL), '[]')) AS j
+         FROM lender.notes n WHERE n.account_id = $1 AND n.tags IS NOT NULL ORDER BY n.id`,
+      [accountId],
+    );
+    assert.deepEqual(result.lender_notes, expected);
+    const absent = await post({ query: '{ lender_notes { id others { id } } }' }, counterKey);
+    assert.equal(absent.body.errors?.[0]?.extensions?.code, 'validation-failed', absent.text);
+    assert.match(absent.text, /others/);
+  });
+
+  it('explains a table computed field: its rows are the function\'s call on the row', async () => {
+    const answer = await post({ query: '{ lender_notes { others(args: {min_score: 2}) { id } } }' }, key, '/api/graph/explain');
+    assert.equal(answer.status, 200, answer.text);
+    assert.match(answer.text, /FROM \\"lender\\"\.\\"note_others\\"\(\\"_t\d+\\"\.\\"account_id\\", \\"_t\d+\\"\.\\"id\\", \\"min_score\\" => \$\d+::integer\) AS/);
+  });
+
   it('shows the array operators in explain', async () => {
     const answer = await post({ query: '{ lender_notes(where: {tags: {_contains: ["a"]}, body: {_eq: {a: 1}}}) { id } }' }, key, '/api/graph/explain');
     assert.equal(answer.status, 200, answer.text);
@@ -326,6 +373,13 @@ describe('metadata check: json and array types against the catalogue', () => {
     assert.match(problems, /field scores: column notes\.scores is integer\[\], not bigint\[\]/);
     assert.match(problems, /field tags: column notes\.tags is text\[\], not text/);
     assert.match(problems, /field body: column notes\.body is json, not jsonb/);
+  });
+
+  it('refuses a table computed field whose function returns another type, does not exist, or returns no known collection', async () => {
+    const problems = await problemsOf(METADATA.replace('others: { function: note_others,', 'others: { function: note_texts,').replace('score_times: { function: note_score_times, type: integer, args: { factor: integer } }', 'score_times: { function: note_nothing, returns: lender_notes }'));
+    assert.match(problems, /computed field others: function note_texts does not return SETOF lender\.notes/);
+    assert.match(problems, /computed field score_times: function lender\.note_nothing does not exist/);
+    assert.throws(() => parseMetadata(METADATA.replace('returns: lender_notes', 'returns: nowhere')), /computed field others: returns nowhere is not a collection/);
   });
 
   it('refuses an unknown type, an array key, and a role filter comparing an array (it may test for null only)', () => {

@@ -95,6 +95,7 @@ function shortenSelection(selection: Selection, foreignKeys: ForeignKeys): Selec
       case 'object':
         return { ...item, selection: shortenSelection(item.selection, foreignKeys) };
       case 'array':
+      case 'computedRows':
         return { ...item, query: shortenQuery(item.query, foreignKeys), selection: shortenSelection(item.selection, foreignKeys) };
       case 'arrayAggregate':
         return { ...item, query: shortenQuery(item.query, foreignKeys), aggregate: shortenAggregate(item.aggregate, foreignKeys) };
