@@ -17,3 +17,5 @@ INSERT INTO lender_types.notes (account_id, id, title, body, tags, scores) VALUE
   ('601de000-0000-4000-8000-000000000001', 2, 'second', '[1, "two"]', '{b,c,"with, comma"}', '{3}'),
   ('601de000-0000-4000-8000-000000000001', 3, 'third', '"just a string"', '{}', '{1,2}'),
   ('601de000-0000-4000-8000-000000000001', 4, 'fourth', NULL, NULL, NULL);
+CREATE FUNCTION lender_types.note_others(account uuid, id bigint, min_score integer DEFAULT 0) RETURNS SETOF lender_types.notes
+  LANGUAGE sql STABLE AS $$ SELECT * FROM lender_types.notes n WHERE n.id <> note_others.id AND coalesce(n.scores[1], 0) >= min_score $$;
