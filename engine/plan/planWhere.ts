@@ -48,6 +48,7 @@ export function wherePlanner({ toParam, jsonbParam, toJs, asList, schemaCollecti
       } else if (collection.computedFields.has(key)) {
         // A computed field of the row alone (the schema offers no other in a filter): compared as a field of its type.
         const field = collection.computedFields.get(key)!;
+        // The stand-in's column, `fn()`, is no SQL name: no catalogue constant of a real column can match it.
         const as: Field = { name: field.name, type: field.type, source: { kind: 'column', column: `${field.function}()` } };
         const comparisons = planComparison(as, inner);
         items.push({ kind: 'computedValue', collection, field, as, where: comparisons.length === 1 ? comparisons[0]! : { kind: 'and', items: comparisons } });
