@@ -1,7 +1,41 @@
 import type { Queryable } from '../db/index.js';
 import { withCatalogueFacts } from './catalogueFacts.js';
-import { catalogueRelations, checkFunctions, COMPATIBLE, writableViewProblems, type CatalogueRelations } from './checkRelations.js';
+import { catalogueRelations, checkFunctions, compatible, writableViewProblems, type CatalogueRelations } from './checkRelations.js';
 import { MetadataError, tableKey, type Metadata, type Relationship, type ResolvedMetadata } from './model.js';
+
+/**
+ * Table computed fields: the function (in the collection's schema) exists once, is not VOLATILE
+ * (a query's one statement must not write), returns SETOF the returned collection's relation,
+ * and takes (tenant, primary key…, then the arguments by those names).
+ */
+async function tableComputedFieldProblems(db: Queryable, metadata: ResolvedMetadata, relations: CatalogueRelations): Promise<string[]> {
+  const wanted = [...metadata.collections.values()].flatMap((collection) => [...collection.tableComputedFields.values()].map((field) => ({ collection, field })));
+  if (!wanted.length) return [];
+  const problems: string[] = [];
+  for (const { collection, field } of wanted) {
+    const where = `collection ${collection.name}, computed field ${field.name}`;
+    const target = metadata.collections.get(field.returns)!;
+    const schema = collection.schema ?? relations.currentSchema;
+    const { rows } = await db.query<{ args: string[] | string; retset: boolean; volatile: boolean; returns_target: boolean }>(
+      `SELECT coalesce(p.proargnames, '{}')::text[] AS args, p.proretset AS retset, p.provolatile = 'v' AS volatile,
+              p.prorettype = (SELECT c.reltype FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $3 AND c.relname = $4) AS returns_target
+         FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = $2`,
+      [schema, field.function, target.schema ?? relations.currentSchema, target.table],
+    );
+    const keys = collection.primaryKey.length;
+    const [row] = rows;
+    if (!row) problems.push(`${where}: function ${schema}.${field.function} does not exist`);
+    else if (rows.length > 1) problems.push(`${where}: function ${field.function} is overloaded`);
+    else if (!row.retset || !row.returns_target) problems.push(`${where}: function ${field.function} does not return SETOF ${target.schema ?? relations.currentSchema}.${target.table} (collection ${target.name})`);
+    else if (row.volatile) problems.push(`${where}: function ${field.function} is VOLATILE (a query must not write: declare it STABLE)`);
+    else {
+      const names = parseNameArray(row.args);
+      if (!(names.length >= 1 + keys + field.args.size && [...field.args.keys()].every((arg) => names.slice(1 + keys).includes(arg))))
+        problems.push(`${where}: function ${field.function} takes no (tenant, ${collection.primaryKey.map((key) => key.name).join(', ')}${[...field.args.keys()].map((arg) => `, ${arg}`).join('')}) arguments`);
+    }
+  }
+  return problems;
+}
 
 /** A constraint of a collection's table, as the catalogue has it. */
 export interface CatalogueConstraint {
@@ -36,8 +70,12 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const relations = await catalogueRelations(db, metadata);
   const { tables } = relations;
   const { rows } = await keyed(relations, await db.query<{ table_schema: string; table_name: string; column_name: string; data_type: string; is_nullable: string; is_generated: string; numeric_precision: number | null; numeric_scale: number | null }>(
-    // An extension's type (citext) is USER-DEFINED in data_type: its name is udt_name.
-    `SELECT table_schema::text, table_name::text, column_name, CASE WHEN data_type = 'USER-DEFINED' THEN udt_name::text ELSE data_type END AS data_type, is_nullable, is_generated, numeric_precision, numeric_scale FROM information_schema.columns
+    // An extension's type (citext) is USER-DEFINED in data_type: its name is udt_name. An array
+    // is ARRAY: its element's name (as data_type would write it) with [] (`integer[]`).
+    `SELECT table_schema::text, table_name::text, column_name, CASE WHEN data_type = 'USER-DEFINED' THEN udt_name::text
+        WHEN data_type = 'ARRAY' THEN (SELECT CASE WHEN e.typnamespace = 'pg_catalog'::regnamespace THEN format_type(e.oid, NULL) ELSE e.typname::text END
+          FROM pg_type AS a JOIN pg_type AS e ON e.oid = a.typelem WHERE a.typname = udt_name AND a.typnamespace = (SELECT oid FROM pg_namespace WHERE nspname = udt_schema)) || '[]'
+        ELSE data_type END AS data_type, is_nullable, is_generated, numeric_precision, numeric_scale FROM information_schema.columns
       WHERE (table_schema::text, table_name::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
     tables,
   ));
@@ -101,6 +139,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       }
     }
   }
+  problems.push(...(await tableComputedFieldProblems(db, metadata, relations)));
   problems.push(...(await storedFormProblems(metadata, columns, db, relations)));
   for (const collection of metadata.collections.values()) {
     const table = columns.get(tableKey(collection));
@@ -113,7 +152,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       const dataType = table.get(field.source.column);
       if (!dataType) {
         problems.push(`collection ${collection.name}, field ${field.name}: column ${collection.table}.${field.source.column} does not exist`);
-      } else if (field.source.kind === 'customField' ? dataType !== 'jsonb' : !COMPATIBLE[field.type].includes(dataType)) {
+      } else if (field.source.kind === 'customField' ? dataType !== 'jsonb' : !compatible(field.type, dataType)) {
         problems.push(`collection ${collection.name}, field ${field.name}: column ${collection.table}.${field.source.column} is ${dataType}, not ${field.source.kind === 'customField' ? 'jsonb' : field.type}`);
       }
     }

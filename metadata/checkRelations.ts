@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import { tableKey, type ResolvedMetadata, type ScalarType, type TrackedFunction } from './model.js';
+import { elementTypeOf, isArrayType, tableKey, type ArrayElementType, type FieldType, type ResolvedMetadata, type ScalarType, type TrackedFunction } from './model.js';
 
 /** PostgreSQL column types each metadata type may be read from. */
 export const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
@@ -10,7 +10,8 @@ export const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
   boolean: ['boolean'],
   date: ['date'],
   timestamptz: ['timestamp with time zone', 'timestamp without time zone'],
-  jsonb: ['jsonb', 'json'],
+  jsonb: ['jsonb'],
+  json: ['json'],
   bigint: ['bigint', 'integer', 'smallint'],
   smallint: ['smallint'],
   float8: ['double precision', 'real'],
@@ -19,6 +20,31 @@ export const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
   timestamp: ['timestamp without time zone'],
   time: ['time without time zone'],
 };
+
+/**
+ * The element type an array field's column must have, exactly (PostgreSQL has no cross-type
+ * operators between arrays: `integer[] = bigint[]` does not exist).
+ */
+const ARRAY_ELEMENT_COLUMN: Readonly<Record<ArrayElementType, string>> = {
+  uuid: 'uuid',
+  text: 'text',
+  numeric: 'numeric',
+  integer: 'integer',
+  boolean: 'boolean',
+  date: 'date',
+  timestamptz: 'timestamp with time zone',
+  bigint: 'bigint',
+  smallint: 'smallint',
+  float8: 'double precision',
+  real: 'real',
+  citext: 'citext',
+  timestamp: 'timestamp without time zone',
+  time: 'time without time zone',
+};
+
+/** Whether a column of the catalogue's `dataType` (an array: `integer[]`) may be read as a field of `type`. */
+export const compatible = (type: FieldType, dataType: string): boolean =>
+  isArrayType(type) ? dataType === `${ARRAY_ELEMENT_COLUMN[elementTypeOf(type)]}[]` : COMPATIBLE[type].includes(dataType);
 
 /**
  * Stage 3's view of the relations the collections name: where each is (its schema, or the

@@ -1,4 +1,4 @@
-import type { PresetValue, RootFieldKind, ScalarType } from './model.js';
+import type { FieldType, PresetValue, RootFieldKind, ScalarType } from './model.js';
 
 /**
  * Stage 1, parsed: the metadata as written — the YAML file after JSON Schema validation
@@ -16,7 +16,7 @@ export interface MetadataDocument {
 }
 
 /** A field as written: a type (the column of the same name), or a type with its column or custom-field key. */
-export type FieldDocument = ScalarType | { readonly type: ScalarType; readonly column?: string; readonly custom_field?: string };
+export type FieldDocument = FieldType | { readonly type: FieldType; readonly column?: string; readonly custom_field?: string };
 
 /** A relationship as written: `object` or `array` names the target collection, `on` pairs this collection's columns with the target's. */
 export type RelationshipDocument =
@@ -41,7 +41,10 @@ export interface CollectionDocument {
       string,
       {
         readonly function: string;
-        readonly type: ScalarType;
+        /** A scalar computed field's type; a table computed field gives `returns` instead. */
+        readonly type?: ScalarType;
+        /** The collection whose table the function returns SETOF (a table computed field). */
+        readonly returns?: string;
         readonly args?: Readonly<Record<string, ScalarType>>;
         readonly description?: string;
         readonly stored_form?: { readonly days_since: string; readonly today: string };

@@ -11,9 +11,25 @@
  * and bigserial keys), `smallint`, `float8` (double precision), `real`, `citext`, `timestamp`
  * (without time zone), `time` (without time zone).
  */
-export type ScalarType = 'uuid' | 'text' | 'numeric' | 'integer' | 'boolean' | 'date' | 'timestamptz' | 'jsonb' | 'bigint' | 'smallint' | 'float8' | 'real' | 'citext' | 'timestamp' | 'time';
+export type ScalarType = 'uuid' | 'text' | 'numeric' | 'integer' | 'boolean' | 'date' | 'timestamptz' | 'jsonb' | 'json' | 'bigint' | 'smallint' | 'float8' | 'real' | 'citext' | 'timestamp' | 'time';
 
-export const SCALAR_TYPES: readonly ScalarType[] = ['uuid', 'text', 'numeric', 'integer', 'boolean', 'date', 'timestamptz', 'jsonb', 'bigint', 'smallint', 'float8', 'real', 'citext', 'timestamp', 'time'];
+export const SCALAR_TYPES: readonly ScalarType[] = ['uuid', 'text', 'numeric', 'integer', 'boolean', 'date', 'timestamptz', 'jsonb', 'json', 'bigint', 'smallint', 'float8', 'real', 'citext', 'timestamp', 'time'];
+
+/** The element types an array field may have (Hasura's arrays of scalars; not of json/jsonb). */
+export type ArrayElementType = Exclude<ScalarType, 'json' | 'jsonb'>;
+export const ARRAY_ELEMENT_TYPES: readonly ArrayElementType[] = SCALAR_TYPES.filter((type): type is ArrayElementType => type !== 'json' && type !== 'jsonb');
+
+/**
+ * A column field's type: a scalar, or an array of one written `text[]` (PostgreSQL's own
+ * spelling; metadata/README.md "Types"). Computed fields and arguments are scalars.
+ */
+export type FieldType = ScalarType | `${ArrayElementType}[]`;
+export type ArrayFieldType = `${ArrayElementType}[]`;
+
+export const isArrayType = (type: FieldType): type is ArrayFieldType => type.endsWith('[]');
+/** The element type of an array type. */
+export const elementTypeOf = (type: ArrayFieldType): ArrayElementType => type.slice(0, -2) as ArrayElementType;
+export const FIELD_TYPES: readonly FieldType[] = [...SCALAR_TYPES, ...ARRAY_ELEMENT_TYPES.map((type): FieldType => `${type}[]`)];
 
 /** Where a field's value comes from: a column, or a key of the record's custom-fields JSON. */
 export type FieldSource =
@@ -22,7 +38,7 @@ export type FieldSource =
 
 export interface Field {
   readonly name: string;
-  readonly type: ScalarType;
+  readonly type: FieldType;
   readonly source: FieldSource;
 }
 
@@ -48,6 +64,21 @@ export interface ComputedField {
    * such that this equals the function (for loans: migration 0019, docs/ledger.md).
    */
   readonly storedForm: StoredForm | null;
+}
+
+/**
+ * A computed field whose function returns `SETOF` a tracked table (Hasura's table computed
+ * fields): called as a scalar one is — the row's tenant value and key, then `args` by name — its
+ * rows are those of the collection `returns`, listed with `where`, `order_by`, paging and
+ * `distinct_on`, the tenant predicate and the role's filter of that collection on each.
+ */
+export interface TableComputedField {
+  readonly name: string;
+  readonly function: string;
+  readonly args: ReadonlyMap<string, ScalarType>;
+  /** The collection whose table (or view) the function returns SETOF. */
+  readonly returns: string;
+  readonly description: string | null;
 }
 
 export type StoredForm = { readonly kind: 'daysSince'; readonly column: string; readonly today: string };
@@ -115,9 +146,17 @@ export type BoolExpOf<V> =
   | { readonly kind: 'isNull'; readonly field: Field; readonly value: V }
   /** A jsonb operator; `_contains`/`_contained_in` take the JSON text of their value. */
   | { readonly kind: 'jsonb'; readonly field: Field; readonly operator: FilterJsonbOperator; readonly value: V }
+  /** An array field's `_contains` (`@>`: every element of the value is in the field) or `_contained_in` (`<@`); the value is an array of the field's type. */
+  | { readonly kind: 'arrayContainment'; readonly field: Field; readonly operator: '_contains' | '_contained_in'; readonly value: V }
   /** `_cast: {String: {…}}`: `where` compares `as`, the jsonb field seen as text (a field of type text, same name and source). */
   | { readonly kind: 'cast'; readonly field: Field; readonly as: Field; readonly where: BoolExpOf<V> }
   | { readonly kind: 'relationship'; readonly relationship: Relationship; readonly target: Collection; readonly where: BoolExpOf<V> }
+  /**
+   * A computed field of the row alone (no arguments, no stored form) compared as a field is:
+   * `where` compares `as` (a field of the computed field's type standing for its value), read as
+   * `function(tenant, key…)` of the row of `collection` (Hasura's computed fields in filters).
+   */
+  | { readonly kind: 'computedValue'; readonly collection: Collection; readonly field: ComputedField; readonly as: Field; readonly where: BoolExpOf<V> }
   /** A comparison of a computed field that has a stored form, called without arguments (`ComputedField.storedForm`). */
   | { readonly kind: 'computed'; readonly field: ComputedField; readonly operator: StoredFormOperator; readonly value: V }
   /**
@@ -215,6 +254,11 @@ export interface Collection {
   readonly fields: ReadonlyMap<string, Field>;
   /** Computed fields, by name (a role sees those its select columns name, or all with '*'). */
   readonly computedFields: ReadonlyMap<string, ComputedField>;
+  /**
+   * Table-returning computed fields, by name: a role sees those its select columns name (or all
+   * with '*') and whose returned collection it may select.
+   */
+  readonly tableComputedFields: ReadonlyMap<string, TableComputedField>;
   readonly relationships: ReadonlyMap<string, Relationship>;
   readonly rootFields: ReadonlySet<RootFieldKind>;
   readonly insert: InsertPermission | null;

@@ -2,7 +2,7 @@ import AjvModule, { type ErrorObject } from 'ajv';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { MetadataDocument } from './document.js';
 import metadataSchema from './metadata.schema.json' with { type: 'json' };
-import { MetadataError, SCALAR_TYPES, type ScalarType } from './model.js';
+import { FIELD_TYPES, MetadataError, SCALAR_TYPES, type FieldType } from './model.js';
 
 const Ajv = AjvModule.default;
 const validateDocument = new Ajv({ allErrors: true }).compile(metadataSchema);
@@ -54,10 +54,10 @@ function describeSchemaErrors(document: unknown, errors: readonly ErrorObject[])
 }
 
 function describeFieldProblem(spec: unknown): string {
-  const types = SCALAR_TYPES.join(', ');
+  const types = `${SCALAR_TYPES.join(', ')}, or an array of one but json and jsonb (text[])`;
   const type = typeof spec === 'string' ? spec : typeof spec === 'object' && spec !== null ? (spec as { type?: unknown }).type : undefined;
   if (typeof type !== 'string') return `give a type (one of ${types})`;
-  if (!SCALAR_TYPES.includes(type as ScalarType)) return `type "${type}" is not one of ${types}`;
+  if (!FIELD_TYPES.includes(type as FieldType)) return `type "${type}" is not one of ${types}`;
   if (typeof spec === 'object' && spec !== null) {
     const keys = Object.keys(spec);
     const unknown = keys.filter((key) => !['type', 'column', 'custom_field'].includes(key));

@@ -1,6 +1,6 @@
 import type { CollectionDocument, MetadataDocument, Presets } from './document.js';
 import { resolveEventTypes } from './eventTypes.js';
-import { ADMIN_ROLE, MetadataError, type Collection, type ComputedField, type TrackedFunction, type Field, type InsertPermission, type PresetValue, type Relationship, type ResolvedMetadata, type ResolvedRole, type RootFieldKind, type UpdatePermission } from './model.js';
+import { ADMIN_ROLE, isArrayType, MetadataError, type Collection, type ComputedField, type TableComputedField, type TrackedFunction, type Field, type InsertPermission, type PresetValue, type Relationship, type ResolvedMetadata, type ResolvedRole, type RootFieldKind, type UpdatePermission } from './model.js';
 import { resolveRoles } from './resolveRoles.js';
 import { proveVisibleRows, type UnprovenCollection } from './visibleRows.js';
 
@@ -37,6 +37,7 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
       const field = [...fields.values()].find((candidate) => candidate.source.kind === 'column' && candidate.source.column === column);
       if (!field) problems.push(`collection ${name}: primary_key ${column} is not one of its fields`);
       else if (field.source.column === document.tenant_column) problems.push(`collection ${name}: primary_key ${column} is the tenant column (a key identifies a row within an account)`);
+      else if (isArrayType(field.type) || field.type === 'json' || field.type === 'jsonb') problems.push(`collection ${name}: primary_key ${column} is of type ${field.type} (a key is a scalar PostgreSQL can compare)`);
       return field;
     });
     const relationships = new Map<string, Relationship>();
@@ -50,9 +51,15 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
       relationships.set(relName, { name: relName, kind: spec.object ? 'object' : 'array', target, mapping: Object.entries(spec.on) });
     }
     const computedFields = new Map<string, ComputedField>();
+    const tableComputedFields = new Map<string, TableComputedField>();
     for (const [fieldName, spec] of Object.entries(collection.computed_fields ?? {})) {
       if (fields.has(fieldName) || relationships.has(fieldName)) problems.push(`collection ${name}, computed field ${fieldName}: a field or relationship has the same name`);
       if (fieldName.startsWith('__')) problems.push(`collection ${name}, computed field ${fieldName}: names starting with __ are reserved`);
+      if (spec.returns !== undefined || spec.type === undefined) {
+        if (spec.returns === undefined || !(spec.returns in document.collections)) problems.push(`collection ${name}, computed field ${fieldName}: returns ${String(spec.returns)} is not a collection`);
+        tableComputedFields.set(fieldName, { name: fieldName, function: spec.function, args: new Map(Object.entries(spec.args ?? {})), returns: spec.returns ?? '', description: spec.description ?? null });
+        continue;
+      }
       computedFields.set(fieldName, { name: fieldName, type: spec.type, function: spec.function, args: new Map(Object.entries(spec.args ?? {})),
         description: spec.description ?? null,
         storedForm: spec.stored_form ? { kind: 'daysSince', column: spec.stored_form.days_since, today: spec.stored_form.today } : null,
@@ -68,7 +75,7 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
     if (!primaryKey.length) {
       // Without a key no row can be named: no _by_pk, no writes, no computed field (called with the key).
       if (collection.insert || collection.update || collection.delete) problems.push(`collection ${name}: insert, update and delete need a primary_key (the rows a write touched are named by it)`);
-      if (computedFields.size) problems.push(`collection ${name}: computed fields need a primary_key (the function is called with it)`);
+      if (computedFields.size || tableComputedFields.size) problems.push(`collection ${name}: computed fields need a primary_key (the function is called with it)`);
     }
     const writable = resolveWritableFields(name, collection, fields, primaryKey, document.tenant_column, problems);
     unproven.set(name, {
@@ -79,6 +86,7 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
       serverMadeKey: primaryKey.length === 1 && primaryKey[0]!.type === 'uuid',
       fields,
       computedFields,
+      tableComputedFields,
       relationships,
       rootFields: new Set((collection.root_fields ?? ALL_ROOT_FIELDS).filter((kind) => kind !== 'select_by_pk' || primaryKey.length)),
       ...writable,

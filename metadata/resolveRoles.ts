@@ -5,6 +5,7 @@ import {
   type DeletePermission,
   type Field,
   type FilterJsonbOperator,
+  isArrayType,
   type FilterOperator,
   type FilterValue,
   type InsertPermission,
@@ -78,7 +79,11 @@ function resolveRole(base: Omit<ResolvedMetadata, 'roles'>, roleName: string, do
     const select = spec.select;
     // A computed field is named among the select columns like a field ('*' takes them all).
     const computedFields = select.columns === '*' ? new Map(collection.computedFields) : new Map([...collection.computedFields].filter(([name]) => select.columns.includes(name)));
-    const plainColumns = select.columns === '*' ? select.columns : select.columns.filter((name) => !collection.computedFields.has(name));
+    // A table computed field also needs select on the collection it returns (as a relationship does).
+    const tableComputedFields = new Map(
+      [...collection.tableComputedFields].filter(([name, field]) => (select.columns === '*' || select.columns.includes(name)) && selectable.has(field.returns)),
+    );
+    const plainColumns = select.columns === '*' ? select.columns : select.columns.filter((name) => !collection.computedFields.has(name) && !collection.tableComputedFields.has(name));
     const fields = pickFields(collection.fields, plainColumns, `${where}, select columns`, problems);
     for (const key of collection.primaryKey) if (!fields.has(key.name)) problems.push(`${where}, select columns: must include the primary key ${key.name}`);
     const relationships = new Map<string, Relationship>([...collection.relationships].filter(([, relationship]) => selectable.has(relationship.target)));
@@ -95,6 +100,7 @@ function resolveRole(base: Omit<ResolvedMetadata, 'roles'>, roleName: string, do
       ...collection,
       fields,
       computedFields,
+      tableComputedFields,
       relationships,
       rootFields,
       insert,
@@ -318,6 +324,11 @@ function resolveFilter(
     return Object.entries(spec).flatMap(([operator, raw]): RowFilter[] => {
       const at = `${path}.${operator}`;
       if (field.type === 'jsonb' && operator !== '_is_null') return jsonbComparison(field, operator, raw, at);
+      if ((field.type === 'json' || isArrayType(field.type)) && operator !== '_is_null') {
+        // Decision (metadata/README.md "Types"): a role filter tests a json or array field for null only.
+        problems.push(`${where}, ${at}: a ${field.type} field takes only _is_null in a role filter`);
+        return [];
+      }
       if (JSONB_OPERATORS.has(operator) || operator === '_cast') {
         problems.push(`${where}, ${at}: ${operator} needs a jsonb field`);
         return [];

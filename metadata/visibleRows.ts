@@ -101,6 +101,10 @@ function sameFilter(a: RowFilter, b: RowFilter): boolean {
       return b.kind === 'isNull' && sameField(a.field, b.field) && sameValue(a.value, b.value);
     case 'jsonb':
       return b.kind === 'jsonb' && a.operator === b.operator && sameField(a.field, b.field) && sameValue(a.value, b.value);
+    case 'computedValue':
+      return b.kind === 'computedValue' && a.collection.name === b.collection.name && a.field.name === b.field.name && sameFilter(a.where, b.where);
+    case 'arrayContainment':
+      return b.kind === 'arrayContainment' && a.operator === b.operator && sameField(a.field, b.field) && sameValue(a.value, b.value);
     case 'computed':
       return b.kind === 'computed' && a.operator === b.operator && a.field.name === b.field.name && sameValue(a.value, b.value);
     case 'cast':

@@ -179,7 +179,10 @@ export function describeFilter(filter: RowFilter): string {
     case 'isNull':
       return `${filter.field.name} _is_null ${describeValue(filter.value)}`;
     case 'jsonb':
+    case 'arrayContainment':
       return `${filter.field.name} ${filter.operator} ${describeValue(filter.value)}`;
+    case 'computedValue':
+      return describeFilter(filter.where);
     case 'cast':
       return `${filter.field.name} _cast { String: { ${describeFilter(filter.where)} } }`;
     case 'relationship':

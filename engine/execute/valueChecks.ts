@@ -12,7 +12,7 @@ export function checkWrittenValue(check: ValueCheck, value: unknown, catalogue: 
   const where = `${check.alias}: ${check.collection.name}.${check.field.name}`;
   const problem = (message: string) => new GraphQLError(`${where}: ${message}`, { path: [check.alias], extensions: { code: 'validation-failed' satisfies ErrorCode } });
   if (typeof value === 'string' && value.includes('\u0000')) return problem('text cannot contain NUL characters (\\u0000)');
-  if (check.field.type === 'jsonb' && typeof value === 'string' && value.includes('\\u0000')) return problem('JSON text cannot contain NUL characters (\\u0000)');
+  if ((check.field.type === 'jsonb' || check.field.type === 'json') && typeof value === 'string' && value.includes('\\u0000')) return problem('JSON text cannot contain NUL characters (\\u0000)');
   if (check.field.type !== 'numeric' || value === null || value === undefined) return null;
   const limits = catalogue?.numericLimits.get(`${tableKey(check.collection)}.${check.field.source.column}`);
   if (!limits) return null;

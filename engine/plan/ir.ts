@@ -1,4 +1,4 @@
-import type { BoolExpOf, Collection, ComputedField, Field, FilterJsonbOperator, FilterOperator, Relationship, TrackedFunction } from '../../metadata/index.js';
+import type { BoolExpOf, Collection, ComputedField, Field, FilterJsonbOperator, FilterOperator, Relationship, TableComputedField, TrackedFunction } from '../../metadata/index.js';
 import type { AggregateFunction, OrderDirection } from '../schema/buildSchema.js';
 import type { Param } from './params.js';
 
@@ -86,8 +86,11 @@ export type RelationshipPath = readonly { readonly relationship: Relationship; r
  */
 export type OrderItem =
   | { readonly kind: 'column'; readonly path: RelationshipPath; readonly field: Field; readonly direction: OrderDirection }
-  /** A computed field with a stored form, without arguments (`ComputedField.storedForm`). */
-  | { readonly kind: 'computed'; readonly path: RelationshipPath; readonly field: ComputedField; readonly direction: OrderDirection }
+  /**
+   * A computed field without arguments: through its stored form (`ComputedField.storedForm`), or
+   * else the function called on the row of `collection` (a function of the row alone).
+   */
+  | { readonly kind: 'computed'; readonly path: RelationshipPath; readonly collection: Collection; readonly field: ComputedField; readonly direction: OrderDirection }
   | {
       readonly kind: 'aggregate';
       readonly path: RelationshipPath;
@@ -115,6 +118,8 @@ export type SelectionItem =
   /** A computed field: its SQL function called with the row's tenant value and key, and these arguments by name. */
   | { readonly kind: 'computed'; readonly alias: string; readonly field: ComputedField; readonly args: ReadonlyMap<string, Param> }
   | { readonly kind: 'typename'; readonly alias: string; readonly value: string }
+  /** A table computed field: the rows of `target` from `function(tenant, key…, args by name)` of the row, listed as `query` says. */
+  | { readonly kind: 'computedRows'; readonly alias: string; readonly field: TableComputedField; readonly target: Collection; readonly args: ReadonlyMap<string, Param>; readonly query: ListQuery; readonly selection: Selection }
   | { readonly kind: 'object'; readonly alias: string; readonly relationship: Relationship; readonly target: Collection; readonly selection: Selection }
   | { readonly kind: 'array'; readonly alias: string; readonly relationship: Relationship; readonly target: Collection; readonly query: ListQuery; readonly selection: Selection }
   | { readonly kind: 'arrayAggregate'; readonly alias: string; readonly relationship: Relationship; readonly target: Collection; readonly query: ListQuery; readonly aggregate: AggregateSelection };

@@ -48,9 +48,10 @@ export function listQueryPlanner(
           const direction = directionOf(inner);
           if (direction === null) continue;
           items.push({ kind: 'column', path, field, direction });
-        } else if (current.computedFields.get(key)?.storedForm) {
+        } else if (current.computedFields.has(key)) {
+          // The schema offers a computed field in order_by with a stored form or without arguments.
           const direction = directionOf(inner);
-          if (direction !== null) items.push({ kind: 'computed', path, field: current.computedFields.get(key)!, direction });
+          if (direction !== null) items.push({ kind: 'computed', path, collection: current, field: current.computedFields.get(key)!, direction });
         } else if (!current.relationships.has(key) && key.endsWith('_aggregate') && current.relationships.has(key.slice(0, -'_aggregate'.length))) {
           walkAggregate(key.slice(0, -'_aggregate'.length), current, inner, path);
         } else {
@@ -78,6 +79,10 @@ export function listQueryPlanner(
       if (field && !distinctOn.includes(field)) distinctOn.push(field);
     }
     if (!distinctOn.length) return { distinctOn, orderBy };
+    const json = distinctOn.find((field) => field.type === 'json');
+    if (json) return atArgument(node, 'distinct_on', () => {
+      throw new GraphQLError(`"distinct_on" ${json.name}: a json field has no equality (PostgreSQL's json; jsonb has)`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
+    });
     if (!orderBy.length) return { distinctOn, orderBy: distinctOn.map((field) => ({ kind: 'column', path: [], field, direction: 'asc' })) };
     const leading = orderBy.slice(0, distinctOn.length);
     const matches = leading.length === distinctOn.length && leading.every((item) => item.kind === 'column' && !item.path.length && distinctOn.includes(item.field)) && new Set(leading.map((item) => item.field)).size === distinctOn.length;

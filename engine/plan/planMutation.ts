@@ -2,7 +2,7 @@ import { GraphQLEnumType, GraphQLError, GraphQLInt, GraphQLList, GraphQLNonNull,
 import type { Param } from './params.js';
 import type { Collection, Field, PresetValue } from '../../metadata/index.js';
 import { columnsSetByRelationship, nestedInsertRelationship } from '../schema/buildMutationFields.js';
-import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
+import { graphqlTypeOf, SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import type { BoolExp } from './ir.js';
 import type { InsertGroup, InsertRow, InsertValue, MutationField, MutationOutput, MutationPlan, MutationResponseItem, OnConflict, UpdateValue, UpdateWrite } from './mutationIr.js';
 import { Literal, VariableRef, type ArgValue, type PlanOptions } from './argumentValues.js';
@@ -61,7 +61,7 @@ export function planMutation(
    * list the planner has taken apart (its leaves are literals and variables): it is put back
    * together as JSON text, read now, so the plan depends on those variables' values.
    */
-  const valueParam = (field: Field, value: ArgValue): Param => (field.type === 'jsonb' ? context.jsonbParam(value) : toParam(value, SCALAR_FOR_TYPE[field.type]));
+  const valueParam = (field: Field, value: ArgValue): Param => (field.type === 'jsonb' || field.type === 'json' ? context.jsonbParam(value) : toParam(value, graphqlTypeOf(field.type)));
 
   function planInsert(alias: string, collection: Collection, objects: readonly ArgValue[], onConflictArg: ArgValue | undefined): MutationField & { kind: 'insert' } {
     const groups = new Map<string, { collection: Collection; rows: InsertRow[] }>();
@@ -178,7 +178,7 @@ export function planMutation(
 
   /** The row a `_by_pk` field names: each key field (`pk_columns`, or the field's own arguments) equal to its value. */
   const byPk = (collection: Collection, values: ArgObject): BoolExp => {
-    const items = collection.primaryKey.map((field): BoolExp => ({ kind: 'compare', field, operator: '_eq', value: toParam(values[field.name] ?? null, SCALAR_FOR_TYPE[field.type]) }));
+    const items = collection.primaryKey.map((field): BoolExp => ({ kind: 'compare', field, operator: '_eq', value: toParam(values[field.name] ?? null, graphqlTypeOf(field.type)) }));
     return items.length === 1 ? items[0]! : { kind: 'and', items };
   };
 

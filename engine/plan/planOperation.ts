@@ -1,6 +1,6 @@
 import { GraphQLError, type FieldNode, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { Collection } from '../../metadata/index.js';
-import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
+import { graphqlTypeOf, SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import type { ErrorCode } from '../errorCode.js';
 import type { PlanOptions } from './argumentValues.js';
 import type { BoolExp, OperationPlan, RootField, StreamCursor } from './ir.js';
@@ -71,7 +71,7 @@ export function planOperation(
       rootFields.push({ kind: 'selectAggregate', alias, collection, query: planListQuery(collection, node, 'aggregate'), aggregate: planAggregate(collection, subSelection(nodes)) });
     } else {
       const fieldArgs = argsOf(node);
-      const key = collection.primaryKey.map((field) => ({ field, value: atArgument(node, field.name, () => toParam(fieldArgs[field.name] ?? null, SCALAR_FOR_TYPE[field.type])) }));
+      const key = collection.primaryKey.map((field) => ({ field, value: atArgument(node, field.name, () => toParam(fieldArgs[field.name] ?? null, graphqlTypeOf(field.type))) }));
       rootFields.push({ kind: 'selectByPk', alias, collection, key, selection: planSelection(collection, subSelection(nodes)) });
     }
   }
@@ -99,7 +99,7 @@ function planStream(context: PlanningContext, collection: Collection, node: Fiel
     if (names.length !== 1) refuse('a stream cursor\'s initial_value names exactly one field');
     const field = collection.fields.get(names[0]!)!;
     const ordering = (enumValue(cursor.ordering as never) ?? 'ASC') === 'DESC' ? 'DESC' : 'ASC';
-    const initialValue = toParam((initial as Record<string, never>)[field.name] ?? null, SCALAR_FOR_TYPE[field.type]);
+    const initialValue = toParam((initial as Record<string, never>)[field.name] ?? null, graphqlTypeOf(field.type));
     const after: BoolExp = { kind: 'compare', field, operator: ordering === 'ASC' ? '_gt' : '_lt', value: { kind: 'var', name: STREAM_CURSOR_VARIABLE, cast: 'value' } };
     const where = atArgument(node, 'where', () => (args.where === undefined || args.where === null ? null : planWhere(collection, args.where)));
     const batchSize = atArgument(node, 'batch_size', () => context.countLimit(args.batch_size, 'limit', true));

@@ -1,5 +1,5 @@
 import { GraphQLError, GraphQLString, type FieldNode, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
-import type { Collection, Field } from '../../metadata/index.js';
+import type { Collection, Field, ScalarType } from '../../metadata/index.js';
 import { fieldRole, type FieldRole } from '../schema/buildSchema.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import { Literal, VariableRef, type ArgValue, type ArgumentValues } from './argumentValues.js';
@@ -36,6 +36,19 @@ export function selectionPlanner(
     return { kind: 'const', value: parsed.steps };
   }
 
+  /** A computed field's `args`, one parameter each given (a left-out or null one takes the function's default). */
+  function computedArgs(node: FieldNode, types: ReadonlyMap<string, ScalarType>): Map<string, Param> {
+    const given = argsOf(node)['args'];
+    const values = given && typeof given === 'object' && !Array.isArray(given) && !(given instanceof VariableRef) && !(given instanceof Literal) ? given : {};
+    if (given instanceof VariableRef) throw new GraphQLError(`give the arguments of ${node.name.value} one by one (args: {name: $variable}), not as one variable`, { nodes: node, extensions: { code: 'validation-failed' satisfies ErrorCode } });
+    const args = new Map<string, Param>();
+    for (const [name, type] of types) {
+      const value = (values as Record<string, ArgValue>)[name];
+      if (value !== undefined && value !== null) args.set(name, atArgument(node, 'args', () => toParam(value, SCALAR_FOR_TYPE[type])));
+    }
+    return args;
+  }
+
   function planSelection(collection: Collection, fields: Map<string, FieldNode[]>): Selection {
     const parent = objectType(collection.name);
     const items: SelectionItem[] = [];
@@ -48,22 +61,24 @@ export function selectionPlanner(
       const role = roleOf(parent, node);
       switch (role.kind) {
         case 'column': {
-          const path = role.field.type === 'jsonb' ? jsonPathOf(node) : null;
+          const path = role.field.type === 'jsonb' || role.field.type === 'json' ? jsonPathOf(node) : null;
           items.push(path ? { kind: 'column', alias, field: role.field, path } : { kind: 'column', alias, field: role.field });
           break;
         }
-        case 'computed': {
-          const given = argsOf(node)['args'];
-          const values = given && typeof given === 'object' && !Array.isArray(given) && !(given instanceof VariableRef) && !(given instanceof Literal) ? given : {};
-          if (given instanceof VariableRef) throw new GraphQLError(`give the arguments of ${node.name.value} one by one (args: {name: $variable}), not as one variable`, { nodes: node, extensions: { code: 'validation-failed' satisfies ErrorCode } });
-          const args = new Map<string, Param>();
-          for (const [name, type] of role.field.args) {
-            const value = (values as Record<string, ArgValue>)[name];
-            if (value !== undefined && value !== null) args.set(name, atArgument(node, 'args', () => toParam(value, SCALAR_FOR_TYPE[type])));
-          }
-          items.push({ kind: 'computed', alias, field: role.field, args });
+        case 'computed':
+          items.push({ kind: 'computed', alias, field: role.field, args: computedArgs(node, role.field.args) });
           break;
-        }
+        case 'tableComputed':
+          items.push({
+            kind: 'computedRows',
+            alias,
+            field: role.field,
+            target: role.target,
+            args: computedArgs(node, role.field.args),
+            query: planListQuery(role.target, node, 'list'),
+            selection: planSelection(role.target, subSelection(nodes)),
+          });
+          break;
         case 'objectRelationship':
           items.push({ kind: 'object', alias, relationship: role.relationship, target: role.target, selection: planSelection(role.target, subSelection(nodes)) });
           break;
@@ -123,7 +138,10 @@ export function selectionPlanner(
           const columns = asList(columnsArg)
             .map((name) => collection.fields.get(enumValue(name) ?? ''))
             .filter((field): field is Field => field !== undefined);
-          aggregateFields.push({ kind: 'count', alias: innerAlias, columns, distinct: readNow(countArgs.distinct, SCALAR_FOR_TYPE.boolean) === true });
+          const distinct = readNow(countArgs.distinct, SCALAR_FOR_TYPE.boolean) === true;
+          const json = distinct ? columns.find((field) => field.type === 'json') : undefined;
+          if (json) throw new GraphQLError(`count(distinct: true) of ${json.name}: a json field has no equality (PostgreSQL's json)`, { nodes: inner, extensions: { code: 'validation-failed' satisfies ErrorCode } });
+          aggregateFields.push({ kind: 'count', alias: innerAlias, columns, distinct });
         } else if (innerRole.kind === 'aggregateFunction') {
           const functionType = objectType(`${collection.name}_${innerRole.fn}_fields`);
           const functionItems: AggregateFunctionItem[] = [];

@@ -1,6 +1,6 @@
 import { GraphQLError, GraphQLList, GraphQLNonNull, GraphQLString } from 'graphql';
-import type { Collection, ComputedField, Field, PredicateAggregate, Relationship, StoredFormOperator } from '../../metadata/index.js';
-import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
+import { isArrayType, type ArrayFieldType, type Collection, type ComputedField, type Field, type PredicateAggregate, type Relationship, type StoredFormOperator } from '../../metadata/index.js';
+import { graphqlTypeOf, SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import { Literal, VariableRef, type ArgValue, type ArgumentValues } from './argumentValues.js';
 import type { BoolExp, ComparisonOperator, JsonbOperator } from './ir.js';
 import type { Param } from './params.js';
@@ -16,13 +16,14 @@ const COMPARISON_OPERATORS: ReadonlySet<string> = new Set<ComparisonOperator>([
 const JSONB_OPERATORS: ReadonlySet<string> = new Set<JsonbOperator>(['_contains', '_contained_in', '_has_key', '_has_keys_any', '_has_keys_all']);
 const STORED_FORM_OPERATORS: ReadonlySet<string> = new Set<StoredFormOperator>(['_eq', '_neq', '_gt', '_gte', '_lt', '_lte', '_is_null']);
 const KEY_LIST = new GraphQLList(new GraphQLNonNull(GraphQLString));
+const ARRAY_COMPARISON_OPERATORS: ReadonlySet<string> = new Set<ComparisonOperator>(['_eq', '_neq', '_gt', '_gte', '_lt', '_lte']);
 
 /** `where` arguments → `BoolExp`: boolean operators, comparisons, relationship filters. */
 const PREDICATE_AGGREGATES: ReadonlySet<string> = new Set<PredicateAggregate>(['count', 'bool_and', 'bool_or']);
 const isObject = (value: ArgValue | undefined): value is { [key: string]: ArgValue } =>
   value !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof VariableRef) && !(value instanceof Literal);
 
-export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection, enumValue, readNow }: ArgumentValues) {
+export function wherePlanner({ toParam, jsonbParam, toJs, asList, schemaCollection, enumValue, readNow }: ArgumentValues) {
   function planWhere(collection: Collection, value: ArgValue, depth = 0): BoolExp {
     if (depth > MAX_FILTER_DEPTH) {
       throw new GraphQLError(`a where expression nests deeper than ${MAX_FILTER_DEPTH} levels`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
@@ -44,6 +45,13 @@ export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection, en
         items.push(...planComparison(collection.fields.get(key)!, inner));
       } else if (collection.computedFields.get(key)?.storedForm) {
         items.push(...planStoredComparison(collection.computedFields.get(key)!, inner));
+      } else if (collection.computedFields.has(key)) {
+        // A computed field of the row alone (the schema offers no other in a filter): compared as a field of its type.
+        const field = collection.computedFields.get(key)!;
+        // The stand-in's column, `fn()`, is no SQL name: no catalogue constant of a real column can match it.
+        const as: Field = { name: field.name, type: field.type, source: { kind: 'column', column: `${field.function}()` } };
+        const comparisons = planComparison(as, inner);
+        items.push({ kind: 'computedValue', collection, field, as, where: comparisons.length === 1 ? comparisons[0]! : { kind: 'and', items: comparisons } });
       } else if (!collection.relationships.has(key) && key.endsWith('_aggregate') && collection.relationships.get(key.slice(0, -'_aggregate'.length))?.kind === 'array') {
         items.push(...planAggregatePredicates(collection.relationships.get(key.slice(0, -'_aggregate'.length))!, inner, depth));
       } else {
@@ -58,6 +66,8 @@ export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection, en
 
   function planComparison(field: Field, value: ArgValue): BoolExp[] {
     if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof VariableRef || value instanceof Literal) return [];
+    if (isArrayType(field.type)) return planArrayComparison(field as Field & { readonly type: ArrayFieldType }, value);
+    if (field.type === 'json') return planJsonComparison(field, value);
     const scalar = SCALAR_FOR_TYPE[field.type];
     const items: BoolExp[] = [];
     for (const [operator, operand] of Object.entries(value)) {
@@ -84,6 +94,36 @@ export function wherePlanner({ toParam, jsonbParam, asList, schemaCollection, en
       }
     }
     return items;
+  }
+
+  /**
+   * An array field (`<Scalar>_array_comparison_exp`): whole-array comparisons (`$n::text[]`),
+   * `_contains`/`_contained_in` (an `arrayContainment` node: `@>`, `<@`), `_in`/`_nin` of arrays
+   * — read now, one parameter per array (PostgreSQL's arrays of arrays must be rectangular).
+   */
+  function planArrayComparison(field: Field & { readonly type: ArrayFieldType }, value: { [key: string]: ArgValue }): BoolExp[] {
+    const array = graphqlTypeOf(field.type);
+    return Object.entries(value).map(([operator, operand]): BoolExp => {
+      if (operator === '_contains' || operator === '_contained_in') return { kind: 'arrayContainment', field, operator, value: toParam(operand, array) };
+      if (ARRAY_COMPARISON_OPERATORS.has(operator)) return { kind: 'compare', field, operator: operator as ComparisonOperator, value: toParam(operand, array) };
+      if (operator === '_in' || operator === '_nin') {
+        const arrays = toJs(operand);
+        const items = (Array.isArray(arrays) ? arrays : arrays === null || arrays === undefined ? [] : [arrays]).map((item): Param => ({ kind: 'const', value: Array.isArray(item) ? item : [item] }));
+        return { kind: 'in', field, negated: operator === '_nin', values: { kind: 'list', items } };
+      }
+      if (operator === '_is_null') return { kind: 'isNull', field, value: toParam(operand, SCALAR_FOR_TYPE.boolean) };
+      throw new GraphQLError(`unknown operator ${operator} of ${field.name}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
+    });
+  }
+
+  /** A json field (`json_comparison_exp`): `_eq _neq _in _nin` compare as jsonb (the renderer casts the field), `_is_null`. */
+  function planJsonComparison(field: Field, value: { [key: string]: ArgValue }): BoolExp[] {
+    return Object.entries(value).map(([operator, operand]): BoolExp => {
+      if (operator === '_eq' || operator === '_neq') return { kind: 'compare', field, operator, value: jsonbParam(operand) };
+      if (operator === '_in' || operator === '_nin') return { kind: 'in', field, negated: operator === '_nin', values: { kind: 'list', items: asList(operand).map(jsonbParam) } };
+      if (operator === '_is_null') return { kind: 'isNull', field, value: toParam(operand, SCALAR_FOR_TYPE.boolean) };
+      throw new GraphQLError(`unknown operator ${operator} of ${field.name}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
+    });
   }
 
   /**

@@ -70,6 +70,8 @@ function selectionCost(selection: Selection, parentRows: number): number {
         total += parentRows * (1 + selectionCost(item.selection, 1));
         break;
       case 'array':
+      case 'computedRows':
+        // A table computed field: the function's rows, priced as an array relationship's.
         total += parentRows * (1 + whereCost(item.query.where, FAN_OUT) + orderCost(item.query, FAN_OUT) + selectionCost(item.selection, rowsOf(item.query, FAN_OUT)));
         break;
       case 'arrayAggregate':
@@ -101,10 +103,14 @@ function whereCost(where: BoolExp | null, candidateRows: number): number {
     case 'in':
     case 'isNull':
     case 'jsonb':
+    case 'arrayContainment':
     case 'computed':
       return 0;
     case 'cast':
       return whereCost(where.where, candidateRows);
+    case 'computedValue':
+      // A function call per candidate row, like a filter's hop.
+      return FILTER_HOP * candidateRows + whereCost(where.where, candidateRows);
     case 'columns':
       return 0;
     case 'exists':

@@ -12,8 +12,8 @@ import {
   type GraphQLInputType,
   type GraphQLScalarType,
 } from 'graphql';
-import { tableKey, type Collection, type Field, type Metadata, type Relationship } from '../../metadata/index.js';
-import { SCALAR_FOR_TYPE } from './scalars.js';
+import { tableKey, type Collection, type Field, type Metadata, type Relationship, type ScalarType } from '../../metadata/index.js';
+import { graphqlTypeOf, SCALAR_FOR_TYPE } from './scalars.js';
 
 /** The mutation root fields of a collection (Hasura's names). */
 export type MutationKind = 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'update_many' | 'delete' | 'delete_by_pk';
@@ -54,7 +54,7 @@ export function conflictConstraintsOf(collection: Collection, metadata: Metadata
 
 /** One required argument per primary-key field, of its type (Hasura's `_by_pk(a:, b:)`, `pk_columns`). */
 export function primaryKeyArgs(collection: Collection): Record<string, { type: GraphQLNonNull<GraphQLScalarType> }> {
-  return Object.fromEntries(collection.primaryKey.map((field) => [field.name, { type: new GraphQLNonNull(SCALAR_FOR_TYPE[field.type]) }]));
+  return Object.fromEntries(collection.primaryKey.map((field) => [field.name, { type: new GraphQLNonNull(SCALAR_FOR_TYPE[field.type as ScalarType]) /* a key is never an array: resolveMetadata refuses it */ }]));
 }
 
 /** Fields a relationship sets on the row it inserts (the child's columns; the parent's for an object relationship). */
@@ -79,7 +79,7 @@ export function buildMutationFields(
   const arrayInserts = new Map<string, GraphQLInputObjectType>();
   const objectInserts = new Map<string, GraphQLInputObjectType>();
   const onConflicts = new Map<string, GraphQLInputObjectType | null>();
-  const scalarOf = (field: Field) => SCALAR_FOR_TYPE[field.type];
+  const scalarOf = (field: Field) => graphqlTypeOf(field.type);
 
   const updateColumnEnum = new Map<string, GraphQLEnumType>();
   for (const collection of metadata.collections.values()) {

@@ -1,8 +1,8 @@
 import { GraphQLBoolean, GraphQLEnumType, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import type { GraphQLFieldConfig, GraphQLFieldConfigArgumentMap, GraphQLFieldConfigMap, GraphQLInputFieldConfigMap, GraphQLScalarType } from 'graphql';
-import { tableKey, type Collection, type ComputedField, type Field, type Metadata, type Relationship, type ScalarType } from '../../metadata/index.js';
+import { elementTypeOf, isArrayType, tableKey, type Collection, type ComputedField, type Field, type Metadata, type Relationship, type ScalarType } from '../../metadata/index.js';
 import { buildMutationFields, primaryKeyArgs, type MutationKind } from './buildMutationFields.js';
-import { JSONB_PATH_ARGS, SCALAR_FOR_TYPE } from './scalars.js';
+import { graphqlTypeOf, JSONB_PATH_ARGS, SCALAR_FOR_TYPE } from './scalars.js';
 import { streamFields } from './buildStreamFields.js';
 import { functionFields } from './buildFunctionFields.js';
 import { ORDER_BY_DIRECTIONS, STATISTICAL_FUNCTIONS, TEXT_OPERATOR_DESCRIPTIONS, TEXT_OPERATORS, type AggregateFunction, type FieldRole } from './schemaVocabulary.js';
@@ -11,6 +11,9 @@ export { fieldRole, ORDER_BY_DIRECTIONS, STATISTICAL_FUNCTIONS, type AggregateFu
 export type { MutationKind };
 const NUMERIC_TYPES: readonly ScalarType[] = ['numeric', 'integer', 'bigint', 'smallint', 'float8', 'real'];
 const ORDERABLE_TYPES: readonly ScalarType[] = [...NUMERIC_TYPES, 'text', 'citext', 'date', 'timestamptz', 'timestamp', 'time'];
+
+/** Fields `order_by` offers: not json, jsonb or arrays. */
+const ORDERABLE_FIELD = (field: Field): boolean => field.type !== 'jsonb' && field.type !== 'json' && !isArrayType(field.type);
 
 const role = (value: FieldRole): { loanql: FieldRole } => ({ loanql: value });
 const nonNullList = <T extends GraphQLObjectType | GraphQLInputObjectType | GraphQLEnumType>(type: T) =>
@@ -50,6 +53,22 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
       });
       comparisonTypes.set(scalar, type);
     }
+    if (!type && scalar === SCALAR_FOR_TYPE.json) {
+      // PostgreSQL has no = for json: equality is the values' as jsonb (engine/README.md, "json").
+      // Not ordered, no containment (Hasura offers those on jsonb only).
+      type = new GraphQLInputObjectType({
+        name: 'json_comparison_exp',
+        description: 'Boolean expression to compare fields of type "json" (equal as jsonb: key order and spacing aside). All fields are combined with logical \'AND\'.',
+        fields: {
+          _eq: { type: scalar },
+          _in: { type: new GraphQLList(new GraphQLNonNull(scalar)) },
+          _is_null: { type: GraphQLBoolean },
+          _neq: { type: scalar },
+          _nin: { type: new GraphQLList(new GraphQLNonNull(scalar)) },
+        },
+      });
+      comparisonTypes.set(scalar, type);
+    }
     if (!type) {
       const fields: GraphQLInputFieldConfigMap = {
         _eq: { type: scalar },
@@ -72,6 +91,41 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
     }
     return type;
   };
+
+  /**
+   * `<Scalar>_array_comparison_exp` (Hasura's, since 2.29): an array field compared as a whole
+   * (`_eq`, ordering comparisons, `_in` of arrays) or by containment (`_contains`: every element of
+   * the value is in the field's, `@>`; `_contained_in`: `<@`).
+   */
+  const arrayComparisons = new Map<GraphQLScalarType, GraphQLInputObjectType>();
+  const arrayComparisonFor = (element: GraphQLScalarType): GraphQLInputObjectType => {
+    let type = arrayComparisons.get(element);
+    if (!type) {
+      const array = new GraphQLList(new GraphQLNonNull(element));
+      const arrays = new GraphQLList(new GraphQLNonNull(array));
+      type = new GraphQLInputObjectType({
+        name: `${element.name}_array_comparison_exp`,
+        description: `Boolean expression to compare fields of type "${element.name}" array. All fields are combined with logical 'AND'.`,
+        fields: {
+          _contained_in: { type: array, description: 'is the array contained in the given array value' },
+          _contains: { type: array, description: 'does the array contain the given value' },
+          _eq: { type: array },
+          _gt: { type: array },
+          _gte: { type: array },
+          _in: { type: arrays },
+          _is_null: { type: GraphQLBoolean },
+          _lt: { type: array },
+          _lte: { type: array },
+          _neq: { type: array },
+          _nin: { type: arrays },
+        },
+      });
+      arrayComparisons.set(element, type);
+    }
+    return type;
+  };
+  const fieldComparison = (field: Field): GraphQLInputObjectType =>
+    isArrayType(field.type) ? arrayComparisonFor(SCALAR_FOR_TYPE[elementTypeOf(field.type)]) : comparisonFor(SCALAR_FOR_TYPE[field.type]);
 
   /** `<Scalar>_stored_comparison_exp`: the operators a computed field's stored form offers (no lists, no patterns). */
   const storedComparisons = new Map<GraphQLScalarType, GraphQLInputObjectType>();
@@ -111,7 +165,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
       ...STATISTICAL_FUNCTIONS.map((statistical) => [statistical, NUMERIC_TYPES] as const),
       ['sum', NUMERIC_TYPES],
     ] as const) {
-      const columns = [...collection.fields.values()].filter((field) => types.includes(field.type));
+      const columns = [...collection.fields.values()].filter((field) => !isArrayType(field.type) && types.includes(field.type));
       if (!columns.length) continue;
       fields[fn] = {
         type: new GraphQLInputObjectType({
@@ -188,9 +242,13 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
             _or: { type: nonNullList(self) },
             _not: { type: self },
           };
-          for (const field of collection.fields.values()) fields[field.name] = { type: comparisonFor(SCALAR_FOR_TYPE[field.type]) };
+          for (const field of collection.fields.values()) fields[field.name] = { type: fieldComparison(field) };
           // A computed field with a stored form, without arguments: through its index.
-          for (const computed of collection.computedFields.values()) if (computed.storedForm) fields[computed.name] = { type: storedFormComparison(SCALAR_FOR_TYPE[computed.type]) };
+          for (const computed of collection.computedFields.values()) {
+            if (computed.storedForm) fields[computed.name] = { type: storedFormComparison(SCALAR_FOR_TYPE[computed.type]) };
+            // A function of the row alone (Hasura's rule for computed fields in filters): its type's comparisons.
+            else if (!computed.args.size) fields[computed.name] = { type: comparisonFor(SCALAR_FOR_TYPE[computed.type]) };
+          }
           for (const relationship of collection.relationships.values()) {
             fields[relationship.name] = { type: boolExps.get(relationship.target)! };
             // An aggregate predicate: only where the role may aggregate the target.
@@ -207,8 +265,12 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
         description: `Ordering options when selecting data from "${name}".`,
         fields: () => {
           const fields: GraphQLInputFieldConfigMap = {};
-          for (const field of collection.fields.values()) if (field.type !== 'jsonb') fields[field.name] = { type: orderBy };
-          for (const computed of collection.computedFields.values()) if (computed.storedForm) fields[computed.name] = { type: orderBy, description: `${computed.name} as of the business date` };
+          // Not json, jsonb or arrays (as Hasura's order_by).
+          for (const field of collection.fields.values()) if (ORDERABLE_FIELD(field)) fields[field.name] = { type: orderBy };
+          for (const computed of collection.computedFields.values()) {
+            if (computed.storedForm) fields[computed.name] = { type: orderBy, description: `${computed.name} as of the business date` };
+            else if (!computed.args.size && computed.type !== 'jsonb' && computed.type !== 'json') fields[computed.name] = { type: orderBy, description: `${computed.name}, computed by ${computed.function}` };
+          }
           for (const relationship of collection.relationships.values()) {
             if (relationship.kind === 'object') fields[relationship.name] = { type: orderBys.get(relationship.target)! };
             // As the aggregate field itself: only where the role may aggregate the target.
@@ -246,13 +308,13 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
         fields: () => {
           const fields: GraphQLFieldConfigMap<unknown, unknown> = {};
           for (const field of collection.fields.values()) {
-            const scalar = SCALAR_FOR_TYPE[field.type];
+            const scalar = graphqlTypeOf(field.type);
             fields[field.name] = {
               // Non-null where the database guarantees a value (the catalogue's NOT NULL columns),
               // as Hasura does: typed clients then get non-optional fields. A role filters rows,
               // never a column's value, so this holds for every role's view.
               type: collection.primaryKey.includes(field) || (field.source.kind === 'column' && metadata.notNullColumns.has(`${tableKey(collection)}.${field.source.column}`)) ? new GraphQLNonNull(scalar) : scalar,
-              extensions: role({ kind: 'column', field }), ...(field.type === 'jsonb' ? { args: JSONB_PATH_ARGS } : {}),
+              extensions: role({ kind: 'column', field }), ...(field.type === 'jsonb' || field.type === 'json' ? { args: JSONB_PATH_ARGS } : {}),
             };
           }
           for (const computed of collection.computedFields.values()) {
@@ -269,6 +331,23 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
               description: computed.description ?? `computed by the SQL function ${computed.function}`,
               ...(argsType ? { args: { args: { type: argsType } } } : {}),
               extensions: role({ kind: 'computed', field: computed }),
+            };
+          }
+          for (const computed of collection.tableComputedFields.values()) {
+            // Hasura's table computed field: `args` (when the function takes any) and the returned collection's list arguments.
+            const targetCollection = metadata.collections.get(computed.returns)!;
+            const argsType = computed.args.size
+              ? new GraphQLInputObjectType({
+                  name: `${name}_${computed.name}_args`,
+                  description: `arguments of the computed field ${computed.name} of "${collection.table}"`,
+                  fields: Object.fromEntries([...computed.args].map(([arg, type]) => [arg, { type: SCALAR_FOR_TYPE[type] }])),
+                })
+              : null;
+            fields[computed.name] = {
+              type: new GraphQLNonNull(nonNullList(objectTypes.get(computed.returns)!)),
+              description: computed.description ?? `rows of "${targetCollection.table}" computed by the SQL function ${computed.function}`,
+              args: { ...(argsType ? { args: { type: argsType } } : {}), ...listArgs(targetCollection) },
+              extensions: role({ kind: 'tableComputed', field: computed, target: targetCollection }),
             };
           }
           for (const relationship of collection.relationships.values()) {
@@ -303,7 +382,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
 
   for (const collection of metadata.collections.values()) {
     const name = collection.name;
-    const fieldsOf = (types: readonly ScalarType[]) => [...collection.fields.values()].filter((field) => types.includes(field.type));
+    const fieldsOf = (types: readonly ScalarType[]) => [...collection.fields.values()].filter((field) => !isArrayType(field.type) && types.includes(field.type));
     const functionType = (fn: AggregateFunction, fields: readonly Field[]): GraphQLFieldConfig<unknown, unknown> | null => {
       if (!fields.length) return null;
       return {
@@ -314,7 +393,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
             fields.map((field) => [
               field.name,
               // sum, avg and the statistical aggregates as numeric: PostgreSQL's exact text (Hasura says Float for avg and the statistical ones).
-              { type: fn === 'min' || fn === 'max' ? SCALAR_FOR_TYPE[field.type] : SCALAR_FOR_TYPE.numeric, extensions: role({ kind: 'column', field }) },
+              { type: fn === 'min' || fn === 'max' ? graphqlTypeOf(field.type) : SCALAR_FOR_TYPE.numeric, extensions: role({ kind: 'column', field }) },
             ]),
           ),
         }),

@@ -1,5 +1,5 @@
 import { GraphQLEnumType, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, type GraphQLFieldConfigMap, type GraphQLInputFieldConfigMap, type GraphQLObjectType } from 'graphql';
-import type { Metadata, ScalarType } from '../../metadata/index.js';
+import { isArrayType, type Metadata, type ScalarType } from '../../metadata/index.js';
 import type { FieldRole } from './buildSchema.js';
 import { SCALAR_FOR_TYPE } from './scalars.js';
 
@@ -25,7 +25,7 @@ export function streamFields(metadata: Metadata, objectTypes: ReadonlyMap<string
     if (!collection.rootFields.has('select')) continue;
     const name = collection.name;
     const valueFields: GraphQLInputFieldConfigMap = {};
-    for (const field of collection.fields.values()) if (CURSOR_TYPES.includes(field.type)) valueFields[field.name] = { type: SCALAR_FOR_TYPE[field.type] };
+    for (const field of collection.fields.values()) if (!isArrayType(field.type) && CURSOR_TYPES.includes(field.type)) valueFields[field.name] = { type: SCALAR_FOR_TYPE[field.type] };
     if (!Object.keys(valueFields).length) continue;
     const valueInput = new GraphQLInputObjectType({ name: `${name}_stream_cursor_value_input`, description: `Initial value of the column from where the streaming should start`, fields: valueFields });
     const cursorInput = new GraphQLInputObjectType({

@@ -1,5 +1,5 @@
-import { GraphQLBoolean, GraphQLError, GraphQLFloat, GraphQLInt, GraphQLScalarType, GraphQLString, Kind, print, valueFromASTUntyped, type ValueNode } from 'graphql';
-import type { ScalarType } from '../../metadata/index.js';
+import { GraphQLBoolean, GraphQLError, GraphQLFloat, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLScalarType, GraphQLString, Kind, print, valueFromASTUntyped, type ValueNode } from 'graphql';
+import { elementTypeOf, isArrayType, type FieldType, type ScalarType } from '../../metadata/index.js';
 
 /**
  * Custom scalars of the Hasura-compatible schema. Their parsers reject malformed input with a
@@ -118,6 +118,19 @@ export const GraphQLJsonb = new GraphQLScalarType({
   parseLiteral: (node, variables) => JSON.stringify(valueFromASTUntyped(node, variables)),
 });
 
+/**
+ * json (PostgreSQL json, not jsonb): any JSON value, output as stored (its text as written, as
+ * PostgreSQL keeps it). Compared with `_eq _neq _in _nin` as jsonb (`json_comparison_exp`):
+ * PostgreSQL has no `=` for json.
+ */
+export const GraphQLJson = new GraphQLScalarType({
+  name: 'json',
+  description: 'A JSON value (PostgreSQL json), returned as stored.',
+  serialize: (value) => value,
+  parseValue: (value) => JSON.stringify(value),
+  parseLiteral: (node, variables) => JSON.stringify(valueFromASTUntyped(node, variables)),
+});
+
 /** The arguments of a jsonb field (Hasura's): `path`, the JSON select path of the value to answer (`"$.a.b[0]"`). */
 export const JSONB_PATH_ARGS = { path: { type: GraphQLString, description: 'JSON select path' } } as const;
 
@@ -190,6 +203,7 @@ export const SCALAR_FOR_TYPE: Readonly<Record<ScalarType, GraphQLScalarType>> = 
   date: GraphQLDate,
   timestamptz: GraphQLTimestamptz,
   jsonb: GraphQLJsonb,
+  json: GraphQLJson,
   bigint: GraphQLBigint,
   smallint: GraphQLSmallint,
   float8: GraphQLFloat8,
@@ -210,6 +224,7 @@ export const PG_TYPE_FOR_TYPE: Readonly<Record<ScalarType, string>> = {
   date: 'date',
   timestamptz: 'timestamptz',
   jsonb: 'jsonb',
+  json: 'json',
   bigint: 'bigint',
   smallint: 'smallint',
   float8: 'float8',
@@ -218,3 +233,8 @@ export const PG_TYPE_FOR_TYPE: Readonly<Record<ScalarType, string>> = {
   timestamp: 'timestamp',
   time: 'time',
 };
+
+/** The GraphQL type of a field's value: its scalar, or for an array a list of it (`[String!]`, Hasura's since 2.29). */
+export function graphqlTypeOf(type: FieldType): GraphQLScalarType | GraphQLList<GraphQLNonNull<GraphQLScalarType>> {
+  return isArrayType(type) ? new GraphQLList(new GraphQLNonNull(SCALAR_FOR_TYPE[elementTypeOf(type)])) : SCALAR_FOR_TYPE[type];
+}

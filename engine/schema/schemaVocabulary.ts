@@ -1,4 +1,4 @@
-import type { Collection, ComputedField, Field, Relationship, TrackedFunction } from '../../metadata/index.js';
+import type { Collection, ComputedField, Field, Relationship, TableComputedField, TrackedFunction } from '../../metadata/index.js';
 import type { MutationKind } from './buildMutationFields.js';
 
 // The schema's vocabulary shared with the planner and the SQL: field roles, aggregate functions,
@@ -14,6 +14,8 @@ export type FieldRole =
   | { readonly kind: 'functionRoot'; readonly root: 'select' | 'select_aggregate'; readonly fn: TrackedFunction; readonly collection: Collection }
   | { readonly kind: 'column'; readonly field: Field }
   | { readonly kind: 'computed'; readonly field: ComputedField }
+  /** A table computed field: the rows of `target` its function returns for the row. */
+  | { readonly kind: 'tableComputed'; readonly field: TableComputedField; readonly target: Collection }
   | { readonly kind: 'objectRelationship'; readonly relationship: Relationship; readonly target: Collection }
   | { readonly kind: 'arrayRelationship'; readonly relationship: Relationship; readonly target: Collection }
   | { readonly kind: 'arrayAggregate'; readonly relationship: Relationship; readonly target: Collection }

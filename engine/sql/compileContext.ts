@@ -1,8 +1,8 @@
-import { tableKey, type Collection, type Field, type Metadata, type Relationship, type ScalarType } from '../../metadata/index.js';
+import { tableKey, type Collection, type ComputedField, type Field, type FieldType, type Metadata, type Relationship } from '../../metadata/index.js';
 import type { Param } from '../plan/params.js';
 import { sql, type Fragment } from './fragment.js';
 import { jsonOf } from './jsonText.js';
-import { CAST } from './sqlTables.js';
+import { castOf } from './sqlTables.js';
 
 const ACCOUNT = sql.param({ kind: 'account' });
 
@@ -23,7 +23,9 @@ export interface CompileContext {
   readonly fieldValue: (table: Fragment, field: Field) => Fragment;
   readonly tenantPredicate: (table: Fragment) => Fragment;
   readonly joinPredicate: (relationship: Relationship, parent: Fragment, child: Fragment) => Fragment;
-  readonly param: (value: Param, type: ScalarType) => Fragment;
+  readonly param: (value: Param, type: FieldType) => Fragment;
+  /** A computed field's value for the row `table` of `collection`: `fn(tenant, key…, args…)` (named arguments given by the caller). */
+  readonly computedCall: (collection: Collection, field: Pick<ComputedField, 'function'>, table: Fragment, args?: readonly Fragment[]) => Fragment;
 }
 
 export function compileContext(metadata: Metadata): CompileContext {
@@ -49,15 +51,17 @@ export function compileContext(metadata: Metadata): CompileContext {
     fieldValue: (table, field) =>
       field.source.kind === 'column'
         ? sql`${table}.${sql.ident(field.source.column)}`
-        : sql`((${table}.${sql.ident(field.source.column)} ->> ${key(field.source.key)})::${CAST[field.type]})`,
+        : sql`((${table}.${sql.ident(field.source.column)} ->> ${key(field.source.key)})::${castOf(field.type)})`,
     tenantPredicate: (table) => sql`${table}.${tenant} = ${ACCOUNT}`,
     joinPredicate: (relationship, parent, child) =>
       sql.join(
         relationship.mapping.map(([from, to]) => sql`${child}.${sql.ident(to)} = ${parent}.${sql.ident(from)}`),
         sql` AND `,
       ),
+    computedCall: (collection, field, table, args = []) =>
+      sql`${sql.qualified(collection.schema, field.function)}(${sql.join([sql`${table}.${tenant}`, ...collection.primaryKey.map((key) => sql`${table}.${sql.ident(key.source.column)}`), ...args], sql`, `)})`,
     /** A value of a comparison; a boolean written in the document is SQL text (`sql.boolean`), anything else a parameter. */
     param: (value, type) =>
-      value.kind === 'const' && type === 'boolean' && typeof value.value === 'boolean' ? sql.boolean(value.value) : sql`${sql.param(value)}::${CAST[type]}`,
+      value.kind === 'const' && type === 'boolean' && typeof value.value === 'boolean' ? sql.boolean(value.value) : sql`${sql.param(value)}::${castOf(type)}`,
   };
 }

@@ -4,7 +4,7 @@ import type { InsertGroup, InsertValue, MutationField, MutationOutput, MutationP
 import type { Param } from '../plan/params.js';
 import { render, sql, type Fragment, type RenderedSql } from './fragment.js';
 import { selectCompiler, type SelectCompiler } from './selectCompiler.js';
-import { CAST } from './sqlTables.js';
+import { castOf } from './sqlTables.js';
 
 /** One write statement of a mutation. It returns one row: `ids` (JSON array text) and `count`, or `json` and `count`. */
 export interface MutationStep {
@@ -244,7 +244,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
   function rowById(collection: Collection, selection: Selection, stepIndex: number): Fragment {
     const table = response.nextAlias('t');
     const matches = collection.primaryKey.map(
-      (field) => sql`${table}.${sql.ident(field.source.column)} = (${step(stepIndex, 'ids')}::json -> 0 ->> ${sql.value(field.source.column)}::text)::${CAST[field.type]}`,
+      (field) => sql`${table}.${sql.ident(field.source.column)} = (${step(stepIndex, 'ids')}::json -> 0 ->> ${sql.value(field.source.column)}::text)::${castOf(field.type)}`,
     );
     return sql`coalesce((SELECT ${response.rowObject(collection, selection, table)} FROM ${sql.qualified(collection.schema, collection.table)} AS ${table} WHERE ${response.rowPredicate(collection, table)} AND ${sql.join(
       matches,

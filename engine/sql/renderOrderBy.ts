@@ -16,7 +16,7 @@ export type OrderByRenderer = ReturnType<typeof orderByRenderer>;
 
 /** `order_by` keys: fields, aggregates of array relationships, through object relationships. */
 export function orderByRenderer(context: CompileContext, { rowPredicate }: Pick<WhereRenderer, 'rowPredicate'>) {
-  const { nextAlias, fieldValue, joinPredicate } = context;
+  const { nextAlias, fieldValue, joinPredicate, computedCall } = context;
   const { storedOrder } = storedFormRenderer(context);
 
   /**
@@ -36,7 +36,13 @@ export function orderByRenderer(context: CompileContext, { rowPredicate }: Pick<
    */
   function orderValue(item: OrderItem, table: Fragment): Fragment {
     const valueAt = (row: Fragment): Fragment =>
-      item.kind === 'column' ? fieldValue(row, item.field) : item.kind === 'computed' ? storedOrder(item.field, item.direction, row).value : relationshipAggregate(item, row);
+      item.kind === 'column'
+        ? fieldValue(row, item.field)
+        : item.kind === 'computed'
+          ? item.field.storedForm
+            ? storedOrder(item.field, item.direction, row).value
+            : computedCall(item.collection, item.field, row)
+          : relationshipAggregate(item, row);
     if (!item.path.length) return valueAt(table);
     let parent = table;
     const aliases: Fragment[] = [];
@@ -58,7 +64,7 @@ export function orderByRenderer(context: CompileContext, { rowPredicate }: Pick<
   function orderKeys(collection: Collection, query: ListQuery, table: Fragment): OrderKey[] {
     const keys = query.orderBy.map((item) => ({
       value: orderValue(item, table),
-      direction: item.kind === 'computed' ? storedOrder(item.field, item.direction, table).direction : DIRECTION[item.direction],
+      direction: item.kind === 'computed' && item.field.storedForm ? storedOrder(item.field, item.direction, table).direction : DIRECTION[item.direction],
     }));
     const last = query.orderBy.at(-1);
     const [onlyKey] = collection.primaryKey;

@@ -7,7 +7,7 @@ import { jsonArray, jsonObject, jsonOf, jsonString } from './jsonText.js';
 import type { OrderByRenderer, OrderKey } from './renderOrderBy.js';
 import type { WhereRenderer } from './renderWhere.js';
 import { storedFormRenderer } from './renderStoredForm.js';
-import { CAST } from './sqlTables.js';
+import { argumentCast } from './sqlTables.js';
 
 /** The row of the parent a nested list or aggregate belongs to, and the relationship to it. */
 export interface Correlation {
@@ -33,7 +33,7 @@ export type SelectionRenderer = ReturnType<typeof selectionRenderer>;
 
 /** Row objects, lists and the FROM … WHERE … of a list's rows. */
 export function selectionRenderer(context: CompileContext, { where, rowPredicate, pathPredicate }: WhereRenderer, { orderKeys }: OrderByRenderer, aggregate: RenderAggregate) {
-  const { nextAlias, tenant, fieldOutput, fieldValue, joinPredicate } = context;
+  const { nextAlias, tenant, fieldOutput, fieldValue, joinPredicate, computedCall } = context;
   const { storedValue } = storedFormRenderer(context);
 
   function rowObject(collection: Collection, selection: Selection, table: Fragment): Fragment {
@@ -46,9 +46,8 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
           // Without arguments, a stored form reads the row's columns (the value the function gives).
           if (!item.args.size && item.field.storedForm) return [item.alias, jsonOf(storedValue(item.field, table))];
           // fn(tenant, key, name => $n::type, …): omitted arguments take the function's defaults.
-          const args = [...item.args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${CAST[item.field.args.get(name)!]}`);
-          const call = sql`${sql.qualified(collection.schema, item.field.function)}(${sql.join([sql`${table}.${tenant}`, ...collection.primaryKey.map((key) => fieldValue(table, key)), ...args], sql`, `)})`;
-          return [item.alias, jsonOf(call)];
+          const args = [...item.args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${argumentCast(item.field.args.get(name)!)}`);
+          return [item.alias, jsonOf(computedCall(collection, item.field, table, args))];
         }
         case 'typename':
           return [item.alias, jsonString(item.value)];
@@ -65,6 +64,12 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
         }
         case 'array':
           return [item.alias, list(item.target, item.query, item.selection, { relationship: item.relationship, parent: table, parentCollection: collection })];
+        case 'computedRows': {
+          // fn(tenant, key…, name => $n::type): its rows stand for the returned collection's table,
+          // under that collection's row predicate (tenant and role filter), as a function root's.
+          const args = [...item.args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${argumentCast(item.field.args.get(name)!)}`);
+          return [item.alias, list(item.target, item.query, item.selection, null, computedCall(collection, item.field, table, args))];
+        }
         case 'arrayAggregate':
           return [item.alias, aggregate(item.target, item.query, item.aggregate, { relationship: item.relationship, parent: table, parentCollection: collection })];
         default:
@@ -83,11 +88,11 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
    * distinct fields, as PostgreSQL requires), so each group keeps its first row by the
    * request's order and the primary-key tie-break, and paging applies after it (as in Hasura).
    */
-  function source(collection: Collection, query: ListQuery, table: Fragment, correlation: Correlation | null, keys: readonly OrderKey[]): Fragment {
+  function source(collection: Collection, query: ListQuery, table: Fragment, correlation: Correlation | null, keys: readonly OrderKey[], rows: Fragment | null = null): Fragment {
     const conditions = [correlation ? pathPredicate(correlation.parentCollection, correlation.relationship, collection, table) : rowPredicate(collection, table)];
     if (correlation) conditions.push(joinPredicate(correlation.relationship, correlation.parent, table));
     if (query.where) conditions.push(where(query.where, table));
-    const filtered = sql`FROM ${query.rowsFrom ? functionCall(query.rowsFrom) : sql.qualified(collection.schema, collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
+    const filtered = sql`FROM ${rows ?? (query.rowsFrom ? functionCall(query.rowsFrom) : sql.qualified(collection.schema, collection.table))} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
     const distinct = query.distinctOn.length ? sql`DISTINCT ON (${sql.join(query.distinctOn.map((field) => fieldValue(table, field)))}) ` : sql``;
     if (!query.limit && !query.offset && collection.selectLimit === null && !query.distinctOn.length) return filtered;
     const paging: Fragment[] = [sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`];
@@ -101,12 +106,13 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
 
   /** A tracked function's call, `fn(name => $n::type, …)`: the rows it returns stand for the collection's table. */
   function functionCall({ fn, args }: FunctionRows): Fragment {
-    const named = [...args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${CAST[fn.args.get(name)!.type]}`);
+    const named = [...args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${argumentCast(fn.args.get(name)!.type)}`);
     if (fn.tenantArgument !== null) named.unshift(sql`${sql.ident(fn.tenantArgument)} => ${sql.param({ kind: 'account' })}::uuid`);
     return sql`${sql.qualified(fn.schema, fn.function)}(${sql.join(named)})`;
   }
 
-  function list(collection: Collection, query: ListQuery, selection: Selection, correlation: Correlation | null): Fragment {
+  /** `rows`: where the list's rows come from instead of the collection's table (a table computed field's call). */
+  function list(collection: Collection, query: ListQuery, selection: Selection, correlation: Correlation | null, from: Fragment | null = null): Fragment {
     const table = nextAlias('t');
     const rows = nextAlias('r');
     const keys = orderKeys(collection, query, table);
@@ -114,7 +120,7 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
     const aggregateOrder = sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
     return sql`(SELECT ${jsonArray(sql`${rows}.${sql.ident('j')}`, aggregateOrder)} FROM (SELECT ${rowObject(collection, selection, table)} AS ${sql.ident(
       'j',
-    )}, ${sql.join(keyColumns)} ${source(collection, query, table, correlation, keys)}) AS ${rows})`;
+    )}, ${sql.join(keyColumns)} ${source(collection, query, table, correlation, keys, from)}) AS ${rows})`;
   }
 
   return { rowObject, source, list };

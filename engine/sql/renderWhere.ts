@@ -1,11 +1,11 @@
-import type { Collection, Field, Relationship, RowFilter } from '../../metadata/index.js';
+import { isArrayType, type Collection, type Field, type Relationship, type RowFilter } from '../../metadata/index.js';
 import { assertNever, type BoolExp } from '../plan/ir.js';
 import type { Param } from '../plan/params.js';
 import { shortenRoleFilter } from '../plan/passes/foreignKeyShortcuts.js';
 import type { CompileContext } from './compileContext.js';
 import { sql, type Fragment } from './fragment.js';
 import { storedFormRenderer } from './renderStoredForm.js';
-import { AGGREGATE_PREDICATE_FUNCTION, ARRAY_CAST, JSONB_OPERATOR, OPERATOR } from './sqlTables.js';
+import { AGGREGATE_PREDICATE_FUNCTION, ARRAY_CAST, ARRAY_OPERATOR, JSONB_OPERATOR, OPERATOR } from './sqlTables.js';
 
 export type WhereRenderer = ReturnType<typeof whereRenderer>;
 
@@ -15,7 +15,7 @@ export type WhereRenderer = ReturnType<typeof whereRenderer>;
  * a role's filters through `shortenRoleFilter`, once per metadata version).
  */
 export function whereRenderer(context: CompileContext) {
-  const { metadata, nextAlias, fieldValue, tenantPredicate, joinPredicate, param } = context;
+  const { metadata, nextAlias, fieldValue, tenantPredicate, joinPredicate, param, computedCall } = context;
   const { storedComparison } = storedFormRenderer(context);
 
   /** A role's filter (select, update, delete, check) over the row `table`. */
@@ -78,16 +78,24 @@ export function whereRenderer(context: CompileContext) {
       case 'not':
         return sql`(NOT ${where(expression.item, table, cast)})`;
       case 'compare':
+        // json has no = of its own: compared as jsonb (engine/README.md, "json and arrays").
+        if (expression.field.type === 'json') return sql`((${valueOf(expression.field)})::jsonb ${OPERATOR[expression.operator]} ${param(expression.value, 'jsonb')})`;
         return sql`(${valueOf(expression.field)} ${OPERATOR[expression.operator]} ${catalogueConstant(expression.field, expression.value) ?? param(listed(expression), expression.field.type)})`;
+      case 'arrayContainment':
+        return sql`(${valueOf(expression.field)} ${ARRAY_OPERATOR[expression.operator]} ${param(expression.value, expression.field.type)})`;
       case 'jsonb': {
         const { operator, operand } = JSONB_OPERATOR[expression.operator];
         return sql`(${valueOf(expression.field)} ${operator} ${sql.param(expression.value)}::${operand})`;
       }
       case 'cast':
         return where(expression.where, table, { as: expression.as, value: sql`(${valueOf(expression.field)})::text` });
+      case 'computedValue':
+        return where(expression.where, table, { as: expression.as, value: computedCall(expression.collection, expression.field, table) });
       case 'in': {
-        const values = sql`${sql.param(expression.values)}::${ARRAY_CAST[expression.field.type]}`;
-        const value = valueOf(expression.field);
+        if (isArrayType(expression.field.type)) return arrayIn(expression, valueOf(expression.field));
+        const json = expression.field.type === 'json';
+        const values = sql`${sql.param(expression.values)}::${ARRAY_CAST[json ? 'jsonb' : expression.field.type]}`;
+        const value = json ? sql`(${valueOf(expression.field)})::jsonb` : valueOf(expression.field);
         // SPEC §5: _nin never matches a null field. ALL over an empty list is true even for
         // null, so null is made unknown (not false: NOT of it must stay unknown too).
         return expression.negated ? sql`(${value} <> ALL(${values}) AND (${value} IS NOT NULL OR NULL))` : sql`(${value} = ANY(${values}))`;
@@ -120,6 +128,17 @@ export function whereRenderer(context: CompileContext) {
       default:
         return assertNever(expression);
     }
+  }
+
+  /**
+   * `_in`/`_nin` of an array field: one comparison per array (`(f = $1::text[] OR f = $2::text[])`),
+   * since PostgreSQL's arrays of arrays must be rectangular; `_nin` never matches a null field, as
+   * for scalars. An empty `_in` is false, an empty `_nin` true for a non-null field.
+   */
+  function arrayIn(expression: Extract<BoolExp, { kind: 'in' }>, value: Fragment): Fragment {
+    const items = expression.values.kind === 'list' ? expression.values.items : [];
+    if (expression.negated) return items.length ? sql`(${sql.join(items.map((item) => sql`${value} <> ${param(item, expression.field.type)}`), sql` AND `)} AND (${value} IS NOT NULL OR NULL))` : sql`(${value} IS NOT NULL OR NULL)`;
+    return items.length ? sql`(${sql.join(items.map((item) => sql`${value} = ${param(item, expression.field.type)}`), sql` OR `)})` : sql`false`;
   }
 
   /**

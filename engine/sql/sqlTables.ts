@@ -1,4 +1,4 @@
-import type { ScalarType } from '../../metadata/index.js';
+import { elementTypeOf, isArrayType, type FieldType, type ScalarType } from '../../metadata/index.js';
 import type { ComparisonOperator, JsonbOperator } from '../plan/ir.js';
 import type { OrderDirection } from '../schema/buildSchema.js';
 import { sql, type Fragment } from './fragment.js';
@@ -15,6 +15,7 @@ export const CAST: Readonly<Record<ScalarType, Fragment>> = {
   date: sql`date`,
   timestamptz: sql`timestamptz`,
   jsonb: sql`jsonb`,
+  json: sql`json`,
   bigint: sql`bigint`,
   smallint: sql`smallint`,
   float8: sql`float8`,
@@ -32,14 +33,33 @@ export const ARRAY_CAST: Readonly<Record<ScalarType, Fragment>> = {
   date: sql`date[]`,
   timestamptz: sql`timestamptz[]`,
   jsonb: sql`jsonb[]`,
+  json: sql`json[]`,
   bigint: sql`bigint[]`,
   smallint: sql`smallint[]`,
   float8: sql`float8[]`,
   real: sql`real[]`,
-  citext: sql`citext[]`,
+  // Through text[]: a client library cannot write an array of an extension's type it has no OID for.
+  citext: sql`text[]::citext[]`,
   timestamp: sql`timestamp[]`,
   time: sql`time[]`,
 };
+/** The cast of a value of a field's type: its scalar's, or its array type's (`text[]`). */
+export const castOf = (type: FieldType): Fragment => (isArrayType(type) ? (elementTypeOf(type) === 'integer' ? INTEGER_ARRAY : ARRAY_CAST[elementTypeOf(type)]) : CAST[type]);
+/**
+ * An integer value is bound as bigint (PostgreSQL compares integer with bigint), but an array
+ * field's value must be of the column's own array type: `integer[] = bigint[]` does not exist
+ * (the catalogue check holds the element type exact, metadata/checkRelations.ts).
+ */
+const INTEGER_ARRAY = sql`integer[]`;
+/** Array operators (Hasura's `_contains`/`_contained_in` on array fields). */
+export const ARRAY_OPERATOR = { _contains: sql`@>`, _contained_in: sql`<@` } as const;
+/**
+ * The cast of a value passed to a SQL function's argument of this type: `integer` is the
+ * function's own integer (a bigint value would find no function: PostgreSQL does not narrow
+ * bigint to integer when it resolves a call); every other type as a comparison casts it.
+ */
+export const argumentCast = (type: ScalarType): Fragment => (type === 'integer' ? INTEGER : CAST[type]);
+const INTEGER = sql`integer`;
 export const OPERATOR: Readonly<Record<ComparisonOperator, Fragment>> = {
   _eq: sql`=`,
   _neq: sql`<>`,

@@ -98,6 +98,7 @@ class KeyWalk {
         return this.where(where.target, where.where, targetKey, withFilters);
       }
       case 'computed':
+      case 'computedValue':
         throw OPAQUE;
       default:
         return;
@@ -124,6 +125,7 @@ class KeyWalk {
     for (const item of selection) {
       switch (item.kind) {
         case 'computed':
+        case 'computedRows':
           throw OPAQUE;
         case 'object': {
           const targetKey = this.related(collection, item.relationship, item.target, key, true);

@@ -44,11 +44,13 @@ export function shortenFilter<V>(expression: BoolExpOf<V>, foreignKeys: ForeignK
     case 'not':
       return { ...expression, item: shortenFilter(expression.item, foreignKeys) };
     case 'cast':
+    case 'computedValue':
       return { ...expression, where: shortenFilter(expression.where, foreignKeys) };
     case 'compare':
     case 'in':
     case 'isNull':
     case 'jsonb':
+    case 'arrayContainment':
     case 'computed':
       return expression;
     case 'columns':
@@ -93,6 +95,7 @@ function shortenSelection(selection: Selection, foreignKeys: ForeignKeys): Selec
       case 'object':
         return { ...item, selection: shortenSelection(item.selection, foreignKeys) };
       case 'array':
+      case 'computedRows':
         return { ...item, query: shortenQuery(item.query, foreignKeys), selection: shortenSelection(item.selection, foreignKeys) };
       case 'arrayAggregate':
         return { ...item, query: shortenQuery(item.query, foreignKeys), aggregate: shortenAggregate(item.aggregate, foreignKeys) };
