@@ -38,6 +38,8 @@ export function createLogger(level: string, destination?: DestinationStream | No
         ],
         censor: '[redacted]',
       },
+      // Request lines waiting in a batch (`lineWriterOf`) go out before any other line, so the log keeps its order.
+      ...(asynchronous ? { hooks: { streamWrite: (line: string) => (BATCHES.get(asynchronous)?.flush(), line) } } : {}),
     },
     destination ?? asynchronous!,
   );
