@@ -6,10 +6,12 @@
  * requests it answered. Throughput depends on the share of the cores a process gets; CPU time per
  * request much less so. Not part of `npm run bench`.
  *
- *   DATABASE_URL=… node --import tsx bench/operationsCpu.ts --account SLUG --key lq_… [--only q1,q6] [--rounds 10] [--requests 4000] [--dist DIR]
+ *   DATABASE_URL=… node --import tsx bench/operationsCpu.ts --account SLUG --key lq_… [--only q1,q6] [--rounds 10] [--requests 4000] [--dist DIR] [--on-env A=1,B=]
  *
- * `--dist` runs another build's `server/main.js` (say, main's) to compare builds. Prints per query
- * the median µs a request on and off, their difference and the on/off ratio of CPU a request.
+ * `--dist` runs another build's `server/main.js` (say, main's) to compare builds; `--on-env` changes
+ * the "on" server's environment (`REQUEST_LOG_SAMPLE=0,METRICS_TOKEN=`: the wrapper alone). Prints
+ * per query the median µs a request on and off, their difference per round, the on/off ratio of
+ * CPU a request, and the CPU by thread (the main thread, the rest).
  */
 import autocannon from 'autocannon';
 import { closeSync, openSync, rmSync } from 'node:fs';
