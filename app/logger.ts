@@ -20,9 +20,12 @@ const BASE = { service: 'loanql' } as const;
  * the buffer is written when it holds `BATCH_BYTES`, or at the latest after `FLUSH_EVERY_MS`.
  * pino flushes what is left synchronously when the process exits (`process.exit`, a clean stop
  * after SIGTERM), and `flushLog` does so on demand, so no line is lost on a clean stop; a
- * `kill -9` loses at most the last second's lines.
+ * `kill -9` loses at most the last two seconds' lines (a request line may wait a second in its
+ * batch, `lineWriterOf`, then a second in the destination).
  */
 export function createLogger(level: string, destination?: DestinationStream | NodeJS.WritableStream): Logger {
+  const asynchronous = destination ? null : pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_EVERY_MS });
+  if (asynchronous) BATCHED.add(asynchronous);
   return pino(
     {
       level,
@@ -35,19 +38,80 @@ export function createLogger(level: string, destination?: DestinationStream | No
         ],
         censor: '[redacted]',
       },
+      // Request lines waiting in a batch (`lineWriterOf`) go out before any other line, so the log keeps its order.
+      ...(asynchronous ? { hooks: { streamWrite: (line: string) => (BATCHES.get(asynchronous)?.flush(), line) } } : {}),
     },
-    destination ?? pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_EVERY_MS }),
+    destination ?? asynchronous!,
   );
 }
 
 /**
- * A logger on the same destination and level as `logger`, without redaction: for lines whose
- * fields are a closed set that carries no secret by construction (the request log's
- * `RequestLine`). Redaction's wildcard paths cost ~12 µs a line (measured, docs/operations.md),
- * three times the rest of writing it.
+ * Writes whole lines, formatted by the caller, to `logger`'s destination: for lines whose fields
+ * are a closed set that carries no secret by construction (the request log's `RequestLine`), so
+ * that neither pino's formatting nor its redaction runs for them. On the default destination
+ * (standard output, asynchronous) the lines are handed over in batches of `BATCH_BYTES` (or after
+ * at most `FLUSH_EVERY_MS`): sonic-boom's `write` measures its whole pending buffer on each call.
+ * `flushLog` and the process's exit write out what a batch holds. On a destination given to
+ * `createLogger` (tests capture lines) each line is written at once.
  */
-export function unredactedLoggerOf(logger: Logger): Logger {
-  return pino({ level: logger.level, base: BASE }, destinationOf(logger));
+export function lineWriterOf(logger: Logger): (line: string) => void {
+  const destination = destinationOf(logger);
+  if (!BATCHED.has(destination)) return (line) => void destination.write(line);
+  let batch = BATCHES.get(destination);
+  if (!batch) BATCHES.set(destination, (batch = new LineBatch(destination)));
+  return batch.write;
+}
+
+/**
+ * How a line of `logger` at `level` starts and what follows its time, as pino writes them:
+ * `{"level":30,"time":` and `,"service":"loanql",`; the caller's fields, `"msg"`, `}` and a
+ * newline follow.
+ */
+export function lineParts(logger: Logger, level: string): { readonly start: string; readonly afterTime: string } {
+  return { start: `{"level":${logger.levels.values[level]},"time":`, afterTime: `,"service":${JSON.stringify(BASE.service)},` };
+}
+
+/** Destinations made by `createLogger` itself (asynchronous standard output): their caller-formatted lines are batched. */
+const BATCHED = new WeakSet<DestinationStream>();
+const BATCHES = new WeakMap<DestinationStream, LineBatch>();
+
+/** Lines waiting to be handed to an asynchronous destination in one `write`. */
+class LineBatch {
+  #lines: string[] = [];
+  #length = 0;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly destination: DestinationStream & { flushSync?: () => void }) {
+    // pino's own exit hook flushed the destination already (it was registered first): write ours, then flush again.
+    process.once('exit', () => {
+      this.flush();
+      try {
+        destination.flushSync?.();
+      } catch {
+        // Closed already: nothing more can be written.
+      }
+    });
+  }
+
+  readonly write = (line: string): void => {
+    this.#lines.push(line);
+    this.#length += line.length;
+    if (this.#length >= BATCH_BYTES) this.flush();
+    else if (this.#timer === null) (this.#timer = setTimeout(this.flush, FLUSH_EVERY_MS)).unref();
+  };
+
+  /** Hands the waiting lines to the destination, which writes them (`BATCH_BYTES` or more: at once; fewer: within its own `FLUSH_EVERY_MS`). */
+  readonly flush = (): void => {
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    if (this.#length === 0) return;
+    const text = this.#lines.join('');
+    this.#lines = [];
+    this.#length = 0;
+    this.destination.write(text);
+  };
 }
 
 /**
@@ -56,6 +120,7 @@ export function unredactedLoggerOf(logger: Logger): Logger {
  */
 export function flushLog(logger: Logger): void {
   const destination = destinationOf(logger) as DestinationStream & { flushSync?: () => void };
+  BATCHES.get(destination)?.flush();
   try {
     destination.flushSync?.();
   } catch {

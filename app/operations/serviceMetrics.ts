@@ -1,8 +1,9 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Database, PoolStatus, ReadReplicas } from '../../db/index.js';
 import type { DeliveryOutcome } from '../webhooks/index.js';
 import type { AdmissionState, CostAdmission } from './costAdmission.js';
 import { AccountTraffic } from './accountTraffic.js';
+import { TalliedMetric, type Tally } from './talliedMetrics.js';
 
 /** Where a request was answered, as metrics label it: a route template from a closed list (`routeOf`). */
 export type RouteLabel = string;
@@ -33,46 +34,50 @@ export interface MetricSources {
   readonly replicas?: ReadReplicas | null;
 }
 
+/** One route template and operation type's requests: their latency, and how many got each status. */
+interface RouteSeries {
+  readonly duration: Tally;
+  readonly byStatus: Map<number, Tally>;
+}
+
 /**
  * The service's Prometheus metrics (README "Operations" lists each), in a registry of this
- * process's own. Requests are counted as they finish (`observeRequest`: a counter and two
- * histograms, their labelled children kept in maps so a request costs no label hashing);
- * everything that is a state — the pool, the outbox backlog, the replicas' lag — is read when
- * Prometheus scrapes, so it costs nothing between scrapes. No label carries a key, a value, a
- * query text or a variable: routes are templates, operation types and outcomes closed lists.
+ * process's own. Requests are counted as they finish (`observeRequest`) in plain numbers kept by
+ * label values (`talliedMetrics.ts`: prom-client's own children check and hash their labels on
+ * every call), read when Prometheus scrapes; everything that is a state — the pool, the outbox
+ * backlog, the replicas' lag — is read when scraped too, so it costs nothing between scrapes. No
+ * label carries a key, a value, a query text or a variable: routes are templates, operation types
+ * and outcomes closed lists.
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
   /** Each account's own last hour, for the dashboard's operations page (never a Prometheus label). */
   readonly accounts = new AccountTraffic();
-  readonly #requests: Counter<'route' | 'operation' | 'status'>;
-  readonly #duration: Histogram<'route' | 'operation'>;
-  readonly #planCache: Counter<'result'>;
-  readonly #statement: Histogram<'operation'>;
-  readonly #reads: Counter<'target'>;
+  readonly #requests: TalliedMetric;
+  readonly #duration: TalliedMetric;
+  readonly #planCache: TalliedMetric;
+  readonly #statement: TalliedMetric;
+  readonly #reads: TalliedMetric;
   readonly #deliveries: Counter<'outcome'>;
-  readonly #admissions: Counter<'decision'>;
-  readonly #requestChildren = new Map<string, { inc: () => void }>();
-  readonly #durationChildren = new Map<string, { observe: (value: number) => void }>();
-  /** The children of the small closed label sets, made once: `labels()` hashes its labels on every call. */
-  readonly #planCacheHit: { inc: () => void };
-  readonly #planCacheMiss: { inc: () => void };
-  readonly #statementChildren = new Map<string, { observe: (value: number) => void }>();
-  /** Made on first use: a service without replicas shows no routing series. */
-  readonly #readChildren: Partial<Record<'primary' | 'replica', { inc: () => void }>> = {};
+  readonly #admissions: TalliedMetric;
+  /** By route template, then operation type. */
+  readonly #series = new Map<string, Map<string, RouteSeries>>();
+  readonly #statementTallies = new Map<string, Tally>();
+  /** Made on first use, so that a series shows once it has happened (a service without replicas shows no routing series). */
+  readonly #planCacheTallies: Partial<Record<'hit' | 'miss', Tally>> = {};
+  readonly #readTallies: Partial<Record<'primary' | 'replica', Tally>> = {};
+  readonly #admissionTallies: Partial<Record<'cheap' | 'admitted' | 'queued' | 'refused', Tally>> = {};
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.#requests = new Counter({ name: 'loanql_http_requests_total', help: 'HTTP requests answered, by route template, GraphQL operation type and status code.', labelNames: ['route', 'operation', 'status'], registers });
-    this.#duration = new Histogram({ name: 'loanql_http_request_duration_seconds', help: 'Time from a request arriving to its response ending, by route template and GraphQL operation type.', labelNames: ['route', 'operation'], buckets: LATENCY_BUCKETS, registers });
-    this.#planCache = new Counter({ name: 'loanql_graphql_plan_cache_total', help: 'GraphQL plan-cache lookups: hit (parsed, validated and planned before) or miss.', labelNames: ['result'], registers });
-    this.#statement = new Histogram({ name: 'loanql_database_statement_duration_seconds', help: "Time a GraphQL request waited on the database: a query's statement, a mutation's transaction.", labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers });
-    this.#reads = new Counter({ name: 'loanql_read_routing_total', help: 'Requests that read, by where their reads ran (with DATABASE_REPLICA_URLS).', labelNames: ['target'], registers });
+    this.#requests = new TalliedMetric('loanql_http_requests_total', 'HTTP requests answered, by route template, GraphQL operation type and status code.', 'counter', [], this.registry);
+    this.#duration = new TalliedMetric('loanql_http_request_duration_seconds', 'Time from a request arriving to its response ending, by route template and GraphQL operation type.', 'histogram', LATENCY_BUCKETS, this.registry);
+    this.#planCache = new TalliedMetric('loanql_graphql_plan_cache_total', 'GraphQL plan-cache lookups: hit (parsed, validated and planned before) or miss.', 'counter', [], this.registry);
+    this.#statement = new TalliedMetric('loanql_database_statement_duration_seconds', "Time a GraphQL request waited on the database: a query's statement, a mutation's transaction.", 'histogram', LATENCY_BUCKETS, this.registry);
+    this.#reads = new TalliedMetric('loanql_read_routing_total', 'Requests that read, by where their reads ran (with DATABASE_REPLICA_URLS).', 'counter', [], this.registry);
     this.#deliveries = new Counter({ name: 'loanql_webhook_deliveries_total', help: 'Webhook delivery attempts sent by this process, by outcome: succeeded, retry (scheduled again) or failed (given up).', labelNames: ['outcome'], registers });
-    this.#admissions = new Counter({ name: 'loanql_admission_total', help: 'GraphQL queries by admission decision: cheap (under ADMISSION_CHEAP_COST), admitted at once, queued, refused (503).', labelNames: ['decision'], registers });
-    this.#planCacheHit = this.#planCache.labels('hit');
-    this.#planCacheMiss = this.#planCache.labels('miss');
+    this.#admissions = new TalliedMetric('loanql_admission_total', 'GraphQL queries by admission decision: cheap (under ADMISSION_CHEAP_COST), admitted at once, queued, refused (503).', 'counter', [], this.registry);
     const { db, replicas } = sources;
 
     if (db.poolStatus) poolMetrics(db, registers);
@@ -124,27 +129,30 @@ export class ServiceMetrics {
   /** Counts a finished request. */
   observeRequest(request: ObservedRequest): void {
     const { route, operation, status } = request;
-    const counted = `${route} ${operation} ${status}`;
-    let counter = this.#requestChildren.get(counted);
-    if (!counter) this.#requestChildren.set(counted, (counter = this.#requests.labels(route, operation, String(status))));
-    counter.inc();
-    const timed = `${route} ${operation}`;
-    let histogram = this.#durationChildren.get(timed);
-    if (!histogram) this.#durationChildren.set(timed, (histogram = this.#duration.labels(route, operation)));
-    histogram.observe(request.seconds);
-    if (request.planCacheHit !== null) (request.planCacheHit ? this.#planCacheHit : this.#planCacheMiss).inc();
+    let byOperation = this.#series.get(route);
+    if (!byOperation) this.#series.set(route, (byOperation = new Map()));
+    let series = byOperation.get(operation);
+    if (!series) byOperation.set(operation, (series = { duration: this.#duration.tally({ route, operation }), byStatus: new Map() }));
+    series.duration.add(request.seconds);
+    let counted = series.byStatus.get(status);
+    if (!counted) series.byStatus.set(status, (counted = this.#requests.tally({ route, operation, status: String(status) })));
+    counted.add(1);
+    if (request.planCacheHit !== null) {
+      const result = request.planCacheHit ? 'hit' : 'miss';
+      (this.#planCacheTallies[result] ??= this.#planCache.tally({ result })).add(1);
+    }
     if (request.databaseSeconds !== null) {
-      let statement = this.#statementChildren.get(operation);
-      if (!statement) this.#statementChildren.set(operation, (statement = this.#statement.labels(operation)));
-      statement.observe(request.databaseSeconds);
+      let statement = this.#statementTallies.get(operation);
+      if (!statement) this.#statementTallies.set(operation, (statement = this.#statement.tally({ operation })));
+      statement.add(request.databaseSeconds);
     }
     if (request.accountId !== null) this.accounts.observe(request.accountId, operation, status, request.seconds * 1000);
-    if (request.readFrom) (this.#readChildren[request.readFrom] ??= this.#reads.labels(request.readFrom)).inc();
+    if (request.readFrom) (this.#readTallies[request.readFrom] ??= this.#reads.tally({ target: request.readFrom })).add(1);
   }
 
   /** Counts an admission decision (`CostAdmission`'s `onDecision`). */
   readonly observeAdmission = (decision: 'cheap' | 'admitted' | 'queued' | 'refused'): void => {
-    this.#admissions.labels(decision).inc();
+    (this.#admissionTallies[decision] ??= this.#admissions.tally({ decision })).add(1);
   };
 
   /** Reports admission's state when scraped: costly queries running, their reserved cost, those waiting. */

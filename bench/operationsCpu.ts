@@ -1,0 +1,138 @@
+/**
+ * What metrics and the request log cost a request in CPU (issue 35, done-when 5), measured so
+ * that other work on the machine moves it little: the "on" and "off" servers of
+ * `run.ts --operations` side by side, driven in alternating rounds of a fixed number of requests
+ * (on, off, off, on, …), each round's server CPU time (user + system, /proc) divided by the
+ * requests it answered. Throughput depends on the share of the cores a process gets; CPU time per
+ * request much less so. Not part of `npm run bench`.
+ *
+ *   DATABASE_URL=… node --import tsx bench/operationsCpu.ts --account SLUG --key lq_… [--only q1,q6] [--rounds 10] [--requests 4000] [--dist DIR] [--on-env A=1,B=]
+ *
+ * `--dist` runs another build's `server/main.js` (say, main's) to compare builds; `--on-env` changes
+ * the "on" server's environment (`REQUEST_LOG_SAMPLE=0,METRICS_TOKEN=`: the wrapper alone). Prints
+ * per query the median µs a request on and off, their difference per round, the on/off ratio of
+ * CPU a request, and the CPU by thread (the main thread, the rest).
+ */
+import autocannon from 'autocannon';
+import { closeSync, openSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { readdirSync, readFileSync } from 'node:fs';
+import { cpuSeconds, freePort, ROOT, SHIPPED_NODE_FLAGS, startServer, stopAll, type ServerProcess } from './processes.js';
+import { QUERIES, sampleData } from './queries.js';
+
+const { values: args } = parseArgs({
+  options: {
+    account: { type: 'string' },
+    key: { type: 'string' },
+    only: { type: 'string', default: 'q1,q6' },
+    rounds: { type: 'string', default: '10' },
+    requests: { type: 'string', default: '4000' },
+    connections: { type: 'string', default: '16' },
+    dist: { type: 'string', default: join(ROOT, 'dist') },
+    /** Variables to add to (or, `NAME=`, take from) the "on" server's environment, `A=1,B=2`: to tell apart what costs. */
+    'on-env': { type: 'string', default: '' },
+  },
+});
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+/** CPU seconds of each thread of a process by name (`node` is the main thread), from /proc. */
+function threadSeconds(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return byName;
+}
+
+const threadTotals = new Map<string, Map<string, number>>();
+
+/** Sends `requests` requests to `server` and returns the CPU µs it spent on each. */
+async function cpuPerRequest(server: ServerProcess, key: string, bodies: readonly string[], requests: number): Promise<number> {
+  let next = 0;
+  const threadsBefore = threadSeconds(server.pid);
+  const before = cpuSeconds(server.pid);
+  const result = await autocannon({
+    url: server.url,
+    connections: Number(args.connections),
+    amount: requests,
+    requests: [{ method: 'POST', path: '/api/graph', headers: { 'content-type': 'application/json', authorization: `Token ${key}` }, setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length]! }) }],
+  });
+  const spent = cpuSeconds(server.pid) - before;
+  const totals = threadTotals.get(server.name) ?? new Map<string, number>();
+  threadTotals.set(server.name, totals);
+  for (const [name, seconds] of threadSeconds(server.pid)) totals.set(name, (totals.get(name) ?? 0) + ((seconds - (threadsBefore.get(name) ?? 0)) * 1e6) / result.requests.total);
+  if (result.non2xx || result.errors) throw new Error(`${server.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return (spent * 1e6) / result.requests.total;
+}
+
+async function main(): Promise<void> {
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl || !args.account || !args.key) throw new Error('DATABASE_URL, --account and --key are required');
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  const { rows } = await pool.query<{ id: string }>('SELECT id FROM accounts WHERE slug = $1', [args.account]);
+  if (!rows[0]) throw new Error(`no account ${args.account}`);
+  const sample = await sampleData(pool, rows[0].id);
+  await pool.end();
+  const main = join(resolve(args.dist), 'server', 'main.js');
+  const common = { DATABASE_URL: databaseUrl, METADATA_PATH: join(ROOT, 'metadata', 'loanql.default.yaml'), HOST: '127.0.0.1', LOG_LEVEL: 'info', PG_POOL_SIZE: '10', WEBHOOK_WORKER: '0' };
+  const ready = async (url: string): Promise<boolean> => (await fetch(`${url}/healthz`)).ok;
+  const logPath = join(tmpdir(), `loanql-operations-cpu-${process.pid}.jsonl`);
+  const logFile = openSync(logPath, 'w');
+  try {
+    const onPort = await freePort();
+    const onEnv: NodeJS.ProcessEnv = { ...common, PORT: String(onPort), METRICS_TOKEN: 'bench-metrics-token-0123456789', REQUEST_LOG_LEVEL: 'info', REQUEST_LOG_SAMPLE: '1' };
+    for (const pair of args['on-env'].split(',').filter(Boolean)) {
+      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+      if (value === '') delete onEnv[name];
+      else onEnv[name] = value;
+    }
+    const on = await startServer('on', [...SHIPPED_NODE_FLAGS, main], onEnv, onPort, ready, logFile);
+    const offPort = await freePort();
+    const off = await startServer('off', [...SHIPPED_NODE_FLAGS, main], { ...common, PORT: String(offPort), REQUEST_LOG_LEVEL: 'silent' }, offPort, ready);
+    const requests = Number(args.requests);
+    for (const query of QUERIES.filter((q) => args.only.split(',').includes(q.id))) {
+      const bodies = Array.from({ length: 500 }, (_, i) => JSON.stringify({ query: query.graphql, operationName: query.operationName, variables: query.variables(sample, i) }));
+      // Warm-up: the plan cache, prepared statements, V8's optimised code.
+      await cpuPerRequest(on, args.key, bodies, requests);
+      await cpuPerRequest(off, args.key, bodies, requests);
+      threadTotals.clear();
+      const onUs: number[] = [];
+      const offUs: number[] = [];
+      for (let round = 0; round < Number(args.rounds); round++) {
+        const order = round % 2 === 0 ? [on, off] : [off, on];
+        for (const server of order) (server === on ? onUs : offUs).push(await cpuPerRequest(server, args.key, bodies, requests));
+      }
+      const [medianOn, medianOff] = [median(onUs), median(offUs)];
+      const differences = onUs.map((us, i) => us - offUs[i]!);
+      process.stdout.write(
+        `${query.id} threads (µs a request, summed over rounds): ${[...threadTotals].map(([server, totals]) => `${server}: ${[...totals].map(([name, us]) => `${name} ${(us / Number(args.rounds)).toFixed(1)}`).join(', ')}`).join('; ')}\n` +
+        `${query.id}: CPU µs a request on ${medianOn.toFixed(1)}, off ${medianOff.toFixed(1)}; on − off per round: median ${median(differences).toFixed(1)} (${Math.min(...differences).toFixed(1)} to ${Math.max(...differences).toFixed(1)}); ratio off/on ${(medianOff / medianOn).toFixed(3)}; load ${loadavg()[0]!.toFixed(1)}\n`,
+      );
+    }
+  } finally {
+    closeSync(logFile);
+    rmSync(logPath, { force: true });
+    await stopAll();
+  }
+}
+
+main().catch(async (error: unknown) => {
+  process.stderr.write(`operationsCpu failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+  await stopAll();
+});
