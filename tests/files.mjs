@@ -7,7 +7,7 @@
 // first start); a shard pays it once for its files. A file missing from SLOWEST and ALONE only
 // lands in a shard; a name here that no longer exists is ignored. `--one-per-file` prints every
 // file alone (the old way, for comparing).
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -67,13 +67,19 @@ if (process.argv.includes('--one-per-file')) {
   // are heavier than the unit tests').
   const count = Math.max(1, Math.ceil(rest.length / FILES_PER_SHARD));
   const shards = Array.from({ length: count }, (_, i) => rest.filter((_, j) => j % count === i));
-  rmSync(shardDir, { recursive: true, force: true });
   mkdirSync(shardDir, { recursive: true });
   const entries = shards.map((files, i) => {
     const path = join(shardDir, `shard-${String(i + 1).padStart(2, '0')}.test.mjs`);
-    writeFileSync(path, shardEntry(files));
+    // Written under a unique name and renamed into place: a run started beside this one (another
+    // `npm test` in the same checkout) reads a whole entry, the same one.
+    const partial = `${path}.${process.pid}.partial`;
+    writeFileSync(partial, shardEntry(files));
+    renameSync(partial, path);
     return relative(root, path);
   });
+  for (const name of readdirSync(shardDir)) {
+    if (/^shard-\d+\.test\.mjs$/.test(name) && !entries.includes(relative(root, join(shardDir, name)))) rmSync(join(shardDir, name), { force: true });
+  }
   process.stdout.write([...first, ...entries].join('\n') + '\n');
 }
 
