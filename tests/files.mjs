@@ -1,12 +1,14 @@
-// Prints what `npm test` hands to `node --test`, one path a line: the slowest files first, each
-// alone in its process (so the files that run side by side end together instead of one long file
-// running alone at the end), then every other `*.test.ts` under tests/ grouped into shards: a
-// shard is a generated entry under tests/.shards/ that imports its files one after another in
-// one process, each inside a `describe` named after the file (`runShard` below). A process per
-// file costs about 1.5 CPU-seconds before the first test (Node, tsx, the app's modules, PGlite's
-// first start); a shard pays it once for its files. A file missing from SLOWEST and ALONE only
-// lands in a shard; a name here that no longer exists is ignored. `--one-per-file` prints every
-// file alone (the old way, for comparing).
+// Prints what `npm test` hands to `node --test`, one path a line: generated entries under
+// tests/.shards/, each a process of its own. First the slowest files, one entry each (so the files
+// that run side by side end together instead of one long file running alone at the end), then
+// every other `*.test.ts` under tests/ grouped into shards of FILES_PER_SHARD: an entry imports its
+// files one after another in its one process, each inside a `describe` named after the file. A
+// process per file costs about 1.5 CPU-seconds before the first test (Node, tsx, the app's
+// modules, PGlite's first start, code not yet optimised); a shard pays it once for its files. The
+// entries are numbered in the order they should start: Node 20's runner sorts the paths it is
+// given, so a list of the test files themselves would start in name order whatever this printed.
+// A file missing from SLOWEST and ALONE only lands in a shard; a name here that no longer exists
+// is ignored. `--one-per-file` prints the test files themselves instead (the old way, to compare).
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,9 +69,11 @@ if (process.argv.includes('--one-per-file')) {
   // are heavier than the unit tests').
   const count = Math.max(1, Math.ceil(rest.length / FILES_PER_SHARD));
   const shards = Array.from({ length: count }, (_, i) => rest.filter((_, j) => j % count === i));
+  const groups = [...first.map((file) => [file]), ...shards];
   mkdirSync(shardDir, { recursive: true });
-  const entries = shards.map((files, i) => {
-    const path = join(shardDir, `shard-${String(i + 1).padStart(2, '0')}.test.mjs`);
+  const entries = groups.map((files, i) => {
+    const name = files.length === 1 ? files[0].replace(/^tests\//, '').replace(/\.test\.ts$/, '').replaceAll('/', '-') : 'shard';
+    const path = join(shardDir, `${String(i + 1).padStart(3, '0')}-${name}.test.mjs`);
     // Written under a unique name and renamed into place: a run started beside this one (another
     // `npm test` in the same checkout) reads a whole entry, the same one.
     const partial = `${path}.${process.pid}.partial`;
@@ -78,9 +82,9 @@ if (process.argv.includes('--one-per-file')) {
     return relative(root, path);
   });
   for (const name of readdirSync(shardDir)) {
-    if (/^shard-\d+\.test\.mjs$/.test(name) && !entries.includes(relative(root, join(shardDir, name)))) rmSync(join(shardDir, name), { force: true });
+    if (/^\d{3}-.*\.test\.mjs$/.test(name) && !entries.includes(relative(root, join(shardDir, name)))) rmSync(join(shardDir, name), { force: true });
   }
-  process.stdout.write([...first, ...entries].join('\n') + '\n');
+  process.stdout.write(entries.join('\n') + '\n');
 }
 
 /** The source of a shard's entry: its files, each imported inside a `describe` named after it. */
