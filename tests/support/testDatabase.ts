@@ -297,6 +297,7 @@ async function loadOrBuildDump(): Promise<Blob> {
   const fresh = await openPgliteDatabase(undefined);
   try {
     await migrate(fresh);
+    await dropTemplateDatabases(fresh);
     // Uncompressed: gzip makes the file 8× smaller but loading it 50 % slower.
     await checkpoint(fresh);
     const dump = await fresh.pglite.dumpDataDir('none');
@@ -313,6 +314,18 @@ async function loadOrBuildDump(): Promise<Blob> {
     return dump;
   } finally {
     await fresh.close();
+  }
+}
+
+/**
+ * Drops `template0` and `template1` from a PGlite about to be dumped: a test database is never
+ * a template (PGlite runs one database, `postgres`), and without them the dump is 28 MB
+ * instead of 43, which every load unpacks (about 0.15 CPU-seconds a database less).
+ */
+async function dropTemplateDatabases(db: Database): Promise<void> {
+  for (const name of ['template0', 'template1']) {
+    await db.query(`ALTER DATABASE ${name} IS_TEMPLATE false`);
+    await db.query(`DROP DATABASE ${name}`);
   }
 }
 
@@ -366,7 +379,7 @@ function pgliteVersion(): string {
 function schemaFingerprint(): string {
   const hash = createHash('sha256');
   hash.update(`pglite ${pgliteVersion()}\n`);
-  hash.update('dumped after a checkpoint\n'); // how the dump is made (an older dump was not)
+  hash.update('dumped after a checkpoint, without template databases\n'); // how the dump is made (older dumps were not)
   const migrations = fileURLToPath(new URL('../../db/migrations/', import.meta.url));
   for (const file of readdirSync(migrations).sort()) {
     hash.update(`${file}\n`);
