@@ -205,7 +205,7 @@ export async function openBuiltTestDatabase<T>(
   const resultPath = `${stem}.json`;
   try {
     const built = JSON.parse(readFileSync(resultPath, 'utf8')) as T;
-    const db = await openPgliteDatabase(undefined, new Blob([readFileSync(path)], { type: gzip ? 'application/x-gzip' : 'application/x-tar' }));
+    const db = await openPgliteDatabase(undefined, bytesBlob(readFileSync(path), gzip ? 'application/x-gzip' : 'application/x-tar'));
     const now = new Date();
     utimesSync(path, now, now);
     utimesSync(resultPath, now, now);
@@ -249,6 +249,30 @@ function hashTree(hash: ReturnType<typeof createHash>, path: string, name = path
   hash.update(readFileSync(path));
 }
 
+/**
+ * A dump in memory as the `Blob` PGlite loads. PGlite reads it whole with `arrayBuffer()`, which
+ * for a plain `Blob` of 40 MB costs about 0.1 CPU-second a load (Node copies it in small
+ * pieces); this one hands over a copy of the bytes at once (its `size`, `slice` and `stream` are an
+ * empty Blob's: PGlite reads only `type` and `arrayBuffer()`).
+ */
+class BytesBlob extends Blob {
+  constructor(
+    private readonly contents: Uint8Array,
+    type: string,
+  ) {
+    super([], { type });
+  }
+
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    return Promise.resolve(this.contents.slice().buffer);
+  }
+}
+
+function bytesBlob(bytes: Uint8Array, type: string): Blob {
+  // A plain Uint8Array view: a Buffer's `slice` would share its memory instead of copying it.
+  return new BytesBlob(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), type);
+}
+
 let dumpPromise: Promise<Blob> | null = null;
 
 /** The dump of a freshly migrated PGlite: from this process's memory, the temp dir, or built now. */
@@ -263,7 +287,7 @@ function migratedDump(): Promise<Blob> {
 async function loadOrBuildDump(): Promise<Blob> {
   const path = dumpPath();
   try {
-    const blob = new Blob([readFileSync(path)], { type: 'application/x-tar' });
+    const blob = bytesBlob(readFileSync(path), 'application/x-tar');
     const now = new Date();
     utimesSync(path, now, now); // marks it as in use (see removeOldDumps)
     return blob;
@@ -273,6 +297,7 @@ async function loadOrBuildDump(): Promise<Blob> {
   const fresh = await openPgliteDatabase(undefined);
   try {
     await migrate(fresh);
+    await dropTemplateDatabases(fresh);
     // Uncompressed: gzip makes the file 8× smaller but loading it 50 % slower.
     await checkpoint(fresh);
     const dump = await fresh.pglite.dumpDataDir('none');
@@ -289,6 +314,18 @@ async function loadOrBuildDump(): Promise<Blob> {
     return dump;
   } finally {
     await fresh.close();
+  }
+}
+
+/**
+ * Drops `template0` and `template1` from a PGlite about to be dumped: a test database is never
+ * a template (PGlite runs one database, `postgres`), and without them the dump is 28 MB
+ * instead of 43, which every load unpacks (about 0.15 CPU-seconds a database less).
+ */
+async function dropTemplateDatabases(db: Database): Promise<void> {
+  for (const name of ['template0', 'template1']) {
+    await db.query(`ALTER DATABASE ${name} IS_TEMPLATE false`);
+    await db.query(`DROP DATABASE ${name}`);
   }
 }
 
@@ -342,7 +379,7 @@ function pgliteVersion(): string {
 function schemaFingerprint(): string {
   const hash = createHash('sha256');
   hash.update(`pglite ${pgliteVersion()}\n`);
-  hash.update('dumped after a checkpoint\n'); // how the dump is made (an older dump was not)
+  hash.update('dumped after a checkpoint, without template databases\n'); // how the dump is made (older dumps were not)
   const migrations = fileURLToPath(new URL('../../db/migrations/', import.meta.url));
   for (const file of readdirSync(migrations).sort()) {
     hash.update(`${file}\n`);
