@@ -1,10 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
-import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { createAccountWithKey, tokenHeader, type TestServer } from '../support/http.js';
+import { testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { startLenderSchemaService, type LenderSchemaService } from '../support/lenderSchemaService.js';
 import { parseExact } from '../support/exactJson.js';
 
 /**
@@ -88,7 +86,7 @@ collections:
 
 let database: TestDatabase;
 let server: TestServer;
-let directory: string;
+let service: LenderSchemaService | undefined;
 let key: string;
 let accountId: string;
 let otherKey: string;
@@ -132,15 +130,8 @@ const BRANCH_JSON = `json_build_object('id', id, 'name', name, 'region', region,
 const NOTE_JSON = `json_build_object('branchId', "branchId", 'Seq', "Seq", 'Body', "Body", 'createdAt', "createdAt")`;
 
 before(async () => {
-  database = await openTestDatabase();
-  for (const statement of SCHEMA.split(';').filter((text) => text.trim())) await database.db.query(statement);
-  directory = mkdtempSync(join(tmpdir(), 'loanql-lender-'));
-  const metadataPath = join(directory, 'lender.yaml');
-  writeFileSync(metadataPath, METADATA);
-  server = await startTestServer(database.db, { metadataPath });
-  const made = await createAccountWithKey(database.db);
-  key = made.apiKey.key;
-  accountId = made.account.id;
+  service = await startLenderSchemaService(SCHEMA, METADATA);
+  ({ database, server, key, accountId } = service);
   const otherAccount = await createAccountWithKey(database.db);
   otherKey = otherAccount.apiKey.key;
   // Another account's rows with the same keys: every answer must leave them out.
@@ -149,9 +140,7 @@ before(async () => {
   await database.db.query(`INSERT INTO lender_codes (account_id, code, label) VALUES ($1, 'A', 'theirs')`, [other]);
 });
 after(async () => {
-  await server?.close();
-  await database?.close();
-  if (directory) rmSync(directory, { recursive: true, force: true });
+  await service?.close();
 });
 
 describe(`A lender's own tables: keys of any type and shape (${testDatabaseKind})`, () => {

@@ -1,12 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createApiKey } from '../../app/apiKeys.js';
 import { checkMetadataAgainstDatabase, MetadataError, parseMetadata } from '../../metadata/index.js';
-import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
-import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { createAccountWithKey, tokenHeader, type TestServer } from '../support/http.js';
+import { testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { startLenderSchemaService, type LenderSchemaService } from '../support/lenderSchemaService.js';
 
 /**
  * Issue 30, the types a lender's own tables bring that the shipped schema lacks: PostgreSQL
@@ -76,7 +74,7 @@ roles:
 
 let database: TestDatabase;
 let server: TestServer;
-let directory: string;
+let service: LenderSchemaService | undefined;
 let key: string;
 let accountId: string;
 let taggedKey: string;
@@ -126,15 +124,8 @@ const REF_A = '0a0a0a0a-0000-4000-8000-00000000000a';
 const REF_B = '0b0b0b0b-0000-4000-8000-00000000000b';
 
 before(async () => {
-  database = await openTestDatabase();
-  await database.db.script(SCHEMA);
-  directory = mkdtempSync(join(tmpdir(), 'loanql-lender-types-'));
-  const metadataPath = join(directory, 'lender.yaml');
-  writeFileSync(metadataPath, METADATA);
-  server = await startTestServer(database.db, { metadataPath });
-  const made = await createAccountWithKey(database.db);
-  key = made.apiKey.key;
-  accountId = made.account.id;
+  service = await startLenderSchemaService(SCHEMA, METADATA);
+  ({ database, server, key, accountId } = service);
   counterKey = (await createApiKey(database.db, accountId, 'counter', { role: 'counter', variables: new Map() })).key;
   taggedKey = (await createApiKey(database.db, accountId, 'tagged only', { role: 'tagged_only', variables: new Map() })).key;
   // Another account's note, equal in every value: no answer may include it.
@@ -142,9 +133,7 @@ before(async () => {
   await database.db.query(`INSERT INTO lender.notes (account_id, title, body, tags, scores) VALUES ($1, 'theirs', '{"a": 1}', '{a,b}', '{1,2}')`, [other]);
 });
 after(async () => {
-  await server?.close();
-  await database?.close();
-  if (directory) rmSync(directory, { recursive: true, force: true });
+  await service?.close();
 });
 
 describe(`A lender's own types: json, arrays, computed fields of the row in where and order_by (${testDatabaseKind})`, () => {

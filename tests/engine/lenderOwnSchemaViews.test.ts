@@ -1,12 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createApiKey } from '../../app/apiKeys.js';
 import { checkMetadataAgainstDatabase, MetadataError, parseMetadata } from '../../metadata/index.js';
-import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
-import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { createAccountWithKey, tokenHeader, type TestServer } from '../support/http.js';
+import { testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { startLenderSchemaService, type LenderSchemaService } from '../support/lenderSchemaService.js';
 
 /**
  * Issue 30, Done-when 1, the catalogue-level forms: tables in a schema of their own (`lender`),
@@ -108,7 +106,7 @@ roles:
 
 let database: TestDatabase;
 let server: TestServer;
-let directory: string;
+let service: LenderSchemaService | undefined;
 let key: string;
 let accountId: string;
 let viewerKey: string;
@@ -150,24 +148,15 @@ async function plain(text: string, values: readonly unknown[] = []): Promise<any
 const LOAN_JSON = `json_build_object('id', id, 'branch_id', branch_id, 'amount', amount, 'opened', opened)`;
 
 before(async () => {
-  database = await openTestDatabase();
-  await database.db.script(SCHEMA);
-  directory = mkdtempSync(join(tmpdir(), 'loanql-lender-views-'));
-  const metadataPath = join(directory, 'lender.yaml');
-  writeFileSync(metadataPath, METADATA);
-  server = await startTestServer(database.db, { metadataPath });
-  const made = await createAccountWithKey(database.db);
-  key = made.apiKey.key;
-  accountId = made.account.id;
+  service = await startLenderSchemaService(SCHEMA, METADATA);
+  ({ database, server, key, accountId } = service);
   // Another account's rows, with the same keys: no answer may include them.
   const other = (await createAccountWithKey(database.db)).account.id;
   await database.db.query(`INSERT INTO lender.branches (account_id, id, name) VALUES ($1, 1, 'theirs')`, [other]);
   await database.db.query(`INSERT INTO lender.loans (account_id, id, branch_id, amount, opened) VALUES ($1, 1, 1, 5000, '2026-01-15')`, [other]);
 });
 after(async () => {
-  await server?.close();
-  await database?.close();
-  if (directory) rmSync(directory, { recursive: true, force: true });
+  await service?.close();
 });
 
 describe(`A lender's own schema: views, SETOF functions, another schema (${testDatabaseKind})`, () => {
