@@ -23,9 +23,7 @@ const { ServiceMetrics } = (await import(join(dist, 'app', 'operations', 'servic
 const { RequestLog } = (await import(join(dist, 'app', 'operations', 'requestLog.js'))) as any;
 const { createLogger } = (await import(join(dist, 'app', 'logger.js'))) as any;
 const { factsOf } = (await import(join(dist, 'http', 'requestFacts.js'))) as any;
-const httpServer = (await import(join(dist, 'server', 'httpServer.js'))) as any;
 /* eslint-enable @typescript-eslint/no-explicit-any */
-const Response: typeof ServerResponse = httpServer.ObservedResponse ?? ServerResponse;
 const observe = observeRequests({ metrics: new ServiceMetrics({ db: {} }), requestLog: new RequestLog(createLogger('info'), { level: 'info', sample: 1 }) });
 const socket = new Socket();
 const body = '{"data":{"loans_by_pk":{"id":"0b7c9d6e-1234-4f5e-9a8b-123456789012"}}}';
@@ -33,7 +31,7 @@ const body = '{"data":{"loans_by_pk":{"id":"0b7c9d6e-1234-4f5e-9a8b-123456789012
 function oneRequest(observed: boolean, i: number): void {
   const req = new IncomingMessage(socket);
   Object.assign(req, { method: 'POST', url: '/api/graph', httpVersionMajor: 1, httpVersionMinor: 1, headers: { 'content-type': 'application/json', authorization: 'Token lq_x', 'content-length': '120' } });
-  const res = new Response(req);
+  const res = new ServerResponse(req);
   if (observed) {
     observe(req, res);
     const facts = factsOf(res);
