@@ -1,4 +1,4 @@
-import type { Collection, Relationship } from '../../metadata/index.js';
+import type { Collection, Relationship, ScalarType } from '../../metadata/index.js';
 import { assertNever, type AggregateSelection, type FunctionRows, type ListQuery, type Selection } from '../plan/ir.js';
 import type { Param } from '../plan/params.js';
 import type { CompileContext } from './compileContext.js';
@@ -33,7 +33,7 @@ export type SelectionRenderer = ReturnType<typeof selectionRenderer>;
 
 /** Row objects, lists and the FROM … WHERE … of a list's rows. */
 export function selectionRenderer(context: CompileContext, { where, rowPredicate, pathPredicate }: WhereRenderer, { orderKeys }: OrderByRenderer, aggregate: RenderAggregate) {
-  const { nextAlias, tenant, fieldOutput, fieldValue, joinPredicate, computedCall } = context;
+  const { nextAlias, fieldOutput, fieldValue, joinPredicate, computedCall } = context;
   const { storedValue } = storedFormRenderer(context);
 
   function rowObject(collection: Collection, selection: Selection, table: Fragment): Fragment {
@@ -46,8 +46,7 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
           // Without arguments, a stored form reads the row's columns (the value the function gives).
           if (!item.args.size && item.field.storedForm) return [item.alias, jsonOf(storedValue(item.field, table))];
           // fn(tenant, key, name => $n::type, …): omitted arguments take the function's defaults.
-          const args = [...item.args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${argumentCast(item.field.args.get(name)!)}`);
-          return [item.alias, jsonOf(computedCall(collection, item.field, table, args))];
+          return [item.alias, jsonOf(computedCall(collection, item.field, table, namedArguments(item.args, item.field.args)))];
         }
         case 'typename':
           return [item.alias, jsonString(item.value)];
@@ -67,8 +66,7 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
         case 'computedRows': {
           // fn(tenant, key…, name => $n::type): its rows stand for the returned collection's table,
           // under that collection's row predicate (tenant and role filter), as a function root's.
-          const args = [...item.args].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${argumentCast(item.field.args.get(name)!)}`);
-          return [item.alias, list(item.target, item.query, item.selection, null, computedCall(collection, item.field, table, args))];
+          return [item.alias, list(item.target, item.query, item.selection, null, computedCall(collection, item.field, table, namedArguments(item.args, item.field.args)))];
         }
         case 'arrayAggregate':
           return [item.alias, aggregate(item.target, item.query, item.aggregate, { relationship: item.relationship, parent: table, parentCollection: collection })];
@@ -102,6 +100,11 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
     else if (roleLimit) paging.push(sql` LIMIT ${roleLimit}`);
     if (query.offset) paging.push(sql` OFFSET ${count(query.offset)}`);
     return sql`FROM (SELECT ${distinct}${table}.* ${filtered}${sql.join(paging, sql``)}) AS ${table}`;
+  }
+
+  /** A computed field's arguments by name, `name => $n::type`, each cast to the type the metadata gives it. */
+  function namedArguments(values: ReadonlyMap<string, Param>, types: ReadonlyMap<string, ScalarType>): Fragment[] {
+    return [...values].map(([name, value]) => sql`${sql.ident(name)} => ${sql.param(value)}::${argumentCast(types.get(name)!)}`);
   }
 
   /** A tracked function's call, `fn(name => $n::type, …)`: the rows it returns stand for the collection's table. */
