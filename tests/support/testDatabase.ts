@@ -205,7 +205,7 @@ export async function openBuiltTestDatabase<T>(
   const resultPath = `${stem}.json`;
   try {
     const built = JSON.parse(readFileSync(resultPath, 'utf8')) as T;
-    const db = await openPgliteDatabase(undefined, bytesBlob(readFileSync(path), gzip ? 'application/x-gzip' : 'application/x-tar'));
+    const db = await openPgliteDatabase(undefined, new Blob([readFileSync(path)], { type: gzip ? 'application/x-gzip' : 'application/x-tar' }));
     const now = new Date();
     utimesSync(path, now, now);
     utimesSync(resultPath, now, now);
@@ -249,30 +249,6 @@ function hashTree(hash: ReturnType<typeof createHash>, path: string, name = path
   hash.update(readFileSync(path));
 }
 
-/**
- * A dump in memory as the `Blob` PGlite loads. PGlite reads it whole with `arrayBuffer()`, which
- * for a plain `Blob` of 40 MB costs about 0.1 CPU-second a load (Node copies it in small
- * pieces); this one hands over a copy of the bytes at once (its `size`, `slice` and `stream` are an
- * empty Blob's: PGlite reads only `type` and `arrayBuffer()`).
- */
-class BytesBlob extends Blob {
-  constructor(
-    private readonly contents: Uint8Array,
-    type: string,
-  ) {
-    super([], { type });
-  }
-
-  override arrayBuffer(): Promise<ArrayBuffer> {
-    return Promise.resolve(this.contents.slice().buffer);
-  }
-}
-
-function bytesBlob(bytes: Uint8Array, type: string): Blob {
-  // A plain Uint8Array view: a Buffer's `slice` would share its memory instead of copying it.
-  return new BytesBlob(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), type);
-}
-
 let dumpPromise: Promise<Blob> | null = null;
 
 /** The dump of a freshly migrated PGlite: from this process's memory, the temp dir, or built now. */
@@ -287,7 +263,7 @@ function migratedDump(): Promise<Blob> {
 async function loadOrBuildDump(): Promise<Blob> {
   const path = dumpPath();
   try {
-    const blob = bytesBlob(readFileSync(path), 'application/x-tar');
+    const blob = new Blob([readFileSync(path)], { type: 'application/x-tar' });
     const now = new Date();
     utimesSync(path, now, now); // marks it as in use (see removeOldDumps)
     return blob;
