@@ -14,6 +14,9 @@ import { planPortfolio, type PortfolioPlan } from './generate.js';
 /** Loans (or payoffs) per ledger statement of the seeder. */
 const LEDGER_CHUNK = 500;
 
+/** The tables a ledger replay writes (SPEC §12): analyzed again as the seeder's replay fills them. */
+const LEDGER_OUTPUT_TABLES = 'payment_allocations, fees, schedules, loans';
+
 export interface SeedOptions {
   /** The account to fill; it must exist and have no loans or people yet. */
   accountId: string;
@@ -321,6 +324,11 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     for (let from = 0; from < loanIds.length; from += LEDGER_CHUNK) {
       const ids = loanIds.slice(from, from + LEDGER_CHUNK).map((row) => row.id);
       await tx.query(`SELECT loanql_refresh_next(array_fill($1::uuid, ARRAY[cardinality($2::uuid[])]), $2::uuid[])`, [options.accountId, ids]);
+      // The tables the replay writes were analyzed empty above: the replay's cached plans for them
+      // (a loan's allocations, fees, states) were then made for empty tables — sequential scans,
+      // each loan's reading every row written so far. Fresh statistics after each chunk invalidate
+      // those plans, so each chunk is planned for the rows the last one left.
+      await tx.query(`ANALYZE ${LEDGER_OUTPUT_TABLES}`);
     }
     return writer.inserted;
   });
