@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { queryInOrder, queryThenCommit, StatementFailed, type Queryable, type Statement } from '../../db/index.js';
+import { queryInOrder, queryThenCommit, queryWrite, StatementFailed, type Database, type Queryable, type Statement } from '../../db/index.js';
 import type { Param } from '../sql/fragment.js';
 import { guardCheck, oneStatementText, type StatementGuard } from '../sql/statementGuard.js';
 import type { EngineContext } from './engineOptions.js';
@@ -88,12 +88,12 @@ const ASSERTION_FAILED = 'LQ001';
 
 /**
  * Runs a prepared mutation that has a one-statement form (`CompiledMutation.single`) as that one
- * statement on `db`, in autocommit: one round trip, no BEGIN or COMMIT. The guard and the role's
+ * statement on `db`, in autocommit where writes go (`queryWrite`: the primary, with replicas): one round trip, no BEGIN or COMMIT. The guard and the role's
  * `check` are asserted in the statement, so a failing one writes nothing; the answers are the
  * two-statement form's (`GuardFailed`, `permission-error`, a write error as `classifyWriteError`
  * names it). Returns the response text.
  */
-export async function runOneStatement(engine: EngineContext, db: Queryable, prepared: Extract<PreparedRequest, { kind: 'mutation' }>, guard: StatementGuard | undefined): Promise<string> {
+export async function runOneStatement(engine: EngineContext, db: Database, prepared: Extract<PreparedRequest, { kind: 'mutation' }>, guard: StatementGuard | undefined): Promise<string> {
   const single = prepared.program.single!;
   const step = prepared.program.steps[0]!;
   const newIds = new Map<number, string>();
@@ -110,7 +110,7 @@ export async function runOneStatement(engine: EngineContext, db: Queryable, prep
     values.push(...guarded.values);
   }
   try {
-    const { rows } = await db.query(text, values, { reusable: prepared.reusable });
+    const { rows } = await queryWrite(db, text, values, { reusable: prepared.reusable });
     return rows[0]!['response'] as string;
   } catch (error) {
     if ((error as { code?: unknown }).code === ASSERTION_FAILED) {

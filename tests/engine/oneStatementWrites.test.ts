@@ -70,7 +70,13 @@ const served = (engine: GraphEngine, request: GraphRequest, principal: Principal
 
 /** The request in the two-statement form: its writes, the guard and the response in one transaction. */
 const inTransaction = (engine: GraphEngine, request: GraphRequest, principal: Principal, guard?: StatementGuard) =>
-  counting((db) => db.transaction((tx) => engine.runMutation(tx, engine.prepare(request, principal), { guard })));
+  counting((db) =>
+    db.transaction((tx) => {
+      const prepared = engine.prepare(request, principal);
+      assert.equal(prepared.kind, 'mutation');
+      return engine.runMutation(tx, prepared as Extract<typeof prepared, { kind: 'mutation' }>, { guard });
+    }),
+  );
 
 /** What a call answered: its text, or its error's class and client errors. */
 async function outcome(call: Promise<{ result: string }>): Promise<unknown> {
