@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { activeKeyGuard, createApiKey, deactivateApiKey, type AuthenticatedKey } from '../../app/apiKeys.js';
 import type { Database } from '../../db/index.js';
+import { sql as oneStatementWritesSql } from '../../db/migrations/0041_one_statement_writes.js';
 import { GuardFailed, RequestError, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
 import { METADATA_PATH, send, startSeededService, type SeededService } from '../support/seededService.js';
 
@@ -266,5 +267,32 @@ describe('a table with a user AFTER trigger that changes the written row', () =>
     const again = await served(s.service.engine, request('completed'), accountId);
     assert.deepEqual([again.transactions, again.statements.length], [0, 1]);
     assert.equal(again.result, '{"data":{"update_tasks_by_pk":{"name":"watched (seen)","status":"completed"}}}');
+  });
+});
+
+describe('loanql_assert (migration 0041)', () => {
+  it('returns true when the condition holds, and raises LQ001 with the reason as the message when it is false or null', async () => {
+    assert.deepEqual(await s.sql(`SELECT loanql_assert(true, 'guard') AS ok`), [{ ok: true }]);
+    for (const holds of [false, null]) {
+      await assert.rejects(s.db.query(`SELECT loanql_assert($1::boolean, 'check 2')`, [holds]), (error: { code?: string; message?: string }) => {
+        assert.deepEqual([error.code, error.message], ['LQ001', 'check 2']);
+        return true;
+      });
+    }
+  });
+
+  it('a database without it (not migrated to 0041) keeps the two-statement form', async () => {
+    const request = { query: `mutation ($id: uuid!) { update_tasks_by_pk(pk_columns: {id: $id}, _set: {date_due: "2027-07-08"}) { date_due } }`, variables: { id: taskId } };
+    await s.db.script('DROP FUNCTION loanql_assert(boolean, text)');
+    try {
+      assert.deepEqual(await s.service.engines.reload(), { ok: true });
+      const { result, transactions } = await served(s.service.engine, request, accountId);
+      assert.equal(transactions, 1);
+      assert.equal(result, '{"data":{"update_tasks_by_pk":{"date_due":"2027-07-08"}}}');
+    } finally {
+      await s.db.script(oneStatementWritesSql);
+    }
+    assert.deepEqual(await s.service.engines.reload(), { ok: true });
+    assert.equal((await served(s.service.engine, request, accountId)).transactions, 0);
   });
 });
