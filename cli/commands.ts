@@ -465,8 +465,10 @@ export const COMMANDS: Command[] = [
         }
         if (shown.kind === 'mutation') {
           // A mutation is shown, never run: its statements in order, with placeholders for the
-          // values that come from an earlier statement or are made when it runs.
-          context.out.write(`-- a mutation for account ${account.slug}: ${shown.statements.length} statements in one transaction (not run)\n`);
+          // values that come from an earlier statement or are made when it runs. One statement is
+          // the one-statement form (engine/README.md, "Writes in one statement"), run in autocommit.
+          const how = shown.statements.length === 1 ? 'one statement in autocommit' : `${shown.statements.length} statements in one transaction`;
+          context.out.write(`-- a mutation for account ${account.slug}: ${how} (not run)\n`);
           shown.statements.forEach((statement, index) => {
             context.out.write(`\n-- statement ${index + 1}\n${statement.sql};\n-- parameters\n`);
             statement.params.forEach((value, n) => context.out.write(`$${n + 1} = ${JSON.stringify(value)}\n`));

@@ -85,6 +85,11 @@ export function queryThenCommit(tx: Queryable, statement: Statement): Promise<Qu
   return tx.queryAndCommit ? tx.queryAndCommit(statement) : tx.query(statement.text, statement.values, statement.options);
 }
 
+/** Runs one statement that writes, in autocommit, where `db` sends writes (`Database.queryWrite`). */
+export function queryWrite<R = Record<string, unknown>>(db: Database, text: string, values: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
+  return db.queryWrite ? db.queryWrite<R>(text, values, options) : db.query<R>(text, values, options);
+}
+
 /** A connection pool as metrics see it: its connections, the requests waiting for one, and the waits so far. */
 export interface PoolStatus {
   /** Most connections (`PG_POOL_SIZE`). */
@@ -119,6 +124,12 @@ export interface Database extends Queryable {
   each<R = Record<string, unknown>>(text: string, values: readonly unknown[], onRow: RowHandler<R>, options?: QueryOptions): Promise<number>;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Optional: runs one statement that writes, in autocommit, where writes go — a database that
+   * sends reads elsewhere (`RoutedDatabase`: replicas) sends it to the primary and counts the
+   * request as a write. Callers use `queryWrite`; without it, `query` is where writes go.
+   */
+  queryWrite?<R = Record<string, unknown>>(text: string, values?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>>;
   /** Registers an observer of every statement; returns the function that removes it. */
   observe(observer: StatementObserver): () => void;
   /** The connection pool's figures now (node-postgres only; PGlite has one connection and no pool). */

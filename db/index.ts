@@ -1,6 +1,6 @@
 /** Public surface of `db/`: the database interface, how to open it, and migrations. */
 export type { Database, DatabaseKind, PoolStatus, Queryable, QueryOptions, QueryResult, Statement, StatementObserver } from './database.js';
-export { queryInOrder, queryThenCommit, StatementFailed } from './database.js';
+export { queryInOrder, queryThenCommit, queryWrite, StatementFailed } from './database.js';
 export { DataDirBusyError } from './dataDirLock.js';
 export { migrate } from './migrate.js';
 export { ping } from './ping.js';

@@ -401,6 +401,12 @@ export class RoutedDatabase implements Database {
     return this.primary.transaction(work);
   }
 
+  /** A write in one statement (the engine's one-statement mutations): on the primary, as a transaction is. */
+  queryWrite<R = Record<string, unknown>>(text: string, values?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
+    this.#wrote = true;
+    return this.primary.query<R>(text, values, options);
+  }
+
   observe(observer: StatementObserver): () => void {
     return this.primary.observe(observer);
   }

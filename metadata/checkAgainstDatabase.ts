@@ -113,6 +113,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const indexConstants = await partialIndexConstants(db, tables);
   const valueLists = await checkedValueLists(db, relations);
   const foreignKeyRelationships = await relationshipsWithForeignKey(db, metadata, relations);
+  const tablesFinalAtReturning = await tablesWhoseRowsAreFinalAtReturning(db, relations);
   const constraints = new Map<string, CatalogueConstraint>();
   for (const row of indexRows) constraints.set(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
   for (const row of constraintRows) constraints.set(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
@@ -196,7 +197,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   for (const [name, constraint] of [...constraints].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
     if ((constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.includes(metadata.tenantColumn))
       uniqueConstraints.set(constraint.table, [...(uniqueConstraints.get(constraint.table) ?? []), name]);
-  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions });
+  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning });
   return { metadata: checked, catalogue: { constraints, numericLimits } };
 }
 
@@ -237,6 +238,32 @@ async function relationshipsWithForeignKey(db: Queryable, metadata: ResolvedMeta
     }
   }
   return backed;
+}
+
+/** loanql's own AFTER triggers that write other tables only: webhook capture (app/webhooks) and change notices (0029/0031/0039). */
+const OWN_TRIGGERS = ['loanql_events', 'loanql_events_at_commit', 'loanql_notice_insert', 'loanql_notice_update', 'loanql_notice_delete'];
+
+/**
+ * The tables (`tableKey`) whose written rows are final at RETURNING (`CatalogueFacts.tablesFinalAtReturning`):
+ * plain tables without rules whose every trigger is a BEFORE trigger, one of loanql's own
+ * (`OWN_TRIGGERS`, calling a `loanql_` function), or an internal foreign-key trigger of a key that
+ * does not reference its own table (a cascade could otherwise change the written rows). None
+ * when the database lacks `loanql_assert` (migration 0041).
+ */
+async function tablesWhoseRowsAreFinalAtReturning(db: Queryable, relations: CatalogueRelations): Promise<Set<string>> {
+  const { rows } = await keyed(relations, await db.query<{ table_schema: string; table_name: string }>(
+    `SELECT (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name
+       FROM pg_class t
+      WHERE ${RELATION_IN} AND t.relkind = 'r' AND NOT t.relhasrules AND to_regprocedure('loanql_assert(boolean,text)') IS NOT NULL
+        AND NOT EXISTS (
+          SELECT 1 FROM pg_trigger g JOIN pg_proc f ON f.oid = g.tgfoid
+           WHERE g.tgrelid = t.oid
+             AND NOT ((g.tgtype & 2) <> 0 AND NOT g.tgisinternal)
+             AND NOT (NOT g.tgisinternal AND g.tgname = ANY ($3::text[]) AND f.proname LIKE 'loanql\_%')
+             AND NOT (g.tgisinternal AND EXISTS (SELECT 1 FROM pg_constraint c WHERE c.oid = g.tgconstraint AND c.contype = 'f' AND c.conrelid <> c.confrelid)))`,
+    [...relations.tables, OWN_TRIGGERS],
+  ));
+  return new Set(rows.map((row) => row.table_name));
 }
 
 /** A text constant the compiler may write as SQL text: plain words only (`sql.catalogueConstant`). */

@@ -444,6 +444,15 @@ export interface CatalogueFacts {
    * besides the collection's declared `on_conflict_constraints`.
    */
   readonly uniqueConstraints: ReadonlyMap<string, readonly string[]>;
+  /**
+   * The tables (`tableKey`) whose written rows are final as a write's RETURNING gives them: no
+   * trigger of the table runs after RETURNING and could change what a response reads (only BEFORE
+   * triggers, loanql's own capture and change-notice triggers, which write other tables, and the
+   * foreign-key checks of non-self-referencing keys), no rule, and the database has `loanql_assert`
+   * (migration 0041). A mutation that writes one such table and reads back only the written rows'
+   * own columns runs as one statement in autocommit (engine/README.md, "Writes in one statement").
+   */
+  readonly tablesFinalAtReturning: ReadonlySet<string>;
 }
 
 /**

@@ -40,7 +40,10 @@ function explainMutation(prepared: Extract<PreparedRequest, { kind: 'mutation' }
     if (param.kind === 'stepResult') return `<${param.output} of statement ${param.step + 1}>`;
     return prepared.bind(param);
   };
-  const statements = [...prepared.program.steps.map((step) => step.statement), prepared.program.response].map((statement) => ({
+  const { single } = prepared.program;
+  // A mutation with a one-statement form runs as that statement (shown without a key's guard).
+  const run = single ? [{ text: single.text, params: single.params }] : [...prepared.program.steps.map((step) => step.statement), prepared.program.response];
+  const statements = run.map((statement) => ({
     sql: statement.text,
     params: statement.params.map(shown),
   }));

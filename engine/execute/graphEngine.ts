@@ -14,7 +14,7 @@ import { guardHolds } from './guardHolds.js';
 import { PlanCache, type CachedOperation } from './planCache.js';
 import { shortHash, type EngineFacts } from './engineFacts.js';
 import { operationOf, prepareRequest, type Preparation, type PreparedRequest } from './prepareRequest.js';
-import { runMutation, type MutationRunOptions } from './runMutation.js';
+import { runMutation, runOneStatement, type MutationRunOptions } from './runMutation.js';
 import { runQuery } from './runQuery.js';
 import { tablesRead } from './live/cohortStatement.js';
 import { runAdmitted, type Admit, type RespondOptions } from './runAdmitted.js';
@@ -24,8 +24,9 @@ export type { Admit, RespondOptions };
 /**
  * The query engine for one metadata version and role: its schema, its plan cache, and the
  * request pipeline parse → validate → plan → compile → bind → run (`engine/README.md` walks it).
- * A query runs as one statement; a mutation as one transaction of a statement per write and
- * one for the response (`runMutation.ts`).
+ * A query runs as one statement; a mutation whose one write's rows are its whole response as one
+ * statement in autocommit, any other as one transaction of a statement per write and one for the
+ * response (`runMutation.ts`).
  */
 export class GraphEngine implements EngineContext {
   readonly schema: GraphQLSchema;
@@ -97,7 +98,7 @@ export class GraphEngine implements EngineContext {
       if (facts) return await this.#respondTelling(facts, admit, db, request, principal, guard, write);
       const { prepared, operation } = prepareRequest(this.#preparation, request, principal);
       if (prepared.kind !== 'mutation') return await runAdmitted(admit, undefined, db, prepared, operation, guard, write);
-      write(await db.transaction((tx) => this.runMutation(tx, prepared, { guard, endsTransaction: true })));
+      write(await this.#runWrite(db, prepared, guard));
     } catch (error) {
       if (guard && error instanceof RequestError && !(await guardHolds(db, guard))) throw new GuardFailed();
       throw error;
@@ -121,12 +122,21 @@ export class GraphEngine implements EngineContext {
     if (prepared.kind !== 'mutation') return await runAdmitted(admit, facts, db, prepared, operation, guard, write);
     const asking = performance.now();
     try {
-      write(await db.transaction((tx) => this.runMutation(tx, prepared, { guard, endsTransaction: true })));
+      write(await this.#runWrite(db, prepared, guard));
     } finally {
       const answered = performance.now();
       facts.databaseMs += answered - asking;
       facts.phase?.('statement', asking, answered);
     }
+  }
+
+  /**
+   * A mutation of `respond`: its one statement in autocommit where it has one (`runOneStatement`),
+   * else its statements in a transaction, the response's with the COMMIT (`runMutation`).
+   */
+  #runWrite(db: Database, prepared: Extract<PreparedRequest, { kind: 'mutation' }>, guard: StatementGuard | undefined): Promise<string> {
+    if (prepared.program.single) return runOneStatement(this, db, prepared, guard);
+    return db.transaction((tx) => this.runMutation(tx, prepared, { guard, endsTransaction: true }));
   }
 
   /** `respond` for callers that want the whole response text at once (the REST routes, the dashboard, the CLI). */

@@ -59,7 +59,7 @@ function statementCharacters(entry: CachedOperation): number {
   const program = entry.compiledMutation;
   if (program) {
     for (const step of program.steps) characters += step.statement.text.length;
-    characters += program.response.text.length;
+    characters += program.response.text.length + (program.single?.text.length ?? 0);
   }
   return characters;
 }

@@ -175,7 +175,7 @@ function prepareMutation(engine: Preparation, cached: CachedOperation, binding: 
   }
   if (problems.length) throw new RequestError(problems.map((problem) => toResponseError(problem, 'validation-failed')), 'document');
   // Patterns in variables are checked now, before the transaction opens (binding checks them).
-  for (const statement of [...program.steps.map((step) => step.statement), program.response]) {
+  for (const statement of [...program.steps.map((step) => step.statement), program.response, ...(program.single ? [program.single] : [])]) {
     for (const param of statement.params) if (param.kind === 'var' && param.pattern) bind(param);
   }
   return { kind: 'mutation', program, bind, reusable: cached.compiledMutation === program };

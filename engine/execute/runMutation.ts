@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { queryInOrder, queryThenCommit, StatementFailed, type Queryable, type Statement } from '../../db/index.js';
+import { queryInOrder, queryThenCommit, queryWrite, StatementFailed, type Database, type Queryable, type Statement } from '../../db/index.js';
 import type { Param } from '../sql/fragment.js';
-import { guardCheck, type StatementGuard } from '../sql/statementGuard.js';
+import { guardCheck, oneStatementText, type StatementGuard } from '../sql/statementGuard.js';
 import type { EngineContext } from './engineOptions.js';
 import { GuardFailed, RequestError, rethrowClientError } from './errors.js';
 import type { PreparedRequest } from './prepareRequest.js';
@@ -81,6 +81,47 @@ export async function runMutation(engine: EngineContext, tx: Queryable, prepared
     return rethrowClientError(error);
   }
   return rows[0]!['response'] as string;
+}
+
+/** SQLSTATE of `loanql_assert` (migration 0041): a guard or a role's `check` of a one-statement mutation failed. */
+const ASSERTION_FAILED = 'LQ001';
+
+/**
+ * Runs a prepared mutation that has a one-statement form (`CompiledMutation.single`) as that one
+ * statement on `db`, in autocommit where writes go (`queryWrite`: the primary, with replicas): one round trip, no BEGIN or COMMIT. The guard and the role's
+ * `check` are asserted in the statement, so a failing one writes nothing; the answers are the
+ * two-statement form's (`GuardFailed`, `permission-error`, a write error as `classifyWriteError`
+ * names it). Returns the response text.
+ */
+export async function runOneStatement(engine: EngineContext, db: Database, prepared: Extract<PreparedRequest, { kind: 'mutation' }>, guard: StatementGuard | undefined): Promise<string> {
+  const single = prepared.program.single!;
+  const step = prepared.program.steps[0]!;
+  const newIds = new Map<number, string>();
+  const values = single.params.map((param) => {
+    if (param.kind !== 'newId') return prepared.bind(param);
+    let id = newIds.get(param.slot);
+    if (!id) newIds.set(param.slot, (id = randomUUID()));
+    return id;
+  });
+  let text = single.text;
+  if (guard) {
+    const guarded = oneStatementText(single, values.length, guard);
+    text = guarded.text;
+    values.push(...guarded.values);
+  }
+  try {
+    const { rows } = await queryWrite(db, text, values, { reusable: prepared.reusable });
+    return rows[0]!['response'] as string;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === ASSERTION_FAILED) {
+      const reason = (error as Error).message;
+      if (reason === 'guard') throw new GuardFailed();
+      if (reason.startsWith('check ')) throw permissionError(step.alias, step.collection.name, Number(reason.slice('check '.length)));
+    }
+    const clientError = classifyWriteError(error, step, engine.metadata, engine.catalogue);
+    if (clientError) throw new RequestError([clientError], 'execution');
+    throw error;
+  }
 }
 
 /** A row written by a mutation fails the role's `check`: nothing of the request is written. */

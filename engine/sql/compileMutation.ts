@@ -1,4 +1,4 @@
-import type { Collection, Field, Metadata, RowFilter } from '../../metadata/index.js';
+import { tableKey, type Collection, type Field, type Metadata, type RowFilter } from '../../metadata/index.js';
 import { assertNever, type Selection } from '../plan/ir.js';
 import type { InsertGroup, InsertValue, MutationField, MutationOutput, MutationPlan, UpdateWrite } from '../plan/mutationIr.js';
 import type { Param } from '../plan/params.js';
@@ -32,6 +32,36 @@ export interface CompiledMutation {
   readonly steps: readonly MutationStep[];
   readonly response: RenderedSql;
   readonly checks: readonly ValueCheck[];
+  /**
+   * The same mutation as one statement, run in autocommit, when it can be
+   * (`oneStatementWrite`): its one write step as a data-modifying CTE and the response built
+   * from the rows it returns. Null otherwise.
+   */
+  readonly single: OneStatement | null;
+}
+
+/**
+ * A mutation as one statement: `WITH _w AS (UPDATE|INSERT|DELETE … RETURNING …) SELECT CASE WHEN
+ * <guard and check hold> THEN <response> END AS "response"`. A guard (`statementGuard.ts`,
+ * `oneStatementText`) goes between `head` and `tail`, its parameters after `params`; without one
+ * the statement is `text`. The role's `check` and the guard are `loanql_assert` calls (migration
+ * 0041), which fail the statement — autocommit then keeps nothing — with SQLSTATE LQ001.
+ */
+export interface OneStatement {
+  readonly head: string;
+  readonly tail: string;
+  /** `head` + `tail`: the statement without a guard. */
+  readonly text: string;
+  readonly params: readonly Param[];
+}
+
+/** A write step as a data-modifying CTE for the one-statement form: its name, and whether it has the `ok` column of a role's `check`. */
+interface WriteCte {
+  readonly cte: Fragment;
+  readonly written: Fragment;
+  readonly checked: boolean;
+  /** The order `returning` lists the rows in: by key (updates), or as the write returned them (inserts). */
+  readonly order: 'key' | 'returned';
 }
 
 const step = (index: number, output: 'ids' | 'count' | 'json'): Fragment => sql.param({ kind: 'stepResult', step: index, output });
@@ -87,10 +117,11 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     return compiler.param(value.param, value.field.type);
   }
 
-  function insertStatement(alias: string, groups: readonly InsertGroup[], onConflict: Extract<MutationField, { kind: 'insert' }>['insert']['onConflict']): RenderedSql {
+  function insertStatement(alias: string, groups: readonly InsertGroup[], onConflict: Extract<MutationField, { kind: 'insert' }>['insert']['onConflict']): { statement: RenderedSql; single: WriteCte | null } {
     const compiler = selectCompiler(metadata);
     // `objects: []` inserts nothing (Hasura answers affected_rows 0).
-    if (!groups.length) return render(sql`SELECT '[]'::text AS ${sql.ident('ids')}, 0 AS ${sql.ident('count')}`);
+    if (!groups.length) return { statement: render(sql`SELECT '[]'::text AS ${sql.ident('ids')}, 0 AS ${sql.ident('count')}`), single: null };
+    let single: WriteCte | null = null;
     const ctes = groups.map((group, index) => {
       const columns: string[] = [];
       for (const row of group.rows) for (const column of row.values.keys()) if (!columns.includes(column)) columns.push(column);
@@ -115,20 +146,22 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
           conflict = sql`${constraint} DO UPDATE SET ${sql.join(assignments)} WHERE ${sql.join(conditions, sql` AND `)}`;
         }
       }
-      return sql`${sql.ident(`_w${index}`)} AS (INSERT INTO ${sql.qualified(group.collection.schema, group.collection.table)} AS ${target} (${sql.join([tenant, ...columns.map((c) => sql.ident(c))])}) VALUES ${sql.join(
-        rows,
-      )}${conflict} RETURNING ${keyColumns(group.collection, target)}${checkColumn(compiler, group.collection.insert?.check ?? null, target)})`;
+      const insert = sql`INSERT INTO ${sql.qualified(group.collection.schema, group.collection.table)} AS ${target} (${sql.join([tenant, ...columns.map((c) => sql.ident(c))])}) VALUES ${sql.join(rows)}${conflict}`;
+      const check = checkColumn(compiler, group.collection.insert?.check ?? null, target);
+      if (groups.length === 1) single = { cte: sql`${sql.ident('_w0')} AS (${insert} RETURNING ${target}.*${check})`, written: sql.ident('_w0'), checked: !!group.collection.insert?.check, order: 'returned' };
+      return sql`${sql.ident(`_w${index}`)} AS (${insert} RETURNING ${keyColumns(group.collection, target)}${check})`;
     });
     const counts = groups.map((_, index) => sql`(SELECT count(*) FROM ${sql.ident(`_w${index}`)})`);
     const failing = groups.flatMap((group, index) => (group.collection.insert?.check ? [failedChecks(sql.ident(`_w${index}`))] : []));
-    return render(
+    const statement = render(
       sql`WITH ${sql.join(ctes)} SELECT ${keysJson(groups[0]!.collection, sql.ident('_w0'), false)} AS ${sql.ident('ids')}, (${sql.join(counts, sql` + `)})::int AS ${sql.ident('count')}${violations(failing)}`,
     );
+    return { statement, single };
   }
 
-  function updateStatement(alias: string, collection: Collection, update: UpdateWrite): RenderedSql {
+  function updateStatement(alias: string, collection: Collection, update: UpdateWrite): { statement: RenderedSql; single: WriteCte | null } {
     // Operators naming no field (`_set: {}`): no UPDATE at all (no trigger fires), no row touched.
-    if (!update.set.size) return render(sql`SELECT '[]'::text AS ${sql.ident('ids')}, 0 AS ${sql.ident('count')}`);
+    if (!update.set.size) return { statement: render(sql`SELECT '[]'::text AS ${sql.ident('ids')}, 0 AS ${sql.ident('count')}`), single: null };
     const compiler = selectCompiler(metadata);
     const table = compiler.nextAlias('t');
     const assignments = [...update.set].map(([field, changes]) => {
@@ -165,17 +198,17 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     });
     const written = sql.ident('_w');
     const check = collection.update?.check ?? null;
-    return render(
-      sql`WITH ${written} AS (UPDATE ${sql.qualified(collection.schema, collection.table)} AS ${table} SET ${sql.join(assignments)} WHERE ${permitted(compiler, collection.update?.filter ?? null, table)} AND ${compiler.where(
-        update.where,
-        table,
-      )} RETURNING ${keyColumns(collection, table)}${checkColumn(compiler, check, table)}) SELECT ${keysJson(collection, written, true)} AS ${sql.ident('ids')}, count(*)::int AS ${sql.ident(
+    const write = sql`UPDATE ${sql.qualified(collection.schema, collection.table)} AS ${table} SET ${sql.join(assignments)} WHERE ${permitted(compiler, collection.update?.filter ?? null, table)} AND ${compiler.where(update.where, table)}`;
+    const okColumn = checkColumn(compiler, check, table);
+    const statement = render(
+      sql`WITH ${written} AS (${write} RETURNING ${keyColumns(collection, table)}${okColumn}) SELECT ${keysJson(collection, written, true)} AS ${sql.ident('ids')}, count(*)::int AS ${sql.ident(
         'count',
       )}${check ? sql`, count(*) FILTER (WHERE NOT ${written}.${sql.ident('ok')})::int AS ${sql.ident('violations')}` : sql``} FROM ${written}`,
     );
+    return { statement, single: { cte: sql`${written} AS (${write} RETURNING ${table}.*${okColumn})`, written, checked: !!check, order: 'key' } };
   }
 
-  function deleteStatement(field: Extract<MutationField, { kind: 'delete' }>): RenderedSql {
+  function deleteStatement(field: Extract<MutationField, { kind: 'delete' }>): { statement: RenderedSql; cte: Fragment; output: Fragment } {
     const compiler = selectCompiler(metadata);
     const table = compiler.nextAlias('t');
     const written = sql.ident('_w');
@@ -188,12 +221,11 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
         : sql`(SELECT ${compiler.jsonArray(compiler.rowObject(field.collection, selection, row), keyColumns(field.collection, row))} FROM ${written} AS ${row}${visible})`;
     const count = sql`(SELECT count(*) FROM ${written})`;
     const output = outputOf(field.output, compiler, count, (selection) => rowsOf(selection, false), (selection) => rowsOf(selection, true));
-    return render(
-      sql`WITH ${written} AS (DELETE FROM ${sql.qualified(field.collection.schema, field.collection.table)} AS ${table} WHERE ${permitted(compiler, field.collection.delete?.filter ?? null, table)} AND ${compiler.where(
-        field.where,
-        table,
-      )} RETURNING ${table}.*) SELECT ${output}::text AS ${sql.ident('json')}, ${count}::int AS ${sql.ident('count')}`,
-    );
+    const cte = sql`${written} AS (DELETE FROM ${sql.qualified(field.collection.schema, field.collection.table)} AS ${table} WHERE ${permitted(compiler, field.collection.delete?.filter ?? null, table)} AND ${compiler.where(
+      field.where,
+      table,
+    )} RETURNING ${table}.*)`;
+    return { statement: render(sql`WITH ${cte} SELECT ${output}::text AS ${sql.ident('json')}, ${count}::int AS ${sql.ident('count')}`), cte, output };
   }
 
   /** The JSON of a field's response: `{affected_rows, returning}` or the one row. */
@@ -260,39 +292,138 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
       (selection) => rowById(collection, selection, stepIndex),
     );
 
+  /**
+   * The one-statement form's output of a field whose step is the CTE `write`: the rows as the
+   * write returned them (final: `oneStatementWrite` admits only tables whose rows no later trigger
+   * changes), under the same row predicate (tenant and the role's select filter) the two-statement
+   * form reads them with, in the same order.
+   */
+  const one = selectCompiler(metadata);
+  const returnedOutput = (collection: Collection, output: MutationOutput, write: WriteCte): Fragment => {
+    const row = one.nextAlias('r');
+    const count = sql`(SELECT count(*) FROM ${write.written})`;
+    const returned = sql.ident('loanql_returned');
+    const rows = (selection: Selection): Fragment =>
+      write.order === 'key'
+        ? sql`(SELECT ${one.jsonArray(one.rowObject(collection, selection, row), keyColumns(collection, row))} FROM ${write.written} AS ${row} WHERE ${one.rowPredicate(collection, row)})`
+        : sql`(SELECT ${one.jsonArray(one.rowObject(collection, selection, row), sql`${row}.${returned}`)} FROM (SELECT *, row_number() OVER () AS ${returned} FROM ${write.written}) AS ${row} WHERE ${one.rowPredicate(collection, row)})`;
+    const first = (selection: Selection): Fragment => sql`coalesce((SELECT ${one.rowObject(collection, selection, row)} FROM ${write.written} AS ${row} WHERE ${one.rowPredicate(collection, row)} LIMIT 1), 'null')`;
+    return outputOf(output, one, count, rows, first);
+  };
+  /** `update_…_many`'s list of each update's output, in the order of `updates`. */
+  const outputList = (compiler: SelectCompiler, outputs: readonly Fragment[]): Fragment => {
+    if (!outputs.length) return sql`'[]'::text`;
+    const list = compiler.nextAlias('u');
+    const entries = outputs.map((output, index) => sql`(${sql.value(index)}::int, ${output})`);
+    return sql`(SELECT ${compiler.jsonArray(sql`${list}.${sql.ident('j')}`, sql`${list}.${sql.ident('i')}`)} FROM (VALUES ${sql.join(entries)}) AS ${list} (${sql.ident('i')}, ${sql.ident('j')}))`;
+  };
+
+  // The one-statement form is built beside the two-statement one while it stays possible.
+  const onePairs: (readonly [string, Fragment])[] = [];
+  let oneWrite: { readonly cte: Fragment; readonly written: Fragment; readonly checked: boolean } | null = null;
+  let onePossible = plan.fields.filter((field) => field.kind !== 'typename').length === 1;
   for (const field of plan.fields) {
     switch (field.kind) {
       case 'typename':
         pairs.push([field.alias, response.jsonString(field.value)]);
+        onePairs.push([field.alias, one.jsonString(field.value)]);
         break;
-      case 'insert':
-        steps.push({ statement: insertStatement(field.alias, field.insert.groups, field.insert.onConflict), alias: field.alias, collection: field.collection, kind: 'insert' });
+      case 'insert': {
+        const { statement, single } = insertStatement(field.alias, field.insert.groups, field.insert.onConflict);
+        steps.push({ statement, alias: field.alias, collection: field.collection, kind: 'insert' });
         pairs.push([field.alias, writtenOutput(field.collection, field.output, steps.length - 1)]);
+        if (single && readsOnlyWrittenRows(field.collection, field.output, metadata)) {
+          oneWrite = single;
+          onePairs.push([field.alias, returnedOutput(field.collection, field.output, single)]);
+        } else onePossible = false;
         break;
+      }
       case 'update': {
         const outputs = field.updates.map((update) => {
-          steps.push({ statement: updateStatement(field.alias, field.collection, update), alias: field.alias, collection: field.collection, kind: 'update' });
+          const { statement, single } = updateStatement(field.alias, field.collection, update);
+          steps.push({ statement, alias: field.alias, collection: field.collection, kind: 'update' });
+          if (field.updates.length === 1 && single && readsOnlyWrittenRows(field.collection, field.output, metadata)) {
+            oneWrite = single;
+            const output = returnedOutput(field.collection, field.output, single);
+            onePairs.push([field.alias, field.many ? outputList(one, [output]) : output]);
+          } else onePossible = false;
           return writtenOutput(field.collection, field.output, steps.length - 1);
         });
         if (!field.many) pairs.push([field.alias, outputs[0]!]);
-        else if (!outputs.length) pairs.push([field.alias, sql`'[]'::text`]);
-        else {
-          const list = response.nextAlias('u');
-          const entries = outputs.map((output, index) => sql`(${sql.value(index)}::int, ${output})`);
-          pairs.push([
-            field.alias,
-            sql`(SELECT ${response.jsonArray(sql`${list}.${sql.ident('j')}`, sql`${list}.${sql.ident('i')}`)} FROM (VALUES ${sql.join(entries)}) AS ${list} (${sql.ident('i')}, ${sql.ident('j')}))`,
-          ]);
-        }
+        else pairs.push([field.alias, outputList(response, outputs)]);
+        if (!outputs.length) onePossible = false;
         break;
       }
-      case 'delete':
-        steps.push({ statement: deleteStatement(field), alias: field.alias, collection: field.collection, kind: 'delete' });
+      case 'delete': {
+        // A delete builds its `returning` in its own statement already (the rows are gone after it).
+        const { statement, cte, output } = deleteStatement(field);
+        steps.push({ statement, alias: field.alias, collection: field.collection, kind: 'delete' });
         pairs.push([field.alias, sql`${step(steps.length - 1, 'json')}::text`]);
+        // Its table must be final at RETURNING too: not for its response, but as the one rule (the
+        // fact also says the database has loanql_assert).
+        if (metadata.tablesFinalAtReturning.has(tableKey(field.collection))) {
+          oneWrite = { cte, written: sql.ident('_w'), checked: false };
+          onePairs.push([field.alias, sql`${output}::text`]);
+        } else onePossible = false;
         break;
+      }
       default:
         assertNever(field);
     }
   }
-  return { steps, response: render(sql`SELECT concat('{"data":', ${response.jsonObject(pairs)}, '}') AS ${sql.ident('response')}`), checks };
+  const single = onePossible && oneWrite ? oneStatement(oneWrite, one.jsonObject(onePairs)) : null;
+  return { steps, response: render(sql`SELECT concat('{"data":', ${response.jsonObject(pairs)}, '}') AS ${sql.ident('response')}`), checks, single };
+}
+
+/**
+ * The one statement of a mutation whose one write is `write`: the guard's place between `head` and
+ * `tail` (`OneStatement`), then the role's `check` over the written rows, then the response.
+ */
+function oneStatement(write: { readonly cte: Fragment; readonly written: Fragment; readonly checked: boolean }, data: Fragment): OneStatement {
+  const head = sql`WITH ${write.cte} SELECT CASE WHEN `;
+  const failing = sql.ident('loanql_failing');
+  const check = write.checked ? sql`loanql_assert(${failing}.${failing} = 0, 'check ' || ${failing}.${failing})` : sql`true`;
+  const from = write.checked ? sql` FROM (SELECT count(*) FILTER (WHERE NOT ${write.written}.${sql.ident('ok')}) FROM ${write.written}) AS ${failing} (${failing})` : sql``;
+  // Rendered whole (the account and equal constants bound once); parameters are numbered in the
+  // order they appear, so the text of `head` rendered alone is where the whole text starts.
+  const whole = render(sql`${head}${check} THEN concat('{"data":', ${data}, '}') END AS ${sql.ident('response')}${from}`);
+  const headText = render(head).text;
+  if (!whole.text.startsWith(headText)) throw new Error('compileMutation: the one statement does not start with its head');
+  return { head: headText, tail: whole.text.slice(headText.length), text: whole.text, params: whole.params };
+}
+
+/**
+ * Whether the response of a write to `collection` reads only the written rows' own columns, as
+ * the write returns them: the table's rows are final at RETURNING (`Metadata.tablesFinalAtReturning`),
+ * the selection has columns only (no relationship, computed field or aggregate: those read other
+ * rows, or the table after triggers ran), and the role's select filter tests the row's own columns.
+ */
+function readsOnlyWrittenRows(collection: Collection, output: MutationOutput, metadata: Metadata): boolean {
+  if (!metadata.tablesFinalAtReturning.has(tableKey(collection))) return false;
+  if (collection.selectFilter && !testsOwnColumns(collection.selectFilter)) return false;
+  const ownColumns = (selection: Selection): boolean => selection.every((item) => item.kind === 'column' || item.kind === 'typename');
+  if (output.kind === 'one') return ownColumns(output.selection);
+  return output.items.every((item) => item.kind !== 'returning' || ownColumns(item.selection));
+}
+
+/** A role filter that reads nothing but the row's own columns (no relationship, `_exists`, computed field or aggregate). */
+function testsOwnColumns(filter: RowFilter): boolean {
+  switch (filter.kind) {
+    case 'and':
+    case 'or':
+      return filter.items.every(testsOwnColumns);
+    case 'not':
+      return testsOwnColumns(filter.item);
+    case 'cast':
+      return testsOwnColumns(filter.where);
+    case 'compare':
+    case 'in':
+    case 'isNull':
+    case 'jsonb':
+    case 'arrayContainment':
+    case 'columns':
+      return true;
+    default:
+      return false;
+  }
 }

@@ -56,3 +56,13 @@ export function guardCheck(guard: StatementGuard): GuardedText {
   const condition = renderCondition(guard, 1);
   return { text: `SELECT (${condition.text}) AS "holds"`, values: condition.values };
 }
+
+/**
+ * The text and guard values of a one-statement mutation (`OneStatement` of compileMutation.ts,
+ * `parameterCount` parameters) with the guard in its place: `loanql_assert` fails the statement,
+ * nothing written, when the guard does not hold (SQLSTATE LQ001, message `guard`).
+ */
+export function oneStatementText(statement: { readonly head: string; readonly tail: string }, parameterCount: number, guard: StatementGuard): GuardedText {
+  const condition = renderCondition(guard, parameterCount + 1);
+  return { text: `${statement.head}loanql_assert(${condition.text}, 'guard') AND ${statement.tail}`, values: condition.values };
+}

@@ -254,15 +254,28 @@ describe('loanql sql (the built CLI, embedded database)', () => {
   });
 
   it('prints a mutation\'s statements and parameters without running them', async () => {
-    const query = `mutation { insert_tasks_one(object: {name: "from loanql sql"}) { id } }`;
+    // A payment's triggers change the loan's rows after the INSERT: two statements in a transaction.
+    const query = `mutation { insert_payments_one(object: {loan_id: "00000000-0000-4000-8000-000000000001", date: "2026-01-01", amount: 10}) { id loan { name } } }`;
     const { stdout, stderr, code } = await cli('sql', query, '--account', cliSlug);
     assert.equal(code, 0, stderr);
     assert.match(stdout, new RegExp(`^-- a mutation for account ${cliSlug}: 2 statements in one transaction \\(not run\\)`));
-    assert.match(stdout, /-- statement 1\nWITH "_w0" AS \(INSERT INTO "tasks"/);
-    assert.match(stdout, /\$\d+ = "from loanql sql"/);
+    assert.match(stdout, /-- statement 1\nWITH "_w0" AS \(INSERT INTO "payments"/);
+    assert.match(stdout, /\$\d+ = "2026-01-01"/);
     assert.match(stdout, /-- statement 2\nSELECT concat\('{"data":'/);
     const served = await explain({ query });
     assert.equal((served.body as { statements: unknown[] }).statements.length, 2);
+  });
+
+  it('prints a write whose response is its own row as one statement in autocommit', async () => {
+    const query = `mutation { insert_tasks_one(object: {name: "from loanql sql"}) { id } }`;
+    const { stdout, stderr, code } = await cli('sql', query, '--account', cliSlug);
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, new RegExp(`^-- a mutation for account ${cliSlug}: one statement in autocommit \\(not run\\)`));
+    assert.match(stdout, /-- statement 1\nWITH "_w0" AS \(INSERT INTO "tasks" .* RETURNING "_t1"\.\*\) SELECT CASE WHEN true THEN concat\('{"data":'/);
+    assert.doesNotMatch(stdout, /-- statement 2/);
+    assert.match(stdout, /\$\d+ = "from loanql sql"/);
+    const served = await explain({ query });
+    assert.equal((served.body as { statements: unknown[] }).statements.length, 1);
   });
 
   it('refuses a query that does not validate, saying why, with exit code 2', async () => {

@@ -357,7 +357,8 @@ describe(`A lender's own tables: keys of any type and shape (${testDatabaseKind}
     const response = await fetch(`${server.url}/api/graph/explain`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...tokenHeader(key) },
-      body: JSON.stringify({ query: 'mutation { update_notes_by_pk(pk_columns: {branchId: 1, Seq: 1}, _set: {Body: "never"}) { Body } }' }),
+      // `branch { name }` reads another table: two statements (the write, then the response).
+      body: JSON.stringify({ query: 'mutation { update_notes_by_pk(pk_columns: {branchId: 1, Seq: 1}, _set: {Body: "never"}) { Body branch { name } } }' }),
     });
     const text = await response.text();
     assert.equal(response.status, 200, text);
@@ -365,6 +366,15 @@ describe(`A lender's own tables: keys of any type and shape (${testDatabaseKind}
     assert.match(text, /\\"branchId\\" = \$\d+::bigint/);
     // The response reads the written row by every key column, each cast as a _by_pk argument is.
     assert.match(text, /\\"branchId\\" = \(\$\d+::json -> 0 ->> \$\d+::text\)::bigint AND \S+\.\\"Seq\\" = \(\$\d+::json -> 0 ->> \$\d+::text\)::bigint/);
+    // Its own columns only: one statement, the response read from the UPDATE's RETURNING.
+    const own = await fetch(`${server.url}/api/graph/explain`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...tokenHeader(key) },
+      body: JSON.stringify({ query: 'mutation { update_notes_by_pk(pk_columns: {branchId: 1, Seq: 1}, _set: {Body: "never"}) { Body } }' }),
+    });
+    const single = (await own.json()) as { statements: { sql: string }[] };
+    assert.equal(single.statements.length, 1);
+    assert.match(single.statements[0]!.sql, /^WITH "_w" AS \(UPDATE "LoanNotes" .*"branchId" = \$\d+::bigint.*"Seq" = \$\d+::bigint.* RETURNING "_t\d+"\.\*\) SELECT CASE WHEN /);
     assert.deepEqual(await plain(`SELECT count(*)::int AS j FROM "LoanNotes" WHERE "Body" = 'never'`), [0]);
   });
 

@@ -148,6 +148,21 @@ describe('Scale-out: reads on a streaming standby with read-your-writes', { skip
     assert.ok(loadRequests > 0);
   });
 
+  it('a write answered in one statement (update_tasks_by_pk: autocommit, no transaction) runs on the primary and answers its position', async () => {
+    const tasks = await graph('{ tasks(limit: 1, order_by: {id: asc}) { id } }');
+    const id = (JSON.parse(tasks.body) as { data: { tasks: { id: string }[] } }).data.tasks[0]!.id;
+    await pair.sql(pair.primaryUrl, 'SELECT pg_stat_statements_reset()');
+    const name = `one statement ${Date.now()}`;
+    const written = await graph('mutation($id: uuid!, $name: String!) { update_tasks_by_pk(pk_columns: {id: $id}, _set: {name: $name}) { name } }', { id, name });
+    assert.equal(written.status, 200, written.body);
+    assert.equal(written.body, JSON.stringify({ data: { update_tasks_by_pk: { name } } }));
+    assert.match(written.headers.get('loanql-consistency') ?? '', /^[0-9A-F]+\/[0-9A-F]+$/);
+    const [row] = await pair.sql(pair.primaryUrl, `SELECT calls FROM pg_stat_statements WHERE query LIKE 'WITH "_w" AS (UPDATE "tasks"%'`);
+    assert.equal(Number((row as { calls: string } | undefined)?.calls ?? 0), 1, 'the one statement ran on the primary');
+    const own = await graph('query($id: uuid!) { tasks_by_pk(id: $id) { name } }', { id });
+    assert.equal((JSON.parse(own.body) as { data: { tasks_by_pk: { name: string } } }).data.tasks_by_pk.name, name);
+  });
+
   it('with a standby that applies commits 400 ms late, a writer still reads its own writes (from the primary) while a reader without the position sees the older value', async () => {
     await pair.delayStandby(400);
     try {

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'graphql';
 import { foldSelections, fragmentsOf, rootFields } from '../../engine/document/foldSelections.js';
-import { guardCheck, guardedStatement, statementGuard } from '../../engine/sql/statementGuard.js';
+import { guardCheck, guardedStatement, oneStatementText, statementGuard } from '../../engine/sql/statementGuard.js';
 import { sql } from '../../engine/sql/fragment.js';
 
 describe('Statement guard: a fragment wrapped around a rendered statement', () => {
@@ -22,6 +22,14 @@ describe('Statement guard: a fragment wrapped around a rendered statement', () =
   it('has the same text for every key, so statements made with it are prepared once', () => {
     const other = statementGuard`EXISTS (SELECT 1 FROM api_keys WHERE account_id = ${'account-b'} AND id = ${'key-2'} AND active)`;
     assert.equal(guardCheck(other).text, guardCheck(guard).text);
+  });
+
+  it('goes into a one-statement mutation as an asserted condition, its parameters after the statement\'s', () => {
+    const single = { head: 'WITH "_w" AS (UPDATE "tasks" AS "_t1" SET "name" = $1 WHERE "_t1"."account_id" = $2 RETURNING "_t1".*) SELECT CASE WHEN ', tail: 'true THEN concat(\'{"data":\', $3::text, \'}\') END AS "response"' };
+    assert.deepEqual(oneStatementText(single, 3, guard), {
+      text: `${single.head}loanql_assert(EXISTS (SELECT 1 FROM api_keys WHERE account_id = $4 AND id = $5 AND active), 'guard') AND ${single.tail}`,
+      values: ['account-a', 'key-1'],
+    });
   });
 
   it('refuses a parameter that is not a constant', () => {
