@@ -43,6 +43,35 @@ function between(text: string, start: string, end: string): string {
 }
 
 const ledgerFrom = edited(between(cheaperLedgerVersions, 'CREATE OR REPLACE FUNCTION loanql_ledger_from(', '\nEND $$;'), [
+  // rows paid in full before the first payment passed once; after that only a payment's steps pay rows, and
+  // the end of each payment passes the rows it paid in full (the fee and as-of steps, and refunds, pay none)
+  [
+    '\n  -- The payments in replay order, then the as-of day itself (id null): fees and waivers up to it.\n',
+    `
+  -- 0042: fo past the rows paid in full (rows asking nothing) once, here, instead of before each payment
+  WHILE fo <= n AND eint[fo] = pint[fo] AND eprin[fo] = pprin[fo] LOOP fo := fo + 1; END LOOP;
+
+  -- The payments in replay order, then the as-of day itself (id null): fees and waivers up to it.
+`,
+  ],
+  [
+    `      k := k + 1;
+    END LOOP;
+    WHILE fo <= n AND eint[fo] = pint[fo] AND eprin[fo] = pprin[fo] LOOP fo := fo + 1; END LOOP;
+`,
+    `      k := k + 1;
+    END LOOP;
+`,
+  ],
+  // a loan without fees: the three fee steps of each day at once
+  [
+    '    WHILE fa <= nf AND fdate[fa] <= p.date LOOP\n',
+    '    IF nf > 0 THEN  -- 0042: a loan without fees skips the three fee steps at once\n    WHILE fa <= nf AND fdate[fa] <= p.date LOOP\n',
+  ],
+  [
+    '    WHILE ffo < fa AND famt[ffo] - fpaid[ffo] - fwaived[ffo] = 0 LOOP ffo := ffo + 1; END LOOP;\n',
+    '    WHILE ffo < fa AND famt[ffo] - fpaid[ffo] - fwaived[ffo] = 0 LOOP ffo := ffo + 1; END LOOP;\n    END IF;  -- 0042: nf > 0\n',
+  ],
   // the loop's query: each row carries the key of the payment before it (the as-of row: the last one)
   [
     '    SELECT e.id, e.date, e.amount, e.type, e.posted_at FROM (',
@@ -128,6 +157,11 @@ const replayInFull = edited(between(replayResumesAfterLastPayment, 'CREATE OR RE
                                    AND coalesce(array_positions(s.nxt, true), '{}')
                                        = CASE WHEN i.new_status = 'servicing' THEN array_positions((i.r).row_number, (i.r).next_row) ELSE '{}' END
                                 THEN NULL`,
+  ],
+  [
+    "                         END AS row_from) d\n",
+    // 0042: fenced, as the other LATERALs (pulled up, the CASE above ran once per reference of row_from: twice)
+    "                         END AS row_from OFFSET 0) d\n",
   ],
   [
     '                                                         nx.is_next[1:c.c - 1])',
