@@ -42,7 +42,38 @@ function between(text: string, start: string, end: string): string {
   return text.slice(from, to + end.length);
 }
 
-const ledgerFrom = edited(between(cheaperLedgerVersions, 'CREATE OR REPLACE FUNCTION loanql_ledger_from(', '\nEND $$;'), [
+const ledgerFromText = between(cheaperLedgerVersions, 'CREATE OR REPLACE FUNCTION loanql_ledger_from(', '\nEND $$;');
+
+/**
+ * One of 0034's reads of the rows (with each row's stored late fee, by a LEFT JOIN probing `fees` once
+ * per row) run only when the loan has a late fee; otherwise the same read without the join (the rows'
+ * late fees are then none: `ex_id_at` and `ex_waive_at` empty, which reads as null for every row).
+ */
+function lateFeesOnlyWhenAny(text: string, start: string, indent: string): readonly [string, string] {
+  const read = between(text, start, ' OFFSET 0) s;\n');
+  const withoutJoin = edited(read, [
+    ["coalesce(array_agg(s.late_id), '{}'), coalesce(array_agg(s.late_waived_on), '{}')", ''],
+    [', ex_id_at, ex_waive_at', ''],
+    [' AS late_id, lf.waived_on AS late_waived_on', ''],
+  ])
+    .replace(/\n *LEFT JOIN fees lf ON [^\n]*/, '')
+    // the columns and aggregates left dangling by the cuts above
+    .replace(/,\s*lf\.id\n/, '\n')
+    .replace(/,\s*(?:-- 0016:[^\n]*\n\s*)?\n(\s*INTO)/, '\n$1');
+  return [
+    read,
+    `${indent}-- 0042: the join with the rows' late fees only when the loan has one (a probe per row otherwise)
+${indent}IF EXISTS (SELECT 1 FROM fees lf WHERE lf.account_id = p_account AND lf.loan_id = p_loan AND lf.kind = 'late') THEN
+${read}${indent}ELSE
+${indent}ex_id_at := '{}'; ex_waive_at := '{}';
+${withoutJoin}${indent}END IF;
+`,
+  ];
+}
+
+const ledgerFrom = edited(ledgerFromText, [
+  lateFeesOnlyWhenAny(ledgerFromText, "    SELECT coalesce(array_agg(s.number), '{}'), coalesce(array_agg(s.due), '{}'), coalesce(array_agg(s.interest), '{}'),", '    '),
+  lateFeesOnlyWhenAny(ledgerFromText, "  SELECT coalesce(array_agg(s.number), '{}'), coalesce(array_agg(s.due), '{}'), coalesce(array_agg(s.scheduled_interest), '{}'),", '  '),
   // rows paid in full before the first payment passed once; after that only a payment's steps pay rows, and
   // the end of each payment passes the rows it paid in full (the fee and as-of steps, and refunds, pay none)
   [
