@@ -7,14 +7,18 @@
  *   The last applied payment's key and `any_payment` are read only at the as-of step, so they come
  *   from the loop's query (`lag` over the same order) instead of four assignments per payment; the
  *   payoff before a payment (R5) is computed only when money is left after what is due and the fees
- *   — the only time R6 reads it — as the payoff now plus what steps (1) and (2) took (exact: each
+ *   — the only time R6 reads it — as the payoff now plus what the fee step, (1) and (2) took (each
  *   step lowers the payoff by what it takes); and a payment with nothing left after them skips R6,
- *   R7, step (3) and step (4) at once (each tested `rem > 0`).
+ *   R7, step (3) and step (4) at once (each tested `rem > 0`); `fo` passes rows paid in full once
+ *   before the payments (only a payment's steps pay rows, and the end of each passes those it paid);
+ *   a loan without fees skips the three fee steps of each day with one test; and the rows are read
+ *   without the join to their late fees when the loan has none (a probe of `fees` per row).
  * - **`loanql_replay_loans_in_full`** (0034's text, marked `0042`): Compare checks first whether a
  *   loan's stored lines equal the new ones whole (positions 1..n), before the slices that find the
  *   first difference; and the rows' `is_next` is compared as the position of the stored next row
  *   (`array_positions`, at most one: `schedules_one_next`) instead of building the whole array, which
- *   is built only when the rows differ.
+ *   is built only when the rows differ; the LATERAL that compares the rows is fenced (`OFFSET 0`),
+ *   so its CASE runs once, not once per reference of `row_from` (twice).
  *
  * What a replay computes from the same rows is unchanged, so stored versions and states stay valid.
  */
