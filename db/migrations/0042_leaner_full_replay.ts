@@ -75,7 +75,7 @@ ${withoutJoin}${indent}END IF;
   ];
 }
 
-const ledgerFrom = edited(ledgerFromText, [
+const ledgerFromEdited = edited(ledgerFromText, [
   lateFeesOnlyWhenAny(ledgerFromText, "    SELECT coalesce(array_agg(s.number), '{}'), coalesce(array_agg(s.due), '{}'), coalesce(array_agg(s.interest), '{}'),", '    '),
   lateFeesOnlyWhenAny(ledgerFromText, "  SELECT coalesce(array_agg(s.number), '{}'), coalesce(array_agg(s.due), '{}'), coalesce(array_agg(s.scheduled_interest), '{}'),", '  '),
   // rows paid in full before the first payment passed once; after that only a payment's steps pay rows, and
@@ -157,6 +157,25 @@ const ledgerFrom = edited(ledgerFromText, [
     END IF;
     END IF;  -- 0042: rem > 0
 `,
+  ],
+]);
+
+/** `text` with every `from` removed; `count` of them expected. */
+function withoutEvery(text: string, from: string, count: number): string {
+  const parts = text.split(from);
+  if (parts.length - 1 !== count) throw new Error(`0042: expected ${count} of ${JSON.stringify(from)}, found ${parts.length - 1}`);
+  return parts.join('');
+}
+
+// A line's fee is set only on a fee line: an array element assignment is ~860 instructions, and most
+// lines (interest, principal, credit) have none. An element past either end of l_fee reads as null;
+// the array is made 1..nl once, before it is returned.
+const ledgerFrom = edited(withoutEvery(ledgerFromEdited, 'l_fee[nl] := NULL; ', 13), [
+  [
+    '  res.line_payment := l_pay; res.line_row := l_row; res.line_fee := l_fee;',
+    `  -- 0042: l_fee is set on fee lines only (an element past either end reads null): made 1..nl here
+  IF nl > 0 THEN l_fee[1] := l_fee[1]; l_fee[nl] := l_fee[nl]; END IF;
+  res.line_payment := l_pay; res.line_row := l_row; res.line_fee := l_fee;`,
   ],
 ]);
 
