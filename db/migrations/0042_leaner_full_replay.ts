@@ -12,7 +12,8 @@
  *   R7, step (3) and step (4) at once (each tested `rem > 0`); `fo` passes rows paid in full once
  *   before the payments (only a payment's steps pay rows, and the end of each passes those it paid);
  *   a loan without fees skips the three fee steps of each day with one test; and the rows are read
- *   without the join to their late fees when the loan has none (a probe of `fees` per row).
+ *   without the join to their late fees when the loan has none (a probe of `fees` per row); a line's
+ *   fee is set on fee lines only (`l_fee` made 1..nl once at the end).
  * - **`loanql_replay_loans_in_full`** (0034's text, marked `0042`): Compare checks first whether a
  *   loan's stored lines equal the new ones whole (positions 1..n), before the slices that find the
  *   first difference; and the rows' `is_next` is compared as the position of the stored next row
