@@ -278,7 +278,7 @@ function builtStem(key: string, sources: readonly string[]): string {
   const hash = createHash('sha256');
   hash.update(`${key}\n`);
   const root = fileURLToPath(new URL('../../', import.meta.url));
-  for (const source of sources) hashTree(hash, join(root, source));
+  for (const source of sources) hashTree(hash, join(root, source), source); // names relative to the root: every checkout shares the dumps
   return dumpPath().replace(/\.tar$/, `-${hash.digest('hex').slice(0, 16)}`);
 }
 
