@@ -1,51 +1,49 @@
 // Prints what `npm test` hands to `node --test`, one path a line: generated entries under
-// tests/.shards/, each a process of its own. First the slowest files, one entry each (so the files
-// that run side by side end together instead of one long file running alone at the end), then
-// every other `*.test.ts` under tests/ grouped into shards of FILES_PER_SHARD: an entry imports its
+// tests/.shards/, each a process of its own. First the slowest files, in the groups of SLOWEST
+// (the heaviest alone, the others two or three to a process, so that the processes that run
+// side by side end together instead of one long file running alone at the end), then every
+// other `*.test.ts` under tests/ grouped into shards of FILES_PER_SHARD: an entry imports its
 // files one after another in its one process, each inside a `describe` named after the file. A
 // process per file costs about 1.5 CPU-seconds before the first test (Node, tsx, the app's
-// modules, PGlite's first start, code not yet optimised); a shard pays it once for its files. The
-// entries are numbered in the order they should start: Node 20's runner sorts the paths it is
-// given, so a list of the test files themselves would start in name order whatever this printed.
-// A file missing from SLOWEST and ALONE only lands in a shard; a name here that no longer exists
-// is ignored. `--one-per-file` prints the test files themselves instead (the old way, to compare).
+// modules, PGlite's first start, code not yet optimised) and runs its code cold; a shard pays
+// that once for its files (four of the slowest files: 38.6 CPU-seconds alone, 29.9 together).
+// The entries are numbered in the order they should start: Node 20's runner sorts the paths it
+// is given, so a list of the test files themselves would start in name order whatever this
+// printed. A file missing from SLOWEST and ALONE only lands in a shard; a name here that no
+// longer exists is ignored. `--one-per-file` prints the test files themselves instead (the old
+// way, to compare).
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The slowest files of a run (tests/README.md, "How long"), slowest first: each runs alone. */
+/**
+ * The slowest files of a run (tests/README.md, "How long"), heaviest first, in groups: a group is
+ * one process (its files one after another, as in a shard). CPU-seconds of each file alone on
+ * PGlite, warm dumps, in the comments. Files that measure wall time against PostgreSQL servers
+ * of their own (`scale/`) stay alone: most of their time is waiting, which a group would add up.
+ */
 const SLOWEST = [
-  'tests/scale/workers.test.ts',
-  'tests/scale/readYourWrites.test.ts',
-  'tests/cli/cli.test.ts',
-  'tests/cli/ledger.test.ts',
-  'tests/engine/mutationModel.test.ts',
-  'tests/engine/generated.test.ts',
-  'tests/db/feeJob.test.ts',
-  'tests/db/feeJobForward.test.ts',
-  'tests/cli/productSettings.test.ts',
-  'tests/scale/replicas.test.ts',
-  'tests/engine/metadataReload.test.ts',
-  'tests/fuzz/inputFuzz.test.ts',
-  'tests/engine/patternLimits.test.ts',
-  'tests/roles/generatedRoles.test.ts',
-  'tests/roles/investorKey.test.ts',
-  'tests/cli/schedulesRegenerate.test.ts',
-  'tests/dashboard/consoleMetadataBrowser.test.ts',
-  'tests/dashboard/servicingBrowser.test.ts',
-  'tests/engine/explain.test.ts',
-  'tests/db/seed.test.ts',
-  'tests/engine/daysPastDue.test.ts',
-  'tests/api/delinquencyExamples.test.ts',
-  'tests/cli/lifecycle.test.ts',
-  'tests/webhooks/processes.test.ts',
+  ['tests/cli/cli.test.ts'], // 65
+  ['tests/cli/ledger.test.ts'], // 39
+  ['tests/engine/generated.test.ts'], // 36 (73 when its dump is built)
+  ['tests/scale/readYourWrites.test.ts'], // about 2 minutes, 33 s of it waiting
+  ['tests/scale/workers.test.ts'], // 19
+  ['tests/scale/replicas.test.ts'], // 13.5, 140 s
+  ['tests/engine/mutationModel.test.ts', 'tests/db/seed.test.ts'], // 25 + 18
+  ['tests/webhooks/processes.test.ts', 'tests/cli/lifecycle.test.ts'], // 30 + 10
+  ['tests/engine/metadataReload.test.ts', 'tests/cli/schedulesRegenerate.test.ts'], // 25 + 17
+  ['tests/engine/patternLimits.test.ts', 'tests/fuzz/inputFuzz.test.ts'], // 22.6 + 18
+  ['tests/roles/generatedRoles.test.ts', 'tests/roles/investorKey.test.ts'], // 16 + 14
+  ['tests/dashboard/servicingBrowser.test.ts', 'tests/dashboard/consoleMetadataBrowser.test.ts'], // 17 + 13.6
+  ['tests/db/feeJob.test.ts', 'tests/db/feeJobForward.test.ts', 'tests/cli/productSettings.test.ts'], // 12 + 12 + …
+  ['tests/engine/explain.test.ts', 'tests/engine/daysPastDue.test.ts', 'tests/api/delinquencyExamples.test.ts'], // 15 + 8.7 + 6
 ];
 
 /** Files that need a process of their own for another reason than their length (none today). */
 const ALONE = [];
 
 /** How many files share a shard: more saves more start-ups, fewer keeps the last shards short. */
-const FILES_PER_SHARD = 8;
+const FILES_PER_SHARD = 12;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const shardDir = join(root, 'tests', '.shards');
@@ -59,7 +57,8 @@ function testFiles(dir) {
 }
 
 const all = testFiles(join(root, 'tests')).sort();
-const first = [...SLOWEST, ...ALONE].filter((file) => all.includes(file));
+const firstGroups = [...SLOWEST, ...ALONE.map((file) => [file])].map((group) => group.filter((file) => all.includes(file))).filter((group) => group.length > 0);
+const first = firstGroups.flat();
 const rest = all.filter((file) => !first.includes(file));
 
 if (process.argv.includes('--one-per-file')) {
@@ -69,10 +68,11 @@ if (process.argv.includes('--one-per-file')) {
   // are heavier than the unit tests').
   const count = Math.max(1, Math.ceil(rest.length / FILES_PER_SHARD));
   const shards = Array.from({ length: count }, (_, i) => rest.filter((_, j) => j % count === i));
-  const groups = [...first.map((file) => [file]), ...shards];
+  const groups = [...firstGroups, ...shards];
   mkdirSync(shardDir, { recursive: true });
   const entries = groups.map((files, i) => {
-    const name = files.length === 1 ? files[0].replace(/^tests\//, '').replace(/\.test\.ts$/, '').replaceAll('/', '-') : 'shard';
+    const short = (file) => file.replace(/^tests\//, '').replace(/\.test\.ts$/, '').replaceAll('/', '-');
+    const name = i < firstGroups.length ? files.map(short).join('+') : 'shard';
     const path = join(shardDir, `${String(i + 1).padStart(3, '0')}-${name}.test.mjs`);
     // Written under a unique name and renamed into place: a run started beside this one (another
     // `npm test` in the same checkout) reads a whole entry, the same one.

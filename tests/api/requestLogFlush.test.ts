@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { assertBuilt, freePort, runCli, startService, type RunningService } from '../support/processes.js';
+import { copyMigratedDataDir } from '../support/testDatabase.js';
 
 const BURST = 300;
 
@@ -21,7 +22,9 @@ describe('The request log on a clean stop', { timeout: 240_000 }, () => {
     assertBuilt();
     workDir = mkdtempSync(join(tmpdir(), 'loanql-log-flush-'));
     const dataDir = join(workDir, 'data');
-    // An account made with the CLI, so the service finds data and sets up no demo.
+    // A migrated data directory (the first start is not this file's subject), and an account
+    // made with the CLI, so the service finds data and sets up no demo.
+    await copyMigratedDataDir(dataDir);
     const created = await runCli(['account', 'create', 'log-flush'], { DATA_DIR: dataDir }, workDir);
     assert.equal(created.code, 0, created.stderr);
     service = await startService({ DATA_DIR: dataDir, LOG_LEVEL: 'info', REQUEST_LOG_LEVEL: 'info', REQUEST_LOG_SAMPLE: '1', WEBHOOK_WORKER: '0' }, await freePort(), workDir);

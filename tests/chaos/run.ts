@@ -41,7 +41,7 @@ const option = (name: string): string | undefined => {
 const ONLY = new Set((option('--only') ?? 'outage,kill,embedded,attacks,soak,workers').split(','));
 /**
  * The `WORKERS=2` mixed load of issue 18 (Done when 3: 60 s), in both modes: `npm test` runs
- * tests/scale/workers.test.ts with a 15 s load, the suite runs that file again with this one.
+ * tests/scale/workers.test.ts with a 5 s load, the suite runs that file again with this one.
  */
 const WORKERS_LOAD_SECONDS = Number(option('--workers-load-seconds') ?? 60);
 /** `--service PATH`: another build's `dist/server/main.js` (to measure before/after a change). */

@@ -20,7 +20,7 @@ import * as m0009 from '../../db/migrations/0009_custom_fields_gin.js';
 import * as m0010 from '../../db/migrations/0010_outbox_json.js';
 import * as m0011 from '../../db/migrations/0011_idempotency_scope.js';
 import { seedAccount } from '../support/seededService.js';
-import { copyMigratedDataDir, createServerDatabase, openEmptyTestDatabase } from '../support/testDatabase.js';
+import { copyBuiltDataDir, createServerDatabase, openEmptyTestDatabase } from '../support/testDatabase.js';
 import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
 
 /**
@@ -55,23 +55,32 @@ describe('loanql ledger verify / rebuild', { timeout: 300_000 }, () => {
   before(async () => {
     assertBuilt();
     workDir = mkdtempSync(join(tmpdir(), 'loanql-ledger-'));
+    /** The test data: a seeded account, and a second account with one serviced loan and its payments. */
+    const fill = async (db: Database): Promise<{ loansInAcme: number; otherLoan: string }> => {
+      const seeded = await seedAccount(db, { slug: 'acme', scale: 0.02 });
+      const other = await createAccount(db, 'other');
+      const otherLoan = (await createLoan(db, other.id, { Name: 'other account', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' })).id;
+      await db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 8884.88), ($1, $2, '2026-03-15', 9000.00)`, [other.id, otherLoan]);
+      return { loansInAcme: seeded.summary.loans, otherLoan };
+    };
+    let filled: { loansInAcme: number; otherLoan: string };
     if (process.env.TEST_DATABASE_URL) {
       const created = await createServerDatabase(process.env.TEST_DATABASE_URL);
       env = { DATABASE_URL: created.url };
       cleanUp = () => created.drop();
+      filled = await withDatabase(async (db) => {
+        await migrate(db);
+        return fill(db);
+      });
     } else {
       env = { DATA_DIR: join(workDir, 'data') };
-      await copyMigratedDataDir(env.DATA_DIR!); // first start is not this file's subject
+      // Seeding costs about 5 CPU-seconds: the filled data directory is built once (per schema,
+      // seeder sources and day, since the seed dates around today) and copied for each run.
+      const today = new Date().toISOString().slice(0, 10);
+      filled = await copyBuiltDataDir(env.DATA_DIR!, `loanql ledger verify: acme at 0.02 and one other loan, ${today}`, ['app', 'domain', 'db', 'tests/support/seededService.ts', 'tests/cli/ledger.test.ts'], fill);
     }
-    await withDatabase(async (db) => {
-      await migrate(db);
-      const seeded = await seedAccount(db, { slug: 'acme', scale: 0.02 });
-      loansInAcme = seeded.summary.loans;
-      // A second account with one serviced loan and its payments.
-      const other = await createAccount(db, 'other');
-      corrupt.otherLoan = (await createLoan(db, other.id, { Name: 'other account', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' })).id;
-      await db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 8884.88), ($1, $2, '2026-03-15', 9000.00)`, [other.id, corrupt.otherLoan]);
-    });
+    loansInAcme = filled.loansInAcme;
+    corrupt.otherLoan = filled.otherLoan;
   });
 
   after(async () => {

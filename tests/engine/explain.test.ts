@@ -3,12 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { migrate, openPgliteDatabase } from '../../db/index.js';
-import type { EmbeddedDatabase } from '../../db/pgliteDatabase.js';
 import { assertBuilt, PROJECT_ROOT, runCli } from '../support/processes.js';
 import { createApiKey } from '../../app/apiKeys.js';
 import { seedAccount, send, startSeededService, type SeededService } from '../support/seededService.js';
-import { openTestDatabase, testDatabaseKind } from '../support/testDatabase.js';
+import { copyMigratedDataDir } from '../support/testDatabase.js';
 
 /**
  * SPEC §5 and §2: developers see the SQL of any query — `POST /api/graph/explain` answers
@@ -34,37 +32,12 @@ function cli(...args: string[]) {
   return runCli(args, { DATA_DIR: dataDir }, PROJECT_ROOT);
 }
 
-/**
- * Fills `dir` with a migrated PGlite data directory. PGlite's initdb straight onto disk takes
- * ~13 s; written out from a dump it takes ~3 s (the test databases' cached dump when they are
- * PGlite, else a fresh in-memory one). The CLI still migrates and creates the account itself.
- */
-async function prepareDataDir(dir: string): Promise<void> {
-  let dump: Blob;
-  if (testDatabaseKind === 'pglite') {
-    const cached = await openTestDatabase();
-    try {
-      dump = await (cached.db as EmbeddedDatabase).pglite.dumpDataDir('none');
-    } finally {
-      await cached.close();
-    }
-  } else {
-    const memory = await openPgliteDatabase(undefined);
-    try {
-      await migrate(memory);
-      dump = await memory.pglite.dumpDataDir('none');
-    } finally {
-      await memory.close();
-    }
-  }
-  const onDisk = await openPgliteDatabase(dir, dump);
-  await onDisk.close();
-}
-
 before(async () => {
   assertBuilt();
   dataDir = join(mkdtempSync(join(tmpdir(), 'loanql-explain-')), 'data');
-  const [service] = await Promise.all([startSeededService({ scale: 0.005 }), prepareDataDir(dataDir)]);
+  // A copy of the migrated data directory kept beside the test dumps (copyMigratedDataDir): the
+  // CLI still migrates (nothing to do) and creates the account itself.
+  const [service] = await Promise.all([startSeededService({ scale: 0.005 }), copyMigratedDataDir(dataDir)]);
   const created = await cli('account', 'create', cliSlug);
   s = service;
   assert.equal(created.code, 0, created.stderr);

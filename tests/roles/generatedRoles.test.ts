@@ -7,7 +7,7 @@ import { seedPortfolio } from '../../app/seed/index.js';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine, Principal } from '../../engine/index.js';
 import type { Collection } from '../../metadata/index.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { openBuiltTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 
 /**
  * Issue 15, Done when 2: generated queries (fast-check, fixed seed) with nested relationships
@@ -40,15 +40,22 @@ const samples = new Map<string, string[]>();
 type Json = any;
 
 before(async () => {
-  database = await openTestDatabase();
+  // Seeded once and kept as a dump (openBuiltTestDatabase): seeding both accounts costs seconds.
+  ({ database } = await openBuiltTestDatabase(
+    'generatedRoles: accounts A and B',
+    ['app', 'domain', 'db', 'tests/roles/generatedRoles.test.ts'],
+    async (db) => {
+      for (const [id, scale] of [
+        [ACCOUNT_A, 0.01],
+        [ACCOUNT_B, 0.005],
+      ] as const) {
+        await db.query('INSERT INTO accounts (id, slug, name) VALUES ($1, $2, $2)', [id, `roles-${id.slice(0, 4)}`]);
+        await seedPortfolio(db, { accountId: id, scale, seed: 15, adminIds: [] });
+      }
+    },
+    { gzip: false },
+  ));
   const db = database.db;
-  for (const [id, scale] of [
-    [ACCOUNT_A, 0.01],
-    [ACCOUNT_B, 0.005],
-  ] as const) {
-    await db.query('INSERT INTO accounts (id, slug, name) VALUES ($1, $2, $2)', [id, `roles-${id.slice(0, 4)}`]);
-    await seedPortfolio(db, { accountId: id, scale, seed: 15, adminIds: [] });
-  }
   // No cost limit: generated queries nest deeply; what is compared here is rows, not cost (limits.test.ts).
   admin = await buildEngine(METADATA_PATH, db, { maxDepth: 12, maxRows: null, planCacheSize: 500, maxCost: 0 });
   const q = async (text: string, values: unknown[] = []): Promise<string[]> => (await db.query<{ id: string }>(text, values)).rows.map((row) => row.id);

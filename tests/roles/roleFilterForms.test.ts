@@ -9,7 +9,7 @@ import { seedPortfolio } from '../../app/seed/index.js';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine, Principal } from '../../engine/index.js';
 import { parseExact } from '../support/exactJson.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { openBuiltTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 
 /**
  * Issue 30, Done-when 3: role filters with Hasura's `_exists`, a column comparison (`_cgte`), an
@@ -72,14 +72,21 @@ async function plainIds(text: string, values: unknown[]): Promise<string[]> {
 }
 
 before(async () => {
-  database = await openTestDatabase();
-  for (const [id, slug] of [
-    [ACCOUNT, 'role-forms-a'],
-    [OTHER, 'role-forms-b'],
-  ] as const) {
-    await database.db.query('INSERT INTO accounts (id, slug, name) VALUES ($1, $2, $2)', [id, slug]);
-    await seedPortfolio(database.db, { accountId: id, scale: 0.005, seed: 30, adminIds: [] });
-  }
+  // Seeded once and kept as a dump (openBuiltTestDatabase): seeding both accounts costs seconds.
+  ({ database } = await openBuiltTestDatabase(
+    'roleFilterForms: two accounts',
+    ['app', 'domain', 'db', 'tests/roles/roleFilterForms.test.ts'],
+    async (db) => {
+      for (const [id, slug] of [
+        [ACCOUNT, 'role-forms-a'],
+        [OTHER, 'role-forms-b'],
+      ] as const) {
+        await db.query('INSERT INTO accounts (id, slug, name) VALUES ($1, $2, $2)', [id, slug]);
+        await seedPortfolio(db, { accountId: id, scale: 0.005, seed: 30, adminIds: [] });
+      }
+    },
+    { gzip: false },
+  ));
   const document = parseYaml(readFileSync(DEFAULT_METADATA, 'utf8')) as { roles: Record<string, unknown> };
   Object.assign(document.roles, ROLES);
   directory = mkdtempSync(join(tmpdir(), 'loanql-role-forms-'));

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { seedPortfolio } from '../../app/seed/index.js';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine, Principal } from '../../engine/index.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { openBuiltTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 
 /**
  * Several root aggregates of one collection in one request share one scan (the role's filter
@@ -23,14 +23,21 @@ let admin: GraphEngine;
 let investorId: string;
 
 before(async () => {
-  database = await openTestDatabase();
-  for (const [id, scale] of [
-    [ACCOUNT_A, 0.01],
-    [ACCOUNT_B, 0.005],
-  ] as const) {
-    await database.db.query('INSERT INTO accounts (id, slug, name) VALUES ($1, $2, $2)', [id, `shared-${id.slice(0, 4)}`]);
-    await seedPortfolio(database.db, { accountId: id, scale, seed: 20, adminIds: [] });
-  }
+  // Seeded once and kept as a dump (openBuiltTestDatabase): seeding both accounts costs seconds.
+  ({ database } = await openBuiltTestDatabase(
+    'sharedScanRoles: accounts A and B',
+    ['app', 'domain', 'db', 'tests/roles/sharedScanRoles.test.ts'],
+    async (db) => {
+      for (const [id, scale] of [
+        [ACCOUNT_A, 0.01],
+        [ACCOUNT_B, 0.005],
+      ] as const) {
+        await db.query('INSERT INTO accounts (id, slug, name) VALUES ($1, $2, $2)', [id, `shared-${id.slice(0, 4)}`]);
+        await seedPortfolio(db, { accountId: id, scale, seed: 20, adminIds: [] });
+      }
+    },
+    { gzip: false },
+  ));
   admin = await buildEngine(METADATA_PATH, database.db, { maxDepth: 12, maxRows: null, planCacheSize: 100 });
   const { rows } = await database.db.query<{ id: string }>(
     'SELECT person_id AS id FROM funding_sources WHERE account_id = $1 GROUP BY person_id ORDER BY count(*) DESC, person_id LIMIT 1',

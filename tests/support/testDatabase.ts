@@ -196,11 +196,7 @@ export async function openBuiltTestDatabase<T>(
       throw error;
     }
   }
-  const hash = createHash('sha256');
-  hash.update(`${key}\n`);
-  const root = fileURLToPath(new URL('../../', import.meta.url));
-  for (const source of sources) hashTree(hash, join(root, source));
-  const stem = dumpPath().replace(/\.tar$/, `-${hash.digest('hex').slice(0, 16)}`);
+  const stem = builtStem(key, sources);
   const path = `${stem}${gzip ? '.tar.gz' : '.tar'}`;
   const resultPath = `${stem}.json`;
   try {
@@ -237,6 +233,53 @@ export async function openBuiltTestDatabase<T>(
     await database.close();
     throw error;
   }
+}
+
+/**
+ * Fills `dataDir` (a path that does not exist yet) with a migrated embedded data directory that
+ * `build` has filled, and answers what `build` returned (plain JSON): `copyMigratedDataDir` for
+ * the process tests whose data is always the same (a seeded account), so the seeding is paid
+ * once per schema, `key` and `sources` (as `openBuiltTestDatabase`) instead of once per run. The
+ * built directory is kept beside the dumps; `build` runs in this process on a copy of the
+ * migrated one, closed before the copy is handed out. Embedded (PGlite) only.
+ */
+export async function copyBuiltDataDir<T>(dataDir: string, key: string, sources: readonly string[], build: (db: Database) => Promise<T>): Promise<T> {
+  // One folder holds the data directory (`data`) and build's result (`built.json`), so that a
+  // rename puts both in place at once: a concurrent reader sees none or a matching pair.
+  const template = `${builtStem(`data directory: ${key}`, sources)}-datadir`;
+  if (!existsSync(template)) {
+    const partial = `${template}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
+    try {
+      cpSync(await migratedDataDirTemplate(), join(partial, 'data'), { recursive: true });
+      const built = await openPgliteDatabase(join(partial, 'data'));
+      let result: T;
+      try {
+        await migrate(built);
+        result = await build(built);
+        await checkpoint(built);
+      } finally {
+        await built.close();
+      }
+      writeFileSync(join(partial, 'built.json'), JSON.stringify(result ?? null));
+      renameSync(partial, template);
+    } catch (error) {
+      rmSync(partial, { recursive: true, force: true });
+      if (!existsSync(template)) throw error; // another process won the race otherwise
+    }
+  }
+  const now = new Date();
+  utimesSync(template, now, now); // in use (see removeOldDumps)
+  cpSync(join(template, 'data'), dataDir, { recursive: true });
+  return JSON.parse(readFileSync(join(template, 'built.json'), 'utf8')) as T;
+}
+
+/** The path stem of a built dump or data directory: the migrated dump's, with a hash of `key` and every file under `sources`. */
+function builtStem(key: string, sources: readonly string[]): string {
+  const hash = createHash('sha256');
+  hash.update(`${key}\n`);
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  for (const source of sources) hashTree(hash, join(root, source), source); // names relative to the root: every checkout shares the dumps
+  return dumpPath().replace(/\.tar$/, `-${hash.digest('hex').slice(0, 16)}`);
 }
 
 /** Adds every file under `path` (sorted, by relative name and content) to `hash`. */
