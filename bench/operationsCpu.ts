@@ -6,12 +6,16 @@
  * requests it answered. Throughput depends on the share of the cores a process gets; CPU time per
  * request much less so. Not part of `npm run bench`.
  *
- *   DATABASE_URL=… node --import tsx bench/operationsCpu.ts --account SLUG --key lq_… [--only q1,q6] [--rounds 10] [--requests 4000] [--dist DIR] [--on-env A=1,B=]
+ *   DATABASE_URL=… node --import tsx bench/operationsCpu.ts --account SLUG --key lq_… [--only q1,q6] [--rounds 10] [--requests 4000] [--dist DIR] [--on-env A=1,B=] [--perf DIR] [--cpu-prof DIR]
  *
  * `--dist` runs another build's `server/main.js` (say, main's) to compare builds; `--on-env` changes
  * the "on" server's environment (`REQUEST_LOG_SAMPLE=0,METRICS_TOKEN=`: the wrapper alone). Prints
  * per query the median µs a request on and off, their difference per round, the on/off ratio of
- * CPU a request, and the CPU by thread (the main thread, the rest).
+ * CPU a request, and the CPU by thread (the main thread, the rest). `--perf DIR` also records both
+ * servers with `perf record` during each query's rounds (on-CPU samples of every thread, the kernel
+ * included; JIT frames named by `--perf-basic-prof`) and prints the symbols whose self time a request
+ * differs most, on − off; `--cpu-prof DIR` does the same with V8's profiler (wall-time samples,
+ * start-up included). This is how the costs in bench/README.md (session ops6) were found.
  */
 import autocannon from 'autocannon';
 import { execFileSync, spawn } from 'node:child_process';
