@@ -36,7 +36,7 @@ function oneRequest(observed: boolean, i: number): void {
     observe(req, res);
     const facts = factsOf(res);
     Object.assign(facts, { keyPrefix: 'lq_0a20kbzb', role: 'admin', accountId: 'eb388662-a276-4cba-aba9-2d8c16da9ca0' });
-    Object.assign(facts.engine, { operationType: 'query', operationName: 'LoanByPk', documentHash: '0123456789abcdef', planCacheHit: true, databaseMs: 1.5 + (i % 3), prepareMs: 0.1 });
+    Object.assign(facts.engine, { operationType: 'query', operationName: 'LoanByPk', documentHash: '0123456789abcdef', planCacheHit: true, databaseMs: 1.5 + (i % 3) });
   }
   res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
   res.emit('finish');

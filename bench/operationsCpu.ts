@@ -6,17 +6,22 @@
  * requests it answered. Throughput depends on the share of the cores a process gets; CPU time per
  * request much less so. Not part of `npm run bench`.
  *
- *   DATABASE_URL=… node --import tsx bench/operationsCpu.ts --account SLUG --key lq_… [--only q1,q6] [--rounds 10] [--requests 4000] [--dist DIR] [--on-env A=1,B=]
+ *   DATABASE_URL=… node --import tsx bench/operationsCpu.ts --account SLUG --key lq_… [--only q1,q6] [--rounds 10] [--requests 4000] [--dist DIR] [--on-env A=1,B=] [--perf DIR] [--cpu-prof DIR]
  *
  * `--dist` runs another build's `server/main.js` (say, main's) to compare builds; `--on-env` changes
  * the "on" server's environment (`REQUEST_LOG_SAMPLE=0,METRICS_TOKEN=`: the wrapper alone). Prints
  * per query the median µs a request on and off, their difference per round, the on/off ratio of
- * CPU a request, and the CPU by thread (the main thread, the rest).
+ * CPU a request, and the CPU by thread (the main thread, the rest). `--perf DIR` also records both
+ * servers with `perf record` during each query's rounds (on-CPU samples of every thread, the kernel
+ * included; JIT frames named by `--perf-basic-prof`) and prints the symbols whose self time a request
+ * differs most, on − off; `--cpu-prof DIR` does the same with V8's profiler (wall-time samples,
+ * start-up included). This is how the costs in bench/README.md (session ops6) were found.
  */
 import autocannon from 'autocannon';
-import { closeSync, openSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -34,6 +39,10 @@ const { values: args } = parseArgs({
     dist: { type: 'string', default: join(ROOT, 'dist') },
     /** Variables to add to (or, `NAME=`, take from) the "on" server's environment, `A=1,B=2`: to tell apart what costs. */
     'on-env': { type: 'string', default: '' },
+    /** A directory: both servers run under `node --cpu-prof` into DIR/on and DIR/off; at the end, self time by function a request, on − off. */
+    'cpu-prof': { type: 'string' },
+    /** A directory: `perf record` (on-CPU samples, kernel included) of each server during each query's rounds; then self time by symbol a request, on − off. */
+    perf: { type: 'string' },
   },
 });
 
@@ -73,6 +82,7 @@ async function cpuPerRequest(server: ServerProcess, key: string, bodies: readonl
     requests: [{ method: 'POST', path: '/api/graph', headers: { 'content-type': 'application/json', authorization: `Token ${key}` }, setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length]! }) }],
   });
   const spent = cpuSeconds(server.pid) - before;
+  answered.set(server.name, (answered.get(server.name) ?? 0) + result.requests.total);
   const totals = threadTotals.get(server.name) ?? new Map<string, number>();
   threadTotals.set(server.name, totals);
   for (const [name, seconds] of threadSeconds(server.pid)) totals.set(name, (totals.get(name) ?? 0) + ((seconds - (threadsBefore.get(name) ?? 0)) * 1e6) / result.requests.total);
@@ -101,9 +111,15 @@ async function main(): Promise<void> {
       if (value === '') delete onEnv[name];
       else onEnv[name] = value;
     }
-    const on = await startServer('on', [...SHIPPED_NODE_FLAGS, main], onEnv, onPort, ready, logFile);
+    const profileDir = args['cpu-prof'] ? resolve(args['cpu-prof']) : null;
+    const flags = (name: string): string[] => [
+      ...SHIPPED_NODE_FLAGS,
+      ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, name)] : []),
+      ...(args.perf ? ['--perf-basic-prof'] : []),
+    ];
+    const on = await startServer('on', [...flags('on'), main], onEnv, onPort, ready, logFile);
     const offPort = await freePort();
-    const off = await startServer('off', [...SHIPPED_NODE_FLAGS, main], { ...common, PORT: String(offPort), REQUEST_LOG_LEVEL: 'silent' }, offPort, ready);
+    const off = await startServer('off', [...flags('off'), main], { ...common, PORT: String(offPort), REQUEST_LOG_LEVEL: 'silent' }, offPort, ready);
     const requests = Number(args.requests);
     for (const query of QUERIES.filter((q) => args.only.split(',').includes(q.id))) {
       const bodies = Array.from({ length: 500 }, (_, i) => JSON.stringify({ query: query.graphql, operationName: query.operationName, variables: query.variables(sample, i) }));
@@ -111,11 +127,18 @@ async function main(): Promise<void> {
       await cpuPerRequest(on, args.key, bodies, requests);
       await cpuPerRequest(off, args.key, bodies, requests);
       threadTotals.clear();
+      const recordings = args.perf ? [on, off].map((server) => recordPerf(server, join(resolve(args.perf!), `${query.id}-${server.name}.data`))) : [];
+      const counted = new Map(answered);
       const onUs: number[] = [];
       const offUs: number[] = [];
       for (let round = 0; round < Number(args.rounds); round++) {
         const order = round % 2 === 0 ? [on, off] : [off, on];
         for (const server of order) (server === on ? onUs : offUs).push(await cpuPerRequest(server, args.key, bodies, requests));
+      }
+      for (const recording of recordings) await recording.stop();
+      if (args.perf) {
+        const requestsOf = (name: string): number => (answered.get(name) ?? 0) - (counted.get(name) ?? 0);
+        process.stdout.write(perfDifference(join(resolve(args.perf), query.id), requestsOf('on'), requestsOf('off')));
       }
       const [medianOn, medianOff] = [median(onUs), median(offUs)];
       const differences = onUs.map((us, i) => us - offUs[i]!);
@@ -129,6 +152,82 @@ async function main(): Promise<void> {
     rmSync(logPath, { force: true });
     await stopAll();
   }
+  if (args['cpu-prof']) {
+    process.stdout.write(profileDifference(resolve(args['cpu-prof']), answered.get('on') ?? 0, answered.get('off') ?? 0));
+  }
+}
+
+/** `perf record` of a process until `stop`. */
+function recordPerf(server: ServerProcess, output: string): { stop: () => Promise<void> } {
+  mkdirSync(dirname(output), { recursive: true });
+  const child = spawn('perf', ['record', '-F', '1999', '-g', '-p', String(server.pid), '-o', output], { stdio: 'ignore' });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  return { stop: async () => (child.kill('SIGINT'), await exited) };
+}
+
+/** Self time by symbol of `perf report`: each symbol's share, and the µs of CPU sampled in all. */
+function perfSelf(file: string): { total: number; bySymbol: Map<string, number> } {
+  const report = execFileSync('perf', ['report', '-i', file, '--no-children', '--sort', 'dso,sym', '--stdio', '-g', 'none', '--percent-limit', '0.01'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  // cpu-clock counts nanoseconds.
+  const total = Number(/Event count \(approx\.\): (\d+)/.exec(report)?.[1] ?? 0) / 1000;
+  const bySymbol = new Map<string, number>();
+  for (const line of report.split('\n')) {
+    const match = /^\s+([\d.]+)%\s+(\[JIT\] tid \d+|\S+)\s+\[[.k]\]\s+(.*)$/.exec(line);
+    if (match) bySymbol.set(`${match[2]} ${match[3]!.trim()}`, Number(match[1]) / 100);
+  }
+  return { total, bySymbol };
+}
+
+/** µs of CPU a request by symbol, on − off, largest differences first. */
+function perfDifference(prefix: string, onRequests: number, offRequests: number): string {
+  const [on, off] = [perfSelf(`${prefix}-on.data`), perfSelf(`${prefix}-off.data`)];
+  const usOf = (run: { total: number; bySymbol: Map<string, number> }, symbol: string, requests: number): number => ((run.bySymbol.get(symbol) ?? 0) * run.total) / requests;
+  const rows = [...new Set([...on.bySymbol.keys(), ...off.bySymbol.keys()])]
+    .map((symbol) => ({ symbol, on: usOf(on, symbol, onRequests), off: usOf(off, symbol, offRequests) }))
+    .sort((a, b) => Math.abs(b.on - b.off) - Math.abs(a.on - a.off))
+    .slice(0, 50);
+  return (
+    `perf (every thread, µs a request): on ${(on.total / onRequests).toFixed(1)} (${onRequests} requests), off ${(off.total / offRequests).toFixed(1)} (${offRequests})\n` +
+    rows.map((row) => `${(row.on - row.off).toFixed(2).padStart(7)}  on ${row.on.toFixed(2).padStart(6)}  off ${row.off.toFixed(2).padStart(6)}  ${row.symbol.replace(/^\[JIT\] tid \d+/, 'JIT').slice(0, 150)}`).join('\n') +
+    '\n'
+  );
+}
+
+/** Requests each server answered (warm-up included), to divide its profile by. */
+const answered = new Map<string, number>();
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+}
+
+/** Self time (µs) by function (`name url:line`) of the one profile in `dir`. */
+function selfTimes(dir: string): Map<string, number> {
+  const [file] = readdirSync(dir).filter((name) => name.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`no profile in ${dir}`);
+  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+  const nameOf = new Map(profile.nodes.map((node) => [node.id, `${node.callFrame.functionName || '(anonymous)'} ${node.callFrame.url.replace(/^.*\/(dist|node_modules)\//, '$1/')}:${node.callFrame.lineNumber + 1}`]));
+  const times = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const name = nameOf.get(id)!;
+    if (!name.startsWith('(idle)')) times.set(name, (times.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  return times;
+}
+
+/** The functions whose self time a request differs most between "on" and "off" (µs a request), and the totals. */
+function profileDifference(dir: string, onRequests: number, offRequests: number): string {
+  const [on, off] = [selfTimes(join(dir, 'on')), selfTimes(join(dir, 'off'))];
+  const sum = (times: Map<string, number>): number => [...times.values()].reduce((a, b) => a + b, 0);
+  const rows = [...new Set([...on.keys(), ...off.keys()])]
+    .map((name) => ({ name, on: (on.get(name) ?? 0) / onRequests, off: (off.get(name) ?? 0) / offRequests }))
+    .sort((a, b) => Math.abs(b.on - b.off) - Math.abs(a.on - a.off))
+    .slice(0, 40);
+  return (
+    `profiles (main thread, µs a request, start-up included): on ${(sum(on) / onRequests).toFixed(1)} (${onRequests} requests), off ${(sum(off) / offRequests).toFixed(1)} (${offRequests})\n` +
+    rows.map((row) => `${(row.on - row.off).toFixed(2).padStart(7)}  on ${row.on.toFixed(2).padStart(6)}  off ${row.off.toFixed(2).padStart(6)}  ${row.name}`).join('\n') +
+    '\n'
+  );
 }
 
 main().catch(async (error: unknown) => {

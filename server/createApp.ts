@@ -28,6 +28,7 @@ import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import { RequestLog } from '../app/operations/requestLog.js';
 import { RequestTraces } from '../app/operations/requestTraces.js';
 import { observeRequests } from './observeRequests.js';
+import { ObservedResponse } from './httpServer.js';
 
 export interface ServiceDeps {
   readonly db: Database;
@@ -121,7 +122,9 @@ export function createApp(deps: ServiceDeps): Express {
   dispatch.handle = observe
     ? (req, res, callback) => {
         observe(req, res);
-        if (!fastPath(req, res)) withExpress(req, res, callback);
+        if (fastPath(req, res)) return;
+        ObservedResponse.toExpress(res);
+        withExpress(req, res, callback);
       }
     : (req, res, callback) => {
         if (!fastPath(req, res)) withExpress(req, res, callback);

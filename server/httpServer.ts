@@ -10,6 +10,33 @@ export interface WebSocketUpgrades {
 }
 
 /**
+ * The server's responses: `requestId`, when set (`observeRequests.ts`), goes out as
+ * `X-Request-Id` in the response's head. Added to the headers given to `writeHead` (the fast
+ * path's only call) rather than by `setHeader` beforehand, which takes Node's `writeHead` off its
+ * fast path (it then merges and validates every header twice). Express gives the responses it
+ * handles its own prototype (so this `writeHead` is not theirs): `toExpress` sets the header on
+ * them beforehand.
+ */
+export class ObservedResponse extends ServerResponse {
+  requestId: string | undefined = undefined;
+
+  override writeHead(statusCode: number, ...rest: unknown[]): this {
+    const id = this.requestId;
+    if (id !== undefined && !this.headersSent) {
+      const last = rest[rest.length - 1];
+      if (last !== null && typeof last === 'object' && !Array.isArray(last)) rest[rest.length - 1] = { ...last, 'X-Request-Id': id };
+      else this.setHeader('X-Request-Id', id);
+    }
+    return (super.writeHead as (statusCode: number, ...rest: unknown[]) => this)(statusCode, ...rest);
+  }
+
+  /** Before Express takes the response: the request id as a header set the usual way. */
+  static toExpress(res: ServerResponse): void {
+    if (res instanceof ObservedResponse && res.requestId !== undefined) res.setHeader('X-Request-Id', res.requestId);
+  }
+}
+
+/**
  * The HTTP server with its timeouts and connection cap (README, Configuration), so slow or
  * silent clients cannot hold sockets forever: a connection that sends no complete headers within
  * `headersTimeoutMs` (a half-open one that sends nothing included) or no complete request within
@@ -28,6 +55,7 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
       requestTimeout: limits.requestTimeoutMs,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
       connectionsCheckingInterval: Math.max(100, Math.min(5_000, Math.floor(limits.headersTimeoutMs / 4) || 5_000)),
+      ServerResponse: ObservedResponse as typeof ServerResponse,
     },
     refusingWebSockets(listener),
   );
@@ -43,7 +71,7 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
       }
       // With an 'upgrade' listener Node hands every Upgrade request here: answer the others as before.
       if (head.length) socket.unshift(head);
-      const res = new ServerResponse(req);
+      const res = new ObservedResponse(req);
       res.shouldKeepAlive = false;
       res.assignSocket(socket as never);
       res.on('finish', () => {

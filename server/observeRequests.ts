@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import type { RequestLog } from '../app/operations/requestLog.js';
 import type { RequestTraces } from '../app/operations/requestTraces.js';
 import { attachFacts } from '../http/requestFacts.js';
+import { newRequestId } from './requestIds.js';
+import { ObservedResponse } from './httpServer.js';
 
 /** What observes each request: the metrics, the request log, traces; any may be off. */
 export interface RequestObservers {
@@ -28,8 +29,10 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
   return (req, res) => {
     const startedAt = performance.now();
     const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    res.setHeader('X-Request-Id', id);
+    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
+    // Set in the response's head by `ObservedResponse` (the server's responses): cheaper than `setHeader` now.
+    if (res instanceof ObservedResponse) res.requestId = id;
+    else res.setHeader('X-Request-Id', id);
     const facts = attachFacts(res, id);
     // Express rewrites req.url inside routers: the path as it arrived is kept here.
     const { method, url } = req;
@@ -72,8 +75,10 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
       traced?.end({ route, status, engine });
     };
     // 'finish' as the response is handed to the connection; 'close' alone when the client left first.
-    res.once('finish', ended);
-    res.once('close', ended);
+    // \`on\`, not \`once\`: \`done\` lets only the first count, and \`once\`'s wrapper and removal cost
+    // ~1–2 µs a request under load (perf, bench/README.md); the response is dropped after anyway.
+    res.on('finish', ended);
+    res.on('close', ended);
   };
 }
 

@@ -20,8 +20,6 @@ export interface EngineFacts {
   cost: number | null;
   /** Milliseconds from handing the request to the database to its answer (a mutation: its whole transaction). */
   databaseMs: number;
-  /** Milliseconds spent checking, planning and compiling the request (parse and validation included on a miss). */
-  prepareMs: number;
   /**
    * Called with each phase's start and end (`performance.now()`), for traces; absent when nobody
    * traces. `parse`: the operation parsed and validated, or found in the plan cache; `prepare`:
@@ -32,7 +30,7 @@ export interface EngineFacts {
 }
 
 export function newEngineFacts(): EngineFacts {
-  return { operationType: null, operationName: null, documentHash: null, statementHash: null, planCacheHit: null, cost: null, databaseMs: 0, prepareMs: 0 };
+  return { operationType: null, operationName: null, documentHash: null, statementHash: null, planCacheHit: null, cost: null, databaseMs: 0 };
 }
 
 /** 16 hex digits of a text's SHA-256: names a document or a statement without showing it. */

@@ -8,9 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
 import { createLogger } from '../../app/logger.js';
-import { RequestLog, type RequestLine } from '../../app/operations/requestLog.js';
+import { hundredths, RequestLog, type RequestLine } from '../../app/operations/requestLog.js';
 import { TalliedMetric } from '../../app/operations/talliedMetrics.js';
 import { parsePrometheusText, type MetricFamily } from '../support/prometheusText.js';
 
@@ -49,6 +50,55 @@ describe('A request-log line', () => {
       });
     });
   }
+
+  it('is the line pino writes for any field values (escapes, non-ASCII, surrogates, any duration), with the current time', () => {
+    const ours = capture();
+    const log = new RequestLog(createLogger('info', ours.destination), { level: 'info', sample: 1 });
+    const pinos = capture();
+    const logger = createLogger('info', pinos.destination);
+    const field = fc.option(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' }), fc.constantFrom('lq_0a20kbzb', 'a\u2028b', '\ud800', '"', '\\')), { nil: null });
+    const ms = fc.oneof(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.integer({ min: 0, max: 100_000 }).map((n) => n / 100), fc.constantFrom(0.005, 0.015, 1.005, 0.994999, 0.995, 9.995, 1e-9));
+    fc.assert(
+      fc.property(fc.record({ requestId: fc.string(), method: fc.string(), route: fc.string(), status: fc.integer({ min: 100, max: 599 }), durationMs: ms, databaseMs: fc.option(ms, { nil: null }), responseBytes: fc.nat(), keyPrefix: field, role: field, operationType: field, operationName: field, documentHash: field }), (line) => {
+        const before = Date.now();
+        log.write(line);
+        const after = Date.now();
+        logger.info({ ...line, durationMs: Math.round(line.durationMs * 100) / 100, databaseMs: line.databaseMs === null ? null : Math.round(line.databaseMs * 100) / 100 }, 'request');
+        const [text, expected] = [ours.lines.at(-1)!, pinos.lines.at(-1)!];
+        const time = Number(/"time":(\d+)/.exec(text)![1]);
+        assert.ok(time >= before && time <= after, `the line's time ${time} is when it was written (${before}–${after})`);
+        assert.equal(text.replace(/"time":\d+/, '"time":0'), expected.replace(/"time":\d+/, '"time":0'));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it("writes any time as pino does (Date.now()'s number)", () => {
+    let now = 0;
+    const ours = capture();
+    const log = new RequestLog(createLogger('info', ours.destination), { level: 'info', sample: 1 }, Math.random, () => now);
+    const line: RequestLine = { requestId: 'r', method: 'GET', route: 'GET /healthz', status: 200, durationMs: 1, databaseMs: null, responseBytes: 1, keyPrefix: null, role: null, operationType: null, operationName: null, documentHash: null };
+    const times = fc.oneof(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 }), fc.constantFrom(0, 999, 1_000_000, 1_764_000_000_000, 1_764_000_999_999));
+    fc.assert(
+      fc.property(fc.array(times, { minLength: 1, maxLength: 5 }), (sequence) => {
+        for (const time of sequence) {
+          now = time;
+          log.write(line);
+          assert.equal(/"time":(\d+)/.exec(ours.lines.at(-1)!)![1], String(time));
+        }
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
+  it('writes a duration to the hundredth as JSON writes the rounded number', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.double({ min: 0, max: 2e7, noNaN: true }), fc.integer({ min: 0, max: 10_000_000 }).map((n) => n / 100)), (ms) => {
+        assert.equal(hundredths(ms), JSON.stringify(Math.round(ms * 100) / 100));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
 });
 
 describe('Tallied metrics', () => {
