@@ -75,7 +75,7 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
       traced?.end({ route, status, engine });
     };
     // 'finish' as the response is handed to the connection; 'close' alone when the client left first.
-    // \`on\`, not \`once\`: \`done\` lets only the first count, and \`once\`'s wrapper and removal cost
+    // `on`, not `once`: `done` lets only the first count, and `once`'s wrapper and removal cost
     // ~1–2 µs a request under load (perf, bench/README.md); the response is dropped after anyway.
     res.on('finish', ended);
     res.on('close', ended);
