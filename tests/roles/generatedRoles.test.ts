@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { seedPortfolio } from '../../app/seed/index.js';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine, Principal } from '../../engine/index.js';
 import type { Collection } from '../../metadata/index.js';
-import { openBuiltTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import type { TestDatabase } from '../support/testDatabase.js';
+import { openSeededAccounts } from '../support/seededService.js';
 
 /**
  * Issue 15, Done when 2: generated queries (fast-check, fixed seed) with nested relationships
@@ -41,20 +41,15 @@ type Json = any;
 
 before(async () => {
   // Seeded once and kept as a dump (openBuiltTestDatabase): seeding both accounts costs seconds.
-  ({ database } = await openBuiltTestDatabase(
+  database = await openSeededAccounts(
     'generatedRoles: accounts A and B',
-    ['app', 'domain', 'db', 'tests/roles/generatedRoles.test.ts'],
-    async (db) => {
-      for (const [id, scale] of [
-        [ACCOUNT_A, 0.01],
-        [ACCOUNT_B, 0.005],
-      ] as const) {
-        await db.query('INSERT INTO accounts (id, slug, name) VALUES ($1, $2, $2)', [id, `roles-${id.slice(0, 4)}`]);
-        await seedPortfolio(db, { accountId: id, scale, seed: 15, adminIds: [] });
-      }
-    },
-    { gzip: false },
-  ));
+    'tests/roles/generatedRoles.test.ts',
+    [
+      { id: ACCOUNT_A, slug: `roles-${ACCOUNT_A.slice(0, 4)}`, scale: 0.01 },
+      { id: ACCOUNT_B, slug: `roles-${ACCOUNT_B.slice(0, 4)}`, scale: 0.005 },
+    ],
+    15,
+  );
   const db = database.db;
   // No cost limit: generated queries nest deeply; what is compared here is rows, not cost (limits.test.ts).
   admin = await buildEngine(METADATA_PATH, db, { maxDepth: 12, maxRows: null, planCacheSize: 500, maxCost: 0 });

@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { seedPortfolio } from '../../app/seed/index.js';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine, Principal } from '../../engine/index.js';
 import { parseExact } from '../support/exactJson.js';
-import { openBuiltTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import type { TestDatabase } from '../support/testDatabase.js';
+import { openSeededAccounts } from '../support/seededService.js';
 
 /**
  * Issue 30, Done-when 3: role filters with Hasura's `_exists`, a column comparison (`_cgte`), an
@@ -73,20 +73,15 @@ async function plainIds(text: string, values: unknown[]): Promise<string[]> {
 
 before(async () => {
   // Seeded once and kept as a dump (openBuiltTestDatabase): seeding both accounts costs seconds.
-  ({ database } = await openBuiltTestDatabase(
+  database = await openSeededAccounts(
     'roleFilterForms: two accounts',
-    ['app', 'domain', 'db', 'tests/roles/roleFilterForms.test.ts'],
-    async (db) => {
-      for (const [id, slug] of [
-        [ACCOUNT, 'role-forms-a'],
-        [OTHER, 'role-forms-b'],
-      ] as const) {
-        await db.query('INSERT INTO accounts (id, slug, name) VALUES ($1, $2, $2)', [id, slug]);
-        await seedPortfolio(db, { accountId: id, scale: 0.005, seed: 30, adminIds: [] });
-      }
-    },
-    { gzip: false },
-  ));
+    'tests/roles/roleFilterForms.test.ts',
+    [
+      { id: ACCOUNT, slug: 'role-forms-a', scale: 0.005 },
+      { id: OTHER, slug: 'role-forms-b', scale: 0.005 },
+    ],
+    30,
+  );
   const document = parseYaml(readFileSync(DEFAULT_METADATA, 'utf8')) as { roles: Record<string, unknown> };
   Object.assign(document.roles, ROLES);
   directory = mkdtempSync(join(tmpdir(), 'loanql-role-forms-'));

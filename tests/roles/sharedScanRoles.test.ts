@@ -1,10 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { seedPortfolio } from '../../app/seed/index.js';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine, Principal } from '../../engine/index.js';
-import { openBuiltTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import type { TestDatabase } from '../support/testDatabase.js';
+import { openSeededAccounts } from '../support/seededService.js';
 
 /**
  * Several root aggregates of one collection in one request share one scan (the role's filter
@@ -24,20 +24,15 @@ let investorId: string;
 
 before(async () => {
   // Seeded once and kept as a dump (openBuiltTestDatabase): seeding both accounts costs seconds.
-  ({ database } = await openBuiltTestDatabase(
+  database = await openSeededAccounts(
     'sharedScanRoles: accounts A and B',
-    ['app', 'domain', 'db', 'tests/roles/sharedScanRoles.test.ts'],
-    async (db) => {
-      for (const [id, scale] of [
-        [ACCOUNT_A, 0.01],
-        [ACCOUNT_B, 0.005],
-      ] as const) {
-        await db.query('INSERT INTO accounts (id, slug, name) VALUES ($1, $2, $2)', [id, `shared-${id.slice(0, 4)}`]);
-        await seedPortfolio(db, { accountId: id, scale, seed: 20, adminIds: [] });
-      }
-    },
-    { gzip: false },
-  ));
+    'tests/roles/sharedScanRoles.test.ts',
+    [
+      { id: ACCOUNT_A, slug: `shared-${ACCOUNT_A.slice(0, 4)}`, scale: 0.01 },
+      { id: ACCOUNT_B, slug: `shared-${ACCOUNT_B.slice(0, 4)}`, scale: 0.005 },
+    ],
+    20,
+  );
   admin = await buildEngine(METADATA_PATH, database.db, { maxDepth: 12, maxRows: null, planCacheSize: 100 });
   const { rows } = await database.db.query<{ id: string }>(
     'SELECT person_id AS id FROM funding_sources WHERE account_id = $1 GROUP BY person_id ORDER BY count(*) DESC, person_id LIMIT 1',

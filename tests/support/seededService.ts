@@ -278,3 +278,30 @@ export async function startKeyedService(options: KeyedServiceOptions = {}): Prom
     throw error;
   }
 }
+
+/** An account to seed bare (no admins, no product) with `openSeededAccounts`: its id, slug and scale. */
+export interface BareAccount {
+  readonly id: string;
+  readonly slug: string;
+  readonly scale: number;
+}
+
+/**
+ * A database holding `accounts`, each seeded with `seedPortfolio` (seed `seed`), built once and
+ * kept as a dump keyed by `name` and the sources under app/, domain/, db/, this file and `testFile`
+ * (`openBuiltTestDatabase`): seeding costs seconds of CPU, a dump half a second.
+ */
+export async function openSeededAccounts(name: string, testFile: string, accounts: readonly BareAccount[], seed: number): Promise<TestDatabase> {
+  const { database } = await openBuiltTestDatabase(
+    name,
+    ['app', 'domain', 'db', 'tests/support/seededService.ts', testFile],
+    async (db) => {
+      for (const { id, slug, scale } of accounts) {
+        await db.query('INSERT INTO accounts (id, slug, name) VALUES ($1, $2, $2)', [id, slug]);
+        await seedPortfolio(db, { accountId: id, scale, seed, adminIds: [] });
+      }
+    },
+    { gzip: false },
+  );
+  return database;
+}
