@@ -39,30 +39,12 @@
 import { sql as feesAndDelinquency } from './0018_fees_and_delinquency.js';
 import { sql as replayWritesFromFirstDifference } from './0026_replay_writes_from_first_difference.js';
 import { sql as replaySkipsUnchangedInputs } from './0032_replay_skips_unchanged_inputs.js';
+import { between, edited } from './textEdits.js';
 
 export const name = '0034_replay_resumes_after_last_payment';
 
-/** `text` with each [from, to] replaced once; a `from` that is not found exactly once is an error. */
-function edited(text: string, replacements: readonly (readonly [string, string])[]): string {
-  let out = text;
-  for (const [from, to] of replacements) {
-    const at = out.indexOf(from);
-    if (at < 0 || out.indexOf(from, at + 1) >= 0) throw new Error(`0034: expected exactly one ${JSON.stringify(from.slice(0, 80))}`);
-    out = out.slice(0, at) + to + out.slice(at + from.length);
-  }
-  return out;
-}
-
-/** The text from `start` to the first `end` after it (both included). */
-function between(text: string, start: string, end: string): string {
-  const from = text.indexOf(start);
-  const to = text.indexOf(end, from);
-  if (from < 0 || to < 0) throw new Error(`0034: no ${JSON.stringify(start.slice(0, 80))}`);
-  return text.slice(from, to + end.length);
-}
-
-const ledgerFrom = edited(
-  between(feesAndDelinquency, 'CREATE OR REPLACE FUNCTION loanql_ledger(', '\nEND $$;'),
+const ledgerFrom = edited('0034', 
+  between('0034', feesAndDelinquency, 'CREATE OR REPLACE FUNCTION loanql_ledger(', '\nEND $$;'),
   [
     [
       'CREATE OR REPLACE FUNCTION loanql_ledger(p_account uuid, p_loan uuid, p_as_of date) RETURNS loanql_ledger_result',
@@ -189,7 +171,7 @@ BEGIN`,
 );
 
 // 0026's replay (renamed by 0032), storing the states of a small call's loans at its end.
-const replayInFull = edited(replayWritesFromFirstDifference.slice(replayWritesFromFirstDifference.indexOf('CREATE OR REPLACE FUNCTION loanql_replay_loans(')), [
+const replayInFull = edited('0034', replayWritesFromFirstDifference.slice(replayWritesFromFirstDifference.indexOf('CREATE OR REPLACE FUNCTION loanql_replay_loans(')), [
   ['CREATE OR REPLACE FUNCTION loanql_replay_loans(', 'CREATE OR REPLACE FUNCTION loanql_replay_loans_in_full('],
   [
     '         IS DISTINCT FROM (x.principal, x.interest, x.fees, x.credit, x.oldest, x.status, x.closed, x.as_of, x.dpd);\nEND $$;',
@@ -209,7 +191,7 @@ END $$;`,
 ]);
 
 // 0032's check around it, trying the resume first.
-const replayLoans = edited(between(replaySkipsUnchangedInputs, 'CREATE FUNCTION loanql_replay_loans(', '\nEND $$;'), [
+const replayLoans = edited('0034', between('0034', replaySkipsUnchangedInputs, 'CREATE FUNCTION loanql_replay_loans(', '\nEND $$;'), [
   ['CREATE FUNCTION loanql_replay_loans(', 'CREATE OR REPLACE FUNCTION loanql_replay_loans('],
   [
     '  r_account uuid[]; r_loan uuid[]; had_version boolean; written bigint;\nBEGIN\n',

@@ -19,38 +19,20 @@
  * Stored versions of the old form are deleted (they would never match).
  */
 import { sql as replayResumesAfterLastPayment } from './0034_replay_resumes_after_last_payment.js';
+import { between, edited } from './textEdits.js';
 
 export const name = '0038_cheaper_ledger_versions';
 
-/** `text` with each [from, to] replaced once; a `from` that is not found exactly once is an error. */
-function edited(text: string, replacements: readonly (readonly [string, string])[]): string {
-  let out = text;
-  for (const [from, to] of replacements) {
-    const at = out.indexOf(from);
-    if (at < 0 || out.indexOf(from, at + 1) >= 0) throw new Error(`0038: expected exactly one ${JSON.stringify(from.slice(0, 80))}`);
-    out = out.slice(0, at) + to + out.slice(at + from.length);
-  }
-  return out;
-}
-
-/** The text from `start` to the first `end` after it (both included). */
-function between(text: string, start: string, end: string): string {
-  const from = text.indexOf(start);
-  const to = text.indexOf(end, from);
-  if (from < 0 || to < 0) throw new Error(`0038: no ${JSON.stringify(start.slice(0, 80))}`);
-  return text.slice(from, to + end.length);
-}
-
 // 0034's loanql_ledger_from (0018's loanql_ledger made resumable): accrued(d) computed only when R6
 // can apply, and its balances after the loop cheaper.
-const ledgerFromText = between(replayResumesAfterLastPayment, 'CREATE FUNCTION loanql_ledger_from(', '\nEND $$;');
-const accruedStep = between(
+const ledgerFromText = between('0038', replayResumesAfterLastPayment, 'CREATE FUNCTION loanql_ledger_from(', '\nEND $$;');
+const accruedStep = between('0038', 
   ledgerFromText,
   '    -- accrued(d) for row k (R2) and the payoff just before this payment (R5).\n',
   '    payoff_before := amount - prin_total + due_int + accrued - ahead + fees_open - credit;\n',
 );
 const accruedOnly = accruedStep.split('\n').slice(1, -2).join('\n');
-const ledgerFrom = edited(ledgerFromText, [
+const ledgerFrom = edited('0038', ledgerFromText, [
   [
     accruedStep,
     `    -- 0038: the payoff just before this payment (R5) but its accrued(d), which is added below

@@ -25,29 +25,11 @@
  */
 import { sql as replayResumesAfterLastPayment } from './0034_replay_resumes_after_last_payment.js';
 import { sql as cheaperLedgerVersions } from './0038_cheaper_ledger_versions.js';
+import { between, edited } from './textEdits.js';
 
 export const name = '0042_leaner_full_replay';
 
-/** `text` with each [from, to] replaced once; a `from` that is not found exactly once is an error. */
-function edited(text: string, replacements: readonly (readonly [string, string])[]): string {
-  let out = text;
-  for (const [from, to] of replacements) {
-    const at = out.indexOf(from);
-    if (at < 0 || out.indexOf(from, at + 1) >= 0) throw new Error(`0042: expected exactly one ${JSON.stringify(from.slice(0, 80))}`);
-    out = out.slice(0, at) + to + out.slice(at + from.length);
-  }
-  return out;
-}
-
-/** The text from `start` to the first `end` after it (both included). */
-function between(text: string, start: string, end: string): string {
-  const from = text.indexOf(start);
-  const to = text.indexOf(end, from);
-  if (from < 0 || to < 0) throw new Error(`0042: no ${JSON.stringify(start.slice(0, 80))}`);
-  return text.slice(from, to + end.length);
-}
-
-const ledgerFromText = between(cheaperLedgerVersions, 'CREATE OR REPLACE FUNCTION loanql_ledger_from(', '\nEND $$;');
+const ledgerFromText = between('0042', cheaperLedgerVersions, 'CREATE OR REPLACE FUNCTION loanql_ledger_from(', '\nEND $$;');
 
 /**
  * One of 0034's reads of the rows (with each row's stored late fee, by a LEFT JOIN probing `fees` once
@@ -55,8 +37,8 @@ const ledgerFromText = between(cheaperLedgerVersions, 'CREATE OR REPLACE FUNCTIO
  * late fees are then none: `ex_id_at` and `ex_waive_at` empty, which reads as null for every row).
  */
 function lateFeesOnlyWhenAny(text: string, start: string, indent: string): readonly [string, string] {
-  const read = between(text, start, ' OFFSET 0) s;\n');
-  const withoutJoin = edited(read, [
+  const read = between('0042', text, start, ' OFFSET 0) s;\n');
+  const withoutJoin = edited('0042', read, [
     ["coalesce(array_agg(s.late_id), '{}'), coalesce(array_agg(s.late_waived_on), '{}')", ''],
     [', ex_id_at, ex_waive_at', ''],
     [' AS late_id, lf.waived_on AS late_waived_on', ''],
@@ -76,7 +58,7 @@ ${withoutJoin}${indent}END IF;
   ];
 }
 
-const ledgerFromEdited = edited(ledgerFromText, [
+const ledgerFromEdited = edited('0042', ledgerFromText, [
   lateFeesOnlyWhenAny(ledgerFromText, "    SELECT coalesce(array_agg(s.number), '{}'), coalesce(array_agg(s.due), '{}'), coalesce(array_agg(s.interest), '{}'),", '    '),
   lateFeesOnlyWhenAny(ledgerFromText, "  SELECT coalesce(array_agg(s.number), '{}'), coalesce(array_agg(s.due), '{}'), coalesce(array_agg(s.scheduled_interest), '{}'),", '  '),
   // rows paid in full before the first payment passed once; after that only a payment's steps pay rows, and
@@ -171,7 +153,7 @@ function withoutEvery(text: string, from: string, count: number): string {
 // A line's fee is set only on a fee line: an array element assignment is ~860 instructions, and most
 // lines (interest, principal, credit) have none. An element past either end of l_fee reads as null;
 // the array is made 1..nl once, before it is returned.
-const ledgerFrom = edited(withoutEvery(ledgerFromEdited, 'l_fee[nl] := NULL; ', 13), [
+const ledgerFrom = edited('0042', withoutEvery(ledgerFromEdited, 'l_fee[nl] := NULL; ', 13), [
   [
     '  res.line_payment := l_pay; res.line_row := l_row; res.line_fee := l_fee;',
     `  -- 0042: l_fee is set on fee lines only (an element past either end reads null): made 1..nl here
@@ -180,7 +162,7 @@ const ledgerFrom = edited(withoutEvery(ledgerFromEdited, 'l_fee[nl] := NULL; ', 
   ],
 ]);
 
-const replayInFull = edited(between(replayResumesAfterLastPayment, 'CREATE OR REPLACE FUNCTION loanql_replay_loans_in_full(', '\nEND $$;'), [
+const replayInFull = edited('0042', between('0042', replayResumesAfterLastPayment, 'CREATE OR REPLACE FUNCTION loanql_replay_loans_in_full(', '\nEND $$;'), [
   // lines: equal whole first
   [
     '          SELECT CASE WHEN (coalesce(a.pos[1:c.l], \'{}\')',
