@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { sampleData } from './queries.js';
+import { accountIdOf, sampleData } from './queries.js';
 
 const { values: args } = parseArgs({ options: { account: { type: 'string' }, runs: { type: 'string', default: '2000' } } });
 
@@ -60,8 +60,7 @@ async function timed(client: pg.PoolClient, config: pg.QueryConfig): Promise<num
 async function main(): Promise<void> {
   if (!args.account || !process.env.DATABASE_URL) throw new Error('usage: DATABASE_URL=… mutationStatements.ts --account SLUG');
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1 });
-  const accountId = (await pool.query<{ id: string }>('SELECT id FROM accounts WHERE slug = $1', [args.account])).rows[0]?.id;
-  if (!accountId) throw new Error(`no account ${args.account}`);
+  const accountId = await accountIdOf(pool, args.account);
   const sample = await sampleData(pool, accountId);
   const client = await pool.connect();
   try {

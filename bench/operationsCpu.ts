@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpuSeconds, freePort, ROOT, SHIPPED_NODE_FLAGS, startServer, stopAll, type ServerProcess } from './processes.js';
-import { QUERIES, sampleData } from './queries.js';
+import { QUERIES, accountIdOf, sampleData } from './queries.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -94,9 +94,8 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl || !args.account || !args.key) throw new Error('DATABASE_URL, --account and --key are required');
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-  const { rows } = await pool.query<{ id: string }>('SELECT id FROM accounts WHERE slug = $1', [args.account]);
-  if (!rows[0]) throw new Error(`no account ${args.account}`);
-  const sample = await sampleData(pool, rows[0].id);
+  const accountId = await accountIdOf(pool, args.account);
+  const sample = await sampleData(pool, accountId);
   await pool.end();
   const main = join(resolve(args.dist), 'server', 'main.js');
   const common = { DATABASE_URL: databaseUrl, METADATA_PATH: join(ROOT, 'metadata', 'loanql.default.yaml'), HOST: '127.0.0.1', LOG_LEVEL: 'info', PG_POOL_SIZE: '10', WEBHOOK_WORKER: '0' };

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { cpuSeconds, freePort, ROOT, SHIPPED_NODE_FLAGS, startServer, stopAll } from './processes.js';
-import { QUERIES, sampleData } from './queries.js';
+import { QUERIES, accountIdOf, sampleData } from './queries.js';
 
 interface ProfileNode {
   readonly id: number;
@@ -77,9 +77,8 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl || !args.account || !args.key) throw new Error('DATABASE_URL, --account and --key are required');
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-  const { rows } = await pool.query<{ id: string }>('SELECT id FROM accounts WHERE slug = $1', [args.account]);
-  if (!rows[0]) throw new Error(`no account ${args.account}`);
-  const sample = await sampleData(pool, rows[0].id);
+  const accountId = await accountIdOf(pool, args.account);
+  const sample = await sampleData(pool, accountId);
   await pool.end();
   for (const query of QUERIES.filter((q) => args.only.split(',').includes(q.id))) {
     const dir = mkdtempSync(join(tmpdir(), 'loanql-prof.'));

@@ -543,6 +543,13 @@ export const ALL_QUERIES: readonly BenchQuery[] = [...QUERIES, ...INVESTOR_QUERI
 export const isMutation = (query: BenchQuery): boolean => query.baselineWriteSql !== undefined;
 
 /** Draws the variable sample from one account's data (deterministic order, so runs compare). */
+/** The id of the account `slug` (a bench run's `--account`); throws when there is none. */
+export async function accountIdOf(client: pg.Pool, slug: string): Promise<string> {
+  const id = (await client.query<{ id: string }>('SELECT id FROM accounts WHERE slug = $1', [slug])).rows[0]?.id;
+  if (!id) throw new Error(`no account ${slug}`);
+  return id;
+}
+
 export async function sampleData(client: pg.Pool, accountId: string): Promise<DataSample> {
   const loans = await client.query<{ id: string }>(
     `SELECT id FROM loans WHERE account_id = $1 ORDER BY md5(id::text) LIMIT 500`,

@@ -17,7 +17,7 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { GraphEngine } from '../engine/index.js';
-import { QUERIES, isMutation, sampleData, type BenchQuery, type DataSample } from './queries.js';
+import { QUERIES, isMutation, accountIdOf, sampleData, type BenchQuery, type DataSample } from './queries.js';
 import { loadSingleLender, SINGLE_LENDER_SCHEMA } from './singleLender.js';
 import { SINGLE_LENDER_STATEMENTS } from './singleLenderQueries.js';
 import { engineStatement, servedMetadata, type SqlOnlyOptions } from './sqlOnly.js';
@@ -148,11 +148,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl || !args.account) throw new Error('DATABASE_URL and --account SLUG are required');
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-  const { rows } = await pool.query<{ id: string }>('SELECT id FROM accounts WHERE slug = $1', [args.account]);
-  if (!rows[0]) throw new Error(`no account ${args.account}`);
-  if (args.load) process.stderr.write(`${JSON.stringify(await loadSingleLender(pool, rows[0].id))}\n`);
-  const sample = await sampleData(pool, rows[0].id);
+  const accountId = await accountIdOf(pool, args.account);
+  if (args.load) process.stderr.write(`${JSON.stringify(await loadSingleLender(pool, accountId))}\n`);
+  const sample = await sampleData(pool, accountId);
   await pool.end();
   const selected = QUERIES.filter((query) => !args.only || args.only.split(',').includes(query.id));
-  await measureSingleLenderSqlOnly(databaseUrl, rows[0].id, sample, selected, { maxRuns: Number(args.runs), seconds: Number(args.seconds), warmupRuns: 10, explain: args.explain }, (line) => process.stderr.write(`${line}\n`));
+  await measureSingleLenderSqlOnly(databaseUrl, accountId, sample, selected, { maxRuns: Number(args.runs), seconds: Number(args.seconds), warmupRuns: 10, explain: args.explain }, (line) => process.stderr.write(`${line}\n`));
 }

@@ -21,7 +21,7 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { GraphEngine } from '../engine/index.js';
 import { checkMetadataAgainstDatabase, loadMetadataFile, type Metadata } from '../metadata/index.js';
-import { ALL_QUERIES, isMutation, sampleData, type BenchQuery, type DataSample } from './queries.js';
+import { ALL_QUERIES, isMutation, accountIdOf, sampleData, type BenchQuery, type DataSample } from './queries.js';
 import { ROOT } from './processes.js';
 
 export interface SqlOnlyRow {
@@ -139,10 +139,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const databaseUrl = process.env.DATABASE_URL;
   if (!databaseUrl || !args.account) throw new Error('DATABASE_URL and --account SLUG are required');
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-  const { rows } = await pool.query<{ id: string }>('SELECT id FROM accounts WHERE slug = $1', [args.account]);
-  if (!rows[0]) throw new Error(`no account ${args.account}`);
-  const sample = await sampleData(pool, rows[0].id);
+  const accountId = await accountIdOf(pool, args.account);
+  const sample = await sampleData(pool, accountId);
   await pool.end();
   const selected = ALL_QUERIES.filter((query) => !args.only || args.only.split(',').includes(query.id));
-  await measureSqlOnly(databaseUrl, rows[0].id, sample, selected, { maxRuns: Number(args.runs), seconds: Number(args.seconds), warmupRuns: 10 }, (line) => process.stderr.write(`${line}\n`));
+  await measureSqlOnly(databaseUrl, accountId, sample, selected, { maxRuns: Number(args.runs), seconds: Number(args.seconds), warmupRuns: 10 }, (line) => process.stderr.write(`${line}\n`));
 }

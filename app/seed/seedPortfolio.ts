@@ -327,8 +327,9 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
       // The tables the replay writes were analyzed empty above: the replay's cached plans for them
       // (a loan's allocations, fees, states) were then made for empty tables — sequential scans,
       // each loan's reading every row written so far. Fresh statistics after each chunk invalidate
-      // those plans, so each chunk is planned for the rows the last one left.
-      await tx.query(`ANALYZE ${LEDGER_OUTPUT_TABLES}`);
+      // those plans, so each chunk is planned for the rows the last one left (after the last, the
+      // seed's closing ANALYZE of every table does it).
+      if (from + LEDGER_CHUNK < loanIds.length) await tx.query(`ANALYZE ${LEDGER_OUTPUT_TABLES}`);
     }
     return writer.inserted;
   });

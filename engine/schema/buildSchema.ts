@@ -207,13 +207,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
           }
           for (const computed of collection.computedFields.values()) {
             // Hasura's shape: `payoff(args: {as_of: "2026-03-31"})`; every argument is optional (the function's default).
-            const argsType = computed.args.size
-              ? new GraphQLInputObjectType({
-                  name: `${name}_${computed.name}_args`,
-                  description: `arguments of the computed field ${computed.name} of "${collection.table}"`,
-                  fields: Object.fromEntries([...computed.args].map(([arg, type]) => [arg, { type: SCALAR_FOR_TYPE[type] }])),
-                })
-              : null;
+            const argsType = computedArgsType(name, collection.table, computed);
             fields[computed.name] = {
               type: SCALAR_FOR_TYPE[computed.type],
               description: computed.description ?? `computed by the SQL function ${computed.function}`,
@@ -224,13 +218,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
           for (const computed of collection.tableComputedFields.values()) {
             // Hasura's table computed field: `args` (when the function takes any) and the returned collection's list arguments.
             const targetCollection = metadata.collections.get(computed.returns)!;
-            const argsType = computed.args.size
-              ? new GraphQLInputObjectType({
-                  name: `${name}_${computed.name}_args`,
-                  description: `arguments of the computed field ${computed.name} of "${collection.table}"`,
-                  fields: Object.fromEntries([...computed.args].map(([arg, type]) => [arg, { type: SCALAR_FOR_TYPE[type] }])),
-                })
-              : null;
+            const argsType = computedArgsType(name, collection.table, computed);
             fields[computed.name] = {
               type: new GraphQLNonNull(nonNullList(objectTypes.get(computed.returns)!)),
               description: computed.description ?? `rows of "${targetCollection.table}" computed by the SQL function ${computed.function}`,
@@ -349,5 +337,18 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
     query: new GraphQLObjectType({ name: 'query_root', fields: { ...rootFields, ...functionFields(metadata, { objectTypes, aggregateTypes }, listArgs) } }),
     subscription: new GraphQLObjectType({ name: 'subscription_root', fields: { ...rootFields, ...streamFields(metadata, objectTypes, boolExps) } }),
     ...(Object.keys(mutationFields).length ? { mutation: new GraphQLObjectType({ name: 'mutation_root', fields: mutationFields }) } : {}),
+  });
+}
+
+/**
+ * The `args` input type of a computed field (`<type>_<field>_args`, each argument optional: the
+ * function's default), or null when the function takes none.
+ */
+function computedArgsType(typeName: string, table: string, computed: { readonly name: string; readonly args: ReadonlyMap<string, keyof typeof SCALAR_FOR_TYPE> }): GraphQLInputObjectType | null {
+  if (!computed.args.size) return null;
+  return new GraphQLInputObjectType({
+    name: `${typeName}_${computed.name}_args`,
+    description: `arguments of the computed field ${computed.name} of "${table}"`,
+    fields: Object.fromEntries([...computed.args].map(([arg, type]) => [arg, { type: SCALAR_FOR_TYPE[type] }])),
   });
 }
