@@ -71,9 +71,32 @@ const replayInFull = edited('0043', between('0043', leanerFullReplay, 'CREATE OR
 
 const replayResume = edited('0043', between('0043', replayResumesAfterLastPayment, 'CREATE FUNCTION loanql_replay_resume(', '\nEND $$;'), [
   ['CREATE FUNCTION loanql_replay_resume(', 'CREATE OR REPLACE FUNCTION loanql_replay_resume('],
+  ['  as_of date;\n', '  as_of date;\n  v numeric[]; rows_written integer[]; rows_before numeric;  -- 0043\n'],
+  // the version before, by parts (the same text as 0038's function)
+  [
+    '  IF saved.version IS DISTINCT FROM loanql_ledger_resume_version(p_account, p_loan, saved.state) THEN RETURN false; END IF;\n',
+    `  -- 0043: by parts, so the version after the writes is this one with the parts they change
+  v := loanql_ledger_resume_version_parts(p_account, p_loan, saved.state);
+  IF saved.version IS DISTINCT FROM concat_ws('|', VARIADIC v) THEN RETURN false; END IF;
+`,
+  ],
+  // the rows the two updates below may write, and their versions before
+  [
+    '  -- Rows: those the new lines pay, and the next row (cleared first where it moves, as 0026 does).\n',
+    `  -- 0043: the rows the two updates below may write (the stored next row, the rows paid, the new next
+  -- row), by number, and the sum of their versions before
+  SELECT coalesce(array_agg(s.number), '{}'), sum(hashtidextended(s.ctid, s.xmin::text::bigint)) INTO rows_written, rows_before
+    FROM schedules s
+   WHERE s.account_id = p_account AND s.loan_id = p_loan AND (s.is_next OR s.number = ANY (paid_rows) OR s.number = r.next_row);
+  -- Rows: those the new lines pay, and the next row (cleared first where it moves, as 0026 does).
+`,
+  ],
   [
     '         version = loanql_ledger_resume_version(p_account, p_loan, r.state)\n',
-    `         version = loanql_ledger_resume_version(p_account, p_loan, r.state),
+    `         -- 0043: the version before with the parts the writes changed (sums: less the rows' versions
+         -- before, plus after), not every row read again; equal to loanql_ledger_resume_version
+         version = concat_ws('|', VARIADIC loanql_ledger_resume_version_after(p_account, p_loan, saved.state, r.state, v, rows_written, rows_before,
+                                                                              saved.lines, saved.fees > 0 OR cardinality(r.fee_id) > 0)),
          output_digest = NULL  -- 0043: part of the result written; the next full replay compares in full
 `,
   ],
@@ -101,6 +124,61 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
                 hash_array_extended(r.fee_date, 0), hash_array_extended(r.fee_amount, 0), hash_array_extended(r.fee_paid, 0),
                 hash_array_extended(r.fee_waived, 0))
 $$;
+
+-- 0038's loanql_ledger_resume_version by parts (null where a part is null, as concat_ws skips it):
+-- the loan, its product, rows, payments up to the state's key, fees, waivers, lines.
+CREATE FUNCTION loanql_ledger_resume_version_parts(p_account uuid, p_loan uuid, p_state loanql_ledger_state) RETURNS numeric[]
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN (
+    SELECT ARRAY[hashtidextended(l.ctid, l.xmin::text::bigint)::numeric,
+             (SELECT sum(hashtidextended(pr.ctid, pr.xmin::text::bigint)) FROM products pr
+               WHERE pr.account_id = p_account AND (pr.id = l.product_id OR (l.product_id IS NULL AND pr.is_default))),
+             (SELECT sum(hashtidextended(s.ctid, s.xmin::text::bigint)) FROM schedules s WHERE s.account_id = p_account AND s.loan_id = p_loan),
+             (SELECT sum(hashtidextended(py.ctid, py.xmin::text::bigint)) FROM payments py
+               WHERE py.account_id = p_account AND py.loan_id = p_loan
+                 AND (py.date, py.posted_at, py.id) <= (p_state.last_date, p_state.last_posted_at, p_state.last_id)),
+             (SELECT sum(hashtidextended(f.ctid, f.xmin::text::bigint)) FROM fees f WHERE f.account_id = p_account AND f.loan_id = p_loan),
+             (SELECT sum(hashtidextended(w.ctid, w.xmin::text::bigint)) FROM fee_waivers w WHERE w.account_id = p_account AND w.loan_id = p_loan),
+             (SELECT sum(hashtidextended(a.ctid, a.xmin::text::bigint)) FROM payment_allocations a WHERE a.account_id = p_account AND a.loan_id = p_loan)]
+      FROM loans l WHERE l.account_id = p_account AND l.id = p_loan);
+END $$;
+
+-- The parts after a resumed replay's writes, from \`p_before\` (the parts before them): the loan read
+-- again; the rows less the versions before (\`p_rows_before\`) of the rows \`p_rows\` it may have
+-- written, plus their versions now; the payments after the old state's key up to the new one added;
+-- the lines past the \`p_lines\` stored before added (it only appends lines); the fees read again
+-- when it wrote them (\`p_fees\`); the product and the waivers as they were (it writes neither).
+CREATE FUNCTION loanql_ledger_resume_version_after(p_account uuid, p_loan uuid, p_old loanql_ledger_state, p_new loanql_ledger_state,
+                                                   p_before numeric[], p_rows integer[], p_rows_before numeric, p_lines integer, p_fees boolean)
+RETURNS numeric[] LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  added numeric;
+  v numeric[] := p_before;
+BEGIN
+  v[1] := (SELECT hashtidextended(l.ctid, l.xmin::text::bigint) FROM loans l WHERE l.account_id = p_account AND l.id = p_loan);
+  IF cardinality(p_rows) > 0 THEN
+    added := (SELECT sum(hashtidextended(s.ctid, s.xmin::text::bigint)) FROM schedules s
+               WHERE s.account_id = p_account AND s.loan_id = p_loan AND s.number = ANY (p_rows));
+    v[3] := v[3] - coalesce(p_rows_before, 0) + coalesce(added, 0);
+  END IF;
+  IF p_new.last_id IS NULL THEN
+    v[4] := NULL;
+  ELSE
+    added := (SELECT sum(hashtidextended(py.ctid, py.xmin::text::bigint)) FROM payments py
+               WHERE py.account_id = p_account AND py.loan_id = p_loan
+                 AND (py.date, py.posted_at, py.id) <= (p_new.last_date, p_new.last_posted_at, p_new.last_id)
+                 AND (p_old.last_id IS NULL OR (py.date, py.posted_at, py.id) > (p_old.last_date, p_old.last_posted_at, p_old.last_id)));
+    IF added IS NOT NULL THEN v[4] := coalesce(v[4], 0) + added; END IF;
+  END IF;
+  IF p_fees THEN
+    v[5] := (SELECT sum(hashtidextended(f.ctid, f.xmin::text::bigint)) FROM fees f WHERE f.account_id = p_account AND f.loan_id = p_loan);
+  END IF;
+  added := (SELECT sum(hashtidextended(a.ctid, a.xmin::text::bigint)) FROM payment_allocations a
+             WHERE a.account_id = p_account AND a.loan_id = p_loan AND a.position > p_lines);
+  IF added IS NOT NULL THEN v[7] := coalesce(v[7], 0) + added; END IF;
+  RETURN v;
+END $$;
 
 ${replayInFull}
 
