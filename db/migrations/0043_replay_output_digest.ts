@@ -7,8 +7,8 @@
  *   element by element, order-sensitive) of everything a full replay writes: the lines (by position),
  *   the rows (in due order), the next row, the fees (in the replay's order), the loan's balances,
  *   status, `date_closed`, `ledger_as_of` and days past due. A full replay of a write's few loans
- *   (≤ 10, those that store a resume state) stores it beside the state (`ledger_resume_states.
- *   output_digest`), taken from its own result: after its writes the stored rows equal that result.
+ *   (≤ 10, those that store a resume state) stores it beside the state
+ *   (`ledger_resume_states.output_digest`), taken from its own result: after its writes the stored rows equal that result.
  * - **When it is trusted.** Before Compare, when every loan of the call has a stored digest equal to
  *   the new result's, a stored state equal to the new one, and a version (0034's
  *   `loanql_ledger_resume_version`: the physical identity of every row of the loan a replay reads or
@@ -19,6 +19,11 @@
  *   result — runs Compare and the writes as before, and stores the new digest.
  * - A resumed replay (0034) writes part of the result only, so it clears the digest (the next full
  *   replay compares in full and stores it again).
+ * - **A resumed replay's version after its writes** is its version before (checked by parts,
+ *   `loanql_ledger_resume_version_parts`: the same text as 0038's function) with the parts its writes
+ *   change (`loanql_ledger_resume_version_after`: each part is a sum, so it moves by the versions of
+ *   the rows written — the loan, the rows it may update, the payments up to the new key, the lines it
+ *   appends, the fees when it wrote them), not every row of the loan read again.
  * - `ledger verify` still reads and compares the stored lines, rows, fees and loans (never the
  *   digest); `ledger rebuild` deletes the states, digests with them.
  *
