@@ -1,6 +1,6 @@
 /**
  * Text edits for migrations that redefine a function from an earlier migration's text (0034, 0038,
- * 0042): each change is found in that text exactly once, so a migration fails to load, naming
+ * 0042, 0043): each change is found in that text exactly once, so a migration fails to load, naming
  * itself, rather than redefine a function from text that is not what it expects.
  */
 
