@@ -286,7 +286,8 @@ export function graphFastPath(services: GraphServices, bodyLimitBytes: number, v
     const responseType = acceptPrefersGraphQLResponse(headers.accept) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
     const replies = bareReplies(res);
     const answer = async (text: string): Promise<void> => {
-      if (rateLimit && !(await rateLimit(key, res, 'graph', responseType))) return;
+      const passed = rateLimit ? rateLimit(key, res, 'graph', responseType) : true;
+      if (passed !== true && !(await passed)) return;
       let request: GraphRequest;
       try {
         request = JSON.parse(text) as GraphRequest;
@@ -403,8 +404,12 @@ async function answerGraphRequest(services: GraphServices, call: GraphCall, res:
 /** What `respond` is told of a request: where its facts go, and how it is admitted by cost. */
 function respondOptions(services: GraphServices, who: string | AuthenticatedKey, facts: ReturnType<typeof factsOf>): RespondOptions {
   const { admission } = services;
+  if (!admission && !facts) return NOTHING_TO_NOTE;
   return { facts: facts?.engine, admit: admission ? (cost) => admission.admit(admissionKeyOf(who), cost) : undefined };
 }
+
+/** Options of a request with no facts to note and no admission: one object for all of them. */
+const NOTHING_TO_NOTE: RespondOptions = Object.freeze({ facts: undefined, admit: undefined });
 
 /** Whose turn a request takes in admission's queue: its API key, or the dashboard session's account. */
 const admissionKeyOf = (who: string | AuthenticatedKey): string => (typeof who === 'string' ? `account:${who}` : who.keyId);

@@ -36,11 +36,11 @@ export async function runQuery(
     // The guard alone, from $1: its text names the statements made with it, its values are bound after the statement's.
     const alone = guardCheck(guard);
     guardName = alone.text;
-    text = derive(`guard ${guardName}`, () => guardedStatement(prepared.text, prepared.values.length, guard));
+    text = derive(kindsOf(guardName).guard, () => guardedStatement(prepared.text, prepared.values.length, guard));
     values = [...prepared.values, ...alone.values];
   }
   if (operation.inParts && !prepared.introspection) {
-    if (!(await runInParts(db, derive(`parts ${guardName}`, () => inParts(text)), values, prepared.reusable, write))) throw new GuardFailed();
+    if (!(await runInParts(db, derive(kindsOf(guardName).parts, () => inParts(text)), values, prepared.reusable, write))) throw new GuardFailed();
     return;
   }
   // The guard's values (the account, the key's id) do not choose a plan either.
@@ -51,6 +51,19 @@ export async function runQuery(
   if (response.length > PARTS_FROM_LENGTH) operation.inParts = true;
   write(prepared.introspection ? mergeIntrospection(response, prepared.introspection) : response);
 }
+
+/**
+ * The `derivedTexts` names of a guard's statements (`guard …`, `parts …`), made once per guard
+ * text (one per kind of guard, the same for every caller): a name concatenated per request would
+ * be a new string to hash on every lookup.
+ */
+function kindsOf(guardName: string): { readonly guard: string; readonly parts: string } {
+  let kinds = KINDS.get(guardName);
+  if (!kinds) KINDS.set(guardName, (kinds = { guard: `guard ${guardName}`, parts: `parts ${guardName}` }));
+  return kinds;
+}
+
+const KINDS = new Map<string, { readonly guard: string; readonly parts: string }>([['', { guard: 'guard ', parts: 'parts ' }]]);
 
 function remember(texts: Map<string, string>, kind: string, text: string): string {
   texts.set(kind, text);
