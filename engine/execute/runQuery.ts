@@ -45,7 +45,13 @@ export async function runQuery(
   }
   // The guard's values (the account, the key's id) do not choose a plan either.
   const genericPlanSafe = prepared.reusable ? operation.genericPlanSafety : null;
-  const response = await runStatement(db, text, values, genericPlanSafe ? { reusable: true, genericPlanSafe } : { reusable: prepared.reusable });
+  // In place rather than a function of its own: an async layer less a request.
+  let response: string | null;
+  try {
+    response = (await db.query<{ response: string | null }>(text, values, genericPlanSafe ? { reusable: true, genericPlanSafe } : prepared.reusable ? REUSABLE : ONCE)).rows[0]!.response;
+  } catch (error) {
+    rethrowClientError(error);
+  }
   // Only a guard makes the statement answer NULL.
   if (response === null) throw new GuardFailed();
   if (response.length > PARTS_FROM_LENGTH) operation.inParts = true;
@@ -86,11 +92,5 @@ async function runInParts(db: Database, partsText: string, values: readonly unkn
   }
 }
 
-async function runStatement(db: Database, text: string, values: readonly unknown[], options: QueryOptions): Promise<string | null> {
-  try {
-    const { rows } = await db.query<{ response: string | null }>(text, values, options);
-    return rows[0]!.response;
-  } catch (error) {
-    return rethrowClientError(error);
-  }
-}
+const REUSABLE: QueryOptions = Object.freeze({ reusable: true });
+const ONCE: QueryOptions = Object.freeze({ reusable: false });
