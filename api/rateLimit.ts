@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthenticatedKey } from '../app/apiKeys.js';
 import type { EngineHolder } from '../app/engineHolder.js';
+import type { RateLimit } from '../metadata/index.js';
 import { rateLimitHeaders, type RateLimiter } from '../app/operations/rateLimiter.js';
 import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from './unavailable.js';
 
@@ -10,14 +11,13 @@ import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from
  * `rate_limit`, else the environment's default; a key with neither passes at no cost. Sets the
  * `RateLimit` and `RateLimit-Policy` headers on every limited answer; over the limit, answers 429
  * with `Retry-After` (GraphQL's `errors` shape on `/api/graph`, the REST routes' otherwise) and
- * resolves false. A database that cannot be reached is answered 503.
+ * resolves false. A database that cannot be reached is answered 503. A key with no limit passes
+ * at once (`true`, not a promise: no microtask for the requests of a service without limits).
  */
-export type RateLimitCheck = (key: AuthenticatedKey, res: ServerResponse, shape: 'graph' | 'rest', graphType?: string) => Promise<boolean>;
+export type RateLimitCheck = (key: AuthenticatedKey, res: ServerResponse, shape: 'graph' | 'rest', graphType?: string) => true | Promise<boolean>;
 
 export function rateLimitCheck(limiter: RateLimiter, engines: EngineHolder): RateLimitCheck {
-  return async (key, res, shape, graphType = 'application/json; charset=utf-8') => {
-    const limit = limiter.limitOf(engines.engine.metadata.roles.get(key.role)?.rateLimit);
-    if (!limit) return true;
+  const limited = async (key: AuthenticatedKey, limit: RateLimit, res: ServerResponse, shape: 'graph' | 'rest', graphType: string): Promise<boolean> => {
     let decision;
     try {
       decision = await limiter.take(key, limit);
@@ -35,6 +35,10 @@ export function rateLimitCheck(limiter: RateLimiter, engines: EngineHolder): Rat
     res.writeHead(429, { 'Content-Type': shape === 'graph' ? graphType : 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
     return false;
   };
+  return (key, res, shape, graphType = 'application/json; charset=utf-8') => {
+    const limit = limiter.limitOf(engines.engine.metadata.roles.get(key.role)?.rateLimit);
+    return limit ? limited(key, limit, res, shape, graphType) : true;
+  };
 }
 
 /** The check as Express middleware, after `requireApiKey` on `/api`. */
@@ -43,6 +47,8 @@ export function rateLimitMiddleware(check: RateLimitCheck): RequestHandler {
     const key = res.locals.auth as AuthenticatedKey | undefined;
     if (!key) return next();
     const shape = req.path === '/graph' || req.path.startsWith('/graph/') ? 'graph' : 'rest';
-    check(key, res, shape).then((pass) => (pass ? next() : undefined), next);
+    const passed = check(key, res, shape);
+    if (passed === true) return next();
+    passed.then((pass) => (pass ? next() : undefined), next);
   };
 }

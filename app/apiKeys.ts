@@ -203,8 +203,13 @@ function recordUse(db: Database, key: AuthenticatedKey): void {
  * are bound parameters, so every key's requests share one statement text.
  */
 export function activeKeyGuard(key: AuthenticatedKey): StatementGuard {
-  return statementGuard`EXISTS (SELECT 1 FROM api_keys WHERE account_id = ${key.accountId} AND id = ${key.keyId} AND active)`;
+  let guard = KEY_GUARDS.get(key);
+  if (!guard) KEY_GUARDS.set(key, (guard = statementGuard`EXISTS (SELECT 1 FROM api_keys WHERE account_id = ${key.accountId} AND id = ${key.keyId} AND active)`));
+  return guard;
 }
+
+/** Each key's guard, made once: a known key (`VerifiedKeyCache`) is the same object on every request, and its guard renders once (`statementGuard.ts`). */
+const KEY_GUARDS = new WeakMap<AuthenticatedKey, StatementGuard>();
 
 /**
  * Checks an `Authorization` header value against the database, key state included. Returns the

@@ -114,19 +114,17 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
 
   // What `poolStatus` reports of the waits for a connection (a sum and a count: two additions per connect).
   const waits = { acquired: 0, seconds: 0 };
-  const connect = (): Promise<pg.PoolClient> => {
-    const asked = performance.now();
-    return pool.connect().then(
-      (client) => {
+  // The pool's callback form: one promise a statement rather than the pool's and a `then` of it.
+  const connect = (): Promise<pg.PoolClient> =>
+    new Promise((resolve, reject) => {
+      const asked = performance.now();
+      pool.connect((error, client) => {
+        if (error || !client) return reject(asUnavailable(error));
         waits.acquired += 1;
         waits.seconds += (performance.now() - asked) / 1000;
-        return client;
-      },
-      (error: unknown) => {
-        throw asUnavailable(error);
-      },
-    );
-  };
+        resolve(client);
+      });
+    });
   /** Returns a client to the pool; one that failed, or holds too many prepared statements, is closed instead. */
   const release = (client: pg.PoolClient, failure?: unknown): void => {
     if (failure !== undefined && isConnectionError(failure)) client.release(failure as Error);
@@ -186,22 +184,32 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
    * connection has prepared has its plans checked first (planChoice.ts), and runs on the generic
    * plan once they were the same; anything else as `run` does.
    */
-  const runAlone = async <R>(client: pg.PoolClient, text: string, values: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
+  const runAlone = <R>(client: pg.PoolClient, text: string, values: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
     const safe = options?.reusable && values.length > 0 ? options.genericPlanSafe : undefined;
+    // Not an async function: most statements go straight to `run`, with no promise of this layer's.
     if (!planChoices || !safe) return run<R>(client, text, values, options);
+    return runChoosingPlan<R>(planChoices, client, text, values, options, safe);
+  };
+  const runChoosingPlan = async <R>(
+    choices: PlanChoices,
+    client: pg.PoolClient,
+    text: string,
+    values: readonly unknown[],
+    options: QueryOptions | undefined,
+    safe: NonNullable<QueryOptions['genericPlanSafe']>,
+  ): Promise<QueryResult<R>> => {
     const statement = { name: statementName(text), text, values };
     if (!batchable(client, [statement])) return run<R>(client, text, values, options);
-    const choice = planChoices.next(statement.name);
-    if (choice === 'check') planChoices.record(statement.name, await comparedPlans(client, statement, safe.oneOf));
-    else if (choice === 'generic') {
-      observers.notify(text, values);
-      try {
-        return (await send(client, [FORCE_GENERIC_PLAN, statement, RESET_PLAN_MODE]))[1] as QueryResult<R>;
-      } catch (error) {
-        throw asUnavailable(error instanceof StatementFailed ? error.cause : error);
-      }
+    const choice = choices.next(statement.name);
+    if (choice === 'check') choices.record(statement.name, await comparedPlans(client, statement, safe.oneOf));
+    // Prepared on this connection (`batchable` above): sent as `run` would send it, without asking again.
+    observers.notify(text, values);
+    try {
+      if (choice === 'generic') return (await send(client, [FORCE_GENERIC_PLAN, statement, RESET_PLAN_MODE]))[1] as QueryResult<R>;
+      return (await send(client, [statement]))[0] as QueryResult<R>;
+    } catch (error) {
+      throw asUnavailable(error instanceof StatementFailed ? error.cause : error);
     }
-    return run<R>(client, text, values, options);
   };
 
   /**

@@ -285,28 +285,43 @@ export function graphFastPath(services: GraphServices, bodyLimitBytes: number, v
     const guard = activeKeyGuard(key);
     const responseType = acceptPrefersGraphQLResponse(headers.accept) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
     const replies = bareReplies(res);
-    const answer = async (text: string): Promise<void> => {
-      if (rateLimit && !(await rateLimit(key, res, 'graph', responseType))) return;
+    // Not async functions: a request with no rate limit pays no promise of its own before the engine's.
+    const answerText = (text: string): Promise<void> => {
       let request: GraphRequest;
       try {
         request = JSON.parse(text) as GraphRequest;
       } catch {
-        if (!(await guardHolds(db, guard))) return replies.refuse();
-        return replies.send(400, JSON_TYPE, JSON.stringify({ errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'invalid-request' } }] }));
+        return answerUnparsable(db, guard, replies);
       }
-      await answerGraphRequest(services, { who: key, request, readsAs: key, guard, readAtLeast, responseType }, res, replies);
+      return answerGraphRequest(services, { who: key, request, readsAs: key, guard, readAtLeast, responseType }, res, replies);
+    };
+    const answer = (text: string): Promise<void> => {
+      const passed = rateLimit ? rateLimit(key, res, 'graph', responseType) : true;
+      return passed === true ? answerText(text) : passed.then((pass) => (pass ? answerText(text) : undefined));
     };
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () =>
-      void answer(Buffer.concat(chunks).toString('utf8')).catch((error: unknown) => {
+    req.on('end', () => {
+      let answered: Promise<void>;
+      try {
+        answered = answer((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8'));
+      } catch (error) {
+        answered = Promise.reject(error);
+      }
+      answered.catch((error: unknown) => {
         if (!res.headersSent && isDatabaseUnavailable(error)) sendGraphUnavailable(res, responseType);
         else res.destroy();
-      }),
-    );
+      });
+    });
     req.on('error', () => res.destroy());
     return true;
   };
+}
+
+/** A body that is not JSON: 400, once the key is known to be still active (403 if not). */
+async function answerUnparsable(db: Database, guard: StatementGuard, replies: Replies): Promise<void> {
+  if (!(await guardHolds(db, guard))) return replies.refuse();
+  replies.send(400, JSON_TYPE, JSON.stringify({ errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'invalid-request' } }] }));
 }
 
 /**
@@ -403,8 +418,12 @@ async function answerGraphRequest(services: GraphServices, call: GraphCall, res:
 /** What `respond` is told of a request: where its facts go, and how it is admitted by cost. */
 function respondOptions(services: GraphServices, who: string | AuthenticatedKey, facts: ReturnType<typeof factsOf>): RespondOptions {
   const { admission } = services;
+  if (!admission && !facts) return NOTHING_TO_NOTE;
   return { facts: facts?.engine, admit: admission ? (cost) => admission.admit(admissionKeyOf(who), cost) : undefined };
 }
+
+/** Options of a request with no facts to note and no admission: one object for all of them. */
+const NOTHING_TO_NOTE: RespondOptions = Object.freeze({ facts: undefined, admit: undefined });
 
 /** Whose turn a request takes in admission's queue: its API key, or the dashboard session's account. */
 const admissionKeyOf = (who: string | AuthenticatedKey): string => (typeof who === 'string' ? `account:${who}` : who.keyId);

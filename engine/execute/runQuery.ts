@@ -36,21 +36,40 @@ export async function runQuery(
     // The guard alone, from $1: its text names the statements made with it, its values are bound after the statement's.
     const alone = guardCheck(guard);
     guardName = alone.text;
-    text = derive(`guard ${guardName}`, () => guardedStatement(prepared.text, prepared.values.length, guard));
+    text = derive(kindsOf(guardName).guard, () => guardedStatement(prepared.text, prepared.values.length, guard));
     values = [...prepared.values, ...alone.values];
   }
   if (operation.inParts && !prepared.introspection) {
-    if (!(await runInParts(db, derive(`parts ${guardName}`, () => inParts(text)), values, prepared.reusable, write))) throw new GuardFailed();
+    if (!(await runInParts(db, derive(kindsOf(guardName).parts, () => inParts(text)), values, prepared.reusable, write))) throw new GuardFailed();
     return;
   }
   // The guard's values (the account, the key's id) do not choose a plan either.
   const genericPlanSafe = prepared.reusable ? operation.genericPlanSafety : null;
-  const response = await runStatement(db, text, values, genericPlanSafe ? { reusable: true, genericPlanSafe } : { reusable: prepared.reusable });
+  // In place rather than a function of its own: an async layer less a request.
+  let response: string | null;
+  try {
+    response = (await db.query<{ response: string | null }>(text, values, genericPlanSafe ? { reusable: true, genericPlanSafe } : prepared.reusable ? REUSABLE : ONCE)).rows[0]!.response;
+  } catch (error) {
+    rethrowClientError(error);
+  }
   // Only a guard makes the statement answer NULL.
   if (response === null) throw new GuardFailed();
   if (response.length > PARTS_FROM_LENGTH) operation.inParts = true;
   write(prepared.introspection ? mergeIntrospection(response, prepared.introspection) : response);
 }
+
+/**
+ * The `derivedTexts` names of a guard's statements (`guard …`, `parts …`), made once per guard
+ * text (one per kind of guard, the same for every caller): a name concatenated per request would
+ * be a new string to hash on every lookup.
+ */
+function kindsOf(guardName: string): { readonly guard: string; readonly parts: string } {
+  let kinds = KINDS.get(guardName);
+  if (!kinds) KINDS.set(guardName, (kinds = { guard: `guard ${guardName}`, parts: `parts ${guardName}` }));
+  return kinds;
+}
+
+const KINDS = new Map<string, { readonly guard: string; readonly parts: string }>([['', { guard: 'guard ', parts: 'parts ' }]]);
 
 function remember(texts: Map<string, string>, kind: string, text: string): string {
   texts.set(kind, text);
@@ -73,11 +92,5 @@ async function runInParts(db: Database, partsText: string, values: readonly unkn
   }
 }
 
-async function runStatement(db: Database, text: string, values: readonly unknown[], options: QueryOptions): Promise<string | null> {
-  try {
-    const { rows } = await db.query<{ response: string | null }>(text, values, options);
-    return rows[0]!.response;
-  } catch (error) {
-    return rethrowClientError(error);
-  }
-}
+const REUSABLE: QueryOptions = Object.freeze({ reusable: true });
+const ONCE: QueryOptions = Object.freeze({ reusable: false });

@@ -28,15 +28,41 @@ export interface GuardedText {
 /**
  * The guard's condition as text whose parameters are numbered from `firstParameter`: the
  * statement it wraps was rendered (and cached) on its own, `$1…$n`, and the guard's parameters
- * come after them.
+ * come after them. Rendered once per guard and `firstParameter` (`renderedOf`).
  */
 function renderCondition(guard: StatementGuard, firstParameter: number): GuardedText {
+  const rendered = renderedOf(guard);
+  let condition = rendered.conditions.get(firstParameter);
+  if (!condition) rendered.conditions.set(firstParameter, (condition = renderOnce(guard, firstParameter)));
+  return condition;
+}
+
+function renderOnce(guard: StatementGuard, firstParameter: number): GuardedText {
   const { text, params } = render(guard.condition, { firstParameter });
   const values = params.map((param) => {
     if (param.kind !== 'const') throw new TypeError(`a statement guard binds constants only, not a ${param.kind} parameter`);
     return param.value;
   });
-  return { text, values };
+  return Object.freeze({ text, values: Object.freeze(values) });
+}
+
+/**
+ * What a guard renders to, kept with it: a guard is made once per API key (`activeKeyGuard`) and
+ * checked on every request of it, so its texts are rendered once rather than per request (issue
+ * 36: rendering cost ~2–3 µs of CPU a request) — and the same string each time, whose hash a Map
+ * lookup by it (the derived statements, `runQuery.ts`) then computes once.
+ */
+interface RenderedGuard {
+  readonly conditions: Map<number, GuardedText>;
+  check: GuardedText | undefined;
+}
+
+const RENDERED = new WeakMap<StatementGuard, RenderedGuard>();
+
+function renderedOf(guard: StatementGuard): RenderedGuard {
+  let rendered = RENDERED.get(guard);
+  if (!rendered) RENDERED.set(guard, (rendered = { conditions: new Map(), check: undefined }));
+  return rendered;
 }
 
 /**
@@ -53,8 +79,10 @@ export function guardedStatement(statement: string, parameterCount: number, guar
  * from $1. Its text is the same for every caller, so it also names the statements made with the guard.
  */
 export function guardCheck(guard: StatementGuard): GuardedText {
+  const rendered = renderedOf(guard);
+  if (rendered.check) return rendered.check;
   const condition = renderCondition(guard, 1);
-  return { text: `SELECT (${condition.text}) AS "holds"`, values: condition.values };
+  return (rendered.check = Object.freeze({ text: `SELECT (${condition.text}) AS "holds"`, values: condition.values }));
 }
 
 /**
