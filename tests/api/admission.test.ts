@@ -111,6 +111,33 @@ describe('Admission by cost: the rules', () => {
     assert.throws(() => noQueue.admit('b', 500), AdmissionRefused);
   });
 
+  it('refuses each waiter at its own deadline (one timer for the queue): one admitted in time is never refused, a later one waits its full time', async () => {
+    const admission = new CostAdmission({ ...LIMITS, costlyConnections: 1, queueSize: 10, queueWaitMs: 400 });
+    const order: string[] = [];
+    const later = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+    const running = admission.admit('a', 500) as () => void;
+    const first = ask(admission, 'a', 500, 'first', order); // deadline ≈ 400 ms
+    await later(200);
+    const second = ask(admission, 'b', 500, 'second', order).catch((error: unknown) => error); // deadline ≈ 600 ms
+    const third = ask(admission, 'c', 500, 'third', order).catch((error: unknown) => error);
+    await settle();
+    running(); // `first` is admitted before its deadline
+    const firstRelease = await first;
+    await later(250); // past first's deadline (≈ 450 ms), before second's
+    assert.deepEqual(order, ['first'], 'the timer armed for the oldest waiter refuses no one who was admitted or is still within its time');
+    assert.equal(admission.state.waiting, 2);
+    const [secondError, thirdError] = await Promise.all([second, third]);
+    assert.ok(secondError instanceof AdmissionRefused && secondError.reason === 'waited-too-long');
+    assert.ok(thirdError instanceof AdmissionRefused && thirdError.reason === 'waited-too-long');
+    assert.deepEqual(order, ['first', 'second refused', 'third refused']);
+    assert.equal(admission.state.waiting, 0);
+    firstRelease();
+    // The queue empty and the connection free again: the next request is admitted at once.
+    const fourth = ask(admission, 'd', 500, 'fourth', order);
+    (await fourth)();
+    assert.deepEqual(order, ['first', 'second refused', 'third refused', 'fourth']);
+  });
+
   it('is sized from the pool: a quarter (at least one connection) kept for cheap requests, half the rest at MAX_QUERY_COST', () => {
     const settings = { cheapCost: 1_000, budget: null, queueSize: 100, queueWaitMs: 5_000 };
     assert.deepEqual(sizeAdmission(settings, 10, 50_000), { ...settings, costlyConnections: 7, budget: 175_000 });
