@@ -23,12 +23,14 @@ import { fileURLToPath } from 'node:url';
  * of their own (`scale/`) stay alone: most of their time is waiting, which a group would add up.
  */
 const SLOWEST = [
-  ['tests/cli/cli.test.ts'], // 65
-  ['tests/cli/ledger.test.ts'], // 39
-  ['tests/engine/generated.test.ts'], // 36 (73 when its dump is built)
+  // The two longest by wall time first, mostly waiting on PostgreSQL servers of their own: they
+  // end before the heavy files beside them instead of running on alone at the end of the run.
   ['tests/scale/readYourWrites.test.ts'], // about 2 minutes, 33 s of it waiting
-  ['tests/scale/workers.test.ts'], // 19
   ['tests/scale/replicas.test.ts'], // 13.5, 140 s
+  ['tests/cli/cli.test.ts'], // 65
+  ['tests/engine/generated.test.ts'], // 36 (73 when its dump is built)
+  ['tests/cli/ledger.test.ts'], // 39
+  ['tests/scale/workers.test.ts'], // 19
   ['tests/engine/mutationModel.test.ts', 'tests/db/seed.test.ts'], // 25 + 18
   ['tests/webhooks/processes.test.ts', 'tests/cli/lifecycle.test.ts'], // 30 + 10
   ['tests/engine/metadataReload.test.ts', 'tests/cli/schedulesRegenerate.test.ts'], // 25 + 17
