@@ -31,6 +31,8 @@ export interface RequestLine {
   readonly operationType: string | null;
   readonly operationName: string | null;
   readonly documentHash: string | null;
+  /** When the request ended (ms since the epoch, `Date.now()`), when the caller has read the clock already; now otherwise. */
+  readonly time?: number;
 }
 
 /**
@@ -76,7 +78,7 @@ export class RequestLog {
     const texts = requestId.length + method.length + route.length + (keyPrefix?.length ?? 0) + (role?.length ?? 0) + (operationType?.length ?? 0) + (operationName?.length ?? 0) + (documentHash?.length ?? 0);
     const buffer = lines.room(FIXED_BYTES + this.#start.length + this.#afterTime.length + 6 * texts);
     let at = copy(buffer, lines.length, this.#start);
-    at = writeInteger(buffer, at, this.now());
+    at = writeInteger(buffer, at, line.time ?? this.now());
     at = copy(buffer, at, this.#afterTime);
     at = writeText(buffer, copy(buffer, at, REQUEST_ID), requestId);
     at = writeText(buffer, copy(buffer, at, METHOD), method);
