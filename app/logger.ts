@@ -7,7 +7,7 @@ import { pino, type DestinationStream, type Logger } from 'pino';
  */
 const BATCH_BYTES = 8 * 1024;
 /**
- * Request lines (`lineWriterOf`) are handed to the destination in batches of this many bytes:
+ * Request lines (`lineBytesOf`) are handed to the destination in batches of this many bytes:
  * each hand-over costs a fixed ~50 µs of CPU or so under load (sonic-boom's bookkeeping,
  * `fs.write`'s request, the thread pool's wake-up and `write(2)`), ~2.5 µs a request at 8 KiB.
  */
@@ -27,7 +27,7 @@ const BASE = { service: 'loanql' } as const;
  * pino flushes what is left synchronously when the process exits (`process.exit`, a clean stop
  * after SIGTERM), and `flushLog` does so on demand, so no line is lost on a clean stop; a
  * `kill -9` loses at most the last two seconds' lines (a request line may wait a second in its
- * batch, `lineWriterOf`, then a second in the destination).
+ * batch, `lineBytesOf`, then a second in the destination).
  */
 export function createLogger(level: string, destination?: DestinationStream | NodeJS.WritableStream): Logger {
   const asynchronous = destination ? null : pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, periodicFlush: FLUSH_EVERY_MS });
@@ -44,7 +44,7 @@ export function createLogger(level: string, destination?: DestinationStream | No
         ],
         censor: '[redacted]',
       },
-      // Request lines waiting in a batch (`lineWriterOf`) go out before any other line, so the log keeps its order.
+      // Request lines waiting in a batch (`lineBytesOf`) go out before any other line, so the log keeps its order.
       ...(asynchronous ? { hooks: { streamWrite: (line: string) => (BATCHES.get(asynchronous)?.flush(), line) } } : {}),
     },
     destination ?? asynchronous!,
@@ -52,20 +52,36 @@ export function createLogger(level: string, destination?: DestinationStream | No
 }
 
 /**
- * Writes whole lines, formatted by the caller, to `logger`'s destination: for lines whose fields
- * are a closed set that carries no secret by construction (the request log's `RequestLine`), so
- * that neither pino's formatting nor its redaction runs for them. On the default destination
- * (standard output, asynchronous) the lines are handed over in batches of `REQUEST_BATCH_BYTES` (or after
- * at most `FLUSH_EVERY_MS`): sonic-boom's `write` measures its whole pending buffer on each call.
- * `flushLog` and the process's exit write out what a batch holds. On a destination given to
- * `createLogger` (tests capture lines) each line is written at once.
+ * Where whole lines formatted by the caller as UTF-8 bytes go (the request log's `RequestLine`):
+ * lines whose fields are a closed set that carries no secret by construction, so that neither
+ * pino's formatting nor its redaction runs for them, and no string is made per line. The caller
+ * asks for `room` for a line's most bytes, writes it into the buffer from `length`, and calls
+ * `done` with where it ended.
  */
-export function lineWriterOf(logger: Logger): (line: string) => void {
+export interface LineBytes {
+  /** Where the next line starts in the buffer `room` gives. */
+  readonly length: number;
+  /** A buffer with at least `bytes` free from `length` on (a new one, or the same one emptied, when needed). */
+  room(bytes: number): Buffer;
+  /** The line written, up to `end`. */
+  done(end: number): void;
+}
+
+/**
+ * The byte lines of `logger`'s destination (`LineBytes`). On the default destination (standard
+ * output, asynchronous) they are gathered in one buffer and handed over as one string of
+ * `REQUEST_BATCH_BYTES` or more (or after at most `FLUSH_EVERY_MS`): one UTF-8 decoding a batch
+ * instead of a string a line (sonic-boom's `write` also measures its whole pending buffer on each
+ * call). `flushLog`, any other line of the logger and the process's exit write out what the
+ * batch holds first, so the log keeps its order. On a destination given to `createLogger` (tests
+ * capture lines) each line is written at once, as a string.
+ */
+export function lineBytesOf(logger: Logger): LineBytes {
   const destination = destinationOf(logger);
-  if (!BATCHED.has(destination)) return (line) => void destination.write(line);
+  if (!BATCHED.has(destination)) return new ImmediateLines(destination);
   let batch = BATCHES.get(destination);
   if (!batch) BATCHES.set(destination, (batch = new LineBatch(destination)));
-  return batch.write;
+  return batch;
 }
 
 /**
@@ -82,9 +98,10 @@ const BATCHED = new WeakSet<DestinationStream>();
 const BATCHES = new WeakMap<DestinationStream, LineBatch>();
 
 /** Lines waiting to be handed to an asynchronous destination in one `write`. */
-class LineBatch {
-  #lines: string[] = [];
-  #length = 0;
+class LineBatch implements LineBytes {
+  /** Room for a batch and the line that fills it. */
+  #buffer = Buffer.allocUnsafe(2 * REQUEST_BATCH_BYTES);
+  length = 0;
   #timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly destination: DestinationStream & { flushSync?: () => void }) {
@@ -99,12 +116,18 @@ class LineBatch {
     });
   }
 
-  readonly write = (line: string): void => {
-    this.#lines.push(line);
-    this.#length += line.length;
-    if (this.#length >= REQUEST_BATCH_BYTES) this.flush();
+  room(bytes: number): Buffer {
+    if (this.length + bytes > this.#buffer.length) this.flush();
+    // A line larger than a batch (a GraphQL name has no length limit): a buffer its size.
+    if (bytes > this.#buffer.length) this.#buffer = Buffer.allocUnsafe(bytes + REQUEST_BATCH_BYTES);
+    return this.#buffer;
+  }
+
+  done(end: number): void {
+    this.length = end;
+    if (end >= REQUEST_BATCH_BYTES) this.flush();
     else if (this.#timer === null) (this.#timer = setTimeout(this.flush, FLUSH_EVERY_MS)).unref();
-  };
+  }
 
   /** Hands the waiting lines to the destination, which writes them (`BATCH_BYTES` or more: at once; fewer: within its own `FLUSH_EVERY_MS`). */
   readonly flush = (): void => {
@@ -112,12 +135,28 @@ class LineBatch {
       clearTimeout(this.#timer);
       this.#timer = null;
     }
-    if (this.#length === 0) return;
-    const text = this.#lines.join('');
-    this.#lines = [];
-    this.#length = 0;
+    if (this.length === 0) return;
+    const text = this.#buffer.toString('utf8', 0, this.length);
+    this.length = 0;
     this.destination.write(text);
   };
+}
+
+/** Byte lines written to their destination one by one, as strings. */
+class ImmediateLines implements LineBytes {
+  #buffer = Buffer.allocUnsafe(4096);
+  readonly length = 0;
+
+  constructor(private readonly destination: DestinationStream | NodeJS.WritableStream) {}
+
+  room(bytes: number): Buffer {
+    if (bytes > this.#buffer.length) this.#buffer = Buffer.allocUnsafe(bytes);
+    return this.#buffer;
+  }
+
+  done(end: number): void {
+    this.destination.write(this.#buffer.toString('utf8', 0, end));
+  }
 }
 
 /**

@@ -172,7 +172,11 @@ function perfSelf(file: string): { total: number; bySymbol: Map<string, number> 
   const bySymbol = new Map<string, number>();
   for (const line of report.split('\n')) {
     const match = /^\s+([\d.]+)%\s+(\[JIT\] tid \d+|\S+)\s+\[[.k]\]\s+(.*)$/.exec(line);
-    if (match) bySymbol.set(`${match[2]} ${match[3]!.trim()}`, Number(match[1]) / 100);
+    if (!match) continue;
+    // JIT frames keyed by name, not by the process's thread id (else "on" and "off" never match);
+    // a function compiled more than once shows once per version: summed.
+    const symbol = `${match[2]!.startsWith('[JIT]') ? 'JIT' : match[2]} ${match[3]!.trim()}`;
+    bySymbol.set(symbol, (bySymbol.get(symbol) ?? 0) + Number(match[1]) / 100);
   }
   return { total, bySymbol };
 }
@@ -187,7 +191,7 @@ function perfDifference(prefix: string, onRequests: number, offRequests: number)
     .slice(0, 50);
   return (
     `perf (every thread, µs a request): on ${(on.total / onRequests).toFixed(1)} (${onRequests} requests), off ${(off.total / offRequests).toFixed(1)} (${offRequests})\n` +
-    rows.map((row) => `${(row.on - row.off).toFixed(2).padStart(7)}  on ${row.on.toFixed(2).padStart(6)}  off ${row.off.toFixed(2).padStart(6)}  ${row.symbol.replace(/^\[JIT\] tid \d+/, 'JIT').slice(0, 150)}`).join('\n') +
+    rows.map((row) => `${(row.on - row.off).toFixed(2).padStart(7)}  on ${row.on.toFixed(2).padStart(6)}  off ${row.off.toFixed(2).padStart(6)}  ${row.symbol.slice(0, 150)}`).join('\n') +
     '\n'
   );
 }

@@ -24,7 +24,7 @@ export class ObservedResponse extends ServerResponse {
     const id = this.requestId;
     if (id !== undefined && !this.headersSent) {
       const last = rest[rest.length - 1];
-      if (last !== null && typeof last === 'object' && !Array.isArray(last)) rest[rest.length - 1] = { ...last, 'X-Request-Id': id };
+      if (last !== null && typeof last === 'object' && !Array.isArray(last)) rest[rest.length - 1] = withRequestId(last as Record<string, unknown>, id);
       else this.setHeader('X-Request-Id', id);
     }
     return (super.writeHead as (statusCode: number, ...rest: unknown[]) => this)(statusCode, ...rest);
@@ -34,6 +34,18 @@ export class ObservedResponse extends ServerResponse {
   static toExpress(res: ServerResponse): void {
     if (res instanceof ObservedResponse && res.requestId !== undefined) res.setHeader('X-Request-Id', res.requestId);
   }
+}
+
+/**
+ * `headers` and `X-Request-Id` as the flat `[name, value, …]` list `writeHead` takes: not
+ * `{ ...headers, 'X-Request-Id': id }`, whose new property after a spread takes V8's slow path
+ * (~0.75 µs a call alone, ~3 µs a request in a loaded server's profile; bench/README.md, session ops7).
+ */
+function withRequestId(headers: Record<string, unknown>, id: string): unknown[] {
+  const list: unknown[] = [];
+  for (const name in headers) if (Object.hasOwn(headers, name)) list.push(name, headers[name]);
+  list.push('X-Request-Id', id);
+  return list;
 }
 
 /**

@@ -44,6 +44,8 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
       if (done) return;
       done = true;
       const durationMs = performance.now() - startedAt;
+      // The wall clock read once, for the log line's time and the account's minute.
+      const endedAt = Date.now();
       const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED_REQUEST;
       const route = routeOf(method, url);
       const engine = facts.engine;
@@ -57,6 +59,7 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
         databaseSeconds: ranStatement ? engine.databaseMs / 1000 : null,
         readFrom: readFromOf(res),
         accountId: facts.accountId,
+        endedAt,
       });
       logging?.write({
         requestId: id,
@@ -71,6 +74,7 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
         operationType: engine.operationType,
         operationName: engine.operationName,
         documentHash: engine.documentHash,
+        time: endedAt,
       });
       traced?.end({ route, status, engine });
     };

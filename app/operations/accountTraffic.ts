@@ -44,9 +44,9 @@ export class AccountTraffic {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** Counts one finished request of `accountId`. */
-  observe(accountId: string, operation: string, status: number, durationMs: number): void {
-    const minute = Math.floor(this.now() / SLOT_MS);
+  /** Counts one finished request of `accountId`, ended at `endedAt` (ms since the epoch; now by default). */
+  observe(accountId: string, operation: string, status: number, durationMs: number, endedAt: number = this.now()): void {
+    const minute = Math.floor(endedAt / SLOT_MS);
     let slots = this.#accounts.get(accountId);
     if (!slots) this.#accounts.set(accountId, (slots = []));
     let slot = slots[minute % SLOTS];

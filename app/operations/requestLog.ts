@@ -1,4 +1,4 @@
-import { lineParts, lineWriterOf, type Logger } from '../logger.js';
+import { lineBytesOf, lineParts, type LineBytes, type Logger } from '../logger.js';
 
 /** `REQUEST_LOG_LEVEL` and `REQUEST_LOG_SAMPLE` (README "Operations"). */
 export interface RequestLogSettings {
@@ -31,30 +31,24 @@ export interface RequestLine {
   readonly operationType: string | null;
   readonly operationName: string | null;
   readonly documentHash: string | null;
+  /** When the request ended (ms since the epoch, `Date.now()`), when the caller has read the clock already; now otherwise. */
+  readonly time?: number;
 }
 
 /**
  * The request log (issue 35): one line per request, message `request`, at a configured level and
  * sampled; off when the level is `silent` or below the logger's own (`LOG_LEVEL`). The line is
- * the one pino would write (`{"level":30,"time":…,"service":"loanql",…,"msg":"request"}`), put
- * together here and handed to the logger's destination in batches (`lineWriterOf`): a
- * `RequestLine`'s fields are a closed set that holds no secret, so redaction has nothing to do
- * (its wildcard paths cost ~12 µs a line), and the destination's per-line bookkeeping is saved
- * (README "Operations", "What observing costs").
+ * the one pino would write (`{"level":30,"time":…,"service":"loanql",…,"msg":"request"}`), written
+ * here as UTF-8 bytes straight into the logger's batch (`lineBytesOf`): no string a line, no
+ * string re-encoded; a field is escaped (by JSON.stringify) only when it holds a character JSON
+ * escapes or one beyond ASCII, and numbers are written digit by digit. A `RequestLine`'s fields
+ * are a closed set that holds no secret, so redaction has nothing to do (its wildcard paths cost
+ * ~12 µs a line) (README "Operations", "What observing costs").
  */
 export class RequestLog {
-  readonly #write: ((line: string) => void) | null;
-  readonly #start: string;
-  readonly #afterTime: string;
-  /**
-   * The last line's time and its text, and the text of its millions of milliseconds: a number
-   * this large takes V8's slow formatting (~0.9 µs a line under load), so a time is written as
-   * its millions (changing every ~17 minutes) and two three-digit groups from a table.
-   */
-  #time = -1;
-  #timeText = '';
-  #millions = -1;
-  #millionsText = '';
+  readonly #lines: LineBytes | null;
+  readonly #start: Buffer;
+  readonly #afterTime: Buffer;
 
   constructor(
     logger: Logger,
@@ -64,64 +58,121 @@ export class RequestLog {
   ) {
     const { level } = settings;
     const on = level !== 'silent' && logger.isLevelEnabled(level);
-    this.#write = on ? lineWriterOf(logger) : null;
-    ({ start: this.#start, afterTime: this.#afterTime } = lineParts(logger, level));
+    this.#lines = on ? lineBytesOf(logger) : null;
+    const { start, afterTime } = lineParts(logger, level);
+    [this.#start, this.#afterTime] = [Buffer.from(start), Buffer.from(afterTime)];
   }
 
   /** Whether any request can get a line (when not, the server does not collect the facts for one). */
   get enabled(): boolean {
-    return this.#write !== null;
+    return this.#lines !== null;
   }
 
   /** Writes the line of a finished request, unless sampling leaves it out. */
   write(line: RequestLine): void {
-    if (!this.#write) return;
+    const lines = this.#lines;
+    if (!lines) return;
     if (line.status < 400 && this.settings.sample < 1 && this.random() >= this.settings.sample) return;
-    this.#write(
-      `${this.#start}${this.#timeNow()}${this.#afterTime}"requestId":${text(line.requestId)},"method":${text(line.method)},"route":${text(line.route)},"status":${line.status},` +
-        `"durationMs":${hundredths(line.durationMs)},"databaseMs":${line.databaseMs === null ? 'null' : hundredths(line.databaseMs)},"responseBytes":${line.responseBytes},` +
-        `"keyPrefix":${text(line.keyPrefix)},"role":${text(line.role)},"operationType":${text(line.operationType)},"operationName":${text(line.operationName)},` +
-        `"documentHash":${text(line.documentHash)},"msg":"request"}\n`,
-    );
-  }
-
-  #timeNow(): string {
-    const now = this.now();
-    if (now === this.#time) return this.#timeText;
-    this.#time = now;
-    const millions = Math.floor(now / 1e6);
-    if (!(millions >= 1 && Number.isSafeInteger(now))) return (this.#timeText = String(now));
-    if (millions !== this.#millions) {
-      this.#millions = millions;
-      this.#millionsText = String(millions);
-    }
-    const rest = now - millions * 1e6;
-    const thousands = Math.floor(rest / 1000);
-    return (this.#timeText = this.#millionsText + THREE_DIGITS[thousands]! + THREE_DIGITS[rest - thousands * 1000]!);
+    const { requestId, method, route, keyPrefix, role, operationType, operationName, documentHash } = line;
+    // The most bytes the line can take: the fixed parts and numbers, and 6 a character of text (`\u001f`; UTF-8 takes at most 3 a UTF-16 unit).
+    const texts = requestId.length + method.length + route.length + (keyPrefix?.length ?? 0) + (role?.length ?? 0) + (operationType?.length ?? 0) + (operationName?.length ?? 0) + (documentHash?.length ?? 0);
+    const buffer = lines.room(FIXED_BYTES + this.#start.length + this.#afterTime.length + 6 * texts);
+    let at = copy(buffer, lines.length, this.#start);
+    at = writeInteger(buffer, at, line.time ?? this.now());
+    at = copy(buffer, at, this.#afterTime);
+    at = writeText(buffer, copy(buffer, at, REQUEST_ID), requestId);
+    at = writeText(buffer, copy(buffer, at, METHOD), method);
+    at = writeText(buffer, copy(buffer, at, ROUTE), route);
+    at = writeInteger(buffer, copy(buffer, at, STATUS), line.status);
+    at = writeHundredths(buffer, copy(buffer, at, DURATION), line.durationMs);
+    at = copy(buffer, at, DATABASE);
+    at = line.databaseMs === null ? copy(buffer, at, NULL) : writeHundredths(buffer, at, line.databaseMs);
+    at = writeInteger(buffer, copy(buffer, at, RESPONSE_BYTES), line.responseBytes);
+    at = writeText(buffer, copy(buffer, at, KEY_PREFIX), keyPrefix);
+    at = writeText(buffer, copy(buffer, at, ROLE), role);
+    at = writeText(buffer, copy(buffer, at, OPERATION_TYPE), operationType);
+    at = writeText(buffer, copy(buffer, at, OPERATION_NAME), operationName);
+    at = writeText(buffer, copy(buffer, at, DOCUMENT_HASH), documentHash);
+    lines.done(copy(buffer, at, END));
   }
 }
 
-const THREE_DIGITS = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, '0'));
+const REQUEST_ID = Buffer.from('"requestId":');
+const METHOD = Buffer.from(',"method":');
+const ROUTE = Buffer.from(',"route":');
+const STATUS = Buffer.from(',"status":');
+const DURATION = Buffer.from(',"durationMs":');
+const DATABASE = Buffer.from(',"databaseMs":');
+const RESPONSE_BYTES = Buffer.from(',"responseBytes":');
+const KEY_PREFIX = Buffer.from(',"keyPrefix":');
+const ROLE = Buffer.from(',"role":');
+const OPERATION_TYPE = Buffer.from(',"operationType":');
+const OPERATION_NAME = Buffer.from(',"operationName":');
+const DOCUMENT_HASH = Buffer.from(',"documentHash":');
+const END = Buffer.from(',"msg":"request"}\n');
+const NULL = Buffer.from('null');
+/** The names and punctuation, the quotes of 8 texts, and 5 numbers of at most 24 characters each (`String` of any number). */
+const FIXED_BYTES = [REQUEST_ID, METHOD, ROUTE, STATUS, DURATION, DATABASE, RESPONSE_BYTES, KEY_PREFIX, ROLE, OPERATION_TYPE, OPERATION_NAME, DOCUMENT_HASH, END].reduce((sum, part) => sum + part.length, 0) + 8 * 2 + 5 * 24;
 
-/** A character JSON.stringify would escape (a quote, a backslash, a control character, a lone surrogate half). */
-const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+/** Copies `part` into `buffer` at `at` (a loop: a native copy costs more for a few bytes); gives where it ended. */
+function copy(buffer: Buffer, at: number, part: Buffer): number {
+  for (let i = 0; i < part.length; i++) buffer[at + i] = part[i]!;
+  return at + part.length;
+}
 
 /**
- * A string field as JSON (`null` for none): exactly what JSON.stringify gives, which only the
- * rare field that needs escaping is handed to (each call into it cost ~0.25 µs a field under load).
+ * A string field as JSON (`null` for none), exactly as JSON.stringify writes it, in UTF-8: a
+ * text of printable ASCII without `"` or `\` byte by byte; any other (a character JSON escapes,
+ * or beyond ASCII, whose bytes UTF-8 makes) through JSON.stringify, rewritten from its start.
  */
-const text = (value: string | null): string => (value === null ? 'null' : ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`);
+function writeText(buffer: Buffer, at: number, value: string | null): number {
+  if (value === null) return copy(buffer, at, NULL);
+  buffer[at] = QUOTE;
+  const length = value.length;
+  for (let i = 0; i < length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 0x20 || code > 0x7e || code === QUOTE || code === BACKSLASH) return at + buffer.write(JSON.stringify(value), at, 'utf8');
+    buffer[at + 1 + i] = code;
+  }
+  buffer[at + 1 + length] = QUOTE;
+  return at + 2 + length;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const ZERO = 0x30;
+
+/** A number as `String` writes it (pino's time, the status, the byte count): a whole number of up to 2^53 digit by digit. */
+function writeInteger(buffer: Buffer, at: number, value: number): number {
+  if (!(value >= 0 && value <= Number.MAX_SAFE_INTEGER && Number.isInteger(value))) return at + buffer.write(String(value), at, 'latin1');
+  let digits = 1;
+  for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  let rest = value;
+  for (let i = at + digits - 1; i >= at; i--) {
+    const next = Math.floor(rest / 10);
+    buffer[i] = ZERO + (rest - next * 10);
+    rest = next;
+  }
+  return at + digits;
+}
 
 /**
- * Milliseconds to a hundredth, as JSON writes `Math.round(ms * 100) / 100`: put together from
- * whole numbers, whose text V8 makes fast (a fraction's text took its slow number formatting).
+ * Milliseconds to a hundredth, as JSON writes `Math.round(ms * 100) / 100`: from whole numbers
+ * (a fraction's text took V8's slow number formatting).
  */
-export function hundredths(ms: number): string {
+function writeHundredths(buffer: Buffer, at: number, ms: number): number {
   const total = Math.round(ms * 100);
-  if (!(total >= 0 && total < 2 ** 30)) return String(total / 100);
+  if (!(total >= 0 && total < 2 ** 30)) return at + buffer.write(String(total / 100), at, 'latin1');
   const whole = Math.floor(total / 100);
   const fraction = total - whole * 100;
-  if (fraction === 0) return `${whole}`;
-  if (fraction % 10 === 0) return `${whole}.${fraction / 10}`;
-  return fraction < 10 ? `${whole}.0${fraction}` : `${whole}.${fraction}`;
+  at = writeInteger(buffer, at, whole);
+  if (fraction === 0) return at;
+  buffer[at++] = 0x2e; // .
+  if (fraction % 10 === 0) {
+    buffer[at] = ZERO + fraction / 10;
+    return at + 1;
+  }
+  buffer[at] = ZERO + Math.floor(fraction / 10);
+  buffer[at + 1] = ZERO + (fraction % 10);
+  return at + 2;
 }

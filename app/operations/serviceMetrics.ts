@@ -23,6 +23,8 @@ export interface ObservedRequest {
   readonly readFrom: 'primary' | 'replica' | null;
   /** The account whose key or dashboard session sent it, once known: counted in `accounts`, never a label. */
   readonly accountId: string | null;
+  /** When it ended (ms since the epoch, `Date.now()`), when the caller has read the clock already; now otherwise. */
+  readonly endedAt?: number;
 }
 
 /** Latency buckets (seconds) of requests and statements: 1 ms to 10 s. */
@@ -34,10 +36,20 @@ export interface MetricSources {
   readonly replicas?: ReadReplicas | null;
 }
 
-/** One route template and operation type's requests: their latency, and how many got each status. */
+/** One route template and operation type's requests: their latency, how many got each status, and (once one ran a statement) its operation type's statement time. */
 interface RouteSeries {
   readonly duration: Tally;
   readonly byStatus: Map<number, Tally>;
+  statement: Tally | null;
+}
+
+/** The series the last request was counted in, and its status's count. */
+interface CountedIn {
+  readonly route: string;
+  readonly operation: string;
+  readonly status: number;
+  readonly series: RouteSeries;
+  readonly requests: Tally;
 }
 
 /**
@@ -63,6 +75,7 @@ export class ServiceMetrics {
   /** By route template, then operation type. */
   readonly #series = new Map<string, Map<string, RouteSeries>>();
   readonly #statementTallies = new Map<string, Tally>();
+  #last: CountedIn | null = null;
   /** Made on first use, so that a series shows once it has happened (a service without replicas shows no routing series). */
   readonly #planCacheTallies: Partial<Record<'hit' | 'miss', Tally>> = {};
   readonly #readTallies: Partial<Record<'primary' | 'replica', Tally>> = {};
@@ -129,25 +142,37 @@ export class ServiceMetrics {
   /** Counts a finished request. */
   observeRequest(request: ObservedRequest): void {
     const { route, operation, status } = request;
-    let byOperation = this.#series.get(route);
-    if (!byOperation) this.#series.set(route, (byOperation = new Map()));
-    let series = byOperation.get(operation);
-    if (!series) byOperation.set(operation, (series = { duration: this.#duration.tally({ route, operation }), byStatus: new Map() }));
+    // Most requests are counted in the same series as the one before (the same route, operation and status): no map lookups then.
+    let last = this.#last;
+    if (last === null || last.route !== route || last.operation !== operation || last.status !== status) last = this.#last = this.#countedIn(route, operation, status);
+    const { series } = last;
     series.duration.add(request.seconds);
-    let counted = series.byStatus.get(status);
-    if (!counted) series.byStatus.set(status, (counted = this.#requests.tally({ route, operation, status: String(status) })));
-    counted.add(1);
+    last.requests.add(1);
     if (request.planCacheHit !== null) {
       const result = request.planCacheHit ? 'hit' : 'miss';
       (this.#planCacheTallies[result] ??= this.#planCache.tally({ result })).add(1);
     }
-    if (request.databaseSeconds !== null) {
-      let statement = this.#statementTallies.get(operation);
-      if (!statement) this.#statementTallies.set(operation, (statement = this.#statement.tally({ operation })));
-      statement.add(request.databaseSeconds);
-    }
-    if (request.accountId !== null) this.accounts.observe(request.accountId, operation, status, request.seconds * 1000);
+    if (request.databaseSeconds !== null) (series.statement ??= this.#statementTally(operation)).add(request.databaseSeconds);
+    if (request.accountId !== null) this.accounts.observe(request.accountId, operation, status, request.seconds * 1000, request.endedAt);
     if (request.readFrom) (this.#readTallies[request.readFrom] ??= this.#reads.tally({ target: request.readFrom })).add(1);
+  }
+
+  /** The series of a route, operation and status, made on first use. */
+  #countedIn(route: string, operation: string, status: number): CountedIn {
+    let byOperation = this.#series.get(route);
+    if (!byOperation) this.#series.set(route, (byOperation = new Map()));
+    let series = byOperation.get(operation);
+    if (!series) byOperation.set(operation, (series = { duration: this.#duration.tally({ route, operation }), byStatus: new Map(), statement: null }));
+    let requests = series.byStatus.get(status);
+    if (!requests) series.byStatus.set(status, (requests = this.#requests.tally({ route, operation, status: String(status) })));
+    return { route, operation, status, series, requests };
+  }
+
+  /** The statement-time tally of an operation type (one per type, whatever the route). */
+  #statementTally(operation: string): Tally {
+    let statement = this.#statementTallies.get(operation);
+    if (!statement) this.#statementTallies.set(operation, (statement = this.#statement.tally({ operation })));
+    return statement;
   }
 
   /** Counts an admission decision (`CostAdmission`'s `onDecision`). */

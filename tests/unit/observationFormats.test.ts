@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { AggregatorRegistry, Counter, Histogram, Registry } from 'prom-client';
 import { createLogger } from '../../app/logger.js';
-import { hundredths, RequestLog, type RequestLine } from '../../app/operations/requestLog.js';
+import { RequestLog, type RequestLine } from '../../app/operations/requestLog.js';
 import { TalliedMetric } from '../../app/operations/talliedMetrics.js';
 import { parsePrometheusText, type MetricFamily } from '../support/prometheusText.js';
 
@@ -92,11 +92,28 @@ describe('A request-log line', () => {
   });
 
   it('writes a duration to the hundredth as JSON writes the rounded number', () => {
+    const ours = capture();
+    const log = new RequestLog(createLogger('info', ours.destination), { level: 'info', sample: 1 });
+    const line: RequestLine = { requestId: 'r', method: 'GET', route: 'GET /healthz', status: 200, durationMs: 0, databaseMs: null, responseBytes: 1, keyPrefix: null, role: null, operationType: null, operationName: null, documentHash: null };
     fc.assert(
       fc.property(fc.oneof(fc.double({ min: 0, max: 2e7, noNaN: true }), fc.integer({ min: 0, max: 10_000_000 }).map((n) => n / 100)), (ms) => {
-        assert.equal(hundredths(ms), JSON.stringify(Math.round(ms * 100) / 100));
+        log.write({ ...line, durationMs: ms, databaseMs: ms });
+        const written = JSON.parse(ours.lines.at(-1)!) as { durationMs: number; databaseMs: number };
+        assert.equal(/"durationMs":([^,]*),"databaseMs":([^,]*),/.exec(ours.lines.at(-1)!)?.slice(1).join(' '), `${JSON.stringify(Math.round(ms * 100) / 100)} ${JSON.stringify(Math.round(ms * 100) / 100)}`);
+        assert.equal(written.durationMs, Math.round(ms * 100) / 100);
       }),
       { numRuns: 20_000 },
+    );
+  });
+
+  it('writes lines far larger than a batch, and many lines in a row, whole and in order', () => {
+    const ours = capture();
+    const log = new RequestLog(createLogger('info', ours.destination), { level: 'info', sample: 1 });
+    const names = ['N'.repeat(200_000), 'ü'.repeat(70_000), 'short', '\u0001'.repeat(30_000)];
+    names.forEach((operationName, i) => log.write({ requestId: `r${i}`, method: 'POST', route: 'POST /api/graph', status: 200, durationMs: 1, databaseMs: 1, responseBytes: 1, keyPrefix: null, role: null, operationType: 'query', operationName, documentHash: null }));
+    assert.deepEqual(
+      ours.lines.map((text) => JSON.parse(text) as { requestId: string; operationName: string }).map(({ requestId, operationName }) => [requestId, operationName]),
+      names.map((name, i) => [`r${i}`, name]),
     );
   });
 });
