@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Database, Queryable } from '../../db/index.js';
-import { buildSchedule } from '../../domain/schedule.js';
+import { insertLedgerLoan } from '../support/ledgerLoan.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 
 /**
@@ -19,27 +19,7 @@ let loanId: string;
 before(async () => {
   database = await openTestDatabase();
   db = database.db;
-  accountId = (await db.query<{ id: string }>(`INSERT INTO accounts (slug, name) VALUES ('ledger-skip', 's') RETURNING id`)).rows[0]!.id;
-  await db.query(`INSERT INTO products (account_id, name, is_default) VALUES ($1, 'Default', true)`, [accountId]);
-  loanId = (
-    await db.query<{ id: string }>(
-      `INSERT INTO loans (account_id, name, amount, status, rate, term, frequency, first_payment_date, date_funded)
-       VALUES ($1, 's', 12000, 'servicing', 12, 12, 'monthly', '2026-02-15', '2026-01-15') RETURNING id`,
-      [accountId],
-    )
-  ).rows[0]!.id;
-  const schedule = buildSchedule({ amount: '12000', rate: '12', term: 12, frequency: 'monthly', firstPaymentDate: '2026-02-15', amortization: 'amortizing' } as never);
-  for (const row of schedule.rows) {
-    await db.query(`INSERT INTO schedules (account_id, loan_id, number, due, payment, principal, interest, balance) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
-      accountId, loanId, row.number, row.due, row.payment, row.principal, row.interest, row.balance,
-    ]);
-  }
-  // Rows 1–3 paid on time, row 4 late (a late fee), a fee waived.
-  await db.query(
-    `INSERT INTO payments (account_id, loan_id, date, amount)
-     SELECT account_id, loan_id, CASE WHEN number = 4 THEN due + 20 ELSE due END, payment FROM schedules WHERE loan_id = $1 AND number <= 4`,
-    [loanId],
-  );
+  ({ accountId, loanId } = await insertLedgerLoan(db, 'ledger-skip'));
 });
 after(() => database?.close());
 
