@@ -20,10 +20,12 @@
  *   join types and strategies, scan directions, subplans — not the conditions' texts, where one
  *   shows `$2` and the other the value) and the generic plan's estimated cost is above the
  *   average of the others (so PostgreSQL would keep planning anew), the statement runs from then
- *   on as `SET plan_cache_mode = force_generic_plan; <statement>; RESET plan_cache_mode`, in one
- *   round trip (a failure rolls the SET back with the statement, so the connection is always
- *   left as it was). Otherwise PostgreSQL keeps choosing, as before: when the generic plan costs
- *   no more, it picks that plan by itself after five executions.
+ *   on after `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`, in one round
+ *   trip: the setting lasts until the batch's implicit transaction ends, committed or rolled
+ *   back, so the connection is always left as it was (the setter is prepared on each connection;
+ *   until issue 36's session 16 it was an unnamed SET before and RESET after the statement, ~10 µs
+ *   more of backend CPU). Otherwise PostgreSQL keeps choosing, as before: when the generic plan
+ *   costs no more, it picks that plan by itself after five executions.
  *
  * Only statements the caller marks `genericPlanSafe` take part: ones whose parameters cannot
  * choose another plan from one execution to the next (the engine's `genericPlanSafety`: values

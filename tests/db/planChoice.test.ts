@@ -85,6 +85,22 @@ describe('Generic plans chosen on a real server', { skip: serverUrl ? false : 'n
     assert.equal(await mode(), 'auto');
   });
 
+  it("the generic plan is set for the statement's own batch only: a setting the session made itself is the same afterwards", async () => {
+    const text = 'SELECT id FROM t ORDER BY id LIMIT $1 OFFSET $2';
+    const page = (offset: number) => db.query<{ id: number }>(text, [2, offset], { reusable: true, genericPlanSafe: { oneOf: new Map() } });
+    for (let i = 0; i < CHECKS + 2; i++) await page(i);
+    await db.script('SET plan_cache_mode = force_custom_plan');
+    try {
+      const before = await plansOf(text);
+      assert.deepEqual((await page(10)).rows.map((row) => row.id), [11, 12]);
+      const after = await plansOf(text);
+      assert.equal(after.generic, before.generic + 1, 'run on its generic plan despite the session');
+      assert.equal(await mode(), 'force_custom_plan', 'the session keeps its own setting');
+    } finally {
+      await db.script('RESET plan_cache_mode');
+    }
+  });
+
   it('a statement not marked genericPlanSafe is left to PostgreSQL, which plans it for each value (a rare status by the index)', async () => {
     // Its generic plan has the same shape as the one for 'open' (an index scan), but 'closed'
     // would be better read from the table: only the caller knows whether values vary like this.
