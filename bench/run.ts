@@ -63,6 +63,8 @@ const { values: args } = parseArgs({
     operations: { type: 'boolean', default: false },
     // --operations --null: both servers configured "off", otherwise as the real run (a bias check).
     null: { type: 'boolean', default: false },
+    // --operations --off-first: start "off" before "on" (to tell a start-order bias from the configuration's cost).
+    'off-first': { type: 'boolean', default: false },
     scale: { type: 'string', default: '1' },
     // an account already seeded (with DATABASE_URL), kept after the run, and optionally an admin key of it.
     account: { type: 'string' },
@@ -431,10 +433,15 @@ async function operationsMode(): Promise<void> {
     const offEnv = { ...common, REQUEST_LOG_LEVEL: 'silent' };
     const onEnv = nullRun ? offEnv : { ...common, METRICS_TOKEN: BENCH_METRICS_TOKEN, REQUEST_LOG_LEVEL: 'info', REQUEST_LOG_SAMPLE: '1' };
     if (nullRun) log('--null: both servers "off"; the ratio is the measurement\'s own bias');
-    const onPort = await freePort();
-    const on = await startServer('on', [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')], { ...onEnv, PORT: String(onPort) }, onPort, ready, logFile);
-    const offPort = await freePort();
-    const off = await startServer('off', [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')], { ...offEnv, PORT: String(offPort) }, offPort, ready, offLogFile);
+    const startOn = async (): Promise<ServerProcess> => {
+      const port = await freePort();
+      return startServer('on', [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')], { ...onEnv, PORT: String(port) }, port, ready, logFile);
+    };
+    const startOff = async (): Promise<ServerProcess> => {
+      const port = await freePort();
+      return startServer('off', [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')], { ...offEnv, PORT: String(port) }, port, ready, offLogFile);
+    };
+    const [on, off] = args['off-first'] ? await startOff().then(async (started) => [await startOn(), started] as const) : await startOn().then(async (started) => [started, await startOff()] as const);
     let scrapes = 0;
     scraper = setInterval(() => {
       void fetch(`${on.url}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } })
@@ -477,6 +484,7 @@ async function operationsMode(): Promise<void> {
     const bench = {
       at: new Date().toISOString(),
       ...(nullRun ? { null: true } : {}),
+      ...(args['off-first'] ? { offFirst: true } : {}),
       postgresVersion: await versionOf(pool),
       loans: account.loans,
       connections: settings.connections,
