@@ -10,7 +10,7 @@
  */
 import autocannon from 'autocannon';
 import type { EventEmitter } from 'node:events';
-import { measureUsage, type ProcessUsage } from './processes.js';
+import { cpuSeconds, machineCpuSeconds, measureUsage, processTreeCpuSeconds, type ProcessUsage } from './processes.js';
 
 export interface LoadSettings {
   readonly connections: number;
@@ -18,6 +18,42 @@ export interface LoadSettings {
   readonly durationSeconds: number;
   readonly warmupSeconds: number;
   readonly rounds: number;
+  /** When set, each round also records where the machine's CPU went (`CpuSplit`); PostgreSQL is this postmaster and its children. */
+  readonly cpuSplit?: { readonly postmasterPid: number };
+}
+
+/**
+ * Where the whole machine's CPU went during a side's rounds, µs a request answered (the median of
+ * its rounds): the server process, PostgreSQL (the postmaster and its children), this runner
+ * (autocannon runs in it), the machine's busy time (every core, /proc/stat) and of it the
+ * kernel's (system, irq, softirq: also counted inside the three processes), and `rest`, busy time
+ * of no process of the three (other work on the machine; ~0 when it is quiet).
+ */
+export interface CpuSplit {
+  readonly server: number;
+  readonly postgres: number;
+  readonly runner: number;
+  readonly machine: number;
+  readonly kernel: number;
+  readonly rest: number;
+}
+
+interface CpuSplitSnapshot {
+  readonly server: number;
+  readonly postgres: number;
+  readonly runner: number;
+  readonly machine: number;
+  readonly kernel: number;
+}
+
+/** The runner's own clock is read after scanning /proc at a round's start and before it at its end, so the scan is not counted. */
+function cpuSplitSnapshot(serverPid: number, postmasterPid: number, at: 'start' | 'end'): CpuSplitSnapshot {
+  const runnerAtEnd = at === 'end' ? process.cpuUsage() : null;
+  const machine = machineCpuSeconds();
+  const server = cpuSeconds(serverPid);
+  const postgres = processTreeCpuSeconds(postmasterPid);
+  const runner = runnerAtEnd ?? process.cpuUsage();
+  return { server, postgres, runner: (runner.user + runner.system) / 1e6, machine: machine.busy, kernel: machine.kernel };
 }
 
 export interface LoadTarget {
@@ -42,6 +78,8 @@ export interface LoadResult {
   readonly server: ProcessUsage;
   /** Requests per second of each measured round, in order. */
   readonly roundRequestsPerSecond: readonly number[];
+  /** With `settings.cpuSplit`: where the machine's CPU went, µs a request (median of the rounds). */
+  readonly cpuSplit?: CpuSplit;
 }
 
 function run(target: LoadTarget, connections: number, durationSeconds: number, latencies?: number[]) {
@@ -77,9 +115,17 @@ class Tally {
   rssMeanSum = 0;
   readonly latencies: number[] = [];
   readonly rounds: number[] = [];
+  readonly splits: CpuSplit[] = [];
 
-  async round(target: LoadTarget, connections: number, seconds: number): Promise<void> {
+  async round(target: LoadTarget, connections: number, seconds: number, split?: LoadSettings['cpuSplit']): Promise<void> {
+    const before = split ? cpuSplitSnapshot(target.pid, split.postmasterPid, 'start') : null;
     const { result, usage } = await measureUsage(target.pid, () => run(target, connections, seconds, this.latencies));
+    if (before && split && result.requests.total > 0) {
+      const after = cpuSplitSnapshot(target.pid, split.postmasterPid, 'end');
+      const perRequest = (key: keyof CpuSplitSnapshot): number => ((after[key] - before[key]) * 1e6) / result.requests.total;
+      const [server, postgres, runner, machine] = [perRequest('server'), perRequest('postgres'), perRequest('runner'), perRequest('machine')];
+      this.splits.push({ server, postgres, runner, machine, kernel: perRequest('kernel'), rest: machine - server - postgres - runner });
+    }
     this.requests += result.requests.total;
     this.rounds.push(result.requests.total / result.duration);
     this.seconds += result.duration;
@@ -103,8 +149,20 @@ class Tally {
       bytesPerSecond: this.bytes / this.seconds,
       server: { cpu: this.cpuSeconds / this.seconds, rssPeakMb: this.rssPeakMb, rssMeanMb: this.rssMeanSum / this.seconds },
       roundRequestsPerSecond: [...this.rounds],
+      ...(this.splits.length ? { cpuSplit: medianSplit(this.splits) } : {}),
     };
   }
+}
+
+const medianOf = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+function medianSplit(splits: readonly CpuSplit[]): CpuSplit {
+  const of = (key: keyof CpuSplit): number => medianOf(splits.map((split) => split[key]));
+  return { server: of('server'), postgres: of('postgres'), runner: of('runner'), machine: of('machine'), kernel: of('kernel'), rest: of('rest') };
 }
 
 /** Below this warm-up throughput a round of `durationSeconds / rounds` holds too few responses to count. */
@@ -142,7 +200,7 @@ export async function measurePair(a: LoadTarget, b: LoadTarget, settings: LoadSe
   const seconds = settings.durationSeconds / rounds;
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? [first, second] : [second, first];
-    for (const target of order) await tallies.get(target)!.round(target, settings.connections, seconds);
+    for (const target of order) await tallies.get(target)!.round(target, settings.connections, seconds, settings.cpuSplit);
   }
   return [tallies.get(a)!.result(), tallies.get(b)!.result()];
 }

@@ -62,6 +62,25 @@ const median = (values: readonly number[]): number => {
 /** Server CPU time per request answered (µs). */
 const cpuPerRequestUs = (result: LoadResult): number => (result.server.cpu * 1e6) / result.requestsPerSecond;
 
+/** Where the whole machine's CPU went a request, on and off (`LoadResult.cpuSplit`), when the run measured it. */
+function splitLines(rows: readonly OperationsRow[]): string[] {
+  const measured = rows.filter((row) => row.on.cpuSplit && row.off.cpuSplit);
+  if (!measured.length) return [];
+  const cell = (on: number, off: number): string => `${fixed(on)} / ${fixed(off)} (${on >= off ? '+' : '−'}${fixed(Math.abs(on - off))})`;
+  return [
+    '',
+    'Where the machine\'s CPU went, µs a request on / off (on − off), medians of the rounds: the server process, PostgreSQL (its postmaster and children), the runner (autocannon), the whole machine busy (/proc/stat) and of it the kernel, and the rest (busy time of none of the three: other work, ~0 on a quiet machine).',
+    '',
+    '| query | server | PostgreSQL | runner | machine busy | kernel | rest |',
+    '|---|---|---|---|---|---|---|',
+    ...measured.map((row) => {
+      const on = row.on.cpuSplit!;
+      const off = row.off.cpuSplit!;
+      return `| ${row.id} | ${cell(on.server, off.server)} | ${cell(on.postgres, off.postgres)} | ${cell(on.runner, off.runner)} | ${cell(on.machine, off.machine)} | ${cell(on.kernel, off.kernel)} | ${cell(on.rest, off.rest)} |`;
+    }),
+  ];
+}
+
 /** The section, markers included. */
 export function renderOperationsSection(bench: OperationsBench): string {
   const lines = [
@@ -78,6 +97,7 @@ export function renderOperationsSection(bench: OperationsBench): string {
     ),
     '',
     'CPU = server process CPU time / wall time (1.00 = one core); CPU µs a request = that CPU over the requests answered: the difference is what metrics and the log cost a request, a figure the share of the cores the process got moves less than req/s.',
+    ...splitLines(bench.rows),
     END,
   ];
   return lines.join('\n');

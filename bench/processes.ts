@@ -153,6 +153,39 @@ export function machineBusySeconds(): number {
   return busy / CLOCK_TICKS_PER_SECOND;
 }
 
+/** The machine's CPU seconds so far, every core: busy (as `machineBusySeconds`) and of it the kernel's (system, irq, softirq). */
+export function machineCpuSeconds(): { readonly busy: number; readonly kernel: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const busy = fields[0]! + fields[1]! + fields[2]! + fields[5]! + fields[6]! + (fields[7] ?? 0);
+  return { busy: busy / CLOCK_TICKS_PER_SECOND, kernel: (fields[2]! + fields[5]! + fields[6]!) / CLOCK_TICKS_PER_SECOND };
+}
+
+/**
+ * CPU seconds of `parent` and every process whose parent it is (for a PostgreSQL postmaster: its
+ * backends and background workers — one server's, not every `postgres` on the machine).
+ */
+export function processTreeCpuSeconds(parent: number): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (entry !== String(parent) && Number(fields[1]) !== parent) continue;
+      total += (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total;
+}
+
+/** The parent process of `pid` (/proc/<pid>/stat): for a PostgreSQL backend (`pg_backend_pid()`), its postmaster. */
+export function parentPidOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
 /** CPU seconds of every running process named `postgres` (PostgreSQL's server processes on this machine). */
 export function postgresCpuSeconds(): number {
   let total = 0;

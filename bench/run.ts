@@ -21,9 +21,11 @@
  * `--operations` (issue 35) measures something else: the service with metrics and the request log
  * on against the same build with both off, for q1 and q6 (`--only` to change), in alternating
  * rounds, on an account seeded at `--scale` (1); it writes `results-operations.json` and the
- * operations section of RESULTS.md only.
+ * operations section of RESULTS.md only. `--operations --null` configures both servers "off" and
+ * otherwise runs the same (ports, start order, stdout files, scraping): its ratio is the
+ * measurement's own bias, written to `results-operations-null.json` only.
  */
-import { closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg, totalmem, release, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -33,7 +35,7 @@ import { GraphEngine } from '../engine/index.js';
 import { closeAgent, percentile, postJson, sequentialLatency } from './latency.js';
 import { measurePair, type LoadResult, type LoadSettings } from './load.js';
 import { runMicroBenchmarks } from './micro.js';
-import { cpuSnapshot, freePort, otherWorkShare, ROOT, runCli, SHIPPED_NODE_FLAGS, startServer, startThrowawayPostgres, stopAll, type ServerProcess } from './processes.js';
+import { cpuSnapshot, freePort, otherWorkShare, parentPidOf, ROOT, runCli, SHIPPED_NODE_FLAGS, startServer, startThrowawayPostgres, stopAll, type ServerProcess } from './processes.js';
 import { ALL_QUERIES, isMutation, QUERIES, sampleData, type BenchQuery, type DataSample } from './queries.js';
 import { engineStatement, measureSqlOnly, servedMetadata } from './sqlOnly.js';
 import { renderResults, roundRatios, type BenchResults, type GrowthRow, type PlanExcerpt, type ThroughputRow } from './report.js';
@@ -59,6 +61,10 @@ const { values: args } = parseArgs({
     'sql-only-seconds': { type: 'string', default: '4' },
     out: { type: 'string', default: 'bench' },
     operations: { type: 'boolean', default: false },
+    // --operations --null: both servers configured "off", otherwise as the real run (a bias check).
+    null: { type: 'boolean', default: false },
+    // --operations --off-first: start "off" before "on" (to tell a start-order bias from the configuration's cost).
+    'off-first': { type: 'boolean', default: false },
     scale: { type: 'string', default: '1' },
     // an account already seeded (with DATABASE_URL), kept after the run, and optionally an admin key of it.
     account: { type: 'string' },
@@ -380,6 +386,12 @@ async function main(): Promise<void> {
   }
 }
 
+const medianOf = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
 /** The metrics token of the `--operations` run's "on" server. */
 const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
 /** How often the "on" server is scraped: more often than Prometheus's default 15 s, to be on the safe side. */
@@ -401,6 +413,10 @@ async function operationsMode(): Promise<void> {
   let account: BenchAccount | null = null;
   const logPath = join(tmpdir(), `loanql-bench-request-log-${process.pid}.jsonl`);
   const logFile = openSync(logPath, 'w');
+  // "off"'s stdout goes to a file too (its startup lines only), so neither server writes into a pipe to this runner.
+  const offLogPath = join(tmpdir(), `loanql-bench-request-log-${process.pid}-off.jsonl`);
+  const offLogFile = openSync(offLogPath, 'w');
+  const nullRun = args.null;
   let scraper: NodeJS.Timeout | undefined;
   try {
     runCli(databaseUrl, ['migrate']);
@@ -410,19 +426,22 @@ async function operationsMode(): Promise<void> {
     account = reused ?? createSeededAccount(databaseUrl, `bench-ops-${Date.now().toString(36)}`, Number(args.scale));
     await pool.query('VACUUM ANALYZE');
     const sample = await sampleData(pool, account.id);
+    // PostgreSQL's CPU in the per-round split: this server's postmaster and its children.
+    const postmasterPid = parentPidOf((await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid);
     const common = { DATABASE_URL: databaseUrl, METADATA_PATH, HOST: '127.0.0.1', LOG_LEVEL: 'info', PG_POOL_SIZE: String(POOL_SIZE), WEBHOOK_WORKER: '0' };
     const ready = async (url: string): Promise<boolean> => (await fetch(`${url}/healthz`)).ok;
-    const onPort = await freePort();
-    const on = await startServer(
-      'on',
-      [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')],
-      { ...common, PORT: String(onPort), METRICS_TOKEN: BENCH_METRICS_TOKEN, REQUEST_LOG_LEVEL: 'info', REQUEST_LOG_SAMPLE: '1' },
-      onPort,
-      ready,
-      logFile,
-    );
-    const offPort = await freePort();
-    const off = await startServer('off', [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')], { ...common, PORT: String(offPort), REQUEST_LOG_LEVEL: 'silent' }, offPort, ready);
+    const offEnv = { ...common, REQUEST_LOG_LEVEL: 'silent' };
+    const onEnv = nullRun ? offEnv : { ...common, METRICS_TOKEN: BENCH_METRICS_TOKEN, REQUEST_LOG_LEVEL: 'info', REQUEST_LOG_SAMPLE: '1' };
+    if (nullRun) log('--null: both servers "off"; the ratio is the measurement\'s own bias');
+    const startOn = async (): Promise<ServerProcess> => {
+      const port = await freePort();
+      return startServer('on', [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')], { ...onEnv, PORT: String(port) }, port, ready, logFile);
+    };
+    const startOff = async (): Promise<ServerProcess> => {
+      const port = await freePort();
+      return startServer('off', [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')], { ...offEnv, PORT: String(port) }, port, ready, offLogFile);
+    };
+    const [on, off] = args['off-first'] ? await startOff().then(async (started) => [await startOn(), started] as const) : await startOn().then(async (started) => [started, await startOff()] as const);
     let scrapes = 0;
     scraper = setInterval(() => {
       void fetch(`${on.url}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } })
@@ -441,12 +460,21 @@ async function operationsMode(): Promise<void> {
     for (const [index, query] of selected.entries()) {
       const headers = { authorization: `Token ${keyOf(account, query)}` };
       const bodies = engineBodies(query, sample, 500);
-      const [measuredOn, measuredOff] = await measurePair({ pid: on.pid, url: on.url, path: '/api/graph', headers, bodies }, { pid: off.pid, url: off.url, path: '/api/graph', headers, bodies }, settings, index % 2 === 0);
+      const [measuredOn, measuredOff] = await measurePair(
+        { pid: on.pid, url: on.url, path: '/api/graph', headers, bodies },
+        { pid: off.pid, url: off.url, path: '/api/graph', headers, bodies },
+        { ...settings, cpuSplit: { postmasterPid } },
+        index % 2 === 0,
+      );
       const loadAverage = loadavg()[0]!;
       loadSamples.push(loadAverage);
       const row: OperationsRow = { id: query.id, title: query.title, on: measuredOn, off: measuredOff, ratio: measuredOn.requestsPerSecond / measuredOff.requestsPerSecond, roundRatios: roundRatios(measuredOn, measuredOff), loadAverage };
       rows.push(row);
-      log(`${query.id}: on ${measuredOn.requestsPerSecond.toFixed(0)} req/s, off ${measuredOff.requestsPerSecond.toFixed(0)} req/s, ratio ${row.ratio.toFixed(3)} (rounds ${row.roundRatios.map((r) => r.toFixed(2)).join(' ')}), load ${loadAverage.toFixed(1)}`);
+      log(`${query.id}: on ${measuredOn.requestsPerSecond.toFixed(0)} req/s, off ${measuredOff.requestsPerSecond.toFixed(0)} req/s, ratio ${row.ratio.toFixed(3)}, median of rounds ${medianOf(row.roundRatios).toFixed(3)} (rounds ${row.roundRatios.map((r) => r.toFixed(2)).join(' ')}), load ${loadAverage.toFixed(1)}`);
+      for (const [side, measured] of [['on', measuredOn], ['off', measuredOff]] as const) {
+        const split = measured.cpuSplit;
+        if (split) log(`${query.id} ${side}: µs a request — server ${split.server.toFixed(1)}, postgres ${split.postgres.toFixed(1)}, runner ${split.runner.toFixed(1)}, machine busy ${split.machine.toFixed(1)} (kernel ${split.kernel.toFixed(1)}), rest ${split.rest.toFixed(1)}`);
+      }
     }
     const otherWork = otherWorkShare(cpuBefore, cpuSnapshot([on.pid, off.pid]), cpus().length);
     clearInterval(scraper);
@@ -455,6 +483,8 @@ async function operationsMode(): Promise<void> {
     const logText = readFileSync(logPath, 'utf8');
     const bench = {
       at: new Date().toISOString(),
+      ...(nullRun ? { null: true } : {}),
+      ...(args['off-first'] ? { offFirst: true } : {}),
       postgresVersion: await versionOf(pool),
       loans: account.loans,
       connections: settings.connections,
@@ -468,6 +498,11 @@ async function operationsMode(): Promise<void> {
       rows,
     };
     mkdirSync(outDir, { recursive: true });
+    if (nullRun) {
+      writeFileSync(join(outDir, 'results-operations-null.json'), `${JSON.stringify(bench, null, 2)}\n`);
+      log(`wrote ${join(outDir, 'results-operations-null.json')} (RESULTS.md unchanged)`);
+      return;
+    }
     writeFileSync(join(outDir, 'results-operations.json'), `${JSON.stringify(bench, null, 2)}\n`);
     const resultsPath = join(outDir, 'RESULTS.md');
     const previous = existsSync(resultsPath) ? readFileSync(resultsPath, 'utf8') : '';
@@ -477,6 +512,9 @@ async function operationsMode(): Promise<void> {
     clearInterval(scraper);
     closeAgent();
     closeSync(logFile);
+    closeSync(offLogFile);
+    rmSync(logPath, { force: true });
+    rmSync(offLogPath, { force: true });
     if (external && account && !args.account) await pool.query('DELETE FROM accounts WHERE id = $1', [account.id]).catch(() => undefined);
     await pool.end().catch(() => undefined);
     await stopAll();
