@@ -259,11 +259,6 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     // The ledger's triggers would replay a loan for every chunk of its rows; the seeder defers
     // them (the replay's own switch, local to this transaction) and replays each loan once at the end.
     await tx.query(`SELECT set_config('loanql.replaying', 'on', true)`);
-    // A bulk load is no client's event: with capture off (the triggers' `WHEN`, local to this
-    // transaction) none of its rows reaches the webhook outbox. Captured, a 500-loan demo queued
-    // tens of thousands of events (each payment's with its allocations, built at commit) that
-    // the worker then fanned out into `webhook_events` on the service's first start.
-    await tx.query(`SELECT set_config('loanql.capture_events', 'off', true)`);
 
     const writer = new BulkWriter(tx, options.accountId, onChunk);
     await writer.addAll('people', plan.people);
