@@ -1,6 +1,18 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { PGlite } from '@electric-sql/pglite';
+import { cpuNow, profileStatement, statementProfileOn } from './statementProfile.js';
+
+/** For the statement profile: a Parse's or Query's SQL text (the messages after it in a batch run it). */
+function shareMessageLabel(message: Buffer): string | undefined {
+  const type = String.fromCharCode(message[0] ?? 0);
+  if (type === 'Q') return message.subarray(5, message.indexOf(0, 5)).toString();
+  if (type === 'P') {
+    const nameEnd = message.indexOf(0, 5);
+    return message.subarray(nameEnd + 1, message.indexOf(0, nameEnd + 1)).toString();
+  }
+  return undefined;
+}
 
 /**
  * Shares the service's PGlite over the PostgreSQL wire protocol on loopback, so the CLI can
@@ -199,13 +211,17 @@ export async function startEmbeddedShare(pglite: PGlite, options: { password: st
 
   async function runBatch(connection: Connection, batch: Buffer[]): Promise<string> {
     let last = Buffer.alloc(0);
+    let statement = '(a statement prepared earlier)';
     for (const message of batch) {
+      if (statementProfileOn) statement = shareMessageLabel(message) ?? statement;
+      const started = statementProfileOn ? cpuNow() : 0;
       await pglite.execProtocolRawStream(new Uint8Array(message), {
         onRawData: (data: Uint8Array) => {
           if (!connection.closed && connection.socket.writable) connection.socket.write(data);
           last = Buffer.from(data.subarray(Math.max(0, data.length - 6)));
         },
       });
+      if (statementProfileOn) profileStatement(`(share) ${statement}`, cpuNow() - started);
     }
     // The batch's answer ends with ReadyForQuery: 'Z', length 5, status I (idle), T or E (in a transaction).
     return last.length === 6 && last[0] === 0x5a ? String.fromCharCode(last[5]!) : 'I';

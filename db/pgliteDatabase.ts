@@ -2,6 +2,7 @@ import { PGlite, types } from '@electric-sql/pglite';
 import { citext } from '@electric-sql/pglite/contrib/citext';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { restrictTree, secureDataDir, withPrivateUmask } from './dataDirMode.js';
+import { cpuNow, profileStatement, statementProfileOn } from './statementProfile.js';
 import { asUnavailable } from './unavailable.js';
 import { ObserverSet, TYPE_OIDS, type Database, type Queryable, type QueryResult } from './database.js';
 
@@ -37,23 +38,29 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
       parsers: PARSERS,
     });
   let pglite: PGlite;
+  const opening = statementProfileOn ? cpuNow() : 0;
   if (dataDir) {
     // Owner-only files (dataDirMode.ts): 0700 directory, umask 077 while PGlite unpacks, chmod -R go-rwx.
     secureDataDir(dataDir);
     pglite = await withPrivateUmask(create);
     restrictTree(dataDir);
   } else pglite = await create();
+  if (statementProfileOn) profileStatement(`(open ${dataDir ? 'a data directory' : loadDataDir ? 'a dump' : 'a new database'})`, cpuNow() - opening);
   const observers = new ObserverSet();
   const run = async <R>(target: Pick<PGlite, 'query'>, text: string, values: readonly unknown[] = []): Promise<QueryResult<R>> => {
     observers.notify(text, values);
+    const started = statementProfileOn ? cpuNow() : 0;
     const result = await target.query<R>(text, values as unknown[]).catch((error: unknown) => {
       throw asUnavailable(error);
     });
+    if (statementProfileOn) profileStatement(text, cpuNow() - started);
     return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
   };
   const script = async (target: Pick<PGlite, 'exec'>, sql: string): Promise<void> => {
     observers.notify(sql, []);
+    const started = statementProfileOn ? cpuNow() : 0;
     await target.exec(sql);
+    if (statementProfileOn) profileStatement(`(script) ${sql.slice(0, 120)}`, cpuNow() - started);
   };
   return {
     kind: 'pglite',
