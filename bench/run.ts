@@ -65,6 +65,8 @@ const { values: args } = parseArgs({
     null: { type: 'boolean', default: false },
     // --operations --off-first: start "off" before "on" (to tell a start-order bias from the configuration's cost).
     'off-first': { type: 'boolean', default: false },
+    // --operations --no-scrape: nobody scrapes "on"'s /metrics (a bias check: is the scrape what the "on" slot pays?).
+    'no-scrape': { type: 'boolean', default: false },
     scale: { type: 'string', default: '1' },
     // an account already seeded (with DATABASE_URL), kept after the run, and optionally an admin key of it.
     account: { type: 'string' },
@@ -443,14 +445,16 @@ async function operationsMode(): Promise<void> {
     };
     const [on, off] = args['off-first'] ? await startOff().then(async (started) => [await startOn(), started] as const) : await startOn().then(async (started) => [started, await startOff()] as const);
     let scrapes = 0;
-    scraper = setInterval(() => {
-      void fetch(`${on.url}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } })
-        .then(async (response) => {
-          await response.text();
-          if (response.ok) scrapes++;
-        })
-        .catch(() => undefined);
-    }, SCRAPE_SECONDS * 1000);
+    if (!args['no-scrape']) {
+      scraper = setInterval(() => {
+        void fetch(`${on.url}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } })
+          .then(async (response) => {
+            await response.text();
+            if (response.ok) scrapes++;
+          })
+          .catch(() => undefined);
+      }, SCRAPE_SECONDS * 1000);
+    }
 
     const ids = args.only ? args.only.split(',') : ['q1', 'q6'];
     const selected = ALL_QUERIES.filter((query) => ids.includes(query.id));
