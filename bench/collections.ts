@@ -31,6 +31,7 @@ import {
 } from '../app/collectionsQueue.js';
 import { keepCollectionsSection, renderCollectionsSection, type CollectionsBench } from './collectionsReport.js';
 import { ROOT, runCli, startThrowawayPostgres, stopAll } from './processes.js';
+import { median } from './median.js';
 
 const args = parseArgs({
   options: {
@@ -44,11 +45,6 @@ const args = parseArgs({
 const RUNS = Number(args.runs);
 
 const log = (line: string): void => void process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 const percentile = (values: readonly number[], p: number): number => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
 
 /** The one statement `read` runs, as text and values. */

@@ -31,6 +31,7 @@ import { measurePair, type LoadSettings } from './load.js';
 import { freePort, ROOT, runCli, startServer, startThrowawayPostgres, stopAll, type ServerProcess } from './processes.js';
 import { ALL_QUERIES, sampleData, type BenchQuery, type DataSample } from './queries.js';
 import { roundRatios } from './report.js';
+import { median } from './median.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -44,12 +45,6 @@ const { values: args } = parseArgs({
   },
 });
 const log = (line: string): void => void process.stderr.write(`compare: ${line}\n`);
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
 /** The node flags and entry file of a checkout's `npm start` (`node [flags] dist/…/main.js`). */
 function startCommand(root: string): string[] {
   const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;

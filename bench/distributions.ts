@@ -15,13 +15,9 @@ import { createAccount } from '../app/accounts.js';
 import { createDefaultProduct } from '../app/products.js';
 import { createLoan } from '../app/loanWrites.js';
 import { migrate, openPgliteDatabase, openPostgresDatabase, type Database } from '../db/index.js';
+import { median } from './median.js';
 
 const args = parseArgs({ options: { runs: { type: 'string', default: '20' } } }).values;
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 class RolledBack extends Error {}
 
 async function loanWithHistory(db: Database, accountId: string, name: string): Promise<{ id: string; lastDue: string; lastPayment: string }> {

@@ -38,6 +38,7 @@ import { migrate, openPgliteDatabase, openPostgresDatabase, type Database, type 
 import { measurePair } from './load.js';
 import { freePort, ROOT, SHIPPED_NODE_FLAGS, startServer, startThrowawayPostgres, stopAll } from './processes.js';
 import { QUERIES } from './queries.js';
+import { median } from './median.js';
 
 const args = parseArgs({
   options: {
@@ -50,11 +51,6 @@ const args = parseArgs({
 }).values;
 
 const log = (line: string): void => void process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 const METADATA_PATH = join(ROOT, 'metadata', 'loanql.default.yaml');
 
 /**

@@ -11,6 +11,7 @@
 import autocannon from 'autocannon';
 import type { EventEmitter } from 'node:events';
 import { cpuSeconds, machineCpuSeconds, measureUsage, processTreeCpuSeconds, type ProcessUsage } from './processes.js';
+import { median } from './median.js';
 
 export interface LoadSettings {
   readonly connections: number;
@@ -154,14 +155,8 @@ class Tally {
   }
 }
 
-const medianOf = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
 function medianSplit(splits: readonly CpuSplit[]): CpuSplit {
-  const of = (key: keyof CpuSplit): number => medianOf(splits.map((split) => split[key]));
+  const of = (key: keyof CpuSplit): number => median(splits.map((split) => split[key]));
   return { server: of('server'), postgres: of('postgres'), runner: of('runner'), machine: of('machine'), kernel: of('kernel'), rest: of('rest') };
 }
 

@@ -27,6 +27,7 @@ import pg from 'pg';
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpuSeconds, freePort, ROOT, SHIPPED_NODE_FLAGS, startServer, stopAll, type ServerProcess } from './processes.js';
 import { QUERIES, accountIdOf, sampleData } from './queries.js';
+import { median } from './median.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -45,12 +46,6 @@ const { values: args } = parseArgs({
     perf: { type: 'string' },
   },
 });
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 /** CPU seconds of each thread of a process by name (`node` is the main thread), from /proc. */
 function threadSeconds(pid: number): Map<string, number> {

@@ -4,6 +4,7 @@
  * when they re-render the rest of the file.
  */
 import type { LoadResult } from './load.js';
+import { median } from './median.js';
 
 export interface OperationsRow {
   readonly id: string;
@@ -53,12 +54,6 @@ export function operationsSectionOf(markdown: string): string | null {
 }
 
 const fixed = (value: number, digits = 0): string => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
 /** Server CPU time per request answered (µs). */
 const cpuPerRequestUs = (result: LoadResult): number => (result.server.cpu * 1e6) / result.requestsPerSecond;
 

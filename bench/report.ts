@@ -4,6 +4,7 @@ import type { QueryMicro } from './micro.js';
 import type { SqlOnlyRow } from './sqlOnly.js';
 import { renderSingleLenderSection } from './singleLenderReport.js';
 import type { SingleLenderResults } from './singleLenderRun.js';
+import { median } from './median.js';
 
 export interface ThroughputRow {
   readonly id: string;
@@ -25,11 +26,6 @@ export function roundRatios(engine: LoadResult, baseline: LoadResult): number[] 
   return engine.roundRequestsPerSecond.map((rps, i) => rps / (baseline.roundRequestsPerSecond[i] ?? Number.NaN));
 }
 
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 const geomean = (values: readonly number[]): number => Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length);
 
 export interface GrowthRow {

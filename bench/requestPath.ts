@@ -5,8 +5,9 @@
  * round divided into µs of CPU a request of the server process AND of the PostgreSQL backends
  * of its pool (every backend whose `application_name` is the side's tag, set with `PGAPPNAME`;
  * their on-CPU nanoseconds from `/proc/<pid>/schedstat`). While a round runs, the side's backends
- * are sampled in `pg_stat_activity` every 5 ms: the statements seen (`SET plan_cache_mode …` and
- * `RESET …` show the service running a statement on its generic plan, `planChoice.ts`).
+ * are sampled in `pg_stat_activity` every 5 ms: the statements seen (`SELECT set_config(…)` shows the
+ * service running a statement on its generic plan, `planChoice.ts`; builds before session 16 sent
+ * `SET plan_cache_mode …` and `RESET …` around it).
  * Throughput depends on the share of the cores a process gets; CPU time per request much less, so
  * this holds on a loaded machine. Not part of `npm run bench`.
  *
@@ -23,6 +24,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { cpuSeconds, freePort, ROOT, runCli, SHIPPED_NODE_FLAGS, startServer, stopAll, type ServerProcess } from './processes.js';
 import { ALL_QUERIES, accountIdOf, sampleData } from './queries.js';
+import { median } from './median.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -34,12 +36,6 @@ const { values: args } = parseArgs({
     side: { type: 'string', multiple: true, default: ['engine', 'baseline'] },
   },
 });
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 
 interface Side {
   readonly label: string;
@@ -72,7 +68,7 @@ function sampleStatements(pool: pg.Pool, tag: string, seen: Map<string, number>)
     while (running) {
       const { rows } = await pool.query<{ query: string }>("SELECT query FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", [tag]);
       for (const { query } of rows) {
-        const head = /^\s*(SET plan_cache_mode|RESET plan_cache_mode|EXPLAIN|SELECT CASE WHEN EXISTS|SELECT concat|\S+)/.exec(query)?.[1] ?? query.slice(0, 20);
+        const head = /^\s*(SET plan_cache_mode|RESET plan_cache_mode|SELECT set_config|EXPLAIN|SELECT CASE WHEN EXISTS|SELECT concat|\S+)/.exec(query)?.[1] ?? query.slice(0, 20);
         seen.set(head, (seen.get(head) ?? 0) + 1);
       }
       await new Promise((done) => setTimeout(done, 5));

@@ -45,6 +45,7 @@ import { keepOperationsSection, operationsSectionOf, renderOperationsSection, ty
 import { dropSingleLender } from './singleLender.js';
 import { singleLenderQueries, startSingleLender, type SingleLenderResults } from './singleLenderRun.js';
 import { measureSingleLenderSqlOnly } from './singleLenderSqlOnly.js';
+import { median } from './median.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -388,12 +389,6 @@ async function main(): Promise<void> {
   }
 }
 
-const medianOf = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
 /** The metrics token of the `--operations` run's "on" server. */
 const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
 /** How often the "on" server is scraped: more often than Prometheus's default 15 s, to be on the safe side. */
@@ -474,7 +469,7 @@ async function operationsMode(): Promise<void> {
       loadSamples.push(loadAverage);
       const row: OperationsRow = { id: query.id, title: query.title, on: measuredOn, off: measuredOff, ratio: measuredOn.requestsPerSecond / measuredOff.requestsPerSecond, roundRatios: roundRatios(measuredOn, measuredOff), loadAverage };
       rows.push(row);
-      log(`${query.id}: on ${measuredOn.requestsPerSecond.toFixed(0)} req/s, off ${measuredOff.requestsPerSecond.toFixed(0)} req/s, ratio ${row.ratio.toFixed(3)}, median of rounds ${medianOf(row.roundRatios).toFixed(3)} (rounds ${row.roundRatios.map((r) => r.toFixed(2)).join(' ')}), load ${loadAverage.toFixed(1)}`);
+      log(`${query.id}: on ${measuredOn.requestsPerSecond.toFixed(0)} req/s, off ${measuredOff.requestsPerSecond.toFixed(0)} req/s, ratio ${row.ratio.toFixed(3)}, median of rounds ${median(row.roundRatios).toFixed(3)} (rounds ${row.roundRatios.map((r) => r.toFixed(2)).join(' ')}), load ${loadAverage.toFixed(1)}`);
       for (const [side, measured] of [['on', measuredOn], ['off', measuredOff]] as const) {
         const split = measured.cpuSplit;
         if (split) log(`${query.id} ${side}: µs a request — server ${split.server.toFixed(1)}, postgres ${split.postgres.toFixed(1)}, runner ${split.runner.toFixed(1)}, machine busy ${split.machine.toFixed(1)} (kernel ${split.kernel.toFixed(1)}), rest ${split.rest.toFixed(1)}`);

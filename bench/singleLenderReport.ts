@@ -1,13 +1,9 @@
 /** RESULTS.md's section on the single-lender server (issue 36), rendered from results.json. */
 import type { ThroughputRow } from './report.js';
 import type { SingleLenderResults } from './singleLenderRun.js';
+import { median } from './median.js';
 
 const fixed = (value: number, digits = 0): string => (Number.isFinite(value) ? value.toFixed(digits) : '–');
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
 const geomean = (values: readonly number[]): number => Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length);
 const medianOf = (row: ThroughputRow): number => (row.roundRatios.length ? median(row.roundRatios) : row.ratio);
 
