@@ -4,6 +4,7 @@ export { queryInOrder, queryThenCommit, queryWrite, StatementFailed } from './da
 export { DataDirBusyError } from './dataDirLock.js';
 export { migrate } from './migrate.js';
 export { ping } from './ping.js';
+export { analyzeGrownTables, keepStatisticsFresh, type StatisticsUpkeepOptions } from './statisticsUpkeep.js';
 export { databaseSettingsFromEnv, openCommandDatabase, openServiceDatabase, type DatabaseSettings, type OpenedDatabase } from './openDatabase.js';
 export { openPgliteDatabase } from './pgliteDatabase.js';
 export { openPostgresDatabase } from './postgresDatabase.js';

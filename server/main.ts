@@ -3,7 +3,7 @@
  * `npm start`: migrate, set up the demo on an empty database, serve, and shut down cleanly.
  */
 import cluster from 'node:cluster';
-import { migrate, openServiceDatabase, ReadReplicas } from '../db/index.js';
+import { keepStatisticsFresh, migrate, openServiceDatabase, ReadReplicas } from '../db/index.js';
 import { setUpDemoIfEmpty } from '../app/demo.js';
 import { startFeeJob } from '../app/feeJob.js';
 import { purgeExpiredIdempotencyKeys } from '../app/idempotency.js';
@@ -82,6 +82,8 @@ async function main(): Promise<void> {
   worker?.start();
   // The daily fee job (late fees, delinquency, interest due): where the webhook worker runs (app/feeJob.ts).
   if (config.webhooks.workerInService) startFeeJob(opened.database, logger);
+  // The embedded database has no autovacuum: its tables are analyzed as they grow (db/statisticsUpkeep.ts).
+  keepStatisticsFresh(opened.database, { onError: (error) => logger.warn({ err: error }, 'analyzing the grown tables failed; the next look tries again') });
 
   const state: ServiceState = { stopping: false };
   const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state, ...(routing ? { routing } : {}), metrics, ...(scrapeMetrics ? { scrapeMetrics } : {}) });
