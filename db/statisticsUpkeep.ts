@@ -7,8 +7,8 @@ import type { Database, Queryable } from './database.js';
  * The ledger's replay runs on generic plans (migration 0026), made once per session from those
  * statistics and kept until they change; made for an empty `payment_allocations`, they join every
  * allocation to every changed line, so each write of a long-running embedded service cost more
- * than the last (bench/embeddedGrowth.ts: 143, then 241, then 349 ms a loan over its first 300,
- * 48 after an ANALYZE). PostgreSQL's autovacuum analyzes a table once a tenth of it changed;
+ * than the last (bench/embeddedGrowth.ts: 108, 200, then 301 ms a loan over each hundred of its
+ * first 300; 60, 56 and 49 with this upkeep). PostgreSQL's autovacuum analyzes a table once a tenth of it changed;
  * here a table is analyzed once it has grown to twice its pages at its last ANALYZE, plus 8
  * pages (64 kB): a table analyzed is analyzed again only after it has doubled, so the work stays
  * a small share of the writes. An ANALYZE also makes PostgreSQL plan again every cached plan

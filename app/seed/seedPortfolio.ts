@@ -338,7 +338,7 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
   // ledger's own tables too (allocations and fees, which the replay wrote after their last
   // ANALYZE above): their statistics said empty, and the replay's plans cached in this session
   // from them joined every allocation to every changed line — deleting 10,000 schedule rows of
-  // 175 loans afterwards took 24 s instead of 0.3 (tests/README.md, "How long", session 17).
+  // 175 loans afterwards took 24 s instead of 1.4 on PostgreSQL (tests/README.md, "How long", session 17).
   await db.query(`ANALYZE ${[...Object.keys(TABLES), 'payment_allocations', 'fees'].join(', ')}`);
 
   return {
