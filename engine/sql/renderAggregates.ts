@@ -87,7 +87,7 @@ export function aggregateRenderer(context: CompileContext, { orderKeys }: OrderB
     if (needsKeys) keys.forEach((k, i) => inner.push(sql`${k.value} AS ${sql.ident(`k${i}`)}`));
     if (!inner.length) inner.push(sql`1 AS ${sql.ident('one')}`);
     // GROUP BY (): exactly one row, even when only __typename is selected or no row matches.
-    return sql`(SELECT ${jsonObject(pairs)} FROM (SELECT ${sql.join(inner)} ${source(collection, query, table, correlation, keys)}) AS ${rows} GROUP BY ())`;
+    return sql`(SELECT ${jsonObject(pairs)} FROM (SELECT ${sql.join(inner)} ${source(collection, query, table, correlation, keys, inner)}) AS ${rows} GROUP BY ())`;
   }
 
   return { aggregate, aggregateField, columnsOf };

@@ -86,7 +86,7 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
    * distinct fields, as PostgreSQL requires), so each group keeps its first row by the
    * request's order and the primary-key tie-break, and paging applies after it (as in Hasura).
    */
-  function source(collection: Collection, query: ListQuery, table: Fragment, correlation: Correlation | null, keys: readonly OrderKey[], rows: Fragment | null = null): Fragment {
+  function source(collection: Collection, query: ListQuery, table: Fragment, correlation: Correlation | null, keys: readonly OrderKey[], reads: readonly Fragment[], rows: Fragment | null = null): Fragment {
     const conditions = [correlation ? pathPredicate(correlation.parentCollection, correlation.relationship, collection, table) : rowPredicate(collection, table)];
     if (correlation) conditions.push(joinPredicate(correlation.relationship, correlation.parent, table));
     if (query.where) conditions.push(where(query.where, table));
@@ -99,7 +99,12 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
     if (query.limit) paging.push(roleLimit ? sql` LIMIT least(${count(query.limit)}, ${roleLimit})` : sql` LIMIT ${count(query.limit)}`);
     else if (roleLimit) paging.push(sql` LIMIT ${roleLimit}`);
     if (query.offset) paging.push(sql` OFFSET ${count(query.offset)}`);
-    return sql`FROM (SELECT ${distinct}${table}.* ${filtered}${sql.join(paging, sql``)}) AS ${table}`;
+    // The subquery returns the columns the list reads of its rows (`reads`), not `table.*`: every
+    // column of `*` is taken out of each row the Limit passes (q1's two paged lists: ~15,000
+    // instructions of its 672,000; bench/README.md, "q1's statement").
+    const columns = query.distinctOn.length ? null : columnsRead(table, reads);
+    const output = columns ? sql.join(columns.map((column) => sql`${table}.${sql.ident(column)}`)) : sql`${table}.*`;
+    return sql`FROM (SELECT ${distinct}${output} ${filtered}${sql.join(paging, sql``)}) AS ${table}`;
   }
 
   /** A computed field's arguments by name, `name => $n::type`, each cast to the type the metadata gives it. */
@@ -120,11 +125,50 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
     const rows = nextAlias('r');
     const keys = orderKeys(collection, query, table);
     const keyColumns = keys.map((k, i) => sql`${k.value} AS ${sql.ident(`k${i}`)}`);
-    const aggregateOrder = sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
-    return sql`(SELECT ${jsonArray(sql`${rows}.${sql.ident('j')}`, aggregateOrder)} FROM (SELECT ${rowObject(collection, selection, table)} AS ${sql.ident(
-      'j',
-    )}, ${sql.join(keyColumns)} ${source(collection, query, table, correlation, keys, from)}) AS ${rows})`;
+    const aggregateOrder = atMostOneRow(collection, query) ? null : sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
+    const object = rowObject(collection, selection, table);
+    return sql`(SELECT ${jsonArray(sql`${rows}.${sql.ident('j')}`, aggregateOrder)} FROM (SELECT ${object} AS ${sql.ident('j')}, ${sql.join(keyColumns)} ${source(
+      collection,
+      query,
+      table,
+      correlation,
+      keys,
+      [object, ...keyColumns],
+      from,
+    )}) AS ${rows})`;
   }
 
   return { rowObject, source, list };
+}
+
+/** Whether a list has at most one row: a limit of 1 (or 0) written in the document, or a role's. */
+function atMostOneRow(collection: Collection, query: ListQuery): boolean {
+  const limit = query.limit;
+  const written = limit?.kind === 'const' && typeof limit.value === 'number' && limit.value <= 1;
+  return written || (collection.selectLimit !== null && collection.selectLimit <= 1);
+}
+
+/**
+ * The columns of `table` (an alias) that `reads` use, each once, in the order first used — or
+ * null when a fragment uses the alias other than as `table.column` (the row whole, `table.*`) or
+ * uses none of its columns: the subquery then returns `table.*` as before.
+ */
+export function columnsRead(table: Fragment, reads: readonly Fragment[]): string[] | null {
+  const [aliasPart] = table.parts;
+  if (table.parts.length !== 1 || !aliasPart || !('identifier' in aliasPart)) return null;
+  const alias = aliasPart.identifier;
+  const columns = new Set<string>();
+  for (const fragment of reads) {
+    const parts = fragment.parts;
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i]!;
+      if (!('identifier' in part) || part.identifier !== alias) continue;
+      const dot = parts[i + 1];
+      const column = parts[i + 2];
+      if (!dot || !('text' in dot) || dot.text !== '.' || !column || !('identifier' in column)) return null;
+      columns.add(column.identifier);
+      i += 2;
+    }
+  }
+  return columns.size ? [...columns] : null;
 }

@@ -80,7 +80,8 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t7".*
+                  "_t7"."amount",
+                  "_t7"."id"
                 FROM
                   "loans" AS "_t7"
                 WHERE

@@ -72,7 +72,11 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."amount",
+                  "_t1"."date_reversed",
+                  "_t1"."date",
+                  "_t1"."loan_id",
+                  "_t1"."id"
                 FROM
                   "payments" AS "_t1"
                 WHERE

@@ -50,7 +50,12 @@ SELECT
                     FROM
                       (
                         SELECT
-                          "_t2".*
+                          "_t2"."date",
+                          "_t2"."amount",
+                          "_t2"."type",
+                          "_t2"."method",
+                          "_t2"."date_reversed",
+                          "_t2"."id"
                         FROM
                           "payments" AS "_t2"
                         WHERE
@@ -104,7 +109,9 @@ SELECT
                     FROM
                       (
                         SELECT
-                          "_t4".*
+                          "_t4"."text",
+                          "_t4"."admin_id",
+                          "_t4"."id"
                         FROM
                           "comments" AS "_t4"
                         WHERE

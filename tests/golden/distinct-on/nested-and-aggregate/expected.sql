@@ -104,7 +104,8 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."amount",
+                  "_t1"."id"
                 FROM
                   "loans" AS "_t1"
                 WHERE

@@ -114,7 +114,11 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."name",
+                  "_t1"."amount",
+                  "_t1"."date_funded",
+                  "_t1"."date_maturity",
+                  "_t1"."id"
                 FROM
                   "loans" AS "_t1"
                 WHERE

@@ -41,7 +41,9 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t4".*
+                  "_t4"."amount",
+                  "_t4"."custom_fields",
+                  "_t4"."id"
                 FROM
                   "loans" AS "_t4"
                 WHERE

@@ -46,7 +46,9 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."amount",
+                  "_t1"."custom_fields",
+                  "_t1"."id"
                 FROM
                   "loans" AS "_t1"
                 WHERE

@@ -46,7 +46,10 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."id",
+                  "_t1"."amount",
+                  "_t1"."branch_id",
+                  "_t1"."opened"
                 FROM
                   "lender"."loans_opened_between" ("from_date" => $2::date) AS "_t1"
                 WHERE

@@ -52,7 +52,9 @@ SELECT
                       FROM
                         (
                           SELECT
-                            "_t3".*
+                            "_t3"."id",
+                            "_t3"."title",
+                            "_t3"."tags"
                           FROM
                             "lender_types"."note_others" (
                               "_t1"."account_id",

@@ -122,7 +122,8 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t3".*
+                  "_t3"."name",
+                  "_t3"."id"
                 FROM
                   "lender_branches" AS "_t3"
                 WHERE

@@ -45,7 +45,16 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."id",
+                  "_t1"."name",
+                  "_t1"."amount",
+                  "_t1"."status",
+                  "_t1"."rate",
+                  "_t1"."term",
+                  "_t1"."frequency",
+                  "_t1"."regular_payment",
+                  "_t1"."date_funded",
+                  "_t1"."date_maturity"
                 FROM
                   "loans" AS "_t1"
                 WHERE

@@ -161,7 +161,8 @@ SELECT
                       FROM
                         (
                           SELECT
-                            "_t9".*
+                            "_t9"."document_id",
+                            "_t9"."id"
                           FROM
                             "loan_documents" AS "_t9"
                           WHERE
@@ -232,7 +233,8 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."name",
+                  "_t1"."id"
                 FROM
                   "loans" AS "_t1"
                 WHERE

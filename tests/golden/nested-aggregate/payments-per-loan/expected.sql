@@ -131,7 +131,9 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."name",
+                  "_t1"."amount",
+                  "_t1"."id"
                 FROM
                   "loans" AS "_t1"
                 WHERE

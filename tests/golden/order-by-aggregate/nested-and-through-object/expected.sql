@@ -113,7 +113,9 @@ SELECT
                       FROM
                         (
                           SELECT
-                            "_t4".*
+                            "_t4"."committed_amount",
+                            "_t4"."loan_id",
+                            "_t4"."id"
                           FROM
                             "funding_sources" AS "_t4"
                           WHERE
@@ -160,7 +162,7 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."id"
                 FROM
                   "people" AS "_t1"
                 WHERE
@@ -231,7 +233,10 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t11".*
+                  "_t11"."date",
+                  "_t11"."amount",
+                  "_t11"."loan_id",
+                  "_t11"."id"
                 FROM
                   "payments" AS "_t11"
                 WHERE

@@ -31,7 +31,9 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."name",
+                  "_t1"."regular_payment",
+                  "_t1"."id"
                 FROM
                   "loans" AS "_t1"
                 WHERE
@@ -77,7 +79,10 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t3".*
+                  "_t3"."name",
+                  "_t3"."status",
+                  "_t3"."regular_payment",
+                  "_t3"."id"
                 FROM
                   "loans" AS "_t3"
                 WHERE
@@ -172,7 +177,9 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t5".*
+                  "_t5"."person_id",
+                  "_t5"."loan_id",
+                  "_t5"."id"
                 FROM
                   "funding_sources" AS "_t5"
                 WHERE

@@ -64,7 +64,10 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."date",
+                  "_t1"."amount",
+                  "_t1"."loan_id",
+                  "_t1"."id"
                 FROM
                   "payments" AS "_t1"
                 WHERE

@@ -53,7 +53,10 @@ SELECT
                       FROM
                         (
                           SELECT
-                            "_t3".*
+                            "_t3"."number",
+                            "_t3"."due",
+                            "_t3"."payment",
+                            "_t3"."id"
                           FROM
                             "schedules" AS "_t3"
                           WHERE
@@ -76,7 +79,9 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."name",
+                  "_t1"."id",
+                  "_t1"."amount"
                 FROM
                   "loans" AS "_t1"
                 WHERE

@@ -49,17 +49,7 @@ SELECT
                                   ',"valuations":',
                                   (
                                     SELECT
-                                      concat(
-                                        '[',
-                                        string_agg(
-                                          "_r7"."j",
-                                          ','
-                                          ORDER BY
-                                            "_r7"."k0" DESC NULLS FIRST,
-                                            "_r7"."k1" ASC NULLS LAST
-                                        ),
-                                        ']'
-                                      )
+                                      concat('[', string_agg("_r7"."j", ','), ']')
                                     FROM
                                       (
                                         SELECT
@@ -77,7 +67,10 @@ SELECT
                                         FROM
                                           (
                                             SELECT
-                                              "_t6".*
+                                              "_t6"."value",
+                                              "_t6"."valuation_type",
+                                              "_t6"."report_date",
+                                              "_t6"."id"
                                             FROM
                                               "valuations" AS "_t6"
                                             WHERE
@@ -157,7 +150,9 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."name",
+                  "_t1"."id",
+                  "_t1"."amount"
                 FROM
                   "loans" AS "_t1"
                 WHERE

@@ -101,7 +101,9 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."name",
+                  "_t1"."id",
+                  "_t1"."amount"
                 FROM
                   "loans" AS "_t1"
                 WHERE

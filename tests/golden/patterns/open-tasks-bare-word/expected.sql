@@ -48,7 +48,11 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."name",
+                  "_t1"."status",
+                  "_t1"."date_due",
+                  "_t1"."loan_id",
+                  "_t1"."id"
                 FROM
                   "tasks" AS "_t1"
                 WHERE

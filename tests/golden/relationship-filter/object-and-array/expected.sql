@@ -88,7 +88,10 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t9".*
+                  "_t9"."class",
+                  "_t9"."original_amount",
+                  "_t9"."person_id",
+                  "_t9"."id"
                 FROM
                   "funding_sources" AS "_t9"
                 WHERE

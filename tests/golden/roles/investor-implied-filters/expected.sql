@@ -66,7 +66,10 @@ SELECT
                       FROM
                         (
                           SELECT
-                            "_t3".*
+                            "_t3"."date",
+                            "_t3"."amount",
+                            "_t3"."loan_id",
+                            "_t3"."id"
                           FROM
                             "payments" AS "_t3"
                           WHERE
@@ -243,7 +246,9 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."name",
+                  "_t1"."id",
+                  "_t1"."amount"
                 FROM
                   "loans" AS "_t1"
                 WHERE

@@ -7,16 +7,7 @@ SELECT
       ',"loans":',
       (
         SELECT
-          concat(
-            '[',
-            string_agg(
-              "_r2"."j",
-              ','
-              ORDER BY
-                "_r2"."k0" ASC NULLS LAST
-            ),
-            ']'
-          )
+          concat('[', string_agg("_r2"."j", ','), ']')
         FROM
           (
             SELECT
@@ -116,7 +107,7 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t1".*
+                  "_t1"."id"
                 FROM
                   "loans" AS "_t1"
                 WHERE

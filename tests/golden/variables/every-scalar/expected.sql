@@ -44,7 +44,9 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t2".*
+                  "_t2"."name",
+                  "_t2"."amount",
+                  "_t2"."id"
                 FROM
                   "loans" AS "_t2"
                 WHERE

@@ -77,7 +77,9 @@ SELECT
             FROM
               (
                 SELECT
-                  "_t3".*
+                  "_t3"."name",
+                  "_t3"."email",
+                  "_t3"."id"
                 FROM
                   "people" AS "_t3"
                 WHERE
