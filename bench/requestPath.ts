@@ -87,12 +87,15 @@ async function round(side: Side, monitor: pg.Pool, key: string, bodies: readonly
   const backendsBefore = await backendSeconds(monitor, side.tag);
   const before = cpuSeconds(side.server.pid);
   const stopSampling = record ? sampleStatements(monitor, side.tag, side.seen) : null;
+  const started = performance.now();
   const result = await autocannon({
     url: side.server.url,
     connections: Number(args.connections),
     amount: requests,
     requests: [{ method: 'POST', path: side.path, headers: { 'content-type': 'application/json', authorization: `Token ${key}` }, setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length]! }) }],
   });
+  // autocannon's `duration` is whole seconds for a run of a fixed number of requests.
+  const seconds = (performance.now() - started) / 1000;
   await stopSampling?.();
   const spent = cpuSeconds(side.server.pid) - before;
   let backend = 0;
@@ -101,7 +104,7 @@ async function round(side: Side, monitor: pg.Pool, key: string, bodies: readonly
   if (!record) return;
   side.serverUs.push((spent * 1e6) / result.requests.total);
   side.backendUs.push((backend * 1e6) / result.requests.total);
-  side.perSecond.push(result.requests.total / result.duration);
+  side.perSecond.push(result.requests.total / seconds);
 }
 
 async function startSide(spec: string, index: number, databaseUrl: string): Promise<Side> {
