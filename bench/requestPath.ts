@@ -44,8 +44,6 @@ interface Side {
   readonly path: string;
   readonly serverUs: number[];
   readonly backendUs: number[];
-  /** Requests a second of each round (its fixed number of requests over autocannon's duration). */
-  readonly perSecond: number[];
   readonly seen: Map<string, number>;
 }
 
@@ -87,15 +85,12 @@ async function round(side: Side, monitor: pg.Pool, key: string, bodies: readonly
   const backendsBefore = await backendSeconds(monitor, side.tag);
   const before = cpuSeconds(side.server.pid);
   const stopSampling = record ? sampleStatements(monitor, side.tag, side.seen) : null;
-  const started = performance.now();
   const result = await autocannon({
     url: side.server.url,
     connections: Number(args.connections),
     amount: requests,
     requests: [{ method: 'POST', path: side.path, headers: { 'content-type': 'application/json', authorization: `Token ${key}` }, setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length]! }) }],
   });
-  // autocannon's `duration` is whole seconds for a run of a fixed number of requests.
-  const seconds = (performance.now() - started) / 1000;
   await stopSampling?.();
   const spent = cpuSeconds(side.server.pid) - before;
   let backend = 0;
@@ -104,14 +99,13 @@ async function round(side: Side, monitor: pg.Pool, key: string, bodies: readonly
   if (!record) return;
   side.serverUs.push((spent * 1e6) / result.requests.total);
   side.backendUs.push((backend * 1e6) / result.requests.total);
-  side.perSecond.push(result.requests.total / seconds);
 }
 
 async function startSide(spec: string, index: number, databaseUrl: string): Promise<Side> {
   const tag = `requestpath-${index}`;
   const port = await freePort();
   const common = { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), PG_POOL_SIZE: '10', PGAPPNAME: tag };
-  const sideOf = (server: ServerProcess, path: string): Side => ({ label: spec, tag, server, path, serverUs: [], backendUs: [], perSecond: [], seen: new Map() });
+  const sideOf = (server: ServerProcess, path: string): Side => ({ label: spec, tag, server, path, serverUs: [], backendUs: [], seen: new Map() });
   if (spec === 'baseline') {
     const server = await startServer(tag, [...SHIPPED_NODE_FLAGS, '--import', 'tsx', join(ROOT, 'bench', 'baselineServer.ts')], common, port, async (url) => (await fetch(`${url}/none`, { method: 'POST' })).status === 404);
     return sideOf(server, '/graphql');
@@ -143,7 +137,7 @@ async function main(): Promise<void> {
     for (const query of ALL_QUERIES.filter((q) => args.only.split(',').includes(q.id))) {
       const bodies = Array.from({ length: 500 }, (_, i) => JSON.stringify({ query: query.graphql, operationName: query.operationName, variables: query.variables(sample, i) }));
       for (const side of sides) {
-        side.serverUs.length = side.backendUs.length = side.perSecond.length = 0;
+        side.serverUs.length = side.backendUs.length = 0;
         side.seen.clear();
         // Warm-up: plan checks, prepared statements, V8's optimised code.
         await round(side, monitor, key, bodies, requests, false);
@@ -157,15 +151,6 @@ async function main(): Promise<void> {
         process.stdout.write(
           `${query.id} ${side.label}: server ${median(side.serverUs).toFixed(1)} µs, backends ${median(side.backendUs).toFixed(1)} µs a request (medians of ${side.serverUs.length} rounds; server ${Math.min(...side.serverUs).toFixed(0)}–${Math.max(...side.serverUs).toFixed(0)}, backends ${Math.min(...side.backendUs).toFixed(0)}–${Math.max(...side.backendUs).toFixed(0)}); ` +
             `statements seen: ${[...side.seen].sort((a, b) => b[1] - a[1]).map(([head, n]) => `${head} ${((100 * n) / total).toFixed(0)} %`).join(', ')}\n`,
-        );
-      }
-      // Throughput beside the CPU: each round's req/s against the first side's round of the same pair.
-      const [first, ...others] = sides;
-      for (const side of others) {
-        const ratios = side.perSecond.map((rate, index) => rate / first!.perSecond[index]!);
-        process.stdout.write(
-          `${query.id} ${side.label}: ${median(side.perSecond).toFixed(0)} req/s against ${first!.label}'s ${median(first!.perSecond).toFixed(0)}; ` +
-            `per round ${side.label}/${first!.label} median ${median(ratios).toFixed(3)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})\n`,
         );
       }
       process.stdout.write(`${query.id}: load ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
