@@ -10,11 +10,12 @@ import { METADATA_PATH, openSeededTestDatabase } from '../support/seededService.
 import type { TestDatabase } from '../support/testDatabase.js';
 
 /**
- * Migrations 0037 and 0040 (issue 36) on a database at the previous version: the indexes 0037
- * replaces are put back as 0001 made them, 0040's index dropped (both unrecorded), the database is
- * read, migrated, and read again. No row changes, every golden query of the shipped metadata answers the same, and the
- * reads 0037 is for now take their order from the index: "the last 5 payments" reads 5 rows, not
- * all of the loan's, and sorts nothing.
+ * Migrations 0037, 0040 and 0044 (issue 36) on a database at the previous version: the indexes
+ * 0037 replaces are put back as 0001 made them, 0040's index dropped, `loans` rewritten at the
+ * default fillfactor (all three unrecorded), the database is read, migrated, and read again. No
+ * row changes, every golden query of the shipped metadata answers the same, and the reads 0037 is
+ * for now take their order from the index: "the last 5 payments" reads 5 rows, not all of the
+ * loan's, and sorts nothing.
  */
 const PREVIOUS_INDEXES = `
 DROP INDEX loans_account_status_created; CREATE INDEX loans_account_status_created ON loans (account_id, status, created_at DESC, id);
@@ -26,6 +27,8 @@ DROP INDEX tasks_loan; CREATE INDEX tasks_loan ON tasks (account_id, loan_id);
 DELETE FROM loanql_migrations WHERE name = '0037_read_shape_indexes';
 DROP INDEX loans_account_status_totals;
 DELETE FROM loanql_migrations WHERE name = '0040_loan_status_totals_index';
+ALTER TABLE loans RESET (fillfactor); CLUSTER loans USING loans_pkey; ALTER TABLE loans SET WITHOUT CLUSTER;
+DELETE FROM loanql_migrations WHERE name = '0044_loans_fillfactor';
 `;
 const TABLES = ['loans', 'payments', 'valuations', 'tasks', 'comments', 'schedules'];
 const GOLDEN_DIR = fileURLToPath(new URL('../golden/', import.meta.url));
@@ -48,19 +51,21 @@ function goldenRequests(): { name: string; request: GraphRequest }[] {
   return found;
 }
 
-describe('migrations 0037 and 0040 (indexes shaped like the reads) on a database at the previous version', () => {
+describe('migrations 0037, 0040 and 0044 (indexes shaped like the reads, room on the pages of loans) on a database at the previous version', () => {
   let database: TestDatabase;
   let engine: GraphEngine;
   let accountId: string;
   const requests = goldenRequests();
   const answersBefore = new Map<string, string>();
-  let countsBefore: Record<string, number>;
+  let countsBefore: Record<string, number | string>;
   let lastFivePlanBefore: string;
   let applied: string[];
 
-  const counts = async (): Promise<Record<string, number>> => {
-    const result: Record<string, number> = {};
+  const counts = async (): Promise<Record<string, number | string>> => {
+    const result: Record<string, number | string> = {};
     for (const table of TABLES) result[table] = Number((await database.db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+    // 0044 rewrites loans: every row, not only their number, is as it was.
+    result.loansDigest = (await database.db.query<{ digest: string }>('SELECT md5(string_agg(l::text, \'|\' ORDER BY l.id)) AS digest FROM loans l')).rows[0]!.digest;
     return result;
   };
   /** The plan of q1's "last 5 non-reversed payments" of the loan with the most payments. */
@@ -91,8 +96,10 @@ describe('migrations 0037 and 0040 (indexes shaped like the reads) on a database
     await database?.close();
   });
 
-  it('applies 0037 and 0040 alone and changes no row', async () => {
-    assert.deepEqual(applied, ['0037_read_shape_indexes', '0040_loan_status_totals_index']);
+  it('applies 0037, 0040 and 0044 alone and changes no row', async () => {
+    assert.deepEqual(applied, ['0037_read_shape_indexes', '0040_loan_status_totals_index', '0044_loans_fillfactor']);
+    const { rows } = await database.db.query<{ options: string[] | null }>("SELECT reloptions AS options FROM pg_class WHERE oid = 'loans'::regclass");
+    assert.deepEqual(rows[0]!.options, ['fillfactor=50']);
     assert.deepEqual(await counts(), countsBefore);
   });
 
