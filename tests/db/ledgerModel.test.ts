@@ -1,11 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import type { Database } from '../../db/index.js';
+import { analyzeGrownTables, type Database } from '../../db/index.js';
 import { buildSchedule, type Amortization, type Frequency, type ScheduleRow } from '../../domain/schedule.js';
 import { payoffQuote, replayLedger, type PaymentRecord, type PaymentType } from '../../domain/ledger/index.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
-import { analyzeGrownTables } from '../../db/index.js';
 
 /**
  * Issue 29, Done when 2: generated histories — payments of every type (a refund the database

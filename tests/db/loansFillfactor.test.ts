@@ -51,12 +51,12 @@ describe('loans keeps room for its daily writes (migration 0044)', () => {
   };
 
   /** The page each of the account's loans is on, and its `arrears_since` (the one indexed column its daily writes can change). */
-  const pages = async (): Promise<Map<string, string>> => {
+  const pages = async (): Promise<Map<string, { page: number; arrears_since: string | null }>> => {
     const { rows } = await database.db.query<{ id: string; page: number; arrears_since: string | null }>(
       'SELECT id, (ctid::text::point)[0]::int AS page, arrears_since::text FROM loans WHERE account_id = $1',
       [accountId],
     );
-    return new Map(rows.map((row) => [row.id, `${row.page} ${row.arrears_since}`]));
+    return new Map(rows.map(({ id, ...place }) => [id, place]));
   };
 
   /**
@@ -89,10 +89,9 @@ describe('loans keeps room for its daily writes (migration 0044)', () => {
     let stayed = 0;
     let moved = 0;
     for (const { id } of brought) {
-      const [pageBefore, arrearsBefore] = before.get(id)!.split(' ');
-      const [pageAfter, arrearsAfter] = after.get(id)!.split(' ');
-      if (arrearsBefore !== arrearsAfter) continue;
-      if (pageBefore === pageAfter) stayed += 1;
+      const [was, is] = [before.get(id)!, after.get(id)!];
+      if (was.arrears_since !== is.arrears_since) continue;
+      if (was.page === is.page) stayed += 1;
       else moved += 1;
     }
     return { forwarded, stayed, moved };
