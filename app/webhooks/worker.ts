@@ -84,6 +84,15 @@ deliveries AS (
   RETURNING 1)
 SELECT (SELECT count(*) FROM taken)::int AS taken, (SELECT count(*) FROM deliveries)::int AS deliveries`;
 
+/**
+ * Whether the outbox holds a row: an idle worker asks this, prepared, at every poll (four a second
+ * by default) and runs `FAN_OUT` only when it does — the fan-out is deliberately not prepared (see
+ * `#fanOut`), so each run parses and plans it: ~0.7 ms of PostgreSQL 15's CPU (more on PGlite)
+ * every poll of an idle service, against ~0.03 ms for this. A row written just after the answer
+ * waits for the next poll, as one written just after a fan-out does.
+ */
+const OUTBOX_WAITING = 'SELECT EXISTS (SELECT 1 FROM webhook_outbox) AS waiting';
+
 /** Outbox rows fanned out per statement. */
 const FAN_OUT_BATCH = 500;
 /** A worker fans out at most this often (an idle one at every poll), again at once after a full batch ... */
@@ -185,6 +194,10 @@ export class WebhookWorker {
     const elapsed = performance.now() - this.#lastFanOut;
     if (this.#saturated ? elapsed < FAN_OUT_SATURATED_INTERVAL_MS : elapsed < FAN_OUT_INTERVAL_MS && !this.#outboxFull) return false;
     this.#lastFanOut = performance.now();
+    if (!this.#outboxFull) {
+      const { rows: outbox } = await this.db.query<{ waiting: boolean }>(OUTBOX_WAITING, [], { reusable: true });
+      if (!outbox[0]!.waiting) return false;
+    }
     // Not prepared: the outbox swings between empty and thousands of rows, and a plan cached while
     // it was empty (sequential scans) would cost milliseconds per run when it is not.
     const { rows } = await this.db.query<{ taken: number; deliveries: number }>(FAN_OUT, [FAN_OUT_BATCH]);
