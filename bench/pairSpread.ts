@@ -5,7 +5,7 @@
  * `npm run bench` measures it — `measurePair` of `load.ts`, alternating rounds — and printed with
  * its ratio over all rounds, the median of the round ratios, and where the machine's CPU went a
  * request on each side (`CpuSplit`: the server, PostgreSQL — the postmaster's tree, found from
- * `--postmaster-pid` or the cluster's `postmaster.pid` — the runner, the machine). A run of this
+ * the cluster's `postmaster.pid` under `--pgdata` — the runner, the machine). A run of this
  * before a claim that one query "moved" tells whether the move is larger than the measurement's
  * own spread. Not part of `npm run bench`.
  *
@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { measurePair, type LoadResult, type LoadTarget } from './load.js';
 import { median } from './median.js';
+import { roundRatios } from './report.js';
 import { freePort, ROOT, SHIPPED_NODE_FLAGS, startServer, stopAll } from './processes.js';
 import { ALL_QUERIES, accountIdOf, sampleData } from './queries.js';
 
@@ -78,7 +79,7 @@ try {
     for (const [q, id] of args.queries.split(',').entries()) {
       const bodies = bodiesOf(id);
       const [resultA, resultB] = await measurePair({ ...a, bodies }, { ...b, bodies }, settings, (p + q) % 2 === 0);
-      const rounds = resultA.roundRequestsPerSecond.map((rate, i) => rate / resultB.roundRequestsPerSecond[i]!);
+      const rounds = roundRatios(resultA, resultB);
       process.stdout.write(
         `${id} ${kindA}/${kindB}: ${(resultA.requestsPerSecond / resultB.requestsPerSecond).toFixed(3)} over all rounds, median of rounds ${median(rounds).toFixed(3)} (${resultA.requestsPerSecond.toFixed(0)} / ${resultB.requestsPerSecond.toFixed(0)} req/s), load ${loadavg()[0]!.toFixed(1)}\n` +
           `  ${kindA}: ${split(resultA)}\n  ${kindB}: ${split(resultB)}\n`,

@@ -43,6 +43,31 @@ async function count(sql: string, values: unknown[]): Promise<number> {
 }
 
 describe('Webhooks: the outbox and the fan-out', () => {
+  it('does not run the fan-out while the outbox is empty, and fans out a row written while it polls', async () => {
+    const receiver = await startWebhookReceiver();
+    const seen: string[] = [];
+    const stopWatching = database.db.observe((text) => void seen.push(text));
+    const worker = new WebhookWorker(database.db, settings, { warn: () => undefined });
+    try {
+      const { account, loan } = await accountWithLoan(receiver);
+      assert.equal(await count('SELECT count(*)::text AS n FROM webhook_outbox', []), 0, 'the outbox starts empty');
+      worker.start();
+      await new Promise((resolve) => setTimeout(resolve, 20 * settings.pollMs));
+      const fanOuts = () => seen.filter((text) => text.includes('DELETE FROM webhook_outbox')).length;
+      const looks = seen.filter((text) => text.includes('EXISTS (SELECT 1 FROM webhook_outbox)')).length;
+      assert.ok(looks >= 2, `the worker polled the empty outbox (${looks} looks)`);
+      assert.equal(fanOuts(), 0, 'an empty outbox costs no fan-out');
+      await postPayment(account, loan, 3.25);
+      await receiver.waitFor((r) => r.length >= 1, 15_000);
+      assert.equal(fanOuts(), 1, 'one fan-out once a row was waiting');
+      assert.equal((JSON.parse(receiver.received[0]!.body) as { data: { new: { amount: number } } }).data.new.amount, 3.25);
+    } finally {
+      await worker.stop();
+      stopWatching();
+      await receiver.close();
+    }
+  });
+
   it('captures one outbox row per event and nothing else; the worker fans it out and delivers it', async () => {
     const receiver = await startWebhookReceiver();
     try {
