@@ -12,18 +12,45 @@ export interface DatabaseSettings {
   readonly dataDir: string;
   readonly statementTimeoutMs?: number;
   readonly maxConnections?: number;
+  /** The embedded database's `shared_buffers` (`EMBEDDED_SHARED_BUFFERS`); unset: PostgreSQL's default (128MB). */
+  readonly embeddedSharedBuffers?: string | undefined;
   /** Told of every lost connection of a PostgreSQL pool (they never crash the process). */
   readonly onConnectionError?: (error: Error) => void;
 }
 
-/** `DATABASE_URL`, `DATA_DIR` (default `./data`), `STATEMENT_TIMEOUT_MS` (default 10000), `PG_POOL_SIZE` (default 10). */
+/**
+ * `DATABASE_URL`, `DATA_DIR` (default `./data`), `STATEMENT_TIMEOUT_MS` (default 10000),
+ * `PG_POOL_SIZE` (default 10), `EMBEDDED_SHARED_BUFFERS` (default unset). Throws naming the
+ * variable when `EMBEDDED_SHARED_BUFFERS` is not a size.
+ */
 export function databaseSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): DatabaseSettings {
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: resolve(env.DATA_DIR || './data'),
     statementTimeoutMs: Number(env.STATEMENT_TIMEOUT_MS || 10_000),
     maxConnections: Number(env.PG_POOL_SIZE || 10),
+    embeddedSharedBuffers: sharedBuffersOf((env.EMBEDDED_SHARED_BUFFERS ?? '').trim()),
   };
+}
+
+/** The units PostgreSQL takes for a memory setting, as multiples of a kB. */
+const SIZE_UNITS = new Map([
+  ['kB', 1],
+  ['MB', 1024],
+  ['GB', 1024 * 1024],
+]);
+
+/**
+ * A `shared_buffers` size for the embedded database: a whole number and a unit (`kB`, `MB`,
+ * `GB`, as PostgreSQL writes them) from 1MB to 1GB (PGlite's memory ends at 2 GB); undefined
+ * for an empty setting. Anything else throws naming the variable, before PGlite starts.
+ */
+export function sharedBuffersOf(raw: string): string | undefined {
+  if (raw === '') return undefined;
+  const match = /^(\d{1,10})(kB|MB|GB)$/.exec(raw);
+  const kb = match ? Number(match[1]) * SIZE_UNITS.get(match[2]!)! : NaN;
+  if (!(kb >= 1024 && kb <= 1024 * 1024)) throw new Error(`EMBEDDED_SHARED_BUFFERS must be a size from 1MB to 1GB written as PostgreSQL writes one (e.g. 32MB, 65536kB), not "${raw.slice(0, 40)}"`);
+  return raw;
 }
 
 export interface OpenedDatabase {
@@ -41,7 +68,7 @@ export async function openServiceDatabase(settings: DatabaseSettings): Promise<O
   if (settings.databaseUrl) return openServer(settings);
   const lock = acquireDataDirLock(settings.dataDir, 'service');
   try {
-    const embedded = await openPgliteDatabase(settings.dataDir);
+    const embedded = await openPgliteDatabase(settings.dataDir, undefined, { sharedBuffers: settings.embeddedSharedBuffers });
     let share: EmbeddedShare;
     // A new random password every start, readable only through the 0600 lock file.
     const password = randomBytes(24).toString('base64url');
@@ -90,7 +117,7 @@ export async function openCommandDatabase(settings: DatabaseSettings): Promise<O
   if (live) throw new DataDirBusyError(settings.dataDir, live);
   const lock = acquireDataDirLock(settings.dataDir, 'cli');
   try {
-    const embedded = await openPgliteDatabase(settings.dataDir);
+    const embedded = await openPgliteDatabase(settings.dataDir, undefined, { sharedBuffers: settings.embeddedSharedBuffers });
     return {
       database: embedded,
       description: `embedded PGlite in ${settings.dataDir}`,

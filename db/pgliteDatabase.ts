@@ -24,18 +24,31 @@ export interface EmbeddedDatabase extends Database {
   readonly pglite: PGlite;
 }
 
+export interface PgliteOptions {
+  /**
+   * PostgreSQL's `shared_buffers` (`EMBEDDED_SHARED_BUFFERS`, e.g. `32MB`); unset: PostgreSQL's
+   * default, 128MB. PGlite zeroes the whole pool at every start (about 80 ms of CPU for 128MB),
+   * and its file system is memory already, so a small database (a test's, a CLI command's) loses
+   * nothing with a smaller pool.
+   */
+  readonly sharedBuffers?: string | undefined;
+}
+
 /**
  * Opens embedded PostgreSQL (PGlite). `dataDir` undefined means in memory (tests).
  * PGlite serialises all work on its single session: plain queries wait for open transactions.
  * Its files in `dataDir` are the service user's only (`dataDirMode.ts`).
  */
-export async function openPgliteDatabase(dataDir: string | undefined, loadDataDir?: Blob): Promise<EmbeddedDatabase> {
+export async function openPgliteDatabase(dataDir: string | undefined, loadDataDir?: Blob, options: PgliteOptions = {}): Promise<EmbeddedDatabase> {
+  const { sharedBuffers } = options;
   const create = (): Promise<PGlite> =>
     PGlite.create({
       ...(dataDir ? { dataDir } : {}),
       ...(loadDataDir ? { loadDataDir } : {}),
       extensions: { pg_trgm, citext },
       parsers: PARSERS,
+      // Checked by `sharedBuffersOf` (a number and a unit, nothing else) before it gets here: a start parameter is not SQL.
+      ...(sharedBuffers ? { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] } : {}),
     });
   let pglite: PGlite;
   const opening = statementProfileOn ? cpuNow() : 0;

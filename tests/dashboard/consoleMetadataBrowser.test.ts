@@ -190,6 +190,8 @@ describe('The console, the metadata page and the keys page in Chromium', () => {
     await page.locator('#key-name-error').waitFor();
     assert.equal(await field.getAttribute('aria-invalid'), 'true');
     assert.match((await page.locator('#key-name-error').innerText()).trim(), /^Enter a name/);
+    // `autofocus` is applied at the browser's next rendering step, not when the element is parsed: wait for it (up to 5 s).
+    await page.waitForFunction(() => document.activeElement?.id === 'key-name', null, { timeout: 5000 }).catch(() => undefined);
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'key-name', 'the field has the focus');
     assert.equal((await listApiKeys(database.db, seeded.account.id)).length, before);
     await assertAccessible('the keys page with an error');

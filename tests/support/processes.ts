@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { METADATA_PATH } from './http.js';
+import { TEST_SHARED_BUFFERS } from './testDatabase.js';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SERVICE = fileURLToPath(new URL('../../dist/server/main.js', import.meta.url));
@@ -29,7 +30,8 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   for (const name of ['DATABASE_URL', 'TEST_DATABASE_URL', 'DATA_DIR', 'PORT', 'HOST', 'METADATA_PATH', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT']) delete clean[name];
   // DEMO_SCALE: a first start on an empty database writes a demo of 50 loans, not 500 — the same
   // code path at a tenth of the cost (db/seed.test.ts covers the seeder at larger scales).
-  return { ...clean, LOG_LEVEL: 'warn', METADATA_PATH: METADATA_PATH, DEMO_SCALE: '0.005', ...env };
+  // EMBEDDED_SHARED_BUFFERS: the tests' own databases' pool (`TEST_SHARED_BUFFERS`), not 128MB zeroed at every start.
+  return { ...clean, LOG_LEVEL: 'warn', METADATA_PATH: METADATA_PATH, DEMO_SCALE: '0.005', EMBEDDED_SHARED_BUFFERS: TEST_SHARED_BUFFERS, ...env };
 }
 
 export interface ProcessResult {

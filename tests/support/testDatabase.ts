@@ -26,6 +26,59 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
+/**
+ * PostgreSQL's `shared_buffers` in the tests' embedded databases (and, through `childEnv`, the
+ * service and CLI processes they start: `EMBEDDED_SHARED_BUFFERS`). PGlite zeroes the whole pool
+ * at every start: at PostgreSQL's default of 128MB that was about 80 ms of an open's 0.5–0.7
+ * CPU-seconds, paid some 170 times a run; no test database comes near 32MB of hot pages
+ * (tests/README.md, "How long").
+ */
+export const TEST_SHARED_BUFFERS = '32MB';
+
+const PGLITE_OPTIONS = { sharedBuffers: TEST_SHARED_BUFFERS };
+
+/**
+ * A dump's bytes as the `Blob` PGlite loads (`loadDataDir`), which only calls `arrayBuffer()`:
+ * that hands over the bytes themselves (`owned`: read for this one open) or a copy of them (a
+ * dump kept for every open of the process). Node 20's own `Blob.arrayBuffer()` reads its parts
+ * in chunks: 50–80 ms of CPU for the 33 MB migrated dump, against about 20 for a copy. Anything
+ * else a `Blob` does is delegated to a real one.
+ */
+class DumpBlob extends Blob {
+  readonly #bytes: Buffer;
+  readonly #owned: boolean;
+  #real: Blob | null = null;
+
+  constructor(bytes: Buffer, type: string, owned: boolean) {
+    super([], { type });
+    this.#bytes = bytes;
+    this.#owned = owned;
+    Object.defineProperty(this, 'size', { value: bytes.byteLength });
+  }
+
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = this.#bytes;
+    const whole = this.#owned && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    return Promise.resolve((whole ? bytes.buffer : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) as ArrayBuffer);
+  }
+
+  override stream(): ReturnType<Blob['stream']> {
+    return this.#asBlob().stream();
+  }
+
+  override text(): Promise<string> {
+    return this.#asBlob().text();
+  }
+
+  override slice(start?: number, end?: number, type?: string): Blob {
+    return this.#asBlob().slice(start, end, type);
+  }
+
+  #asBlob(): Blob {
+    return (this.#real ??= new Blob([this.#bytes], { type: this.type }));
+  }
+}
+
 /** Opens a migrated database of its own for a test (see the module comment). */
 export async function openTestDatabase(): Promise<TestDatabase> {
   const url = process.env.TEST_DATABASE_URL;
@@ -49,7 +102,7 @@ export async function openEmptyTestDatabase(): Promise<TestDatabase> {
       },
     };
   }
-  const embedded = await openPgliteDatabase(undefined);
+  const embedded = await openPgliteDatabase(undefined, undefined, PGLITE_OPTIONS);
   return { db: embedded, close: () => embedded.close() };
 }
 
@@ -112,12 +165,12 @@ async function withAdminClient<T>(url: string, work: (client: pg.Client) => Prom
 async function openEmbeddedTestDatabase(): Promise<TestDatabase> {
   let db: Awaited<ReturnType<typeof openPgliteDatabase>>;
   try {
-    db = await openPgliteDatabase(undefined, await migratedDump());
+    db = await openPgliteDatabase(undefined, await migratedDump(), PGLITE_OPTIONS);
   } catch {
     // An unreadable dump (say, cut short by a full disk): start from nothing and replace it.
     rmSync(dumpPath(), { force: true });
     dumpPromise = null;
-    db = await openPgliteDatabase(undefined, await migratedDump());
+    db = await openPgliteDatabase(undefined, await migratedDump(), PGLITE_OPTIONS);
   }
   await migrate(db);
   return embeddedTestDatabase(db);
@@ -156,7 +209,7 @@ async function migratedDataDirTemplate(): Promise<string> {
   // Built under a unique name and renamed into place: a concurrent reader sees none or a whole one.
   const partial = `${template}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
   try {
-    const built = await openPgliteDatabase(partial, await migratedDump());
+    const built = await openPgliteDatabase(partial, await migratedDump(), PGLITE_OPTIONS);
     try {
       await migrate(built);
       await checkpoint(built);
@@ -201,7 +254,7 @@ export async function openBuiltTestDatabase<T>(
   const resultPath = `${stem}.json`;
   try {
     const built = JSON.parse(readFileSync(resultPath, 'utf8')) as T;
-    const db = await openPgliteDatabase(undefined, new Blob([readFileSync(path)], { type: gzip ? 'application/x-gzip' : 'application/x-tar' }));
+    const db = await openPgliteDatabase(undefined, new DumpBlob(readFileSync(path), gzip ? 'application/x-gzip' : 'application/x-tar', true), PGLITE_OPTIONS);
     const now = new Date();
     utimesSync(path, now, now);
     utimesSync(resultPath, now, now);
@@ -251,7 +304,7 @@ export async function copyBuiltDataDir<T>(dataDir: string, key: string, sources:
     const partial = `${template}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
     try {
       cpSync(await migratedDataDirTemplate(), join(partial, 'data'), { recursive: true });
-      const built = await openPgliteDatabase(join(partial, 'data'));
+      const built = await openPgliteDatabase(join(partial, 'data'), undefined, PGLITE_OPTIONS);
       let result: T;
       try {
         await migrate(built);
@@ -306,14 +359,14 @@ function migratedDump(): Promise<Blob> {
 async function loadOrBuildDump(): Promise<Blob> {
   const path = dumpPath();
   try {
-    const blob = new Blob([readFileSync(path)], { type: 'application/x-tar' });
+    const blob = new DumpBlob(readFileSync(path), 'application/x-tar', false);
     const now = new Date();
     utimesSync(path, now, now); // marks it as in use (see removeOldDumps)
     return blob;
   } catch {
     /* not built yet */
   }
-  const fresh = await openPgliteDatabase(undefined);
+  const fresh = await openPgliteDatabase(undefined, undefined, PGLITE_OPTIONS);
   try {
     await migrate(fresh);
     await dropTemplateDatabases(fresh);
