@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CATALOGUE_COLUMNS } from '../../metadata/checkAgainstDatabase.js';
+import { CATALOGUE_COLUMNS, type CatalogueColumn } from '../../metadata/checkAgainstDatabase.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 
 /**
@@ -54,11 +54,13 @@ before(async () => {
 
 after(() => database?.close());
 
-async function bothReadings(schemas: string[], names: string[]): Promise<{ ours: unknown[]; reference: unknown[] }> {
-  const order = (rows: Record<string, unknown>[]): unknown[] =>
-    rows.map((row) => ({ ...row, numeric_precision: row.numeric_precision === null ? null : Number(row.numeric_precision), numeric_scale: row.numeric_scale === null ? null : Number(row.numeric_scale) })).sort((a, b) => `${a.table_schema}.${a.table_name}.${a.column_name}`.localeCompare(`${b.table_schema}.${b.table_name}.${b.column_name}`));
-  const ours = order((await database.db.query<Record<string, unknown>>(CATALOGUE_COLUMNS, [schemas, names])).rows);
-  const reference = order((await database.db.query<Record<string, unknown>>(REFERENCE, [schemas, names])).rows);
+async function bothReadings(schemas: string[], names: string[]): Promise<{ ours: CatalogueColumn[]; reference: CatalogueColumn[] }> {
+  const number = (value: number | null): number | null => (value === null ? null : Number(value));
+  const key = (row: CatalogueColumn): string => `${row.table_schema}.${row.table_name}.${row.column_name}`;
+  const order = (rows: CatalogueColumn[]): CatalogueColumn[] =>
+    rows.map((row) => ({ ...row, numeric_precision: number(row.numeric_precision), numeric_scale: number(row.numeric_scale) })).sort((a, b) => key(a).localeCompare(key(b)));
+  const ours = order((await database.db.query<CatalogueColumn>(CATALOGUE_COLUMNS, [schemas, names])).rows);
+  const reference = order((await database.db.query<CatalogueColumn>(REFERENCE, [schemas, names])).rows);
   return { ours, reference };
 }
 
@@ -75,16 +77,16 @@ describe('the collections’ columns from pg_catalog', () => {
     const names = ['things', 'thing_view', 'thing_totals', 'missing'];
     const { ours, reference } = await bothReadings(names.map(() => 'catalogue_kinds'), names);
     assert.deepEqual(ours, reference);
-    const byColumn = new Map((ours as { table_name: string; column_name: string }[]).map((row) => [`${row.table_name}.${row.column_name}`, row]));
+    const byColumn = new Map(ours.map((row) => [`${row.table_name}.${row.column_name}`, row]));
     // What the check relies on, spelled out (a regression in both readings would pass the comparison).
     assert.deepEqual(byColumn.get('things.amount'), { table_schema: 'catalogue_kinds', table_name: 'things', column_name: 'amount', data_type: 'numeric', is_nullable: 'NO', is_generated: 'NEVER', numeric_precision: 10, numeric_scale: 2 });
-    assert.equal((byColumn.get('things.tags') as { data_type: string }).data_type, 'citext[]');
-    assert.equal((byColumn.get('things.moods') as { data_type: string }).data_type, 'mood[]');
-    assert.equal((byColumn.get('things.counts') as { data_type: string }).data_type, 'integer[]');
-    assert.equal((byColumn.get('things.codes') as { data_type: string }).data_type, 'text[]');
-    assert.equal((byColumn.get('things.stamped') as { data_type: string }).data_type, 'timestamp with time zone');
-    assert.equal((byColumn.get('things.doubled') as { is_generated: string }).is_generated, 'ALWAYS');
-    assert.equal((byColumn.get('thing_view.amount') as { is_nullable: string }).is_nullable, 'NO', 'a NOT NULL domain is NOT NULL in a view too');
+    assert.equal(byColumn.get('things.tags')?.data_type, 'citext[]');
+    assert.equal(byColumn.get('things.moods')?.data_type, 'mood[]');
+    assert.equal(byColumn.get('things.counts')?.data_type, 'integer[]');
+    assert.equal(byColumn.get('things.codes')?.data_type, 'text[]');
+    assert.equal(byColumn.get('things.stamped')?.data_type, 'timestamp with time zone');
+    assert.equal(byColumn.get('things.doubled')?.is_generated, 'ALWAYS');
+    assert.equal(byColumn.get('thing_view.amount')?.is_nullable, 'NO', 'a NOT NULL domain is NOT NULL in a view too');
     assert.equal(byColumn.has('things.dropped_later'), false);
     assert.equal([...byColumn.keys()].some((key) => key.startsWith('thing_totals.')), false, 'a materialized view is not listed');
   });
