@@ -32,6 +32,13 @@ export interface PgliteOptions {
    * nothing with a smaller pool.
    */
   readonly sharedBuffers?: string | undefined;
+  /**
+   * A new database's WAL segment size in MB (initdb's `--wal-segsize`, a power of 2 from 1 to
+   * 1024); PostgreSQL's default is 16. Ignored for an existing database (its own is in its
+   * control file). The tests' dumps use 1: a 16 MB segment was half of every dump's bytes,
+   * read, copied and unpacked at every open.
+   */
+  readonly walSegmentSizeMB?: number | undefined;
 }
 
 /**
@@ -40,7 +47,10 @@ export interface PgliteOptions {
  * Its files in `dataDir` are the service user's only (`dataDirMode.ts`).
  */
 export async function openPgliteDatabase(dataDir: string | undefined, loadDataDir?: Blob, options: PgliteOptions = {}): Promise<EmbeddedDatabase> {
-  const { sharedBuffers } = options;
+  const { sharedBuffers, walSegmentSizeMB } = options;
+  if (walSegmentSizeMB !== undefined && !(Number.isInteger(walSegmentSizeMB) && walSegmentSizeMB >= 1 && walSegmentSizeMB <= 1024 && (walSegmentSizeMB & (walSegmentSizeMB - 1)) === 0)) {
+    throw new RangeError(`walSegmentSizeMB must be a power of 2 from 1 to 1024, not ${walSegmentSizeMB}`);
+  }
   const create = (): Promise<PGlite> =>
     PGlite.create({
       ...(dataDir ? { dataDir } : {}),
@@ -49,6 +59,7 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
       parsers: PARSERS,
       // Checked by `sharedBuffersOf` (a number and a unit, nothing else) before it gets here: a start parameter is not SQL.
       ...(sharedBuffers ? { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] } : {}),
+      ...(walSegmentSizeMB ? { initDbStartParams: [`--wal-segsize=${walSegmentSizeMB}`] } : {}),
     });
   let pglite: PGlite;
   const opening = statementProfileOn ? cpuNow() : 0;

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromEnv } from '../../app/config.js';
-import { databaseSettingsFromEnv, openServiceDatabase, sharedBuffersOf } from '../../db/index.js';
+import { databaseSettingsFromEnv, openPgliteDatabase, openServiceDatabase, sharedBuffersOf } from '../../db/index.js';
 import { runCli } from '../support/processes.js';
 import { copyMigratedDataDir, openTestDatabase, TEST_SHARED_BUFFERS, testDatabaseKind } from '../support/testDatabase.js';
 
@@ -31,6 +31,12 @@ describe('EMBEDDED_SHARED_BUFFERS', () => {
     assert.throws(() => configFromEnv({ EMBEDDED_SHARED_BUFFERS: 'lots' }), /EMBEDDED_SHARED_BUFFERS must be a size from 1MB to 1GB written as PostgreSQL writes one \(e\.g\. 32MB, 65536kB\), not "lots"/);
   });
 
+  it('a WAL segment size that initdb would refuse is refused before PGlite starts', async () => {
+    for (const bad of [0, 3, 1.5, 2048, -16, Number.NaN]) {
+      await assert.rejects(openPgliteDatabase(undefined, undefined, { walSegmentSizeMB: bad }), (error: Error) => error instanceof RangeError && /walSegmentSizeMB must be a power of 2 from 1 to 1024/.test(error.message), String(bad));
+    }
+  });
+
   it('a CLI command with a bad size says so and touches no data directory', async () => {
     const dataDir = join(root, 'never');
     const result = await runCli(['migrate'], { DATA_DIR: dataDir, EMBEDDED_SHARED_BUFFERS: '32 megabytes' }, root);
@@ -51,11 +57,11 @@ describe('EMBEDDED_SHARED_BUFFERS', () => {
     }
   });
 
-  it(`the tests' own embedded databases run with ${TEST_SHARED_BUFFERS}`, { skip: testDatabaseKind === 'postgres' ? 'PostgreSQL server: its own setting' : false }, async () => {
+  it(`the tests' own embedded databases run with ${TEST_SHARED_BUFFERS} and 1 MB WAL segments`, { skip: testDatabaseKind === 'postgres' ? 'PostgreSQL server: its own settings' : false }, async () => {
     const database = await openTestDatabase();
     try {
-      const { rows } = await database.db.query<{ shared_buffers: string }>('SHOW shared_buffers');
-      assert.equal(rows[0]?.shared_buffers, TEST_SHARED_BUFFERS);
+      const { rows } = await database.db.query<{ shared_buffers: string; wal_segment_size: string }>("SELECT current_setting('shared_buffers') AS shared_buffers, current_setting('wal_segment_size') AS wal_segment_size");
+      assert.deepEqual(rows[0], { shared_buffers: TEST_SHARED_BUFFERS, wal_segment_size: '1MB' });
     } finally {
       await database.close();
     }

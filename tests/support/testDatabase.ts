@@ -366,7 +366,10 @@ async function loadOrBuildDump(): Promise<Blob> {
   } catch {
     /* not built yet */
   }
-  const fresh = await openPgliteDatabase(undefined, undefined, PGLITE_OPTIONS);
+  // 1 MB WAL segments (PostgreSQL's default is 16): the segment the dump holds, and the next one a
+  // checkpoint may create, were 16–33 MB of every dump (seeded ones are built from this one),
+  // read, copied and unpacked at every open.
+  const fresh = await openPgliteDatabase(undefined, undefined, { ...PGLITE_OPTIONS, walSegmentSizeMB: 1 });
   try {
     await migrate(fresh);
     await dropTemplateDatabases(fresh);
@@ -451,7 +454,7 @@ function pgliteVersion(): string {
 function schemaFingerprint(): string {
   const hash = createHash('sha256');
   hash.update(`pglite ${pgliteVersion()}\n`);
-  hash.update('dumped after a checkpoint, without template databases\n'); // how the dump is made (older dumps were not)
+  hash.update('dumped after a checkpoint, without template databases, 1 MB WAL segments\n'); // how the dump is made (older dumps were not)
   const migrations = fileURLToPath(new URL('../../db/migrations/', import.meta.url));
   for (const file of readdirSync(migrations).sort()) {
     hash.update(`${file}\n`);
