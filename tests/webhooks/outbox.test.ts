@@ -68,6 +68,36 @@ describe('Webhooks: the outbox and the fan-out', () => {
     }
   });
 
+  it('does not claim while no endpoint exists, and claims and delivers once one does', async () => {
+    // Its own database: the other tests leave endpoints behind.
+    const own = await openTestDatabase();
+    const receiver = await startWebhookReceiver();
+    const seen: string[] = [];
+    const stopWatching = own.db.observe((text) => void seen.push(text));
+    const worker = new WebhookWorker(own.db, settings, { warn: () => undefined });
+    try {
+      await applyEventTriggers(own.db, metadata.eventTypes);
+      const account = await createAccount(own.db, `no-endpoints-${process.pid}`);
+      const loan = (await own.db.query<{ id: string }>(`INSERT INTO loans (account_id, name) VALUES ($1, 'no endpoints') RETURNING id`, [account.id])).rows[0]!.id;
+      worker.start();
+      await new Promise((resolve) => setTimeout(resolve, 20 * settings.pollMs));
+      const claims = () => seen.filter((text) => text.includes('UPDATE webhook_deliveries d') && text.includes('WITH due AS')).length;
+      const looks = seen.filter((text) => text.includes('EXISTS (SELECT 1 FROM webhook_endpoints)')).length;
+      assert.ok(looks >= 2, `the worker polled (${looks} looks)`);
+      assert.equal(claims(), 0, 'no endpoint: no claim');
+      await createWebhookEndpoint(own.db, account.id, { url: receiver.url, eventTypes: ['payment.posted'] }, { knownEventTypes: KNOWN, allowPrivate: true });
+      await own.db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 7.5)`, [account.id, loan]);
+      await receiver.waitFor((r) => r.length >= 1, 15_000);
+      assert.ok(claims() >= 1, 'an endpoint: the worker claims');
+      assert.equal((JSON.parse(receiver.received[0]!.body) as { data: { new: { amount: number } } }).data.new.amount, 7.5);
+    } finally {
+      await worker.stop();
+      stopWatching();
+      await receiver.close();
+      await own.close();
+    }
+  });
+
   it('captures one outbox row per event and nothing else; the worker fans it out and delivers it', async () => {
     const receiver = await startWebhookReceiver();
     try {
