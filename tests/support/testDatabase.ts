@@ -41,7 +41,7 @@ const PGLITE_OPTIONS = { sharedBuffers: TEST_SHARED_BUFFERS };
  * A dump's bytes as the `Blob` PGlite loads (`loadDataDir`), which only calls `arrayBuffer()`:
  * that hands over the bytes themselves (`owned`: read for this one open) or a copy of them (a
  * dump kept for every open of the process). Node 20's own `Blob.arrayBuffer()` reads its parts
- * in chunks: 50–80 ms of CPU for the 33 MB migrated dump, against about 20 for a copy. Anything
+ * in chunks: 50–80 ms of CPU for a 33 MB dump, against about 20 for a copy. Anything
  * else a `Blob` does is delegated to a real one.
  */
 class DumpBlob extends Blob {
