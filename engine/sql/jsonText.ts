@@ -49,7 +49,23 @@ export function jsonObject(pairs: readonly (readonly [string, Fragment])[]): Fra
 /**
  * `[a,b,…]` of the JSON-text column `item`, aggregated in `order`; `[]` for no rows. `order`
  * null: rows that are at most one (PostgreSQL 15 starts a sort for an aggregate's ORDER BY
- * whatever the number of rows: ~10,000 instructions, bench/README.md, "q1's statement").
+ * whatever the number of rows: ~10,000 instructions, bench/README.md, "q1's statement"). For an
+ * aggregate that shares its scan with others (`_aggregate { nodes }`, a mutation's rows);
+ * a list of its own is `jsonList`.
  */
 export const jsonArray = (item: Fragment, order: Fragment | null): Fragment =>
   order ? sql`concat('[', string_agg(${item}, ',' ORDER BY ${order}), ']')` : sql`concat('[', string_agg(${item}, ','), ']')`;
+
+/**
+ * `[a,b,…]` of the JSON-text column `item` of `SELECT item FROM rows [ORDER BY order]`; `[]` for
+ * no rows. An `ARRAY(…)` sublink instead of `(SELECT string_agg(…) FROM rows)`: PostgreSQL
+ * initialises every subplan of a statement at each execution, and an aggregate's node (its
+ * transition state, the sort its ORDER BY starts per group) costs more to start than the
+ * sublink's, whose ORDER BY a subquery's or an index's order can satisfy with no sort at all —
+ * q1's statement 630 → 578 thousand instructions (bench/README.md, "Lists as ARRAY sublinks").
+ * `item` is never NULL (`array_to_string` would skip it).
+ */
+export const jsonList = (item: Fragment, rows: Fragment, order: Fragment | null): Fragment =>
+  order
+    ? sql`concat('[', array_to_string(ARRAY(SELECT ${item} FROM ${rows} ORDER BY ${order}), ','), ']')`
+    : sql`concat('[', array_to_string(ARRAY(SELECT ${item} FROM ${rows}), ','), ']')`;

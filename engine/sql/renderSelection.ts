@@ -3,7 +3,7 @@ import { assertNever, type AggregateSelection, type FunctionRows, type ListQuery
 import type { Param } from '../plan/params.js';
 import type { CompileContext } from './compileContext.js';
 import { sql, type Fragment } from './fragment.js';
-import { jsonArray, jsonObject, jsonOf, jsonString } from './jsonText.js';
+import { jsonList, jsonObject, jsonOf, jsonString } from './jsonText.js';
 import type { OrderByRenderer, OrderKey } from './renderOrderBy.js';
 import type { WhereRenderer } from './renderWhere.js';
 import { storedFormRenderer } from './renderStoredForm.js';
@@ -125,17 +125,10 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
     const rows = nextAlias('r');
     const keys = orderKeys(collection, query, table);
     const keyColumns = keys.map((k, i) => sql`${k.value} AS ${sql.ident(`k${i}`)}`);
-    const aggregateOrder = atMostOneRow(collection, query) ? null : sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
+    const order = atMostOneRow(collection, query) ? null : sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
     const object = rowObject(collection, selection, table);
-    return sql`(SELECT ${jsonArray(sql`${rows}.${sql.ident('j')}`, aggregateOrder)} FROM (SELECT ${object} AS ${sql.ident('j')}, ${sql.join(keyColumns)} ${source(
-      collection,
-      query,
-      table,
-      correlation,
-      keys,
-      [object, ...keyColumns],
-      from,
-    )}) AS ${rows})`;
+    const rowSource = source(collection, query, table, correlation, keys, [object, ...keyColumns], from);
+    return jsonList(sql`${rows}.${sql.ident('j')}`, sql`(SELECT ${object} AS ${sql.ident('j')}, ${sql.join(keyColumns)} ${rowSource}) AS ${rows}`, order);
   }
 
   return { rowObject, source, list };

@@ -54,61 +54,61 @@ SELECT
           ()
       ),
       ',"loans":',
-      (
-        SELECT
-          concat(
-            '[',
-            string_agg(
-              "_r8"."j",
-              ','
-              ORDER BY
-                "_r8"."k0" ASC NULLS LAST,
-                "_r8"."k1" ASC NULLS LAST
-            ),
-            ']'
-          )
-        FROM
-          (
+      concat(
+        '[',
+        array_to_string(
+          ARRAY(
             SELECT
-              concat(
-                '{"amount":',
-                coalesce(to_json("_t7"."amount"), 'null'),
-                '}'
-              ) AS "j",
-              "_t7"."amount" AS "k0",
-              "_t7"."id" AS "k1"
+              "_r8"."j"
             FROM
               (
                 SELECT
-                  "_t7"."amount",
-                  "_t7"."id"
+                  concat(
+                    '{"amount":',
+                    coalesce(to_json("_t7"."amount"), 'null'),
+                    '}'
+                  ) AS "j",
+                  "_t7"."amount" AS "k0",
+                  "_t7"."id" AS "k1"
                 FROM
-                  "loans" AS "_t7"
-                WHERE
-                  "_t7"."account_id" = $1
-                  AND (
-                    NOT (
-                      SELECT
-                        ("_a10"."v" > $4::bigint)
-                      FROM
-                        (
+                  (
+                    SELECT
+                      "_t7"."amount",
+                      "_t7"."id"
+                    FROM
+                      "loans" AS "_t7"
+                    WHERE
+                      "_t7"."account_id" = $1
+                      AND (
+                        NOT (
                           SELECT
-                            count(*) AS "v"
+                            ("_a10"."v" > $4::bigint)
                           FROM
-                            "schedules" AS "_t9"
-                          WHERE
-                            "_t9"."account_id" = $1
-                            AND "_t9"."loan_id" = "_t7"."id"
-                        ) AS "_a10"
-                    )
-                  )
-                ORDER BY
-                  "_t7"."amount" ASC NULLS LAST,
-                  "_t7"."id" ASC NULLS LAST
-                LIMIT
-                  2
-              ) AS "_t7"
-          ) AS "_r8"
+                            (
+                              SELECT
+                                count(*) AS "v"
+                              FROM
+                                "schedules" AS "_t9"
+                              WHERE
+                                "_t9"."account_id" = $1
+                                AND "_t9"."loan_id" = "_t7"."id"
+                            ) AS "_a10"
+                        )
+                      )
+                    ORDER BY
+                      "_t7"."amount" ASC NULLS LAST,
+                      "_t7"."id" ASC NULLS LAST
+                    LIMIT
+                      2
+                  ) AS "_t7"
+              ) AS "_r8"
+            ORDER BY
+              "_r8"."k0" ASC NULLS LAST,
+              "_r8"."k1" ASC NULLS LAST
+          ),
+          ','
+        ),
+        ']'
       ),
       '}'
     ),

@@ -3,82 +3,82 @@ SELECT
     '{"data":',
     concat(
       '{"loans":',
-      (
-        SELECT
-          concat(
-            '[',
-            string_agg(
-              "_r2"."j",
-              ','
-              ORDER BY
-                "_r2"."k0" DESC NULLS FIRST,
-                "_r2"."k1" ASC NULLS LAST
-            ),
-            ']'
-          )
-        FROM
-          (
+      concat(
+        '[',
+        array_to_string(
+          ARRAY(
             SELECT
-              concat(
-                '{"amount":',
-                coalesce(to_json("_t1"."amount"), 'null'),
-                ',"payments_aggregate":',
-                (
-                  SELECT
-                    concat(
-                      '{"aggregate":',
-                      concat('{"count":', to_json(count(*)), '}'),
-                      '}'
-                    )
-                  FROM
-                    (
-                      SELECT
-                        1 AS "one"
-                      FROM
-                        "payments" AS "_t3"
-                      WHERE
-                        "_t3"."account_id" = $1
-                        AND "_t3"."loan_id" = "_t1"."id"
-                        AND ("_t3"."date_reversed" IS NOT NULL)
-                    ) AS "_r4"
-                  GROUP BY
-                    ()
-                ),
-                '}'
-              ) AS "j",
-              "_t1"."amount" AS "k0",
-              "_t1"."id" AS "k1"
+              "_r2"."j"
             FROM
               (
                 SELECT
-                  "_t1"."amount",
-                  "_t1"."id"
+                  concat(
+                    '{"amount":',
+                    coalesce(to_json("_t1"."amount"), 'null'),
+                    ',"payments_aggregate":',
+                    (
+                      SELECT
+                        concat(
+                          '{"aggregate":',
+                          concat('{"count":', to_json(count(*)), '}'),
+                          '}'
+                        )
+                      FROM
+                        (
+                          SELECT
+                            1 AS "one"
+                          FROM
+                            "payments" AS "_t3"
+                          WHERE
+                            "_t3"."account_id" = $1
+                            AND "_t3"."loan_id" = "_t1"."id"
+                            AND ("_t3"."date_reversed" IS NOT NULL)
+                        ) AS "_r4"
+                      GROUP BY
+                        ()
+                    ),
+                    '}'
+                  ) AS "j",
+                  "_t1"."amount" AS "k0",
+                  "_t1"."id" AS "k1"
                 FROM
-                  "loans" AS "_t1"
-                WHERE
-                  "_t1"."account_id" = $1
-                  AND (
+                  (
                     SELECT
-                      ("_a6"."v" > $2::bigint)
+                      "_t1"."amount",
+                      "_t1"."id"
                     FROM
-                      (
+                      "loans" AS "_t1"
+                    WHERE
+                      "_t1"."account_id" = $1
+                      AND (
                         SELECT
-                          count(*) AS "v"
+                          ("_a6"."v" > $2::bigint)
                         FROM
-                          "payments" AS "_t5"
-                        WHERE
-                          "_t5"."account_id" = $1
-                          AND "_t5"."loan_id" = "_t1"."id"
-                          AND ("_t5"."date_reversed" IS NOT NULL)
-                      ) AS "_a6"
-                  )
-                ORDER BY
-                  "_t1"."amount" DESC NULLS FIRST,
-                  "_t1"."id" ASC NULLS LAST
-                LIMIT
-                  3
-              ) AS "_t1"
-          ) AS "_r2"
+                          (
+                            SELECT
+                              count(*) AS "v"
+                            FROM
+                              "payments" AS "_t5"
+                            WHERE
+                              "_t5"."account_id" = $1
+                              AND "_t5"."loan_id" = "_t1"."id"
+                              AND ("_t5"."date_reversed" IS NOT NULL)
+                          ) AS "_a6"
+                      )
+                    ORDER BY
+                      "_t1"."amount" DESC NULLS FIRST,
+                      "_t1"."id" ASC NULLS LAST
+                    LIMIT
+                      3
+                  ) AS "_t1"
+              ) AS "_r2"
+            ORDER BY
+              "_r2"."k0" DESC NULLS FIRST,
+              "_r2"."k1" ASC NULLS LAST
+          ),
+          ','
+        ),
+        ']'
       ),
       ',"two_dates":',
       (

@@ -3,45 +3,45 @@ SELECT
     '{"data":',
     concat(
       '{"loans":',
-      (
-        SELECT
-          concat(
-            '[',
-            string_agg(
-              "_r2"."j",
-              ','
-              ORDER BY
-                "_r2"."k0" ASC NULLS LAST,
-                "_r2"."k1" DESC NULLS FIRST,
-                "_r2"."k2" ASC NULLS LAST
-            ),
-            ']'
-          )
-        FROM
-          (
+      concat(
+        '[',
+        array_to_string(
+          ARRAY(
             SELECT
-              concat(
-                '{"name":',
-                to_json("_t1"."name"),
-                ',"loan_officer":',
-                coalesce(("_t1"."custom_fields" -> $1::text)::text, 'null'),
-                ',"property_type":',
-                coalesce(("_t1"."custom_fields" -> $2::text)::text, 'null'),
-                ',"amount":',
-                coalesce(to_json("_t1"."amount"), 'null'),
-                '}'
-              ) AS "j",
-              (("_t1"."custom_fields" ->> $1::text)::text) AS "k0",
-              "_t1"."amount" AS "k1",
-              "_t1"."id" AS "k2"
+              "_r2"."j"
             FROM
-              "loans" AS "_t1"
-            WHERE
-              "_t1"."account_id" = $3
-              AND (
-                (("_t1"."custom_fields" ->> $1::text)::text) IS NOT NULL
-              )
-          ) AS "_r2"
+              (
+                SELECT
+                  concat(
+                    '{"name":',
+                    to_json("_t1"."name"),
+                    ',"loan_officer":',
+                    coalesce(("_t1"."custom_fields" -> $1::text)::text, 'null'),
+                    ',"property_type":',
+                    coalesce(("_t1"."custom_fields" -> $2::text)::text, 'null'),
+                    ',"amount":',
+                    coalesce(to_json("_t1"."amount"), 'null'),
+                    '}'
+                  ) AS "j",
+                  (("_t1"."custom_fields" ->> $1::text)::text) AS "k0",
+                  "_t1"."amount" AS "k1",
+                  "_t1"."id" AS "k2"
+                FROM
+                  "loans" AS "_t1"
+                WHERE
+                  "_t1"."account_id" = $3
+                  AND (
+                    (("_t1"."custom_fields" ->> $1::text)::text) IS NOT NULL
+                  )
+              ) AS "_r2"
+            ORDER BY
+              "_r2"."k0" ASC NULLS LAST,
+              "_r2"."k1" DESC NULLS FIRST,
+              "_r2"."k2" ASC NULLS LAST
+          ),
+          ','
+        ),
+        ']'
       ),
       ',"loans_aggregate":',
       (

@@ -13,49 +13,49 @@ SELECT
       ',"contained_in_empty":',
       "_m3"."a4",
       ',"officers":',
-      (
-        SELECT
-          concat(
-            '[',
-            string_agg(
-              "_r5"."j",
-              ','
-              ORDER BY
-                "_r5"."k0" DESC NULLS FIRST,
-                "_r5"."k1" ASC NULLS LAST
-            ),
-            ']'
-          )
-        FROM
-          (
+      concat(
+        '[',
+        array_to_string(
+          ARRAY(
             SELECT
-              concat(
-                '{"amount":',
-                coalesce(to_json("_t4"."amount"), 'null'),
-                ',"custom_fields":',
-                to_json("_t4"."custom_fields"),
-                '}'
-              ) AS "j",
-              "_t4"."amount" AS "k0",
-              "_t4"."id" AS "k1"
+              "_r5"."j"
             FROM
               (
                 SELECT
-                  "_t4"."amount",
-                  "_t4"."custom_fields",
-                  "_t4"."id"
+                  concat(
+                    '{"amount":',
+                    coalesce(to_json("_t4"."amount"), 'null'),
+                    ',"custom_fields":',
+                    to_json("_t4"."custom_fields"),
+                    '}'
+                  ) AS "j",
+                  "_t4"."amount" AS "k0",
+                  "_t4"."id" AS "k1"
                 FROM
-                  "loans" AS "_t4"
-                WHERE
-                  "_t4"."account_id" = $1
-                  AND ("_t4"."custom_fields" ? $2::text)
-                ORDER BY
-                  "_t4"."amount" DESC NULLS FIRST,
-                  "_t4"."id" ASC NULLS LAST
-                LIMIT
-                  2
-              ) AS "_t4"
-          ) AS "_r5"
+                  (
+                    SELECT
+                      "_t4"."amount",
+                      "_t4"."custom_fields",
+                      "_t4"."id"
+                    FROM
+                      "loans" AS "_t4"
+                    WHERE
+                      "_t4"."account_id" = $1
+                      AND ("_t4"."custom_fields" ? $2::text)
+                    ORDER BY
+                      "_t4"."amount" DESC NULLS FIRST,
+                      "_t4"."id" ASC NULLS LAST
+                    LIMIT
+                      2
+                  ) AS "_t4"
+              ) AS "_r5"
+            ORDER BY
+              "_r5"."k0" DESC NULLS FIRST,
+              "_r5"."k1" ASC NULLS LAST
+          ),
+          ','
+        ),
+        ']'
       ),
       '}'
     ),

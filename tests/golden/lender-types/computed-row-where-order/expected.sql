@@ -3,48 +3,48 @@ SELECT
     '{"data":',
     concat(
       '{"notes":',
-      (
-        SELECT
-          concat(
-            '[',
-            string_agg(
-              "_r2"."j",
-              ','
-              ORDER BY
-                "_r2"."k0" DESC NULLS FIRST,
-                "_r2"."k1" ASC NULLS LAST,
-                "_r2"."k2" ASC NULLS LAST
-            ),
-            ']'
-          )
-        FROM
-          (
+      concat(
+        '[',
+        array_to_string(
+          ARRAY(
             SELECT
-              concat(
-                '{"id":',
-                to_json("_t1"."id"),
-                ',"title":',
-                to_json("_t1"."title"),
-                ',"tag_count":',
-                coalesce(
-                  to_json(
-                    "lender_types"."note_tag_count" ("_t1"."account_id", "_t1"."id")
-                  ),
-                  'null'
-                ),
-                '}'
-              ) AS "j",
-              "lender_types"."note_tag_count" ("_t1"."account_id", "_t1"."id") AS "k0",
-              "_t1"."title" AS "k1",
-              "_t1"."id" AS "k2"
+              "_r2"."j"
             FROM
-              "lender_types"."notes" AS "_t1"
-            WHERE
-              "_t1"."account_id" = $1
-              AND (
-                "lender_types"."note_tag_count" ("_t1"."account_id", "_t1"."id") >= $2::bigint
-              )
-          ) AS "_r2"
+              (
+                SELECT
+                  concat(
+                    '{"id":',
+                    to_json("_t1"."id"),
+                    ',"title":',
+                    to_json("_t1"."title"),
+                    ',"tag_count":',
+                    coalesce(
+                      to_json(
+                        "lender_types"."note_tag_count" ("_t1"."account_id", "_t1"."id")
+                      ),
+                      'null'
+                    ),
+                    '}'
+                  ) AS "j",
+                  "lender_types"."note_tag_count" ("_t1"."account_id", "_t1"."id") AS "k0",
+                  "_t1"."title" AS "k1",
+                  "_t1"."id" AS "k2"
+                FROM
+                  "lender_types"."notes" AS "_t1"
+                WHERE
+                  "_t1"."account_id" = $1
+                  AND (
+                    "lender_types"."note_tag_count" ("_t1"."account_id", "_t1"."id") >= $2::bigint
+                  )
+              ) AS "_r2"
+            ORDER BY
+              "_r2"."k0" DESC NULLS FIRST,
+              "_r2"."k1" ASC NULLS LAST,
+              "_r2"."k2" ASC NULLS LAST
+          ),
+          ','
+        ),
+        ']'
       ),
       ',"notes_aggregate":',
       (

@@ -3,51 +3,51 @@ SELECT
     '{"data":',
     concat(
       '{"branches":',
-      (
-        SELECT
-          concat(
-            '[',
-            string_agg(
-              "_r2"."j",
-              ','
-              ORDER BY
-                "_r2"."k0" ASC NULLS LAST,
-                "_r2"."k1" ASC NULLS LAST
-            ),
-            ']'
-          )
-        FROM
-          (
+      concat(
+        '[',
+        array_to_string(
+          ARRAY(
             SELECT
-              concat(
-                '{"id":',
-                to_json("_t1"."id"),
-                ',"name":',
-                to_json("_t1"."name"),
-                ',"region":',
-                coalesce(to_json("_t1"."region"), 'null'),
-                ',"opened_at":',
-                coalesce(to_json("_t1"."opened_at"), 'null'),
-                ',"score":',
-                coalesce(to_json("_t1"."score"), 'null'),
-                ',"budget":',
-                coalesce(to_json("_t1"."budget"), 'null'),
-                '}'
-              ) AS "j",
-              "_t1"."opened_at" AS "k0",
-              "_t1"."id" AS "k1"
+              "_r2"."j"
             FROM
-              "lender_branches" AS "_t1"
-            WHERE
-              "_t1"."account_id" = $1
-              AND (
-                ("_t1"."region" = $2::citext)
-                AND (
-                  ("_t1"."budget" > $3::bigint)
-                  OR ("_t1"."score" IS NULL)
-                )
-              )
-          ) AS "_r2"
+              (
+                SELECT
+                  concat(
+                    '{"id":',
+                    to_json("_t1"."id"),
+                    ',"name":',
+                    to_json("_t1"."name"),
+                    ',"region":',
+                    coalesce(to_json("_t1"."region"), 'null'),
+                    ',"opened_at":',
+                    coalesce(to_json("_t1"."opened_at"), 'null'),
+                    ',"score":',
+                    coalesce(to_json("_t1"."score"), 'null'),
+                    ',"budget":',
+                    coalesce(to_json("_t1"."budget"), 'null'),
+                    '}'
+                  ) AS "j",
+                  "_t1"."opened_at" AS "k0",
+                  "_t1"."id" AS "k1"
+                FROM
+                  "lender_branches" AS "_t1"
+                WHERE
+                  "_t1"."account_id" = $1
+                  AND (
+                    ("_t1"."region" = $2::citext)
+                    AND (
+                      ("_t1"."budget" > $3::bigint)
+                      OR ("_t1"."score" IS NULL)
+                    )
+                  )
+              ) AS "_r2"
+            ORDER BY
+              "_r2"."k0" ASC NULLS LAST,
+              "_r2"."k1" ASC NULLS LAST
+          ),
+          ','
+        ),
+        ']'
       ),
       ',"branches_aggregate":',
       (

@@ -3,88 +3,51 @@ SELECT
     '{"data":',
     concat(
       '{"loans":',
-      (
-        SELECT
-          concat(
-            '[',
-            string_agg(
-              "_r2"."j",
-              ','
-              ORDER BY
-                "_r2"."k0" DESC NULLS FIRST,
-                "_r2"."k1" DESC NULLS FIRST,
-                "_r2"."k2" ASC NULLS LAST
-            ),
-            ']'
-          )
-        FROM
-          (
+      concat(
+        '[',
+        array_to_string(
+          ARRAY(
             SELECT
-              concat(
-                '{"amount":',
-                coalesce(to_json("_t1"."amount"), 'null'),
-                ',"payments_aggregate":',
-                (
-                  SELECT
-                    concat(
-                      '{"aggregate":',
-                      concat(
-                        '{"count":',
-                        to_json(count(*)),
-                        ',"sum":',
-                        concat(
-                          '{"amount":',
-                          coalesce(to_json(sum("_r6"."c0")), 'null'),
-                          '}'
-                        ),
-                        '}'
-                      ),
-                      '}'
-                    )
-                  FROM
-                    (
-                      SELECT
-                        "_t5"."amount" AS "c0"
-                      FROM
-                        "payments" AS "_t5"
-                      WHERE
-                        "_t5"."account_id" = $1
-                        AND "_t5"."loan_id" = "_t1"."id"
-                    ) AS "_r6"
-                  GROUP BY
-                    ()
-                ),
-                '}'
-              ) AS "j",
-              (
-                SELECT
-                  count(*)
-                FROM
-                  "payments" AS "_o3"
-                WHERE
-                  "_o3"."account_id" = $1
-                  AND "_o3"."loan_id" = "_t1"."id"
-              ) AS "k0",
-              (
-                SELECT
-                  sum("_o4"."amount")
-                FROM
-                  "payments" AS "_o4"
-                WHERE
-                  "_o4"."account_id" = $1
-                  AND "_o4"."loan_id" = "_t1"."id"
-              ) AS "k1",
-              "_t1"."id" AS "k2"
+              "_r2"."j"
             FROM
               (
                 SELECT
-                  "_t1"."amount",
-                  "_t1"."id"
-                FROM
-                  "loans" AS "_t1"
-                WHERE
-                  "_t1"."account_id" = $1
-                ORDER BY
+                  concat(
+                    '{"amount":',
+                    coalesce(to_json("_t1"."amount"), 'null'),
+                    ',"payments_aggregate":',
+                    (
+                      SELECT
+                        concat(
+                          '{"aggregate":',
+                          concat(
+                            '{"count":',
+                            to_json(count(*)),
+                            ',"sum":',
+                            concat(
+                              '{"amount":',
+                              coalesce(to_json(sum("_r6"."c0")), 'null'),
+                              '}'
+                            ),
+                            '}'
+                          ),
+                          '}'
+                        )
+                      FROM
+                        (
+                          SELECT
+                            "_t5"."amount" AS "c0"
+                          FROM
+                            "payments" AS "_t5"
+                          WHERE
+                            "_t5"."account_id" = $1
+                            AND "_t5"."loan_id" = "_t1"."id"
+                        ) AS "_r6"
+                      GROUP BY
+                        ()
+                    ),
+                    '}'
+                  ) AS "j",
                   (
                     SELECT
                       count(*)
@@ -93,7 +56,7 @@ SELECT
                     WHERE
                       "_o3"."account_id" = $1
                       AND "_o3"."loan_id" = "_t1"."id"
-                  ) DESC NULLS FIRST,
+                  ) AS "k0",
                   (
                     SELECT
                       sum("_o4"."amount")
@@ -102,12 +65,49 @@ SELECT
                     WHERE
                       "_o4"."account_id" = $1
                       AND "_o4"."loan_id" = "_t1"."id"
-                  ) DESC NULLS FIRST,
-                  "_t1"."id" ASC NULLS LAST
-                LIMIT
-                  4
-              ) AS "_t1"
-          ) AS "_r2"
+                  ) AS "k1",
+                  "_t1"."id" AS "k2"
+                FROM
+                  (
+                    SELECT
+                      "_t1"."amount",
+                      "_t1"."id"
+                    FROM
+                      "loans" AS "_t1"
+                    WHERE
+                      "_t1"."account_id" = $1
+                    ORDER BY
+                      (
+                        SELECT
+                          count(*)
+                        FROM
+                          "payments" AS "_o3"
+                        WHERE
+                          "_o3"."account_id" = $1
+                          AND "_o3"."loan_id" = "_t1"."id"
+                      ) DESC NULLS FIRST,
+                      (
+                        SELECT
+                          sum("_o4"."amount")
+                        FROM
+                          "payments" AS "_o4"
+                        WHERE
+                          "_o4"."account_id" = $1
+                          AND "_o4"."loan_id" = "_t1"."id"
+                      ) DESC NULLS FIRST,
+                      "_t1"."id" ASC NULLS LAST
+                    LIMIT
+                      4
+                  ) AS "_t1"
+              ) AS "_r2"
+            ORDER BY
+              "_r2"."k0" DESC NULLS FIRST,
+              "_r2"."k1" DESC NULLS FIRST,
+              "_r2"."k2" ASC NULLS LAST
+          ),
+          ','
+        ),
+        ']'
       ),
       '}'
     ),

@@ -45,86 +45,86 @@ SELECT
       ',"loans_with_reversals":',
       "_m3"."a0",
       ',"investors_in_servicing":',
-      (
-        SELECT
-          concat(
-            '[',
-            string_agg(
-              "_r10"."j",
-              ','
-              ORDER BY
-                "_r10"."k0" DESC NULLS FIRST,
-                "_r10"."k1" ASC NULLS LAST
-            ),
-            ']'
-          )
-        FROM
-          (
+      concat(
+        '[',
+        array_to_string(
+          ARRAY(
             SELECT
-              concat(
-                '{"class":',
-                coalesce(to_json("_t9"."class"), 'null'),
-                ',"original_amount":',
-                coalesce(to_json("_t9"."original_amount"), 'null'),
-                ',"person":',
-                coalesce(
-                  (
-                    SELECT
-                      concat('{"name":', to_json("_t11"."name"), '}')
-                    FROM
-                      "people" AS "_t11"
-                    WHERE
-                      "_t11"."account_id" = $1
-                      AND "_t11"."id" = "_t9"."person_id"
-                    LIMIT
-                      1
-                  ),
-                  'null'
-                ),
-                '}'
-              ) AS "j",
-              "_t9"."original_amount" AS "k0",
-              "_t9"."id" AS "k1"
+              "_r10"."j"
             FROM
               (
                 SELECT
-                  "_t9"."class",
-                  "_t9"."original_amount",
-                  "_t9"."person_id",
-                  "_t9"."id"
+                  concat(
+                    '{"class":',
+                    coalesce(to_json("_t9"."class"), 'null'),
+                    ',"original_amount":',
+                    coalesce(to_json("_t9"."original_amount"), 'null'),
+                    ',"person":',
+                    coalesce(
+                      (
+                        SELECT
+                          concat('{"name":', to_json("_t11"."name"), '}')
+                        FROM
+                          "people" AS "_t11"
+                        WHERE
+                          "_t11"."account_id" = $1
+                          AND "_t11"."id" = "_t9"."person_id"
+                        LIMIT
+                          1
+                      ),
+                      'null'
+                    ),
+                    '}'
+                  ) AS "j",
+                  "_t9"."original_amount" AS "k0",
+                  "_t9"."id" AS "k1"
                 FROM
-                  "funding_sources" AS "_t9"
-                WHERE
-                  "_t9"."account_id" = $1
-                  AND (
-                    EXISTS (
-                      SELECT
-                        1
-                      FROM
-                        "people" AS "_t12"
-                      WHERE
-                        "_t12"."account_id" = $1
-                        AND "_t12"."id" = "_t9"."person_id"
-                        AND ("_t12"."is_investor" = true)
-                    )
-                    AND EXISTS (
-                      SELECT
-                        1
-                      FROM
-                        "loans" AS "_t13"
-                      WHERE
-                        "_t13"."account_id" = $1
-                        AND "_t13"."id" = "_t9"."loan_id"
-                        AND ("_t13"."status" = 'servicing'::text)
-                    )
-                  )
-                ORDER BY
-                  "_t9"."original_amount" DESC NULLS FIRST,
-                  "_t9"."id" ASC NULLS LAST
-                LIMIT
-                  3
-              ) AS "_t9"
-          ) AS "_r10"
+                  (
+                    SELECT
+                      "_t9"."class",
+                      "_t9"."original_amount",
+                      "_t9"."person_id",
+                      "_t9"."id"
+                    FROM
+                      "funding_sources" AS "_t9"
+                    WHERE
+                      "_t9"."account_id" = $1
+                      AND (
+                        EXISTS (
+                          SELECT
+                            1
+                          FROM
+                            "people" AS "_t12"
+                          WHERE
+                            "_t12"."account_id" = $1
+                            AND "_t12"."id" = "_t9"."person_id"
+                            AND ("_t12"."is_investor" = true)
+                        )
+                        AND EXISTS (
+                          SELECT
+                            1
+                          FROM
+                            "loans" AS "_t13"
+                          WHERE
+                            "_t13"."account_id" = $1
+                            AND "_t13"."id" = "_t9"."loan_id"
+                            AND ("_t13"."status" = 'servicing'::text)
+                        )
+                      )
+                    ORDER BY
+                      "_t9"."original_amount" DESC NULLS FIRST,
+                      "_t9"."id" ASC NULLS LAST
+                    LIMIT
+                      3
+                  ) AS "_t9"
+              ) AS "_r10"
+            ORDER BY
+              "_r10"."k0" DESC NULLS FIRST,
+              "_r10"."k1" ASC NULLS LAST
+          ),
+          ','
+        ),
+        ']'
       ),
       ',"loans_without_guarantor":',
       "_m3"."a1",

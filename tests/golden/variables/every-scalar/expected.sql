@@ -16,53 +16,53 @@ SELECT
         'null'
       ),
       ',"loans":',
-      (
-        SELECT
-          concat(
-            '[',
-            string_agg(
-              "_r3"."j",
-              ','
-              ORDER BY
-                "_r3"."k0" DESC NULLS FIRST,
-                "_r3"."k1" ASC NULLS LAST
-            ),
-            ']'
-          )
-        FROM
-          (
+      concat(
+        '[',
+        array_to_string(
+          ARRAY(
             SELECT
-              concat(
-                '{"name":',
-                to_json("_t2"."name"),
-                ',"amount":',
-                coalesce(to_json("_t2"."amount"), 'null'),
-                '}'
-              ) AS "j",
-              "_t2"."amount" AS "k0",
-              "_t2"."id" AS "k1"
+              "_r3"."j"
             FROM
               (
                 SELECT
-                  "_t2"."name",
-                  "_t2"."amount",
-                  "_t2"."id"
+                  concat(
+                    '{"name":',
+                    to_json("_t2"."name"),
+                    ',"amount":',
+                    coalesce(to_json("_t2"."amount"), 'null'),
+                    '}'
+                  ) AS "j",
+                  "_t2"."amount" AS "k0",
+                  "_t2"."id" AS "k1"
                 FROM
-                  "loans" AS "_t2"
-                WHERE
-                  "_t2"."account_id" = $1
-                  AND (
-                    ("_t2"."status" = $3::text)
-                    AND ("_t2"."amount" >= $4::numeric)
-                    AND ("_t2"."created_at" >= $5::timestamptz)
-                  )
-                ORDER BY
-                  "_t2"."amount" DESC NULLS FIRST,
-                  "_t2"."id" ASC NULLS LAST
-                LIMIT
-                  $6::bigint
-              ) AS "_t2"
-          ) AS "_r3"
+                  (
+                    SELECT
+                      "_t2"."name",
+                      "_t2"."amount",
+                      "_t2"."id"
+                    FROM
+                      "loans" AS "_t2"
+                    WHERE
+                      "_t2"."account_id" = $1
+                      AND (
+                        ("_t2"."status" = $3::text)
+                        AND ("_t2"."amount" >= $4::numeric)
+                        AND ("_t2"."created_at" >= $5::timestamptz)
+                      )
+                    ORDER BY
+                      "_t2"."amount" DESC NULLS FIRST,
+                      "_t2"."id" ASC NULLS LAST
+                    LIMIT
+                      $6::bigint
+                  ) AS "_t2"
+              ) AS "_r3"
+            ORDER BY
+              "_r3"."k0" DESC NULLS FIRST,
+              "_r3"."k1" ASC NULLS LAST
+          ),
+          ','
+        ),
+        ']'
       ),
       ',"schedules_aggregate":',
       (
