@@ -4,15 +4,18 @@
  * database at `DATABASE_URL` — what the service would run. `compareBuilds.ts` runs it in two
  * checkouts and requires the texts to be identical.
  *
- * `DATABASE_URL=… node --import tsx bench/printStatements.ts --account ID [--sets N]`
+ * `--baseline` prints the baseline's hand-written statements instead (its `baselineSql` and values,
+ * `sqlOnly.ts`'s `baselineValues`), for `statementCallgrind.sh` to weigh the engine's against.
+ *
+ * `DATABASE_URL=… node --import tsx bench/printStatements.ts --account ID [--sets N] [--baseline]`
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { GraphEngine } from '../engine/index.js';
 import { ALL_QUERIES, isMutation, sampleData } from './queries.js';
-import { engineStatement, servedMetadata } from './sqlOnly.js';
+import { baselineValues, engineStatement, servedMetadata } from './sqlOnly.js';
 
-const { values: args } = parseArgs({ options: { account: { type: 'string' }, sets: { type: 'string', default: '5' } } });
+const { values: args } = parseArgs({ options: { account: { type: 'string' }, sets: { type: 'string', default: '5' }, baseline: { type: 'boolean', default: false } } });
 
 async function main(): Promise<void> {
   const accountId = args.account;
@@ -23,7 +26,9 @@ async function main(): Promise<void> {
     const engine = new GraphEngine(await servedMetadata(pool), { maxDepth: 12, maxRows: null, planCacheSize: 100 });
     const statements: Record<string, { text: string; values: unknown[] }[]> = {};
     for (const query of ALL_QUERIES.filter((query) => !isMutation(query))) {
-      statements[query.id] = Array.from({ length: Number(args.sets) }, (_, i) => engineStatement(engine, query, sample, accountId, i));
+      statements[query.id] = Array.from({ length: Number(args.sets) }, (_, i) =>
+        args.baseline ? { text: query.baselineSql, values: baselineValues(query, sample, accountId, i) } : engineStatement(engine, query, sample, accountId, i),
+      );
     }
     process.stdout.write(JSON.stringify(statements));
   } finally {

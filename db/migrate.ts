@@ -39,9 +39,10 @@ import * as oneStatementWrites from './migrations/0041_one_statement_writes.js';
 import * as leanerFullReplay from './migrations/0042_leaner_full_replay.js';
 import * as replayOutputDigest from './migrations/0043_replay_output_digest.js';
 import * as loansFillfactor from './migrations/0044_loans_fillfactor.js';
+import * as listOrderIndexes from './migrations/0045_list_order_indexes.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency, feeJobForward, dropStaleLedgerRefresh, distributions, remittances, replayWritesFromFirstDifference, keyWritePositions, rateLimitBuckets, changeNotices, changeNoticesByLoan, replaySkipsUnchangedInputs, linearDistributionSplit, replayResumesAfterLastPayment, distributionSplitPlansPerCall, readShapeIndexes, cheaperLedgerVersions, changeNoticesWithoutDynamicSql, loanStatusTotalsIndex, oneStatementWrites, leanerFullReplay, replayOutputDigest, loansFillfactor];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency, feeJobForward, dropStaleLedgerRefresh, distributions, remittances, replayWritesFromFirstDifference, keyWritePositions, rateLimitBuckets, changeNotices, changeNoticesByLoan, replaySkipsUnchangedInputs, linearDistributionSplit, replayResumesAfterLastPayment, distributionSplitPlansPerCall, readShapeIndexes, cheaperLedgerVersions, changeNoticesWithoutDynamicSql, loanStatusTotalsIndex, oneStatementWrites, leanerFullReplay, replayOutputDigest, loansFillfactor, listOrderIndexes];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.

@@ -10,12 +10,13 @@ import { METADATA_PATH, openSeededTestDatabase } from '../support/seededService.
 import type { TestDatabase } from '../support/testDatabase.js';
 
 /**
- * Migrations 0037, 0040 and 0044 (issue 36) on a database at the previous version: the indexes
- * 0037 replaces are put back as 0001 made them, 0040's index dropped, `loans` rewritten at the
- * default fillfactor (all three unrecorded), the database is read, migrated, and read again. No
- * row changes, every golden query of the shipped metadata answers the same, and the reads 0037 is
- * for now take their order from the index: "the last 5 payments" reads 5 rows, not all of the
- * loan's, and sorts nothing.
+ * Migrations 0037, 0040, 0044 and 0045 (issue 36) on a database at the previous version: the
+ * indexes 0037 replaces are put back as 0001 made them, 0040's and 0045's indexes dropped (and
+ * `schedules_next` as 0001 made it), `loans` rewritten at the default fillfactor (all four
+ * unrecorded), the database is read, migrated, and read again. No row changes, every golden query
+ * of the shipped metadata answers the same, and the reads 0037 and 0045 are for now take their
+ * order from the index: "the last 5 payments" reads 5 rows, not all of the loan's, and sorts
+ * nothing; a loan's borrowers, next scheduled payment and addresses are listed without a Sort.
  */
 const PREVIOUS_INDEXES = `
 DROP INDEX loans_account_status_created; CREATE INDEX loans_account_status_created ON loans (account_id, status, created_at DESC, id);
@@ -29,8 +30,11 @@ DROP INDEX loans_account_status_totals;
 DELETE FROM loanql_migrations WHERE name = '0040_loan_status_totals_index';
 ALTER TABLE loans RESET (fillfactor); CLUSTER loans USING loans_pkey; ALTER TABLE loans SET WITHOUT CLUSTER;
 DELETE FROM loanql_migrations WHERE name = '0044_loans_fillfactor';
+DROP INDEX borrows_loan; DROP INDEX address_details_loan;
+DROP INDEX schedules_next; CREATE INDEX schedules_next ON schedules (account_id, loan_id) WHERE is_next;
+DELETE FROM loanql_migrations WHERE name = '0045_list_order_indexes';
 `;
-const TABLES = ['loans', 'payments', 'valuations', 'tasks', 'comments', 'schedules'];
+const TABLES = ['loans', 'payments', 'valuations', 'tasks', 'comments', 'schedules', 'borrows', 'address_details'];
 const GOLDEN_DIR = fileURLToPath(new URL('../golden/', import.meta.url));
 
 /** The golden cases that run on the shipped metadata as admin (no role, no feature schema). */
@@ -51,7 +55,7 @@ function goldenRequests(): { name: string; request: GraphRequest }[] {
   return found;
 }
 
-describe('migrations 0037, 0040 and 0044 (indexes shaped like the reads, room on the pages of loans) on a database at the previous version', () => {
+describe('migrations 0037, 0040, 0044 and 0045 (indexes shaped like the reads, room on the pages of loans) on a database at the previous version', () => {
   let database: TestDatabase;
   let engine: GraphEngine;
   let accountId: string;
@@ -59,6 +63,7 @@ describe('migrations 0037, 0040 and 0044 (indexes shaped like the reads, room on
   const answersBefore = new Map<string, string>();
   let countsBefore: Record<string, number | string>;
   let lastFivePlanBefore: string;
+  let loanListsPlanBefore: string;
   let applied: string[];
 
   const counts = async (): Promise<Record<string, number | string>> => {
@@ -78,6 +83,29 @@ describe('migrations 0037, 0040 and 0044 (indexes shaped like the reads, room on
     );
     return rows.map((row) => row['QUERY PLAN']).join('\n');
   };
+  /**
+   * The generic plan of the engine's statement for a loan's borrowers, next scheduled payment and
+   * addresses (q1's lists, each ordered by its primary key): the plan a prepared statement of the
+   * service settles on.
+   */
+  const loanListsPlan = async (): Promise<string> => {
+    const { rows: loans } = await database.db.query<{ id: string }>('SELECT loan_id AS id FROM borrows WHERE account_id = $1 ORDER BY loan_id LIMIT 1', [accountId]);
+    const request: GraphRequest = {
+      query: 'query ($id: uuid!) { loans_by_pk(id: $id) { borrows { person_id } schedules(where: {is_next: {_eq: true}}) { due } address_details { address_id } } }',
+      variables: { id: loans[0]!.id },
+    };
+    const prepared = engine.prepare(request, accountId);
+    assert.equal(prepared.kind, 'statement');
+    const { text, values } = prepared as Extract<typeof prepared, { kind: 'statement' }>;
+    return database.db.transaction(async (tx) => {
+      await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      // The seeded account's borrows and address_details are a page or two: without this the
+      // planner rightly reads them whole, index or none.
+      await tx.query('SET LOCAL enable_seqscan = off');
+      const { rows } = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) ${text}`, [...values]);
+      return rows.map((row) => row['QUERY PLAN']).join('\n');
+    });
+  };
 
   before(async () => {
     const opened = await openSeededTestDatabase([{ seed: 36, scale: 0.01 }]);
@@ -89,6 +117,7 @@ describe('migrations 0037, 0040 and 0044 (indexes shaped like the reads, room on
     for (const { name, request } of requests) answersBefore.set(name, await engine.execute(database.db, request, accountId));
     countsBefore = await counts();
     lastFivePlanBefore = await lastFivePlan();
+    loanListsPlanBefore = await loanListsPlan();
     applied = await migrate(database.db);
   });
 
@@ -96,8 +125,8 @@ describe('migrations 0037, 0040 and 0044 (indexes shaped like the reads, room on
     await database?.close();
   });
 
-  it('applies 0037, 0040 and 0044 alone and changes no row', async () => {
-    assert.deepEqual(applied, ['0037_read_shape_indexes', '0040_loan_status_totals_index', '0044_loans_fillfactor']);
+  it('applies 0037, 0040, 0044 and 0045 alone and changes no row', async () => {
+    assert.deepEqual(applied, ['0037_read_shape_indexes', '0040_loan_status_totals_index', '0044_loans_fillfactor', '0045_list_order_indexes']);
     const { rows } = await database.db.query<{ options: string[] | null }>("SELECT reloptions AS options FROM pg_class WHERE oid = 'loans'::regclass");
     assert.deepEqual(rows[0]!.options, ['fillfactor=50']);
     assert.deepEqual(await counts(), countsBefore);
@@ -114,6 +143,13 @@ describe('migrations 0037, 0040 and 0044 (indexes shaped like the reads, room on
     const plan = await lastFivePlan();
     assert.doesNotMatch(plan, /Sort/, plan);
     assert.match(plan, /Index Scan using payments_loan_date on payments \(actual rows=5(\.00)? /, plan);
+  });
+
+  it("lists a loan's borrowers, next scheduled payment and addresses in their primary key's order with no Sort", async () => {
+    assert.equal((loanListsPlanBefore.match(/Sort Key/g) ?? []).length, 3, `before 0045 each list sorts:\n${loanListsPlanBefore}`);
+    const plan = await loanListsPlan();
+    assert.doesNotMatch(plan, /Sort/, plan);
+    for (const index of ['borrows_loan', 'schedules_next', 'address_details_loan']) assert.match(plan, new RegExp(`using ${index} on`), plan);
   });
 
   it('covers the aggregates of q3 and q4 with loans_account_status_totals; the status list keeps its narrow index', async () => {
