@@ -11,7 +11,7 @@ import { selectCompiler, type SelectCompiler } from './selectCompiler.js';
  * The response is assembled as compact JSON text (`jsonText.ts`): keys are JSON-encoded here
  * and written with their `{`/`,` and `:` (`{"loans":`), scalars go through `to_json` (the
  * encoder `json_build_object` uses, so numbers keep PostgreSQL's exact digits and dates their
- * ISO form), objects through one `concat(…)`, lists through `string_agg(… ORDER BY …)`. Key
+ * ISO form), objects through one `concat(…)`, lists through `ARRAY(SELECT … ORDER BY …)` sublinks. Key
  * order is the selection order. Values of `jsonb` columns keep PostgreSQL's jsonb text form.
  * Shared scans are rendered first (their aliases come first) and joined as FROM items.
  */
