@@ -42,7 +42,14 @@ export type SelectAggregateField = Extract<RootField, { kind: 'selectAggregate' 
 export interface SharedScan {
   readonly collection: Collection;
   readonly members: readonly SelectAggregateField[];
-  readonly shape: 'direct' | 'flags';
+  /**
+   * `grouped` (with `groupBy`): every member's `where` is none or `groupBy: {_eq: …}` and every
+   * call combines across groups (`count`, `sum` of an exact type, `min`, `max`): an inner query
+   * groups the rows by `groupBy` (one equality a row where FILTERs made one a member), and each
+   * member aggregates the groups its `_eq` keeps (`plan/passes/sharedScans.ts`, `groupedBy`).
+   */
+  readonly shape: 'direct' | 'flags' | 'grouped';
+  readonly groupBy?: Field;
 }
 
 /** One primary-key field of a `_by_pk` (or `pk_columns`) and its value. */

@@ -1,10 +1,11 @@
-import type { Field } from '../../metadata/index.js';
-import { assertNever, type SharedScan } from '../plan/ir.js';
+import type { Collection, Field } from '../../metadata/index.js';
+import { assertNever, type AggregateField, type SelectAggregateField, type SharedScan } from '../plan/ir.js';
 import type { CompileContext } from './compileContext.js';
 import { sql, type Fragment } from './fragment.js';
-import { jsonObject, jsonString } from './jsonText.js';
+import { jsonObject, jsonOf, jsonString } from './jsonText.js';
 import type { AggregateRenderer } from './renderAggregates.js';
 import type { WhereRenderer } from './renderWhere.js';
+import { AGGREGATE_FUNCTION } from './sqlTables.js';
 
 /** A shared scan rendered: a FROM item of one row and, per member, the column holding its JSON. */
 export interface RenderedSharedScan {
@@ -26,8 +27,9 @@ export function renderSharedScan(
   context: CompileContext,
   { where, rowPredicate }: Pick<WhereRenderer, 'where' | 'rowPredicate'>,
   { aggregateField, columnsOf }: Pick<AggregateRenderer, 'aggregateField' | 'columnsOf'>,
-  { collection, members, shape }: SharedScan,
+  { collection, members, shape, groupBy }: SharedScan,
 ): RenderedSharedScan {
+  if (shape === 'grouped' && groupBy) return renderGroupedScan(context, { where, rowPredicate }, collection, members, groupBy);
   const { nextAlias, fieldValue } = context;
   const table = nextAlias('t');
   const rows = nextAlias('r');
@@ -75,5 +77,85 @@ export function renderSharedScan(
   if (direct) return { from: sql`(SELECT ${selects} ${scan} GROUP BY ()) AS ${shared}`, values: outputs.map((output) => output.value) };
   if (!inner.length) inner.push(sql`1 AS ${sql.ident('one')}`);
   const from = sql`(SELECT ${selects} FROM (SELECT ${sql.join(inner)} ${scan}) AS ${rows} GROUP BY ()) AS ${shared}`;
+  return { from, values: outputs.map((output) => output.value) };
+}
+
+/**
+ * A `grouped` shared scan (`plan/ir.ts`): `(SELECT <members> FROM (SELECT col, count(*) AS n,
+ * sum(a) AS s0, … FROM t WHERE <row predicate> [AND (<the members' wheres, OR'd>)] GROUP BY col)
+ * AS g GROUP BY ()) AS m`, each member's calls over the groups its own `where` keeps — the same
+ * `where`, rendered on the groups' column: a count is the sum of the groups' counts (0 for none),
+ * a sum the sum of their sums, a min or max the min or max of theirs.
+ */
+function renderGroupedScan(
+  { nextAlias, fieldValue }: CompileContext,
+  { where, rowPredicate }: Pick<WhereRenderer, 'where' | 'rowPredicate'>,
+  collection: Collection,
+  members: readonly SelectAggregateField[],
+  groupBy: Field,
+): RenderedSharedScan {
+  const table = nextAlias('t');
+  const groups = nextAlias('g');
+  const shared = nextAlias('m');
+  const key = fieldValue(table, groupBy);
+  const inner: Fragment[] = [key, sql`count(*) AS ${sql.ident('n')}`];
+  const partials = new Map<string, Fragment>();
+  /** The groups' column holding `fn(field)` of their rows (each computed once). */
+  const partial = (fn: 'sum' | 'min' | 'max', field: Field): Fragment => {
+    const name = `${fn} ${field.name}`;
+    let column = partials.get(name);
+    if (!column) {
+      const alias = sql.ident(`s${partials.size}`);
+      inner.push(sql`${AGGREGATE_FUNCTION[fn]}(${fieldValue(table, field)}) AS ${alias}`);
+      column = sql`${groups}.${alias}`;
+      partials.set(name, column);
+    }
+    return column;
+  };
+  const scopes: Fragment[] = [];
+  let everyRow = false;
+  const outputs = members.map((member, index) => {
+    const filter = member.query.where ? where(member.query.where, groups) : null;
+    if (member.query.where) scopes.push(where(member.query.where, table));
+    else everyRow = true;
+    const over = (call: Fragment): Fragment => (filter ? sql`${call} FILTER (WHERE ${filter})` : call);
+    const field = (call: AggregateField): readonly [string, Fragment] => {
+      switch (call.kind) {
+        case 'typename':
+          return [call.alias, jsonString(call.value)];
+        case 'count':
+          return [call.alias, sql`to_json(coalesce(${over(sql`sum(${groups}.${sql.ident('n')})`)}, 0))`];
+        case 'function': {
+          const fn = call.fn;
+          if (fn !== 'sum' && fn !== 'min' && fn !== 'max') throw new Error(`${fn} does not combine across groups`);
+          return [
+            call.alias,
+            jsonObject(call.items.map((leaf): readonly [string, Fragment] => (leaf.kind === 'typename' ? [leaf.alias, jsonString(leaf.value)] : [leaf.alias, jsonOf(over(sql`${AGGREGATE_FUNCTION[fn]}(${partial(fn, leaf.field)})`))]))),
+          ];
+        }
+        default:
+          return assertNever(call);
+      }
+    };
+    const pairs = member.aggregate.map((item): readonly [string, Fragment] => {
+      switch (item.kind) {
+        case 'typename':
+          return [item.alias, jsonString(item.value)];
+        case 'aggregate':
+          return [item.alias, jsonObject(item.fields.map(field))];
+        case 'nodes':
+          throw new Error('an aggregate with nodes never shares a scan');
+        default:
+          return assertNever(item);
+      }
+    });
+    const alias = sql.ident(`a${index}`);
+    return { select: sql`${jsonObject(pairs)} AS ${alias}`, value: sql`${shared}.${alias}` };
+  });
+  const conditions = [rowPredicate(collection, table)];
+  if (!everyRow) conditions.push(sql`(${sql.join(scopes, sql` OR `)})`);
+  const scan = sql`FROM ${sql.qualified(collection.schema, collection.table)} AS ${table} WHERE ${sql.join(conditions, sql` AND `)} GROUP BY ${key}`;
+  // GROUP BY (): exactly one row, also when no row matches (no group).
+  const from = sql`(SELECT ${sql.join(outputs.map((output) => output.select))} FROM (SELECT ${sql.join(inner)} ${scan}) AS ${groups} GROUP BY ()) AS ${shared}`;
   return { from, values: outputs.map((output) => output.value) };
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { loadMetadataFile, type Collection } from '../../metadata/index.js';
 import type { AggregateSelection, BoolExp, OperationPlan, RootField, SelectAggregateField } from '../../engine/plan/ir.js';
-import { MAX_SHARED_SCAN_AGGREGATES, sharedScans, sharedScanShape } from '../../engine/plan/passes/sharedScans.js';
+import { groupedBy, MAX_SHARED_SCAN_AGGREGATES, sharedScans, sharedScanShape } from '../../engine/plan/passes/sharedScans.js';
 
 /**
  * The shared-scan pass alone (engine/README.md, "Shared scans of root aggregates"): root
@@ -34,7 +34,7 @@ describe('Plan pass: shared scans of root aggregates', () => {
     const persons = aggregateOf('people', people, null);
     const after = sharedScans(planOf(lead, { kind: 'typename', alias: '__typename', value: 'query_root' }, persons, closed));
     assert.equal(after.sharedScans.length, 1);
-    assert.deepEqual(after.sharedScans[0], { collection: loans, members: [lead, closed], shape: 'direct' });
+    assert.deepEqual(after.sharedScans[0], { collection: loans, members: [lead, closed], shape: 'grouped', groupBy: status });
     assert.deepEqual(
       after.rootFields.map((field) => field.kind),
       ['sharedAggregate', 'typename', 'selectAggregate', 'sharedAggregate'],
@@ -55,5 +55,23 @@ describe('Plan pass: shared scans of root aggregates', () => {
     ];
     assert.equal(sharedScanShape([aggregateOf('a', loans, byStatus('lead'), sumAndCount), aggregateOf('b', loans, null)]), 'flags');
     assert.equal(sharedScanShape([aggregateOf('a', loans, null, sumAndCount), aggregateOf('b', loans, byStatus('lead'))]), 'direct');
+  });
+
+  it('groups by a column when every where is that column _eq a value or none, and every call combines across groups', () => {
+    const call = (fn: 'sum' | 'avg' | 'min' | 'max', field = amount): AggregateSelection => [{ kind: 'aggregate', alias: 'aggregate', fields: [{ kind: 'function', alias: fn, fn, items: [{ kind: 'column', alias: field.name, field }] }] }];
+    const rate = loans.fields.get('rate')!;
+    assert.equal(groupedBy([aggregateOf('a', loans, byStatus('lead')), aggregateOf('b', loans, byStatus('closed')), aggregateOf('all', loans, null, call('sum'))]), status);
+    assert.equal(groupedBy([aggregateOf('a', loans, byStatus('lead'), call('min', rate)), aggregateOf('b', loans, byStatus('closed'), call('max'))]), status);
+    // One filtered member: nothing to save.
+    assert.equal(groupedBy([aggregateOf('a', loans, byStatus('lead')), aggregateOf('all', loans, null)]), null);
+    // avg does not combine across groups; nor another operator, nor another column.
+    assert.equal(groupedBy([aggregateOf('a', loans, byStatus('lead'), call('avg')), aggregateOf('b', loans, byStatus('closed'))]), null);
+    const other: BoolExp = { kind: 'compare', field: amount, operator: '_eq', value: { kind: 'const', value: 5 } };
+    assert.equal(groupedBy([aggregateOf('a', loans, byStatus('lead')), aggregateOf('b', loans, other)]), null);
+    const neq: BoolExp = { kind: 'compare', field: status, operator: '_neq', value: { kind: 'const', value: 'lead' } };
+    assert.equal(groupedBy([aggregateOf('a', loans, byStatus('lead')), aggregateOf('b', loans, neq)]), null);
+    // A count of a column (it skips nulls: a group's count(*) would not) is not combined.
+    const countColumn: AggregateSelection = [{ kind: 'aggregate', alias: 'aggregate', fields: [{ kind: 'count', alias: 'count', columns: [rate], distinct: false }] }];
+    assert.equal(groupedBy([aggregateOf('a', loans, byStatus('lead'), countColumn), aggregateOf('b', loans, byStatus('closed'))]), null);
   });
 });
