@@ -54,20 +54,7 @@ export function renderSharedScan(
     } else {
       everyRow = true;
     }
-    const pairs = member.aggregate.map((item): readonly [string, Fragment] => {
-      switch (item.kind) {
-        case 'typename':
-          return [item.alias, jsonString(item.value)];
-        case 'aggregate':
-          return [item.alias, jsonObject(item.fields.map((field) => aggregateField(field, column, filter)))];
-        case 'nodes':
-          throw new Error('an aggregate with nodes never shares a scan');
-        default:
-          return assertNever(item);
-      }
-    });
-    const alias = sql.ident(`a${index}`);
-    return { select: sql`${jsonObject(pairs)} AS ${alias}`, value: sql`${shared}.${alias}` };
+    return memberOutput(member, index, shared, (field) => aggregateField(field, column, filter));
   });
   const conditions = [rowPredicate(collection, table)];
   if (!everyRow) conditions.push(sql`(${sql.join(scopes, sql` OR `)})`);
@@ -137,20 +124,7 @@ function renderGroupedScan(
           return assertNever(call);
       }
     };
-    const pairs = member.aggregate.map((item): readonly [string, Fragment] => {
-      switch (item.kind) {
-        case 'typename':
-          return [item.alias, jsonString(item.value)];
-        case 'aggregate':
-          return [item.alias, jsonObject(item.fields.map(field))];
-        case 'nodes':
-          throw new Error('an aggregate with nodes never shares a scan');
-        default:
-          return assertNever(item);
-      }
-    });
-    const alias = sql.ident(`a${index}`);
-    return { select: sql`${jsonObject(pairs)} AS ${alias}`, value: sql`${shared}.${alias}` };
+    return memberOutput(member, index, shared, field);
   });
   const conditions = [rowPredicate(collection, table)];
   if (!everyRow) conditions.push(sql`(${sql.join(scopes, sql` OR `)})`);
@@ -158,4 +132,27 @@ function renderGroupedScan(
   // GROUP BY (): exactly one row, also when no row matches (no group).
   const from = sql`(SELECT ${sql.join(outputs.map((output) => output.select))} FROM (SELECT ${sql.join(inner)} ${scan}) AS ${groups} GROUP BY ()) AS ${shared}`;
   return { from, values: outputs.map((output) => output.value) };
+}
+
+/** A member's JSON object (`{"aggregate":{…}}`) as the column `a<index>` of the shared row, each call rendered by `call`. */
+function memberOutput(
+  member: SelectAggregateField,
+  index: number,
+  shared: Fragment,
+  call: (field: AggregateField) => readonly [string, Fragment],
+): { readonly select: Fragment; readonly value: Fragment } {
+  const pairs = member.aggregate.map((item): readonly [string, Fragment] => {
+    switch (item.kind) {
+      case 'typename':
+        return [item.alias, jsonString(item.value)];
+      case 'aggregate':
+        return [item.alias, jsonObject(item.fields.map(call))];
+      case 'nodes':
+        throw new Error('an aggregate with nodes never shares a scan');
+      default:
+        return assertNever(item);
+    }
+  });
+  const alias = sql.ident(`a${index}`);
+  return { select: sql`${jsonObject(pairs)} AS ${alias}`, value: sql`${shared}.${alias}` };
 }
