@@ -70,6 +70,11 @@ describe('Plan pass: shared scans of root aggregates', () => {
     assert.equal(groupedBy([aggregateOf('a', loans, byStatus('lead')), aggregateOf('b', loans, other)]), null);
     const neq: BoolExp = { kind: 'compare', field: status, operator: '_neq', value: { kind: 'const', value: 'lead' } };
     assert.equal(groupedBy([aggregateOf('a', loans, byStatus('lead')), aggregateOf('b', loans, neq)]), null);
+    // Not by a primary key column: a group a row.
+    const id = loans.fields.get('id')!;
+    const byId = (value: string): BoolExp => ({ kind: 'compare', field: id, operator: '_eq', value: { kind: 'const', value } });
+    assert.ok(loans.primaryKey.includes(id));
+    assert.equal(groupedBy([aggregateOf('a', loans, byId('x')), aggregateOf('b', loans, byId('y')), aggregateOf('all', loans, null)]), null);
     // A count of a column (it skips nulls: a group's count(*) would not) is not combined.
     const countColumn: AggregateSelection = [{ kind: 'aggregate', alias: 'aggregate', fields: [{ kind: 'count', alias: 'count', columns: [rate], distinct: false }] }];
     assert.equal(groupedBy([aggregateOf('a', loans, byStatus('lead'), countColumn), aggregateOf('b', loans, byStatus('closed'))]), null);

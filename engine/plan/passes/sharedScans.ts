@@ -69,7 +69,7 @@ const GROUPABLE_TYPES: ReadonlySet<FieldType> = new Set<FieldType>(['text', 'cit
  * filter: it keeps few rows (an investor's loans), and the GROUP BY's own start at each execution
  * then costs more than it saves (q4i 750 → 821 thousand). A column of many values with an
  * unfiltered member makes many small groups (a GROUP BY over the account's rows): the form is
- * meant for a few categories, as `status`.
+ * meant for a few categories, as `status`, and never takes a primary-key column.
  */
 export function groupedBy(members: readonly SelectAggregateField[]): Field | null {
   if (members.some((member) => member.collection.selectFilter !== null)) return null;
@@ -79,6 +79,8 @@ export function groupedBy(members: readonly SelectAggregateField[]): Field | nul
     const where = member.query.where;
     if (where) {
       if (where.kind !== 'compare' || where.operator !== '_eq' || where.field.source.kind !== 'column' || !GROUPABLE_TYPES.has(where.field.type)) return null;
+      // A key column would make a group of every row.
+      if (member.collection.primaryKey.includes(where.field)) return null;
       if (field && where.field !== field) return null;
       field = where.field;
       filtered += 1;
