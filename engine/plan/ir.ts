@@ -39,18 +39,19 @@ export type SelectAggregateField = Extract<RootField, { kind: 'selectAggregate' 
  * `flags`: an inner query computes each `where` and each computed value once per row, because
  * something would otherwise be computed twice (PostgreSQL does not share a repeated expression).
  */
-export interface SharedScan {
+export type SharedScan = {
   readonly collection: Collection;
   readonly members: readonly SelectAggregateField[];
+} & (
+  | { readonly shape: 'direct' | 'flags' }
   /**
-   * `grouped` (with `groupBy`): every member's `where` is none or `groupBy: {_eq: …}` and every
-   * call combines across groups (`count`, `sum` of an exact type, `min`, `max`): an inner query
-   * groups the rows by `groupBy` (one equality a row where FILTERs made one a member), and each
-   * member aggregates the groups its `_eq` keeps (`plan/passes/sharedScans.ts`, `groupedBy`).
+   * Every member's `where` is none or `groupBy: {_eq: …}` and every call combines across groups
+   * (`count`, `sum` of an exact type, `min`, `max`): an inner query groups the rows by `groupBy`
+   * (one equality a row where FILTERs made one a member), and each member aggregates the groups
+   * its `_eq` keeps (`plan/passes/sharedScans.ts`, `groupedBy`).
    */
-  readonly shape: 'direct' | 'flags' | 'grouped';
-  readonly groupBy?: Field;
-}
+  | { readonly shape: 'grouped'; readonly groupBy: Field }
+);
 
 /** One primary-key field of a `_by_pk` (or `pk_columns`) and its value. */
 export interface KeyValue {

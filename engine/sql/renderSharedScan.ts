@@ -27,9 +27,10 @@ export function renderSharedScan(
   context: CompileContext,
   { where, rowPredicate }: Pick<WhereRenderer, 'where' | 'rowPredicate'>,
   { aggregateField, columnsOf }: Pick<AggregateRenderer, 'aggregateField' | 'columnsOf'>,
-  { collection, members, shape, groupBy }: SharedScan,
+  scanNode: SharedScan,
 ): RenderedSharedScan {
-  if (shape === 'grouped' && groupBy) return renderGroupedScan(context, { where, rowPredicate }, collection, members, groupBy);
+  if (scanNode.shape === 'grouped') return renderGroupedScan(context, { where, rowPredicate }, scanNode.collection, scanNode.members, scanNode.groupBy);
+  const { collection, members, shape } = scanNode;
   const { nextAlias, fieldValue } = context;
   const table = nextAlias('t');
   const rows = nextAlias('r');

@@ -29,7 +29,7 @@ function shareable(field: RootField): field is SelectAggregateField {
  * instead; a plain column costs nothing to read twice, while the inner query's flags make the
  * scan project them for every row (q4: ~2 % of its time, bench/README.md).
  */
-export function sharedScanShape(members: readonly SelectAggregateField[]): SharedScan['shape'] {
+export function sharedScanShape(members: readonly SelectAggregateField[]): 'direct' | 'flags' {
   const uses = new Map<Field, number>();
   const read = (field: Field): void => {
     uses.set(field, (uses.get(field) ?? 0) + 1);
