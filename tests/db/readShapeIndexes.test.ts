@@ -14,7 +14,7 @@ import type { TestDatabase } from '../support/testDatabase.js';
  * indexes 0037 replaces are put back as 0001 made them, 0040's and 0045's indexes dropped (and
  * `schedules_next` as 0001 made it), `loans` rewritten at the default fillfactor (all four
  * unrecorded), the database is read, migrated, and read again. No row changes, every golden query
- * of the shipped metadata answers the same, and the reads 0037 and 0045 are for now take their
+ * of the shipped metadata answers the same, and the reads 0037 and 0045 were made for now take their
  * order from the index: "the last 5 payments" reads 5 rows, not all of the loan's, and sorts
  * nothing; a loan's borrowers, next scheduled payment and addresses are listed without a Sort.
  */
