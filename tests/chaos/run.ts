@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { assertBuilt, freePort, PROJECT_ROOT, startService, type RunningService } from '../support/processes.js';
+import { assertBuilt, freePort, FULL_COMPILER, PROJECT_ROOT, startService, type RunningService } from '../support/processes.js';
 import { createServerDatabase } from '../support/testDatabase.js';
 import {
   demoKeyOf,
@@ -77,7 +77,8 @@ const log = (line: string): void => void process.stderr.write(`[chaos ${new Date
 const ms = (value: number): string => (Number.isFinite(value) ? `${Math.round(value)} ms` : '∞');
 
 async function start(env: Record<string, string>, port: number, cwd: string): Promise<RunningService> {
-  return startService({ LOG_LEVEL: 'warn', STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS), ...env }, port, cwd, 180_000, SERVICE_SCRIPT);
+  // The full compiler (no `SHORT_LIVED_NODE_FLAGS`): the chaos suite measures the service under load, as a user runs it.
+  return startService({ LOG_LEVEL: 'warn', STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS), ...env }, port, cwd, 180_000, SERVICE_SCRIPT, FULL_COMPILER);
 }
 
 async function main(): Promise<void> {

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServerDatabase } from '../support/testDatabase.js';
-import { assertBuilt, freePort, runCli, runServiceToExit, startService, type ProcessResult, type RunningService } from '../support/processes.js';
+import { assertBuilt, freePort, FULL_COMPILER, runCli, runServiceToExit, startService, type ProcessResult, type RunningService } from '../support/processes.js';
 
 /**
  * The service and the `loanql` CLI end to end, as separate processes (SPEC §2): on the embedded
@@ -106,8 +106,9 @@ for (const setting of settings) {
       // The issue asks for "serves within 60 s" on a developer's machine. Here three other test
       // files run beside this one, so the time is reported rather than asserted, and the give-up
       // limit is 240 s: since the investor split (0024) the demo's replay does more per payment
-      // (85 s at a load average of 15–20 after 0035; tests/README.md "How long").
-      service = await startService({ ...env, DEMO_SCALE: '' }, port, workDir, 240_000);
+      // (85 s at a load average of 15–20 after 0035; tests/README.md "How long"). The full
+      // compiler, as a user starts it: the demo's replay is seconds of PostgreSQL's work.
+      service = await startService({ ...env, DEMO_SCALE: '' }, port, workDir, 240_000, undefined, FULL_COMPILER);
       const seconds = (Date.now() - started) / 1000;
       t.diagnostic(`first start (migrate + demo portfolio at scale 0.05) took ${seconds.toFixed(1)} s`);
       const announced = /Demo account "demo" created with (\d+) loans/.exec(service.output());

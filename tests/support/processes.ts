@@ -34,6 +34,22 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...clean, LOG_LEVEL: 'warn', METADATA_PATH: METADATA_PATH, DEMO_SCALE: '0.005', EMBEDDED_SHARED_BUFFERS: TEST_SHARED_BUFFERS, ...env };
 }
 
+/**
+ * V8 flags of the children tests start: `--liftoff-only` compiles PGlite's WebAssembly with V8's
+ * baseline compiler alone. A child lives for a few requests or one command, and optimising the
+ * WebAssembly it runs at start-up (PostgreSQL starting, the catalogue read) cost it about 0.3
+ * CPU-seconds on a background thread that it never earned back: `cli/ledger`'s nine commands took
+ * 33.7 CPU-seconds with the optimising tier and 22.9 without, `webhooks/processes` with
+ * `cli/lifecycle` 34.5 and 25.8 (tests/README.md, "How long"). It changes how fast the code runs,
+ * never what it does. A child that does heavy work in PostgreSQL (the 500-loan demo of the real
+ * first start, the chaos suite's services under load) is started with `FULL_COMPILER` instead, as
+ * a user runs it.
+ */
+export const SHORT_LIVED_NODE_FLAGS: readonly string[] = ['--liftoff-only'];
+
+/** No V8 flag: the service as a user starts it. */
+export const FULL_COMPILER: readonly string[] = [];
+
 export interface ProcessResult {
   readonly code: number;
   readonly stdout: string;
@@ -43,7 +59,7 @@ export interface ProcessResult {
 /** Runs `node <script> <args>` to completion. */
 function runToCompletion(script: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string, timeoutMs: number): Promise<ProcessResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [script, ...args], { env, cwd, timeout: timeoutMs }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...SHORT_LIVED_NODE_FLAGS, script, ...args], { env, cwd, timeout: timeoutMs }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
       resolve({ code, stdout, stderr });
     });
@@ -79,11 +95,18 @@ export interface RunningService {
 }
 
 /**
- * Starts `node dist/server/main.js` (or another build's `script`) on `port` and waits for the start-up banner. Rejects with the
+ * Starts `node dist/server/main.js` (or another build's `script`) on `port`, with V8's `nodeFlags`, and waits for the start-up banner. Rejects with the
  * process's output if it exits first or does not serve within `timeoutMs`.
  */
-export async function startService(env: Record<string, string>, port: number, cwd: string, timeoutMs = 120_000, script = SERVICE): Promise<RunningService> {
-  const child = spawn(process.execPath, [script], { env: serviceEnv(env, port), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startService(
+  env: Record<string, string>,
+  port: number,
+  cwd: string,
+  timeoutMs = 120_000,
+  script = SERVICE,
+  nodeFlags: readonly string[] = SHORT_LIVED_NODE_FLAGS,
+): Promise<RunningService> {
+  const child = spawn(process.execPath, [...nodeFlags, script], { env: serviceEnv(env, port), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -116,7 +139,7 @@ export async function startService(env: Record<string, string>, port: number, cw
 
 /** Starts `loanql <args>` as a long-running process (e.g. `loanql worker`); stop it with `.kill()`. */
 export function spawnCli(args: readonly string[], env: Record<string, string>, cwd: string): { process: ChildProcess; output(): string } {
-  const child = spawn(process.execPath, [CLI, ...args], { env: childEnv(env), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SHORT_LIVED_NODE_FLAGS, CLI, ...args], { env: childEnv(env), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
