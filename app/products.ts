@@ -2,6 +2,7 @@ import type { Queryable } from '../db/index.js';
 import { AMORTIZATIONS, FREQUENCIES, MAX_TERM, type Amortization } from '../domain/schedule.js';
 import { refuseNulCharacter, UserInputError } from './errors.js';
 import { checkFieldValue, type ValueRule } from './fieldValues.js';
+import { CUSTOM_FIELD_TYPES, type CustomFieldType } from './customFieldTypes.js';
 
 /**
  * Products (SPEC §6): each account has one default product. Its fields decide what
@@ -10,8 +11,7 @@ import { checkFieldValue, type ValueRule } from './fieldValues.js';
  * stored in the loan's `custom_fields` JSON under their key.
  */
 
-export type CustomFieldType = 'text' | 'number' | 'currency' | 'percent' | 'integer' | 'date' | 'boolean' | 'select';
-export const CUSTOM_FIELD_TYPES: readonly CustomFieldType[] = ['text', 'number', 'currency', 'percent', 'integer', 'date', 'boolean', 'select'];
+export { CUSTOM_FIELD_TYPES, type CustomFieldType } from './customFieldTypes.js';
 
 /** Every loan status; `overpaid` (and `closed` once paid off) are the ledger's to set (SPEC §12 R9). */
 export const LOAN_STATUSES = ['lead', 'servicing', 'closed', 'overpaid'] as const;

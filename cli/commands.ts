@@ -1,43 +1,38 @@
-import type { Database } from '../db/index.js';
-import { createAccount, createAdmin, findAccount, updateAccount, type AccountSettings } from '../app/accounts.js';
-import { checkKeyRole, createApiKey, deactivateApiKey, listApiKeys } from '../app/apiKeys.js';
-import { UserInputError } from '../app/errors.js';
-import {
-  addProductField,
-  bodyName,
-  CUSTOM_FIELD_TYPES,
-  loadDefaultProduct,
-  metadataTypeFor,
-  productFieldListing,
-  removeProductField,
-  type CustomFieldType,
-} from '../app/products.js';
-import { PRODUCT_SETTINGS, readProductSettings, settingText, updateProductSettings } from '../app/productSettings.js';
-import { SeedError, seedExistingAccount } from '../app/seed/index.js';
-import { requestStatements } from '../app/requestStatements.js';
-import { regenerateSchedules } from '../app/scheduleRegeneration.js';
-import { rebuildLedgers, verifyLedgers } from '../app/ledgerVerify.js';
-import { assessFees, startFeeJob, type FeeJobRun } from '../app/feeJob.js';
-import { progressReporter } from './progress.js';
-import { investorStatement, investorStatementCsv, statementPeriod } from '../app/investorStatements.js';
-import { markRemitted, remittanceCsv, remittanceRun, type RemittanceInvestor } from '../app/remittances.js';
-import { statementPdf } from '../app/statementPdf.js';
-import { businessDate } from '../app/ledgerReads.js';
 import { writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { buildEngine } from '../app/engineHolder.js';
-import { configFromEnv, metadataFileOf } from '../app/config.js';
-import { ADMIN_ROLE, loadMetadataFile, MetadataError } from '../metadata/index.js';
-import { RequestError } from '../engine/index.js';
-import {
-  applyEventTriggers,
-  createWebhookEndpoint,
-  listWebhookDeliveries,
-  listWebhookEndpoints,
-  redeliverWebhookEvent,
-  removeWebhookEndpoint,
-  WebhookWorker,
-} from '../app/webhooks/index.js';
+import type { Database } from '../db/index.js';
+import { createAccount, createAdmin, findAccount, updateAccount, type AccountSettings } from '../app/accounts.js';
+import { UserInputError } from '../app/errors.js';
+import { CUSTOM_FIELD_TYPES, type CustomFieldType } from '../app/customFieldTypes.js';
+import type { FeeJobRun } from '../app/feeJob.js';
+import type { RemittanceInvestor } from '../app/remittances.js';
+
+/**
+ * The code behind the commands, loaded when a command that needs it runs: `loanql help`, a
+ * mistake on the command line and the account commands load none of the engine, the metadata's
+ * parser and validator, the ledger's or the webhooks' code (`loanql --help`: 0.42 CPU-seconds
+ * with everything loaded at start; cli/README.md).
+ */
+const load = {
+  apiKeys: () => import('../app/apiKeys.js'),
+  products: () => import('../app/products.js'),
+  productSettings: () => import('../app/productSettings.js'),
+  seed: () => import('../app/seed/index.js'),
+  requestStatements: () => import('../app/requestStatements.js'),
+  scheduleRegeneration: () => import('../app/scheduleRegeneration.js'),
+  ledgerVerify: () => import('../app/ledgerVerify.js'),
+  feeJob: () => import('../app/feeJob.js'),
+  progress: () => import('./progress.js'),
+  investorStatements: () => import('../app/investorStatements.js'),
+  remittances: () => import('../app/remittances.js'),
+  statementPdf: () => import('../app/statementPdf.js'),
+  ledgerReads: () => import('../app/ledgerReads.js'),
+  engineHolder: () => import('../app/engineHolder.js'),
+  config: () => import('../app/config.js'),
+  metadata: () => import('../metadata/index.js'),
+  engine: () => import('../engine/index.js'),
+  webhooks: () => import('../app/webhooks/index.js'),
+};
 
 /** Rows as aligned columns, the first being the header. */
 function table(rows: readonly (readonly string[])[]): string {
@@ -175,7 +170,6 @@ export const COMMANDS: Command[] = [
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
       const name = optionText(context, 'name') ?? `cli key ${new Date().toISOString().slice(0, 10)}`;
-      const role = optionText(context, 'role') ?? ADMIN_ROLE;
       const variables = new Map<string, string>();
       const given = context.args.get('var');
       for (const pair of Array.isArray(given) ? given : typeof given === 'string' ? [given] : []) {
@@ -184,6 +178,8 @@ export const COMMANDS: Command[] = [
         if (variables.has(pair.slice(0, at))) throw new UserInputError(`--var ${pair.slice(0, at)}: given twice`);
         variables.set(pair.slice(0, at), pair.slice(at + 1));
       }
+      const [{ ADMIN_ROLE, loadMetadataFile, MetadataError }, { configFromEnv, metadataFileOf }, { checkKeyRole, createApiKey }] = await Promise.all([load.metadata(), load.config(), load.apiKeys()]);
+      const role = optionText(context, 'role') ?? ADMIN_ROLE;
       let roles;
       try {
         const behind = (path: string, section: string, names: readonly string[]): void => {
@@ -208,6 +204,7 @@ export const COMMANDS: Command[] = [
     async run(context) {
       const slug = optionText(context, 'account');
       const accountId = slug !== undefined ? (await findAccount(context.db, slug)).id : undefined;
+      const { listApiKeys } = await load.apiKeys();
       const keys = await listApiKeys(context.db, accountId);
       const roleOf = (k: (typeof keys)[number]): string => {
         const variables = Object.entries(k.variables).map(([name, value]) => `${name}=${value}`);
@@ -228,6 +225,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const prefix = positional(context, 0, 'the key prefix (lq_xxxxxxxx)');
+      const { deactivateApiKey } = await load.apiKeys();
       if (!(await deactivateApiKey(context.db, prefix))) throw new UserInputError(`no key with prefix ${prefix}`, 404);
       context.out.write(`key ${prefix} deactivated; it is refused from its next request on\n`);
     },
@@ -244,6 +242,7 @@ export const COMMANDS: Command[] = [
       if (!CUSTOM_FIELD_TYPES.includes(type)) throw new UserInputError(`--type must be one of ${CUSTOM_FIELD_TYPES.join(', ')}`);
       const options = optionText(context, 'options')?.split(',');
       const rawDefault = context.args.get('default');
+      const { addProductField, bodyName, metadataTypeFor } = await load.products();
       const field = await addProductField(context.db, account.id, {
         name: required(context, 'name'),
         type,
@@ -267,6 +266,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
+      const { loadDefaultProduct, productFieldListing } = await load.products();
       const product = await loadDefaultProduct(context.db, account.id);
       const rows = [['BODY KEY', 'TYPE', 'REQUIRED', 'DEFAULT', 'OPTIONS', 'STORED IN']].concat(
         productFieldListing(product).map((field) => [
@@ -290,6 +290,7 @@ export const COMMANDS: Command[] = [
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
       const name = required(context, 'name');
+      const { removeProductField } = await load.products();
       if (!(await removeProductField(context.db, account.id, name))) throw new UserInputError(`the default product of ${account.slug} has no custom field "${name}"`, 404);
       context.out.write(`field "${name}" removed from the default product of ${account.slug}; values already stored in loans are kept\n`);
     },
@@ -302,6 +303,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
+      const { PRODUCT_SETTINGS, readProductSettings, settingText } = await load.productSettings();
       const { settings } = await readProductSettings(context.db, account.id);
       const shown = (value: Parameters<typeof settingText>[0]) => (value === null ? 'none' : settingText(value));
       context.out.write(table([['SETTING', 'VALUE', 'DEFAULT'], ...PRODUCT_SETTINGS.map((setting) => [setting.name, shown(settings.get(setting.name)!), shown(setting.default)])]));
@@ -323,6 +325,7 @@ export const COMMANDS: Command[] = [
         if (equals < 1) throw new UserInputError(`"${pair}" is not NAME=VALUE`);
         changes.set(pair.slice(0, equals), pair.slice(equals + 1));
       }
+      const { settingText, updateProductSettings } = await load.productSettings();
       const updated = await updateProductSettings(context.db, account.id, changes, { valuesAre: 'text' });
       if (!updated.changed.length) return void context.out.write(`the settings of the default product of ${account.slug} already had these values; nothing changed\n`);
       const lines = updated.changed.map((name) => `  ${name} = ${settingText(updated.settings.get(name)!) || 'none'}`);
@@ -339,6 +342,7 @@ export const COMMANDS: Command[] = [
       const account = await findAccount(context.db, required(context, 'account'));
       const today = optionText(context, 'today') ?? new Date().toISOString().slice(0, 10);
       const options = { scale: number(context, 'scale', 1), seed: number(context, 'seed', 1), today };
+      const [{ progressReporter }, { SeedError, seedExistingAccount }] = await Promise.all([load.progress(), load.seed()]);
       const progress = progressReporter(context.err);
       let summary: Awaited<ReturnType<typeof seedExistingAccount>>;
       try {
@@ -368,6 +372,7 @@ export const COMMANDS: Command[] = [
       if (slug !== undefined && (typeof slug !== 'string' || slug === '')) throw new UserInputError('--account needs a slug');
       const account = typeof slug === 'string' ? await findAccount(context.db, slug) : null;
       const dryRun = context.args.get('dry-run') === true;
+      const { regenerateSchedules } = await load.scheduleRegeneration();
       const report = await regenerateSchedules(context.db, { ...(account ? { accountId: account.id } : {}), dryRun });
       for (const { loanId, reason } of report.refused) context.out.write(`left as it is: loan ${loanId}: ${reason}\n`);
       const scope = account ? `account ${account.slug}` : 'all accounts';
@@ -385,6 +390,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const account = await accountOption(context);
+      const { verifyLedgers } = await load.ledgerVerify();
       const report = await verifyLedgers(context.db, account ? { accountId: account.id } : {});
       const shown = 20;
       for (const loan of report.differing) {
@@ -409,6 +415,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const account = await accountOption(context);
+      const { rebuildLedgers } = await load.ledgerVerify();
       const report = await rebuildLedgers(context.db, account ? { accountId: account.id } : {});
       const scope = account ? `account ${account.slug}` : 'all accounts';
       context.out.write(`${report.replayed} loans replayed (${scope}) in ${report.batches} transaction${report.batches === 1 ? '' : 's'}\n`);
@@ -423,6 +430,7 @@ export const COMMANDS: Command[] = [
     async run(context) {
       const accountSlug = optionText(context, 'account');
       const asOf = optionText(context, 'as-of');
+      const { assessFees } = await load.feeJob();
       const runs = await assessFees(context.db, { ...(accountSlug !== undefined ? { accountSlug } : {}), ...(asOf !== undefined ? { asOf } : {}) });
       for (const run of runs) context.out.write(`${describeFeeJobRun(run)}\n`);
     },
@@ -434,6 +442,7 @@ export const COMMANDS: Command[] = [
     options: {},
     needsDatabase: true,
     async run(context) {
+      const { assessFees } = await load.feeJob();
       const runs = await assessFees(context.db);
       for (const run of runs) context.out.write(`${describeFeeJobRun(run)}\n`);
     },
@@ -453,6 +462,7 @@ export const COMMANDS: Command[] = [
       } catch {
         throw new UserInputError('--variables must be a JSON object');
       }
+      const [{ configFromEnv, metadataFileOf }, { buildEngine }, { requestStatements }, { RequestError }] = await Promise.all([load.config(), load.engineHolder(), load.requestStatements(), load.engine()]);
       const config = configFromEnv();
       const account = await findAccount(context.db, optionText(context, 'account') ?? 'demo');
       const engine = await buildEngine(metadataFileOf(config), context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
@@ -491,6 +501,7 @@ export const COMMANDS: Command[] = [
     options: { file: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
+      const [{ configFromEnv, metadataFileOf }, { buildEngine }, { MetadataError }] = await Promise.all([load.config(), load.engineHolder(), load.metadata()]);
       const config = configFromEnv();
       const path = optionText(context, 'file') ?? metadataFileOf(config);
       try {
@@ -510,6 +521,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
+      const [{ configFromEnv }, { loadMetadataFile }, { applyEventTriggers, createWebhookEndpoint }] = await Promise.all([load.config(), load.metadata(), load.webhooks()]);
       const config = configFromEnv();
       const metadata = loadMetadataFile(config.metadataPath);
       // Capture must be on before the first event, also when no service has run yet.
@@ -537,6 +549,7 @@ export const COMMANDS: Command[] = [
     async run(context) {
       const accountSlug = optionText(context, 'account');
       const accountId = accountSlug !== undefined ? (await findAccount(context.db, accountSlug)).id : undefined;
+      const { listWebhookEndpoints } = await load.webhooks();
       const endpoints = await listWebhookEndpoints(context.db, accountId);
       context.out.write(
         table([
@@ -554,6 +567,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const id = positional(context, 0, 'the endpoint id');
+      const { removeWebhookEndpoint } = await load.webhooks();
       await removeWebhookEndpoint(context.db, id);
       context.out.write(`webhook endpoint ${id} removed\n`);
     },
@@ -566,6 +580,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const id = positional(context, 0, 'the endpoint id');
+      const { listWebhookDeliveries } = await load.webhooks();
       const deliveries = await listWebhookDeliveries(context.db, id, { limit: Math.min(1000, Math.max(1, Math.floor(number(context, 'limit', 50)))) });
       context.out.write(
         table([
@@ -583,6 +598,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const id = positional(context, 0, 'the event id');
+      const { redeliverWebhookEvent } = await load.webhooks();
       const queued = await redeliverWebhookEvent(context.db, id);
       context.out.write(`event ${id} queued for redelivery to ${queued} endpoint${queued === 1 ? '' : 's'}\n`);
     },
@@ -594,6 +610,7 @@ export const COMMANDS: Command[] = [
     options: {},
     needsDatabase: true,
     async run(context) {
+      const [{ configFromEnv }, { WebhookWorker }, { startFeeJob }] = await Promise.all([load.config(), load.webhooks(), load.feeJob()]);
       const config = configFromEnv();
       const logger = {
         warn: (object: Record<string, unknown>, message: string) => context.err.write(`${JSON.stringify({ level: 'warn', msg: message, err: object.err instanceof Error ? object.err.message : undefined })}\n`),
@@ -620,6 +637,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
+      const { investorStatement, investorStatementCsv, statementPeriod } = await load.investorStatements();
       const period = statementPeriod(optionText(context, 'from'), optionText(context, 'to'));
       const format = optionText(context, 'format') ?? 'table';
       if (!['table', 'csv', 'pdf'].includes(format)) throw new UserInputError('--format must be table, csv or pdf');
@@ -633,7 +651,10 @@ export const COMMANDS: Command[] = [
           context.out.write(`${what} written to ${out}\n`);
         } else context.out.write(content);
       };
-      if (format === 'pdf') return written(await statementPdf(statement, await businessDate(context.db, account.id)), 'statement PDF');
+      if (format === 'pdf') {
+        const [{ statementPdf }, { businessDate }] = await Promise.all([load.statementPdf(), load.ledgerReads()]);
+        return written(await statementPdf(statement, await businessDate(context.db, account.id)), 'statement PDF');
+      }
       if (format === 'csv') return written(investorStatementCsv(statement), 'statement CSV');
       const amounts = ['openingPrincipal', 'funded', 'principal', 'interest', 'fees', 'adjustments', 'total', 'closingPrincipal'] as const;
       written(
@@ -655,6 +676,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
+      const [{ remittanceCsv, remittanceRun }, { statementPeriod }] = await Promise.all([load.remittances(), load.investorStatements()]);
       const run = await remittanceRun(context.db, account.id, statementPeriod(optionText(context, 'from'), optionText(context, 'to')));
       const format = optionText(context, 'format') ?? 'table';
       if (format === 'csv') return void context.out.write(remittanceCsv(run));
@@ -671,6 +693,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const account = await findAccount(context.db, required(context, 'account'));
+      const { markRemitted } = await load.remittances();
       const remittance = await markRemitted(context.db, account.id, { from: optionText(context, 'from'), to: optionText(context, 'to') }, { commandLine: userInfo().username });
       context.out.write(remittanceTable(remittance.investors, remittance.totals, `${account.slug}: remittance ${remittance.id} of ${remittance.period.from} to ${remittance.period.to} recorded (${remittance.currency})`));
     },
