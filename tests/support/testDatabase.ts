@@ -114,33 +114,8 @@ let emptyDumpPromise: Promise<Blob> | null = null;
  * second. initdb's database, templates and all, with 1 MB WAL segments and written after a checkpoint.
  */
 function emptyDump(): Promise<Blob> {
-  emptyDumpPromise ??= (async () => {
-    const path = join(tmpdir(), `loanql-test-pgdata-${createHash('sha256').update(`empty, pglite ${pgliteVersion()}, after a checkpoint, 1 MB WAL segments\n`).digest('hex').slice(0, 16)}.tar`);
-    try {
-      const blob = new DumpBlob(readFileSync(path), 'application/x-tar', false);
-      const now = new Date();
-      utimesSync(path, now, now); // in use (removeOldDumps)
-      return blob;
-    } catch {
-      /* not built yet */
-    }
-    // 1 MB WAL segments, as the migrated dump's: a 16 MB segment was 40 % of the dump's bytes.
-    const fresh = await openPgliteDatabase(undefined, undefined, { ...PGLITE_OPTIONS, walSegmentSizeMB: 1 });
-    try {
-      await checkpoint(fresh);
-      const dump = await fresh.pglite.dumpDataDir('none');
-      const partial = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
-      try {
-        writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
-        renameSync(partial, path);
-      } catch {
-        rmSync(partial, { force: true });
-      }
-      return dump;
-    } finally {
-      await fresh.close();
-    }
-  })().catch((error: unknown) => {
+  const path = join(tmpdir(), `loanql-test-pgdata-${createHash('sha256').update(`empty, pglite ${pgliteVersion()}, after a checkpoint, 1 MB WAL segments\n`).digest('hex').slice(0, 16)}.tar`);
+  emptyDumpPromise ??= cachedDump(path, async () => {}).catch((error: unknown) => {
     emptyDumpPromise = null;
     throw error;
   });
@@ -397,8 +372,26 @@ function migratedDump(): Promise<Blob> {
   return dumpPromise;
 }
 
-async function loadOrBuildDump(): Promise<Blob> {
+function loadOrBuildDump(): Promise<Blob> {
   const path = dumpPath();
+  return cachedDump(
+    path,
+    async (db) => {
+      await migrate(db);
+      await dropTemplateDatabases(db);
+    },
+    () => removeOldDumps(path),
+  );
+}
+
+/**
+ * The dump at `path` in the temp dir, or, when there is none yet, a new PGlite's after `prepare`,
+ * written there (then `written`). 1 MB WAL segments (PostgreSQL's default is 16): the segment the
+ * dump holds, and the next one a checkpoint may create, were 16–33 MB of every dump (seeded ones
+ * are built from the migrated one), read, copied and unpacked at every open. Uncompressed: gzip
+ * makes the file 8× smaller but loading it 50 % slower.
+ */
+async function cachedDump(path: string, prepare: (db: Database) => Promise<void>, written: () => void = () => {}): Promise<Blob> {
   try {
     const blob = new DumpBlob(readFileSync(path), 'application/x-tar', false);
     const now = new Date();
@@ -407,14 +400,9 @@ async function loadOrBuildDump(): Promise<Blob> {
   } catch {
     /* not built yet */
   }
-  // 1 MB WAL segments (PostgreSQL's default is 16): the segment the dump holds, and the next one a
-  // checkpoint may create, were 16–33 MB of every dump (seeded ones are built from this one),
-  // read, copied and unpacked at every open.
   const fresh = await openPgliteDatabase(undefined, undefined, { ...PGLITE_OPTIONS, walSegmentSizeMB: 1 });
   try {
-    await migrate(fresh);
-    await dropTemplateDatabases(fresh);
-    // Uncompressed: gzip makes the file 8× smaller but loading it 50 % slower.
+    await prepare(fresh);
     await checkpoint(fresh);
     const dump = await fresh.pglite.dumpDataDir('none');
     // Written under a unique name and renamed into place: another test process reading
@@ -423,7 +411,7 @@ async function loadOrBuildDump(): Promise<Blob> {
     try {
       writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
       renameSync(partial, path);
-      removeOldDumps(path);
+      written();
     } catch {
       rmSync(partial, { force: true });
     }
