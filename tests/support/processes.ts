@@ -40,12 +40,13 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
  * WebAssembly it runs at start-up (PostgreSQL starting, the catalogue read) cost it about 0.3
  * CPU-seconds on a background thread that it never earned back: `cli/ledger`'s nine commands took
  * 33.7 CPU-seconds with the optimising tier and 22.9 without, `webhooks/processes` with
- * `cli/lifecycle` 34.5 and 25.8 (tests/README.md, "How long"). It changes how fast the code runs,
- * never what it does. A child that does heavy work in PostgreSQL (the 500-loan demo of the real
- * first start, the chaos suite's services under load) is started with `FULL_COMPILER` instead, as
- * a user runs it.
+ * `cli/lifecycle` 34.5 and 25.8. `--interrupt-budget=1000000` does the same for JavaScript, later
+ * (`npm test` gives the test processes the same budget): three entries of process tests 61.0 →
+ * 57.4 (tests/README.md, "How long"). They change how fast the code runs, never what it does. A
+ * child that does heavy work in PostgreSQL (the 500-loan demo of the real first start, the chaos
+ * suite's services under load) is started with `FULL_COMPILER` instead, as a user runs it.
  */
-export const SHORT_LIVED_NODE_FLAGS: readonly string[] = ['--liftoff-only'];
+export const SHORT_LIVED_NODE_FLAGS: readonly string[] = ['--liftoff-only', '--interrupt-budget=1000000'];
 
 /** No V8 flag: the service as a user starts it. */
 export const FULL_COMPILER: readonly string[] = [];
