@@ -114,12 +114,15 @@ let emptyDumpPromise: Promise<Blob> | null = null;
  * second. initdb's database, templates and all, with 1 MB WAL segments and written after a checkpoint.
  */
 function emptyDump(): Promise<Blob> {
-  const path = join(tmpdir(), `loanql-test-pgdata-${createHash('sha256').update(`empty, pglite ${pgliteVersion()}, after a checkpoint, 1 MB WAL segments\n`).digest('hex').slice(0, 16)}.tar`);
-  emptyDumpPromise ??= cachedDump(path, async () => {}).catch((error: unknown) => {
+  emptyDumpPromise ??= cachedDump(emptyDumpPath(), async () => {}).catch((error: unknown) => {
     emptyDumpPromise = null;
     throw error;
   });
   return emptyDumpPromise;
+}
+
+function emptyDumpPath(): string {
+  return join(tmpdir(), `loanql-test-pgdata-${createHash('sha256').update(`empty, pglite ${pgliteVersion()}, after a checkpoint, 1 MB WAL segments\n`).digest('hex').slice(0, 16)}.tar`);
 }
 
 /** Which database the tests run on, for test names and messages. */
