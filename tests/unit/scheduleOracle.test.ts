@@ -15,15 +15,20 @@ import { buildSchedule, ScheduleInputError, type Amortization, type Frequency, t
 // ---------------------------------------------------------------------------
 // Exact rationals
 
+/**
+ * n/d with d > 0, not reduced to lowest terms: every use here (truncating n/d, comparing n with
+ * d, n = 0) holds for any fraction of the value, and the values are built fresh from cents
+ * at each step. Reducing by Euclid's gcd at each operation took 4.7 of the file's 6.4 seconds,
+ * on the thousands of digits of (1 + r)^term for terms up to 600.
+ */
 class Q {
   readonly n: bigint;
   readonly d: bigint;
   constructor(n: bigint, d: bigint = 1n) {
     if (d === 0n) throw new Error('division by zero');
     if (d < 0n) [n, d] = [-n, -d];
-    const g = gcd(n < 0n ? -n : n, d);
-    this.n = n / g;
-    this.d = d / g;
+    this.n = n;
+    this.d = d;
   }
   static decimal(text: string): Q {
     const [whole, fraction = ''] = text.split('.');
@@ -54,11 +59,6 @@ class Q {
     const rest = hundred.minus(new Q(floor));
     return rest.times(new Q(2n)).n >= rest.times(new Q(2n)).d ? floor + 1n : floor; // rest >= 1/2 → up
   }
-}
-
-function gcd(a: bigint, b: bigint): bigint {
-  while (b) [a, b] = [b, a % b];
-  return a === 0n ? 1n : a;
 }
 
 const LIMIT = 99_999_999_999_999n; // numeric(14,2) in cents
