@@ -1,11 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { migrate, openPgliteDatabase, type Database, type Queryable } from '../../db/index.js';
+import type { Database, Queryable } from '../../db/index.js';
 import { buildSchedule, type Frequency, type ScheduleRow } from '../../domain/schedule.js';
 import { replayLedger, type PaymentRecord } from '../../domain/ledger/index.js';
 import { assessFees } from '../../app/feeJob.js';
-import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { openEmbeddedTestDatabase, openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
 
 /**
  * Issue 31, Done when 2: the daily fee job in time travel. About 20 loans with generated payment
@@ -123,12 +123,13 @@ function modelOf(loan: Loan, asOf: string): { fees: string[]; dpd: number; bucke
 }
 
 describe('The daily fee job in time travel (issue 31)', () => {
+  let embedded: TestDatabase;
   let db: Database;
   before(async () => {
-    db = await openPgliteDatabase(undefined);
-    await migrate(db);
+    embedded = await openEmbeddedTestDatabase();
+    db = embedded.db;
   });
-  after(() => db?.close());
+  after(() => embedded?.close());
 
   it(`${DAYS} days over ${LOANS} generated loans: fees and buckets equal the model every day; a day twice adds nothing; 10 days skipped then one run equals running daily`, async () => {
     const plans = fc.sample(plan, { numRuns: LOANS, seed: SEED });

@@ -181,7 +181,11 @@ async function withAdminClient<T>(url: string, work: (client: pg.Client) => Prom
   }
 }
 
-async function openEmbeddedTestDatabase(): Promise<TestDatabase> {
+/**
+ * A migrated embedded database (PGlite, from the migrated dump) whatever `TEST_DATABASE_URL` says:
+ * for a test that needs PGlite's one session (a session setting kept between statements).
+ */
+export async function openEmbeddedTestDatabase(): Promise<TestDatabase> {
   let db: Awaited<ReturnType<typeof openPgliteDatabase>>;
   try {
     db = await openPgliteDatabase(undefined, await migratedDump(), PGLITE_OPTIONS);
