@@ -356,6 +356,19 @@ export function similarRegExp(pattern: string): RegExp {
   return new RegExp(`^(?:${source})$`);
 }
 
+/**
+ * `operandCell` of the last operand asked for: a filter compares every row with the same operand,
+ * and a numeric operand was parsed into a `Decimal` again for each row. Cells are immutable (a
+ * `Decimal` too), so one serves every row.
+ */
+let lastOperand: { type: ScalarKind; operand: unknown; cell: Cell } | null = null;
+function operandCellOnce(type: ScalarKind, operand: unknown): Cell {
+  if (lastOperand?.type === type && Object.is(lastOperand.operand, operand)) return lastOperand.cell;
+  const cell = operandCell(type, operand);
+  lastOperand = { type, operand, cell };
+  return cell;
+}
+
 function evaluateOperator(model: Model, type: ScalarKind, cell: Cell, operator: string, operand: unknown): Truth {
   if (operator === '_is_null') return operand === null ? null : (cell === null) === operand;
   if (operator === '_in' || operator === '_nin') {
@@ -365,7 +378,7 @@ function evaluateOperator(model: Model, type: ScalarKind, cell: Cell, operator: 
     const found = values.some((value) => value !== null && compareCells(model, type, cell, value) === 0);
     return operator === '_in' ? found : !found;
   }
-  const value = operandCell(type, operand);
+  const value = operandCellOnce(type, operand);
   if (cell === null || value === null) return null;
   switch (operator) {
     case '_eq':
@@ -409,6 +422,18 @@ function evaluateOperator(model: Model, type: ScalarKind, cell: Cell, operator: 
 // Lists
 
 /** The field an order key names, after walking its object relationships (an aggregate: its type). */
+/**
+ * The aggregates an order key has asked of a row, by relationship, function and field: every
+ * query that sorts by one sorts all the rows again, and adding up their related rows each time
+ * was most of the reference's time. A model's rows and relationships do not change once loaded.
+ */
+const rowAggregates = new WeakMap<Row, Map<string, Cell>>();
+function aggregatesOf(row: Row): Map<string, Cell> {
+  let known = rowAggregates.get(row);
+  if (!known) rowAggregates.set(row, (known = new Map()));
+  return known;
+}
+
 function orderField(model: Model, c: CollectionModel, key: OrderKey): FieldModel {
   let current = c;
   for (const step of key.path) current = collection(model, objectRelationship(current, step).target);
@@ -418,13 +443,17 @@ function orderField(model: Model, c: CollectionModel, key: OrderKey): FieldModel
     const fn = key.aggregate.fn;
     const aggregated = fn === 'count' ? null : target.fields.get(key.field)!;
     const type: ScalarKind = fn === 'min' || fn === 'max' ? aggregated!.type : 'numeric';
+    const memo = `${key.aggregate.relationship}\u0000${fn}\u0000${key.field}`;
     return {
       type,
       value: (row) => {
+        const known = aggregatesOf(row);
+        if (known.has(memo)) return known.get(memo)!;
         const related = relationship.related(row);
-        if (fn === 'count') return new Decimal(related.length);
-        const cells = related.map((r) => aggregated!.value(r));
-        return fn === 'sum' ? sumOf(cells) : fn === 'avg' ? avgOf(cells) : fn === 'min' || fn === 'max' ? extremeOf(model, type, cells, fn) : statisticOf(cells, fn);
+        const cells = fn === 'count' ? [] : related.map((r) => aggregated!.value(r));
+        const cell = fn === 'count' ? new Decimal(related.length) : fn === 'sum' ? sumOf(cells) : fn === 'avg' ? avgOf(cells) : fn === 'min' || fn === 'max' ? extremeOf(model, type, cells, fn) : statisticOf(cells, fn);
+        known.set(memo, cell);
+        return cell;
       },
     };
   }
