@@ -18,34 +18,33 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The slowest files of a run (tests/README.md, "How long"), heaviest first, in groups: a group is
- * one process (its files one after another, as in a shard). CPU-seconds of each file alone on
- * PGlite, warm dumps, in the comments. Files that measure wall time against PostgreSQL servers
- * of their own (`scale/`) stay alone: most of their time is waiting, which a group would add up.
+ * one process (its files one after another, as in a shard). In the comments, CPU-seconds of each
+ * group in a warm run of the whole suite (its process and the service, CLI and Chromium processes
+ * it starts). Each process costs about 2 CPU-seconds before its first test, so groups are as
+ * large as lets the heaviest start first and the run end with short shards: the machine's two
+ * cores are busy until the last minute either way.
  */
 const SLOWEST = [
   // The two longest by wall time first, mostly waiting on PostgreSQL servers of their own: they
   // end before the heavy files beside them instead of running on alone at the end of the run.
-  ['tests/scale/readYourWrites.test.ts'], // about 2 minutes, 33 s of it waiting
-  ['tests/scale/replicas.test.ts'], // 13.5, 140 s
-  ['tests/cli/cli.test.ts'], // 65
-  ['tests/engine/generated.test.ts'], // 36 (73 when its dump is built)
-  ['tests/cli/ledger.test.ts'], // 39
-  ['tests/scale/workers.test.ts'], // 19
-  ['tests/engine/mutationModel.test.ts', 'tests/db/seed.test.ts'], // 25 + 18
-  ['tests/webhooks/processes.test.ts', 'tests/cli/lifecycle.test.ts'], // 30 + 10
-  ['tests/engine/metadataReload.test.ts', 'tests/cli/schedulesRegenerate.test.ts'], // 25 + 17
-  ['tests/engine/patternLimits.test.ts', 'tests/fuzz/inputFuzz.test.ts'], // 7.9 (21 when its dump is built) + 18
-  ['tests/roles/generatedRoles.test.ts', 'tests/roles/investorKey.test.ts'], // 16 + 14
-  ['tests/dashboard/servicingBrowser.test.ts', 'tests/dashboard/consoleMetadataBrowser.test.ts'], // 17 + 13.6
-  ['tests/db/feeJob.test.ts', 'tests/db/feeJobForward.test.ts', 'tests/cli/productSettings.test.ts'], // 12 + 12 + …
-  ['tests/engine/explain.test.ts', 'tests/engine/daysPastDue.test.ts', 'tests/api/delinquencyExamples.test.ts'], // 15 + 8.7 + 6
+  ['tests/scale/readYourWrites.test.ts'], // 14 with its children, about a minute
+  ['tests/scale/replicas.test.ts', 'tests/scale/workers.test.ts'], // 12 + 11 with their children, 40 + 45 s
+  ['tests/cli/cli.test.ts'], // 33 with its children (17 of them the real first start)
+  ['tests/engine/generated.test.ts'], // 21 (about 60 when its dump is built)
+  ['tests/engine/mutationModel.test.ts', 'tests/db/seed.test.ts'], // 18 + 17
+  ['tests/cli/ledger.test.ts', 'tests/webhooks/processes.test.ts', 'tests/cli/lifecycle.test.ts'], // 14 + 13 with their children
+  ['tests/engine/metadataReload.test.ts', 'tests/cli/schedulesRegenerate.test.ts'], // 18 with their children
+  ['tests/engine/patternLimits.test.ts', 'tests/fuzz/inputFuzz.test.ts'], // 20 together
+  ['tests/roles/generatedRoles.test.ts', 'tests/roles/investorKey.test.ts'], // 19 with their children
+  ['tests/dashboard/servicingBrowser.test.ts', 'tests/dashboard/consoleMetadataBrowser.test.ts'], // 18 with Chromium's share
+  ['tests/db/feeJob.test.ts', 'tests/db/feeJobForward.test.ts', 'tests/cli/productSettings.test.ts', 'tests/engine/explain.test.ts', 'tests/engine/daysPastDue.test.ts', 'tests/api/delinquencyExamples.test.ts'], // 20 + 15
 ];
 
 /** Files that need a process of their own for another reason than their length (none today). */
 const ALONE = [];
 
 /** How many files share a shard: more saves more start-ups, fewer keeps the last shards short. */
-const FILES_PER_SHARD = 12;
+const FILES_PER_SHARD = 16;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const shardDir = join(root, 'tests', '.shards');
