@@ -78,12 +78,17 @@ function failsOverToPrimary(error: unknown): boolean {
 
 const CHECK_TIMEOUT_MS = 1_000;
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** `promise`, or a refusal when it has not settled within `ms` (a health check's limit; exported for its test). */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout;
   return Promise.race([
     promise,
     new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      // The refusal waits for the I/O already received (setImmediate runs after the event loop's
+      // poll): when the process itself was stalled past `ms` (a CPU-bound moment, a busy machine),
+      // Node runs due timers before reading the sockets, and an answer sitting in the socket would
+      // otherwise lose the race and take a healthy replica out.
+      timer = setTimeout(() => setImmediate(() => reject(new Error(`no answer within ${ms} ms`))), ms);
     }),
   ]).finally(() => clearTimeout(timer));
 }
