@@ -1,4 +1,4 @@
-import { PGlite, types } from '@electric-sql/pglite';
+import { PGlite, types, type PGliteOptions } from '@electric-sql/pglite';
 import { citext } from '@electric-sql/pglite/contrib/citext';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { restrictTree, secureDataDir, withPrivateUmask } from './dataDirMode.js';
@@ -39,6 +39,12 @@ export interface PgliteOptions {
    * read, copied and unpacked at every open.
    */
   readonly walSegmentSizeMB?: number | undefined;
+  /**
+   * The file system PGlite starts on, for an in-memory database (`dataDir` undefined): the tests
+   * give one they fill from a dump themselves (tests/support/testDatabase.ts), which is cheaper
+   * than PGlite's own `loadDataDir`. Unset: PGlite's default.
+   */
+  readonly fs?: PGliteOptions['fs'];
 }
 
 /**
@@ -47,7 +53,7 @@ export interface PgliteOptions {
  * Its files in `dataDir` are the service user's only (`dataDirMode.ts`).
  */
 export async function openPgliteDatabase(dataDir: string | undefined, loadDataDir?: Blob, options: PgliteOptions = {}): Promise<EmbeddedDatabase> {
-  const { sharedBuffers, walSegmentSizeMB } = options;
+  const { sharedBuffers, walSegmentSizeMB, fs } = options;
   if (walSegmentSizeMB !== undefined && !(Number.isInteger(walSegmentSizeMB) && walSegmentSizeMB >= 1 && walSegmentSizeMB <= 1024 && (walSegmentSizeMB & (walSegmentSizeMB - 1)) === 0)) {
     throw new RangeError(`walSegmentSizeMB must be a power of 2 from 1 to 1024, not ${walSegmentSizeMB}`);
   }
@@ -55,6 +61,7 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
     PGlite.create({
       ...(dataDir ? { dataDir } : {}),
       ...(loadDataDir ? { loadDataDir } : {}),
+      ...(fs && !dataDir ? { fs } : {}),
       extensions: { pg_trgm, citext },
       parsers: PARSERS,
       // Checked by `sharedBuffersOf` (a number and a unit, nothing else) before it gets here: a start parameter is not SQL.
@@ -69,7 +76,7 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
     pglite = await withPrivateUmask(create);
     restrictTree(dataDir);
   } else pglite = await create();
-  if (statementProfileOn) profileStatement(`(open ${dataDir ? 'a data directory' : loadDataDir ? 'a dump' : 'a new database'})`, cpuNow() - opening);
+  if (statementProfileOn) profileStatement(`(open ${dataDir ? 'a data directory' : loadDataDir || fs ? 'a dump' : 'a new database'})`, cpuNow() - opening);
   const observers = new ObserverSet();
   const run = async <R>(target: Pick<PGlite, 'query'>, text: string, values: readonly unknown[] = []): Promise<QueryResult<R>> => {
     observers.notify(text, values);
