@@ -27,12 +27,12 @@ import { fileURLToPath } from 'node:url';
 const SLOWEST = [
   // The two longest by wall time first, mostly waiting on PostgreSQL servers of their own: they
   // end before the heavy files beside them instead of running on alone at the end of the run.
-  ['tests/scale/readYourWrites.test.ts'], // 14 with its children, about a minute
+  ['tests/scale/readYourWrites.test.ts', 'tests/scale/subscriptions.test.ts'], // 14 with its children, about a minute; 17 s, most of it waiting
   ['tests/scale/replicas.test.ts', 'tests/scale/workers.test.ts'], // 12 + 11 with their children, 40 + 45 s
   ['tests/cli/cli.test.ts'], // 33 with its children (17 of them the real first start)
   ['tests/engine/generated.test.ts'], // 21 (about 60 when its dump is built)
   ['tests/engine/mutationModel.test.ts', 'tests/db/seed.test.ts'], // 18 + 17
-  ['tests/cli/ledger.test.ts', 'tests/webhooks/processes.test.ts', 'tests/cli/lifecycle.test.ts'], // 14 + 13 with their children
+  ['tests/cli/ledger.test.ts', 'tests/webhooks/processes.test.ts', 'tests/cli/lifecycle.test.ts', 'tests/cli/investors.test.ts'], // 14 + 13 with their children; 17 s
   ['tests/engine/metadataReload.test.ts', 'tests/cli/schedulesRegenerate.test.ts', 'tests/engine/patternLimits.test.ts', 'tests/fuzz/inputFuzz.test.ts'], // 18 with their children + 20
   ['tests/roles/generatedRoles.test.ts', 'tests/roles/investorKey.test.ts'], // 19 with their children
   ['tests/dashboard/servicingBrowser.test.ts', 'tests/dashboard/consoleMetadataBrowser.test.ts'], // 18 with Chromium's share
