@@ -40,9 +40,10 @@ import * as leanerFullReplay from './migrations/0042_leaner_full_replay.js';
 import * as replayOutputDigest from './migrations/0043_replay_output_digest.js';
 import * as loansFillfactor from './migrations/0044_loans_fillfactor.js';
 import * as listOrderIndexes from './migrations/0045_list_order_indexes.js';
+import * as arrearsSinceReplanned from './migrations/0046_arrears_since_replanned.js';
 
 /** Every migration, in order. A migration is applied once, in one transaction. */
-const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency, feeJobForward, dropStaleLedgerRefresh, distributions, remittances, replayWritesFromFirstDifference, keyWritePositions, rateLimitBuckets, changeNotices, changeNoticesByLoan, replaySkipsUnchangedInputs, linearDistributionSplit, replayResumesAfterLastPayment, distributionSplitPlansPerCall, readShapeIndexes, cheaperLedgerVersions, changeNoticesWithoutDynamicSql, loanStatusTotalsIndex, oneStatementWrites, leanerFullReplay, replayOutputDigest, loansFillfactor, listOrderIndexes];
+const MIGRATIONS: readonly { readonly name: string; readonly sql: string }[] = [schema, isNextOnEveryWrite, dashboard, loanDerivedFields, servicingWrites, webhooks, keyRoles, eventOutbox, customFieldsGin, outboxJson, idempotencyScope, servicingLedger, loanNameNotBlank, servicingSettings, productSettingsReplay, fasterReplay, feesAndDelinquency, daysPastDueIndex, accountCurrency, feeJobForward, dropStaleLedgerRefresh, distributions, remittances, replayWritesFromFirstDifference, keyWritePositions, rateLimitBuckets, changeNotices, changeNoticesByLoan, replaySkipsUnchangedInputs, linearDistributionSplit, replayResumesAfterLastPayment, distributionSplitPlansPerCall, readShapeIndexes, cheaperLedgerVersions, changeNoticesWithoutDynamicSql, loanStatusTotalsIndex, oneStatementWrites, leanerFullReplay, replayOutputDigest, loansFillfactor, listOrderIndexes, arrearsSinceReplanned];
 
 /**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.
