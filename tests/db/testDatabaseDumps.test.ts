@@ -1,6 +1,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { openEmptyTestDatabase, openTestDatabase, testDatabaseKind } from '../support/testDatabase.js';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { openBuiltTestDatabase, openEmptyTestDatabase, openTestDatabase, testDatabaseKind } from '../support/testDatabase.js';
+
+const run = promisify(execFile);
 
 /**
  * The tests' embedded databases come from dumps kept in the process's memory, each open writing
@@ -48,6 +57,65 @@ describe('the tests\' embedded databases, opened from one dump in turn', { skip:
       assert.equal((await next.db.query(`SELECT to_regclass('scratch') AS found`)).rows[0]!.found, null);
     } finally {
       await next.close();
+    }
+  });
+
+  it('a built database two processes need at once is built by one; the other waits and loads its dump', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loanql-build-once-'));
+    const builds = join(dir, 'builds');
+    const key = `build once ${randomUUID()}`;
+    const support = fileURLToPath(new URL('../support/testDatabase.ts', import.meta.url));
+    const program = `
+      import { appendFileSync } from 'node:fs';
+      import { openBuiltTestDatabase } from ${JSON.stringify(support)};
+      const { database, built } = await openBuiltTestDatabase(${JSON.stringify(key)}, ['tests/db/testDatabaseDumps.test.ts'], async (db) => {
+        appendFileSync(${JSON.stringify(builds)}, process.pid + '\\n');
+        await new Promise((resolve) => setTimeout(resolve, 1500)); // long enough for the other process to ask
+        await db.query('CREATE TABLE built_by (pid int)');
+        await db.query('INSERT INTO built_by VALUES ($1)', [process.pid]);
+        return { by: process.pid };
+      }, { gzip: false });
+      const { rows } = await database.db.query('SELECT pid FROM built_by');
+      console.log(JSON.stringify({ by: built.by, row: rows[0].pid }));
+      await database.close();`;
+    try {
+      const child = () => run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', program], { encoding: 'utf8', env: { ...process.env, TMPDIR: dir } });
+      const answers = (await Promise.all([child(), child()])).map(({ stdout }) => JSON.parse(stdout.trim().split('\n').at(-1)!) as { by: number; row: number });
+      const builders = readFileSync(builds, 'utf8').trim().split('\n');
+      assert.equal(builders.length, 1, `built by ${builders.join(', ')}`);
+      for (const answer of answers) assert.deepEqual(answer, { by: Number(builders[0]), row: Number(builders[0]) });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a build on a base starts from the base\'s database and result, built once for both', async () => {
+    const nonce = randomUUID();
+    let baseBuilds = 0;
+    const base = () =>
+      openBuiltTestDatabase(`base ${nonce}`, ['tests/db/testDatabaseDumps.test.ts'], async (db) => {
+        baseBuilds += 1;
+        await db.query('CREATE TABLE from_base (n int)');
+        await db.query('INSERT INTO from_base VALUES (1)');
+        return ['base'];
+      }, { gzip: false });
+    const opened = await openBuiltTestDatabase<string[], string[]>(`on a base ${nonce}`, ['tests/db/testDatabaseDumps.test.ts'], async (db, earlier = []) => {
+      await db.query('CREATE TABLE from_top (n int)');
+      return [...earlier, 'top'];
+    }, { gzip: false, base });
+    try {
+      assert.deepEqual(opened.built, ['base', 'top']);
+      assert.deepEqual((await opened.database.db.query('SELECT n FROM from_base')).rows, [{ n: 1 }]);
+      assert.equal((await opened.database.db.query(`SELECT to_regclass('from_top') IS NOT NULL AS found`)).rows[0]!.found, true);
+    } finally {
+      await opened.database.close();
+    }
+    const again = await base();
+    try {
+      assert.equal(baseBuilds, 1, 'the base was loaded from its dump the second time');
+      assert.equal((await again.database.db.query(`SELECT to_regclass('from_top') AS found`)).rows[0]!.found, null);
+    } finally {
+      await again.database.close();
     }
   });
 });

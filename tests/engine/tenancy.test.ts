@@ -22,7 +22,7 @@ let twinAddressId: string;
 /** A loan id that exists only in B. */
 let bOnlyLoanId: string;
 
-const SEED = 7;
+const SEED = 1; // the default: the first account is the dump most files load (openSeededTestDatabase)
 /** Half the default scale: two accounts are seeded. */
 const SCALE = 0.01;
 const B_MARK = 'B-only';

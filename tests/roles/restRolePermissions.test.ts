@@ -54,7 +54,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'loanql-rest-roles-'));
   const metadataPath = join(dir, 'loanql.yaml');
   writeFileSync(metadataPath, ORIGINAL.replace('\nroles:\n', `\nroles:\n${EXTRA_ROLES}`));
-  a = await startSeededService({ seed: 5, scale: 0.01, config: { metadataPath } });
+  a = await startSeededService({ scale: 0.01, config: { metadataPath } });
   const A = a.account.id;
   servicingLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [A]))[0]!.id;
   leadLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'lead' ORDER BY id LIMIT 1`, [A]))[0]!.id;

@@ -48,7 +48,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'loanql-role-writes-'));
   metadataPath = join(dir, 'loanql.yaml');
   writeFileSync(metadataPath, ORIGINAL);
-  a = await startSeededService({ seed: 3, scale: 0.01, config: { metadataPath } });
+  a = await startSeededService({ scale: 0.01, config: { metadataPath } });
   const A = a.account.id;
   investorId = (await a.sql<{ person_id: string }>(`SELECT person_id FROM funding_sources WHERE account_id = $1 ORDER BY person_id LIMIT 1`, [A]))[0]!.person_id;
   servicingLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [A]))[0]!.id;

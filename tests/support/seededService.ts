@@ -143,26 +143,42 @@ const SEED_SOURCES = ['app', 'domain', 'db', 'tests/support/seededService.ts', '
 
 /**
  * A migrated test database with accounts seeded by `seedAccount`, one per options given, in
- * order. Seeding costs seconds of CPU (a scale-0.02 account about 5), so on PGlite the result
+ * order. Seeding costs seconds of CPU (a scale-0.02 account about 4), so on PGlite the result
  * is built once and kept as a dump (`openBuiltTestDatabase`, keyed by the options and
- * `SEED_SOURCES`): every later database with the same accounts loads it. An account without a
- * `slug` gets `seeded-cached-<n>`, which no `uniqueSlug` can give. With `TEST_DATABASE_URL` the
- * accounts are seeded afresh.
+ * `SEED_SOURCES`): every later database with the same accounts loads it. Options that seed the
+ * same account are one key (`{}` and `{ scale: 0.02, seed: 1 }`, in any order of fields), and
+ * the accounts but the last are the dump of their own list, built from: `[{ scale: 0.01 }, {
+ * scale: 0.01, seed: 2 }]` seeds its second account on the dump of `[{ scale: 0.01 }]`. An
+ * account without a `slug` gets `seeded-cached-<n>` (its place in the list), which no
+ * `uniqueSlug` can give. With `TEST_DATABASE_URL` the accounts are seeded afresh.
  */
 export async function openSeededTestDatabase<const A extends readonly SeedAccountOptions[]>(
   accounts: A,
 ): Promise<{ database: TestDatabase; seeded: { -readonly [K in keyof A]: SeededAccount } }> {
-  const { database, built } = await openBuiltTestDatabase(
+  const { database, built } = await openSeededAccountList(accounts.map(canonicalSeedOptions));
+  return { database, seeded: built as { -readonly [K in keyof A]: SeededAccount } };
+}
+
+/** The options with the defaults `seedAccount` would apply written out, fields in name order (a dump's key). */
+function canonicalSeedOptions(options: SeedAccountOptions): SeedAccountOptions {
+  const full: Record<string, unknown> = { ...options, scale: options.scale ?? DEFAULT_SCALE, seed: options.seed ?? 1 };
+  return Object.fromEntries(Object.keys(full).sort().filter((field) => full[field] !== undefined).map((field) => [field, full[field]])) as SeedAccountOptions;
+}
+
+function openSeededAccountList(accounts: readonly SeedAccountOptions[]): Promise<{ database: TestDatabase; built: SeededAccount[] }> {
+  const earlier = accounts.slice(0, -1);
+  return openBuiltTestDatabase<SeededAccount[], SeededAccount[]>(
     `seeded accounts ${JSON.stringify(accounts)}`,
     SEED_SOURCES,
-    async (db) => {
-      const seeded: SeededAccount[] = [];
-      for (const [index, options] of accounts.entries()) seeded.push(await seedAccount(db, { slug: `seeded-cached-${index + 1}`, ...options }));
+    async (db, base = []) => {
+      const seeded = [...base];
+      for (const [index, options] of accounts.entries()) {
+        if (index >= seeded.length) seeded.push(await seedAccount(db, { slug: `seeded-cached-${index + 1}`, ...options }));
+      }
       return seeded;
     },
-    { gzip: false },
+    { gzip: false, ...(earlier.length > 0 ? { base: () => openSeededAccountList(earlier) } : {}) },
   );
-  return { database, seeded: built as { -readonly [K in keyof A]: SeededAccount } };
 }
 
 /**

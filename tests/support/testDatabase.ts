@@ -13,7 +13,7 @@
  * change: at worst the dump is slower than it could be.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -303,11 +303,13 @@ export async function copyMigratedDataDir(dataDir: string): Promise<void> {
 
 async function migratedDataDirTemplate(): Promise<string> {
   const template = dumpPath().replace(/\.tar$/, '-datadir');
-  if (existsSync(template)) {
-    const now = new Date();
-    utimesSync(template, now, now); // in use (see removeOldDumps)
-    return template;
-  }
+  if (!existsSync(template)) await buildOnce(`${template}.lock`, () => existsSync(template), () => buildMigratedDataDir(template));
+  const now = new Date();
+  utimesSync(template, now, now); // in use (see removeOldDumps)
+  return template;
+}
+
+async function buildMigratedDataDir(template: string): Promise<void> {
   // Built under a unique name and renamed into place: a concurrent reader sees none or a whole one.
   const partial = `${template}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
   try {
@@ -323,7 +325,6 @@ async function migratedDataDirTemplate(): Promise<string> {
     rmSync(partial, { recursive: true, force: true });
     if (!existsSync(template)) throw error; // another process won the race otherwise
   }
-  return template;
 }
 
 /**
@@ -331,21 +332,25 @@ async function migratedDataDirTemplate(): Promise<string> {
  * PGlite the result is kept as a dump beside the migrated one, keyed by the schema, `key` and
  * every source file under `sources` (folders relative to the project root, read recursively):
  * the first process pays for `build` (a scale-1 portfolio: about a minute), later ones load
- * the dump in a few seconds. `gzip: false` keeps the dump uncompressed: for a small build (a
- * seeded account, `seededService.ts`), loading a plain tar costs about half as much CPU. With
- * `TEST_DATABASE_URL`, `build` runs on a fresh database every time. Use it only where `build`'s
- * result depends on nothing but those inputs.
+ * the dump in a few seconds; a process that needs it while another builds it waits for that one
+ * (`buildOnce`). `gzip: false` keeps the dump uncompressed: for a small build (a seeded account,
+ * `seededService.ts`), loading a plain tar costs about half as much CPU. `base` (PGlite only)
+ * opens the database `build` starts from instead of the migrated one — another built database,
+ * whose result `build` is given — so builds that share a beginning (seeded accounts, the first
+ * ones the same) pay for it once. With `TEST_DATABASE_URL`, `build` runs on a fresh migrated
+ * database every time, given no earlier result. Use it only where `build`'s result depends on
+ * nothing but those inputs.
  */
-export async function openBuiltTestDatabase<T>(
+export async function openBuiltTestDatabase<T, B = undefined>(
   key: string,
   sources: readonly string[],
-  build: (db: Database) => Promise<T>,
-  { gzip = true }: { gzip?: boolean } = {},
+  build: (db: Database, base: B | undefined) => Promise<T>,
+  { gzip = true, base }: { gzip?: boolean; base?: () => Promise<{ database: TestDatabase; built: B }> } = {},
 ): Promise<{ database: TestDatabase; built: T }> {
   if (process.env.TEST_DATABASE_URL) {
     const database = await openTestDatabase();
     try {
-      return { database, built: await build(database.db) };
+      return { database, built: await build(database.db, undefined) };
     } catch (error) {
       await database.close();
       throw error;
@@ -354,39 +359,105 @@ export async function openBuiltTestDatabase<T>(
   const stem = builtStem(key, sources);
   const path = `${stem}${gzip ? '.tar.gz' : '.tar'}`;
   const resultPath = `${stem}.json`;
-  try {
-    const built = JSON.parse(readFileSync(resultPath, 'utf8')) as T;
-    const db = await openDump(new DumpBlob(readFileSync(path), gzip ? 'application/x-gzip' : 'application/x-tar', true));
-    const now = new Date();
-    utimesSync(path, now, now);
-    utimesSync(resultPath, now, now);
-    await migrate(db);
-    return { database: embeddedTestDatabase(db), built };
-  } catch {
-    /* not built yet (or unreadable): build it below */
-  }
-  const database = await openEmbeddedTestDatabase();
-  try {
-    const built = await build(database.db);
-    // Compressed by default, unlike the migrated dump: after a scale-1 seed the tar is 900 MB
-    // (half of it write-ahead log PGlite keeps), gzipped 235 MB, and loads in 7 s instead of 5.
-    await checkpoint(database.db);
-    const dump = await (database.db as Awaited<ReturnType<typeof openPgliteDatabase>>).pglite.dumpDataDir(gzip ? 'gzip' : 'none');
-    const suffix = `${process.pid}.${randomBytes(4).toString('hex')}.partial`;
+  const open = async (): Promise<{ database: TestDatabase; built: T } | undefined> => {
     try {
-      // The result first, then the dump: a reader that finds the dump finds its result.
-      writeFileSync(`${resultPath}.${suffix}`, JSON.stringify(built ?? null));
-      renameSync(`${resultPath}.${suffix}`, resultPath);
-      writeFileSync(`${path}.${suffix}`, Buffer.from(await dump.arrayBuffer()));
-      renameSync(`${path}.${suffix}`, path);
+      const built = JSON.parse(readFileSync(resultPath, 'utf8')) as T;
+      const db = await openDump(new DumpBlob(readFileSync(path), gzip ? 'application/x-gzip' : 'application/x-tar', true));
+      const now = new Date();
+      utimesSync(path, now, now);
+      utimesSync(resultPath, now, now);
+      await migrate(db);
+      return { database: embeddedTestDatabase(db), built };
     } catch {
-      rmSync(`${resultPath}.${suffix}`, { force: true });
-      rmSync(`${path}.${suffix}`, { force: true });
+      return undefined; // not built yet (or unreadable): built below
     }
-    return { database, built };
+  };
+  const buildAndKeep = async (): Promise<{ database: TestDatabase; built: T }> => {
+    const start = base ? await base() : { database: await openEmbeddedTestDatabase(), built: undefined };
+    const { database } = start;
+    try {
+      const built = await build(database.db, start.built);
+      // Compressed by default, unlike the migrated dump: after a scale-1 seed the tar is 900 MB
+      // (half of it write-ahead log PGlite keeps), gzipped 235 MB, and loads in 7 s instead of 5.
+      await checkpoint(database.db);
+      const dump = await (database.db as Awaited<ReturnType<typeof openPgliteDatabase>>).pglite.dumpDataDir(gzip ? 'gzip' : 'none');
+      const suffix = `${process.pid}.${randomBytes(4).toString('hex')}.partial`;
+      try {
+        // The result first, then the dump: a reader that finds the dump finds its result.
+        writeFileSync(`${resultPath}.${suffix}`, JSON.stringify(built ?? null));
+        renameSync(`${resultPath}.${suffix}`, resultPath);
+        writeFileSync(`${path}.${suffix}`, Buffer.from(await dump.arrayBuffer()));
+        renameSync(`${path}.${suffix}`, path);
+      } catch {
+        rmSync(`${resultPath}.${suffix}`, { force: true });
+        rmSync(`${path}.${suffix}`, { force: true });
+      }
+      return { database, built };
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
+  };
+  return (
+    (await open()) ??
+    (await buildOnce(`${stem}.lock`, () => existsSync(path), buildAndKeep)) ??
+    // Built by another process meanwhile (or, when its dump cannot be opened, built here too).
+    (await open()) ??
+    (await buildAndKeep())
+  );
+}
+
+/** How long a process waits for another's build of the same dump before it builds it too. */
+const BUILD_PATIENCE_MS = 10 * 60_000;
+
+/**
+ * Runs `build` holding the lock `lock` (a folder, made atomically, with the holder's pid in it),
+ * unless `ready()` turns true first: then it answers undefined — another process built it. Test
+ * processes that run side by side often need the same dump at the same moment (in a fresh
+ * clone's first run, two built the default seeded account at once: 4 CPU-seconds twice); now one
+ * builds and the others wait, idle, for its result. A lock whose process is gone (killed mid-build)
+ * is taken over; after `BUILD_PATIENCE_MS` a waiter builds anyway, as before locks.
+ */
+async function buildOnce<T>(lock: string, ready: () => boolean, build: () => Promise<T>): Promise<T | undefined> {
+  const since = Date.now();
+  for (;;) {
+    if (ready()) return undefined;
+    try {
+      mkdirSync(lock);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return build();
+      if (lockHolderGone(lock)) rmSync(lock, { recursive: true, force: true });
+      else if (Date.now() - since > BUILD_PATIENCE_MS) return build();
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+      continue;
+    }
+    try {
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      if (ready()) return undefined; // finished by another process between the check and the lock
+      return await build();
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+  }
+}
+
+/** True when the process that made `lock` has exited (or never wrote its pid, a while ago). */
+function lockHolderGone(lock: string): boolean {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+  } catch {
+    try {
+      return Date.now() - statSync(lock).mtimeMs > 10_000;
+    } catch {
+      return false; // removed meanwhile: the next attempt takes it
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return false;
   } catch (error) {
-    await database.close();
-    throw error;
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 
@@ -402,30 +473,32 @@ export async function copyBuiltDataDir<T>(dataDir: string, key: string, sources:
   // One folder holds the data directory (`data`) and build's result (`built.json`), so that a
   // rename puts both in place at once: a concurrent reader sees none or a matching pair.
   const template = `${builtStem(`data directory: ${key}`, sources)}-datadir`;
-  if (!existsSync(template)) {
-    const partial = `${template}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
-    try {
-      cpSync(await migratedDataDirTemplate(), join(partial, 'data'), { recursive: true });
-      const built = await openPgliteDatabase(join(partial, 'data'), undefined, PGLITE_OPTIONS);
-      let result: T;
-      try {
-        await migrate(built);
-        result = await build(built);
-        await checkpoint(built);
-      } finally {
-        await built.close();
-      }
-      writeFileSync(join(partial, 'built.json'), JSON.stringify(result ?? null));
-      renameSync(partial, template);
-    } catch (error) {
-      rmSync(partial, { recursive: true, force: true });
-      if (!existsSync(template)) throw error; // another process won the race otherwise
-    }
-  }
+  if (!existsSync(template)) await buildOnce(`${template}.lock`, () => existsSync(template), () => buildDataDir(template, key, build));
   const now = new Date();
   utimesSync(template, now, now); // in use (see removeOldDumps)
   cpSync(join(template, 'data'), dataDir, { recursive: true });
   return JSON.parse(readFileSync(join(template, 'built.json'), 'utf8')) as T;
+}
+
+async function buildDataDir<T>(template: string, key: string, build: (db: Database) => Promise<T>): Promise<void> {
+  const partial = `${template}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
+  try {
+    cpSync(await migratedDataDirTemplate(), join(partial, 'data'), { recursive: true });
+    const built = await openPgliteDatabase(join(partial, 'data'), undefined, PGLITE_OPTIONS);
+    let result: T;
+    try {
+      await migrate(built);
+      result = await build(built);
+      await checkpoint(built);
+    } finally {
+      await built.close();
+    }
+    writeFileSync(join(partial, 'built.json'), JSON.stringify(result ?? null));
+    renameSync(partial, template);
+  } catch (error) {
+    rmSync(partial, { recursive: true, force: true });
+    if (!existsSync(template)) throw error; // another process won the race otherwise
+  }
 }
 
 /** The path stem of a built dump or data directory: the migrated dump's, with a hash of `key` and every file under `sources`. */
@@ -478,14 +551,25 @@ function loadOrBuildDump(): Promise<Blob> {
  * makes the file 8× smaller but loading it 50 % slower.
  */
 async function cachedDump(path: string, prepare: (db: Database) => Promise<void>, written: () => void = () => {}): Promise<Blob> {
-  try {
-    const blob = new DumpBlob(readFileSync(path), 'application/x-tar', false);
-    const now = new Date();
-    utimesSync(path, now, now); // marks it as in use (see removeOldDumps)
-    return blob;
-  } catch {
-    /* not built yet */
-  }
+  const read = (): Blob | undefined => {
+    try {
+      const blob = new DumpBlob(readFileSync(path), 'application/x-tar', false);
+      const now = new Date();
+      utimesSync(path, now, now); // marks it as in use (see removeOldDumps)
+      return blob;
+    } catch {
+      return undefined; // not built yet
+    }
+  };
+  return (
+    read() ??
+    (await buildOnce(`${path}.lock`, () => existsSync(path), () => buildDump(path, prepare, written))) ??
+    read() ??
+    (await buildDump(path, prepare, written))
+  );
+}
+
+async function buildDump(path: string, prepare: (db: Database) => Promise<void>, written: () => void): Promise<Blob> {
   const fresh = await openPgliteDatabase(undefined, undefined, { ...PGLITE_OPTIONS, walSegmentSizeMB: 1 });
   try {
     await prepare(fresh);
