@@ -1,5 +1,5 @@
 # loanql service image: `docker compose up` builds it (see docker-compose.yml).
-# Stage 1 builds with the dev dependencies (TypeScript); stage 2 carries only what runs.
+# Stage 1 builds with the dev dependencies (esbuild turns the TypeScript into dist/); stage 2 carries only what runs.
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
