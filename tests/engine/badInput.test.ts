@@ -15,7 +15,8 @@ let loanId: string;
 const knownBugErrorIds = new Set<string>();
 
 before(async () => {
-  s = await startSeededService({ scale: 0.005 });
+  // The README examples' account (docs/readmeExamples): one seeded dump for the four files.
+  s = await startSeededService({ slug: 'demo', scale: 0.005 });
   loanId = (await s.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 ORDER BY id LIMIT 1`, [s.account.id]))[0]!.id;
 });
 

@@ -37,7 +37,8 @@ before(async () => {
   dataDir = join(mkdtempSync(join(tmpdir(), 'loanql-explain-')), 'data');
   // A copy of the migrated data directory kept beside the test dumps (copyMigratedDataDir): the
   // CLI still migrates (nothing to do) and creates the account itself.
-  const [service] = await Promise.all([startSeededService({ scale: 0.005 }), copyMigratedDataDir(dataDir)]);
+  // The README examples' account (docs/readmeExamples): one seeded dump for the four files.
+  const [service] = await Promise.all([startSeededService({ slug: 'demo', scale: 0.005 }), copyMigratedDataDir(dataDir)]);
   const created = await cli('account', 'create', cliSlug);
   s = service;
   assert.equal(created.code, 0, created.stderr);

@@ -155,7 +155,8 @@ describe('Limits: cost, root fields and fields are checked before anything runs'
 describe('Limits over HTTP', () => {
   let s: SeededService;
   before(async () => {
-    s = await startSeededService({ scale: 0.005 });
+    // The README examples' account (docs/readmeExamples): one seeded dump for the four files.
+    s = await startSeededService({ slug: 'demo', scale: 0.005 });
   });
   after(async () => {
     await s?.close();

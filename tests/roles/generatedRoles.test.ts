@@ -7,7 +7,7 @@ import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine, Principal } from '../../engine/index.js';
 import type { Collection } from '../../metadata/index.js';
 import type { TestDatabase } from '../support/testDatabase.js';
-import { openSeededAccounts } from '../support/seededService.js';
+import { openRoleAccounts, ROLE_ACCOUNTS } from '../support/seededService.js';
 
 /**
  * Issue 15, Done when 2: generated queries (fast-check, fixed seed) with nested relationships
@@ -21,8 +21,8 @@ import { openSeededAccounts } from '../support/seededService.js';
  */
 const SEED = 20261122;
 const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.default.yaml', import.meta.url));
-const ACCOUNT_A = 'a1500000-0000-4000-8000-00000000000a';
-const ACCOUNT_B = 'b1500000-0000-4000-8000-00000000000b';
+const ACCOUNT_A = ROLE_ACCOUNTS.a;
+const ACCOUNT_B = ROLE_ACCOUNTS.b;
 const RUNS_PER_ROLE = 100;
 /** The collections the generated queries walk (the investor's whole world). */
 const WORLD = ['loans', 'payments', 'schedules', 'funding_sources', 'people', 'borrows', 'loan_documents', 'documents'] as const;
@@ -40,16 +40,8 @@ const samples = new Map<string, string[]>();
 type Json = any;
 
 before(async () => {
-  // Seeded once and kept as a dump (openBuiltTestDatabase): seeding both accounts costs seconds.
-  database = await openSeededAccounts(
-    'generatedRoles: accounts A and B',
-    'tests/roles/generatedRoles.test.ts',
-    [
-      { id: ACCOUNT_A, slug: `roles-${ACCOUNT_A.slice(0, 4)}`, scale: 0.01 },
-      { id: ACCOUNT_B, slug: `roles-${ACCOUNT_B.slice(0, 4)}`, scale: 0.005 },
-    ],
-    15,
-  );
+  // Seeded once and kept as a dump, shared with sharedScanRoles (openRoleAccounts).
+  database = await openRoleAccounts();
   const db = database.db;
   // No cost limit: generated queries nest deeply; what is compared here is rows, not cost (limits.test.ts).
   admin = await buildEngine(METADATA_PATH, db, { maxDepth: 12, maxRows: null, planCacheSize: 500, maxCost: 0 });

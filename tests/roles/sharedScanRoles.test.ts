@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine, Principal } from '../../engine/index.js';
 import type { TestDatabase } from '../support/testDatabase.js';
-import { openSeededAccounts } from '../support/seededService.js';
+import { openRoleAccounts, ROLE_ACCOUNTS } from '../support/seededService.js';
 
 /**
  * Several root aggregates of one collection in one request share one scan (the role's filter
@@ -15,24 +15,15 @@ import { openSeededAccounts } from '../support/seededService.js';
  * the loans the person funds gives. Two accounts: the other account's rows must not count.
  */
 const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.default.yaml', import.meta.url));
-const ACCOUNT_A = 'a2000000-0000-4000-8000-00000000000a';
-const ACCOUNT_B = 'b2000000-0000-4000-8000-00000000000b';
+const ACCOUNT_A = ROLE_ACCOUNTS.a;
 
 let database: TestDatabase;
 let admin: GraphEngine;
 let investorId: string;
 
 before(async () => {
-  // Seeded once and kept as a dump (openBuiltTestDatabase): seeding both accounts costs seconds.
-  database = await openSeededAccounts(
-    'sharedScanRoles: accounts A and B',
-    'tests/roles/sharedScanRoles.test.ts',
-    [
-      { id: ACCOUNT_A, slug: `shared-${ACCOUNT_A.slice(0, 4)}`, scale: 0.01 },
-      { id: ACCOUNT_B, slug: `shared-${ACCOUNT_B.slice(0, 4)}`, scale: 0.005 },
-    ],
-    20,
-  );
+  // Seeded once and kept as a dump, shared with generatedRoles (openRoleAccounts).
+  database = await openRoleAccounts();
   admin = await buildEngine(METADATA_PATH, database.db, { maxDepth: 12, maxRows: null, planCacheSize: 100 });
   const { rows } = await database.db.query<{ id: string }>(
     'SELECT person_id AS id FROM funding_sources WHERE account_id = $1 GROUP BY person_id ORDER BY count(*) DESC, person_id LIMIT 1',

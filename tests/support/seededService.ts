@@ -321,3 +321,23 @@ export async function openSeededAccounts(name: string, testFile: string, account
   );
   return database;
 }
+
+/** The role tests' two accounts (`openRoleAccounts`): A at scale 0.01, B at 0.005, both seed 15. */
+export const ROLE_ACCOUNTS = { a: 'a1500000-0000-4000-8000-00000000000a', b: 'b1500000-0000-4000-8000-00000000000b' } as const;
+
+/**
+ * The two accounts of the role tests that compare a role's answers with plain SQL
+ * (`roles/generatedRoles`, `roles/sharedScanRoles`): one dump for both files (each seeded its own
+ * pair, 4–6 CPU-seconds when the dumps are built).
+ */
+export function openRoleAccounts(): Promise<TestDatabase> {
+  return openSeededAccounts(
+    'role tests: accounts A and B',
+    'tests/support/seededService.ts',
+    [
+      { id: ROLE_ACCOUNTS.a, slug: `roles-${ROLE_ACCOUNTS.a.slice(0, 4)}`, scale: 0.01 },
+      { id: ROLE_ACCOUNTS.b, slug: `roles-${ROLE_ACCOUNTS.b.slice(0, 4)}`, scale: 0.005 },
+    ],
+    15,
+  );
+}
