@@ -70,7 +70,9 @@ describe('regular-expression cost limits (issue 26, finding 5)', { timeout: 300_
   };
 
   before(async () => {
-    s = await startSeededService({ scale: 0.05, others: [{ scale: 0.01, seed: 2 }] });
+    // The default account (its dump is built for many files) and a small second one: every pattern
+    // here is refused before the database or answers what PostgreSQL answers, whatever the size.
+    s = await startSeededService({ others: [{ scale: 0.01, seed: 2 }] });
     s.db.observe((_text, values) => statementValues.push(JSON.stringify(values)));
     const [investor] = await s.sql<{ person_id: string }>(
       `SELECT person_id FROM funding_sources WHERE account_id = $1 GROUP BY person_id ORDER BY count(*) DESC, person_id LIMIT 1`,

@@ -71,8 +71,8 @@ const ROLE = `
 const HIDE = '^[a-c]';
 
 before(async () => {
-  // patternLimits' accounts: one dump for both files
-  ({ database, seeded: [a] } = await openSeededTestDatabase([{ scale: 0.05 }, { scale: 0.01, seed: 2 }]));
+  // patternLimits' accounts (the default one and a small second one): one dump for both files.
+  ({ database, seeded: [a] } = await openSeededTestDatabase([{}, { scale: 0.01, seed: 2 }]));
   metadataDir = mkdtempSync(join(tmpdir(), 'loanql-query-language-'));
   const metadataPath = join(metadataDir, 'loanql.yaml');
   writeFileSync(metadataPath, `${readFileSync(METADATA_PATH, 'utf8').trimEnd()}\n${ROLE}`);
