@@ -171,10 +171,9 @@ function openSeededAccountList(accounts: readonly SeedAccountOptions[]): Promise
     `seeded accounts ${JSON.stringify(accounts)}`,
     SEED_SOURCES,
     async (db, base = []) => {
+      // The accounts the base does not hold yet (all of them without a base).
       const seeded = [...base];
-      for (const [index, options] of accounts.entries()) {
-        if (index >= seeded.length) seeded.push(await seedAccount(db, { slug: `seeded-cached-${index + 1}`, ...options }));
-      }
+      for (let index = seeded.length; index < accounts.length; index++) seeded.push(await seedAccount(db, { slug: `seeded-cached-${index + 1}`, ...accounts[index] }));
       return seeded;
     },
     { gzip: false, ...(earlier.length > 0 ? { base: () => openSeededAccountList(earlier) } : {}) },

@@ -615,12 +615,12 @@ async function checkpoint(db: Database): Promise<void> {
   await db.query('RESET wal_recycle');
 }
 
-/** Dumps (and migrated data directories) of earlier schemas (40 MB each; a built one, a few hundred) not used for an hour are removed. */
+/** Dumps (and migrated data directories) of earlier schemas (40 MB each; a built one, a few hundred) not used for an hour are removed, and build locks a killed process left (`buildOnce`). */
 function removeOldDumps(current: string): void {
   const hourAgo = Date.now() - 3_600_000;
   for (const file of readdirSync(tmpdir())) {
     const path = join(tmpdir(), file);
-    if (!/^loanql-test-pgdata-[0-9a-f]+(?:-[0-9a-f]+)?(?:\.(?:tar|tar\.gz|json)|-datadir)$/.test(file) || path === current || path === current.replace(/\.tar$/, '-datadir')) continue;
+    if (!/^loanql-test-pgdata-[0-9a-f]+(?:-[0-9a-f]+)?(?:\.(?:tar|tar\.gz|json)|-datadir)(?:\.lock)?$/.test(file) || path === current || path === current.replace(/\.tar$/, '-datadir')) continue;
     try {
       if (statSync(path).mtimeMs < hourAgo) rmSync(path, { recursive: true, force: true });
     } catch {
