@@ -57,7 +57,7 @@ describe('loanql ledger verify / rebuild', { timeout: 300_000 }, () => {
     workDir = mkdtempSync(join(tmpdir(), 'loanql-ledger-'));
     /** The test data: a seeded account, and a second account with one serviced loan and its payments. */
     const fill = async (db: Database): Promise<{ loansInAcme: number; otherLoan: string }> => {
-      const seeded = await seedAccount(db, { slug: 'acme', scale: 0.02 });
+      const seeded = await seedAccount(db, { slug: 'acme', scale: 0.005 });
       const other = await createAccount(db, 'other');
       const otherLoan = (await createLoan(db, other.id, { Name: 'other account', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' })).id;
       await db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 8884.88), ($1, $2, '2026-03-15', 9000.00)`, [other.id, otherLoan]);
@@ -74,10 +74,10 @@ describe('loanql ledger verify / rebuild', { timeout: 300_000 }, () => {
       });
     } else {
       env = { DATA_DIR: join(workDir, 'data') };
-      // Seeding costs about 5 CPU-seconds: the filled data directory is built once (per schema,
+      // Seeding costs seconds of CPU: the filled data directory is built once (per schema,
       // seeder sources and day, since the seed dates around today) and copied for each run.
       const today = new Date().toISOString().slice(0, 10);
-      filled = await copyBuiltDataDir(env.DATA_DIR!, `loanql ledger verify: acme at 0.02 and one other loan, ${today}`, ['app', 'domain', 'db', 'tests/support/seededService.ts', 'tests/cli/ledger.test.ts'], fill);
+      filled = await copyBuiltDataDir(env.DATA_DIR!, `loanql ledger verify: acme at 0.005 and one other loan, ${today}`, ['app', 'domain', 'db', 'tests/support/seededService.ts', 'tests/cli/ledger.test.ts'], fill);
     }
     loansInAcme = filled.loansInAcme;
     corrupt.otherLoan = filled.otherLoan;

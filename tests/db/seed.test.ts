@@ -4,7 +4,7 @@ import type { Database } from '../../db/index.js';
 import { REFERENCE_DATE, SeedError, seedPortfolio, type SeedSummary } from '../../app/seed/index.js';
 import { planPortfolio } from '../../app/seed/generate.js';
 import { buildSchedule, nextRowIndex, type Frequency, type Amortization } from '../../domain/schedule.js';
-import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { openBuiltTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 
 async function createAccount(db: Database, slug: string): Promise<{ accountId: string; adminId: string }> {
   const account = await db.query<{ id: string }>('INSERT INTO accounts (slug, name) VALUES ($1, $2) RETURNING id', [slug, `Demo ${slug}`]);
@@ -40,6 +40,32 @@ function near(actual: number, expected: number, tolerance: number, what: string)
   assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: ${actual} is not within ${tolerance} of ${expected}`);
 }
 
+/** The day accounts c and d are seeded around. */
+const LATER_TODAY = '2031-02-10';
+
+/** What the seeds depend on: the seeder, the schema it writes, and this file (which seeds). */
+const SEEDER_SOURCES = ['app', 'domain', 'db', 'tests/db/seed.test.ts'];
+
+/**
+ * Accounts a and b seeded alike at the reference date (a's progress recorded), c and d alike at
+ * LATER_TODAY: the database every test below reads.
+ */
+async function seedFour(db: Database) {
+  const a = await createAccount(db, 'seed-a');
+  const b = await createAccount(db, 'seed-b');
+  const progress: { done: number; total: number; stage: string }[] = [];
+  const summaryA = await seedPortfolio(db, {
+    accountId: a.accountId, scale: SCALE, seed: SEED, adminIds: [a.adminId],
+    onProgress: (done, total, stage) => progress.push({ done, total, stage }),
+  });
+  const summaryB = await seedPortfolio(db, { accountId: b.accountId, scale: SCALE, seed: SEED, adminIds: [b.adminId] });
+  const c = await createAccount(db, 'seed-today-c');
+  const d = await createAccount(db, 'seed-today-d');
+  await seedPortfolio(db, { accountId: c.accountId, scale: SCALE, seed: SEED, adminIds: [c.adminId], today: LATER_TODAY });
+  await seedPortfolio(db, { accountId: d.accountId, scale: SCALE, seed: SEED, adminIds: [d.adminId], today: LATER_TODAY });
+  return { a, b, c, d, summaryA, summaryB, progress };
+}
+
 /**
  * The demo seeder on a real database (PGlite, or PostgreSQL with TEST_DATABASE_URL): two
  * accounts seeded alike at scale 0.02, then checked for counts, proportions, determinism,
@@ -52,7 +78,9 @@ describe('seedPortfolio', () => {
   let b: { accountId: string; adminId: string };
   let summaryA: SeedSummary;
   let summaryB: SeedSummary;
-  const progress: { done: number; total: number; stage: string }[] = [];
+  let progress: { done: number; total: number; stage: string }[];
+  let c: { accountId: string; adminId: string };
+  let d: { accountId: string; adminId: string };
 
   const count = async (sql: string, values: unknown[] = [a.accountId]): Promise<number> => {
     const { rows } = await db.query<{ n: string }>(sql, values);
@@ -60,15 +88,13 @@ describe('seedPortfolio', () => {
   };
 
   before(async () => {
-    database = await openTestDatabase();
+    // The four seeds below are this file's subject, and seconds of CPU each: on PGlite they run
+    // once per version of the seeder (the key covers app/, domain/, db/ and this file) and are
+    // kept as a dump with what they returned (openBuiltTestDatabase); on PostgreSQL every run.
+    let built: Awaited<ReturnType<typeof seedFour>>;
+    ({ database, built } = await openBuiltTestDatabase('db/seed: a and b at the reference date, c and d at 2031-02-10 (scale 0.02, seed 7)', SEEDER_SOURCES, seedFour));
     db = database.db;
-    a = await createAccount(db, 'seed-a');
-    b = await createAccount(db, 'seed-b');
-    summaryA = await seedPortfolio(db, {
-      accountId: a.accountId, scale: SCALE, seed: SEED, adminIds: [a.adminId],
-      onProgress: (done, total, stage) => progress.push({ done, total, stage }),
-    });
-    summaryB = await seedPortfolio(db, { accountId: b.accountId, scale: SCALE, seed: SEED, adminIds: [b.adminId] });
+    ({ a, b, c, d, summaryA, summaryB, progress } = built);
   });
 
   after(async () => {
@@ -156,11 +182,7 @@ describe('seedPortfolio', () => {
   });
 
   it('dates the portfolio around the given today: the same seed and today give the same portfolio, next payments fall after it', async () => {
-    const today = '2031-02-10';
-    const c = await createAccount(db, 'seed-today-c');
-    const d = await createAccount(db, 'seed-today-d');
-    await seedPortfolio(db, { accountId: c.accountId, scale: SCALE, seed: SEED, adminIds: [c.adminId], today });
-    await seedPortfolio(db, { accountId: d.accountId, scale: SCALE, seed: SEED, adminIds: [d.adminId], today });
+    const today = LATER_TODAY;
     const portfolio = async (accountId: string) => ({
       loans: (await db.query(`SELECT name, amount, status, rate, term, frequency, date_funded::text, date_maturity::text, created_at::text FROM loans WHERE account_id = $1 ORDER BY created_at, name`, [accountId])).rows,
       payments: (await db.query(`SELECT l.name, p.date::text, p.amount, p.type FROM payments p JOIN loans l ON l.account_id = p.account_id AND l.id = p.loan_id WHERE p.account_id = $1 ORDER BY l.created_at, p.date, p.amount, p.type`, [accountId])).rows,

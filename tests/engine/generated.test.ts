@@ -6,10 +6,10 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { parse as parseYaml } from 'yaml';
 import type { Database } from '../../db/index.js';
-import { seedPortfolio } from '../../app/seed/index.js';
 import { buildEngine } from '../../app/engineHolder.js';
 import type { GraphEngine } from '../../engine/index.js';
 import { openBuiltTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { openSeededTestDatabase, seedAccount } from '../support/seededService.js';
 import {
   avgOf,
   cellKey,
@@ -51,8 +51,9 @@ import {
  * reference's rows), and the computed field `days_past_due` (its stored form) in `where` and
  * `order_by`.
  *
- * The data: one account seeded at scale 0.02 (~200 loans, ~4,000 payments), plus rows with
- * nulls in every nullable field; a second, smaller account holds copies of the same extra rows
+ * The data: the suite's default seeded account (scale 0.02, seed 1: ~200 loans, ~4,000
+ * payments, the demo's custom fields), plus rows with nulls in every nullable field; a second,
+ * smaller account (scale 0.005, seed 7) holds copies of the same extra rows
  * under the same ids, so any row of another account in an answer shows as a difference.
  *
  * A failure prints fast-check's shrunk counterexample and the query, variables, expected and
@@ -60,8 +61,8 @@ import {
  */
 const SEED = 20261121;
 const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.default.yaml', import.meta.url));
-const ACCOUNT_A = 'a0000000-0000-4000-8000-00000000000a';
-const ACCOUNT_B = 'b0000000-0000-4000-8000-00000000000b';
+/** The account the queries run as (the suite's default seeded account; its id is the dump's). */
+let accountA: string;
 
 /** Runs per property; the whole file stays well under a minute on PGlite. */
 const RUNS = { loans: 200, payments: 150, loansAggregate: 100, paymentsAggregate: 80, small: 60 };
@@ -120,11 +121,6 @@ async function insertExtraRows(db: Database, accountId: string, namePrefix: stri
   await db.query(`UPDATE payments SET method = NULL WHERE account_id = $1 AND id IN (SELECT id FROM payments WHERE account_id = $1 ORDER BY id LIMIT 60)`, [accountId]);
 }
 
-async function seedAccount(db: Database, id: string, slug: string, scale: number, namePrefix: string): Promise<void> {
-  await db.query('INSERT INTO accounts (id, slug, name) VALUES ($1, $2, $2)', [id, slug]);
-  await seedPortfolio(db, { accountId: id, scale, seed: 7, adminIds: [] });
-  await insertExtraRows(db, id, namePrefix);
-}
 
 /** µs since the epoch of a timestamptz column, exact (extract(epoch) is numeric). */
 const micros = (column: string): string => `(extract(epoch FROM ${column}) * 1000000)::bigint::text AS ${column}`;
@@ -956,7 +952,7 @@ const drawn = new Map<string, number>();
 async function run(request: { query: string; variables: Record<string, unknown> }): Promise<Record<string, unknown>> {
   const sent = `${request.query} ${JSON.stringify(request.variables)}`;
   for (const [name, pattern] of DRAWN_FORMS) if (pattern.test(sent)) drawn.set(name, (drawn.get(name) ?? 0) + 1);
-  const text = await engine.execute(database.db, request, ACCOUNT_A);
+  const text = await engine.execute(database.db, request, accountA);
   const response = parseExactJson(text) as { data?: Record<string, unknown>; errors?: unknown };
   assert.ok(response.data && !response.errors, `the engine answered ${text.slice(0, 500)}`);
   return response.data;
@@ -1146,20 +1142,33 @@ function aggregateCase(collectionName: string): fc.Arbitrary<AggregateCase> {
 // ---------------------------------------------------------------------------------------------
 
 before(async () => {
-  // Built once and kept as a dump (openBuiltTestDatabase): seeding both accounts costs seconds.
-  ({ database } = await openBuiltTestDatabase(
-    'generated: accounts A and B',
-    ['app', 'domain', 'db', 'tests/engine/generated.test.ts'],
-    async (db) => {
-      await seedAccount(db, ACCOUNT_A, 'generated-a', 0.02, '');
-      await seedAccount(db, ACCOUNT_B, 'generated-b', 0.005, 'B ');
+  // Account A is the suite's default seeded account (scale 0.02), B a smaller one (0.005, seed 7),
+  // both from the seeded dumps the other engine files share (openSeededTestDatabase); the extra
+  // rows are added on a copy of them, built once and kept as a dump (openBuiltTestDatabase).
+  let accounts: string[];
+  ({ database, built: accounts } = await openBuiltTestDatabase(
+    'generated: the extra rows in accounts A and B',
+    ['app', 'domain', 'db', 'tests/support/seededService.ts', 'tests/engine/generated.test.ts'],
+    async (db, base) => {
+      // No base on PostgreSQL (TEST_DATABASE_URL): the same two accounts seeded here.
+      const seeded = base ?? [(await seedAccount(db, { slug: 'generated-a' })).account.id, (await seedAccount(db, { slug: 'generated-b', scale: 0.005, seed: 7 })).account.id];
+      await insertExtraRows(db, seeded[0]!, '');
+      await insertExtraRows(db, seeded[1]!, 'B ');
+      return seeded;
     },
-    { gzip: false },
+    {
+      gzip: false,
+      base: async () => {
+        const { database: base, seeded } = await openSeededTestDatabase([{}, { scale: 0.005, seed: 7 }]);
+        return { database: base, built: seeded.map((account) => account.account.id) };
+      },
+    },
   ));
+  accountA = accounts[0]!;
   // No cost limit (as in the roles' generated test): a nested list ordered by aggregates through a
   // relationship filter can be estimated over MAX_QUERY_COST; what is compared here is rows, not cost.
   engine = await buildEngine(METADATA_PATH, database.db, { maxDepth: 12, maxRows: null, planCacheSize: 200, maxCost: 0 });
-  const loaded = await loadModel(database.db, ACCOUNT_A);
+  const loaded = await loadModel(database.db, accountA);
   model = loaded;
   arbitraries = new Arbitraries(model, loaded.textPool);
 });
