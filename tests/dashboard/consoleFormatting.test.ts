@@ -20,7 +20,7 @@ let engine: GraphEngine;
 let seeded: SeededAccount;
 
 before(async () => {
-  ({ database, seeded: [seeded] } = await openSeededTestDatabase([{ scale: 0.002 }]));
+  ({ database, seeded: [seeded] } = await openSeededTestDatabase([{ scale: 0.01 }]));
   engine = await buildEngine(METADATA_PATH, database.db, engineOptionsOf(configFromEnv({})));
 });
 

@@ -53,7 +53,7 @@ import {
  *
  * The data: the suite's default seeded account (scale 0.02, seed 1: ~200 loans, ~4,000
  * payments, the demo's custom fields), plus rows with nulls in every nullable field; a second,
- * smaller account (scale 0.005, seed 7) holds copies of the same extra rows
+ * smaller account (scale 0.01, seed 2) holds copies of the same extra rows
  * under the same ids, so any row of another account in an answer shows as a difference.
  *
  * A failure prints fast-check's shrunk counterexample and the query, variables, expected and
@@ -1142,7 +1142,7 @@ function aggregateCase(collectionName: string): fc.Arbitrary<AggregateCase> {
 // ---------------------------------------------------------------------------------------------
 
 before(async () => {
-  // Account A is the suite's default seeded account (scale 0.02), B a smaller one (0.005, seed 7),
+  // Account A is the suite's default seeded account (scale 0.02), B a smaller one (0.01, seed 2),
   // both from the seeded dumps the other engine files share (openSeededTestDatabase); the extra
   // rows are added on a copy of them, built once and kept as a dump (openBuiltTestDatabase).
   let accounts: string[];
@@ -1151,7 +1151,7 @@ before(async () => {
     ['app', 'domain', 'db', 'tests/support/seededService.ts', 'tests/engine/generated.test.ts'],
     async (db, base) => {
       // No base on PostgreSQL (TEST_DATABASE_URL): the same two accounts seeded here.
-      const seeded = base ?? [(await seedAccount(db, { slug: 'generated-a' })).account.id, (await seedAccount(db, { slug: 'generated-b', scale: 0.005, seed: 7 })).account.id];
+      const seeded = base ?? [(await seedAccount(db, { slug: 'generated-a' })).account.id, (await seedAccount(db, { slug: 'generated-b', scale: 0.01, seed: 2 })).account.id];
       await insertExtraRows(db, seeded[0]!, '');
       await insertExtraRows(db, seeded[1]!, 'B ');
       return seeded;
@@ -1159,7 +1159,7 @@ before(async () => {
     {
       gzip: false,
       base: async () => {
-        const { database: base, seeded } = await openSeededTestDatabase([{}, { scale: 0.005, seed: 7 }]);
+        const { database: base, seeded } = await openSeededTestDatabase([{}, { scale: 0.01, seed: 2 }]);
         return { database: base, built: seeded.map((account) => account.account.id) };
       },
     },
