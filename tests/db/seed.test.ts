@@ -68,8 +68,9 @@ async function seedFour(db: Database) {
 
 /**
  * The demo seeder on a real database (PGlite, or PostgreSQL with TEST_DATABASE_URL): two
- * accounts seeded alike at scale 0.02, then checked for counts, proportions, determinism,
- * schedules equal to `buildSchedule`, and `is_next` equal to `nextRowIndex` for every loan.
+ * accounts seeded alike at scale 0.02 (and two more alike at a later today, `seedFour`), then
+ * checked for counts, proportions, determinism, schedules equal to `buildSchedule`, and
+ * `is_next` equal to `nextRowIndex` for every loan.
  */
 describe('seedPortfolio', () => {
   let database: TestDatabase;
