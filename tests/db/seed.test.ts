@@ -93,7 +93,7 @@ describe('seedPortfolio', () => {
     // once per version of the seeder (the key covers app/, domain/, db/ and this file) and are
     // kept as a dump with what they returned (openBuiltTestDatabase); on PostgreSQL every run.
     let built: Awaited<ReturnType<typeof seedFour>>;
-    ({ database, built } = await openBuiltTestDatabase('db/seed: a and b at the reference date, c and d at 2031-02-10 (scale 0.02, seed 7)', SEEDER_SOURCES, seedFour));
+    ({ database, built } = await openBuiltTestDatabase(`db/seed: a and b at the reference date, c and d at ${LATER_TODAY} (scale ${SCALE}, seed ${SEED})`, SEEDER_SOURCES, seedFour));
     db = database.db;
     ({ a, b, c, d, summaryA, summaryB, progress } = built);
   });

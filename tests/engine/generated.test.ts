@@ -61,7 +61,9 @@ import {
  */
 const SEED = 20261121;
 const METADATA_PATH = fileURLToPath(new URL('../../metadata/loanql.default.yaml', import.meta.url));
-/** The account the queries run as (the suite's default seeded account; its id is the dump's). */
+/** Accounts A (the suite's default seeded account) and B: seed options shared with other files' dumps. */
+const ACCOUNTS = [{}, { scale: 0.01, seed: 2 }] as const;
+/** The account the queries run as (A; its id is the dump's). */
 let accountA: string;
 
 /** Runs per property; the whole file stays well under a minute on PGlite. */
@@ -120,7 +122,6 @@ async function insertExtraRows(db: Database, accountId: string, namePrefix: stri
   await db.query(`DELETE FROM schedules WHERE account_id = $1 AND loan_id NOT IN (SELECT loan_id FROM schedules WHERE account_id = $1 GROUP BY loan_id ORDER BY loan_id LIMIT 25)`, [accountId]);
   await db.query(`UPDATE payments SET method = NULL WHERE account_id = $1 AND id IN (SELECT id FROM payments WHERE account_id = $1 ORDER BY id LIMIT 60)`, [accountId]);
 }
-
 
 /** µs since the epoch of a timestamptz column, exact (extract(epoch) is numeric). */
 const micros = (column: string): string => `(extract(epoch FROM ${column}) * 1000000)::bigint::text AS ${column}`;
@@ -1151,7 +1152,7 @@ before(async () => {
     ['app', 'domain', 'db', 'tests/support/seededService.ts', 'tests/engine/generated.test.ts'],
     async (db, base) => {
       // No base on PostgreSQL (TEST_DATABASE_URL): the same two accounts seeded here.
-      const seeded = base ?? [(await seedAccount(db, { slug: 'generated-a' })).account.id, (await seedAccount(db, { slug: 'generated-b', scale: 0.01, seed: 2 })).account.id];
+      const seeded = base ?? [(await seedAccount(db, { slug: 'generated-a', ...ACCOUNTS[0] })).account.id, (await seedAccount(db, { slug: 'generated-b', ...ACCOUNTS[1] })).account.id];
       await insertExtraRows(db, seeded[0]!, '');
       await insertExtraRows(db, seeded[1]!, 'B ');
       return seeded;
@@ -1159,7 +1160,7 @@ before(async () => {
     {
       gzip: false,
       base: async () => {
-        const { database: base, seeded } = await openSeededTestDatabase([{}, { scale: 0.01, seed: 2 }]);
+        const { database: base, seeded } = await openSeededTestDatabase(ACCOUNTS);
         return { database: base, built: seeded.map((account) => account.account.id) };
       },
     },
