@@ -98,7 +98,8 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import { after, before, describe } from 'node:test';
 
 // TEST_FILE_CPU=PATH: each file's CPU-seconds (this process's and its reaped children's, from
-// /proc/self/stat around the file's hooks and tests) appended to PATH as a JSON line.
+// /proc/self/stat around the file's hooks and tests), its wall seconds, process and start (ms since
+// the epoch) appended to PATH as a JSON line.
 const cpuLog = process.env.TEST_FILE_CPU;
 const cpu = () => {
   const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
@@ -111,7 +112,7 @@ for (const file of ${JSON.stringify(files, null, 2)}) {
     let started = 0;
     if (cpuLog) before(() => { start = cpu(); started = Date.now(); });
     await import(new URL(\`../../\${file}\`, import.meta.url).href);
-    if (cpuLog) after(() => appendFileSync(cpuLog, JSON.stringify({ file, cpu: +(cpu() - start).toFixed(2), wall: (Date.now() - started) / 1000 }) + '\\n'));
+    if (cpuLog) after(() => appendFileSync(cpuLog, JSON.stringify({ file, pid: process.pid, started, cpu: +(cpu() - start).toFixed(2), wall: (Date.now() - started) / 1000 }) + '\\n'));
   });
 }
 `;
