@@ -2,7 +2,8 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Database } from '../db/index.js';
 import { guardHolds, type StatementGuard } from '../engine/index.js';
 import { noteCaller } from '../http/requestFacts.js';
-import { activeKeyGuard, authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
+import { authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
+import { activeKeyGuard } from '../app/keyGuards.js';
 
 declare module 'express-serve-static-core' {
   interface Locals {

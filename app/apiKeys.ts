@@ -1,7 +1,6 @@
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Database, Queryable } from '../db/index.js';
-import { statementGuard, type StatementGuard } from '../engine/index.js';
 import { refuseNulCharacter, UserInputError } from './errors.js';
 
 /**
@@ -162,7 +161,7 @@ interface VerifiedKey {
  * afterwards: which key of which account it is. Entries are keyed by the SHA-256 of the key (the
  * secret itself is not kept). The key's STATE is never cached: a caller that identifies a key
  * from here must have its `active` flag checked by the database in the same request — the
- * statement guard `activeKeyGuard` — so a key deactivated by any process (CLI, dashboard,
+ * statement guard `activeKeyGuard` (`keyGuards.ts`) — so a key deactivated by any process (CLI, dashboard,
  * another service) is refused on its next request.
  */
 export class VerifiedKeyCache {
@@ -196,20 +195,6 @@ function recordUse(db: Database, key: AuthenticatedKey): void {
     [key.accountId, key.keyId, LAST_USED_RESOLUTION_MS / 1000],
   ).catch(() => undefined);
 }
-
-/**
- * The condition "this key is still active (and its account exists)", for the engine to check
- * inside the request's own statement (see `VerifiedKeyCache`): a fragment whose account and key
- * are bound parameters, so every key's requests share one statement text.
- */
-export function activeKeyGuard(key: AuthenticatedKey): StatementGuard {
-  let guard = KEY_GUARDS.get(key);
-  if (!guard) KEY_GUARDS.set(key, (guard = statementGuard`EXISTS (SELECT 1 FROM api_keys WHERE account_id = ${key.accountId} AND id = ${key.keyId} AND active)`));
-  return guard;
-}
-
-/** Each key's guard, made once: a known key (`VerifiedKeyCache`) is the same object on every request, and its guard renders once (`statementGuard.ts`). */
-const KEY_GUARDS = new WeakMap<AuthenticatedKey, StatementGuard>();
 
 /**
  * Checks an `Authorization` header value against the database, key state included. Returns the

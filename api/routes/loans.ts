@@ -13,7 +13,7 @@ import { ADMIN_ROLE, type Role, type RowFilter } from '../../metadata/index.js';
 import type { Principal } from '../../engine/index.js';
 import { guardHolds, notAuthorized } from '../authenticate.js';
 import { roleWith } from '../keyRole.js';
-import { activeKeyGuard } from '../../app/apiKeys.js';
+import { activeKeyGuard } from '../../app/keyGuards.js';
 import { ReadRouting } from '../readRouting.js';
 
 const LIST_PARAMETERS = new Set(['status', 'limit', 'offset']);
