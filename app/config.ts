@@ -1,9 +1,6 @@
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
-import { ensureMetadataFile, shippedEntriesMissing } from '../metadata/index.js';
+import { metadataFileSettingsFromEnv, type MetadataFileSettings } from './metadataFile.js';
 import { DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, type EngineOptions } from '../engine/index.js';
 import { webhookSettingsFromEnv, type WebhookSettings } from './webhooks/index.js';
 import { defaultRateLimitFromEnv } from './operations/rateLimiter.js';
@@ -12,8 +9,10 @@ import { admissionSettingsFromEnv, type AdmissionSettings } from './operations/c
 import { REQUEST_LOG_LEVELS, type RequestLogLevel, type RequestLogSettings } from './operations/requestLog.js';
 import { tracingWantedByEnv } from './operations/requestTraces.js';
 
+export { metadataFileOf } from './metadataFile.js';
+
 /** Every setting of the service, from the environment (documented in the README). */
-export interface ServiceConfig {
+export interface ServiceConfig extends MetadataFileSettings {
   readonly port: number;
   readonly host: string;
   readonly database: DatabaseSettings;
@@ -30,11 +29,6 @@ export interface ServiceConfig {
   readonly maxFields: number;
   /** Most requests in one batch of `POST /api/graph` (a JSON array of requests). */
   readonly maxBatchSize: number;
-  readonly metadataPath: string;
-  /** The metadata shipped with the project, from which `metadataPath` is created when missing. */
-  readonly shippedMetadataPath: string;
-  /** Whether `metadataPath` is the project's own `metadata/loanql.yaml` (METADATA_PATH unset). */
-  readonly metadataPathIsDefault: boolean;
   readonly logLevel: string;
   /** Express's `trust proxy` setting (`TRUST_PROXY`), or false. */
   readonly trustProxy: boolean | number | string;
@@ -134,48 +128,6 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   return value;
 }
 
-/**
- * The project's `metadata/` folder, found from this file (as `app/config.ts` under tsx or
- * `dist/app/config.js` when built) by its shipped `loanql.default.yaml`, so the service and the
- * `loanql` bin work from any directory.
- */
-function metadataDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let depth = 0; depth < 4; depth++) {
-    const candidate = join(dir, 'metadata');
-    if (existsSync(join(candidate, SHIPPED_METADATA_FILE))) return candidate;
-    dir = dirname(dir);
-  }
-  return resolve('metadata');
-}
-
-const SHIPPED_METADATA_FILE = 'loanql.default.yaml';
-
-
-/**
- * The metadata file to serve: `config.metadataPath`, first created from the shipped default when
- * it is the project's own file and missing (`ensureMetadataFile`); `onCreated` is told when it
- * was, and `onBehindShipped` of each section where the existing file lacks roles or event types
- * the shipped default has (`shippedEntriesMissing`: a file made from an older default). When it cannot be created (a read-only folder, a container user without write access to
- * a mounted one) the shipped file is served and `onCannotCreate` says why.
- */
-export function metadataFileOf(
-  config: ServiceConfig,
-  onCreated: (path: string) => void = () => {},
-  onCannotCreate: (path: string, reason: string) => void = () => {},
-  onBehindShipped: (path: string, section: string, names: readonly string[]) => void = () => {},
-): string {
-  if (!config.metadataPathIsDefault) return config.metadataPath;
-  try {
-    if (ensureMetadataFile(config.metadataPath, config.shippedMetadataPath)) onCreated(config.metadataPath);
-    else for (const { section, names } of shippedEntriesMissing(config.metadataPath, config.shippedMetadataPath)) onBehindShipped(config.metadataPath, section, names);
-    return config.metadataPath;
-  } catch (error) {
-    onCannotCreate(config.metadataPath, (error as Error).message);
-    return config.shippedMetadataPath;
-  }
-}
-
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
   const maxRows = positiveInt(env, 'MAX_ROWS', 0);
   return {
@@ -191,9 +143,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     maxFields: positiveInt(env, 'MAX_QUERY_FIELDS', DEFAULT_MAX_FIELDS),
     maxBatchSize: positiveInt(env, 'MAX_BATCH_SIZE', DEFAULT_MAX_BATCH_SIZE),
     maxInsertObjects: positiveInt(env, 'MAX_INSERT_OBJECTS', 1000),
-    metadataPath: env.METADATA_PATH ? resolve(env.METADATA_PATH) : join(metadataDir(), 'loanql.yaml'),
-    shippedMetadataPath: join(metadataDir(), SHIPPED_METADATA_FILE),
-    metadataPathIsDefault: !env.METADATA_PATH,
+    ...metadataFileSettingsFromEnv(env),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: trustProxyOf(env.TRUST_PROXY),
     http: {

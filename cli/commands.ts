@@ -29,6 +29,7 @@ const load = {
   ledgerReads: () => import('../app/ledgerReads.js'),
   engineHolder: () => import('../app/engineHolder.js'),
   config: () => import('../app/config.js'),
+  metadataFile: () => import('../app/metadataFile.js'),
   metadata: () => import('../metadata/index.js'),
   engine: () => import('../engine/index.js'),
   webhooks: () => import('../app/webhooks/index.js'),
@@ -178,14 +179,14 @@ export const COMMANDS: Command[] = [
         if (variables.has(pair.slice(0, at))) throw new UserInputError(`--var ${pair.slice(0, at)}: given twice`);
         variables.set(pair.slice(0, at), pair.slice(at + 1));
       }
-      const [{ ADMIN_ROLE, loadMetadataFile, MetadataError }, { configFromEnv, metadataFileOf }, { checkKeyRole, createApiKey }] = await Promise.all([load.metadata(), load.config(), load.apiKeys()]);
+      const [{ ADMIN_ROLE, loadMetadataFile, MetadataError }, { metadataFileSettingsFromEnv, metadataFileOf }, { checkKeyRole, createApiKey }] = await Promise.all([load.metadata(), load.metadataFile(), load.apiKeys()]);
       const role = optionText(context, 'role') ?? ADMIN_ROLE;
       let roles;
       try {
         const behind = (path: string, section: string, names: readonly string[]): void => {
           if (section === 'roles' && names.includes(role)) context.err.write(`note: ${path} has no role "${role}", which the shipped default defines: copy it from metadata/loanql.default.yaml (the file was made from an older version)\n`);
         };
-        roles = loadMetadataFile(metadataFileOf(configFromEnv(), undefined, undefined, behind)).roles;
+        roles = loadMetadataFile(metadataFileOf(metadataFileSettingsFromEnv(), undefined, undefined, behind)).roles;
       } catch (error) {
         if (error instanceof MetadataError) throw new UserInputError(error.message);
         throw error;
