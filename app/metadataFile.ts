@@ -42,7 +42,6 @@ function metadataDir(): string {
 
 const SHIPPED_METADATA_FILE = 'loanql.default.yaml';
 
-
 /**
  * The metadata file to serve: `config.metadataPath` (a `ServiceConfig` is one), first created from the shipped default when
  * it is the project's own file and missing (`ensureMetadataFile`); `onCreated` is told when it
