@@ -112,18 +112,20 @@ describe('Admission by cost: the rules', () => {
   });
 
   it('refuses each waiter at its own deadline (one timer for the queue): one admitted in time is never refused, a later one waits its full time', async () => {
-    const admission = new CostAdmission({ ...LIMITS, costlyConnections: 1, queueSize: 10, queueWaitMs: 400 });
+    const admission = new CostAdmission({ ...LIMITS, costlyConnections: 1, queueSize: 10, queueWaitMs: 2_000 });
+    // Seconds, not tenths: under a loaded machine's timer lateness (150 ms of slack missed once on
+    // PostgreSQL 15's run in session 26) every step below keeps 750 ms or more to spare.
     const order: string[] = [];
     const later = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
     const running = admission.admit('a', 500) as () => void;
-    const first = ask(admission, 'a', 500, 'first', order); // deadline ≈ 400 ms
-    await later(200);
-    const second = ask(admission, 'b', 500, 'second', order).catch((error: unknown) => error); // deadline ≈ 600 ms
+    const first = ask(admission, 'a', 500, 'first', order); // deadline ≈ 2,000 ms
+    await later(1_000);
+    const second = ask(admission, 'b', 500, 'second', order).catch((error: unknown) => error); // deadline ≈ 3,000 ms
     const third = ask(admission, 'c', 500, 'third', order).catch((error: unknown) => error);
     await settle();
     running(); // `first` is admitted before its deadline
     const firstRelease = await first;
-    await later(250); // past first's deadline (≈ 450 ms), before second's
+    await later(1_250); // past first's deadline (≈ 2,250 ms), before second's
     assert.deepEqual(order, ['first'], 'the timer armed for the oldest waiter refuses no one who was admitted or is still within its time');
     assert.equal(admission.state.waiting, 2);
     const [secondError, thirdError] = await Promise.all([second, third]);
