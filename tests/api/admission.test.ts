@@ -113,8 +113,8 @@ describe('Admission by cost: the rules', () => {
 
   it('refuses each waiter at its own deadline (one timer for the queue): one admitted in time is never refused, a later one waits its full time', async () => {
     const admission = new CostAdmission({ ...LIMITS, costlyConnections: 1, queueSize: 10, queueWaitMs: 2_000 });
-    // Seconds, not tenths: under a loaded machine's timer lateness (150 ms of slack missed once on
-    // PostgreSQL 15's run in session 26) every step below keeps 750 ms or more to spare.
+    // Seconds, not tenths: a loaded machine's timers fire late (a run of this test with 150 ms of
+    // slack once failed so), and every step below keeps 750 ms or more to spare.
     const order: string[] = [];
     const later = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
     const running = admission.admit('a', 500) as () => void;
