@@ -175,7 +175,15 @@ describe('Webhooks: delivery of captured events', () => {
       const { account, apiKey, secret } = await accountWithEndpoint(receiver, ['payment.posted']);
       const loanId = await createLoan(apiKey.key);
       await receiver.close(); // connection refused
-      for (let i = 1; i <= 5; i++) await graph(apiKey.key, POST_PAYMENT, { loan: loanId, amount: i });
+      // The worker rests while the five are posted, so that all five start their attempts together:
+      // on a loaded machine the posts take seconds, and the first delivery's six attempts (about
+      // 1–2 s of backoff here) would all be spent before the last is posted.
+      await worker.stop();
+      try {
+        for (let i = 1; i <= 5; i++) await graph(apiKey.key, POST_PAYMENT, { loan: loanId, amount: i });
+      } finally {
+        worker.start();
+      }
       const everyDeliveryTried = async (times: number): Promise<void> => {
         for (const deadline = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 20))) {
           const { rows } = await database.db.query<{ n: string }>('SELECT count(*)::text AS n FROM webhook_deliveries WHERE account_id = $1 AND attempts >= $2', [account.id, times]);
