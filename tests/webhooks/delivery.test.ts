@@ -184,39 +184,27 @@ describe('Webhooks: delivery of captured events', () => {
       } finally {
         worker.start();
       }
-      const everyDeliveryTried = async (times: number): Promise<void> => {
-        for (const deadline = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 20))) {
-          const { rows } = await database.db.query<{ n: string }>('SELECT count(*)::text AS n FROM webhook_deliveries WHERE account_id = $1 AND attempts >= $2', [account.id, times]);
-          if (rows[0]!.n === '5') return;
-          assert.ok(Date.now() < deadline, `every delivery is tried ${times} times`);
-        }
+      /** Rows of the account in `table` matching `condition` (constant SQL of this test). */
+      const count = async (table: 'webhook_deliveries' | 'webhook_attempts', condition: string): Promise<number> =>
+        Number((await database.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table} WHERE account_id = $1 AND ${condition}`, [account.id])).rows[0]!.n);
+      const until = async (holds: () => Promise<boolean>, what: string): Promise<void> => {
+        for (const deadline = Date.now() + 10_000; !(await holds()); await new Promise((resolve) => setTimeout(resolve, 20))) assert.ok(Date.now() < deadline, what);
       };
-      await everyDeliveryTried(2); // refused at least twice each
+      await until(async () => (await count('webhook_deliveries', 'attempts >= 2')) === 5, 'every delivery is refused twice');
       // Answer 500 from the first request after the reopening, and keep answering it until one is
       // logged: a slow machine may refuse a third attempt of every delivery before the port reopens.
       receiver.respond = () => 500;
       await receiver.open();
-      for (const deadline = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 20))) {
-        const { rows } = await database.db.query<{ n: string }>('SELECT count(*)::text AS n FROM webhook_attempts WHERE account_id = $1 AND status_code = 500', [account.id]);
-        if (rows[0]!.n !== '0') break;
-        assert.ok(Date.now() < deadline, 'a 500 is answered and logged once the receiver is back');
-      }
+      await until(async () => (await count('webhook_attempts', 'status_code = 500')) > 0, 'a 500 is answered and logged in webhook_attempts once the receiver is back');
       receiver.respond = () => 204;
-      const arrived = (): Set<number> => new Set(receiver.received.filter((w) => w.headers['webhook-id']).map((w) => verified(secret, w).data.new!.amount as number));
-      const deadline = Date.now() + 10_000;
-      for (;;) {
-        const { rows } = await database.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM webhook_deliveries WHERE account_id = $1 AND status = 'succeeded'`, [account.id]);
-        if (rows[0]!.n === '5') break;
-        assert.ok(Date.now() < deadline, 'every delivery succeeds once the receiver answers 2xx');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      assert.deepEqual([...arrived()].sort(), [1, 2, 3, 4, 5]);
+      await until(async () => (await count('webhook_deliveries', "status = 'succeeded'")) === 5, 'every delivery succeeds once the receiver answers 2xx');
+      const arrived = new Set(receiver.received.filter((w) => w.headers['webhook-id']).map((w) => verified(secret, w).data.new!.amount as number));
+      assert.deepEqual([...arrived].sort(), [1, 2, 3, 4, 5]);
       const attempts = await database.db.query<{ attempt: number; status_code: number | null; error: string | null }>(
         'SELECT attempt, status_code, error FROM webhook_attempts WHERE account_id = $1 ORDER BY delivery_id, attempt',
         [account.id],
       );
       assert.ok(attempts.rows.some((a) => a.status_code === null && a.error), 'refused connections are logged');
-      assert.ok(attempts.rows.some((a) => a.status_code === 500), '500s are logged');
       assert.equal(attempts.rows.filter((a) => a.status_code === 204).length, 5);
     } finally {
       await receiver.close();
