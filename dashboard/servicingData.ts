@@ -194,10 +194,28 @@ export class ServicingData {
 
 }
 
-/** The first message of a refused request, for showing next to a form. */
+/**
+ * The first message of a refused request, for showing next to a form: without the mutation's
+ * name the engine puts first (`insert_payments_one: …`), and in a clerk's words for the
+ * database rules whose own message names only the rule (a trigger's rule already says what is
+ * wrong: "a refund of 50.00 is more than the loan's credit balance of 0.00 on …").
+ */
 export function requestErrorMessage(error: RequestError): string {
-  return error.errors[0]?.message ?? 'the request was refused';
+  const first = error.errors[0];
+  if (!first) return 'the request was refused';
+  const constraint = first.extensions?.constraint;
+  const known = typeof constraint === 'string' ? RULE_MESSAGES.get(constraint) : undefined;
+  if (known) return known;
+  const alias = first.path?.[0];
+  return typeof alias === 'string' && first.message.startsWith(`${alias}: `) ? first.message.slice(alias.length + 2) : first.message;
 }
+
+/** What a form says when a write breaks one of these CHECK constraints (PostgreSQL's message names only the rule). */
+const RULE_MESSAGES: ReadonlyMap<string, string> = new Map([
+  ['payments_reversed_after_posting', "Date reversed: a payment is reversed on or after its own date, not before."],
+  ['payments_amount_positive', 'Amount: a payment is more than 0.00.'],
+  ['fees_amount_positive', 'Amount: a fee is more than 0.00.'],
+]);
 
 /**
  * A payoff quote of the loan for a day (SPEC §12 R5; null: the account's business date), as

@@ -50,6 +50,7 @@ const MIGRATIONS: readonly string[] = [
   '0044_loans_fillfactor',
   '0045_list_order_indexes',
   '0046_arrears_since_replanned',
+  '0047_refund_refusal_in_cents',
 ];
 
 /**

@@ -36,7 +36,7 @@ export function balancesSection(loan: Row, today: Row | null, currency: string):
 export function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView, outcomeHere: Html | null): Html {
   const id = text(loan.id);
   const quote = view.quote ?? null;
-  const day = view.form?.form === 'payoff' ? text(quote?.as_of) || (view.form.values.get('date') ?? '') : text(quote?.as_of);
+  const day = view.quoteError !== undefined ? view.quoteDayAsked ?? '' : view.form?.form === 'payoff' ? text(quote?.as_of) || (view.form.values.get('date') ?? '') : text(quote?.as_of);
   const payoff = centsOf(quote?.payoff);
   const postable = quote !== null && payoff !== null && payoff > 0n && text(loan.status) === 'servicing';
   const method = view.form?.form === 'payoff' ? view.form.values.get('method') ?? 'ach' : 'ach';

@@ -3,7 +3,7 @@ import { html, type Html } from '../html.js';
 import { csrfField, formatTimestamp, message, outcome, renderPage, type Viewer } from './layout.js';
 import { allocationCell, balancesSection, payoffSection } from './loanLedgerSections.js';
 import { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
-import { cash, customFieldValue, dateInput, enumLabel, loanLabel, orDash, row, rows, statusPill, text, todayUtc, type Row } from './servicingFormat.js';
+import { cash, customFieldValue, dateInput, enumLabel, loanLabel, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
 
 // The routes import the loan pages from here; the form and the ledger's sections live in files of their own.
 export { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
@@ -151,12 +151,16 @@ export interface LoanPageView {
   /** The `?done=` key of the notice: says beside which form it is shown (`noticePlace`). */
   readonly noticeKey?: string;
   readonly form?: LoanPageForm;
+  /** The account's business date (SPEC §12: today in its time zone): the payment form's default date. */
+  readonly businessDate: string;
   /** The ledger as of the account's business date (`GET /api/loan/{id}/payoff`'s figures): its days past due. */
   readonly today?: Row | null;
   /** The payoff quote for the day asked (or the business date). */
   readonly quote?: Row | null;
-  /** A `quote_date` that is not a day. */
+  /** A `quote_date` that is not a day, or is before the loan was funded. */
   readonly quoteError?: string;
+  /** That `quote_date` as typed: its field shows it again (the quote below is the business date's). */
+  readonly quoteDayAsked?: string;
 }
 
 /** The payment types of SPEC §12, as the form offers them. */
@@ -206,11 +210,21 @@ export function loanPage(viewer: Viewer, view: LoanPageView): string {
   const id = text(loan.id);
   const custom = row(loan.custom_fields) ?? {};
   const customValues = new Map(Object.entries(custom));
-  const paid = cents(row(row(row(loan.paid)?.aggregate)?.sum)?.amount);
-  let cumulative = 0n;
+  // A row is covered when the ledger's allocations (SPEC §12 R1) of payments not reversed pay
+  // its interest and principal in full — not when the money paid so far adds up to it: a
+  // curtailment, a fee payment or a refund is money paid that pays no row.
+  const paidToRow = new Map<string, bigint>();
+  for (const payment of rows(loan.payments)) {
+    if (payment.date_reversed) continue;
+    for (const line of rows(payment.allocations)) {
+      if (line.row_number === null || line.row_number === undefined || (line.component !== 'interest' && line.component !== 'principal')) continue;
+      const number = text(line.row_number);
+      paidToRow.set(number, (paidToRow.get(number) ?? 0n) + cents(line.amount));
+    }
+  }
   const schedule = rows(loan.schedules).map((entry) => {
-    cumulative += cents(entry.payment);
-    return { entry, covered: cumulative <= paid };
+    const owed = cents(entry.payment);
+    return { entry, covered: owed > 0n && (paidToRow.get(text(entry.number)) ?? 0n) >= owed };
   });
   const next = schedule.find(({ entry }) => entry.is_next === true)?.entry;
   const fieldOf = (name: string) => (view.form ? view.form.values.get(name) ?? '' : '');
@@ -280,7 +294,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   ${outcomeAt(view, 'payments', 'payment')}
   <form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
     ${csrfField(viewer.csrfToken)}
-    <div class="field"><label for="payment-date">Date</label>${dateInput('payment-date', 'date', fieldOf('date') || todayUtc(), true)}</div>
+    <div class="field"><label for="payment-date">Date</label>${dateInput('payment-date', 'date', fieldOf('date') || view.businessDate, true)}</div>
     <div class="field"><label for="payment-amount">Amount</label><input id="payment-amount" name="amount" type="text" inputmode="decimal" required value="${fieldOf('amount') || text(next?.payment)}"></div>
     <div class="field"><label for="payment-type">Type</label><select id="payment-type" name="type">${PAYMENT_TYPE_LABELS.map(
       ([type, label]) => html`<option value="${type}"${(fieldOf('type') || 'regular') === type ? html` selected` : null}>${label}</option>`,
@@ -320,7 +334,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   </form>
   ${
     rows(loan.tasks).length
-      ? html`<ul class="items">${tasksInWorkingOrder(rows(loan.tasks), text(view.today?.as_of) || todayUtc()).map(
+      ? html`<ul class="items">${tasksInWorkingOrder(rows(loan.tasks), view.businessDate).map(
           ({ task, overdue }) => html`<li class="item${overdue ? ' is-overdue' : ''}">
     <span>${statusPill(task.status)} ${text(task.name)}${
       text(task.date_due) ? (overdue ? html` <span class="overdue">overdue: due ${text(task.date_due)}</span>` : html` <span class="hint">due ${text(task.date_due)}</span>`) : null
@@ -403,10 +417,10 @@ function addressCard(address: Row, currency: string): Html {
 }
 
 /** The confirmation step of reversing a payment: a page of its own, so it works without JavaScript. */
-export function reversePaymentPage(viewer: Viewer, loan: Row, payment: Row, form?: { readonly error: string; readonly values: ReadonlyMap<string, string> }): string {
+export function reversePaymentPage(viewer: Viewer, loan: Row, payment: Row, businessDate: string, form?: { readonly error: string; readonly values: ReadonlyMap<string, string> }): string {
   const id = text(loan.id);
   const reason = form?.values.get('reason') ?? '';
-  const date = form?.values.get('date') || todayUtc();
+  const date = form?.values.get('date') || businessDate;
   return renderPage(
     { title: 'Reverse payment', viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a> › <a href="${loanPath(id)}">${loanLabel(loan)}</a></p>

@@ -50,11 +50,6 @@ export function statusPill(value: unknown): Html {
   return html`<span class="status pill-${status.replace(/[^a-z_]/g, '')}">${status.replace(/_/g, ' ')}</span>`;
 }
 
-/** Today's date in UTC (`YYYY-MM-DD`), the default of date inputs. */
-export function todayUtc(): string {
-  return new Date().toISOString().slice(0, 10);
-}
-
 /** Cents of an exact decimal text (`-12.5` → -1250n); null for anything else (more than 2 decimals included). */
 export function centsOf(value: unknown): bigint | null {
   const match = /^(-?)(\d+)(?:\.(\d{1,2}))?$/.exec(text(value));

@@ -4,7 +4,7 @@ import type { Logger } from '../../app/logger.js';
 import { RequestError } from '../../engine/index.js';
 import { UserInputError } from '../../app/errors.js';
 import { createLoan, updateLoan } from '../../app/loanWrites.js';
-import { dayParameter } from '../../app/ledgerReads.js';
+import { businessDate, dayParameter } from '../../app/ledgerReads.js';
 import { LOAN_STATUSES, loadDefaultProduct } from '../../app/products.js';
 import { errorPage } from '../pages/errorPage.js';
 import { createBody, loanFormFields, updateBody, type LoanFormField } from '../loanForm.js';
@@ -236,17 +236,26 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     const today = await payoffQuote(db, session.admin.accountId, loanId, null);
     let quoteDay: string | null = form?.form === 'payoff' && isRealDate(form.values.get('date')?.trim() ?? '') ? form.values.get('date')!.trim() : null;
     let quoteError: string | undefined;
+    // The payoff date as typed, shown again in its field when it is refused.
+    const askedDay = typeof req.query.quote_date === 'string' ? req.query.quote_date : '';
     if (!form) {
       try {
         quoteDay = dayParameter('quote_date', new Map(Object.entries(req.query)).get('quote_date') || undefined);
       } catch (error) {
         if (!(error instanceof UserInputError)) throw error;
-        quoteError = 'Payoff date: expected a calendar day as YYYY-MM-DD (1900–2999).';
+        quoteError = "Payoff date: expected a calendar day as YYYY-MM-DD (1900–2999). The quote below is for today's business date.";
+        status = 400;
+      }
+      const funded = text(loan.date_funded);
+      if (quoteDay !== null && funded !== '' && quoteDay < funded) {
+        quoteError = `Payoff date: ${quoteDay} is before the loan was funded (${funded}). The quote below is for today's business date.`;
+        quoteDay = null;
         status = 400;
       }
     }
     const quote = quoteDay === null || quoteDay === text(today?.as_of) ? today : await payoffQuote(db, session.admin.accountId, loanId, quoteDay);
-    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, today, quote, ...(quoteError ? { quoteError } : {}), ...(done ? { notice: done, noticeKey: String(req.query.done) } : {}), ...(form ? { form } : {}) }));
+    const day = text(today?.as_of) || (await businessDate(db, session.admin.accountId));
+    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, businessDate: day, today, quote, ...(quoteError ? { quoteError, quoteDayAsked: askedDay } : {}), ...(done ? { notice: done, noticeKey: String(req.query.done) } : {}), ...(form ? { form } : {}) }));
   }
 
   router.get('/:id', (req, res) => sendLoanPage(req, res, 200));
@@ -284,8 +293,9 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     return async (req: Request, res: Response): Promise<void> => {
       const values = new Map(names.map((name) => [name, formText(req, name)]));
       const id = param(req, 'id');
-      if (!UUID.test(id) || !row((await run(res, 'query LoanExists($id: uuid!) { loan: loans_by_pk(id: $id) { id } }', { id })).loan)) return notFoundPage(res, 'loan');
-      const problem = check(values);
+      const loan = UUID.test(id) ? row((await run(res, 'query LoanExists($id: uuid!) { loan: loans_by_pk(id: $id) { id date_funded } }', { id })).loan) : null;
+      if (!loan) return notFoundPage(res, 'loan');
+      const problem = check(values) ?? beforeFunding(form, values.get('date')?.trim(), text(loan.date_funded));
       if (problem) return sendLoanPage(req, res, 400, { form, error: problem, values });
       try {
         const done = await write(req, res, id, values);
@@ -297,6 +307,16 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         await sendLoanPage(req, res, 400, { form, error: requestErrorMessage(error), values });
       }
     };
+  }
+
+  /**
+   * A payment or payoff dated before the loan was funded: almost always a slip of the year (the
+   * ledger would apply it, and a payoff then closes the loan on that day and turns every real
+   * payment since into credit), so the form refuses it; the API takes what it is sent (SPEC §12).
+   */
+  function beforeFunding(form: LoanPageForm['form'], date: string | undefined, funded: string): string | null {
+    if ((form !== 'payment' && form !== 'payoff') || !date || !funded || date >= funded) return null;
+    return `${form === 'payoff' ? 'Payoff date' : 'Date'}: ${date} is before the loan was funded (${funded}); a ${form} is dated on or after its funding date.`;
   }
 
   router.post(
@@ -365,12 +385,12 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     const payment = await paymentOr404(req, res);
     if (!payment) return;
     if (payment.payment.date_reversed) return res.redirect(303, `${loanPath(text(payment.loan.id))}?done=payment-already-reversed`);
-    res.type('html').send(reversePaymentPage(sessionOf(res).viewer, payment.loan, payment.payment));
+    res.type('html').send(reversePaymentPage(sessionOf(res).viewer, payment.loan, payment.payment, await businessDate(db, sessionOf(res).admin.accountId)));
   });
 
   /**
    * The reversal itself: a reason (SPEC §12 R8: `nsf` adds the product's NSF fee) and a date
-   * (default today, UTC) are required; a refused one re-shows the confirmation page with the
+   * (default the account's business date) are required; a refused one re-shows the confirmation page with the
    * message (400), as does a date the database refuses (before the payment's date, say).
    */
   router.post('/:id/payments/:payment/reverse', async (req, res) => {
@@ -379,7 +399,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     const loan = text(payment.loan.id);
     if (payment.payment.date_reversed) return res.redirect(303, `${loanPath(loan)}?done=payment-already-reversed`);
     const values = new Map(['reason', 'date'].map((name) => [name, formText(req, name).trim()]));
-    const again = (error: string) => res.status(400).type('html').send(reversePaymentPage(sessionOf(res).viewer, payment.loan, payment.payment, { error, values }));
+    const again = async (error: string) => res.status(400).type('html').send(reversePaymentPage(sessionOf(res).viewer, payment.loan, payment.payment, await businessDate(db, sessionOf(res).admin.accountId), { error, values }));
     if (!REVERSAL_REASONS.includes(values.get('reason')!)) return again(`Reason: choose one of ${REVERSAL_REASONS.join(', ')}.`);
     if (!isRealDate(values.get('date')!)) return again('Date reversed: expected a real date as YYYY-MM-DD.');
     let result;

@@ -36,6 +36,11 @@ export function classifyWriteError(error: unknown, step: { readonly alias: strin
     case '23514':
       if (constraintName === 'payments_reversal_final')
         return fail('check-violation', 'date_reversed: the payment is already reversed; a reversal is final (it cannot be reversed again, re-dated or undone)', { fields: ['date_reversed'] });
+      // A rule a trigger checks raises its own sentence for the client (`RAISE … USING ERRCODE =
+      // 'check_violation'`: "a refund of 50.00 is more than the loan's credit balance of 0.00 on
+      // …"); PostgreSQL's words for a CHECK constraint name its table instead, so those get ours.
+      if (typeof pgError.message === 'string' && pgError.message !== '' && !BUILT_IN_CHECK_MESSAGE.test(pgError.message))
+        return fail('check-violation', `${named}: ${pgError.message}`, { fields, constraint: constraintName });
       return fail('check-violation', `${named}: the value breaks the rule ${constraintName || 'of the table'}`, { fields, constraint: constraintName });
     case '23502':
       return fail('validation-failed', `${named}: a value is required`, { fields });
@@ -51,6 +56,9 @@ export function classifyWriteError(error: unknown, step: { readonly alias: strin
       return classifyDatabaseError(error);
   }
 }
+
+/** PostgreSQL's own message for a row that fails a CHECK constraint (`new row for relation "t" violates check constraint "c"`, and its domain form). */
+const BUILT_IN_CHECK_MESSAGE = /violates check constraint "/;
 
 function fieldNames(collection: Collection, columns: readonly string[], tenantColumn: string): string[] {
   const names: string[] = [];

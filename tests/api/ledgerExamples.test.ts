@@ -179,6 +179,8 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
       { loan },
     );
     assert.equal(tooMuch.errors?.[0]?.extensions?.code, 'check-violation', JSON.stringify(tooMuch));
+    // The trigger's own sentence, not the rule's name: what a clerk or a client can act on.
+    assert.equal(tooMuch.errors?.[0]?.message, "insert_payments_one: amount: a refund of 100.01 is more than the loan's credit balance of 100.00 on 2026-04-02");
     await pay(loan, '2026-04-02', '100.00', 'refund');
     state = (await graph(`query ($loan: uuid!) { loans_by_pk(id: $loan) { status credit_balance date_closed } }`, { loan })).data.loans_by_pk;
     assert.deepEqual(state, { status: 'closed', credit_balance: 0, date_closed: '2026-03-31' });

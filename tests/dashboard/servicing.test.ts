@@ -154,7 +154,7 @@ describe('CSRF on every write form', () => {
     const forms: [string, Record<string, string>][] = [
       ['/dashboard/loans', { Name: 'csrf loan', Amount: '1000' }],
       [`/dashboard/loans/${myLoan}/edit`, { Name: 'csrf rename' }],
-      [`/dashboard/loans/${myLoan}/payments`, { date: '2024-01-01', amount: '10.00', type: 'regular', method: 'ach' }],
+      [`/dashboard/loans/${myLoan}/payments`, { date: new Date().toISOString().slice(0, 10), amount: '10.00', type: 'regular', method: 'ach' }],
       [`/dashboard/loans/${myLoan}/payments/${payment}/reverse`, { reason: 'error', date: new Date().toISOString().slice(0, 10) }],
       [`/dashboard/loans/${myLoan}/tasks`, { name: 'csrf task' }],
       [`/dashboard/loans/${myLoan}/tasks/${task}/complete`, {}],
@@ -301,6 +301,63 @@ describe('The ledger on the loan page (issue 29)', () => {
     const bad = await client.get(`/dashboard/loans/${loan}?quote_date=2026-02-30`);
     assert.equal(bad.status, 400);
     assert.match(bad.text, /role="alert">Payoff date: expected a calendar day/);
+  });
+
+  it('keeps a refused payoff date in its field, and refuses a quote, payment or payoff dated before the loan was funded', async () => {
+    const bad = await client.get(`/dashboard/loans/${loan}?quote_date=2026-02-30`);
+    assert.equal(bad.status, 400);
+    assert.match(bad.text, /<input id="quote-date" name="quote_date"[^>]* value="2026-02-30">/);
+    assert.match(bad.text, /The quote below is for today(?:'|&#39;)s business date\./);
+    const early = await client.get(`/dashboard/loans/${loan}?quote_date=2025-12-31`);
+    assert.equal(early.status, 400);
+    assert.match(early.text, /role="alert">Payoff date: 2025-12-31 is before the loan was funded \(2026-01-15\)/);
+    assert.match(early.text, /<input id="quote-date" name="quote_date"[^>]* value="2025-12-31">/);
+    const before = await footprint();
+    const payment = await client.postForm(`/dashboard/loans/${loan}/payments`, { date: '2025-12-01', amount: '8884.88', type: 'regular', method: 'ach' });
+    assert.equal(payment.status, 400);
+    assert.match(payment.text, /Date: 2025-12-01 is before the loan was funded \(2026-01-15\); a payment is dated on or after its funding date\./);
+    assert.match(payment.text, /id="payment-date"[^>]* value="2025-12-01"/);
+    const payoff = await client.postForm(`/dashboard/loans/${loan}/payoff`, { date: '2000-01-01', amount: '100000.00', method: 'ach' });
+    assert.equal(payoff.status, 400);
+    assert.match(payoff.text, /Payoff date: 2000-01-01 is before the loan was funded \(2026-01-15\)/);
+    assert.equal(await footprint(), before);
+  });
+
+  it('dates the payment and reversal forms on the account’s business date, which its time zone sets', async () => {
+    const businessDay = async () => (await database.db.query<{ d: string }>('SELECT loanql_business_date($1)::text AS d', [mine.account.id])).rows[0]!.d;
+    const { rows: [zone] } = await database.db.query<{ timezone: string }>('SELECT timezone FROM accounts WHERE id = $1', [mine.account.id]);
+    try {
+      // UTC−11 and UTC+14: one of the two is a different day from UTC at any hour.
+      for (const timezone of ['Pacific/Pago_Pago', 'Pacific/Kiritimati']) {
+        await database.db.query('UPDATE accounts SET timezone = $2 WHERE id = $1', [mine.account.id, timezone]);
+        const day = await businessDay();
+        const page = (await client.get(`/dashboard/loans/${loan}`)).text;
+        assert.match(page, new RegExp(`id="payment-date" name="date"[^>]* value="${day}"`), timezone);
+        const paymentId = (await database.db.query<{ id: string }>('SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 AND date_reversed IS NULL LIMIT 1', [mine.account.id, loan])).rows[0]!.id;
+        const confirm = (await client.get(`/dashboard/loans/${loan}/payments/${paymentId}/reverse`)).text;
+        assert.match(confirm, new RegExp(`name="date"[^>]* value="${day}"`), timezone);
+      }
+    } finally {
+      await database.db.query('UPDATE accounts SET timezone = $2 WHERE id = $1', [mine.account.id, zone!.timezone]);
+    }
+  });
+
+  it('marks a row covered by what the ledger allocated to it, not by the money paid; a refused refund says why in words', async () => {
+    const created = await client.postForm('/dashboard/loans', { Name: 'Curtailed loan', Amount: '100000', Rate: '12', Term: '12', Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    assert.equal(created.status, 303, created.text.slice(0, 300));
+    const curtailed = /\/dashboard\/loans\/([0-9a-f-]{36})/.exec(created.location!)![1]!;
+    for (const [date, amount, type] of [['2026-02-15', '8884.88', 'regular'], ['2026-03-20', '30000.00', 'principal']] as const)
+      assert.equal((await client.postForm(`/dashboard/loans/${curtailed}/payments`, { date, amount, type, method: 'ach' })).status, 303);
+    const page = (await client.get(`/dashboard/loans/${curtailed}`)).text;
+    // 38,884.88 paid, more than rows 1–4 ask together (35,539.52); but the curtailment pays row 2,
+    // due before it, and the rest is principal (SPEC §12 R1, R7): rows 3 on are not paid.
+    assert.match(page, /<tr class="is-covered" data-row="1">/);
+    assert.match(page, /<tr class="is-covered" data-row="2">/);
+    assert.match(page, /<tr class="is-next" id="next-row" aria-current="true" data-row="3">/);
+    assert.doesNotMatch(page, /<tr class="is-covered" data-row="(?:[3-9]|1[0-2])">/);
+    const refund = await client.postForm(`/dashboard/loans/${curtailed}/payments`, { date: '2026-03-21', amount: '50.00', type: 'refund', method: 'ach' });
+    assert.equal(refund.status, 400);
+    assert.equal(/role="alert">([^<]*)</.exec(refund.text)?.[1], 'amount: a refund of 50.00 is more than the loan&#39;s credit balance of 0.00 on 2026-03-21');
   });
 
   it('refuses “Post this payoff” without the CSRF token, or for a figure that is no longer the quote, and writes nothing', async () => {
