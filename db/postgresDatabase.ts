@@ -116,9 +116,14 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
   pool.on('error', onConnectionError);
   pool.on('connect', (client) => client.on('error', onConnectionError));
   const observers = new ObserverSet();
+  // Through the embedded share every connection runs on PGlite's one session, where a named
+  // statement outlives the connection that prepared it: the next CLI run's Parse of the same name
+  // failed ("prepared statement … already exists") until the service restarted. There statements
+  // stay unnamed (PGlite plans each anyway; the share is one session, not a pool).
+  const named = kind !== 'pglite-shared';
 
   const config = (text: string, values: readonly unknown[], options?: QueryOptions): pg.QueryConfig =>
-    options?.reusable ? { name: statementName(text), text, values: values as unknown[] } : { text, values: values as unknown[] };
+    named && options?.reusable ? { name: statementName(text), text, values: values as unknown[] } : { text, values: values as unknown[] };
 
   // What `poolStatus` reports of the waits for a connection (a sum and a count: two additions per connect).
   const waits = { acquired: 0, seconds: 0 };
@@ -151,7 +156,7 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
     observers.notify(text, values);
     try {
       // A statement prepared on this connection before skips node-postgres's query machinery.
-      if (options?.reusable && !(client instanceof pg.Pool)) {
+      if (named && options?.reusable && !(client instanceof pg.Pool)) {
         const statement = [{ name: statementName(text), text, values }];
         if (batchable(client, statement)) return (await send(client, statement))[0] as QueryResult<R>;
       }
@@ -193,7 +198,7 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
    * plan once they were the same; anything else as `run` does.
    */
   const runAlone = <R>(client: pg.PoolClient, text: string, values: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
-    const safe = options?.reusable && values.length > 0 ? options.genericPlanSafe : undefined;
+    const safe = named && options?.reusable && values.length > 0 ? options.genericPlanSafe : undefined;
     // Not an async function: most statements go straight to `run`, with no promise of this layer's.
     if (!planChoices || !safe) return run<R>(client, text, values, options);
     return runChoosingPlan<R>(planChoices, client, text, values, options, safe);
@@ -232,7 +237,7 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
    */
   const inOrder = async (client: pg.PoolClient, statements: readonly Statement[], begin: boolean, commit: boolean): Promise<QueryResult<Record<string, unknown>>[]> => {
     for (const statement of statements) observers.notify(statement.text, statement.values);
-    const batch: BatchStatement[] = statements.map(({ text, values, options }) => ({ name: options?.reusable ? statementName(text) : undefined, text, values }));
+    const batch: BatchStatement[] = statements.map(({ text, values, options }) => ({ name: named && options?.reusable ? statementName(text) : undefined, text, values }));
     if (begin) batch.unshift({ name: undefined, text: 'BEGIN', values: [] });
     if (commit) batch.push({ name: undefined, text: 'COMMIT', values: [] });
     const first = begin ? 1 : 0;

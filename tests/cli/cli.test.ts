@@ -143,6 +143,12 @@ for (const setting of settings) {
       assert.match(admin.stdout, /admin ops@acme\.test created for account acme/);
     });
 
+    it('runs a command again while the service runs: the first run\'s prepared statements do not refuse the second', async () => {
+      // Through the embedded share every client runs on PGlite's one session: a statement the
+      // first run prepared by name outlived it, and the second run's Parse of that name failed.
+      for (const run of [1, 2, 3]) assertOk(await cli('remittance', 'run', '--account', 'demo', '--from', '2026-01-01', '--to', '2026-01-31'), `remittance run, run ${run}`);
+    });
+
     it('prints a new key alone on the last line of key create, and the running service accepts it at once', async () => {
       const created = await cli('key', 'create', '--account', 'acme', '--name', 'integration');
       assertOk(created, 'key create');
