@@ -238,6 +238,10 @@ export interface StartPageData {
   readonly dueThisWeek: readonly Data[];
   /** Loans in servicing past due by the ledger (R3: arrears beyond the product's tolerance), most days first. */
   readonly late: readonly { readonly loan: Data; readonly daysPastDue: number }[];
+  /** Loans in servicing with a row unpaid since before the business date: when more than the candidates asked, `late` is only the oldest of them. */
+  readonly behindCount: number;
+  /** How many of those `late` was chosen from (the oldest unpaid rows first). */
+  readonly lateCandidates: number;
   /** Open tasks, soonest due first (no due date last), the first 20: `{id name status date_due loan {id name}}`. */
   readonly openTasks: readonly Data[];
   /** How many tasks are open in all. */
@@ -251,6 +255,7 @@ const OPEN_TASKS_SHOWN = 20;
 
 const START_PAGE = `query StartPage($today: date!, $weekEnd: date!) {
   late: loans(where: {status: {_eq: "servicing"}, oldest_unpaid_due: {_lt: $today}}, order_by: [{oldest_unpaid_due: asc}, {id: asc}], limit: ${LATE_CANDIDATES}) { id name oldest_unpaid_due days_past_due }
+  behind: loans_aggregate(where: {status: {_eq: "servicing"}, oldest_unpaid_due: {_lt: $today}}) { aggregate { count } }
   due: schedules(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}, order_by: [{due: asc}, {loan_id: asc}], limit: 100) { due payment loan { id name } }
   tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } }
   open_tasks: tasks_aggregate(where: {status: {_neq: "completed"}}) { aggregate { count } }
@@ -279,6 +284,8 @@ export async function startPageData(servicing: ServicingData, db: Database, acco
     businessDate: today,
     dueThisWeek: rows(data.due),
     late,
+    behindCount: Number(String(((data.behind as Data | undefined)?.aggregate as Data | undefined)?.count ?? 0)),
+    lateCandidates: LATE_CANDIDATES,
     openTasks: rows(data.tasks),
     openTaskCount: Number(String(((data.open_tasks as Data | undefined)?.aggregate as Data | undefined)?.count ?? 0)),
   };

@@ -75,7 +75,7 @@ export function collectionsPage(viewer: Viewer, view: CollectionsView): string {
 <section aria-labelledby="queue-heading" id="queue">
   <h2 id="queue-heading">Late loans</h2>
   ${filters(query, summary.buckets)}
-  <p class="hint" role="status" id="queue-status">${queue.total === 0 ? 'No late loan matches.' : `Late loans ${first}–${last} of ${queue.total}${query.bucket !== null ? ` in bucket ${query.bucket}` : ''}${query.minDays !== null ? `, at least ${query.minDays} days past due` : ''}${query.search ? `, named like “${query.search}”` : ''}.`}${queue.total > view.downloadCap ? ` The download holds the first ${view.downloadCap.toLocaleString('en')}.` : ''}</p>
+  <p class="hint" role="status" id="queue-status">${queue.total === 0 ? noLateLoan(query, summary.buckets) : `Late loans ${first}–${last} of ${queue.total}${query.bucket !== null ? ` in bucket ${query.bucket}` : ''}${query.minDays !== null ? `, at least ${query.minDays} days past due` : ''}${query.search ? `, named like “${query.search}”` : ''}.`}${queue.total > view.downloadCap ? ` The download holds the first ${view.downloadCap.toLocaleString('en')}.` : ''}</p>
   ${queue.rows.length ? queueTable(queue.rows, query, viewer.currency) : null}
   ${pager(query, queue.total, view.pageSize, (page) => `${COLLECTIONS_PATH}${collectionsSearch(query, { page })}`, 'Late loan pages')}
 </section>`,
@@ -136,6 +136,17 @@ export function agingChart(buckets: readonly AgingBucket[]): Html {
   </svg>
   <figcaption class="hint">Loans per bucket (the first bucket: not late).</figcaption>
 </figure>`;
+}
+
+/**
+ * The queue's line when no late loan matches. The queue lists loans 1 day or more past due; a
+ * bucket that starts at 0 days (SPEC §12's "current") counts loans that are not late too, so its
+ * count in the aging table can be loans the queue never shows: the line says so.
+ */
+function noLateLoan(query: CollectionsPageQuery, buckets: readonly AgingBucket[]): string {
+  const bucket = query.bucket === null ? undefined : buckets.find((candidate) => candidate.name === query.bucket);
+  if (!bucket || bucket.count === 0 || query.minDays !== null || query.search) return 'No late loan matches.';
+  return `No late loan in bucket ${bucket.name}: its ${bucket.count} loan${bucket.count === 1 ? ' is' : 's are'} not past due (this list holds loans 1 day or more past due).`;
 }
 
 function filters(query: CollectionsPageQuery, buckets: readonly AgingBucket[]): Html {

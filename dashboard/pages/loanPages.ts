@@ -34,7 +34,7 @@ export interface LoanListView {
   readonly notice?: string;
 }
 
-function listHref(query: LoanListQuery, changes: Partial<LoanListQuery>): string {
+export function listHref(query: LoanListQuery, changes: Partial<LoanListQuery>): string {
   const merged = { ...query, ...changes };
   const params = new URLSearchParams();
   if (merged.search) params.set('q', merged.search);
@@ -111,9 +111,10 @@ ${pager(query, total, view.pageSize, (page) => listHref(query, { page }), 'Loan 
 /** Previous / next links and where we are. */
 export function pager(query: { page: number }, total: number, pageSize: number, href: (page: number) => string, label: string): Html | null {
   const pages = Math.max(1, Math.ceil(total / pageSize));
-  if (pages <= 1) return null;
+  if (pages <= 1 && query.page <= 1) return null;
+  // A page past the last (the list shrank since the link was made) links back to the last one.
   return html`<nav class="pager" aria-label="${label}">
-  ${query.page > 1 ? html`<a href="${href(query.page - 1)}" rel="prev">Previous</a>` : html`<span class="hint">Previous</span>`}
+  ${query.page > 1 ? html`<a href="${href(Math.min(query.page - 1, pages))}" rel="prev">Previous</a>` : html`<span class="hint">Previous</span>`}
   <span>Page ${query.page} of ${pages}</span>
   ${query.page < pages ? html`<a href="${href(query.page + 1)}" rel="next">Next</a>` : html`<span class="hint">Next</span>`}
 </nav>`;

@@ -64,6 +64,11 @@ function lateLoans(start: StartPageData): Html {
   </table>`
       : html`<p>No loan is past due.</p>`
   }
+  ${
+    start.behindCount > start.lateCandidates
+      ? html`<p class="hint">The most overdue of ${String(start.behindCount)} loans with a payment unpaid since before today (the ${String(start.lateCandidates)} oldest checked).</p>`
+      : null
+  }
   <p><a href="${COLLECTIONS_PATH}">Collections queue</a>: every late loan by bucket, with amounts past due, contacts and a CSV download.</p>
 </section>`;
 }
@@ -82,7 +87,7 @@ function openTasks(start: StartPageData): Html {
       return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`) : html`<span class="hint">no due date</span>`}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${loanLink(row(task.loan))}</td></tr>`;
     })}</tbody>
   </table>
-  ${more > 0 ? html`<p class="hint">${String(more)} more open task${more === 1 ? '' : 's'}, due later: see each loan's page.</p>` : null}`
+  ${more > 0 ? html`<p class="hint">${String(more)} more open task${more === 1 ? '' : 's'}, due later or with no due date: see each loan's page.</p>` : null}`
       : html`<p>No open tasks.</p>`
   }
 </section>`;

@@ -8,7 +8,7 @@ import { businessDate, dayParameter } from '../../app/ledgerReads.js';
 import { LOAN_STATUSES, loadDefaultProduct } from '../../app/products.js';
 import { errorPage } from '../pages/errorPage.js';
 import { createBody, loanFormFields, updateBody, type LoanFormField } from '../loanForm.js';
-import { LOAN_SORTS, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
+import { LOAN_SORTS, listHref, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
 import { cash, centsOf, fromCents, money, row, rows, text, type Row } from '../pages/servicingFormat.js';
 import { formFields, formText } from '../formFields.js';
 import { payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
@@ -189,6 +189,9 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     const counts = new Map<string, number>();
     for (const status of LOAN_STATUSES) counts.set(status, Number(text(row(row(result[status])?.aggregate)?.count)));
     counts.set('all', LOAN_STATUSES.reduce((sum, status) => sum + counts.get(status)!, 0));
+    // A page past the last (a filter or a deletion shrank the list): the last page instead.
+    const last = Math.max(1, Math.ceil(counts.get(query.status ?? 'all')! / PAGE_SIZE));
+    if (query.page > last) return res.redirect(303, listHref(query, { page: last }));
     res.type('html').send(loanListPage(session.viewer, { loans: rows(result.loans), counts, query, pageSize: PAGE_SIZE }));
   });
 

@@ -286,6 +286,9 @@ describe('Collections queue (issue 31)', () => {
     assert.match(text, /<svg role="img" aria-labelledby="aging-chart-title aging-chart-desc"/);
     assert.match(text, /<desc id="aging-chart-desc">current: 2 loans; 1-29: 1 loan; 30-59: 49 loans; 60-89: 0 loans; 90-119: 1 loan; 120\+: 1 loan\.<\/desc>/);
     assert.equal(text.match(/<rect /g)?.length, 6);
+    // Its "current" link: the list holds late loans only, and says why it is empty.
+    assert.match(await page(`${QUEUE}?bucket=current`), /role="status" id="queue-status">No late loan in bucket current: its 2 loans are not past due \(this list holds loans 1 day or more past due\)\.</);
+    assert.match(await page(`${QUEUE}?bucket=60-89`), /role="status" id="queue-status">No late loan matches\.</);
   });
 
   it('downloads the same rows as the pages, field for field, as RFC 4180 CSV named after the business date', async () => {

@@ -42,6 +42,7 @@ function page(overrides: Partial<LoanPageView> = {}, loan: Record<string, unknow
       { key: 'ltv', label: 'LTV', type: 'percent' },
       { key: 'property_type', label: 'Property Type', type: 'select' },
     ],
+    businessDate: '2026-03-01',
     today: { as_of: '2026-03-01', days_past_due: n('0') },
     ...overrides,
   });
@@ -66,7 +67,7 @@ describe('Dashboard: values shown by their type', () => {
     assert.equal(cash(n('99999999999999.99'), 'CAD'), 'CA$99,999,999,999,999.99', 'past a float’s digits');
     assert.equal(cash('1200', 'CHF'), 'CHF\u00a01,200.00', 'a code keeps to its number with a no-break space');
     assert.match(page({}, { amount: n('100000.00') }).replace(/\s+/g, ' '), /<dt>Amount<\/dt><dd>\$100,000\.00<\/dd>/);
-    assert.match(loanPage({ ...viewer, currency: 'EUR' }, { loan: { id: 'abcdef12-3456-4789-8abc-def012345678', name: 'x', status: 'servicing', amount: n('5'), schedules: [], payments: [], tasks: [] }, customFields: [] }), /<dt>Amount<\/dt><dd>€5\.00<\/dd>/);
+    assert.match(loanPage({ ...viewer, currency: 'EUR' }, { loan: { id: 'abcdef12-3456-4789-8abc-def012345678', name: 'x', status: 'servicing', amount: n('5'), schedules: [], payments: [], tasks: [] }, customFields: [], businessDate: '2026-03-01' }), /<dt>Amount<\/dt><dd>€5\.00<\/dd>/);
   });
 
   it('the loan page shows them so, and every date input takes ISO text', () => {

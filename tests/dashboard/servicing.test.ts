@@ -100,6 +100,14 @@ describe('Loans list', () => {
     assert.deepEqual(shown, rows.map((entry) => entry.id));
   });
 
+  it('sends a page past the last to the last, keeping the filter', async () => {
+    const closed = Number((await database.db.query<{ n: string }>(`SELECT count(*) AS n FROM loans WHERE account_id = $1 AND status = 'closed'`, [mine.account.id])).rows[0]!.n);
+    const last = Math.max(1, Math.ceil(closed / 25));
+    const far = await client.get('/dashboard/loans?status=closed&sort=amount_desc&page=9999');
+    assert.equal(far.status, 303);
+    assert.equal(far.location, `/dashboard/loans?status=closed&sort=amount_desc${last > 1 ? `&page=${last}` : ''}`);
+  });
+
   it('answers a bad parameter with a 400 page naming it', async () => {
     for (const [query, name] of [['status=late', 'status'], ['sort=evil', 'sort'], ['page=0', 'page'], ['page=x', 'page'], ['status=lead&status=closed', 'status']] as const) {
       const page = await client.get(`/dashboard/loans?${query}`);
