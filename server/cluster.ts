@@ -22,7 +22,7 @@ export async function runClusterPrimary(config: ServiceConfig, logger: Logger): 
   try {
     const applied = await migrate(opened.database);
     if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
-    demo = await setUpDemoIfEmpty(opened.database);
+    demo = await setUpDemoIfEmpty(opened.database, config.demoScale);
   } finally {
     await opened.close();
   }

@@ -72,6 +72,8 @@ describe('Read-your-writes across processes and hosts, and reads that stay off t
       services.push(await startService({ ...env, METADATA_PATH: join(cwd, 'loanql.yaml') }, await freePort(), cwd));
     }
     key = /Demo API key:\s+(\S+)/.exec(services[0]!.output())![1]!;
+    // DEMO_SCALE holds with WORKERS too (the cluster's primary sets up the demo): 0.005 is 50 loans.
+    assert.match(services[0]!.output(), /Demo account "demo" created with 50 loans\./);
     const created = await runCli(['key', 'create', '--account', 'demo', '--name', 'reader'], { DATABASE_URL: pair.primaryUrl }, dirs[0]!);
     assert.equal(created.code, 0, created.stderr);
     otherKey = created.stdout.trim().split('\n').at(-1)!;
