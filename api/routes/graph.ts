@@ -282,6 +282,8 @@ export function graphFastPath(services: GraphServices, bodyLimitBytes: number, v
     }
     const key = verifiedKeys.identify(db, headers.authorization);
     if (!key) return false;
+    // Known before the rate limit and the body's parse: a 429 or a 400 is logged with its key's prefix.
+    noteCaller(res, key);
 
     const guard = activeKeyGuard(key);
     const responseType = acceptPrefersGraphQLResponse(headers.accept) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;

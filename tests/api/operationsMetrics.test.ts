@@ -127,6 +127,17 @@ describe('The request log', () => {
     assert.ok(typeof line.responseBytes === 'number' && line.responseBytes > Buffer.byteLength(text));
   });
 
+  it('names the key of a refused POST /api/graph too: a body that is not JSON (400)', async () => {
+    // A key verified once takes the fast path (api/routes/graph.ts) from its next request on.
+    assert.equal((await graph({ query: '{ loans(limit: 1) { id } }' })).status, 200);
+    const response = await fetch(`${server.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${apiKey.key}`, 'content-type': 'application/json', 'x-request-id': 'not-json-1' }, body: '{"query": ' });
+    assert.equal(response.status, 400);
+    const [line] = requestLines().filter((entry) => entry.requestId === 'not-json-1');
+    assert.equal(line?.status, 400);
+    assert.equal(line?.keyPrefix, apiKey.prefix);
+    assert.equal(line?.role, 'admin');
+  });
+
   it('gives a request without a usable X-Request-Id a new UUID', async () => {
     const response = await graph({ query: '{ loans(limit: 1) { id } }' }, { 'x-request-id': 'has spaces and is not a token' });
     const id = response.headers.get('x-request-id') ?? '';
