@@ -110,6 +110,17 @@ function defaultFromText(type: CustomFieldType, text: string): unknown {
   return text;
 }
 
+const FEES_ASSESS_OPTIONS: Command['options'] = { account: { type: 'string' }, 'as-of': { type: 'string' } };
+
+/** `fees assess` (and its old name, `ledger refresh`): the daily fee job now, for one account or all. */
+async function assessFeesCommand(context: CommandContext): Promise<void> {
+  const accountSlug = optionText(context, 'account');
+  const asOf = optionText(context, 'as-of');
+  const { assessFees } = await load.feeJob();
+  const runs = await assessFees(context.db, { ...(accountSlug !== undefined ? { accountSlug } : {}), ...(asOf !== undefined ? { asOf } : {}) });
+  for (const run of runs) context.out.write(`${describeFeeJobRun(run)}\n`);
+}
+
 export const COMMANDS: Command[] = [
   {
     words: ['migrate'],
@@ -226,6 +237,11 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const prefix = positional(context, 0, 'the key prefix (lq_xxxxxxxx)');
+      // Never echoed unless it is a prefix: what was typed may be a whole key, secret and all.
+      if (!/^lq_[a-z0-9]{8}$/.test(prefix)) {
+        const whole = /^(lq_[a-z0-9]{8})_./.exec(prefix);
+        throw new UserInputError(whole ? `that is a whole key: give only its prefix, ${whole[1]} (the key's secret is never needed here)` : 'expected a key prefix: lq_ and 8 lower-case letters or digits, as key list shows it', 400);
+      }
       const { deactivateApiKey } = await load.apiKeys();
       if (!(await deactivateApiKey(context.db, prefix))) throw new UserInputError(`no key with prefix ${prefix}`, 404);
       context.out.write(`key ${prefix} deactivated; it is refused from its next request on\n`);
@@ -426,27 +442,17 @@ export const COMMANDS: Command[] = [
     words: ['fees', 'assess'],
     synopsis: 'fees assess [--account SLUG] [--as-of DATE]',
     description: "run the daily fee job now: bring every serviced loan to its account's business date (or DATE, not later), assessing late fees and delinquency; a day already done is not run again",
-    options: { account: { type: 'string' }, 'as-of': { type: 'string' } },
+    options: FEES_ASSESS_OPTIONS,
     needsDatabase: true,
-    async run(context) {
-      const accountSlug = optionText(context, 'account');
-      const asOf = optionText(context, 'as-of');
-      const { assessFees } = await load.feeJob();
-      const runs = await assessFees(context.db, { ...(accountSlug !== undefined ? { accountSlug } : {}), ...(asOf !== undefined ? { asOf } : {}) });
-      for (const run of runs) context.out.write(`${describeFeeJobRun(run)}\n`);
-    },
+    run: assessFeesCommand,
   },
   {
     words: ['ledger', 'refresh'],
-    synopsis: 'ledger refresh',
-    description: 'the same as `fees assess` (kept for scripts written before it): bring the ledgers whose day has passed to the business date',
-    options: {},
+    synopsis: 'ledger refresh [--account SLUG] [--as-of DATE]',
+    description: 'the same as `fees assess`, options and all (kept for scripts written before it)',
+    options: FEES_ASSESS_OPTIONS,
     needsDatabase: true,
-    async run(context) {
-      const { assessFees } = await load.feeJob();
-      const runs = await assessFees(context.db);
-      for (const run of runs) context.out.write(`${describeFeeJobRun(run)}\n`);
-    },
+    run: assessFeesCommand,
   },
   {
     words: ['sql'],

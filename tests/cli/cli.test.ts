@@ -149,6 +149,17 @@ for (const setting of settings) {
       for (const run of [1, 2, 3]) assertOk(await cli('remittance', 'run', '--account', 'demo', '--from', '2026-01-01', '--to', '2026-01-31'), `remittance run, run ${run}`);
     });
 
+    it('runs the fee job for one account as fees assess, and again under its old name ledger refresh, options and all', async () => {
+      const first = await cli('fees', 'assess', '--account', 'acme');
+      assertOk(first, 'fees assess --account acme');
+      assert.match(first.stdout, /^account acme: \d{4}-\d\d-\d\d/m);
+      assert.doesNotMatch(first.stdout, /^account demo/m, 'only the account asked');
+      const again = await cli('ledger', 'refresh', '--account', 'acme');
+      assertOk(again, 'ledger refresh --account acme');
+      assert.match(again.stdout, /^account acme: \d{4}-\d\d-\d\d already assessed; nothing to do$/m);
+      assert.doesNotMatch(again.stdout, /^account demo/m, 'only the account asked');
+    });
+
     it('prints a new key alone on the last line of key create, and the running service accepts it at once', async () => {
       const created = await cli('key', 'create', '--account', 'acme', '--name', 'integration');
       assertOk(created, 'key create');
@@ -232,6 +243,9 @@ for (const setting of settings) {
         [['key', 'create', '--account', 'nobody'], /no account "nobody"/],
         [['key', 'create'], /--account is required/],
         [['key', 'revoke', 'lq_00000000'], /no key with prefix lq_00000000/],
+        // A whole key is refused without echoing its secret (checked below), and so is anything not a prefix.
+        [['key', 'revoke', `lq_abcd1234_${'S3cret'.repeat(7)}x`], /^loanql: that is a whole key: give only its prefix, lq_abcd1234 \(the key's secret is never needed here\)$/m],
+        [['key', 'revoke', 'S3cretS3cret'], /^loanql: expected a key prefix: lq_ and 8 lower-case letters or digits, as key list shows it$/m],
         [['admin', 'create', '--account', 'acme', '--email', 'ops@acme.test', '--password', 'another password'], /already exists/],
         [['key', 'create', '--account', 'acme', '--bogus'], /bogus/],
         [['frobnicate'], /unknown command "frobnicate"/],
@@ -246,6 +260,7 @@ for (const setting of settings) {
         assert.equal(result.code, 2, `loanql ${args.join(' ')} exits with 2:\n${result.stdout}${result.stderr}`);
         assert.match(result.stderr, message);
         assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${result.stderr}`);
+        assert.ok(!`${result.stdout}${result.stderr}`.includes('S3cret'), `no secret echoed: ${result.stderr}`);
       }
     });
 
