@@ -132,6 +132,48 @@ class PasswordCheck {
   }
 }
 
+/**
+ * Finds the NotificationResponse messages ('A': process id, channel, payload) in a stream of
+ * backend messages cut anywhere into chunks: a NOTIFY committed by a client of the share reaches
+ * only that client's socket, and the service's own listeners must hear it too.
+ */
+class NoticeScanner {
+  /** Bytes of the current message still to skip, or to collect when it is a notification. */
+  #remaining = 0;
+  #header: number[] = [];
+  #notice: Buffer[] | null = null;
+
+  constructor(private readonly onNotice: (channel: string, payload: string) => void) {}
+
+  push(chunk: Uint8Array): void {
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.#remaining === 0) {
+        // A message's type and length: five bytes, which a chunk may split.
+        this.#header.push(chunk[at++]!);
+        if (this.#header.length < 5) continue;
+        const [type, a, b, c, d] = this.#header;
+        this.#header = [];
+        this.#remaining = ((a! << 24) | (b! << 16) | (c! << 8) | d!) - 4;
+        this.#notice = type === 0x41 ? [] : null;
+        if (this.#remaining <= 0) this.#remaining = 0;
+        continue;
+      }
+      const take = Math.min(this.#remaining, chunk.length - at);
+      if (this.#notice) this.#notice.push(Buffer.from(chunk.subarray(at, at + take)));
+      at += take;
+      this.#remaining -= take;
+      if (this.#remaining === 0 && this.#notice) {
+        const body = Buffer.concat(this.#notice);
+        this.#notice = null;
+        const channelEnd = body.indexOf(0, 4);
+        const payloadEnd = body.indexOf(0, channelEnd + 1);
+        if (channelEnd > 0 && payloadEnd > channelEnd) this.onNotice(body.subarray(4, channelEnd).toString('utf8'), body.subarray(channelEnd + 1, payloadEnd).toString('utf8'));
+      }
+    }
+  }
+}
+
 class Connection {
   readonly #reader = new MessageReader();
   readonly #ready: Buffer[][] = [];
@@ -139,6 +181,8 @@ class Connection {
   #startup: Buffer | null = null;
   #wake: (() => void) | null = null;
   closed = false;
+  /** What this client's commits notify, for the service's listeners (null: nobody listens). */
+  notices: NoticeScanner | null = null;
 
   constructor(
     readonly socket: Socket,
@@ -204,7 +248,10 @@ class Connection {
 }
 
 /** Starts the sharing server on 127.0.0.1 (port 0 = any free port). */
-export async function startEmbeddedShare(pglite: PGlite, options: { password: string; port?: number; idleInTransactionMs?: number }): Promise<EmbeddedShare> {
+export async function startEmbeddedShare(
+  pglite: PGlite,
+  options: { password: string; port?: number; idleInTransactionMs?: number; onNotice?: (channel: string, payload: string) => void },
+): Promise<EmbeddedShare> {
   if (options.password.length < 16) throw new Error('the share password must be at least 16 characters');
   const idleInTransactionMs = options.idleInTransactionMs ?? 30_000;
   const sockets = new Set<Socket>();
@@ -212,11 +259,13 @@ export async function startEmbeddedShare(pglite: PGlite, options: { password: st
   async function runBatch(connection: Connection, batch: Buffer[]): Promise<string> {
     let last = Buffer.alloc(0);
     let statement = '(a statement prepared earlier)';
+    const notices = connection.notices;
     for (const message of batch) {
       if (statementProfileOn) statement = shareMessageLabel(message) ?? statement;
       const started = statementProfileOn ? cpuNow() : 0;
       await pglite.execProtocolRawStream(new Uint8Array(message), {
         onRawData: (data: Uint8Array) => {
+          notices?.push(data);
           if (!connection.closed && connection.socket.writable) connection.socket.write(data);
           last = Buffer.from(data.subarray(Math.max(0, data.length - 6)));
         },
@@ -252,6 +301,7 @@ export async function startEmbeddedShare(pglite: PGlite, options: { password: st
     sockets.add(socket);
     socket.setNoDelay(true);
     const connection = new Connection(socket, new PasswordCheck(options.password));
+    if (options.onNotice) connection.notices = new NoticeScanner(options.onNotice);
     socket.on('data', (chunk) => connection.push(chunk, () => socket.write('N')));
     socket.on('error', () => connection.markClosed());
     socket.on('close', () => {

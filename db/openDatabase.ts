@@ -81,7 +81,7 @@ export async function openServiceDatabase(settings: DatabaseSettings): Promise<O
     // A new random password every start, readable only through the 0600 lock file.
     const password = randomBytes(24).toString('base64url');
     try {
-      share = await startEmbeddedShare(embedded.pglite, { password });
+      share = await startEmbeddedShare(embedded.pglite, { password, onNotice: (channel, payload) => embedded.deliverNotice(channel, payload) });
     } catch (error) {
       await embedded.close();
       throw error;

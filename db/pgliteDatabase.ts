@@ -22,6 +22,12 @@ const PARSERS = {
 export interface EmbeddedDatabase extends Database {
   /** The PGlite instance itself, for the sharing server (see `embeddedShare.ts`). */
   readonly pglite: PGlite;
+  /**
+   * Hands a notification that reached another client of PGlite's one session (a CLI command
+   * through the share, whose commit raised it) to this process's `listen`ers: PGlite passes only
+   * its own queries' notifications to them, so the share delivers the others here.
+   */
+  deliverNotice(channel: string, payload: string): void;
 }
 
 export interface PgliteOptions {
@@ -93,6 +99,7 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
     await target.exec(sql);
     if (statementProfileOn) profileStatement(`(script) ${sql.slice(0, 120)}`, cpuNow() - started);
   };
+  const sharedListeners = new Map<string, Set<(payload: string) => void>>();
   return {
     kind: 'pglite',
     pglite,
@@ -109,10 +116,20 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
         return work(tx);
       }),
     observe: (observer) => observers.add(observer),
-    // One session, in this process: nothing is ever missed, so there is no gap to report.
+    // One session, in this process: nothing is ever missed, so there is no gap to report. What the
+    // share's clients commit is handed over by the share (`deliverNotice`).
     listen: async (channel, onNotice) => {
       const stop = await pglite.listen(channel, onNotice);
-      return () => stop();
+      let listeners = sharedListeners.get(channel);
+      if (!listeners) sharedListeners.set(channel, (listeners = new Set()));
+      listeners.add(onNotice);
+      return async () => {
+        listeners.delete(onNotice);
+        await stop();
+      };
+    },
+    deliverNotice(channel, payload) {
+      for (const onNotice of sharedListeners.get(channel) ?? []) onNotice(payload);
     },
     close: () => pglite.close(),
   };

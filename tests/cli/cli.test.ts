@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServerDatabase } from '../support/testDatabase.js';
+import { connect, subscribe } from '../support/graphSocket.js';
 import { assertBuilt, freePort, FULL_COMPILER, runCli, runServiceToExit, startService, type ProcessResult, type RunningService } from '../support/processes.js';
 
 /**
@@ -221,11 +222,21 @@ for (const setting of settings) {
       assert.ok(!onlyAcme.stdout.includes(demoKey.slice(0, 11)), 'only the account’s own keys');
     });
 
-    it('revokes a key from a second process, and the running service refuses it on its next request', async () => {
+    it('revokes a key from a second process: its open socket closes with 4403 at once, and the running service refuses it on its next request', async () => {
       assert.equal((await get(`${service!.url}/api/loan`, cliKey)).status, 200);
+      const socket = connect(service!.url, cliKey);
+      const live = subscribe(socket.client, 'subscription { loans_aggregate { aggregate { count } } }');
+      await live.next();
       const revoked = await cli('key', 'revoke', cliPrefix);
+      const revokedAt = Date.now();
       assertOk(revoked, 'key revoke');
       assert.match(revoked.stdout, new RegExp(`key ${cliPrefix} deactivated`));
+      // With nothing else sent to the service: the change notice of the CLI's commit closes it
+      // (on the embedded database it reached only the CLI's connection of the share before).
+      await Promise.race([live.ended, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+      assert.equal(socket.closes[0]?.code, 4403, 'the socket closed with 4403');
+      assert.ok(socket.closes[0]!.at - revokedAt < 2_000, `closed ${socket.closes[0]!.at - revokedAt} ms after the CLI exited`);
+      await socket.dispose();
       const answer = await get(`${service!.url}/api/loan`, cliKey);
       assert.deepEqual(answer, NOT_AUTHORIZED);
       revokedKey = cliKey;
