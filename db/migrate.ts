@@ -51,6 +51,7 @@ const MIGRATIONS: readonly string[] = [
   '0045_list_order_indexes',
   '0046_arrears_since_replanned',
   '0047_refund_refusal_in_cents',
+  '0048_owed_credit_reopens',
 ];
 
 /**

@@ -64,7 +64,8 @@ export function initialState(input: LedgerInput): LedgerState {
 
 /** R9: what the ledger says the loan's status is. */
 export function ledgerStatus(state: LedgerState): LedgerStatus {
-  if (state.firstOpen() < state.rows.length || state.fees.some((f) => feeUnpaid(f) > 0n)) return 'servicing';
+  // Credit below zero (a reversal left a refund larger than the credit) is owed back: not settled.
+  if (state.firstOpen() < state.rows.length || state.fees.some((f) => feeUnpaid(f) > 0n) || state.credit < 0n) return 'servicing';
   return state.credit > 0n ? 'overpaid' : 'closed';
 }
 

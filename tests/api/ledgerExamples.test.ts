@@ -196,6 +196,23 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
     assert.deepEqual(state, { status: 'servicing', date_closed: null });
   });
 
+  it('R9: a reversal that leaves a refund above the credit reopens a closed loan: the credit owed back is a balance; paying it closes the loan again', async () => {
+    const loan = await referenceLoan();
+    await onTime(loan);
+    await pay(loan, '2026-03-31', '84600.20');
+    const extra = await pay(loan, '2026-04-05', '100.00');
+    await pay(loan, '2026-04-06', '100.00', 'refund');
+    const read = async () => (await graph(`query ($loan: uuid!) { loans_by_pk(id: $loan) { status date_closed credit_balance } }`, { loan })).data.loans_by_pk;
+    assert.deepEqual(await read(), { status: 'closed', date_closed: '2026-03-31', credit_balance: 0 });
+    // The 100.00 the refund paid back is reversed: the borrower owes it back (docs/ledger.md).
+    await reverse(extra, '2026-04-07', 'returned');
+    assert.deepEqual(await read(), { status: 'servicing', date_closed: null, credit_balance: -100 });
+    assert.equal((await payoff(loan, '2026-06-01')).payoff, 100);
+    await pay(loan, '2026-06-01', '100.00');
+    // Closed again; `date_closed` stays the day its rows and fees were settled (docs/ledger.md).
+    assert.deepEqual(await read(), { status: 'closed', date_closed: '2026-03-31', credit_balance: 0 });
+  });
+
   it('R7: 10,000.00 principal on 2026-03-20 keeps row 3 at 841.51 + 8,043.37 and rebuilds rows 4–12 at 7,717.47 (row 12: 76.41 + 7,641.10)', async () => {
     const loan = await referenceLoan();
     await onTime(loan);
