@@ -52,6 +52,7 @@ const MIGRATIONS: readonly string[] = [
   '0046_arrears_since_replanned',
   '0047_refund_refusal_in_cents',
   '0048_owed_credit_reopens',
+  '0049_funding_source_amounts',
 ];
 
 /**
