@@ -47,9 +47,15 @@ export interface FeeJobOptions {
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
+/** `YYYY-MM-DD` naming a real day: `Date.parse` alone takes 2026-02-30 (as March 2), so the day must come back unchanged. */
+function isCalendarDay(text: string): boolean {
+  const time = ISO_DATE.test(text) ? Date.parse(`${text}T00:00:00Z`) : NaN;
+  return !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === text;
+}
+
 /** Runs the job once over every account (or one); returns what each account's run did. */
 export async function assessFees(db: Database, options: FeeJobOptions = {}): Promise<FeeJobRun[]> {
-  if (options.asOf !== undefined && (!ISO_DATE.test(options.asOf) || Number.isNaN(Date.parse(`${options.asOf}T00:00:00Z`)))) {
+  if (options.asOf !== undefined && !isCalendarDay(options.asOf)) {
     throw new UserInputError(`--as-of: ${JSON.stringify(options.asOf)} is not a date (YYYY-MM-DD)`);
   }
   const { rows: accounts } = await db.query<{ id: string; slug: string; today: string; last_done: string | null }>(

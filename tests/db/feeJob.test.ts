@@ -131,6 +131,10 @@ describe('The daily fee job in time travel (issue 31)', () => {
   });
   after(() => embedded?.close());
 
+  it('refuses an as-of day that is not on the calendar (2026-02-30 is not March 2), before touching the database', async () => {
+    for (const asOf of ['2026-02-30', '2026-13-01', '2026-2-3', '2026-04-31']) await assert.rejects(assessFees(db, { asOf }), new RegExp(`--as-of: "${asOf}" is not a date`), asOf);
+  });
+
   it(`${DAYS} days over ${LOANS} generated loans: fees and buckets equal the model every day; a day twice adds nothing; 10 days skipped then one run equals running daily`, async () => {
     const plans = fc.sample(plan, { numRuns: LOANS, seed: SEED });
     await db.query(`SELECT set_config('loanql.business_date', $1, false)`, [START]);
