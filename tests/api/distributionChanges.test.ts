@@ -115,11 +115,11 @@ describe('Distribution lines when a loan or its funding changes (issue 32)', () 
     assert.equal(lowered.status, 200, lowered.text);
   });
 
-  it('refuses a source of 0 or less, or at a negative rate, naming the field (a negative amount let the others fund past the loan)', async () => {
+  it('refuses a source of a negative amount, or at a negative rate, naming the field (a negative amount let the others fund past the loan)', async () => {
     const { loan, sources } = await fundedLoan('Negative', '0.2500');
     const before = await lines(loan);
     const person = (await graph(`mutation { insert_people_one(object: {name: "Negative investor"}) { id } }`)).insert_people_one.id;
-    for (const [amount, rate, field] of [['-5.00', '9', 'original_amount'], ['0.00', '9', 'original_amount'], ['5.00', '-9', 'rate']] as const) {
+    for (const [amount, rate, field] of [['-5.00', '9', 'original_amount'], ['-0.01', '9', 'original_amount'], ['5.00', '-9', 'rate']] as const) {
       const answer = await graphData(s.url, s.key, `mutation ($loan: uuid!, $person: uuid!, $amount: numeric!, $rate: numeric!) {
            insert_funding_sources_one(object: {loan_id: $loan, person_id: $person, original_amount: $amount, rate: $rate, date_funded: "2026-01-15"}) { id }
          }`, { loan, person, amount, rate }).then(() => null, (error: unknown) => String(error));
