@@ -127,6 +127,16 @@ export async function listApiKeys(db: Queryable, accountId?: string): Promise<Ap
   return rows;
 }
 
+/** Whether `text` is a key's visible prefix (`lq_xxxxxxxx`), the name `key revoke` and the dashboard use. */
+export function isKeyPrefix(text: string): boolean {
+  return PREFIX_PATTERN.test(text);
+}
+
+/** The prefix of a whole key (secret included), or null when `text` is not one. */
+export function prefixOfKey(text: string): string | null {
+  return KEY_PATTERN.exec(text)?.[1] ?? null;
+}
+
 /**
  * Deactivates the key with this prefix (of one account, when given). Effective on the key's
  * next request, since every request reads the key's state. Returns false when there is none.

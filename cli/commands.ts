@@ -237,12 +237,12 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async run(context) {
       const prefix = positional(context, 0, 'the key prefix (lq_xxxxxxxx)');
+      const { deactivateApiKey, isKeyPrefix, prefixOfKey } = await load.apiKeys();
       // Never echoed unless it is a prefix: what was typed may be a whole key, secret and all.
-      if (!/^lq_[a-z0-9]{8}$/.test(prefix)) {
-        const whole = /^(lq_[a-z0-9]{8})_./.exec(prefix);
-        throw new UserInputError(whole ? `that is a whole key: give only its prefix, ${whole[1]} (the key's secret is never needed here)` : 'expected a key prefix: lq_ and 8 lower-case letters or digits, as key list shows it', 400);
+      if (!isKeyPrefix(prefix)) {
+        const whole = prefixOfKey(prefix);
+        throw new UserInputError(whole ? `that is a whole key: give only its prefix, ${whole} (the key's secret is never needed here)` : 'expected a key prefix: lq_ and 8 lower-case letters or digits, as key list shows it', 400);
       }
-      const { deactivateApiKey } = await load.apiKeys();
       if (!(await deactivateApiKey(context.db, prefix))) throw new UserInputError(`no key with prefix ${prefix}`, 404);
       context.out.write(`key ${prefix} deactivated; it is refused from its next request on\n`);
     },

@@ -9,21 +9,21 @@
  *
  * Loans already left closed or overpaid with a negative credit are replayed in full here (their
  * skip and resume states forgotten first, as `loanql ledger rebuild` does), which stores the
- * status the rule gives them.
+ * status the rule gives them. The function is made from 0012's text (`textEdits.ts`).
  */
+import { sql as servicingLedger } from './0012_servicing_ledger.js';
+import { between, edited } from './textEdits.js';
+
 export const name = '0048_owed_credit_reopens';
 
+const ledgerStatus = edited('0048', between('0048', servicingLedger, 'CREATE FUNCTION loanql_ledger_status(', '\n$$;'), [
+  ['CREATE FUNCTION loanql_ledger_status(', 'CREATE OR REPLACE FUNCTION loanql_ledger_status('],
+  ["AND settled THEN CASE WHEN credit > 0", "AND settled AND credit >= 0 THEN CASE WHEN credit > 0"],
+  ['AND settled THEN settled_on', 'AND settled AND credit >= 0 THEN settled_on'],
+]);
+
 export const sql = /* sql */ `
-CREATE OR REPLACE FUNCTION loanql_ledger_status(status text, date_closed date, settled boolean, credit numeric, settled_on date,
-                                                OUT new_status text, OUT new_closed date)
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT CASE WHEN status IN ('servicing', 'closed', 'overpaid') AND settled AND credit >= 0 THEN CASE WHEN credit > 0 THEN 'overpaid' ELSE 'closed' END
-              WHEN status = 'overpaid' OR (status = 'closed' AND date_closed IS NOT NULL) THEN 'servicing'
-              ELSE status END,
-         CASE WHEN status IN ('servicing', 'closed', 'overpaid') AND settled AND credit >= 0 THEN settled_on
-              WHEN status = 'overpaid' OR (status = 'closed' AND date_closed IS NOT NULL) THEN NULL
-              ELSE date_closed END
-$$;
+${ledgerStatus}
 
 DELETE FROM ledger_fingerprints f USING loans l
  WHERE l.status IN ('closed', 'overpaid') AND l.credit_balance < 0 AND f.account_id = l.account_id AND f.id = l.id;
