@@ -27,10 +27,10 @@ export async function payoffQuoteJson(db: Database, accountId: string, loanId: s
     `WITH d AS (SELECT coalesce($3::date, loanql_business_date($1)) AS as_of),
           r AS (SELECT d.as_of, loanql_ledger($1, $2, d.as_of) AS l FROM d)
      SELECT json_build_object(
-              'loan_id', $2::uuid, 'as_of', r.as_of, 'payoff', (r.l).payoff,
-              'principal_outstanding', (r.l).principal_outstanding, 'interest_due', (r.l).interest_due,
-              'accrued_interest', (r.l).accrued_interest, 'interest_paid_ahead', (r.l).interest_paid_ahead,
-              'fees_due', (r.l).fees_due, 'credit_balance', (r.l).credit_balance, 'per_diem', (r.l).per_diem,
+              'loan_id', $2::uuid, 'as_of', r.as_of, 'payoff', round((r.l).payoff, 2),
+              'principal_outstanding', round((r.l).principal_outstanding, 2), 'interest_due', round((r.l).interest_due, 2),
+              'accrued_interest', round((r.l).accrued_interest, 2), 'interest_paid_ahead', round((r.l).interest_paid_ahead, 2),
+              'fees_due', round((r.l).fees_due, 2), 'credit_balance', round((r.l).credit_balance, 2), 'per_diem', round((r.l).per_diem, 2),
               'days_past_due', (r.l).days_past_due)::text AS body
        FROM r WHERE (r.l).principal_outstanding IS NOT NULL`,
     [accountId, loanId, day],
@@ -50,9 +50,9 @@ export async function ledgerJson(db: Database, accountId: string, loanId: string
      SELECT json_build_object(
               'loan_id', l.id, 'status', l.status, 'date_closed', l.date_closed, 'as_of', r.as_of,
               'balances', json_build_object(
-                 'principal_outstanding', (r.l).principal_outstanding, 'interest_due', (r.l).interest_due,
-                 'fees_due', (r.l).fees_due, 'credit_balance', (r.l).credit_balance, 'oldest_unpaid_due', (r.l).oldest_unpaid_due,
-                 'accrued_interest', (r.l).accrued_interest, 'per_diem', (r.l).per_diem, 'payoff', (r.l).payoff,
+                 'principal_outstanding', round((r.l).principal_outstanding, 2), 'interest_due', round((r.l).interest_due, 2),
+                 'fees_due', round((r.l).fees_due, 2), 'credit_balance', round((r.l).credit_balance, 2), 'oldest_unpaid_due', (r.l).oldest_unpaid_due,
+                 'accrued_interest', round((r.l).accrued_interest, 2), 'per_diem', round((r.l).per_diem, 2), 'payoff', round((r.l).payoff, 2),
                  'days_past_due', (r.l).days_past_due),
               'payments', coalesce((
                  SELECT json_agg(json_build_object(
@@ -65,8 +65,8 @@ export async function ledgerJson(db: Database, accountId: string, loanId: string
                    FROM payments p WHERE p.account_id = l.account_id AND p.loan_id = l.id AND p.date <= r.as_of), '[]'::json),
               -- the fees as of the day (late fees are derived day by day, R4)
               'fees', coalesce((
-                 SELECT json_agg(json_build_object('id', u.id, 'kind', u.kind, 'row_number', u.row_number, 'date', u.date, 'amount', u.amount,
-                                                   'paid', u.paid, 'waived', u.waived, 'waived_on', f.waived_on, 'waived_by', f.waived_by,
+                 SELECT json_agg(json_build_object('id', u.id, 'kind', u.kind, 'row_number', u.row_number, 'date', u.date, 'amount', round(u.amount, 2),
+                                                   'paid', round(u.paid, 2), 'waived', round(u.waived, 2), 'waived_on', f.waived_on, 'waived_by', f.waived_by,
                                                    'waived_reason', f.waived_reason) ORDER BY u.position)
                    FROM unnest((r.l).fee_id, (r.l).fee_kind, (r.l).fee_row, (r.l).fee_date, (r.l).fee_amount, (r.l).fee_paid, (r.l).fee_waived)
                         WITH ORDINALITY AS u(id, kind, row_number, date, amount, paid, waived, position)

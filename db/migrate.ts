@@ -53,6 +53,7 @@ const MIGRATIONS: readonly string[] = [
   '0047_refund_refusal_in_cents',
   '0048_owed_credit_reopens',
   '0049_funding_source_amounts',
+  '0050_payment_dates_and_leads',
 ];
 
 /**

@@ -51,6 +51,11 @@ export function classifyWriteError(error: unknown, step: { readonly alias: strin
     case '40001':
     case '40P01':
       return fail('conflict', 'the write collided with a concurrent one and was undone; send it again');
+    case '22003':
+      // Every value of the input was checked against its column's precision before the database
+      // (valueChecks.ts), so what overflowed is a figure the write computed from them: a balance,
+      // the credit or a fee that the ledger's replay stores (money columns hold up to 999,999,999,999.99).
+      return fail('validation-failed', `${fields.length ? `${named}: ` : ''}the write makes an amount too large to store (a balance, credit or fee past 999,999,999,999.99); nothing was written`, { fields });
     default:
       if (code.startsWith('22')) return fail('validation-failed', `${typeof pgError.message === 'string' ? pgError.message : 'invalid value'}`);
       return classifyDatabaseError(error);

@@ -305,4 +305,20 @@ describe('The remittance run (issue 32)', () => {
     assert.equal(rows[0]!.stamped, rows[0]!.recorded);
     assert.equal((await s.rest.get('/api/remittances?from=2026-03-01&to=2026-04-30')).exact.totals.line_count.text, '0');
   });
+
+  it('a payment dated back into a remitted period: its lines are dated its day (docs/investors.md), and the next run pays them once, saying how early', async () => {
+    const marked = (await s.db.query<{ id: string; total: string }>(`SELECT id, total::text FROM remittances WHERE account_id = $1 AND period_from = '2026-03-01'`, [s.accountId])).rows[0]!;
+    await setTestClock(s.db, '2026-06-01');
+    await pay('2026-04-20', '8884.88');
+    const late = await linesOf(ann, '2026-04-20', '2026-04-20');
+    assert.ok(late.count > 0 && late.total > 0n, 'the payment\'s lines are dated 2026-04-20');
+    const run = await s.rest.get('/api/remittances?from=2026-05-01&to=2026-05-31');
+    assert.equal(run.status, 200, run.text);
+    const annRun = run.exact.investors.find((investor: any) => investor.person_id === ann);
+    assert.equal(annRun.earliest_date, '2026-04-20', 'the run says it pays a line of an earlier period');
+    assert.equal(cents(annRun.total.text), late.total);
+    // The remittance already recorded for March–April is what was paid, unchanged.
+    const recorded = await s.rest.get(`/api/remittances/${marked.id}`);
+    assert.equal(recorded.exact.remittance.total.text, marked.total);
+  });
 });

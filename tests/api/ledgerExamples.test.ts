@@ -265,6 +265,77 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
   });
 });
 
+describe('Rules every writer of a payment meets (migration 0050)', () => {
+  const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+  const countPayments = async (loan: string) => (await s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM payments WHERE loan_id = $1`, [loan])).rows[0]!.n;
+  const insert = (loan: string, date: string, amount: string) => graph(
+    `mutation ($loan: uuid!, $date: date!, $amount: numeric!) { insert_payments_one(object: {loan_id: $loan, date: $date, amount: $amount, method: "ach"}) { id } }`,
+    { loan, date, amount },
+  );
+
+  it('a payment (and a manual fee) is dated in the years 1900–2999 (GraphQL took 9999-12-31); a refused one writes nothing', async () => {
+    const loan = await referenceLoan();
+    for (const date of ['9999-12-31', '3000-01-01', '1899-12-31']) {
+      const answer = await insert(loan, date, '100.00');
+      assert.equal(answer.errors?.[0]?.extensions?.code, 'check-violation', JSON.stringify(answer));
+      assert.equal(answer.errors[0].message, `insert_payments_one: date: a payment is dated in the years 1900–2999, not ${date}`);
+    }
+    assert.equal(await countPayments(loan), 0);
+    // A manual fee's day, given by its writer, likewise.
+    const fee = await graph(`mutation ($loan: uuid!) { insert_fees_one(object: {loan_id: $loan, amount: "35.00", date: "9999-12-31"}) { id } }`, { loan });
+    assert.equal(fee.errors?.[0]?.message, 'insert_fees_one: date: a fee is dated in the years 1900–2999, not 9999-12-31', JSON.stringify(fee));
+  });
+
+  it('a reversal is dated on or before the business date, or on a post-dated payment\'s own day', async () => {
+    const loan = await referenceLoan();
+    const paid = await pay(loan, '2026-02-15', '8884.88');
+    const ahead = await graph(
+      `mutation ($id: uuid!, $d: date!) { update_payments_by_pk(pk_columns: {id: $id}, _set: {date_reversed: $d, reversal_reason: "error"}) { id } }`,
+      { id: paid, d: day(2) },
+    );
+    assert.equal(ahead.errors?.[0]?.extensions?.code, 'check-violation', JSON.stringify(ahead));
+    assert.match(ahead.errors[0].message, new RegExp(`^update_payments_by_pk: date_reversed: a reversal is dated on or before ${day(0)}, the business date .*, not ${day(2)}$`));
+    const stored = await s.db.query<{ date_reversed: string | null }>(`SELECT date_reversed::text FROM payments WHERE id = $1`, [paid]);
+    assert.equal(stored.rows[0]!.date_reversed, null, 'nothing written');
+    await reverse(paid, day(0), 'error');
+    // A post-dated payment (a cheque dated ahead) is cancelled on its own day.
+    const postDated = await pay(loan, day(10), '100.00');
+    await reverse(postDated, day(10), 'error');
+  });
+
+  it('a lead (not funded) takes no payment; once in servicing it does', async () => {
+    const created = await s.rest.post('/api/loan', { Name: 'A lead', Amount: 5000, Rate: 10, Term: 12, Frequency: 'monthly' });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.json.loan.status, 'lead');
+    const loan = created.json.loan.id as string;
+    const refused = await insert(loan, '2026-02-15', '100.00');
+    assert.equal(refused.errors?.[0]?.extensions?.code, 'check-violation', JSON.stringify(refused));
+    assert.equal(refused.errors[0].message, 'insert_payments_one: loan_id: the loan is a lead (not funded): it takes payments once its status is servicing');
+    assert.equal(await countPayments(loan), 0);
+    const funded = await s.rest.patch(`/api/loan/${loan}`, { Status: 'servicing', Date_Funded: '2026-01-15' });
+    assert.equal(funded.status, 200, funded.text);
+    assert.equal((await insert(loan, '2026-02-15', '100.00')).errors, undefined);
+  });
+
+  it('a write whose ledger would store an amount past 999,999,999,999.99 is a 400 in words, and writes nothing', async () => {
+    const loan = await referenceLoan();
+    await pay(loan, '2026-02-15', '999999999999.00');
+    const answer = await insert(loan, '2026-02-16', '999999999999.00');
+    assert.equal(answer.errors?.[0]?.extensions?.code, 'validation-failed', JSON.stringify(answer));
+    assert.match(answer.errors[0].message, /^insert_payments_one: the write makes an amount too large to store \(a balance, credit or fee past 999,999,999,999\.99\); nothing was written$/);
+    assert.equal(await countPayments(loan), 1);
+  });
+
+  it('the REST payoff and ledger give every amount in cents (0.00, not 0)', async () => {
+    const loan = await referenceLoan();
+    const quote = await s.rest.get(`/api/loan/${loan}/payoff?date=2026-01-20`);
+    assert.equal(quote.status, 200, quote.text);
+    for (const field of ['fees_due', 'credit_balance', 'interest_due', 'interest_paid_ahead']) assert.match(quote.text, new RegExp(`"${field}"\\s*:\\s*0\\.00[,}]`), `${field} in ${quote.text}`);
+    const ledger = await s.rest.get(`/api/loan/${loan}/ledger?date=2026-01-20`);
+    for (const field of ['fees_due', 'credit_balance', 'interest_due']) assert.match(ledger.text, new RegExp(`"${field}"\\s*:\\s*0\\.00[,}]`), `${field} in ${ledger.text}`);
+  });
+});
+
 describe('As-of values as computed fields (issue 29, through the Hasura-parity computed fields)', () => {
   it('payoff, accrued_interest, per_diem and days_past_due take args: {as_of}, in lists and by key, with variables', async () => {
     const loan = await referenceLoan();
