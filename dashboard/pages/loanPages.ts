@@ -293,7 +293,10 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
 <section aria-labelledby="payments-heading" id="payments">
   <h2 id="payments-heading">Payments</h2>
   ${outcomeAt(view, 'payments', 'payment')}
-  <form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
+  ${
+    loan.status === 'lead'
+      ? html`<p class="hint" id="lead-payments">A lead takes no payments: it has not been funded. Set its status to Servicing, with its funding date, under <a href="${loanPath(id)}/edit">Edit loan</a>.</p>`
+      : html`<form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
     ${csrfField(viewer.csrfToken)}
     <div class="field"><label for="payment-date">Date</label>${dateInput('payment-date', 'date', fieldOf('date') || view.businessDate, true)}</div>
     <div class="field"><label for="payment-amount">Amount</label><input id="payment-amount" name="amount" type="text" inputmode="decimal" required value="${fieldOf('amount') || text(next?.payment)}"></div>
@@ -304,7 +307,8 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
       (method) => html`<option value="${method}"${(fieldOf('method') || 'ach') === method ? html` selected` : null}>${enumLabel(method)}</option>`,
     )}</select></div>
     <div><button type="submit">Post payment</button></div>
-  </form>
+  </form>`
+  }
   ${
     rows(loan.payments).length
       ? html`<div class="table-scroll" role="region" aria-labelledby="payments-heading" tabindex="0"><table>

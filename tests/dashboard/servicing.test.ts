@@ -227,6 +227,19 @@ describe('The loan page', () => {
     assert.equal(await footprint(), before);
   });
 
+  it('a lead shows no payment form but says how to fund it; a payment posted to it anyway is refused in words, nothing written', async () => {
+    const lead = (await database.db.query<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'lead' ORDER BY id LIMIT 1`, [mine.account.id])).rows[0]!.id;
+    const page = await client.get(`/dashboard/loans/${lead}`);
+    assert.equal(page.status, 200);
+    assert.doesNotMatch(page.text, /aria-label="Post a payment"/);
+    assert.match(page.text, /A lead takes no payments: it has not been funded\./);
+    const before = await footprint();
+    const reply = await client.postForm(`/dashboard/loans/${lead}/payments`, { date: '2024-02-01', amount: '10', type: 'regular', method: 'ach' });
+    assert.equal(reply.status, 400);
+    assert.match(reply.text, /the loan is a lead \(not funded\): it takes payments once its status is servicing/);
+    assert.equal(await footprint(), before);
+  });
+
   it('adds a comment whose author is the logged-in admin, escaped on the page', async () => {
     const text = `<script>alert("x")</script> ${Date.now()}`;
     assert.equal((await client.postForm(`/dashboard/loans/${myLoan}/comments`, { text })).status, 303);
