@@ -9,7 +9,7 @@
  * database triggers.
  */
 import type { Database, Queryable } from '../../db/index.js';
-import { planPortfolio, type PortfolioPlan } from './generate.js';
+import { planPortfolio, REFERENCE_DATE, type PortfolioPlan } from './generate.js';
 
 /** Loans (or payoffs) per ledger statement of the seeder. */
 const LEDGER_CHUNK = 500;
@@ -259,6 +259,12 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     // The ledger's triggers would replay a loan for every chunk of its rows; the seeder defers
     // them (the replay's own switch, local to this transaction) and replays each loan once at the end.
     await tx.query(`SELECT set_config('loanql.replaying', 'on', true)`);
+    // The history is dated around the seed's `today`: while it is loaded, that is the business
+    // date the database's rules judge it by (a reversal is not dated after the business date,
+    // migration 0050), also when a test seeds a `today` ahead of the clock. Put back before the
+    // replay below, which stores each ledger as of the real business date as before.
+    const { rows: clock } = await tx.query<{ before: string | null }>(`SELECT current_setting('loanql.business_date', true) AS before`);
+    await tx.query(`SELECT set_config('loanql.business_date', $1, true)`, [options.today ?? REFERENCE_DATE]);
 
     const writer = new BulkWriter(tx, options.accountId, onChunk);
     await writer.addAll('people', plan.people);
@@ -318,6 +324,7 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     for (const comment of plan.comments()) if (writer.add('comments', comment)) await writer.flush('comments');
     await writer.finish();
     await tx.query(`SELECT set_config('loanql.replaying', 'off', true)`);
+    await tx.query(`SELECT set_config('loanql.business_date', $1, true)`, [clock[0]?.before ?? '']);
     // The investors' funding sources, written after the ANALYZE above: the replay's split of each
     // payment among them (SPEC §12 R10) looks them up by loan, and planned from a never-analyzed
     // table's defaults it took the (account, person) index instead — every source of the account

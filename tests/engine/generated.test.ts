@@ -73,8 +73,8 @@ const RUNS = { loans: 200, payments: 150, loansAggregate: 100, paymentsAggregate
 // Data: seed, extra rows with nulls, and the plain SELECTs the reference reads.
 
 const EXTRA_LOANS: readonly Record<string, unknown>[] = [
-  // Every nullable column null, custom fields present.
-  { id: 'e0000000-0000-4000-8000-000000000001', name: 'Null Rate Loan', amount: '100000.00', status: 'lead', rate: null, term: null, frequency: null, amortization: 'interest_only', regular_payment: null, date_funded: null, first_payment_date: '2026-01-15', date_maturity: null, custom_fields: { loan_officer: 'Dana Whitfield', property_type: 'condo' }, created_at: '2025-01-02 03:04:05.123456+00' },
+  // Every nullable column null, custom fields present (in servicing: it has payments, which a lead may not, migration 0050).
+  { id: 'e0000000-0000-4000-8000-000000000001', name: 'Null Rate Loan', amount: '100000.00', status: 'servicing', rate: null, term: null, frequency: null, amortization: 'interest_only', regular_payment: null, date_funded: null, first_payment_date: '2026-01-15', date_maturity: null, custom_fields: { loan_officer: 'Dana Whitfield', property_type: 'condo' }, created_at: '2025-01-02 03:04:05.123456+00' },
   // Same created_at as the first (a tie broken by id); a JSON null custom field; amount null; a name
   // that sorts first (a blank one the database refuses since issue 28).
   { id: 'e0000000-0000-4000-8000-000000000002', name: ' leading space', amount: null, status: 'servicing', rate: '0.0000', term: 1, frequency: 'monthly', amortization: 'amortizing', regular_payment: '0.00', date_funded: '2025-06-01', first_payment_date: null, date_maturity: '2025-07-01', custom_fields: { loan_officer: null }, created_at: '2025-01-02 03:04:05.123456+00' },
