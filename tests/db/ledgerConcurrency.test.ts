@@ -113,7 +113,7 @@ describe(`ledger under concurrent writes to one loan (${testDatabaseKind})`, () 
             ]);
           } else {
             const reversed = await tx.query(
-              `UPDATE payments SET date_reversed = date '2027-01-01' + $3::int, reversal_reason = $4 WHERE account_id = $1 AND id = $2 AND date_reversed IS NULL`,
+              `UPDATE payments SET date_reversed = date '2026-11-15' + ($3::int % 10), reversal_reason = $4 WHERE account_id = $1 AND id = $2 AND date_reversed IS NULL`,
               [accountId, initial[(i - 1) / 2]!, i, i % 4 === 1 ? 'nsf' : 'error'],
             );
             assert.equal(reversed.rowCount, 1);

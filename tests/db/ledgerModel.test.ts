@@ -5,6 +5,7 @@ import { analyzeGrownTables, type Database } from '../../db/index.js';
 import { buildSchedule, type Amortization, type Frequency, type ScheduleRow } from '../../domain/schedule.js';
 import { payoffQuote, replayLedger, type PaymentRecord, type PaymentType } from '../../domain/ledger/index.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { installTestClock, setTestClock } from '../support/testClock.js';
 
 /**
  * Issue 29, Done when 2: generated histories — payments of every type (a refund the database
@@ -18,6 +19,13 @@ import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js'
  */
 const RUNS = Number(process.env.LEDGER_MODEL_RUNS ?? 100);
 const SEED = 20261125;
+/**
+ * The business date the histories are written on (fixed, so a history's stored ledger does not
+ * depend on the day the test runs): payments fall before and after it (a payment dated ahead is
+ * applied, the stored ledger then as of its day); a reversal is dated at most this day, or its
+ * payment's own day when later (migration 0050).
+ */
+const TODAY = '2026-09-01';
 
 let database: TestDatabase;
 let db: Database;
@@ -29,6 +37,8 @@ before(async () => {
   db = database.db;
   accountId = (await db.query<{ id: string }>(`INSERT INTO accounts (slug, name) VALUES ('ledger-model', 'm') RETURNING id`)).rows[0]!.id;
   productId = (await db.query<{ id: string }>(`INSERT INTO products (account_id, name, is_default) VALUES ($1, 'p', true) RETURNING id`, [accountId])).rows[0]!.id;
+  await installTestClock(db);
+  await setTestClock(db, TODAY);
 });
 after(() => database?.close());
 
@@ -102,7 +112,9 @@ async function history(loanTerms: Terms, steps: readonly Step[]) {
       const open = payments.filter((p) => !p.dateReversed);
       if (!open.length) continue;
       const target = open[current.pick % open.length]!;
-      const reversed = { ...target, dateReversed: day(target.date, current.afterDays), reversalReason: current.nsf ? 'nsf' : 'error' };
+      const latest = target.date > TODAY ? target.date : TODAY;
+      const wanted = day(target.date, current.afterDays);
+      const reversed = { ...target, dateReversed: wanted < latest ? wanted : latest, reversalReason: current.nsf ? 'nsf' : 'error' };
       await db.query(`UPDATE payments SET date_reversed = $2, reversal_reason = $3 WHERE account_id = $1 AND id = $4`, [accountId, reversed.dateReversed, reversed.reversalReason, target.id]);
       payments[payments.indexOf(target)] = reversed;
     }

@@ -35,7 +35,7 @@ async function makeTenant(db: Database, slug: string): Promise<Tenant> {
   const product = await one(db, `INSERT INTO products (account_id, name, is_default) VALUES ($1, 'Default', true) RETURNING id`, [account]);
   const person = await one(db, `INSERT INTO people (account_id, name) VALUES ($1, 'Pat') RETURNING id`, [account]);
   const company = await one(db, `INSERT INTO people (account_id, name, entity_type) VALUES ($1, 'Acme', 'company') RETURNING id`, [account]);
-  const loan = await one(db, `INSERT INTO loans (account_id, product_id, name) VALUES ($1, $2, 'Loan') RETURNING id`, [account, product]);
+  const loan = await one(db, `INSERT INTO loans (account_id, product_id, name, status) VALUES ($1, $2, 'Loan', 'servicing') RETURNING id`, [account, product]);
   const document = await one(db, `INSERT INTO documents (account_id, name) VALUES ($1, 'Deed') RETURNING id`, [account]);
   const address = await one(db, `INSERT INTO addresses (account_id, city) VALUES ($1, 'Springfield') RETURNING id`, [account]);
   const payment = await one(db, `INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2024-01-01', 10) RETURNING id`, [account, loan]);

@@ -18,7 +18,7 @@ let a: SeededService;
 const keys = new Map<string, string>();
 let investorId: string;
 let servicingLoan: string;
-let leadLoan: string;
+let closedLoan: string;
 let investorLoan: string;
 
 async function keyFor(role: string, variables: Record<string, string> = {}): Promise<string> {
@@ -52,8 +52,10 @@ before(async () => {
   const A = a.account.id;
   investorId = (await a.sql<{ person_id: string }>(`SELECT person_id FROM funding_sources WHERE account_id = $1 ORDER BY person_id LIMIT 1`, [A]))[0]!.person_id;
   servicingLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [A]))[0]!.id;
-  const lead = await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status <> 'servicing' ORDER BY id LIMIT 1`, [A]);
-  leadLoan = lead[0]!.id;
+  // Closed, not a lead: a lead takes no payment from any role (migration 0050), so the servicer's
+  // own check (servicing only) is what refuses this one, and the admin's post is taken (credit).
+  const closed = await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'closed' ORDER BY id LIMIT 1`, [A]);
+  closedLoan = closed[0]!.id;
   investorLoan = (await a.sql<{ loan_id: string }>(`SELECT loan_id FROM funding_sources WHERE account_id = $1 AND person_id = $2 ORDER BY loan_id LIMIT 1`, [A, investorId]))[0]!.loan_id;
   keys.set('admin', a.apiKey);
   keys.set('read_only', await keyFor('read_only'));
@@ -117,13 +119,13 @@ describe('Roles: servicer writes only within its permissions', () => {
         good: insert_payments_one(object: {loan_id: $ok, date: "2026-11-21", amount: 11, type: "regular", method: "ach"}) { id }
         bad: insert_payments(objects: [{loan_id: $lead, date: "2026-11-21", amount: 12, type: "regular", method: "ach"}]) { affected_rows }
       }`,
-      { lead: leadLoan, ok: servicingLoan },
+      { lead: closedLoan, ok: servicingLoan },
     );
     assert.equal(answer.body.errors?.[0]?.extensions?.code, 'permission-error', JSON.stringify(answer.body));
     assert.deepEqual(answer.body.errors[0].path, ['bad']);
     assert.equal(await count(`SELECT count(*) AS n FROM payments WHERE account_id = $1`, [a.account.id]), before, 'not even the first field of the request');
     // The admin role has no such check.
-    const admin = await graphAs('admin', `mutation ($lead: uuid!) { insert_payments_one(object: {loan_id: $lead, date: "2026-11-21", amount: 12, type: "regular", method: "ach"}) { id } }`, { lead: leadLoan });
+    const admin = await graphAs('admin', `mutation ($lead: uuid!) { insert_payments_one(object: {loan_id: $lead, date: "2026-11-21", amount: 12, type: "regular", method: "ach"}) { id } }`, { lead: closedLoan });
     assert.equal(admin.body.errors, undefined, JSON.stringify(admin.body));
   });
 
