@@ -74,6 +74,12 @@ export interface ListQuery {
   readonly orderBy: readonly OrderItem[];
   readonly limit: Param | null;
   readonly offset: Param | null;
+  /**
+   * A stream's batch (`<c>_stream`): the rows that tie with the last one of `limit` on the
+   * `orderBy` keys come too (`FETCH FIRST n ROWS WITH TIES`), so that a cursor moved to the last
+   * value sent skips none of the rows that share it.
+   */
+  readonly withTies?: true;
   /** A tracked function's root field: the rows are its call's (`fn(arg => $n, …)`), not the collection's table. */
   readonly rowsFrom?: FunctionRows;
 }

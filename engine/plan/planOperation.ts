@@ -81,7 +81,8 @@ export function planOperation(
 /**
  * `<c>_stream(batch_size:, cursor: [{initial_value: {<field>: v}, ordering: ASC|DESC}], where:)`
  * as a list: the rows after the cursor (`<field> > cursor`, or `<` descending) that pass `where`,
- * ordered by the cursor field, at most `batch_size`. The cursor is the parameter
+ * ordered by the cursor field, `batch_size` of them and the rows that tie with the last one on the
+ * cursor (which the next batch, after that value, would skip). The cursor is the parameter
  * `STREAM_CURSOR_VARIABLE`, so one plan serves every position of every subscriber.
  */
 function planStream(context: PlanningContext, collection: Collection, node: FieldNode, alias: string): { query: ReturnType<PlanningContext['planListQuery']>; cursor: Omit<StreamCursor, 'cursorAlias'> } {
@@ -104,7 +105,7 @@ function planStream(context: PlanningContext, collection: Collection, node: Fiel
     const where = atArgument(node, 'where', () => (args.where === undefined || args.where === null ? null : planWhere(collection, args.where)));
     const batchSize = atArgument(node, 'batch_size', () => context.countLimit(args.batch_size, 'limit', true));
     return {
-      query: { where: where ? { kind: 'and', items: [where, after] } : after, distinctOn: [], orderBy: [{ kind: 'column', path: [], field, direction: ordering === 'ASC' ? 'asc' : 'desc' }], limit: batchSize, offset: null },
+      query: { where: where ? { kind: 'and', items: [where, after] } : after, distinctOn: [], orderBy: [{ kind: 'column', path: [], field, direction: ordering === 'ASC' ? 'asc' : 'desc' }], limit: batchSize, offset: null, withTies: true },
       cursor: { alias, field, ordering, initialValue },
     };
   });

@@ -93,11 +93,20 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
     const filtered = sql`FROM ${rows ?? (query.rowsFrom ? functionCall(query.rowsFrom) : sql.qualified(collection.schema, collection.table))} AS ${table} WHERE ${sql.join(conditions, sql` AND `)}`;
     const distinct = query.distinctOn.length ? sql`DISTINCT ON (${sql.join(query.distinctOn.map((field) => fieldValue(table, field)))}) ` : sql``;
     if (!query.limit && !query.offset && collection.selectLimit === null && !query.distinctOn.length) return filtered;
-    const paging: Fragment[] = [sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`];
     // A role's limit caps every list of the collection, whatever the request asks.
     const roleLimit = collection.selectLimit === null ? null : sql.integer(collection.selectLimit);
-    if (query.limit) paging.push(roleLimit ? sql` LIMIT least(${count(query.limit)}, ${roleLimit})` : sql` LIMIT ${count(query.limit)}`);
-    else if (roleLimit) paging.push(sql` LIMIT ${roleLimit}`);
+    const paging: Fragment[] = [];
+    if (query.withTies && query.limit) {
+      // A stream's batch: ordered by the request's keys alone (not the primary-key tie-break), so
+      // the rows that tie with the last one on the cursor come too (`WITH TIES`).
+      const tieKeys = keys.slice(0, query.orderBy.length);
+      paging.push(sql` ORDER BY ${sql.join(tieKeys.map((k) => sql`${k.value} ${k.direction}`))}`);
+      paging.push(sql` FETCH FIRST (${roleLimit ? sql`least(${count(query.limit)}, ${roleLimit})` : count(query.limit)}) ROWS WITH TIES`);
+    } else {
+      paging.push(sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`);
+      if (query.limit) paging.push(roleLimit ? sql` LIMIT least(${count(query.limit)}, ${roleLimit})` : sql` LIMIT ${count(query.limit)}`);
+      else if (roleLimit) paging.push(sql` LIMIT ${roleLimit}`);
+    }
     if (query.offset) paging.push(sql` OFFSET ${count(query.offset)}`);
     // The subquery returns the columns the list reads of its rows (`reads`), not `table.*`: every
     // column of `*` is taken out of each row the Limit passes (q1's two paged lists: ~15,000

@@ -56,6 +56,32 @@ describe('Streams', () => {
   });
 });
 
+describe('Streams over a cursor with equal values', () => {
+  it('skip none of the rows that share a cursor value: a batch takes the rows tying with its last (PGlite\'s clock_timestamp() is to the millisecond)', async () => {
+    const [loan] = await s.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id DESC LIMIT 1`, [s.account.id]);
+    const [{ from }] = (await s.sql<{ from: string }>(`SELECT to_json(clock_timestamp() + interval '1 hour')#>>'{}' AS from`)) as [{ from: string }];
+    // Five payments as one request's inserts (or a bulk import) may store them: 1, 3 and 1 sharing a posted_at.
+    const offsets = [1, 2, 2, 2, 3];
+    const inserted: string[] = [];
+    for (const [i, ms] of offsets.entries()) {
+      const [row] = await s.sql<{ id: string }>(
+        `INSERT INTO payments (account_id, loan_id, date, amount, posted_at) VALUES ($1, $2, '2026-11-20', $3, $4::timestamptz + make_interval(secs => $5::int / 1000.0)) RETURNING id`,
+        [s.account.id, loan!.id, `12.0${i}`, from, ms],
+      );
+      inserted.push(row!.id);
+    }
+    const stream = subscribe(admin.client, `subscription($loan: uuid!, $from: timestamptz!) {
+      payments_stream(batch_size: 1, cursor: {initial_value: {posted_at: $from}, ordering: ASC}, where: {loan_id: {_eq: $loan}}) { id posted_at }
+    }`, { loan: loan!.id, from });
+    const batches: { id: string; posted_at: string }[][] = [];
+    while (batches.flat().length < inserted.length) batches.push(((await stream.next()) as { data: { payments_stream: { id: string; posted_at: string }[] } }).data.payments_stream);
+    stream.stop();
+    assert.deepEqual(batches.flat().map((row) => row.id).sort(), [...inserted].sort(), 'every row once');
+    assert.deepEqual(batches.map((batch) => batch.length), [1, 3, 1], 'batch_size 1, and the two rows tying with the second batch\'s last came with it');
+    for (const batch of batches) assert.equal(new Set(batch.map((row) => row.posted_at)).size, 1);
+  });
+});
+
 describe("The investor role's subscriptions", () => {
   it('never receive a row outside the role\'s filter and the subscription\'s own (generated filters)', async () => {
     const [investor] = await s.sql<{ person_id: string }>(
