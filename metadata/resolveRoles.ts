@@ -19,6 +19,7 @@ import {
   type UpdatePermission,
 } from './model.js';
 import { proveVisibleRows, type UnprovenCollection } from './visibleRows.js';
+import { literalProblem } from './filterLiterals.js';
 
 type Columns = ColumnsDocument;
 type FilterOf = (value: unknown, place: string) => RowFilter | null;
@@ -314,6 +315,10 @@ function resolveFilter(
       return { kind: 'keyVariable', name: variable };
     }
     if (raw === null || typeof raw === 'object') problems.push(`${where}, ${at}: give a value or key.<variable>`);
+    else if (!isArrayType(field.type)) {
+      const wrong = literalProblem(field.type, raw);
+      if (wrong) problems.push(`${where}, ${at}: ${wrong}, the type of ${field.name}`);
+    }
     return { kind: 'const', value: raw };
   };
   const comparisons = (field: Field, spec: unknown, path: string, row: Collection | null = null): RowFilter[] => {

@@ -206,6 +206,9 @@ describe('Roles: hot reload', () => {
       [ORIGINAL.replace(investorPeopleColumns, '[id, name, salary]'), /role investor, collection people, select columns: salary is not a field/],
       [ORIGINAL.replace('filter: { id: { _eq: key.person_id } }', 'filter: { name: { _contains: x } }'), /role investor, collection people, select filter, name\._contains: _contains needs a jsonb field/],
       [ORIGINAL.replace('filter: { id: { _eq: key.person_id } }', 'filter: { name: { _regex: [a] } }'), /role investor, collection people, select filter, name\._regex: give a value or key\.<variable>/],
+      // A literal of the wrong type: refused here, naming the place, not by the database on every request of the role.
+      [ORIGINAL.replace('filter: { id: { _eq: key.person_id } }', 'filter: { id: { _eq: not-a-uuid } }'), /role investor, collection people, select filter, id\._eq: "not-a-uuid" is not a uuid, the type of id/],
+      [ORIGINAL.replace('filter: { id: { _eq: key.person_id } }', 'filter: { created_at: { _gt: 2026-02-30 } }'), /role investor, collection people, select filter, created_at\._gt: "2026-02-30" is not a timestamptz/],
       [ORIGINAL.replace("funding_sources: { person_id: { _eq: key.person_id } } }, allow_aggregations: true }", "fundings: { person_id: { _eq: key.person_id } } }, allow_aggregations: true }"), /role investor, collection loans, select filter, fundings: not a field or relationship of loans/],
     ] as const;
     for (const [text, problem] of bad) {

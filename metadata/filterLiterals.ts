@@ -1,0 +1,65 @@
+import type { ScalarType } from './model.js';
+
+/**
+ * Whether a literal written in a role filter (or a preset) can be a value of a field's type, as
+ * PostgreSQL will read it: a literal of the wrong type passed the metadata's checks and then
+ * failed every request of the role with the database's words ("invalid input syntax for type
+ * uuid"), which named neither the role nor the filter. Returns what is wrong, or null. Lenient
+ * where PostgreSQL is (a number may be written as a string); json and jsonb take any value.
+ */
+export function literalProblem(type: ScalarType, value: unknown): string | null {
+  const shown = JSON.stringify(value) ?? String(value);
+  const ok = LITERAL_CHECKS[type](value);
+  return ok ? null : `${shown} is not ${ARTICLE[type]} ${type}`;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const INTEGER_TEXT = /^[+-]?\d+$/;
+const DECIMAL_TEXT = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const TIME = /^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?$/;
+
+function calendarDay(value: string): boolean {
+  const match = DAY.exec(value);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+function wholeNumberWithin(value: unknown, bits: 16 | 32 | 64): boolean {
+  const text = typeof value === 'number' ? (Number.isInteger(value) ? BigInt(value).toString() : null) : typeof value === 'string' && INTEGER_TEXT.test(value.trim()) ? value.trim() : null;
+  if (text === null) return false;
+  const limit = 2n ** BigInt(bits - 1);
+  const n = BigInt(text);
+  return n >= -limit && n < limit;
+}
+
+const decimal = (value: unknown): boolean => (typeof value === 'number' ? Number.isFinite(value) : typeof value === 'string' && DECIMAL_TEXT.test(value.trim()));
+// YAML reads `code: {_eq: 123}` as a number; PostgreSQL takes it as the text 123.
+const text = (value: unknown): boolean => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+const timestamp = (value: unknown): boolean => typeof value === 'string' && calendarDay(value.slice(0, 10)) && !Number.isNaN(Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value.replace(' ', 'T')));
+
+const LITERAL_CHECKS: Record<ScalarType, (value: unknown) => boolean> = {
+  uuid: (value) => typeof value === 'string' && UUID.test(value),
+  text,
+  citext: text,
+  numeric: decimal,
+  float8: decimal,
+  real: decimal,
+  integer: (value) => wholeNumberWithin(value, 32),
+  smallint: (value) => wholeNumberWithin(value, 16),
+  bigint: (value) => wholeNumberWithin(value, 64),
+  boolean: (value) => typeof value === 'boolean',
+  date: (value) => typeof value === 'string' && calendarDay(value),
+  timestamptz: timestamp,
+  timestamp,
+  time: (value) => typeof value === 'string' && TIME.test(value),
+  json: () => true,
+  jsonb: () => true,
+};
+
+const ARTICLE: Record<ScalarType, string> = {
+  uuid: 'a', text: 'a', citext: 'a', numeric: 'a', float8: 'a', real: 'a', integer: 'an', smallint: 'a', bigint: 'a',
+  boolean: 'a', date: 'a', timestamptz: 'a', timestamp: 'a', time: 'a', json: 'a', jsonb: 'a',
+};
