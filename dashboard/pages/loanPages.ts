@@ -64,7 +64,7 @@ ${message('ok', view.notice)}
   <div class="field">
     <label for="loan-status">Status</label>
     <select id="loan-status" name="status">
-      ${statuses.map((status) => html`<option value="${status === 'all' ? '' : status}"${(query.status ?? 'all') === status ? html` selected` : null}>${status === 'all' ? 'All' : status} (${view.counts.get(status) ?? 0})</option>`)}
+      ${statuses.map((status) => html`<option value="${status === 'all' ? '' : status}"${(query.status ?? 'all') === status ? html` selected` : null}>${status === 'all' ? 'All' : enumLabel(status)} (${view.counts.get(status) ?? 0})</option>`)}
     </select>
   </div>
   <div class="field">
@@ -77,7 +77,7 @@ ${message('ok', view.notice)}
 </form>
 <nav class="status-tabs" aria-label="Loan status">
   <ul>${statuses.map(
-    (status) => html`<li><a href="${listHref(query, { status: status === 'all' ? null : status, page: 1 })}"${(query.status ?? 'all') === status ? html` aria-current="page"` : null}>${status === 'all' ? 'All' : status} <span class="count">${view.counts.get(status) ?? 0}</span></a></li>`,
+    (status) => html`<li><a href="${listHref(query, { status: status === 'all' ? null : status, page: 1 })}"${(query.status ?? 'all') === status ? html` aria-current="page"` : null}>${status === 'all' ? 'All' : enumLabel(status)} <span class="count">${view.counts.get(status) ?? 0}</span></a></li>`,
   )}</ul>
 </nav>
 <p class="hint" role="status">${total === 0 ? 'No loans match.' : `Loans ${first}–${last} of ${total}${query.search ? ` matching “${query.search}”` : ''}.`}</p>
@@ -376,7 +376,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Uploaded</th></tr></thead>
   <tbody>${rows(loan.loan_documents).map((link) => {
     const document = row(link.document) ?? {};
-    return html`<tr><td>${text(document.name)}</td><td>${orDash(document.type)}</td><td>${orDash(document.status)}</td><td>${orDash(document.uploaded_date)}</td></tr>`;
+    return html`<tr><td>${text(document.name)}</td><td>${orDash(enumLabel(document.type))}</td><td>${orDash(enumLabel(document.status))}</td><td>${orDash(document.uploaded_date)}</td></tr>`;
   })}</tbody></table></div>`
       : html`<p>No documents.</p>`
   }

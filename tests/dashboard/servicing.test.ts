@@ -451,7 +451,8 @@ describe('Creating and editing a loan', () => {
     const before = await footprint();
     const reply = await client.postForm('/dashboard/loans', { Name: 'Bad', Amount: '-5', Term: 'twelve', Frequency: 'monthly', Borrower_Email: 'not-an-address' });
     assert.equal(reply.status, 400);
-    for (const field of ['Amount', 'Term', 'Borrower_Email']) assert.match(reply.text, new RegExp(`id="loan-field-${field}-error" class="field-error">${field}: `), field);
+    // Each message names its field by the label the form shows.
+    for (const [field, label] of [['Amount', 'Amount'], ['Term', 'Term'], ['Borrower_Email', 'Borrower e-mail']]) assert.match(reply.text, new RegExp(`id="loan-field-${field}-error" class="field-error">${label}: `), field);
     assert.match(reply.text, /name="Name"[^>]*value="Bad"/);
     assert.equal(await footprint(), before);
   });
