@@ -8,10 +8,10 @@ import { businessDate, dayParameter } from '../../app/ledgerReads.js';
 import { LOAN_STATUSES, loadDefaultProduct } from '../../app/products.js';
 import { errorPage } from '../pages/errorPage.js';
 import { createBody, loanFormFields, updateBody, type LoanFormField } from '../loanForm.js';
-import { LOAN_SORTS, listHref, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
+import { LOAN_SORTS, listHref, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type DueWindow, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
 import { cash, centsOf, fromCents, money, row, rows, text, type Row } from '../pages/servicingFormat.js';
 import { formFields, formText } from '../formFields.js';
-import { payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
+import { addDays, payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
 import { sessionOf } from '../session.js';
 
 const PAGE_SIZE = 25;
@@ -24,6 +24,9 @@ const SORT_ORDER: ReadonlyMap<string, string> = new Map([
   ['amount_desc', '{amount: desc_nulls_last}, {id: asc}'],
   ['amount_asc', '{amount: asc_nulls_last}, {id: asc}'],
   ['maturity', '{date_maturity: asc_nulls_last}, {id: asc}'],
+  // For a loan in servicing the ledger's oldest_unpaid_due is its next row's due date (docs/ledger.md,
+  // R1 and R2: both are the earliest row with unpaid principal or interest); other loans have none.
+  ['next_due', '{oldest_unpaid_due: asc_nulls_last}, {id: asc}'],
 ]);
 
 /**
@@ -37,10 +40,13 @@ const SORT_ORDER: ReadonlyMap<string, string> = new Map([
  */
 const SEARCH = '{_or: [{name: {_ilike: $q}}, {id: {_in: $borrowed}}]}';
 const BORROWER_LOANS = 'query BorrowerLoans($q: String!) { borrows(where: {person: {name: {_ilike: $q}}}) { loan_id } }';
-/** The list's document for a sort, with or without a search: ten fixed texts, so every plan stays cached. */
-export function loanListDocument(order: string, search: boolean): string {
-  const where = (status: string) => (search ? `{_and: [${status}, ${SEARCH}]}` : status);
-  return `query LoanList($statuses: [String!]!, $limit: Int!, $offset: Int!${search ? ', $q: String!, $borrowed: [uuid!]!' : ''}) {
+/** `due=week`: the next row (`is_next`) due in the window — the overview's "Due this week", the same condition. */
+const DUE = '{schedules: {is_next: {_eq: true}, due: {_gte: $dueFrom, _lte: $dueTo}}}';
+/** The list's document for a sort, with or without a search and the due filter: 24 fixed texts, so every plan stays cached. */
+export function loanListDocument(order: string, search: boolean, due = false): string {
+  const filters = [...(search ? [SEARCH] : []), ...(due ? [DUE] : [])];
+  const where = (status: string) => (filters.length ? `{_and: [${[status, ...filters].join(', ')}]}` : status);
+  return `query LoanList($statuses: [String!]!, $limit: Int!, $offset: Int!${search ? ', $q: String!, $borrowed: [uuid!]!' : ''}${due ? ', $dueFrom: date!, $dueTo: date!' : ''}) {
   loans(where: ${where('{status: {_in: $statuses}}')}, order_by: [${order}], limit: $limit, offset: $offset) {
     id name status amount date_maturity
     borrows(order_by: [{created_at: asc}], limit: 3) { person { id name } }
@@ -141,7 +147,9 @@ function listQuery(req: Request): LoanListQuery {
   const search = (single('q') ?? '').trim();
   if (search.length > 200) throw new BadParameter('q', 'at most 200 characters');
   if (search.includes('\u0000')) throw new BadParameter('q', 'contains a NUL character');
-  return { status, sort, page, search };
+  const due = single('due') || null;
+  if (due !== null && due !== 'week') throw new BadParameter('due', 'expected week, or nothing');
+  return { status, sort, page, search, due };
 }
 
 /** `%text%` for `_ilike`, the text's own `%`, `_` and `\` matched literally. */
@@ -173,7 +181,12 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       if (!(error instanceof BadParameter)) throw error;
       return res.status(400).type('html').send(errorPage('The loan list could not be shown', `The parameter “${error.parameter}” is wrong: ${error.problem}.`, session.viewer));
     }
-    const document = loanListDocument(SORT_ORDER.get(query.sort)!, query.search !== '');
+    const document = loanListDocument(SORT_ORDER.get(query.sort)!, query.search !== '', query.due !== null);
+    let dueWindow: DueWindow | undefined;
+    if (query.due === 'week') {
+      const today = await businessDate(db, session.admin.accountId);
+      dueWindow = { from: today, to: addDays(today, 6) };
+    }
     let search = {};
     if (query.search) {
       const q = containsPattern(query.search);
@@ -185,6 +198,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       limit: PAGE_SIZE,
       offset: (query.page - 1) * PAGE_SIZE,
       ...search,
+      ...(dueWindow ? { dueFrom: dueWindow.from, dueTo: dueWindow.to } : {}),
     });
     const counts = new Map<string, number>();
     for (const status of LOAN_STATUSES) counts.set(status, Number(text(row(row(result[status])?.aggregate)?.count)));
@@ -192,7 +206,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     // A page past the last (a filter or a deletion shrank the list): the last page instead.
     const last = Math.max(1, Math.ceil(counts.get(query.status ?? 'all')! / PAGE_SIZE));
     if (query.page > last) return res.redirect(303, listHref(query, { page: last }));
-    res.type('html').send(loanListPage(session.viewer, { loans: rows(result.loans), counts, query, pageSize: PAGE_SIZE }));
+    res.type('html').send(loanListPage(session.viewer, { loans: rows(result.loans), counts, query, pageSize: PAGE_SIZE, ...(dueWindow ? { dueWindow } : {}) }));
   });
 
   router.get('/new', async (_req, res) => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { createLoan } from '../../app/loanWrites.js';
 import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
@@ -13,7 +14,9 @@ import { seriousAccessibilityViolations } from '../support/axe.js';
  * The audit of a clerk's day, in Chromium at 1366×768, on a seeded account: what the pages show
  * is in the clerk's words — stored codes (a document's `deed_of_trust`) as words, and the loan
  * form's refusals naming fields by their labels (`Date Funded`, not `Date_Funded` or
- * `dateFunded`). axe-core on each page (no serious or critical violation); screenshots in
+ * `dateFunded`); the overview's "Due this week" lists the first 25 payments (with 30 more loans
+ * due this week than the seed has), says of how many, and links to them all in the loans list,
+ * in the same order. axe-core on each page (no serious or critical violation); screenshots in
  * tests/artifacts/dashboard/clerk-day/.
  */
 const CHROMIUM = new ChromiumSuite("the clerk's day browser test", 'tests/dashboard/clerkDayBrowser.test.ts');
@@ -27,6 +30,15 @@ let seeded: SeededAccount;
 let browser: Browser;
 let page: Page;
 const pageProblems: string[] = [];
+let businessDate = '';
+/** The loans whose next row is due this week, soonest first (ties by loan id), as the database says. */
+let dueThisWeek: { readonly id: string; readonly due: string }[] = [];
+/** How many loans the overview lists of this week's dues. */
+const DUE_SHOWN = 25;
+/** The loans' links of the table rows under `scope`, in order. */
+async function loanLinks(scope: string): Promise<string[]> {
+  return page.locator(`${scope} tbody tr a[href^="/dashboard/loans/"]`).evaluateAll((links) => links.map((link) => (link as unknown as { getAttribute(name: string): string }).getAttribute('href').slice('/dashboard/loans/'.length)));
+}
 
 /**
  * The words of the page's main text that are codes, not words: with an underscore
@@ -62,6 +74,19 @@ describe("A clerk's day: the audit's findings (Chromium)", () => {
        INSERT INTO loan_documents (account_id, loan_id, document_id) SELECT $1, $2, id FROM document`,
       [account, loanId],
     );
+    // More loans due this week than the overview lists: 30 new ones, their first payments spread over the week.
+    businessDate = (await database.db.query<{ d: string }>('SELECT loanql_business_date($1)::text AS d', [account])).rows[0]!.d;
+    for (let i = 0; i < 30; i++) {
+      const firstDue = (await database.db.query<{ d: string }>('SELECT ($1::date + $2::int)::text AS d', [businessDate, i % 7])).rows[0]!.d;
+      await createLoan(database.db, account, { Name: `Due this week ${i + 1}`, Amount: 10000 + i, Rate: 6, Term: 12, Frequency: 'monthly', First_Payment_Date: firstDue, Status: 'servicing' });
+    }
+    dueThisWeek = (
+      await database.db.query<{ id: string; due: string }>(
+        `SELECT l.id, s.due::text AS due FROM schedules s JOIN loans l ON l.account_id = s.account_id AND l.id = s.loan_id
+          WHERE s.account_id = $1 AND s.is_next AND l.status = 'servicing' AND s.due BETWEEN $2::date AND $2::date + 6 ORDER BY s.due, s.loan_id`,
+        [account, businessDate],
+      )
+    ).rows;
     browser = await CHROMIUM.launch();
     ({ page } = await openWatchedPage(browser, {
       viewport: VIEWPORT,
@@ -136,6 +161,35 @@ describe("A clerk's day: the audit's findings (Chromium)", () => {
     await page.waitForLoadState();
     assert.match(await page.locator('#loan-field-Regular_Payment-error').innerText(), /^Regular Payment: no schedule can be built: Regular Payment 100\.00 must exceed the first row's interest /);
     assert.deepEqual(await codeWords(), [], "no code in the schedule's refusal");
+  });
+
+  it("the overview's “Due this week” lists the first 25, says of how many, and links to them all in due order", async () => {
+    const total = dueThisWeek.length;
+    assert.ok(total > DUE_SHOWN, `more loans due this week (${total}) than the overview lists`);
+    const weekEnd = (await database.db.query<{ d: string }>('SELECT ($1::date + 6)::text AS d', [businessDate])).rows[0]!.d;
+    await page.goto(`${server.url}/dashboard`);
+    const card = page.getByRole('region', { name: /^Due this week/ });
+    assert.deepEqual(await loanLinks('#due-this-week'), dueThisWeek.slice(0, DUE_SHOWN).map((loan) => loan.id), 'the first 25, soonest first');
+    assert.equal(await card.getByRole('heading').innerText(), `Due this week ${total}`);
+    assert.equal(await card.getByText(/^The first/).innerText(), `The first ${DUE_SHOWN} of ${total} payments due from ${businessDate} to ${weekEnd}, soonest first.`);
+    // The card is bounded like the late loans' beside it (25 rows at most each), not a page of its own.
+    const [dueBox, lateBox] = [await card.boundingBox(), await page.getByRole('region', { name: 'Late loans' }).boundingBox()];
+    assert.ok(dueBox && lateBox && dueBox.height <= lateBox.height, `the card is no taller than the late loans': ${JSON.stringify([dueBox, lateBox])}`);
+    await checkPage('overview');
+
+    await card.getByRole('link', { name: 'Loans due this week' }).click();
+    await page.waitForURL(/\/dashboard\/loans\?/);
+    assert.equal(await page.getByRole('status').filter({ hasText: /^Loans / }).innerText(), `Loans 1–25 of ${total} with the next payment due from ${businessDate} to ${weekEnd}.`);
+    assert.equal(await page.getByLabel('Next payment').inputValue(), 'week');
+    assert.equal(await page.getByLabel('Sort').inputValue(), 'next_due');
+    const listed = [...(await loanLinks('main'))];
+    await checkPage('loans-due-this-week');
+    for (let more = page.getByRole('link', { name: 'Next' }); (await more.count()) > 0; more = page.getByRole('link', { name: 'Next' })) {
+      await more.click();
+      await page.waitForLoadState();
+      listed.push(...(await loanLinks('main')));
+    }
+    assert.deepEqual(listed, dueThisWeek.map((loan) => loan.id), 'every loan due this week, in the overview’s order');
   });
 
   it('saw no script error or unexpected refusal', () => {

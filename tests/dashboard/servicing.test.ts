@@ -109,7 +109,7 @@ describe('Loans list', () => {
   });
 
   it('answers a bad parameter with a 400 page naming it', async () => {
-    for (const [query, name] of [['status=late', 'status'], ['sort=evil', 'sort'], ['page=0', 'page'], ['page=x', 'page'], ['status=lead&status=closed', 'status']] as const) {
+    for (const [query, name] of [['status=late', 'status'], ['sort=evil', 'sort'], ['page=0', 'page'], ['page=x', 'page'], ['status=lead&status=closed', 'status'], ['due=month', 'due']] as const) {
       const page = await client.get(`/dashboard/loans?${query}`);
       assert.equal(page.status, 400, query);
       assert.ok(page.text.includes(`“${name}”`), query);
