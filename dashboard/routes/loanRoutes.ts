@@ -11,6 +11,7 @@ import { createBody, loanFormFields, updateBody, type LoanFormField } from '../l
 import { LOAN_SORTS, listHref, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type DueWindow, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
 import { cash, centsOf, fromCents, money, row, rows, text, type Row } from '../pages/servicingFormat.js';
 import { formFields, formText } from '../formFields.js';
+import { AMOUNT_EXAMPLE, plainAmount } from '../moneyInput.js';
 import { addDays, payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
 import { sessionOf } from '../session.js';
 
@@ -121,6 +122,11 @@ const DATE = /^\d{4}-\d\d-\d\d$/;
 /** A real calendar date from year 1 on (PostgreSQL has no year 0). */
 const isRealDate = (value: string) => DATE.test(value) && !value.startsWith('0000') && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
 const AMOUNT = /^\d{1,12}(\.\d{1,2})?$/;
+/** The form's amount as the mutation takes it (`1,250.00` → `1250.00`: `plainAmount`), or null when it is not an amount of at most 2 decimals. */
+function amountOf(values: ReadonlyMap<string, string>): string | null {
+  const amount = plainAmount(values.get('amount') ?? '');
+  return amount !== null && AMOUNT.test(amount) ? amount : null;
+}
 
 /** A 400 page naming the query parameter that is wrong. */
 class BadParameter extends Error {
@@ -343,14 +349,14 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       ['date', 'amount', 'type', 'method'],
       (values) => {
         if (!isRealDate(values.get('date')!.trim())) return 'Date: expected a real date as YYYY-MM-DD.';
-        const amount = values.get('amount')!.trim();
-        if (!AMOUNT.test(amount) || !/[1-9]/.test(amount)) return 'Amount: expected an amount above 0 with at most 2 decimals, e.g. 1250.00.';
+        const amount = amountOf(values);
+        if (amount === null || !/[1-9]/.test(amount)) return `Amount: expected an amount above 0 with at most 2 decimals, ${AMOUNT_EXAMPLE} (commas only between thousands).`;
         if (!PAYMENT_TYPES.includes(values.get('type')!)) return `Type: expected one of ${PAYMENT_TYPES.join(', ')}.`;
         if (!PAYMENT_METHODS.includes(values.get('method')!)) return `Method: expected one of ${PAYMENT_METHODS.join(', ')}.`;
         return null;
       },
       async (_req, res, loan, values) => {
-        await run(res, POST_PAYMENT, { loan, date: values.get('date')!.trim(), amount: values.get('amount')!.trim(), type: values.get('type'), method: values.get('method') });
+        await run(res, POST_PAYMENT, { loan, date: values.get('date')!.trim(), amount: amountOf(values), type: values.get('type'), method: values.get('method') });
         return `payment-posted${await paidOff(res, loan)}`;
       },
     ),
@@ -375,13 +381,13 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       ['date', 'amount', 'method'],
       (values) => {
         if (!isRealDate(values.get('date')!.trim())) return 'Payoff date: expected a real date as YYYY-MM-DD.';
-        if (!AMOUNT.test(values.get('amount')!.trim())) return 'Payoff: expected the quoted amount, e.g. 84600.20.';
+        if (amountOf(values) === null) return 'Payoff: expected the quoted amount, e.g. 84600.20.';
         if (!PAYMENT_METHODS.includes(values.get('method')!)) return `Method: expected one of ${PAYMENT_METHODS.join(', ')}.`;
         return null;
       },
       async (req, res, loan, values) => {
         const date = values.get('date')!.trim();
-        const amount = values.get('amount')!.trim();
+        const amount = amountOf(values)!;
         const quote = await payoffQuote(db, sessionOf(res).admin.accountId, loan, date);
         const quoted = centsOf(quote?.payoff);
         if (quoted === null || quoted <= 0n) {

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { createLoan } from '../../app/loanWrites.js';
+import { readProductSettings } from '../../app/productSettings.js';
 import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
@@ -16,7 +17,9 @@ import { seriousAccessibilityViolations } from '../support/axe.js';
  * form's refusals naming fields by their labels (`Date Funded`, not `Date_Funded` or
  * `dateFunded`); the overview's "Due this week" lists the first 25 payments (with 30 more loans
  * due this week than the seed has), says of how many, and links to them all in the loans list,
- * in the same order. axe-core on each page (no serious or critical violation); screenshots in
+ * in the same order; amounts typed with thousands separators (`1,250.00`) are taken by every money
+ * input — a payment, the loan form's amounts, the money settings — and anything ambiguous
+ * (`1,25.00`, `1.250,00`, `12,50`) is refused with nothing written. axe-core on each page (no serious or critical violation); screenshots in
  * tests/artifacts/dashboard/clerk-day/.
  */
 const CHROMIUM = new ChromiumSuite("the clerk's day browser test", 'tests/dashboard/clerkDayBrowser.test.ts');
@@ -190,6 +193,78 @@ describe("A clerk's day: the audit's findings (Chromium)", () => {
       listed.push(...(await loanLinks('main')));
     }
     assert.deepEqual(listed, dueThisWeek.map((loan) => loan.id), 'every loan due this week, in the overview’s order');
+  });
+
+  it('the payment form takes 1,250.00 as 1250.00 and refuses 1,25.00 and 1.250,00, writing nothing', async () => {
+    const loanId = loanPath.slice('/dashboard/loans/'.length);
+    const payments = async (): Promise<string[]> =>
+      (await database.db.query<{ amount: string }>('SELECT amount::text FROM payments WHERE account_id = $1 AND loan_id = $2 ORDER BY posted_at, id', [seeded.account.id, loanId])).rows.map((payment) => payment.amount);
+    const before = await payments();
+    await page.goto(`${server.url}${loanPath}`);
+    await page.getByLabel('Amount').fill('1,250.00');
+    await page.getByRole('button', { name: 'Post payment' }).click();
+    await page.waitForURL(/done=payment-posted/);
+    assert.match(await page.locator('#outcome').innerText(), /^Payment posted/);
+    assert.deepEqual(await payments(), [...before, '1250.00'], 'the payment is 1250.00');
+    const newest = page.getByRole('region', { name: 'Payments' }).getByRole('row').nth(1);
+    assert.ok((await newest.getByRole('cell').allInnerTexts()).includes('$1,250.00'), 'listed as $1,250.00');
+
+    for (const typed of ['1,25.00', '1.250,00', '12,50']) {
+      await page.getByLabel('Amount').fill(typed);
+      await page.getByRole('button', { name: 'Post payment' }).click();
+      await page.waitForLoadState();
+      assert.equal(await page.locator('#outcome').innerText(), 'Amount: expected an amount above 0 with at most 2 decimals, e.g. 1250.00 or 1,250.00 (commas only between thousands).', typed);
+      assert.equal(await page.getByLabel('Amount').inputValue(), typed, 'what was typed is kept');
+    }
+    assert.deepEqual(await payments(), [...before, '1250.00'], 'nothing more written');
+  });
+
+  it("the loan form's amounts (Amount, a currency field) take thousands separators; an ambiguous one is refused at its field", async () => {
+    await page.goto(`${server.url}/dashboard/loans/new`);
+    await page.getByLabel('Name (required)').fill('Birch Ln construction');
+    await page.getByLabel('Amount', { exact: true }).fill('1,250,000.00');
+    await page.getByLabel('Origination Fee').fill('12,500');
+    await page.getByLabel('Rate').fill('9');
+    await page.getByLabel('Term').fill('24');
+    await page.getByLabel('Frequency').selectOption('monthly');
+    await page.getByLabel('Date Funded').fill('2026-03-01');
+    await page.getByRole('button', { name: 'Create loan' }).click();
+    await page.waitForURL(/done=created/);
+    const terms = await page.locator('main').innerText();
+    assert.match(terms, /Amount\s+\$1,250,000\.00/);
+    assert.match(terms, /Origination Fee\s+\$12,500\.00/);
+    const id = /\/dashboard\/loans\/([0-9a-f-]{36})/.exec(page.url())![1]!;
+    const stored = (await database.db.query<{ amount: string; fee: string }>(`SELECT amount::text, custom_fields->>'origination_fee' AS fee FROM loans WHERE account_id = $1 AND id = $2`, [seeded.account.id, id])).rows[0]!;
+    assert.deepEqual(stored, { amount: '1250000.00', fee: '12500' });
+
+    await page.getByRole('link', { name: 'Edit loan' }).click();
+    await page.getByLabel('Amount', { exact: true }).fill('1,25.00');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.waitForLoadState();
+    assert.match(await page.locator('#loan-field-Amount-error').innerText(), /^Amount: expected a number, greater than 0, with at most 2 decimal places, and at most 12 digits before the point, got "1,25\.00"$/);
+    assert.equal((await database.db.query<{ amount: string }>('SELECT amount::text FROM loans WHERE account_id = $1 AND id = $2', [seeded.account.id, id])).rows[0]!.amount, '1250000.00', 'nothing written');
+    await checkPage('loan-form-amount-refused');
+  });
+
+  it('Settings > Servicing takes a money setting typed 1,250.00 and refuses 12,50 (a number input would have sent 1250)', async () => {
+    const nsfFee = async () => (await readProductSettings(database.db, seeded.account.id)).settings.get('nsf_fee');
+    await page.goto(`${server.url}/dashboard/settings/servicing`);
+    await page.getByLabel(/^NSF fee/).fill('');
+    await page.getByLabel(/^NSF fee/).pressSequentially('1,250.00'); // typed key by key, as a clerk does
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.waitForURL(/saved=/);
+    assert.equal(await nsfFee(), '1250.00');
+    assert.equal(await page.getByLabel(/^NSF fee/).inputValue(), '1250.00');
+
+    await page.getByLabel(/^NSF fee/).fill('');
+    await page.getByLabel(/^NSF fee/).pressSequentially('12,50'); // typed key by key, as a clerk does
+    const [answer] = await Promise.all([page.waitForResponse((response) => response.request().method() === 'POST'), page.getByRole('button', { name: 'Save settings' }).click()]);
+    assert.equal(answer.status(), 400, `12,50 is refused, not saved (${answer.status()}; NSF fee now ${await nsfFee()})`);
+    await page.waitForLoadState();
+    assert.match(await page.locator('#setting-nsf_fee-error').innerText(), /^nsf_fee: must be a number from 0 to /);
+    assert.equal(await page.getByLabel(/^NSF fee/).inputValue(), '12,50', 'what was typed is kept');
+    assert.equal(await nsfFee(), '1250.00', 'nothing written');
+    await checkPage('settings-servicing-refused');
   });
 
   it('saw no script error or unexpected refusal', () => {
