@@ -1,5 +1,6 @@
 import type { ValueRule } from '../app/fieldValues.js';
 import { bodyName, BUILT_IN_FIELDS, type Product } from '../app/products.js';
+import { plainAmount } from './moneyInput.js';
 
 /**
  * The create and edit forms of a loan: one input per field of the account's product, named as
@@ -13,6 +14,8 @@ export interface LoanFormField {
   readonly rule: ValueRule;
   readonly required: boolean;
   readonly hint?: string;
+  /** An amount of money: typed with or without thousands separators (`plainAmount`). */
+  readonly money?: boolean;
   /** Where the current value is read from on the edit form. */
   readonly source: { readonly kind: 'column'; readonly column: string } | { readonly kind: 'custom'; readonly key: string } | { readonly kind: 'contact' };
 }
@@ -24,6 +27,9 @@ const HINTS: ReadonlyMap<string, string> = new Map([
   ['Date_Maturity', 'Leave empty to have it computed from the schedule.'],
   ['First_Payment_Date', 'Leave empty: one period after Date Funded.'],
 ]);
+
+/** The built-in fields that are amounts of money (SPEC §6); a custom field is one when its type is `currency`. */
+const MONEY_FIELDS: ReadonlySet<string> = new Set(['Amount', 'Regular_Payment']);
 
 const CONTACT_FIELDS: readonly LoanFormField[] = ['Borrower', 'Guarantor'].flatMap((prefix) => [
   { name: `${prefix}_Name`, label: `${prefix} name`, rule: { kind: 'text', maxLength: 500 }, required: false, source: { kind: 'contact' } },
@@ -39,6 +45,7 @@ export function loanFormFields(product: Product, mode: 'create' | 'update'): rea
     rule: field.rule,
     required: field.name === 'Name',
     ...(HINTS.has(field.name) ? { hint: HINTS.get(field.name)! } : {}),
+    ...(MONEY_FIELDS.has(field.name) ? { money: true } : {}),
     source: { kind: 'column', column: field.column },
   }));
   for (const field of product.customFields) {
@@ -48,18 +55,31 @@ export function loanFormFields(product: Product, mode: 'create' | 'update'): rea
       rule: field.rule,
       required: field.required === true && field.defaultValue === undefined,
       ...(field.defaultValue !== undefined && mode === 'create' ? { hint: `Default: ${String(field.defaultValue)}.` } : {}),
+      ...(field.type === 'currency' ? { money: true } : {}),
       source: { kind: 'custom', key: field.key },
     });
   }
   return mode === 'create' ? [...fields, ...CONTACT_FIELDS] : fields;
 }
 
-/** A value typed into an input, as the JSON body carries it (the rules then check it). */
-function bodyValue(rule: ValueRule, text: string): unknown {
+/**
+ * A value typed into an input, as the JSON body carries it (the rules then check it): an amount
+ * of money as its plain decimal (`1,250.00` → `1250.00`; what `plainAmount` does not read is sent
+ * as typed, for the rules to refuse).
+ */
+function bodyValue(field: LoanFormField, text: string): unknown {
+  const rule = field.rule;
   const trimmed = text.trim();
+  if (field.money) return plainAmount(trimmed) ?? trimmed;
   if (rule.kind === 'integer' && /^-?\d{1,15}$/.test(trimmed)) return Number(trimmed);
   if (rule.kind === 'boolean' && (trimmed === 'true' || trimmed === 'false')) return trimmed === 'true';
   return rule.kind === 'text' ? text : trimmed;
+}
+
+/** What an input says, to compare with what the form showed: an amount by its plain decimal (`1,250.00` is `1250.00`). */
+function comparable(field: LoanFormField, text: string): string {
+  const trimmed = text.trim();
+  return field.money ? (plainAmount(trimmed) ?? trimmed) : trimmed;
 }
 
 /**
@@ -70,7 +90,7 @@ export function createBody(fields: readonly LoanFormField[], typed: ReadonlyMap<
   const body = new Map<string, unknown>();
   for (const field of fields) {
     const text = typed.get(field.name) ?? '';
-    if (text.trim() !== '') body.set(field.name, bodyValue(field.rule, text));
+    if (text.trim() !== '') body.set(field.name, bodyValue(field, text));
   }
   return Object.fromEntries(body);
 }
@@ -86,8 +106,8 @@ export function updateBody(fields: readonly LoanFormField[], typed: ReadonlyMap<
     const text = typed.get(field.name);
     if (text === undefined) continue;
     const before = current.get(field.name) ?? '';
-    if (text.trim() === before.trim()) continue;
-    body.set(field.name, text.trim() === '' ? null : bodyValue(field.rule, text));
+    if (comparable(field, text) === comparable(field, before)) continue;
+    body.set(field.name, text.trim() === '' ? null : bodyValue(field, text));
   }
   return Object.fromEntries(body);
 }

@@ -234,8 +234,13 @@ export async function payoffQuote(db: Database, accountId: string, loanId: strin
 export interface StartPageData {
   /** The account's business date (SPEC §12: today in its time zone). */
   readonly businessDate: string;
-  /** Next rows of loans in servicing due from the business date to six days after, soonest first: `{due, payment, loan {id name}}`. */
+  /** Next rows of loans in servicing due from the business date to six days after, soonest first, the first `dueShown`: `{due, payment, loan {id name}}`. */
   readonly dueThisWeek: readonly Data[];
+  /** How many loans have their next row due this week (`dueThisWeek` is at most the first `dueShown` of them). */
+  readonly dueCount: number;
+  readonly dueShown: number;
+  /** The last day of the week: six days after the business date. */
+  readonly weekEnd: string;
   /** Loans in servicing past due by the ledger (R3: arrears beyond the product's tolerance), most days first. */
   readonly late: readonly { readonly loan: Data; readonly daysPastDue: number }[];
   /** Loans in servicing with a row unpaid since before the business date: when more than the candidates asked, `late` is only the oldest of them. */
@@ -252,17 +257,20 @@ export interface StartPageData {
 const LATE_CANDIDATES = 25;
 /** How many open tasks the start page lists, soonest due first (it says how many there are in all). */
 const OPEN_TASKS_SHOWN = 20;
+/** How many of this week's payments the start page lists, soonest first (it says how many there are, and links to them all). */
+const DUE_SHOWN = 25;
 
 const START_PAGE = `query StartPage($today: date!, $weekEnd: date!) {
   late: loans(where: {status: {_eq: "servicing"}, oldest_unpaid_due: {_lt: $today}}, order_by: [{oldest_unpaid_due: asc}, {id: asc}], limit: ${LATE_CANDIDATES}) { id name oldest_unpaid_due days_past_due }
   behind: loans_aggregate(where: {status: {_eq: "servicing"}, oldest_unpaid_due: {_lt: $today}}) { aggregate { count } }
-  due: schedules(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}, order_by: [{due: asc}, {loan_id: asc}], limit: 100) { due payment loan { id name } }
+  due: schedules(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}, order_by: [{due: asc}, {loan_id: asc}], limit: ${DUE_SHOWN}) { due payment loan { id name } }
+  due_count: schedules_aggregate(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}) { aggregate { count } }
   tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } }
   open_tasks: tasks_aggregate(where: {status: {_neq: "completed"}}) { aggregate { count } }
 }`;
 
 /** `day` (YYYY-MM-DD) moved by `days`. */
-function addDays(day: string, days: number): string {
+export function addDays(day: string, days: number): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 }
 
@@ -274,19 +282,24 @@ function addDays(day: string, days: number): string {
  */
 export async function startPageData(servicing: ServicingData, db: Database, accountId: string): Promise<StartPageData> {
   const today = await businessDate(db, accountId);
-  const data = await servicing.run(db, accountId, START_PAGE, { today, weekEnd: addDays(today, 6) });
+  const weekEnd = addDays(today, 6);
+  const data = await servicing.run(db, accountId, START_PAGE, { today, weekEnd });
   const rows = (value: unknown): Data[] => (Array.isArray(value) ? (value as Data[]) : []);
   const late = rows(data.late)
     .map((loan) => ({ loan, daysPastDue: Number(String(loan.days_past_due ?? 0)) }))
     .filter((entry) => entry.daysPastDue > 0)
     .sort((a, b) => b.daysPastDue - a.daysPastDue);
+  const count = (aggregate: unknown): number => Number(String(((aggregate as Data | undefined)?.aggregate as Data | undefined)?.count ?? 0));
   return {
     businessDate: today,
     dueThisWeek: rows(data.due),
+    dueCount: count(data.due_count),
+    dueShown: DUE_SHOWN,
+    weekEnd,
     late,
-    behindCount: Number(String(((data.behind as Data | undefined)?.aggregate as Data | undefined)?.count ?? 0)),
+    behindCount: count(data.behind),
     lateCandidates: LATE_CANDIDATES,
     openTasks: rows(data.tasks),
-    openTaskCount: Number(String(((data.open_tasks as Data | undefined)?.aggregate as Data | undefined)?.count ?? 0)),
+    openTaskCount: count(data.open_tasks),
   };
 }

@@ -4,7 +4,7 @@ import type { RemittanceRun, RemittanceSummary } from '../../app/remittances.js'
 import { html, type Html } from '../html.js';
 import { csrfField, formatTimestamp, outcome, renderPage, type Viewer } from './layout.js';
 import { loanPath, personPath } from './servicingPaths.js';
-import { cash, dateInput } from './servicingFormat.js';
+import { cash, dateInput, enumLabel } from './servicingFormat.js';
 
 export const INVESTORS_PATH = '/dashboard/investors';
 export const REMITTANCES_PATH = '/dashboard/remittances';
@@ -74,7 +74,7 @@ ${periodForm(investorPath(statement.person.id), statement.period, 'Statement per
       ? html`<div class="table-scroll" role="region" aria-labelledby="lines-heading" tabindex="0"><table>
     <thead><tr><th scope="col">Date</th><th scope="col">Loan</th><th scope="col">Component</th><th scope="col" class="num">Amount</th><th scope="col">Kind</th><th scope="col">Remitted</th></tr></thead>
     <tbody>${statement.lines.map(
-      (line) => html`<tr><td>${line.date}</td><td>${names.get(line.loanId) ?? line.loanId}</td><td>${line.component}</td><td class="num">${cash(line.amount, currency)}</td><td>${line.adjustment ? 'adjustment' : 'payment'}</td><td>${line.remittanceId ? 'yes' : 'not yet'}</td></tr>`,
+      (line) => html`<tr><td>${line.date}</td><td>${names.get(line.loanId) ?? line.loanId}</td><td>${enumLabel(line.component)}</td><td class="num">${cash(line.amount, currency)}</td><td>${line.adjustment ? 'adjustment' : 'payment'}</td><td>${line.remittanceId ? 'yes' : 'not yet'}</td></tr>`,
     )}</tbody></table></div>`
       : html`<p class="hint">No distribution in this period.</p>`
   }

@@ -2,7 +2,7 @@ import type { LoanFormField } from '../loanForm.js';
 import { html, type Html } from '../html.js';
 import { csrfField, message, outcome, renderPage, type Viewer } from './layout.js';
 import { LOANS_PATH, loanPath } from './servicingPaths.js';
-import { DATE_INPUT_ATTRIBUTES, enumLabel, loanLabel, text, type Row } from './servicingFormat.js';
+import { DATE_INPUT_ATTRIBUTES, enumLabel, inPageWords, loanLabel, text, type Row } from './servicingFormat.js';
 
 /**
  * The create and edit form of a loan (`loanForm.ts` says which inputs): one input per field of
@@ -21,6 +21,38 @@ export interface LoanFormView {
 
 const inputId = (name: string) => `loan-field-${name.replace(/[^A-Za-z0-9_-]/g, '-')}`;
 
+/**
+ * The names the rules' messages may use for the form's fields and values, with what the form
+ * calls them: each field by its body name (`Date_Funded`), its column (`date_funded`) and the
+ * schedule's name for it (`dateFunded`) → its label (`Date Funded`); each option of a select by
+ * its stored value (`interest_only`) → its words (`interest only`).
+ */
+function messageLabels(fields: readonly LoanFormField[]): ReadonlyMap<string, string> {
+  const labels = new Map<string, string>();
+  for (const field of fields) {
+    labels.set(field.name, field.label);
+    if (field.source.kind === 'column') {
+      labels.set(field.source.column, field.label);
+      labels.set(field.source.column.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase()), field.label);
+    }
+    if (field.rule.kind === 'enum') for (const value of field.rule.values) labels.set(value, enumLabel(value));
+  }
+  return labels;
+}
+
+/** How the API's messages say "empty" (a body sends null; a form leaves the input empty), in the form's words. */
+const API_PHRASES: readonly (readonly [RegExp, string])[] = [
+  [/\bsend that date, or null to\b/g, 'enter that date, or leave it empty to'],
+  [/\bsend null\b/g, 'leave it empty'],
+  [/\bmay not be null\b/g, 'may not be empty'],
+  [/ \(or a decimal string\)/g, ''],
+];
+
+/** A message of the rules as the form says it: its fields by their labels, values in words, empty for null. */
+function inFormWords(message: string, labels: ReadonlyMap<string, string>): string {
+  return API_PHRASES.reduce((words, [phrase, replacement]) => words.replace(phrase, replacement), inPageWords(message, labels));
+}
+
 /** The create and edit form of a loan, one input per field of the product, errors next to their field. */
 export function loanFormPage(viewer: Viewer, view: LoanFormView): string {
   const action = view.mode === 'create' ? LOANS_PATH : `${loanPath(text(view.loan?.id))}/edit`;
@@ -32,12 +64,13 @@ export function loanFormPage(viewer: Viewer, view: LoanFormView): string {
   const contactFields = contactStart < 0 ? [] : view.fields.slice(contactStart);
   // The refused form opens on its first wrong field, where the error is written beside it.
   const firstWrong = view.fields.find((field) => problemOf(field, view) !== undefined)?.name;
-  const field = (each: LoanFormField) => formField(each, view, each.name === firstWrong);
+  const labels = messageLabels(view.fields);
+  const field = (each: LoanFormField) => formField(each, view, each.name === firstWrong, labels);
   return renderPage(
     { title, viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a>${view.loan ? html` › <a href="${loanPath(text(view.loan.id))}">${loanLabel(view.loan)}</a>` : null}</p>
 <h1>${title}</h1>
-${(firstWrong ? message : outcome)('error', view.error ? `Not saved — ${view.error}${others.length ? ` — ${others.map(([name, problem]) => `${name}: ${problem}`).join('; ')}` : ''}` : null)}
+${(firstWrong ? message : outcome)('error', view.error ? `Not saved — ${inFormWords(view.error, labels)}${others.length ? ` — ${others.map(([name, problem]) => `${inFormWords(name, labels)}: ${inFormWords(problem, labels)}`).join('; ')}` : ''}` : null)}
 <form class="stack loan-form" method="post" action="${action}" novalidate>
   ${csrfField(viewer.csrfToken)}
   <fieldset><legend>Loan</legend><div class="form-grid">${loanFields.map(field)}</div></fieldset>
@@ -55,7 +88,7 @@ function problemOf(field: LoanFormField, view: LoanFormView): string | undefined
   return [...view.problems].find(([name]) => name.toLowerCase() === field.name.toLowerCase())?.[1];
 }
 
-function formField(field: LoanFormField, view: LoanFormView, focus: boolean): Html {
+function formField(field: LoanFormField, view: LoanFormView, focus: boolean, labels: ReadonlyMap<string, string>): Html {
   const id = inputId(field.name);
   const value = view.values.get(field.name) ?? '';
   const problem = problemOf(field, view);
@@ -75,6 +108,6 @@ function formField(field: LoanFormField, view: LoanFormView, focus: boolean): Ht
     <label for="${id}">${field.label}${field.required ? ' (required)' : null}</label>
     ${input}
     ${field.hint ? html`<span id="${id}-hint" class="hint">${field.hint}</span>` : null}
-    ${problem ? html`<span id="${id}-error" class="field-error">${field.name}: ${problem}</span>` : null}
+    ${problem ? html`<span id="${id}-error" class="field-error">${field.label}: ${inFormWords(problem, labels)}</span>` : null}
   </div>`;
 }

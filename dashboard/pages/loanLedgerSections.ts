@@ -74,7 +74,7 @@ export function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView, out
     )}</select></div>
     <div><button type="submit">Post this payoff: ${cash(fromCents(payoff), viewer.currency)} on ${text(quote.as_of)}</button></div>
   </form>`
-      : html`<p class="hint">${text(loan.status) === 'servicing' ? 'Nothing to pay off on this day.' : `The loan is ${text(loan.status)}: a payoff is posted only for a loan in servicing.`}</p>`
+      : html`<p class="hint">${text(loan.status) === 'servicing' ? 'Nothing to pay off on this day.' : `The loan is ${enumLabel(loan.status)}: a payoff is posted only for a loan in servicing.`}</p>`
   }`
       : html`<p>No quote: the loan has no schedule.</p>`
   }
@@ -87,7 +87,7 @@ export function allocationCell(payment: Row, currency: string): Html {
   if (!lines.length) return html`<span class="hint">${payment.date_reversed ? 'nothing (reversed)' : 'nothing yet'}</span>`;
   const totals = new Map<string, bigint>();
   for (const line of lines) totals.set(text(line.component), (totals.get(text(line.component)) ?? 0n) + (centsOf(line.amount) ?? 0n));
-  const summary = [...totals].map(([component, cents]) => `${component} ${cash(fromCents(cents), currency)}`).join(', ');
+  const summary = [...totals].map(([component, cents]) => `${enumLabel(component)} ${cash(fromCents(cents), currency)}`).join(', ');
   return html`<details class="allocation">
   <summary>${summary} <span class="hint">(${lines.length} ${lines.length === 1 ? 'line' : 'lines'})</span></summary>
   <table class="allocation-lines">
@@ -95,8 +95,8 @@ export function allocationCell(payment: Row, currency: string): Html {
     <thead><tr><th scope="col">Row</th><th scope="col">Component</th><th scope="col" class="num">Amount</th></tr></thead>
     <tbody>${lines.map((line) => {
       const fee = row(line.fee);
-      const where = fee ? `${text(fee.kind)} fee` : text(line.row_number) ? `row ${text(line.row_number)}` : '—';
-      return html`<tr><td>${where}</td><td>${text(line.component)}</td><td class="num">${cash(line.amount, currency)}</td></tr>`;
+      const where = fee ? `${enumLabel(fee.kind)} fee` : text(line.row_number) ? `row ${text(line.row_number)}` : '—';
+      return html`<tr><td>${where}</td><td>${enumLabel(line.component)}</td><td class="num">${cash(line.amount, currency)}</td></tr>`;
     })}</tbody>
   </table>
 </details>`;

@@ -16,13 +16,22 @@ export const LOAN_SORTS: readonly { readonly key: string; readonly label: string
   { key: 'amount_desc', label: 'Amount (largest first)' },
   { key: 'amount_asc', label: 'Amount (smallest first)' },
   { key: 'maturity', label: 'Maturity (soonest first)' },
+  { key: 'next_due', label: 'Next payment (soonest first)' },
 ];
 
 export interface LoanListQuery {
   readonly status: string | null;
   readonly search: string;
+  /** `week`: only loans whose next payment is due from the business date to six days after (the overview's "Due this week"). */
+  readonly due: 'week' | null;
   readonly sort: string;
   readonly page: number;
+}
+
+/** The days of `due=week`: the business date and six days after. */
+export interface DueWindow {
+  readonly from: string;
+  readonly to: string;
 }
 
 export interface LoanListView {
@@ -31,14 +40,23 @@ export interface LoanListView {
   readonly counts: ReadonlyMap<string, number>;
   readonly query: LoanListQuery;
   readonly pageSize: number;
+  /** The days of the `due` filter, when it is on. */
+  readonly dueWindow?: DueWindow;
   readonly notice?: string;
 }
 
+/** The overview's "Due this week" in full: the loans in servicing whose next payment is due this week, soonest first. */
+export const DUE_THIS_WEEK_HREF = listHrefOf({ status: 'servicing', search: '', due: 'week', sort: 'next_due', page: 1 });
+
 export function listHref(query: LoanListQuery, changes: Partial<LoanListQuery>): string {
-  const merged = { ...query, ...changes };
+  return listHrefOf({ ...query, ...changes });
+}
+
+function listHrefOf(merged: LoanListQuery): string {
   const params = new URLSearchParams();
   if (merged.search) params.set('q', merged.search);
   if (merged.status) params.set('status', merged.status);
+  if (merged.due) params.set('due', merged.due);
   if (merged.sort !== 'newest') params.set('sort', merged.sort);
   if (merged.page > 1) params.set('page', String(merged.page));
   const query_ = params.toString();
@@ -64,7 +82,14 @@ ${message('ok', view.notice)}
   <div class="field">
     <label for="loan-status">Status</label>
     <select id="loan-status" name="status">
-      ${statuses.map((status) => html`<option value="${status === 'all' ? '' : status}"${(query.status ?? 'all') === status ? html` selected` : null}>${status === 'all' ? 'All' : status} (${view.counts.get(status) ?? 0})</option>`)}
+      ${statuses.map((status) => html`<option value="${status === 'all' ? '' : status}"${(query.status ?? 'all') === status ? html` selected` : null}>${status === 'all' ? 'All' : enumLabel(status)} (${view.counts.get(status) ?? 0})</option>`)}
+    </select>
+  </div>
+  <div class="field">
+    <label for="loan-due">Next payment</label>
+    <select id="loan-due" name="due">
+      <option value=""${query.due === null ? html` selected` : null}>Any day</option>
+      <option value="week"${query.due === 'week' ? html` selected` : null}>Due this week</option>
     </select>
   </div>
   <div class="field">
@@ -77,10 +102,10 @@ ${message('ok', view.notice)}
 </form>
 <nav class="status-tabs" aria-label="Loan status">
   <ul>${statuses.map(
-    (status) => html`<li><a href="${listHref(query, { status: status === 'all' ? null : status, page: 1 })}"${(query.status ?? 'all') === status ? html` aria-current="page"` : null}>${status === 'all' ? 'All' : status} <span class="count">${view.counts.get(status) ?? 0}</span></a></li>`,
+    (status) => html`<li><a href="${listHref(query, { status: status === 'all' ? null : status, page: 1 })}"${(query.status ?? 'all') === status ? html` aria-current="page"` : null}>${status === 'all' ? 'All' : enumLabel(status)} <span class="count">${view.counts.get(status) ?? 0}</span></a></li>`,
   )}</ul>
 </nav>
-<p class="hint" role="status">${total === 0 ? 'No loans match.' : `Loans ${first}–${last} of ${total}${query.search ? ` matching “${query.search}”` : ''}.`}</p>
+<p class="hint" role="status">${total === 0 ? 'No loans match.' : `Loans ${first}–${last} of ${total}${query.search ? ` matching “${query.search}”` : ''}${view.dueWindow ? ` with the next payment due from ${view.dueWindow.from} to ${view.dueWindow.to}` : ''}.`}</p>
 ${
   view.loans.length
     ? html`<div class="table-scroll" role="region" aria-labelledby="loans-caption" tabindex="0">
@@ -380,7 +405,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Uploaded</th></tr></thead>
   <tbody>${rows(loan.loan_documents).map((link) => {
     const document = row(link.document) ?? {};
-    return html`<tr><td>${text(document.name)}</td><td>${orDash(document.type)}</td><td>${orDash(document.status)}</td><td>${orDash(document.uploaded_date)}</td></tr>`;
+    return html`<tr><td>${text(document.name)}</td><td>${orDash(enumLabel(document.type))}</td><td>${orDash(enumLabel(document.status))}</td><td>${orDash(document.uploaded_date)}</td></tr>`;
   })}</tbody></table></div>`
       : html`<p>No documents.</p>`
   }

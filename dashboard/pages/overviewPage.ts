@@ -1,6 +1,7 @@
 import { html, type Html } from '../html.js';
 import type { StartPageData } from '../servicingData.js';
 import { renderPage, type Viewer } from './layout.js';
+import { DUE_THIS_WEEK_HREF } from './loanPages.js';
 import { COLLECTIONS_PATH, loanPath } from './servicingPaths.js';
 import { cash, loanLabel, row, statusPill, text, type Row } from './servicingFormat.js';
 
@@ -39,15 +40,23 @@ function loanLink(loan: Row | null): Html | string {
   return loan ? html`<a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a>` : '';
 }
 
+/**
+ * This week's payments, soonest first: the first `dueShown` (as the late loans and the open tasks,
+ * the card stays a card however many are due), how many there are in all, and a link to every
+ * one of them in the loans list, filtered and sorted the same way.
+ */
 function dueThisWeek(start: StartPageData, currency: string): Html {
+  const shown = start.dueThisWeek.length;
   return html`<section class="card" aria-labelledby="due-heading" id="due-this-week">
-  <h2 id="due-heading">Due this week</h2>
+  <h2 id="due-heading">Due this week <span class="count">${String(start.dueCount)}</span></h2>
   ${
-    start.dueThisWeek.length
+    shown
       ? html`<table>
     <thead><tr><th scope="col">Due</th><th scope="col">Loan</th><th scope="col" class="num">Payment</th></tr></thead>
     <tbody>${start.dueThisWeek.map((due) => html`<tr><td class="nowrap">${text(due.due)}</td><td>${loanLink(row(due.loan))}</td><td class="num">${cash(due.payment, currency)}</td></tr>`)}</tbody>
-  </table>`
+  </table>
+  ${start.dueCount > shown ? html`<p class="hint">The first ${String(shown)} of ${String(start.dueCount)} payments due from ${start.businessDate} to ${start.weekEnd}, soonest first.</p>` : null}
+  <p><a href="${DUE_THIS_WEEK_HREF}">Loans due this week</a>: ${start.dueCount === 1 ? 'the one' : `all ${String(start.dueCount)}`} in the loans list, soonest first, with their borrowers.</p>`
       : html`<p>No payment is due from ${start.businessDate} to the end of the week.</p>`
   }
 </section>`;

@@ -2,7 +2,7 @@ import { html, type Html } from '../html.js';
 import { message, renderPage, type Viewer } from './layout.js';
 import { pager } from './loanPages.js';
 import { loanPath, personPath } from './servicingPaths.js';
-import { cash, loanLabel, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
+import { cash, enumLabel, loanLabel, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
 
 export const PEOPLE_PATH = '/dashboard/people';
 
@@ -42,7 +42,7 @@ ${
   <caption id="people-caption" class="visually-hidden">People</caption>
   <thead><tr><th scope="col">Name</th><th scope="col">E-mail</th><th scope="col">Kind</th><th scope="col">Roles</th><th scope="col">Status</th></tr></thead>
   <tbody>${view.people.map(
-    (person) => html`<tr><td><a href="${personPath(text(person.id))}">${text(person.name)}</a></td><td>${orDash(person.email)}</td><td>${text(person.entity_type)}</td><td>${roles(person)}</td><td>${statusPill(person.status)}</td></tr>`,
+    (person) => html`<tr><td><a href="${personPath(text(person.id))}">${text(person.name)}</a></td><td>${orDash(person.email)}</td><td>${enumLabel(person.entity_type)}</td><td>${roles(person)}</td><td>${statusPill(person.status)}</td></tr>`,
   )}</tbody></table></div>`
     : null
 }
@@ -66,7 +66,7 @@ ${message('ok', notice)}
   <dl class="facts">
     <dt>E-mail</dt><dd>${orDash(person.email)}</dd>
     <dt>Phone</dt><dd>${orDash(person.phone)}</dd>
-    <dt>Kind</dt><dd>${text(person.entity_type)}</dd>
+    <dt>Kind</dt><dd>${enumLabel(person.entity_type)}</dd>
     <dt>Roles</dt><dd>${roles(person)}</dd>
   </dl>
 </section>

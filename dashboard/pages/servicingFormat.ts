@@ -44,10 +44,10 @@ export function orDash(value: unknown): Html | string {
   return shown === '' ? html`<span class="hint" aria-label="none">—</span>` : shown;
 }
 
-/** A status as a pill (loan statuses, task statuses). */
+/** A status as a pill (loan statuses, task statuses), in words (`enumLabel`). */
 export function statusPill(value: unknown): Html {
   const status = text(value);
-  return html`<span class="status pill-${status.replace(/[^a-z_]/g, '')}">${status.replace(/_/g, ' ')}</span>`;
+  return html`<span class="status pill-${status.replace(/[^a-z_]/g, '')}">${enumLabel(status)}</span>`;
 }
 
 /** Cents of an exact decimal text (`-12.5` → -1250n); null for anything else (more than 2 decimals included). */
@@ -81,15 +81,42 @@ const ENUM_WORDS: ReadonlyMap<string, string> = new Map([
   ['ach', 'ACH'],
   ['nsf', 'NSF'],
   ['semi_monthly', 'semi-monthly'],
+  ['bpo', 'BPO'],
+  ['avm', 'AVM'],
+  ['photo_id', 'photo ID'],
+  ['w9', 'W-9'],
 ]);
 
 /**
- * An enum value as words for reading (`interest_only` → `interest only`, `ach` → `ACH`); forms
- * keep the stored value as the option's `value`, so only what is shown changes.
+ * An enum value as words for reading (`interest_only` → `interest only`, `deed_of_trust` →
+ * `deed of trust`, `ach` → `ACH`): every stored code a page shows (statuses, types, kinds,
+ * methods, components) goes through it. Forms keep the stored value as the option's `value`, so
+ * only what is shown changes.
  */
 export function enumLabel(value: unknown): string {
   const shown = text(value);
   return ENUM_WORDS.get(shown) ?? shown.replace(/_/g, ' ');
+}
+
+/** Whether a name is plainly a code (`date_funded`, `dateFunded`), not a word a sentence could hold (`amount`). */
+const isCodeName = (name: string): boolean => /_|[a-z][A-Z]/.test(name);
+
+/**
+ * A message of the rules (the REST loan rules, the schedule's, the database's) in the page's
+ * words: each name in `labels` — a field as the API body, the table or the schedule names it
+ * (`Date_Funded`, `date_funded`, `dateFunded`), an enum value (`interest_only`) — becomes the label
+ * the page shows for it. Only names that are plainly codes are replaced (with `_` or an inner
+ * capital: `amount` or `rate` may be words of the sentence), as whole words, and never inside a
+ * double-quoted part, which is what was typed, shown back (`got "1,25.00"`).
+ */
+export function inPageWords(message: string, labels: ReadonlyMap<string, string>): string {
+  const names = [...labels.keys()].filter((name) => isCodeName(name) && labels.get(name) !== name).sort((a, b) => b.length - a.length);
+  if (names.length === 0) return message;
+  const pattern = new RegExp(`(?<![A-Za-z0-9_])(?:${names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(?![A-Za-z0-9_])`, 'g');
+  return message
+    .split(/("(?:[^"\\]|\\.)*")/)
+    .map((part, index) => (index % 2 === 1 ? part : part.replace(pattern, (name) => labels.get(name)!)))
+    .join('');
 }
 
 /**

@@ -8,10 +8,11 @@ import { businessDate, dayParameter } from '../../app/ledgerReads.js';
 import { LOAN_STATUSES, loadDefaultProduct } from '../../app/products.js';
 import { errorPage } from '../pages/errorPage.js';
 import { createBody, loanFormFields, updateBody, type LoanFormField } from '../loanForm.js';
-import { LOAN_SORTS, listHref, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
+import { LOAN_SORTS, listHref, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type DueWindow, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
 import { cash, centsOf, fromCents, money, row, rows, text, type Row } from '../pages/servicingFormat.js';
 import { formFields, formText } from '../formFields.js';
-import { payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
+import { AMOUNT_EXAMPLE, plainAmount } from '../moneyInput.js';
+import { addDays, payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
 import { sessionOf } from '../session.js';
 
 const PAGE_SIZE = 25;
@@ -24,6 +25,9 @@ const SORT_ORDER: ReadonlyMap<string, string> = new Map([
   ['amount_desc', '{amount: desc_nulls_last}, {id: asc}'],
   ['amount_asc', '{amount: asc_nulls_last}, {id: asc}'],
   ['maturity', '{date_maturity: asc_nulls_last}, {id: asc}'],
+  // For a loan in servicing the ledger's oldest_unpaid_due is its next row's due date (docs/ledger.md,
+  // R1 and R2: both are the earliest row with unpaid principal or interest); other loans have none.
+  ['next_due', '{oldest_unpaid_due: asc_nulls_last}, {id: asc}'],
 ]);
 
 /**
@@ -37,10 +41,13 @@ const SORT_ORDER: ReadonlyMap<string, string> = new Map([
  */
 const SEARCH = '{_or: [{name: {_ilike: $q}}, {id: {_in: $borrowed}}]}';
 const BORROWER_LOANS = 'query BorrowerLoans($q: String!) { borrows(where: {person: {name: {_ilike: $q}}}) { loan_id } }';
-/** The list's document for a sort, with or without a search: ten fixed texts, so every plan stays cached. */
-export function loanListDocument(order: string, search: boolean): string {
-  const where = (status: string) => (search ? `{_and: [${status}, ${SEARCH}]}` : status);
-  return `query LoanList($statuses: [String!]!, $limit: Int!, $offset: Int!${search ? ', $q: String!, $borrowed: [uuid!]!' : ''}) {
+/** `due=week`: the next row (`is_next`) due in the window — the overview's "Due this week", the same condition. */
+const DUE = '{schedules: {is_next: {_eq: true}, due: {_gte: $dueFrom, _lte: $dueTo}}}';
+/** The list's document for a sort, with or without a search and the due filter: 24 fixed texts, so every plan stays cached. */
+export function loanListDocument(order: string, search: boolean, due = false): string {
+  const filters = [...(search ? [SEARCH] : []), ...(due ? [DUE] : [])];
+  const where = (status: string) => (filters.length ? `{_and: [${[status, ...filters].join(', ')}]}` : status);
+  return `query LoanList($statuses: [String!]!, $limit: Int!, $offset: Int!${search ? ', $q: String!, $borrowed: [uuid!]!' : ''}${due ? ', $dueFrom: date!, $dueTo: date!' : ''}) {
   loans(where: ${where('{status: {_in: $statuses}}')}, order_by: [${order}], limit: $limit, offset: $offset) {
     id name status amount date_maturity
     borrows(order_by: [{created_at: asc}], limit: 3) { person { id name } }
@@ -115,6 +122,11 @@ const DATE = /^\d{4}-\d\d-\d\d$/;
 /** A real calendar date from year 1 on (PostgreSQL has no year 0). */
 const isRealDate = (value: string) => DATE.test(value) && !value.startsWith('0000') && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
 const AMOUNT = /^\d{1,12}(\.\d{1,2})?$/;
+/** The form's amount as the mutation takes it (`1,250.00` → `1250.00`: `plainAmount`), or null when it is not an amount of at most 2 decimals. */
+function amountOf(values: ReadonlyMap<string, string>): string | null {
+  const amount = plainAmount(values.get('amount') ?? '');
+  return amount !== null && AMOUNT.test(amount) ? amount : null;
+}
 
 /** A 400 page naming the query parameter that is wrong. */
 class BadParameter extends Error {
@@ -141,7 +153,9 @@ function listQuery(req: Request): LoanListQuery {
   const search = (single('q') ?? '').trim();
   if (search.length > 200) throw new BadParameter('q', 'at most 200 characters');
   if (search.includes('\u0000')) throw new BadParameter('q', 'contains a NUL character');
-  return { status, sort, page, search };
+  const due = single('due') || null;
+  if (due !== null && due !== 'week') throw new BadParameter('due', 'expected week, or nothing');
+  return { status, sort, page, search, due };
 }
 
 /** `%text%` for `_ilike`, the text's own `%`, `_` and `\` matched literally. */
@@ -173,7 +187,12 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       if (!(error instanceof BadParameter)) throw error;
       return res.status(400).type('html').send(errorPage('The loan list could not be shown', `The parameter “${error.parameter}” is wrong: ${error.problem}.`, session.viewer));
     }
-    const document = loanListDocument(SORT_ORDER.get(query.sort)!, query.search !== '');
+    const document = loanListDocument(SORT_ORDER.get(query.sort)!, query.search !== '', query.due !== null);
+    let dueWindow: DueWindow | undefined;
+    if (query.due === 'week') {
+      const today = await businessDate(db, session.admin.accountId);
+      dueWindow = { from: today, to: addDays(today, 6) };
+    }
     let search = {};
     if (query.search) {
       const q = containsPattern(query.search);
@@ -185,6 +204,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       limit: PAGE_SIZE,
       offset: (query.page - 1) * PAGE_SIZE,
       ...search,
+      ...(dueWindow ? { dueFrom: dueWindow.from, dueTo: dueWindow.to } : {}),
     });
     const counts = new Map<string, number>();
     for (const status of LOAN_STATUSES) counts.set(status, Number(text(row(row(result[status])?.aggregate)?.count)));
@@ -192,7 +212,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     // A page past the last (a filter or a deletion shrank the list): the last page instead.
     const last = Math.max(1, Math.ceil(counts.get(query.status ?? 'all')! / PAGE_SIZE));
     if (query.page > last) return res.redirect(303, listHref(query, { page: last }));
-    res.type('html').send(loanListPage(session.viewer, { loans: rows(result.loans), counts, query, pageSize: PAGE_SIZE }));
+    res.type('html').send(loanListPage(session.viewer, { loans: rows(result.loans), counts, query, pageSize: PAGE_SIZE, ...(dueWindow ? { dueWindow } : {}) }));
   });
 
   router.get('/new', async (_req, res) => {
@@ -329,14 +349,14 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       ['date', 'amount', 'type', 'method'],
       (values) => {
         if (!isRealDate(values.get('date')!.trim())) return 'Date: expected a real date as YYYY-MM-DD.';
-        const amount = values.get('amount')!.trim();
-        if (!AMOUNT.test(amount) || !/[1-9]/.test(amount)) return 'Amount: expected an amount above 0 with at most 2 decimals, e.g. 1250.00.';
+        const amount = amountOf(values);
+        if (amount === null || !/[1-9]/.test(amount)) return `Amount: expected an amount above 0 with at most 2 decimals, ${AMOUNT_EXAMPLE} (commas only between thousands).`;
         if (!PAYMENT_TYPES.includes(values.get('type')!)) return `Type: expected one of ${PAYMENT_TYPES.join(', ')}.`;
         if (!PAYMENT_METHODS.includes(values.get('method')!)) return `Method: expected one of ${PAYMENT_METHODS.join(', ')}.`;
         return null;
       },
       async (_req, res, loan, values) => {
-        await run(res, POST_PAYMENT, { loan, date: values.get('date')!.trim(), amount: values.get('amount')!.trim(), type: values.get('type'), method: values.get('method') });
+        await run(res, POST_PAYMENT, { loan, date: values.get('date')!.trim(), amount: amountOf(values), type: values.get('type'), method: values.get('method') });
         return `payment-posted${await paidOff(res, loan)}`;
       },
     ),
@@ -361,13 +381,13 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       ['date', 'amount', 'method'],
       (values) => {
         if (!isRealDate(values.get('date')!.trim())) return 'Payoff date: expected a real date as YYYY-MM-DD.';
-        if (!AMOUNT.test(values.get('amount')!.trim())) return 'Payoff: expected the quoted amount, e.g. 84600.20.';
+        if (amountOf(values) === null) return 'Payoff: expected the quoted amount, e.g. 84600.20.';
         if (!PAYMENT_METHODS.includes(values.get('method')!)) return `Method: expected one of ${PAYMENT_METHODS.join(', ')}.`;
         return null;
       },
       async (req, res, loan, values) => {
         const date = values.get('date')!.trim();
-        const amount = values.get('amount')!.trim();
+        const amount = amountOf(values)!;
         const quote = await payoffQuote(db, sessionOf(res).admin.accountId, loan, date);
         const quoted = centsOf(quote?.payoff);
         if (quoted === null || quoted <= 0n) {

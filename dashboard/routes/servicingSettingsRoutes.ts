@@ -6,6 +6,7 @@ import { PRODUCT_SETTINGS, productSetting, readProductSettings, updateProductSet
 import { inputText, servicingSettingsPage } from '../pages/servicingSettingsPage.js';
 import { SERVICING_PATH } from '../pages/settingsFrame.js';
 import { formFields } from '../formFields.js';
+import { plainAmount } from '../moneyInput.js';
 import { sessionOf } from '../session.js';
 
 /**
@@ -26,14 +27,20 @@ export function servicingSettingsRoutes(db: Database, logger: Logger): Router {
   router.post('/servicing', async (req, res) => {
     const session = sessionOf(res);
     const fields = formFields(req);
-    // The form's inputs, by the settings' names (anything else the form carries is not a setting).
+    // The form's inputs, by the settings' names (anything else the form carries is not a setting);
+    // amounts of money as their plain decimals (`1,250.00` → `1250.00`; what is not plainly an
+    // amount is handed on as typed, for the settings' rules to refuse).
     const typed = new Map<string, string>();
+    const sent = new Map<string, string>();
     for (const setting of PRODUCT_SETTINGS) {
       const value = fields.get(setting.name);
-      if (typeof value === 'string') typed.set(setting.name, value);
+      if (typeof value !== 'string') continue;
+      typed.set(setting.name, value);
+      const money = setting.kind.kind === 'decimal' && setting.kind.unit === 'money';
+      sent.set(setting.name, money ? (plainAmount(value) ?? value) : value);
     }
     try {
-      const updated = await updateProductSettings(db, session.admin.accountId, typed, { valuesAre: 'text' });
+      const updated = await updateProductSettings(db, session.admin.accountId, sent, { valuesAre: 'text' });
       if (updated.changed.length) {
         logger.info({ event: 'dashboard.product_settings.changed', changed: updated.changed, replayedLoans: updated.replayedLoans, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'product settings changed');
       }

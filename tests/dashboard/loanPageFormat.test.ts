@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { LosslessNumber } from 'lossless-json';
 import { loanPage, type LoanPageView } from '../../dashboard/pages/loanPages.js';
-import { cash, customFieldValue, enumLabel } from '../../dashboard/pages/servicingFormat.js';
+import { cash, customFieldValue, enumLabel, inPageWords } from '../../dashboard/pages/servicingFormat.js';
 import type { Viewer } from '../../dashboard/pages/layout.js';
 
 /**
@@ -58,6 +58,14 @@ describe('Dashboard: values shown by their type', () => {
     assert.equal(customFieldValue('boolean', true, 'USD'), 'yes');
     assert.equal(customFieldValue('select', 'mixed_use', 'USD'), 'mixed use');
     assert.equal(customFieldValue(undefined, 'kept as stored', 'USD'), 'kept as stored');
+  });
+
+  it('messages in the page’s words: code names by their labels, never inside what was typed, words left alone', () => {
+    const labels = new Map([['Date_Funded', 'Date Funded'], ['dateFunded', 'Date Funded'], ['interest_only', 'interest only'], ['amount', 'Amount'], ['deed_of_trust', 'deed of trust']]);
+    assert.equal(
+      inPageWords('dateFunded is after Date_Funded_2; an interest_only loan of amount 5; got "deed_of_trust"', labels),
+      'Date Funded is after Date_Funded_2; an interest only loan of amount 5; got "deed_of_trust"',
+    );
   });
 
   it('amounts in the account’s currency, as English writes it, with their exact digits', () => {

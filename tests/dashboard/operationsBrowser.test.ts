@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { createAdmin } from '../../app/accounts.js';
 import { configFromEnv } from '../../app/config.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
@@ -14,8 +14,9 @@ import { seriousAccessibilityViolations } from '../support/axe.js';
  * Issue 35, the dashboard's operations page, in Chromium: after known traffic from two accounts,
  * an admin of the first sees their own requests by operation type (never the other account's),
  * the rate limit of each role and of their keys, admission by cost with its state, and that
- * `/metrics` is on — without the token. axe-core finds no serious or critical violation; a
- * screenshot lands in tests/artifacts/dashboard/.
+ * `/metrics` is on — without the token. Each table's row headers (a role, a key, an operation
+ * type) are drawn as their rows' labels, not as more column headers. axe-core finds no serious or
+ * critical violation; a screenshot lands in tests/artifacts/dashboard/.
  */
 const CHROMIUM = new ChromiumSuite('the operations page browser test', 'tests/dashboard/operationsBrowser.test.ts');
 const SCREENSHOTS = fileURLToPath(new URL('../artifacts/dashboard/', import.meta.url));
@@ -34,6 +35,23 @@ const pageProblems: string[] = [];
 
 const graph = (key: string, query: string): Promise<Response> =>
   fetch(`${server.url}/api/graph`, { method: 'POST', headers: { ...tokenHeader(key), 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+
+/** How an element is drawn: the computed styles a reader sees the difference by. */
+interface Look {
+  readonly fontSize: string;
+  readonly textTransform: string;
+  readonly letterSpacing: string;
+  readonly color: string;
+  readonly backgroundColor: string;
+}
+
+/** `locator`'s computed look (the tests compile without the DOM library, hence the casts). */
+function lookOf(locator: Locator): Promise<Look> {
+  return locator.evaluate((element) => {
+    const style = (globalThis as unknown as { getComputedStyle(element: unknown): Look }).getComputedStyle(element);
+    return { fontSize: style.fontSize, textTransform: style.textTransform, letterSpacing: style.letterSpacing, color: style.color, backgroundColor: style.backgroundColor };
+  });
+}
 
 /** The cells of the traffic table's row for `operation`. */
 async function trafficRow(operation: string): Promise<string[]> {
@@ -102,6 +120,31 @@ describe('Dashboard: the operations page in Chromium', () => {
     assert.ok(!text.includes(METRICS_TOKEN) && !(await page.content()).includes(METRICS_TOKEN), 'the token is never shown');
     assert.ok(!(await page.content()).includes(otherKey.slice(0, 11)), "the other account's key prefix is not shown");
 
+    assert.deepEqual(await seriousAccessibilityViolations(page), [], 'axe on the operations page');
+  });
+
+  it('draws each row header as its row\'s label, not as another column header', async () => {
+    const keys = page.getByRole('table', { name: 'Your active keys' });
+    const keyRow = keys.getByRole('row').filter({ hasText: ownKey.prefix });
+    const roleRow = page.getByRole('table', { name: 'By role' }).getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'admin', exact: true }) });
+    const trafficTable = page.getByRole('table', { name: 'Your requests, last hour' });
+    // As written, not in the column headers' capitals.
+    assert.equal(await roleRow.getByRole('rowheader').innerText(), 'admin');
+    assert.equal(await trafficTable.getByRole('rowheader', { name: 'query', exact: true }).innerText(), 'query');
+    assert.equal(await keyRow.getByRole('rowheader').innerText(), 'test key', 'the key named as it was created');
+    for (const [what, table, row] of [['a key', keys, keyRow], ['a role', page.getByRole('table', { name: 'By role' }), roleRow]] as const) {
+      const header = await lookOf(row.getByRole('rowheader'));
+      const cell = await lookOf(row.getByRole('cell').first());
+      const columnHeader = await lookOf(table.getByRole('columnheader').first());
+      assert.equal(header.textTransform, 'none', `${what}'s row header is not in capitals`);
+      assert.equal(header.letterSpacing, cell.letterSpacing, `${what}'s row header is spaced like its cells`);
+      assert.equal(header.color, cell.color, `${what}'s row header has its cells' colour, not the column headers' grey`);
+      assert.equal(header.backgroundColor, cell.backgroundColor, `${what}'s row header has its row's background, not the header row's`);
+      assert.notEqual(header.backgroundColor, columnHeader.backgroundColor, `${what}'s row header does not look like the header row`);
+      assert.notEqual(header.color, columnHeader.color);
+    }
+    // The key's name is plain text: the same size as the cells beside it.
+    assert.equal((await lookOf(keyRow.getByRole('rowheader'))).fontSize, (await lookOf(keyRow.getByRole('cell').nth(2))).fontSize);
     assert.deepEqual(await seriousAccessibilityViolations(page), [], 'axe on the operations page');
     await page.screenshot({ path: `${SCREENSHOTS}operations.png`, fullPage: true });
     assert.deepEqual(pageProblems, []);

@@ -109,7 +109,7 @@ describe('Loans list', () => {
   });
 
   it('answers a bad parameter with a 400 page naming it', async () => {
-    for (const [query, name] of [['status=late', 'status'], ['sort=evil', 'sort'], ['page=0', 'page'], ['page=x', 'page'], ['status=lead&status=closed', 'status']] as const) {
+    for (const [query, name] of [['status=late', 'status'], ['sort=evil', 'sort'], ['page=0', 'page'], ['page=x', 'page'], ['status=lead&status=closed', 'status'], ['due=month', 'due']] as const) {
       const page = await client.get(`/dashboard/loans?${query}`);
       assert.equal(page.status, 400, query);
       assert.ok(page.text.includes(`“${name}”`), query);
@@ -464,7 +464,8 @@ describe('Creating and editing a loan', () => {
     const before = await footprint();
     const reply = await client.postForm('/dashboard/loans', { Name: 'Bad', Amount: '-5', Term: 'twelve', Frequency: 'monthly', Borrower_Email: 'not-an-address' });
     assert.equal(reply.status, 400);
-    for (const field of ['Amount', 'Term', 'Borrower_Email']) assert.match(reply.text, new RegExp(`id="loan-field-${field}-error" class="field-error">${field}: `), field);
+    // Each message names its field by the label the form shows.
+    for (const [field, label] of [['Amount', 'Amount'], ['Term', 'Term'], ['Borrower_Email', 'Borrower e-mail']]) assert.match(reply.text, new RegExp(`id="loan-field-${field}-error" class="field-error">${label}: `), field);
     assert.match(reply.text, /name="Name"[^>]*value="Bad"/);
     assert.equal(await footprint(), before);
   });

@@ -23,7 +23,7 @@ let client: DashboardClient;
 /** Every form field of the page, as the browser would send it back untouched. */
 function formOf(page: string): Record<string, string> {
   const fields: Record<string, string> = {};
-  for (const match of page.matchAll(/<input type="number"[^>]* name="([a-z_]+)"[^>]* value="([^"]*)"/g)) fields[match[1]!] = match[2]!;
+  for (const match of page.matchAll(/<input type="(?:number|text)"[^>]* name="([a-z_]+)"[^>]* value="([^"]*)"/g)) fields[match[1]!] = match[2]!;
   for (const match of page.matchAll(/<select[^>]* name="([a-z_]+)"[^>]*>([\s\S]*?)<\/select>/g)) fields[match[1]!] = /<option value="([^"]+)" selected>/.exec(match[2]!)?.[1] ?? '';
   for (const match of page.matchAll(/<textarea[^>]* name="([a-z_]+)"[^>]*>([\s\S]*?)<\/textarea>/g)) fields[match[1]!] = match[2]!;
   return fields;
@@ -54,7 +54,8 @@ describe('Settings > Servicing', () => {
     assert.match(page.text, /<select id="setting-day_count" name="day_count" aria-describedby="setting-day_count-hint"><option value="actual\/360" selected>/);
     assert.match(page.text, /<input type="number" inputmode="numeric" step="1" min="0" max="365" required id="setting-late_fee_grace_days" name="late_fee_grace_days" aria-describedby="setting-late_fee_grace_days-hint" value="10">/);
     assert.match(page.text, /<input type="number" inputmode="decimal" step="0\.0001" min="0" max="100" id="setting-late_fee_percent"[^>]* value="5">/);
-    assert.match(page.text, /<input type="number" inputmode="decimal" step="0\.01" min="0" max="999999999999\.99" id="setting-late_fee_fixed"[^>]* value="">/);
+    // Money as text, read by the dashboard's money parser (a number input reads `12,50` as 1250).
+    assert.match(page.text, /<input type="text" inputmode="decimal" autocomplete="off" id="setting-late_fee_fixed"[^>]* value="">/);
     assert.match(page.text, /<textarea rows="7" spellcheck="false" required id="setting-delinquency_buckets"[^>]*>current: 0\n1-29: 1\n30-59: 30\n60-89: 60\n90-119: 90\n120\+: 120<\/textarea>/);
     assert.match(page.text, /Default: 5\./);
     assert.match(page.text, /Default: current: 0, 1-29: 1, 30-59: 30/);
