@@ -43,6 +43,15 @@ export interface MetadataStatus {
   readonly lastRefused: RefusedMetadataEdit | null;
 }
 
+/** The database found not to match the metadata in service (a column dropped under it), and what is missing. */
+export interface MetadataMismatchFound {
+  readonly at: Date;
+  readonly problems: readonly string[];
+}
+
+/** The shortest time between two checks of the metadata in service after a mismatch. */
+const MISMATCH_CHECK_INTERVAL_MS = 5_000;
+
 /**
  * Holds the engine in service and swaps it atomically when the metadata file changes (file
  * watch) or on `reload()` (SIGHUP). An invalid edit is refused; the previous engine keeps serving.
@@ -54,6 +63,9 @@ export class EngineHolder {
   #reloading: Promise<ReloadOutcome> | null = null;
   #loadedAt = new Date();
   #lastRefused: RefusedMetadataEdit | null = null;
+  #mismatch: MetadataMismatchFound | null = null;
+  #mismatchCheck: Promise<void> | null = null;
+  #mismatchCheckedAt = 0;
 
   constructor(
     engine: GraphEngine,
@@ -74,6 +86,36 @@ export class EngineHolder {
     return { path: this.path, loadedAt: this.#loadedAt, lastRefused: this.#lastRefused };
   }
 
+  /** What a check after a `metadata-mismatch` answer found missing, until the metadata matches again (a reload, or the database put back). */
+  get mismatch(): MetadataMismatchFound | null {
+    return this.#mismatch;
+  }
+
+  /**
+   * A statement failed because a table, column or function the metadata names is gone: check the
+   * metadata in service against the database again (at most every 5 s, one at a time), so that
+   * `/readyz` names what is missing — or clears it once the database has it again.
+   */
+  noteMismatch(): void {
+    if (this.#mismatchCheck || Date.now() - this.#mismatchCheckedAt < MISMATCH_CHECK_INTERVAL_MS) return;
+    this.#mismatchCheckedAt = Date.now();
+    this.#mismatchCheck = this.checkServing().finally(() => {
+      this.#mismatchCheck = null;
+    });
+  }
+
+  /** Checks the metadata in service against the database now (`noteMismatch`'s check). */
+  async checkServing(): Promise<void> {
+    const serving = this.#engine;
+    try {
+      await checkMetadataAgainstDatabase(serving.metadata, this.db);
+      if (this.#engine === serving) this.#mismatch = null;
+    } catch (error) {
+      const problems = error instanceof MetadataError ? error.problems : [(error as Error).message];
+      if (this.#engine === serving) this.#mismatch = { at: new Date(), problems };
+    }
+  }
+
   async reload(): Promise<ReloadOutcome> {
     // One reload at a time; a change during a reload triggers another afterwards.
     while (this.#reloading) await this.#reloading;
@@ -81,6 +123,7 @@ export class EngineHolder {
       try {
         this.#engine = await buildServingEngine(this.path, this.db, this.options);
         this.#loadedAt = new Date();
+        this.#mismatch = null;
         return { ok: true };
       } catch (error) {
         const problems = error instanceof MetadataError ? error.problems : [(error as Error).message];

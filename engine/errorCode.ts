@@ -19,6 +19,7 @@ const MEANINGS = {
   'foreign-key-violation': 'a delete of a record others still refer to',
   'conflict': 'a write collided with a concurrent one (deadlock, serialization) and was undone',
   'execution-error': "a fixed view's query answered errors (dashboard/servicingData.ts)",
+  'metadata-mismatch': 'the database no longer has a table, column or function the metadata in service names: 500 until an admin corrects one or the other (GET /readyz names it)',
   // The HTTP layers.
   'permission-denied': "the key's role may not use this route (explain is for admin keys)",
   'method-not-allowed': 'GET /api/graph with a mutation',

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyProblem } from '../../http/bodyErrors.js';
 import type { Logger } from '../../app/logger.js';
 import type { Database, Lsn, Queryable } from '../../db/index.js';
-import { DEFAULT_MAX_BATCH_SIZE, GuardFailed, guardHolds, RequestError, type ErrorCode, type RespondOptions, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
+import { DEFAULT_MAX_BATCH_SIZE, GuardFailed, guardHolds, MetadataMismatch, RequestError, type ErrorCode, type RespondOptions, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE } from '../../metadata/index.js';
 import type { AuthenticatedKey, VerifiedKeyCache } from '../../app/apiKeys.js';
@@ -60,7 +60,7 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
     try {
       if (req.get('idempotency-key') !== undefined && (await answeredIdempotently(req, res, responseType))) return;
     } catch (error) {
-      return replyWithError(expressReplies(res), error, responseType, logger);
+      return replyWithError(expressReplies(res), error, responseType, { logger, engines });
     }
     // The key's state, when not read yet, is checked inside the request's statement.
     // (graphFastPath below answers most of these requests before Express with the same handler.)
@@ -150,7 +150,7 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
         return sendErrors(res, 405, responseType, 'method-not-allowed', 'GET runs queries only: send a mutation with POST');
       }
     } catch (error) {
-      return replyWithError(expressReplies(res), error, responseType, logger);
+      return replyWithError(expressReplies(res), error, responseType, { logger, engines });
     }
     // respond checks the key's state in the statement, or on a refusal before answering it.
     await answer(res, { who, request, readsAs: routing ? res.locals.auth : undefined, guard: res.locals.keyStillActive, readAtLeast: res.locals.readAtLeast ?? null, responseType });
@@ -414,7 +414,7 @@ async function answerGraphRequest(services: GraphServices, call: GraphCall, res:
     else await caller.engine.respond(services.db, call.request, caller.principal, call.guard, body.write, options);
     body.end();
   } catch (error) {
-    replyWithError(replies, error, call.responseType, services.logger, body);
+    replyWithError(replies, error, call.responseType, services, body);
   }
 }
 
@@ -472,7 +472,7 @@ async function answerBatch(services: GraphServices, call: GraphCall & { readonly
     }
     replies.send(200, call.responseType, `[${answers.join(',')}]`);
   } catch (error) {
-    replyWithError(replies, error, call.responseType, services.logger);
+    replyWithError(replies, error, call.responseType, services);
   }
 }
 
@@ -482,13 +482,20 @@ async function answerBatch(services: GraphServices, call: GraphCall & { readonly
  * mistake (`RequestError`) its errors, 200 or 400 (`errorStatus`); anything else is ours — logged
  * with an id and censored as 500 `internal`.
  */
-function replyWithError(replies: Replies, error: unknown, responseType: string, logger: Logger, body?: PiecewiseBody): void {
+function replyWithError(replies: Replies, error: unknown, responseType: string, { logger, engines }: Pick<GraphServices, 'logger' | 'engines'>, body?: PiecewiseBody): void {
   if (body?.started) return cutShort(replies.res, error, logger);
   if (error instanceof GuardFailed) return replies.refuse();
   if (isDatabaseUnavailable(error)) return sendGraphUnavailable(replies.res, responseType);
   if (error instanceof AdmissionRefused) return sendGraphOverloaded(replies.res, error, responseType);
   if (error instanceof RequestError) return replies.send(errorStatus(error, responseType), responseType, JSON.stringify({ errors: error.errors }));
   const id = randomUUID();
+  if (error instanceof MetadataMismatch) {
+    // The database changed under the metadata in service: said in words, logged with the
+    // database's own, and the metadata checked again for /readyz to name what is missing.
+    logger.error({ errorId: id, path: '/api/graph', databaseMessage: error.databaseMessage }, 'metadata mismatch');
+    engines.noteMismatch();
+    return replies.send(500, JSON_TYPE, JSON.stringify({ errors: [{ message: error.message, extensions: { code: 'metadata-mismatch' satisfies ErrorCode, id } }] }));
+  }
   logger.error({ errorId: id, path: '/api/graph', err: error }, 'internal error');
   replies.send(500, JSON_TYPE, JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'internal' satisfies ErrorCode, id } }] }));
 }

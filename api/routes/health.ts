@@ -21,7 +21,9 @@ export interface ServiceState {
  * process id, with read replicas the primary and each replica as the last health check saw
  * them (status, lag, replay position, reads served by this process), and this process's
  * subscriptions (`GraphSockets.usage`: connections, open subscriptions, cohorts, statements run).
- * `GET /readyz` (readiness): 200 when the database answers `SELECT 1` and the metadata is loaded;
+ * `GET /readyz` (readiness): 200 when the database answers `SELECT 1` and the metadata is loaded
+ * (its `metadata.status` is `mismatch` after a statement found a table, column or function of the
+ * metadata gone from the database, with what is missing for an admin key, until they match again);
  * 503 when the database does not answer or the service is shutting down. The database's kind and
  * description likewise only for an admin key.
  */
@@ -47,7 +49,14 @@ export function healthRoutes(db: Database, databaseDescription: string, engines:
   });
   router.get('/readyz', async (req, res) => {
     const details = await detailed(req);
-    const metadata = { status: 'ok', collections: engines.engine.metadata.collections.size };
+    // A statement found the database changed under the metadata (`metadata-mismatch`): still
+    // ready (every other collection answers), but said, with what the check found missing.
+    const mismatch = engines.mismatch;
+    // Checked again (at most every 5 s): a database put back clears it without a reload.
+    if (mismatch) engines.noteMismatch();
+    const metadata = mismatch
+      ? { status: 'mismatch', collections: engines.engine.metadata.collections.size, since: mismatch.at.toISOString(), ...(details ? { problems: mismatch.problems } : {}) }
+      : { status: 'ok', collections: engines.engine.metadata.collections.size };
     if (state.stopping) {
       res.status(503).json({ status: 'stopping', ...(details ? { database: about } : {}), metadata });
       return;

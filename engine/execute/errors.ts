@@ -66,9 +66,26 @@ export function classifyDatabaseError(error: unknown): ResponseError | null {
   return null;
 }
 
-/** Rethrows a database error the client's input caused as a `RequestError`; anything else as it is. */
+/**
+ * The database answered that a table, column or function the statement names does not exist
+ * (SQLSTATE 42P01, 42703, 42883): it was changed under the metadata in service (a column
+ * dropped). Not the client's mistake, and not a fault of the code either: the HTTP layer answers
+ * 500 `metadata-mismatch` in words and has the metadata checked again, for `/readyz` to name.
+ */
+export class MetadataMismatch extends Error {
+  constructor(readonly databaseMessage: string) {
+    super("the database no longer has a table, column or function this service's metadata names; an admin must correct the metadata file or the database (GET /readyz names what is missing)");
+    this.name = 'MetadataMismatch';
+  }
+}
+
+const SCHEMA_CHANGED = new Set(['42P01', '42703', '42883']);
+
+/** Rethrows a database error the client's input caused as a `RequestError`, a schema changed under the metadata as `MetadataMismatch`; anything else as it is. */
 export function rethrowClientError(error: unknown): never {
   const clientError = classifyDatabaseError(error);
   if (clientError) throw new RequestError([clientError], 'execution');
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && SCHEMA_CHANGED.has(code)) throw new MetadataMismatch((error as Error).message);
   throw error;
 }

@@ -48,7 +48,7 @@ export async function runMutation(engine: EngineContext, tx: Queryable, prepared
   const writeFailed = (index: number, error: unknown): never => {
     const clientError = classifyWriteError(error, steps[index]!, engine.metadata, engine.catalogue);
     if (clientError) throw new RequestError([clientError], 'execution');
-    throw error;
+    return rethrowClientError(error);
   };
   // One round trip (where the adapter can: `queryInOrder`) for the writes that need nothing
   // of an earlier write's result, then the guard — after the writes, so a write of a key
@@ -120,7 +120,7 @@ export async function runOneStatement(engine: EngineContext, db: Database, prepa
     }
     const clientError = classifyWriteError(error, step, engine.metadata, engine.catalogue);
     if (clientError) throw new RequestError([clientError], 'execution');
-    throw error;
+    return rethrowClientError(error);
   }
 }
 

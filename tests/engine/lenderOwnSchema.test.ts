@@ -433,3 +433,39 @@ describe('Batches: a JSON array of requests (Apollo BatchHttpLink)', () => {
     assert.deepEqual((mixed.body as Body[])[1], { data: { codes_by_pk: { code: 'A' } } });
   });
 });
+
+describe('A column dropped under the metadata in service', () => {
+  const readyz = async (apiKey?: string) => (await fetch(`${server.url}/readyz`, { headers: apiKey ? tokenHeader(apiKey) : {} })).json() as Promise<{ status: string; metadata: { status: string; problems?: string[] } }>;
+
+  it('is a 500 metadata-mismatch in words (read or write), named by /readyz for an admin key until the database has it again', async () => {
+    await database.db.query(`ALTER TABLE lender_codes DROP COLUMN weight`);
+    try {
+      for (const query of ['{ codes { code weight } }', 'mutation { update_codes_by_pk(pk_columns: {code: "A"}, _set: {label: "a"}) { weight } }']) {
+        const answer = await post({ query });
+        assert.equal(answer.status, 500, answer.text);
+        const error = (answer.body as Body).errors![0]!;
+        assert.equal(error.extensions?.code, 'metadata-mismatch', answer.text);
+        assert.match(error.message, /^the database no longer has a table, column or function this service's metadata names; an admin must correct the metadata file or the database/);
+        assert.doesNotMatch(answer.text, /_t\d|does not exist/, "the database's own words (and the statement's aliases) stay in the log");
+      }
+      // What does not read the column still answers.
+      assert.ok((await data('{ codes { code label } }')).codes.length > 0);
+      let seen = await readyz(key);
+      for (let tries = 0; seen.metadata.status !== 'mismatch' && tries < 50; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        seen = await readyz(key);
+      }
+      assert.equal(seen.status, 'ok', 'still ready: every other collection answers');
+      assert.equal(seen.metadata.status, 'mismatch');
+      assert.ok(seen.metadata.problems?.some((problem) => /lender_codes\.weight/.test(problem)), JSON.stringify(seen));
+      const anonymous = await readyz();
+      assert.equal(anonymous.metadata.status, 'mismatch');
+      assert.equal(anonymous.metadata.problems, undefined, 'what is missing only for an admin key');
+    } finally {
+      await database.db.query(`ALTER TABLE lender_codes ADD COLUMN weight integer`);
+    }
+    await server.engines.checkServing();
+    assert.equal((await readyz(key)).metadata.status, 'ok');
+    assert.deepEqual((await data('{ codes_by_pk(code: "A") { weight } }')).codes_by_pk, { weight: null });
+  });
+});
