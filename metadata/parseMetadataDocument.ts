@@ -19,8 +19,11 @@ export function parseMetadataDocument(text: string, source = 'metadata'): Metada
   try {
     document = parseYaml(text);
   } catch (error) {
-    const where = error instanceof YAMLParseError && error.linePos ? ` at line ${error.linePos[0].line}` : '';
-    throw new MetadataError([`${source} is not valid YAML${where}: ${(error as Error).message.split('\n')[0]}`]);
+    const line = error instanceof YAMLParseError && error.linePos ? error.linePos[0].line : null;
+    // The library's first line ends with a colon before its code frame: the line itself instead.
+    const said = (error as Error).message.split('\n')[0]!.replace(/:\s*$/, '');
+    const shown = line === null ? '' : text.split('\n')[line - 1]?.trim() ?? '';
+    throw new MetadataError([`${source} is not valid YAML${line === null ? '' : ` at line ${line}`}: ${said}${shown ? ` (the line: ${shown})` : ''}`]);
   }
   return validateMetadataDocument(document);
 }
@@ -44,6 +47,15 @@ function describeSchemaErrors(document: unknown, errors: readonly ErrorObject[])
   const lines: string[] = [];
   const seenFields = new Set<string>();
   for (const error of errors) {
+    // A name that breaks `propertyNames` (a field called my-label): ajv reports the pattern
+    // without the name, then "property name must be valid"; one line naming it instead.
+    if (error.keyword === 'propertyNames') {
+      const name = String((error.params as { propertyName?: unknown }).propertyName);
+      const rule = name === 'admin' && error.instancePath === '/roles' ? 'admin is the built-in role' : 'a letter, then letters, digits or _; at most 63 characters';
+      lines.push(`${describePath(error.instancePath)}: "${name}" is not a valid name (${rule})`);
+      continue;
+    }
+    if ((error as { propertyName?: string }).propertyName !== undefined) continue;
     const field = /^\/collections\/[^/]+\/fields\/[^/]+/.exec(error.instancePath)?.[0];
     if (field) {
       if (seenFields.has(field)) continue;

@@ -2,6 +2,15 @@ import { GraphQLBoolean, GraphQLError, GraphQLFloat, GraphQLInt, GraphQLList, Gr
 import { elementTypeOf, isArrayType, type FieldType, type ScalarType } from '../../metadata/index.js';
 
 /**
+ * A value as an error shows it: JSON, but a number JSON cannot write (a JSON number past a
+ * double, 1e400, parses to Infinity) as itself, not as JSON's `null`.
+ */
+const shown = (value: unknown): string => (typeof value === 'number' && !Number.isFinite(value) ? String(value) : JSON.stringify(value) ?? String(value));
+
+/** What a number too large for a double is told: the digits survive only as a string. */
+const TOO_LARGE_FOR_JSON = 'the JSON number is past what a double holds (send the digits as a string)';
+
+/**
  * Custom scalars of the Hasura-compatible schema. Their parsers reject malformed input with a
  * clear message before it reaches PostgreSQL; values stay strings, so numeric keeps every digit.
  */
@@ -100,7 +109,8 @@ export const GraphQLNumeric = new GraphQLScalarType({
   parseValue: (value) => {
     if (typeof value === 'number' && Number.isFinite(value)) return checkedNumeric(String(value));
     if (typeof value === 'string' && NUMERIC.test(value)) return checkedNumeric(value);
-    throw new GraphQLError(`invalid numeric ${JSON.stringify(value)}: expected a number`);
+    if (typeof value === 'number') throw new GraphQLError(`invalid numeric ${shown(value)}: ${TOO_LARGE_FOR_JSON}`);
+    throw new GraphQLError(`invalid numeric ${shown(value)}: expected a number`);
   },
   parseLiteral: (node) => {
     if (node.kind === Kind.INT || node.kind === Kind.FLOAT) return located(node, () => checkedNumeric(node.value));
@@ -164,7 +174,7 @@ function wholeNumber(name: string, bits: 16 | 64, description: string): GraphQLS
 /** A binary floating-point number (float8, real): a JSON number in and out. */
 function floatNumber(name: string, description: string): GraphQLScalarType {
   const check = (value: number): number => {
-    if (!Number.isFinite(value)) throw new GraphQLError(`invalid ${name} ${JSON.stringify(value)}: expected a finite number`);
+    if (!Number.isFinite(value)) throw new GraphQLError(`invalid ${name} ${shown(value)}: expected a finite number (${TOO_LARGE_FOR_JSON})`);
     return value;
   };
   return new GraphQLScalarType({

@@ -47,6 +47,13 @@ const CASES: readonly BadInput[] = [
   { what: 'an empty JSON array (a batch of nothing)', send: () => raw('[]'), status: 400, code: 'invalid-request', says: /a batch holds 1 to 20 requests/ },
   { what: 'a body that is a JSON string', send: () => raw('"{ loans { id } }"'), status: 400, code: 'invalid-request', says: /JSON object/ },
   { what: 'a body that is a number', send: () => raw('42'), status: 400, code: 'invalid-request' },
+  {
+    what: 'a numeric variable past what a double holds (1e400 parses to Infinity): said as such, not as "null"',
+    send: () => raw('{"query": "query($a: numeric!) { loans(where: {amount: {_gt: $a}}) { id } }", "variables": {"a": 1e400}}'),
+    status: 200,
+    code: 'validation-failed',
+    says: /invalid numeric Infinity: the JSON number is past what a double holds \(send the digits as a string\)/,
+  },
   { what: 'a body that is null', send: () => raw('null'), status: 400, code: 'invalid-request' },
   { what: 'an empty body', send: () => raw(''), status: 400, code: 'invalid-request' },
   { what: 'a body without "query"', send: () => raw('{"variables": {}}'), status: 400, code: 'invalid-request', says: /"query"/ },

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixedViewDocument } from '../../app/fixedView.js';
-import { assumeEmptyCatalogue, loadMetadataFile, MetadataError, resolveMetadata, validateMetadataDocument, withSelectFilters, type Metadata } from '../../metadata/index.js';
+import { assumeEmptyCatalogue, loadMetadataFile, MetadataError, parseMetadataDocument, resolveMetadata, validateMetadataDocument, withSelectFilters, type Metadata } from '../../metadata/index.js';
 import { literalProblem } from '../../metadata/filterLiterals.js';
 import { METADATA_PATH } from '../support/http.js';
 
@@ -71,5 +71,30 @@ describe('Metadata: a role filter\'s literals checked against the field\'s type'
       ['date', '2026-02-30', '"2026-02-30" is not a date'], ['timestamptz', 'soon', '"soon" is not a timestamptz'], ['time', '24:00', '"24:00" is not a time'],
     ];
     for (const [type, value, problem] of refused) assert.equal(literalProblem(type, value), problem);
+  });
+});
+
+describe('Metadata: what a malformed file is told', () => {
+  const problemsOf = (text: string): string[] => {
+    try {
+      parseMetadataDocument(text, 'lender.yaml');
+    } catch (error) {
+      if (error instanceof MetadataError) return [...error.problems];
+      throw error;
+    }
+    return [];
+  };
+  const collection = (fields: string) => `version: 1\ntenant_column: account_id\ncollections:\n  notes:\n    table: notes\n    primary_key: id\n    fields:\n${fields}`;
+
+  it('names a field whose name is not valid, once', () => {
+    assert.deepEqual(problemsOf(collection('      id: uuid\n      my-label: { type: text, column: label }\n')), [
+      'collection notes, fields: "my-label" is not a valid name (a letter, then letters, digits or _; at most 63 characters)',
+    ]);
+  });
+
+  it('shows the line of a duplicate key, without the library\'s dangling colon', () => {
+    const [problem, ...rest] = problemsOf(collection('      id: uuid\n      label: text\n      label: text\n'));
+    assert.deepEqual(rest, []);
+    assert.match(problem!, /^lender\.yaml is not valid YAML at line 10: Map keys must be unique.* \(the line: label: text\)$/);
   });
 });
