@@ -62,7 +62,7 @@ export async function runClusterPrimary(config: ServiceConfig, logger: Logger): 
       }
     }, 20);
   });
-  const url = `http://localhost:${config.port}`;
+  const url = listeningUrl(config.host, config.port);
   logger.info({ port: config.port, workers: config.workers, database: opened.description, startupMs: Date.now() - started }, 'listening');
   process.stdout.write(`\n${bannerLines(url, `${opened.description}; ${config.workers} API processes`, demo).join('\n')}\n\n`);
 
@@ -94,6 +94,15 @@ export async function runClusterPrimary(config: ServiceConfig, logger: Logger): 
   process.on('SIGHUP', () => {
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGHUP');
   });
+}
+
+/**
+ * The address the banner gives: the host the service listens on, or `localhost` when it listens
+ * on every address (`0.0.0.0`, `::`); an IPv6 address in brackets.
+ */
+export function listeningUrl(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
 }
 
 /** The start-up banner: where the service is, and the demo's login and key when it was just set up. */

@@ -14,7 +14,7 @@ import { createApp } from './createApp.js';
 import { createHttpServer, listen } from './httpServer.js';
 import type { ServiceState } from '../api/routes/health.js';
 import { createLogger, flushLog } from '../app/logger.js';
-import { bannerLines, runClusterPrimary } from './cluster.js';
+import { bannerLines, listeningUrl, runClusterPrimary } from './cluster.js';
 import { ReadRouting } from '../api/readRouting.js';
 import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import { clusterScrape } from './clusterMetrics.js';
@@ -91,7 +91,7 @@ async function main(): Promise<void> {
   state.subscriptions = () => subscriptions.sockets.usage;
   const server = createHttpServer(app, config.http, subscriptions.sockets);
   await listen(server, config.port, config.host);
-  const url = `http://localhost:${config.port}`;
+  const url = listeningUrl(config.host, config.port);
   logger.info({ port: config.port, database: opened.description, startupMs: Date.now() - started }, 'listening');
 
   const replicaNote = replicas ? `; reads on ${replicas.count} replica${replicas.count > 1 ? 's' : ''}` : '';

@@ -18,6 +18,8 @@ export interface WebhooksView {
   readonly error?: string;
   /** What was typed into the create form, kept after an error. */
   readonly form?: { readonly url: string; readonly description: string; readonly events: readonly string[] };
+  /** Endpoints on private and loopback addresses are allowed (`WEBHOOK_ALLOW_PRIVATE=1`): the form says so. */
+  readonly allowPrivate?: boolean;
 }
 
 /** Settings > Webhooks: the endpoints, the create form, and a new endpoint's secret once. */
@@ -38,7 +40,7 @@ ${message('error', view.error)}
   <div class="field">
     <label for="webhook-url">URL</label>
     <input id="webhook-url" name="url" type="url" required maxlength="2000" value="${view.form?.url ?? ''}" aria-describedby="webhook-url-hint">
-    <span id="webhook-url-hint" class="hint">http or https; private and loopback addresses are refused.</span>
+    <span id="webhook-url-hint" class="hint">http or https; ${view.allowPrivate ? 'private and loopback addresses are allowed here (WEBHOOK_ALLOW_PRIVATE)' : 'private and loopback addresses are refused'}.</span>
   </div>
   <div class="field">
     <label for="webhook-description">Description</label>

@@ -42,7 +42,7 @@ export function webhookRoutes(db: Database, engines: EngineHolder, logger: Logge
     const notice = createdEarlier
       ? `The endpoint ${createdEarlier.url} was added. Its signing secret was shown only once and cannot be shown again; if it was not copied, disable the endpoint and add another.`
       : undefined;
-    res.type('html').send(webhooksPage(session.viewer, { endpoints, eventTypes: eventTypes(), ...(created ? { created } : {}), ...(notice ? { notice } : {}) }));
+    res.type('html').send(webhooksPage(session.viewer, { endpoints, eventTypes: eventTypes(), allowPrivate, ...(created ? { created } : {}), ...(notice ? { notice } : {}) }));
   });
 
   router.post('/webhooks', async (req, res) => {
@@ -61,7 +61,7 @@ export function webhookRoutes(db: Database, engines: EngineHolder, logger: Logge
       res
         .status(error.status)
         .type('html')
-        .send(webhooksPage(session.viewer, { endpoints: await listWebhookEndpoints(db, session.admin.accountId), eventTypes: eventTypes(), error: error.message, form: { url, description, events } }));
+        .send(webhooksPage(session.viewer, { endpoints: await listWebhookEndpoints(db, session.admin.accountId), eventTypes: eventTypes(), allowPrivate, error: error.message, form: { url, description, events } }));
     }
   });
 

@@ -70,6 +70,8 @@ describe('Settings > Webhooks in Chromium', () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Webhooks' }).click();
     await page.waitForURL(/\/dashboard\/settings\/webhooks$/);
+    // This service allows private addresses (the receiver is on 127.0.0.1): the form says so.
+    assert.equal(await page.locator('#webhook-url-hint').textContent(), 'http or https; private and loopback addresses are allowed here (WEBHOOK_ALLOW_PRIVATE).');
     await page.getByLabel('URL').fill(receiver.url);
     await page.getByLabel('Description').fill('browser receiver');
     await page.getByLabel('loan.created').check();

@@ -22,3 +22,13 @@ describe('the shipped start command', () => {
     assert.ok(start.includes('--max-semi-space-size=32'));
   });
 });
+
+describe('the start-up banner', () => {
+  it('gives the address the service listens on: localhost only when it listens on every address', async () => {
+    const { listeningUrl } = await import('../../server/cluster.js');
+    assert.equal(listeningUrl('0.0.0.0', 8080), 'http://localhost:8080');
+    assert.equal(listeningUrl('::', 8080), 'http://localhost:8080');
+    assert.equal(listeningUrl('127.0.0.1', 18282), 'http://127.0.0.1:18282');
+    assert.equal(listeningUrl('::1', 8080), 'http://[::1]:8080');
+  });
+});
