@@ -210,7 +210,7 @@ export const COMMANDS: Command[] = [
   {
     words: ['key', 'list'],
     synopsis: 'key list [--account SLUG]',
-    description: 'list keys: prefix, name, role (and its variables), created, last used, active',
+    description: 'list keys: prefix, account, name, role (and its variables), created, last used, active',
     options: { account: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
@@ -582,7 +582,7 @@ export const COMMANDS: Command[] = [
   {
     words: ['webhook', 'deliveries'],
     synopsis: 'webhook deliveries <id> [--limit N]',
-    description: "an endpoint's recent deliveries: event, status, attempts, last code and duration",
+    description: "an endpoint's recent deliveries: event, type, status, attempts, last code, ms, last error, created",
     options: { limit: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
