@@ -243,7 +243,10 @@ export const COMMANDS: Command[] = [
         const whole = prefixOfKey(prefix);
         throw new UserInputError(whole ? `that is a whole key: give only its prefix, ${whole} (the key's secret is never needed here)` : 'expected a key prefix: lq_ and 8 lower-case letters or digits, as key list shows it', 400);
       }
-      if (!(await deactivateApiKey(context.db, prefix))) throw new UserInputError(`no key with prefix ${prefix}`, 404);
+      const done = await deactivateApiKey(context.db, prefix);
+      if (!done) throw new UserInputError(`no key with prefix ${prefix}`, 404);
+      // Nothing to do is not a mistake (exit 0, as fees assess of a day already assessed).
+      if (!done.wasActive) return void context.out.write(`key ${prefix} was already revoked${done.deactivatedAt ? ` (${done.deactivatedAt.slice(0, 19)})` : ''}; nothing changed\n`);
       context.out.write(`key ${prefix} deactivated; it is refused from its next request on\n`);
     },
   },

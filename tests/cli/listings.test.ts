@@ -9,7 +9,7 @@ import { COMMANDS } from '../../cli/commands.js';
 
 /**
  * The key and webhook commands as processes on a migrated `DATA_DIR` with no service running:
- * what a listing prints is what `loanql help` says it prints.
+ * what a listing prints is what `loanql help` says it prints, and `key revoke` says what it did.
  */
 let dir: string;
 let env: Record<string, string>;
@@ -61,5 +61,19 @@ describe('loanql listings', () => {
     const shown = await cli('webhook', 'deliveries', id);
     assertOk(shown, 'webhook deliveries');
     assert.deepEqual(headerOf(shown.stdout), columnsInHelp('webhook deliveries'));
+  });
+
+  it('key revoke deactivates a key once; revoking it again changes nothing and says so, exit 0', async () => {
+    const listed = await cli('key', 'list', '--account', 'listed');
+    const prefix = /^(lq_[a-z0-9]{8})\s/m.exec(listed.stdout)?.[1];
+    assert.ok(prefix, listed.stdout);
+    const first = await cli('key', 'revoke', prefix);
+    assertOk(first, 'key revoke');
+    assert.equal(first.stdout, `key ${prefix} deactivated; it is refused from its next request on\n`);
+    const again = await cli('key', 'revoke', prefix);
+    assertOk(again, 'key revoke of a revoked key');
+    assert.match(again.stdout, new RegExp(`^key ${prefix} was already revoked \\(\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\); nothing changed\n$`));
+    assert.equal(again.stderr, '');
+    assert.match((await cli('key', 'list', '--account', 'listed')).stdout, new RegExp(`^${prefix}\\s.*\\bno$`, 'm'), 'still inactive');
   });
 });
