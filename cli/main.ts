@@ -31,20 +31,14 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`loanql ${command.words.join(' ')}: ${(error as Error).message}\n`);
     return 2;
   }
-  if (!command.needsDatabase) {
-    return (await command.run({ db: null as unknown as Database, args: optionsOf(parsed.values, command), positionals: parsed.positionals, out: process.stdout, err: process.stderr })) ?? 0;
-  }
+  // The command line is read and checked before any database is opened: a mistake is a
+  // `UserInputError` (exit 2) whether or not the database can be reached.
+  const run = await command.prepare({ args: optionsOf(parsed.values, command), positionals: parsed.positionals });
+  if (!command.needsDatabase) return (await run({ db: null as unknown as Database, out: process.stdout, err: process.stderr })) ?? 0;
   const opened = await openCommandDatabase(databaseSettingsFromEnv());
   try {
     await migrate(opened.database);
-    const status = await command.run({
-      db: opened.database,
-      args: optionsOf(parsed.values, command),
-      positionals: parsed.positionals,
-      out: process.stdout,
-      err: process.stderr,
-    });
-    return status ?? 0;
+    return (await run({ db: opened.database, out: process.stdout, err: process.stderr })) ?? 0;
   } finally {
     await opened.close();
   }
