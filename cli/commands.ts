@@ -152,6 +152,18 @@ function number(line: CommandLine, name: string, fallback: number): number {
   return value;
 }
 
+/**
+ * `--limit N`: a whole number from 1 to `max` (`fallback` when not given). Anything else is
+ * refused, not bent into the range: 0 once showed one row, 2.5 two, 5000 a thousand.
+ */
+function limitOption(line: CommandLine, fallback: number, max: number): number {
+  const raw = line.args.get('limit');
+  if (raw === undefined) return fallback;
+  const value = typeof raw === 'string' && /^\d{1,7}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  if (!(value >= 1 && value <= max)) throw new UserInputError(`--limit must be a whole number from 1 to ${max}, not ${JSON.stringify(raw)}`);
+  return value;
+}
+
 /** A day option (`--today`, `--as-of`) as YYYY-MM-DD, checked as the REST routes check theirs; undefined when not given. */
 async function dayOption(line: CommandLine, name: string): Promise<string | undefined> {
   const value = optionText(line, name);
@@ -760,7 +772,7 @@ export const COMMANDS: Command[] = [
     async parse(line) {
       const id = positional(line, 0, 'the endpoint id');
       (await load.webhooks()).checkWebhookId(id, 'webhook endpoint');
-      return { id, limit: Math.min(1000, Math.max(1, Math.floor(number(line, 'limit', 50)))) };
+      return { id, limit: limitOption(line, 50, 1000) };
     },
     async run(context, { id, limit }) {
       const { listWebhookDeliveries } = await load.webhooks();

@@ -28,7 +28,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     parsed = parseArgs({ args: rest, options: command.options as ParseArgsConfig['options'], allowPositionals: true, strict: true });
   } catch (error) {
-    process.stderr.write(`loanql ${command.words.join(' ')}: ${(error as Error).message}\n`);
+    process.stderr.write(`loanql ${command.words.join(' ')}: ${commandLineProblem(error, command)}\n`);
     return 2;
   }
   // The command line is read and checked before any database is opened: a mistake is a
@@ -59,6 +59,24 @@ function optionsOf(values: ReturnType<typeof parseArgs>['values'], command: Comm
     if (typeof last === 'string' || typeof last === 'boolean') options.set(name, last);
   }
   return options;
+}
+
+/**
+ * parseArgs's refusal in our words, on one line, naming the option but never what followed it (a
+ * value may be a secret). Its own text spans lines for a value that starts with a dash
+ * (`--limit -1`) and tells of `--` for an unknown option.
+ */
+function commandLineProblem(error: unknown, command: Command): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  const option = /'(--?[^\s'=<]+)/.exec(message)?.[1];
+  if (option && code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option}; \`loanql help\` shows the options of each command`;
+  if (option && code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const declared = new Map(Object.entries(command.options)).get(option.replace(/^-+/, ''));
+    if (declared?.type === 'boolean') return `${option} takes no value`;
+    return `${option} needs a value; write ${option}=VALUE for one that starts with a dash`;
+  }
+  return message.split('\n')[0]!;
 }
 
 function findCommand(words: string[]): Command | undefined {

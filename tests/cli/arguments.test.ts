@@ -12,6 +12,8 @@ import { COMMANDS } from '../../cli/commands.js';
  * case runs the built CLI with `DATABASE_URL` pointing at a port nobody listens on, so a command
  * that connected first would answer "the database is unavailable" (exit 1) instead.
  */
+/** An endpoint id: well formed, so only --limit is wrong. */
+const ENDPOINT = '6f1c0b9e-4d2a-4c1e-9a7b-2f3d4e5f6a7b';
 const SECRET_KEY = `lq_abcd1234_${'S3cret'.repeat(7)}x`;
 
 /** One mistake per command at least (every command refuses a stray argument). */
@@ -60,6 +62,17 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['webhook', 'remove', 'not-an-id'], /no webhook endpoint not-an-id/],
   [['webhook', 'deliveries', 'not-an-id'], /no webhook endpoint not-an-id/],
   [['webhook', 'redeliver', '42'], /no event 42/],
+  // --limit is a whole number from 1 to 1000: 0 once showed a row, 2.5 two rows, 5000 a thousand.
+  [['webhook', 'deliveries', ENDPOINT, '--limit', '0'], /^loanql: --limit must be a whole number from 1 to 1000, not "0"$/m],
+  [['webhook', 'deliveries', ENDPOINT, '--limit=-1'], /--limit must be a whole number from 1 to 1000, not "-1"/],
+  [['webhook', 'deliveries', ENDPOINT, '--limit', '2.5'], /--limit must be a whole number from 1 to 1000, not "2.5"/],
+  [['webhook', 'deliveries', ENDPOINT, '--limit', '1001'], /--limit must be a whole number from 1 to 1000, not "1001"/],
+  [['webhook', 'deliveries', ENDPOINT, '--limit', 'ten'], /--limit must be a whole number from 1 to 1000, not "ten"/],
+  // What parseArgs refuses, in our words on one line.
+  [['webhook', 'deliveries', ENDPOINT, '--limit', '-1'], /^loanql webhook deliveries: --limit needs a value; write --limit=VALUE for one that starts with a dash$/m],
+  [['webhook', 'deliveries', ENDPOINT, '--limit'], /^loanql webhook deliveries: --limit needs a value/m],
+  [['key', 'create', '--account', 'acme', '--bogus'], /^loanql key create: unknown option --bogus; `loanql help` shows the options of each command$/m],
+  [['schedules', 'regenerate', '--dry-run=yes'], /^loanql schedules regenerate: --dry-run takes no value$/m],
   [['worker', 'now'], /too many arguments/],
   [['investors', 'statement', '--account', 'acme', '--person', 'p', '--from', '2026-02-30', '--to', '2026-03-31'], /the period is wrong: from expected a day as YYYY-MM-DD/],
   [['investors', 'statement', '--account', 'acme', '--person', 'p', '--from', '2026-02-01', '--to', '2026-02-28', '--format', 'pdf'], /--format pdf writes a file: give --out FILE/],
