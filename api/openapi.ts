@@ -2,6 +2,7 @@ import { describeRule, schemaForRule, type ValueRule } from '../app/fieldValues.
 import { BUILT_IN_FIELDS, bodyName, LOAN_STATUSES, type Product } from '../app/products.js';
 import { describeSetting, PRODUCT_SETTINGS, type SettingDescriptor } from '../app/productSettings.js';
 import { investorDocumentParts } from './investorOpenApi.js';
+import { loanListLimits, type LoanListLimits } from './loanListLimits.js';
 
 /**
  * The OpenAPI 3.1 document of the REST loan routes (SPEC §6), served at `/api/openapi.json`.
@@ -101,7 +102,8 @@ export interface LoanAccess {
 
 export const FULL_ACCESS: LoanAccess = { role: 'admin', select: true, insert: true, update: true, filtered: false, productUpdate: true };
 
-export function openApiDocument(product: Product, serverUrl: string, access: LoanAccess = FULL_ACCESS): Schema {
+/** `listLimits`: the `limit` of `GET /api/loan` under MAX_ROWS (`loanListLimits`). */
+export function openApiDocument(product: Product, serverUrl: string, access: LoanAccess = FULL_ACCESS, listLimits: LoanListLimits = loanListLimits(null)): Schema {
   const requestProperties: Record<string, Schema> = {};
   for (const field of BUILT_IN_FIELDS) requestProperties[field.name] = field.nullable ? nullable(publicSchema(field.rule)) : publicSchema(field.rule);
   // A loan needs a name that is not blank (issue 28, migration 0013): required on POST, never null.
@@ -228,7 +230,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           summary: 'A page of loans, newest first.',
           parameters: [
             { name: 'status', in: 'query', schema: { type: 'string', enum: [...LOAN_STATUSES] } },
-            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 1000, default: 50 } },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 0, maximum: listLimits.max, default: listLimits.byDefault }, ...(listLimits.byMaxRows ? { description: 'At most MAX_ROWS, this service\'s most rows per list; a larger limit is a 400.' } : {}) },
             { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 2147483647, default: 0 } },
           ],
           responses: { '200': { description: 'The page.', ...json('LoanPage') }, '400': responses.badRequest, '403': responses.forbidden },

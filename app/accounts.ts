@@ -25,8 +25,18 @@ const ACCOUNT_COLUMNS = 'id, slug, name, currency, timezone';
 /** The ISO 4217 codes this Node's Intl knows (and can therefore show with their symbol). */
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
 
-/** Checks the settings given (a clear `UserInputError` naming the first bad one); trims the name. */
-async function checkAccountSettings(db: Queryable, settings: AccountSettings): Promise<AccountSettings> {
+/** A new account's slug, or a `UserInputError` saying how one is written. */
+export function checkAccountSlug(slug: string): string {
+  if (!SLUG.test(slug)) throw new UserInputError(`account slug "${slug}" must be lower-case letters, digits, - or _ (at most 63)`);
+  return slug;
+}
+
+/**
+ * What can be checked of the settings without the database (a clear `UserInputError` naming the
+ * first bad one): the name and the currency; the time zone is looked up in the database's list
+ * when it is written (`checkAccountSettings`). The CLI checks its options with it before it opens the database.
+ */
+export function checkAccountSettingsText(settings: AccountSettings): void {
   if (settings.name !== undefined) refuseNulCharacter('name', settings.name);
   if (settings.currency !== undefined) {
     refuseNulCharacter('currency', settings.currency);
@@ -34,8 +44,13 @@ async function checkAccountSettings(db: Queryable, settings: AccountSettings): P
       throw new UserInputError(`currency "${settings.currency}" is not an ISO 4217 code this service knows (three capital letters, e.g. USD, EUR, GBP, CAD)`);
     }
   }
+  if (settings.timezone !== undefined) refuseNulCharacter('timezone', settings.timezone);
+}
+
+/** Checks the settings given (a clear `UserInputError` naming the first bad one); trims the name. */
+async function checkAccountSettings(db: Queryable, settings: AccountSettings): Promise<AccountSettings> {
+  checkAccountSettingsText(settings);
   if (settings.timezone !== undefined) {
-    refuseNulCharacter('timezone', settings.timezone);
     // The database's own list: the business date is computed there (loanql_business_date).
     const known = settings.timezone.length <= 64 && (await db.query('SELECT 1 FROM pg_timezone_names WHERE name = $1', [settings.timezone])).rows.length > 0;
     if (!known) throw new UserInputError(`timezone "${settings.timezone}" is not a time zone the database knows (an IANA name, e.g. UTC, America/New_York, Europe/Berlin)`);
@@ -44,7 +59,7 @@ async function checkAccountSettings(db: Queryable, settings: AccountSettings): P
 }
 
 export async function createAccount(db: Queryable, slug: string, name?: string, settings: Omit<AccountSettings, 'name'> = {}): Promise<Account> {
-  if (!SLUG.test(slug)) throw new UserInputError(`account slug "${slug}" must be lower-case letters, digits, - or _ (at most 63)`);
+  checkAccountSlug(slug);
   const checked = await checkAccountSettings(db, { ...settings, ...(name !== undefined ? { name } : {}) });
   const { rows } = await db.query<Account>(
     `INSERT INTO accounts (slug, name, currency, timezone) VALUES ($1, $2, coalesce($3, 'USD'), coalesce($4, 'UTC'))
@@ -87,13 +102,20 @@ export interface Admin {
   readonly name: string;
 }
 
-export async function createAdmin(db: Queryable, accountId: string, input: { email: string; password: string; name?: string }): Promise<Admin> {
+/** What is checked of a new admin without the database: the e-mail (trimmed) and the password's length. */
+export function checkAdminCredentials(input: { email: string; password: string; name?: string }): { email: string; password: string; name?: string } {
   refuseNulCharacter('email', input.email);
   refuseNulCharacter('password', input.password);
   if (input.name !== undefined) refuseNulCharacter('name', input.name);
   const email = input.email.trim();
   if (!EMAIL.test(email)) throw new UserInputError(`"${email}" is not an e-mail address`);
   if (input.password.length < 8) throw new UserInputError('a password has at least 8 characters');
+  return { ...input, email };
+}
+
+export async function createAdmin(db: Queryable, accountId: string, given: { email: string; password: string; name?: string }): Promise<Admin> {
+  const input = checkAdminCredentials(given);
+  const email = input.email;
   const passwordHash = await hashPassword(input.password);
   const { rows } = await db.query<Admin>(
     `INSERT INTO admins (account_id, email, name, password_hash) VALUES ($1, $2, $3, $4)

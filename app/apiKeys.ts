@@ -137,19 +137,35 @@ export function prefixOfKey(text: string): string | null {
   return KEY_PATTERN.exec(text)?.[1] ?? null;
 }
 
+/** What `deactivateApiKey` did: deactivated the key now, or found it deactivated already. */
+export interface KeyDeactivation {
+  /** False when the key was inactive already (nothing changed). */
+  readonly wasActive: boolean;
+  /** When it was deactivated (now, or earlier); null only for a key made inactive before this was recorded. */
+  readonly deactivatedAt: string | null;
+}
+
 /**
  * Deactivates the key with this prefix (of one account, when given). Effective on the key's
- * next request, since every request reads the key's state. Returns false when there is none.
+ * next request, since every request reads the key's state. Returns null when there is no such
+ * key; a key already inactive is left as it is (`wasActive: false`, its first deactivation kept).
  */
-export async function deactivateApiKey(db: Queryable, prefix: string, accountId?: string): Promise<boolean> {
+export async function deactivateApiKey(db: Queryable, prefix: string, accountId?: string): Promise<KeyDeactivation | null> {
   // Anything but a prefix in the key format names no key (and never reaches the database).
-  if (!PREFIX_PATTERN.test(prefix)) return false;
-  const { rowCount } = await db.query(
-    `UPDATE api_keys SET active = false, deactivated_at = coalesce(deactivated_at, now())
-      WHERE prefix = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)`,
+  if (!PREFIX_PATTERN.test(prefix)) return null;
+  // One statement: of two revocations at once, the one that waits for the other's row lock
+  // finds the key inactive on its re-check and reports it so.
+  const { rows } = await db.query<KeyDeactivation>(
+    `WITH key AS (SELECT id, deactivated_at FROM api_keys WHERE prefix = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)),
+          deactivated AS (
+            UPDATE api_keys k SET active = false, deactivated_at = coalesce(k.deactivated_at, now())
+              FROM key WHERE k.id = key.id AND k.active
+            RETURNING k.id, k.deactivated_at)
+     SELECT d.id IS NOT NULL AS "wasActive", coalesce(d.deactivated_at, key.deactivated_at)::text AS "deactivatedAt"
+       FROM key LEFT JOIN deactivated d ON d.id = key.id`,
     [prefix, accountId ?? null],
   );
-  return rowCount > 0;
+  return rows[0] ?? null;
 }
 
 /** The key of an `Authorization` header value, when it is `Token <key>` with a key in the key format. */

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { databaseSettingsFromEnv, type DatabaseSettings } from '../db/index.js';
 import { metadataFileSettingsFromEnv, type MetadataFileSettings } from './metadataFile.js';
@@ -6,8 +7,10 @@ import { webhookSettingsFromEnv, type WebhookSettings } from './webhooks/index.j
 import { defaultRateLimitFromEnv } from './operations/rateLimiter.js';
 import type { RateLimit } from '../metadata/index.js';
 import { admissionSettingsFromEnv, type AdmissionSettings } from './operations/costAdmission.js';
-import { REQUEST_LOG_LEVELS, type RequestLogLevel, type RequestLogSettings } from './operations/requestLog.js';
+import { REQUEST_LOG_LEVELS, type RequestLogSettings } from './operations/requestLog.js';
 import { tracingWantedByEnv } from './operations/requestTraces.js';
+import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { choiceSetting, LARGEST_SETTING, wholeNumberSetting } from './envSettings.js';
 
 export { metadataFileOf } from './metadataFile.js';
 
@@ -29,7 +32,8 @@ export interface ServiceConfig extends MetadataFileSettings {
   readonly maxFields: number;
   /** Most requests in one batch of `POST /api/graph` (a JSON array of requests). */
   readonly maxBatchSize: number;
-  readonly logLevel: string;
+  /** `LOG_LEVEL`: pino's level of the service's log. */
+  readonly logLevel: LogLevel;
   /** Express's `trust proxy` setting (`TRUST_PROXY`), or false. */
   readonly trustProxy: boolean | number | string;
   readonly http: HttpTimeouts;
@@ -98,17 +102,36 @@ export function engineOptionsOf(config: ServiceConfig): EngineOptions {
   return { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: config.planCacheSize, maxInsertObjects: config.maxInsertObjects, maxCost: config.maxQueryCost, maxRootFields: config.maxRootFields, maxFields: config.maxFields, maxBatchSize: config.maxBatchSize };
 }
 
+/** The names `TRUST_PROXY` may use for address ranges (Express's, through proxy-addr). */
+const TRUST_PROXY_NAMES: ReadonlySet<string> = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
 /**
  * `TRUST_PROXY`: unset or `false` trusts no proxy (X-Forwarded-* ignored); `true` trusts every
  * hop; a number trusts that many hops; anything else is Express's list of addresses/subnets
- * (`loopback`, `10.0.0.0/8, 127.0.0.1`).
+ * (`loopback`, `10.0.0.0/8, 127.0.0.1`), each entry checked here: Express would refuse a bad one
+ * only when the app is made, in its own words ("invalid IP address: …").
  */
 function trustProxyOf(raw: string | undefined): boolean | number | string {
   const value = (raw ?? '').trim();
   if (value === '' || value === 'false' || value === '0') return false;
   if (value === 'true') return true;
   if (/^\d+$/.test(value)) return Number(value);
+  const bad = value.split(',').map((entry) => entry.trim()).find((entry) => !isTrustedRange(entry));
+  if (bad !== undefined) {
+    throw new Error(`TRUST_PROXY must be true, false, a number of hops, or addresses and subnets separated by commas (10.0.0.0/8, 127.0.0.1, loopback, linklocal, uniquelocal); "${bad.slice(0, 40)}" is none of these`);
+  }
   return value;
+}
+
+/** An entry of a `TRUST_PROXY` list: a name, an address, `address/prefix` or an IPv4 `address/netmask`. */
+function isTrustedRange(entry: string): boolean {
+  if (TRUST_PROXY_NAMES.has(entry)) return true;
+  const [address = '', mask, ...more] = entry.split('/');
+  const version = isIP(address);
+  if (!version || more.length) return false;
+  if (mask === undefined) return true;
+  if (/^\d{1,3}$/.test(mask)) return Number(mask) <= (version === 4 ? 32 : 128);
+  return version === 4 && isIP(mask) === 4;
 }
 
 /** `DEMO_SCALE`: a number from 0.0001 (one loan) to 1 (10,000 loans). */
@@ -120,57 +143,70 @@ function demoScaleOf(env: NodeJS.ProcessEnv): number {
   return value;
 }
 
-function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, not "${raw}"`);
-  return value;
+/** A count or a time in milliseconds (README, Configuration): a whole number from `min` (0 unless said) to `max` (2147483647 unless said). */
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = LARGEST_SETTING): number {
+  return wholeNumberSetting(env, name, fallback, { min, max });
+}
+
+/** The longest `SHUTDOWN_GRACE_MS`: a day (the stop's own last-resort timer adds 15 s to it and must stay a valid timer). */
+const LONGEST_SHUTDOWN_GRACE_MS = 86_400_000;
+
+/**
+ * The HTTP server's limits. Node refuses a headers timeout longer than the request timeout (when
+ * both are on) with its own message; it is refused here first.
+ */
+function httpTimeoutsOf(env: NodeJS.ProcessEnv): HttpTimeouts {
+  const headersTimeoutMs = wholeNumber(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000);
+  const requestTimeoutMs = wholeNumber(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000);
+  if (headersTimeoutMs > 0 && requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
+    throw new Error(`HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not be longer than HTTP_REQUEST_TIMEOUT_MS (${requestTimeoutMs}): the headers are part of the request`);
+  }
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: wholeNumber(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000),
+    idleSocketTimeoutMs: wholeNumber(env, 'HTTP_IDLE_SOCKET_TIMEOUT_MS', 30_000),
+    maxConnections: wholeNumber(env, 'HTTP_MAX_CONNECTIONS', 1_000),
+  };
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
-  const maxRows = positiveInt(env, 'MAX_ROWS', 0);
+  const maxRows = wholeNumber(env, 'MAX_ROWS', 0);
   return {
-    port: positiveInt(env, 'PORT', 8080),
+    port: wholeNumberSetting(env, 'PORT', 8080, { min: 1, max: 65_535 }),
     host: env.HOST || '0.0.0.0',
     database: databaseSettingsFromEnv(env),
-    bodyLimitBytes: positiveInt(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
-    maxDepth: positiveInt(env, 'MAX_QUERY_DEPTH', 12),
+    bodyLimitBytes: wholeNumber(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1),
+    maxDepth: wholeNumber(env, 'MAX_QUERY_DEPTH', 12, 1),
     maxRows: maxRows > 0 ? maxRows : null,
-    planCacheSize: positiveInt(env, 'PLAN_CACHE_SIZE', 1000),
-    maxQueryCost: positiveInt(env, 'MAX_QUERY_COST', DEFAULT_MAX_QUERY_COST),
-    maxRootFields: positiveInt(env, 'MAX_ROOT_FIELDS', DEFAULT_MAX_ROOT_FIELDS),
-    maxFields: positiveInt(env, 'MAX_QUERY_FIELDS', DEFAULT_MAX_FIELDS),
-    maxBatchSize: positiveInt(env, 'MAX_BATCH_SIZE', DEFAULT_MAX_BATCH_SIZE),
-    maxInsertObjects: positiveInt(env, 'MAX_INSERT_OBJECTS', 1000),
+    planCacheSize: wholeNumber(env, 'PLAN_CACHE_SIZE', 1000),
+    maxQueryCost: wholeNumber(env, 'MAX_QUERY_COST', DEFAULT_MAX_QUERY_COST),
+    maxRootFields: wholeNumber(env, 'MAX_ROOT_FIELDS', DEFAULT_MAX_ROOT_FIELDS),
+    maxFields: wholeNumber(env, 'MAX_QUERY_FIELDS', DEFAULT_MAX_FIELDS),
+    maxBatchSize: wholeNumber(env, 'MAX_BATCH_SIZE', DEFAULT_MAX_BATCH_SIZE),
+    maxInsertObjects: wholeNumber(env, 'MAX_INSERT_OBJECTS', 1000),
     ...metadataFileSettingsFromEnv(env),
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: choiceSetting(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     trustProxy: trustProxyOf(env.TRUST_PROXY),
-    http: {
-      headersTimeoutMs: positiveInt(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000),
-      requestTimeoutMs: positiveInt(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000),
-      keepAliveTimeoutMs: positiveInt(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 5_000),
-      idleSocketTimeoutMs: positiveInt(env, 'HTTP_IDLE_SOCKET_TIMEOUT_MS', 30_000),
-      maxConnections: positiveInt(env, 'HTTP_MAX_CONNECTIONS', 1_000),
-    },
-    shutdownGraceMs: positiveInt(env, 'SHUTDOWN_GRACE_MS', 10_000),
+    http: httpTimeoutsOf(env),
+    shutdownGraceMs: wholeNumber(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, LONGEST_SHUTDOWN_GRACE_MS),
     demoScale: demoScaleOf(env),
     webhooks: webhookSettingsFromEnv(env),
     workers: workersOf(env),
     readReplicas: {
       urls: replicaUrlsOf(env),
-      maxLagMs: positiveInt(env, 'REPLICA_MAX_LAG_MS', 1_000),
-      windowMs: positiveInt(env, 'READ_YOUR_WRITES_WINDOW_MS', 60_000),
-      checkIntervalMs: Math.max(10, positiveInt(env, 'REPLICA_CHECK_INTERVAL_MS', 250)),
+      maxLagMs: wholeNumber(env, 'REPLICA_MAX_LAG_MS', 1_000),
+      windowMs: wholeNumber(env, 'READ_YOUR_WRITES_WINDOW_MS', 60_000),
+      checkIntervalMs: Math.max(10, wholeNumber(env, 'REPLICA_CHECK_INTERVAL_MS', 250)),
     },
     operations: operationsOf(env),
     subscriptions: {
-      perKey: Math.max(1, positiveInt(env, 'SUBSCRIPTIONS_PER_KEY', 100)),
-      perProcess: Math.max(1, positiveInt(env, 'SUBSCRIPTIONS_PER_PROCESS', 20_000)),
-      maxBufferedBytes: Math.max(64 * 1024, positiveInt(env, 'SUBSCRIPTION_BUFFER_BYTES', 4 * 1024 * 1024)),
-      refreshWindowMs: Math.max(1, positiveInt(env, 'SUBSCRIPTION_REFRESH_WINDOW_MS', 50)),
-      fallbackIntervalMs: positiveInt(env, 'SUBSCRIPTION_FALLBACK_MS', 30_000),
-      pollIntervalMs: positiveInt(env, 'SUBSCRIPTION_POLL_MS', 0),
+      perKey: Math.max(1, wholeNumber(env, 'SUBSCRIPTIONS_PER_KEY', 100)),
+      perProcess: Math.max(1, wholeNumber(env, 'SUBSCRIPTIONS_PER_PROCESS', 20_000)),
+      maxBufferedBytes: Math.max(64 * 1024, wholeNumber(env, 'SUBSCRIPTION_BUFFER_BYTES', 4 * 1024 * 1024)),
+      refreshWindowMs: Math.max(1, wholeNumber(env, 'SUBSCRIPTION_REFRESH_WINDOW_MS', 50)),
+      fallbackIntervalMs: wholeNumber(env, 'SUBSCRIPTION_FALLBACK_MS', 30_000),
+      pollIntervalMs: wholeNumber(env, 'SUBSCRIPTION_POLL_MS', 0),
     },
   };
 }
@@ -183,12 +219,11 @@ function operationsOf(env: NodeJS.ProcessEnv): OperationsSettings {
   if (token !== '' && (token.length < MIN_METRICS_TOKEN_LENGTH || /[^\x21-\x7e]/.test(token))) {
     throw new Error(`METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_LENGTH} printable characters without spaces`);
   }
-  const level = (env.REQUEST_LOG_LEVEL ?? '').trim() || 'info';
-  if (!(REQUEST_LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`REQUEST_LOG_LEVEL must be one of ${REQUEST_LOG_LEVELS.join(' ')}, not "${level}"`);
+  const level = choiceSetting(env, 'REQUEST_LOG_LEVEL', REQUEST_LOG_LEVELS, 'info');
   const rawSample = (env.REQUEST_LOG_SAMPLE ?? '').trim();
   const sample = rawSample === '' ? 1 : Number(rawSample);
   if (!/^\d*\.?\d+$/.test(rawSample || '1') || !(sample >= 0 && sample <= 1)) throw new Error(`REQUEST_LOG_SAMPLE must be a number from 0 to 1, not "${rawSample}"`);
-  return { metricsToken: token === '' ? null : token, requestLog: { level: level as RequestLogLevel, sample }, admission: admissionSettingsFromEnv(env), rateLimit: defaultRateLimitFromEnv(env), tracing: tracingWantedByEnv(env) };
+  return { metricsToken: token === '' ? null : token, requestLog: { level, sample }, admission: admissionSettingsFromEnv(env), rateLimit: defaultRateLimitFromEnv(env), tracing: tracingWantedByEnv(env) };
 }
 
 /** `WORKERS`: a whole number of at least 1, or `auto` for the machine's cores (default 1). */

@@ -85,13 +85,14 @@ export function fixedViewDocument(view: FixedView): MetadataDocument {
 
 /**
  * The query engine of a fixed view, after checking the view against the JSON Schema (its names)
- * and the database (a missing column fails here, at start-up, naming it). No limits apply: the
- * documents are the server's own.
+ * and the database (a missing column fails here, at start-up, naming it). No limit of a
+ * document's size or cost applies (the documents are the server's own); `maxRows` (MAX_ROWS,
+ * for a view whose lists a client reads, the REST loans) caps every list as it does in GraphQL.
  */
-export async function fixedViewEngine(db: Database, view: FixedView, planCacheSize: number): Promise<GraphEngine> {
+export async function fixedViewEngine(db: Database, view: FixedView, planCacheSize: number, maxRows: number | null = null): Promise<GraphEngine> {
   const resolved = resolveMetadata(validateMetadataDocument(fixedViewDocument(view)));
   const { metadata, catalogue } = await checkMetadataAgainstDatabase(resolved, db);
-  return new GraphEngine(metadata, { maxDepth: 12, maxRows: null, planCacheSize, maxCost: 0, maxRootFields: 0, maxFields: 0 }, catalogue);
+  return new GraphEngine(metadata, { maxDepth: 12, maxRows, planCacheSize, maxCost: 0, maxRootFields: 0, maxFields: 0 }, catalogue);
 }
 
 /** A canonical UUID's text (any case): ids from a path or a form are checked with it before a query. */

@@ -50,9 +50,9 @@ export class LoanReader {
     private readonly view: Metadata,
   ) {}
 
-  /** Builds the reader's engine and checks its view against the database. */
-  static async create(db: Database): Promise<LoanReader> {
-    const engine = await fixedViewEngine(db, REST_VIEW, 16);
+  /** Builds the reader's engine and checks its view against the database; `maxRows` (MAX_ROWS) caps every list, as in GraphQL. */
+  static async create(db: Database, maxRows: number | null = null): Promise<LoanReader> {
+    const engine = await fixedViewEngine(db, REST_VIEW, 16, maxRows);
     return new LoanReader(engine, engine.metadata);
   }
 

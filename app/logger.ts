@@ -14,6 +14,10 @@ const BATCH_BYTES = 8 * 1024;
 const REQUEST_BATCH_BYTES = 64 * 1024;
 const FLUSH_EVERY_MS = 1_000;
 
+/** pino's levels, lowest first (`LOG_LEVEL`, `REQUEST_LOG_LEVEL`); `silent` writes nothing. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 /** The service's name on every line. */
 const BASE = { service: 'loanql' } as const;
 

@@ -325,17 +325,12 @@ export interface SettingsUpdate extends ProductSettingsView {
 }
 
 /**
- * Validates `changes` (a JSON object of settings, or with `valuesAre: 'text'` a map of typed
- * texts) against the descriptors and the rules between settings, then writes them to the default
- * product in one transaction, which replays its loans. Every problem is collected into one
- * `UserInputError` whose `fields` name each setting; nothing is written then.
+ * Checks each of `changes` (a JSON object of settings, or with `valuesAre: 'text'` a map of typed
+ * texts) on its own against the descriptors, reading nothing: the values as stored, or one
+ * `UserInputError` whose `fields` name every bad setting. `updateProductSettings` starts with it;
+ * the CLI calls it before it opens the database.
  */
-export async function updateProductSettings(
-  db: Database,
-  accountId: string,
-  changes: unknown,
-  options: { readonly valuesAre?: 'json' | 'text' } = {},
-): Promise<SettingsUpdate> {
+export function checkSettingChanges(changes: unknown, options: { readonly valuesAre?: 'json' | 'text' } = {}): ReadonlyMap<string, SettingValue> {
   if (changes === null || typeof changes !== 'object' || Array.isArray(changes)) {
     throw new UserInputError('the body must be a JSON object of settings, such as {"day_count": "actual/365"}', 400, new Map([['body', 'expected a JSON object of settings']]));
   }
@@ -353,6 +348,22 @@ export async function updateProductSettings(
     else problems.add([name], `${name} ${checked.problem}`, checked.problem);
   }
   if (problems.size) throw problems.refusal();
+  return values;
+}
+
+/**
+ * Validates `changes` (`checkSettingChanges`) and the rules between settings, then writes them to
+ * the default product in one transaction, which replays its loans. Every problem is collected
+ * into one `UserInputError` whose `fields` name each setting; nothing is written then.
+ */
+export async function updateProductSettings(
+  db: Database,
+  accountId: string,
+  changes: unknown,
+  options: { readonly valuesAre?: 'json' | 'text' } = {},
+): Promise<SettingsUpdate> {
+  const values = checkSettingChanges(changes, options);
+  const problems = new Problems();
   return db.transaction(async (tx) => {
     const current = await readRow(tx, accountId, true);
     const merged = new Map([...current.settings, ...values]);

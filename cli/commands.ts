@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Database } from '../db/index.js';
-import { createAccount, createAdmin, findAccount, updateAccount, type AccountSettings } from '../app/accounts.js';
+import { checkAccountSettingsText, checkAccountSlug, checkAdminCredentials, createAccount, createAdmin, findAccount, updateAccount, type AccountSettings } from '../app/accounts.js';
 import { UserInputError } from '../app/errors.js';
 import { CUSTOM_FIELD_TYPES, type CustomFieldType } from '../app/customFieldTypes.js';
 import type { FeeJobRun } from '../app/feeJob.js';
@@ -41,16 +41,21 @@ function table(rows: readonly (readonly string[])[]): string {
   return `${rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`;
 }
 
-export interface CommandContext {
-  readonly db: Database;
+/** What was typed after a command's words. */
+export interface CommandLine {
   /** The options given, by name without `--` (a `Map`: looked up by name, never through a plain object); a `multiple` option's values in order. */
   readonly args: ReadonlyMap<string, string | boolean | readonly string[]>;
   readonly positionals: readonly string[];
+}
+
+/** What a command runs with once its command line is read: the migrated database and the terminal. */
+export interface CommandContext {
+  readonly db: Database;
   readonly out: NodeJS.WriteStream;
   readonly err: NodeJS.WriteStream;
 }
 
-export interface Command {
+interface CommandInfo {
   readonly words: readonly string[];
   /** The command line as typed: words, then options (`[…]` when optional). */
   readonly synopsis: string;
@@ -58,49 +63,119 @@ export interface Command {
   readonly description: string;
   readonly options: Readonly<Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>>;
   readonly needsDatabase: boolean;
-  /** Resolves with the exit status when it is not 0 (a finding, not a mistake: `ledger verify`). */
-  run(context: CommandContext): Promise<void | number>;
 }
 
-function required(context: CommandContext, name: string): string {
-  const value = context.args.get(name);
+/** A command as written below: `parse` reads its command line, `run` does the work with what `parse` returned. */
+interface CommandSpec<Input> extends CommandInfo {
+  /**
+   * Reads and checks the command line — what is required, formats, choices, everything that
+   * needs no database — into what `run` takes. It runs before the database is opened, so a
+   * mistake is answered at once (a `UserInputError`: exit 2), never after a database start nor
+   * hidden behind a database that cannot be reached.
+   */
+  parse(line: CommandLine): Input | Promise<Input>;
+  /** Resolves with the exit status when it is not 0 (a finding, not a mistake: `ledger verify`). */
+  run(context: CommandContext, input: Input): Promise<void | number>;
+}
+
+export interface Command extends CommandInfo {
+  /** Reads and checks the command line (`CommandSpec.parse`); resolves with the command ready to run on the database. */
+  prepare(line: CommandLine): Promise<(context: CommandContext) => Promise<void | number>>;
+}
+
+/** A command whose `run` takes exactly what its `parse` returns. */
+function command<Input>(spec: CommandSpec<Input>): Command {
+  const { parse, run, ...info } = spec;
+  return {
+    ...info,
+    async prepare(line) {
+      const input = await parse(line);
+      return (context) => run(context, input);
+    },
+  };
+}
+
+/** The `parse` of a command that takes no arguments but its options. */
+function noArguments(line: CommandLine): undefined {
+  atMostPositionals(line, 0);
+  return undefined;
+}
+
+/** Refuses arguments beyond the `count` a command takes (not echoed: a stray word may be a secret). */
+function atMostPositionals(line: CommandLine, count: number): void {
+  if (line.positionals.length > count) {
+    const takes = count === 0 ? 'no arguments besides its options' : count === 1 ? 'one argument' : `${count} arguments`;
+    throw new UserInputError(`too many arguments: this command takes ${takes}, not ${line.positionals.length} (\`loanql help\` shows its synopsis)`);
+  }
+}
+
+function required(line: CommandLine, name: string): string {
+  const value = line.args.get(name);
   if (typeof value !== 'string' || value === '') throw new UserInputError(`--${name} is required`);
   return value;
 }
 
 /** A string option, or undefined when not given. */
-function optionText(context: CommandContext, name: string): string | undefined {
-  const value = context.args.get(name);
+function optionText(line: CommandLine, name: string): string | undefined {
+  const value = line.args.get(name);
   return typeof value === 'string' ? value : undefined;
 }
 
+/** `--account SLUG` where it is optional (every account without it); given, it must name one. */
+function optionalAccount(line: CommandLine): string | undefined {
+  const slug = line.args.get('account');
+  if (slug === undefined) return undefined;
+  if (typeof slug !== 'string' || slug === '') throw new UserInputError('--account needs a slug');
+  return slug;
+}
+
 /** `--currency` and `--timezone`, where given. */
-function accountSettingsOf(context: CommandContext): Omit<AccountSettings, 'name'> {
-  const currency = optionText(context, 'currency');
-  const timezone = optionText(context, 'timezone');
+function accountSettingsOf(line: CommandLine): Omit<AccountSettings, 'name'> {
+  const currency = optionText(line, 'currency');
+  const timezone = optionText(line, 'timezone');
   return { ...(currency !== undefined ? { currency } : {}), ...(timezone !== undefined ? { timezone } : {}) };
 }
 
-function positional(context: CommandContext, index: number, what: string): string {
-  const value = context.positionals[index];
+/** The positional at `index`, required (`what` names it in the refusal); `count` is how many the command takes. */
+function positional(line: CommandLine, index: number, what: string, count = index + 1): string {
+  atMostPositionals(line, count);
+  const value = line.positionals[index];
   if (!value) throw new UserInputError(`${what} is required`);
   return value;
 }
 
-function number(context: CommandContext, name: string, fallback: number): number {
-  const raw = context.args.get(name);
+function number(line: CommandLine, name: string, fallback: number): number {
+  const raw = line.args.get(name);
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (typeof raw !== 'string' || !Number.isFinite(value) || value < 0) throw new UserInputError(`--${name} must be a non-negative number`);
   return value;
 }
 
-/** The account named by `--account`, or null when it is not given (every account). */
-async function accountOption(context: CommandContext): Promise<Awaited<ReturnType<typeof findAccount>> | null> {
-  const slug = context.args.get('account');
-  if (slug === undefined) return null;
-  if (typeof slug !== 'string' || slug === '') throw new UserInputError('--account needs a slug');
-  return findAccount(context.db, slug);
+/**
+ * `--limit N`: a whole number from 1 to `max` (`fallback` when not given). Anything else is
+ * refused, not bent into the range: 0 once showed one row, 2.5 two, 5000 a thousand.
+ */
+function limitOption(line: CommandLine, fallback: number, max: number): number {
+  const raw = line.args.get('limit');
+  if (raw === undefined) return fallback;
+  const value = typeof raw === 'string' && /^\d{1,7}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  if (!(value >= 1 && value <= max)) throw new UserInputError(`--limit must be a whole number from 1 to ${max}, not ${JSON.stringify(raw)}`);
+  return value;
+}
+
+/** A day option (`--today`, `--as-of`) as YYYY-MM-DD, checked as the REST routes check theirs; undefined when not given. */
+async function dayOption(line: CommandLine, name: string): Promise<string | undefined> {
+  const value = optionText(line, name);
+  if (value === undefined) return undefined;
+  const { dayParameter } = await load.ledgerReads();
+  return dayParameter(`--${name}`, value) ?? undefined;
+}
+
+/** `--from` and `--to`: a statement's or a remittance's period. */
+async function periodOf(line: CommandLine): Promise<{ from: string; to: string }> {
+  const { statementPeriod } = await load.investorStatements();
+  return statementPeriod(optionText(line, 'from'), optionText(line, 'to'));
 }
 
 /** A `--default` given on the command line, read as the field's type expects. */
@@ -110,88 +185,116 @@ function defaultFromText(type: CustomFieldType, text: string): unknown {
   return text;
 }
 
-const FEES_ASSESS_OPTIONS: Command['options'] = { account: { type: 'string' }, 'as-of': { type: 'string' } };
-
 /** `fees assess` (and its old name, `ledger refresh`): the daily fee job now, for one account or all. */
-async function assessFeesCommand(context: CommandContext): Promise<void> {
-  const accountSlug = optionText(context, 'account');
-  const asOf = optionText(context, 'as-of');
-  const { assessFees } = await load.feeJob();
-  const runs = await assessFees(context.db, { ...(accountSlug !== undefined ? { accountSlug } : {}), ...(asOf !== undefined ? { asOf } : {}) });
-  for (const run of runs) context.out.write(`${describeFeeJobRun(run)}\n`);
-}
+const assessFeesCommand = {
+  options: { account: { type: 'string' }, 'as-of': { type: 'string' } },
+  needsDatabase: true,
+  async parse(line: CommandLine): Promise<{ accountSlug?: string; asOf?: string }> {
+    atMostPositionals(line, 0);
+    const accountSlug = optionalAccount(line);
+    const asOf = await dayOption(line, 'as-of');
+    return { ...(accountSlug !== undefined ? { accountSlug } : {}), ...(asOf !== undefined ? { asOf } : {}) };
+  },
+  async run(context: CommandContext, options: { accountSlug?: string; asOf?: string }): Promise<void> {
+    const { assessFees } = await load.feeJob();
+    for (const run of await assessFees(context.db, options)) context.out.write(`${describeFeeJobRun(run)}\n`);
+  },
+} as const;
 
 export const COMMANDS: Command[] = [
-  {
+  command({
     words: ['migrate'],
     synopsis: 'migrate',
     description: 'bring the database schema up to date',
     options: {},
     needsDatabase: true,
+    parse: noArguments,
     async run({ out }) {
       // main() has already migrated by the time a command runs.
       out.write('database schema is up to date\n');
     },
-  },
-  {
+  }),
+  command({
     words: ['account', 'create'],
     synopsis: 'account create <slug> [--name NAME] [--currency CODE] [--timezone ZONE]',
     description: 'create an account (currency ISO 4217, default USD; time zone IANA, default UTC: the business date is a day there)',
     options: { name: { type: 'string' }, currency: { type: 'string' }, timezone: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await createAccount(context.db, positional(context, 0, 'the account slug'), optionText(context, 'name'), accountSettingsOf(context));
+    parse(line) {
+      const slug = checkAccountSlug(positional(line, 0, 'the account slug'));
+      const name = optionText(line, 'name');
+      const settings = accountSettingsOf(line);
+      checkAccountSettingsText({ ...settings, ...(name !== undefined ? { name } : {}) });
+      return { slug, name, settings };
+    },
+    async run(context, { slug, name, settings }) {
+      const account = await createAccount(context.db, slug, name, settings);
       context.out.write(`account ${account.slug} created (${account.id}), currency ${account.currency}, time zone ${account.timezone}\n`);
     },
-  },
-  {
+  }),
+  command({
     words: ['account', 'set'],
     synopsis: 'account set <slug> [--name NAME] [--currency CODE] [--timezone ZONE]',
     description: "change an account's name, currency or time zone",
     options: { name: { type: 'string' }, currency: { type: 'string' }, timezone: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const settings = { ...accountSettingsOf(context), ...(optionText(context, 'name') !== undefined ? { name: optionText(context, 'name')! } : {}) };
+    parse(line) {
+      const slug = positional(line, 0, 'the account slug');
+      const name = optionText(line, 'name');
+      const settings: AccountSettings = { ...accountSettingsOf(line), ...(name !== undefined ? { name } : {}) };
       if (!Object.keys(settings).length) throw new UserInputError('give at least one of --name, --currency, --timezone');
-      const account = await updateAccount(context.db, positional(context, 0, 'the account slug'), settings);
+      checkAccountSettingsText(settings);
+      return { slug, settings };
+    },
+    async run(context, { slug, settings }) {
+      const account = await updateAccount(context.db, slug, settings);
       context.out.write(`account ${account.slug}: name ${JSON.stringify(account.name)}, currency ${account.currency}, time zone ${account.timezone}\n`);
     },
-  },
-  {
+  }),
+  command({
     words: ['admin', 'create'],
     synopsis: 'admin create --account SLUG --email E --password P [--name NAME]',
     description: 'create a dashboard admin of the account (log-in e-mail and password)',
     options: { account: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await findAccount(context.db, required(context, 'account'));
-      const admin = await createAdmin(context.db, account.id, {
-        email: required(context, 'email'),
-        password: required(context, 'password'),
-        ...(optionText(context, 'name') !== undefined ? { name: optionText(context, 'name')! } : {}),
-      });
+    parse(line) {
+      atMostPositionals(line, 0);
+      const slug = required(line, 'account');
+      const name = optionText(line, 'name');
+      const admin = checkAdminCredentials({ email: required(line, 'email'), password: required(line, 'password'), ...(name !== undefined ? { name } : {}) });
+      return { slug, admin };
+    },
+    async run(context, { slug, admin: input }) {
+      const account = await findAccount(context.db, slug);
+      const admin = await createAdmin(context.db, account.id, input);
       context.out.write(`admin ${admin.email} created for account ${account.slug}\n`);
     },
-  },
-  {
+  }),
+  command({
     words: ['key', 'create'],
     synopsis: 'key create --account SLUG [--name NAME] [--role ROLE] [--var NAME=VALUE …]',
     description: 'create an API key (alone on the last line); the role (default admin) is one of the metadata, with each of its variables (--var person_id=<uuid>)',
     options: { account: { type: 'string' }, name: { type: 'string' }, role: { type: 'string' }, var: { type: 'string', multiple: true } },
     needsDatabase: true,
-    async run(context) {
-      const account = await findAccount(context.db, required(context, 'account'));
-      const name = optionText(context, 'name') ?? `cli key ${new Date().toISOString().slice(0, 10)}`;
+    async parse(line) {
+      atMostPositionals(line, 0);
+      const slug = required(line, 'account');
+      const { checkKeyName } = await load.apiKeys();
+      const name = checkKeyName(optionText(line, 'name') ?? `cli key ${new Date().toISOString().slice(0, 10)}`);
       const variables = new Map<string, string>();
-      const given = context.args.get('var');
+      const given = line.args.get('var');
       for (const pair of Array.isArray(given) ? given : typeof given === 'string' ? [given] : []) {
         const at = pair.indexOf('=');
         if (at < 1) throw new UserInputError(`--var ${pair}: write NAME=VALUE`);
         if (variables.has(pair.slice(0, at))) throw new UserInputError(`--var ${pair.slice(0, at)}: given twice`);
         variables.set(pair.slice(0, at), pair.slice(at + 1));
       }
+      return { slug, name, role: optionText(line, 'role'), variables };
+    },
+    async run(context, { slug, name, role: roleGiven, variables }) {
+      const account = await findAccount(context.db, slug);
       const [{ ADMIN_ROLE, loadMetadataFile, MetadataError }, { metadataFileSettingsFromEnv, metadataFileOf }, { checkKeyRole, createApiKey }] = await Promise.all([load.metadata(), load.metadataFile(), load.apiKeys()]);
-      const role = optionText(context, 'role') ?? ADMIN_ROLE;
+      const role = roleGiven ?? ADMIN_ROLE;
       let roles;
       try {
         const behind = (path: string, section: string, names: readonly string[]): void => {
@@ -206,15 +309,18 @@ export const COMMANDS: Command[] = [
       const key = await createApiKey(context.db, account.id, name, keyRole);
       context.out.write(`key "${key.name}" (role ${key.role}) created for account ${account.slug}, prefix ${key.prefix}. It is shown only now:\n${key.key}\n`);
     },
-  },
-  {
+  }),
+  command({
     words: ['key', 'list'],
     synopsis: 'key list [--account SLUG]',
-    description: 'list keys: prefix, name, role (and its variables), created, last used, active',
+    description: 'list keys: prefix, account, name, role (and its variables), created, last used, active',
     options: { account: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const slug = optionText(context, 'account');
+    parse(line) {
+      atMostPositionals(line, 0);
+      return optionalAccount(line);
+    },
+    async run(context, slug) {
       const accountId = slug !== undefined ? (await findAccount(context.db, slug)).id : undefined;
       const { listApiKeys } = await load.apiKeys();
       const keys = await listApiKeys(context.db, accountId);
@@ -225,48 +331,62 @@ export const COMMANDS: Command[] = [
       const rows = [['PREFIX', 'ACCOUNT', 'NAME', 'ROLE', 'CREATED', 'LAST USED', 'ACTIVE']].concat(
         keys.map((k) => [k.prefix, k.accountSlug, k.name, roleOf(k), k.createdAt.slice(0, 19), k.lastUsedAt?.slice(0, 19) ?? '-', k.active ? 'yes' : 'no']),
       );
-      const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-      context.out.write(`${rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`);
+      context.out.write(table(rows));
     },
-  },
-  {
+  }),
+  command({
     words: ['key', 'revoke'],
     synopsis: 'key revoke <prefix>',
     description: 'deactivate a key (refused from its next request)',
     options: {},
     needsDatabase: true,
-    async run(context) {
-      const prefix = positional(context, 0, 'the key prefix (lq_xxxxxxxx)');
-      const { deactivateApiKey, isKeyPrefix, prefixOfKey } = await load.apiKeys();
+    async parse(line) {
+      const prefix = positional(line, 0, 'the key prefix (lq_xxxxxxxx)');
+      const { isKeyPrefix, prefixOfKey } = await load.apiKeys();
       // Never echoed unless it is a prefix: what was typed may be a whole key, secret and all.
       if (!isKeyPrefix(prefix)) {
         const whole = prefixOfKey(prefix);
         throw new UserInputError(whole ? `that is a whole key: give only its prefix, ${whole} (the key's secret is never needed here)` : 'expected a key prefix: lq_ and 8 lower-case letters or digits, as key list shows it', 400);
       }
-      if (!(await deactivateApiKey(context.db, prefix))) throw new UserInputError(`no key with prefix ${prefix}`, 404);
+      return prefix;
+    },
+    async run(context, prefix) {
+      const { deactivateApiKey } = await load.apiKeys();
+      const done = await deactivateApiKey(context.db, prefix);
+      if (!done) throw new UserInputError(`no key with prefix ${prefix}`, 404);
+      // Nothing to do is not a mistake (exit 0, as fees assess of a day already assessed).
+      if (!done.wasActive) return void context.out.write(`key ${prefix} was already revoked${done.deactivatedAt ? ` (${done.deactivatedAt.slice(0, 19)})` : ''}; nothing changed\n`);
       context.out.write(`key ${prefix} deactivated; it is refused from its next request on\n`);
     },
-  },
-  {
+  }),
+  command({
     words: ['product', 'field', 'add'],
     synopsis: 'product field add --account SLUG --name NAME --type TYPE [--options a,b,c] [--required] [--default VALUE]',
     description: 'add a custom field to the default product (TYPE: ' + CUSTOM_FIELD_TYPES.join(' ') + ')',
     options: { account: { type: 'string' }, name: { type: 'string' }, type: { type: 'string' }, options: { type: 'string' }, required: { type: 'boolean' }, default: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await findAccount(context.db, required(context, 'account'));
-      const type = required(context, 'type') as CustomFieldType;
+    async parse(line) {
+      atMostPositionals(line, 0);
+      const slug = required(line, 'account');
+      const type = required(line, 'type') as CustomFieldType;
       if (!CUSTOM_FIELD_TYPES.includes(type)) throw new UserInputError(`--type must be one of ${CUSTOM_FIELD_TYPES.join(', ')}`);
-      const options = optionText(context, 'options')?.split(',');
-      const rawDefault = context.args.get('default');
-      const { addProductField, bodyName, metadataTypeFor } = await load.products();
-      const field = await addProductField(context.db, account.id, {
-        name: required(context, 'name'),
+      const options = optionText(line, 'options')?.split(',');
+      const rawDefault = line.args.get('default');
+      const definition = {
+        name: required(line, 'name'),
         type,
         ...(options ? { options } : {}),
-        required: context.args.get('required') === true,
+        required: line.args.get('required') === true,
         ...(typeof rawDefault === 'string' ? { defaultValue: defaultFromText(type, rawDefault) } : {}),
-      });
+      };
+      const { checkCustomFieldDefinition } = await load.products();
+      checkCustomFieldDefinition(definition);
+      return { slug, definition };
+    },
+    async run(context, { slug, definition }) {
+      const account = await findAccount(context.db, slug);
+      const { addProductField, bodyName, metadataTypeFor } = await load.products();
+      const field = await addProductField(context.db, account.id, definition);
       context.out.write(
         `field "${field.name}" (${field.type}${field.required ? ', required' : ''}) added to the default product of ${account.slug}; ` +
           `send it as ${bodyName(field.name)} in POST/PATCH /api/loan\n` +
@@ -274,15 +394,19 @@ export const COMMANDS: Command[] = [
           `  ${field.key}: { type: ${metadataTypeFor(field.type)}, custom_field: ${field.key} }\n`,
       );
     },
-  },
-  {
+  }),
+  command({
     words: ['product', 'field', 'list'],
     synopsis: 'product field list --account SLUG',
     description: 'the default product: built-in and custom fields, as request bodies name them',
     options: { account: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await findAccount(context.db, required(context, 'account'));
+    parse(line) {
+      atMostPositionals(line, 0);
+      return required(line, 'account');
+    },
+    async run(context, slug) {
+      const account = await findAccount(context.db, slug);
       const { loadDefaultProduct, productFieldListing } = await load.products();
       const product = await loadDefaultProduct(context.db, account.id);
       const rows = [['BODY KEY', 'TYPE', 'REQUIRED', 'DEFAULT', 'OPTIONS', 'STORED IN']].concat(
@@ -297,68 +421,90 @@ export const COMMANDS: Command[] = [
       );
       context.out.write(table(rows));
     },
-  },
-  {
+  }),
+  command({
     words: ['product', 'field', 'remove'],
     synopsis: 'product field remove --account SLUG --name NAME',
     description: 'remove a custom field (values stored in loans are kept)',
     options: { account: { type: 'string' }, name: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await findAccount(context.db, required(context, 'account'));
-      const name = required(context, 'name');
+    parse(line) {
+      atMostPositionals(line, 0);
+      return { slug: required(line, 'account'), name: required(line, 'name') };
+    },
+    async run(context, { slug, name }) {
+      const account = await findAccount(context.db, slug);
       const { removeProductField } = await load.products();
       if (!(await removeProductField(context.db, account.id, name))) throw new UserInputError(`the default product of ${account.slug} has no custom field "${name}"`, 404);
       context.out.write(`field "${name}" removed from the default product of ${account.slug}; values already stored in loans are kept\n`);
     },
-  },
-  {
+  }),
+  command({
     words: ['product', 'settings'],
     synopsis: 'product settings --account SLUG',
     description: "the default product's servicing settings (SPEC §12): each one's value and default",
     options: { account: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await findAccount(context.db, required(context, 'account'));
+    parse(line) {
+      atMostPositionals(line, 0);
+      return required(line, 'account');
+    },
+    async run(context, slug) {
+      const account = await findAccount(context.db, slug);
       const { PRODUCT_SETTINGS, readProductSettings, settingText } = await load.productSettings();
       const { settings } = await readProductSettings(context.db, account.id);
       const shown = (value: Parameters<typeof settingText>[0]) => (value === null ? 'none' : settingText(value));
       context.out.write(table([['SETTING', 'VALUE', 'DEFAULT'], ...PRODUCT_SETTINGS.map((setting) => [setting.name, shown(settings.get(setting.name)!), shown(setting.default)])]));
     },
-  },
-  {
+  }),
+  command({
     words: ['product', 'set'],
     synopsis: 'product set --account SLUG NAME=VALUE [NAME=VALUE ...]',
     description:
       'change servicing settings of the default product in one transaction, replaying its loans (none or an empty value clears one; buckets as "name: from, name: from")',
     options: { account: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await findAccount(context.db, required(context, 'account'));
-      if (!context.positionals.length) throw new UserInputError('give at least one NAME=VALUE (`loanql product settings` lists the settings)');
+    async parse(line) {
+      const slug = required(line, 'account');
+      if (!line.positionals.length) throw new UserInputError('give at least one NAME=VALUE (`loanql product settings` lists the settings)');
       const changes = new Map<string, string>();
-      for (const pair of context.positionals) {
+      for (const pair of line.positionals) {
         const equals = pair.indexOf('=');
         if (equals < 1) throw new UserInputError(`"${pair}" is not NAME=VALUE`);
         changes.set(pair.slice(0, equals), pair.slice(equals + 1));
       }
+      // Each setting's name and value; the rules between settings need the stored ones.
+      const { checkSettingChanges } = await load.productSettings();
+      checkSettingChanges(changes, { valuesAre: 'text' });
+      return { slug, changes };
+    },
+    async run(context, { slug, changes }) {
+      const account = await findAccount(context.db, slug);
       const { settingText, updateProductSettings } = await load.productSettings();
       const updated = await updateProductSettings(context.db, account.id, changes, { valuesAre: 'text' });
       if (!updated.changed.length) return void context.out.write(`the settings of the default product of ${account.slug} already had these values; nothing changed\n`);
       const lines = updated.changed.map((name) => `  ${name} = ${settingText(updated.settings.get(name)!) || 'none'}`);
       context.out.write(`changed on the default product of ${account.slug}:\n${lines.join('\n')}\n${updated.replayedLoans} loan${updated.replayedLoans === 1 ? '' : 's'} replayed\n`);
     },
-  },
-  {
+  }),
+  command({
     words: ['seed'],
     synopsis: 'seed --account SLUG [--scale N] [--seed S] [--today YYYY-MM-DD]',
     description: 'load a deterministic demo portfolio dated around --today (default: today, UTC)',
     options: { account: { type: 'string' }, scale: { type: 'string' }, seed: { type: 'string' }, today: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await findAccount(context.db, required(context, 'account'));
-      const today = optionText(context, 'today') ?? new Date().toISOString().slice(0, 10);
-      const options = { scale: number(context, 'scale', 1), seed: number(context, 'seed', 1), today };
+    async parse(line) {
+      atMostPositionals(line, 0);
+      const slug = required(line, 'account');
+      const scale = number(line, 'scale', 1);
+      if (!(scale > 0)) throw new UserInputError('--scale must be a number above 0');
+      const seed = number(line, 'seed', 1);
+      if (!Number.isSafeInteger(seed)) throw new UserInputError(`--seed must be an integer, not ${seed}`);
+      const today = (await dayOption(line, 'today')) ?? new Date().toISOString().slice(0, 10);
+      return { slug, options: { scale, seed, today } };
+    },
+    async run(context, { slug, options }) {
+      const account = await findAccount(context.db, slug);
       const [{ progressReporter }, { SeedError, seedExistingAccount }] = await Promise.all([load.progress(), load.seed()]);
       const progress = progressReporter(context.err);
       let summary: Awaited<ReturnType<typeof seedExistingAccount>>;
@@ -377,18 +523,19 @@ export const COMMANDS: Command[] = [
       const { ms, ...counts } = summary;
       context.out.write(`seeded account ${account.slug} in ${(ms / 1000).toFixed(1)} s: ${Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ')}\n`);
     },
-  },
-  {
+  }),
+  command({
     words: ['schedules', 'regenerate'],
     synopsis: 'schedules regenerate [--account SLUG] [--dry-run]',
     description: 'rebuild schedules that differ from the current rules (SPEC §7)',
     options: { account: { type: 'string' }, 'dry-run': { type: 'boolean' } },
     needsDatabase: true,
-    async run(context) {
-      const slug = context.args.get('account');
-      if (slug !== undefined && (typeof slug !== 'string' || slug === '')) throw new UserInputError('--account needs a slug');
-      const account = typeof slug === 'string' ? await findAccount(context.db, slug) : null;
-      const dryRun = context.args.get('dry-run') === true;
+    parse(line) {
+      atMostPositionals(line, 0);
+      return { slug: optionalAccount(line), dryRun: line.args.get('dry-run') === true };
+    },
+    async run(context, { slug, dryRun }) {
+      const account = slug !== undefined ? await findAccount(context.db, slug) : null;
       const { regenerateSchedules } = await load.scheduleRegeneration();
       const report = await regenerateSchedules(context.db, { ...(account ? { accountId: account.id } : {}), dryRun });
       for (const { loanId, reason } of report.refused) context.out.write(`left as it is: loan ${loanId}: ${reason}\n`);
@@ -398,15 +545,19 @@ export const COMMANDS: Command[] = [
           (dryRun ? `${report.changed} would change (dry run: nothing written)\n` : `${report.changed} changed\n`),
       );
     },
-  },
-  {
+  }),
+  command({
     words: ['ledger', 'verify'],
     synopsis: 'ledger verify [--account SLUG]',
     description: "replay every loan's ledger (SPEC §12) and list each stored value that differs (allocations, balances, status, schedule rows, fees); exit 1 when any does",
     options: { account: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await accountOption(context);
+    parse(line) {
+      atMostPositionals(line, 0);
+      return optionalAccount(line);
+    },
+    async run(context, slug) {
+      const account = slug !== undefined ? await findAccount(context.db, slug) : null;
       const { verifyLedgers } = await load.ledgerVerify();
       const report = await verifyLedgers(context.db, account ? { accountId: account.id } : {});
       const shown = 20;
@@ -423,57 +574,60 @@ export const COMMANDS: Command[] = [
       );
       return n === 0 ? 0 : 1;
     },
-  },
-  {
+  }),
+  command({
     words: ['ledger', 'rebuild'],
     synopsis: 'ledger rebuild [--account SLUG]',
     description: "replay every loan's ledger and store it (500 loans per transaction)",
     options: { account: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await accountOption(context);
+    parse(line) {
+      atMostPositionals(line, 0);
+      return optionalAccount(line);
+    },
+    async run(context, slug) {
+      const account = slug !== undefined ? await findAccount(context.db, slug) : null;
       const { rebuildLedgers } = await load.ledgerVerify();
       const report = await rebuildLedgers(context.db, account ? { accountId: account.id } : {});
       const scope = account ? `account ${account.slug}` : 'all accounts';
       context.out.write(`${report.replayed} loans replayed (${scope}) in ${report.batches} transaction${report.batches === 1 ? '' : 's'}\n`);
     },
-  },
-  {
+  }),
+  command({
     words: ['fees', 'assess'],
     synopsis: 'fees assess [--account SLUG] [--as-of DATE]',
     description: "run the daily fee job now: bring every serviced loan to its account's business date (or DATE, not later), assessing late fees and delinquency; a day already done is not run again",
-    options: FEES_ASSESS_OPTIONS,
-    needsDatabase: true,
-    run: assessFeesCommand,
-  },
-  {
+    ...assessFeesCommand,
+  }),
+  command({
     words: ['ledger', 'refresh'],
     synopsis: 'ledger refresh [--account SLUG] [--as-of DATE]',
     description: 'the same as `fees assess`, options and all (kept for scripts written before it)',
-    options: FEES_ASSESS_OPTIONS,
-    needsDatabase: true,
-    run: assessFeesCommand,
-  },
-  {
+    ...assessFeesCommand,
+  }),
+  command({
     words: ['sql'],
     synopsis: "sql '<graphql>' [--variables JSON] [--operation-name NAME] [--account SLUG]",
     description: 'print the one SQL statement, its parameters and its plan (the demo account by default; --operation-name picks the operation of a document with several)',
     options: { variables: { type: 'string' }, account: { type: 'string' }, 'operation-name': { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const query = positional(context, 0, 'the GraphQL query');
+    parse(line) {
+      const query = positional(line, 0, 'the GraphQL query');
       let variables: unknown;
       try {
-        const text = optionText(context, 'variables');
+        const text = optionText(line, 'variables');
         variables = text !== undefined ? JSON.parse(text) : undefined;
       } catch {
-        throw new UserInputError('--variables must be a JSON object');
+        variables = null;
       }
+      if (variables !== undefined && (variables === null || typeof variables !== 'object' || Array.isArray(variables))) throw new UserInputError('--variables must be a JSON object');
+      return { request: { query, variables, operationName: optionText(line, 'operation-name') }, slug: optionalAccount(line) ?? 'demo' };
+    },
+    async run(context, { request, slug }) {
       const [{ configFromEnv, metadataFileOf }, { buildEngine }, { requestStatements }, { RequestError }] = await Promise.all([load.config(), load.engineHolder(), load.requestStatements(), load.engine()]);
       const config = configFromEnv();
-      const account = await findAccount(context.db, optionText(context, 'account') ?? 'demo');
+      const account = await findAccount(context.db, slug);
       const engine = await buildEngine(metadataFileOf(config), context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
-      const request = { query, variables, operationName: optionText(context, 'operation-name') };
       try {
         const shown = await requestStatements(context.db, engine, request, account.id);
         if (shown.kind === 'static') {
@@ -500,17 +654,32 @@ export const COMMANDS: Command[] = [
         throw error;
       }
     },
-  },
-  {
+  }),
+  command({
     words: ['metadata', 'check'],
     synopsis: 'metadata check [--file PATH]',
     description: 'validate the metadata file against its schema and the live database',
     options: { file: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const [{ configFromEnv, metadataFileOf }, { buildEngine }, { MetadataError }] = await Promise.all([load.config(), load.engineHolder(), load.metadata()]);
+    async parse(line) {
+      atMostPositionals(line, 0);
+      const file = optionText(line, 'file');
+      if (file === '') throw new UserInputError('--file needs a path');
+      const [{ configFromEnv, metadataFileOf }, { loadMetadataFile, MetadataError }] = await Promise.all([load.config(), load.metadata()]);
       const config = configFromEnv();
-      const path = optionText(context, 'file') ?? metadataFileOf(config);
+      const path = file ?? metadataFileOf(config);
+      // The file itself (YAML, its JSON Schema, its references) before the database is opened;
+      // `run` checks it against the database.
+      try {
+        loadMetadataFile(path);
+      } catch (error) {
+        if (error instanceof MetadataError) throw new UserInputError(`${path}: ${error.message}`);
+        throw error;
+      }
+      return { path, config };
+    },
+    async run(context, { path, config }) {
+      const [{ buildEngine }, { MetadataError }] = await Promise.all([load.engineHolder(), load.metadata()]);
       try {
         const engine = await buildEngine(path, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
         context.out.write(`${path} is valid: ${engine.metadata.collections.size} collections\n`);
@@ -519,26 +688,34 @@ export const COMMANDS: Command[] = [
         throw error;
       }
     },
-  },
-  {
+  }),
+  command({
     words: ['webhook', 'add'],
     synopsis: 'webhook add --account SLUG --url URL [--events a,b] [--description D]',
     description: 'add a webhook endpoint (its signing secret alone on the last line)',
     options: { account: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await findAccount(context.db, required(context, 'account'));
+    parse(line) {
+      atMostPositionals(line, 0);
+      const description = optionText(line, 'description');
+      return {
+        slug: required(line, 'account'),
+        url: required(line, 'url'),
+        events: optionText(line, 'events')?.split(',').map((e) => e.trim()).filter(Boolean) ?? null,
+        ...(description !== undefined ? { description } : {}),
+      };
+    },
+    async run(context, { slug, url, events, ...described }) {
+      const account = await findAccount(context.db, slug);
       const [{ configFromEnv }, { loadMetadataFile }, { applyEventTriggers, createWebhookEndpoint }] = await Promise.all([load.config(), load.metadata(), load.webhooks()]);
       const config = configFromEnv();
       const metadata = loadMetadataFile(config.metadataPath);
       // Capture must be on before the first event, also when no service has run yet.
       await applyEventTriggers(context.db, metadata.eventTypes);
-      const events = optionText(context, 'events')?.split(',').map((e) => e.trim()).filter(Boolean) ?? null;
-      const description = optionText(context, 'description');
       const endpoint = await createWebhookEndpoint(
         context.db,
         account.id,
-        { url: required(context, 'url'), eventTypes: events, ...(description !== undefined ? { description } : {}) },
+        { url, eventTypes: events, ...described },
         { knownEventTypes: new Set(metadata.eventTypes.keys()), allowPrivate: config.webhooks.allowPrivate },
       );
       context.out.write(
@@ -546,16 +723,19 @@ export const COMMANDS: Command[] = [
           `Its signing secret is shown only now:\n${endpoint.secret}\n`,
       );
     },
-  },
-  {
+  }),
+  command({
     words: ['webhook', 'list'],
     synopsis: 'webhook list [--account SLUG]',
     description: 'list webhook endpoints (never their secrets)',
     options: { account: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const accountSlug = optionText(context, 'account');
-      const accountId = accountSlug !== undefined ? (await findAccount(context.db, accountSlug)).id : undefined;
+    parse(line) {
+      atMostPositionals(line, 0);
+      return optionalAccount(line);
+    },
+    async run(context, slug) {
+      const accountId = slug !== undefined ? (await findAccount(context.db, slug)).id : undefined;
       const { listWebhookEndpoints } = await load.webhooks();
       const endpoints = await listWebhookEndpoints(context.db, accountId);
       context.out.write(
@@ -565,30 +745,38 @@ export const COMMANDS: Command[] = [
         ]),
       );
     },
-  },
-  {
+  }),
+  command({
     words: ['webhook', 'remove'],
     synopsis: 'webhook remove <id>',
     description: 'remove a webhook endpoint and its deliveries',
     options: {},
     needsDatabase: true,
-    async run(context) {
-      const id = positional(context, 0, 'the endpoint id');
+    async parse(line) {
+      const id = positional(line, 0, 'the endpoint id');
+      (await load.webhooks()).checkWebhookId(id, 'webhook endpoint');
+      return id;
+    },
+    async run(context, id) {
       const { removeWebhookEndpoint } = await load.webhooks();
       await removeWebhookEndpoint(context.db, id);
       context.out.write(`webhook endpoint ${id} removed\n`);
     },
-  },
-  {
+  }),
+  command({
     words: ['webhook', 'deliveries'],
     synopsis: 'webhook deliveries <id> [--limit N]',
-    description: "an endpoint's recent deliveries: event, status, attempts, last code and duration",
+    description: "an endpoint's recent deliveries: event, type, status, attempts, last code, ms, last error, created",
     options: { limit: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const id = positional(context, 0, 'the endpoint id');
+    async parse(line) {
+      const id = positional(line, 0, 'the endpoint id');
+      (await load.webhooks()).checkWebhookId(id, 'webhook endpoint');
+      return { id, limit: limitOption(line, 50, 1000) };
+    },
+    async run(context, { id, limit }) {
       const { listWebhookDeliveries } = await load.webhooks();
-      const deliveries = await listWebhookDeliveries(context.db, id, { limit: Math.min(1000, Math.max(1, Math.floor(number(context, 'limit', 50)))) });
+      const deliveries = await listWebhookDeliveries(context.db, id, { limit });
       context.out.write(
         table([
           ['EVENT', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST CODE', 'MS', 'LAST ERROR', 'CREATED'],
@@ -596,26 +784,31 @@ export const COMMANDS: Command[] = [
         ]),
       );
     },
-  },
-  {
+  }),
+  command({
     words: ['webhook', 'redeliver'],
     synopsis: 'webhook redeliver <event-id>',
     description: 'send an event again (same webhook-id) to its active endpoints',
     options: {},
     needsDatabase: true,
-    async run(context) {
-      const id = positional(context, 0, 'the event id');
+    async parse(line) {
+      const id = positional(line, 0, 'the event id');
+      (await load.webhooks()).checkWebhookId(id, 'event');
+      return id;
+    },
+    async run(context, id) {
       const { redeliverWebhookEvent } = await load.webhooks();
       const queued = await redeliverWebhookEvent(context.db, id);
       context.out.write(`event ${id} queued for redelivery to ${queued} endpoint${queued === 1 ? '' : 's'}\n`);
     },
-  },
-  {
+  }),
+  command({
     words: ['worker'],
     synopsis: 'worker',
     description: "deliver webhooks and run the daily fee job until SIGTERM/SIGINT (beside or instead of the service's own worker)",
     options: {},
     needsDatabase: true,
+    parse: noArguments,
     async run(context) {
       const [{ configFromEnv }, { WebhookWorker }, { startFeeJob }] = await Promise.all([load.config(), load.webhooks(), load.feeJob()]);
       const config = configFromEnv();
@@ -635,23 +828,29 @@ export const COMMANDS: Command[] = [
       await worker.stop();
       context.out.write('webhook worker stopped\n');
     },
-  },
-  {
+  }),
+  command({
     words: ['investors', 'statement'],
     synopsis: 'investors statement --account SLUG --person ID --from DAY --to DAY [--format table|csv|pdf] [--out FILE]',
     description: "a person's investor statement for the period (issue 32): per loan opening and closing principal, principal, interest, fees, adjustments; a PDF needs --out",
     options: { account: { type: 'string' }, person: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await findAccount(context.db, required(context, 'account'));
-      const { investorStatement, investorStatementCsv, statementPeriod } = await load.investorStatements();
-      const period = statementPeriod(optionText(context, 'from'), optionText(context, 'to'));
-      const format = optionText(context, 'format') ?? 'table';
-      if (!['table', 'csv', 'pdf'].includes(format)) throw new UserInputError('--format must be table, csv or pdf');
-      const out = optionText(context, 'out');
+    async parse(line) {
+      atMostPositionals(line, 0);
+      const slug = required(line, 'account');
+      const person = required(line, 'person');
+      const period = await periodOf(line);
+      const format = optionText(line, 'format') ?? 'table';
+      if (format !== 'table' && format !== 'csv' && format !== 'pdf') throw new UserInputError('--format must be table, csv or pdf');
+      const out = optionText(line, 'out');
       if (format === 'pdf' && !out) throw new UserInputError('--format pdf writes a file: give --out FILE');
-      const statement = await investorStatement(context.db, account.id, required(context, 'person'), period);
-      if (!statement) throw new UserInputError(`account ${account.slug} has no person ${required(context, 'person')}`);
+      return { slug, person, period, format, out };
+    },
+    async run(context, { slug, person, period, format, out }) {
+      const account = await findAccount(context.db, slug);
+      const { investorStatement, investorStatementCsv } = await load.investorStatements();
+      const statement = await investorStatement(context.db, account.id, person, period);
+      if (!statement) throw new UserInputError(`account ${account.slug} has no person ${person}`);
       const written = (content: string | Buffer, what: string) => {
         if (out) {
           writeFileSync(out, content);
@@ -674,37 +873,47 @@ export const COMMANDS: Command[] = [
         'statement',
       );
     },
-  },
-  {
+  }),
+  command({
     words: ['remittance', 'run'],
     synopsis: 'remittance run --account SLUG --from DAY --to DAY [--format table|csv]',
     description: 'what the lender owes each investor for the period: every investor distribution line not yet remitted, dated up to --to (nothing is written)',
     options: { account: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, format: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await findAccount(context.db, required(context, 'account'));
-      const [{ remittanceCsv, remittanceRun }, { statementPeriod }] = await Promise.all([load.remittances(), load.investorStatements()]);
-      const run = await remittanceRun(context.db, account.id, statementPeriod(optionText(context, 'from'), optionText(context, 'to')));
-      const format = optionText(context, 'format') ?? 'table';
+    async parse(line) {
+      atMostPositionals(line, 0);
+      const slug = required(line, 'account');
+      const period = await periodOf(line);
+      const format = optionText(line, 'format') ?? 'table';
+      if (format !== 'table' && format !== 'csv') throw new UserInputError('--format must be table or csv');
+      return { slug, period, format };
+    },
+    async run(context, { slug, period, format }) {
+      const account = await findAccount(context.db, slug);
+      const { remittanceCsv, remittanceRun } = await load.remittances();
+      const run = await remittanceRun(context.db, account.id, period);
       if (format === 'csv') return void context.out.write(remittanceCsv(run));
-      if (format !== 'table') throw new UserInputError('--format must be table or csv');
       context.out.write(remittanceTable(run.investors, run.totals, `${account.slug}: to pay for ${run.period.from} to ${run.period.to} (${run.currency})`));
       for (const r of run.remitted) context.out.write(`already remitted: ${r.period.from} to ${r.period.to} (${r.id}, ${r.remittedAt}, ${r.remittedBy})\n`);
     },
-  },
-  {
+  }),
+  command({
     words: ['remittance', 'mark'],
     synopsis: 'remittance mark --account SLUG --from DAY --to DAY',
     description: 'marks the period remitted: records it (by "cli <user>") and stamps the lines its run owes; a period overlapping or before one remitted is refused',
     options: { account: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' } },
     needsDatabase: true,
-    async run(context) {
-      const account = await findAccount(context.db, required(context, 'account'));
+    async parse(line) {
+      atMostPositionals(line, 0);
+      return { slug: required(line, 'account'), period: await periodOf(line) };
+    },
+    async run(context, { slug, period }) {
+      const account = await findAccount(context.db, slug);
       const { markRemitted } = await load.remittances();
-      const remittance = await markRemitted(context.db, account.id, { from: optionText(context, 'from'), to: optionText(context, 'to') }, { commandLine: userInfo().username });
+      const remittance = await markRemitted(context.db, account.id, period, { commandLine: userInfo().username });
       context.out.write(remittanceTable(remittance.investors, remittance.totals, `${account.slug}: remittance ${remittance.id} of ${remittance.period.from} to ${remittance.period.to} recorded (${remittance.currency})`));
     },
-  },
+  }),
 ];
 
 /** One line per account: `account demo: 2026-03-20 (1 day): 12 loans replayed, 950 brought forward, 3 fees assessed (1332.72)`. */

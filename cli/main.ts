@@ -28,23 +28,17 @@ async function main(argv: string[]): Promise<number> {
   try {
     parsed = parseArgs({ args: rest, options: command.options as ParseArgsConfig['options'], allowPositionals: true, strict: true });
   } catch (error) {
-    process.stderr.write(`loanql ${command.words.join(' ')}: ${(error as Error).message}\n`);
+    process.stderr.write(`loanql ${command.words.join(' ')}: ${commandLineProblem(error, command)}\n`);
     return 2;
   }
-  if (!command.needsDatabase) {
-    return (await command.run({ db: null as unknown as Database, args: optionsOf(parsed.values, command), positionals: parsed.positionals, out: process.stdout, err: process.stderr })) ?? 0;
-  }
+  // The command line is read and checked before any database is opened: a mistake is a
+  // `UserInputError` (exit 2) whether or not the database can be reached.
+  const run = await command.prepare({ args: optionsOf(parsed.values, command), positionals: parsed.positionals });
+  if (!command.needsDatabase) return (await run({ db: null as unknown as Database, out: process.stdout, err: process.stderr })) ?? 0;
   const opened = await openCommandDatabase(databaseSettingsFromEnv());
   try {
     await migrate(opened.database);
-    const status = await command.run({
-      db: opened.database,
-      args: optionsOf(parsed.values, command),
-      positionals: parsed.positionals,
-      out: process.stdout,
-      err: process.stderr,
-    });
-    return status ?? 0;
+    return (await run({ db: opened.database, out: process.stdout, err: process.stderr })) ?? 0;
   } finally {
     await opened.close();
   }
@@ -65,6 +59,24 @@ function optionsOf(values: ReturnType<typeof parseArgs>['values'], command: Comm
     if (typeof last === 'string' || typeof last === 'boolean') options.set(name, last);
   }
   return options;
+}
+
+/**
+ * parseArgs's refusal in our words, on one line, naming the option but never what followed it (a
+ * value may be a secret). Its own text spans lines for a value that starts with a dash
+ * (`--limit -1`) and tells of `--` for an unknown option.
+ */
+function commandLineProblem(error: unknown, command: Command): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  const option = /'(--?[^\s'=<]+)/.exec(message)?.[1];
+  if (option && code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option}; \`loanql help\` shows the options of each command`;
+  if (option && code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const declared = new Map(Object.entries(command.options)).get(option.replace(/^-+/, ''));
+    if (declared?.type === 'boolean') return `${option} takes no value`;
+    return `${option} needs a value; write ${option}=VALUE for one that starts with a dash`;
+  }
+  return message.split('\n')[0]!;
 }
 
 function findCommand(words: string[]): Command | undefined {

@@ -20,16 +20,30 @@ export interface DatabaseSettings {
 /**
  * `DATABASE_URL`, `DATA_DIR` (default `./data`), `STATEMENT_TIMEOUT_MS` (default 10000),
  * `PG_POOL_SIZE` (default 10), `EMBEDDED_SHARED_BUFFERS` (default unset). Throws naming the
- * variable when `EMBEDDED_SHARED_BUFFERS` is not a size.
+ * variable when a number or `EMBEDDED_SHARED_BUFFERS` is not one it can use.
  */
 export function databaseSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): DatabaseSettings {
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: resolve(env.DATA_DIR || './data'),
-    statementTimeoutMs: Number(env.STATEMENT_TIMEOUT_MS || 10_000),
-    maxConnections: Number(env.PG_POOL_SIZE || 10),
+    // PostgreSQL's statement_timeout is an integer of milliseconds; 0 turns it off.
+    statementTimeoutMs: wholeNumberOf(env, 'STATEMENT_TIMEOUT_MS', 10_000, 0, 2_147_483_647),
+    maxConnections: wholeNumberOf(env, 'PG_POOL_SIZE', 10, 1, 10_000),
     embeddedSharedBuffers: sharedBuffersOf((env.EMBEDDED_SHARED_BUFFERS ?? '').trim()),
   };
+}
+
+/**
+ * A whole number from `min` to `max`, or `fallback` when unset or empty; anything else throws
+ * naming the variable (`abc` used to turn the statement timeout off, `-5` to fail at the first
+ * connection in PostgreSQL's words). app/envSettings.ts reads the service's other settings so.
+ */
+function wholeNumberOf(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '') return fallback;
+  const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= min && value <= max)) throw new Error(`${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(raw.slice(0, 40))}`);
+  return value;
 }
 
 /** The units PostgreSQL takes for a memory setting, as multiples of a kB. */

@@ -62,10 +62,52 @@ function describeSchemaErrors(document: unknown, errors: readonly ErrorObject[])
       seenFields.add(field);
       lines.push(`${describePath(field)}: ${describeFieldProblem(valueAt(document, field))}`);
     } else {
-      lines.push(`${describePath(error.instancePath)}: ${error.message ?? 'is invalid'}`);
+      lines.push(`${describePath(error.instancePath)}: ${describeProblem(error, valueAt(document, error.instancePath))}`);
     }
   }
   return lines;
+}
+
+/** What YAML a JSON Schema type is written as. */
+const YAML_SHAPES: ReadonlyMap<string, string> = new Map([
+  ['object', 'a mapping (name: value entries)'],
+  ['array', 'a list'],
+  ['string', 'text'],
+  ['integer', 'a whole number'],
+  ['number', 'a number'],
+  ['boolean', 'true or false'],
+  ['null', 'nothing (null)'],
+]);
+
+/** A value as the file has it, briefly: `a list`, `text "loans"`, `the number 5`. */
+function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (typeof value === 'string') return `text ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  return `${typeof value === 'number' ? 'the number' : ''} ${String(value)}`.trim();
+}
+
+/**
+ * One of ajv's errors as what was expected and what was found: its own words ("must be object")
+ * say neither the YAML nor what is there instead.
+ */
+function describeProblem(error: ErrorObject, value: unknown): string {
+  const params = error.params as { type?: string | string[]; additionalProperty?: string; allowedValues?: unknown[]; allowedValue?: unknown };
+  switch (error.keyword) {
+    case 'type': {
+      const types = Array.isArray(params.type) ? params.type : [params.type ?? ''];
+      return `expected ${types.map((type) => YAML_SHAPES.get(type) ?? type).join(' or ')}, found ${describeValue(value)}`;
+    }
+    case 'additionalProperties':
+      return `${error.message ?? 'must NOT have additional properties'}: unknown key ${JSON.stringify(params.additionalProperty)}`;
+    case 'enum':
+      return `expected one of ${(params.allowedValues ?? []).map((allowed) => JSON.stringify(allowed)).join(', ')}, found ${describeValue(value)}`;
+    case 'const':
+      return `expected ${JSON.stringify(params.allowedValue)}, found ${describeValue(value)}`;
+    default:
+      return error.message ?? 'is invalid';
+  }
 }
 
 function describeFieldProblem(spec: unknown): string {
@@ -90,12 +132,17 @@ function valueAt(document: unknown, pointer: string): unknown {
     .reduce<unknown>((value, part) => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[part] : undefined), document);
 }
 
-/** "/collections/loans/fields/amount" → "collection loans, field amount". */
+/**
+ * "/collections/loans/fields/amount" → "collection loans, field amount"; a whole section
+ * ("/collections", "/version") by its key in the file, any other place by its keys
+ * ("functions.loan_age.arguments"); the document itself: "metadata".
+ */
 function describePath(pointer: string): string {
-  const parts = pointer.split('/').slice(1);
+  const parts = pointer.split('/').slice(1).map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
+  if (parts.length === 1) return parts[0]!;
   if (parts[0] === 'event_types' && parts[1]) return [`event type ${parts[1]}`, ...parts.slice(2)].join(', ');
   if (parts[0] === 'roles' && parts[1]) return [`role ${parts[1]}`, ...(parts[3] ? [`collection ${parts[3]}`] : []), ...parts.slice(4)].join(', ');
-  if (parts[0] !== 'collections') return pointer ? `metadata ${pointer}` : 'metadata';
+  if (parts[0] !== 'collections') return parts.length ? parts.join('.') : 'metadata';
   const words = [`collection ${parts[1]}`];
   if (parts[2] === 'fields' && parts[3]) words.push(`field ${parts[3]}`);
   else if (parts[2] === 'relationships' && parts[3]) words.push(`relationship ${parts[3]}`);

@@ -15,21 +15,24 @@ import { guardHolds, notAuthorized } from '../authenticate.js';
 import { roleWith } from '../keyRole.js';
 import { activeKeyGuard } from '../../app/keyGuards.js';
 import { ReadRouting } from '../readRouting.js';
+import { loanListLimits, type LoanListLimits } from '../loanListLimits.js';
 
 const LIST_PARAMETERS = new Set(['status', 'limit', 'offset']);
 /** PostgreSQL's integer (and GraphQL's Int): the largest limit or offset a statement takes. */
 const INT32_MAX = 2_147_483_647;
 
-function intParam(query: ReadonlyMap<string, unknown>, name: string, fallback: number, max: number): number {
+/** A whole number from 0 to `max`; `why` names the setting that makes `max` (`MAX_ROWS`). */
+function intParam(query: ReadonlyMap<string, unknown>, name: string, fallback: number, max: number, why?: string): number {
   const value = query.get(name);
   if (value === undefined) return fallback;
   const parsed = typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : NaN;
-  if (!(parsed <= max)) throw new UserInputError(`${name} must be a whole number from 0 to ${max}`, 400, new Map([[name, `expected a whole number from 0 to ${max}`]]));
+  const range = `a whole number from 0 to ${max}${why ? ` (${why})` : ''}`;
+  if (!(parsed <= max)) throw new UserInputError(`${name} must be ${range}`, 400, new Map([[name, `expected ${range}`]]));
   return parsed;
 }
 
-/** The list's query string, read through a `Map` (names are the client's). */
-function listQuery(raw: Record<string, unknown>): { status?: LoanStatus; limit: number; offset: number } {
+/** The list's query string, read through a `Map` (names are the client's); `limits` from MAX_ROWS (`loanListLimits`). */
+function listQuery(raw: Record<string, unknown>, limits: LoanListLimits): { status?: LoanStatus; limit: number; offset: number } {
   const query = new Map(Object.entries(raw));
   const unknown = [...query.keys()].filter((name) => !LIST_PARAMETERS.has(name));
   if (unknown.length) {
@@ -45,7 +48,7 @@ function listQuery(raw: Record<string, unknown>): { status?: LoanStatus; limit: 
   }
   return {
     ...(status ? { status: status as LoanStatus } : {}),
-    limit: intParam(query, 'limit', 50, 1000),
+    limit: intParam(query, 'limit', limits.byDefault, limits.max, limits.byMaxRows ? 'MAX_ROWS' : undefined),
     offset: intParam(query, 'offset', 0, INT32_MAX),
   };
 }
@@ -90,7 +93,8 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
   };
   let reader: Promise<LoanReader> | null = null;
   const loans = (): Promise<LoanReader> => {
-    reader ??= LoanReader.create(db).catch((error: unknown) => {
+    // The engine's MAX_ROWS caps the loans' own lists too (borrowers, guarantors), as in GraphQL.
+    reader ??= LoanReader.create(db, engines.engine.options.maxRows).catch((error: unknown) => {
       reader = null;
       throw error;
     });
@@ -105,7 +109,7 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     if (!from) return;
     const caller = roleWith(engines, res, 'select', '/api/loan');
     if (!caller) return;
-    const query = listQuery(req.query as Record<string, unknown>);
+    const query = listQuery(req.query as Record<string, unknown>, loanListLimits(engines.engine.options.maxRows));
     const text = await (await loansAs(caller.role)).pageJson(from, caller.principal, query);
     ReadRouting.tell(res, from);
     sendJson(res, 200, text);

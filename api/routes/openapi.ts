@@ -4,6 +4,7 @@ import { loadDefaultProduct } from '../../app/products.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE } from '../../metadata/index.js';
 import { openApiDocument } from '../openapi.js';
+import { loanListLimits } from '../loanListLimits.js';
 import { notAuthorized } from '../authenticate.js';
 
 /**
@@ -36,7 +37,7 @@ export function openApiRoutes(db: Database, engines: EngineHolder): Router {
           const seen = role.metadata.collections.get(name);
           return !seen || seen.selectFilter !== null;
         }),
-      }),
+      }, loanListLimits(engines.engine.options.maxRows)),
     );
   });
   return router;

@@ -18,6 +18,7 @@
  *
  * Per process: each process of `WORKERS=N` has its own pool, and so its own budget.
  */
+import { wholeNumberSetting } from '../envSettings.js';
 
 /** How admission is sized (`admissionSettingsFromEnv`, `sizeAdmission`). */
 export interface AdmissionSettings {
@@ -245,14 +246,12 @@ const NOTHING_RESERVED = (): void => {};
 
 /** `ADMISSION_CHEAP_COST` (1000), `ADMISSION_COST_BUDGET` (sized from the pool; 0 turns admission off), `ADMISSION_QUEUE_SIZE` (100), `ADMISSION_QUEUE_WAIT_MS` (5000). Null: admission is off. */
 export function admissionSettingsFromEnv(env: NodeJS.ProcessEnv): AdmissionSettings | null {
-  const number = (name: string, fallback: number | null): number | null => {
-    const raw = (env[name] ?? '').trim();
-    if (raw === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, not "${raw}"`);
-    return value;
-  };
-  const budget = number('ADMISSION_COST_BUDGET', null);
+  const budget = wholeNumberSetting(env, 'ADMISSION_COST_BUDGET', null);
   if (budget === 0) return null;
-  return { cheapCost: number('ADMISSION_CHEAP_COST', 1_000)!, budget, queueSize: number('ADMISSION_QUEUE_SIZE', 100)!, queueWaitMs: number('ADMISSION_QUEUE_WAIT_MS', 5_000)! };
+  return {
+    cheapCost: wholeNumberSetting(env, 'ADMISSION_CHEAP_COST', 1_000),
+    budget,
+    queueSize: wholeNumberSetting(env, 'ADMISSION_QUEUE_SIZE', 100),
+    queueWaitMs: wholeNumberSetting(env, 'ADMISSION_QUEUE_WAIT_MS', 5_000),
+  };
 }

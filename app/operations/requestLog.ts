@@ -1,4 +1,4 @@
-import { lineBytesOf, lineParts, type LineBytes, type Logger } from '../logger.js';
+import { lineBytesOf, lineParts, LOG_LEVELS, type LineBytes, type Logger, type LogLevel } from '../logger.js';
 
 /** `REQUEST_LOG_LEVEL` and `REQUEST_LOG_SAMPLE` (README "Operations"). */
 export interface RequestLogSettings {
@@ -8,8 +8,8 @@ export interface RequestLogSettings {
   readonly sample: number;
 }
 
-export const REQUEST_LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-export type RequestLogLevel = (typeof REQUEST_LOG_LEVELS)[number];
+export const REQUEST_LOG_LEVELS = LOG_LEVELS;
+export type RequestLogLevel = LogLevel;
 
 /**
  * One line of the request log. Nothing in it is a secret or a value the client sent: the key's

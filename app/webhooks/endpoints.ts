@@ -92,20 +92,21 @@ export async function listWebhookEndpoints(db: Queryable, accountId?: string): P
   return rows.map(toEndpoint);
 }
 
-function checkId(id: string, what: string): void {
+/** An endpoint's or an event's id as given (a CLI argument, a path): one not a uuid names none (`UserInputError`, 404). */
+export function checkWebhookId(id: string, what: 'webhook endpoint' | 'event'): void {
   if (!UUID.test(id)) throw new UserInputError(`no ${what} ${id}`, 404);
 }
 
 /** Removes an endpoint with its deliveries (of one account when `accountId` is given). */
 export async function removeWebhookEndpoint(db: Queryable, id: string, accountId?: string): Promise<void> {
-  checkId(id, 'webhook endpoint');
+  checkWebhookId(id, 'webhook endpoint');
   const { rowCount } = await db.query('DELETE FROM webhook_endpoints WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)', [id, accountId ?? null]);
   if (!rowCount) throw new UserInputError(`no webhook endpoint ${id}`, 404);
 }
 
 /** Turns an endpoint off (nothing more is captured or sent for it) or on again. */
 export async function setWebhookEndpointActive(db: Queryable, id: string, active: boolean, accountId?: string): Promise<void> {
-  checkId(id, 'webhook endpoint');
+  checkWebhookId(id, 'webhook endpoint');
   const { rowCount } = await db.query(
     `UPDATE webhook_endpoints SET active = $3, disabled_reason = CASE WHEN $3 THEN NULL ELSE 'disabled by an admin' END
       WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)`,
@@ -131,7 +132,7 @@ export interface WebhookDelivery {
 
 /** An endpoint's most recent deliveries (newest first), with the state of their last attempt. */
 export async function listWebhookDeliveries(db: Queryable, endpointId: string, options: { accountId?: string; limit?: number } = {}): Promise<WebhookDelivery[]> {
-  checkId(endpointId, 'webhook endpoint');
+  checkWebhookId(endpointId, 'webhook endpoint');
   const endpoint = await db.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)', [endpointId, options.accountId ?? null]);
   if (!endpoint.rows.length) throw new UserInputError(`no webhook endpoint ${endpointId}`, 404);
   const { rows } = await db.query<{
@@ -166,7 +167,7 @@ export async function listWebhookDeliveries(db: Queryable, endpointId: string, o
  * keeps its `webhook-id`. Returns how many deliveries were queued.
  */
 export async function redeliverWebhookEvent(db: Queryable, eventId: string, accountId?: string): Promise<number> {
-  checkId(eventId, 'event');
+  checkWebhookId(eventId, 'event');
   const event = await db.query('SELECT 1 FROM webhook_events WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)', [eventId, accountId ?? null]);
   if (!event.rows.length) throw new UserInputError(`no event ${eventId}`, 404);
   const { rowCount } = await db.query(

@@ -2,6 +2,7 @@
 export { applyEventTriggers } from './eventTriggers.js';
 export { checkWebhookUrl, destinationProblem, isPrivateAddress } from './destination.js';
 export {
+  checkWebhookId,
   createWebhookEndpoint,
   listWebhookDeliveries,
   listWebhookEndpoints,

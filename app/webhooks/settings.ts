@@ -1,3 +1,5 @@
+import { choiceSetting, wholeNumberSetting } from '../envSettings.js';
+
 /** The webhook settings, from the environment (README "Configuration" and "Webhooks"). */
 export interface WebhookSettings {
   /** Run the delivery worker inside the service (`WEBHOOK_WORKER`, default on; `0` turns it off). */
@@ -20,25 +22,18 @@ export interface WebhookSettings {
   readonly retryMaxMs: number;
 }
 
-function whole(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number of at least ${min}, not "${raw}"`);
-  return value;
-}
-
 export function webhookSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): WebhookSettings {
+  const whole = (name: string, fallback: number, min: number): number => wholeNumberSetting(env, name, fallback, { min });
   return {
-    workerInService: env.WEBHOOK_WORKER !== '0',
-    allowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1',
-    pollMs: whole(env, 'WEBHOOK_POLL_MS', 250, 10),
-    concurrency: whole(env, 'WEBHOOK_CONCURRENCY', 16, 1),
-    perEndpointConcurrency: whole(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 4, 1),
-    timeoutMs: whole(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
-    maxAttempts: whole(env, 'WEBHOOK_MAX_ATTEMPTS', 8, 1),
-    retryBaseMs: whole(env, 'WEBHOOK_RETRY_BASE_MS', 10_000, 1),
-    retryMaxMs: whole(env, 'WEBHOOK_RETRY_MAX_MS', 6 * 60 * 60 * 1000, 1),
+    workerInService: choiceSetting(env, 'WEBHOOK_WORKER', ['0', '1'], '1') === '1',
+    allowPrivate: choiceSetting(env, 'WEBHOOK_ALLOW_PRIVATE', ['0', '1'], '0') === '1',
+    pollMs: whole('WEBHOOK_POLL_MS', 250, 10),
+    concurrency: whole('WEBHOOK_CONCURRENCY', 16, 1),
+    perEndpointConcurrency: whole('WEBHOOK_ENDPOINT_CONCURRENCY', 4, 1),
+    timeoutMs: whole('WEBHOOK_TIMEOUT_MS', 10_000, 100),
+    maxAttempts: whole('WEBHOOK_MAX_ATTEMPTS', 8, 1),
+    retryBaseMs: whole('WEBHOOK_RETRY_BASE_MS', 10_000, 1),
+    retryMaxMs: whole('WEBHOOK_RETRY_MAX_MS', 6 * 60 * 60 * 1000, 1),
   };
 }
 

@@ -112,8 +112,12 @@ describe('API authentication (SPEC §4)', () => {
     it('a key deactivated after it worked, from its very next request on', async () => {
       const { apiKey } = await createAccountWithKey(database.db);
       assert.equal((await send(`${server.url}/api/loan`, { headers: tokenHeader(apiKey.key) })).status, 200);
-      assert.equal(await deactivateApiKey(database.db, apiKey.prefix), true);
+      const first = await deactivateApiKey(database.db, apiKey.prefix);
+      assert.equal(first?.wasActive, true);
       assertNotAuthorized(await send(`${server.url}/api/loan`, { headers: tokenHeader(apiKey.key) }), 'the deactivated key');
+      // A second deactivation changes nothing and says so: the key was inactive, since the first one.
+      assert.deepEqual(await deactivateApiKey(database.db, apiKey.prefix), { wasActive: false, deactivatedAt: first!.deactivatedAt });
+      assert.equal(await deactivateApiKey(database.db, 'lq_00000000'), null, 'no such key');
     });
 
     it('a key whose account was deleted', async () => {

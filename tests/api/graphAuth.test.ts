@@ -44,7 +44,7 @@ async function usedThenDeactivatedKey(): Promise<string> {
   const first = await graph(apiKey.key, DATA_QUERY);
   assert.equal(first.status, 200);
   assert.deepEqual(JSON.parse(first.body), { data: { loans: [] } });
-  assert.equal(await deactivateApiKey(database.db, apiKey.prefix), true);
+  assert.equal((await deactivateApiKey(database.db, apiKey.prefix))?.wasActive, true);
   return apiKey.key;
 }
 

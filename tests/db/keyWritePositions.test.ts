@@ -58,7 +58,7 @@ describe('Key write positions: recorded after a write, read with the key check',
   it('a deactivated key is reported inactive (its position with it), and a deleted account takes its keys’ positions along', async () => {
     const key = await createApiKey(database.db, accountId, 'revoked');
     const recorded = await recordKeyWrite(database.db, { accountId, keyId: key.id });
-    assert.equal(await deactivateApiKey(database.db, key.prefix), true);
+    assert.equal((await deactivateApiKey(database.db, key.prefix))?.wasActive, true);
     assert.deepEqual(await checkKeyForRead(database.db, { accountId, keyId: key.id }, 60_000), { active: false, lastWrite: recorded });
     const gone = (await createAccount(database.db, 'gone')).id;
     const goneKey = await createApiKey(database.db, gone, 'k');

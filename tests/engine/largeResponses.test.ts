@@ -161,7 +161,7 @@ describe(`POST /api/graph with a large response, on ${testDatabaseKind}`, () => 
         body: JSON.stringify({ query: LARGE, variables: { min: '0' } }),
       });
     assert.equal((await send()).status, 200);
-    assert.equal(await deactivateApiKey(s.db, created.prefix, accountId), true);
+    assert.equal((await deactivateApiKey(s.db, created.prefix, accountId))?.wasActive, true);
     const refused = await send();
     assert.equal(refused.status, 403);
     assert.equal(await refused.text(), 'Not authorized');

@@ -1,0 +1,93 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { configFromEnv } from '../../app/config.js';
+import { databaseSettingsFromEnv } from '../../db/index.js';
+import { assertBuilt, runServiceToExit } from '../support/processes.js';
+
+/**
+ * README, Configuration: a setting the service cannot use is refused at start with one line in
+ * our words — the variable, what it takes, what was given — not with a library's message later
+ * (Node's "options.port should be >= 0 and < 65536" after the migrations, pino's "default
+ * level:bogus must be included in custom levels"), and not taken silently (`abc` as no statement
+ * timeout, `1e3` as 1000, a timer past 2^31 − 1 ms that fires after 1 ms).
+ */
+const REFUSED: readonly (readonly [Record<string, string>, string])[] = [
+  [{ PORT: '70000' }, 'PORT must be a whole number from 1 to 65535, not "70000"'],
+  [{ PORT: '0' }, 'PORT must be a whole number from 1 to 65535, not "0"'],
+  [{ PORT: 'http' }, 'PORT must be a whole number from 1 to 65535, not "http"'],
+  [{ LOG_LEVEL: 'bogus' }, 'LOG_LEVEL must be one of trace debug info warn error fatal silent, not "bogus"'],
+  [{ LOG_LEVEL: 'INFO' }, 'LOG_LEVEL must be one of trace debug info warn error fatal silent, not "INFO"'],
+  [{ REQUEST_LOG_LEVEL: 'loud' }, 'REQUEST_LOG_LEVEL must be one of trace debug info warn error fatal silent, not "loud"'],
+  [{ MAX_ROWS: '1.5' }, 'MAX_ROWS must be a whole number from 0 to 2147483647, not "1.5"'],
+  [{ MAX_QUERY_COST: '1e3' }, 'MAX_QUERY_COST must be a whole number from 0 to 2147483647, not "1e3"'],
+  [{ MAX_QUERY_DEPTH: '0' }, 'MAX_QUERY_DEPTH must be a whole number from 1 to 2147483647, not "0"'],
+  [{ BODY_LIMIT_BYTES: '0' }, 'BODY_LIMIT_BYTES must be a whole number from 1 to 2147483647, not "0"'],
+  [{ HTTP_IDLE_SOCKET_TIMEOUT_MS: '99999999999' }, 'HTTP_IDLE_SOCKET_TIMEOUT_MS must be a whole number from 0 to 2147483647, not "99999999999"'],
+  [{ HTTP_HEADERS_TIMEOUT_MS: '40000' }, 'HTTP_HEADERS_TIMEOUT_MS (40000) must not be longer than HTTP_REQUEST_TIMEOUT_MS (30000): the headers are part of the request'],
+  [{ SHUTDOWN_GRACE_MS: '-1' }, 'SHUTDOWN_GRACE_MS must be a whole number from 0 to 86400000, not "-1"'],
+  [{ SUBSCRIPTIONS_PER_KEY: 'lots' }, 'SUBSCRIPTIONS_PER_KEY must be a whole number from 0 to 2147483647, not "lots"'],
+  [{ TRUST_PROXY: 'my-proxy' }, 'TRUST_PROXY must be true, false, a number of hops, or addresses and subnets separated by commas (10.0.0.0/8, 127.0.0.1, loopback, linklocal, uniquelocal); "my-proxy" is none of these'],
+  [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY must be true, false, a number of hops, or addresses and subnets separated by commas (10.0.0.0/8, 127.0.0.1, loopback, linklocal, uniquelocal); "10.0.0.0/33" is none of these'],
+  [{ WEBHOOK_WORKER: 'false' }, 'WEBHOOK_WORKER must be 0 or 1, not "false"'],
+  [{ WEBHOOK_ALLOW_PRIVATE: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE must be 0 or 1, not "yes"'],
+  [{ WEBHOOK_TIMEOUT_MS: '50' }, 'WEBHOOK_TIMEOUT_MS must be a whole number from 100 to 2147483647, not "50"'],
+  [{ ADMISSION_QUEUE_WAIT_MS: '1e9' }, 'ADMISSION_QUEUE_WAIT_MS must be a whole number from 0 to 2147483647, not "1e9"'],
+];
+
+describe('Configuration: a setting the service cannot use', () => {
+  for (const [env, message] of REFUSED) {
+    it(`is refused at start, naming it: ${Object.entries(env).map(([name, value]) => `${name}=${value}`).join(' ')}`, () => {
+      assert.throws(() => configFromEnv(env), { message });
+    });
+  }
+
+  it('STATEMENT_TIMEOUT_MS and PG_POOL_SIZE too (the database settings, also read by the CLI)', () => {
+    assert.throws(() => databaseSettingsFromEnv({ STATEMENT_TIMEOUT_MS: 'abc' }), { message: 'STATEMENT_TIMEOUT_MS must be a whole number from 0 to 2147483647, not "abc"' });
+    assert.throws(() => databaseSettingsFromEnv({ STATEMENT_TIMEOUT_MS: '-5' }), { message: 'STATEMENT_TIMEOUT_MS must be a whole number from 0 to 2147483647, not "-5"' });
+    assert.throws(() => databaseSettingsFromEnv({ PG_POOL_SIZE: '0' }), { message: 'PG_POOL_SIZE must be a whole number from 1 to 10000, not "0"' });
+    assert.deepEqual([databaseSettingsFromEnv({}).statementTimeoutMs, databaseSettingsFromEnv({}).maxConnections], [10_000, 10]);
+    assert.deepEqual([databaseSettingsFromEnv({ STATEMENT_TIMEOUT_MS: '0', PG_POOL_SIZE: ' 25 ' }).statementTimeoutMs, databaseSettingsFromEnv({ PG_POOL_SIZE: '25' }).maxConnections], [0, 25]);
+  });
+
+  it('and the values they take are taken as before', () => {
+    const config = configFromEnv({
+      PORT: '65535', LOG_LEVEL: 'silent', MAX_ROWS: '0', HTTP_MAX_CONNECTIONS: '0', HTTP_REQUEST_TIMEOUT_MS: '0', HTTP_HEADERS_TIMEOUT_MS: '60000',
+      WEBHOOK_WORKER: '0', WEBHOOK_ALLOW_PRIVATE: '1', TRUST_PROXY: 'loopback, 10.0.0.0/8, 192.168.0.0/255.255.0.0, ::1, fd00::/8', SHUTDOWN_GRACE_MS: ' 2500 ',
+    });
+    assert.deepEqual(
+      [config.port, config.logLevel, config.maxRows, config.http.maxConnections, config.http.headersTimeoutMs, config.webhooks.workerInService, config.webhooks.allowPrivate, config.shutdownGraceMs],
+      [65535, 'silent', null, 0, 60_000, false, true, 2500],
+    );
+    assert.equal(config.trustProxy, 'loopback, 10.0.0.0/8, 192.168.0.0/255.255.0.0, ::1, fd00::/8');
+    const defaults = configFromEnv({});
+    assert.deepEqual([defaults.port, defaults.logLevel, defaults.webhooks.workerInService, defaults.webhooks.allowPrivate, defaults.trustProxy], [8080, 'info', true, false, false]);
+  });
+});
+
+describe('The service started with a setting it cannot use', () => {
+  let dir: string;
+  before(() => {
+    assertBuilt();
+    dir = mkdtempSync(join(tmpdir(), 'loanql-settings-'));
+  });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  for (const [what, env, port, line] of [
+    ['PORT=70000', {}, 70000, 'loanql failed to start: PORT must be a whole number from 1 to 65535, not "70000"'],
+    ['LOG_LEVEL=bogus', { LOG_LEVEL: 'bogus' }, 8080, 'loanql failed to start: LOG_LEVEL must be one of trace debug info warn error fatal silent, not "bogus"'],
+  ] as const) {
+    it(`${what}: exits 1 with one line naming it, no stack, before it opens the database`, async () => {
+      const dataDir = join(dir, `data-${what.replace(/\W/g, '-')}`);
+      const result = await runServiceToExit({ ...env, DATA_DIR: dataDir }, port, dir);
+      assert.equal(result.code, 1, result.stdout + result.stderr);
+      assert.equal(result.stderr, `${line}\n`);
+      assert.equal(result.stdout, '', 'nothing else: no migration, no banner');
+      assert.equal(existsSync(dataDir), false, 'the database was never opened');
+    });
+  }
+});

@@ -1,0 +1,141 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertBuilt, freePort, runCli, type ProcessResult } from '../support/processes.js';
+import { COMMANDS } from '../../cli/commands.js';
+
+/**
+ * Every command checks its command line before it opens the database (cli/README.md): a mistake
+ * is answered at once with one line and exit status 2, the same with no database to reach. Each
+ * case runs the built CLI with `DATABASE_URL` pointing at a port nobody listens on, so a command
+ * that connected first would answer "the database is unavailable" (exit 1) instead.
+ */
+/** An endpoint id: well formed, so only --limit is wrong. */
+const ENDPOINT = '6f1c0b9e-4d2a-4c1e-9a7b-2f3d4e5f6a7b';
+const SECRET_KEY = `lq_abcd1234_${'S3cret'.repeat(7)}x`;
+
+/** One mistake per command at least (every command refuses a stray argument). */
+const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
+  [['migrate', 'now'], /too many arguments: this command takes no arguments besides its options, not 1/],
+  [['account', 'create'], /the account slug is required/],
+  [['account', 'create', 'Not A Slug'], /account slug "Not A Slug" must be lower-case letters/],
+  [['account', 'create', 'euro', '--currency', 'EURO'], /currency "EURO" is not an ISO 4217 code/],
+  [['account', 'create', 'one', 'two'], /too many arguments: this command takes one argument, not 2/],
+  [['account', 'set', 'acme'], /give at least one of --name, --currency, --timezone/],
+  [['account', 'set', 'acme', '--currency', 'usd'], /currency "usd" is not an ISO 4217 code/],
+  [['admin', 'create', '--account', 'acme', '--email', 'ops@acme.test'], /--password is required/],
+  [['admin', 'create', '--account', 'acme', '--email', 'not-an-address', '--password', 'long enough'], /"not-an-address" is not an e-mail address/],
+  [['admin', 'create', '--account', 'acme', '--email', 'ops@acme.test', '--password', 'short'], /a password has at least 8 characters/],
+  [['key', 'create'], /--account is required/],
+  [['key', 'create', '--account', 'acme', '--name', '   '], /a key name must not be blank/],
+  [['key', 'create', '--account', 'acme', '--var', 'person_id'], /--var person_id: write NAME=VALUE/],
+  [['key', 'list', '--account='], /--account needs a slug/],
+  [['key', 'revoke'], /the key prefix \(lq_xxxxxxxx\) is required/],
+  [['key', 'revoke', 'S3cretS3cret'], /expected a key prefix: lq_ and 8 lower-case letters or digits/],
+  [['key', 'revoke', SECRET_KEY], /that is a whole key: give only its prefix, lq_abcd1234/],
+  [['product', 'field', 'add', '--account', 'acme', '--name', 'Colour', '--type', 'colour'], /--type must be one of text/],
+  [['product', 'field', 'add', '--account', 'acme', '--name', 'toString', '--type', 'text'], /"toString" is reserved/],
+  [['product', 'field', 'add', '--account', 'acme', '--name', 'Kind', '--type', 'select'], /a select field needs options/],
+  [['product', 'field', 'list'], /--account is required/],
+  [['product', 'field', 'remove', '--account', 'acme'], /--name is required/],
+  [['product', 'settings'], /--account is required/],
+  [['product', 'set', '--account', 'acme'], /give at least one NAME=VALUE/],
+  [['product', 'set', '--account', 'acme', 'grace_days'], /"grace_days" is not NAME=VALUE/],
+  [['product', 'set', '--account', 'acme', 'day_count=bogus'], /^loanql: day_count must be one of actual\/360, actual\/365, 30\/360$/m],
+  [['seed', '--account', 'acme', '--scale', '0'], /--scale must be a number above 0/],
+  [['seed', '--account', 'acme', '--seed', '1.5'], /seed must be an integer/],
+  [['seed', '--account', 'acme', '--today', '2030-02-30'], /--today must be a calendar day as YYYY-MM-DD/],
+  [['schedules', 'regenerate', '--account='], /--account needs a slug/],
+  [['ledger', 'verify', 'acme'], /too many arguments/],
+  [['ledger', 'rebuild', '--account='], /--account needs a slug/],
+  [['fees', 'assess', '--as-of', '2026-02-30'], /--as-of must be a calendar day as YYYY-MM-DD/],
+  [['ledger', 'refresh', '--as-of', 'yesterday'], /--as-of must be a calendar day as YYYY-MM-DD/],
+  [['sql'], /the GraphQL query is required/],
+  [['sql', '{ loans { id } }', '--variables', '[1]'], /--variables must be a JSON object/],
+  [['sql', '{ loans { id } }', '--variables', '{'], /--variables must be a JSON object/],
+  [['metadata', 'check', '--file='], /--file needs a path/],
+  [['webhook', 'add', '--account', 'acme'], /--url is required/],
+  [['webhook', 'list', 'acme'], /too many arguments/],
+  [['webhook', 'remove'], /the endpoint id is required/],
+  [['webhook', 'remove', 'not-an-id'], /no webhook endpoint not-an-id/],
+  [['webhook', 'deliveries', 'not-an-id'], /no webhook endpoint not-an-id/],
+  [['webhook', 'redeliver', '42'], /no event 42/],
+  // --limit is a whole number from 1 to 1000: 0 once showed a row, 2.5 two rows, 5000 a thousand.
+  [['webhook', 'deliveries', ENDPOINT, '--limit', '0'], /^loanql: --limit must be a whole number from 1 to 1000, not "0"$/m],
+  [['webhook', 'deliveries', ENDPOINT, '--limit=-1'], /--limit must be a whole number from 1 to 1000, not "-1"/],
+  [['webhook', 'deliveries', ENDPOINT, '--limit', '2.5'], /--limit must be a whole number from 1 to 1000, not "2.5"/],
+  [['webhook', 'deliveries', ENDPOINT, '--limit', '1001'], /--limit must be a whole number from 1 to 1000, not "1001"/],
+  [['webhook', 'deliveries', ENDPOINT, '--limit', 'ten'], /--limit must be a whole number from 1 to 1000, not "ten"/],
+  // What parseArgs refuses, in our words on one line.
+  [['webhook', 'deliveries', ENDPOINT, '--limit', '-1'], /^loanql webhook deliveries: --limit needs a value; write --limit=VALUE for one that starts with a dash$/m],
+  [['webhook', 'deliveries', ENDPOINT, '--limit'], /^loanql webhook deliveries: --limit needs a value/m],
+  [['key', 'create', '--account', 'acme', '--bogus'], /^loanql key create: unknown option --bogus; `loanql help` shows the options of each command$/m],
+  [['schedules', 'regenerate', '--dry-run=yes'], /^loanql schedules regenerate: --dry-run takes no value$/m],
+  [['worker', 'now'], /too many arguments/],
+  [['investors', 'statement', '--account', 'acme', '--person', 'p', '--from', '2026-02-30', '--to', '2026-03-31'], /the period is wrong: from expected a day as YYYY-MM-DD/],
+  [['investors', 'statement', '--account', 'acme', '--person', 'p', '--from', '2026-02-01', '--to', '2026-02-28', '--format', 'pdf'], /--format pdf writes a file: give --out FILE/],
+  [['investors', 'statement', '--account', 'acme', '--from', '2026-02-01', '--to', '2026-02-28'], /--person is required/],
+  [['remittance', 'run', '--account', 'acme', '--from', '2026-01-01', '--to', '2026-01-31', '--format', 'xml'], /--format must be table or csv/],
+  [['remittance', 'mark', '--account', 'acme', '--from', '2026-02-01'], /the period is wrong: to required/],
+];
+
+let dir: string;
+let env: Record<string, string>;
+
+before(async () => {
+  assertBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'loanql-arguments-'));
+  // A PostgreSQL URL nobody answers: connecting fails at once (ECONNREFUSED), with exit status 1.
+  env = { DATABASE_URL: `postgres://loanql@127.0.0.1:${await freePort()}/nothing` };
+});
+
+after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('loanql checks its command line before it opens the database', () => {
+  it('the unreachable database answers a command line without mistakes (exit 1)', async () => {
+    const result = await runCli(['key', 'list'], env, dir);
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stderr, /the database is unavailable/);
+  });
+
+  it('has a mistake below for every command', () => {
+    const tried = new Set(MISTAKES.map(([args]) => args.join(' ')));
+    for (const command of COMMANDS) {
+      const words = command.words.join(' ');
+      assert.ok([...tried].some((args) => args === words || args.startsWith(`${words} `)), `a mistake of loanql ${words}`);
+    }
+  });
+
+  it('answers each mistake with one line and exit status 2, without reaching for the database', async () => {
+    const results = new Map<string, ProcessResult>();
+    // Four at a time: each is a short process of its own.
+    for (let at = 0; at < MISTAKES.length; at += 4) {
+      await Promise.all(MISTAKES.slice(at, at + 4).map(async ([args]) => results.set(args.join('\u0000'), await runCli(args, env, dir))));
+    }
+    for (const [args, message] of MISTAKES) {
+      const result = results.get(args.join('\u0000'))!;
+      const shown = `loanql ${args.join(' ')}:\n${result.stdout}${result.stderr}`;
+      assert.equal(result.code, 2, shown);
+      assert.match(result.stderr, message, shown);
+      assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${shown}`);
+      assert.doesNotMatch(result.stderr, /database/, shown);
+      assert.ok(!`${result.stdout}${result.stderr}`.includes('S3cret'), `no secret echoed: ${shown}`);
+    }
+  });
+
+  it('reads the file metadata check is given before the database: a missing or malformed one is named (exit 2, a line per problem)', async () => {
+    const malformed = join(dir, 'not-metadata.yaml');
+    writeFileSync(malformed, 'version: 1\ntenant_column: account_id\ncollections: [loans]\n');
+    for (const [file, problem] of [[join(dir, 'missing.yaml'), /cannot read/], [malformed, /^  - collections: expected a mapping \(name: value entries\), found a list$/m]] as const) {
+      const result = await runCli(['metadata', 'check', '--file', file], env, dir);
+      assert.equal(result.code, 2, result.stdout + result.stderr);
+      assert.ok(result.stderr.startsWith(`loanql: ${file}: invalid metadata:\n`), result.stderr);
+      assert.match(result.stderr, problem);
+      assert.doesNotMatch(result.stderr, /database/);
+    }
+  });
+});

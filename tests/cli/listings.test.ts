@@ -1,0 +1,79 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
+import { copyMigratedDataDir } from '../support/testDatabase.js';
+import { COMMANDS } from '../../cli/commands.js';
+
+/**
+ * The key and webhook commands as processes on a migrated `DATA_DIR` with no service running:
+ * what a listing prints is what `loanql help` says it prints, and `key revoke` says what it did.
+ */
+let dir: string;
+let env: Record<string, string>;
+const cli = (...args: string[]): Promise<ProcessResult> => runCli(args, env, dir);
+
+function assertOk(result: ProcessResult, what: string): void {
+  assert.equal(result.code, 0, `${what} failed:\n${result.stdout}\n${result.stderr}`);
+}
+
+/** A table's header as words: `PREFIX  ACCOUNT  LAST USED` → prefix, account, last used. */
+function headerOf(output: string): string[] {
+  return output.split('\n')[0]!.trim().split(/\s{2,}/).map((column) => column.toLowerCase());
+}
+
+/** The columns a command's help names after its colon: `list keys: prefix, role (and its variables)` → prefix, role. */
+function columnsInHelp(words: string): string[] {
+  const command = COMMANDS.find((c) => c.words.join(' ') === words);
+  assert.ok(command, `${words} is a command`);
+  const list = command.description.slice(command.description.indexOf(':') + 1);
+  return list.split(',').map((item) => item.replace(/\(.*?\)/g, '').trim());
+}
+
+before(async () => {
+  assertBuilt();
+  dir = mkdtempSync(join(tmpdir(), 'loanql-listings-'));
+  await copyMigratedDataDir(join(dir, 'data'));
+  env = { DATA_DIR: join(dir, 'data'), WEBHOOK_ALLOW_PRIVATE: '1' };
+  assertOk(await cli('account', 'create', 'listed'), 'account create');
+  assertOk(await cli('key', 'create', '--account', 'listed', '--name', 'first'), 'key create');
+});
+
+after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('loanql listings', () => {
+  it('key list prints the columns its help names, the account among them', async () => {
+    const listed = await cli('key', 'list');
+    assertOk(listed, 'key list');
+    assert.deepEqual(headerOf(listed.stdout), columnsInHelp('key list'));
+    assert.ok(headerOf(listed.stdout).includes('account'));
+  });
+
+  it('webhook deliveries prints the columns its help names', async () => {
+    const added = await cli('webhook', 'add', '--account', 'listed', '--url', 'http://127.0.0.1:9/hooks');
+    assertOk(added, 'webhook add');
+    const id = /webhook endpoint ([0-9a-f-]{36}) added/.exec(added.stdout)?.[1];
+    assert.ok(id, added.stdout);
+    const shown = await cli('webhook', 'deliveries', id);
+    assertOk(shown, 'webhook deliveries');
+    assert.deepEqual(headerOf(shown.stdout), columnsInHelp('webhook deliveries'));
+  });
+
+  it('key revoke deactivates a key once; revoking it again changes nothing and says so, exit 0', async () => {
+    const listed = await cli('key', 'list', '--account', 'listed');
+    const prefix = /^(lq_[a-z0-9]{8})\s/m.exec(listed.stdout)?.[1];
+    assert.ok(prefix, listed.stdout);
+    const first = await cli('key', 'revoke', prefix);
+    assertOk(first, 'key revoke');
+    assert.equal(first.stdout, `key ${prefix} deactivated; it is refused from its next request on\n`);
+    const again = await cli('key', 'revoke', prefix);
+    assertOk(again, 'key revoke of a revoked key');
+    assert.match(again.stdout, new RegExp(`^key ${prefix} was already revoked \\(\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\); nothing changed\n$`));
+    assert.equal(again.stderr, '');
+    assert.match((await cli('key', 'list', '--account', 'listed')).stdout, new RegExp(`^${prefix}\\s.*\\bno$`, 'm'), 'still inactive');
+  });
+});
