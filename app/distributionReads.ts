@@ -48,5 +48,10 @@ export async function distributionsJson(db: Database, engine: GraphEngine, princ
     data: { distributions: unknown[]; total: { aggregate: { count: unknown; sum: { amount: unknown } } } };
   };
   const { count, sum } = response.data.total.aggregate;
+  // With MAX_ROWS set, the list stops there while the count does not: never a silent part of the lines.
+  if (Number(count) > response.data.distributions.length) {
+    const problem = `${String(count)} lines, more than one answer holds (MAX_ROWS ${response.data.distributions.length})`;
+    throw new UserInputError(`the period has ${problem}: ask for a shorter one (from, to) or one loan (loan_id)`, 400, new Map([['from', problem], ['to', problem]]));
+  }
   return stringify({ from: query.from, to: query.to, loan_id: query.loanId, count, total: sum.amount ?? new LosslessNumber('0.00'), distributions: response.data.distributions })!;
 }

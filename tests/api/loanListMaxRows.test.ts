@@ -78,3 +78,27 @@ describe('GET /api/loan with MAX_ROWS set (3)', () => {
     assert.deepEqual([limit.schema.maximum, limit.schema.default], [MAX_ROWS, MAX_ROWS]);
   });
 });
+
+describe('GET /api/distributions with MAX_ROWS set (3)', () => {
+  it('refuses a period of more lines than one answer holds, naming from/to and MAX_ROWS, rather than cutting it short', async () => {
+    const created = await service.rest.post('/api/loan', { Name: 'split', Amount: 10000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    assert.equal(created.status, 201, created.text);
+    const loan = created.json.loan.id as string;
+    for (const date of ['2026-02-15', '2026-03-15']) {
+      const posted = await fetch(`${service.url}/api/graph`, {
+        method: 'POST',
+        headers: { authorization: `Token ${service.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `mutation ($loan: uuid!, $date: date!) { insert_payments_one(object: {loan_id: $loan, date: $date, amount: "888.49"}) { id } }`, variables: { loan, date } }),
+      });
+      assert.equal(((await posted.json()) as { errors?: unknown }).errors, undefined);
+    }
+    // Each payment: the lender's principal and interest lines (no funding source): four in all.
+    const all = await service.rest.get(`/api/distributions?loan_id=${loan}`);
+    assert.equal(all.status, 400, all.text);
+    assert.match(all.json.error, /^the period has 4 lines, more than one answer holds \(MAX_ROWS 3\): ask for a shorter one \(from, to\) or one loan \(loan_id\)$/);
+    const february = await service.rest.get(`/api/distributions?loan_id=${loan}&from=2026-02-01&to=2026-02-28`);
+    assert.equal(february.status, 200, february.text);
+    assert.equal(february.json.distributions.length, 2);
+    assert.equal(february.json.count, 2);
+  });
+});
