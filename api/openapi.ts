@@ -196,6 +196,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     required: ['error'],
     properties: {
       error: { type: 'string' },
+      code: { type: 'string', description: 'Where the error has one of the codes GraphQL errors carry (idempotency-key-reused, database-unavailable).' },
       fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each offending field (or query parameter), as sent, with what is wrong.' },
     },
   };

@@ -138,8 +138,10 @@ function scheduleOf(columns: LoanColumns): Schedule | null {
   } catch (error) {
     if (!(error instanceof ScheduleInputError)) throw error;
     const involved = error.fields.length ? error.fields.map((field) => COLUMN_OF_INPUT.get(field)!) : SCHEDULE_INPUTS;
-    const problems = new Map(involved.map((column) => [BODY_NAME.get(column)!, `no schedule can be built: ${error.message}`]));
-    throw refused(`no schedule can be built from these fields: ${error.message}`, problems);
+    // The schedule's own words name its inputs (regularPayment): the body's keys instead (Regular_Payment).
+    const said = error.fields.reduce((text, field) => text.replaceAll(new RegExp(`\\b${field}\\b`, 'g'), BODY_NAME.get(COLUMN_OF_INPUT.get(field)!)!), error.message);
+    const problems = new Map(involved.map((column) => [BODY_NAME.get(column)!, `no schedule can be built: ${said}`]));
+    throw refused(`no schedule can be built from these fields: ${said}`, problems);
   }
   if (columns.date_maturity_given && columns.date_maturity !== schedule.dateMaturity) {
     const reason = `is ${columns.date_maturity} but the schedule's last due date is ${schedule.dateMaturity}; send that date, or null to derive it`;
@@ -226,7 +228,7 @@ export async function createLoan(db: Database, accountId: string, body: unknown,
        VALUES ($1, $2, $3, $4::numeric, $5, $6::numeric, $7, $8, $9, $10::numeric, $11::date, $12::date, $13::date, $14, $15, $16::jsonb)
        RETURNING id`,
       [accountId, product.id, ...columnValues(columns), custom.set],
-    );
+    ).catch(refuseLedgerRules);
     const loanId = rows[0]!.id;
     await replaceSchedule(tx, accountId, loanId, schedule);
     const contacts: Record<ContactRole, ContactOutcome | null> = { borrower: null, guarantor: null };

@@ -248,7 +248,8 @@ export function productFieldListing(product: Product): ProductFieldListing[] {
     ...BUILT_IN_FIELDS.map((field) => ({
       bodyKey: field.name,
       type: field.rule.kind === 'enum' ? 'select' : field.rule.kind,
-      required: false,
+      // A loan needs a name on POST (issue 28, migration 0013), as the OpenAPI document says.
+      required: field.name === 'Name',
       defaultValue: field.defaultValue ?? null,
       options: field.rule.kind === 'enum' ? field.rule.values : null,
       storedIn: `loans.${field.column}`,

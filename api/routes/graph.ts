@@ -55,7 +55,7 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
     const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
     if (!isJsonRequest(req)) {
       if (await refusedAsInactive(db, res)) return;
-      return sendErrors(res, 415, responseType, 'invalid-request', 'send the request as application/json');
+      return sendErrors(res, 400, responseType, 'invalid-request', 'send the request as application/json (Content-Type: application/json)');
     }
     try {
       if (req.get('idempotency-key') !== undefined && (await answeredIdempotently(req, res, responseType))) return;
@@ -157,7 +157,7 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
   });
 
   router.post('/explain', parseJson, async (req, res) => {
-    if (!isJsonRequest(req)) return sendErrors(res, 415, JSON_TYPE, 'invalid-request', 'send the request as application/json');
+    if (!isJsonRequest(req)) return sendErrors(res, 400, JSON_TYPE, 'invalid-request', 'send the request as application/json (Content-Type: application/json)');
     try {
       const account = accountOf(res);
       const caller = engineForCaller(engines.engine, account);

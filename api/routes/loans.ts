@@ -182,7 +182,7 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
       return { status: 201, body: text };
     });
     if (outcome.kind === 'declined') return notAuthorized(res);
-    if (outcome.kind === 'mismatch') return void res.status(409).json({ error: 'this Idempotency-Key was used for another request body in the last 24 hours', fields: { 'Idempotency-Key': 'already used for another body' } });
+    if (outcome.kind === 'mismatch') return void res.status(409).json({ error: 'this Idempotency-Key was used for another request body in the last 24 hours', code: 'idempotency-key-reused', fields: { 'Idempotency-Key': 'already used for another body' } });
     const id = (JSON.parse(outcome.body) as { loan: { id: string } }).loan.id;
     if (outcome.replayed) res.set('Idempotent-Replayed', 'true');
     await wrote(res);

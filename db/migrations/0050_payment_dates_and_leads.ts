@@ -16,6 +16,10 @@
  *   requires `servicing`; a payment on it became credit. Posting the first payment on a loan in
  *   `servicing` or after it (`closed`, `overpaid`: the money is credit, to refund) is unchanged.
  *
+ * - **A loan is not created `overpaid`**: the ledger sets it (R9), and an update to it by hand
+ *   was already refused (`loans_overpaid_by_ledger`, 0012); `POST /api/loan {"Status":
+ *   "overpaid"}` was taken (a contract audit, session 30).
+ *
  * A BEFORE trigger raising `check_violation` with the rule's own sentence and the column, which
  * the engine answers as a 400 naming the field (engine/execute/writeErrors.ts). Named so that it
  * runs before the other BEFORE triggers on `payments` (PostgreSQL runs them by name): a refused
@@ -60,6 +64,15 @@ BEGIN
   END IF;
   RETURN NEW;
 END $$;
+CREATE FUNCTION loanql_loan_created_overpaid() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_setting('loanql.replaying', true) = 'on' THEN RETURN NEW; END IF;
+  RAISE EXCEPTION 'overpaid is set by the ledger (when a loan is paid off with money to spare), not by hand'
+    USING ERRCODE = 'check_violation', CONSTRAINT = 'loans_overpaid_by_ledger', TABLE = 'loans', COLUMN = 'status';
+END $$;
+CREATE TRIGGER loans_created_overpaid BEFORE INSERT ON loans
+  FOR EACH ROW WHEN (NEW.status = 'overpaid') EXECUTE FUNCTION loanql_loan_created_overpaid();
+
 -- Only a manual fee's day is given by a writer (late and NSF fees are dated by the replay and
 -- the reversal): the WHEN keeps the replay's own inserts free of the call.
 CREATE TRIGGER fees_check_date BEFORE INSERT OR UPDATE OF date ON fees

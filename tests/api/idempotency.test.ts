@@ -108,6 +108,8 @@ describe('Idempotency-Key on POST /api/loan', () => {
     assert.equal(n, 1);
     const other = await post('/api/loan', { ...body, Amount: 60000 }, 'loan-key');
     assert.equal(other.status, 409);
+    // The same code as GraphQL's 409 (docs/interface.md, Errors).
+    assert.equal((JSON.parse(other.text) as { code?: string }).code, 'idempotency-key-reused');
   });
 });
 

@@ -317,6 +317,15 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     assert.equal((await insert(loan, '2026-02-15', '100.00')).errors, undefined);
   });
 
+  it('a loan is not created overpaid (the ledger sets it, R9): POST is a 400 naming Status, as PATCH was', async () => {
+    const count = async () => (await s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM loans WHERE account_id = $1`, [s.accountId])).rows[0]!.n;
+    const before = await count();
+    const refused = await s.rest.post('/api/loan', { Name: 'Born overpaid', Status: 'overpaid' });
+    assert.equal(refused.status, 400, refused.text);
+    assert.match(refused.json.fields.Status, /overpaid is set by the ledger/);
+    assert.equal(await count(), before, 'nothing written');
+  });
+
   it('a write whose ledger would store an amount past 999,999,999,999.99 is a 400 in words, and writes nothing', async () => {
     const loan = await referenceLoan();
     await pay(loan, '2026-02-15', '999999999999.00');

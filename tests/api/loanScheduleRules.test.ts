@@ -136,6 +136,13 @@ describe('4. given values the schedule must agree with', () => {
     await assertPostRefused({ Amortization: 'interest_only', Regular_Payment: 500 }, ['Regular_Payment']);
   });
 
+  it('a Regular_Payment not above the first row\'s interest is a 400 in the body\'s words (Regular_Payment, not regularPayment)', async () => {
+    const answer = await rest.post('/api/loan', named({ Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Regular_Payment: 1000 }));
+    assert.equal(answer.status, 400, answer.text);
+    assert.match(answer.json.error, /Regular_Payment 1000\.00 must exceed the first row's interest 1000\.00/);
+    assert.doesNotMatch(answer.text, /regularPayment/);
+  });
+
   it('PATCH to interest_only of a loan with a given Regular_Payment names both', async () => {
     const { id } = await created({ Amount: 10000, Rate: 6, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Regular_Payment: 2000 });
     await assertPatchRefused(id, { Amortization: 'interest_only' }, ['Regular_Payment', 'Amortization']);

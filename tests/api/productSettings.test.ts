@@ -53,7 +53,7 @@ describe('GET /api/product', () => {
     // Money keeps its cents on the wire.
     assert.match(answer.text, /"nsf_fee":0\.00,"arrears_tolerance":0\.00/);
     const fields = answer.json.product.fields as any[];
-    assert.deepEqual(fields[0], { body_key: 'Name', type: 'text', required: false, default: null, options: null, stored_in: 'loans.name', custom: false });
+    assert.deepEqual(fields[0], { body_key: 'Name', type: 'text', required: true, default: null, options: null, stored_in: 'loans.name', custom: false });
     assert.deepEqual(fields.at(-1), { body_key: 'Loan_Officer', type: 'text', required: false, default: null, options: null, stored_in: 'loans.custom_fields.loan_officer', custom: true });
     // The document shows every setting with its type, bounds, default and description.
     const schema = (s.rest.document as any).components.schemas.ProductSettings;

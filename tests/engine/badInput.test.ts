@@ -82,7 +82,8 @@ const CASES: readonly BadInput[] = [
   { what: '_regex on a number', send: () => graph(`{ loans(where: {amount: {_regex: "1"}}) { id } }`), status: 200, code: 'validation-failed', says: /_regex/ },
   { what: 'order_by an aggregate of an object relationship', send: () => graph(`{ payments(order_by: {loan_aggregate: {count: asc}}) { id } }`), status: 200, code: 'validation-failed' },
   { what: 'a body in an unsupported charset', send: () => raw('{"query": "{ loans { id } }"}', { 'content-type': 'application/json; charset=utf-16' }), status: 400, code: 'invalid-request' },
-  { what: 'a body sent as text/plain', send: () => raw('{"query": "{ loans { id } }"}', { 'content-type': 'text/plain' }), status: 415, code: 'invalid-request' },
+  // SPEC §5: what is not a GraphQL request is a 400 with an errors array (it was a 415).
+  { what: 'a body sent as text/plain', send: () => raw('{"query": "{ loans { id } }"}', { 'content-type': 'text/plain' }), status: 400, code: 'invalid-request', says: /send the request as application\/json/ },
 
   // GraphQL documents that cannot run.
   { what: 'a syntax error', send: () => graph(`{ loans { id }`), status: 200, code: 'parse-failed', says: /Syntax Error/ },
