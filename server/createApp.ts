@@ -6,6 +6,7 @@ import { PermissionRefused, UserInputError } from '../app/errors.js';
 import { VerifiedKeyCache } from '../app/apiKeys.js';
 import { requireApiKey } from '../api/authenticate.js';
 import { bodyProblem } from '../http/bodyErrors.js';
+import { exactJsonBody } from '../http/exactJson.js';
 import type { ServiceConfig } from '../app/config.js';
 import type { Logger } from '../app/logger.js';
 import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from '../api/unavailable.js';
@@ -96,7 +97,7 @@ export function createApp(deps: ServiceDeps): Express {
   if (deps.routing) api.use(consistencyHeader());
   const apiGraphServices: GraphServices = { ...graphServices, routing: deps.routing };
   api.use('/graph', graphRoutes(apiGraphServices, deps.config.bodyLimitBytes));
-  api.use(express.json({ limit: deps.config.bodyLimitBytes, type: () => true, strict: false }));
+  api.use(exactJsonBody(deps.config.bodyLimitBytes));
   api.use('/loan', loanRoutes(deps.db, deps.engines, deps.routing));
   api.use('/product', productRoutes(deps.db, deps.engines));
   api.use('/investors', investorRoutes(deps.db, deps.engines));

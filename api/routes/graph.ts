@@ -2,6 +2,7 @@ import express, { Router, type Request, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyProblem } from '../../http/bodyErrors.js';
+import { exactJsonBody, parseJsonExact } from '../../http/exactJson.js';
 import type { Logger } from '../../app/logger.js';
 import type { Database, Lsn, Queryable } from '../../db/index.js';
 import { DEFAULT_MAX_BATCH_SIZE, GuardFailed, guardHolds, MetadataMismatch, RequestError, type ErrorCode, type RespondOptions, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
@@ -46,7 +47,7 @@ export function engineForCaller(engine: GraphEngine, caller: string | Authentica
 export function graphRoutes(services: GraphServices, bodyLimitBytes: number, accountOf: AccountOfRequest = accountOfApiKey): Router {
   const { db, engines, logger, routing } = services;
   const router = Router();
-  const parseJson = express.json({ limit: bodyLimitBytes, type: () => true, strict: false });
+  const parseJson = exactJsonBody(bodyLimitBytes);
 
   /** The one handler, as Express answers (`res`'s own headers, ETag included). */
   const answer = (res: Response, call: GraphCall): Promise<void> => answerGraphRequest(services, call, res, expressReplies(res));
@@ -214,7 +215,7 @@ function getRequestOf(originalUrl: string): GraphRequest | string {
   const json = (name: 'variables' | 'extensions'): unknown => {
     const text = values.get(name)?.[0];
     if (text === undefined || text === '') return undefined;
-    return JSON.parse(text) as unknown;
+    return parseJsonExact(text);
   };
   let variables: unknown;
   try {
@@ -292,7 +293,7 @@ export function graphFastPath(services: GraphServices, bodyLimitBytes: number, v
     const answerText = (text: string): Promise<void> => {
       let request: GraphRequest;
       try {
-        request = JSON.parse(text) as GraphRequest;
+        request = parseJsonExact(text) as GraphRequest;
       } catch {
         return answerUnparsable(db, guard, replies);
       }

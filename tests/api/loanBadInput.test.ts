@@ -94,6 +94,10 @@ const COMMON: readonly Case[] = [
   { what: 'a number body', body: 7, offending: [] },
   { what: 'a null body', body: null, offending: [] },
   { what: 'malformed JSON', raw: '{"Name": "x",', offending: [] },
+  // Money is exact: a JSON number with more digits than a double holds is judged as written
+  // (http/exactJson.ts), not read as 100.1 and stored as 100.10.
+  { what: 'an Amount of 100.10000000000000001 (more digits than a double holds): three decimals and more, not 100.10', raw: '{"Name": "x", "Loan_Officer": "x", "Amount": 100.10000000000000001}', offending: ['Amount'] },
+  { what: 'an integer custom field of 9007199254740993 (past 2^53): not read as …992', raw: '{"Name": "x", "Loan_Officer": "x", "Units": 9007199254740993}', offending: ['Units'] },
 ];
 
 const CREATE_ONLY: readonly Case[] = [

@@ -48,6 +48,13 @@ const CASES: readonly BadInput[] = [
   { what: 'a body that is a JSON string', send: () => raw('"{ loans { id } }"'), status: 400, code: 'invalid-request', says: /JSON object/ },
   { what: 'a body that is a number', send: () => raw('42'), status: 400, code: 'invalid-request' },
   {
+    what: 'a numeric variable with more digits than a double holds (100.10000000000000001): judged as written, not rounded to 100.1',
+    send: () => raw('{"query": "mutation($a: numeric!) { insert_payments_one(object: {loan_id: \\"00000000-0000-4000-8000-000000000000\\", date: \\"2026-01-02\\", amount: $a}) { id } }", "variables": {"a": 100.10000000000000001}}'),
+    status: 200,
+    code: 'validation-failed',
+    says: /at most 12 digits before the decimal point and 2 after it/,
+  },
+  {
     what: 'a numeric variable past what a double holds (1e400 parses to Infinity): said as such, not as "null"',
     send: () => raw('{"query": "query($a: numeric!) { loans(where: {amount: {_gt: $a}}) { id } }", "variables": {"a": 1e400}}'),
     status: 200,

@@ -1,0 +1,48 @@
+import express, { type RequestHandler } from 'express';
+import { isSafeNumber, parse as parseLossless } from 'lossless-json';
+
+/**
+ * JSON bodies read without losing a digit ("Money is exact"). `JSON.parse` reads every number as
+ * a double, so `{"Amount": 100.10000000000000001}` arrived as 100.1 and was stored as 100.10 —
+ * while the same value as a string was refused for its decimals — and 9007199254740993 became
+ * …992. Here a number a double cannot hold exactly arrives as the string of its digits, which the
+ * field's rules then judge as written (REST money fields, GraphQL's `numeric` and `bigint` take
+ * strings; `Int` and `Float` refuse them rather than take another number). Every number a double
+ * holds exactly stays a number, so what JavaScript clients send (the shortest round-trip form,
+ * `0.30000000000000004`) is unchanged.
+ *
+ * Cheap for every other body: only a text with a run of 16 or more digits (and points) can hold
+ * such a number, and only that text is read by lossless-json; the rest by `JSON.parse`.
+ */
+export function parseJsonExact(text: string): unknown {
+  if (!LONG_NUMBER.test(text)) return JSON.parse(text);
+  return parseLossless(text, null, (digits) => (isSafeNumber(digits) ? Number(digits) : digits));
+}
+
+const LONG_NUMBER = /\d[\d.]{15,}/;
+
+/**
+ * `express.json({limit, type: () => true, strict: false})` read with `parseJsonExact`: the body
+ * as text (its charset, encoding and size handled by body-parser as before), then parsed; a body
+ * that is not JSON fails as body-parser's own does (`entity.parse.failed`, 400: `bodyErrors.ts`).
+ */
+export function exactJsonBody(limit: number): RequestHandler {
+  const readText = express.text({ limit, type: () => true });
+  return (req, res, next) => {
+    readText(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      if (typeof req.body !== 'string') return next();
+      // As body-parser's JSON reader: an empty body is `{}` (README: no body counts as an empty one).
+      if (req.body.length === 0) {
+        req.body = {};
+        return next();
+      }
+      try {
+        req.body = parseJsonExact(req.body);
+      } catch (parseError) {
+        return next(Object.assign(new SyntaxError(`request body is not valid JSON: ${(parseError as Error).message}`), { status: 400, statusCode: 400, expose: true, type: 'entity.parse.failed' }));
+      }
+      next();
+    });
+  };
+}
