@@ -320,7 +320,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   ${outcomeAt(view, 'payments', 'payment')}
   ${
     loan.status === 'lead'
-      ? html`<p class="hint" id="lead-payments">A lead takes no payments: it has not been funded. Set its status to Servicing, with its funding date, under <a href="${loanPath(id)}/edit">Edit loan</a>.</p>`
+      ? html`<p class="hint" id="lead-payments">A lead takes no payments: it has not been funded. Set its status to Servicing, with its funding date, <a href="${loanPath(id)}/edit">in the loan's terms</a>.</p>`
       : html`<form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
     ${csrfField(viewer.csrfToken)}
     <div class="field"><label for="payment-date">Date</label>${dateInput('payment-date', 'date', fieldOf('date') || view.businessDate, true)}</div>

@@ -96,7 +96,7 @@ describe('Mutations: tenancy', () => {
 
   it('inserts that refer to another account\'s records fail exactly as for records that do not exist', async () => {
     const before = await digestOf(b.account.id);
-    const ownLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 ORDER BY id LIMIT 1`, [a.account.id]))[0]!.id;
+    const ownLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [a.account.id]))[0]!.id; // in servicing: a lead takes no payment (0050)
     const ownPerson = (await a.sql<{ id: string }>(`SELECT id FROM people WHERE account_id = $1 ORDER BY id LIMIT 1`, [a.account.id]))[0]!.id;
     const attempts: ((other: (table: string) => string) => string)[] = [
       (o) => `insert_payments_one(object: {loan_id: "${o('loans')}", date: "2026-01-01", amount: 1}) { id }`,
@@ -128,7 +128,7 @@ describe('Mutations: tenancy', () => {
   });
 
   it('returning and nested selections show only the caller\'s rows', async () => {
-    const ownLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 ORDER BY id LIMIT 1`, [a.account.id]))[0]!.id;
+    const ownLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [a.account.id]))[0]!.id; // in servicing: a lead takes no payment (0050)
     const answer = await graph(`mutation($loan: uuid!) { insert_tasks_one(object: {loan_id: $loan, name: "mine"}) { loan { tasks_aggregate { aggregate { count } } } } }`, { loan: ownLoan });
     const { n } = firstRow(await a.sql<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1 AND loan_id = $2`, [a.account.id, ownLoan]));
     assert.equal((answer.body as GraphBody).data.insert_tasks_one.loan.tasks_aggregate.aggregate.count, n);
