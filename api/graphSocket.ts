@@ -12,6 +12,7 @@ import { activeKeyIds, authenticateApiKey, type AuthenticatedKey, type VerifiedK
 import { findAdminSession, isSessionCsrfToken } from '../app/adminSessions.js';
 import { engineForCaller } from './routes/graph.js';
 import { isDatabaseUnavailable } from './unavailable.js';
+import { withExactNumbers } from '../http/exactJson.js';
 import type { ReadRouting } from './readRouting.js';
 
 /** Limits of the WebSocket API (README, Configuration: `SUBSCRIPTIONS_*`). */
@@ -109,7 +110,8 @@ export class GraphSockets {
           close: (code, reason) => socket.close(code, reason),
           onMessage: (handle) =>
             socket.on('message', (message: Buffer) => {
-              handle(message.toString('utf8')).catch((error: unknown) => this.#internal(connection, error));
+              // Variables keep every digit, as on HTTP (http/exactJson.ts).
+              handle(withExactNumbers(message.toString('utf8'))).catch((error: unknown) => this.#internal(connection, error));
             }),
         },
         connection,

@@ -22,6 +22,20 @@ export function parseJsonExact(text: string): unknown {
 const LONG_NUMBER = /\d[\d.]{15,}/;
 
 /**
+ * A JSON message as text whose numbers a double cannot hold exactly are written as strings of
+ * their digits, for a reader that parses with `JSON.parse` itself (graphql-ws's messages); the
+ * same text when there is none, or when it is not JSON (the reader reports that).
+ */
+export function withExactNumbers(text: string): string {
+  if (!LONG_NUMBER.test(text)) return text;
+  try {
+    return JSON.stringify(parseJsonExact(text));
+  } catch {
+    return text;
+  }
+}
+
+/**
  * `express.json({limit, type: () => true, strict: false})` read with `parseJsonExact`: the body
  * as text (its charset, encoding and size handled by body-parser as before), then parsed; a body
  * that is not JSON fails as body-parser's own does (`entity.parse.failed`, 400: `bodyErrors.ts`).

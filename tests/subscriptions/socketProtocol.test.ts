@@ -104,4 +104,31 @@ describe('Bad documents', () => {
     const after = await fetch(`${s.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${s.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
     assert.equal(after.status, 200);
   });
+
+  it('variables keep every digit, as on HTTP: a mutation of 100.10000000000000001 is refused for its decimals, not written as 100.10', async () => {
+    const [loan] = await s.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [s.account.id]);
+    const count = async () => (await s.sql<{ n: number }>(`SELECT count(*)::int AS n FROM payments WHERE account_id = $1 AND loan_id = $2`, [s.account.id, loan!.id]))[0]!.n;
+    const before = await count();
+    const messages = await new Promise<{ type: string; payload?: unknown }[]>((resolve, reject) => {
+      const socket = new WebSocket(socketUrl(s.url), 'graphql-transport-ws', { headers: { authorization: `Token ${s.apiKey}` } });
+      const seen: { type: string; payload?: unknown }[] = [];
+      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
+      socket.on('message', (data) => {
+        const message = JSON.parse(String(data)) as { type: string; payload?: unknown };
+        seen.push(message);
+        if (message.type === 'connection_ack') {
+          // Written as text: a JavaScript client cannot send more digits than a double holds.
+          const query = `mutation($loan: uuid!, $a: numeric!) { insert_payments_one(object: {loan_id: $loan, date: "2026-01-02", amount: $a}) { id } }`;
+          socket.send(`{"id": "1", "type": "subscribe", "payload": {"query": ${JSON.stringify(query)}, "variables": {"loan": "${loan!.id}", "a": 100.10000000000000001}}}`);
+        }
+        if (message.type === 'error' || message.type === 'complete') socket.close(1000);
+      });
+      socket.on('close', () => resolve(seen));
+      socket.on('error', reject);
+    });
+    const answer = messages.find((message) => message.type === 'error' || message.type === 'next');
+    assert.equal(answer?.type, 'error', JSON.stringify(messages));
+    assert.match(JSON.stringify(answer?.payload), /at most 12 digits before the decimal point and 2 after it/);
+    assert.equal(await count(), before, 'nothing written');
+  });
 });
