@@ -5,7 +5,7 @@ import { GraphQLError, parse, type ExecutionArgs, type ExecutionResult } from 'g
 import { CloseCode, handleProtocols, makeServer, type Context, type SubscribePayload } from 'graphql-ws';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Database } from '../db/index.js';
-import { RequestError, type GraphEngine, type LiveQueries, type LiveSubscription, type Principal, type ResponseError } from '../engine/index.js';
+import { MetadataMismatch, RequestError, type GraphEngine, type LiveQueries, type LiveSubscription, type Principal, type ResponseError } from '../engine/index.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import type { Logger } from '../app/logger.js';
 import { activeKeyIds, authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
@@ -233,6 +233,12 @@ export class GraphSockets {
       if (error instanceof RequestError) return error.errors.map(asGraphQLError);
       if (isDatabaseUnavailable(error)) return [new GraphQLError('the database cannot be reached; try again shortly', { extensions: { code: 'database-unavailable' } })];
       const id = randomUUID();
+      if (error instanceof MetadataMismatch) {
+        // As on HTTP (api/routes/graph.ts): in words, and the metadata checked again for /readyz.
+        this.#deps.logger.error({ errorId: id, databaseMessage: error.databaseMessage }, 'metadata mismatch');
+        this.#deps.engines.noteMismatch();
+        return [new GraphQLError(error.message, { extensions: { code: 'metadata-mismatch', id } })];
+      }
       this.#deps.logger.error({ errorId: id, err: error }, 'internal error');
       return [new GraphQLError('internal error', { extensions: { code: 'internal', id } })];
     }

@@ -8,7 +8,7 @@ export type { PreparedRequest } from './execute/prepareRequest.js';
 export type { Principal } from './execute/bindParam.js';
 export { guardHolds } from './execute/guardHolds.js';
 export { statementGuard, type StatementGuard } from './sql/statementGuard.js';
-export { GuardFailed, MetadataMismatch, RequestError, type ResponseError } from './execute/errors.js';
+export { GuardFailed, isMetadataMismatch, MetadataMismatch, RequestError, type ResponseError } from './execute/errors.js';
 export type { ErrorCode } from './errorCode.js';
 export { newEngineFacts, type EngineFacts } from './execute/engineFacts.js';
 export { LiveQueries, type LiveQueryOptions, type LiveReads, type LiveSink, type LiveStatement, type LiveSubscription } from './execute/live/liveQueries.js';

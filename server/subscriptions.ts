@@ -1,5 +1,5 @@
 import type { Database } from '../db/index.js';
-import { LiveQueries } from '../engine/index.js';
+import { isMetadataMismatch, LiveQueries } from '../engine/index.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import type { ServiceConfig } from '../app/config.js';
 import type { Logger } from '../app/logger.js';
@@ -31,7 +31,11 @@ export async function startSubscriptions(deps: { readonly db: Database; readonly
     refreshWindowMs: settings.refreshWindowMs,
     fallbackIntervalMs: polling ? settings.pollIntervalMs : settings.fallbackIntervalMs,
     ...(replicas ? { reads: { forRead: (atLeast: bigint | null) => replicas.forRequest(atLeast), primaryPosition: () => replicas.primaryPosition() } } : {}),
-    onFailure: (error) => logger.warn({ err: error }, 'a live query refresh failed; it runs again on the next change'),
+    onFailure: (error) => {
+      logger.warn({ err: error }, 'a live query refresh failed; it runs again on the next change');
+      // A table or column gone from under the metadata: /readyz names it (app/engineHolder.ts).
+      if (isMetadataMismatch(error)) engines.noteMismatch();
+    },
   });
   const sockets = new GraphSockets({
     db,

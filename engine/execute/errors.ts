@@ -81,6 +81,13 @@ export class MetadataMismatch extends Error {
 
 const SCHEMA_CHANGED = new Set(['42P01', '42703', '42883']);
 
+/** Whether a statement failed because the database changed under the metadata (`MetadataMismatch`, or its SQLSTATE as the database raised it). */
+export function isMetadataMismatch(error: unknown): boolean {
+  if (error instanceof MetadataMismatch) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && SCHEMA_CHANGED.has(code);
+}
+
 /** Rethrows a database error the client's input caused as a `RequestError`, a schema changed under the metadata as `MetadataMismatch`; anything else as it is. */
 export function rethrowClientError(error: unknown): never {
   const clientError = classifyDatabaseError(error);

@@ -4,6 +4,7 @@ import { createAccountWithKey, tokenHeader, type TestServer } from '../support/h
 import { testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
 import { startLenderSchemaService, type LenderSchemaService } from '../support/lenderSchemaService.js';
 import { parseExact } from '../support/exactJson.js';
+import { connect, subscribe } from '../support/graphSocket.js';
 
 /**
  * Issue 30, Done-when 1 (and the batch of 4): tables no one shaped for loanql — a bigserial key,
@@ -447,6 +448,15 @@ describe('A column dropped under the metadata in service', () => {
         assert.equal(error.extensions?.code, 'metadata-mismatch', answer.text);
         assert.match(error.message, /^the database no longer has a table, column or function this service's metadata names; an admin must correct the metadata file or the database/);
         assert.doesNotMatch(answer.text, /_t\d|does not exist/, "the database's own words (and the statement's aliases) stay in the log");
+      }
+      // Over the WebSocket too: a query sent on the socket is answered with the same code, not `internal`.
+      const socket = connect(server.url, key);
+      try {
+        const once = subscribe(socket.client, '{ codes { code weight } }');
+        const ended = (await once.ended) as { message?: string; extensions?: { code?: string } }[] | null;
+        assert.equal(ended?.[0]?.extensions?.code, 'metadata-mismatch', JSON.stringify(ended));
+      } finally {
+        await socket.dispose();
       }
       // What does not read the column still answers.
       assert.ok((await data('{ codes { code label } }')).codes.length > 0);
