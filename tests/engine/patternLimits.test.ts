@@ -149,13 +149,15 @@ describe('regular-expression cost limits (issue 26, finding 5)', { timeout: 300_
   });
 
   it(`another account's by-pk reads keep a p99 under 1 s while the family is sent concurrently (${testDatabaseKind})`, async (t) => {
-    // 4 s of attack, longer if the prober has not had 20 probes yet (a loaded machine), at most 30 s.
+    // 4 s of attack, longer if the prober has not had 20 probes yet (a loaded machine), at most 60 s.
     // The p99 of 20 probes is their slowest (nearest rank): when one took a second or more, the probes
     // go on to 100, whose p99 is the second slowest — one pause of a machine running three other
-    // test processes beside this one (a probe of 2,223 ms, p50 147 ms) fails no p99 of 100.
+    // test processes beside this one (a probe of 2,223 ms, p50 147 ms) fails no p99 of 100. The cap
+    // was 30 s: on session 30's machine the suite's other processes slowed the probes to ~3 a
+    // second, and 88 probes (one of 1,251 ms, p50 195 ms) made the slowest the p99.
     const wanted = (): number => (latencies.some((ms) => ms >= 1000) ? 100 : 20);
     const deadline = performance.now() + 4000;
-    const lastCall = performance.now() + 30_000;
+    const lastCall = performance.now() + 60_000;
     let probing = true;
     let refused = 0;
     const attacker = async (worker: number): Promise<void> => {
