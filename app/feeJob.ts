@@ -1,4 +1,5 @@
 import type { Database } from '../db/index.js';
+import { isCalendarDay } from '../domain/calendar.js';
 import { UserInputError } from './errors.js';
 
 /**
@@ -43,14 +44,6 @@ export interface FeeJobOptions {
   readonly accountSlug?: string;
   /** Assess as of this day instead of each account's business date (not after it). */
   readonly asOf?: string;
-}
-
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-/** `YYYY-MM-DD` naming a real day: `Date.parse` alone takes 2026-02-30 (as March 2), so the day must come back unchanged. */
-function isCalendarDay(text: string): boolean {
-  const time = ISO_DATE.test(text) ? Date.parse(`${text}T00:00:00Z`) : NaN;
-  return !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === text;
 }
 
 /** Runs the job once over every account (or one); returns what each account's run did. */

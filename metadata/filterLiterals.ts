@@ -1,3 +1,4 @@
+import { isCalendarDay } from '../domain/calendar.js';
 import type { ScalarType } from './model.js';
 
 /**
@@ -10,22 +11,14 @@ import type { ScalarType } from './model.js';
 export function literalProblem(type: ScalarType, value: unknown): string | null {
   const shown = JSON.stringify(value) ?? String(value);
   const ok = LITERAL_CHECKS[type](value);
-  return ok ? null : `${shown} is not ${ARTICLE[type]} ${type}`;
+  return ok ? null : `${shown} is not ${type === 'integer' ? 'an' : 'a'} ${type}`;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INTEGER_TEXT = /^[+-]?\d+$/;
 const DECIMAL_TEXT = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 const TIME = /^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,6})?)?$/;
 
-function calendarDay(value: string): boolean {
-  const match = DAY.exec(value);
-  if (!match) return false;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
 
 function wholeNumberWithin(value: unknown, bits: 16 | 32 | 64): boolean {
   const text = typeof value === 'number' ? (Number.isInteger(value) ? BigInt(value).toString() : null) : typeof value === 'string' && INTEGER_TEXT.test(value.trim()) ? value.trim() : null;
@@ -38,7 +31,7 @@ function wholeNumberWithin(value: unknown, bits: 16 | 32 | 64): boolean {
 const decimal = (value: unknown): boolean => (typeof value === 'number' ? Number.isFinite(value) : typeof value === 'string' && DECIMAL_TEXT.test(value.trim()));
 // YAML reads `code: {_eq: 123}` as a number; PostgreSQL takes it as the text 123.
 const text = (value: unknown): boolean => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
-const timestamp = (value: unknown): boolean => typeof value === 'string' && calendarDay(value.slice(0, 10)) && !Number.isNaN(Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value.replace(' ', 'T')));
+const timestamp = (value: unknown): boolean => typeof value === 'string' && isCalendarDay(value.slice(0, 10)) && !Number.isNaN(Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value.replace(' ', 'T')));
 
 const LITERAL_CHECKS: Record<ScalarType, (value: unknown) => boolean> = {
   uuid: (value) => typeof value === 'string' && UUID.test(value),
@@ -51,15 +44,10 @@ const LITERAL_CHECKS: Record<ScalarType, (value: unknown) => boolean> = {
   smallint: (value) => wholeNumberWithin(value, 16),
   bigint: (value) => wholeNumberWithin(value, 64),
   boolean: (value) => typeof value === 'boolean',
-  date: (value) => typeof value === 'string' && calendarDay(value),
+  date: (value) => typeof value === 'string' && isCalendarDay(value),
   timestamptz: timestamp,
   timestamp,
   time: (value) => typeof value === 'string' && TIME.test(value),
   json: () => true,
   jsonb: () => true,
-};
-
-const ARTICLE: Record<ScalarType, string> = {
-  uuid: 'a', text: 'a', citext: 'a', numeric: 'a', float8: 'a', real: 'a', integer: 'an', smallint: 'a', bigint: 'a',
-  boolean: 'a', date: 'a', timestamptz: 'a', timestamp: 'a', time: 'a', json: 'a', jsonb: 'a',
 };

@@ -9,6 +9,7 @@
  * database triggers.
  */
 import type { Database, Queryable } from '../../db/index.js';
+import { isCalendarDay } from '../../domain/calendar.js';
 import { planPortfolio, REFERENCE_DATE, type PortfolioPlan } from './generate.js';
 
 /** Loans (or payoffs) per ledger statement of the seeder. */
@@ -53,11 +54,6 @@ export interface SeedSummary {
 }
 
 /** Thrown when the options are invalid or the account already holds data. */
-/** A real calendar day written YYYY-MM-DD. */
-function validDay(text: string): boolean {
-  return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(text)) && new Date(Date.parse(text)).toISOString().slice(0, 10) === text;
-}
-
 export class SeedError extends Error {
   constructor(
     message: string,
@@ -203,7 +199,7 @@ function checkOptions(options: SeedOptions): void {
   if (!Array.isArray(options.adminIds) || options.adminIds.some((id) => typeof id !== 'string' || !UUID.test(id))) {
     throw new SeedError('adminIds must be an array of uuids');
   }
-  if (options.today !== undefined && !(typeof options.today === 'string' && validDay(options.today))) {
+  if (options.today !== undefined && !(typeof options.today === 'string' && isCalendarDay(options.today))) {
     throw new SeedError(`today must be a date as YYYY-MM-DD, got ${JSON.stringify(options.today)}`);
   }
   if (options.productId != null && (typeof options.productId !== 'string' || !UUID.test(options.productId))) {

@@ -61,14 +61,14 @@ describe('Metadata: a role filter\'s literals checked against the field\'s type'
   it('takes what PostgreSQL reads as the type, and names what it does not', () => {
     const ok: [Parameters<typeof literalProblem>[0], unknown][] = [
       ['uuid', '0b7e7c8a-3f55-4a8e-9f6d-2b8f0e3a9c11'], ['integer', 12], ['integer', '-7'], ['smallint', 32767], ['bigint', '9223372036854775807'],
-      ['numeric', '1000.50'], ['numeric', 2.5], ['float8', '1e3'], ['boolean', true], ['date', '2024-02-29'], ['timestamptz', '2026-01-01T10:00:00Z'],
+      ['numeric', '1000.50'], ['numeric', 2.5], ['float8', '1e3'], ['boolean', true], ['date', '2024-02-29'], ['date', '2000-02-29'], ['timestamptz', '2026-01-01T10:00:00Z'],
       ['timestamp', '2026-01-01 10:00:00'], ['time', '23:59:59.5'], ['text', 'servicing'], ['text', 123], ['jsonb', { any: 'thing' }],
     ];
     for (const [type, value] of ok) assert.equal(literalProblem(type, value), null, `${type} ${JSON.stringify(value)}`);
     const refused: [Parameters<typeof literalProblem>[0], unknown, string][] = [
       ['uuid', 'not-a-uuid', '"not-a-uuid" is not a uuid'], ['integer', 2 ** 31, '2147483648 is not an integer'], ['smallint', '40000', '"40000" is not a smallint'],
       ['integer', 1.5, '1.5 is not an integer'], ['numeric', 'ten', '"ten" is not a numeric'], ['boolean', 'yes', '"yes" is not a boolean'],
-      ['date', '2026-02-30', '"2026-02-30" is not a date'], ['timestamptz', 'soon', '"soon" is not a timestamptz'], ['time', '24:00', '"24:00" is not a time'],
+      ['date', '2026-02-30', '"2026-02-30" is not a date'], ['date', '1900-02-29', '"1900-02-29" is not a date'], ['date', '2026-13-01', '"2026-13-01" is not a date'], ['timestamptz', 'soon', '"soon" is not a timestamptz'], ['time', '24:00', '"24:00" is not a time'],
     ];
     for (const [type, value, problem] of refused) assert.equal(literalProblem(type, value), problem);
   });
