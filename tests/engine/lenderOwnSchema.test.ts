@@ -455,6 +455,11 @@ describe('A column dropped under the metadata in service', () => {
         const once = subscribe(socket.client, '{ codes { code weight } }');
         const ended = (await once.ended) as { message?: string; extensions?: { code?: string } }[] | null;
         assert.equal(ended?.[0]?.extensions?.code, 'metadata-mismatch', JSON.stringify(ended));
+        // And a live query's first result: its cohort statement fails the same way.
+        const live = subscribe(socket.client, 'subscription { codes { code weight } }');
+        const liveEnded = (await live.ended) as { message?: string; extensions?: { code?: string } }[] | null;
+        assert.equal(liveEnded?.[0]?.extensions?.code, 'metadata-mismatch', JSON.stringify(liveEnded));
+        assert.match(liveEnded?.[0]?.message ?? '', /^the database no longer has a table, column or function/);
       } finally {
         await socket.dispose();
       }

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { isLosslessNumber, parse as parseExactly } from 'lossless-json';
 import { parseLsn, type Database, type Queryable, type QueryResult } from '../../../db/index.js';
-import { classifyDatabaseError, RequestError, type ResponseError } from '../errors.js';
+import { classifyDatabaseError, isMetadataMismatch, MetadataMismatch, RequestError, type ResponseError } from '../errors.js';
 import type { PreparedStream } from '../prepareRequest.js';
 import { cohortRow, cohortStatement, parameterTypes } from './cohortStatement.js';
 
@@ -81,6 +81,7 @@ interface Cohort {
 }
 
 const INTERNAL: ResponseError = { message: 'internal error', extensions: { code: 'internal' } };
+const MISMATCH: ResponseError = { message: new MetadataMismatch('').message, extensions: { code: 'metadata-mismatch' } };
 const later = (a: bigint | null, b: bigint | null): bigint | null => (a === null ? b : b === null || a > b ? a : b);
 
 /**
@@ -276,8 +277,10 @@ export class LiveQueries {
       }
       if (clientError) return this.#end(cohort, batch[0]!, [clientError]);
       this.#options.onFailure(error);
-      // Started subscribers wait for the next notice or the fallback; a new one is told now.
-      for (const subscriber of batch) if (subscriber.first) this.#end(cohort, subscriber, [INTERNAL]);
+      // Started subscribers wait for the next notice or the fallback; a new one is told now (in
+      // words when the database changed under the metadata, as on HTTP).
+      const told = isMetadataMismatch(error) ? MISMATCH : INTERNAL;
+      for (const subscriber of batch) if (subscriber.first) this.#end(cohort, subscriber, [told]);
       return;
     }
     const byId = new Map(batch.map((subscriber) => [subscriber.id, subscriber]));
