@@ -34,7 +34,9 @@ export function apiKeyRoutes(db: Database, logger: Logger, engines: EngineHolder
     const created = flash && keys.some((key) => key.prefix === flash.prefix) ? flash : undefined;
     const createdEarlier = created ? undefined : keys.find((key) => key.prefix === req.query.created);
     const notice = deactivated
-      ? `Key “${deactivated.name}” (${deactivated.prefix}) is deactivated.`
+      ? req.query.already === '1'
+        ? `Key “${deactivated.name}” (${deactivated.prefix}) was already deactivated; nothing changed.`
+        : `Key “${deactivated.name}” (${deactivated.prefix}) is deactivated.`
       : createdEarlier
         ? `Key “${createdEarlier.name}” (${createdEarlier.prefix}) was created. It was shown only once and cannot be shown again; if it was not copied, deactivate it and create another.`
         : undefined;
@@ -80,7 +82,10 @@ export function apiKeyRoutes(db: Database, logger: Logger, engines: EngineHolder
   router.post('/api-keys/:prefix/deactivate', async (req, res) => {
     const session = sessionOf(res);
     const prefix = req.params.prefix;
-    if (!(await deactivateApiKey(db, prefix, session.admin.accountId))) return sendNoSuchKey(res, session);
+    const done = await deactivateApiKey(db, prefix, session.admin.accountId);
+    if (!done) return sendNoSuchKey(res, session);
+    // A key deactivated meanwhile (another tab, the CLI) is said so, as `key revoke` does.
+    if (!done.wasActive) return void res.redirect(303, `${API_KEYS_PATH}?deactivated=${encodeURIComponent(prefix)}&already=1`);
     logger.info({ event: 'dashboard.api_key.deactivated', prefix, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'API key deactivated');
     res.redirect(303, `${API_KEYS_PATH}?deactivated=${encodeURIComponent(prefix)}`);
   });

@@ -288,6 +288,11 @@ describe('Settings > API keys', () => {
     assert.deepEqual(await apiStatus(key), { status: 403, contentType: 'text/plain', body: 'Not authorized' });
     const list = await client.get(done.location);
     assert.match(list.text, /is deactivated/);
+    // A second deactivation (another tab, or the CLI first) is said so and changes nothing.
+    const again = await client.postForm(`/dashboard/settings/api-keys/${prefix}/deactivate`, {});
+    assert.equal(again.status, 303);
+    assert.equal(again.location, `/dashboard/settings/api-keys?deactivated=${prefix}&already=1`);
+    assert.match((await client.get(again.location)).text, /Key “short-lived” \(lq_\w+\) was already deactivated; nothing changed\./);
   });
 
   it('refuses creating or deactivating without the CSRF token, or with another session’s', async () => {
