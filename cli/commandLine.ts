@@ -1,0 +1,104 @@
+/**
+ * The command line's whole run, from its words to its exit status (cli/README.md), with the
+ * terminal and the environment given: `main.ts` runs it for the process; the tests run it in their
+ * own process for what never reaches a database (a mistake on the command line).
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { databaseSettingsFromEnv, migrate, openCommandDatabase, type Database } from '../db/index.js';
+import { UserInputError } from '../app/errors.js';
+import { COMMANDS, type Command } from './commands.js';
+import { helpText } from './help.js';
+
+export interface CommandLineIo {
+  readonly out: NodeJS.WriteStream;
+  readonly err: NodeJS.WriteStream;
+  /** Where `DATABASE_URL`, `DATA_DIR` and the database settings are read. */
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/**
+ * Runs `loanql ARGV`, resolving with its exit status: 0 done, 2 a mistake of the command line or
+ * input (`UserInputError`, one line on `err`), 1 anything else (the database unavailable, say).
+ */
+export async function runCommandLine(argv: readonly string[], io: CommandLineIo): Promise<number> {
+  try {
+    return await commandLine(argv, io);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    io.err.write(`loanql: ${message}\n`);
+    return error instanceof UserInputError ? 2 : 1;
+  }
+}
+
+async function commandLine(argv: readonly string[], io: CommandLineIo): Promise<number> {
+  const words = argv.filter((word) => !word.startsWith('-'));
+  if (words[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
+    io.out.write(helpText(COMMANDS));
+    return 0;
+  }
+  const command = findCommand(words);
+  if (!command) {
+    // A mistake: one line naming what was not understood (README: status 2, one-line message).
+    const what = words.length ? `unknown command "${words.slice(0, 3).join(' ')}"` : 'no command given';
+    io.err.write(`loanql: ${what}; \`loanql help\` lists the commands\n`);
+    return 2;
+  }
+  const rest = argv.slice(argv.indexOf(command.words[command.words.length - 1]!) + 1);
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: rest, options: command.options as ParseArgsConfig['options'], allowPositionals: true, strict: true });
+  } catch (error) {
+    io.err.write(`loanql ${command.words.join(' ')}: ${commandLineProblem(error, command)}\n`);
+    return 2;
+  }
+  // The command line is read and checked before any database is opened: a mistake is a
+  // `UserInputError` (exit 2) whether or not the database can be reached.
+  const run = await command.prepare({ args: optionsOf(parsed.values, command), positionals: parsed.positionals });
+  if (!command.needsDatabase) return (await run({ db: null as unknown as Database, out: io.out, err: io.err })) ?? 0;
+  const opened = await openCommandDatabase(databaseSettingsFromEnv(io.env));
+  try {
+    await migrate(opened.database);
+    return (await run({ db: opened.database, out: io.out, err: io.err })) ?? 0;
+  } finally {
+    await opened.close();
+  }
+}
+
+/**
+ * parseArgs's values as a `Map` (only options given on the command line; a repeated option keeps
+ * its last value, except one declared `multiple`, which keeps every value in order).
+ */
+function optionsOf(values: ReturnType<typeof parseArgs>['values'], command: Command): ReadonlyMap<string, string | boolean | readonly string[]> {
+  const options = new Map<string, string | boolean | readonly string[]>();
+  for (const [name, value] of Object.entries(values)) {
+    if (Array.isArray(value) && new Map(Object.entries(command.options)).get(name)?.multiple) {
+      options.set(name, value.filter((item): item is string => typeof item === 'string'));
+      continue;
+    }
+    const last = Array.isArray(value) ? value[value.length - 1] : value;
+    if (typeof last === 'string' || typeof last === 'boolean') options.set(name, last);
+  }
+  return options;
+}
+
+/**
+ * parseArgs's refusal in our words, on one line, naming the option but never what followed it (a
+ * value may be a secret). Its own text spans lines for a value that starts with a dash
+ * (`--limit -1`) and tells of `--` for an unknown option.
+ */
+function commandLineProblem(error: unknown, command: Command): string {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  const option = /'(--?[^\s'=<]+)/.exec(message)?.[1];
+  if (option && code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option}; \`loanql help\` shows the options of each command`;
+  if (option && code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const declared = new Map(Object.entries(command.options)).get(option.replace(/^-+/, ''));
+    if (declared?.type === 'boolean') return `${option} takes no value`;
+    return `${option} needs a value; write ${option}=VALUE for one that starts with a dash`;
+  }
+  return message.split('\n')[0]!;
+}
+
+function findCommand(words: readonly string[]): Command | undefined {
+  return COMMANDS.filter((c) => c.words.every((word, i) => words[i] === word)).sort((a, b) => b.words.length - a.words.length)[0];
+}
