@@ -76,14 +76,11 @@ function settingField(setting: SettingDescriptor, view: ServicingSettingsView): 
       input = html`<input type="number" inputmode="numeric" step="1" min="${kind.min}" max="${kind.max}"${setting.nullable ? null : html` required`}${common} value="${value}">`;
       break;
     case 'decimal':
-      // An amount of money is typed as text, read by the dashboard's one money parser (`moneyInput.ts`:
-      // `1,250.00` is 1250.00, `12,50` is refused): a number input would take `12,50` as 1250 and
-      // `1,25.00` as 125.00 without a word (Chromium reads commas away), and send only that.
-      if (kind.unit === 'money') {
-        input = html`<input type="text" inputmode="decimal" autocomplete="off"${setting.nullable ? null : html` required`}${common} value="${value}">`;
-        break;
-      }
-      input = html`<input type="number" inputmode="decimal" step="${(1 / 10 ** kind.scale).toFixed(kind.scale)}" min="${kind.min}" max="${kind.max}"${setting.nullable ? null : html` required`}${common} value="${value}">`;
+      // Typed as text: a number input would take `12,50` as 1250 and `12,5` as 125 without a word
+      // (Chromium reads commas away) and send only that. An amount of money is read by the
+      // dashboard's one money parser (`moneyInput.ts`: `1,250.00` is 1250.00, `12,50` is refused);
+      // a percent or a fraction goes to the setting's own check as typed, which refuses a comma.
+      input = html`<input type="text" inputmode="decimal" autocomplete="off"${setting.nullable ? null : html` required`}${common} value="${value}">`;
       break;
     case 'buckets':
       input = html`<textarea rows="7" spellcheck="false" required${common}>${value}</textarea>`;

@@ -53,7 +53,7 @@ describe('Settings > Servicing', () => {
     assert.match(page.text, /<a href="\/dashboard\/settings\/servicing" aria-current="page">Servicing<\/a>/);
     assert.match(page.text, /<select id="setting-day_count" name="day_count" aria-describedby="setting-day_count-hint"><option value="actual\/360" selected>/);
     assert.match(page.text, /<input type="number" inputmode="numeric" step="1" min="0" max="365" required id="setting-late_fee_grace_days" name="late_fee_grace_days" aria-describedby="setting-late_fee_grace_days-hint" value="10">/);
-    assert.match(page.text, /<input type="number" inputmode="decimal" step="0\.0001" min="0" max="100" id="setting-late_fee_percent"[^>]* value="5">/);
+    assert.match(page.text, /<input type="text" inputmode="decimal" autocomplete="off" id="setting-late_fee_percent"[^>]* value="5">/);
     // Money as text, read by the dashboard's money parser (a number input reads `12,50` as 1250).
     assert.match(page.text, /<input type="text" inputmode="decimal" autocomplete="off" id="setting-late_fee_fixed"[^>]* value="">/);
     assert.match(page.text, /<textarea rows="7" spellcheck="false" required id="setting-delinquency_buckets"[^>]*>current: 0\n1-29: 1\n30-59: 30\n60-89: 60\n90-119: 90\n120\+: 120<\/textarea>/);
@@ -96,6 +96,11 @@ describe('Settings > Servicing', () => {
     const buckets = await client.postForm(PATH, { ...form, delinquency_buckets: 'current: 0\nlate' });
     assert.equal(buckets.status, 400);
     assert.match(buckets.text, /delinquency_buckets: must be lines of &quot;name: first day&quot; \(&quot;late&quot; is not\)/);
+    // A percent with a decimal comma reaches the setting's check as typed (a number input read `12,5` as 125).
+    const comma = await client.postForm(PATH, { ...form, late_fee_percent: '12,5' });
+    assert.equal(comma.status, 400);
+    assert.match(comma.text, /class="field-error">late_fee_percent: must be a number from 0 to 100 with at most 4 decimal places, or null \(none\)</);
+    assert.match(comma.text, /id="setting-late_fee_percent"[^>]* value="12,5">/, 'what was typed is kept');
     assert.deepEqual(await readProductSettings(database.db, accountId), before, 'nothing was written');
   });
 });
