@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { openSeededTestDatabase } from '../support/seededService.js';
-import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
+import { ChromiumSuite, openWatchedPage, logInToDashboard, pageScreenshot } from '../support/chromium.js';
 
 /** The page's document, as the callbacks run in the browser use it (tests are compiled without the DOM library). */
 declare const document: { querySelector(selector: string): unknown };
@@ -58,7 +58,7 @@ describe('The dashboard in Chromium', () => {
   });
 
   async function screenshot(name: string): Promise<void> {
-    await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true });
+    await pageScreenshot(page, `${SCREENSHOTS}${name}.png`);
   }
 
   async function graphWithKey(key: string): Promise<{ status: number; contentType: string | null; body: string }> {
@@ -76,10 +76,7 @@ describe('The dashboard in Chromium', () => {
     await page.goto(`${server.url}/dashboard`);
     await page.waitForURL(/\/dashboard\/login/);
     await screenshot('01-login');
-    await page.getByLabel('E-mail').fill(adminEmail);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(`${server.url}/dashboard`);
+    await logInToDashboard(page, server.url, adminEmail, PASSWORD);
     await page.getByRole('heading', { level: 1 }).waitFor();
     assert.match(await page.locator('main').innerText(), new RegExp(`Logged in as ${adminEmail}`, 'i'));
     await screenshot('02-overview');

@@ -8,7 +8,7 @@ import { readProductSettings } from '../../app/productSettings.js';
 import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
-import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
+import { ChromiumSuite, openWatchedPage, logInToDashboard, pageScreenshot } from '../support/chromium.js';
 import { seriousAccessibilityViolations } from '../support/axe.js';
 
 /**
@@ -55,7 +55,7 @@ async function codeWords(): Promise<string[]> {
 
 async function checkPage(name: string): Promise<void> {
   assert.deepEqual(await seriousAccessibilityViolations(page), [], `axe on ${name} (${page.url()})`);
-  await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true });
+  await pageScreenshot(page, `${SCREENSHOTS}${name}.png`);
 }
 
 describe("A clerk's day: the audit's findings (Chromium)", () => {
@@ -98,10 +98,7 @@ describe("A clerk's day: the audit's findings (Chromium)", () => {
       expectedRefusal: (response) => response.status() === 400 && response.request().method() === 'POST',
     }));
     await page.goto(`${server.url}/dashboard/login`);
-    await page.getByLabel('E-mail').fill(`admin@${seeded.account.slug}.test`);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(`${server.url}/dashboard`);
+    await logInToDashboard(page, server.url, `admin@${seeded.account.slug}.test`, PASSWORD);
   });
 
   after(async () => {

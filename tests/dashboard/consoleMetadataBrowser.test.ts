@@ -9,7 +9,7 @@ import { listApiKeys } from '../../app/apiKeys.js';
 import type { TestDatabase } from '../support/testDatabase.js';
 import { METADATA_PATH, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
-import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
+import { ChromiumSuite, openWatchedPage, logInToDashboard, pageScreenshot } from '../support/chromium.js';
 import { seriousAccessibilityViolations } from '../support/axe.js';
 
 /**
@@ -81,7 +81,7 @@ describe('The console, the metadata page and the keys page in Chromium', () => {
   });
 
   async function screenshot(name: string): Promise<void> {
-    await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true });
+    await pageScreenshot(page, `${SCREENSHOTS}${name}.png`);
   }
 
   async function assertAccessible(what: string): Promise<void> {
@@ -106,10 +106,7 @@ describe('The console, the metadata page and the keys page in Chromium', () => {
 
   it('logs in', async () => {
     await page.goto(`${server.url}/dashboard/login`);
-    await page.getByLabel('E-mail').fill(`admin@${seeded.account.slug}.test`);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(`${server.url}/dashboard`);
+    await logInToDashboard(page, server.url, `admin@${seeded.account.slug}.test`, PASSWORD);
   });
 
   it('shows numbers in the result pane byte for byte as the API sends them (issue 17, done-when 5)', async () => {
@@ -205,7 +202,7 @@ describe('The console, the metadata page and the keys page in Chromium', () => {
     assert.deepEqual(wide, [], 'no element reaches past 390 px');
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scrolling of the page at 390 px');
     await assertAccessible('the keys page at 390 px');
-    await page.screenshot({ path: `${SCREENSHOTS}17-05b-api-keys-390px.png`, fullPage: true });
+    await pageScreenshot(page, `${SCREENSHOTS}17-05b-api-keys-390px.png`);
     await page.setViewportSize({ width: 1400, height: 900 });
   });
 
@@ -220,7 +217,7 @@ describe('The console, the metadata page and the keys page in Chromium', () => {
     await page.reload();
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no sideways scrolling of the page at 390 px');
     await assertAccessible('the metadata page at 390 px');
-    await page.screenshot({ path: `${SCREENSHOTS}17-07-metadata-390px.png` });
+    await pageScreenshot(page, `${SCREENSHOTS}17-07-metadata-390px.png`, false);
     await page.setViewportSize({ width: 1400, height: 900 });
   });
 

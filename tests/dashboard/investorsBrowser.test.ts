@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createAdmin, updateAccount } from '../../app/accounts.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { createAccountWithKey, startTestServer, type TestServer } from '../support/http.js';
-import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
+import { ChromiumSuite, openWatchedPage, logInToDashboard, pageScreenshot } from '../support/chromium.js';
 import { seriousAccessibilityViolations } from '../support/axe.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
 
@@ -33,7 +33,7 @@ let shots = 0;
 async function checkPage(name: string): Promise<void> {
   assert.deepEqual(await seriousAccessibilityViolations(page), [], `axe on ${name} (${page.url()})`);
   shots += 1;
-  await page.screenshot({ path: `${SCREENSHOTS}${String(shots).padStart(2, '0')}-${name}.png`, fullPage: true });
+  await pageScreenshot(page, `${SCREENSHOTS}${String(shots).padStart(2, '0')}-${name}.png`);
 }
 
 async function graph(query: string, variables: Record<string, unknown>): Promise<any> {
@@ -82,10 +82,7 @@ describe('Investors and the remittance run in Chromium (issue 32)', () => {
 
   it("an investor's page: February's statement (R10's example), its distributions, and the CSV and PDF downloads", async () => {
     await page.goto(`${server.url}/dashboard/login`);
-    await page.getByLabel('E-mail').fill(adminEmail);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(`${server.url}/dashboard`);
+    await logInToDashboard(page, server.url, adminEmail, PASSWORD);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Investors' }).click();
     await page.waitForURL(/\/dashboard\/investors$/);
     await checkPage('investors');

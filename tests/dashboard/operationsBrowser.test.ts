@@ -7,7 +7,7 @@ import { createAdmin } from '../../app/accounts.js';
 import { configFromEnv } from '../../app/config.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
-import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
+import { ChromiumSuite, openWatchedPage, logInToDashboard, pageScreenshot } from '../support/chromium.js';
 import { seriousAccessibilityViolations } from '../support/axe.js';
 
 /**
@@ -88,10 +88,7 @@ describe('Dashboard: the operations page in Chromium', () => {
     for (let i = 0; i < 5; i++) assert.equal((await graph(otherKey, '{ loans(limit: 1) { id } }')).status, 200);
 
     await page.goto(`${server.url}/dashboard/login`);
-    await page.getByLabel('E-mail').fill(adminEmail);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(`${server.url}/dashboard`);
+    await logInToDashboard(page, server.url, adminEmail, PASSWORD);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Operations' }).click();
     await page.waitForURL(/\/dashboard\/operations$/);
     assert.equal(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Operations' }).getAttribute('aria-current'), 'page');
@@ -146,7 +143,7 @@ describe('Dashboard: the operations page in Chromium', () => {
     // The key's name is plain text: the same size as the cells beside it.
     assert.equal((await lookOf(keyRow.getByRole('rowheader'))).fontSize, (await lookOf(keyRow.getByRole('cell').nth(2))).fontSize);
     assert.deepEqual(await seriousAccessibilityViolations(page), [], 'axe on the operations page');
-    await page.screenshot({ path: `${SCREENSHOTS}operations.png`, fullPage: true });
+    await pageScreenshot(page, `${SCREENSHOTS}operations.png`);
     assert.deepEqual(pageProblems, []);
   });
 });

@@ -6,7 +6,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
-import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
+import { ChromiumSuite, openWatchedPage, logInToDashboard } from '../support/chromium.js';
 import { seriousAccessibilityViolations } from '../support/axe.js';
 
 /**
@@ -115,10 +115,7 @@ describe('Outcome messages where the eye is (Chromium)', () => {
       expectedRefusal: (response) => response.status() === 400 && (response.request().method() === 'POST' || response.url().includes('quote_date=2026-02-30')),
     }));
     await page.goto(`${server.url}/dashboard/login`);
-    await page.getByLabel('E-mail').fill(`admin@${seeded.account.slug}.test`);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(`${server.url}/dashboard`);
+    await logInToDashboard(page, server.url, `admin@${seeded.account.slug}.test`, PASSWORD);
   });
 
   after(async () => {

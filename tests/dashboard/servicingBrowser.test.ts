@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
-import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
+import { ChromiumSuite, openWatchedPage, logInToDashboard, pageScreenshot } from '../support/chromium.js';
 import { seriousAccessibilityViolations } from '../support/axe.js';
 
 /**
@@ -38,11 +38,11 @@ interface PageDocument {
 /** Every page checked with axe, by screenshot name. */
 const checkedPages: string[] = [];
 
-/** The page as it is now: no serious or critical axe violation; a full-page screenshot. */
+/** The page as it is now: no serious or critical axe violation; a full-page screenshot with `SCREENSHOTS=all`. */
 async function checkPage(name: string): Promise<void> {
   const violations = await seriousAccessibilityViolations(page);
   assert.deepEqual(violations, [], `axe on ${name} (${page.url()})`);
-  await page.screenshot({ path: `${SCREENSHOTS}${String(checkedPages.length + 1).padStart(2, '0')}-${name}.png`, fullPage: true });
+  await pageScreenshot(page, `${SCREENSHOTS}${String(checkedPages.length + 1).padStart(2, '0')}-${name}.png`);
   checkedPages.push(name);
 }
 
@@ -94,10 +94,7 @@ describe('A servicer’s day in Chromium', () => {
   it('logs in and finds the loan by its borrower’s name', async () => {
     await page.goto(`${server.url}/dashboard/login`);
     await checkPage('login');
-    await page.getByLabel('E-mail').fill(`admin@${seeded.account.slug}.test`);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(`${server.url}/dashboard`);
+    await logInToDashboard(page, server.url, `admin@${seeded.account.slug}.test`, PASSWORD);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Loans' }).click();
     await page.waitForURL(/\/dashboard\/loans$/);
     await checkPage('loans');

@@ -10,7 +10,7 @@ import { WebhookWorker } from '../../app/webhooks/index.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhookReceiver.js';
-import { ChromiumSuite, openWatchedPage } from '../support/chromium.js';
+import { ChromiumSuite, openWatchedPage, logInToDashboard, pageScreenshot } from '../support/chromium.js';
 
 /**
  * Issue 16, Done-when 7, in Chromium (found by `tests/support/chromium.ts`; skipped with one line
@@ -63,10 +63,7 @@ describe('Settings > Webhooks in Chromium', () => {
 
   it('adds an endpoint for loan.created and shows its secret once', async () => {
     await page.goto(`${server.url}/dashboard/login`);
-    await page.getByLabel('E-mail').fill(adminEmail);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(`${server.url}/dashboard`);
+    await logInToDashboard(page, server.url, adminEmail, PASSWORD);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Webhooks' }).click();
     await page.waitForURL(/\/dashboard\/settings\/webhooks$/);
@@ -86,7 +83,7 @@ describe('Settings > Webhooks in Chromium', () => {
     secret = await shown.inputValue();
     assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
     assert.equal((await page.content()).match(/whsec_/g)?.length, 1, 'the page after the redirect shows the secret once');
-    await page.screenshot({ path: `${SCREENSHOTS}webhooks-01-created.png`, fullPage: true });
+    await pageScreenshot(page, `${SCREENSHOTS}webhooks-01-created.png`);
     await page.reload();
     assert.doesNotMatch(await page.content(), /whsec_/, 'a reload does not show the secret again');
     assert.match(await page.locator('main').innerText(), /was added\. Its signing secret was shown only once/);
@@ -111,7 +108,7 @@ describe('Settings > Webhooks in Chromium', () => {
     assert.equal(cells[2], '200');
     assert.match(cells[3]!, /^\d+ ms$/);
     assert.equal(cells[4], '1');
-    await page.screenshot({ path: `${SCREENSHOTS}webhooks-02-deliveries.png`, fullPage: true });
+    await pageScreenshot(page, `${SCREENSHOTS}webhooks-02-deliveries.png`);
 
     await row.getByRole('button', { name: /Redeliver/ }).click();
     await page.waitForURL(/\?redelivered=1/);
@@ -127,7 +124,7 @@ describe('Settings > Webhooks in Chromium', () => {
     await page.getByRole('button', { name: 'Disable endpoint' }).click();
     await page.waitForURL(/\?changed=1/);
     assert.match(await page.locator('main').innerText(), /The endpoint is disabled/);
-    await page.screenshot({ path: `${SCREENSHOTS}webhooks-03-disabled.png`, fullPage: true });
+    await pageScreenshot(page, `${SCREENSHOTS}webhooks-03-disabled.png`);
     await fetch(`${server.url}/api/loan`, { method: 'POST', headers: { ...tokenHeader(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ Name: 'Unsent', Amount: 1000 }) });
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(receiver.received.length, 2);
