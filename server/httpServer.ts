@@ -100,9 +100,11 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
 /** Listens on `port`/`host`; resolves once listening. */
 export function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(new Error(listenFailure(error, port, host))));
+    const failed = (error: NodeJS.ErrnoException): void => reject(new Error(listenFailure(error, port, host)));
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      // This listener only: a later error of the server is not a failure to listen.
+      server.off('error', failed);
       resolve();
     });
   });
