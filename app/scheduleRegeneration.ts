@@ -6,8 +6,9 @@ import { replaceSchedule, scheduleInputOf, type ScheduleColumns } from './loanWr
  * `loanql schedules regenerate`: brings stored schedules up to the current rules of SPEC §7
  * (exact half-up payments, anchored month-end and semi-monthly dates, a schedule that ends at the
  * row paying the loan off). Loans are read in batches, each batch in one transaction with its
- * loans locked; a loan whose stored rows, `regular_payment` or `date_maturity` differ from what
- * the rules give gets new rows and derived values. Payments reference loans, not schedule rows,
+ * loans locked; a loan whose stored rows (as §7 made them: `scheduled_*`, not what the ledger's
+ * replay made of them), `regular_payment` or `date_maturity` differ from what the rules give gets
+ * new rows and derived values. Payments reference loans, not schedule rows,
  * so they are kept, and the database triggers set `is_next` again. Given values stay given. A
  * loan whose fields the rules now refuse (say a given Regular_Payment on an interest_only loan,
  * or a given Date_Maturity that is not the schedule's last date) is left as it is and listed.
@@ -131,10 +132,17 @@ async function lockBatch(tx: Queryable, accountId: string | null, after: { accou
   return rows;
 }
 
-/** The stored schedule rows of these loans, by loan, in row order. */
+/**
+ * The stored schedule rows of these loans as §7 made them, by loan, in row order: the
+ * `scheduled_*` columns. `payment`, `principal`, `interest` and `balance` are what the ledger's
+ * replay made of them since (a payoff cuts a row's interest, a curtailment rebuilds the rows after
+ * it; docs/ledger.md), so comparing those counted every loan paid off early or curtailed as out of
+ * date on every run, and rewrote its rows for nothing.
+ */
 async function storedRows(tx: Queryable, loans: readonly StoredLoan[]): Promise<Map<string, StoredRow[]>> {
   const { rows } = await tx.query<StoredRow>(
-    `SELECT loan_id, number, due::text AS due, payment::text AS payment, principal::text AS principal, interest::text AS interest, balance::text AS balance
+    `SELECT loan_id, number, due::text AS due, scheduled_payment::text AS payment, scheduled_principal::text AS principal,
+            scheduled_interest::text AS interest, scheduled_balance::text AS balance
        FROM schedules
       WHERE (account_id, loan_id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
       ORDER BY loan_id, number`,

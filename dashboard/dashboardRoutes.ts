@@ -45,7 +45,7 @@ export interface DashboardDeps {
   readonly operations?: OperationsSources;
 }
 
-const NO_OPERATIONS: OperationsSources = { metrics: null, admission: null, defaultRateLimit: null, metricsTokenSet: false, workers: 1 };
+const NO_OPERATIONS: OperationsSources = { metrics: null, admission: null, defaultRateLimit: null, metricsTokenSet: false, workers: 1, port: 8080 };
 
 /**
  * The dashboard, mounted at `/dashboard`: login, Settings > API keys and the query console.

@@ -109,15 +109,19 @@ export function listeningUrl(host: string, port: number): string {
 export function bannerLines(url: string, databaseDescription: string, demo: DemoSetUp | null): string[] {
   const lines = [`loanql is serving at ${url}  (database: ${databaseDescription})`, `Dashboard: ${url}/dashboard`];
   if (demo) {
-    lines.push(
-      `Demo account "${demo.accountSlug}" created with ${demo.loans} loans.`,
-      `  Dashboard login: ${demo.adminEmail} / ${demo.adminPassword}`,
-      `  Demo API key:    ${demo.apiKey}`,
-      '  Both are shown only this once (they are stored hashed).',
-      `  Try: curl -H "Authorization: Token ${demo.apiKey}" ${url}/api/loan`,
-    );
+    lines.push(...demoLines(demo), `  Try: curl -H "Authorization: Token ${demo.apiKey}" ${url}/api/loan`);
   } else {
     lines.push('Existing data kept. To make a new API key for the demo account:', `  npm run loanql -- key create --account ${DEMO_ACCOUNT}`);
   }
   return lines;
+}
+
+/** The demo just set up: its login and key, which exist only in this output (the database keeps hashes). */
+export function demoLines(demo: DemoSetUp): string[] {
+  return [
+    `Demo account "${demo.accountSlug}" created with ${demo.loans} loans.`,
+    `  Dashboard login: ${demo.adminEmail} / ${demo.adminPassword}`,
+    `  Demo API key:    ${demo.apiKey}`,
+    '  Both are shown only this once (they are stored hashed).',
+  ];
 }

@@ -78,7 +78,7 @@ export function createApp(deps: ServiceDeps): Express {
   metrics?.watchAdmission(admission);
   const graphServices: GraphServices = { db: deps.db, engines: deps.engines, logger: deps.logger, routing: undefined, admission };
   const consoleGraphRoutes: ConsoleGraphRoutes = (accountOfSession) => graphRoutes(graphServices, deps.config.bodyLimitBytes, accountOfSession);
-  const operations = { metrics, admission, defaultRateLimit: deps.config.operations.rateLimit, metricsTokenSet: metricsToken !== null, workers: deps.config.workers };
+  const operations = { metrics, admission, defaultRateLimit: deps.config.operations.rateLimit, metricsTokenSet: metricsToken !== null, workers: deps.config.workers, port: deps.config.port };
   app.use('/dashboard', dashboardRoutes({ db: deps.db, engines: deps.engines, logger: deps.logger, consoleGraphRoutes, allowPrivateWebhooks: deps.config.webhooks.allowPrivate, operations }));
 
   const api = express.Router();

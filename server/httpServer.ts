@@ -100,10 +100,30 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
 /** Listens on `port`/`host`; resolves once listening. */
 export function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: NodeJS.ErrnoException): void => reject(new Error(listenFailure(error, port, host)));
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      // This listener only: a later error of the server is not a failure to listen.
+      server.off('error', failed);
       resolve();
     });
   });
+}
+
+/**
+ * Why the service could not listen, in words that say what to do (Node's own is "listen
+ * EADDRINUSE: address already in use 0.0.0.0:8080", which names neither PORT nor a way out).
+ */
+export function listenFailure(error: NodeJS.ErrnoException, port: number, host: string): string {
+  const where = `port ${port} on ${host}`;
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return `${where} is already in use (another loanql, or another program): stop it, or start on a free port with PORT (PORT=${port === 65_535 ? 8081 : port + 1} npm start)`;
+    case 'EACCES':
+      return `${where} needs privileges this process does not have (ports below 1024 do): start on another port with PORT (PORT=8080 npm start)`;
+    case 'EADDRNOTAVAIL':
+      return `HOST ${host} is not an address of this machine: set HOST to one of its addresses, 127.0.0.1 (this machine only) or 0.0.0.0 (every address)`;
+    default:
+      return `cannot listen on ${where}: ${error.message}`;
+  }
 }

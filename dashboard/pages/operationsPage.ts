@@ -21,6 +21,8 @@ export interface OperationsView {
   /** Whether `METRICS_TOKEN` is set (never its value). */
   readonly metricsTokenSet: boolean;
   readonly workers: number;
+  /** The port the service listens on (`PORT`): the scrape target's. */
+  readonly port: number;
 }
 
 /**
@@ -53,7 +55,7 @@ function trafficSection(view: OperationsView): Html {
   <thead><tr><th scope="col">Operation type</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Errors</th><th scope="col" class="num">Mean ms</th><th scope="col" class="num">95th percentile ms (at most)</th><th scope="col" class="num">Slowest ms</th></tr></thead>
   <tbody>${view.traffic.map(
     (row) =>
-      html`<tr><th scope="row"><code>${row.operation}</code></th><td class="num">${row.requests}</td><td class="num">${row.errors}</td><td class="num">${ms(row.meanMs)}</td><td class="num">${ms(row.p95Ms)}</td><td class="num">${ms(row.maxMs)}</td></tr>`,
+      html`<tr><th scope="row"><code>${row.operation}</code></th><td class="num">${grouped(row.requests)}</td><td class="num">${grouped(row.errors)}</td><td class="num">${ms(row.meanMs)}</td><td class="num">${ms(row.p95Ms)}</td><td class="num">${ms(row.maxMs)}</td></tr>`,
   )}</tbody>
 </table>`;
 }
@@ -81,10 +83,10 @@ function admissionSection(view: OperationsView): Html {
   const { limits, state } = admission;
   return html`<p>Each GraphQL query's estimated cost reserves a share of this process's budget; a query that would exceed it waits in a queue that is fair between keys, or is answered 503 with <code>Retry-After</code>. Queries costing less than the cheap lane's limit never wait. Shared by every account of this process.</p>
 <dl class="facts" aria-label="Admission by cost">
-  <dt>Cheap lane</dt><dd>queries costing under ${limits.cheapCost} are admitted at once</dd>
-  <dt>Budget</dt><dd>${limits.budget} (costly queries running at once: at most ${limits.costlyConnections})</dd>
-  <dt>Queue</dt><dd>at most ${limits.queueSize} waiting, each at most ${limits.queueWaitMs} ms</dd>
-  <dt>Now</dt><dd>${state.running} costly running, cost ${state.reserved} reserved, ${state.waiting} waiting</dd>
+  <dt>Cheap lane</dt><dd>queries costing under ${grouped(limits.cheapCost)} are admitted at once</dd>
+  <dt>Budget</dt><dd>${grouped(limits.budget)} (costly queries running at once: at most ${grouped(limits.costlyConnections)})</dd>
+  <dt>Queue</dt><dd>at most ${grouped(limits.queueSize)} waiting, each at most ${grouped(limits.queueWaitMs)} ms</dd>
+  <dt>Now</dt><dd>${grouped(state.running)} costly running, cost ${grouped(state.reserved)} reserved, ${grouped(state.waiting)} waiting</dd>
 </dl>`;
 }
 
@@ -100,10 +102,13 @@ function metricsSection(view: OperationsView): Html {
       type: Bearer
       credentials_file: /etc/prometheus/loanql-metrics-token
     static_configs:
-      - targets: ['loanql.example:3000']</code></pre>
+      - targets: ['loanql.example:${view.port}']</code></pre>
 <p>The figures are the service's, all accounts together; no label names a key, an account or a query.${view.workers > 1 ? html` With ${view.workers} processes, any of them answers for all.` : null}</p>`;
 }
 
-const limitText = (limit: RateLimit | null): string => (limit ? `${limit.perSecond} per second, burst ${limit.burst}` : 'no limit');
+const limitText = (limit: RateLimit | null): string => (limit ? `${grouped(limit.perSecond)} per second, burst ${grouped(limit.burst)}` : 'no limit');
+
+/** A count as the other pages show numbers: thousands separated by commas (`175,000`, not `175000`). */
+const grouped = (value: number): string => value.toLocaleString('en-US', { maximumFractionDigits: 20 });
 
 const ms = (value: number): string => (value < 10 ? value.toFixed(2) : value.toFixed(1));

@@ -17,6 +17,8 @@ export interface OperationsSources {
   /** Whether `METRICS_TOKEN` is set; the token itself never reaches the dashboard. */
   readonly metricsTokenSet: boolean;
   readonly workers: number;
+  /** `PORT`, for the page's Prometheus scrape target. */
+  readonly port: number;
 }
 
 /** `GET /dashboard/operations`: the session's account's rate limits, traffic and the service's admission and metrics settings. */
@@ -37,6 +39,7 @@ export function operationsRoutes(db: Database, engines: EngineHolder, sources: O
         admission: admission ? { limits: admission.limits, state: admission.state } : null,
         metricsTokenSet: sources.metricsTokenSet,
         workers: sources.workers,
+        port: sources.port,
       }),
     );
   });

@@ -1,11 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromEnv } from '../../app/config.js';
 import { databaseSettingsFromEnv } from '../../db/index.js';
-import { assertBuilt, runServiceToExit } from '../support/processes.js';
+import { assertBuilt, runCli, runServiceToExit } from '../support/processes.js';
+import { copyMigratedDataDir } from '../support/testDatabase.js';
 
 /**
  * README, Configuration: a setting the service cannot use is refused at start with one line in
@@ -90,4 +92,42 @@ describe('The service started with a setting it cannot use', () => {
       assert.equal(existsSync(dataDir), false, 'the database was never opened');
     });
   }
+});
+
+/**
+ * The first `npm start` on a port something else holds (8080 often is): the demo is set up before
+ * the service listens, and its login and key are shown only once. They were lost — the start
+ * ended with Node's "listen EADDRINUSE: address already in use 127.0.0.1:8080", and the next start
+ * said "Existing data kept". Now they are printed all the same, and the one line says what to do.
+ */
+describe('The service started on a port already in use', () => {
+  let dir: string;
+  const holder = createServer();
+  before(async () => {
+    assertBuilt();
+    dir = mkdtempSync(join(tmpdir(), 'loanql-busy-port-'));
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  });
+  after(async () => {
+    await new Promise((resolve) => holder.close(resolve));
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('exits 1 with one line naming PORT, after printing the demo login and key it just made', async () => {
+    const port = (holder.address() as AddressInfo).port;
+    const dataDir = join(dir, 'data');
+    await copyMigratedDataDir(dataDir);
+    const result = await runServiceToExit({ DATA_DIR: dataDir, DEMO_SCALE: '0.0001' }, port, dir);
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.equal(
+      result.stderr,
+      `loanql failed to start: port ${port} on 127.0.0.1 is already in use (another loanql, or another program): stop it, or start on a free port with PORT (PORT=${port + 1} npm start)\n`,
+    );
+    const key = /^ {2}Demo API key: +(lq_\w{8})_\S+$/m.exec(result.stdout);
+    assert.ok(key, result.stdout);
+    assert.match(result.stdout, /^ {2}Dashboard login: \S+@\S+ \/ \S{8,}$/m);
+    const keys = await runCli(['key', 'list', '--account', 'demo'], { DATA_DIR: dataDir }, dir);
+    assert.equal(keys.code, 0, keys.stderr);
+    assert.match(keys.stdout, new RegExp(`^${key[1]} +demo `, 'm'), 'the key printed is the one stored');
+  });
 });

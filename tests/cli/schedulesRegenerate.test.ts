@@ -14,6 +14,8 @@ import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js
  * earlier rules (a half-cent payment rounded down, month-ends lost, trailing 0.00 rows) get the
  * schedule SPEC §7 gives now, payments are kept and `is_next` follows them; a loan the rules
  * now refuse is listed and left alone; `--dry-run` writes nothing; a second run changes nothing.
+ * A loan whose rows the ledger changed (a curtailment, a payoff) under today's rules is up to
+ * date: it is neither counted nor rewritten (it was, on every run: 60 of a fresh demo's 500).
  * On the embedded database (DATA_DIR), and on PostgreSQL with TEST_DATABASE_URL.
  */
 describe('loanql schedules regenerate', { timeout: 300_000 }, () => {
@@ -21,7 +23,7 @@ describe('loanql schedules regenerate', { timeout: 300_000 }, () => {
   let cleanUp: () => Promise<void> = async () => {};
   let workDir: string;
   const cli = (...args: string[]): Promise<ProcessResult> => runCli(args, env, workDir);
-  const ids = { tie: '', monthEnd: '', early: '', unchanged: '', refused: '' };
+  const ids = { tie: '', monthEnd: '', early: '', unchanged: '', refused: '', curtailed: '', paidOff: '' };
 
   /** Works on the database in this process; closed before any CLI runs (the embedded one has one user at a time). */
   async function withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
@@ -78,6 +80,17 @@ describe('loanql schedules regenerate', { timeout: 300_000 }, () => {
 
       ids.refused = await create({ Amount: 5000, Rate: 6, Term: 6, Frequency: 'monthly', Amortization: 'interest_only', Date_Funded: '2026-01-15' });
       await db.query(`UPDATE loans SET regular_payment = 500, regular_payment_given = true WHERE id = $1`, [ids.refused]);
+
+      // Today's rules, rows changed by the ledger since: a curtailment rebuilds the rows after it, a payoff cuts its row's interest.
+      ids.curtailed = await create({ Amount: 12000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+      await db.query(`INSERT INTO payments (account_id, loan_id, date, amount, type) VALUES ($1, $2, '2026-02-20', 5000.00, 'principal')`, [account.id, ids.curtailed]);
+      ids.paidOff = await create({ Amount: 12000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+      await db.query(`INSERT INTO payments (account_id, loan_id, date, amount, type) VALUES ($1, $2, '2026-02-20', 12200.00, 'payoff')`, [account.id, ids.paidOff]);
+      const { rows: moved } = await db.query<{ loan_id: string }>(
+        `SELECT DISTINCT loan_id FROM schedules WHERE loan_id = ANY($1::uuid[]) AND (payment, principal, interest, balance) IS DISTINCT FROM (scheduled_payment, scheduled_principal, scheduled_interest, scheduled_balance)`,
+        [[ids.curtailed, ids.paidOff]],
+      );
+      assert.equal(moved.length, 2, 'the ledger changed both loans\' rows');
     });
   });
 
@@ -91,7 +104,7 @@ describe('loanql schedules regenerate', { timeout: 300_000 }, () => {
     const run = await cli('schedules', 'regenerate', '--dry-run');
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, new RegExp(`left as it is: loan ${ids.refused}: regularPayment cannot be given for an interest_only loan`));
-    assert.match(run.stdout, /^5 loans checked \(all accounts\), 1 left as they are; 3 would change \(dry run: nothing written\)$/m);
+    assert.match(run.stdout, /^7 loans checked \(all accounts\), 1 left as they are; 3 would change \(dry run: nothing written\)$/m);
     assert.deepEqual(await withDatabase(state), before);
   });
 
@@ -99,7 +112,7 @@ describe('loanql schedules regenerate', { timeout: 300_000 }, () => {
     const before = (await withDatabase(state)) as { payments: unknown[]; rows: { id: string; loan_id: string }[] };
     const run = await cli('schedules', 'regenerate', '--account', 'acme');
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /^5 loans checked \(account acme\), 1 left as they are; 3 changed$/m);
+    assert.match(run.stdout, /^7 loans checked \(account acme\), 1 left as they are; 3 changed$/m);
 
     await withDatabase(async (db) => {
       const loan = async (id: string) => (await db.query<{ regular_payment: string; date_maturity: string }>(`SELECT regular_payment::text, date_maturity::text FROM loans WHERE id = $1`, [id])).rows[0]!;
@@ -126,13 +139,14 @@ describe('loanql schedules regenerate', { timeout: 300_000 }, () => {
       const rowIds = (state: typeof before, loanId: string) => state.rows.filter((row) => row.loan_id === loanId).map((row) => row.id);
       assert.deepEqual(rowIds(after, ids.unchanged), rowIds(before, ids.unchanged), 'an up-to-date schedule is not rewritten');
       assert.deepEqual(rowIds(after, ids.refused), rowIds(before, ids.refused), 'a refused loan is left as it is');
+      for (const id of [ids.curtailed, ids.paidOff]) assert.deepEqual(rowIds(after, id), rowIds(before, id), 'rows the ledger changed under today\'s rules are not rewritten');
     });
   });
 
   it('a second run changes nothing; an unknown account is a one-line error with status 2', async () => {
     const again = await cli('schedules', 'regenerate');
     assert.equal(again.code, 0, again.stderr);
-    assert.match(again.stdout, /^5 loans checked \(all accounts\), 1 left as they are; 0 changed$/m);
+    assert.match(again.stdout, /^7 loans checked \(all accounts\), 1 left as they are; 0 changed$/m);
     const unknown = await cli('schedules', 'regenerate', '--account', 'nobody');
     assert.equal(unknown.code, 2);
     assert.equal(unknown.stderr.trim().split('\n').length, 1, unknown.stderr);

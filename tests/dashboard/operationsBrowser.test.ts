@@ -110,7 +110,7 @@ describe('Dashboard: the operations page in Chromium', () => {
 
     const admission = page.getByRole('definition').filter({ hasText: 'costly running' });
     assert.match(await admission.innerText(), /^0 costly running, cost 0 reserved, 0 waiting$/);
-    assert.match(await page.getByRole('definition').filter({ hasText: 'admitted at once' }).innerText(), new RegExp(`under ${DEFAULT_OPERATIONS.admission!.cheapCost} `));
+    assert.match(await page.getByRole('definition').filter({ hasText: 'admitted at once' }).innerText(), new RegExp(`under ${DEFAULT_OPERATIONS.admission!.cheapCost.toLocaleString('en-US')} `));
 
     const text = await page.locator('main').innerText();
     assert.match(text, /GET \/metrics is on: METRICS_TOKEN is set/);

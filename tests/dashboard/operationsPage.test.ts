@@ -1,0 +1,47 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { configFromEnv } from '../../app/config.js';
+import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { startTestServer, type TestServer } from '../support/http.js';
+import { createAccountWithAdmin, DashboardClient } from './dashboardClient.js';
+
+/**
+ * The Operations page over plain HTTP (operationsBrowser.test.ts walks it in Chromium): the
+ * Prometheus scrape configuration it offers points at the port the service listens on (`PORT`;
+ * it said `loanql.example:3000` whatever the port, and the default is 8080), and its counts are
+ * grouped as every other page's numbers are (`175,000`, not `175000`; dashboard/README.md).
+ */
+const PASSWORD = 'operations page password';
+const defaults = configFromEnv({});
+
+describe('dashboard: the Operations page', () => {
+  let database: TestDatabase;
+  let server: TestServer;
+  let client: DashboardClient;
+
+  before(async () => {
+    database = await openTestDatabase();
+    server = await startTestServer(database.db, {
+      port: 9137,
+      operations: { ...defaults.operations, metricsToken: 'operations-page-token-0123456789', admission: { ...defaults.operations.admission!, budget: 175_000, queueWaitMs: 5_000 } },
+    });
+    const { email } = await createAccountWithAdmin(database.db, PASSWORD);
+    client = new DashboardClient(server.url);
+    assert.equal((await client.logIn(email, PASSWORD)).status, 303);
+  });
+
+  after(async () => {
+    await server?.close();
+    await database?.close();
+  });
+
+  it('offers a scrape target on the service port and groups its counts', async () => {
+    const page = await client.get('/dashboard/operations');
+    assert.equal(page.status, 200);
+    assert.match(page.text, /- targets: \['loanql\.example:9137'\]/);
+    assert.doesNotMatch(page.text, /:3000/);
+    assert.match(page.text, /queries costing under 1,000 are admitted at once/);
+    assert.match(page.text, /<dt>Budget<\/dt><dd>175,000 \(/);
+    assert.match(page.text, /each at most 5,000 ms/);
+  });
+});
