@@ -303,6 +303,31 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     await reverse(postDated, day(10), 'error');
   });
 
+  it("a reversal's reason is final as its date is (migration 0051): re-labelling one to or from nsf is refused naming reversal_reason", async () => {
+    // R8 adds the NSF fee when the reversal is made: a reason changed afterwards left an `nsf`
+    // reversal without its fee, or an `other` one with it.
+    const loan = await referenceLoan({ nsf_fee: '25.00' });
+    const p1 = await pay(loan, '2026-02-15', '8884.88');
+    const p2 = await pay(loan, '2026-03-15', '8884.88');
+    await reverse(p1, '2026-02-20', 'other');
+    await reverse(p2, '2026-03-20', 'nsf');
+    const relabel = (id: string, reason: string | null) =>
+      graph(`mutation ($id: uuid!, $reason: String) { update_payments_by_pk(pk_columns: {id: $id}, _set: {reversal_reason: $reason}) { id } }`, { id, reason });
+    for (const [id, reason, was] of [[p1, 'nsf', 'other'], [p2, 'other', 'nsf'], [p2, null, 'nsf'], [p1, 'other', 'other']] as const) {
+      const answer = await relabel(id, reason);
+      assert.equal(answer.errors?.[0]?.extensions?.code, 'check-violation', JSON.stringify(answer));
+      assert.deepEqual(answer.errors[0].extensions.fields, ['reversal_reason']);
+      assert.match(answer.errors[0].message, new RegExp(`^update_payments_by_pk: reversal_reason: the payment is already reversed \\(on 2026-0\\d-20, reason ${was}\\); a reversal is final, its reason included$`));
+    }
+    const stored = await s.db.query<{ reason: string }>(`SELECT reversal_reason AS reason FROM payments WHERE loan_id = $1 ORDER BY date`, [loan]);
+    assert.deepEqual(stored.rows.map((row) => row.reason), ['other', 'nsf'], 'nothing written');
+    assert.deepEqual((await feesOn(loan, '2026-03-31')).filter((fee) => fee.startsWith('nsf')), ['nsf 2026-03-20 25.00'], 'the one NSF fee is the nsf reversal\'s');
+    // A payment not reversed is unchanged by a null reason (the rule is about reversals).
+    const p3 = await pay(loan, '2026-04-15', '100.00');
+    assert.equal((await relabel(p3, null)).errors, undefined);
+    await s.db.query(`UPDATE products SET nsf_fee = 0 WHERE account_id = $1`, [s.accountId]);
+  });
+
   it('a lead (not funded) takes no payment; once in servicing it does', async () => {
     const created = await s.rest.post('/api/loan', { Name: 'A lead', Amount: 5000, Rate: 10, Term: 12, Frequency: 'monthly' });
     assert.equal(created.status, 201, created.text);
