@@ -55,6 +55,7 @@ const MIGRATIONS: readonly string[] = [
   '0049_funding_source_amounts',
   '0050_payment_dates_and_leads',
   '0051_reversal_reason_final',
+  '0052_leads_not_past_due',
 ];
 
 /**

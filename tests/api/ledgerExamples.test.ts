@@ -342,6 +342,34 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     assert.equal((await insert(loan, '2026-02-15', '100.00')).errors, undefined);
   });
 
+  it('a lead is never past due (migration 0052): with a Date_Funded and rows long due it is 0 days, current, 0.00 past due in every form', async () => {
+    // It was "291 days past due", 120+, in the days_past_due filter, while its stored_days_past_due said 0.
+    const created = await s.rest.post('/api/loan', { Name: 'A lead with a funding date', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15' });
+    assert.equal(created.status, 201, created.text);
+    const loan = created.json.loan.id as string;
+    const read = `query ($loan: uuid!) {
+      late: loans(where: {id: {_eq: $loan}, days_past_due: {_gte: 1}}) { id }
+      loans_by_pk(id: $loan) { status days_past_due stored_days_past_due delinquency_bucket amount_past_due
+        then: days_past_due(args: {as_of: "2026-04-01"}) then_bucket: delinquency_bucket(args: {as_of: "2026-04-01"}) then_owed: amount_past_due(args: {as_of: "2026-04-01"}) } }`;
+    const lead = await graph(read, { loan });
+    assert.equal(lead.errors, undefined, JSON.stringify(lead.errors));
+    assert.deepEqual(lead.data, {
+      late: [],
+      loans_by_pk: { status: 'lead', days_past_due: 0, stored_days_past_due: 0, delinquency_bucket: 'current', amount_past_due: 0, then: 0, then_bucket: 'current', then_owed: 0 },
+    });
+    for (const route of ['payoff', 'ledger']) {
+      const answer = await s.rest.get(`/api/loan/${loan}/${route}?date=2026-04-01`);
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal((route === 'payoff' ? answer.json : answer.json.balances).days_past_due, 0, `${route}: ${answer.text}`);
+    }
+    // Funded (servicing), the same loan is as late as its rows say: rows 1–2 unpaid on 04-01.
+    assert.equal((await s.rest.patch(`/api/loan/${loan}`, { Status: 'servicing' })).status, 200);
+    const serviced = await graph(read, { loan });
+    assert.equal(serviced.data.late.length, 1);
+    assert.deepEqual([serviced.data.loans_by_pk.then, serviced.data.loans_by_pk.then_bucket, serviced.data.loans_by_pk.then_owed], [45, '30-59', 17769.76]);
+    assert.equal((await payoff(loan, '2026-04-01')).days_past_due, 45);
+  });
+
   it('a loan is not created overpaid (the ledger sets it, R9): POST is a 400 naming Status, as PATCH was', async () => {
     const count = async () => (await s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM loans WHERE account_id = $1`, [s.accountId])).rows[0]!.n;
     const before = await count();
