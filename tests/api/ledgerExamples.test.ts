@@ -226,6 +226,20 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
     assert.equal((await payoff(loan, '2026-03-20')).principal_outstanding, 74151.39);
   });
 
+  it('R7 after paying ahead: the money on rows after the current one becomes principal lines with no row; the rows are rebuilt from the lower balance', async () => {
+    const loan = await referenceLoan();
+    await pay(loan, '2026-02-15', '30000.00');
+    await pay(loan, '2026-03-20', '10000.00', 'principal');
+    assert.deepEqual(await allocations(loan), [
+      'row 1 interest 1000.00', 'row 1 principal 7884.88', 'row 2 interest 921.15', 'row 2 principal 7963.73',
+      'row 3 interest 841.51', 'row 3 principal 8043.37', 'row null principal 761.08', 'row null principal 2584.28',
+      'row null principal 10000.00',
+    ]);
+    const answer = await graph(`query ($loan: uuid!) { loans_by_pk(id: $loan) { principal_outstanding schedules(where: {number: {_eq: 4}}) { interest principal interest_paid principal_paid } } }`, { loan });
+    assert.equal(answer.errors, undefined, JSON.stringify(answer.errors));
+    assert.deepEqual(answer.data.loans_by_pk, { principal_outstanding: 62762.66, schedules: [{ interest: 627.63, principal: 6699.31, interest_paid: 0, principal_paid: 0 }] });
+  });
+
   it('R8: P1 reversed as NSF (fee 25.00): P2 now pays row 1; the NSF fee is dated 02-20; 5 days past due on 03-20', async () => {
     const loan = await referenceLoan({ nsf_fee: '25.00' });
     const p1 = await pay(loan, '2026-02-13', '8884.88');
