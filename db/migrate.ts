@@ -56,6 +56,7 @@ const MIGRATIONS: readonly string[] = [
   '0050_payment_dates_and_leads',
   '0051_reversal_reason_final',
   '0052_leads_not_past_due',
+  '0053_funded_loan_not_lead',
 ];
 
 /**

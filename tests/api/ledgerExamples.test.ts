@@ -354,6 +354,20 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     const funded = await s.rest.patch(`/api/loan/${loan}`, { Status: 'servicing', Date_Funded: '2026-01-15' });
     assert.equal(funded.status, 200, funded.text);
     assert.equal((await insert(loan, '2026-02-15', '100.00')).errors, undefined);
+    // Funded now (it took a payment), it is not a lead again (migration 0053): the replay dropped its late fees.
+    const fees = await feesOn(loan, '2026-11-01');
+    assert.ok(fees.length > 0, 'rows 2 on are late');
+    const back = await s.rest.patch(`/api/loan/${loan}`, { Status: 'lead' });
+    assert.equal(back.status, 400, back.text);
+    assert.match(back.json.fields.Status, /^the loan has taken payments, so it has been funded: it cannot be a lead again/);
+    assert.equal((await s.rest.get(`/api/loan/${loan}`)).json.loan.status, 'servicing');
+    assert.deepEqual(await feesOn(loan, '2026-11-01'), fees, 'nothing written');
+    const graphBack = await graph(`mutation ($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: "lead"}) { status } }`, { id: loan });
+    assert.equal(graphBack.errors?.[0]?.extensions?.code, 'check-violation', JSON.stringify(graphBack));
+    assert.deepEqual(graphBack.errors[0].extensions.fields, ['status']);
+    // A loan set to servicing by mistake, with no payment, still goes back.
+    const mistaken = await s.rest.post('/api/loan', { Name: 'Funded by mistake', Amount: 5000, Status: 'servicing' });
+    assert.equal((await s.rest.patch(`/api/loan/${mistaken.json.loan.id}`, { Status: 'lead' })).status, 200);
   });
 
   it('a lead is never past due (migration 0052): with a Date_Funded and rows long due it is 0 days, current, 0.00 past due in every form', async () => {
