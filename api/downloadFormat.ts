@@ -42,3 +42,18 @@ export function singleQuery(req: Request, name: string): string | undefined {
   if (typeof value !== 'string') throw new UserInputError(`${name} must be given once`, 400, new Map([[name, 'give it once']]));
   return value;
 }
+
+/**
+ * A 400 naming each query parameter the route does not take, as `GET /api/loan` and the payoff
+ * refuse one: a misspelt filter (`loan=` for `loan_id=`) ignored would answer for the whole account.
+ */
+export function onlyQuery(req: Request, names: readonly string[]): void {
+  const unknown = Object.keys(req.query).filter((name) => !names.includes(name));
+  if (!unknown.length) return;
+  const takes = names.length ? names.join(', ') : 'none';
+  throw new UserInputError(
+    `unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`,
+    400,
+    new Map(unknown.map((name) => [name, `unknown query parameter (${takes})`])),
+  );
+}

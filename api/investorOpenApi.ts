@@ -128,6 +128,7 @@ export function investorDocumentParts(responses: Record<'badRequest' | 'forbidde
           parameters: [formatParameter(['json', 'csv'])],
           responses: {
             '200': { description: 'The remittance.', content: { ...json('RemittanceEnvelope'), ...CSV } },
+            '400': responses.badRequest,
             '403': responses.forbidden,
             '404': notFound('remittance'),
             '406': notAcceptable,

@@ -21,7 +21,10 @@ export function dayParameter(name: string, value: unknown): string | null {
   return value as string;
 }
 
-/** `GET /api/loan/{id}/payoff?date=`: R5's quote with its parts, as JSON text; null for no such loan. */
+/**
+ * `GET /api/loan/{id}/payoff?date=`: R5's quote with its parts, as JSON text; null for no such loan.
+ * A lead is never past due (0, as stored: migration 0052).
+ */
 export async function payoffQuoteJson(db: Database, accountId: string, loanId: string, day: string | null): Promise<string | null> {
   const { rows } = await db.query<{ body: string | null }>(
     `WITH d AS (SELECT coalesce($3::date, loanql_business_date($1)) AS as_of),
@@ -31,8 +34,8 @@ export async function payoffQuoteJson(db: Database, accountId: string, loanId: s
               'principal_outstanding', round((r.l).principal_outstanding, 2), 'interest_due', round((r.l).interest_due, 2),
               'accrued_interest', round((r.l).accrued_interest, 2), 'interest_paid_ahead', round((r.l).interest_paid_ahead, 2),
               'fees_due', round((r.l).fees_due, 2), 'credit_balance', round((r.l).credit_balance, 2), 'per_diem', round((r.l).per_diem, 2),
-              'days_past_due', (r.l).days_past_due)::text AS body
-       FROM r WHERE (r.l).principal_outstanding IS NOT NULL`,
+              'days_past_due', CASE WHEN l.status <> 'lead' THEN (r.l).days_past_due ELSE 0 END)::text AS body
+       FROM r JOIN loans l ON l.account_id = $1 AND l.id = $2 WHERE (r.l).principal_outstanding IS NOT NULL`,
     [accountId, loanId, day],
   );
   return rows[0]?.body ?? null;
@@ -53,7 +56,7 @@ export async function ledgerJson(db: Database, accountId: string, loanId: string
                  'principal_outstanding', round((r.l).principal_outstanding, 2), 'interest_due', round((r.l).interest_due, 2),
                  'fees_due', round((r.l).fees_due, 2), 'credit_balance', round((r.l).credit_balance, 2), 'oldest_unpaid_due', (r.l).oldest_unpaid_due,
                  'accrued_interest', round((r.l).accrued_interest, 2), 'per_diem', round((r.l).per_diem, 2), 'payoff', round((r.l).payoff, 2),
-                 'days_past_due', (r.l).days_past_due),
+                 'days_past_due', CASE WHEN l.status <> 'lead' THEN (r.l).days_past_due ELSE 0 END),
               'payments', coalesce((
                  SELECT json_agg(json_build_object(
                           'id', p.id, 'date', p.date, 'amount', p.amount, 'type', p.type, 'method', p.method,

@@ -54,6 +54,9 @@ const MIGRATIONS: readonly string[] = [
   '0048_owed_credit_reopens',
   '0049_funding_source_amounts',
   '0050_payment_dates_and_leads',
+  '0051_reversal_reason_final',
+  '0052_leads_not_past_due',
+  '0053_funded_loan_not_lead',
 ];
 
 /**

@@ -3,6 +3,7 @@ import type { Database } from '../../db/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { distributionQuery, distributionsJson } from '../../app/distributionReads.js';
 import { roleWith } from '../keyRole.js';
+import { onlyQuery } from '../downloadFormat.js';
 
 /**
  * `GET /api/distributions?from=&to=&loan_id=` (SPEC §12 R10): the distribution lines the key's
@@ -21,6 +22,7 @@ export function distributionRoutes(db: Database, engines: EngineHolder): Router 
         permission: 'distributions.select',
       });
     }
+    onlyQuery(req, ['from', 'to', 'loan_id']);
     const query = distributionQuery(new Map(Object.entries(req.query)));
     res.status(200).type('application/json').send(await distributionsJson(db, engine, caller.principal, query));
   });

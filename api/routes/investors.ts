@@ -6,7 +6,7 @@ import { businessDate } from '../../app/ledgerReads.js';
 import { investorStatement, investorStatementCsv, statementPeriod, type InvestorStatement } from '../../app/investorStatements.js';
 import { statementPdf } from '../../app/statementPdf.js';
 import { investorReach } from '../investorAccess.js';
-import { downloadFormat, NotAcceptable, singleQuery } from '../downloadFormat.js';
+import { downloadFormat, NotAcceptable, onlyQuery, singleQuery } from '../downloadFormat.js';
 
 /** A decimal text as a JSON number with exactly its digits. */
 const exact = (digits: string | null): LosslessNumber | null => (digits === null ? null : new LosslessNumber(digits));
@@ -68,6 +68,7 @@ export function investorRoutes(db: Database, engines: EngineHolder): Router {
     const reach = investorReach(engines, res, 'GET /api/investors/{person_id}/statement');
     if (!reach) return;
     const accountId = res.locals.auth.accountId;
+    onlyQuery(req, ['from', 'to', 'format']);
     let format;
     try {
       format = downloadFormat(req, ['json', 'csv', 'pdf']);

@@ -5,7 +5,7 @@ import type { EngineHolder } from '../../app/engineHolder.js';
 import { statementPeriod } from '../../app/investorStatements.js';
 import { findRemittance, markRemitted, remittanceCsv, remittanceRun, type Remittance, type RemittanceInvestor, type RemittanceRun, type RemittanceSummary } from '../../app/remittances.js';
 import { isAdminKey, readsEveryInvestor } from '../investorAccess.js';
-import { downloadFormat, NotAcceptable, singleQuery } from '../downloadFormat.js';
+import { downloadFormat, NotAcceptable, onlyQuery, singleQuery } from '../downloadFormat.js';
 
 const exact = (digits: string): LosslessNumber => new LosslessNumber(digits);
 
@@ -77,6 +77,7 @@ export function remittanceRoutes(db: Database, engines: EngineHolder): Router {
 
   router.get('/', async (req, res) => {
     if (!readsEveryInvestor(engines, res, 'GET /api/remittances')) return;
+    onlyQuery(req, ['from', 'to', 'format']);
     const format = formatOf(req, res);
     if (!format) return;
     const period = statementPeriod(singleQuery(req, 'from'), singleQuery(req, 'to'));
@@ -106,6 +107,7 @@ export function remittanceRoutes(db: Database, engines: EngineHolder): Router {
 
   router.get('/:id', async (req, res) => {
     if (!readsEveryInvestor(engines, res, 'GET /api/remittances/{id}')) return;
+    onlyQuery(req, ['format']);
     const format = formatOf(req, res);
     if (!format) return;
     const remittance = await findRemittance(db, res.locals.auth.accountId, req.params.id!);

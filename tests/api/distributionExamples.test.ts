@@ -207,6 +207,10 @@ describe('SPEC §12 R10 over HTTP', () => {
     const bad = await s.rest.get(`/api/distributions?from=March`);
     assert.equal(bad.status, 400);
     assert.match(bad.text, /from/);
+    // A misspelt filter is a 400 naming it: ignored, `loan=` answered with every loan's lines and their total.
+    const misspelt = await s.rest.get(`/api/distributions?from=2026-03-01&loan=${loan}`);
+    assert.equal(misspelt.status, 400, misspelt.text);
+    assert.deepEqual(misspelt.json, { error: 'unknown query parameter: loan', fields: { loan: 'unknown query parameter (from, to, loan_id)' } });
   });
 
   it('refuses funding sources above the loan amount with a 400 naming original_amount, and writes nothing', async () => {

@@ -178,12 +178,17 @@ describe('Investor statements (issue 32)', () => {
       [`/api/investors/${ann}/statement?from=2026-02-30&to=2026-03-31`, 'from'],
       [`/api/investors/${ann}/statement?from=2026-03-01&to=2026-02-01`, 'to'],
       [`/api/investors/${ann}/statement?from=2026-03-01&to=2026-03-31&format=xml`, 'format'],
+      // A misspelt parameter is named, not ignored (a CSV asked for as `fromat=csv` came as JSON).
+      [`/api/investors/${ann}/statement?from=2026-03-01&to=2026-03-31&fromat=csv`, 'fromat'],
+      ['/api/remittances?from=2026-02-01&to=2026-02-28&format=csv&person_id=x', 'person_id'],
+      ['/api/remittances/00000000-0000-4000-8000-000000000000?from=2026-02-01', 'from'],
     ];
     for (const [path, field] of cases) {
       const answer = await s.rest.get(path);
       assert.equal(answer.status, 400, path);
       assert.ok(field in answer.json.fields, `${path}: ${answer.text}`);
     }
+    assert.equal((await s.rest.get(`/api/investors/${ann}/statement?from=2026-03-01&to=2026-03-31&fromat=csv`)).json.error, 'unknown query parameter: fromat');
     assert.equal((await s.rest.get(`/api/investors/00000000-0000-4000-8000-000000000000/statement?from=2026-03-01&to=2026-03-31`)).status, 404);
     assert.equal((await s.rest.get(`/api/investors/not-a-uuid/statement?from=2026-03-01&to=2026-03-31`)).status, 404);
   });

@@ -226,6 +226,20 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
     assert.equal((await payoff(loan, '2026-03-20')).principal_outstanding, 74151.39);
   });
 
+  it('R7 after paying ahead: the money on rows after the current one becomes principal lines with no row; the rows are rebuilt from the lower balance', async () => {
+    const loan = await referenceLoan();
+    await pay(loan, '2026-02-15', '30000.00');
+    await pay(loan, '2026-03-20', '10000.00', 'principal');
+    assert.deepEqual(await allocations(loan), [
+      'row 1 interest 1000.00', 'row 1 principal 7884.88', 'row 2 interest 921.15', 'row 2 principal 7963.73',
+      'row 3 interest 841.51', 'row 3 principal 8043.37', 'row null principal 761.08', 'row null principal 2584.28',
+      'row null principal 10000.00',
+    ]);
+    const answer = await graph(`query ($loan: uuid!) { loans_by_pk(id: $loan) { principal_outstanding schedules(where: {number: {_eq: 4}}) { interest principal interest_paid principal_paid } } }`, { loan });
+    assert.equal(answer.errors, undefined, JSON.stringify(answer.errors));
+    assert.deepEqual(answer.data.loans_by_pk, { principal_outstanding: 62762.66, schedules: [{ interest: 627.63, principal: 6699.31, interest_paid: 0, principal_paid: 0 }] });
+  });
+
   it('R8: P1 reversed as NSF (fee 25.00): P2 now pays row 1; the NSF fee is dated 02-20; 5 days past due on 03-20', async () => {
     const loan = await referenceLoan({ nsf_fee: '25.00' });
     const p1 = await pay(loan, '2026-02-13', '8884.88');
@@ -303,6 +317,31 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     await reverse(postDated, day(10), 'error');
   });
 
+  it("a reversal's reason is final as its date is (migration 0051): re-labelling one to or from nsf is refused naming reversal_reason", async () => {
+    // R8 adds the NSF fee when the reversal is made: a reason changed afterwards left an `nsf`
+    // reversal without its fee, or an `other` one with it.
+    const loan = await referenceLoan({ nsf_fee: '25.00' });
+    const p1 = await pay(loan, '2026-02-15', '8884.88');
+    const p2 = await pay(loan, '2026-03-15', '8884.88');
+    await reverse(p1, '2026-02-20', 'other');
+    await reverse(p2, '2026-03-20', 'nsf');
+    const relabel = (id: string, reason: string | null) =>
+      graph(`mutation ($id: uuid!, $reason: String) { update_payments_by_pk(pk_columns: {id: $id}, _set: {reversal_reason: $reason}) { id } }`, { id, reason });
+    for (const [id, reason, was] of [[p1, 'nsf', 'other'], [p2, 'other', 'nsf'], [p2, null, 'nsf'], [p1, 'other', 'other']] as const) {
+      const answer = await relabel(id, reason);
+      assert.equal(answer.errors?.[0]?.extensions?.code, 'check-violation', JSON.stringify(answer));
+      assert.deepEqual(answer.errors[0].extensions.fields, ['reversal_reason']);
+      assert.match(answer.errors[0].message, new RegExp(`^update_payments_by_pk: reversal_reason: the payment is already reversed \\(on 2026-0\\d-20, reason ${was}\\); a reversal is final, its reason included$`));
+    }
+    const stored = await s.db.query<{ reason: string }>(`SELECT reversal_reason AS reason FROM payments WHERE loan_id = $1 ORDER BY date`, [loan]);
+    assert.deepEqual(stored.rows.map((row) => row.reason), ['other', 'nsf'], 'nothing written');
+    assert.deepEqual((await feesOn(loan, '2026-03-31')).filter((fee) => fee.startsWith('nsf')), ['nsf 2026-03-20 25.00'], 'the one NSF fee is the nsf reversal\'s');
+    // A payment not reversed is unchanged by a null reason (the rule is about reversals).
+    const p3 = await pay(loan, '2026-04-15', '100.00');
+    assert.equal((await relabel(p3, null)).errors, undefined);
+    await s.db.query(`UPDATE products SET nsf_fee = 0 WHERE account_id = $1`, [s.accountId]);
+  });
+
   it('a lead (not funded) takes no payment; once in servicing it does', async () => {
     const created = await s.rest.post('/api/loan', { Name: 'A lead', Amount: 5000, Rate: 10, Term: 12, Frequency: 'monthly' });
     assert.equal(created.status, 201, created.text);
@@ -315,6 +354,48 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     const funded = await s.rest.patch(`/api/loan/${loan}`, { Status: 'servicing', Date_Funded: '2026-01-15' });
     assert.equal(funded.status, 200, funded.text);
     assert.equal((await insert(loan, '2026-02-15', '100.00')).errors, undefined);
+    // Funded now (it took a payment), it is not a lead again (migration 0053): the replay dropped its late fees.
+    const fees = await feesOn(loan, '2026-11-01');
+    assert.ok(fees.length > 0, 'rows 2 on are late');
+    const back = await s.rest.patch(`/api/loan/${loan}`, { Status: 'lead' });
+    assert.equal(back.status, 400, back.text);
+    assert.match(back.json.fields.Status, /^the loan has taken payments, so it has been funded: it cannot be a lead again/);
+    assert.equal((await s.rest.get(`/api/loan/${loan}`)).json.loan.status, 'servicing');
+    assert.deepEqual(await feesOn(loan, '2026-11-01'), fees, 'nothing written');
+    const graphBack = await graph(`mutation ($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: "lead"}) { status } }`, { id: loan });
+    assert.equal(graphBack.errors?.[0]?.extensions?.code, 'check-violation', JSON.stringify(graphBack));
+    assert.deepEqual(graphBack.errors[0].extensions.fields, ['status']);
+    // A loan set to servicing by mistake, with no payment, still goes back.
+    const mistaken = await s.rest.post('/api/loan', { Name: 'Funded by mistake', Amount: 5000, Status: 'servicing' });
+    assert.equal((await s.rest.patch(`/api/loan/${mistaken.json.loan.id}`, { Status: 'lead' })).status, 200);
+  });
+
+  it('a lead is never past due (migration 0052): with a Date_Funded and rows long due it is 0 days, current, 0.00 past due in every form', async () => {
+    // It was "291 days past due", 120+, in the days_past_due filter, while its stored_days_past_due said 0.
+    const created = await s.rest.post('/api/loan', { Name: 'A lead with a funding date', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15' });
+    assert.equal(created.status, 201, created.text);
+    const loan = created.json.loan.id as string;
+    const read = `query ($loan: uuid!) {
+      late: loans(where: {id: {_eq: $loan}, days_past_due: {_gte: 1}}) { id }
+      loans_by_pk(id: $loan) { status days_past_due stored_days_past_due delinquency_bucket amount_past_due
+        then: days_past_due(args: {as_of: "2026-04-01"}) then_bucket: delinquency_bucket(args: {as_of: "2026-04-01"}) then_owed: amount_past_due(args: {as_of: "2026-04-01"}) } }`;
+    const lead = await graph(read, { loan });
+    assert.equal(lead.errors, undefined, JSON.stringify(lead.errors));
+    assert.deepEqual(lead.data, {
+      late: [],
+      loans_by_pk: { status: 'lead', days_past_due: 0, stored_days_past_due: 0, delinquency_bucket: 'current', amount_past_due: 0, then: 0, then_bucket: 'current', then_owed: 0 },
+    });
+    for (const route of ['payoff', 'ledger']) {
+      const answer = await s.rest.get(`/api/loan/${loan}/${route}?date=2026-04-01`);
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal((route === 'payoff' ? answer.json : answer.json.balances).days_past_due, 0, `${route}: ${answer.text}`);
+    }
+    // Funded (servicing), the same loan is as late as its rows say: rows 1–2 unpaid on 04-01.
+    assert.equal((await s.rest.patch(`/api/loan/${loan}`, { Status: 'servicing' })).status, 200);
+    const serviced = await graph(read, { loan });
+    assert.equal(serviced.data.late.length, 1);
+    assert.deepEqual([serviced.data.loans_by_pk.then, serviced.data.loans_by_pk.then_bucket, serviced.data.loans_by_pk.then_owed], [45, '30-59', 17769.76]);
+    assert.equal((await payoff(loan, '2026-04-01')).days_past_due, 45);
   });
 
   it('a loan is not created overpaid (the ledger sets it, R9): POST is a 400 naming Status, as PATCH was', async () => {

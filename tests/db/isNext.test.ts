@@ -76,11 +76,14 @@ describe('is_next, kept by the database (SPEC §7)', () => {
     assert.deepEqual(await nextRows(loan), []);
     await setStatus(loan, 'servicing');
     assert.deepEqual(await nextRows(loan), [1]);
-    await pay(loan, '100.00');
-    assert.deepEqual(await nextRows(loan), [2]);
     await setStatus(loan, 'lead');
     assert.deepEqual(await nextRows(loan), []);
     await setStatus(loan, 'servicing');
+    assert.deepEqual(await nextRows(loan), [1]);
+    await pay(loan, '100.00');
+    assert.deepEqual(await nextRows(loan), [2]);
+    // Funded (it took a payment), it is not a lead again (migration 0053).
+    await assert.rejects(setStatus(loan, 'lead'), /the loan has taken payments, so it has been funded/);
     assert.deepEqual(await nextRows(loan), [2]);
     // SPEC §12 R9: closing by hand while money is owed is refused, naming it; paid off, the loan closes itself.
     await assert.rejects(setStatus(loan, 'closed'), /still owes principal 200\.00/);
@@ -240,7 +243,10 @@ describe('is_next, kept by the database (SPEC §7)', () => {
             const paid = payments.filter((p) => !p.reversed).reduce((sum, p) => sum + p.cents, 0);
             const total = scheduleCents.reduce((sum, cents) => sum + cents, 0);
             const refused = current.status === 'closed' && (before === 'servicing' || before === 'overpaid') && paid !== total;
+            // A loan that took a payment is not a lead again (migration 0053).
+            const funded = current.status === 'lead' && before !== 'lead' && payments.length > 0;
             if (refused) await assert.rejects(setStatus(loan, current.status), /still owes/);
+            else if (funded) await assert.rejects(setStatus(loan, current.status), /the loan has taken payments/);
             else await setStatus(loan, current.status);
           } else if (payments.length > 0) {
             const index = current.pick % payments.length;

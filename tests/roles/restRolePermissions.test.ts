@@ -130,14 +130,23 @@ describe('Security: REST loan writes obey the role\'s filter, check and set', ()
   });
 
   it('a preset is written whatever the body says, and the preset field is not an input', async () => {
-    const refused = await rest('parker', 'PATCH', `/${servicingLoan}`, { Status: 'servicing' });
+    // A serviced loan with no payment (one that took payments is not a lead again, migration 0053).
+    const created = await rest('admin', 'POST', '', { Name: 'OK to park', Amount: 1000, Status: 'servicing' });
+    assert.equal(created.status, 201, created.text);
+    const unpaidLoan = created.body.loan.id as string;
+    const refused = await rest('parker', 'PATCH', `/${unpaidLoan}`, { Status: 'servicing' });
     assert.equal(refused.status, 403, refused.text);
     assert.deepEqual(Object.keys(refused.body.fields), ['Status']);
-    const answer = await rest('parker', 'PATCH', `/${servicingLoan}`, { Name: 'OK parked by preset' });
+    const answer = await rest('parker', 'PATCH', `/${unpaidLoan}`, { Name: 'OK parked by preset' });
     assert.equal(answer.status, 200, answer.text);
     assert.equal(answer.body.loan.status, 'lead');
-    const stored = await a.sql<{ status: string }>(`SELECT status FROM loans WHERE id = $1`, [servicingLoan]);
+    const stored = await a.sql<{ status: string }>(`SELECT status FROM loans WHERE id = $1`, [unpaidLoan]);
     assert.equal(stored[0]!.status, 'lead');
+    // On a loan that took payments, the preset is refused naming status, and nothing is written.
+    const funded = await rest('parker', 'PATCH', `/${servicingLoan}`, { Name: 'OK parked by preset' });
+    assert.equal(funded.status, 400, funded.text);
+    assert.match(funded.body.fields.status, /the loan has taken payments/);
+    assert.equal((await a.sql<{ status: string }>(`SELECT status FROM loans WHERE id = $1`, [servicingLoan]))[0]!.status, 'servicing');
   });
 
   it('the admin key keeps REST\'s schedule inputs', async () => {

@@ -120,7 +120,9 @@ describe('Webhooks: delivery of captured events', () => {
       const loanId = await createLoan(apiKey.key);
       const paymentId = ((await graph(apiKey.key, POST_PAYMENT, { loan: loanId, amount: 100 })).data!.insert_payments_one as { id: string }).id;
       await graph(apiKey.key, 'mutation($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {name: "renamed"}) { id } }', { id: loanId });
-      await graph(apiKey.key, 'mutation($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: "lead"}) { id } }', { id: loanId });
+      // Back to lead: a loan with no payment (one that took a payment is not a lead again, migration 0053).
+      const unpaidLoanId = await createLoan(apiKey.key, 'Oak St bridge');
+      await graph(apiKey.key, 'mutation($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: "lead"}) { id } }', { id: unpaidLoanId });
       await graph(apiKey.key, 'mutation($id: uuid!) { update_payments_by_pk(pk_columns: {id: $id}, _set: {date_reversed: "2026-02-20"}) { id } }', { id: paymentId });
       const task = await graph(apiKey.key, 'mutation($loan: uuid!) { insert_tasks_one(object: {loan_id: $loan, name: "call"}) { id } }', { loan: loanId });
       const taskId = (task.data!.insert_tasks_one as { id: string }).id;

@@ -259,8 +259,10 @@ describe('Webhooks: loan.status_changed follows the ledger (SPEC §12 R9)', () =
       await graph(who.key, 'mutation($id: uuid!) { update_payments_by_pk(pk_columns: {id: $id}, _set: {date_reversed: "2026-02-20", reversal_reason: "returned"}) { id } }', { id: payoffId });
       assert.deepEqual((await statusChanges(3))[2], ['closed', 'servicing', null]);
 
-      // By hand.
-      await graph(who.key, 'mutation($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: "lead"}) { id } }', { id: loan });
+      // By hand: not to lead, the loan having taken payments (migration 0053), so on a loan with none.
+      await assert.rejects(graph(who.key, 'mutation($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: "lead"}) { id } }', { id: loan }), /has taken payments/);
+      const unpaid = await createLoan(who.key);
+      await graph(who.key, 'mutation($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: "lead"}) { id } }', { id: unpaid });
       assert.deepEqual((await statusChanges(4))[3], ['servicing', 'lead', null]);
       const { rows } = await database.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM webhook_events WHERE account_id = $1 AND type = 'loan.status_changed'`, [who.account.id]);
       assert.equal(rows[0]!.n, '4', 'one event per change, none more');
