@@ -7,6 +7,9 @@ import { OPERATOR } from './sqlTables.js';
 
 const ACCOUNT = sql.param({ kind: 'account' });
 
+/** The most days a comparison turns into a range of the date column: today − 1,000,000 days (~2,700 years) is still a date. */
+const INDEXED_DAYS = 1_000_000;
+
 /**
  * A computed field called without arguments, through its stored form
  * (`ComputedField.storedForm`, metadata/README.md): its value, a comparison with it and an order
@@ -16,8 +19,8 @@ const ACCOUNT = sql.param({ kind: 'account' });
  * `daysSince` (x the date column, T = today(account)): the value is T − x when x < T, else 0
  * (x null: 0). A comparison with a number written in the document becomes a range of x —
  * `v >= n` is `x <= T − n` for n > 0 and true for n ≤ 0, and so on — and `v` is never null. A
- * comparison with a variable compares the value itself (exact, not through the index: the shape
- * would depend on the variable's sign). Ordering by v ascending is x descending with nulls first
+ * comparison with a variable, or with a number beyond `INDEXED_DAYS`, compares the value itself
+ * (exact, not through the index: the shape would depend on the variable's sign). Ordering by v ascending is x descending with nulls first
  * (v's ties, 0, are then in x's order, before the primary key).
  */
 export function storedFormRenderer({ param }: Pick<CompileContext, 'param'>) {
@@ -37,7 +40,9 @@ export function storedFormRenderer({ param }: Pick<CompileContext, 'param'>) {
       if (value.kind === 'const' && typeof value.value === 'boolean') return value.value ? sql`false` : sql`true`;
       return sql`(false = ${param(value, 'boolean')})`;
     }
-    if (value.kind !== 'const' || typeof value.value !== 'number' || !Number.isSafeInteger(value.value)) {
+    // A number beyond INDEXED_DAYS too: today − n would be no date PostgreSQL holds (GraphQL's Int
+    // reaches 2147483647 days, some 5.9 million years), and n + 1 no integer.
+    if (value.kind !== 'const' || typeof value.value !== 'number' || !Number.isSafeInteger(value.value) || Math.abs(value.value) > INDEXED_DAYS) {
       return sql`(${storedValue(field, table)} ${OPERATOR[operator]} ${param(value, 'integer')})`;
     }
     const n = value.value;

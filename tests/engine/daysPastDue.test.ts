@@ -102,7 +102,8 @@ describe('days past due, bucket and amount past due (SPEC §12 R3)', () => {
     assert.ok([...values].some((v) => v === 0) && [...values].some((v) => v > 30), `a spread of days past due: ${[...values].join(', ')}`);
 
     const compare = { _eq: (a: number, b: number) => a === b, _neq: (a: number, b: number) => a !== b, _gt: (a: number, b: number) => a > b, _gte: (a: number, b: number) => a >= b, _lt: (a: number, b: number) => a < b, _lte: (a: number, b: number) => a <= b };
-    const thresholds = [-1, 0, 1, ...values, 30, 31, 400];
+    // And GraphQL Int's ends: today − 2147483647 days is no date PostgreSQL holds, and 2147483647 + 1 no integer.
+    const thresholds = [-1, 0, 1, ...values, 30, 31, 400, 2_147_483_647, -2_147_483_648, 1_000_001, -1_000_001];
     for (const [operator, holds] of Object.entries(compare)) {
       for (const n of thresholds) {
         const data = await graph(`query ($ids: [uuid!]!) { loans(where: {id: {_in: $ids}, days_past_due: {${operator}: ${n}}}) { id } }`, { ids });
