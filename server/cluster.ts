@@ -4,6 +4,7 @@ import { DEMO_ACCOUNT, setUpDemoIfEmpty, type DemoSetUp } from '../app/demo.js';
 import { metadataFileOf, type ServiceConfig } from '../app/config.js';
 import type { Logger } from '../app/logger.js';
 import { answerClusterMetrics } from './clusterMetrics.js';
+import { checkCanListen } from './httpServer.js';
 
 /**
  * `WORKERS=N` (N > 1): this process is the primary of a node:cluster. It migrates and sets up the
@@ -27,6 +28,13 @@ export async function runClusterPrimary(config: ServiceConfig, logger: Logger): 
     await opened.close();
   }
   metadataFileOf(config);
+  try {
+    await checkCanListen(config.port, config.host);
+  } catch (error) {
+    // As a single process does (main.ts): the demo just set up is shown before the one line.
+    if (demo) process.stdout.write(`\n${demoLines(demo).join('\n')}\n\n`);
+    throw error;
+  }
   // GET /metrics in any API process answers every process's figures, gathered here (clusterMetrics.ts).
   if (config.operations.metricsToken) answerClusterMetrics();
 

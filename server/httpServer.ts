@@ -111,6 +111,17 @@ export function listen(server: Server, port: number, host: string): Promise<void
 }
 
 /**
+ * Fails, in `listenFailure`'s words, when `port`/`host` cannot be listened on now; listens on it
+ * for a moment and lets it go. The primary of `WORKERS=N` asks before it forks: a worker that
+ * cannot listen dies and is replaced, again and again, until the primary gives up after 120 s.
+ */
+export async function checkCanListen(port: number, host: string): Promise<void> {
+  const probe = createServer();
+  await listen(probe, port, host);
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
+/**
  * Why the service could not listen, in words that say what to do (Node's own is "listen
  * EADDRINUSE: address already in use 0.0.0.0:8080", which names neither PORT nor a way out).
  */

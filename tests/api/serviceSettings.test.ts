@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { configFromEnv } from '../../app/config.js';
 import { databaseSettingsFromEnv } from '../../db/index.js';
 import { assertBuilt, runCli, runServiceToExit } from '../support/processes.js';
-import { copyMigratedDataDir } from '../support/testDatabase.js';
+import { copyMigratedDataDir, createServerDatabase } from '../support/testDatabase.js';
 
 /**
  * README, Configuration: a setting the service cannot use is refused at start with one line in
@@ -129,5 +129,22 @@ describe('The service started on a port already in use', () => {
     const keys = await runCli(['key', 'list', '--account', 'demo'], { DATA_DIR: dataDir }, dir);
     assert.equal(keys.code, 0, keys.stderr);
     assert.match(keys.stdout, new RegExp(`^${key[1]} +demo `, 'm'), 'the key printed is the one stored');
+  });
+
+  // WORKERS above 1 needs DATABASE_URL: this runs in the PostgreSQL run of the suite.
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  it('with WORKERS=2 says so at once, too, and prints the demo (its workers were restarted for 120 s)', { skip: serverUrl ? false : 'needs TEST_DATABASE_URL (WORKERS above 1 needs PostgreSQL)' }, async () => {
+    const port = (holder.address() as AddressInfo).port;
+    const created = await createServerDatabase(serverUrl!);
+    try {
+      const started = Date.now();
+      const result = await runServiceToExit({ DATABASE_URL: created.url, WORKERS: '2', DEMO_SCALE: '0.0001' }, port, dir);
+      assert.equal(result.code, 1, result.stdout + result.stderr);
+      assert.ok(result.stderr.endsWith(`loanql failed to start: port ${port} on 127.0.0.1 is already in use (another loanql, or another program): stop it, or start on a free port with PORT (PORT=${port + 1} npm start)\n`), result.stderr);
+      assert.match(result.stdout, /^ {2}Demo API key: +lq_\w{8}_\S+$/m);
+      assert.ok(Date.now() - started < 60_000, 'before any worker was forked');
+    } finally {
+      await created.drop();
+    }
   });
 });
