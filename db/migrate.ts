@@ -57,6 +57,7 @@ const MIGRATIONS: readonly string[] = [
   '0051_reversal_reason_final',
   '0052_leads_not_past_due',
   '0053_funded_loan_not_lead',
+  '0054_close_refusal_in_cents',
 ];
 
 /**

@@ -189,7 +189,17 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
     await onTime(open);
     const refused = await s.rest.patch(`/api/loan/${open}`, { Status: 'closed' });
     assert.equal(refused.status, 400, refused.text);
-    assert.match(refused.json.fields.Status, /still owes principal 84151\.39/);
+    assert.match(refused.json.fields.Status, /^the loan still owes principal 84151\.39, interest \d+\.\d\d, fees \d+\.\d\d \(credit \d+\.\d\d\): it closes by itself when paid off$/);
+    // A loan without a schedule is never paid off by payments (they become credit): the refusal says what settles it.
+    const bare = await s.rest.post('/api/loan', { Name: 'No terms', Amount: 5000, Date_Funded: '2026-01-15', Status: 'servicing' });
+    assert.equal(bare.status, 201, bare.text);
+    await pay(bare.json.loan.id as string, '2026-02-01', '5000.00');
+    const bareClose = await s.rest.patch(`/api/loan/${bare.json.loan.id as string}`, { Status: 'closed' });
+    assert.equal(bareClose.status, 400, bareClose.text);
+    assert.equal(
+      bareClose.json.fields.Status,
+      'the loan still owes principal 5000.00, interest 0.00, fees 0.00 (credit 5000.00): it has no schedule, so payments do not pay it off (they become credit): give it its terms (Term, Rate, Frequency) first',
+    );
     // A reversal that reopens a balance puts the loan back in servicing.
     await reverse(big, '2026-04-05', 'error');
     state = (await graph(`query ($loan: uuid!) { loans_by_pk(id: $loan) { status date_closed } }`, { loan })).data.loans_by_pk;
