@@ -44,11 +44,11 @@ export function singleQuery(req: Request, name: string): string | undefined {
 }
 
 /**
- * A 400 naming each query parameter the route does not take, as `GET /api/loan` and the payoff
- * refuse one: a misspelt filter (`loan=` for `loan_id=`) ignored would answer for the whole account.
+ * A 400 naming each query parameter a route does not take (every GET route of the REST API that
+ * reads a query): a misspelt filter (`loan=` for `loan_id=`) ignored would answer for the whole account.
  */
-export function onlyQuery(req: Request, names: readonly string[]): void {
-  const unknown = Object.keys(req.query).filter((name) => !names.includes(name));
+export function onlyQuery(query: Readonly<Record<string, unknown>>, names: readonly string[]): void {
+  const unknown = Object.keys(query).filter((name) => !names.includes(name));
   if (!unknown.length) return;
   const takes = names.length ? names.join(', ') : 'none';
   throw new UserInputError(

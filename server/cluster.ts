@@ -28,13 +28,7 @@ export async function runClusterPrimary(config: ServiceConfig, logger: Logger): 
     await opened.close();
   }
   metadataFileOf(config);
-  try {
-    await checkCanListen(config.port, config.host);
-  } catch (error) {
-    // As a single process does (main.ts): the demo just set up is shown before the one line.
-    if (demo) process.stdout.write(`\n${demoLines(demo).join('\n')}\n\n`);
-    throw error;
-  }
+  await showingDemoIfFails(demo, () => checkCanListen(config.port, config.host));
   // GET /metrics in any API process answers every process's figures, gathered here (clusterMetrics.ts).
   if (config.operations.metricsToken) answerClusterMetrics();
 
@@ -124,8 +118,22 @@ export function bannerLines(url: string, databaseDescription: string, demo: Demo
   return lines;
 }
 
+/**
+ * Runs `attempt` (listening on the port); when it fails, prints the demo set up on this start
+ * first: its login and key exist nowhere else, and they work once the service starts on a free
+ * port. Then the failure goes on to its one line.
+ */
+export async function showingDemoIfFails(demo: DemoSetUp | null, attempt: () => Promise<void>): Promise<void> {
+  try {
+    await attempt();
+  } catch (error) {
+    if (demo) process.stdout.write(`\n${demoLines(demo).join('\n')}\n\n`);
+    throw error;
+  }
+}
+
 /** The demo just set up: its login and key, which exist only in this output (the database keeps hashes). */
-export function demoLines(demo: DemoSetUp): string[] {
+function demoLines(demo: DemoSetUp): string[] {
   return [
     `Demo account "${demo.accountSlug}" created with ${demo.loans} loans.`,
     `  Dashboard login: ${demo.adminEmail} / ${demo.adminPassword}`,

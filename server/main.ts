@@ -14,7 +14,7 @@ import { createApp } from './createApp.js';
 import { createHttpServer, listen } from './httpServer.js';
 import type { ServiceState } from '../api/routes/health.js';
 import { createLogger, flushLog } from '../app/logger.js';
-import { bannerLines, demoLines, listeningUrl, runClusterPrimary } from './cluster.js';
+import { bannerLines, listeningUrl, runClusterPrimary, showingDemoIfFails } from './cluster.js';
 import { ReadRouting } from '../api/readRouting.js';
 import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import { clusterScrape } from './clusterMetrics.js';
@@ -90,15 +90,7 @@ async function main(): Promise<void> {
   const subscriptions = await startSubscriptions({ db: opened.database, engines, logger, config, routing });
   state.subscriptions = () => subscriptions.sockets.usage;
   const server = createHttpServer(app, config.http, subscriptions.sockets);
-  try {
-    await listen(server, config.port, config.host);
-  } catch (error) {
-    // The demo was set up on this start and its login and key exist nowhere else: shown even
-    // though the service cannot serve, so a start on a busy port loses neither (they work once
-    // it starts on a free one).
-    if (demo) process.stdout.write(`\n${demoLines(demo).join('\n')}\n\n`);
-    throw error;
-  }
+  await showingDemoIfFails(demo, () => listen(server, config.port, config.host));
   const url = listeningUrl(config.host, config.port);
   logger.info({ port: config.port, database: opened.description, startupMs: Date.now() - started }, 'listening');
 

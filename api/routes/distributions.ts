@@ -22,7 +22,7 @@ export function distributionRoutes(db: Database, engines: EngineHolder): Router 
         permission: 'distributions.select',
       });
     }
-    onlyQuery(req, ['from', 'to', 'loan_id']);
+    onlyQuery(req.query, ['from', 'to', 'loan_id']);
     const query = distributionQuery(new Map(Object.entries(req.query)));
     res.status(200).type('application/json').send(await distributionsJson(db, engine, caller.principal, query));
   });

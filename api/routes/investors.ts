@@ -68,7 +68,7 @@ export function investorRoutes(db: Database, engines: EngineHolder): Router {
     const reach = investorReach(engines, res, 'GET /api/investors/{person_id}/statement');
     if (!reach) return;
     const accountId = res.locals.auth.accountId;
-    onlyQuery(req, ['from', 'to', 'format']);
+    onlyQuery(req.query, ['from', 'to', 'format']);
     let format;
     try {
       format = downloadFormat(req, ['json', 'csv', 'pdf']);

@@ -16,8 +16,9 @@ import { roleWith } from '../keyRole.js';
 import { activeKeyGuard } from '../../app/keyGuards.js';
 import { ReadRouting } from '../readRouting.js';
 import { loanListLimits, type LoanListLimits } from '../loanListLimits.js';
+import { onlyQuery } from '../downloadFormat.js';
 
-const LIST_PARAMETERS = new Set(['status', 'limit', 'offset']);
+const LIST_PARAMETERS = ['status', 'limit', 'offset'];
 /** PostgreSQL's integer (and GraphQL's Int): the largest limit or offset a statement takes. */
 const INT32_MAX = 2_147_483_647;
 
@@ -33,15 +34,8 @@ function intParam(query: ReadonlyMap<string, unknown>, name: string, fallback: n
 
 /** The list's query string, read through a `Map` (names are the client's); `limits` from MAX_ROWS (`loanListLimits`). */
 function listQuery(raw: Record<string, unknown>, limits: LoanListLimits): { status?: LoanStatus; limit: number; offset: number } {
+  onlyQuery(raw, LIST_PARAMETERS);
   const query = new Map(Object.entries(raw));
-  const unknown = [...query.keys()].filter((name) => !LIST_PARAMETERS.has(name));
-  if (unknown.length) {
-    throw new UserInputError(
-      `unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`,
-      400,
-      new Map(unknown.map((name) => [name, 'unknown query parameter (status, limit, offset)'])),
-    );
-  }
   const status = query.get('status');
   if (status !== undefined && !(typeof status === 'string' && (LOAN_STATUSES as readonly string[]).includes(status))) {
     throw new UserInputError(`status must be one of ${LOAN_STATUSES.join(', ')}`, 400, { status: `expected one of ${LOAN_STATUSES.join(', ')}` });
@@ -140,9 +134,8 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     if (!from) return;
     const caller = roleWith(engines, res, 'select', '/api/loan');
     if (!caller) return;
+    onlyQuery(req.query, ['date']);
     const query = new Map(Object.entries(req.query as Record<string, unknown>));
-    const unknown = [...query.keys()].filter((name) => name !== 'date');
-    if (unknown.length) throw new UserInputError(`unknown query parameter: ${unknown.join(', ')}`, 400, new Map(unknown.map((name) => [name, 'unknown query parameter (date)'])));
     const day = dayParameter('date', query.get('date'));
     const id = String(req.params.id);
     if ((await (await loansAs(caller.role)).loanJson(from, caller.principal, id)) === null) return notFound(res);

@@ -77,7 +77,7 @@ export function remittanceRoutes(db: Database, engines: EngineHolder): Router {
 
   router.get('/', async (req, res) => {
     if (!readsEveryInvestor(engines, res, 'GET /api/remittances')) return;
-    onlyQuery(req, ['from', 'to', 'format']);
+    onlyQuery(req.query, ['from', 'to', 'format']);
     const format = formatOf(req, res);
     if (!format) return;
     const period = statementPeriod(singleQuery(req, 'from'), singleQuery(req, 'to'));
@@ -107,7 +107,7 @@ export function remittanceRoutes(db: Database, engines: EngineHolder): Router {
 
   router.get('/:id', async (req, res) => {
     if (!readsEveryInvestor(engines, res, 'GET /api/remittances/{id}')) return;
-    onlyQuery(req, ['format']);
+    onlyQuery(req.query, ['format']);
     const format = formatOf(req, res);
     if (!format) return;
     const remittance = await findRemittance(db, res.locals.auth.accountId, req.params.id!);
