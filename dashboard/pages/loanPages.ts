@@ -321,7 +321,11 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   ${
     loan.status === 'lead'
       ? html`<p class="hint" id="lead-payments">A lead takes no payments: it has not been funded. Set its status to Servicing, with its funding date, <a href="${loanPath(id)}/edit">in the loan's terms</a>.</p>`
-      : html`<form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
+      : html`${
+          schedule.length
+            ? null
+            : html`<p class="hint" id="unscheduled-payments">Without a schedule this loan takes only refunds and fee payments: a payment would pay nothing. Give it its rate, term, frequency and a start date <a href="${loanPath(id)}/edit">in the loan's terms</a>.</p>`
+        }<form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
     ${csrfField(viewer.csrfToken)}
     <div class="field"><label for="payment-date">Date</label>${dateInput('payment-date', 'date', fieldOf('date') || view.businessDate, true)}</div>
     <div class="field"><label for="payment-amount">Amount</label><input id="payment-amount" name="amount" type="text" inputmode="decimal" required value="${fieldOf('amount') || text(next?.payment)}"></div>

@@ -190,16 +190,34 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
     const refused = await s.rest.patch(`/api/loan/${open}`, { Status: 'closed' });
     assert.equal(refused.status, 400, refused.text);
     assert.match(refused.json.fields.Status, /^the loan still owes principal 84151\.39, interest \d+\.\d\d, fees \d+\.\d\d \(credit \d+\.\d\d\): it closes by itself when paid off$/);
-    // A loan without a schedule is never paid off by payments (they become credit): the refusal says what settles it.
+    // A loan without a schedule has nothing for a payment to pay (it became credit): a payment is refused and nothing is
+    // written (migration 0061), and closing it by hand while its principal is owed says what to do.
     const bare = await s.rest.post('/api/loan', { Name: 'No terms', Amount: 5000, Date_Funded: '2026-01-15', Status: 'servicing' });
     assert.equal(bare.status, 201, bare.text);
-    await pay(bare.json.loan.id as string, '2026-02-01', '5000.00');
-    const bareClose = await s.rest.patch(`/api/loan/${bare.json.loan.id as string}`, { Status: 'closed' });
+    const bareId = bare.json.loan.id as string;
+    const barePayment = await graph(
+      `mutation ($loan: uuid!) { insert_payments_one(object: {loan_id: $loan, date: "2026-02-01", amount: 5000, method: "ach"}) { id } }`,
+      { loan: bareId },
+    );
+    assert.equal(barePayment.errors?.[0]?.extensions?.code, 'check-violation', JSON.stringify(barePayment));
+    assert.equal(
+      barePayment.errors?.[0]?.message,
+      'insert_payments_one: loan_id: the loan has no schedule, so a payment would pay nothing (it would become credit): give it its terms (Amount, Rate, Term, Frequency, and First_Payment_Date or Date_Funded) first',
+    );
+    const bareState = await graph(`query ($loan: uuid!) { loans_by_pk(id: $loan) { payments { id } } }`, { loan: bareId });
+    assert.deepEqual(bareState.data.loans_by_pk, { payments: [] });
+    const bareClose = await s.rest.patch(`/api/loan/${bareId}`, { Status: 'closed' });
     assert.equal(bareClose.status, 400, bareClose.text);
     assert.equal(
       bareClose.json.fields.Status,
-      'the loan still owes principal 5000.00, interest 0.00, fees 0.00 (credit 5000.00): it has no schedule, so payments do not pay it off (they become credit): give it its terms (Term, Rate, Frequency) first',
+      'the loan still owes principal 5000.00, interest 0.00, fees 0.00 (credit 0.00): it has no schedule, so it takes no payment: give it its terms (Term, Rate, Frequency) first',
     );
+    // Given its terms, it takes the payment.
+    const termed = await s.rest.patch(`/api/loan/${bareId}`, { Rate: 12, Term: 1, Frequency: 'monthly' });
+    assert.equal(termed.status, 200, termed.text);
+    await pay(bareId, '2026-02-15', '5050.00');
+    const paidOff = await graph(`query ($loan: uuid!) { loans_by_pk(id: $loan) { status principal_outstanding } }`, { loan: bareId });
+    assert.deepEqual(paidOff.data.loans_by_pk, { status: 'closed', principal_outstanding: 0 });
     // A reversal that reopens a balance puts the loan back in servicing.
     await reverse(big, '2026-04-05', 'error');
     state = (await graph(`query ($loan: uuid!) { loans_by_pk(id: $loan) { status date_closed } }`, { loan })).data.loans_by_pk;

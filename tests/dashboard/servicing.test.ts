@@ -240,6 +240,26 @@ describe('The loan page', () => {
     assert.equal(await footprint(), before);
   });
 
+  it('a loan without a schedule says it takes only refunds and fee payments; a regular payment posted to it is refused in words, nothing written (migration 0061)', async () => {
+    const product = (await database.db.query<{ id: string }>(`SELECT id FROM products WHERE account_id = $1 AND is_default`, [mine.account.id])).rows[0]!.id;
+    const bare = (
+      await database.db.query<{ id: string }>(`INSERT INTO loans (account_id, product_id, name, amount, status, date_funded) VALUES ($1, $2, 'No terms yet', 5000, 'servicing', '2024-01-15') RETURNING id`, [
+        mine.account.id,
+        product,
+      ])
+    ).rows[0]!.id;
+    const page = await client.get(`/dashboard/loans/${bare}`);
+    assert.equal(page.status, 200);
+    assert.match(page.text, /id="unscheduled-payments">Without a schedule this loan takes only refunds and fee payments/);
+    const before = await footprint();
+    const reply = await client.postForm(`/dashboard/loans/${bare}/payments`, { date: '2024-02-01', amount: '10', type: 'regular', method: 'ach' });
+    assert.equal(reply.status, 400);
+    assert.match(reply.text, /the loan has no schedule, so a payment would pay nothing \(it would become credit\): give it its terms/);
+    assert.equal(await footprint(), before);
+    const scheduled = await client.get(`/dashboard/loans/${myLoan}`);
+    assert.doesNotMatch(scheduled.text, /unscheduled-payments/);
+  });
+
   it('adds a comment whose author is the logged-in admin, escaped on the page', async () => {
     const text = `<script>alert("x")</script> ${Date.now()}`;
     assert.equal((await client.postForm(`/dashboard/loans/${myLoan}/comments`, { text })).status, 303);

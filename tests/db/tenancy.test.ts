@@ -38,6 +38,8 @@ async function makeTenant(db: Database, slug: string): Promise<Tenant> {
   const loan = await one(db, `INSERT INTO loans (account_id, product_id, name, status) VALUES ($1, $2, 'Loan', 'servicing') RETURNING id`, [account, product]);
   const document = await one(db, `INSERT INTO documents (account_id, name) VALUES ($1, 'Deed') RETURNING id`, [account]);
   const address = await one(db, `INSERT INTO addresses (account_id, city) VALUES ($1, 'Springfield') RETURNING id`, [account]);
+  // A payment is taken by a loan with a schedule (migration 0061): one row.
+  await db.query(`INSERT INTO schedules (account_id, loan_id, number, due, payment, principal, interest, balance) VALUES ($1, $2, 1, '2024-01-01', 10, 10, 0, 0)`, [account, loan]);
   const payment = await one(db, `INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2024-01-01', 10) RETURNING id`, [account, loan]);
   return { account, admin, product, person, company, loan, document, address, payment };
 }

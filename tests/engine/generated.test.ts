@@ -105,6 +105,11 @@ async function insertExtraRows(db: Database, accountId: string, namePrefix: stri
       [accountId, loan.id, `${namePrefix}${loan.name as string}`, loan.amount, loan.status, loan.rate, loan.term, loan.frequency, loan.amortization, loan.regular_payment, loan.date_funded, loan.first_payment_date, loan.date_maturity, JSON.stringify(loan.custom_fields), loan.created_at],
     );
   }
+  // A payment is taken by a loan with a schedule (migration 0061): one row for each loan paid here (the pruning below
+  // takes most of them away again, leaving payments on loans without rows, as a loan whose terms were cleared has).
+  for (const loanId of new Set(EXTRA_PAYMENTS.map((p) => p.loan_id))) {
+    await db.query(`INSERT INTO schedules (account_id, loan_id, number, due, payment, principal, interest, balance) VALUES ($1, $2, 1, '2026-12-01', 1, 1, 0, 0)`, [accountId, loanId]);
+  }
   for (const p of EXTRA_PAYMENTS) {
     await db.query(`INSERT INTO payments (account_id, id, loan_id, date, amount, type, method, date_reversed) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
       accountId, p.id, p.loan_id, p.date, p.amount, p.type, p.method, p.date_reversed,

@@ -54,6 +54,8 @@ before(async () => {
     await tx.query(`INSERT INTO people (account_id, id, name, is_borrower) VALUES ($1, $2, '${B_MARK} Zed Smith', true)`, [B, twinPersonId]);
     await tx.query(`INSERT INTO borrows (account_id, loan_id, person_id) VALUES ($1, $2, $3)`, [B, twinLoanId, twinPersonId]);
     await tx.query(`INSERT INTO guarantees (account_id, loan_id, person_id) VALUES ($1, $2, $3)`, [B, twinLoanId, twinPersonId]);
+    // A payment is taken by a loan with a schedule (migration 0061): one row.
+    await tx.query(`INSERT INTO schedules (account_id, loan_id, number, due, payment, principal, interest, balance) VALUES ($1, $2, 1, '2099-01-01', 1.11, 1.11, 0, 0)`, [B, twinLoanId]);
     await tx.query(`INSERT INTO payments (account_id, loan_id, date, amount, type, method) SELECT $1, $2, DATE '2099-01-01' + n, 1.11, 'regular', 'ach' FROM generate_series(1, 3) n`, [B, twinLoanId]);
     await tx.query(`INSERT INTO addresses (account_id, id, street1, city) VALUES ($1, $2, '1 ${B_MARK} St', '${B_MARK} City')`, [B, twinAddressId]);
     await tx.query(`INSERT INTO address_details (account_id, loan_id, address_id) VALUES ($1, $2, $3)`, [B, twinLoanId, twinAddressId]);

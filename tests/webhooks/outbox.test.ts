@@ -28,10 +28,12 @@ after(async () => {
   await database?.close();
 });
 
-/** A loan in servicing (a lead takes no payment, migration 0050) that a payment of a few dollars leaves open. */
+/** A loan in servicing (a lead takes no payment, migration 0050) with a schedule (0061) that a payment of a few dollars leaves open. */
 async function accountWithLoan(receiver: WebhookReceiver | null, eventTypes: string[] | null = ['payment.posted']): Promise<{ account: Account; loan: string }> {
   const account = await createAccount(database.db, `outbox-${process.pid}-${(slugs += 1)}`);
   const loan = (await database.db.query<{ id: string }>(`INSERT INTO loans (account_id, name, status, amount) VALUES ($1, 'outbox', 'servicing', 1000) RETURNING id`, [account.id])).rows[0]!.id;
+  // A payment is taken by a loan with a schedule (migration 0061): one row, due after the payments, so they leave it open.
+  await database.db.query(`INSERT INTO schedules (account_id, loan_id, number, due, payment, principal, interest, balance) VALUES ($1, $2, 1, '2026-12-15', 1000, 1000, 0, 0)`, [account.id, loan]);
   if (receiver) await createWebhookEndpoint(database.db, account.id, { url: receiver.url, eventTypes }, { knownEventTypes: KNOWN, allowPrivate: true });
   return { account, loan };
 }
@@ -80,6 +82,7 @@ describe('Webhooks: the outbox and the fan-out', () => {
       await applyEventTriggers(own.db, metadata.eventTypes);
       const account = await createAccount(own.db, `no-endpoints-${process.pid}`);
       const loan = (await own.db.query<{ id: string }>(`INSERT INTO loans (account_id, name, status, amount) VALUES ($1, 'no endpoints', 'servicing', 1000) RETURNING id`, [account.id])).rows[0]!.id;
+      await own.db.query(`INSERT INTO schedules (account_id, loan_id, number, due, payment, principal, interest, balance) VALUES ($1, $2, 1, '2026-12-15', 1000, 1000, 0, 0)`, [account.id, loan]);
       worker.start();
       await new Promise((resolve) => setTimeout(resolve, 20 * settings.pollMs));
       const claims = () => seen.filter((text) => text.includes('UPDATE webhook_deliveries d') && text.includes('WITH due AS')).length;
@@ -158,15 +161,16 @@ describe('Webhooks: the outbox and the fan-out', () => {
       const worker = new WebhookWorker(database.db, settings, { warn: () => undefined });
       worker.start();
       try {
-        await one.waitFor((r) => r.length >= 2, 5000);
+        await one.waitFor((r) => r.length >= 3, 5000);
         await two.waitFor((r) => r.length >= 1, 5000);
         await new Promise((resolve) => setTimeout(resolve, 300));
       } finally {
         await worker.stop();
       }
-      // `one` takes every type: the payment, and the loan the ledger updated with it (its balances, SPEC §12).
+      // `one` takes every type: the payment, the loan the ledger updated with it (its balances) and the payment's
+      // distribution (the lender's share of what it paid of the row; SPEC §12).
       const typeOf = (w: { body: string }) => (JSON.parse(w.body) as { type: string }).type;
-      assert.deepEqual(one.received.map(typeOf).sort(), ['loan.updated', 'payment.posted']);
+      assert.deepEqual(one.received.map(typeOf).sort(), ['distribution.created', 'loan.updated', 'payment.posted']);
       assert.equal(two.received.length, 1);
       assert.equal(other.received.length, 0, 'an endpoint not subscribed to the type gets nothing');
       const posted = one.received.find((w) => typeOf(w) === 'payment.posted')!;
