@@ -15,6 +15,8 @@ import { dayParameter } from './ledgerReads.js';
  *   before `to`. A source funded inside the period opens at 0.00 and shows its amount as
  *   `funded`, so closing = opening + funded − principal − the principal part of the adjustments.
  *   A source funded after `to` (or a person's several sources on one loan) is left out (summed).
+ *   A source since deleted keeps its lines: it counts as a source of 0.00 funded on no day, so
+ *   its principal is minus what was paid on it until its removal's adjustments take that back.
  * - `principal`, `interest`, `fees`: the period's original lines; `adjustments`: the period's
  *   adjustment lines of every component (negative when money was taken back); `total`: all of them.
  * - Money is PostgreSQL's exact text, never a float.
@@ -97,7 +99,15 @@ WITH person AS (SELECT pe.id, pe.name FROM people pe WHERE pe.account_id = $1 AN
     SELECT f.id, f.loan_id, f.rate, f.date_funded, coalesce(f.original_amount, 0.00) AS original_amount,
            f.date_funded IS NOT NULL AND f.date_funded >= $3::date AS funded_in_period
       FROM funding_sources f
-     WHERE f.account_id = $1 AND f.person_id = $2 AND (f.date_funded IS NULL OR f.date_funded <= $4::date)),
+     WHERE f.account_id = $1 AND f.person_id = $2 AND (f.date_funded IS NULL OR f.date_funded <= $4::date)
+    UNION ALL
+    -- A source since deleted keeps its lines, and its removal's adjustments take them back: it is
+    -- a source of 0.00 funded on no day (as one set to 0.00), so its lines count on their dates.
+    SELECT d.funding_source_id, d.loan_id, NULL::numeric, NULL::date, 0.00, false
+      FROM distributions d
+     WHERE d.account_id = $1 AND d.person_id = $2 AND d.date <= $4::date
+       AND NOT EXISTS (SELECT FROM funding_sources f WHERE f.account_id = $1 AND f.id = d.funding_source_id)
+     GROUP BY d.funding_source_id, d.loan_id),
   -- A line counts on its own date, or on its source's funding day when that is later: an
   -- adjustment from a back-dated reversal can be dated before the source it pays was funded.
   lines AS (
