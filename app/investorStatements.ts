@@ -15,6 +15,7 @@ import { dayParameter } from './ledgerReads.js';
  *   before `to`. A source funded inside the period opens at 0.00 and shows its amount as
  *   `funded`, so closing = opening + funded − principal − the principal part of the adjustments.
  *   A source funded after `to` (or a person's several sources on one loan) is left out (summed).
+ *   A source with no `date_funded` (a commitment) holds 0.00 until it is funded, as it takes no share.
  *   A source since deleted keeps its lines: it counts as a source of 0.00 funded on no day, so
  *   its principal is minus what was paid on it until its removal's adjustments take that back.
  * - `principal`, `interest`, `fees`: the period's original lines; `adjustments`: the period's
@@ -96,7 +97,8 @@ export interface InvestorStatement {
 const STATEMENT = `
 WITH person AS (SELECT pe.id, pe.name FROM people pe WHERE pe.account_id = $1 AND pe.id = $2),
   sources AS (
-    SELECT f.id, f.loan_id, f.rate, f.date_funded, coalesce(f.original_amount, 0.00) AS original_amount,
+    -- A source with no funding day is a commitment: it holds nothing (and takes no share) until funded.
+    SELECT f.id, f.loan_id, f.rate, f.date_funded, CASE WHEN f.date_funded IS NULL THEN 0.00 ELSE coalesce(f.original_amount, 0.00) END AS original_amount,
            f.date_funded IS NOT NULL AND f.date_funded >= $3::date AS funded_in_period
       FROM funding_sources f
      WHERE f.account_id = $1 AND f.person_id = $2 AND (f.date_funded IS NULL OR f.date_funded <= $4::date)
@@ -285,10 +287,14 @@ export interface InvestorListing {
   readonly funded: string;
 }
 
-/** The account's investors (people with a funding source), by name, with how many loans and how much they funded. */
+/**
+ * The account's investors (people with a funding source), by name, with how many loans they funded
+ * and how much: a commitment not funded yet (no `date_funded`) lists its person but counts in neither.
+ */
 export async function listInvestors(db: Database, accountId: string, limit = 500): Promise<InvestorListing[]> {
   const { rows } = await db.query<{ person_id: string; name: string; loans: number; funded: string }>(
-    `SELECT pe.id::text AS person_id, pe.name, count(DISTINCT f.loan_id)::int AS loans, coalesce(sum(f.original_amount), 0.00)::text AS funded
+    `SELECT pe.id::text AS person_id, pe.name, count(DISTINCT f.loan_id) FILTER (WHERE f.date_funded IS NOT NULL)::int AS loans,
+            coalesce(sum(f.original_amount) FILTER (WHERE f.date_funded IS NOT NULL), 0.00)::text AS funded
        FROM funding_sources f JOIN people pe ON pe.account_id = f.account_id AND pe.id = f.person_id
       WHERE f.account_id = $1
       GROUP BY pe.id, pe.name ORDER BY pe.name, pe.id LIMIT $2`,

@@ -1,18 +1,23 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createApiKey } from '../../app/apiKeys.js';
+import { listInvestors } from '../../app/investorStatements.js';
 import { restClient } from '../support/restClient.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
 
 /**
- * An investor removed from a loan after it was paid and remitted (docs/investors.md, "A source
- * since deleted"): deleting the funding source takes back its lines by adjustments (docs/ledger.md,
- * "Weights that move"), which the next remittance run charges to the investor. The person's
- * statement must show those same lines — before, it showed nothing at all ("funds no loan"),
- * for the new period and for the one already paid, while the run asked the lender to take money
- * back from them. Each period's statement here equals the person's lines read through GraphQL
- * and the run's (or the recorded remittance's) figure for the person, and the periods chain.
+ * Statement sources that are not plainly funded (docs/investors.md, "The statement"), over HTTP.
+ *
+ * - An investor removed from a loan after it was paid and remitted: deleting the funding source
+ *   takes back its lines by adjustments (docs/ledger.md, "Weights that move"), which the next
+ *   remittance run charges to the investor. The person's statement must show those same lines —
+ *   before, it showed nothing at all ("funds no loan"), for the new period and for the one already
+ *   paid, while the run asked for money back. Each period's statement here equals the person's
+ *   lines read through GraphQL and the run's (or the recorded remittance's) figure, and the
+ *   periods chain.
+ * - A commitment not yet funded (no `date_funded`) takes no share (R10); its statement said it
+ *   held its whole amount of principal, and the statement after its funding opened at 0.00.
  */
 let s: KeyedService;
 let loan: string;
@@ -30,13 +35,13 @@ async function graph(query: string, variables: Record<string, unknown> = {}): Pr
   return body.data;
 }
 
-async function fund(name: string, amount: string, rate: string): Promise<{ person: string; source: string }> {
+async function fund(name: string, amount: string, rate: string, dateFunded: string | null = '2026-01-15'): Promise<{ person: string; source: string }> {
   const person = (await graph(`mutation ($n: String!) { insert_people_one(object: {name: $n, entity_type: "individual"}) { id } }`, { n: name })).insert_people_one.id;
   const source = (
     await graph(
-      `mutation ($p: uuid!, $l: uuid!, $a: numeric!, $r: numeric!) {
-         insert_funding_sources_one(object: {person_id: $p, loan_id: $l, original_amount: $a, rate: $r, date_funded: "2026-01-15"}) { id } }`,
-      { p: person, l: loan, a: amount, r: rate },
+      `mutation ($p: uuid!, $l: uuid!, $a: numeric!, $r: numeric!, $d: date) {
+         insert_funding_sources_one(object: {person_id: $p, loan_id: $l, original_amount: $a, rate: $r, date_funded: $d}) { id } }`,
+      { p: person, l: loan, a: amount, r: rate, d: dateFunded },
     )
   ).insert_funding_sources_one.id;
   return { person, source };
@@ -127,5 +132,25 @@ describe('An investor removed after being paid', () => {
     const rows = csv.text.replace(/^\uFEFF/, '').trimEnd().split('\r\n');
     assert.equal(rows.length, 3, 'header, the loan, Total');
     assert.equal(rows[2]!.split(',')[10], admin.exact.totals.total.text);
+  });
+});
+
+describe('A commitment not yet funded', () => {
+  it('holds no principal until its funding day; the statements chain across it', async () => {
+    const dee = await fund('Dee Committed', '3000', '11', null);
+    const unfunded = await s.rest.get(`/api/investors/${dee.person}/statement?from=2026-02-01&to=2026-02-28`);
+    assert.equal(unfunded.status, 200, unfunded.text);
+    assert.deepEqual(unfunded.json.loans.map((row: any) => row.loan_id), [loan], 'the loan is listed');
+    for (const column of ['opening_principal', 'funded', 'principal', 'total', 'closing_principal']) {
+      assert.equal(unfunded.exact.totals[column].text, '0.00', `${column}: nothing funded, nothing received`);
+    }
+    const listed = async () => (await listInvestors(s.db, s.accountId)).find((investor) => investor.personId === dee.person);
+    assert.deepEqual(await listed(), { personId: dee.person, name: 'Dee Committed', loans: 0, funded: '0.00' }, "the dashboard's list: listed, nothing funded yet");
+    await graph(`mutation ($id: uuid!) { update_funding_sources_by_pk(pk_columns: {id: $id}, _set: {date_funded: "2026-03-20"}) { id } }`, { id: dee.source });
+    assert.deepEqual(await listed(), { personId: dee.person, name: 'Dee Committed', loans: 1, funded: '3000.00' });
+    const march = await s.rest.get(`/api/investors/${dee.person}/statement?from=2026-03-01&to=2026-03-31`);
+    assert.equal(march.exact.totals.opening_principal.text, unfunded.exact.totals.closing_principal.text, "February's closing is March's opening");
+    assert.equal(march.exact.totals.funded.text, '3000.00');
+    assert.equal(march.exact.totals.closing_principal.text, '3000.00', 'no payment since its funding day');
   });
 });
