@@ -117,13 +117,19 @@ WITH person AS (SELECT pe.id, pe.name FROM people pe WHERE pe.account_id = $1 AN
            d.cause_payment_id, d.remittance_id, d.created_at, greatest(d.date, coalesce(s.date_funded, d.date)) AS date
       FROM distributions d JOIN sources s ON s.id = d.funding_source_id
      WHERE d.account_id = $1 AND d.person_id = $2 AND greatest(d.date, coalesce(s.date_funded, d.date)) <= $4::date),
+  -- Per source, its principal lines before the period and in it: one pass over the lines (a
+  -- subquery per source read them all once per source: 55 s for a fund in 1,622 loans).
+  principal_lines AS (
+    SELECT l.funding_source_id,
+           coalesce(sum(l.amount) FILTER (WHERE l.date < $3::date), 0.00) AS before,
+           coalesce(sum(l.amount) FILTER (WHERE l.date >= $3::date), 0.00) AS within
+      FROM lines l WHERE l.component = 'principal' GROUP BY l.funding_source_id),
   per_source AS (
     SELECT s.id, s.loan_id, s.rate, s.date_funded,
-           CASE WHEN s.funded_in_period THEN 0.00 ELSE s.original_amount END
-             - coalesce((SELECT sum(l.amount) FROM lines l WHERE l.funding_source_id = s.id AND l.component = 'principal' AND l.date < $3::date), 0.00) AS opening,
+           CASE WHEN s.funded_in_period THEN 0.00 ELSE s.original_amount END - coalesce(pr.before, 0.00) AS opening,
            CASE WHEN s.funded_in_period THEN s.original_amount ELSE 0.00 END AS funded,
-           coalesce((SELECT sum(l.amount) FROM lines l WHERE l.funding_source_id = s.id AND l.component = 'principal' AND l.date >= $3::date), 0.00) AS principal_all
-      FROM sources s),
+           coalesce(pr.within, 0.00) AS principal_all
+      FROM sources s LEFT JOIN principal_lines pr ON pr.funding_source_id = s.id),
   period_lines AS (SELECT l.* FROM lines l WHERE l.date >= $3::date),
   received AS (
     SELECT pl.loan_id,
