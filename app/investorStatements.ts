@@ -294,16 +294,29 @@ export interface InvestorListing {
 }
 
 /**
- * The account's investors (people with a funding source), by name, with how many loans they funded
- * and how much: a commitment not funded yet (no `date_funded`) lists its person but counts in neither.
+ * The account's investors, by name, with how many loans they funded and how much: the people with
+ * a funding source, and those with distribution lines but no source any more (removed from their
+ * loans: the remittance run may still charge them the removal's take-back). A commitment not funded
+ * yet (no `date_funded`) lists its person but counts in neither.
  */
 export async function listInvestors(db: Database, accountId: string, limit = 500): Promise<InvestorListing[]> {
   const { rows } = await db.query<{ person_id: string; name: string; loans: number; funded: string }>(
-    `SELECT pe.id::text AS person_id, pe.name, count(DISTINCT f.loan_id) FILTER (WHERE f.date_funded IS NOT NULL)::int AS loans,
-            coalesce(sum(f.original_amount) FILTER (WHERE f.date_funded IS NOT NULL), 0.00)::text AS funded
-       FROM funding_sources f JOIN people pe ON pe.account_id = f.account_id AND pe.id = f.person_id
-      WHERE f.account_id = $1
-      GROUP BY pe.id, pe.name ORDER BY pe.name, pe.id LIMIT $2`,
+    // The people with lines, one index probe each (distributions_person_date), not a scan of every line.
+    `WITH RECURSIVE with_lines(person_id) AS (
+       SELECT (SELECT d.person_id FROM distributions d WHERE d.account_id = $1 AND d.person_id IS NOT NULL ORDER BY d.person_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT d.person_id FROM distributions d WHERE d.account_id = $1 AND d.person_id > w.person_id ORDER BY d.person_id LIMIT 1)
+         FROM with_lines w WHERE w.person_id IS NOT NULL),
+     investors AS (
+       SELECT f.person_id, count(DISTINCT f.loan_id) FILTER (WHERE f.date_funded IS NOT NULL)::int AS loans,
+              coalesce(sum(f.original_amount) FILTER (WHERE f.date_funded IS NOT NULL), 0.00) AS funded
+         FROM funding_sources f WHERE f.account_id = $1 GROUP BY f.person_id
+       UNION ALL
+       SELECT w.person_id, 0, 0.00 FROM with_lines w
+        WHERE w.person_id IS NOT NULL AND NOT EXISTS (SELECT FROM funding_sources f WHERE f.account_id = $1 AND f.person_id = w.person_id))
+     SELECT pe.id::text AS person_id, pe.name, i.loans, i.funded::text AS funded
+       FROM investors i JOIN people pe ON pe.account_id = $1 AND pe.id = i.person_id
+      ORDER BY pe.name, pe.id LIMIT $2`,
     [accountId, limit],
   );
   return rows.map((row) => ({ personId: row.person_id, name: row.name, loans: row.loans, funded: row.funded }));

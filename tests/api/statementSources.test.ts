@@ -123,6 +123,9 @@ describe('An investor removed after being paid', () => {
       -cents(february.exact.totals.principal.text),
       'its principal balance is minus what was paid on it',
     );
+    // The dashboard's list of investors still has them (the run's page links to their statement).
+    const listed = (await listInvestors(s.db, s.accountId)).find((investor) => investor.personId === cal);
+    assert.deepEqual(listed, { personId: cal, name: 'Cal Investor', loans: 0, funded: '0.00' });
   });
 
   it("the removed investor's own key reads the same statement, in CSV too", async () => {
