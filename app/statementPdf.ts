@@ -40,12 +40,14 @@ export async function statementPdf(statement: InvestorStatement, generatedOn: st
   const bottom = doc.page.height - PAGE.margin - 20;
   const amountWidth = (right - left - LOAN_COLUMN) / STATEMENT_COLUMNS.length;
   const money = (amount: string): string => moneyText(amount, statement.currency, '-');
+  const accountName = oneLine(statement.accountName);
+  const personName = oneLine(statement.person.name);
 
-  doc.font(BOLD).fontSize(18).text(statement.accountName, left, PAGE.margin, { width: right - left });
+  doc.font(BOLD).fontSize(18).text(accountName, left, PAGE.margin, { width: right - left });
   doc.font(FONT).fontSize(12).text('Investor statement', { width: right - left });
   doc.moveDown(0.6);
   doc.fontSize(10);
-  doc.text(`Investor: ${statement.person.name}`);
+  doc.text(`Investor: ${personName}`);
   doc.text(`Period: ${statement.period.from} to ${statement.period.to}`);
   doc.text(`Amounts in ${statement.currency}. Prepared ${generatedOn}.`);
   doc.moveDown(1);
@@ -85,7 +87,7 @@ export async function statementPdf(statement: InvestorStatement, generatedOn: st
       doc.addPage();
       y = headings(PAGE.margin);
     }
-    row(y, loan.loanName, STATEMENT_COLUMNS.map(([key]) => money(loan[key])), FONT);
+    row(y, oneLine(loan.loanName), STATEMENT_COLUMNS.map(([key]) => money(loan[key])), FONT);
     y += ROW_HEIGHT;
   }
   if (y + ROW_HEIGHT + 4 > bottom) {
@@ -98,16 +100,17 @@ export async function statementPdf(statement: InvestorStatement, generatedOn: st
   const pages = doc.bufferedPageRange();
   for (let index = 0; index < pages.count; index += 1) {
     doc.switchToPage(pages.start + index);
-    doc
-      .font(FONT)
-      .fontSize(8)
-      .fillColor('#444444')
-      .text(`${statement.accountName} - ${statement.person.name} - page ${index + 1} of ${pages.count}`, left, doc.page.height - PAGE.margin - 14, {
-        width: right - left,
-        align: 'center',
-        lineBreak: false,
-      });
+    // One line that fits: a longer one would wrap below the margin and pdfkit would add a page.
+    const number = ` - page ${index + 1} of ${pages.count}`;
+    doc.font(FONT).fontSize(8).fillColor('#444444');
+    const footer = `${fitted(`${accountName} - ${personName}`, right - left - doc.widthOfString(number))}${number}`;
+    doc.text(footer, left, doc.page.height - PAGE.margin - 14, { width: right - left, align: 'center', lineBreak: false });
   }
   doc.end();
   return done;
+}
+
+/** A name on one line: a name is free text, and a line break in it would move what follows. */
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
 }
