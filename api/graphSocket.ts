@@ -45,7 +45,14 @@ interface Connection {
   /** The dashboard console's socket (`/dashboard/graph`): its session's token once accepted, checked again every `SESSION_CHECK_MS`. */
   readonly console: boolean;
   sessionToken: string | null;
-  readonly subscriptions: Set<LiveSubscription>;
+  /** Its live subscriptions, each with what it was planned as (`noticeMetadataReload` plans it again). */
+  readonly subscriptions: Map<LiveSubscription, PlannedSubscription>;
+}
+
+/** A subscription's request and the statement it was planned as under the metadata it started with. */
+interface PlannedSubscription {
+  readonly payload: SubscribePayload;
+  readonly plannedAs: string;
 }
 
 const KEEP_ALIVE_MS = 12_000;
@@ -61,6 +68,9 @@ export const isConsoleGraphPath = (url: string | undefined): boolean => /^\/dash
 
 /** The close code a slow consumer gets: 1013 "try again later" (its messages were not read). */
 export const SLOW_CONSUMER_CLOSE = 1013;
+
+/** The close code of a connection whose subscriptions the reloaded metadata plans otherwise: 1012 "service restart" (graphql-ws clients reconnect and subscribe again). */
+export const METADATA_CHANGED_CLOSE = 1012;
 
 /** A result whose body is PostgreSQL's response text, sent as it is (the payload of a `next`). */
 const RAW_RESPONSE = Symbol('raw response');
@@ -101,7 +111,7 @@ export class GraphSockets {
       jsonMessageReplacer: (key, value) => (key === 'payload' && value && typeof value === 'object' && RAW_RESPONSE in value ? this.#placeholder((value as RawResult)[RAW_RESPONSE]) : value),
     });
     this.#wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
-      const connection: Connection = { socket, request, auth: null, console: isConsoleGraphPath(request.url), sessionToken: null, subscriptions: new Set() };
+      const connection: Connection = { socket, request, auth: null, console: isConsoleGraphPath(request.url), sessionToken: null, subscriptions: new Map() };
       this.#connections.add(connection);
       const closed = server.opened(
         {
@@ -157,6 +167,31 @@ export class GraphSockets {
     for (const connection of this.#connections) if (connection.auth && keys.has(connection.auth.keyId) && !active.has(connection.auth.keyId)) connection.socket.close(CloseCode.Forbidden, 'Forbidden');
   }
 
+  /**
+   * The metadata was reloaded (README "Subscriptions"): each open subscription is planned again
+   * as its caller's role now sees it. A connection holding one that now plans otherwise or not at
+   * all (a field, a collection or a filter of the role changed) is closed with 1012, so that its
+   * client subscribes again under the new metadata — and gets the new data or the new errors —
+   * instead of reading, under the old plan, what its role may no longer see; a connection whose
+   * role is gone closes with 4403. Subscriptions planned the same keep running untouched.
+   */
+  noticeMetadataReload(): void {
+    const engine = this.#deps.engines.engine;
+    for (const connection of this.#connections) {
+      if (!connection.auth || !connection.subscriptions.size) continue;
+      const caller = engineForCaller(engine, connection.auth);
+      if (!caller) {
+        connection.socket.close(CloseCode.Forbidden, 'Forbidden');
+        continue;
+      }
+      for (const { payload, plannedAs } of connection.subscriptions.values()) {
+        if (planOf(caller, payload) === plannedAs) continue;
+        connection.socket.close(METADATA_CHANGED_CLOSE, 'the metadata changed: subscribe again');
+        break;
+      }
+    }
+  }
+
   /** Closes every connection (1001, going away) and the WebSocket server. */
   async close(): Promise<void> {
     if (this.#sessionChecks) clearInterval(this.#sessionChecks);
@@ -166,9 +201,8 @@ export class GraphSockets {
 
   async #connect(ctx: Context<Record<string, unknown>, Connection>): Promise<boolean> {
     if (ctx.extra.console) return this.#connectConsole(ctx);
-    const params = ctx.connectionParams ?? {};
-    const fromPayload = params.Authorization ?? params.authorization;
-    const header = typeof fromPayload === 'string' ? fromPayload : ctx.extra.request.headers.authorization;
+    const fromPayload = authorizationOf(ctx.connectionParams);
+    const header = fromPayload ?? ctx.extra.request.headers.authorization;
     const auth = await authenticateApiKey(this.#deps.db, header, this.#deps.verifiedKeys);
     if (!auth || !engineForCaller(this.#deps.engines.engine, auth)) return false;
     ctx.extra.auth = auth;
@@ -272,7 +306,7 @@ export class GraphSockets {
       this.#count(auth.keyId, -1);
       throw error;
     }
-    connection.subscriptions.add(subscription);
+    connection.subscriptions.set(subscription, { payload, plannedAs: statementKey(prepared) });
     results.onEnd(() => {
       if (!connection.subscriptions.delete(subscription)) return;
       subscription.stop();
@@ -301,7 +335,7 @@ export class GraphSockets {
 
   #drop(connection: Connection): void {
     if (!this.#connections.delete(connection)) return;
-    for (const subscription of connection.subscriptions) {
+    for (const subscription of connection.subscriptions.keys()) {
       subscription.stop();
       if (connection.auth) this.#count(connection.auth.keyId, -1);
     }
@@ -327,8 +361,10 @@ export class GraphSockets {
     }
     const { socket } = connection;
     if (socket.readyState !== socket.OPEN) return Promise.resolve();
-    if (socket.bufferedAmount + data.length > this.#deps.limits.maxBufferedBytes) {
-      this.#deps.logger.warn({ keyPrefix: undefined, buffered: socket.bufferedAmount }, 'a WebSocket client does not read its messages; dropping it');
+    // What the client has not read yet, before this message: one result larger than the limit
+    // still goes to a client that reads (HTTP would answer it too); a backlog past it is a client that does not.
+    if (socket.bufferedAmount > this.#deps.limits.maxBufferedBytes) {
+      this.#deps.logger.warn({ keyPrefix: connection.auth?.prefix, buffered: socket.bufferedAmount }, 'a WebSocket client does not read its messages; dropping it');
       socket.close(SLOW_CONSUMER_CLOSE, 'the client does not read its messages');
       setTimeout(() => socket.terminate(), 1_000).unref();
       return Promise.resolve();
@@ -342,6 +378,19 @@ export class GraphSockets {
     connection.socket.close(CloseCode.InternalServerError, 'Internal server error');
   }
 }
+
+/** What a subscription plans as for this caller: its statement and values (null: it no longer plans). */
+function planOf(caller: { engine: GraphEngine; principal: Principal }, payload: SubscribePayload): string | null {
+  try {
+    const prepared = caller.engine.prepareSubscription(payload, caller.principal);
+    return prepared.kind === 'statement' ? statementKey(prepared) : null;
+  } catch {
+    return null;
+  }
+}
+
+const statementKey = (prepared: { readonly text: string; readonly values: readonly unknown[] }): string =>
+  `${prepared.text}\u0000${JSON.stringify(prepared.values, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value))}`;
 
 function asGraphQLError(error: ResponseError): GraphQLError {
   const { message, locations, extensions } = error;
@@ -415,6 +464,22 @@ class ResultQueue implements AsyncIterableIterator<RawResult> {
     waiting?.({ done: true, value: undefined });
     for (const callback of this.#onEnd.splice(0)) callback();
   }
+}
+
+/**
+ * The `Authorization` a `connection_init` payload carries, its key's case ignored (a header's
+ * name): at the payload's top level (`{"Authorization": "Token …"}`), or — Hasura's form, which
+ * Apollo's and Hasura's own clients send — under `headers` (`{"headers": {"Authorization": …}}`).
+ * Undefined when it has neither: the upgrade request's header is used then.
+ */
+function authorizationOf(payload: Readonly<Record<string, unknown>> | undefined): string | undefined {
+  const named = (object: unknown): unknown => {
+    if (!object || typeof object !== 'object' || Array.isArray(object)) return undefined;
+    for (const [name, value] of Object.entries(object)) if (name.toLowerCase() === 'authorization') return value;
+    return undefined;
+  };
+  const value = named(payload) ?? named(payload?.headers);
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** Whether a page's `Origin` (`http://host:port`) names the host the request was sent to. */

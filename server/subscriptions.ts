@@ -57,6 +57,8 @@ export async function startSubscriptions(deps: { readonly db: Database; readonly
       if (!polling) live.refreshEverything();
     },
   );
+  // A reloaded metadata: subscriptions it plans otherwise are told to subscribe again (1012).
+  const stopWatchingMetadata = engines.onSwap(() => sockets.noticeMetadataReload());
   // What a notice cannot see (a key whose account went away, say) is caught at the fallback's pace.
   const keySweep = settings.fallbackIntervalMs > 0 ? setInterval(() => checkKeys(null), settings.fallbackIntervalMs) : null;
   keySweep?.unref();
@@ -65,6 +67,7 @@ export async function startSubscriptions(deps: { readonly db: Database; readonly
     live,
     async close() {
       if (keySweep) clearInterval(keySweep);
+      stopWatchingMetadata();
       live.close();
       await sockets.close();
       await stopListening();

@@ -9,7 +9,11 @@ import { configFromEnv } from '../../app/config.js';
 import { dataOf, METADATA_PATH, startSeededService, type SeededService } from '../support/seededService.js';
 import { connect, socketUrl, subscribe } from '../support/graphSocket.js';
 
-/** What a client developer building a live servicing screen met (the subscriptions audit): a stream catching up. */
+/**
+ * What a client developer building a live servicing screen met (the subscriptions audit): the
+ * connection_init form Hasura's clients send, a large result, a metadata reload while subscribed,
+ * and a stream catching up.
+ */
 const ORIGINAL = readFileSync(METADATA_PATH, 'utf8');
 /** The read_only role's payments: what the reload test takes away. */
 const READ_ONLY_PAYMENTS = '      payments: *read_all\n      schedules: *read_all\n      tasks: *read_all';
@@ -53,6 +57,80 @@ const within = <T>(promise: Promise<T>, ms: number, what: string): Promise<T> =>
 
 const post = async (loan: string, amount: string): Promise<string> =>
   dataOf(await s.graph(`mutation($loan: uuid!, $amount: numeric!) { insert_payments_one(object: {loan_id: $loan, date: "2026-11-20", amount: $amount, type: "regular", method: "ach"}) { id } }`, { loan, amount })).insert_payments_one.id;
+
+describe('connection_init as client libraries send it', () => {
+  it("Hasura's form, the key under headers (Apollo's and Hasura's clients), is acknowledged; a bad key or a Bearer one in it closes with 4403", async () => {
+    for (const payload of [{ headers: { Authorization: `Token ${s.apiKey}` } }, { headers: { authorization: `Token ${s.apiKey}` } }, { AUTHORIZATION: `Token ${s.apiKey}` }]) {
+      assert.deepEqual((await init(payload)).messages, [{ type: 'connection_ack' }], JSON.stringify(payload).replace(s.apiKey, '<key>'));
+    }
+    for (const payload of [{ headers: { Authorization: 'Token lq_nope' } }, { headers: { Authorization: `Bearer ${s.apiKey}` } }, { headers: `Token ${s.apiKey}` }, { headers: {} }]) {
+      assert.deepEqual(await init(payload), { code: 4403, messages: [] }, JSON.stringify(payload).replace(s.apiKey, '<key>'));
+    }
+  });
+});
+
+describe('A result larger than SUBSCRIPTION_BUFFER_BYTES', () => {
+  it('reaches a client that reads it, as HTTP answers it (it was closed with 1013, "does not read its messages")', async () => {
+    const query = `{ payments(limit: 3000, order_by: {id: asc}) { id amount posted_at loan_id } }`;
+    const overHttp = dataOf(await s.graph(query));
+    assert.ok(JSON.stringify(overHttp).length > 2 * BUFFER_BYTES, 'the result is larger than the buffer limit');
+    const client = connect(s.url, s.apiKey);
+    try {
+      const live = subscribe(client.client, `subscription ${query}`);
+      assert.deepEqual((await live.next()).data, overHttp);
+      live.stop();
+      assert.deepEqual(client.closes, []);
+    } finally {
+      await client.dispose();
+    }
+  });
+});
+
+describe('A metadata reload while subscribed', () => {
+  it("closes with 1012 the connections whose subscriptions it plans otherwise (the role lost payments): no later payment reaches them, and subscribing again gets the new schema's error; others run on untouched", async () => {
+    const readOnly = await createApiKey(s.db, s.account.id, 'read only screen', { role: 'read_only', variables: new Map() });
+    const [loan] = await s.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [s.account.id]);
+    const payments = `subscription($loan: uuid!) { payments(where: {loan_id: {_eq: $loan}}, order_by: {posted_at: desc}, limit: 1) { id } }`;
+    const losing = connect(s.url, readOnly.key);
+    const keeping = connect(s.url, s.apiKey);
+    const tasks = connect(s.url, readOnly.key);
+    try {
+      const lost = subscribe(losing.client, payments, { loan: loan!.id });
+      const kept = subscribe(keeping.client, payments, { loan: loan!.id });
+      const unaffected = subscribe(tasks.client, `subscription { tasks_aggregate { aggregate { count } } }`);
+      await Promise.all([lost.next(), kept.next(), unaffected.next()]);
+
+      // An edit that changes no plan (a comment) closes nothing.
+      writeFileSync(metadataPath, `# a note\n${ORIGINAL}`);
+      assert.deepEqual(await s.service.engines.reload(), { ok: true });
+      const first = await post(loan!.id, '31.01');
+      assert.equal((await lost.next()).data.payments[0].id, first);
+      assert.equal((await kept.next()).data.payments[0].id, first);
+      assert.deepEqual([losing.closes, keeping.closes, tasks.closes], [[], [], []]);
+
+      writeFileSync(metadataPath, ORIGINAL.replace(READ_ONLY_PAYMENTS, '      schedules: *read_all\n      tasks: *read_all'));
+      assert.deepEqual(await s.service.engines.reload(), { ok: true });
+      const second = await post(loan!.id, '31.02');
+      assert.equal((await kept.next()).data.payments[0].id, second, "the admin's subscription runs on");
+      const ended = (await within(lost.ended, 5_000, 'the read_only subscription was not ended by the reload')) as { code?: number; reason?: string };
+      assert.deepEqual([ended.code, ended.reason], [1012, 'the metadata changed: subscribe again']);
+      assert.deepEqual(losing.closes.map((close) => close.code), [1012]);
+      assert.ok(lost.raw.every((message: { data: { payments: { id: string }[] } }) => message.data.payments[0]?.id !== second), 'the payment posted after the reload never reached the read_only key');
+      assert.deepEqual(tasks.closes, [], "a connection whose subscriptions plan the same stays open (tasks did not change)");
+
+      const again = subscribe(losing.client, payments, { loan: loan!.id });
+      const refused = (await again.ended) as { extensions?: { code?: string }; message?: string }[];
+      assert.equal(refused[0]?.extensions?.code, 'validation-failed', JSON.stringify(refused));
+      assert.match(refused[0]!.message!, /Cannot query field "payments"/);
+      unaffected.stop();
+      kept.stop();
+    } finally {
+      writeFileSync(metadataPath, ORIGINAL);
+      await s.service.engines.reload();
+      await Promise.all([losing.dispose(), keeping.dispose(), tasks.dispose()]);
+    }
+  });
+});
 
 describe('A stream catching up', () => {
   it("reads each batch of the README's payments stream through payments_posted_at (migration 0055): its own rows in order, not every payment of the account read and sorted", async () => {
