@@ -14,6 +14,8 @@ import { engineForCaller } from './routes/graph.js';
 import { isDatabaseUnavailable } from './unavailable.js';
 import { withExactNumbers } from '../http/exactJson.js';
 import type { ReadRouting } from './readRouting.js';
+import type { RateLimiter } from '../app/operations/rateLimiter.js';
+import { overRateLimit } from './rateLimit.js';
 
 /** Limits of the WebSocket API (README, Configuration: `SUBSCRIPTIONS_*`). */
 export interface GraphSocketLimits {
@@ -35,6 +37,8 @@ export interface GraphSocketDeps {
   readonly limits: GraphSocketLimits;
   readonly verifiedKeys?: VerifiedKeyCache;
   readonly routing?: ReadRouting;
+  /** Rate limits per API key (README "Operations"): each operation a key starts takes a token, as each HTTP request does. */
+  readonly rateLimiter?: RateLimiter;
 }
 
 /** What graphql-ws keeps of one connection. */
@@ -257,6 +261,8 @@ export class GraphSockets {
     const results = new ResultQueue();
     let type;
     try {
+      const limited = connection.console ? null : await this.#rateLimited(auth);
+      if (limited) return [limited];
       type = caller.engine.operationType(payload);
       if (type === 'subscription') {
         const refused = this.#overLimit(auth.keyId);
@@ -318,6 +324,19 @@ export class GraphSockets {
   async #answerOnce(caller: { engine: GraphEngine; principal: Principal }, payload: SubscribePayload, isMutation: boolean): Promise<string> {
     const db = !isMutation && this.#deps.routing ? this.#deps.routing.replicas.forRequest(null) : this.#deps.db;
     return caller.engine.execute(db, payload, caller.principal);
+  }
+
+  /**
+   * A token from the key's bucket for an operation it starts (a query, a mutation or a
+   * subscription; a subscription's refreshes take none): the HTTP routes' rate limit, which the
+   * socket would otherwise bypass. Over it: the operation's `error`, code `rate-limited`.
+   */
+  async #rateLimited(auth: AuthenticatedKey): Promise<GraphQLError | null> {
+    const limiter = this.#deps.rateLimiter;
+    const limit = limiter?.limitOf(this.#deps.engines.engine.metadata.roles.get(auth.role)?.rateLimit);
+    if (!limiter || !limit) return null;
+    const decision = await limiter.take(auth, limit);
+    return decision.granted ? null : new GraphQLError(overRateLimit(decision), { extensions: { code: 'rate-limited', retryAfterSeconds: decision.retryAfterSeconds } });
   }
 
   #overLimit(keyId: string): GraphQLError | null {

@@ -6,6 +6,7 @@ import type { Logger } from '../app/logger.js';
 import { listenForChanges } from '../app/changeNotices.js';
 import { GraphSockets } from '../api/graphSocket.js';
 import type { ReadRouting } from '../api/readRouting.js';
+import { RateLimiter } from '../app/operations/rateLimiter.js';
 
 /** GraphQL subscriptions of one process: the WebSocket API, its live queries, and the change notices that drive them. */
 export interface Subscriptions {
@@ -43,6 +44,8 @@ export async function startSubscriptions(deps: { readonly db: Database; readonly
     logger,
     live,
     ...(routing ? { routing } : {}),
+    // The buckets are rows of the database: this limiter and the HTTP routes' share each key's.
+    rateLimiter: new RateLimiter(db, config.operations.rateLimit),
     limits: { perKey: settings.perKey, perProcess: settings.perProcess, maxBufferedBytes: settings.maxBufferedBytes, maxMessageBytes: config.bodyLimitBytes },
   });
   const checkKeys = (accountId: string | null): void => void sockets.noticeKeyChange(accountId).catch((error: unknown) => logger.warn({ err: error }, 'checking the keys of WebSocket connections failed'));

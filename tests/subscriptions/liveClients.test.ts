@@ -132,6 +132,34 @@ describe('A metadata reload while subscribed', () => {
   });
 });
 
+describe('Rate limits over the socket', () => {
+  it("each operation a key starts takes a token from its bucket, shared with HTTP: a role's rate_limit is no longer bypassed by sending queries over the WebSocket", async () => {
+    writeFileSync(metadataPath, ORIGINAL.replace('\n  read_only:\n    collections:\n', '\n  read_only:\n    rate_limit: { per_second: 0.01, burst: 2 }\n    collections:\n'));
+    assert.deepEqual(await s.service.engines.reload(), { ok: true });
+    const limited = await createApiKey(s.db, s.account.id, 'limited screen', { role: 'read_only', variables: new Map() });
+    const client = connect(s.url, limited.key);
+    try {
+      const answers: unknown[] = [];
+      for (const query of ['{ loans_aggregate { aggregate { count } } }', 'subscription { tasks_aggregate { aggregate { count } } }', '{ people_aggregate { aggregate { count } } }']) {
+        const operation = subscribe(client.client, query);
+        answers.push(await Promise.race([operation.next(), operation.ended]));
+        operation.stop();
+      }
+      assert.ok((answers[0] as { data?: unknown }).data && (answers[1] as { data?: unknown }).data, JSON.stringify(answers));
+      const refused = answers[2] as { message: string; extensions: { code: string } }[];
+      assert.equal(refused[0]?.extensions.code, 'rate-limited', JSON.stringify(answers[2]));
+      assert.match(refused[0]!.message, /over its rate limit of 0\.01 requests a second \(burst 2\); retry in \d+ s/);
+      const overHttp = await fetch(`${s.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${limited.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+      assert.equal(overHttp.status, 429, 'the same bucket as HTTP');
+      assert.ok(client.closes.every((close) => close.code === 1000), `only the lazy client's own closes: ${JSON.stringify(client.closes)}`);
+    } finally {
+      writeFileSync(metadataPath, ORIGINAL);
+      await s.service.engines.reload();
+      await client.dispose();
+    }
+  });
+});
+
 describe('A stream catching up', () => {
   it("reads each batch of the README's payments stream through payments_posted_at (migration 0055): its own rows in order, not every payment of the account read and sorted", async () => {
     const prepared = s.service.engines.engine.prepareSubscription({ query: `subscription { payments_stream(batch_size: 10, cursor: {initial_value: {posted_at: "2000-01-01T00:00:00Z"}, ordering: ASC}) { id posted_at amount } }` }, s.account.id);
