@@ -51,6 +51,8 @@ interface Connection {
   sessionToken: string | null;
   /** Its live subscriptions, each with what it was planned as (`noticeMetadataReload` plans it again). */
   readonly subscriptions: Map<LiveSubscription, PlannedSubscription>;
+  /** Their results not yet handed to the socket (graphql-ws sends one message at a time, each once the last is written). */
+  readonly queues: Set<ResultQueue>;
 }
 
 /** A subscription's request and the statement it was planned as under the metadata it started with. */
@@ -115,7 +117,7 @@ export class GraphSockets {
       jsonMessageReplacer: (key, value) => (key === 'payload' && value && typeof value === 'object' && RAW_RESPONSE in value ? this.#placeholder((value as RawResult)[RAW_RESPONSE]) : value),
     });
     this.#wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
-      const connection: Connection = { socket, request, auth: null, console: isConsoleGraphPath(request.url), sessionToken: null, subscriptions: new Map() };
+      const connection: Connection = { socket, request, auth: null, console: isConsoleGraphPath(request.url), sessionToken: null, subscriptions: new Map(), queues: new Set() };
       this.#connections.add(connection);
       const closed = server.opened(
         {
@@ -301,7 +303,10 @@ export class GraphSockets {
       subscription = await this.#deps.live.subscribe(
         { text: prepared.text, values: prepared.values, stream: prepared.stream, tables: caller.engine.tablesRead(prepared.text), accountId: auth.accountId, keys: prepared.refreshKeys },
         {
-          next: (text) => results.push(text),
+          next: (text) => {
+            results.push(text);
+            if (prepared.stream) this.#checkBacklog(connection);
+          },
           error: (errors) => {
             results.push(JSON.stringify({ errors }));
             results.end();
@@ -313,7 +318,11 @@ export class GraphSockets {
       throw error;
     }
     connection.subscriptions.set(subscription, { payload, plannedAs: statementKey(prepared) });
+    // A live query's result is the whole answer: one waiting is replaced by a newer one. A stream's batches all wait.
+    results.latestOnly = prepared.stream === null;
+    connection.queues.add(results);
     results.onEnd(() => {
+      connection.queues.delete(results);
       if (!connection.subscriptions.delete(subscription)) return;
       subscription.stop();
       this.#count(auth.keyId, -1);
@@ -361,6 +370,27 @@ export class GraphSockets {
     connection.subscriptions.clear();
   }
 
+  /**
+   * After a stream's batch is queued: drops a client that does not read (1013) once more than
+   * `maxBufferedBytes` of its results wait — in the socket's buffer (the message being written)
+   * and in its streams' queues behind it. A live query's queue is not counted, nor checked: it
+   * keeps only its newest result, one at most whatever the client does (a client that reads
+   * nothing at all is still ended by the keep-alive pings it does not answer).
+   */
+  #checkBacklog(connection: Connection): void {
+    let waiting = connection.socket.bufferedAmount;
+    for (const queue of connection.queues) if (!queue.latestOnly) waiting += queue.queuedBytes;
+    if (waiting > this.#deps.limits.maxBufferedBytes) this.#dropSlowConsumer(connection, waiting);
+  }
+
+  #dropSlowConsumer(connection: Connection, waiting: number): void {
+    const { socket } = connection;
+    if (socket.readyState !== socket.OPEN) return;
+    this.#deps.logger.warn({ keyPrefix: connection.auth?.prefix, waiting }, 'a WebSocket client does not read its messages; dropping it');
+    socket.close(SLOW_CONSUMER_CLOSE, 'the client does not read its messages');
+    setTimeout(() => socket.terminate(), 1_000).unref();
+  }
+
   #placeholder(text: string): string {
     const placeholder = `\u0000${this.#token}:${(this.#rawCount += 1)}`;
     this.#raw.set(placeholder, text);
@@ -383,9 +413,7 @@ export class GraphSockets {
     // What the client has not read yet, before this message: one result larger than the limit
     // still goes to a client that reads (HTTP would answer it too); a backlog past it is a client that does not.
     if (socket.bufferedAmount > this.#deps.limits.maxBufferedBytes) {
-      this.#deps.logger.warn({ keyPrefix: connection.auth?.prefix, buffered: socket.bufferedAmount }, 'a WebSocket client does not read its messages; dropping it');
-      socket.close(SLOW_CONSUMER_CLOSE, 'the client does not read its messages');
-      setTimeout(() => socket.terminate(), 1_000).unref();
+      this.#dropSlowConsumer(connection, socket.bufferedAmount);
       return Promise.resolve();
     }
     return new Promise((resolve) => socket.send(data, () => resolve()));
@@ -426,6 +454,9 @@ function asGraphQLError(error: ResponseError): GraphQLError {
  */
 class ResultQueue implements AsyncIterableIterator<RawResult> {
   readonly #items: string[] = [];
+  /** A live query's: a result waiting is replaced by a newer one (the client wants the latest state, not each one). */
+  latestOnly = false;
+  #queuedBytes = 0;
   #waiting: ((result: IteratorResult<RawResult>) => void) | null = null;
   #ended = false;
   #finished = false;
@@ -437,7 +468,19 @@ class ResultQueue implements AsyncIterableIterator<RawResult> {
       const waiting = this.#waiting;
       this.#waiting = null;
       waiting({ done: false, value: { [RAW_RESPONSE]: text } });
-    } else this.#items.push(text);
+      return;
+    }
+    if (this.latestOnly && this.#items.length) {
+      this.#items.length = 0;
+      this.#queuedBytes = 0;
+    }
+    this.#items.push(text);
+    this.#queuedBytes += text.length;
+  }
+
+  /** The length of the results waiting to be taken (UTF-16 units, about their bytes). */
+  get queuedBytes(): number {
+    return this.#queuedBytes;
   }
 
   /** No more results after those pushed. */
@@ -453,7 +496,10 @@ class ResultQueue implements AsyncIterableIterator<RawResult> {
 
   next(): Promise<IteratorResult<RawResult>> {
     const text = this.#items.shift();
-    if (text !== undefined) return Promise.resolve({ done: false, value: { [RAW_RESPONSE]: text } });
+    if (text !== undefined) {
+      this.#queuedBytes -= text.length;
+      return Promise.resolve({ done: false, value: { [RAW_RESPONSE]: text } });
+    }
     if (this.#ended || this.#finished) {
       this.#finish();
       return Promise.resolve({ done: true, value: undefined });
@@ -478,6 +524,7 @@ class ResultQueue implements AsyncIterableIterator<RawResult> {
     if (this.#finished) return;
     this.#finished = true;
     this.#items.length = 0;
+    this.#queuedBytes = 0;
     const waiting = this.#waiting;
     this.#waiting = null;
     waiting?.({ done: true, value: undefined });

@@ -86,6 +86,62 @@ describe('A result larger than SUBSCRIPTION_BUFFER_BYTES', () => {
   });
 });
 
+describe('A client that does not read', () => {
+  /** A raw connection that reads nothing after its `subscribe` (its TCP socket paused): what the server does about it. */
+  async function pausedSubscriber(query: string): Promise<{ socket: WebSocket; received: () => string[] }> {
+    const socket = new WebSocket(socketUrl(s.url), 'graphql-transport-ws');
+    const received: string[] = [];
+    socket.on('message', (data) => void received.push(String(data)));
+    socket.on('error', () => undefined);
+    await new Promise<void>((resolve) => socket.once('open', () => resolve()));
+    socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Token ${s.apiKey}` } }));
+    await new Promise<void>((resolve) => socket.once('message', () => resolve()));
+    socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query } }));
+    (socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    return { socket, received: () => received };
+  }
+  const until = async (what: string, holds: () => boolean, ms = 15_000): Promise<void> => {
+    for (const end = Date.now() + ms; !holds(); await new Promise((resolve) => setTimeout(resolve, 20))) if (Date.now() > end) throw new Error(`${what} within ${ms} ms`);
+  };
+  const dropped = (): number => s.service.logs.filter((line) => line.msg === 'a WebSocket client does not read its messages; dropping it').length;
+
+  it("a stream's batches waiting past SUBSCRIPTION_BUFFER_BYTES drop it (1013) — they were kept in memory without end, the socket holding one message at a time", async () => {
+    // Rows of about 2 KB (the id under 40 names), in batches of 10: each message is under the limit, their sum far over it.
+    const wide = Array.from({ length: 40 }, (_, i) => `a${i}: id`).join(' ');
+    const before = dropped();
+    const { socket } = await pausedSubscriber(`subscription { payments_stream(batch_size: 10, cursor: {initial_value: {posted_at: "2000-01-01T00:00:00Z"}}) { posted_at ${wide} } }`);
+    try {
+      await until('the client was not dropped', () => dropped() > before);
+      await until('its subscription was not ended', () => s.service.subscriptions.live.usage.subscriptions === 0);
+    } finally {
+      socket.terminate();
+    }
+  });
+
+  it('a live query keeps only its newest result waiting: not dropped, and once it reads it gets the latest answer, not every one between', async () => {
+    const [loan] = await s.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id DESC LIMIT 1`, [s.account.id]);
+    // About 1 KB a row, 4,000 rows: a few results fill the socket's buffers while the client reads nothing.
+    const query = `{ payments(limit: 5000, order_by: {id: asc}) { id amount posted_at loan_id date ${Array.from({ length: 16 }, (_, i) => `l${i}: loan_id`).join(' ')} } }`;
+    const before = dropped();
+    const { socket, received } = await pausedSubscriber(`subscription ${query}`);
+    try {
+      for (let i = 1; i <= 15; i++) {
+        await post(loan!.id, `40.${String(i).padStart(2, '0')}`);
+        await new Promise((resolve) => setTimeout(resolve, 120));
+      }
+      const latest = (await s.sql<{ id: string }>(`SELECT id FROM payments WHERE account_id = $1 ORDER BY id LIMIT 5000`, [s.account.id])).map((row) => row.id);
+      const ids = (message: string): string[] => ((JSON.parse(message) as { payload?: { data?: { payments?: { id: string }[] } } }).payload?.data?.payments ?? []).map((row) => row.id);
+      (socket as unknown as { _socket: { resume(): void } })._socket.resume();
+      await until('the latest answer did not arrive', () => received().some((message) => JSON.stringify(ids(message)) === JSON.stringify(latest)));
+      const results = received().filter((message) => message.includes('"type":"next"'));
+      assert.ok(results.length < 12, `${results.length} results for 1 + 15 answers: the ones superseded while it did not read were not all kept`);
+      assert.equal(dropped(), before, 'not dropped');
+    } finally {
+      socket.terminate();
+    }
+  });
+});
+
 describe('A metadata reload while subscribed', () => {
   it("closes with 1012 the connections whose subscriptions it plans otherwise (the role lost payments): no later payment reaches them, and subscribing again gets the new schema's error; others run on untouched", async () => {
     const readOnly = await createApiKey(s.db, s.account.id, 'read only screen', { role: 'read_only', variables: new Map() });
