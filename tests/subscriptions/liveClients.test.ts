@@ -106,8 +106,8 @@ describe('A client that does not read', () => {
   const dropped = (): number => s.service.logs.filter((line) => line.msg === 'a WebSocket client does not read its messages; dropping it').length;
 
   it("a stream's batches waiting past SUBSCRIPTION_BUFFER_BYTES drop it (1013) — they were kept in memory without end, the socket holding one message at a time", async () => {
-    // Rows of about 2 KB (the id under 40 names), in batches of 10: each message is under the limit, their sum far over it.
-    const wide = Array.from({ length: 40 }, (_, i) => `a${i}: id`).join(' ');
+    // Rows of about 4 KB (the id under 80 names), in batches of 10: each message is under the limit, their sum (3 MB) far over it.
+    const wide = Array.from({ length: 80 }, (_, i) => `a${i}: id`).join(' ');
     const before = dropped();
     const { socket } = await pausedSubscriber(`subscription { payments_stream(batch_size: 10, cursor: {initial_value: {posted_at: "2000-01-01T00:00:00Z"}}) { posted_at ${wide} } }`);
     try {
