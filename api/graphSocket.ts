@@ -14,6 +14,8 @@ import { engineForCaller } from './routes/graph.js';
 import { isDatabaseUnavailable } from './unavailable.js';
 import { withExactNumbers } from '../http/exactJson.js';
 import type { ReadRouting } from './readRouting.js';
+import type { RateLimiter } from '../app/operations/rateLimiter.js';
+import { overRateLimit } from './rateLimit.js';
 
 /** Limits of the WebSocket API (README, Configuration: `SUBSCRIPTIONS_*`). */
 export interface GraphSocketLimits {
@@ -35,6 +37,8 @@ export interface GraphSocketDeps {
   readonly limits: GraphSocketLimits;
   readonly verifiedKeys?: VerifiedKeyCache;
   readonly routing?: ReadRouting;
+  /** Rate limits per API key (README "Operations"): each operation a key starts takes a token, as each HTTP request does. */
+  readonly rateLimiter?: RateLimiter;
 }
 
 /** What graphql-ws keeps of one connection. */
@@ -45,7 +49,16 @@ interface Connection {
   /** The dashboard console's socket (`/dashboard/graph`): its session's token once accepted, checked again every `SESSION_CHECK_MS`. */
   readonly console: boolean;
   sessionToken: string | null;
-  readonly subscriptions: Set<LiveSubscription>;
+  /** Its live subscriptions, each with what it was planned as (`noticeMetadataReload` plans it again). */
+  readonly subscriptions: Map<LiveSubscription, PlannedSubscription>;
+  /** Their results not yet handed to the socket (graphql-ws sends one message at a time, each once the last is written). */
+  readonly queues: Set<ResultQueue>;
+}
+
+/** A subscription's request and the statement it was planned as under the metadata it started with. */
+interface PlannedSubscription {
+  readonly payload: SubscribePayload;
+  readonly plannedAs: string;
 }
 
 const KEEP_ALIVE_MS = 12_000;
@@ -61,6 +74,9 @@ export const isConsoleGraphPath = (url: string | undefined): boolean => /^\/dash
 
 /** The close code a slow consumer gets: 1013 "try again later" (its messages were not read). */
 export const SLOW_CONSUMER_CLOSE = 1013;
+
+/** The close code of a connection whose subscriptions the reloaded metadata plans otherwise: 1012 "service restart" (graphql-ws clients reconnect and subscribe again). */
+export const METADATA_CHANGED_CLOSE = 1012;
 
 /** A result whose body is PostgreSQL's response text, sent as it is (the payload of a `next`). */
 const RAW_RESPONSE = Symbol('raw response');
@@ -101,7 +117,7 @@ export class GraphSockets {
       jsonMessageReplacer: (key, value) => (key === 'payload' && value && typeof value === 'object' && RAW_RESPONSE in value ? this.#placeholder((value as RawResult)[RAW_RESPONSE]) : value),
     });
     this.#wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
-      const connection: Connection = { socket, request, auth: null, console: isConsoleGraphPath(request.url), sessionToken: null, subscriptions: new Set() };
+      const connection: Connection = { socket, request, auth: null, console: isConsoleGraphPath(request.url), sessionToken: null, subscriptions: new Map(), queues: new Set() };
       this.#connections.add(connection);
       const closed = server.opened(
         {
@@ -157,6 +173,31 @@ export class GraphSockets {
     for (const connection of this.#connections) if (connection.auth && keys.has(connection.auth.keyId) && !active.has(connection.auth.keyId)) connection.socket.close(CloseCode.Forbidden, 'Forbidden');
   }
 
+  /**
+   * The metadata was reloaded (README "Subscriptions"): each open subscription is planned again
+   * as its caller's role now sees it. A connection holding one that now plans otherwise or not at
+   * all (a field, a collection or a filter of the role changed) is closed with 1012, so that its
+   * client subscribes again under the new metadata — and gets the new data or the new errors —
+   * instead of reading, under the old plan, what its role may no longer see; a connection whose
+   * role is gone closes with 4403. Subscriptions planned the same keep running untouched.
+   */
+  noticeMetadataReload(): void {
+    const engine = this.#deps.engines.engine;
+    for (const connection of this.#connections) {
+      if (!connection.auth || !connection.subscriptions.size) continue;
+      const caller = engineForCaller(engine, connection.auth);
+      if (!caller) {
+        connection.socket.close(CloseCode.Forbidden, 'Forbidden');
+        continue;
+      }
+      for (const { payload, plannedAs } of connection.subscriptions.values()) {
+        if (planOf(caller, payload) === plannedAs) continue;
+        connection.socket.close(METADATA_CHANGED_CLOSE, 'the metadata changed: subscribe again');
+        break;
+      }
+    }
+  }
+
   /** Closes every connection (1001, going away) and the WebSocket server. */
   async close(): Promise<void> {
     if (this.#sessionChecks) clearInterval(this.#sessionChecks);
@@ -166,9 +207,8 @@ export class GraphSockets {
 
   async #connect(ctx: Context<Record<string, unknown>, Connection>): Promise<boolean> {
     if (ctx.extra.console) return this.#connectConsole(ctx);
-    const params = ctx.connectionParams ?? {};
-    const fromPayload = params.Authorization ?? params.authorization;
-    const header = typeof fromPayload === 'string' ? fromPayload : ctx.extra.request.headers.authorization;
+    const fromPayload = authorizationOf(ctx.connectionParams);
+    const header = fromPayload ?? ctx.extra.request.headers.authorization;
     const auth = await authenticateApiKey(this.#deps.db, header, this.#deps.verifiedKeys);
     if (!auth || !engineForCaller(this.#deps.engines.engine, auth)) return false;
     ctx.extra.auth = auth;
@@ -223,6 +263,8 @@ export class GraphSockets {
     const results = new ResultQueue();
     let type;
     try {
+      const limited = connection.console ? null : await this.#rateLimited(auth);
+      if (limited) return [limited];
       type = caller.engine.operationType(payload);
       if (type === 'subscription') {
         const refused = this.#overLimit(auth.keyId);
@@ -261,7 +303,10 @@ export class GraphSockets {
       subscription = await this.#deps.live.subscribe(
         { text: prepared.text, values: prepared.values, stream: prepared.stream, tables: caller.engine.tablesRead(prepared.text), accountId: auth.accountId, keys: prepared.refreshKeys },
         {
-          next: (text) => results.push(text),
+          next: (text) => {
+            results.push(text);
+            if (prepared.stream) this.#checkBacklog(connection);
+          },
           error: (errors) => {
             results.push(JSON.stringify({ errors }));
             results.end();
@@ -272,8 +317,12 @@ export class GraphSockets {
       this.#count(auth.keyId, -1);
       throw error;
     }
-    connection.subscriptions.add(subscription);
+    connection.subscriptions.set(subscription, { payload, plannedAs: statementKey(prepared) });
+    // A live query's result is the whole answer: one waiting is replaced by a newer one. A stream's batches all wait.
+    results.latestOnly = prepared.stream === null;
+    connection.queues.add(results);
     results.onEnd(() => {
+      connection.queues.delete(results);
       if (!connection.subscriptions.delete(subscription)) return;
       subscription.stop();
       this.#count(auth.keyId, -1);
@@ -284,6 +333,19 @@ export class GraphSockets {
   async #answerOnce(caller: { engine: GraphEngine; principal: Principal }, payload: SubscribePayload, isMutation: boolean): Promise<string> {
     const db = !isMutation && this.#deps.routing ? this.#deps.routing.replicas.forRequest(null) : this.#deps.db;
     return caller.engine.execute(db, payload, caller.principal);
+  }
+
+  /**
+   * A token from the key's bucket for an operation it starts (a query, a mutation or a
+   * subscription; a subscription's refreshes take none): the HTTP routes' rate limit, which the
+   * socket would otherwise bypass. Over it: the operation's `error`, code `rate-limited`.
+   */
+  async #rateLimited(auth: AuthenticatedKey): Promise<GraphQLError | null> {
+    const limiter = this.#deps.rateLimiter;
+    const limit = limiter?.limitOf(this.#deps.engines.engine.metadata.roles.get(auth.role)?.rateLimit);
+    if (!limiter || !limit) return null;
+    const decision = await limiter.take(auth, limit);
+    return decision.granted ? null : new GraphQLError(overRateLimit(decision), { extensions: { code: 'rate-limited', retryAfterSeconds: decision.retryAfterSeconds } });
   }
 
   #overLimit(keyId: string): GraphQLError | null {
@@ -301,11 +363,32 @@ export class GraphSockets {
 
   #drop(connection: Connection): void {
     if (!this.#connections.delete(connection)) return;
-    for (const subscription of connection.subscriptions) {
+    for (const subscription of connection.subscriptions.keys()) {
       subscription.stop();
       if (connection.auth) this.#count(connection.auth.keyId, -1);
     }
     connection.subscriptions.clear();
+  }
+
+  /**
+   * After a stream's batch is queued: drops a client that does not read (1013) once more than
+   * `maxBufferedBytes` of its results wait — in the socket's buffer (the message being written)
+   * and in its streams' queues behind it. A live query's queue is not counted, nor checked: it
+   * keeps only its newest result, one at most whatever the client does (a client that reads
+   * nothing at all is still ended by the keep-alive pings it does not answer).
+   */
+  #checkBacklog(connection: Connection): void {
+    let waiting = connection.socket.bufferedAmount;
+    for (const queue of connection.queues) if (!queue.latestOnly) waiting += queue.queuedBytes;
+    if (waiting > this.#deps.limits.maxBufferedBytes) this.#dropSlowConsumer(connection, waiting);
+  }
+
+  #dropSlowConsumer(connection: Connection, waiting: number): void {
+    const { socket } = connection;
+    if (socket.readyState !== socket.OPEN) return;
+    this.#deps.logger.warn({ keyPrefix: connection.auth?.prefix, waiting }, 'a WebSocket client does not read its messages; dropping it');
+    socket.close(SLOW_CONSUMER_CLOSE, 'the client does not read its messages');
+    setTimeout(() => socket.terminate(), 1_000).unref();
   }
 
   #placeholder(text: string): string {
@@ -327,10 +410,10 @@ export class GraphSockets {
     }
     const { socket } = connection;
     if (socket.readyState !== socket.OPEN) return Promise.resolve();
-    if (socket.bufferedAmount + data.length > this.#deps.limits.maxBufferedBytes) {
-      this.#deps.logger.warn({ keyPrefix: undefined, buffered: socket.bufferedAmount }, 'a WebSocket client does not read its messages; dropping it');
-      socket.close(SLOW_CONSUMER_CLOSE, 'the client does not read its messages');
-      setTimeout(() => socket.terminate(), 1_000).unref();
+    // What the client has not read yet, before this message: one result larger than the limit
+    // still goes to a client that reads (HTTP would answer it too); a backlog past it is a client that does not.
+    if (socket.bufferedAmount > this.#deps.limits.maxBufferedBytes) {
+      this.#dropSlowConsumer(connection, socket.bufferedAmount);
       return Promise.resolve();
     }
     return new Promise((resolve) => socket.send(data, () => resolve()));
@@ -342,6 +425,19 @@ export class GraphSockets {
     connection.socket.close(CloseCode.InternalServerError, 'Internal server error');
   }
 }
+
+/** What a subscription plans as for this caller: its statement and values (null: it no longer plans). */
+function planOf(caller: { engine: GraphEngine; principal: Principal }, payload: SubscribePayload): string | null {
+  try {
+    const prepared = caller.engine.prepareSubscription(payload, caller.principal);
+    return prepared.kind === 'statement' ? statementKey(prepared) : null;
+  } catch {
+    return null;
+  }
+}
+
+const statementKey = (prepared: { readonly text: string; readonly values: readonly unknown[] }): string =>
+  `${prepared.text}\u0000${JSON.stringify(prepared.values, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value))}`;
 
 function asGraphQLError(error: ResponseError): GraphQLError {
   const { message, locations, extensions } = error;
@@ -358,6 +454,9 @@ function asGraphQLError(error: ResponseError): GraphQLError {
  */
 class ResultQueue implements AsyncIterableIterator<RawResult> {
   readonly #items: string[] = [];
+  /** A live query's: a result waiting is replaced by a newer one (the client wants the latest state, not each one). */
+  latestOnly = false;
+  #queuedBytes = 0;
   #waiting: ((result: IteratorResult<RawResult>) => void) | null = null;
   #ended = false;
   #finished = false;
@@ -369,7 +468,19 @@ class ResultQueue implements AsyncIterableIterator<RawResult> {
       const waiting = this.#waiting;
       this.#waiting = null;
       waiting({ done: false, value: { [RAW_RESPONSE]: text } });
-    } else this.#items.push(text);
+      return;
+    }
+    if (this.latestOnly && this.#items.length) {
+      this.#items.length = 0;
+      this.#queuedBytes = 0;
+    }
+    this.#items.push(text);
+    this.#queuedBytes += text.length;
+  }
+
+  /** The length of the results waiting to be taken (UTF-16 units, about their bytes). */
+  get queuedBytes(): number {
+    return this.#queuedBytes;
   }
 
   /** No more results after those pushed. */
@@ -385,7 +496,10 @@ class ResultQueue implements AsyncIterableIterator<RawResult> {
 
   next(): Promise<IteratorResult<RawResult>> {
     const text = this.#items.shift();
-    if (text !== undefined) return Promise.resolve({ done: false, value: { [RAW_RESPONSE]: text } });
+    if (text !== undefined) {
+      this.#queuedBytes -= text.length;
+      return Promise.resolve({ done: false, value: { [RAW_RESPONSE]: text } });
+    }
     if (this.#ended || this.#finished) {
       this.#finish();
       return Promise.resolve({ done: true, value: undefined });
@@ -410,11 +524,28 @@ class ResultQueue implements AsyncIterableIterator<RawResult> {
     if (this.#finished) return;
     this.#finished = true;
     this.#items.length = 0;
+    this.#queuedBytes = 0;
     const waiting = this.#waiting;
     this.#waiting = null;
     waiting?.({ done: true, value: undefined });
     for (const callback of this.#onEnd.splice(0)) callback();
   }
+}
+
+/**
+ * The `Authorization` a `connection_init` payload carries, its key's case ignored (a header's
+ * name): at the payload's top level (`{"Authorization": "Token …"}`), or — Hasura's form, which
+ * Apollo's and Hasura's own clients send — under `headers` (`{"headers": {"Authorization": …}}`).
+ * Undefined when it has neither: the upgrade request's header is used then.
+ */
+function authorizationOf(payload: Readonly<Record<string, unknown>> | undefined): string | undefined {
+  const named = (object: unknown): unknown => {
+    if (!object || typeof object !== 'object' || Array.isArray(object)) return undefined;
+    for (const [name, value] of Object.entries(object)) if (name.toLowerCase() === 'authorization') return value;
+    return undefined;
+  };
+  const value = named(payload) ?? named(payload?.headers);
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** Whether a page's `Origin` (`http://host:port`) names the host the request was sent to. */

@@ -3,7 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthenticatedKey } from '../app/apiKeys.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import type { RateLimit } from '../metadata/index.js';
-import { rateLimitHeaders, type RateLimiter } from '../app/operations/rateLimiter.js';
+import { rateLimitHeaders, type RateDecision, type RateLimiter } from '../app/operations/rateLimiter.js';
 import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from './unavailable.js';
 
 /**
@@ -30,7 +30,7 @@ export function rateLimitCheck(limiter: RateLimiter, engines: EngineHolder): Rat
     const headers = rateLimitHeaders(decision);
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     if (decision.granted) return true;
-    const message = `this API key is over its rate limit of ${limit.perSecond} requests a second (burst ${limit.burst}); retry in ${decision.retryAfterSeconds} s`;
+    const message = overRateLimit(decision);
     const body = shape === 'graph' ? JSON.stringify({ errors: [{ message, extensions: { code: 'rate-limited' } }] }) : JSON.stringify({ error: message, code: 'rate-limited' });
     res.writeHead(429, { 'Content-Type': shape === 'graph' ? graphType : 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
     return false;
@@ -40,6 +40,10 @@ export function rateLimitCheck(limiter: RateLimiter, engines: EngineHolder): Rat
     return limit ? limited(key, limit, res, shape, graphType) : true;
   };
 }
+
+/** What a key over its limit is told (HTTP's 429 and the WebSocket API's `rate-limited` error alike). */
+export const overRateLimit = ({ limit, retryAfterSeconds }: RateDecision): string =>
+  `this API key is over its rate limit of ${limit.perSecond} requests a second (burst ${limit.burst}); retry in ${retryAfterSeconds} s`;
 
 /** The check as Express middleware, after `requireApiKey` on `/api`. */
 export function rateLimitMiddleware(check: RateLimitCheck): RequestHandler {

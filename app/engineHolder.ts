@@ -66,6 +66,7 @@ export class EngineHolder {
   #mismatch: MetadataMismatchFound | null = null;
   #mismatchCheck: Promise<void> | null = null;
   #mismatchCheckedAt = 0;
+  readonly #swapListeners = new Set<(engine: GraphEngine) => void>();
 
   constructor(
     engine: GraphEngine,
@@ -133,8 +134,18 @@ export class EngineHolder {
     })();
     const outcome = await this.#reloading;
     this.#reloading = null;
+    if (outcome.ok) for (const listener of this.#swapListeners) listener(this.#engine);
     this.onReload(outcome);
     return outcome;
+  }
+
+  /**
+   * Calls `listener` with each engine a successful reload puts in service (the WebSocket API
+   * plans its open subscriptions again); the function returned stops it.
+   */
+  onSwap(listener: (engine: GraphEngine) => void): () => void {
+    this.#swapListeners.add(listener);
+    return () => void this.#swapListeners.delete(listener);
   }
 
   /** Watches the file; editors that replace the file are handled by watching its folder entry. */

@@ -58,6 +58,7 @@ const MIGRATIONS: readonly string[] = [
   '0052_leads_not_past_due',
   '0053_funded_loan_not_lead',
   '0054_close_refusal_in_cents',
+  '0055_payments_stream_index',
   '0061_payment_needs_schedule',
 ];
 

@@ -6,6 +6,7 @@ import type { Logger } from '../app/logger.js';
 import { listenForChanges } from '../app/changeNotices.js';
 import { GraphSockets } from '../api/graphSocket.js';
 import type { ReadRouting } from '../api/readRouting.js';
+import { RateLimiter } from '../app/operations/rateLimiter.js';
 
 /** GraphQL subscriptions of one process: the WebSocket API, its live queries, and the change notices that drive them. */
 export interface Subscriptions {
@@ -43,6 +44,8 @@ export async function startSubscriptions(deps: { readonly db: Database; readonly
     logger,
     live,
     ...(routing ? { routing } : {}),
+    // The buckets are rows of the database: this limiter and the HTTP routes' share each key's.
+    rateLimiter: new RateLimiter(db, config.operations.rateLimit),
     limits: { perKey: settings.perKey, perProcess: settings.perProcess, maxBufferedBytes: settings.maxBufferedBytes, maxMessageBytes: config.bodyLimitBytes },
   });
   const checkKeys = (accountId: string | null): void => void sockets.noticeKeyChange(accountId).catch((error: unknown) => logger.warn({ err: error }, 'checking the keys of WebSocket connections failed'));
@@ -57,6 +60,8 @@ export async function startSubscriptions(deps: { readonly db: Database; readonly
       if (!polling) live.refreshEverything();
     },
   );
+  // A reloaded metadata: subscriptions it plans otherwise are told to subscribe again (1012).
+  const stopWatchingMetadata = engines.onSwap(() => sockets.noticeMetadataReload());
   // What a notice cannot see (a key whose account went away, say) is caught at the fallback's pace.
   const keySweep = settings.fallbackIntervalMs > 0 ? setInterval(() => checkKeys(null), settings.fallbackIntervalMs) : null;
   keySweep?.unref();
@@ -65,6 +70,7 @@ export async function startSubscriptions(deps: { readonly db: Database; readonly
     live,
     async close() {
       if (keySweep) clearInterval(keySweep);
+      stopWatchingMetadata();
       live.close();
       await sockets.close();
       await stopListening();

@@ -66,7 +66,7 @@ export function bindParam(param: Param, binding: Binding): unknown {
       }
       if (value === null) return param.cast === 'cappedLimit' ? binding.maxRows : null;
       try {
-        return checkCount(value, param.cast === 'offset' ? 'offset' : 'limit', binding.maxRows);
+        return checkCount(value, param.cast === 'offset' ? 'offset' : param.cast === 'batchSize' ? 'batch_size' : 'limit', binding.maxRows);
       } catch (error) {
         throw refused((error as GraphQLError).message, (error as GraphQLError).extensions);
       }

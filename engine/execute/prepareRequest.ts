@@ -145,11 +145,16 @@ export function prepareRequest(
 }
 
 function preparedStream(stream: StreamCursor, params: readonly Param[], binding: Binding): PreparedStream {
+  const initialValue = bindParam(stream.initialValue, binding);
+  // A null from a variable (one written in the document is refused when planned): after null, no row is ever read.
+  if (initialValue === null || initialValue === undefined) {
+    throw new RequestError([{ message: `a stream cursor's initial_value cannot be null: give the ${stream.field.name} to read after`, extensions: { code: 'validation-failed' } }], 'document');
+  }
   return {
     alias: stream.alias,
     cursorAlias: stream.cursorAlias,
     cursorIndex: params.findIndex((param) => param.kind === 'var' && param.name === STREAM_CURSOR_VARIABLE),
-    initialValue: bindParam(stream.initialValue, binding),
+    initialValue,
   };
 }
 

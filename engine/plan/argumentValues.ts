@@ -145,10 +145,10 @@ export function argumentValues(
   }
 
   /** `capped`: a list (not an aggregate) without a limit gets MAX_ROWS as its limit. */
-  function countLimit(value: ArgValue | undefined, name: 'limit' | 'offset', capped = false): Param | null {
+  function countLimit(value: ArgValue | undefined, name: CountName, capped = false): Param | null {
     const cap: Param | null = capped && name === 'limit' && options.maxRows !== null ? { kind: 'const', value: options.maxRows } : null;
     if (value === undefined || value === null || (value instanceof Literal && value.node.kind === Kind.NULL)) return cap;
-    if (value instanceof VariableRef) return { kind: 'var', name: value.name, cast: name === 'limit' && capped ? 'cappedLimit' : name };
+    if (value instanceof VariableRef) return { kind: 'var', name: value.name, cast: name === 'batch_size' ? 'batchSize' : name === 'limit' && capped ? 'cappedLimit' : name };
     const number = value instanceof Literal ? (valueFromAST(value.node, SCALAR_FOR_TYPE.integer) as number) : (value as number);
     if (number === null || number === undefined) return cap;
     checkCount(number, name, options.maxRows);
@@ -179,13 +179,17 @@ export function argumentValues(
 }
 
 /** Limits and offsets are whole numbers ≥ 0; a limit is at most MAX_ROWS when that is set. */
-export function checkCount(value: unknown, name: 'limit' | 'offset', maxRows: number | null): number {
+/** The counts of a list: its `limit` and `offset`, and a stream's `batch_size` (at least 1: a batch of none would never move the stream). */
+export type CountName = 'limit' | 'offset' | 'batch_size';
+
+export function checkCount(value: unknown, name: CountName, maxRows: number | null): number {
   // GraphQL's Int already stops values past 2^31 - 1; the bound is restated so no other way in
   // (a const plan, a future caller) can hand PostgreSQL a count past its integer.
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > 2_147_483_647) {
-    throw new GraphQLError(`${name} must be a whole number from 0 to 2147483647, not ${JSON.stringify(value)}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
+  const least = name === 'batch_size' ? 1 : 0;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < least || value > 2_147_483_647) {
+    throw new GraphQLError(`${name} must be a whole number from ${least} to 2147483647, not ${JSON.stringify(value)}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
   }
-  if (name === 'limit' && maxRows !== null && value > maxRows) {
+  if (name !== 'offset' && maxRows !== null && value > maxRows) {
     throw new GraphQLError(`limit ${value} is over the maximum of ${maxRows} rows per list (MAX_ROWS)`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
   }
   return value;

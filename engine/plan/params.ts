@@ -28,5 +28,5 @@ export type Param =
   /** What an earlier statement of a mutation returned: its row ids, row count, or response JSON. */
   | { readonly kind: 'stepResult'; readonly step: number; readonly output: 'ids' | 'count' | 'json' };
 
-/** How a variable's value is prepared for binding; `cappedLimit`: a list's limit, which MAX_ROWS replaces when the variable is null. */
-export type ParamCast = 'value' | 'limit' | 'cappedLimit' | 'offset';
+/** How a variable's value is prepared for binding; `cappedLimit`: a list's limit, which MAX_ROWS replaces when the variable is null; `batchSize`: a stream's, at least 1. */
+export type ParamCast = 'value' | 'limit' | 'cappedLimit' | 'offset' | 'batchSize';

@@ -101,9 +101,11 @@ function planStream(context: PlanningContext, collection: Collection, node: Fiel
     const field = collection.fields.get(names[0]!)!;
     const ordering = (enumValue(cursor.ordering as never) ?? 'ASC') === 'DESC' ? 'DESC' : 'ASC';
     const initialValue = toParam((initial as Record<string, never>)[field.name] ?? null, graphqlTypeOf(field.type));
+    // Rows are read after the cursor: after null, none ever is (a variable's null is refused when bound).
+    if (initialValue.kind === 'const' && initialValue.value === null) refuse(`a stream cursor's initial_value cannot be null: give the ${field.name} to read after`);
     const after: BoolExp = { kind: 'compare', field, operator: ordering === 'ASC' ? '_gt' : '_lt', value: { kind: 'var', name: STREAM_CURSOR_VARIABLE, cast: 'value' } };
     const where = atArgument(node, 'where', () => (args.where === undefined || args.where === null ? null : planWhere(collection, args.where)));
-    const batchSize = atArgument(node, 'batch_size', () => context.countLimit(args.batch_size, 'limit', true));
+    const batchSize = atArgument(node, 'batch_size', () => context.countLimit(args.batch_size, 'batch_size'));
     return {
       query: { where: where ? { kind: 'and', items: [where, after] } : after, distinctOn: [], orderBy: [{ kind: 'column', path: [], field, direction: ordering === 'ASC' ? 'asc' : 'desc' }], limit: batchSize, offset: null, withTies: true },
       cursor: { alias, field, ordering, initialValue },

@@ -94,6 +94,8 @@ export interface RunningService {
   readonly url: string;
   readonly engines: EngineHolder;
   readonly engine: GraphEngine;
+  /** GraphQL over WebSocket and its live queries (server/subscriptions.ts). */
+  readonly subscriptions: TestServer['subscriptions'];
   /** Every log line the service wrote (pino JSON), to check that nothing failed inside. */
   readonly logs: readonly Record<string, unknown>[];
   close(): Promise<void>;

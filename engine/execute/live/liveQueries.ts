@@ -257,6 +257,10 @@ export class LiveQueries {
           const batch = [...cohort.pending].filter((subscriber) => !subscriber.closed);
           cohort.pending = new Set();
           if (batch.length) await this.#refresh(cohort, batch);
+          // A stream catching up asks again at once: its next batch waits for the process's other
+          // work (HTTP requests, other sockets, the sends of this batch), else on the embedded
+          // database, whose statements run on this thread, nothing else would run until it caught up.
+          if (cohort.pending.size) await new Promise((resolve) => setImmediate(resolve));
         }
       } finally {
         cohort.running = false;
