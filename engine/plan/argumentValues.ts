@@ -190,7 +190,7 @@ export function checkCount(value: unknown, name: CountName, maxRows: number | nu
     throw new GraphQLError(`${name} must be a whole number from ${least} to 2147483647, not ${JSON.stringify(value)}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
   }
   if (name !== 'offset' && maxRows !== null && value > maxRows) {
-    throw new GraphQLError(`limit ${value} is over the maximum of ${maxRows} rows per list (MAX_ROWS)`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
+    throw new GraphQLError(`${name} ${value} is over the maximum of ${maxRows} rows per list (MAX_ROWS)`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
   }
   return value;
 }
