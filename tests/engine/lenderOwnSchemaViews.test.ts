@@ -223,6 +223,27 @@ describe(`A lender's own schema: views, SETOF functions, another schema (${testD
     assert.equal(write.code, 'validation-failed');
   });
 
+  it('lists a view without a key and without order_by, paged and as aggregate nodes (was a syntax error: a 500)', async () => {
+    // No key and no order_by: no ORDER BY at all (rows in the database's order, as Hasura).
+    const result = await data(`{
+      all: branch_totals { name loans total }
+      first: branch_totals(limit: 1) { name }
+      rest: branch_totals(offset: 1) { name }
+      agg: branch_totals_aggregate { aggregate { count } nodes { name total } }
+      via: lender_branches(order_by: {id: asc}) { totals { name } }
+    }`);
+    const rows = await plain(`SELECT json_build_object('name', name, 'loans', loans, 'total', total) AS j FROM lender.branch_totals WHERE account_id = $1`, [accountId]);
+    const byName = (a: { name: string }, b: { name: string }): number => a.name.localeCompare(b.name);
+    assert.ok(rows.length >= 2);
+    assert.deepEqual([...result.all].sort(byName), [...rows].sort(byName));
+    assert.equal(result.first.length, 1);
+    assert.equal(result.rest.length, rows.length - 1);
+    assert.deepEqual([...result.first, ...result.rest].map((row: { name: string }) => row.name).sort(), rows.map((row) => row.name as string).sort());
+    assert.equal(result.agg.aggregate.count, rows.length);
+    assert.deepEqual([...result.agg.nodes].sort(byName), rows.map(({ name, total }) => ({ name, total })).sort(byName));
+    assert.equal(result.via.length, branchIds.length);
+  });
+
   it('writes through an automatically updatable view whose key the metadata declares', async () => {
     const [big] = await plain(`SELECT id::int AS j FROM lender.loans WHERE account_id = $1 AND amount = 3000`, [accountId]);
     const result = await data(`query { big_loans(order_by: {id: asc}) { id amount } }`);
