@@ -46,6 +46,20 @@ const ARRAY_ELEMENT_COLUMN: Readonly<Record<ArrayElementType, string>> = {
 export const compatible = (type: FieldType, dataType: string): boolean =>
   isArrayType(type) ? dataType === `${ARRAY_ELEMENT_COLUMN[elementTypeOf(type)]}[]` : COMPATIBLE[type].includes(dataType);
 
+/** Column types PostgreSQL compares with `=` across types (a relationship may join one to another of its family). */
+const COMPARABLE_FAMILIES: readonly (readonly string[])[] = [
+  ['smallint', 'integer', 'bigint', 'numeric', 'real', 'double precision'],
+  ['text', 'character varying', 'character', 'citext'],
+  ['date', 'timestamp without time zone', 'timestamp with time zone'],
+];
+
+/**
+ * Whether a relationship may join a column of catalogue type `a` to one of `b`: the same type, or
+ * two of one family above. `uuid = text` does not exist: such a relationship once loaded and every
+ * request through it failed (a 500).
+ */
+export const comparable = (a: string, b: string): boolean => a === b || COMPARABLE_FAMILIES.some((family) => family.includes(a) && family.includes(b));
+
 /**
  * Stage 3's view of the relations the collections name: where each is (its schema, or the
  * current one) and what it is (a table, or a view and which writes PostgreSQL can pass through

@@ -41,6 +41,8 @@ const SCHEMA = `
   CREATE FUNCTION lender.note_others(account uuid, id bigint, min_score integer DEFAULT 0) RETURNS SETOF lender.notes
     LANGUAGE sql STABLE AS $$ SELECT * FROM lender.notes n WHERE n.id <> note_others.id AND coalesce(n.scores[1], 0) >= min_score $$;
   CREATE FUNCTION lender.note_texts(account uuid, id bigint) RETURNS SETOF text LANGUAGE sql STABLE AS $$ SELECT title FROM lender.notes $$;
+  -- A key of another type than the table's (a function written for a uuid-keyed table).
+  CREATE FUNCTION lender.note_by_uuid(account uuid, id uuid) RETURNS integer LANGUAGE sql STABLE AS $$ SELECT 1 $$;
 `;
 
 const FIELDS = `{ id: bigint, title: text, body: json, tags: "text[]", scores: "integer[]", amounts: "numeric[]", due: "date[]", flags: "boolean[]", refs: "uuid[]", big: "bigint[]", weights: "float8[]", labels: "citext[]" }`;
@@ -369,6 +371,24 @@ describe('metadata check: json and array types against the catalogue', () => {
     assert.match(problems, /computed field others: function note_texts does not return SETOF lender\.notes/);
     assert.match(problems, /computed field score_times: function lender\.note_nothing does not exist/);
     assert.throws(() => parseMetadata(METADATA.replace('returns: lender_notes', 'returns: nowhere')), /computed field others: returns nowhere is not a collection/);
+  });
+
+  it('refuses a relationship joining columns of two types, and a computed field whose function takes another key or argument type or returns another type', async () => {
+    // Each was accepted before, and every request that used it failed: a 500 (`uuid = text`,
+    // `function … does not exist`), or a value of another type than the schema said.
+    const problems = await problemsOf(
+      METADATA.replace(`    insert: { columns: ${WRITABLE} }`, `    relationships:\n      named: { object: lender_notes, on: { title: id } }\n    insert: { columns: ${WRITABLE} }`)
+        .replace('tag_count: { function: note_tag_count, type: integer }', 'tag_count: { function: note_tag_count, type: date }')
+        .replace('shout: { function: note_title_upper, type: text }', 'shout: { function: note_by_uuid, type: integer }')
+        .replace('args: { factor: integer }', 'args: { factor: text }'),
+    );
+    assert.match(problems, /relationship named: column notes\.title is text and notes\.id is bigint; PostgreSQL cannot compare them/);
+    assert.match(problems, /computed field tag_count: function note_tag_count returns integer, not date/);
+    assert.match(problems, /computed field shout: function note_by_uuid takes uuid as argument 2 \(id\), where the engine passes the key column notes\.id, bigint \(it is note_by_uuid\(account uuid, id uuid\) returning integer\)/);
+    assert.match(problems, /computed field score_times: function note_score_times takes factor as integer, not text as args declares it/);
+    assert.equal(problems.split('\n').length, 4, problems);
+    // Comparable types join (integer with bigint), and a key column widens to its parameter's type.
+    await checkMetadataAgainstDatabase(parseMetadata(METADATA.replace(`    insert: { columns: ${WRITABLE} }`, `    relationships:\n      same: { object: lender_notes, on: { id: id } }\n    insert: { columns: ${WRITABLE} }`)), database.db);
   });
 
   it('refuses an unknown type, an array key, and a role filter comparing an array (it may test for null only)', () => {
