@@ -53,6 +53,12 @@ const INVALID_EDITS: readonly { name: string; text: string; problem: RegExp }[] 
     text: withLine(WITH_FEE, RELATIONSHIP_ANCHOR, '      lender: { object: lenders, on: { product_id: id } }'),
     problem: /collection loans, relationship lender: target collection lenders does not exist/,
   },
+  {
+    // graphql-js refused the schema before, in its words alone, naming no collection (the CLI exited 1).
+    name: 'a collection named as a GraphQL type another collection generates',
+    text: WITH_FEE.replace('\nevent_types:\n', '\n  loans_bool_exp:\n    table: loans\n    primary_key: id\n    fields: { id: uuid }\n\nevent_types:\n'),
+    problem: /collection loans_bool_exp: its GraphQL type loans_bool_exp is also a type that collection loans generates; rename the collection/,
+  },
 ];
 
 const FEE_QUERY = '{ loans(where: {origination_fee: {_gte: 1000}}, order_by: {origination_fee: desc}) { name origination_fee } }';
@@ -249,7 +255,7 @@ describe('Metadata on the command line and in the running service (built dist/, 
 
   async function assertCheckRefuses(bad: (typeof badPaths)[number]): Promise<void> {
     const result = await cli(['metadata', 'check', '--file', bad.path]);
-    assert.notEqual(result.code, 0, `exit code; stdout: ${result.stdout}`);
+    assert.equal(result.code, 2, `exit code (2: the user's mistake); stdout: ${result.stdout}; stderr: ${result.stderr}`);
     assert.match(result.stderr, bad.edit.problem);
     assert.ok(result.stderr.includes(bad.path), `the message names the file: ${result.stderr}`);
   }
@@ -260,7 +266,7 @@ describe('Metadata on the command line and in the running service (built dist/, 
     assert.match(result.stdout, /is valid: \d+ collections/);
   });
 
-  it(`\`loanql metadata check --file\` exits non-zero and names the problem: ${INVALID_EDITS[0]!.name} (CLI alone)`, async () => {
+  it(`\`loanql metadata check --file\` exits 2 and names the problem: ${INVALID_EDITS[0]!.name} (CLI alone)`, async () => {
     await assertCheckRefuses(badPaths[0]!);
   });
 
@@ -324,7 +330,7 @@ describe('Metadata on the command line and in the running service (built dist/, 
     });
 
     for (const bad of badPaths) {
-      it(`\`loanql metadata check --file\` beside the service exits non-zero and names the problem: ${bad.edit.name}`, async () => {
+      it(`\`loanql metadata check --file\` beside the service exits 2 and names the problem: ${bad.edit.name}`, async () => {
         await assertCheckRefuses(bad);
       });
     }
