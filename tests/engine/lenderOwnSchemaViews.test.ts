@@ -255,6 +255,32 @@ describe(`A lender's own schema: views, SETOF functions, another schema (${testD
     assert.deepEqual(one.big_loans_by_pk, { amount: 3250 });
   });
 
+  it('a write that moves a row out of a view: written but not returned; WITH CHECK OPTION refuses it as the client\'s mistake (was a 500)', async () => {
+    const [id] = await plain(`SELECT id::int AS j FROM lender.loans WHERE account_id = $1 AND amount = 1500`, [accountId]);
+    const stored = async (): Promise<unknown[]> => plain(`SELECT to_json(amount) AS j FROM lender.loans WHERE account_id = $1 AND id = $2`, [accountId, id]);
+    // Without a check option PostgreSQL writes the row; the view no longer shows it, so neither does returning.
+    const moved = await data(`mutation($id: bigint!) { update_big_loans_by_pk(pk_columns: {id: $id}, _set: {amount: 999}) { id amount } }`, { id });
+    assert.deepEqual(moved.update_big_loans_by_pk, null);
+    assert.deepEqual(await stored(), [999]);
+    await database.db.query(`UPDATE lender.loans SET amount = 1500 WHERE account_id = $1 AND id = $2`, [accountId, id]);
+    const VIEW = 'CREATE OR REPLACE VIEW lender.big_loans AS SELECT account_id, id, branch_id, amount, opened FROM lender.loans WHERE amount >= 1000';
+    await database.db.query(`${VIEW} WITH CHECK OPTION`);
+    try {
+      for (const mutation of [
+        `mutation($id: bigint!) { update_big_loans_by_pk(pk_columns: {id: $id}, _set: {amount: 999}) { id amount } }`,
+        `mutation($id: bigint!) { update_big_loans(where: {id: {_eq: $id}}, _set: {amount: 999}) { affected_rows } }`,
+        `mutation($id: bigint!) { a: update_big_loans(where: {id: {_eq: $id}}, _set: {amount: 1200}) { affected_rows } b: update_big_loans(where: {id: {_eq: $id}}, _set: {amount: 999}) { affected_rows } }`,
+      ]) {
+        const refused = await clientError(mutation, { id });
+        assert.equal(refused.code, 'check-violation', mutation);
+        assert.match(refused.message, /the written row would not be in view lender\.big_loans \(its WITH CHECK OPTION\); nothing was written/);
+        assert.deepEqual(await stored(), [1500], 'nothing was written');
+      }
+    } finally {
+      await database.db.query(VIEW);
+    }
+  });
+
   it('answers a SETOF function as root fields: args, where, order_by, paging and _aggregate, as calling it in SQL', async () => {
     const result = await data(`{
       window: loans_opened_between(args: {from_date: "2026-01-01", to_date: "2026-02-28"}, order_by: {opened: desc}) { id amount opened branch { name } }
