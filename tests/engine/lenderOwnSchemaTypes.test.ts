@@ -72,6 +72,10 @@ roles:
     collections:
       lender_notes:
         select: { columns: [id, title, tag_count] }
+  few_tags:
+    collections:
+      lender_notes:
+        select: { columns: [id, title], filter: { _or: [{ tag_count: { _lt: 2 } }, { shout: { _like: "%IR%" } }] }, allow_aggregations: true }
 `;
 
 let database: TestDatabase;
@@ -81,6 +85,7 @@ let key: string;
 let accountId: string;
 let taggedKey: string;
 let counterKey: string;
+let fewTagsKey: string;
 
 interface Body {
   data?: any;
@@ -130,6 +135,7 @@ before(async () => {
   ({ database, server, key, accountId } = service);
   counterKey = (await createApiKey(database.db, accountId, 'counter', { role: 'counter', variables: new Map() })).key;
   taggedKey = (await createApiKey(database.db, accountId, 'tagged only', { role: 'tagged_only', variables: new Map() })).key;
+  fewTagsKey = (await createApiKey(database.db, accountId, 'few tags', { role: 'few_tags', variables: new Map() })).key;
   // Another account's note, equal in every value: no answer may include it.
   const other = (await createAccountWithKey(database.db)).account.id;
   await database.db.query(`INSERT INTO lender.notes (account_id, title, body, tags, scores) VALUES ($1, 'theirs', '{"a": 1}', '{a,b}', '{1,2}')`, [other]);
@@ -266,6 +272,22 @@ describe(`A lender's own types: json, arrays, computed fields of the row in wher
     assert.deepEqual(result.lender_notes, expected);
   });
 
+  it('applies a role filter on computed fields of the row alone, which the role need not see (Hasura\'s computed fields in permissions; refused before)', async () => {
+    const result = await data('{ lender_notes(order_by: {id: asc}) { id title } lender_notes_aggregate { aggregate { count } } }', undefined, fewTagsKey);
+    const visible = `account_id = $1 AND (lender.note_tag_count(account_id, id) < 2 OR lender.note_title_upper(account_id, id) LIKE '%IR%')`;
+    const expected = await plain(`SELECT json_build_object('id', id, 'title', title) AS j FROM lender.notes WHERE ${visible} ORDER BY id`, [accountId]);
+    assert.deepEqual(result.lender_notes, expected);
+    const [all] = await plain(`SELECT count(*)::int AS j FROM lender.notes WHERE account_id = $1`, [accountId]);
+    assert.ok(expected.length > 0 && expected.length < all, `the filter lets some rows through, not all: ${expected.length} of ${all}`);
+    assert.equal(result.lender_notes_aggregate.aggregate.count, expected.length);
+    // A computed field with arguments has no value of the row alone: refused, naming it.
+    assert.throws(
+      () => parseMetadata(METADATA.replace('filter: { _or: [{ tag_count: { _lt: 2 } }', 'filter: { _or: [{ score_times: { _lt: 2 } }')),
+      /role few_tags, collection lender_notes, select filter, _or\[0\]\.score_times: computed field score_times takes arguments \(factor\); a filter may use only a computed field of the row alone/,
+    );
+    assert.throws(() => parseMetadata(METADATA.replace('{ tag_count: { _lt: 2 } }', '{ tag_count: { _lt: two } }')), /_or\[0\]\.tag_count\._lt: "two" is not an integer, the type of tag_count/);
+  });
+
   it('filters and orders by computed fields of the row alone (no arguments), as calling the function in SQL', async () => {
     const result = await data(`{
       many: lender_notes(where: {tag_count: {_gte: 2}}, order_by: [{tag_count: desc}, {id: asc}]) { id tag_count }
@@ -377,7 +399,8 @@ describe('metadata check: json and array types against the catalogue', () => {
     // Each was accepted before, and every request that used it failed: a 500 (`uuid = text`,
     // `function … does not exist`), or a value of another type than the schema said.
     const problems = await problemsOf(
-      METADATA.replace(`    insert: { columns: ${WRITABLE} }`, `    relationships:\n      named: { object: lender_notes, on: { title: id } }\n    insert: { columns: ${WRITABLE} }`)
+      METADATA.replace(/  few_tags:\n(    .*\n)+/, '')
+        .replace(`    insert: { columns: ${WRITABLE} }`, `    relationships:\n      named: { object: lender_notes, on: { title: id } }\n    insert: { columns: ${WRITABLE} }`)
         .replace('tag_count: { function: note_tag_count, type: integer }', 'tag_count: { function: note_tag_count, type: date }')
         .replace('shout: { function: note_title_upper, type: text }', 'shout: { function: note_by_uuid, type: integer }')
         .replace('args: { factor: integer }', 'args: { factor: text }'),
