@@ -426,6 +426,19 @@ describe('metadata check: views, functions and schemas against the catalogue', (
     assert.throws(() => parseMetadata(withExists('{ name: branches }')), /no collection has the table public\.branches/);
   });
 
+  it('refuses a relationship or computed field named as an array relationship\'s generated aggregate (it silently replaced it)', () => {
+    const branches = '      loans: { array: lender_loans, on: { id: branch_id } }\n';
+    assert.ok(METADATA.includes(branches));
+    assert.throws(
+      () => parseMetadata(METADATA.replace(branches, `${branches}      loans_aggregate: { object: branch_totals, on: { id: branch_id } }\n`)),
+      /collection lender_branches, relationship loans_aggregate: clashes with the generated aggregate of relationship loans; rename one/,
+    );
+    assert.throws(
+      () => parseMetadata(METADATA.replace('    insert: { columns: [name, region] }\n', '    computed_fields:\n      loans_aggregate: { function: f, type: integer }\n    insert: { columns: [name, region] }\n')),
+      /collection lender_branches, computed field loans_aggregate: clashes with the generated aggregate of relationship loans; rename one/,
+    );
+  });
+
   it('refuses a table missing from the schema it names, and writes on a collection without a key', async () => {
     assert.match(await refused((text) => text.replace('    schema: lender\n    table: branches', '    schema: public\n    table: branches')), /collection lender_branches: table public\.branches does not exist/);
     assert.throws(() => parseMetadata(METADATA.replace('    fields: { branch_id: bigint, name: text, loans: integer, total: numeric }', '    fields: { branch_id: bigint, name: text, loans: integer, total: numeric }\n    delete: {}')), /collection branch_totals: insert, update and delete need a primary_key/);
