@@ -58,7 +58,7 @@ interface Overload {
  * first — each parameter of the column's type or one it widens to —, then every declared
  * argument by name, of the type the engine passes it (`ARGUMENT_TYPE`), and has a default for
  * every other argument; a scalar one returns one value its `type` may be read from, a table one
- * (`returns:`) SETOF the returned collection's relation and is not VOLATILE. Before, only the
+ * (`returns:`) SETOF the returned collection's relation; neither is VOLATILE. Before, only the
  * argument names were compared, so a function of another key type or return type loaded and
  * every request that selected the field failed (a 500, `metadata-mismatch`, or a value of
  * another type than the schema said). `columns`: each relation's column types by table key.
@@ -128,8 +128,9 @@ function mismatch(overload: Overload, expected: Expected, tenantColumn: string):
     if (!compatible(returned.type, overload.returns)) return `returns ${overload.returns}, not ${returned.type} (the computed field's type)`;
   } else {
     if (!overload.retset || overload.returns !== returned.type) return `does not return SETOF ${returned.relation} (collection ${collection.name}'s computed field returns that collection's rows)`;
-    if (overload.volatile) return `is VOLATILE (a query must not write: declare it STABLE)`;
   }
+  // As Hasura: a query's one statement must not write (and a replica refuses a write).
+  if (overload.volatile) return `is VOLATILE (a query must not write: declare it STABLE)`;
   if (overload.types.length < leading) return `takes ${overload.types.length} argument${overload.types.length === 1 ? '' : 's'}: ${passes}`;
   if (!takes(overload.types[0]!, expected.tenant)) return `takes ${overload.types[0]} first, where the engine passes the tenant column ${collection.table}.${tenantColumn}, ${expected.tenant}`;
   for (const [index, key] of keys.entries()) {

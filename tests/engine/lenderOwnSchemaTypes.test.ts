@@ -43,6 +43,7 @@ const SCHEMA = `
   CREATE FUNCTION lender.note_texts(account uuid, id bigint) RETURNS SETOF text LANGUAGE sql STABLE AS $$ SELECT title FROM lender.notes $$;
   -- A key of another type than the table's (a function written for a uuid-keyed table).
   CREATE FUNCTION lender.note_by_uuid(account uuid, id uuid) RETURNS integer LANGUAGE sql STABLE AS $$ SELECT 1 $$;
+  CREATE FUNCTION lender.note_touch(account uuid, id bigint) RETURNS integer LANGUAGE sql VOLATILE AS $$ SELECT 1 $$;
 `;
 
 const FIELDS = `{ id: bigint, title: text, body: json, tags: "text[]", scores: "integer[]", amounts: "numeric[]", due: "date[]", flags: "boolean[]", refs: "uuid[]", big: "bigint[]", weights: "float8[]", labels: "citext[]" }`;
@@ -395,7 +396,7 @@ describe('metadata check: json and array types against the catalogue', () => {
     assert.throws(() => parseMetadata(METADATA.replace('returns: lender_notes', 'returns: nowhere')), /computed field others: returns nowhere is not a collection/);
   });
 
-  it('refuses a relationship joining columns of two types, and a computed field whose function takes another key or argument type or returns another type', async () => {
+  it('refuses a relationship joining columns of two types, and a computed field whose function takes another key or argument type, returns another type or is VOLATILE', async () => {
     // Each was accepted before, and every request that used it failed: a 500 (`uuid = text`,
     // `function … does not exist`), or a value of another type than the schema said.
     const problems = await problemsOf(
@@ -403,13 +404,15 @@ describe('metadata check: json and array types against the catalogue', () => {
         .replace(`    insert: { columns: ${WRITABLE} }`, `    relationships:\n      named: { object: lender_notes, on: { title: id } }\n    insert: { columns: ${WRITABLE} }`)
         .replace('tag_count: { function: note_tag_count, type: integer }', 'tag_count: { function: note_tag_count, type: date }')
         .replace('shout: { function: note_title_upper, type: text }', 'shout: { function: note_by_uuid, type: integer }')
-        .replace('args: { factor: integer }', 'args: { factor: text }'),
+        .replace('args: { factor: integer }', 'args: { factor: text }')
+        .replace('    computed_fields:\n', '    computed_fields:\n      touched: { function: note_touch, type: integer }\n'),
     );
+    assert.match(problems, /computed field touched: function note_touch is VOLATILE \(a query must not write: declare it STABLE\)/);
     assert.match(problems, /relationship named: column notes\.title is text and notes\.id is bigint; PostgreSQL cannot compare them/);
     assert.match(problems, /computed field tag_count: function note_tag_count returns integer, not date/);
     assert.match(problems, /computed field shout: function note_by_uuid takes uuid as argument 2 \(id\), where the engine passes the key column notes\.id, bigint \(it is note_by_uuid\(account uuid, id uuid\) returning integer\)/);
     assert.match(problems, /computed field score_times: function note_score_times takes factor as integer, not text as args declares it/);
-    assert.equal(problems.split('\n').length, 4, problems);
+    assert.equal(problems.split('\n').length, 5, problems);
     // Comparable types join (integer with bigint), and a key column widens to its parameter's type.
     await checkMetadataAgainstDatabase(parseMetadata(METADATA.replace(`    insert: { columns: ${WRITABLE} }`, `    relationships:\n      same: { object: lender_notes, on: { id: id } }\n    insert: { columns: ${WRITABLE} }`)), database.db);
   });
