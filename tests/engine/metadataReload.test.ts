@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
 import { buildEngine, EngineHolder, type ReloadOutcome } from '../../app/engineHolder.js';
 import { RequestError, type EngineOptions } from '../../engine/index.js';
 import { copyMigratedDataDir, openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
@@ -179,6 +180,29 @@ describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
       await eventually(() => assertFeeQueryable(holder, 'after the third replacement'));
     } finally {
       holder.close();
+    }
+  });
+
+  it('a reload that drops a role active keys carry is served, with a warning naming the role and the keys (they are refused from then on)', async () => {
+    const created = await createApiKey(database.db, accountId, 'reader', { role: 'read_only', variables: new Map() });
+    try {
+      const path = metadataCopy('without-read-only.yaml', WITH_FEE);
+      const outcomes: ReloadOutcome[] = [];
+      const holder = await holderFor(path, outcomes);
+      assert.ok(ORIGINAL.includes('\n  read_only:\n'));
+      writeFileSync(path, WITH_FEE.replace('\n  read_only:\n', '\n  readers:\n'));
+      const outcome = await holder.reload();
+      assert.equal(outcome.ok, true, JSON.stringify(outcome));
+      assert.deepEqual(outcome.warnings, [
+        `role read_only: 1 active API key (${created.prefix}) carries it, and the metadata has no such role: it is refused (403) until the role is back or the key is revoked`,
+      ]);
+      assert.deepEqual(outcomes, [outcome], 'the callback (the service logs it) gets the warning');
+      await assertFeeQueryable(holder, 'the new metadata serves');
+      writeFileSync(path, WITH_FEE);
+      assert.deepEqual(await holder.reload(), { ok: true }, 'the role is back: no warning');
+      holder.close();
+    } finally {
+      await deactivateApiKey(database.db, created.prefix);
     }
   });
 
