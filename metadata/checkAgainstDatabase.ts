@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/index.js';
 import { withCatalogueFacts } from './catalogueFacts.js';
 import { computedFieldProblems } from './checkComputedFields.js';
-import { catalogueRelations, checkFunctions, comparable, compatible, writableViewProblems, type CatalogueRelations } from './checkRelations.js';
+import { catalogueRelations, checkFunctions, comparable, compatible, eventTypeViewProblems, writableViewProblems, type CatalogueRelations } from './checkRelations.js';
 import { MetadataError, tableKey, type Metadata, type Relationship, type ResolvedMetadata } from './model.js';
 
 /** A constraint of a collection's table, as the catalogue has it. */
@@ -75,7 +75,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const constraints = new Map<string, CatalogueConstraint>();
   for (const row of indexRows) constraints.set(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
   for (const row of constraintRows) constraints.set(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
-  const problems: string[] = writableViewProblems(metadata, relations);
+  const problems: string[] = [...writableViewProblems(metadata, relations), ...eventTypeViewProblems(metadata, relations)];
   const functions = await checkFunctions(db, metadata, relations, problems);
   problems.push(...(await computedFieldProblems(db, metadata, relations, columns)));
   problems.push(...(await storedFormProblems(metadata, columns, db, relations)));

@@ -129,6 +129,21 @@ export function writableViewProblems(metadata: ResolvedMetadata, relations: Cata
 }
 
 /**
+ * Event types on a collection whose relation is a view: their capture is a trigger on the table
+ * (`app/webhooks/eventTriggers.ts`), which PostgreSQL refuses on a view — before, `metadata check`
+ * passed such a file and the service refused it in PostgreSQL's words alone (`"x" is a view`).
+ */
+export function eventTypeViewProblems(metadata: ResolvedMetadata, relations: CatalogueRelations): string[] {
+  const problems: string[] = [];
+  for (const type of metadata.eventTypes.values()) {
+    const collection = metadata.collections.get(type.collection);
+    if (collection && relations.kinds.get(tableKey(collection))?.kind === 'view')
+      problems.push(`event type ${type.name}: collection ${collection.name} is the view ${tableKey(collection)}; events are captured by triggers on tables: name the collection of the table it writes`);
+  }
+  return problems;
+}
+
+/**
  * Tracked functions (`functions:`) against the catalogue: the function exists, returns SETOF the
  * table (or view) of its collection, is STABLE or IMMUTABLE (a VOLATILE one could write inside a
  * query's statement: refused), takes every declared argument by name with a compatible type,

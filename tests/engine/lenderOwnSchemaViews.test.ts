@@ -439,6 +439,18 @@ describe('metadata check: views, functions and schemas against the catalogue', (
     );
   });
 
+  it('refuses an event type on a view: its capture is a table trigger (check passed it, and the service refused the file in PostgreSQL\'s words)', async () => {
+    await database.db.query('CREATE VIEW public.big_loans_public AS SELECT account_id, id, amount FROM lender.loans WHERE amount >= 1000');
+    try {
+      const problems = await refused(
+        (text) => `${text.replace('functions:\n', '  public_big_loans:\n    table: big_loans_public\n    primary_key: id\n    fields: { id: bigint, amount: numeric }\nfunctions:\n')}event_types:\n  big.added: { collection: public_big_loans, on: insert }\n`,
+      );
+      assert.equal(problems, 'event type big.added: collection public_big_loans is the view big_loans_public; events are captured by triggers on tables: name the collection of the table it writes');
+    } finally {
+      await database.db.query('DROP VIEW public.big_loans_public');
+    }
+  });
+
   it('refuses a table missing from the schema it names, and writes on a collection without a key', async () => {
     assert.match(await refused((text) => text.replace('    schema: lender\n    table: branches', '    schema: public\n    table: branches')), /collection lender_branches: table public\.branches does not exist/);
     assert.throws(() => parseMetadata(METADATA.replace('    fields: { branch_id: bigint, name: text, loans: integer, total: numeric }', '    fields: { branch_id: bigint, name: text, loans: integer, total: numeric }\n    delete: {}')), /collection branch_totals: insert, update and delete need a primary_key/);
