@@ -127,6 +127,25 @@ export async function listApiKeys(db: Queryable, accountId?: string): Promise<Ap
   return rows;
 }
 
+/**
+ * Warnings for a metadata about to serve: for each role that active API keys carry and `roles`
+ * (the metadata's, `admin` included) lacks, how many keys and their prefixes — those keys are
+ * refused (403 `Not authorized`) while the role is missing. A role renamed or removed in the
+ * file is not an invalid edit (revoking a role's keys that way is the admin's choice), so a
+ * reload is not refused; before, nothing told the admin that keys had just stopped working.
+ */
+export async function keysWithoutRole(db: Queryable, roles: Iterable<string>): Promise<string[]> {
+  const { rows } = await db.query<{ role: string; keys: number; prefixes: string[] | string }>(
+    `SELECT role, count(*)::int AS keys, (array_agg(prefix ORDER BY created_at, prefix))[1:5] AS prefixes
+       FROM api_keys WHERE active AND NOT (role = ANY ($1::text[])) GROUP BY role ORDER BY role`,
+    [[...roles]],
+  );
+  return rows.map(({ role, keys, prefixes }) => {
+    const shown = Array.isArray(prefixes) ? prefixes : prefixes.replace(/^\{|\}$/g, '').split(',');
+    return `role ${role}: ${keys} active API key${keys === 1 ? '' : 's'} (${shown.join(', ')}${keys > shown.length ? ', …' : ''}) ${keys === 1 ? 'carries' : 'carry'} it, and the metadata has no such role: ${keys === 1 ? 'it is' : 'they are'} refused (403) until the role is back or ${keys === 1 ? 'the key is' : 'the keys are'} revoked`;
+  });
+}
+
 /** Whether `text` is a key's visible prefix (`lq_xxxxxxxx`), the name `key revoke` and the dashboard use. */
 export function isKeyPrefix(text: string): boolean {
   return PREFIX_PATTERN.test(text);

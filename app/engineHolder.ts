@@ -2,6 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { Database } from '../db/index.js';
 import { GraphEngine, type EngineOptions } from '../engine/index.js';
 import { checkMetadataAgainstDatabase, loadMetadataFile, MetadataError } from '../metadata/index.js';
+import { keysWithoutRole } from './apiKeys.js';
 import { applyEventTriggers } from './webhooks/index.js';
 
 /**
@@ -26,6 +27,13 @@ export async function buildServingEngine(path: string, db: Database, options: En
 export interface ReloadOutcome {
   readonly ok: boolean;
   readonly problems?: readonly string[];
+  /** A loaded metadata's warnings: roles that active keys carry and it lacks (`keysWithoutRole`). */
+  readonly warnings?: readonly string[];
+}
+
+/** What an admin should know about a metadata that loads: roles active keys carry and it lacks. */
+export async function metadataWarnings(engine: GraphEngine, db: Database): Promise<string[]> {
+  return keysWithoutRole(db, engine.metadata.roles.keys());
 }
 
 /** An edit of the metadata file that was refused, and why (the previous engine kept serving). */
@@ -125,7 +133,8 @@ export class EngineHolder {
         this.#engine = await buildServingEngine(this.path, this.db, this.options);
         this.#loadedAt = new Date();
         this.#mismatch = null;
-        return { ok: true };
+        const warnings = await metadataWarnings(this.#engine, this.db).catch(() => []);
+        return warnings.length ? { ok: true, warnings } : { ok: true };
       } catch (error) {
         const problems = error instanceof MetadataError ? error.problems : [(error as Error).message];
         this.#lastRefused = { at: new Date(), problems };

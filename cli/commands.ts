@@ -679,10 +679,12 @@ export const COMMANDS: Command[] = [
       return { path, config };
     },
     async run(context, { path, config }) {
-      const [{ buildEngine }, { MetadataError }] = await Promise.all([load.engineHolder(), load.metadata()]);
+      const [{ buildEngine, metadataWarnings }, { MetadataError }] = await Promise.all([load.engineHolder(), load.metadata()]);
       try {
         const engine = await buildEngine(path, context.db, { maxDepth: config.maxDepth, maxRows: config.maxRows, planCacheSize: 1, maxInsertObjects: config.maxInsertObjects });
         context.out.write(`${path} is valid: ${engine.metadata.collections.size} collections\n`);
+        // Valid, but worth knowing before it serves: keys it would lock out (exit status still 0).
+        for (const warning of await metadataWarnings(engine, context.db)) context.out.write(`warning: ${warning}\n`);
       } catch (error) {
         if (error instanceof MetadataError) throw new UserInputError(`${path}: ${error.message}`);
         throw error;

@@ -1,41 +1,8 @@
 import type { Queryable } from '../db/index.js';
 import { withCatalogueFacts } from './catalogueFacts.js';
-import { catalogueRelations, checkFunctions, compatible, writableViewProblems, type CatalogueRelations } from './checkRelations.js';
+import { computedFieldProblems } from './checkComputedFields.js';
+import { catalogueRelations, checkFunctions, comparable, compatible, eventTypeViewProblems, writableViewProblems, type CatalogueRelations } from './checkRelations.js';
 import { MetadataError, tableKey, type Metadata, type Relationship, type ResolvedMetadata } from './model.js';
-
-/**
- * Table computed fields: the function (in the collection's schema) exists once, is not VOLATILE
- * (a query's one statement must not write), returns SETOF the returned collection's relation,
- * and takes (tenant, primary key…, then the arguments by those names).
- */
-async function tableComputedFieldProblems(db: Queryable, metadata: ResolvedMetadata, relations: CatalogueRelations): Promise<string[]> {
-  const wanted = [...metadata.collections.values()].flatMap((collection) => [...collection.tableComputedFields.values()].map((field) => ({ collection, field })));
-  if (!wanted.length) return [];
-  const problems: string[] = [];
-  for (const { collection, field } of wanted) {
-    const where = `collection ${collection.name}, computed field ${field.name}`;
-    const target = metadata.collections.get(field.returns)!;
-    const schema = collection.schema ?? relations.currentSchema;
-    const { rows } = await db.query<{ args: string[] | string; retset: boolean; volatile: boolean; returns_target: boolean }>(
-      `SELECT coalesce(p.proargnames, '{}')::text[] AS args, p.proretset AS retset, p.provolatile = 'v' AS volatile,
-              p.prorettype = (SELECT c.reltype FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $3 AND c.relname = $4) AS returns_target
-         FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = $2`,
-      [schema, field.function, target.schema ?? relations.currentSchema, target.table],
-    );
-    const keys = collection.primaryKey.length;
-    const [row] = rows;
-    if (!row) problems.push(`${where}: function ${schema}.${field.function} does not exist`);
-    else if (rows.length > 1) problems.push(`${where}: function ${field.function} is overloaded`);
-    else if (!row.retset || !row.returns_target) problems.push(`${where}: function ${field.function} does not return SETOF ${target.schema ?? relations.currentSchema}.${target.table} (collection ${target.name})`);
-    else if (row.volatile) problems.push(`${where}: function ${field.function} is VOLATILE (a query must not write: declare it STABLE)`);
-    else {
-      const names = parseNameArray(row.args);
-      if (!(names.length >= 1 + keys + field.args.size && [...field.args.keys()].every((arg) => names.slice(1 + keys).includes(arg))))
-        problems.push(`${where}: function ${field.function} takes no (tenant, ${collection.primaryKey.map((key) => key.name).join(', ')}${[...field.args.keys()].map((arg) => `, ${arg}`).join('')}) arguments`);
-    }
-  }
-  return problems;
-}
 
 /** A constraint of a collection's table, as the catalogue has it. */
 export interface CatalogueConstraint {
@@ -108,30 +75,9 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const constraints = new Map<string, CatalogueConstraint>();
   for (const row of indexRows) constraints.set(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
   for (const row of constraintRows) constraints.set(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
-  const problems: string[] = writableViewProblems(metadata, relations);
+  const problems: string[] = [...writableViewProblems(metadata, relations), ...eventTypeViewProblems(metadata, relations)];
   const functions = await checkFunctions(db, metadata, relations, problems);
-  // Computed fields: the function (in the collection's schema) exists and takes (tenant, primary key, then the arguments by those names).
-  const computed = [...metadata.collections.values()].flatMap((c) => [...c.computedFields.values()].map((f) => [c.schema ?? relations.currentSchema, f.function] as const));
-  if (computed.length) {
-    const { rows: functionRows } = await db.query<{ schema: string; name: string; args: string[] | string }>(
-      `SELECT n.nspname::text AS schema, p.proname::text AS name, coalesce(p.proargnames, '{}')::text[] AS args FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-        WHERE (n.nspname::text, p.proname::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
-      [computed.map(([schema]) => schema), computed.map(([, name]) => name)],
-    );
-    const computedFunctions = new Map<string, string[][]>();
-    for (const row of functionRows) computedFunctions.set(`${row.schema}.${row.name}`, [...(computedFunctions.get(`${row.schema}.${row.name}`) ?? []), parseNameArray(row.args)]);
-    for (const collection of metadata.collections.values()) {
-      const keys = collection.primaryKey.length;
-      for (const field of collection.computedFields.values()) {
-        const where = `collection ${collection.name}, computed field ${field.name}`;
-        const overloads = computedFunctions.get(`${collection.schema ?? relations.currentSchema}.${field.function}`);
-        if (!overloads) problems.push(`${where}: function ${collection.schema === null ? '' : `${collection.schema}.`}${field.function} does not exist`);
-        else if (!overloads.some((names) => names.length >= 1 + keys + field.args.size && [...field.args.keys()].every((arg) => names.slice(1 + keys).includes(arg))))
-          problems.push(`${where}: function ${field.function} takes no (tenant, ${collection.primaryKey.map((key) => key.name).join(', ')}${[...field.args.keys()].map((arg) => `, ${arg}`).join('')}) arguments`);
-      }
-    }
-  }
-  problems.push(...(await tableComputedFieldProblems(db, metadata, relations)));
+  problems.push(...(await computedFieldProblems(db, metadata, relations, columns)));
   problems.push(...(await storedFormProblems(metadata, columns, db, relations)));
   for (const collection of metadata.collections.values()) {
     const table = columns.get(tableKey(collection));
@@ -151,9 +97,16 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     for (const relationship of collection.relationships.values()) {
       const target = metadata.collections.get(relationship.target)!;
       const targetTable = columns.get(tableKey(target));
-      for (const [from, to] of relationship.mapping) {
-        if (!table.has(from)) problems.push(`collection ${collection.name}, relationship ${relationship.name}: column ${collection.table}.${from} does not exist`);
-        if (targetTable && !targetTable.has(to)) problems.push(`collection ${collection.name}, relationship ${relationship.name}: column ${target.table}.${to} does not exist`);
+      // Every join also pairs the two tenant columns.
+      for (const [from, to] of [[metadata.tenantColumn, metadata.tenantColumn] as const, ...relationship.mapping]) {
+        const fromType = table.get(from);
+        const toType = targetTable?.get(to);
+        if (!fromType) {
+          if (from !== metadata.tenantColumn) problems.push(`collection ${collection.name}, relationship ${relationship.name}: column ${collection.table}.${from} does not exist`);
+        } else if (targetTable && !toType) {
+          if (to !== metadata.tenantColumn) problems.push(`collection ${collection.name}, relationship ${relationship.name}: column ${target.table}.${to} does not exist`);
+        } else if (toType && !comparable(fromType, toType))
+          problems.push(`collection ${collection.name}, relationship ${relationship.name}: column ${collection.table}.${from} is ${fromType} and ${target.table}.${to} is ${toType}; PostgreSQL cannot compare them — join columns of one type (or cast one in a view)`);
       }
     }
   }

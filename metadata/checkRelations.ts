@@ -46,6 +46,20 @@ const ARRAY_ELEMENT_COLUMN: Readonly<Record<ArrayElementType, string>> = {
 export const compatible = (type: FieldType, dataType: string): boolean =>
   isArrayType(type) ? dataType === `${ARRAY_ELEMENT_COLUMN[elementTypeOf(type)]}[]` : COMPATIBLE[type].includes(dataType);
 
+/** Column types PostgreSQL compares with `=` across types (a relationship may join one to another of its family). */
+const COMPARABLE_FAMILIES: readonly (readonly string[])[] = [
+  ['smallint', 'integer', 'bigint', 'numeric', 'real', 'double precision'],
+  ['text', 'character varying', 'character', 'citext'],
+  ['date', 'timestamp without time zone', 'timestamp with time zone'],
+];
+
+/**
+ * Whether a relationship may join a column of catalogue type `a` to one of `b`: the same type, or
+ * two of one family above. `uuid = text` does not exist: such a relationship once loaded and every
+ * request through it failed (a 500).
+ */
+export const comparable = (a: string, b: string): boolean => a === b || COMPARABLE_FAMILIES.some((family) => family.includes(a) && family.includes(b));
+
 /**
  * Stage 3's view of the relations the collections name: where each is (its schema, or the
  * current one) and what it is (a table, or a view and which writes PostgreSQL can pass through
@@ -110,6 +124,21 @@ export function writableViewProblems(metadata: ResolvedMetadata, relations: Cata
     for (const operation of ['insert', 'update', 'delete'] as const)
       if (collection[operation] && !relation[operation])
         problems.push(`collection ${collection.name}, ${operation}: view ${tableKey(collection)} is not automatically updatable for ${operation} (PostgreSQL); remove ${operation} or write its table`);
+  }
+  return problems;
+}
+
+/**
+ * Event types on a collection whose relation is a view: their capture is a trigger on the table
+ * (`app/webhooks/eventTriggers.ts`), which PostgreSQL refuses on a view — before, `metadata check`
+ * passed such a file and the service refused it in PostgreSQL's words alone (`"x" is a view`).
+ */
+export function eventTypeViewProblems(metadata: ResolvedMetadata, relations: CatalogueRelations): string[] {
+  const problems: string[] = [];
+  for (const type of metadata.eventTypes.values()) {
+    const collection = metadata.collections.get(type.collection);
+    if (collection && relations.kinds.get(tableKey(collection))?.kind === 'view')
+      problems.push(`event type ${type.name}: collection ${collection.name} is the view ${tableKey(collection)}; events are captured by triggers on tables: name the collection of the table it writes`);
   }
   return problems;
 }

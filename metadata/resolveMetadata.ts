@@ -71,6 +71,14 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
       if (fieldName.endsWith('_aggregate') && relationships.has(fieldName.slice(0, -'_aggregate'.length)))
         problems.push(`collection ${name}, field ${fieldName}: clashes with the generated aggregate of a relationship`);
     }
+    // A relationship or computed field named <array relationship>_aggregate took that name from the
+    // generated aggregate field, which then silently vanished from the schema.
+    for (const [kind, names] of [['relationship', relationships.keys()], ['computed field', [...computedFields.keys(), ...tableComputedFields.keys()]]] as const) {
+      for (const other of names) {
+        const of = other.endsWith('_aggregate') ? relationships.get(other.slice(0, -'_aggregate'.length)) : undefined;
+        if (of?.kind === 'array') problems.push(`collection ${name}, ${kind} ${other}: clashes with the generated aggregate of relationship ${of.name}; rename one`);
+      }
+    }
     if (!primaryKey.every((field): field is Field => field !== undefined)) continue;
     if (!primaryKey.length) {
       // Without a key no row can be named: no _by_pk, no writes, no computed field (called with the key).

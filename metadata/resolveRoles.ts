@@ -232,7 +232,17 @@ function resolveFilter(
       } else if (key === '_not') items.push({ kind: 'not', item: walk(current, inner, at) });
       else if (key === '_exists') items.push(...exists(inner, at));
       else if (current.fields.has(key)) items.push(...comparisons(current.fields.get(key)!, inner, at, current));
-      else if (current.relationships.has(key)) {
+      else if (current.computedFields.has(key)) {
+        // A computed field of the row alone, as a request's `where` has it (Hasura's computed fields in permissions).
+        const field = current.computedFields.get(key)!;
+        if (field.args.size) problems.push(`${where}, ${at}: computed field ${key} takes arguments (${[...field.args.keys()].join(', ')}); a filter may use only a computed field of the row alone`);
+        else {
+          // The stand-in's column, `fn()`, is no SQL name: no catalogue constant of a real column can match it (as engine/plan/planWhere.ts).
+          const as: Field = { name: field.name, type: field.type, source: { kind: 'column', column: `${field.function}()` } };
+          const compared = comparisons(as, inner, at);
+          items.push({ kind: 'computedValue', collection: current, field, as, where: compared.length === 1 ? compared[0]! : { kind: 'and', items: compared } });
+        }
+      } else if (current.relationships.has(key)) {
         const relationship = current.relationships.get(key)!;
         const target = base.collections.get(relationship.target)!;
         items.push({ kind: 'relationship', relationship, target, where: walk(target, inner, at) });

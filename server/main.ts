@@ -7,7 +7,7 @@ import { keepStatisticsFresh, migrate, openServiceDatabase, ReadReplicas } from 
 import { setUpDemoIfEmpty } from '../app/demo.js';
 import { startFeeJob } from '../app/feeJob.js';
 import { purgeExpiredIdempotencyKeys } from '../app/idempotency.js';
-import { buildServingEngine, EngineHolder } from '../app/engineHolder.js';
+import { buildServingEngine, EngineHolder, metadataWarnings } from '../app/engineHolder.js';
 import { WebhookWorker } from '../app/webhooks/index.js';
 import { configFromEnv, engineOptionsOf, metadataFileOf } from '../app/config.js';
 import { createApp } from './createApp.js';
@@ -64,10 +64,15 @@ async function main(): Promise<void> {
     (path, section, names) =>
       logger.warn({ metadata: path, section, missing: names, shipped: config.shippedMetadataPath }, `the metadata file has no ${section} ${names.join(', ')} of the shipped default (made from an older version, or removed on purpose); copy them from the shipped file to use them`),
   );
+  const warnAboutKeys = (warnings: readonly string[] | undefined): void => {
+    if (warnings?.length) logger.warn({ metadata: metadataPath, warnings }, 'active API keys carry roles the metadata does not have; they are refused');
+  };
   const engines = new EngineHolder(await buildServingEngine(metadataPath, opened.database, engineOptions), metadataPath, opened.database, engineOptions, (outcome) => {
     if (outcome.ok) logger.info({ metadata: metadataPath }, 'metadata reloaded; new schema serving');
     else logger.error({ metadata: metadataPath, problems: outcome.problems }, 'metadata edit refused; previous schema keeps serving');
+    warnAboutKeys(outcome.warnings);
   });
+  warnAboutKeys(await metadataWarnings(engines.engine, opened.database));
   engines.watch();
   process.on('SIGHUP', () => void engines.reload());
   // Idempotency keys older than their 24 h window are replaced when reused; this removes the rest.

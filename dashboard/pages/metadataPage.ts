@@ -1,20 +1,21 @@
 import { basename } from 'node:path';
 import type { MetadataStatus } from '../../app/engineHolder.js';
-import { ADMIN_ROLE, type Collection, type EventType, type FilterValue, type Metadata, type PresetValue, type Role, type RootFieldKind, type RowFilter } from '../../metadata/index.js';
+import { ADMIN_ROLE, type Collection, type EventType, type FilterValue, type Metadata, type PresetValue, type Role, type RootFieldKind, type RowFilter, type ScalarType, type TrackedFunction } from '../../metadata/index.js';
 import { html, type Html } from '../html.js';
 import { renderPage, type Viewer } from './layout.js';
 
 export const METADATA_PATH = '/dashboard/metadata';
 
 /**
- * The metadata in service (collections, fields, relationships, roles with their permissions,
- * event types), when it was loaded, and the last edit of the file that was refused with its
+ * The metadata in service (collections, fields, computed fields, relationships, tracked
+ * functions, roles with their permissions, event types), when it was loaded, and the last edit of the file that was refused with its
  * problems — before this page, only a line in the service's log.
  */
 export function metadataPage(viewer: Viewer, metadata: Metadata, status: MetadataStatus): string {
   const collections = [...metadata.collections.values()];
   const roles = [...metadata.roles.values()].filter((role) => role.name !== ADMIN_ROLE);
   const eventTypes = [...metadata.eventTypes.values()];
+  const functions = [...metadata.functions.values()];
   return renderPage(
     { title: 'Metadata', viewer, section: 'metadata' },
     html`<h1>Metadata</h1>
@@ -23,14 +24,15 @@ ${refusal(status)}
 <dl class="facts" aria-label="Metadata in service">
   <dt>File</dt><dd><code>${basename(status.path)}</code></dd>
   <dt>Loaded</dt><dd>${timestamp(status.loadedAt)}</dd>
-  <dt>Contents</dt><dd>${collections.length} collections, ${metadata.roles.size} roles, ${eventTypes.length} event types</dd>
+  <dt>Contents</dt><dd>${collections.length} collections, ${functions.length ? `${functions.length} functions, ` : ''}${metadata.roles.size} roles, ${eventTypes.length} event types</dd>
 </dl>
 <nav aria-label="On this page" class="toc">
-  <ul><li><a href="#collections">Collections</a></li><li><a href="#roles">Roles</a></li><li><a href="#event-types">Event types</a></li></ul>
+  <ul><li><a href="#collections">Collections</a></li>${functions.length ? html`<li><a href="#functions">Functions</a></li>` : null}<li><a href="#roles">Roles</a></li><li><a href="#event-types">Event types</a></li></ul>
 </nav>
 
 <h2 id="collections">Collections</h2>
 ${collections.map((collection) => collectionSection(collection))}
+${functions.length ? functionsSection(functions) : null}
 
 <h2 id="roles">Roles</h2>
 <p>Every API key carries a role. <strong>${ADMIN_ROLE}</strong> (the dashboard's console, and keys made without a role) reaches everything the collections above expose. The others reach only what they list:</p>
@@ -78,6 +80,13 @@ function collectionSection(collection: Collection): Html {
         (field) =>
           html`<tr><td><code>${field.name}</code></td><td>${field.type}</td><td><code>${field.source.kind === 'column' ? field.source.column : `${field.source.column} → ${field.source.key}`}</code></td></tr>`,
       )}
+      ${[...collection.computedFields.values()].map(
+        (field) => html`<tr><td><code>${field.name}</code></td><td>${field.type}</td><td>computed: <code>${functionCall(collection, field.function, field.args)}</code></td></tr>`,
+      )}
+      ${[...collection.tableComputedFields.values()].map(
+        (field) =>
+          html`<tr><td><code>${field.name}</code></td><td>list of <a href="#collection-${field.returns}"><code>${field.returns}</code></a></td><td>computed: <code>${functionCall(collection, field.function, field.args)}</code></td></tr>`,
+      )}
     </tbody>
   </table>
   </div>
@@ -98,6 +107,33 @@ function collectionSection(collection: Collection): Html {
   </div>`
   }
 </section>`;
+}
+
+/** A computed field's call as the engine writes it: the row's tenant value and key, then the arguments by name. */
+function functionCall(collection: Collection, fn: string, args: ReadonlyMap<string, ScalarType>): string {
+  const row = ['tenant', ...collection.primaryKey.map((field) => field.name)].join(', ');
+  return `${collection.schema === null ? '' : `${collection.schema}.`}${fn}(${row}${[...args].map(([name, type]) => `, ${name} ${type}`).join('')})`;
+}
+
+/** The tracked functions (`functions:`): their root fields, the call and the collection whose rows they return. */
+function functionsSection(functions: readonly TrackedFunction[]): Html {
+  return html`<h2 id="functions">Functions</h2>
+<p>SQL functions returning a collection's rows, each a root field and its <code>_aggregate</code>; a role has them when it may select the collection, and its row filter applies to their rows.</p>
+<div class="table-scroll" tabindex="0" role="region" aria-label="Functions">
+<table>
+  <caption>Functions</caption>
+  <thead><tr><th scope="col">Root fields</th><th scope="col">Function</th><th scope="col">Returns</th></tr></thead>
+  <tbody>
+    ${functions.map(
+      (fn) =>
+        html`<tr><td><code>${fn.name}</code>, <code>${fn.name}_aggregate</code></td><td><code>${fn.schema === null ? '' : `${fn.schema}.`}${fn.function}(${[
+          ...(fn.tenantArgument === null ? [] : [`${fn.tenantArgument} => the caller's account`]),
+          ...[...fn.args].map(([name, { type, required }]) => `${name} ${type}${required ? '' : ' (optional)'}`),
+        ].join(', ')})</code></td><td>rows of <a href="#collection-${fn.returns}"><code>${fn.returns}</code></a></td></tr>`,
+    )}
+  </tbody>
+</table>
+</div>`;
 }
 
 function rootFieldName(collection: string, kind: RootFieldKind): string {
@@ -143,7 +179,9 @@ function roleSection(role: Role, metadata: Metadata): Html {
 }
 
 function selectPermission(collection: Collection, full: Collection | undefined): Html {
-  const parts: Html[] = [html`${columnList(collection.fields, full?.fields)}`];
+  // Fields and the computed fields the role's columns name (a table computed field also needs its collection).
+  const selected = (c: Collection): ReadonlyMap<string, unknown> => new Map<string, unknown>([...c.fields, ...c.computedFields, ...c.tableComputedFields]);
+  const parts: Html[] = [html`${columnList(selected(collection), full && selected(full))}`];
   if (collection.selectFilter) parts.push(html`; rows where <code>${describeFilter(collection.selectFilter)}</code>`);
   if (collection.selectLimit !== null) parts.push(html`; at most ${collection.selectLimit} rows`);
   parts.push(html`; ${collection.allowAggregations ? 'aggregates' : 'no aggregates'}`);

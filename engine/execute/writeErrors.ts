@@ -48,6 +48,10 @@ export function classifyWriteError(error: unknown, step: { readonly alias: strin
     case '23000':
     case '23001':
       return fail('constraint-violation', `${named}: the write breaks the rule ${constraintName}`, { fields });
+    case '44000':
+      // A view's WITH CHECK OPTION: the written row would not be in the view (without one,
+      // PostgreSQL writes it and returning, read through the view, does not show it).
+      return fail('check-violation', `the written row would not be in view ${written.schema === null ? '' : `${written.schema}.`}${written.table} (its WITH CHECK OPTION); nothing was written`);
     case '40001':
     case '40P01':
       return fail('conflict', 'the write collided with a concurrent one and was undone; send it again');

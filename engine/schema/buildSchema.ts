@@ -6,6 +6,7 @@ import { graphqlTypeOf, JSONB_PATH_ARGS, SCALAR_FOR_TYPE } from './scalars.js';
 import { comparisonTypes } from './comparisonTypes.js';
 import { streamFields } from './buildStreamFields.js';
 import { functionFields } from './buildFunctionFields.js';
+import { typeNameClash } from './typeNameClash.js';
 import { ORDER_BY_DIRECTIONS, STATISTICAL_FUNCTIONS, type AggregateFunction, type FieldRole } from './schemaVocabulary.js';
 
 export { fieldRole, ORDER_BY_DIRECTIONS, STATISTICAL_FUNCTIONS, type AggregateFunction, type FieldRole, type OrderDirection, type StatisticalFunction } from './schemaVocabulary.js';
@@ -333,11 +334,15 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
       };
   }
   const mutationFields = buildMutationFields(metadata, { objectTypes, boolExps }, (value) => role(value as FieldRole));
-  return new GraphQLSchema({
-    query: new GraphQLObjectType({ name: 'query_root', fields: { ...rootFields, ...functionFields(metadata, { objectTypes, aggregateTypes }, listArgs) } }),
-    subscription: new GraphQLObjectType({ name: 'subscription_root', fields: { ...rootFields, ...streamFields(metadata, objectTypes, boolExps) } }),
-    ...(Object.keys(mutationFields).length ? { mutation: new GraphQLObjectType({ name: 'mutation_root', fields: mutationFields }) } : {}),
-  });
+  try {
+    return new GraphQLSchema({
+      query: new GraphQLObjectType({ name: 'query_root', fields: { ...rootFields, ...functionFields(metadata, { objectTypes, aggregateTypes }, listArgs) } }),
+      subscription: new GraphQLObjectType({ name: 'subscription_root', fields: { ...rootFields, ...streamFields(metadata, objectTypes, boolExps) } }),
+      ...(Object.keys(mutationFields).length ? { mutation: new GraphQLObjectType({ name: 'mutation_root', fields: mutationFields }) } : {}),
+    });
+  } catch (error) {
+    throw typeNameClash(error, metadata) ?? error;
+  }
 }
 
 /**

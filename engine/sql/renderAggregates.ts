@@ -76,7 +76,7 @@ export function aggregateRenderer(context: CompileContext, { orderKeys }: OrderB
         case 'nodes': {
           const alias = sql.ident(`n${inner.length}`);
           inner.push(sql`${rowObject(collection, item.selection, table)} AS ${alias}`);
-          const order = sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
+          const order = keys.length ? sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`)) : null;
           return [item.alias, jsonArray(sql`${rows}.${alias}`, order)];
         }
         default:

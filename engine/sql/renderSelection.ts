@@ -103,7 +103,8 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
       paging.push(sql` ORDER BY ${sql.join(tieKeys.map((k) => sql`${k.value} ${k.direction}`))}`);
       paging.push(sql` FETCH FIRST (${roleLimit ? sql`least(${count(query.limit)}, ${roleLimit})` : count(query.limit)}) ROWS WITH TIES`);
     } else {
-      paging.push(sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`);
+      // No keys: a collection without a primary key (a view) listed without `order_by`.
+      if (keys.length) paging.push(sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`);
       if (query.limit) paging.push(roleLimit ? sql` LIMIT least(${count(query.limit)}, ${roleLimit})` : sql` LIMIT ${count(query.limit)}`);
       else if (roleLimit) paging.push(sql` LIMIT ${roleLimit}`);
     }
@@ -134,10 +135,12 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
     const rows = nextAlias('r');
     const keys = orderKeys(collection, query, table);
     const keyColumns = keys.map((k, i) => sql`${k.value} AS ${sql.ident(`k${i}`)}`);
-    const order = atMostOneRow(collection, query) ? null : sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
+    // No keys (a collection without a primary key, listed without `order_by`): no order, as Hasura.
+    const order = atMostOneRow(collection, query) || !keys.length ? null : sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`));
     const object = rowObject(collection, selection, table);
     const rowSource = source(collection, query, table, correlation, keys, [object, ...keyColumns], from);
-    return jsonList(sql`${rows}.${sql.ident('j')}`, sql`(SELECT ${object} AS ${sql.ident('j')}, ${sql.join(keyColumns)} ${rowSource}) AS ${rows}`, order);
+    const outputs = sql.join([sql`${object} AS ${sql.ident('j')}`, ...keyColumns]);
+    return jsonList(sql`${rows}.${sql.ident('j')}`, sql`(SELECT ${outputs} ${rowSource}) AS ${rows}`, order);
   }
 
   return { rowObject, source, list };

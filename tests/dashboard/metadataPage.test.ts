@@ -131,4 +131,23 @@ describe('Dashboard: the metadata page', () => {
     assert.ok(loadedAt(fixed) > firstLoad, 'a newer load');
     assert.match(fixed, /An earlier edit was refused at <time/, 'the refused edit is still told, as history');
   });
+
+  it('shows computed fields, tracked functions, and the computed fields a role\'s columns name (the page left all three out)', async () => {
+    await database.db.query(`CREATE FUNCTION loans_at_least(min_amount numeric DEFAULT 0) RETURNS SETOF loans LANGUAGE sql STABLE AS $$ SELECT * FROM loans WHERE amount >= min_amount $$`);
+    const valid = readFileSync(METADATA_PATH, 'utf8');
+    assert.ok(valid.includes('\nroles:\n'));
+    const edited = `${valid.replace('\nroles:\n', '\nroles:\n  officer:\n    collections:\n      loans: { select: { columns: [id, name, payoff] } }\n')}
+functions:
+  loans_at_least: { function: loans_at_least, returns: loans, args: { min_amount: numeric } }
+`;
+    writeFileSync(metadataFile, edited);
+    const page = await pageUntil((text) => text.includes('id="functions"'), 'the functions');
+    assert.match(page, /<tr><td><code>payoff<\/code><\/td><td>numeric<\/td><td>computed: <code>loanql_loan_payoff\(tenant, id, as_of date\)<\/code><\/td><\/tr>/);
+    assert.match(page, /<tr><td><code>days_past_due<\/code><\/td><td>integer<\/td><td>computed: <code>loanql_loan_days_past_due\(tenant, id, as_of date\)<\/code><\/td><\/tr>/);
+    assert.match(page, /<tr><td><code>loans_at_least<\/code>, <code>loans_at_least_aggregate<\/code><\/td><td><code>loans_at_least\(min_amount numeric \(optional\)\)<\/code><\/td><td>rows of <a href="#collection-loans"><code>loans<\/code><\/a><\/td><\/tr>/);
+    assert.match(page, /<a href="#functions">Functions<\/a>/);
+    assert.match(page, /<tr><td><code>loans<\/code><\/td><td>id, name, payoff; no aggregates<\/td>/, 'the officer sees payoff');
+    assert.match(page, /<tr><td><code>loans<\/code><\/td><td>all fields; rows where <code>funding_sources/, 'columns: \'*\' is still all fields, computed ones included');
+    assert.equal(await consoleQuery('{ loans_at_least(args: {min_amount: 1}) { name } }'), '{"data":{"loans_at_least":[{"name":"Exact digits"}]}}');
+  });
 });

@@ -41,6 +41,9 @@ const SCHEMA = `
   CREATE FUNCTION lender.note_others(account uuid, id bigint, min_score integer DEFAULT 0) RETURNS SETOF lender.notes
     LANGUAGE sql STABLE AS $$ SELECT * FROM lender.notes n WHERE n.id <> note_others.id AND coalesce(n.scores[1], 0) >= min_score $$;
   CREATE FUNCTION lender.note_texts(account uuid, id bigint) RETURNS SETOF text LANGUAGE sql STABLE AS $$ SELECT title FROM lender.notes $$;
+  -- A key of another type than the table's (a function written for a uuid-keyed table).
+  CREATE FUNCTION lender.note_by_uuid(account uuid, id uuid) RETURNS integer LANGUAGE sql STABLE AS $$ SELECT 1 $$;
+  CREATE FUNCTION lender.note_touch(account uuid, id bigint) RETURNS integer LANGUAGE sql VOLATILE AS $$ SELECT 1 $$;
 `;
 
 const FIELDS = `{ id: bigint, title: text, body: json, tags: "text[]", scores: "integer[]", amounts: "numeric[]", due: "date[]", flags: "boolean[]", refs: "uuid[]", big: "bigint[]", weights: "float8[]", labels: "citext[]" }`;
@@ -70,6 +73,10 @@ roles:
     collections:
       lender_notes:
         select: { columns: [id, title, tag_count] }
+  few_tags:
+    collections:
+      lender_notes:
+        select: { columns: [id, title], filter: { _or: [{ tag_count: { _lt: 2 } }, { shout: { _like: "%IR%" } }] }, allow_aggregations: true }
 `;
 
 let database: TestDatabase;
@@ -79,6 +86,7 @@ let key: string;
 let accountId: string;
 let taggedKey: string;
 let counterKey: string;
+let fewTagsKey: string;
 
 interface Body {
   data?: any;
@@ -128,6 +136,7 @@ before(async () => {
   ({ database, server, key, accountId } = service);
   counterKey = (await createApiKey(database.db, accountId, 'counter', { role: 'counter', variables: new Map() })).key;
   taggedKey = (await createApiKey(database.db, accountId, 'tagged only', { role: 'tagged_only', variables: new Map() })).key;
+  fewTagsKey = (await createApiKey(database.db, accountId, 'few tags', { role: 'few_tags', variables: new Map() })).key;
   // Another account's note, equal in every value: no answer may include it.
   const other = (await createAccountWithKey(database.db)).account.id;
   await database.db.query(`INSERT INTO lender.notes (account_id, title, body, tags, scores) VALUES ($1, 'theirs', '{"a": 1}', '{a,b}', '{1,2}')`, [other]);
@@ -264,6 +273,22 @@ describe(`A lender's own types: json, arrays, computed fields of the row in wher
     assert.deepEqual(result.lender_notes, expected);
   });
 
+  it('applies a role filter on computed fields of the row alone, which the role need not see (Hasura\'s computed fields in permissions; refused before)', async () => {
+    const result = await data('{ lender_notes(order_by: {id: asc}) { id title } lender_notes_aggregate { aggregate { count } } }', undefined, fewTagsKey);
+    const visible = `account_id = $1 AND (lender.note_tag_count(account_id, id) < 2 OR lender.note_title_upper(account_id, id) LIKE '%IR%')`;
+    const expected = await plain(`SELECT json_build_object('id', id, 'title', title) AS j FROM lender.notes WHERE ${visible} ORDER BY id`, [accountId]);
+    assert.deepEqual(result.lender_notes, expected);
+    const [all] = await plain(`SELECT count(*)::int AS j FROM lender.notes WHERE account_id = $1`, [accountId]);
+    assert.ok(expected.length > 0 && expected.length < all, `the filter lets some rows through, not all: ${expected.length} of ${all}`);
+    assert.equal(result.lender_notes_aggregate.aggregate.count, expected.length);
+    // A computed field with arguments has no value of the row alone: refused, naming it.
+    assert.throws(
+      () => parseMetadata(METADATA.replace('filter: { _or: [{ tag_count: { _lt: 2 } }', 'filter: { _or: [{ score_times: { _lt: 2 } }')),
+      /role few_tags, collection lender_notes, select filter, _or\[0\]\.score_times: computed field score_times takes arguments \(factor\); a filter may use only a computed field of the row alone/,
+    );
+    assert.throws(() => parseMetadata(METADATA.replace('{ tag_count: { _lt: 2 } }', '{ tag_count: { _lt: two } }')), /_or\[0\]\.tag_count\._lt: "two" is not an integer, the type of tag_count/);
+  });
+
   it('filters and orders by computed fields of the row alone (no arguments), as calling the function in SQL', async () => {
     const result = await data(`{
       many: lender_notes(where: {tag_count: {_gte: 2}}, order_by: [{tag_count: desc}, {id: asc}]) { id tag_count }
@@ -369,6 +394,27 @@ describe('metadata check: json and array types against the catalogue', () => {
     assert.match(problems, /computed field others: function note_texts does not return SETOF lender\.notes/);
     assert.match(problems, /computed field score_times: function lender\.note_nothing does not exist/);
     assert.throws(() => parseMetadata(METADATA.replace('returns: lender_notes', 'returns: nowhere')), /computed field others: returns nowhere is not a collection/);
+  });
+
+  it('refuses a relationship joining columns of two types, and a computed field whose function takes another key or argument type, returns another type or is VOLATILE', async () => {
+    // Each was accepted before, and every request that used it failed: a 500 (`uuid = text`,
+    // `function … does not exist`), or a value of another type than the schema said.
+    const problems = await problemsOf(
+      METADATA.replace(/  few_tags:\n(    .*\n)+/, '')
+        .replace(`    insert: { columns: ${WRITABLE} }`, `    relationships:\n      named: { object: lender_notes, on: { title: id } }\n    insert: { columns: ${WRITABLE} }`)
+        .replace('tag_count: { function: note_tag_count, type: integer }', 'tag_count: { function: note_tag_count, type: date }')
+        .replace('shout: { function: note_title_upper, type: text }', 'shout: { function: note_by_uuid, type: integer }')
+        .replace('args: { factor: integer }', 'args: { factor: text }')
+        .replace('    computed_fields:\n', '    computed_fields:\n      touched: { function: note_touch, type: integer }\n'),
+    );
+    assert.match(problems, /computed field touched: function note_touch is VOLATILE \(a query must not write: declare it STABLE\)/);
+    assert.match(problems, /relationship named: column notes\.title is text and notes\.id is bigint; PostgreSQL cannot compare them/);
+    assert.match(problems, /computed field tag_count: function note_tag_count returns integer, not date/);
+    assert.match(problems, /computed field shout: function note_by_uuid takes uuid as argument 2 \(id\), where the engine passes the key column notes\.id, bigint \(it is note_by_uuid\(account uuid, id uuid\) returning integer\)/);
+    assert.match(problems, /computed field score_times: function note_score_times takes factor as integer, not text as args declares it/);
+    assert.equal(problems.split('\n').length, 5, problems);
+    // Comparable types join (integer with bigint), and a key column widens to its parameter's type.
+    await checkMetadataAgainstDatabase(parseMetadata(METADATA.replace(`    insert: { columns: ${WRITABLE} }`, `    relationships:\n      same: { object: lender_notes, on: { id: id } }\n    insert: { columns: ${WRITABLE} }`)), database.db);
   });
 
   it('refuses an unknown type, an array key, and a role filter comparing an array (it may test for null only)', () => {

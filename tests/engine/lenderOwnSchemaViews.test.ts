@@ -223,6 +223,27 @@ describe(`A lender's own schema: views, SETOF functions, another schema (${testD
     assert.equal(write.code, 'validation-failed');
   });
 
+  it('lists a view without a key and without order_by, paged and as aggregate nodes (was a syntax error: a 500)', async () => {
+    // No key and no order_by: no ORDER BY at all (rows in the database's order, as Hasura).
+    const result = await data(`{
+      all: branch_totals { name loans total }
+      first: branch_totals(limit: 1) { name }
+      rest: branch_totals(offset: 1) { name }
+      agg: branch_totals_aggregate { aggregate { count } nodes { name total } }
+      via: lender_branches(order_by: {id: asc}) { totals { name } }
+    }`);
+    const rows = await plain(`SELECT json_build_object('name', name, 'loans', loans, 'total', total) AS j FROM lender.branch_totals WHERE account_id = $1`, [accountId]);
+    const byName = (a: { name: string }, b: { name: string }): number => a.name.localeCompare(b.name);
+    assert.ok(rows.length >= 2);
+    assert.deepEqual([...result.all].sort(byName), [...rows].sort(byName));
+    assert.equal(result.first.length, 1);
+    assert.equal(result.rest.length, rows.length - 1);
+    assert.deepEqual([...result.first, ...result.rest].map((row: { name: string }) => row.name).sort(), rows.map((row) => row.name as string).sort());
+    assert.equal(result.agg.aggregate.count, rows.length);
+    assert.deepEqual([...result.agg.nodes].sort(byName), rows.map(({ name, total }) => ({ name, total })).sort(byName));
+    assert.equal(result.via.length, branchIds.length);
+  });
+
   it('writes through an automatically updatable view whose key the metadata declares', async () => {
     const [big] = await plain(`SELECT id::int AS j FROM lender.loans WHERE account_id = $1 AND amount = 3000`, [accountId]);
     const result = await data(`query { big_loans(order_by: {id: asc}) { id amount } }`);
@@ -232,6 +253,32 @@ describe(`A lender's own schema: views, SETOF functions, another schema (${testD
     assert.deepEqual(await plain(`SELECT to_json(amount) AS j FROM lender.loans WHERE account_id = $1 AND id = $2`, [accountId, big]), [3250]);
     const one = await data(`query($id: bigint!) { big_loans_by_pk(id: $id) { amount } }`, { id: big });
     assert.deepEqual(one.big_loans_by_pk, { amount: 3250 });
+  });
+
+  it('a write that moves a row out of a view: written but not returned; WITH CHECK OPTION refuses it as the client\'s mistake (was a 500)', async () => {
+    const [id] = await plain(`SELECT id::int AS j FROM lender.loans WHERE account_id = $1 AND amount = 1500`, [accountId]);
+    const stored = async (): Promise<unknown[]> => plain(`SELECT to_json(amount) AS j FROM lender.loans WHERE account_id = $1 AND id = $2`, [accountId, id]);
+    // Without a check option PostgreSQL writes the row; the view no longer shows it, so neither does returning.
+    const moved = await data(`mutation($id: bigint!) { update_big_loans_by_pk(pk_columns: {id: $id}, _set: {amount: 999}) { id amount } }`, { id });
+    assert.deepEqual(moved.update_big_loans_by_pk, null);
+    assert.deepEqual(await stored(), [999]);
+    await database.db.query(`UPDATE lender.loans SET amount = 1500 WHERE account_id = $1 AND id = $2`, [accountId, id]);
+    const VIEW = 'CREATE OR REPLACE VIEW lender.big_loans AS SELECT account_id, id, branch_id, amount, opened FROM lender.loans WHERE amount >= 1000';
+    await database.db.query(`${VIEW} WITH CHECK OPTION`);
+    try {
+      for (const mutation of [
+        `mutation($id: bigint!) { update_big_loans_by_pk(pk_columns: {id: $id}, _set: {amount: 999}) { id amount } }`,
+        `mutation($id: bigint!) { update_big_loans(where: {id: {_eq: $id}}, _set: {amount: 999}) { affected_rows } }`,
+        `mutation($id: bigint!) { a: update_big_loans(where: {id: {_eq: $id}}, _set: {amount: 1200}) { affected_rows } b: update_big_loans(where: {id: {_eq: $id}}, _set: {amount: 999}) { affected_rows } }`,
+      ]) {
+        const refused = await clientError(mutation, { id });
+        assert.equal(refused.code, 'check-violation', mutation);
+        assert.match(refused.message, /the written row would not be in view lender\.big_loans \(its WITH CHECK OPTION\); nothing was written/);
+        assert.deepEqual(await stored(), [1500], 'nothing was written');
+      }
+    } finally {
+      await database.db.query(VIEW);
+    }
   });
 
   it('answers a SETOF function as root fields: args, where, order_by, paging and _aggregate, as calling it in SQL', async () => {
@@ -377,6 +424,31 @@ describe('metadata check: views, functions and schemas against the catalogue', (
       METADATA.replace("filter: { branch_id: { _eq: key.branch } } }", `filter: { _exists: { _table: ${table}, _where: { region: { _eq: highlands } } } } }`);
     assert.doesNotThrow(() => parseMetadata(withExists('{ schema: lender, name: branches }')));
     assert.throws(() => parseMetadata(withExists('{ name: branches }')), /no collection has the table public\.branches/);
+  });
+
+  it('refuses a relationship or computed field named as an array relationship\'s generated aggregate (it silently replaced it)', () => {
+    const branches = '      loans: { array: lender_loans, on: { id: branch_id } }\n';
+    assert.ok(METADATA.includes(branches));
+    assert.throws(
+      () => parseMetadata(METADATA.replace(branches, `${branches}      loans_aggregate: { object: branch_totals, on: { id: branch_id } }\n`)),
+      /collection lender_branches, relationship loans_aggregate: clashes with the generated aggregate of relationship loans; rename one/,
+    );
+    assert.throws(
+      () => parseMetadata(METADATA.replace('    insert: { columns: [name, region] }\n', '    computed_fields:\n      loans_aggregate: { function: f, type: integer }\n    insert: { columns: [name, region] }\n')),
+      /collection lender_branches, computed field loans_aggregate: clashes with the generated aggregate of relationship loans; rename one/,
+    );
+  });
+
+  it('refuses an event type on a view: its capture is a table trigger (check passed it, and the service refused the file in PostgreSQL\'s words)', async () => {
+    await database.db.query('CREATE VIEW public.big_loans_public AS SELECT account_id, id, amount FROM lender.loans WHERE amount >= 1000');
+    try {
+      const problems = await refused(
+        (text) => `${text.replace('functions:\n', '  public_big_loans:\n    table: big_loans_public\n    primary_key: id\n    fields: { id: bigint, amount: numeric }\nfunctions:\n')}event_types:\n  big.added: { collection: public_big_loans, on: insert }\n`,
+      );
+      assert.equal(problems, 'event type big.added: collection public_big_loans is the view big_loans_public; events are captured by triggers on tables: name the collection of the table it writes');
+    } finally {
+      await database.db.query('DROP VIEW public.big_loans_public');
+    }
   });
 
   it('refuses a table missing from the schema it names, and writes on a collection without a key', async () => {

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
 import { buildEngine, EngineHolder, type ReloadOutcome } from '../../app/engineHolder.js';
 import { RequestError, type EngineOptions } from '../../engine/index.js';
 import { copyMigratedDataDir, openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
@@ -52,6 +53,12 @@ const INVALID_EDITS: readonly { name: string; text: string; problem: RegExp }[] 
     name: 'a relationship to a missing collection',
     text: withLine(WITH_FEE, RELATIONSHIP_ANCHOR, '      lender: { object: lenders, on: { product_id: id } }'),
     problem: /collection loans, relationship lender: target collection lenders does not exist/,
+  },
+  {
+    // graphql-js refused the schema before, in its words alone, naming no collection (the CLI exited 1).
+    name: 'a collection named as a GraphQL type another collection generates',
+    text: WITH_FEE.replace('\nevent_types:\n', '\n  loans_bool_exp:\n    table: loans\n    primary_key: id\n    fields: { id: uuid }\n\nevent_types:\n'),
+    problem: /collection loans_bool_exp: its GraphQL type loans_bool_exp is also a type that collection loans generates; rename the collection/,
   },
 ];
 
@@ -176,6 +183,29 @@ describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
     }
   });
 
+  it('a reload that drops a role active keys carry is served, with a warning naming the role and the keys (they are refused from then on)', async () => {
+    const created = await createApiKey(database.db, accountId, 'reader', { role: 'read_only', variables: new Map() });
+    try {
+      const path = metadataCopy('without-read-only.yaml', WITH_FEE);
+      const outcomes: ReloadOutcome[] = [];
+      const holder = await holderFor(path, outcomes);
+      assert.ok(ORIGINAL.includes('\n  read_only:\n'));
+      writeFileSync(path, WITH_FEE.replace('\n  read_only:\n', '\n  readers:\n'));
+      const outcome = await holder.reload();
+      assert.equal(outcome.ok, true, JSON.stringify(outcome));
+      assert.deepEqual(outcome.warnings, [
+        `role read_only: 1 active API key (${created.prefix}) carries it, and the metadata has no such role: it is refused (403) until the role is back or the key is revoked`,
+      ]);
+      assert.deepEqual(outcomes, [outcome], 'the callback (the service logs it) gets the warning');
+      await assertFeeQueryable(holder, 'the new metadata serves');
+      writeFileSync(path, WITH_FEE);
+      assert.deepEqual(await holder.reload(), { ok: true }, 'the role is back: no warning');
+      holder.close();
+    } finally {
+      await deactivateApiKey(database.db, created.prefix);
+    }
+  });
+
   describe('an invalid edit is refused, names what is wrong, and the previous schema keeps answering', () => {
     for (const edit of INVALID_EDITS) {
       it(`${edit.name}, through reload()`, async () => {
@@ -249,7 +279,7 @@ describe('Metadata on the command line and in the running service (built dist/, 
 
   async function assertCheckRefuses(bad: (typeof badPaths)[number]): Promise<void> {
     const result = await cli(['metadata', 'check', '--file', bad.path]);
-    assert.notEqual(result.code, 0, `exit code; stdout: ${result.stdout}`);
+    assert.equal(result.code, 2, `exit code (2: the user's mistake); stdout: ${result.stdout}; stderr: ${result.stderr}`);
     assert.match(result.stderr, bad.edit.problem);
     assert.ok(result.stderr.includes(bad.path), `the message names the file: ${result.stderr}`);
   }
@@ -260,7 +290,7 @@ describe('Metadata on the command line and in the running service (built dist/, 
     assert.match(result.stdout, /is valid: \d+ collections/);
   });
 
-  it(`\`loanql metadata check --file\` exits non-zero and names the problem: ${INVALID_EDITS[0]!.name} (CLI alone)`, async () => {
+  it(`\`loanql metadata check --file\` exits 2 and names the problem: ${INVALID_EDITS[0]!.name} (CLI alone)`, async () => {
     await assertCheckRefuses(badPaths[0]!);
   });
 
@@ -324,7 +354,7 @@ describe('Metadata on the command line and in the running service (built dist/, 
     });
 
     for (const bad of badPaths) {
-      it(`\`loanql metadata check --file\` beside the service exits non-zero and names the problem: ${bad.edit.name}`, async () => {
+      it(`\`loanql metadata check --file\` beside the service exits 2 and names the problem: ${bad.edit.name}`, async () => {
         await assertCheckRefuses(bad);
       });
     }
