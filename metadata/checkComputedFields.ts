@@ -1,29 +1,12 @@
 import type { Queryable } from '../db/index.js';
-import { compatible, type CatalogueRelations } from './checkRelations.js';
+import { ARRAY_ELEMENT_COLUMN, compatible, type CatalogueRelations } from './checkRelations.js';
 import { tableKey, type Collection, type ResolvedMetadata, type ScalarType } from './model.js';
 
 /**
  * The catalogue type (`format_type`'s spelling) of the value the engine passes to a computed
  * field's argument of each metadata type (`argumentCast` in engine/sql/sqlTables.ts).
  */
-const ARGUMENT_TYPE: Readonly<Record<ScalarType, string>> = {
-  uuid: 'uuid',
-  text: 'text',
-  numeric: 'numeric',
-  integer: 'integer',
-  boolean: 'boolean',
-  date: 'date',
-  timestamptz: 'timestamp with time zone',
-  jsonb: 'jsonb',
-  json: 'json',
-  bigint: 'bigint',
-  smallint: 'smallint',
-  float8: 'double precision',
-  real: 'real',
-  citext: 'citext',
-  timestamp: 'timestamp without time zone',
-  time: 'time without time zone',
-};
+const ARGUMENT_TYPE: Readonly<Record<ScalarType, string>> = { ...ARRAY_ELEMENT_COLUMN, jsonb: 'jsonb', json: 'json' };
 
 /** The implicit casts PostgreSQL applies when it resolves a call: a value of the key's type reaches a parameter of these. */
 const WIDENS_TO: Readonly<Record<string, readonly string[]>> = {

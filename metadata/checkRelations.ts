@@ -22,10 +22,11 @@ export const COMPATIBLE: Readonly<Record<ScalarType, readonly string[]>> = {
 };
 
 /**
- * The element type an array field's column must have, exactly (PostgreSQL has no cross-type
- * operators between arrays: `integer[] = bigint[]` does not exist).
+ * The catalogue's name (`format_type`'s spelling) of each element type: an array field's column
+ * must have exactly it (PostgreSQL has no cross-type operators between arrays: `integer[] =
+ * bigint[]` does not exist); computed fields' argument checks start from it (checkComputedFields.ts).
  */
-const ARRAY_ELEMENT_COLUMN: Readonly<Record<ArrayElementType, string>> = {
+export const ARRAY_ELEMENT_COLUMN: Readonly<Record<ArrayElementType, string>> = {
   uuid: 'uuid',
   text: 'text',
   numeric: 'numeric',
