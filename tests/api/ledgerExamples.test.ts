@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { graphBody } from '../support/graphData.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
 
 /**
@@ -15,15 +16,7 @@ before(async () => {
 });
 after(() => s?.close());
 
-async function graph(query: string, variables: Record<string, unknown> = {}): Promise<any> {
-  const response = await fetch(`${s.url}/api/graph`, {
-    method: 'POST',
-    headers: { authorization: `Token ${s.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await response.json()) as { data?: any; errors?: unknown };
-  return body;
-}
+const graph = (query: string, variables: Record<string, unknown> = {}): Promise<any> => graphBody(s.url, s.key, query, variables);
 
 /** The reference loan of SPEC §7 (100,000 at 12 %, 12 monthly, funded 2026-01-15), in servicing. */
 async function referenceLoan(settings: Record<string, string | number> = {}): Promise<string> {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createApiKey } from '../../app/apiKeys.js';
 import { investorStatement, listInvestors } from '../../app/investorStatements.js';
 import { restClient } from '../support/restClient.js';
+import { graphData } from '../support/graphData.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
 
@@ -28,16 +29,7 @@ let loan: string;
 let cal: string;
 let calSource: string;
 
-async function graph(query: string, variables: Record<string, unknown> = {}): Promise<any> {
-  const response = await fetch(`${s.url}/api/graph`, {
-    method: 'POST',
-    headers: { authorization: `Token ${s.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await response.json()) as { data?: any; errors?: unknown };
-  assert.equal(body.errors, undefined, JSON.stringify(body.errors));
-  return body.data;
-}
+const graph = (query: string, variables: Record<string, unknown> = {}): Promise<any> => graphData(s.url, s.key, query, variables);
 
 async function fund(name: string, amount: string, rate: string, dateFunded: string | null = '2026-01-15'): Promise<{ person: string; source: string }> {
   const person = (await graph(`mutation ($n: String!) { insert_people_one(object: {name: $n, entity_type: "individual"}) { id } }`, { n: name })).insert_people_one.id;

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { graphData } from '../support/graphData.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
 
 /**
@@ -20,16 +21,7 @@ before(async () => {
 });
 after(() => s?.close());
 
-async function graph(query: string, variables: Record<string, unknown> = {}): Promise<any> {
-  const response = await fetch(`${s.url}/api/graph`, {
-    method: 'POST',
-    headers: { authorization: `Token ${s.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await response.json()) as { data?: any; errors?: unknown };
-  assert.equal(body.errors, undefined, JSON.stringify(body.errors));
-  return body.data;
-}
+const graph = (query: string, variables: Record<string, unknown> = {}): Promise<any> => graphData(s.url, s.key, query, variables);
 
 function addDays(day: string, days: number): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
