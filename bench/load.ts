@@ -179,23 +179,44 @@ function roundsFor(settings: LoadSettings, warmupRequestsPerSecond: number): num
  * (`firstIsA` picks who starts, so that across queries neither side always goes first).
  */
 export async function measurePair(a: LoadTarget, b: LoadTarget, settings: LoadSettings, firstIsA: boolean): Promise<[LoadResult, LoadResult]> {
-  const [first, second] = firstIsA ? [a, b] : [b, a];
+  return measureGroups([a], [b], settings, firstIsA);
+}
+
+/**
+ * `measurePair` over several processes a side (`a[p]` against `b[p]`, as many of each): each
+ * round measures every pair in turn, each pair's order alternating by round and by pair (A B, B A
+ * for pair 0; B A, A B for pair 1; …). A side's result counts all its processes' rounds, kept in
+ * pair order within a round, so `roundRatios` pairs `a[p]`'s round with `b[p]`'s. Two processes of
+ * one configuration can differ by several per cent for as long as they run (bench/README.md,
+ * session 33: two identical "off" servers 0.93 apart for a whole run) — more pairs average that out.
+ * Each side is measured `durationSeconds` per pair.
+ */
+export async function measureGroups(a: readonly LoadTarget[], b: readonly LoadTarget[], settings: LoadSettings, firstIsA: boolean): Promise<[LoadResult, LoadResult]> {
+  if (a.length !== b.length || a.length === 0) throw new Error('measureGroups: as many processes on each side, at least one');
+  const pairs = a.map((target, index) => [target, b[index]!] as const);
+  const ordered = (pair: number, round: number): readonly LoadTarget[] => {
+    const [x, y] = pairs[pair]!;
+    return ((round + pair) % 2 === 0) === firstIsA ? [x, y] : [y, x];
+  };
   let slowest = Infinity;
   if (settings.warmupSeconds > 0) {
-    for (const target of [first, second]) {
-      const warmup = await run(target, settings.connections, settings.warmupSeconds);
-      slowest = Math.min(slowest, warmup.requests.total / warmup.duration);
+    for (let pair = 0; pair < pairs.length; pair++) {
+      for (const target of ordered(pair, 0)) {
+        const warmup = await run(target, settings.connections, settings.warmupSeconds);
+        slowest = Math.min(slowest, warmup.requests.total / warmup.duration);
+      }
     }
   }
-  const tallies = new Map([
-    [a, new Tally()],
-    [b, new Tally()],
-  ]);
+  const tallyA = new Tally();
+  const tallyB = new Tally();
+  const sideA = new Set(a);
   const rounds = roundsFor(settings, slowest);
+  // Rounds keep their length: with more pairs a side is measured `pairs` times `durationSeconds`.
   const seconds = settings.durationSeconds / rounds;
   for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? [first, second] : [second, first];
-    for (const target of order) await tallies.get(target)!.round(target, settings.connections, seconds, settings.cpuSplit);
+    for (let pair = 0; pair < pairs.length; pair++) {
+      for (const target of ordered(pair, round)) await (sideA.has(target) ? tallyA : tallyB).round(target, settings.connections, seconds, settings.cpuSplit);
+    }
   }
-  return [tallies.get(a)!.result(), tallies.get(b)!.result()];
+  return [tallyA.result(), tallyB.result()];
 }

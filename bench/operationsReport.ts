@@ -26,6 +26,9 @@ export interface OperationsBench {
   readonly connections: number;
   readonly durationSeconds: number;
   readonly rounds: number;
+  /** Processes of each configuration (`--pairs`; one before session 33). */
+  readonly pairs?: number;
+  readonly warmupSeconds?: number;
   readonly scrapeSeconds: number;
   readonly scrapes: number;
   readonly logLines: number;
@@ -82,7 +85,7 @@ export function renderOperationsSection(bench: OperationsBench): string {
     START,
     '## Metrics and the request log on against off (`npm run build && node --import tsx bench/run.ts --operations`, issue 35)',
     '',
-    `${bench.at.slice(0, 10)}, PostgreSQL ${bench.postgresVersion}, ${fixed(bench.loans)} loans. Two processes of the same build on the same database, each with a pool of 10: **on** — \`METRICS_TOKEN\` set and \`/metrics\` scraped every ${bench.scrapeSeconds} s (${bench.scrapes} scrapes), \`REQUEST_LOG_LEVEL=info\`, \`REQUEST_LOG_SAMPLE=1\` (a line per request, written to a file: ${fixed(bench.logLines)} lines, ${fixed(bench.logBytes / 1024 / 1024, 1)} MiB); **off** — neither (the server then attaches nothing to a request). autocannon, ${bench.connections} connections, ${bench.durationSeconds} s per server in ${bench.rounds} alternating rounds (on, off, off, on, …), after a warm-up of each. The machine is 2 cores shared with other engineers and noisy (other work took ${fixed(bench.otherWorkShare * 100, 1)} % of its CPU during the rounds): absolute req/s move from run to run, so the figure to compare is the median of the per-round ratios, measured back to back under the same load. Target (issue 35, done-when 5): throughput falls by under 5 %, i.e. ratio ≥ 0.95.`,
+    `${bench.at.slice(0, 10)}, PostgreSQL ${bench.postgresVersion}, ${fixed(bench.loans)} loans. ${processesText(bench.pairs ?? 1)} of the same build on the same database, each with a pool of 10: **on** — \`METRICS_TOKEN\` set and \`/metrics\` scraped every ${bench.scrapeSeconds} s (${bench.scrapes} scrapes), \`REQUEST_LOG_LEVEL=info\`, \`REQUEST_LOG_SAMPLE=1\` (a line per request, written to a file: ${fixed(bench.logLines)} lines, ${fixed(bench.logBytes / 1024 / 1024, 1)} MiB); **off** — neither (the server then attaches nothing to a request). autocannon, ${bench.connections} connections, ${bench.durationSeconds} s per process in ${bench.rounds} alternating rounds (on, off, off, on, …${(bench.pairs ?? 1) > 1 ? '; each round measures every pair in turn, the pairs in opposite orders' : ''}), after a warm-up of each${bench.warmupSeconds !== undefined ? ` (${bench.warmupSeconds} s)` : ''}. The machine is 2 cores shared with other engineers and noisy (other work took ${fixed(bench.otherWorkShare * 100, 1)} % of its CPU during the rounds): absolute req/s move from run to run, so the figure to compare is the median of the per-round ratios, measured back to back under the same load. Target (issue 35, done-when 5): throughput falls by under 5 %, i.e. ratio ≥ 0.95.`,
     '',
     '| query | on req/s | off req/s | ratio (all rounds) | ratio per round: median (range) | on p50 / p99 ms | off p50 / p99 ms | errors (on / off) | CPU on / off | CPU µs a request on / off | load avg |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
@@ -96,4 +99,9 @@ export function renderOperationsSection(bench: OperationsBench): string {
     END,
   ];
   return lines.join('\n');
+}
+
+/** "Two processes", or "4 processes (2 pairs: started on, off, off, on)". */
+function processesText(pairs: number): string {
+  return pairs === 1 ? 'Two processes' : `${pairs * 2} processes (${pairs} pairs of on and off, started on, off, off, on, …: two processes of one configuration can differ by a few per cent for a whole run)`;
 }

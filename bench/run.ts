@@ -33,7 +33,7 @@ import { isDeepStrictEqual } from 'node:util';
 import pg from 'pg';
 import { GraphEngine } from '../engine/index.js';
 import { closeAgent, percentile, postJson, sequentialLatency } from './latency.js';
-import { measurePair, type LoadResult, type LoadSettings } from './load.js';
+import { measureGroups, measurePair, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
 import { runMicroBenchmarks } from './micro.js';
 import { cpuSnapshot, freePort, otherWorkShare, parentPidOf, ROOT, runCli, SHIPPED_NODE_FLAGS, startServer, startThrowawayPostgres, stopAll, type ServerProcess } from './processes.js';
 import { ALL_QUERIES, isMutation, QUERIES, sampleData, type BenchQuery, type DataSample } from './queries.js';
@@ -68,6 +68,8 @@ const { values: args } = parseArgs({
     'off-first': { type: 'boolean', default: false },
     // --operations --no-scrape: nobody scrapes "on"'s /metrics (a bias check: is the scrape what the "on" slot pays?).
     'no-scrape': { type: 'boolean', default: false },
+    // --operations --pairs N: N processes of each configuration (started on, off, off, on, …), every round measuring each pair.
+    pairs: { type: 'string', default: '2' },
     scale: { type: 'string', default: '1' },
     // an account already seeded (with DATABASE_URL), kept after the run, and optionally an admin key of it.
     account: { type: 'string' },
@@ -444,16 +446,33 @@ async function operationsMode(): Promise<void> {
       const port = await freePort();
       return startServer('off', [...SHIPPED_NODE_FLAGS, join(ROOT, 'dist', 'server', 'main.js')], { ...offEnv, PORT: String(port) }, port, ready, offLogFile);
     };
-    const [on, off] = args['off-first'] ? await startOff().then(async (started) => [await startOn(), started] as const) : await startOn().then(async (started) => [started, await startOff()] as const);
+    // Pairs of processes, started on then off, off then on, … (--off-first: off first): two
+    // processes of one configuration can differ by several per cent for a whole run, whatever
+    // they run (bench/README.md, session 33), so a side's figure is over several processes.
+    const pairCount = Math.max(1, Math.round(Number(args.pairs)));
+    const ons: ServerProcess[] = [];
+    const offs: ServerProcess[] = [];
+    for (let pair = 0; pair < pairCount; pair++) {
+      if ((pair % 2 === 0) !== args['off-first']) {
+        ons.push(await startOn());
+        offs.push(await startOff());
+      } else {
+        offs.push(await startOff());
+        ons.push(await startOn());
+      }
+    }
+    const servers = [...ons, ...offs];
     let scrapes = 0;
     if (!args['no-scrape']) {
       scraper = setInterval(() => {
-        void fetch(`${on.url}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } })
-          .then(async (response) => {
-            await response.text();
-            if (response.ok) scrapes++;
-          })
-          .catch(() => undefined);
+        for (const on of ons) {
+          void fetch(`${on.url}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } })
+            .then(async (response) => {
+              await response.text();
+              if (response.ok) scrapes++;
+            })
+            .catch(() => undefined);
+        }
       }, SCRAPE_SECONDS * 1000);
     }
 
@@ -461,16 +480,12 @@ async function operationsMode(): Promise<void> {
     const selected = ALL_QUERIES.filter((query) => ids.includes(query.id));
     const rows: OperationsRow[] = [];
     const loadSamples: number[] = [];
-    const cpuBefore = cpuSnapshot([on.pid, off.pid]);
+    const cpuBefore = cpuSnapshot(servers.map((server) => server.pid));
     for (const [index, query] of selected.entries()) {
       const headers = { authorization: `Token ${keyOf(account, query)}` };
       const bodies = engineBodies(query, sample, 500);
-      const [measuredOn, measuredOff] = await measurePair(
-        { pid: on.pid, url: on.url, path: '/api/graph', headers, bodies },
-        { pid: off.pid, url: off.url, path: '/api/graph', headers, bodies },
-        { ...settings, cpuSplit: { postmasterPid } },
-        index % 2 === 0,
-      );
+      const target = (server: ServerProcess): LoadTarget => ({ pid: server.pid, url: server.url, path: '/api/graph', headers, bodies });
+      const [measuredOn, measuredOff] = await measureGroups(ons.map(target), offs.map(target), { ...settings, cpuSplit: { postmasterPid } }, index % 2 === 0);
       const loadAverage = loadavg()[0]!;
       loadSamples.push(loadAverage);
       const row: OperationsRow = { id: query.id, title: query.title, on: measuredOn, off: measuredOff, ratio: measuredOn.requestsPerSecond / measuredOff.requestsPerSecond, roundRatios: roundRatios(measuredOn, measuredOff), loadAverage };
@@ -481,10 +496,9 @@ async function operationsMode(): Promise<void> {
         if (split) log(`${query.id} ${side}: µs a request — server ${split.server.toFixed(1)}, postgres ${split.postgres.toFixed(1)}, runner ${split.runner.toFixed(1)}, machine busy ${split.machine.toFixed(1)} (kernel ${split.kernel.toFixed(1)}), rest ${split.rest.toFixed(1)}`);
       }
     }
-    const otherWork = otherWorkShare(cpuBefore, cpuSnapshot([on.pid, off.pid]), cpus().length);
+    const otherWork = otherWorkShare(cpuBefore, cpuSnapshot(servers.map((server) => server.pid)), cpus().length);
     clearInterval(scraper);
-    await on.stop();
-    await off.stop();
+    for (const server of servers) await server.stop();
     const logText = readFileSync(logPath, 'utf8');
     const bench = {
       at: new Date().toISOString(),
@@ -495,6 +509,8 @@ async function operationsMode(): Promise<void> {
       connections: settings.connections,
       durationSeconds: settings.durationSeconds,
       rounds: settings.rounds,
+      pairs: pairCount,
+      warmupSeconds: settings.warmupSeconds,
       scrapeSeconds: SCRAPE_SECONDS,
       scrapes,
       logLines: logText.split('\n').filter((line) => line.includes('"msg":"request"')).length,
