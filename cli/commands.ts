@@ -6,6 +6,7 @@ import { UserInputError } from '../app/errors.js';
 import { CUSTOM_FIELD_TYPES, type CustomFieldType } from '../app/customFieldTypes.js';
 import type { FeeJobRun } from '../app/feeJob.js';
 import type { RemittanceInvestor } from '../app/remittances.js';
+import { displayWidth, oneLine, padToWidth } from './terminalText.js';
 
 /**
  * The code behind the commands, loaded when a command that needs it runs: `loanql help`, a
@@ -35,10 +36,15 @@ const load = {
   webhooks: () => import('../app/webhooks/index.js'),
 };
 
-/** Rows as aligned columns, the first being the header. */
+/**
+ * Rows as aligned columns, the first being the header: each cell on one line (a line break or a
+ * tab in a name is shown as `\n`, `\t`: `terminalText.ts`) and padded to its column as a terminal
+ * measures it, so every row is one line and each column starts at one place.
+ */
 function table(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return `${rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`;
+  const cells = rows.map((row) => row.map(oneLine));
+  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => displayWidth(row[i]!))));
+  return `${cells.map((row) => row.map((cell, i) => padToWidth(cell, widths[i]!)).join('  ').trimEnd()).join('\n')}\n`;
 }
 
 /** What was typed after a command's words. */
@@ -866,7 +872,7 @@ export const COMMANDS: Command[] = [
       if (format === 'csv') return written(investorStatementCsv(statement), 'statement CSV');
       const amounts = ['openingPrincipal', 'funded', 'principal', 'interest', 'fees', 'adjustments', 'total', 'closingPrincipal'] as const;
       written(
-        `${statement.accountName}: statement of ${statement.person.name}, ${period.from} to ${period.to} (${statement.currency})\n` +
+        `${oneLine(statement.accountName)}: statement of ${oneLine(statement.person.name)}, ${period.from} to ${period.to} (${statement.currency})\n` +
           table([
             ['loan', 'opening', 'funded', 'principal', 'interest', 'fees', 'adjustments', 'total', 'closing'],
             ...statement.loans.map((loan) => [loan.loanName, ...amounts.map((key) => loan[key])]),
@@ -896,7 +902,7 @@ export const COMMANDS: Command[] = [
       const run = await remittanceRun(context.db, account.id, period);
       if (format === 'csv') return void context.out.write(remittanceCsv(run));
       context.out.write(remittanceTable(run.investors, run.totals, `${account.slug}: to pay for ${run.period.from} to ${run.period.to} (${run.currency})`));
-      for (const r of run.remitted) context.out.write(`already remitted: ${r.period.from} to ${r.period.to} (${r.id}, ${r.remittedAt}, ${r.remittedBy})\n`);
+      for (const r of run.remitted) context.out.write(`already remitted: ${r.period.from} to ${r.period.to} (${r.id}, ${r.remittedAt}, ${oneLine(r.remittedBy)})\n`);
     },
   }),
   command({
@@ -918,7 +924,6 @@ export const COMMANDS: Command[] = [
   }),
 ];
 
-/** One line per account: `account demo: 2026-03-20 (1 day): 12 loans replayed, 950 brought forward, 3 fees assessed (1332.72)`. */
 /** A run's or a remittance's lines per investor, with a heading and a total line. */
 function remittanceTable(investors: readonly RemittanceInvestor[], totals: { readonly principal: string; readonly interest: string; readonly fees: string; readonly adjustments: string; readonly total: string; readonly lineCount: number }, heading: string): string {
   const amounts = ['principal', 'interest', 'fees', 'adjustments', 'total'] as const;
@@ -929,6 +934,7 @@ function remittanceTable(investors: readonly RemittanceInvestor[], totals: { rea
   ])}`;
 }
 
+/** One line per account: `account demo: 2026-03-20 (1 day): 12 loans replayed, 950 brought forward, 3 fees assessed (1332.72)`. */
 function describeFeeJobRun(run: FeeJobRun): string {
   if (!run.days.length) return `account ${run.slug}: ${run.asOf} already assessed; nothing to do`;
   const days = run.days.length === 1 ? `${run.asOf} (1 day)` : `${run.days[0]} to ${run.asOf} (${run.days.length} days, caught up)`;

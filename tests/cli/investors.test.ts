@@ -19,6 +19,7 @@ describe('loanql investors statement / remittance', { timeout: 300_000 }, () => 
   let workDir: string;
   let cleanUp: () => Promise<void> = async () => {};
   let ann = '';
+  let cy = '';
   const cli = (...args: string[]): Promise<ProcessResult> => runCli(args, env, workDir);
 
   async function withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
@@ -53,6 +54,15 @@ describe('loanql investors statement / remittance', { timeout: 300_000 }, () => 
         [account.id, ann, id('Ben Investor'), loan],
       );
       await db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 8884.88)`, [account.id, loan]);
+      // Names are free text: a line break, a tab, wide characters. Their loan is paid in March only.
+      const oak = (await createLoan(db, account.id, { Name: 'Oak Ave\nunit 2', Amount: 50000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' })).id;
+      const odd = await db.query<{ id: string }>(`INSERT INTO people (account_id, name, entity_type) VALUES ($1, E'Cy\tInvestor\nLLC', 'company'), ($1, '李明', 'individual') RETURNING id`, [account.id]);
+      cy = odd.rows[0]!.id;
+      await db.query(
+        `INSERT INTO funding_sources (account_id, person_id, loan_id, original_amount, rate, date_funded) VALUES ($1, $2, $4, 20000, 10, '2026-01-15'), ($1, $3, $4, 10000, 8, '2026-01-15')`,
+        [account.id, cy, odd.rows[1]!.id, oak],
+      );
+      await db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-03-15', 4442.44)`, [account.id, oak]);
     });
   });
 
@@ -94,4 +104,40 @@ describe('loanql investors statement / remittance', { timeout: 300_000 }, () => 
     const by = await withDatabase((db) => db.query<{ remitted_by: string }>(`SELECT remitted_by FROM remittances`));
     assert.match(by.rows[0]!.remitted_by, /^cli \S+/);
   });
+
+  it('prints names with a line break, a tab or wide characters on one line, every column aligned', async () => {
+    const run = await cli('remittance', 'run', '--account', 'harbor', '--from', '2026-03-01', '--to', '2026-03-31');
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.split('\n').length, 6, run.stdout); // heading, header, two investors, Total, and the final newline
+    assertAligned(run.stdout, ['investor', 'principal', 'interest', 'fees', 'adjustments', 'total', 'lines'], ['Cy\\tInvestor\\nLLC', '李明', 'Total']);
+    const statement = await cli('investors', 'statement', '--account', 'harbor', '--person', cy, '--from', '2026-03-01', '--to', '2026-03-31');
+    assert.equal(statement.code, 0, statement.stderr);
+    assert.match(statement.stdout, /^Harbor Private Lending: statement of Cy\\tInvestor\\nLLC, 2026-03-01 to 2026-03-31 \(USD\)\n/);
+    assertAligned(statement.stdout, ['loan', 'opening', 'funded', 'principal', 'interest', 'fees', 'adjustments', 'total', 'closing'], ['Oak Ave\\nunit 2', 'Total']);
+  });
 });
+
+/** The terminal column at which `line` reaches `index` (the CJK characters of these tests take two). */
+function columnOf(line: string, index: number): number {
+  return [...line.slice(0, index)].reduce((width, char) => width + (/[\u4e00-\u9fff]/u.test(char) ? 2 : 1), 0);
+}
+
+/**
+ * Each line of a CLI table holds one row, and each of its amount columns (right of the first)
+ * starts where the header's does: a line break or tab in a name used to break its row in two or
+ * push its amounts right, and a wide character left its row one column short per character.
+ */
+function assertAligned(table: string, header: readonly string[], names: readonly string[]): void {
+  const lines = table.trimEnd().split('\n');
+  const head = lines.findIndex((line) => line.startsWith(`${header[0]} `));
+  assert.ok(head >= 0, table);
+  const rows = lines.slice(head + 1);
+  assert.deepEqual(rows.map((row) => names.find((name) => row.startsWith(`${name} `))), names, table);
+  for (const word of header.slice(1)) {
+    const column = columnOf(lines[head]!, lines[head]!.indexOf(` ${word}`) + 1);
+    for (const row of rows) {
+      const cells = [...row.matchAll(/ {2}(\S+)/gu)];
+      assert.ok(cells.some((cell) => columnOf(row, cell.index! + 2) === column), `${word} at column ${column}:\n${table}`);
+    }
+  }
+}
