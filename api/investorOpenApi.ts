@@ -115,7 +115,7 @@ export function investorDocumentParts(responses: Record<'badRequest' | 'badQuery
             '201': { description: 'The remittance recorded, with what it paid each investor.', headers: { Location: { schema: { type: 'string' } } }, content: json('RemittanceEnvelope') },
             '400': responses.badRequest,
             '403': responses.forbidden,
-            '409': { description: 'The period overlaps, equals, or comes before a period already remitted; nothing was written.', content: json('Error') },
+            '409': { description: 'The period overlaps, equals, or comes before a period already remitted, or another mark of the account is running; nothing was written.', content: json('Error') },
             '413': responses.tooLarge,
           },
         },
