@@ -226,15 +226,21 @@ export async function listRemittances(db: Database, accountId: string, limit = 5
   return rows.map((row) => summaryOf(JSON.parse(row.body) as SummaryJson));
 }
 
+/** How long a mark waits for another mark of the account to end (`lock_timeout`, below any sensible `statement_timeout`). */
+const MARK_LOCK_WAIT = '2s';
+
 /**
  * One mark at a time per account: the account's row locked (NO KEY UPDATE: the account's other
- * writes, which only reference it, go on) until the mark commits; its business date. A mark of a
- * long history takes seconds, so another one is a 409 at once instead of a wait that could end in
- * the statement timeout (a 500 until session 33).
+ * writes, which only reference it, go on) until the mark commits; its business date. A mark waits
+ * up to `MARK_LOCK_WAIT` for another one to end — a double click on the dashboard's button then
+ * hears that the period was remitted — and is a 409 after that: a mark of a long history takes
+ * seconds, and waiting on until the statement timeout was a 500 (until session 33).
  */
 async function lockForMark(tx: Queryable, accountId: string): Promise<string> {
+  await tx.query(`SET LOCAL lock_timeout = '${MARK_LOCK_WAIT}'`);
   try {
-    const { rows } = await tx.query<{ today: string }>(`SELECT loanql_business_date(a.id)::text AS today FROM accounts a WHERE a.id = $1 FOR NO KEY UPDATE NOWAIT`, [accountId]);
+    const { rows } = await tx.query<{ today: string }>(`SELECT loanql_business_date(a.id)::text AS today FROM accounts a WHERE a.id = $1 FOR NO KEY UPDATE`, [accountId]);
+    await tx.query('SET LOCAL lock_timeout TO DEFAULT');
     return rows[0]!.today;
   } catch (error) {
     if ((error as { code?: unknown }).code !== '55P03') throw error;

@@ -19,7 +19,8 @@ import { createServerDatabase, openTestDatabase, testDatabaseKind } from '../sup
  *   a step ends inside a day's lines): every line owed stamped once, nothing else, and the recorded
  *   total and count exactly the stamped lines' sum and count.
  * - A second mark while one runs waited for the account's lock — on a long mark until the statement
- *   timeout, answered 500 — and is now a 409 at once (PostgreSQL: two sessions; PGlite has one).
+ *   timeout, answered 500 — and is now a 409 after 2 s; two marks of one period at once (a double
+ *   click) still end in one remittance and a 409 naming it (PostgreSQL: two sessions; PGlite has one).
  */
 let db: Database;
 let close: () => Promise<void>;
@@ -116,7 +117,16 @@ describe(`Marking a remittance over a long history (${testDatabaseKind})`, () =>
     assert.deepEqual((await db.query(`SELECT count(*)::int AS n FROM test_stamp_statements`)).rows, before.rows);
   });
 
-  it('a mark while another runs is a 409 at once, not a wait for its lock', { skip: testDatabaseKind === 'pglite' && 'PGlite runs one transaction at a time' }, async () => {
+  it('two marks of one period at once: one remittance, and a 409 saying it was remitted', { skip: testDatabaseKind === 'pglite' && 'PGlite runs one transaction at a time' }, async () => {
+    const period = { from: '2026-02-01', to: '2026-02-10' };
+    const [first, second] = await Promise.allSettled([markRemitted(db, accountId, period, { commandLine: 'clerk a' }), markRemitted(db, accountId, period, { commandLine: 'clerk b' })]);
+    const outcomes = [first, second].map((outcome) => (outcome.status === 'fulfilled' ? 'marked' : outcome.reason instanceof UserInputError && outcome.reason.status === 409 ? outcome.reason.message : String(outcome.reason)));
+    assert.equal(outcomes.filter((outcome) => outcome === 'marked').length, 1, outcomes.join('\n'));
+    assert.equal((first.status === 'fulfilled' ? first.value : second.status === 'fulfilled' ? second.value : null)?.lineCount, 50);
+    assert.match(outcomes.find((outcome) => outcome !== 'marked')!, /was remitted already/);
+  });
+
+  it('a mark while another runs for long is a 409 after 2 s, not a wait for its lock', { skip: testDatabaseKind === 'pglite' && 'PGlite runs one transaction at a time' }, async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let locked!: () => void;
@@ -132,16 +142,17 @@ describe(`Marking a remittance over a long history (${testDatabaseKind})`, () =>
     const started = Date.now();
     try {
       await assert.rejects(
-        markRemitted(db, accountId, { from: '2026-02-01', to: '2026-02-28' }, { commandLine: 'second clerk' }),
+        markRemitted(db, accountId, { from: '2026-02-11', to: '2026-02-28' }, { commandLine: 'second clerk' }),
         (error: unknown) => error instanceof UserInputError && error.status === 409 && /another mark of this account is running/.test(error.message),
       );
-      assert.ok(Date.now() - started < 2_000, `answered after ${Date.now() - started} ms`);
+      assert.ok(Date.now() - started < 4_000, `answered after ${Date.now() - started} ms`);
     } finally {
       clearTimeout(releaseLater);
       release();
       await other;
     }
-    const after = await markRemitted(db, accountId, { from: '2026-02-01', to: '2026-02-28' }, { commandLine: 'second clerk' });
-    assert.equal(after.lineCount, 50);
+    // Once the other ends, the mark goes through (the period's lines were paid by the one before).
+    const after = await markRemitted(db, accountId, { from: '2026-02-11', to: '2026-02-28' }, { commandLine: 'second clerk' });
+    assert.equal(after.lineCount, 0);
   });
 });
