@@ -861,7 +861,14 @@ export const COMMANDS: Command[] = [
       if (!statement) throw new UserInputError(`account ${account.slug} has no person ${person}`);
       const written = (content: string | Buffer, what: string) => {
         if (out) {
-          writeFileSync(out, content);
+          try {
+            writeFileSync(out, content);
+          } catch (error) {
+            // The path is the person's at the terminal: a directory, a folder that does not exist, no permission.
+            const code = (error as NodeJS.ErrnoException).code;
+            if (code === undefined || !['EISDIR', 'ENOENT', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS'].includes(code)) throw error;
+            throw new UserInputError(`--out ${out}: cannot write the ${what} there (${code === 'EISDIR' ? 'it is a directory' : code === 'ENOENT' || code === 'ENOTDIR' ? 'no such directory' : 'not allowed'})`);
+          }
           context.out.write(`${what} written to ${out}\n`);
         } else context.out.write(content);
       };

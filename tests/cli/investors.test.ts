@@ -85,6 +85,13 @@ describe('loanql investors statement / remittance', { timeout: 300_000 }, () => 
     const noFile = await cli('investors', 'statement', '--account', 'harbor', '--person', ann, '--from', '2026-02-01', '--to', '2026-02-28', '--format', 'pdf');
     assert.equal(noFile.code, 2);
     assert.match(noFile.stderr, /--out FILE/);
+    // An --out the CLI cannot write is the typist's mistake (exit 2, naming --out), not a fault (exit 1 with the bare EISDIR).
+    const intoDirectory = await cli('investors', 'statement', '--account', 'harbor', '--person', ann, '--from', '2026-02-01', '--to', '2026-02-28', '--format', 'pdf', '--out', workDir);
+    assert.equal(intoDirectory.code, 2, intoDirectory.stderr);
+    assert.equal(intoDirectory.stderr, `loanql: --out ${workDir}: cannot write the statement PDF there (it is a directory)\n`);
+    const noFolder = await cli('investors', 'statement', '--account', 'harbor', '--person', ann, '--from', '2026-02-01', '--to', '2026-02-28', '--format', 'csv', '--out', join(workDir, 'missing', 'ann.csv'));
+    assert.equal(noFolder.code, 2, noFolder.stderr);
+    assert.match(noFolder.stderr, /^loanql: --out .*missing\/ann\.csv: cannot write the statement CSV there \(no such directory\)\n$/);
     const badDay = await cli('investors', 'statement', '--account', 'harbor', '--person', ann, '--from', '2026-02-30', '--to', '2026-02-28');
     assert.equal(badDay.code, 2);
     assert.match(badDay.stderr, /from/);
