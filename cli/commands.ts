@@ -36,15 +36,21 @@ const load = {
   webhooks: () => import('../app/webhooks/index.js'),
 };
 
+/** A number as the tables print amounts and counts: `-4359.11`, `12`. */
+const NUMBER = /^-?\d+(?:\.\d+)?$/;
+
 /**
  * Rows as aligned columns, the first being the header: each cell on one line (a line break or a
  * tab in a name is shown as `\n`, `\t`: `terminalText.ts`) and padded to its column as a terminal
- * measures it, so every row is one line and each column starts at one place.
+ * measures it, so every row is one line and each column starts at one place. A column whose cells
+ * below the header are all numbers is aligned right, header too, so amounts line up on the point.
  */
 function table(rows: readonly (readonly string[])[]): string {
   const cells = rows.map((row) => row.map(oneLine));
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => displayWidth(row[i]!))));
-  return `${cells.map((row) => row.map((cell, i) => padToWidth(cell, widths[i]!)).join('  ').trimEnd()).join('\n')}\n`;
+  const numeric = cells[0]!.map((_, i) => cells.length > 1 && cells.slice(1).every((row) => NUMBER.test(row[i]!)));
+  const pad = (cell: string, i: number) => (numeric[i] ? ' '.repeat(widths[i]! - displayWidth(cell)) + cell : padToWidth(cell, widths[i]!));
+  return `${cells.map((row) => row.map(pad).join('  ').trimEnd()).join('\n')}\n`;
 }
 
 /** What was typed after a command's words. */

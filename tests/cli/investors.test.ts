@@ -131,8 +131,9 @@ function columnOf(line: string, index: number): number {
 
 /**
  * Each line of a CLI table holds one row, and each of its amount columns (right of the first)
- * starts where the header's does: a line break or tab in a name used to break its row in two or
- * push its amounts right, and a wide character left its row one column short per character.
+ * ends where the header's word does (numbers are aligned right): a line break or tab in a name used
+ * to break its row in two or push its amounts right, and a wide character left its row one column
+ * short per character.
  */
 function assertAligned(table: string, header: readonly string[], names: readonly string[]): void {
   const lines = table.trimEnd().split('\n');
@@ -141,10 +142,10 @@ function assertAligned(table: string, header: readonly string[], names: readonly
   const rows = lines.slice(head + 1);
   assert.deepEqual(rows.map((row) => names.find((name) => row.startsWith(`${name} `))), names, table);
   for (const word of header.slice(1)) {
-    const column = columnOf(lines[head]!, lines[head]!.indexOf(` ${word}`) + 1);
+    const end = columnOf(lines[head]!, lines[head]!.indexOf(` ${word}`) + 1 + word.length);
     for (const row of rows) {
-      const cells = [...row.matchAll(/ {2}(\S+)/gu)];
-      assert.ok(cells.some((cell) => columnOf(row, cell.index! + 2) === column), `${word} at column ${column}:\n${table}`);
+      const cells = [...row.matchAll(/ {2}(-?\d+(?:\.\d+)?)(?= |$)/gu)];
+      assert.ok(cells.some((cell) => columnOf(row, cell.index! + cell[0].length) === end), `${word} ends at column ${end}:\n${table}`);
     }
   }
 }
