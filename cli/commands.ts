@@ -935,6 +935,51 @@ export const COMMANDS: Command[] = [
       context.out.write(remittanceTable(remittance.investors, remittance.totals, `${account.slug}: remittance ${remittance.id} of ${remittance.period.from} to ${remittance.period.to} recorded (${remittance.currency})`));
     },
   }),
+  command({
+    words: ['remittance', 'list'],
+    synopsis: 'remittance list --account SLUG [--limit N]',
+    description: 'the remittances recorded, latest period first: id, from, to, remitted at, by, total, lines',
+    options: { account: { type: 'string' }, limit: { type: 'string' } },
+    needsDatabase: true,
+    parse(line) {
+      atMostPositionals(line, 0);
+      return { slug: required(line, 'account'), limit: limitOption(line, 50, 1000) };
+    },
+    async run(context, { slug, limit }) {
+      const account = await findAccount(context.db, slug);
+      const { listRemittances } = await load.remittances();
+      const remittances = await listRemittances(context.db, account.id, limit);
+      if (!remittances.length) return void context.out.write(`account ${account.slug} has no remittance recorded\n`);
+      context.out.write(
+        table([
+          ['ID', 'FROM', 'TO', 'REMITTED AT', 'BY', 'TOTAL', 'LINES'],
+          ...remittances.map((r) => [r.id, r.period.from, r.period.to, r.remittedAt.slice(0, 19), r.remittedBy, r.total, String(r.lineCount)]),
+        ]),
+      );
+    },
+  }),
+  command({
+    words: ['remittance', 'show'],
+    synopsis: 'remittance show <id> --account SLUG [--format table|csv]',
+    description: 'a recorded remittance and what it paid each investor (the lines it stamped)',
+    options: { account: { type: 'string' }, format: { type: 'string' } },
+    needsDatabase: true,
+    parse(line) {
+      const id = positional(line, 0, 'the remittance id');
+      const format = optionText(line, 'format') ?? 'table';
+      if (format !== 'table' && format !== 'csv') throw new UserInputError('--format must be table or csv');
+      return { id, slug: required(line, 'account'), format };
+    },
+    async run(context, { id, slug, format }) {
+      const account = await findAccount(context.db, slug);
+      const { findRemittance, remittanceCsv } = await load.remittances();
+      const remittance = await findRemittance(context.db, account.id, id);
+      if (!remittance) throw new UserInputError(`account ${account.slug} has no remittance ${id}`, 404);
+      if (format === 'csv') return void context.out.write(remittanceCsv(remittance));
+      const heading = `${account.slug}: remittance ${remittance.id} of ${remittance.period.from} to ${remittance.period.to}, marked ${remittance.remittedAt.slice(0, 19)} by ${oneLine(remittance.remittedBy)} (${remittance.currency})`;
+      context.out.write(remittanceTable(remittance.investors, remittance.totals, heading));
+    },
+  }),
 ];
 
 /** A run's or a remittance's lines per investor, with a heading and a total line. */

@@ -110,6 +110,23 @@ describe('loanql investors statement / remittance', { timeout: 300_000 }, () => 
     assert.match(again.stderr, /was remitted already/);
     const by = await withDatabase((db) => db.query<{ remitted_by: string }>(`SELECT remitted_by FROM remittances`));
     assert.match(by.rows[0]!.remitted_by, /^cli \S+/);
+    // The remittance again, later: listed, and shown with what it paid (the same totals as the mark printed).
+    const listed = await cli('remittance', 'list', '--account', 'harbor');
+    assert.equal(listed.code, 0, listed.stderr);
+    const [header, row, ...more] = listed.stdout.trimEnd().split('\n');
+    assert.match(header!, /^ID\s+FROM\s+TO\s+REMITTED AT\s+BY\s+TOTAL\s+LINES$/);
+    assert.match(row!, /^([0-9a-f-]{36})\s+2026-02-01\s+2026-02-28\s+2\d{3}-\d\d-\d\dT\d\d:\d\d:\d\d\s+cli \S+\s+7821\.39\s+4$/);
+    assert.deepEqual(more, []);
+    const id = row!.slice(0, 36);
+    const shown = await cli('remittance', 'show', id, '--account', 'harbor');
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, new RegExp(`^harbor: remittance ${id} of 2026-02-01 to 2026-02-28, marked \\S+ by cli \\S+ \\(USD\\)\n`));
+    assert.match(shown.stdout, /\nTotal\s+7096\.39\s+725\.00\s+0\.00\s+0\.00\s+7821\.39\s+4\n$/);
+    const csv = await cli('remittance', 'show', id, '--account', 'harbor', '--format', 'csv');
+    assert.match(csv.stdout, /\r\n,Total,2026-02-01,2026-02-28,7096\.39,725\.00,0\.00,0\.00,7821\.39,4,\r\n$/);
+    const none = await cli('remittance', 'show', '00000000-0000-0000-0000-000000000000', '--account', 'harbor');
+    assert.equal(none.code, 2);
+    assert.equal(none.stderr, 'loanql: account harbor has no remittance 00000000-0000-0000-0000-000000000000\n');
   });
 
   it('prints names with a line break, a tab or wide characters on one line, every column aligned', async () => {
