@@ -34,7 +34,7 @@ export interface InvestorDocumentParts {
 }
 
 /** `responses` holds the document's shared answers (`badRequest`, `forbidden`, …). */
-export function investorDocumentParts(responses: Record<'badRequest' | 'forbidden' | 'tooLarge', unknown>): InvestorDocumentParts {
+export function investorDocumentParts(responses: Record<'badRequest' | 'badQuery' | 'forbidden' | 'tooLarge', unknown>): InvestorDocumentParts {
   const notFound = (what: string) => ({ description: `No such ${what} in this account — or, for an investor key, any person but its own.`, content: json('Error') });
   const notAcceptable = { description: 'The Accept header allows none of the formats.', content: json('Error') };
   const statementLoan: Schema = {
@@ -88,7 +88,7 @@ export function investorDocumentParts(responses: Record<'badRequest' | 'forbidde
               description: 'The statement.',
               content: { ...json('InvestorStatement'), ...CSV, 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } } },
             },
-            '400': responses.badRequest,
+            '400': responses.badQuery,
             '403': responses.forbidden,
             '404': notFound('person'),
             '406': notAcceptable,
@@ -101,7 +101,7 @@ export function investorDocumentParts(responses: Record<'badRequest' | 'forbidde
           summary:
             "What the lender owes each investor for a period: every investor distribution line not yet remitted and dated on or before `to` (so an adjustment to a period already remitted is paid by the next run). For keys whose role reads every investor's lines. Nothing is written.",
           parameters: [...period('period'), formatParameter(['json', 'csv'])],
-          responses: { '200': { description: 'The run.', content: { ...json('RemittanceRun'), ...CSV } }, '400': responses.badRequest, '403': responses.forbidden, '406': notAcceptable },
+          responses: { '200': { description: 'The run.', content: { ...json('RemittanceRun'), ...CSV } }, '400': responses.badQuery, '403': responses.forbidden, '406': notAcceptable },
         },
         post: {
           operationId: 'markRemitted',
@@ -115,7 +115,7 @@ export function investorDocumentParts(responses: Record<'badRequest' | 'forbidde
             '201': { description: 'The remittance recorded, with what it paid each investor.', headers: { Location: { schema: { type: 'string' } } }, content: json('RemittanceEnvelope') },
             '400': responses.badRequest,
             '403': responses.forbidden,
-            '409': { description: 'The period overlaps, equals, or comes before a period already remitted; nothing was written.', content: json('Error') },
+            '409': { description: 'The period overlaps, equals, or comes before a period already remitted, or another mark of the account is running; nothing was written.', content: json('Error') },
             '413': responses.tooLarge,
           },
         },
@@ -128,9 +128,9 @@ export function investorDocumentParts(responses: Record<'badRequest' | 'forbidde
           parameters: [formatParameter(['json', 'csv'])],
           responses: {
             '200': { description: 'The remittance.', content: { ...json('RemittanceEnvelope'), ...CSV } },
-            '400': responses.badRequest,
+            '400': responses.badQuery,
             '403': responses.forbidden,
-            '404': notFound('remittance'),
+            '404': { description: 'No such remittance in this account.', content: json('Error') },
             '406': notAcceptable,
           },
         },

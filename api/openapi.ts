@@ -204,6 +204,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
   const json = (ref: string) => ({ content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
   const responses = {
     badRequest: { description: 'Bad input; nothing was written.', ...json('Error') },
+    badQuery: { description: 'A query parameter the operation does not take, one given more than once (`loan_id=A&loan_id=B`: give it once), or a value it does not accept; `fields` names each.', ...json('Error') },
     forbidden: {
       description: "Missing, invalid or inactive API key (text), or the key's role lacks the loans permission the operation needs (JSON naming it).",
       content: { 'text/plain': { schema: { const: 'Not authorized' } }, 'application/json': { schema: { $ref: '#/components/schemas/PermissionError' } } },
@@ -234,7 +235,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 0, maximum: listLimits.max, default: listLimits.byDefault }, ...(listLimits.byMaxRows ? { description: 'At most MAX_ROWS, this service\'s most rows per list; a larger limit is a 400.' } : {}) },
             { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 2147483647, default: 0 } },
           ],
-          responses: { '200': { description: 'The page.', ...json('LoanPage') }, '400': responses.badRequest, '403': responses.forbidden },
+          responses: { '200': { description: 'The page.', ...json('LoanPage') }, '400': responses.badQuery, '403': responses.forbidden },
         },
         post: {
           operationId: 'createLoan',
@@ -281,7 +282,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           operationId: 'getPayoffQuote',
           summary: 'What it takes to pay the loan off on a day (SPEC §12 R5), with its parts and per diem.',
           parameters: [{ name: 'date', in: 'query', schema: { type: 'string', format: 'date' }, description: 'The day (YYYY-MM-DD); default the account\'s business date.' }],
-          responses: { '200': { description: 'The quote.', ...json('PayoffQuote') }, '400': responses.badRequest, '403': responses.forbidden, '404': responses.notFound },
+          responses: { '200': { description: 'The quote.', ...json('PayoffQuote') }, '400': responses.badQuery, '403': responses.forbidden, '404': responses.notFound },
         },
       },
       '/api/product': {
@@ -309,7 +310,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           operationId: 'getLedger',
           summary: 'The loan\'s balances, payments with their allocations, and fees (SPEC §12).',
           parameters: [{ name: 'date', in: 'query', schema: { type: 'string', format: 'date' }, description: 'The day of the balances (YYYY-MM-DD); default the account\'s business date.' }],
-          responses: { '200': { description: 'The ledger.', ...json('Ledger') }, '400': responses.badRequest, '403': responses.forbidden, '404': responses.notFound },
+          responses: { '200': { description: 'The ledger.', ...json('Ledger') }, '400': responses.badQuery, '403': responses.forbidden, '404': responses.notFound },
         },
       },
       ...investors.paths,
@@ -323,7 +324,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
             { name: 'to', in: 'query', schema: { type: 'string', format: 'date' }, description: 'Last day (YYYY-MM-DD), included.' },
             { name: 'loan_id', in: 'query', schema: { type: 'string' }, description: 'Only this loan\'s lines (a uuid).' },
           ],
-          responses: { '200': { description: 'The lines, oldest first, with their count and sum.', ...json('DistributionLines') }, '400': responses.badRequest, '403': responses.forbidden },
+          responses: { '200': { description: 'The lines, oldest first, with their count and sum.', ...json('DistributionLines') }, '400': responses.badQuery, '403': responses.forbidden },
         },
       },
     },

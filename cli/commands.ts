@@ -6,6 +6,7 @@ import { UserInputError } from '../app/errors.js';
 import { CUSTOM_FIELD_TYPES, type CustomFieldType } from '../app/customFieldTypes.js';
 import type { FeeJobRun } from '../app/feeJob.js';
 import type { RemittanceInvestor } from '../app/remittances.js';
+import { displayWidth, oneLine, padToWidth } from './terminalText.js';
 
 /**
  * The code behind the commands, loaded when a command that needs it runs: `loanql help`, a
@@ -35,10 +36,21 @@ const load = {
   webhooks: () => import('../app/webhooks/index.js'),
 };
 
-/** Rows as aligned columns, the first being the header. */
+/** A number as the tables print amounts and counts: `-4359.11`, `12`. */
+const NUMBER = /^-?\d+(?:\.\d+)?$/;
+
+/**
+ * Rows as aligned columns, the first being the header: each cell on one line (a line break or a
+ * tab in a name is shown as `\n`, `\t`: `terminalText.ts`) and padded to its column as a terminal
+ * measures it, so every row is one line and each column starts at one place. A column whose cells
+ * below the header are all numbers is aligned right, header too, so amounts line up on the point.
+ */
 function table(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return `${rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`;
+  const cells = rows.map((row) => row.map(oneLine));
+  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => displayWidth(row[i]!))));
+  const numeric = cells[0]!.map((_, i) => cells.length > 1 && cells.slice(1).every((row) => NUMBER.test(row[i]!)));
+  const pad = (cell: string, i: number) => (numeric[i] ? ' '.repeat(widths[i]! - displayWidth(cell)) + cell : padToWidth(cell, widths[i]!));
+  return `${cells.map((row) => row.map(pad).join('  ').trimEnd()).join('\n')}\n`;
 }
 
 /** What was typed after a command's words. */
@@ -855,7 +867,14 @@ export const COMMANDS: Command[] = [
       if (!statement) throw new UserInputError(`account ${account.slug} has no person ${person}`);
       const written = (content: string | Buffer, what: string) => {
         if (out) {
-          writeFileSync(out, content);
+          try {
+            writeFileSync(out, content);
+          } catch (error) {
+            // The path is the person's at the terminal: a directory, a folder that does not exist, no permission.
+            const code = (error as NodeJS.ErrnoException).code;
+            if (code === undefined || !['EISDIR', 'ENOENT', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS'].includes(code)) throw error;
+            throw new UserInputError(`--out ${out}: cannot write the ${what} there (${code === 'EISDIR' ? 'it is a directory' : code === 'ENOENT' || code === 'ENOTDIR' ? 'no such directory' : 'not allowed'})`);
+          }
           context.out.write(`${what} written to ${out}\n`);
         } else context.out.write(content);
       };
@@ -866,7 +885,7 @@ export const COMMANDS: Command[] = [
       if (format === 'csv') return written(investorStatementCsv(statement), 'statement CSV');
       const amounts = ['openingPrincipal', 'funded', 'principal', 'interest', 'fees', 'adjustments', 'total', 'closingPrincipal'] as const;
       written(
-        `${statement.accountName}: statement of ${statement.person.name}, ${period.from} to ${period.to} (${statement.currency})\n` +
+        `${oneLine(statement.accountName)}: statement of ${oneLine(statement.person.name)}, ${period.from} to ${period.to} (${statement.currency})\n` +
           table([
             ['loan', 'opening', 'funded', 'principal', 'interest', 'fees', 'adjustments', 'total', 'closing'],
             ...statement.loans.map((loan) => [loan.loanName, ...amounts.map((key) => loan[key])]),
@@ -896,7 +915,7 @@ export const COMMANDS: Command[] = [
       const run = await remittanceRun(context.db, account.id, period);
       if (format === 'csv') return void context.out.write(remittanceCsv(run));
       context.out.write(remittanceTable(run.investors, run.totals, `${account.slug}: to pay for ${run.period.from} to ${run.period.to} (${run.currency})`));
-      for (const r of run.remitted) context.out.write(`already remitted: ${r.period.from} to ${r.period.to} (${r.id}, ${r.remittedAt}, ${r.remittedBy})\n`);
+      for (const r of run.remitted) context.out.write(`already remitted: ${r.period.from} to ${r.period.to} (${r.id}, ${r.remittedAt}, ${oneLine(r.remittedBy)})\n`);
     },
   }),
   command({
@@ -916,9 +935,53 @@ export const COMMANDS: Command[] = [
       context.out.write(remittanceTable(remittance.investors, remittance.totals, `${account.slug}: remittance ${remittance.id} of ${remittance.period.from} to ${remittance.period.to} recorded (${remittance.currency})`));
     },
   }),
+  command({
+    words: ['remittance', 'list'],
+    synopsis: 'remittance list --account SLUG [--limit N]',
+    description: 'the remittances recorded, latest period first: id, from, to, remitted at, by, total, lines',
+    options: { account: { type: 'string' }, limit: { type: 'string' } },
+    needsDatabase: true,
+    parse(line) {
+      atMostPositionals(line, 0);
+      return { slug: required(line, 'account'), limit: limitOption(line, 50, 1000) };
+    },
+    async run(context, { slug, limit }) {
+      const account = await findAccount(context.db, slug);
+      const { listRemittances } = await load.remittances();
+      const remittances = await listRemittances(context.db, account.id, limit);
+      if (!remittances.length) return void context.out.write(`account ${account.slug} has no remittance recorded\n`);
+      context.out.write(
+        table([
+          ['ID', 'FROM', 'TO', 'REMITTED AT', 'BY', 'TOTAL', 'LINES'],
+          ...remittances.map((r) => [r.id, r.period.from, r.period.to, r.remittedAt.slice(0, 19), r.remittedBy, r.total, String(r.lineCount)]),
+        ]),
+      );
+    },
+  }),
+  command({
+    words: ['remittance', 'show'],
+    synopsis: 'remittance show <id> --account SLUG [--format table|csv]',
+    description: 'a recorded remittance and what it paid each investor (the lines it stamped)',
+    options: { account: { type: 'string' }, format: { type: 'string' } },
+    needsDatabase: true,
+    parse(line) {
+      const id = positional(line, 0, 'the remittance id');
+      const format = optionText(line, 'format') ?? 'table';
+      if (format !== 'table' && format !== 'csv') throw new UserInputError('--format must be table or csv');
+      return { id, slug: required(line, 'account'), format };
+    },
+    async run(context, { id, slug, format }) {
+      const account = await findAccount(context.db, slug);
+      const { findRemittance, remittanceCsv } = await load.remittances();
+      const remittance = await findRemittance(context.db, account.id, id);
+      if (!remittance) throw new UserInputError(`account ${account.slug} has no remittance ${id}`, 404);
+      if (format === 'csv') return void context.out.write(remittanceCsv(remittance));
+      const heading = `${account.slug}: remittance ${remittance.id} of ${remittance.period.from} to ${remittance.period.to}, marked ${remittance.remittedAt.slice(0, 19)} by ${oneLine(remittance.remittedBy)} (${remittance.currency})`;
+      context.out.write(remittanceTable(remittance.investors, remittance.totals, heading));
+    },
+  }),
 ];
 
-/** One line per account: `account demo: 2026-03-20 (1 day): 12 loans replayed, 950 brought forward, 3 fees assessed (1332.72)`. */
 /** A run's or a remittance's lines per investor, with a heading and a total line. */
 function remittanceTable(investors: readonly RemittanceInvestor[], totals: { readonly principal: string; readonly interest: string; readonly fees: string; readonly adjustments: string; readonly total: string; readonly lineCount: number }, heading: string): string {
   const amounts = ['principal', 'interest', 'fees', 'adjustments', 'total'] as const;
@@ -929,6 +992,7 @@ function remittanceTable(investors: readonly RemittanceInvestor[], totals: { rea
   ])}`;
 }
 
+/** One line per account: `account demo: 2026-03-20 (1 day): 12 loans replayed, 950 brought forward, 3 fees assessed (1332.72)`. */
 function describeFeeJobRun(run: FeeJobRun): string {
   if (!run.days.length) return `account ${run.slug}: ${run.asOf} already assessed; nothing to do`;
   const days = run.days.length === 1 ? `${run.asOf} (1 day)` : `${run.days[0]} to ${run.asOf} (${run.days.length} days, caught up)`;

@@ -3,7 +3,7 @@ import type { Database } from '../../db/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { distributionQuery, distributionsJson } from '../../app/distributionReads.js';
 import { roleWith } from '../keyRole.js';
-import { onlyQuery } from '../downloadFormat.js';
+import { queryParameters } from '../queryParameters.js';
 
 /**
  * `GET /api/distributions?from=&to=&loan_id=` (SPEC §12 R10): the distribution lines the key's
@@ -22,8 +22,7 @@ export function distributionRoutes(db: Database, engines: EngineHolder): Router 
         permission: 'distributions.select',
       });
     }
-    onlyQuery(req.query, ['from', 'to', 'loan_id']);
-    const query = distributionQuery(new Map(Object.entries(req.query)));
+    const query = distributionQuery(queryParameters(req.query, ['from', 'to', 'loan_id']));
     res.status(200).type('application/json').send(await distributionsJson(db, engine, caller.principal, query));
   });
   return router;

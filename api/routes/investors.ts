@@ -6,7 +6,8 @@ import { businessDate } from '../../app/ledgerReads.js';
 import { investorStatement, investorStatementCsv, statementPeriod, type InvestorStatement } from '../../app/investorStatements.js';
 import { statementPdf } from '../../app/statementPdf.js';
 import { investorReach } from '../investorAccess.js';
-import { downloadFormat, NotAcceptable, onlyQuery, singleQuery } from '../downloadFormat.js';
+import { downloadFormat, NotAcceptable } from '../downloadFormat.js';
+import { queryParameters } from '../queryParameters.js';
 
 /** A decimal text as a JSON number with exactly its digits. */
 const exact = (digits: string | null): LosslessNumber | null => (digits === null ? null : new LosslessNumber(digits));
@@ -68,15 +69,15 @@ export function investorRoutes(db: Database, engines: EngineHolder): Router {
     const reach = investorReach(engines, res, 'GET /api/investors/{person_id}/statement');
     if (!reach) return;
     const accountId = res.locals.auth.accountId;
-    onlyQuery(req.query, ['from', 'to', 'format']);
+    const query = queryParameters(req.query, ['from', 'to', 'format']);
     let format;
     try {
-      format = downloadFormat(req, ['json', 'csv', 'pdf']);
+      format = downloadFormat(req, query, ['json', 'csv', 'pdf']);
     } catch (error) {
       if (!(error instanceof NotAcceptable)) throw error;
       return void res.status(406).json({ error: error.message });
     }
-    const period = statementPeriod(singleQuery(req, 'from'), singleQuery(req, 'to'));
+    const period = statementPeriod(query.get('from'), query.get('to'));
     const personId = req.params.personId!;
     const statement = reach.kind === 'own' && reach.personId.toLowerCase() !== personId.toLowerCase() ? null : await investorStatement(db, accountId, personId, period);
     if (!statement) return void res.status(404).json({ error: 'no such person' });

@@ -16,7 +16,7 @@ import { roleWith } from '../keyRole.js';
 import { activeKeyGuard } from '../../app/keyGuards.js';
 import { ReadRouting } from '../readRouting.js';
 import { loanListLimits, type LoanListLimits } from '../loanListLimits.js';
-import { onlyQuery } from '../downloadFormat.js';
+import { queryParameters } from '../queryParameters.js';
 
 const LIST_PARAMETERS = ['status', 'limit', 'offset'];
 /** PostgreSQL's integer (and GraphQL's Int): the largest limit or offset a statement takes. */
@@ -34,8 +34,7 @@ function intParam(query: ReadonlyMap<string, unknown>, name: string, fallback: n
 
 /** The list's query string, read through a `Map` (names are the client's); `limits` from MAX_ROWS (`loanListLimits`). */
 function listQuery(raw: Record<string, unknown>, limits: LoanListLimits): { status?: LoanStatus; limit: number; offset: number } {
-  onlyQuery(raw, LIST_PARAMETERS);
-  const query = new Map(Object.entries(raw));
+  const query = queryParameters(raw, LIST_PARAMETERS);
   const status = query.get('status');
   if (status !== undefined && !(typeof status === 'string' && (LOAN_STATUSES as readonly string[]).includes(status))) {
     throw new UserInputError(`status must be one of ${LOAN_STATUSES.join(', ')}`, 400, { status: `expected one of ${LOAN_STATUSES.join(', ')}` });
@@ -134,9 +133,7 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     if (!from) return;
     const caller = roleWith(engines, res, 'select', '/api/loan');
     if (!caller) return;
-    onlyQuery(req.query, ['date']);
-    const query = new Map(Object.entries(req.query as Record<string, unknown>));
-    const day = dayParameter('date', query.get('date'));
+    const day = dayParameter('date', queryParameters(req.query, ['date']).get('date'));
     const id = String(req.params.id);
     if ((await (await loansAs(caller.role)).loanJson(from, caller.principal, id)) === null) return notFound(res);
     const text = await read(from, res.locals.auth.accountId, id, day);

@@ -5,7 +5,8 @@ import type { EngineHolder } from '../../app/engineHolder.js';
 import { statementPeriod } from '../../app/investorStatements.js';
 import { findRemittance, markRemitted, remittanceCsv, remittanceRun, type Remittance, type RemittanceInvestor, type RemittanceRun, type RemittanceSummary } from '../../app/remittances.js';
 import { isAdminKey, readsEveryInvestor } from '../investorAccess.js';
-import { downloadFormat, NotAcceptable, onlyQuery, singleQuery } from '../downloadFormat.js';
+import { downloadFormat, NotAcceptable } from '../downloadFormat.js';
+import { queryParameters } from '../queryParameters.js';
 
 const exact = (digits: string): LosslessNumber => new LosslessNumber(digits);
 
@@ -52,9 +53,9 @@ function remittanceJson(remittance: Remittance): string {
 }
 
 /** JSON or CSV for a run or a remittance; 406 (answered) → null. */
-function formatOf(req: Request, res: Response): 'json' | 'csv' | null {
+function formatOf(req: Request, res: Response, query: ReadonlyMap<string, string>): 'json' | 'csv' | null {
   try {
-    return downloadFormat(req, ['json', 'csv']) as 'json' | 'csv';
+    return downloadFormat(req, query, ['json', 'csv']) as 'json' | 'csv';
   } catch (error) {
     if (!(error instanceof NotAcceptable)) throw error;
     res.status(406).json({ error: error.message });
@@ -77,10 +78,10 @@ export function remittanceRoutes(db: Database, engines: EngineHolder): Router {
 
   router.get('/', async (req, res) => {
     if (!readsEveryInvestor(engines, res, 'GET /api/remittances')) return;
-    onlyQuery(req.query, ['from', 'to', 'format']);
-    const format = formatOf(req, res);
+    const query = queryParameters(req.query, ['from', 'to', 'format']);
+    const format = formatOf(req, res, query);
     if (!format) return;
-    const period = statementPeriod(singleQuery(req, 'from'), singleQuery(req, 'to'));
+    const period = statementPeriod(query.get('from'), query.get('to'));
     const run = await remittanceRun(db, res.locals.auth.accountId, period);
     res.set('Cache-Control', 'private, no-store');
     if (format === 'csv') return sendCsv(res, `remittance-${period.from}-${period.to}`, remittanceCsv(run));
@@ -107,8 +108,7 @@ export function remittanceRoutes(db: Database, engines: EngineHolder): Router {
 
   router.get('/:id', async (req, res) => {
     if (!readsEveryInvestor(engines, res, 'GET /api/remittances/{id}')) return;
-    onlyQuery(req.query, ['format']);
-    const format = formatOf(req, res);
+    const format = formatOf(req, res, queryParameters(req.query, ['format']));
     if (!format) return;
     const remittance = await findRemittance(db, res.locals.auth.accountId, req.params.id!);
     if (!remittance) return void res.status(404).json({ error: 'no such remittance' });

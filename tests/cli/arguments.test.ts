@@ -83,6 +83,8 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['investors', 'statement', '--account', 'acme', '--from', '2026-02-01', '--to', '2026-02-28'], /--person is required/],
   [['remittance', 'run', '--account', 'acme', '--from', '2026-01-01', '--to', '2026-01-31', '--format', 'xml'], /--format must be table or csv/],
   [['remittance', 'mark', '--account', 'acme', '--from', '2026-02-01'], /the period is wrong: to required/],
+  [['remittance', 'list', '--account', 'acme', '--limit', '0'], /--limit must be a whole number from 1 to 1000/],
+  [['remittance', 'show', '--account', 'acme'], /the remittance id is required/],
 ];
 
 let dir: string;
