@@ -1,3 +1,5 @@
+import stringWidth from 'string-width';
+
 /**
  * Free text (a loan's, an investor's, a key's name) as the command line prints it: on one line,
  * and measured as a terminal shows it, so a table's columns stay aligned whatever the names hold.
@@ -20,31 +22,13 @@ export function oneLine(text: string): string {
   return text.replace(CONTROL, (char) => NAMED.get(char) ?? `\\u${char.codePointAt(0)!.toString(16).padStart(4, '0')}`);
 }
 
-const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
-
-/** East Asian wide and fullwidth characters and emoji: two columns of a terminal (as wcwidth counts them). */
-function isWide(codePoint: number): boolean {
-  return (
-    (codePoint >= 0x1100 && codePoint <= 0x115f) ||
-    (codePoint >= 0x2e80 && codePoint <= 0xa4cf && codePoint !== 0x303f) ||
-    (codePoint >= 0xac00 && codePoint <= 0xd7a3) ||
-    (codePoint >= 0xf900 && codePoint <= 0xfaff) ||
-    (codePoint >= 0xfe30 && codePoint <= 0xfe4f) ||
-    (codePoint >= 0xff00 && codePoint <= 0xff60) ||
-    (codePoint >= 0xffe0 && codePoint <= 0xffe6) ||
-    (codePoint >= 0x1f300 && codePoint <= 0x1faff) ||
-    (codePoint >= 0x20000 && codePoint <= 0x3fffd)
-  );
-}
-
 /**
- * The columns one line of text takes on a terminal: one per grapheme (an accent written as a
- * combining mark adds none), two for a wide one. `String.length` counts UTF-16 units instead.
+ * The columns one line of text takes on a terminal, as `string-width` measures it (graphemes, East
+ * Asian wide characters and emoji two columns, combining marks none; cli/README.md says why a
+ * library). `String.length` counts UTF-16 units instead.
  */
 export function displayWidth(text: string): number {
-  let width = 0;
-  for (const { segment } of graphemes.segment(text)) width += isWide(segment.codePointAt(0)!) ? 2 : 1;
-  return width;
+  return stringWidth(text);
 }
 
 /** `text` (one line) padded with spaces to `width` columns. */
