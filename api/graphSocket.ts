@@ -10,12 +10,13 @@ import type { EngineHolder } from '../app/engineHolder.js';
 import type { Logger } from '../app/logger.js';
 import { activeKeyIds, authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
 import { findAdminSession, isSessionCsrfToken } from '../app/adminSessions.js';
-import { engineForCaller } from './routes/graph.js';
+import { admissionKeyOf, engineForCaller } from './routes/graph.js';
 import { isDatabaseUnavailable } from './unavailable.js';
 import { withExactNumbers } from '../http/exactJson.js';
 import type { ReadRouting } from './readRouting.js';
 import type { RateLimiter } from '../app/operations/rateLimiter.js';
 import { overRateLimit } from './rateLimit.js';
+import { AdmissionRefused, overloadedError, type CostAdmission } from '../app/operations/costAdmission.js';
 
 /** Limits of the WebSocket API (README, Configuration: `SUBSCRIPTIONS_*`). */
 export interface GraphSocketLimits {
@@ -39,6 +40,11 @@ export interface GraphSocketDeps {
   readonly routing?: ReadRouting;
   /** Rate limits per API key (README "Operations"): each operation a key starts takes a token, as each HTTP request does. */
   readonly rateLimiter?: RateLimiter;
+  /**
+   * Admission by cost, the HTTP routes' own object (README "Operations"): a query sent over the
+   * socket asks it as `POST /api/graph` does (a subscription's runs ask it through `live`).
+   */
+  readonly admission?: CostAdmission | null;
 }
 
 /** What graphql-ws keeps of one connection. */
@@ -270,9 +276,10 @@ export class GraphSockets {
         const refused = this.#overLimit(auth.keyId);
         if (refused) return [refused];
         await this.#startLive(connection, caller, auth, payload, results);
-      } else results.push(await this.#answerOnce(caller, payload, type === 'mutation')), results.end();
+      } else results.push(await this.#answerOnce(caller, connection, payload, type === 'mutation')), results.end();
     } catch (error) {
       if (error instanceof RequestError) return error.errors.map(asGraphQLError);
+      if (error instanceof AdmissionRefused) return [asGraphQLError(overloadedError(error))];
       if (isDatabaseUnavailable(error)) return [new GraphQLError('the database cannot be reached; try again shortly', { extensions: { code: 'database-unavailable' } })];
       const id = randomUUID();
       if (error instanceof MetadataMismatch) {
@@ -301,7 +308,16 @@ export class GraphSockets {
     let subscription: LiveSubscription;
     try {
       subscription = await this.#deps.live.subscribe(
-        { text: prepared.text, values: prepared.values, stream: prepared.stream, tables: caller.engine.tablesRead(prepared.text), accountId: auth.accountId, keys: prepared.refreshKeys },
+        {
+          text: prepared.text,
+          values: prepared.values,
+          stream: prepared.stream,
+          tables: caller.engine.tablesRead(prepared.text),
+          accountId: auth.accountId,
+          keys: prepared.refreshKeys,
+          cost: prepared.cost,
+          requester: requesterOf(connection),
+        },
         {
           next: (text) => {
             results.push(text);
@@ -329,10 +345,15 @@ export class GraphSockets {
     });
   }
 
-  /** A query or mutation sent over the socket: answered once, like `POST /api/graph`. */
-  async #answerOnce(caller: { engine: GraphEngine; principal: Principal }, payload: SubscribePayload, isMutation: boolean): Promise<string> {
+  /** A query or mutation sent over the socket: answered once, like `POST /api/graph` — a query admitted by cost as there. */
+  async #answerOnce(caller: { engine: GraphEngine; principal: Principal }, connection: Connection, payload: SubscribePayload, isMutation: boolean): Promise<string> {
     const db = !isMutation && this.#deps.routing ? this.#deps.routing.replicas.forRequest(null) : this.#deps.db;
-    return caller.engine.execute(db, payload, caller.principal);
+    const admission = this.#deps.admission;
+    if (!admission) return caller.engine.execute(db, payload, caller.principal);
+    const requester = requesterOf(connection);
+    const pieces: string[] = [];
+    await caller.engine.respond(db, payload, caller.principal, undefined, (piece) => void pieces.push(piece), { admit: (cost) => admission.admit(requester, cost) });
+    return pieces.join('');
   }
 
   /**
@@ -425,6 +446,9 @@ export class GraphSockets {
     connection.socket.close(CloseCode.InternalServerError, 'Internal server error');
   }
 }
+
+/** Whose turn a connection's operations take in admission's queue: its key's, or (the console) its account's, as on HTTP. */
+const requesterOf = (connection: Connection): string => admissionKeyOf(connection.console ? connection.auth!.accountId : connection.auth!);
 
 /** What a subscription plans as for this caller: its statement and values (null: it no longer plans). */
 function planOf(caller: { engine: GraphEngine; principal: Principal }, payload: SubscribePayload): string | null {

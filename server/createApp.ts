@@ -46,6 +46,11 @@ export interface ServiceDeps {
    * made here when `METRICS_TOKEN` is set. Null: no metrics.
    */
   readonly metrics?: ServiceMetrics | null;
+  /**
+   * Admission by cost of this process (`processAdmission`): `main.ts` makes it, to hand the same
+   * object to the WebSocket API; when absent, made here. Null: admission is off.
+   */
+  readonly admission?: CostAdmission | null;
   /** What `GET /metrics` answers: by default this process's metrics; in a cluster, every process's (`clusterMetrics.ts`). */
   readonly scrapeMetrics?: ScrapeMetrics;
 }
@@ -70,12 +75,7 @@ export function createApp(deps: ServiceDeps): Express {
   app.get('/', (_req, res) => res.redirect(302, '/dashboard'));
   // The console's GraphQL is the API's route with the session's account instead of a key's:
   // wired here, so neither `api/` nor `dashboard/` imports the other.
-  // Admission by cost (README "Operations"): one per process, sized from its pool (PGlite: one statement at a time).
-  const { admission: admissionSettings } = deps.config.operations;
-  const admission = admissionSettings
-    ? new CostAdmission(sizeAdmission(admissionSettings, deps.db.poolStatus?.().max ?? 1, deps.config.maxQueryCost), metrics?.observeAdmission)
-    : null;
-  metrics?.watchAdmission(admission);
+  const admission = deps.admission !== undefined ? deps.admission : processAdmission(deps.db, deps.config, metrics);
   const graphServices: GraphServices = { db: deps.db, engines: deps.engines, logger: deps.logger, routing: undefined, admission };
   const consoleGraphRoutes: ConsoleGraphRoutes = (accountOfSession) => graphRoutes(graphServices, deps.config.bodyLimitBytes, accountOfSession);
   const operations = { metrics, admission, defaultRateLimit: deps.config.operations.rateLimit, metricsTokenSet: metricsToken !== null, workers: deps.config.workers, port: deps.config.port };
@@ -131,6 +131,20 @@ export function createApp(deps: ServiceDeps): Express {
         if (!fastPath(req, res)) withExpress(req, res, callback);
       };
   return app;
+}
+
+/**
+ * Admission by cost of one process (README "Operations"): sized from its pool (PGlite: one
+ * statement at a time), counted in its metrics, and made once — the HTTP routes and the
+ * WebSocket API (its queries, its subscriptions' runs) ask the same object. Null when
+ * `ADMISSION_COST_BUDGET=0`.
+ */
+export function processAdmission(db: Database, config: ServiceConfig, metrics: ServiceMetrics | null): CostAdmission | null {
+  const settings = config.operations.admission;
+  if (!settings) return null;
+  const admission = new CostAdmission(sizeAdmission(settings, db.poolStatus?.().max ?? 1, config.maxQueryCost), metrics?.observeAdmission);
+  metrics?.watchAdmission(admission);
+  return admission;
 }
 
 /** Client mistakes get their 4xx; anything else is logged with an id and censored on the wire. */

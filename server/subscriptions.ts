@@ -7,6 +7,7 @@ import { listenForChanges } from '../app/changeNotices.js';
 import { GraphSockets } from '../api/graphSocket.js';
 import type { ReadRouting } from '../api/readRouting.js';
 import { RateLimiter } from '../app/operations/rateLimiter.js';
+import { liveAdmission, type CostAdmission } from '../app/operations/costAdmission.js';
 
 /** GraphQL subscriptions of one process: the WebSocket API, its live queries, and the change notices that drive them. */
 export interface Subscriptions {
@@ -22,8 +23,17 @@ export interface Subscriptions {
  * the HTTP server's upgrades, and the LISTEN that feeds both — a write notice refreshes the
  * cohorts reading its table, an `api_keys` notice re-checks the keys of open connections.
  */
-export async function startSubscriptions(deps: { readonly db: Database; readonly engines: EngineHolder; readonly logger: Logger; readonly config: ServiceConfig; readonly routing?: ReadRouting | undefined }): Promise<Subscriptions> {
+export async function startSubscriptions(deps: {
+  readonly db: Database;
+  readonly engines: EngineHolder;
+  readonly logger: Logger;
+  readonly config: ServiceConfig;
+  readonly routing?: ReadRouting | undefined;
+  /** The process's admission by cost, the HTTP routes' own (`processAdmission`): every run of a subscription and every query over the socket asks it. */
+  readonly admission?: CostAdmission | null | undefined;
+}): Promise<Subscriptions> {
   const { db, engines, logger, config, routing } = deps;
+  const admission = deps.admission ?? null;
   const settings = config.subscriptions;
   const replicas = routing?.replicas;
   // SUBSCRIPTION_POLL_MS: Hasura's design (every cohort re-run on a timer, notices ignored), for bench/subscriptions.ts.
@@ -31,6 +41,7 @@ export async function startSubscriptions(deps: { readonly db: Database; readonly
   const live = new LiveQueries(db, {
     refreshWindowMs: settings.refreshWindowMs,
     fallbackIntervalMs: polling ? settings.pollIntervalMs : settings.fallbackIntervalMs,
+    admission: admission ? liveAdmission(admission) : null,
     ...(replicas ? { reads: { forRead: (atLeast: bigint | null) => replicas.forRequest(atLeast), primaryPosition: () => replicas.primaryPosition() } } : {}),
     onFailure: (error) => {
       logger.warn({ err: error }, 'a live query refresh failed; it runs again on the next change');
@@ -43,6 +54,7 @@ export async function startSubscriptions(deps: { readonly db: Database; readonly
     engines,
     logger,
     live,
+    admission,
     ...(routing ? { routing } : {}),
     // The buckets are rows of the database: this limiter and the HTTP routes' share each key's.
     rateLimiter: new RateLimiter(db, config.operations.rateLimit),

@@ -27,6 +27,23 @@ export interface LiveStatement {
    * the subscribers of those loans. A table absent: every subscriber of the account.
    */
   readonly keys?: ReadonlyMap<string, readonly number[]> | null;
+  /** The plan's estimated cost (`prepared.cost`): what a run for this subscriber reserves of admission by cost. */
+  readonly cost?: number;
+  /** Whose turn its runs take in admission's queue (the API key, as its HTTP requests'). */
+  readonly requester?: string;
+}
+
+/**
+ * Admission by cost (README "Operations"), the process's one, as the HTTP routes ask it: every
+ * run of a cohort's statement — a subscription's first result, a refresh, a stream's next batch —
+ * is admitted first, reserving the sum of its subscribers' costs (the statement runs the plan once
+ * for each of them).
+ */
+export interface LiveAdmission {
+  /** The release of a run of `cost` for `requester` (call it once the statement is done), at once or once admitted; throws or rejects to refuse it. */
+  admit(requester: string, cost: number): (() => void) | Promise<() => void>;
+  /** For an error `admit` refused with: what a new subscriber is told, and after how long a refused refresh runs again. Null for any other error. */
+  refusal(error: unknown): { readonly error: ResponseError; readonly retryAfterMs: number } | null;
 }
 
 /** Read replicas, for cohorts' reads: a replica that has replayed `atLeast`, or the primary. */
@@ -41,6 +58,8 @@ export interface LiveQueryOptions {
   /** Every cohort is refreshed this often whatever the notices say (default 30 s; 0 = never). */
   readonly fallbackIntervalMs?: number;
   readonly reads?: LiveReads;
+  /** Admission by cost of every run (absent: runs are not asked). */
+  readonly admission?: LiveAdmission | null;
   /** Told of failures that are not a client's (the database unreachable, a bug); the subscriptions wait for the next notice. */
   readonly onFailure?: (error: unknown) => void;
 }
@@ -56,6 +75,8 @@ interface Subscriber {
   readonly values: unknown[];
   readonly stream: PreparedStream | null;
   readonly sink: LiveSink;
+  readonly cost: number;
+  readonly requester: string;
   lastHash: string | null;
   closed: boolean;
   /** Until the first refresh: settles the promise `subscribe` returned. */
@@ -64,6 +85,8 @@ interface Subscriber {
 
 /** Subscribers whose statements are the same text: ONE statement per refresh answers them all. */
 interface Cohort {
+  /** Names it in admission's queue when its subscribers are of several requesters. */
+  readonly id: number;
   readonly text: string;
   readonly tables: ReadonlySet<string>;
   readonly subscribers: Map<number, Subscriber>;
@@ -78,8 +101,12 @@ interface Cohort {
   /** Read replicas: the WAL position the last result was read at (at least), and what the last notices need. */
   sentPosition: bigint | null;
   requiredPosition: bigint | null;
+  /** Subscribers whose refresh admission refused, run again when `retry` fires. */
+  readonly refused: Set<Subscriber>;
+  retry: NodeJS.Timeout | null;
 }
 
+const NOTHING_RESERVED = (): void => {};
 const INTERNAL: ResponseError = { message: 'internal error', extensions: { code: 'internal' } };
 const MISMATCH: ResponseError = { message: new MetadataMismatch('').message, extensions: { code: 'metadata-mismatch' } };
 const later = (a: bigint | null, b: bigint | null): bigint | null => (a === null ? b : b === null || a > b ? a : b);
@@ -98,7 +125,7 @@ const later = (a: bigint | null, b: bigint | null): bigint | null => (a === null
  */
 export class LiveQueries {
   readonly #db: Database;
-  readonly #options: Required<Omit<LiveQueryOptions, 'reads'>> & Pick<LiveQueryOptions, 'reads'>;
+  readonly #options: Required<Omit<LiveQueryOptions, 'reads' | 'admission'>> & Pick<LiveQueryOptions, 'reads' | 'admission'>;
   readonly #cohorts = new Map<string, Cohort>();
   readonly #byTable = new Map<string, Set<Cohort>>();
   /** Table → account (null: every account) → the loans written (null: every loan). */
@@ -106,6 +133,7 @@ export class LiveQueries {
   #window: NodeJS.Timeout | null = null;
   readonly #fallback: NodeJS.Timeout | null;
   #nextId = 1;
+  #nextCohortId = 1;
   #subscribers = 0;
   /** Cohort statements run so far (bench/subscriptions.ts, metrics). */
   statementsRun = 0;
@@ -131,7 +159,22 @@ export class LiveQueries {
     let cohort = this.#cohorts.get(statement.text);
     if (!cohort) {
       const keys = new Map([...(statement.keys ?? [])].map(([table, indexes]) => [table, indexes.filter((index) => index !== statement.stream?.cursorIndex)] as const).filter(([, indexes]) => indexes.length > 0));
-      cohort = { text: statement.text, tables: statement.tables, subscribers: new Map(), byAccount: new Map(), keys, byKey: new Map(), pending: new Set(), running: false, statement: null, sentPosition: null, requiredPosition: null };
+      cohort = {
+        id: this.#nextCohortId++,
+        text: statement.text,
+        tables: statement.tables,
+        subscribers: new Map(),
+        byAccount: new Map(),
+        keys,
+        byKey: new Map(),
+        pending: new Set(),
+        running: false,
+        statement: null,
+        sentPosition: null,
+        requiredPosition: null,
+        refused: new Set(),
+        retry: null,
+      };
       this.#cohorts.set(statement.text, cohort);
       for (const table of statement.tables) {
         let cohorts = this.#byTable.get(table);
@@ -141,7 +184,18 @@ export class LiveQueries {
     }
     const values = [...statement.values];
     if (statement.stream) values[statement.stream.cursorIndex] = statement.stream.initialValue;
-    const subscriber: Subscriber = { id: this.#nextId++, accountId: statement.accountId, values, stream: statement.stream, sink, lastHash: null, closed: false, first: null };
+    const subscriber: Subscriber = {
+      id: this.#nextId++,
+      accountId: statement.accountId,
+      values,
+      stream: statement.stream,
+      sink,
+      cost: statement.cost ?? 0,
+      requester: statement.requester ?? `account:${statement.accountId}`,
+      lastHash: null,
+      closed: false,
+      first: null,
+    };
     const started = new Promise<void>((resolve, reject) => (subscriber.first = { resolve, reject }));
     cohort.subscribers.set(subscriber.id, subscriber);
     let inAccount = cohort.byAccount.get(subscriber.accountId);
@@ -187,6 +241,7 @@ export class LiveQueries {
   close(): void {
     if (this.#fallback) clearInterval(this.#fallback);
     if (this.#window) clearTimeout(this.#window);
+    for (const cohort of this.#cohorts.values()) if (cohort.retry) clearTimeout(cohort.retry);
     for (const cohort of [...this.#cohorts.values()]) for (const subscriber of [...cohort.subscribers.values()]) this.#remove(cohort, subscriber);
   }
 
@@ -219,6 +274,7 @@ export class LiveQueries {
     this.#subscribers -= 1;
     cohort.subscribers.delete(subscriber.id);
     cohort.pending.delete(subscriber);
+    cohort.refused.delete(subscriber);
     const inAccount = cohort.byAccount.get(subscriber.accountId);
     inAccount?.delete(subscriber);
     if (inAccount?.size === 0) cohort.byAccount.delete(subscriber.accountId);
@@ -230,6 +286,8 @@ export class LiveQueries {
       if (same?.size === 0) byValue!.delete(slot);
     }
     if (cohort.subscribers.size === 0 && this.#cohorts.get(cohort.text) === cohort) {
+      if (cohort.retry) clearTimeout(cohort.retry);
+      cohort.retry = null;
       this.#cohorts.delete(cohort.text);
       for (const table of cohort.tables) {
         const cohorts = this.#byTable.get(table);
@@ -270,9 +328,18 @@ export class LiveQueries {
 
   async #refresh(cohort: Cohort, batch: readonly Subscriber[]): Promise<void> {
     let result: QueryResult<{ subscriber: number; response: string; position?: string }>;
+    let release: () => void = NOTHING_RESERVED;
+    try {
+      release = await this.#admitted(cohort, batch);
+    } catch (error) {
+      const refusal = this.#options.admission?.refusal(error);
+      if (!refusal) throw error;
+      return this.#refused(cohort, batch, refusal);
+    }
     try {
       result = await this.#run(cohort, batch);
     } catch (error) {
+      release();
       const clientError = classifyDatabaseError(error);
       if (clientError && batch.length > 1) {
         // One subscriber's values (a pattern PostgreSQL cannot compile, say): each alone, so only its own ends.
@@ -287,12 +354,50 @@ export class LiveQueries {
       for (const subscriber of batch) if (subscriber.first) this.#end(cohort, subscriber, [told]);
       return;
     }
+    release();
     const byId = new Map(batch.map((subscriber) => [subscriber.id, subscriber]));
     for (const row of result.rows) {
       if (row.position) cohort.sentPosition = later(cohort.sentPosition, parseLsn(row.position));
       const subscriber = byId.get(row.subscriber);
       if (subscriber && !subscriber.closed) this.#deliver(cohort, subscriber, row.response);
     }
+  }
+
+  /**
+   * Admission by cost for a run of `batch`: the sum of their costs (the statement runs the plan
+   * for each), in the turn of their requester — the cohort's own when they are several.
+   */
+  #admitted(cohort: Cohort, batch: readonly Subscriber[]): (() => void) | Promise<() => void> {
+    const admission = this.#options.admission;
+    if (!admission) return NOTHING_RESERVED;
+    let cost = 0;
+    let requester: string | null = batch[0]!.requester;
+    for (const subscriber of batch) {
+      cost += subscriber.cost;
+      if (subscriber.requester !== requester) requester = null;
+    }
+    return admission.admit(requester ?? `cohort:${cohort.id}`, cost);
+  }
+
+  /**
+   * Admission refused a run: a subscription waiting for its first result ends with the refusal
+   * (as HTTP answers 503 `overloaded`); a started one is refreshed again after `retryAfterMs` —
+   * never left behind, whatever notices come meanwhile.
+   */
+  #refused(cohort: Cohort, batch: readonly Subscriber[], refusal: { readonly error: ResponseError; readonly retryAfterMs: number }): void {
+    for (const subscriber of batch) {
+      if (subscriber.closed) continue;
+      if (subscriber.first) this.#end(cohort, subscriber, [refusal.error]);
+      else cohort.refused.add(subscriber);
+    }
+    if (!cohort.refused.size || cohort.retry) return;
+    cohort.retry = setTimeout(() => {
+      cohort.retry = null;
+      for (const subscriber of cohort.refused) if (!subscriber.closed) cohort.pending.add(subscriber);
+      cohort.refused.clear();
+      this.#kick(cohort);
+    }, refusal.retryAfterMs);
+    cohort.retry.unref();
   }
 
   #run(cohort: Cohort, batch: readonly Subscriber[]): Promise<QueryResult<{ subscriber: number; response: string; position?: string }>> {
