@@ -96,6 +96,7 @@ async function main(): Promise<void> {
   const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state, ...(routing ? { routing } : {}), metrics, admission, ...(scrapeMetrics ? { scrapeMetrics } : {}) });
   const subscriptions = await startSubscriptions({ db: opened.database, engines, logger, config, routing, admission });
   state.subscriptions = () => subscriptions.sockets.usage;
+  metrics?.watchSubscriptions(() => subscriptions.sockets.usage);
   const server = createHttpServer(app, config.http, subscriptions.sockets);
   await showingDemoIfFails(demo, () => listen(server, config.port, config.host));
   const url = listeningUrl(config.host, config.port);

@@ -27,6 +27,14 @@ export interface ObservedRequest {
   readonly endedAt?: number;
 }
 
+/** What the WebSocket API reports of itself (`GraphSockets.usage`). */
+export interface SubscriptionUsage {
+  readonly connections: number;
+  readonly subscriptions: number;
+  readonly cohorts: number;
+  readonly statementsRun: number;
+}
+
 /** Latency buckets (seconds) of requests and statements: 1 ms to 10 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -191,6 +199,30 @@ export class ServiceMetrics {
     new Gauge({ name: 'loanql_admission_running', help: 'Costly GraphQL queries running now (admission by cost).', registers, collect: state((s) => s.running) });
     new Gauge({ name: 'loanql_admission_reserved_cost', help: 'The estimated cost those queries reserve now, of the budget.', registers, collect: state((s) => s.reserved) });
     new Gauge({ name: 'loanql_admission_waiting', help: "Costly GraphQL queries waiting in admission's queue now.", registers, collect: state((s) => s.waiting) });
+  }
+
+  /**
+   * Reports the WebSocket API when scraped (`GraphSockets.usage`): connections, open
+   * subscriptions, live-query cohorts, and the cohort statements run so far.
+   */
+  watchSubscriptions(usage: () => SubscriptionUsage): void {
+    const registers = [this.registry];
+    const now = (pick: (usage: SubscriptionUsage) => number) =>
+      function (this: Gauge) {
+        this.set(pick(usage()));
+      };
+    new Gauge({ name: 'loanql_websocket_connections', help: 'GraphQL WebSocket connections open now (/api/graph and the console).', registers, collect: now((u) => u.connections) });
+    new Gauge({ name: 'loanql_subscriptions_open', help: 'GraphQL subscriptions open now (live queries and streams).', registers, collect: now((u) => u.subscriptions) });
+    new Gauge({ name: 'loanql_subscription_cohorts', help: 'Live-query cohorts now: subscribers whose statements are the same text, refreshed by one statement.', registers, collect: now((u) => u.cohorts) });
+    new Counter({
+      name: 'loanql_subscription_statements_total',
+      help: 'Cohort statements run: first results, refreshes and stream batches (one statement answers a whole cohort).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(usage().statementsRun);
+      },
+    });
   }
 
   /** Counts a webhook delivery attempt (`WebhookWorker`'s `onOutcome`). */

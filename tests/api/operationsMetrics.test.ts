@@ -7,6 +7,7 @@ import { routeOf } from '../../server/observeRequests.js';
 import { createAccountWithKey, startTestServer, type TestServer } from '../support/http.js';
 import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
 import { allLabelValues, parsePrometheusText, sampleValue, type MetricFamily } from '../support/prometheusText.js';
+import { connect, subscribe } from '../support/graphSocket.js';
 
 /** The operations settings of an unset environment (admission by cost on, sized by default). */
 const DEFAULT_OPERATIONS = configFromEnv({}).operations;
@@ -208,6 +209,44 @@ describe('No label and no log line carries a key, a value, a query text or a var
     }
   });
 });
+
+describe('WebSocket subscriptions in /metrics', () => {
+  it('reports connections, open subscriptions and cohorts as traffic makes them, and counts cohort statements (they were only in /healthz)', async () => {
+    const now = async (): Promise<{ connections: number; subscriptions: number; cohorts: number; statements: number }> => {
+      const families = await scrape();
+      return {
+        connections: sampleValue(families, 'loanql_websocket_connections'),
+        subscriptions: sampleValue(families, 'loanql_subscriptions_open'),
+        cohorts: sampleValue(families, 'loanql_subscription_cohorts'),
+        statements: sampleValue(families, 'loanql_subscription_statements_total'),
+      };
+    };
+    const idle = await now();
+    assert.deepEqual({ ...idle, statements: 0 }, { connections: 0, subscriptions: 0, cohorts: 0, statements: 0 });
+    assert.ok(familyNames(await scrape()).includes('loanql_subscription_statements_total'));
+    const client = connect(server.url, apiKey.key);
+    try {
+      // Two subscribers of one document (one cohort), one of another.
+      const document = 'subscription { loans_aggregate { aggregate { count } } }';
+      const live = [subscribe(client.client, document), subscribe(client.client, document), subscribe(client.client, 'subscription { loans(limit: 1) { id } }')];
+      await Promise.all(live.map((one) => one.next()));
+      const open = await now();
+      assert.deepEqual({ connections: open.connections, subscriptions: open.subscriptions, cohorts: open.cohorts }, { connections: 1, subscriptions: 3, cohorts: 2 });
+      assert.ok(open.statements >= idle.statements + 2, `cohort statements ${idle.statements} → ${open.statements}`);
+      for (const one of live) one.stop();
+    } finally {
+      await client.dispose();
+    }
+    for (let tries = 0; (await now()).connections !== 0; tries++) {
+      assert.ok(tries < 100, 'the connection closed');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const closed = await now();
+    assert.deepEqual({ subscriptions: closed.subscriptions, cohorts: closed.cohorts }, { subscriptions: 0, cohorts: 0 });
+  });
+});
+
+const familyNames = (families: Map<string, MetricFamily>): string[] => [...families.keys()];
 
 describe('Route templates and settings', () => {
   it('names a route by its template, from a closed list', () => {

@@ -64,6 +64,7 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
   const app = createApp({ db, logger, config, databaseDescription: `test ${db.kind} database`, engines, state, metrics, admission });
   const subscriptions = await startSubscriptions({ db, engines, logger, config, admission });
   state.subscriptions = () => subscriptions.sockets.usage;
+  metrics?.watchSubscriptions(() => subscriptions.sockets.usage);
   const server = createHttpServer(app, config.http, subscriptions.sockets);
   await listen(server, 0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
