@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   // Traces (OTEL_*, README "Operations"): the SDK is started only when an exporter is asked for.
   // Loaded only then: OpenTelemetry's SDK costs about 0.15 CPU-seconds to load.
-  const stopTracing = config.operations.tracing ? (await import('./tracing.js')).startTracing() : null;
+  const stopTracing = config.operations.tracing ? (await import('./tracing.js')).startTracing(logger) : null;
   const opened = await openServiceDatabase({
     ...config.database,
     onConnectionError: (error) => logger.warn({ err: { message: error.message, code: (error as { code?: unknown }).code } }, 'database connection lost'),
