@@ -102,6 +102,7 @@ export class ServiceMetrics {
     const { db, replicas } = sources;
 
     if (db.poolStatus) poolMetrics(db, registers);
+    const backlog = backlogReader(db);
 
     new Gauge({
       name: 'loanql_webhook_backlog',
@@ -110,16 +111,11 @@ export class ServiceMetrics {
       aggregator: 'max',
       registers,
       async collect() {
-        try {
-          const { rows } = await db.query<{ outbox: string; pending: string }>(
-            `SELECT (SELECT count(*) FROM webhook_outbox) AS outbox, (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending') AS pending`,
-          );
-          this.set({ queue: 'outbox' }, Number(rows[0]!.outbox));
-          this.set({ queue: 'pending' }, Number(rows[0]!.pending));
-        } catch {
-          // The database is away: the scrape still answers, without the backlog.
-          this.reset();
-        }
+        const counts = await backlog();
+        // The database is away, or slow to answer: the scrape still answers, without the backlog.
+        if (!counts) return this.reset();
+        this.set({ queue: 'outbox' }, counts.outbox);
+        this.set({ queue: 'pending' }, counts.pending);
       },
     });
     if (replicas) {
@@ -234,6 +230,35 @@ export class ServiceMetrics {
   async scrape(): Promise<{ readonly text: string; readonly contentType: string }> {
     return { text: await this.registry.metrics(), contentType: this.registry.contentType };
   }
+}
+
+/**
+ * How long a scrape waits for the webhook backlog's counts. The database may be slow to answer
+ * exactly when the metrics matter: every pool connection busy (the count waited up to the pool's
+ * 10 s connect timeout), a lock on the outbox, a long transaction holding the embedded database's
+ * one session (it waited as long as that). Prometheus's scrape timeout is 10 s by default, and a
+ * scrape that times out loses every metric, the pool's too.
+ */
+export const BACKLOG_WAIT_MS = 1_000;
+
+/**
+ * The webhook backlog's counts, or null when the database failed or did not answer within
+ * `BACKLOG_WAIT_MS`. One count at a time: a scrape while the last one still waits waits on it.
+ */
+function backlogReader(db: Database): () => Promise<{ readonly outbox: number; readonly pending: number } | null> {
+  let reading: Promise<{ readonly outbox: number; readonly pending: number } | null> | null = null;
+  return () => {
+    reading ??= db
+      .query<{ outbox: string; pending: string }>(`SELECT (SELECT count(*) FROM webhook_outbox) AS outbox, (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending') AS pending`)
+      .then(
+        ({ rows }) => ({ outbox: Number(rows[0]!.outbox), pending: Number(rows[0]!.pending) }),
+        () => null,
+      )
+      .finally(() => (reading = null));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), BACKLOG_WAIT_MS)));
+    return Promise.race([reading, late]).finally(() => clearTimeout(timer));
+  };
 }
 
 type PoolFigure = (status: PoolStatus) => number;

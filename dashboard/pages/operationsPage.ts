@@ -81,7 +81,7 @@ function admissionSection(view: OperationsView): Html {
   const admission = view.admission;
   if (!admission) return html`<p>Admission by cost is off (<code>ADMISSION_COST_BUDGET=0</code>): every query goes straight to the database pool.</p>`;
   const { limits, state } = admission;
-  return html`<p>Each GraphQL query's estimated cost reserves a share of this process's budget; a query that would exceed it waits in a queue that is fair between keys, or is answered 503 with <code>Retry-After</code>. Queries costing less than the cheap lane's limit never wait. Shared by every account of this process.</p>
+  return html`<p>Each GraphQL query's estimated cost reserves a share of this process's budget — over HTTP and WebSocket alike, and each run of a subscription — a query that would exceed it waits in a queue that is fair between keys, or is answered 503 with <code>Retry-After</code> (over WebSocket: an error with code <code>overloaded</code>; a subscription's refresh runs again a second later). Queries costing less than the cheap lane's limit never wait. Shared by every account of this process.</p>
 <dl class="facts" aria-label="Admission by cost">
   <dt>Cheap lane</dt><dd>queries costing under ${grouped(limits.cheapCost)} are admitted at once</dd>
   <dt>Budget</dt><dd>${grouped(limits.budget)} (costly queries running at once: at most ${grouped(limits.costlyConnections)})</dd>

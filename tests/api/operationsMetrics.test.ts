@@ -104,6 +104,37 @@ describe('GET /metrics', () => {
   });
 });
 
+describe('GET /metrics while the database is slow to answer', () => {
+  it('answers within a few seconds, without the webhook backlog, while the outbox is locked (it waited for the lock), and with it again after', async () => {
+    assert.ok(familyNames(await scrape()).includes('loanql_webhook_backlog'));
+    let unlock!: () => void;
+    const held = new Promise<void>((resolve) => (unlock = resolve));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    // On PGlite the open transaction holds the database's one session: every statement waits.
+    const holding = database.db.transaction(async (tx) => {
+      await tx.query('LOCK TABLE webhook_outbox IN ACCESS EXCLUSIVE MODE');
+      locked();
+      await held;
+    });
+    try {
+      await lockTaken;
+      const started = Date.now();
+      const scraping = scrape();
+      const answered = await Promise.race([scraping, new Promise<null>((resolve) => setTimeout(() => resolve(null), 8_000).unref())]);
+      assert.ok(answered, 'the scrape answered within 8 s while the outbox was locked');
+      const elapsed = Date.now() - started;
+      assert.equal(answered.get('loanql_webhook_backlog')?.samples.length ?? 0, 0, 'no backlog sample while its count cannot be read');
+      assert.ok(familyNames(answered).includes('loanql_http_requests_total'), `the other metrics are there (${elapsed} ms)`);
+    } finally {
+      unlock();
+      await holding;
+    }
+    const after = await scrape();
+    assert.equal(after.get('loanql_webhook_backlog')?.samples.length, 2);
+  });
+});
+
 describe('The request log', () => {
   it('writes one line per request: id, key prefix and role, operation and document hash, status, times, bytes', async () => {
     const document = 'query OneLoan($limit: Int!) { loans(limit: $limit) { id } }';
