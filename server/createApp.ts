@@ -28,7 +28,7 @@ import { metricsRoutes, type ScrapeMetrics } from '../api/routes/metrics.js';
 import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import { RequestLog } from '../app/operations/requestLog.js';
 import { RequestTraces } from '../app/operations/requestTraces.js';
-import { observeRequests } from './observeRequests.js';
+import { observeClientErrors, observeRequests } from './observeRequests.js';
 import { ObservedResponse } from './httpServer.js';
 
 export interface ServiceDeps {
@@ -59,7 +59,10 @@ export interface ServiceDeps {
 const ROUTED_REST_READS = /^\/loan(\/[^/]+(\/(payoff|ledger))?)?\/?$/i;
 
 /** The Express application: routes are thin, every use case lives in `app/` or `engine/`. */
-export function createApp(deps: ServiceDeps): Express {
+/** The app, and what counts the requests its HTTP server answers before the app sees them (`createHttpServer`'s `onClientError`). */
+export type ServiceApp = Express & { readonly observeClientError: ((status: number, responseBytes: number) => void) | null };
+
+export function createApp(deps: ServiceDeps): ServiceApp {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -120,6 +123,7 @@ export function createApp(deps: ServiceDeps): Express {
   // Metrics, the request log and traces see every request, the fast path's too (observeRequests.ts).
   const requestLog = new RequestLog(deps.logger, deps.config.operations.requestLog);
   const observe = observeRequests({ metrics, requestLog, traces: deps.config.operations.tracing ? new RequestTraces() : null });
+  const observeClientError = observeClientErrors({ metrics, requestLog });
   dispatch.handle = observe
     ? (req, res, callback) => {
         observe(req, res);
@@ -130,7 +134,7 @@ export function createApp(deps: ServiceDeps): Express {
     : (req, res, callback) => {
         if (!fastPath(req, res)) withExpress(req, res, callback);
       };
-  return app;
+  return Object.assign(app, { observeClientError });
 }
 
 /**

@@ -97,7 +97,7 @@ async function main(): Promise<void> {
   const subscriptions = await startSubscriptions({ db: opened.database, engines, logger, config, routing, admission });
   state.subscriptions = () => subscriptions.sockets.usage;
   metrics?.watchSubscriptions(() => subscriptions.sockets.usage);
-  const server = createHttpServer(app, config.http, subscriptions.sockets);
+  const server = createHttpServer(app, config.http, subscriptions.sockets, app.observeClientError);
   await showingDemoIfFails(demo, () => listen(server, config.port, config.host));
   const url = listeningUrl(config.host, config.port);
   logger.info({ port: config.port, database: opened.description, startupMs: Date.now() - started }, 'listening');

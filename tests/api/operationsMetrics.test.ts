@@ -8,6 +8,7 @@ import { createAccountWithKey, startTestServer, type TestServer } from '../suppo
 import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
 import { allLabelValues, parsePrometheusText, sampleValue, type MetricFamily } from '../support/prometheusText.js';
 import { connect, subscribe } from '../support/graphSocket.js';
+import { connect as connectTcp } from 'node:net';
 
 /** The operations settings of an unset environment (admission by cost on, sized by default). */
 const DEFAULT_OPERATIONS = configFromEnv({}).operations;
@@ -135,6 +136,39 @@ describe('GET /metrics while the database is slow to answer', () => {
   });
 });
 
+describe('Requests the server could not read', () => {
+  /** Sends raw bytes on a new connection and resolves with what came back before it closed. */
+  const raw = (bytes: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket = connectTcp(Number(new URL(server.url).port), '127.0.0.1', () => socket.end(bytes));
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? resolve(answer) : reject(error)));
+    });
+
+  it('counts and logs a 431 (headers too large) and a 400 (not HTTP) under the route unread: before, Node answered them unseen', async () => {
+    const before = await scrape();
+    const linesBefore = requestLines().length;
+    const huge = await raw(`GET /api/loan HTTP/1.1\r\nHost: x\r\nAuthorization: Token ${apiKey.key}\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
+    assert.match(huge, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n$/);
+    const garbage = await raw(`NOT HTTP ${apiKey.key}\r\n\r\n`);
+    assert.match(garbage, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    const after = await scrape();
+    for (const status of ['431', '400']) {
+      const delta = sampleValue(after, 'loanql_http_requests_total', { route: 'unread', operation: 'none', status }) - sampleValue(before, 'loanql_http_requests_total', { route: 'unread', operation: 'none', status });
+      assert.equal(delta, 1, status);
+    }
+    const lines = requestLines().slice(linesBefore).filter((line) => line.route === 'unread');
+    assert.deepEqual(lines.map((line) => line.status).sort(), [400, 431]);
+    for (const line of lines) {
+      assert.match(String(line.requestId), /^[0-9a-f-]{36}$/);
+      assert.equal(line.keyPrefix, null);
+      assert.ok(!JSON.stringify(line).includes(apiKey.key.slice(12)), 'no part of the key');
+    }
+  });
+});
+
 describe('The request log', () => {
   it('writes one line per request: id, key prefix and role, operation and document hash, status, times, bytes', async () => {
     const document = 'query OneLoan($limit: Int!) { loans(limit: $limit) { id } }';
@@ -227,7 +261,7 @@ describe('No label and no log line carries a key, a value, a query text or a var
     const labels = allLabelValues(families);
     for (const value of labels) for (const secret of secrets) assert.ok(!value.includes(secret), `label value ${JSON.stringify(value)} holds ${secret}`);
     const routes = new Set(families.get('loanql_http_requests_total')!.samples.map((sample) => sample.labels.get('route')));
-    for (const route of routes) assert.match(route ?? '', /^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|OTHER) (\/[a-z/:.*_]*|other)$/);
+    for (const route of routes) assert.match(route ?? '', /^((GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|OTHER) (\/[a-z/:.*_]*|other)|unread)$/);
     for (const line of server.logs) {
       // A GraphQL operation's name is logged by design (operationName), and only a name the client
       // sent; nothing else in the line may hold any word sent (one word may begin another, so the
