@@ -40,6 +40,8 @@ export interface GraphSocketDeps {
   readonly routing?: ReadRouting;
   /** Rate limits per API key (README "Operations"): each operation a key starts takes a token, as each HTTP request does. */
   readonly rateLimiter?: RateLimiter;
+  /** Told of each operation a client starts, with how it went (metrics: `loanql_websocket_operations_total`). */
+  readonly onOperation?: ((operation: SocketOperationType, outcome: SocketOutcome) => void) | undefined;
   /**
    * Admission by cost, the HTTP routes' own object (README "Operations"): a query sent over the
    * socket asks it as `POST /api/graph` does (a subscription's runs ask it through `live`).
@@ -258,7 +260,15 @@ export class GraphSockets {
     }
   }
 
-  async #subscribe(ctx: Context<Record<string, unknown>, Connection>, _id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> {
+  /** `#start`, counted by `onOperation` (metrics) with its operation type and outcome. */
+  async #subscribe(ctx: Context<Record<string, unknown>, Connection>, id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> {
+    const seen: { type: SocketOperationType } = { type: 'none' };
+    const result = await this.#start(ctx, id, payload, seen);
+    this.#deps.onOperation?.(seen.type, outcomeOf(result));
+    return result;
+  }
+
+  async #start(ctx: Context<Record<string, unknown>, Connection>, _id: string, payload: SubscribePayload, seen: { type: SocketOperationType }): Promise<ExecutionArgs | readonly GraphQLError[]> {
     const connection = ctx.extra;
     const auth = connection.auth!;
     const caller = engineForCaller(this.#deps.engines.engine, auth);
@@ -272,6 +282,7 @@ export class GraphSockets {
       const limited = connection.console ? null : await this.#rateLimited(auth);
       if (limited) return [limited];
       type = caller.engine.operationType(payload);
+      seen.type = type;
       if (type === 'subscription') {
         const refused = this.#overLimit(auth.keyId);
         if (refused) return [refused];
@@ -445,6 +456,29 @@ export class GraphSockets {
     this.#deps.logger.error({ errorId: id, err: error }, 'internal error on a WebSocket connection');
     connection.socket.close(CloseCode.InternalServerError, 'Internal server error');
   }
+}
+
+/** An operation's type as the socket's metrics label it (`none`: refused before its document was read). */
+export type SocketOperationType = 'query' | 'mutation' | 'subscription' | 'none';
+
+/** How an operation started over the socket went, from a closed list (README "Operations", "Metrics"). */
+export type SocketOutcome = 'started' | 'refused' | 'rate-limited' | 'subscription-limit' | 'overloaded' | 'forbidden' | 'failed';
+
+const OUTCOME_OF_CODE: ReadonlyMap<unknown, SocketOutcome> = new Map<unknown, SocketOutcome>([
+  ['rate-limited', 'rate-limited'],
+  ['subscription-limit', 'subscription-limit'],
+  ['overloaded', 'overloaded'],
+  ['database-unavailable', 'failed'],
+  ['metadata-mismatch', 'failed'],
+  ['internal', 'failed'],
+]);
+
+/** `started`, `forbidden` (the connection closed: its key's role is gone), or the first error's code mapped to the list (any other code: the client's mistake, `refused`). */
+function outcomeOf(result: ExecutionArgs | readonly GraphQLError[]): SocketOutcome {
+  if (!Array.isArray(result)) return 'started';
+  const errors = result as readonly GraphQLError[];
+  if (errors.length === 0) return 'forbidden';
+  return OUTCOME_OF_CODE.get(errors[0]!.extensions?.code) ?? 'refused';
 }
 
 /** Whose turn a connection's operations take in admission's queue: its key's, or (the console) its account's, as on HTTP. */

@@ -94,7 +94,7 @@ async function main(): Promise<void> {
   const admission = processAdmission(opened.database, config, metrics);
   const state: ServiceState = { stopping: false };
   const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state, ...(routing ? { routing } : {}), metrics, admission, ...(scrapeMetrics ? { scrapeMetrics } : {}) });
-  const subscriptions = await startSubscriptions({ db: opened.database, engines, logger, config, routing, admission });
+  const subscriptions = await startSubscriptions({ db: opened.database, engines, logger, config, routing, admission, metrics });
   state.subscriptions = () => subscriptions.sockets.usage;
   metrics?.watchSubscriptions(() => subscriptions.sockets.usage);
   const server = createHttpServer(app, config.http, subscriptions.sockets, app.observeClientError);

@@ -8,6 +8,7 @@ import { GraphSockets } from '../api/graphSocket.js';
 import type { ReadRouting } from '../api/readRouting.js';
 import { RateLimiter } from '../app/operations/rateLimiter.js';
 import { liveAdmission, type CostAdmission } from '../app/operations/costAdmission.js';
+import type { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 
 /** GraphQL subscriptions of one process: the WebSocket API, its live queries, and the change notices that drive them. */
 export interface Subscriptions {
@@ -31,6 +32,8 @@ export async function startSubscriptions(deps: {
   readonly routing?: ReadRouting | undefined;
   /** The process's admission by cost, the HTTP routes' own (`processAdmission`): every run of a subscription and every query over the socket asks it. */
   readonly admission?: CostAdmission | null | undefined;
+  /** The process's metrics: the operations clients start are counted there. */
+  readonly metrics?: ServiceMetrics | null | undefined;
 }): Promise<Subscriptions> {
   const { db, engines, logger, config, routing } = deps;
   const admission = deps.admission ?? null;
@@ -55,6 +58,7 @@ export async function startSubscriptions(deps: {
     logger,
     live,
     admission,
+    onOperation: deps.metrics?.observeSocketOperation,
     ...(routing ? { routing } : {}),
     // The buckets are rows of the database: this limiter and the HTTP routes' share each key's.
     rateLimiter: new RateLimiter(db, config.operations.rateLimit),

@@ -80,6 +80,8 @@ export class ServiceMetrics {
   readonly #reads: TalliedMetric;
   readonly #deliveries: Counter<'outcome'>;
   readonly #admissions: TalliedMetric;
+  readonly #socketOperations: TalliedMetric;
+  readonly #socketTallies = new Map<string, Tally>();
   /** By route template, then operation type. */
   readonly #series = new Map<string, Map<string, RouteSeries>>();
   readonly #statementTallies = new Map<string, Tally>();
@@ -99,6 +101,13 @@ export class ServiceMetrics {
     this.#reads = new TalliedMetric('loanql_read_routing_total', 'Requests that read, by where their reads ran (with DATABASE_REPLICA_URLS).', 'counter', [], this.registry);
     this.#deliveries = new Counter({ name: 'loanql_webhook_deliveries_total', help: 'Webhook delivery attempts sent by this process, by outcome: succeeded, retry (scheduled again) or failed (given up).', labelNames: ['outcome'], registers });
     this.#admissions = new TalliedMetric('loanql_admission_total', 'GraphQL queries by admission decision: cheap (under ADMISSION_CHEAP_COST), admitted at once, queued, refused (503).', 'counter', [], this.registry);
+    this.#socketOperations = new TalliedMetric(
+      'loanql_websocket_operations_total',
+      'Operations started over GraphQL WebSocket connections, by type (none: refused before its document was read) and outcome: started, refused (a client mistake), rate-limited, subscription-limit, overloaded, forbidden, failed.',
+      'counter',
+      [],
+      this.registry,
+    );
     const { db, replicas } = sources;
 
     if (db.poolStatus) poolMetrics(db, registers);
@@ -182,6 +191,14 @@ export class ServiceMetrics {
   /** Counts an admission decision (`CostAdmission`'s `onDecision`). */
   readonly observeAdmission = (decision: 'cheap' | 'admitted' | 'queued' | 'refused'): void => {
     (this.#admissionTallies[decision] ??= this.#admissions.tally({ decision })).add(1);
+  };
+
+  /** Counts an operation a WebSocket client started (`GraphSockets`' `onOperation`): both labels from closed lists. */
+  readonly observeSocketOperation = (operation: string, outcome: string): void => {
+    const name = `${operation} ${outcome}`;
+    let tally = this.#socketTallies.get(name);
+    if (!tally) this.#socketTallies.set(name, (tally = this.#socketOperations.tally({ operation, outcome })));
+    tally.add(1);
   };
 
   /** Reports admission's state when scraped: costly queries running, their reserved cost, those waiting. */

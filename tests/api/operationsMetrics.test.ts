@@ -298,6 +298,14 @@ describe('WebSocket subscriptions in /metrics', () => {
       const open = await now();
       assert.deepEqual({ connections: open.connections, subscriptions: open.subscriptions, cohorts: open.cohorts }, { connections: 1, subscriptions: 3, cohorts: 2 });
       assert.ok(open.statements >= idle.statements + 2, `cohort statements ${idle.statements} → ${open.statements}`);
+      // Each operation started is counted by type and outcome: a query answered once, a document refused before its type was known.
+      const once = subscribe(client.client, '{ loans(limit: 1) { id } }');
+      await once.next();
+      const bad = subscribe(client.client, '{ no_such_field }');
+      assert.ok(Array.isArray(await bad.ended));
+      const operations = await scrape();
+      const counted = (operation: string, outcome: string): number => sampleValue(operations, 'loanql_websocket_operations_total', { operation, outcome });
+      assert.deepEqual([counted('subscription', 'started'), counted('query', 'started'), counted('none', 'refused')], [3, 1, 1]);
       for (const one of live) one.stop();
     } finally {
       await client.dispose();

@@ -198,6 +198,10 @@ describe('Admission by cost of subscriptions: refusals', () => {
       release();
     }
     assert.equal(await admissionCount(service.url, 'refused'), 3);
+    // And the socket's own count says which operations were turned away.
+    const families = parsePrometheusText(await (await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text());
+    assert.equal(sampleValue(families, 'loanql_websocket_operations_total', { operation: 'subscription', outcome: 'overloaded' }), 1);
+    assert.equal(sampleValue(families, 'loanql_websocket_operations_total', { operation: 'query', outcome: 'overloaded' }), 1);
   });
 
   it('a refresh admission refuses is run again a second later — the subscriber gets the new result, its subscription never stops', async () => {

@@ -62,7 +62,7 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
   const metrics = config.operations.metricsToken ? new ServiceMetrics({ db }) : null;
   const admission = processAdmission(db, config, metrics);
   const app = createApp({ db, logger, config, databaseDescription: `test ${db.kind} database`, engines, state, metrics, admission });
-  const subscriptions = await startSubscriptions({ db, engines, logger, config, admission });
+  const subscriptions = await startSubscriptions({ db, engines, logger, config, admission, metrics });
   state.subscriptions = () => subscriptions.sockets.usage;
   metrics?.watchSubscriptions(() => subscriptions.sockets.usage);
   const server = createHttpServer(app, config.http, subscriptions.sockets, app.observeClientError);
