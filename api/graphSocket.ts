@@ -41,7 +41,7 @@ export interface GraphSocketDeps {
   /** Rate limits per API key (README "Operations"): each operation a key starts takes a token, as each HTTP request does. */
   readonly rateLimiter?: RateLimiter;
   /** Told of each operation a client starts, with how it went (metrics: `loanql_websocket_operations_total`). */
-  readonly onOperation?: ((operation: SocketOperationType, outcome: SocketOutcome) => void) | undefined;
+  readonly onOperation?: ((operation: SocketOperationType, outcome: SocketOutcome, facts: SocketOperationFacts) => void) | undefined;
   /**
    * Admission by cost, the HTTP routes' own object (README "Operations"): a query sent over the
    * socket asks it as `POST /api/graph` does (a subscription's runs ask it through `live`).
@@ -264,7 +264,17 @@ export class GraphSockets {
   async #subscribe(ctx: Context<Record<string, unknown>, Connection>, id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> {
     const seen: { type: SocketOperationType } = { type: 'none' };
     const result = await this.#start(ctx, id, payload, seen);
-    this.#deps.onOperation?.(seen.type, outcomeOf(result));
+    const onOperation = this.#deps.onOperation;
+    if (onOperation) {
+      const auth = ctx.extra.auth;
+      const code = Array.isArray(result) ? ((result as readonly GraphQLError[])[0]?.extensions?.code ?? null) : null;
+      onOperation(seen.type, outcomeOf(result), {
+        keyPrefix: auth?.prefix ?? null,
+        role: auth?.role ?? null,
+        operationName: typeof payload.operationName === 'string' ? payload.operationName.slice(0, 100) : null,
+        code: typeof code === 'string' ? code : null,
+      });
+    }
     return result;
   }
 
@@ -456,6 +466,16 @@ export class GraphSockets {
     this.#deps.logger.error({ errorId: id, err: error }, 'internal error on a WebSocket connection');
     connection.socket.close(CloseCode.InternalServerError, 'Internal server error');
   }
+}
+
+/** What the request log says of an operation started over the socket: nothing the client sent but its operation's name. */
+export interface SocketOperationFacts {
+  /** The key's visible prefix (`dashboard session` for the console). */
+  readonly keyPrefix: string | null;
+  readonly role: string | null;
+  readonly operationName: string | null;
+  /** The error code it was refused with, if it was. */
+  readonly code: string | null;
 }
 
 /** An operation's type as the socket's metrics label it (`none`: refused before its document was read). */

@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/index.js';
 import { isMetadataMismatch, LiveQueries } from '../engine/index.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import type { ServiceConfig } from '../app/config.js';
 import type { Logger } from '../app/logger.js';
 import { listenForChanges } from '../app/changeNotices.js';
-import { GraphSockets } from '../api/graphSocket.js';
+import { GraphSockets, type SocketOperationFacts, type SocketOperationType, type SocketOutcome } from '../api/graphSocket.js';
 import type { ReadRouting } from '../api/readRouting.js';
 import { RateLimiter } from '../app/operations/rateLimiter.js';
 import { liveAdmission, type CostAdmission } from '../app/operations/costAdmission.js';
@@ -58,7 +59,7 @@ export async function startSubscriptions(deps: {
     logger,
     live,
     admission,
-    onOperation: deps.metrics?.observeSocketOperation,
+    onOperation: socketOperationObserver(logger, config, deps.metrics ?? null),
     ...(routing ? { routing } : {}),
     // The buckets are rows of the database: this limiter and the HTTP routes' share each key's.
     rateLimiter: new RateLimiter(db, config.operations.rateLimit),
@@ -91,5 +92,25 @@ export async function startSubscriptions(deps: {
       await sockets.close();
       await stopListening();
     },
+  };
+}
+
+/**
+ * Each operation a WebSocket client starts: counted in the metrics and written to the request log
+ * (README "Operations", "Request log": message `websocket operation`, at `REQUEST_LOG_LEVEL`, a
+ * started one sampled by `REQUEST_LOG_SAMPLE`, a refused one always). Undefined when neither is on.
+ */
+function socketOperationObserver(
+  logger: Logger,
+  config: ServiceConfig,
+  metrics: ServiceMetrics | null,
+): ((operation: SocketOperationType, outcome: SocketOutcome, facts: SocketOperationFacts) => void) | undefined {
+  const { level, sample } = config.operations.requestLog;
+  const logging = level !== 'silent' && logger.isLevelEnabled(level);
+  if (!metrics && !logging) return undefined;
+  return (operation, outcome, facts) => {
+    metrics?.observeSocketOperation(operation, outcome);
+    if (!logging || (outcome === 'started' && sample < 1 && Math.random() >= sample)) return;
+    logger[level]({ requestId: randomUUID(), route: 'WS /api/graph', operationType: operation === 'none' ? null : operation, outcome, ...facts }, 'websocket operation');
   };
 }

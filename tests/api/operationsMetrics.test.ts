@@ -306,6 +306,19 @@ describe('WebSocket subscriptions in /metrics', () => {
       const operations = await scrape();
       const counted = (operation: string, outcome: string): number => sampleValue(operations, 'loanql_websocket_operations_total', { operation, outcome });
       assert.deepEqual([counted('subscription', 'started'), counted('query', 'started'), counted('none', 'refused')], [3, 1, 1]);
+      // And the request log has a line for each, naming the key by its prefix (they had none).
+      const lines = server.logs.filter((line) => line.msg === 'websocket operation');
+      assert.deepEqual(
+        lines.map((line) => [line.operationType, line.outcome, line.keyPrefix, line.role, line.code]),
+        [
+          ['subscription', 'started', apiKey.prefix, 'admin', null],
+          ['subscription', 'started', apiKey.prefix, 'admin', null],
+          ['subscription', 'started', apiKey.prefix, 'admin', null],
+          ['query', 'started', apiKey.prefix, 'admin', null],
+          [null, 'refused', apiKey.prefix, 'admin', 'validation-failed'],
+        ],
+      );
+      for (const line of lines) assert.ok(!JSON.stringify(line).includes(apiKey.key.slice(12)), 'no part of the key');
       for (const one of live) one.stop();
     } finally {
       await client.dispose();
