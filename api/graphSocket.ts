@@ -10,12 +10,13 @@ import type { EngineHolder } from '../app/engineHolder.js';
 import type { Logger } from '../app/logger.js';
 import { activeKeyIds, authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
 import { findAdminSession, isSessionCsrfToken } from '../app/adminSessions.js';
-import { engineForCaller } from './routes/graph.js';
+import { admissionKeyOf, engineForCaller } from './routes/graph.js';
 import { isDatabaseUnavailable } from './unavailable.js';
 import { withExactNumbers } from '../http/exactJson.js';
 import type { ReadRouting } from './readRouting.js';
 import type { RateLimiter } from '../app/operations/rateLimiter.js';
 import { overRateLimit } from './rateLimit.js';
+import { AdmissionRefused, overloadedError, type CostAdmission } from '../app/operations/costAdmission.js';
 
 /** Limits of the WebSocket API (README, Configuration: `SUBSCRIPTIONS_*`). */
 export interface GraphSocketLimits {
@@ -39,6 +40,13 @@ export interface GraphSocketDeps {
   readonly routing?: ReadRouting;
   /** Rate limits per API key (README "Operations"): each operation a key starts takes a token, as each HTTP request does. */
   readonly rateLimiter?: RateLimiter;
+  /** Told of each operation a client starts, with how it went (metrics: `loanql_websocket_operations_total`). */
+  readonly onOperation?: ((operation: SocketOperationType, outcome: SocketOutcome, facts: SocketOperationFacts) => void) | undefined;
+  /**
+   * Admission by cost, the HTTP routes' own object (README "Operations"): a query sent over the
+   * socket asks it as `POST /api/graph` does (a subscription's runs ask it through `live`).
+   */
+  readonly admission?: CostAdmission | null;
 }
 
 /** What graphql-ws keeps of one connection. */
@@ -252,7 +260,25 @@ export class GraphSockets {
     }
   }
 
-  async #subscribe(ctx: Context<Record<string, unknown>, Connection>, _id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> {
+  /** `#start`, counted by `onOperation` (metrics) with its operation type and outcome. */
+  async #subscribe(ctx: Context<Record<string, unknown>, Connection>, id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> {
+    const seen: { type: SocketOperationType } = { type: 'none' };
+    const result = await this.#start(ctx, id, payload, seen);
+    const onOperation = this.#deps.onOperation;
+    if (onOperation) {
+      const auth = ctx.extra.auth;
+      const code = Array.isArray(result) ? ((result as readonly GraphQLError[])[0]?.extensions?.code ?? null) : null;
+      onOperation(seen.type, outcomeOf(result), {
+        keyPrefix: auth?.prefix ?? null,
+        role: auth?.role ?? null,
+        operationName: typeof payload.operationName === 'string' ? payload.operationName.slice(0, 100) : null,
+        code: typeof code === 'string' ? code : null,
+      });
+    }
+    return result;
+  }
+
+  async #start(ctx: Context<Record<string, unknown>, Connection>, _id: string, payload: SubscribePayload, seen: { type: SocketOperationType }): Promise<ExecutionArgs | readonly GraphQLError[]> {
     const connection = ctx.extra;
     const auth = connection.auth!;
     const caller = engineForCaller(this.#deps.engines.engine, auth);
@@ -266,13 +292,15 @@ export class GraphSockets {
       const limited = connection.console ? null : await this.#rateLimited(auth);
       if (limited) return [limited];
       type = caller.engine.operationType(payload);
+      seen.type = type;
       if (type === 'subscription') {
         const refused = this.#overLimit(auth.keyId);
         if (refused) return [refused];
         await this.#startLive(connection, caller, auth, payload, results);
-      } else results.push(await this.#answerOnce(caller, payload, type === 'mutation')), results.end();
+      } else results.push(await this.#answerOnce(caller, connection, payload, type === 'mutation')), results.end();
     } catch (error) {
       if (error instanceof RequestError) return error.errors.map(asGraphQLError);
+      if (error instanceof AdmissionRefused) return [asGraphQLError(overloadedError(error))];
       if (isDatabaseUnavailable(error)) return [new GraphQLError('the database cannot be reached; try again shortly', { extensions: { code: 'database-unavailable' } })];
       const id = randomUUID();
       if (error instanceof MetadataMismatch) {
@@ -301,7 +329,16 @@ export class GraphSockets {
     let subscription: LiveSubscription;
     try {
       subscription = await this.#deps.live.subscribe(
-        { text: prepared.text, values: prepared.values, stream: prepared.stream, tables: caller.engine.tablesRead(prepared.text), accountId: auth.accountId, keys: prepared.refreshKeys },
+        {
+          text: prepared.text,
+          values: prepared.values,
+          stream: prepared.stream,
+          tables: caller.engine.tablesRead(prepared.text),
+          accountId: auth.accountId,
+          keys: prepared.refreshKeys,
+          cost: prepared.cost,
+          requester: requesterOf(connection),
+        },
         {
           next: (text) => {
             results.push(text);
@@ -329,10 +366,15 @@ export class GraphSockets {
     });
   }
 
-  /** A query or mutation sent over the socket: answered once, like `POST /api/graph`. */
-  async #answerOnce(caller: { engine: GraphEngine; principal: Principal }, payload: SubscribePayload, isMutation: boolean): Promise<string> {
+  /** A query or mutation sent over the socket: answered once, like `POST /api/graph` — a query admitted by cost as there. */
+  async #answerOnce(caller: { engine: GraphEngine; principal: Principal }, connection: Connection, payload: SubscribePayload, isMutation: boolean): Promise<string> {
     const db = !isMutation && this.#deps.routing ? this.#deps.routing.replicas.forRequest(null) : this.#deps.db;
-    return caller.engine.execute(db, payload, caller.principal);
+    const admission = this.#deps.admission;
+    if (!admission) return caller.engine.execute(db, payload, caller.principal);
+    const requester = requesterOf(connection);
+    const pieces: string[] = [];
+    await caller.engine.respond(db, payload, caller.principal, undefined, (piece) => void pieces.push(piece), { admit: (cost) => admission.admit(requester, cost) });
+    return pieces.join('');
   }
 
   /**
@@ -425,6 +467,42 @@ export class GraphSockets {
     connection.socket.close(CloseCode.InternalServerError, 'Internal server error');
   }
 }
+
+/** What the request log says of an operation started over the socket: nothing the client sent but its operation's name. */
+export interface SocketOperationFacts {
+  /** The key's visible prefix (`dashboard session` for the console). */
+  readonly keyPrefix: string | null;
+  readonly role: string | null;
+  readonly operationName: string | null;
+  /** The error code it was refused with, if it was. */
+  readonly code: string | null;
+}
+
+/** An operation's type as the socket's metrics label it (`none`: refused before its document was read). */
+export type SocketOperationType = 'query' | 'mutation' | 'subscription' | 'none';
+
+/** How an operation started over the socket went, from a closed list (README "Operations", "Metrics"). */
+export type SocketOutcome = 'started' | 'refused' | 'rate-limited' | 'subscription-limit' | 'overloaded' | 'forbidden' | 'failed';
+
+const OUTCOME_OF_CODE: ReadonlyMap<unknown, SocketOutcome> = new Map<unknown, SocketOutcome>([
+  ['rate-limited', 'rate-limited'],
+  ['subscription-limit', 'subscription-limit'],
+  ['overloaded', 'overloaded'],
+  ['database-unavailable', 'failed'],
+  ['metadata-mismatch', 'failed'],
+  ['internal', 'failed'],
+]);
+
+/** `started`, `forbidden` (the connection closed: its key's role is gone), or the first error's code mapped to the list (any other code: the client's mistake, `refused`). */
+function outcomeOf(result: ExecutionArgs | readonly GraphQLError[]): SocketOutcome {
+  if (!Array.isArray(result)) return 'started';
+  const errors = result as readonly GraphQLError[];
+  if (errors.length === 0) return 'forbidden';
+  return OUTCOME_OF_CODE.get(errors[0]!.extensions?.code) ?? 'refused';
+}
+
+/** Whose turn a connection's operations take in admission's queue: its key's, or (the console) its account's, as on HTTP. */
+const requesterOf = (connection: Connection): string => admissionKeyOf(connection.console ? connection.auth!.accountId : connection.auth!);
 
 /** What a subscription plans as for this caller: its statement and values (null: it no longer plans). */
 function planOf(caller: { engine: GraphEngine; principal: Principal }, payload: SubscribePayload): string | null {

@@ -26,7 +26,7 @@ const MEANINGS = {
   'idempotency-key-reused': 'an Idempotency-Key sent again with another body',
   'request-too-large': 'over BODY_LIMIT_BYTES',
   'database-unavailable': 'the database cannot be reached: 503',
-  'overloaded': 'admission by cost turned a costly query away (its queue full, or waited too long): 503 with Retry-After',
+  'overloaded': 'admission by cost turned a costly query or subscription run away (its queue full, or waited too long): 503 with Retry-After; over WebSocket an error with retryAfterSeconds',
   'rate-limited': "over the API key's rate limit: 429 with Retry-After",
   'subscription-limit': "over SUBSCRIPTIONS_PER_KEY or SUBSCRIPTIONS_PER_PROCESS open subscriptions",
   'csrf-token-missing': 'a dashboard form without its token',

@@ -11,5 +11,5 @@ export { statementGuard, type StatementGuard } from './sql/statementGuard.js';
 export { GuardFailed, isMetadataMismatch, MetadataMismatch, RequestError, type ResponseError } from './execute/errors.js';
 export type { ErrorCode } from './errorCode.js';
 export { newEngineFacts, type EngineFacts } from './execute/engineFacts.js';
-export { LiveQueries, type LiveQueryOptions, type LiveReads, type LiveSink, type LiveStatement, type LiveSubscription } from './execute/live/liveQueries.js';
+export { LiveQueries, type LiveAdmission, type LiveQueryOptions, type LiveReads, type LiveSink, type LiveStatement, type LiveSubscription } from './execute/live/liveQueries.js';
 export type { PreparedStream } from './execute/prepareRequest.js';

@@ -28,7 +28,7 @@ import { metricsRoutes, type ScrapeMetrics } from '../api/routes/metrics.js';
 import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import { RequestLog } from '../app/operations/requestLog.js';
 import { RequestTraces } from '../app/operations/requestTraces.js';
-import { observeRequests } from './observeRequests.js';
+import { observeClientErrors, observeRequests } from './observeRequests.js';
 import { ObservedResponse } from './httpServer.js';
 
 export interface ServiceDeps {
@@ -46,6 +46,11 @@ export interface ServiceDeps {
    * made here when `METRICS_TOKEN` is set. Null: no metrics.
    */
   readonly metrics?: ServiceMetrics | null;
+  /**
+   * Admission by cost of this process (`processAdmission`): `main.ts` makes it, to hand the same
+   * object to the WebSocket API; when absent, made here. Null: admission is off.
+   */
+  readonly admission?: CostAdmission | null;
   /** What `GET /metrics` answers: by default this process's metrics; in a cluster, every process's (`clusterMetrics.ts`). */
   readonly scrapeMetrics?: ScrapeMetrics;
 }
@@ -54,7 +59,10 @@ export interface ServiceDeps {
 const ROUTED_REST_READS = /^\/loan(\/[^/]+(\/(payoff|ledger))?)?\/?$/i;
 
 /** The Express application: routes are thin, every use case lives in `app/` or `engine/`. */
-export function createApp(deps: ServiceDeps): Express {
+/** The app, and what counts the requests its HTTP server answers before the app sees them (`createHttpServer`'s `onClientError`). */
+export type ServiceApp = Express & { readonly observeClientError: ((status: number, responseBytes: number) => void) | null };
+
+export function createApp(deps: ServiceDeps): ServiceApp {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -70,12 +78,7 @@ export function createApp(deps: ServiceDeps): Express {
   app.get('/', (_req, res) => res.redirect(302, '/dashboard'));
   // The console's GraphQL is the API's route with the session's account instead of a key's:
   // wired here, so neither `api/` nor `dashboard/` imports the other.
-  // Admission by cost (README "Operations"): one per process, sized from its pool (PGlite: one statement at a time).
-  const { admission: admissionSettings } = deps.config.operations;
-  const admission = admissionSettings
-    ? new CostAdmission(sizeAdmission(admissionSettings, deps.db.poolStatus?.().max ?? 1, deps.config.maxQueryCost), metrics?.observeAdmission)
-    : null;
-  metrics?.watchAdmission(admission);
+  const admission = deps.admission !== undefined ? deps.admission : processAdmission(deps.db, deps.config, metrics);
   const graphServices: GraphServices = { db: deps.db, engines: deps.engines, logger: deps.logger, routing: undefined, admission };
   const consoleGraphRoutes: ConsoleGraphRoutes = (accountOfSession) => graphRoutes(graphServices, deps.config.bodyLimitBytes, accountOfSession);
   const operations = { metrics, admission, defaultRateLimit: deps.config.operations.rateLimit, metricsTokenSet: metricsToken !== null, workers: deps.config.workers, port: deps.config.port };
@@ -120,6 +123,7 @@ export function createApp(deps: ServiceDeps): Express {
   // Metrics, the request log and traces see every request, the fast path's too (observeRequests.ts).
   const requestLog = new RequestLog(deps.logger, deps.config.operations.requestLog);
   const observe = observeRequests({ metrics, requestLog, traces: deps.config.operations.tracing ? new RequestTraces() : null });
+  const observeClientError = observeClientErrors({ metrics, requestLog });
   dispatch.handle = observe
     ? (req, res, callback) => {
         observe(req, res);
@@ -130,7 +134,21 @@ export function createApp(deps: ServiceDeps): Express {
     : (req, res, callback) => {
         if (!fastPath(req, res)) withExpress(req, res, callback);
       };
-  return app;
+  return Object.assign(app, { observeClientError });
+}
+
+/**
+ * Admission by cost of one process (README "Operations"): sized from its pool (PGlite: one
+ * statement at a time), counted in its metrics, and made once — the HTTP routes and the
+ * WebSocket API (its queries, its subscriptions' runs) ask the same object. Null when
+ * `ADMISSION_COST_BUDGET=0`.
+ */
+export function processAdmission(db: Database, config: ServiceConfig, metrics: ServiceMetrics | null): CostAdmission | null {
+  const settings = config.operations.admission;
+  if (!settings) return null;
+  const admission = new CostAdmission(sizeAdmission(settings, db.poolStatus?.().max ?? 1, config.maxQueryCost), metrics?.observeAdmission);
+  metrics?.watchAdmission(admission);
+  return admission;
 }
 
 /** Client mistakes get their 4xx; anything else is logged with an id and censored on the wire. */

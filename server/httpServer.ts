@@ -1,4 +1,4 @@
-import { createServer, ServerResponse, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { HttpTimeouts } from '../app/config.js';
 import { isGraphPath, isWebSocketHandshake, refusingWebSockets } from './webSocketRefusal.js';
@@ -60,7 +60,7 @@ function withRequestId(headers: Record<string, unknown>, id: string): unknown[] 
  * is refused before the routes (`webSocketRefusal.ts`), and other `Upgrade` requests reach the
  * routes as plain HTTP/1.1.
  */
-export function createHttpServer(listener: RequestListener, limits: HttpTimeouts, webSockets?: WebSocketUpgrades): Server {
+export function createHttpServer(listener: RequestListener, limits: HttpTimeouts, webSockets?: WebSocketUpgrades, onClientError?: ((status: number, responseBytes: number) => void) | null): Server {
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -94,7 +94,28 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
     });
   }
   if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+  if (onClientError) server.on('clientError', answeringClientErrors(onClientError));
   return server;
+}
+
+/**
+ * Node's own answer to a request it could not read — 408 (headers or request not complete within
+ * their timeouts), 431 (headers too large), 400 (not HTTP) — as its default handler writes it
+ * (`socketOnError` in Node's `_http_server.js`), told to `observed` (metrics and the request log:
+ * README "Operations"), which never saw these requests before: a slow-headers flood was invisible.
+ * A connection reset by the client, on which nothing can be written, is not counted.
+ */
+function answeringClientErrors(observed: (status: number, responseBytes: number) => void): (error: NodeJS.ErrnoException, socket: Duplex) => void {
+  return (error, socket) => {
+    const net = socket as Duplex & { bytesWritten?: number };
+    if (socket.writable && (net.bytesWritten ?? 0) === 0) {
+      const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 413 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      const response = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`;
+      socket.write(response);
+      observed(status, Buffer.byteLength(response));
+    }
+    socket.destroy(error);
+  };
 }
 
 /** Listens on `port`/`host`; resolves once listening. */

@@ -10,7 +10,7 @@ import { purgeExpiredIdempotencyKeys } from '../app/idempotency.js';
 import { buildServingEngine, EngineHolder, metadataWarnings } from '../app/engineHolder.js';
 import { WebhookWorker } from '../app/webhooks/index.js';
 import { configFromEnv, engineOptionsOf, metadataFileOf } from '../app/config.js';
-import { createApp } from './createApp.js';
+import { createApp, processAdmission } from './createApp.js';
 import { createHttpServer, listen } from './httpServer.js';
 import type { ServiceState } from '../api/routes/health.js';
 import { createLogger, flushLog } from '../app/logger.js';
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   // Traces (OTEL_*, README "Operations"): the SDK is started only when an exporter is asked for.
   // Loaded only then: OpenTelemetry's SDK costs about 0.15 CPU-seconds to load.
-  const stopTracing = config.operations.tracing ? (await import('./tracing.js')).startTracing() : null;
+  const stopTracing = config.operations.tracing ? (await import('./tracing.js')).startTracing(logger) : null;
   const opened = await openServiceDatabase({
     ...config.database,
     onConnectionError: (error) => logger.warn({ err: { message: error.message, code: (error as { code?: unknown }).code } }, 'database connection lost'),
@@ -90,11 +90,14 @@ async function main(): Promise<void> {
   // The embedded database has no autovacuum: its tables are analyzed as they grow (db/statisticsUpkeep.ts).
   keepStatisticsFresh(opened.database, { onError: (error) => logger.warn({ err: error }, 'analyzing the grown tables failed; the next look tries again') });
 
+  // Admission by cost: one per process, asked by the HTTP routes and the WebSocket API alike.
+  const admission = processAdmission(opened.database, config, metrics);
   const state: ServiceState = { stopping: false };
-  const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state, ...(routing ? { routing } : {}), metrics, ...(scrapeMetrics ? { scrapeMetrics } : {}) });
-  const subscriptions = await startSubscriptions({ db: opened.database, engines, logger, config, routing });
+  const app = createApp({ db: opened.database, logger, config, databaseDescription: opened.description, engines, state, ...(routing ? { routing } : {}), metrics, admission, ...(scrapeMetrics ? { scrapeMetrics } : {}) });
+  const subscriptions = await startSubscriptions({ db: opened.database, engines, logger, config, routing, admission, metrics });
   state.subscriptions = () => subscriptions.sockets.usage;
-  const server = createHttpServer(app, config.http, subscriptions.sockets);
+  metrics?.watchSubscriptions(() => subscriptions.sockets.usage);
+  const server = createHttpServer(app, config.http, subscriptions.sockets, app.observeClientError);
   await showingDemoIfFails(demo, () => listen(server, config.port, config.host));
   const url = listeningUrl(config.host, config.port);
   logger.info({ port: config.port, database: opened.description, startupMs: Date.now() - started }, 'listening');

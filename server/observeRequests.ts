@@ -86,6 +86,24 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
   };
 }
 
+/**
+ * Counts and logs a request the server could not read (`createHttpServer`'s `onClientError`: 408,
+ * 431, 400), which no route saw: under the route `unread`, operation `none`, with a new request
+ * id and nothing else known. Null when neither metrics nor the request log are on.
+ */
+export function observeClientErrors({ metrics, requestLog }: RequestObservers): ((status: number, responseBytes: number) => void) | null {
+  const logging = requestLog?.enabled ? requestLog : null;
+  if (!metrics && !logging) return null;
+  return (status, responseBytes) => {
+    const time = Date.now();
+    metrics?.observeRequest({ route: UNREAD_ROUTE, operation: 'none', status, seconds: 0, planCacheHit: null, databaseSeconds: null, readFrom: null, accountId: null, endedAt: time });
+    logging?.write({ requestId: newRequestId(), method: '', route: UNREAD_ROUTE, status, durationMs: 0, databaseMs: null, responseBytes, keyPrefix: null, role: null, operationType: null, operationName: null, documentHash: null, time });
+  };
+}
+
+/** The route label of a request whose method and path were never read. */
+export const UNREAD_ROUTE = 'unread';
+
 /** nginx's status for a request whose client closed the connection before the response ended. */
 const CLIENT_CLOSED_REQUEST = 499;
 

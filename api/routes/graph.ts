@@ -430,7 +430,7 @@ function respondOptions(services: GraphServices, who: string | AuthenticatedKey,
 const NOTHING_TO_NOTE: RespondOptions = Object.freeze({ facts: undefined, admit: undefined });
 
 /** Whose turn a request takes in admission's queue: its API key, or the dashboard session's account. */
-const admissionKeyOf = (who: string | AuthenticatedKey): string => (typeof who === 'string' ? `account:${who}` : who.keyId);
+export const admissionKeyOf = (who: string | AuthenticatedKey): string => (typeof who === 'string' ? `account:${who}` : who.keyId);
 
 /** 503 with `Retry-After` for a request admission by cost turned away (`extensions.code` `overloaded`). */
 function sendGraphOverloaded(res: ServerResponse, refused: AdmissionRefused, type: string): void {

@@ -42,7 +42,21 @@ interface Slot {
 export class AccountTraffic {
   readonly #accounts = new Map<string, Slot[]>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** When counting began (this process's metrics were made): the figures cover no earlier time. */
+  readonly #since: number;
+
+  constructor(private readonly now: () => number = Date.now) {
+    this.#since = now();
+  }
+
+  /**
+   * The whole minutes counting has run for, when that is less than the hour `lastHour` covers
+   * (the process started within it: a restart begins the figures again); null once a full hour.
+   */
+  partialWindowMinutes(): number | null {
+    const minutes = Math.floor((this.now() - this.#since) / SLOT_MS);
+    return minutes < SLOTS ? minutes : null;
+  }
 
   /** Counts one finished request of `accountId`, ended at `endedAt` (ms since the epoch; now by default). */
   observe(accountId: string, operation: string, status: number, durationMs: number, endedAt: number = this.now()): void {

@@ -18,6 +18,7 @@
  *
  * Per process: each process of `WORKERS=N` has its own pool, and so its own budget.
  */
+import type { LiveAdmission, ResponseError } from '../../engine/index.js';
 import { wholeNumberSetting } from '../envSettings.js';
 
 /** How admission is sized (`admissionSettingsFromEnv`, `sizeAdmission`). */
@@ -243,6 +244,25 @@ export class CostAdmission {
 }
 
 const NOTHING_RESERVED = (): void => {};
+
+/**
+ * What a WebSocket operation admission turned away is told (README "Subscriptions"): the
+ * `overloaded` code HTTP answers 503 with, and `retryAfterSeconds` in place of `Retry-After`.
+ */
+export function overloadedError(refused: AdmissionRefused): ResponseError {
+  return { message: refused.message, extensions: { code: 'overloaded', retryAfterSeconds: refused.retryAfterSeconds } };
+}
+
+/**
+ * The process's admission as its live queries ask it (`LiveAdmission`): the very object the HTTP
+ * routes ask — one budget, one queue, one set of metrics for both.
+ */
+export function liveAdmission(admission: CostAdmission): LiveAdmission {
+  return {
+    admit: (requester, cost) => admission.admit(requester, cost),
+    refusal: (error) => (error instanceof AdmissionRefused ? { error: overloadedError(error), retryAfterMs: error.retryAfterSeconds * 1000 } : null),
+  };
+}
 
 /** `ADMISSION_CHEAP_COST` (1000), `ADMISSION_COST_BUDGET` (sized from the pool; 0 turns admission off), `ADMISSION_QUEUE_SIZE` (100), `ADMISSION_QUEUE_WAIT_MS` (5000). Null: admission is off. */
 export function admissionSettingsFromEnv(env: NodeJS.ProcessEnv): AdmissionSettings | null {

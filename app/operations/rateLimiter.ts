@@ -1,5 +1,6 @@
 import type { Database } from '../../db/index.js';
 import type { RateLimit } from '../../metadata/index.js';
+import { wholeNumberSetting } from '../envSettings.js';
 
 /**
  * Rate limits per API key (issue 35; README "Operations", "Rate limits"): a token bucket per key,
@@ -91,7 +92,7 @@ export function defaultRateLimitFromEnv(env: NodeJS.ProcessEnv): RateLimit | nul
   }
   const perSecond = Number(rawRate);
   if (!/^\d*\.?\d+$/.test(rawRate) || !(perSecond > 0 && perSecond <= 1_000_000)) throw new Error(`RATE_LIMIT_PER_SECOND must be a number above 0 (up to 1000000), not "${rawRate}"`);
-  const burst = rawBurst === '' ? Math.max(1, Math.ceil(perSecond)) : Number(rawBurst);
-  if (!Number.isInteger(burst) || burst < 1 || burst > 1_000_000) throw new Error(`RATE_LIMIT_BURST must be a whole number from 1 to 1000000, not "${rawBurst}"`);
+  // Digits only, as every count (README "Configuration"): `Number` read `1e3`, `0x10`, `0b11` and `1.0` as whole numbers.
+  const burst = wholeNumberSetting(env, 'RATE_LIMIT_BURST', Math.max(1, Math.ceil(perSecond)), { min: 1, max: 1_000_000 });
   return { perSecond, burst };
 }

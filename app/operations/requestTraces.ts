@@ -4,16 +4,30 @@ import type { EngineFacts } from '../../engine/index.js';
 
 /**
  * Whether the service traces requests (README "Operations", "Traces"): when the standard
- * OpenTelemetry variables ask for an exporter — `OTEL_TRACES_EXPORTER` other than `none`, or an
- * OTLP endpoint — and `OTEL_SDK_DISABLED` is not `true`. Off otherwise, and then the server
- * creates no span objects at all.
+ * OpenTelemetry variables ask for an exporter — `OTEL_TRACES_EXPORTER` naming `otlp`, `zipkin` or
+ * `console`, or an OTLP endpoint — and `OTEL_SDK_DISABLED` is not `true`. Off otherwise, and then
+ * the server creates no span objects at all. Throws, naming the variable, for an exporter name
+ * the SDK does not know.
  */
 export function tracingWantedByEnv(env: NodeJS.ProcessEnv): boolean {
   if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return false;
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').trim().toLowerCase();
-  if (exporters !== '') return exporters.split(',').some((name) => name.trim() !== '' && name.trim() !== 'none');
+  const raw = env.OTEL_TRACES_EXPORTER ?? '';
+  // As the SDK reads it: comma-separated names, spaces around them ignored, case kept.
+  const names = raw.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  if (names.length > 0) {
+    // A name the SDK does not know (`otlp-http`, `OTLP`, `jaeger`, which it no longer has) it
+    // skips with a warning, so requests were traced and nothing exported; `none` with another
+    // name it reads as nothing (first) or as `otlp` (later). Refused at start instead.
+    if (names.some((name) => !TRACE_EXPORTERS.includes(name)) || (names.includes('none') && names.length > 1)) {
+      throw new Error(`OTEL_TRACES_EXPORTER must be ${TRACE_EXPORTERS.filter((name) => name !== 'none').join(', ')} (one or more, comma-separated) or none alone, not ${JSON.stringify(raw.trim().slice(0, 40))}`);
+    }
+    return names[0] !== 'none';
+  }
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
 }
+
+/** The trace exporters OpenTelemetry's Node SDK (the pinned version) knows by name. */
+const TRACE_EXPORTERS: readonly string[] = ['otlp', 'zipkin', 'console', 'none'];
 
 /** What a finished request tells its trace; none of it is a value of the request. */
 export interface TracedOutcome {

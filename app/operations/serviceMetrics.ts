@@ -27,6 +27,14 @@ export interface ObservedRequest {
   readonly endedAt?: number;
 }
 
+/** What the WebSocket API reports of itself (`GraphSockets.usage`). */
+export interface SubscriptionUsage {
+  readonly connections: number;
+  readonly subscriptions: number;
+  readonly cohorts: number;
+  readonly statementsRun: number;
+}
+
 /** Latency buckets (seconds) of requests and statements: 1 ms to 10 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -72,6 +80,8 @@ export class ServiceMetrics {
   readonly #reads: TalliedMetric;
   readonly #deliveries: Counter<'outcome'>;
   readonly #admissions: TalliedMetric;
+  readonly #socketOperations: TalliedMetric;
+  readonly #socketTallies = new Map<string, Tally>();
   /** By route template, then operation type. */
   readonly #series = new Map<string, Map<string, RouteSeries>>();
   readonly #statementTallies = new Map<string, Tally>();
@@ -91,9 +101,17 @@ export class ServiceMetrics {
     this.#reads = new TalliedMetric('loanql_read_routing_total', 'Requests that read, by where their reads ran (with DATABASE_REPLICA_URLS).', 'counter', [], this.registry);
     this.#deliveries = new Counter({ name: 'loanql_webhook_deliveries_total', help: 'Webhook delivery attempts sent by this process, by outcome: succeeded, retry (scheduled again) or failed (given up).', labelNames: ['outcome'], registers });
     this.#admissions = new TalliedMetric('loanql_admission_total', 'GraphQL queries by admission decision: cheap (under ADMISSION_CHEAP_COST), admitted at once, queued, refused (503).', 'counter', [], this.registry);
+    this.#socketOperations = new TalliedMetric(
+      'loanql_websocket_operations_total',
+      'Operations started over GraphQL WebSocket connections, by type (none: refused before its document was read) and outcome: started, refused (a client mistake), rate-limited, subscription-limit, overloaded, forbidden, failed.',
+      'counter',
+      [],
+      this.registry,
+    );
     const { db, replicas } = sources;
 
     if (db.poolStatus) poolMetrics(db, registers);
+    const backlog = backlogReader(db);
 
     new Gauge({
       name: 'loanql_webhook_backlog',
@@ -102,16 +120,11 @@ export class ServiceMetrics {
       aggregator: 'max',
       registers,
       async collect() {
-        try {
-          const { rows } = await db.query<{ outbox: string; pending: string }>(
-            `SELECT (SELECT count(*) FROM webhook_outbox) AS outbox, (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending') AS pending`,
-          );
-          this.set({ queue: 'outbox' }, Number(rows[0]!.outbox));
-          this.set({ queue: 'pending' }, Number(rows[0]!.pending));
-        } catch {
-          // The database is away: the scrape still answers, without the backlog.
-          this.reset();
-        }
+        const counts = await backlog();
+        // The database is away, or slow to answer: the scrape still answers, without the backlog.
+        if (!counts) return this.reset();
+        this.set({ queue: 'outbox' }, counts.outbox);
+        this.set({ queue: 'pending' }, counts.pending);
       },
     });
     if (replicas) {
@@ -180,6 +193,14 @@ export class ServiceMetrics {
     (this.#admissionTallies[decision] ??= this.#admissions.tally({ decision })).add(1);
   };
 
+  /** Counts an operation a WebSocket client started (`GraphSockets`' `onOperation`): both labels from closed lists. */
+  readonly observeSocketOperation = (operation: string, outcome: string): void => {
+    const name = `${operation} ${outcome}`;
+    let tally = this.#socketTallies.get(name);
+    if (!tally) this.#socketTallies.set(name, (tally = this.#socketOperations.tally({ operation, outcome })));
+    tally.add(1);
+  };
+
   /** Reports admission's state when scraped: costly queries running, their reserved cost, those waiting. */
   watchAdmission(admission: CostAdmission | null): void {
     if (!admission) return;
@@ -193,6 +214,30 @@ export class ServiceMetrics {
     new Gauge({ name: 'loanql_admission_waiting', help: "Costly GraphQL queries waiting in admission's queue now.", registers, collect: state((s) => s.waiting) });
   }
 
+  /**
+   * Reports the WebSocket API when scraped (`GraphSockets.usage`): connections, open
+   * subscriptions, live-query cohorts, and the cohort statements run so far.
+   */
+  watchSubscriptions(usage: () => SubscriptionUsage): void {
+    const registers = [this.registry];
+    const now = (pick: (usage: SubscriptionUsage) => number) =>
+      function (this: Gauge) {
+        this.set(pick(usage()));
+      };
+    new Gauge({ name: 'loanql_websocket_connections', help: 'GraphQL WebSocket connections open now (/api/graph and the console).', registers, collect: now((u) => u.connections) });
+    new Gauge({ name: 'loanql_subscriptions_open', help: 'GraphQL subscriptions open now (live queries and streams).', registers, collect: now((u) => u.subscriptions) });
+    new Gauge({ name: 'loanql_subscription_cohorts', help: 'Live-query cohorts now: subscribers whose statements are the same text, refreshed by one statement.', registers, collect: now((u) => u.cohorts) });
+    new Counter({
+      name: 'loanql_subscription_statements_total',
+      help: 'Cohort statements run: first results, refreshes and stream batches (one statement answers a whole cohort).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(usage().statementsRun);
+      },
+    });
+  }
+
   /** Counts a webhook delivery attempt (`WebhookWorker`'s `onOutcome`). */
   readonly observeDelivery = (outcome: DeliveryOutcome): void => {
     this.#deliveries.labels(outcome).inc();
@@ -202,6 +247,35 @@ export class ServiceMetrics {
   async scrape(): Promise<{ readonly text: string; readonly contentType: string }> {
     return { text: await this.registry.metrics(), contentType: this.registry.contentType };
   }
+}
+
+/**
+ * How long a scrape waits for the webhook backlog's counts. The database may be slow to answer
+ * exactly when the metrics matter: every pool connection busy (the count waited up to the pool's
+ * 10 s connect timeout), a lock on the outbox, a long transaction holding the embedded database's
+ * one session (it waited as long as that). Prometheus's scrape timeout is 10 s by default, and a
+ * scrape that times out loses every metric, the pool's too.
+ */
+export const BACKLOG_WAIT_MS = 1_000;
+
+/**
+ * The webhook backlog's counts, or null when the database failed or did not answer within
+ * `BACKLOG_WAIT_MS`. One count at a time: a scrape while the last one still waits waits on it.
+ */
+function backlogReader(db: Database): () => Promise<{ readonly outbox: number; readonly pending: number } | null> {
+  let reading: Promise<{ readonly outbox: number; readonly pending: number } | null> | null = null;
+  return () => {
+    reading ??= db
+      .query<{ outbox: string; pending: string }>(`SELECT (SELECT count(*) FROM webhook_outbox) AS outbox, (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending') AS pending`)
+      .then(
+        ({ rows }) => ({ outbox: Number(rows[0]!.outbox), pending: Number(rows[0]!.pending) }),
+        () => null,
+      )
+      .finally(() => (reading = null));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), BACKLOG_WAIT_MS)));
+    return Promise.race([reading, late]).finally(() => clearTimeout(timer));
+  };
 }
 
 type PoolFigure = (status: PoolStatus) => number;

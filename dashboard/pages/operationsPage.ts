@@ -11,6 +11,8 @@ export const OPERATIONS_PATH = '/dashboard/operations';
 export interface OperationsView {
   /** The account's requests to this process over the last hour; null when metrics are off. */
   readonly traffic: readonly TrafficRow[] | null;
+  /** The minutes the traffic covers when this process started less than an hour ago (its figures are in memory); null: the whole hour. */
+  readonly trafficMinutes: number | null;
   /** Each role of the metadata with the limit its keys get (the role's own, else the default). */
   readonly roles: readonly { readonly name: string; readonly limit: RateLimit | null; readonly fromRole: boolean }[];
   readonly defaultLimit: RateLimit | null;
@@ -49,8 +51,14 @@ ${metricsSection(view)}`,
 function trafficSection(view: OperationsView): Html {
   const process = view.workers > 1 ? html` Figures are this service process's (one of ${view.workers}); your requests are spread over them.` : null;
   if (!view.traffic) return html`<p>Request figures are kept only when the service's metrics are on (<code>METRICS_TOKEN</code> set); they are off.</p>`;
-  if (view.traffic.length === 0) return html`<p>No requests from your account in the last hour.${process}</p>`;
-  return html`<p>Requests your API keys and this dashboard's console sent, by GraphQL operation type (<code>none</code>: the REST routes). Errors are answers of status 400 or more.${process}</p>
+  // After a restart the hour is not whole: the figures are kept in the process's memory.
+  const minutes = view.trafficMinutes;
+  const partial =
+    minutes === null
+      ? null
+      : html` This service process started ${minutes === 0 ? 'less than a minute' : minutes === 1 ? 'a minute' : `${minutes} minutes`} ago and keeps these figures in memory: they cover only that time, not requests before a restart.`;
+  if (view.traffic.length === 0) return html`<p>No requests from your account in the last hour.${partial}${process}</p>`;
+  return html`<p>Requests your API keys and this dashboard's console sent, by GraphQL operation type (<code>none</code>: the REST routes). Errors are answers of status 400 or more.${partial}${process}</p>
 <table aria-labelledby="traffic-heading">
   <thead><tr><th scope="col">Operation type</th><th scope="col" class="num">Requests</th><th scope="col" class="num">Errors</th><th scope="col" class="num">Mean ms</th><th scope="col" class="num">95th percentile ms (at most)</th><th scope="col" class="num">Slowest ms</th></tr></thead>
   <tbody>${view.traffic.map(
@@ -81,7 +89,7 @@ function admissionSection(view: OperationsView): Html {
   const admission = view.admission;
   if (!admission) return html`<p>Admission by cost is off (<code>ADMISSION_COST_BUDGET=0</code>): every query goes straight to the database pool.</p>`;
   const { limits, state } = admission;
-  return html`<p>Each GraphQL query's estimated cost reserves a share of this process's budget; a query that would exceed it waits in a queue that is fair between keys, or is answered 503 with <code>Retry-After</code>. Queries costing less than the cheap lane's limit never wait. Shared by every account of this process.</p>
+  return html`<p>Each GraphQL query's estimated cost reserves a share of this process's budget — over HTTP and WebSocket alike, and each run of a subscription — a query that would exceed it waits in a queue that is fair between keys, or is answered 503 with <code>Retry-After</code> (over WebSocket: an error with code <code>overloaded</code>; a subscription's refresh runs again a second later). Queries costing less than the cheap lane's limit never wait. Shared by every account of this process.</p>
 <dl class="facts" aria-label="Admission by cost">
   <dt>Cheap lane</dt><dd>queries costing under ${grouped(limits.cheapCost)} are admitted at once</dd>
   <dt>Budget</dt><dd>${grouped(limits.budget)} (costly queries running at once: at most ${grouped(limits.costlyConnections)})</dd>

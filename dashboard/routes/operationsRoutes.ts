@@ -33,6 +33,7 @@ export function operationsRoutes(db: Database, engines: EngineHolder, sources: O
     res.type('html').send(
       operationsPage(session.viewer, {
         traffic: sources.metrics ? sources.metrics.accounts.lastHour(accountId) : null,
+        trafficMinutes: sources.metrics ? sources.metrics.accounts.partialWindowMinutes() : null,
         roles,
         defaultLimit: sources.defaultRateLimit,
         keys,

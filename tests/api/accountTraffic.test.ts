@@ -31,4 +31,18 @@ describe('AccountTraffic', () => {
     now = 91 * 60_000;
     assert.deepEqual(traffic.lastHour('a'), []);
   });
+
+  it('tells how many minutes it has counted while that is less than the hour (after a start), then null', () => {
+    let now = 5_000_000;
+    const traffic = new AccountTraffic(() => now);
+    assert.equal(traffic.partialWindowMinutes(), 0);
+    now += 59_999;
+    assert.equal(traffic.partialWindowMinutes(), 0);
+    now += 1;
+    assert.equal(traffic.partialWindowMinutes(), 1);
+    now += 58 * 60_000;
+    assert.equal(traffic.partialWindowMinutes(), 59);
+    now += 60_000;
+    assert.equal(traffic.partialWindowMinutes(), null);
+  });
 });

@@ -7,6 +7,8 @@ import { routeOf } from '../../server/observeRequests.js';
 import { createAccountWithKey, startTestServer, type TestServer } from '../support/http.js';
 import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
 import { allLabelValues, parsePrometheusText, sampleValue, type MetricFamily } from '../support/prometheusText.js';
+import { connect, subscribe } from '../support/graphSocket.js';
+import { connect as connectTcp } from 'node:net';
 
 /** The operations settings of an unset environment (admission by cost on, sized by default). */
 const DEFAULT_OPERATIONS = configFromEnv({}).operations;
@@ -103,6 +105,70 @@ describe('GET /metrics', () => {
   });
 });
 
+describe('GET /metrics while the database is slow to answer', () => {
+  it('answers within a few seconds, without the webhook backlog, while the outbox is locked (it waited for the lock), and with it again after', async () => {
+    assert.ok(familyNames(await scrape()).includes('loanql_webhook_backlog'));
+    let unlock!: () => void;
+    const held = new Promise<void>((resolve) => (unlock = resolve));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    // On PGlite the open transaction holds the database's one session: every statement waits.
+    const holding = database.db.transaction(async (tx) => {
+      await tx.query('LOCK TABLE webhook_outbox IN ACCESS EXCLUSIVE MODE');
+      locked();
+      await held;
+    });
+    try {
+      await lockTaken;
+      const started = Date.now();
+      const scraping = scrape();
+      const answered = await Promise.race([scraping, new Promise<null>((resolve) => setTimeout(() => resolve(null), 8_000).unref())]);
+      assert.ok(answered, 'the scrape answered within 8 s while the outbox was locked');
+      const elapsed = Date.now() - started;
+      assert.equal(answered.get('loanql_webhook_backlog')?.samples.length ?? 0, 0, 'no backlog sample while its count cannot be read');
+      assert.ok(familyNames(answered).includes('loanql_http_requests_total'), `the other metrics are there (${elapsed} ms)`);
+    } finally {
+      unlock();
+      await holding;
+    }
+    const after = await scrape();
+    assert.equal(after.get('loanql_webhook_backlog')?.samples.length, 2);
+  });
+});
+
+describe('Requests the server could not read', () => {
+  /** Sends raw bytes on a new connection and resolves with what came back before it closed. */
+  const raw = (bytes: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket = connectTcp(Number(new URL(server.url).port), '127.0.0.1', () => socket.end(bytes));
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? resolve(answer) : reject(error)));
+    });
+
+  it('counts and logs a 431 (headers too large) and a 400 (not HTTP) under the route unread: before, Node answered them unseen', async () => {
+    const before = await scrape();
+    const linesBefore = requestLines().length;
+    const huge = await raw(`GET /api/loan HTTP/1.1\r\nHost: x\r\nAuthorization: Token ${apiKey.key}\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
+    assert.match(huge, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n$/);
+    const garbage = await raw(`NOT HTTP ${apiKey.key}\r\n\r\n`);
+    assert.match(garbage, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    const after = await scrape();
+    for (const status of ['431', '400']) {
+      const delta = sampleValue(after, 'loanql_http_requests_total', { route: 'unread', operation: 'none', status }) - sampleValue(before, 'loanql_http_requests_total', { route: 'unread', operation: 'none', status });
+      assert.equal(delta, 1, status);
+    }
+    const lines = requestLines().slice(linesBefore).filter((line) => line.route === 'unread');
+    assert.deepEqual(lines.map((line) => line.status).sort(), [400, 431]);
+    for (const line of lines) {
+      assert.match(String(line.requestId), /^[0-9a-f-]{36}$/);
+      assert.equal(line.keyPrefix, null);
+      assert.ok(!JSON.stringify(line).includes(apiKey.key.slice(12)), 'no part of the key');
+    }
+  });
+});
+
 describe('The request log', () => {
   it('writes one line per request: id, key prefix and role, operation and document hash, status, times, bytes', async () => {
     const document = 'query OneLoan($limit: Int!) { loans(limit: $limit) { id } }';
@@ -195,7 +261,7 @@ describe('No label and no log line carries a key, a value, a query text or a var
     const labels = allLabelValues(families);
     for (const value of labels) for (const secret of secrets) assert.ok(!value.includes(secret), `label value ${JSON.stringify(value)} holds ${secret}`);
     const routes = new Set(families.get('loanql_http_requests_total')!.samples.map((sample) => sample.labels.get('route')));
-    for (const route of routes) assert.match(route ?? '', /^(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|OTHER) (\/[a-z/:.*_]*|other)$/);
+    for (const route of routes) assert.match(route ?? '', /^((GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|OTHER) (\/[a-z/:.*_]*|other)|unread)$/);
     for (const line of server.logs) {
       // A GraphQL operation's name is logged by design (operationName), and only a name the client
       // sent; nothing else in the line may hold any word sent (one word may begin another, so the
@@ -208,6 +274,65 @@ describe('No label and no log line carries a key, a value, a query text or a var
     }
   });
 });
+
+describe('WebSocket subscriptions in /metrics', () => {
+  it('reports connections, open subscriptions and cohorts as traffic makes them, and counts cohort statements (they were only in /healthz)', async () => {
+    const now = async (): Promise<{ connections: number; subscriptions: number; cohorts: number; statements: number }> => {
+      const families = await scrape();
+      return {
+        connections: sampleValue(families, 'loanql_websocket_connections'),
+        subscriptions: sampleValue(families, 'loanql_subscriptions_open'),
+        cohorts: sampleValue(families, 'loanql_subscription_cohorts'),
+        statements: sampleValue(families, 'loanql_subscription_statements_total'),
+      };
+    };
+    const idle = await now();
+    assert.deepEqual({ ...idle, statements: 0 }, { connections: 0, subscriptions: 0, cohorts: 0, statements: 0 });
+    assert.ok(familyNames(await scrape()).includes('loanql_subscription_statements_total'));
+    const client = connect(server.url, apiKey.key);
+    try {
+      // Two subscribers of one document (one cohort), one of another.
+      const document = 'subscription { loans_aggregate { aggregate { count } } }';
+      const live = [subscribe(client.client, document), subscribe(client.client, document), subscribe(client.client, 'subscription { loans(limit: 1) { id } }')];
+      await Promise.all(live.map((one) => one.next()));
+      const open = await now();
+      assert.deepEqual({ connections: open.connections, subscriptions: open.subscriptions, cohorts: open.cohorts }, { connections: 1, subscriptions: 3, cohorts: 2 });
+      assert.ok(open.statements >= idle.statements + 2, `cohort statements ${idle.statements} → ${open.statements}`);
+      // Each operation started is counted by type and outcome: a query answered once, a document refused before its type was known.
+      const once = subscribe(client.client, '{ loans(limit: 1) { id } }');
+      await once.next();
+      const bad = subscribe(client.client, '{ no_such_field }');
+      assert.ok(Array.isArray(await bad.ended));
+      const operations = await scrape();
+      const counted = (operation: string, outcome: string): number => sampleValue(operations, 'loanql_websocket_operations_total', { operation, outcome });
+      assert.deepEqual([counted('subscription', 'started'), counted('query', 'started'), counted('none', 'refused')], [3, 1, 1]);
+      // And the request log has a line for each, naming the key by its prefix (they had none).
+      const lines = server.logs.filter((line) => line.msg === 'websocket operation');
+      assert.deepEqual(
+        lines.map((line) => [line.operationType, line.outcome, line.keyPrefix, line.role, line.code]),
+        [
+          ['subscription', 'started', apiKey.prefix, 'admin', null],
+          ['subscription', 'started', apiKey.prefix, 'admin', null],
+          ['subscription', 'started', apiKey.prefix, 'admin', null],
+          ['query', 'started', apiKey.prefix, 'admin', null],
+          [null, 'refused', apiKey.prefix, 'admin', 'validation-failed'],
+        ],
+      );
+      for (const line of lines) assert.ok(!JSON.stringify(line).includes(apiKey.key.slice(12)), 'no part of the key');
+      for (const one of live) one.stop();
+    } finally {
+      await client.dispose();
+    }
+    for (let tries = 0; (await now()).connections !== 0; tries++) {
+      assert.ok(tries < 100, 'the connection closed');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const closed = await now();
+    assert.deepEqual({ subscriptions: closed.subscriptions, cohorts: closed.cohorts }, { subscriptions: 0, cohorts: 0 });
+  });
+});
+
+const familyNames = (families: Map<string, MetricFamily>): string[] => [...families.keys()];
 
 describe('Route templates and settings', () => {
   it('names a route by its template, from a closed list', () => {

@@ -8,6 +8,12 @@ import { configFromEnv } from '../../app/config.js';
 import { tracingWantedByEnv } from '../../app/operations/requestTraces.js';
 import { createAccountWithKey, startTestServer, type TestServer } from '../support/http.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { PROJECT_ROOT } from '../support/processes.js';
+import { execFile } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
 
 /**
  * Issue 35, traces: with a tracer provider registered in this process (an in-memory exporter) and
@@ -179,12 +185,53 @@ describe('Traces (OpenTelemetry)', () => {
     assert.equal(tracingWantedByEnv({}), false);
     assert.equal(tracingWantedByEnv({ OTEL_TRACES_EXPORTER: 'none' }), false);
     assert.equal(tracingWantedByEnv({ OTEL_TRACES_EXPORTER: 'otlp' }), true);
-    assert.equal(tracingWantedByEnv({ OTEL_TRACES_EXPORTER: 'none, console' }), true);
+    assert.equal(tracingWantedByEnv({ OTEL_TRACES_EXPORTER: ' otlp , console' }), true);
     assert.equal(tracingWantedByEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }), true);
     assert.equal(tracingWantedByEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }), true);
     assert.equal(tracingWantedByEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }), false);
     assert.equal(tracingWantedByEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }), false);
     assert.equal(configFromEnv({ OTEL_TRACES_EXPORTER: 'console' }).operations.tracing, true);
     assert.equal(configFromEnv({}).operations.tracing, false);
+  });
+
+  it('refuses at start an exporter name the SDK would skip in silence (requests traced, nothing exported), naming OTEL_TRACES_EXPORTER', () => {
+    // `none, console`: the SDK reads a leading none as no exporter at all; `console, none` as otlp.
+    for (const value of ['otlp-http', 'OTLP', 'jaeger', 'none, console', 'console,none', 'otlp,bogus']) {
+      assert.throws(() => configFromEnv({ OTEL_TRACES_EXPORTER: value }), /^Error: OTEL_TRACES_EXPORTER must be otlp, zipkin, console \(one or more, comma-separated\) or none alone, not "/, value);
+    }
+    assert.equal(configFromEnv({ OTEL_TRACES_EXPORTER: 'bogus', OTEL_SDK_DISABLED: 'true' }).operations.tracing, false);
+  });
+
+  it("writes the SDK's own errors to the log — a collector refusing its exports — with the error's message and code, once a minute at most", async () => {
+    // A process of its own: the SDK registers global providers.
+    const script = `
+      import { trace } from '@opentelemetry/api';
+      import { createLogger, flushLog } from './dist/app/logger.js';
+      import { startTracing } from './dist/server/tracing.js';
+      const logger = createLogger('info');
+      const stop = startTracing(logger);
+      for (let i = 0; i < 3; i++) {
+        trace.getTracer('audit').startSpan('request ' + i).end();
+        await new Promise((resolve) => setTimeout(resolve, 400));
+      }
+      await stop().catch(() => {});
+      flushLog(logger);
+    `;
+    const closedPort = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closedPort}`, OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=collector-secret-0123', OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_EXPORTER_OTLP_TIMEOUT: '1000' },
+      timeout: 60_000,
+    });
+    const lines = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: number; msg: string; detail?: unknown });
+    const refused = lines.filter((line) => line.level === 50 && /^OpenTelemetry: .*ECONNREFUSED/.test(line.msg));
+    assert.equal(refused.length, 1, `one line for the repeated failure: ${stdout}`);
+    assert.match(refused[0]!.msg, /connect ECONNREFUSED 127\.0\.0\.1:\d+ \(ECONNREFUSED\)/);
+    assert.doesNotMatch(stdout, /collector-secret-0123|    at /, 'no header value, no stack');
   });
 });

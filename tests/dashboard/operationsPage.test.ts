@@ -44,4 +44,9 @@ describe('dashboard: the Operations page', () => {
     assert.match(page.text, /<dt>Budget<\/dt><dd>175,000 \(/);
     assert.match(page.text, /each at most 5,000 ms/);
   });
+
+  it('says, within an hour of a start, that its request figures cover only the time since (they said "no requests in the last hour" after a restart)', async () => {
+    const page = await client.get('/dashboard/operations');
+    assert.match(page.text, /No requests from your account in the last hour\. This service process started less than a minute ago and keeps these figures in memory: they cover only that time, not requests before a restart\./);
+  });
 });

@@ -11,7 +11,9 @@ import { createApiKey, type CreatedApiKey } from '../../app/apiKeys.js';
 import { buildServingEngine, EngineHolder } from '../../app/engineHolder.js';
 import { configFromEnv, engineOptionsOf, type ServiceConfig } from '../../app/config.js';
 import { createHttpServer, listen } from '../../server/httpServer.js';
-import { createApp } from '../../server/createApp.js';
+import { createApp, processAdmission } from '../../server/createApp.js';
+import { ServiceMetrics } from '../../app/operations/serviceMetrics.js';
+import type { CostAdmission } from '../../app/operations/costAdmission.js';
 import { createLogger } from '../../app/logger.js';
 import { startSubscriptions, type Subscriptions } from '../../server/subscriptions.js';
 import type { ServiceState } from '../../api/routes/health.js';
@@ -25,6 +27,8 @@ export interface TestServer {
   readonly engines: EngineHolder;
   /** GraphQL over WebSocket on `/api/graph` and its live queries (server/subscriptions.ts). */
   readonly subscriptions: Subscriptions;
+  /** The process's admission by cost (null when off): the one the HTTP routes and the WebSocket API ask. */
+  readonly admission: CostAdmission | null;
   close(): Promise<void>;
 }
 
@@ -54,10 +58,14 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
   const engines = new EngineHolder(await buildServingEngine(config.metadataPath, db, engineOptions), config.metadataPath, db, engineOptions);
   const logger = createLogger(overrides.logLevel ?? 'warn', capture);
   const state: ServiceState = { stopping: false };
-  const app = createApp({ db, logger, config, databaseDescription: `test ${db.kind} database`, engines, state });
-  const subscriptions = await startSubscriptions({ db, engines, logger, config });
+  // As main.ts: one metrics registry and one admission by cost for the HTTP routes and the sockets.
+  const metrics = config.operations.metricsToken ? new ServiceMetrics({ db }) : null;
+  const admission = processAdmission(db, config, metrics);
+  const app = createApp({ db, logger, config, databaseDescription: `test ${db.kind} database`, engines, state, metrics, admission });
+  const subscriptions = await startSubscriptions({ db, engines, logger, config, admission, metrics });
   state.subscriptions = () => subscriptions.sockets.usage;
-  const server = createHttpServer(app, config.http, subscriptions.sockets);
+  metrics?.watchSubscriptions(() => subscriptions.sockets.usage);
+  const server = createHttpServer(app, config.http, subscriptions.sockets, app.observeClientError);
   await listen(server, 0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
   return {
@@ -65,6 +73,7 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
     logs,
     engines,
     subscriptions,
+    admission,
     close: async () => {
       engines.close();
       await subscriptions.close();

@@ -116,7 +116,9 @@ function parseSample(line: string, fail: (problem: string) => never): Sample {
 function parseValue(text: string, fail: (problem: string) => never): number {
   if (text === '+Inf' || text === 'Inf') return Infinity;
   if (text === '-Inf') return -Infinity;
-  if (text === 'NaN') return NaN;
+  // prom-client writes NaN as `Nan` (an event-loop lag histogram with no sample since the last
+  // scrape); Prometheus reads special values with Go's ParseFloat, which ignores their case.
+  if (text.toLowerCase() === 'nan') return NaN;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) fail('bad value');
   return Number(text);
 }

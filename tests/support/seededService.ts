@@ -96,6 +96,8 @@ export interface RunningService {
   readonly engine: GraphEngine;
   /** GraphQL over WebSocket and its live queries (server/subscriptions.ts). */
   readonly subscriptions: TestServer['subscriptions'];
+  /** The process's admission by cost (null when off), asked by the HTTP routes and the WebSocket API. */
+  readonly admission: TestServer['admission'];
   /** Every log line the service wrote (pino JSON), to check that nothing failed inside. */
   readonly logs: readonly Record<string, unknown>[];
   close(): Promise<void>;

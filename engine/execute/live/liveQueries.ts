@@ -1,54 +1,12 @@
 import { hash } from 'node:crypto';
 import { isLosslessNumber, parse as parseExactly } from 'lossless-json';
-import { parseLsn, type Database, type Queryable, type QueryResult } from '../../../db/index.js';
+import { parseLsn, type Database, type QueryResult } from '../../../db/index.js';
 import { classifyDatabaseError, isMetadataMismatch, MetadataMismatch, RequestError, type ResponseError } from '../errors.js';
 import type { PreparedStream } from '../prepareRequest.js';
 import { cohortRow, cohortStatement, parameterTypes } from './cohortStatement.js';
 
-/** Where a subscription's results go. */
-export interface LiveSink {
-  /** A result: the response text as PostgreSQL built it (`{"data":…}`), to send untouched. */
-  next(text: string): void;
-  /** The subscription ended with these errors (the protocol's `error` message). */
-  error(errors: readonly ResponseError[]): void;
-}
-
-/** One subscription's statement, as `GraphEngine.prepareLive` makes it. */
-export interface LiveStatement {
-  readonly text: string;
-  readonly values: readonly unknown[];
-  readonly stream: PreparedStream | null;
-  /** The tables the statement reads (`tablesRead`): a write to one of them in `accountId` refreshes it. */
-  readonly tables: ReadonlySet<string>;
-  readonly accountId: string;
-  /**
-   * Table → the indexes in `values` of the parameters holding the loan every row the statement
-   * reads of it belongs to (`refreshKeys`): a notice naming loans of that table refreshes only
-   * the subscribers of those loans. A table absent: every subscriber of the account.
-   */
-  readonly keys?: ReadonlyMap<string, readonly number[]> | null;
-}
-
-/** Read replicas, for cohorts' reads: a replica that has replayed `atLeast`, or the primary. */
-export interface LiveReads {
-  forRead(atLeast: bigint | null): { query: Queryable['query'] };
-  primaryPosition(): Promise<bigint>;
-}
-
-export interface LiveQueryOptions {
-  /** Notices arriving within this window refresh each cohort once (default 50 ms). */
-  readonly refreshWindowMs?: number;
-  /** Every cohort is refreshed this often whatever the notices say (default 30 s; 0 = never). */
-  readonly fallbackIntervalMs?: number;
-  readonly reads?: LiveReads;
-  /** Told of failures that are not a client's (the database unreachable, a bug); the subscriptions wait for the next notice. */
-  readonly onFailure?: (error: unknown) => void;
-}
-
-/** A running subscription: `stop` ends it (the client completed, or the socket closed). */
-export interface LiveSubscription {
-  stop(): void;
-}
+export type { LiveAdmission, LiveQueryOptions, LiveReads, LiveSink, LiveStatement, LiveSubscription } from './liveTypes.js';
+import type { LiveQueryOptions, LiveSink, LiveStatement, LiveSubscription } from './liveTypes.js';
 
 interface Subscriber {
   readonly id: number;
@@ -56,6 +14,8 @@ interface Subscriber {
   readonly values: unknown[];
   readonly stream: PreparedStream | null;
   readonly sink: LiveSink;
+  readonly cost: number;
+  readonly requester: string;
   lastHash: string | null;
   closed: boolean;
   /** Until the first refresh: settles the promise `subscribe` returned. */
@@ -64,6 +24,8 @@ interface Subscriber {
 
 /** Subscribers whose statements are the same text: ONE statement per refresh answers them all. */
 interface Cohort {
+  /** Names it in admission's queue when its subscribers are of several requesters. */
+  readonly id: number;
   readonly text: string;
   readonly tables: ReadonlySet<string>;
   readonly subscribers: Map<number, Subscriber>;
@@ -78,8 +40,12 @@ interface Cohort {
   /** Read replicas: the WAL position the last result was read at (at least), and what the last notices need. */
   sentPosition: bigint | null;
   requiredPosition: bigint | null;
+  /** Subscribers whose refresh admission refused, run again when `retry` fires. */
+  readonly refused: Set<Subscriber>;
+  retry: NodeJS.Timeout | null;
 }
 
+const NOTHING_RESERVED = (): void => {};
 const INTERNAL: ResponseError = { message: 'internal error', extensions: { code: 'internal' } };
 const MISMATCH: ResponseError = { message: new MetadataMismatch('').message, extensions: { code: 'metadata-mismatch' } };
 const later = (a: bigint | null, b: bigint | null): bigint | null => (a === null ? b : b === null || a > b ? a : b);
@@ -98,7 +64,7 @@ const later = (a: bigint | null, b: bigint | null): bigint | null => (a === null
  */
 export class LiveQueries {
   readonly #db: Database;
-  readonly #options: Required<Omit<LiveQueryOptions, 'reads'>> & Pick<LiveQueryOptions, 'reads'>;
+  readonly #options: Required<Omit<LiveQueryOptions, 'reads' | 'admission'>> & Pick<LiveQueryOptions, 'reads' | 'admission'>;
   readonly #cohorts = new Map<string, Cohort>();
   readonly #byTable = new Map<string, Set<Cohort>>();
   /** Table → account (null: every account) → the loans written (null: every loan). */
@@ -106,6 +72,7 @@ export class LiveQueries {
   #window: NodeJS.Timeout | null = null;
   readonly #fallback: NodeJS.Timeout | null;
   #nextId = 1;
+  #nextCohortId = 1;
   #subscribers = 0;
   /** Cohort statements run so far (bench/subscriptions.ts, metrics). */
   statementsRun = 0;
@@ -131,7 +98,8 @@ export class LiveQueries {
     let cohort = this.#cohorts.get(statement.text);
     if (!cohort) {
       const keys = new Map([...(statement.keys ?? [])].map(([table, indexes]) => [table, indexes.filter((index) => index !== statement.stream?.cursorIndex)] as const).filter(([, indexes]) => indexes.length > 0));
-      cohort = { text: statement.text, tables: statement.tables, subscribers: new Map(), byAccount: new Map(), keys, byKey: new Map(), pending: new Set(), running: false, statement: null, sentPosition: null, requiredPosition: null };
+      const empty = { subscribers: new Map(), byAccount: new Map(), byKey: new Map(), pending: new Set<Subscriber>(), refused: new Set<Subscriber>() };
+      cohort = { id: this.#nextCohortId++, text: statement.text, tables: statement.tables, keys, ...empty, running: false, statement: null, sentPosition: null, requiredPosition: null, retry: null };
       this.#cohorts.set(statement.text, cohort);
       for (const table of statement.tables) {
         let cohorts = this.#byTable.get(table);
@@ -141,7 +109,8 @@ export class LiveQueries {
     }
     const values = [...statement.values];
     if (statement.stream) values[statement.stream.cursorIndex] = statement.stream.initialValue;
-    const subscriber: Subscriber = { id: this.#nextId++, accountId: statement.accountId, values, stream: statement.stream, sink, lastHash: null, closed: false, first: null };
+    const { accountId, stream, cost = 0, requester = `account:${accountId}` } = statement;
+    const subscriber: Subscriber = { id: this.#nextId++, accountId, values, stream, sink, cost, requester, lastHash: null, closed: false, first: null };
     const started = new Promise<void>((resolve, reject) => (subscriber.first = { resolve, reject }));
     cohort.subscribers.set(subscriber.id, subscriber);
     let inAccount = cohort.byAccount.get(subscriber.accountId);
@@ -187,6 +156,7 @@ export class LiveQueries {
   close(): void {
     if (this.#fallback) clearInterval(this.#fallback);
     if (this.#window) clearTimeout(this.#window);
+    for (const cohort of this.#cohorts.values()) if (cohort.retry) clearTimeout(cohort.retry);
     for (const cohort of [...this.#cohorts.values()]) for (const subscriber of [...cohort.subscribers.values()]) this.#remove(cohort, subscriber);
   }
 
@@ -219,6 +189,7 @@ export class LiveQueries {
     this.#subscribers -= 1;
     cohort.subscribers.delete(subscriber.id);
     cohort.pending.delete(subscriber);
+    cohort.refused.delete(subscriber);
     const inAccount = cohort.byAccount.get(subscriber.accountId);
     inAccount?.delete(subscriber);
     if (inAccount?.size === 0) cohort.byAccount.delete(subscriber.accountId);
@@ -230,6 +201,8 @@ export class LiveQueries {
       if (same?.size === 0) byValue!.delete(slot);
     }
     if (cohort.subscribers.size === 0 && this.#cohorts.get(cohort.text) === cohort) {
+      if (cohort.retry) clearTimeout(cohort.retry);
+      cohort.retry = null;
       this.#cohorts.delete(cohort.text);
       for (const table of cohort.tables) {
         const cohorts = this.#byTable.get(table);
@@ -270,9 +243,20 @@ export class LiveQueries {
 
   async #refresh(cohort: Cohort, batch: readonly Subscriber[]): Promise<void> {
     let result: QueryResult<{ subscriber: number; response: string; position?: string }>;
+    let release: () => void = NOTHING_RESERVED;
+    try {
+      release = await this.#admitted(cohort, batch);
+    } catch (error) {
+      const refusal = this.#options.admission?.refusal(error);
+      if (!refusal) throw error;
+      return this.#refused(cohort, batch, refusal);
+    }
+    // Its subscribers may have gone while it waited for its turn (the client completed, the service is stopping).
+    if (batch.every((subscriber) => subscriber.closed)) return release();
     try {
       result = await this.#run(cohort, batch);
     } catch (error) {
+      release();
       const clientError = classifyDatabaseError(error);
       if (clientError && batch.length > 1) {
         // One subscriber's values (a pattern PostgreSQL cannot compile, say): each alone, so only its own ends.
@@ -287,12 +271,50 @@ export class LiveQueries {
       for (const subscriber of batch) if (subscriber.first) this.#end(cohort, subscriber, [told]);
       return;
     }
+    release();
     const byId = new Map(batch.map((subscriber) => [subscriber.id, subscriber]));
     for (const row of result.rows) {
       if (row.position) cohort.sentPosition = later(cohort.sentPosition, parseLsn(row.position));
       const subscriber = byId.get(row.subscriber);
       if (subscriber && !subscriber.closed) this.#deliver(cohort, subscriber, row.response);
     }
+  }
+
+  /**
+   * Admission by cost for a run of `batch`: the sum of their costs (the statement runs the plan
+   * for each), in the turn of their requester — the cohort's own when they are several.
+   */
+  #admitted(cohort: Cohort, batch: readonly Subscriber[]): (() => void) | Promise<() => void> {
+    const admission = this.#options.admission;
+    if (!admission) return NOTHING_RESERVED;
+    let cost = 0;
+    let requester: string | null = batch[0]!.requester;
+    for (const subscriber of batch) {
+      cost += subscriber.cost;
+      if (subscriber.requester !== requester) requester = null;
+    }
+    return admission.admit(requester ?? `cohort:${cohort.id}`, cost);
+  }
+
+  /**
+   * Admission refused a run: a subscription waiting for its first result ends with the refusal
+   * (as HTTP answers 503 `overloaded`); a started one is refreshed again after `retryAfterMs` —
+   * never left behind, whatever notices come meanwhile.
+   */
+  #refused(cohort: Cohort, batch: readonly Subscriber[], refusal: { readonly error: ResponseError; readonly retryAfterMs: number }): void {
+    for (const subscriber of batch) {
+      if (subscriber.closed) continue;
+      if (subscriber.first) this.#end(cohort, subscriber, [refusal.error]);
+      else cohort.refused.add(subscriber);
+    }
+    if (!cohort.refused.size || cohort.retry) return;
+    cohort.retry = setTimeout(() => {
+      cohort.retry = null;
+      for (const subscriber of cohort.refused) if (!subscriber.closed) cohort.pending.add(subscriber);
+      cohort.refused.clear();
+      this.#kick(cohort);
+    }, refusal.retryAfterMs);
+    cohort.retry.unref();
   }
 
   #run(cohort: Cohort, batch: readonly Subscriber[]): Promise<QueryResult<{ subscriber: number; response: string; position?: string }>> {
