@@ -240,7 +240,8 @@ const MARK_LOCK_WAIT = '2s';
  * seconds, and waiting on until the statement timeout was a 500 (until session 33).
  */
 async function lockForMark(tx: Queryable, accountId: string): Promise<string> {
-  await tx.query(`SET LOCAL lock_timeout = '${MARK_LOCK_WAIT}'`);
+  // set_config(…, true): SET LOCAL with the value as a parameter, never spliced into the text.
+  await tx.query(`SELECT set_config('lock_timeout', $1, true)`, [MARK_LOCK_WAIT]);
   try {
     const { rows } = await tx.query<{ today: string }>(`SELECT loanql_business_date(a.id)::text AS today FROM accounts a WHERE a.id = $1 FOR NO KEY UPDATE`, [accountId]);
     await tx.query('SET LOCAL lock_timeout TO DEFAULT');
