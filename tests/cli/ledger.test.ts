@@ -22,6 +22,7 @@ import * as m0011 from '../../db/migrations/0011_idempotency_scope.js';
 import { seedAccount } from '../support/seededService.js';
 import { copyBuiltDataDir, createServerDatabase, openEmptyTestDatabase } from '../support/testDatabase.js';
 import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
+import { installTestClock, setTestClock } from '../support/testClock.js';
 
 /**
  * `loanql ledger verify` and `loanql ledger rebuild` as processes (issue 29, Done-when 4): a
@@ -55,8 +56,14 @@ describe('loanql ledger verify / rebuild', { timeout: 300_000 }, () => {
   before(async () => {
     assertBuilt();
     workDir = mkdtempSync(join(tmpdir(), 'loanql-ledger-'));
+    // The business date is pinned for every connection (the CLI processes too): values that
+    // depend on the day (interest due, late fees) were stored as of it, and a run that crosses
+    // midnight must not see them fall due between a rebuild and the verify after it.
+    const today = new Date().toISOString().slice(0, 10);
     /** The test data: a seeded account, and a second account with one serviced loan and its payments. */
     const fill = async (db: Database): Promise<{ loansInAcme: number; otherLoan: string }> => {
+      await installTestClock(db);
+      await setTestClock(db, today);
       const seeded = await seedAccount(db, { slug: 'acme', scale: 0.005 });
       const other = await createAccount(db, 'other');
       const otherLoan = (await createLoan(db, other.id, { Name: 'other account', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' })).id;
@@ -76,7 +83,6 @@ describe('loanql ledger verify / rebuild', { timeout: 300_000 }, () => {
       env = { DATA_DIR: join(workDir, 'data') };
       // Seeding costs seconds of CPU: the filled data directory is built once (per schema,
       // seeder sources and day, since the seed dates around today) and copied for each run.
-      const today = new Date().toISOString().slice(0, 10);
       filled = await copyBuiltDataDir(env.DATA_DIR!, `loanql ledger verify: acme at 0.005 and one other loan, ${today}`, ['app', 'domain', 'db', 'tests/support/seededService.ts', 'tests/cli/ledger.test.ts'], fill);
     }
     loansInAcme = filled.loansInAcme;
