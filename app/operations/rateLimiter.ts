@@ -82,6 +82,15 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
   return headers;
 }
 
+/**
+ * The slowest rate a bucket may refill at (about one request a day), and the fastest; the metadata's
+ * `rate_limit.per_second` has the same range (metadata.schema.json). A slower one made `Retry-After`
+ * and the draft's `w`/`t` absurd (a rate of 1e-300 a second: `Retry-After: 1e+300`, which is no
+ * HTTP delay-seconds); from this one, a refusal asks for at most 100,000 seconds.
+ */
+export const MIN_RATE_PER_SECOND = 0.00001;
+export const MAX_RATE_PER_SECOND = 1_000_000;
+
 /** `RATE_LIMIT_PER_SECOND` (unset: no default limit) and `RATE_LIMIT_BURST` (default: the rate rounded up). */
 export function defaultRateLimitFromEnv(env: NodeJS.ProcessEnv): RateLimit | null {
   const rawRate = (env.RATE_LIMIT_PER_SECOND ?? '').trim();
@@ -91,7 +100,9 @@ export function defaultRateLimitFromEnv(env: NodeJS.ProcessEnv): RateLimit | nul
     return null;
   }
   const perSecond = Number(rawRate);
-  if (!/^\d*\.?\d+$/.test(rawRate) || !(perSecond > 0 && perSecond <= 1_000_000)) throw new Error(`RATE_LIMIT_PER_SECOND must be a number above 0 (up to 1000000), not "${rawRate}"`);
+  if (!/^\d*\.?\d+$/.test(rawRate) || !(perSecond >= MIN_RATE_PER_SECOND && perSecond <= MAX_RATE_PER_SECOND)) {
+    throw new Error(`RATE_LIMIT_PER_SECOND must be a number from ${MIN_RATE_PER_SECOND} (about one request a day) to ${MAX_RATE_PER_SECOND}, not "${rawRate}"`);
+  }
   // Digits only, as every count (README "Configuration"): `Number` read `1e3`, `0x10`, `0b11` and `1.0` as whole numbers.
   const burst = wholeNumberSetting(env, 'RATE_LIMIT_BURST', Math.max(1, Math.ceil(perSecond)), { min: 1, max: 1_000_000 });
   return { perSecond, burst };

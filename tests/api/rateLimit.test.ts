@@ -11,15 +11,17 @@ describe('Rate limits per key: settings', () => {
     assert.equal(configFromEnv({}).operations.rateLimit, null);
     assert.deepEqual(configFromEnv({ RATE_LIMIT_PER_SECOND: '2.5' }).operations.rateLimit, { perSecond: 2.5, burst: 3 });
     assert.deepEqual(configFromEnv({ RATE_LIMIT_PER_SECOND: '10', RATE_LIMIT_BURST: '40' }).operations.rateLimit, { perSecond: 10, burst: 40 });
-    assert.throws(() => configFromEnv({ RATE_LIMIT_PER_SECOND: '0' }), /RATE_LIMIT_PER_SECOND must be a number above 0/);
+    assert.throws(() => configFromEnv({ RATE_LIMIT_PER_SECOND: '0' }), /RATE_LIMIT_PER_SECOND must be a number from 0.00001 \(about one request a day\) to 1000000/);
     assert.throws(() => configFromEnv({ RATE_LIMIT_PER_SECOND: '5', RATE_LIMIT_BURST: '1.5' }), /RATE_LIMIT_BURST must be a whole number/);
     // Digits only, as every count: these were read by Number() as 1000, 16, 3 and 1.
     for (const burst of ['1e3', '0x10', '0b11', '1.0', '0', '1000001', '-2']) {
       assert.throws(() => configFromEnv({ RATE_LIMIT_PER_SECOND: '5', RATE_LIMIT_BURST: burst }), /^Error: RATE_LIMIT_BURST must be a whole number from 1 to 1000000, not "/, burst);
     }
-    for (const rate of ['0', '-1', 'NaN', 'Infinity', '1e3', '1000001', 'five']) {
-      assert.throws(() => configFromEnv({ RATE_LIMIT_PER_SECOND: rate }), /^Error: RATE_LIMIT_PER_SECOND must be a number above 0 \(up to 1000000\), not "/, rate);
+    // The slowest rate is about one request a day: a slower one asked for `Retry-After: 1e+300`.
+    for (const rate of ['0', '-1', 'NaN', 'Infinity', '1e3', '1000001', 'five', '0.000009', `0.${'0'.repeat(299)}1`]) {
+      assert.throws(() => configFromEnv({ RATE_LIMIT_PER_SECOND: rate }), /^Error: RATE_LIMIT_PER_SECOND must be a number from 0\.00001 \(about one request a day\) to 1000000, not "/, rate);
     }
+    assert.deepEqual(configFromEnv({ RATE_LIMIT_PER_SECOND: '0.00001' }).operations.rateLimit, { perSecond: 0.00001, burst: 1 });
     assert.deepEqual(configFromEnv({ RATE_LIMIT_PER_SECOND: '0.5' }).operations.rateLimit, { perSecond: 0.5, burst: 1 });
     assert.throws(() => configFromEnv({ RATE_LIMIT_BURST: '5' }), /RATE_LIMIT_BURST needs RATE_LIMIT_PER_SECOND/);
   });
@@ -31,6 +33,8 @@ describe('Rate limits per key: settings', () => {
     assert.equal(metadata.roles.get('admin')!.rateLimit, null);
     const bad = readFileSync(METADATA_PATH, 'utf8').replace(/^  read_only:\n/m, '  read_only:\n    rate_limit: { per_second: -1 }\n');
     assert.throws(() => parseMetadata(bad), /read_only/);
+    const tooSlow = readFileSync(METADATA_PATH, 'utf8').replace(/^  read_only:\n/m, '  read_only:\n    rate_limit: { per_second: 1.0e-300 }\n');
+    assert.throws(() => parseMetadata(tooSlow), /read_only/);
   });
 });
 
