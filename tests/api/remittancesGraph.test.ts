@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createApiKey } from '../../app/apiKeys.js';
 import { parseExact, startKeyedService, type KeyedAccount, type KeyedService } from '../support/seededService.js';
 import { cents } from '../support/graphData.js';
+import { connect, subscribe } from '../support/graphSocket.js';
 import { testDatabaseKind } from '../support/testDatabase.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
 
@@ -13,7 +14,7 @@ import { installTestClock, setTestClock } from '../support/testClock.js';
  * aggregate; each line reaches its remittance (`distributions.remittance`). Read by the admin,
  * `read_only` and `servicer` keys (the roles REST's `GET /api/remittances/{id}` answers), absent
  * from the investor's schema (a remittance covers every investor), never written through
- * GraphQL, and never another account's.
+ * GraphQL, and never another account's; a live query of them is refreshed by a mark.
  */
 let s: KeyedService;
 let other: KeyedAccount;
@@ -23,6 +24,7 @@ const keys = new Map<'read_only' | 'servicer' | 'investor', string>();
 /** The remittances marked, by period start. */
 const marked = new Map<string, { id: string; total: string }>();
 let otherRemittance: string;
+let otherLoan: string;
 
 /** A GraphQL answer with every number as its exact text (`JsonNumber`). */
 async function graphBody(query: string, variables: Record<string, unknown> = {}, key = s.key): Promise<{ data?: any; errors?: any[]; text: string }> {
@@ -93,7 +95,7 @@ before(async () => {
   marked.set('2026-03-01', await mark(s, '2026-03-01', '2026-03-31'));
 
   other = await s.newAccount();
-  const otherLoan = await loanOf(other);
+  otherLoan = await loanOf(other);
   await investor(other, otherLoan, 'Cy Investor', '50000', '10');
   await pay(other, otherLoan, '2026-02-15');
   otherRemittance = (await mark(other, '2026-01-01', '2026-02-28')).id;
@@ -242,6 +244,28 @@ describe(`Remittances over GraphQL (issue 32, ${testDatabaseKind})`, () => {
     for (const key of [s.key, keys.get('read_only')!, keys.get('servicer')!]) {
       const ours = await graph(`query ($id: uuid!) { remittances_by_pk(id: $id) { id } remittances(where: {id: {_eq: $id}}) { id } distributions(where: {remittance: {id: {_eq: $id}}}) { id } }`, { id: otherRemittance }, key);
       assert.deepEqual(ours, { remittances_by_pk: null, remittances: [], distributions: [] });
+    }
+  });
+
+  it('a live query of the remittances is refreshed when a period is marked (the table sends change notices, migration 0029)', async () => {
+    const live = connect(s.url, other.key);
+    try {
+      const subscription = subscribe(live.client, `subscription { remittances(order_by: {period_from: asc}) { period_from line_count lines_aggregate { aggregate { count } } } }`);
+      const first = await subscription.next();
+      assert.deepEqual(first.data.remittances.map((r: any) => r.period_from), ['2026-01-01']);
+      await pay(other, otherLoan, '2026-03-15');
+      const owed = (await graph(`{ distributions_aggregate(where: {remittance_id: {_is_null: true}, funding_source_id: {_is_null: false}}) { aggregate { count } } }`, {}, other.key)).distributions_aggregate.aggregate.count;
+      assert.ok(Number(owed.text) > 0, 'the March payment owes lines');
+      await mark(other, '2026-03-01', '2026-03-31');
+      // A new result is sent when the answer changes: the mark's.
+      const latest = await subscription.next();
+      assert.deepEqual(latest.data.remittances.map((r: any) => [r.period_from, r.line_count, r.lines_aggregate.aggregate.count]), [
+        ['2026-01-01', first.data.remittances[0].line_count, first.data.remittances[0].line_count],
+        ['2026-03-01', Number(owed.text), Number(owed.text)],
+      ]);
+      subscription.stop();
+    } finally {
+      await live.dispose();
     }
   });
 });
