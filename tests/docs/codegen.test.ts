@@ -12,7 +12,8 @@ import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js'
  * usage, written into a scratch project, GraphQL Code Generator run against the live service with
  * an API key, and the result type-checked with the project's TypeScript. Also: a usage that treats
  * a nullable field as always there, or a number as a string, does NOT type-check — the types are
- * real, not `any`.
+ * real, not `any`. And the collection added last, `remittances`, as the generator types it:
+ * NOT NULL columns non-null, a line's `remittance` nullable (tests/api/remittancesGraph.test.ts).
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -50,6 +51,8 @@ describe('README: typed clients with GraphQL Code Generator', () => {
   let project: string;
   /** The compiler's run over the generated types, the README's usage and a wrong usage. */
   let checked: { status: number | null; output: string } | undefined;
+  /** The generated file (the test before). */
+  let generatedTypes: string | undefined;
 
   before(async () => {
     database = await openTestDatabase();
@@ -74,6 +77,7 @@ describe('README: typed clients with GraphQL Code Generator', () => {
     const generated = await run(join(ROOT, 'node_modules', '@graphql-codegen', 'cli', 'cjs', 'bin.js'), ['--config', 'codegen.ts'], project, { LOANQL_KEY: key });
     assert.equal(generated.status, 0, generated.output);
     const types = readFileSync(join(project, 'src', 'generated', 'graphql.ts'), 'utf8');
+    generatedTypes = types;
     const page = /export type LoansPageQuery = ([^\n]*);/.exec(types)?.[1] ?? '';
     // NOT NULL columns are non-null; nullable ones are `| null`; the scalars are mapped; term is an Int.
     assert.match(page, /name: string,/);
@@ -99,5 +103,16 @@ describe('README: typed clients with GraphQL Code Generator', () => {
     assert.notEqual(checked.status, 0);
     assert.match(checked.output, /src\/wrong\.ts\(\d+,\d+\): error TS\d+: '[^']+' is possibly 'null'/);
     assert.match(checked.output, /src\/wrong\.ts\(\d+,\d+\): error TS\d+: Type 'number \| null' is not assignable to type 'string'/);
+  });
+
+  it("an admin key's schema types the remittances: every column non-null, their lines a list, a line's remittance nullable", () => {
+    assert.ok(generatedTypes, 'the generator ran (the first test)');
+    const typeOf = (name: string): string => new RegExp(`export type ${name} = \\{\\n([\\s\\S]*?)\\n\\};`).exec(generatedTypes!)?.[1] ?? '';
+    const remittances = typeOf('Remittances');
+    for (const [field, scalar] of [['id', 'uuid'], ['period_from', 'date'], ['period_to', 'date'], ['remitted_at', 'timestamptz'], ['remitted_by', 'String'], ['total', 'numeric'], ['line_count', 'Int']])
+      assert.match(remittances, new RegExp(`\\b${field}: Scalars\\['${scalar}'\\]\\['output'\\];`), `${field} in\n${remittances}`);
+    assert.match(remittances, /\blines: Array<Distributions>;/);
+    assert.doesNotMatch(remittances, /remitted_by_(key|admin)_id/);
+    assert.match(typeOf('Distributions'), /\bremittance: Maybe<Remittances>;/);
   });
 });
