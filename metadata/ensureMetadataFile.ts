@@ -21,14 +21,14 @@ export function ensureMetadataFile(path: string, shippedPath: string): boolean {
   }
 }
 
-/** The sections whose entries a newer shipped default may add (issues 15 and 16). */
-const GROWING_SECTIONS = ['roles', 'event_types'] as const;
+/** The sections whose entries a newer shipped default may add (issues 15 and 16; collections: `remittances`, session 34). */
+const GROWING_SECTIONS = ['collections', 'roles', 'event_types'] as const;
 
 /**
- * What the shipped default defines that the admin's file does not, per section (`roles`,
- * `event_types`): a file created from an older default lacks the roles and event types added
- * since, and nothing else would say so (a key of the `investor` role cannot be created, an
- * endpoint gets no `payment.posted`), and the relationships a shipped event type's payload names that the
+ * What the shipped default defines that the admin's file does not, per section (`collections`,
+ * `roles`, `event_types`): a file created from an older default lacks the collections, roles and
+ * event types added since, and nothing else would say so (no `remittances` in the schema, a key
+ * of the `investor` role cannot be created, an endpoint gets no `payment.posted`), and the relationships a shipped event type's payload names that the
  * file's same event type lacks (`event type payload relationships`: `payment.posted allocations`).
  * Names only, in the shipped file's order; empty when nothing
  * is missing or either file cannot be read as YAML (loading the file reports that properly).

@@ -63,6 +63,10 @@ describe('the metadata file an admin edits', () => {
     assert.equal(metadataFileOf(config, undefined, undefined, (_path, section, names) => told.push(`${section}: ${names.join(',')}`)), older);
     assert.deepEqual(told, ['roles: read_only,investor', 'event_types: payment.posted']);
     assert.deepEqual(shippedEntriesMissing(newer, newer), [], 'nothing is missing from an up-to-date file');
+    // A collection added to the shipped default since (remittances) is named too.
+    writeFileSync(newer, 'collections:\n  loans: {}\n  remittances: {}\nroles: {}\n');
+    writeFileSync(older, 'collections:\n  loans: {}\nroles: {}\n');
+    assert.deepEqual(shippedEntriesMissing(older, newer), [{ section: 'collections', names: ['remittances'] }]);
     writeFileSync(older, 'roles: [not, a, map\n');
     assert.deepEqual(shippedEntriesMissing(older, newer), [], 'a file that is not YAML is left to the metadata loader to report');
   });
