@@ -15,7 +15,8 @@ const BUSY_ATTRIBUTE = 'data-submitting';
 
 function submitButtons(form: HTMLFormElement): HTMLButtonElement[] {
   const inside = [...form.querySelectorAll<HTMLButtonElement | HTMLInputElement>('button, input[type="submit"], input[type="image"]')];
-  const outside = form.id ? [...document.querySelectorAll<HTMLButtonElement | HTMLInputElement>(`[form="${CSS.escape(form.id)}"]`)] : [];
+  const id = form.getAttribute('id');
+  const outside = id ? [...document.querySelectorAll<HTMLButtonElement | HTMLInputElement>(`[form="${CSS.escape(id)}"]`)] : [];
   return [...inside, ...outside].filter((element): element is HTMLButtonElement => element.type === 'submit' || element.type === 'image') as HTMLButtonElement[];
 }
 
@@ -44,7 +45,8 @@ function release(form: HTMLFormElement): void {
 
 document.addEventListener('submit', (event) => {
   const form = event.target;
-  if (!(form instanceof HTMLFormElement) || form.method.toLowerCase() !== 'post' || event.defaultPrevented) return;
+  // Attributes, not `form.method` or `form.id`: a control named `method` (the payment form's) shadows those properties.
+  if (!(form instanceof HTMLFormElement) || (form.getAttribute('method') ?? '').toLowerCase() !== 'post' || event.defaultPrevented) return;
   if (form.getAttribute(BUSY_ATTRIBUTE) === 'true') {
     event.preventDefault();
     return;
