@@ -128,6 +128,17 @@ describe('A form sent twice writes once', () => {
     assert.equal(await count(`SELECT count(*) AS n FROM payments WHERE account_id = $1 AND loan_id = $2 AND type = 'payoff'`, [seeded.account.id, loan]), 1);
   });
 
+  it('marks a remittance once when “Mark remitted” is sent twice at once; both are told it was marked, not “remitted already”', async () => {
+    const _once = 'remit-once-0123456789abcdef';
+    const fields = { _once, from: '2026-01-01', to: '2026-01-31' };
+    const replies = await Promise.all([1, 2].map(() => client.postForm('/dashboard/remittances', fields)));
+    assert.deepEqual(replies.map((reply) => [reply.status, reply.location]), replies.map(() => [303, '/dashboard/remittances?from=2026-01-01&to=2026-01-31&done=remitted']));
+    assert.equal(await count(`SELECT count(*) AS n FROM remittances WHERE account_id = $1 AND period_from = '2026-01-01'`, [seeded.account.id]), 1);
+    const again = await client.postForm('/dashboard/remittances', { ...fields, _once: 'remit-once-another-token-0001' });
+    assert.equal(again.status, 409, 'a new form for the same period is still refused');
+    assert.match(again.text, /was remitted already/);
+  });
+
   it('still writes a form without a token (an older page), and refuses a token it did not make', async () => {
     const before = await payments();
     const plain = await client.postForm(`/dashboard/loans/${loan}/comments`, { text: 'No token at all' });
