@@ -9,7 +9,7 @@ import { CSRF_FIELD, sessionOf } from './session.js';
 
 /**
  * One-time form tokens for the forms whose second POST would write a second record (a payment, a
- * payoff, a task, a comment, a loan): README, "Double submits". Each rendering of such a form
+ * payoff, a task, a comment, a loan; the remittance mark, refused the second time): README, "Double submits". Each rendering of such a form
  * carries a fresh random token in `_once`; the write claims it in its own transaction, as an
  * `Idempotency-Key` of the API is claimed (`app/idempotency.ts`, the same table, scoped to the
  * admin), so a second POST of the same form — a double click that got past the page's script, a

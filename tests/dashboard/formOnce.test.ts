@@ -7,7 +7,7 @@ import { DashboardClient, type Reply } from './dashboardClient.js';
 
 /**
  * The forms whose second POST would write a second record — a payment, a payoff, a task, a
- * comment, a new loan — carry a one-time token (`_once`, `dashboard/formOnce.ts`): the same form
+ * comment, a new loan — and the remittance mark (refused the second time) carry a one-time token (`_once`, `dashboard/formOnce.ts`): the same form
  * sent again, one after the other or at the same moment, writes once and every submission is
  * answered with the first's outcome (the same 303); sent again with other values it is a 409
  * page, nothing written; a refused submission releases its token. The browser's side (the
