@@ -13,11 +13,12 @@
  */
 const BUSY_ATTRIBUTE = 'data-submitting';
 
-function submitButtons(form: HTMLFormElement): HTMLButtonElement[] {
-  const inside = [...form.querySelectorAll<HTMLButtonElement | HTMLInputElement>('button, input[type="submit"], input[type="image"]')];
+/** The form's submit buttons: inside it, and outside it naming it (`form="…"`). */
+function submitButtons(form: HTMLFormElement): (HTMLButtonElement | HTMLInputElement)[] {
+  const inside = [...form.querySelectorAll<HTMLButtonElement | HTMLInputElement>('button, input')];
   const id = form.getAttribute('id');
-  const outside = id ? [...document.querySelectorAll<HTMLButtonElement | HTMLInputElement>(`[form="${CSS.escape(id)}"]`)] : [];
-  return [...inside, ...outside].filter((element): element is HTMLButtonElement => element.type === 'submit' || element.type === 'image') as HTMLButtonElement[];
+  const outside = id ? [...document.querySelectorAll<HTMLButtonElement | HTMLInputElement>(`button[form="${CSS.escape(id)}"], input[form="${CSS.escape(id)}"]`)] : [];
+  return [...inside, ...outside].filter((element) => element.type === 'submit' || element.type === 'image');
 }
 
 function markBusy(form: HTMLFormElement): void {
