@@ -5,7 +5,7 @@ import { UserInputError } from '../app/errors.js';
  * Which format a report route answers in (issue 32): `?format=json|csv|pdf` when given (another
  * value is a 400 naming `format`), else the `Accept` header (JSON when it allows anything or is
  * absent); a header that allows none of the route's formats is a 406. `query` is the route's
- * checked query string (`queryParameters.ts`).
+ * checked query string (`http/queryParameters.ts`).
  */
 export type DownloadFormat = 'json' | 'csv' | 'pdf';
 

@@ -22,6 +22,7 @@ import { investorRoutes } from './routes/investorRoutes.js';
 import { operationsRoutes, type OperationsSources } from './routes/operationsRoutes.js';
 import { ServicingData } from './servicingData.js';
 import { refuseNulInForm } from './formFields.js';
+import { refuseRepeatedQueryParameters } from './queryCheck.js';
 import { securityHeaders } from './securityHeaders.js';
 import { requireCsrfHeader, requireFormCsrfToken, requireJsonSession, requirePageSession, sessionOf } from './session.js';
 
@@ -59,12 +60,16 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
 
   router.use(securityHeaders);
   router.use('/assets', assetRoutes(assets));
+  // A parameter given twice is a 400 page naming it (queryCheck.ts): the login page's here, every
+  // other page's once the session is known (so its page has the navigation).
+  router.use('/login', refuseRepeatedQueryParameters);
   router.use(loginRoutes({ db, logger, throttle: deps.loginThrottle ?? new LoginThrottle() }));
 
   // The console's GraphQL: the API's own routes, with the session's account instead of a key's.
   router.use('/graph', requireJsonSession(db), requireCsrfHeader, deps.consoleGraphRoutes((res) => sessionOf(res).admin.accountId));
 
   router.use(requirePageSession(db));
+  router.use(refuseRepeatedQueryParameters);
   router.use(express.urlencoded({ extended: false, limit: '16kb' }));
   router.use(requireFormCsrfToken);
   router.use(refuseNulInForm);

@@ -3,7 +3,7 @@ import type { Database } from '../../db/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { distributionQuery, distributionsJson } from '../../app/distributionReads.js';
 import { roleWith } from '../keyRole.js';
-import { queryParameters } from '../queryParameters.js';
+import { queryParameters } from '../../http/queryParameters.js';
 
 /**
  * `GET /api/distributions?from=&to=&loan_id=` (SPEC §12 R10): the distribution lines the key's

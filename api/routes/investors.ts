@@ -7,7 +7,7 @@ import { investorStatement, investorStatementCsv, statementPeriod, type Investor
 import { statementPdf } from '../../app/statementPdf.js';
 import { investorReach } from '../investorAccess.js';
 import { downloadFormat, NotAcceptable } from '../downloadFormat.js';
-import { queryParameters } from '../queryParameters.js';
+import { queryParameters } from '../../http/queryParameters.js';
 
 /** A decimal text as a JSON number with exactly its digits. */
 const exact = (digits: string | null): LosslessNumber | null => (digits === null ? null : new LosslessNumber(digits));

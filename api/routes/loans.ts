@@ -16,7 +16,7 @@ import { roleWith } from '../keyRole.js';
 import { activeKeyGuard } from '../../app/keyGuards.js';
 import { ReadRouting } from '../readRouting.js';
 import { loanListLimits, type LoanListLimits } from '../loanListLimits.js';
-import { queryParameters } from '../queryParameters.js';
+import { queryParameters } from '../../http/queryParameters.js';
 
 const LIST_PARAMETERS = ['status', 'limit', 'offset'];
 /** PostgreSQL's integer (and GraphQL's Int): the largest limit or offset a statement takes. */

@@ -6,7 +6,7 @@ import { statementPeriod } from '../../app/investorStatements.js';
 import { findRemittance, markRemitted, remittanceCsv, remittanceRun, type Remittance, type RemittanceInvestor, type RemittanceRun, type RemittanceSummary } from '../../app/remittances.js';
 import { isAdminKey, readsEveryInvestor } from '../investorAccess.js';
 import { downloadFormat, NotAcceptable } from '../downloadFormat.js';
-import { queryParameters } from '../queryParameters.js';
+import { queryParameters } from '../../http/queryParameters.js';
 
 const exact = (digits: string): LosslessNumber => new LosslessNumber(digits);
 

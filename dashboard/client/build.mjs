@@ -3,6 +3,7 @@
 //   console.js/.css  GraphiQL + the SQL panel (graphiql.css is imported by console.tsx)
 //   copyKey.js       the Copy button of a new key
 //   keyRoleFields.js the API-key form shows only the chosen role's variables
+//   formGuard.js     every page: a POST form is sent once (its buttons disabled once submitted)
 //   dashboard.css    the server-rendered pages
 // When nothing it reads has changed since the last bundle (this folder, package-lock.json, i.e.
 // the bundled packages), the bundle is kept: a second `npm start` or `npm test` does not redo it.
@@ -16,7 +17,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const outdir = join(root, 'dist', 'dashboard', 'assets');
 const stamp = join(outdir, '.inputs.sha256');
-const OUTPUTS = ['console.js', 'console.css', 'copyKey.js', 'keyRoleFields.js', 'dashboard.css'];
+const OUTPUTS = ['console.js', 'console.css', 'copyKey.js', 'keyRoleFields.js', 'formGuard.js', 'dashboard.css'];
 
 /** A digest of every input of the bundle: the sources here and the locked package versions. */
 function inputsDigest() {
@@ -56,6 +57,7 @@ const result = await build({
     console: join(here, 'console.tsx'),
     copyKey: join(here, 'copyKey.ts'),
     keyRoleFields: join(here, 'keyRoleFields.ts'),
+    formGuard: join(here, 'formGuard.ts'),
     dashboard: join(here, 'dashboard.css'),
   },
   outdir,

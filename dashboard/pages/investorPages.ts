@@ -3,6 +3,7 @@ import { STATEMENT_COLUMNS } from '../../app/investorStatements.js';
 import type { RemittanceRun, RemittanceSummary } from '../../app/remittances.js';
 import { html, type Html } from '../html.js';
 import { csrfField, formatTimestamp, outcome, renderPage, type Viewer } from './layout.js';
+import { onceField } from '../formOnce.js';
 import { loanPath, personPath } from './servicingPaths.js';
 import { cash, dateInput, enumLabel } from './servicingFormat.js';
 
@@ -121,7 +122,7 @@ ${run.remitted.map((r) => html`<p class="message message-info" role="status">The
     <tfoot><tr><th scope="row">Total</th>${amounts.map(([key]) => html`<td class="num"><strong>${cash(run.totals[key], currency)}</strong></td>`)}<td class="num">${String(run.totals.lineCount)}</td><td></td></tr></tfoot>
   </table></div>
   <form method="post" action="${REMITTANCES_PATH}" class="inline-form" aria-label="Mark remitted">
-    ${csrfField(viewer.csrfToken)}
+    ${csrfField(viewer.csrfToken)}${onceField()}
     <input type="hidden" name="from" value="${run.period.from}">
     <input type="hidden" name="to" value="${run.period.to}">
     <button type="submit">Mark ${run.period.from} to ${run.period.to} remitted (${cash(run.totals.total, currency)})</button>

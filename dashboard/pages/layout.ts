@@ -36,6 +36,9 @@ export interface PageFrame {
   readonly scripts?: readonly string[];
 }
 
+/** On every page: a POST form is sent once (`client/formGuard.ts`; README, "Double submits"). */
+const FORM_GUARD_SCRIPT = '/dashboard/assets/formGuard.js';
+
 /** A whole HTML document around a page's content. */
 export function renderPage(frame: PageFrame, content: Html): string {
   const { viewer } = frame;
@@ -57,6 +60,7 @@ ${viewer ? topBar(viewer, frame.section) : null}
 <main id="main" tabindex="-1">
 ${content}
 </main>
+<script src="${FORM_GUARD_SCRIPT}" defer></script>
 ${(frame.scripts ?? []).map((src) => html`<script src="${src}" defer></script>`)}
 </body>
 </html>

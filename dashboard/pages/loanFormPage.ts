@@ -1,6 +1,7 @@
 import type { LoanFormField } from '../loanForm.js';
 import { html, type Html } from '../html.js';
 import { csrfField, message, outcome, renderPage, type Viewer } from './layout.js';
+import { onceField } from '../formOnce.js';
 import { LOANS_PATH, loanPath } from './servicingPaths.js';
 import { DATE_INPUT_ATTRIBUTES, enumLabel, inPageWords, loanLabel, text, type Row } from './servicingFormat.js';
 
@@ -72,7 +73,7 @@ export function loanFormPage(viewer: Viewer, view: LoanFormView): string {
 <h1>${title}</h1>
 ${(firstWrong ? message : outcome)('error', view.error ? `Not saved — ${inFormWords(view.error, labels)}${others.length ? ` — ${others.map(([name, problem]) => `${inFormWords(name, labels)}: ${inFormWords(problem, labels)}`).join('; ')}` : ''}` : null)}
 <form class="stack loan-form" method="post" action="${action}" novalidate>
-  ${csrfField(viewer.csrfToken)}
+  ${csrfField(viewer.csrfToken)}${view.mode === 'create' ? onceField() : null}
   <fieldset><legend>Loan</legend><div class="form-grid">${loanFields.map(field)}</div></fieldset>
   ${contactFields.length ? html`<fieldset><legend>Contacts</legend><p class="hint">A borrower or guarantor is found by e-mail, else created. Leave empty for none.</p><div class="form-grid">${contactFields.map(field)}</div></fieldset>` : null}
   <div class="actions">

@@ -1,5 +1,6 @@
 import { html, type Html } from '../html.js';
 import { csrfField, type Viewer } from './layout.js';
+import { onceField } from '../formOnce.js';
 import type { LoanPageView } from './loanPages.js';
 import { loanPath } from './servicingPaths.js';
 import { cash, centsOf, dateInput, enumLabel, fromCents, money, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
@@ -66,7 +67,7 @@ export function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView, out
   ${
     postable
       ? html`<form class="inline-form post-payoff" method="post" action="${loanPath(id)}/payoff" aria-label="Post this payoff">
-    ${csrfField(viewer.csrfToken)}
+    ${csrfField(viewer.csrfToken)}${onceField()}
     <input type="hidden" name="date" value="${text(quote.as_of)}">
     <input type="hidden" name="amount" value="${fromCents(payoff)}">
     <div class="field"><label for="payoff-method">Method</label><select id="payoff-method" name="method">${['ach', 'check', 'wire', 'cash'].map(

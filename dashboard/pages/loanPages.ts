@@ -1,6 +1,7 @@
 import { LOAN_STATUSES, type CustomFieldType } from '../../app/products.js';
 import { html, type Html } from '../html.js';
 import { csrfField, formatTimestamp, message, outcome, renderPage, type Viewer } from './layout.js';
+import { onceField } from '../formOnce.js';
 import { allocationCell, balancesSection, payoffSection } from './loanLedgerSections.js';
 import { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
 import { cash, customFieldValue, dateInput, enumLabel, loanLabel, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
@@ -326,7 +327,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
             ? null
             : html`<p class="hint" id="unscheduled-payments">Without a schedule this loan takes only refunds and fee payments: a payment would pay nothing. Give it its rate, term, frequency and a start date <a href="${loanPath(id)}/edit">in the loan's terms</a>.</p>`
         }<form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
-    ${csrfField(viewer.csrfToken)}
+    ${csrfField(viewer.csrfToken)}${onceField()}
     <div class="field"><label for="payment-date">Date</label>${dateInput('payment-date', 'date', fieldOf('date') || view.businessDate, true)}</div>
     <div class="field"><label for="payment-amount">Amount</label><input id="payment-amount" name="amount" type="text" inputmode="decimal" required value="${fieldOf('amount') || text(next?.payment)}"></div>
     <div class="field"><label for="payment-type">Type</label><select id="payment-type" name="type">${PAYMENT_TYPE_LABELS.map(
@@ -361,7 +362,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   <h2 id="tasks-heading">Tasks</h2>
   ${outcomeAt(view, 'tasks', 'task')}
   <form class="inline-form" method="post" action="${loanPath(id)}/tasks" aria-label="Add a task">
-    ${csrfField(viewer.csrfToken)}
+    ${csrfField(viewer.csrfToken)}${onceField()}
     <div class="field"><label for="task-name">Task</label><input id="task-name" name="name" type="text" required maxlength="500" value="${fieldOf('name')}"></div>
     <div class="field"><label for="task-due">Due</label>${dateInput('task-due', 'date_due', fieldOf('date_due'), false)}</div>
     <div><button type="submit">Add task</button></div>
@@ -388,7 +389,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   <h2 id="comments-heading">Comments</h2>
   ${outcomeAt(view, 'comments', 'comment')}
   <form class="stack" method="post" action="${loanPath(id)}/comments" aria-label="Add a comment">
-    ${csrfField(viewer.csrfToken)}
+    ${csrfField(viewer.csrfToken)}${onceField()}
     <div class="field"><label for="comment-text">Comment</label><textarea id="comment-text" name="text" rows="3" required maxlength="10000">${fieldOf('text')}</textarea></div>
     <div><button type="submit">Add comment</button></div>
   </form>

@@ -9,6 +9,7 @@ import { statementPdf } from '../../app/statementPdf.js';
 import { errorPage } from '../pages/errorPage.js';
 import { investorListPage, investorPage, remittancePage, REMITTANCES_PATH } from '../pages/investorPages.js';
 import { sessionOf } from '../session.js';
+import { submitOnce } from '../formOnce.js';
 import { notFoundPage } from './loanRoutes.js';
 
 /** The period of `?from=&to=` (default: the business date's month so far), or the refusal's message with the default. */
@@ -97,9 +98,14 @@ export function investorRoutes(db: Database, logger: Logger): Router {
     const form = new Map(Object.entries((req.body ?? {}) as Record<string, unknown>));
     const body = { from: form.get('from'), to: form.get('to') };
     try {
-      const remittance = await markRemitted(db, session.admin.accountId, body, { adminId: session.admin.adminId });
-      logger.info({ remittanceId: remittance.id, admin: session.admin.adminEmail, from: remittance.period.from, to: remittance.period.to }, 'remittance marked');
-      res.redirect(303, `${REMITTANCES_PATH}?from=${remittance.period.from}&to=${remittance.period.to}&done=remitted`);
+      // Once per rendering of the form (formOnce.ts): a second POST of it is answered with the
+      // first's notice, not with "was remitted already".
+      const outcome = await submitOnce<never>(db, req, res, async (on) => {
+        const remittance = await markRemitted(on, session.admin.accountId, body, { adminId: session.admin.adminId });
+        logger.info({ remittanceId: remittance.id, admin: session.admin.adminEmail, from: remittance.period.from, to: remittance.period.to }, 'remittance marked');
+        return { redirect: `${REMITTANCES_PATH}?from=${remittance.period.from}&to=${remittance.period.to}&done=remitted` };
+      });
+      if (outcome && 'redirect' in outcome) res.redirect(303, outcome.redirect);
     } catch (error) {
       if (!(error instanceof UserInputError)) throw error;
       const { period } = await periodOf(db, session.admin.accountId, body);

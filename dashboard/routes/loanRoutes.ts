@@ -14,6 +14,7 @@ import { formFields, formText } from '../formFields.js';
 import { AMOUNT_EXAMPLE, plainAmount } from '../moneyInput.js';
 import { addDays, payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
 import { sessionOf } from '../session.js';
+import { submitOnce } from '../formOnce.js';
 
 const PAGE_SIZE = 25;
 const MAX_PAGE = 1_000_000;
@@ -176,7 +177,8 @@ export function notFoundPage(res: Response, what: 'loan' | 'person' | 'payment' 
  */
 export function loanRoutes(db: Database, data: () => Promise<ServicingData>, logger: Logger): Router {
   const router = Router();
-  const run = async (res: Response, query: string, variables: Record<string, unknown>) => (await data()).run(db, sessionOf(res).admin.accountId, query, variables);
+  /** A GraphQL document for the session's account, on `on` (a form's transaction, `submitOnce`) or the database. */
+  const run = async (res: Response, query: string, variables: Record<string, unknown>, on: Database = db) => (await data()).run(on, sessionOf(res).admin.accountId, query, variables);
 
   router.get('/', async (req, res) => {
     const session = sessionOf(res);
@@ -227,9 +229,13 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     const fields = loanFormFields(product, 'create');
     const typed = typedValues(req, fields);
     try {
-      const created = await createLoan(db, session.admin.accountId, createBody(fields, typed));
-      logger.info({ event: 'dashboard.loan.created', loanId: created.id, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'loan created');
-      res.redirect(303, `${loanPath(created.id)}?done=created`);
+      // Once per rendering of the form (formOnce.ts): a second POST of it answers the first's outcome.
+      const outcome = await submitOnce<never>(db, req, res, async (on) => {
+        const created = await createLoan(on, session.admin.accountId, createBody(fields, typed));
+        logger.info({ event: 'dashboard.loan.created', loanId: created.id, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'loan created');
+        return { redirect: `${loanPath(created.id)}?done=created` };
+      });
+      if (outcome && 'redirect' in outcome) res.redirect(303, outcome.redirect);
     } catch (error) {
       if (!(error instanceof UserInputError)) throw error;
       res.status(400).type('html').send(loanFormPage(session.viewer, { mode: 'create', fields, values: typed, problems: new Map(Object.entries(error.fields ?? {})), error: error.message }));
@@ -310,9 +316,17 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
   /**
    * A servicing write of the loan page: the form's values are checked (`check` returns the
    * problem, naming the field), the loan must be the account's (else 404), then the mutation
-   * runs; a refusal re-shows the loan page with the message next to the form (400).
+   * runs — once per rendering of a form that carries a one-time token (`submitOnce`: a second
+   * POST of it writes nothing and is answered with the first's notice); a refusal re-shows the
+   * loan page with the message next to the form (400). `write` writes through `on` only and
+   * answers the notice's key, or a `declined` answer (having written nothing) sent afterwards.
    */
-  function servicingWrite(form: LoanPageForm['form'], names: readonly string[], check: (values: ReadonlyMap<string, string>) => string | null, write: (req: Request, res: Response, loanId: string, values: ReadonlyMap<string, string>) => Promise<string | null>) {
+  function servicingWrite(
+    form: LoanPageForm['form'],
+    names: readonly string[],
+    check: (values: ReadonlyMap<string, string>) => string | null,
+    write: (req: Request, res: Response, loanId: string, values: ReadonlyMap<string, string>, on: Database) => Promise<{ readonly done: string } | { readonly declined: () => Promise<void> | void }>,
+  ) {
     return async (req: Request, res: Response): Promise<void> => {
       const values = new Map(names.map((name) => [name, formText(req, name)]));
       const id = param(req, 'id');
@@ -321,10 +335,15 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       const problem = check(values) ?? beforeFunding(form, values.get('date')?.trim(), text(loan.date_funded));
       if (problem) return sendLoanPage(req, res, 400, { form, error: problem, values });
       try {
-        const done = await write(req, res, id, values);
-        // No #fragment: the page focuses the notice beside this form (pages/layout.ts, outcome),
-        // which a fragment would stop, and the focus scrolls it into view.
-        if (done !== null) res.redirect(303, `${loanPath(id)}?done=${done}`);
+        const outcome = await submitOnce(db, req, res, async (on) => {
+          const result = await write(req, res, id, values, on);
+          // No #fragment: the page focuses the notice beside this form (pages/layout.ts, outcome),
+          // which a fragment would stop, and the focus scrolls it into view.
+          return 'done' in result ? { redirect: `${loanPath(id)}?done=${result.done}` } : result;
+        });
+        if (outcome === null) return;
+        if ('redirect' in outcome) res.redirect(303, outcome.redirect);
+        else await outcome.declined();
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
         await sendLoanPage(req, res, 400, { form, error: requestErrorMessage(error), values });
@@ -355,16 +374,16 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         if (!PAYMENT_METHODS.includes(values.get('method')!)) return `Method: expected one of ${PAYMENT_METHODS.join(', ')}.`;
         return null;
       },
-      async (_req, res, loan, values) => {
-        await run(res, POST_PAYMENT, { loan, date: values.get('date')!.trim(), amount: amountOf(values), type: values.get('type'), method: values.get('method') });
-        return `payment-posted${await paidOff(res, loan)}`;
+      async (_req, res, loan, values, on) => {
+        await run(res, POST_PAYMENT, { loan, date: values.get('date')!.trim(), amount: amountOf(values), type: values.get('type'), method: values.get('method') }, on);
+        return { done: `payment-posted${await paidOff(res, loan, on)}` };
       },
     ),
   );
 
   /** '-closed' or '-overpaid' when the loan is now paid off (SPEC §12 R9), else ''. */
-  async function paidOff(res: Response, loan: string): Promise<string> {
-    const status = text(row((await run(res, LOAN_STATUS, { id: loan })).loan)?.status);
+  async function paidOff(res: Response, loan: string, on: Database = db): Promise<string> {
+    const status = text(row((await run(res, LOAN_STATUS, { id: loan }, on)).loan)?.status);
     return status === 'closed' || status === 'overpaid' ? `-${status}` : '';
   }
 
@@ -385,21 +404,20 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         if (!PAYMENT_METHODS.includes(values.get('method')!)) return `Method: expected one of ${PAYMENT_METHODS.join(', ')}.`;
         return null;
       },
-      async (req, res, loan, values) => {
+      async (req, res, loan, values, on) => {
         const date = values.get('date')!.trim();
         const amount = amountOf(values)!;
-        const quote = await payoffQuote(db, sessionOf(res).admin.accountId, loan, date);
+        const quote = await payoffQuote(on, sessionOf(res).admin.accountId, loan, date);
         const quoted = centsOf(quote?.payoff);
         if (quoted === null || quoted <= 0n) {
-          await sendLoanPage(req, res, 400, { form: 'payoff', error: `Nothing to pay off on ${date}: the payoff is ${text(quote?.payoff) || 'not available'}.`, values });
-          return null;
+          return { declined: () => sendLoanPage(req, res, 400, { form: 'payoff', error: `Nothing to pay off on ${date}: the payoff is ${text(quote?.payoff) || 'not available'}.`, values }) };
         }
         if (quoted !== centsOf(amount)) {
-          await sendLoanPage(req, res, 400, { form: 'payoff', error: `Not posted: the payoff on ${date} is now ${cash(fromCents(quoted), sessionOf(res).viewer.currency)}, not ${cash(amount, sessionOf(res).viewer.currency)} (the loan changed since the quote). The quote below is current; post it again if it is right.`, values });
-          return null;
+          const currency = sessionOf(res).viewer.currency;
+          return { declined: () => sendLoanPage(req, res, 400, { form: 'payoff', error: `Not posted: the payoff on ${date} is now ${cash(fromCents(quoted), currency)}, not ${cash(amount, currency)} (the loan changed since the quote). The quote below is current; post it again if it is right.`, values }) };
         }
-        await run(res, POST_PAYMENT, { loan, date, amount, type: 'payoff', method: values.get('method') });
-        return `payoff-posted${await paidOff(res, loan)}`;
+        await run(res, POST_PAYMENT, { loan, date, amount, type: 'payoff', method: values.get('method') }, on);
+        return { done: `payoff-posted${await paidOff(res, loan, on)}` };
       },
     ),
   );
@@ -467,9 +485,9 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         if (due && !isRealDate(due)) return 'Due: expected a real date as YYYY-MM-DD.';
         return null;
       },
-      async (_req, res, loan, values) => {
-        await run(res, ADD_TASK, { loan, name: values.get('name')!.trim(), due: values.get('date_due')!.trim() || null });
-        return 'task-added';
+      async (_req, res, loan, values, on) => {
+        await run(res, ADD_TASK, { loan, name: values.get('name')!.trim(), due: values.get('date_due')!.trim() || null }, on);
+        return { done: 'task-added' };
       },
     ),
   );
@@ -480,14 +498,11 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       'task',
       [],
       () => null,
-      async (req, res, loan) => {
+      async (req, res, loan, _values, on) => {
         const task = param(req, 'task');
-        const result = UUID.test(task) ? await run(res, COMPLETE_TASK, { loan, task }) : null;
-        if (Number(text(row(result?.update_tasks)?.affected_rows)) !== 1) {
-          notFoundPage(res, 'task');
-          return null;
-        }
-        return 'task-completed';
+        const result = UUID.test(task) ? await run(res, COMPLETE_TASK, { loan, task }, on) : null;
+        if (Number(text(row(result?.update_tasks)?.affected_rows)) !== 1) return { declined: () => notFoundPage(res, 'task') };
+        return { done: 'task-completed' };
       },
     ),
   );
@@ -503,9 +518,9 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         if (comment.length > 10_000) return 'Comment: at most 10,000 characters.';
         return null;
       },
-      async (_req, res, loan, values) => {
-        await run(res, ADD_COMMENT, { loan, admin: sessionOf(res).admin.adminId, text: values.get('text')!.trim() });
-        return 'comment-added';
+      async (_req, res, loan, values, on) => {
+        await run(res, ADD_COMMENT, { loan, admin: sessionOf(res).admin.adminId, text: values.get('text')!.trim() }, on);
+        return { done: 'comment-added' };
       },
     ),
   );

@@ -4,7 +4,7 @@ import { startKeyedService, type KeyedService } from '../support/seededService.j
 
 /**
  * A query parameter given twice on a REST GET route (`?loan_id=A&loan_id=B`) is a 400 that says
- * so and names it — one check for every route (`api/queryParameters.ts`). Before session 33 the
+ * so and names it — one check for every route (`http/queryParameters.ts`). Before session 33 the
  * parser's list reached each value's own check, which answered something untrue of both values:
  * "loan_id must be a loan id (a uuid)" for two good uuids, "status must be one of …" for two good
  * statuses, "format must be one of json, csv" for `format=csv&format=json`.

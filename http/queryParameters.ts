@@ -1,5 +1,26 @@
 import { UserInputError } from '../app/errors.js';
 
+/** A query parameter the query parser made a list (or an object) of: its name and how many times it came. */
+export interface RepeatedParameter {
+  readonly name: string;
+  /** The number of values, or null when the parser made something other than a list of them. */
+  readonly times: number | null;
+}
+
+/**
+ * Every parameter of a parsed query string (`express` with the `simple` parser: a parameter given
+ * twice becomes a list) that is not one text, in the order given. Both HTTP layers refuse these
+ * rather than read one of the values or none: the REST routes (`queryParameters` below) and every
+ * dashboard page (`dashboard/queryCheck.ts`).
+ */
+export function repeatedParameters(query: Readonly<Record<string, unknown>>): readonly RepeatedParameter[] {
+  const repeated: RepeatedParameter[] = [];
+  for (const [name, value] of new Map(Object.entries(query))) {
+    if (value !== undefined && typeof value !== 'string') repeated.push({ name, times: Array.isArray(value) ? value.length : null });
+  }
+  return repeated;
+}
+
 /**
  * The query string of a REST GET route, checked once for every route that reads one (the loan
  * list and ledger reads, distributions, statements, remittances): each parameter the route takes,
@@ -19,14 +40,16 @@ export function queryParameters(query: Readonly<Record<string, unknown>>, names:
   const unknown: string[] = [];
   const repeated: string[] = [];
   const takes = names.length ? names.join(', ') : 'none';
-  for (const [name, value] of given) {
+  for (const name of given.keys()) {
     if (!names.includes(name)) {
       unknown.push(name);
       problems.set(name, `unknown query parameter (${takes})`);
-    } else if (typeof value !== 'string') {
-      repeated.push(name);
-      problems.set(name, `given ${Array.isArray(value) ? `${value.length} times` : 'more than once'}: give it once`);
     }
+  }
+  for (const { name, times } of repeatedParameters(query)) {
+    if (!names.includes(name)) continue;
+    repeated.push(name);
+    problems.set(name, `given ${times === null ? 'more than once' : `${times} times`}: give it once`);
   }
   if (problems.size) {
     const parts = [

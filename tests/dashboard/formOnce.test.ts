@@ -1,0 +1,152 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TestDatabase } from '../support/testDatabase.js';
+import { startTestServer, type TestServer } from '../support/http.js';
+import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
+import { DashboardClient, type Reply } from './dashboardClient.js';
+
+/**
+ * The forms whose second POST would write a second record — a payment, a payoff, a task, a
+ * comment, a new loan — and the remittance mark (refused the second time) carry a one-time token (`_once`, `dashboard/formOnce.ts`): the same form
+ * sent again, one after the other or at the same moment, writes once and every submission is
+ * answered with the first's outcome (the same 303); sent again with other values it is a 409
+ * page, nothing written; a refused submission releases its token. The browser's side (the
+ * buttons disabled once submitted, a double click in Chromium) is formGuardBrowser.test.ts.
+ */
+const PASSWORD = 'correct horse battery'; // seedAccount's admin password
+
+let database: TestDatabase;
+let server: TestServer;
+let seeded: SeededAccount;
+let client: DashboardClient;
+let loan = '';
+
+const count = async (sql: string, values: unknown[]): Promise<number> => Number((await database.db.query<{ n: string }>(sql, values)).rows[0]!.n);
+const payments = () => count('SELECT count(*) AS n FROM payments WHERE account_id = $1 AND loan_id = $2', [seeded.account.id, loan]);
+
+/** The `_once` token of the form posting to `action` on `page`. */
+function onceToken(page: Reply, action: string): string {
+  const form = new RegExp(`<form[^>]* action="${action.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"[^>]*>([\\s\\S]*?)</form>`).exec(page.text);
+  assert.ok(form, `a form posting to ${action}`);
+  const token = /name="_once" value="([^"]+)"/.exec(form[1]!)?.[1];
+  assert.ok(token, `the form posting to ${action} carries a one-time token`);
+  return token;
+}
+
+before(async () => {
+  ({ database, seeded: [seeded] } = await openSeededTestDatabase([{ scale: 0.01 }]));
+  server = await startTestServer(database.db);
+  client = new DashboardClient(server.url);
+  assert.equal((await client.logIn(`admin@${seeded.account.slug}.test`, PASSWORD)).status, 303);
+});
+
+after(async () => {
+  await server?.close();
+  await database?.close();
+});
+
+describe('A form sent twice writes once', () => {
+  it('creates one loan from a new-loan form sent twice, both answered with the same loan', async () => {
+    const form = await client.get('/dashboard/loans/new');
+    const _once = onceToken(form, '/dashboard/loans');
+    const fields = { _once, Name: 'Once only bridge', Amount: '100000', Rate: '12', Term: '12', Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' };
+    const first = await client.postForm('/dashboard/loans', fields);
+    const second = await client.postForm('/dashboard/loans', fields);
+    assert.equal(first.status, 303, first.text.slice(0, 300));
+    assert.equal(second.status, 303, second.text.slice(0, 300));
+    assert.equal(second.location, first.location, 'the second is answered with the first’s loan');
+    assert.match(first.location!, /^\/dashboard\/loans\/[0-9a-f-]{36}\?done=created$/);
+    loan = /([0-9a-f-]{36})/.exec(first.location!)![1]!;
+    assert.equal(await count(`SELECT count(*) AS n FROM loans WHERE account_id = $1 AND name = 'Once only bridge'`, [seeded.account.id]), 1);
+    assert.match((await client.follow(second)).text, /role="status">Loan created\.<\/div>/);
+  });
+
+  it('posts one payment when the payment form is sent twice, one after the other and at the same moment', async () => {
+    const before = await payments();
+    let page = await client.get(`/dashboard/loans/${loan}`);
+    const fields = { _once: onceToken(page, `/dashboard/loans/${loan}/payments`), date: '2026-02-15', amount: '8,884.88', type: 'regular', method: 'ach' };
+    const first = await client.postForm(`/dashboard/loans/${loan}/payments`, fields);
+    const second = await client.postForm(`/dashboard/loans/${loan}/payments`, fields);
+    assert.deepEqual([first.status, second.status], [303, 303]);
+    assert.equal(second.location, `/dashboard/loans/${loan}?done=payment-posted`);
+    assert.equal(second.location, first.location);
+    assert.equal(await payments(), before + 1);
+
+    page = await client.get(`/dashboard/loans/${loan}`);
+    const together = { ...fields, _once: onceToken(page, `/dashboard/loans/${loan}/payments`), date: '2026-03-15' };
+    const replies = await Promise.all([1, 2, 3].map(() => client.postForm(`/dashboard/loans/${loan}/payments`, together)));
+    assert.deepEqual(replies.map((reply) => [reply.status, reply.location]), replies.map(() => [303, `/dashboard/loans/${loan}?done=payment-posted`]));
+    assert.equal(await payments(), before + 2, 'three at once wrote one');
+    assert.match((await client.follow(replies[2]!)).text, /role="status">Payment posted\.<\/div>/);
+  });
+
+  it('refuses the same form sent again with other values (409), writing nothing', async () => {
+    const page = await client.get(`/dashboard/loans/${loan}`);
+    const _once = onceToken(page, `/dashboard/loans/${loan}/payments`);
+    const first = await client.postForm(`/dashboard/loans/${loan}/payments`, { _once, date: '2026-04-15', amount: '100.00', type: 'principal', method: 'check' });
+    assert.equal(first.status, 303);
+    const before = await payments();
+    const changed = await client.postForm(`/dashboard/loans/${loan}/payments`, { _once, date: '2026-04-15', amount: '200.00', type: 'principal', method: 'check' });
+    assert.equal(changed.status, 409);
+    assert.match(changed.text, /<h1>This form was already submitted<\/h1>/);
+    assert.match(changed.text, /nothing was written this time/);
+    assert.equal(await payments(), before);
+  });
+
+  it('adds one task and one comment from forms sent twice', async () => {
+    const page = await client.get(`/dashboard/loans/${loan}`);
+    const task = { _once: onceToken(page, `/dashboard/loans/${loan}/tasks`), name: 'Call the borrower once', date_due: '' };
+    const comment = { _once: onceToken(page, `/dashboard/loans/${loan}/comments`), text: 'Said only once' };
+    for (let time = 0; time < 2; time += 1) {
+      assert.equal((await client.postForm(`/dashboard/loans/${loan}/tasks`, task)).location, `/dashboard/loans/${loan}?done=task-added`);
+      assert.equal((await client.postForm(`/dashboard/loans/${loan}/comments`, comment)).location, `/dashboard/loans/${loan}?done=comment-added`);
+    }
+    assert.equal(await count(`SELECT count(*) AS n FROM tasks WHERE account_id = $1 AND loan_id = $2 AND name = 'Call the borrower once'`, [seeded.account.id, loan]), 1);
+    assert.equal(await count(`SELECT count(*) AS n FROM comments WHERE account_id = $1 AND loan_id = $2 AND text = 'Said only once'`, [seeded.account.id, loan]), 1);
+  });
+
+  it('releases the token of a refused submission: corrected, the same form is written', async () => {
+    const page = await client.get(`/dashboard/loans/${loan}`);
+    const _once = onceToken(page, `/dashboard/loans/${loan}/comments`);
+    const refused = await client.postForm(`/dashboard/loans/${loan}/comments`, { _once, text: '   ' });
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /Comment: write something first\./);
+    const corrected = await client.postForm(`/dashboard/loans/${loan}/comments`, { _once, text: 'Written after a refusal' });
+    assert.equal(corrected.status, 303);
+    assert.equal(await count(`SELECT count(*) AS n FROM comments WHERE account_id = $1 AND loan_id = $2 AND text = 'Written after a refusal'`, [seeded.account.id, loan]), 1);
+  });
+
+  it('posts one payoff when “Post this payoff” is sent twice; the second is told the first’s outcome, not “nothing to pay off”', async () => {
+    const quoted = await client.get(`/dashboard/loans/${loan}?quote_date=2026-05-15`);
+    const form = /<form class="inline-form post-payoff" method="post" action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/.exec(quoted.text)!;
+    const fields = Object.fromEntries([...form[2]!.matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)">/g)].map((match) => [match[1]!, match[2]!]));
+    assert.ok(fields._once, 'the payoff form carries a one-time token');
+    const before = await payments();
+    const replies = await Promise.all([1, 2].map(() => client.postForm(form[1]!, { ...fields, method: 'wire' })));
+    assert.deepEqual(replies.map((reply) => [reply.status, reply.location]), replies.map(() => [303, `/dashboard/loans/${loan}?done=payoff-posted-closed`]));
+    assert.equal(await payments(), before + 1);
+    assert.equal(await count(`SELECT count(*) AS n FROM payments WHERE account_id = $1 AND loan_id = $2 AND type = 'payoff'`, [seeded.account.id, loan]), 1);
+  });
+
+  it('marks a remittance once when “Mark remitted” is sent twice at once; both are told it was marked, not “remitted already”', async () => {
+    const _once = 'remit-once-0123456789abcdef';
+    const fields = { _once, from: '2026-01-01', to: '2026-01-31' };
+    const replies = await Promise.all([1, 2].map(() => client.postForm('/dashboard/remittances', fields)));
+    assert.deepEqual(replies.map((reply) => [reply.status, reply.location]), replies.map(() => [303, '/dashboard/remittances?from=2026-01-01&to=2026-01-31&done=remitted']));
+    assert.equal(await count(`SELECT count(*) AS n FROM remittances WHERE account_id = $1 AND period_from = '2026-01-01'`, [seeded.account.id]), 1);
+    const again = await client.postForm('/dashboard/remittances', { ...fields, _once: 'remit-once-another-token-0001' });
+    assert.equal(again.status, 409, 'a new form for the same period is still refused');
+    assert.match(again.text, /was remitted already/);
+  });
+
+  it('still writes a form without a token (an older page), and refuses a token it did not make', async () => {
+    const before = await payments();
+    const plain = await client.postForm(`/dashboard/loans/${loan}/comments`, { text: 'No token at all' });
+    assert.equal(plain.status, 303);
+    const odd = await client.postForm(`/dashboard/loans/${loan}/comments`, { _once: 'not a token!', text: 'Odd token' });
+    assert.equal(odd.status, 400);
+    assert.match(odd.text, /one-time token is not one this dashboard makes/);
+    assert.equal(await count(`SELECT count(*) AS n FROM comments WHERE account_id = $1 AND loan_id = $2 AND text = 'Odd token'`, [seeded.account.id, loan]), 0);
+    assert.equal(await payments(), before);
+  });
+});
