@@ -1,6 +1,7 @@
 import type { ApiKeyListing, CreatedApiKey } from '../../app/apiKeys.js';
 import { html, type Html } from '../html.js';
 import { csrfField, formatTimestamp, message, type Viewer } from './layout.js';
+import { onceField } from '../formOnce.js';
 import { API_KEYS_PATH, settingsPage } from './settingsFrame.js';
 
 export { API_KEYS_PATH };
@@ -41,7 +42,7 @@ ${message('ok', view.notice)}
 <h2 id="create-heading">Create a key</h2>
 ${message('error', view.error)}
 <form class="inline-form key-form" method="post" action="${API_KEYS_PATH}" aria-labelledby="create-heading">
-  ${csrfField(viewer.csrfToken)}
+  ${csrfField(viewer.csrfToken)}${onceField()}
   <div class="field">
     <label for="key-name">Name</label>
     <input id="key-name" name="name" type="text" required maxlength="100" value="${view.name ?? ''}" aria-describedby="${view.nameError ? 'key-name-error ' : ''}key-name-hint"${view.nameError ? html` aria-invalid="true" autofocus` : null}>

@@ -1,6 +1,7 @@
 import type { CreatedWebhookEndpoint, WebhookDelivery, WebhookEndpoint } from '../../app/webhooks/index.js';
 import { html, type Html } from '../html.js';
 import { csrfField, formatTimestamp, message, type Viewer } from './layout.js';
+import { onceField } from '../formOnce.js';
 import { settingsPage, WEBHOOKS_PATH } from './settingsFrame.js';
 
 export { WEBHOOKS_PATH };
@@ -36,7 +37,7 @@ ${message('ok', view.notice)}
 <h2 id="create-heading">Add an endpoint</h2>
 ${message('error', view.error)}
 <form method="post" action="${WEBHOOKS_PATH}" aria-labelledby="create-heading">
-  ${csrfField(viewer.csrfToken)}
+  ${csrfField(viewer.csrfToken)}${onceField()}
   <div class="field">
     <label for="webhook-url">URL</label>
     <input id="webhook-url" name="url" type="url" required maxlength="2000" value="${view.form?.url ?? ''}" aria-describedby="webhook-url-hint">
@@ -134,7 +135,7 @@ ${
       <td>${String(delivery.attempts)}</td>
       <td>${formatTimestamp(delivery.createdAt)}</td>
       <td><form method="post" action="${endpointPath(endpoint.id)}/redeliver">
-        ${csrfField(viewer.csrfToken)}
+        ${csrfField(viewer.csrfToken)}${onceField()}
         <input type="hidden" name="event_id" value="${delivery.eventId}">
         <button type="submit" class="button-secondary" aria-label="Redeliver ${delivery.eventType} ${delivery.eventId}">Redeliver</button>
       </form></td>

@@ -10,6 +10,7 @@ import { errorPage } from '../pages/errorPage.js';
 import { formText } from '../formFields.js';
 import { setFlash, takeFlash, type FlashCookie } from '../flash.js';
 import { sessionOf, type DashboardSession } from '../session.js';
+import { submitOnce } from '../formOnce.js';
 
 /** The new key, carried from the create POST to the page it redirects to, and shown there once. */
 const NEW_KEY_FLASH: FlashCookie = { name: 'loanql_new_key', path: API_KEYS_PATH };
@@ -55,12 +56,21 @@ export function apiKeyRoutes(db: Database, logger: Logger, engines: EngineHolder
       if (value.trim()) variables.set(variable, value);
     }
     try {
-      checkKeyName(name); // first, so a blank name is told even when the role is wrong too
-      const keyRole = await checkKeyRole(db, session.admin.accountId, roles, role, variables);
-      const created = await createApiKey(db, session.admin.accountId, name, keyRole);
-      logger.info({ event: 'dashboard.api_key.created', prefix: created.prefix, role: created.role, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'API key created');
-      setFlash(req, res, NEW_KEY_FLASH, session.token, created);
-      res.redirect(303, `${API_KEYS_PATH}?created=${encodeURIComponent(created.prefix)}`);
+      // Written once per form (`_once`): the same form sent again is answered with the first's
+      // redirect and no flash, so its page says the key was created and shown once (README, "Double submits").
+      let created: CreatedApiKey | undefined;
+      const outcome = await submitOnce<never>(db, req, res, async (on) => {
+        checkKeyName(name); // first, so a blank name is told even when the role is wrong too
+        const keyRole = await checkKeyRole(on, session.admin.accountId, roles, role, variables);
+        created = await createApiKey(on, session.admin.accountId, name, keyRole);
+        return { redirect: `${API_KEYS_PATH}?created=${encodeURIComponent(created.prefix)}` };
+      });
+      if (outcome === null || !('redirect' in outcome)) return;
+      if (created) {
+        logger.info({ event: 'dashboard.api_key.created', prefix: created.prefix, role: created.role, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'API key created');
+        setFlash(req, res, NEW_KEY_FLASH, session.token, created);
+      }
+      res.redirect(303, outcome.redirect);
     } catch (error) {
       if (!(error instanceof UserInputError)) throw error;
       const keys = await listApiKeys(db, session.admin.accountId);

@@ -17,6 +17,7 @@ import { errorPage } from '../pages/errorPage.js';
 import { formFields, formText } from '../formFields.js';
 import { setFlash, takeFlash, type FlashCookie } from '../flash.js';
 import { sessionOf, type DashboardSession } from '../session.js';
+import { submitOnce } from '../formOnce.js';
 import { UUID } from '../servicingData.js';
 
 
@@ -52,10 +53,18 @@ export function webhookRoutes(db: Database, engines: EngineHolder, logger: Logge
     const chosen = formFields(req).get('events');
     const events = (Array.isArray(chosen) ? chosen : [chosen]).filter((value): value is string => typeof value === 'string');
     try {
-      const created = await createWebhookEndpoint(db, session.admin.accountId, { url, description, eventTypes: events }, { knownEventTypes: new Set(eventTypes()), allowPrivate });
-      logger.info({ event: 'dashboard.webhook.created', endpointId: created.id, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'webhook endpoint created');
-      setFlash(req, res, NEW_ENDPOINT_FLASH, session.token, created);
-      res.redirect(303, `${WEBHOOKS_PATH}?created=${encodeURIComponent(created.id)}`);
+      // Written once per form (`_once`), as a new API key: a second submission gets the first's redirect without the secret's flash.
+      let created: CreatedWebhookEndpoint | undefined;
+      const outcome = await submitOnce<never>(db, req, res, async (on) => {
+        created = await createWebhookEndpoint(on, session.admin.accountId, { url, description, eventTypes: events }, { knownEventTypes: new Set(eventTypes()), allowPrivate });
+        return { redirect: `${WEBHOOKS_PATH}?created=${encodeURIComponent(created.id)}` };
+      });
+      if (outcome === null || !('redirect' in outcome)) return;
+      if (created) {
+        logger.info({ event: 'dashboard.webhook.created', endpointId: created.id, adminId: session.admin.adminId, accountId: session.admin.accountId }, 'webhook endpoint created');
+        setFlash(req, res, NEW_ENDPOINT_FLASH, session.token, created);
+      }
+      res.redirect(303, outcome.redirect);
     } catch (error) {
       if (!(error instanceof UserInputError)) throw error;
       res
@@ -91,8 +100,13 @@ export function webhookRoutes(db: Database, engines: EngineHolder, logger: Logge
     const eventId = formText(req, 'event_id');
     try {
       if (!UUID.test(eventId)) throw new UserInputError('event_id is not an event id', 400, { event_id: 'is not an event id' });
-      await redeliverWebhookEvent(db, eventId, session.admin.accountId);
-      res.redirect(303, `${endpointPath(endpoint.id)}?redelivered=1`);
+      // Once per form (`_once`): "Redeliver" sent twice queues one delivery, and both are told it is queued.
+      const outcome = await submitOnce<never>(db, req, res, async (on) => {
+        await redeliverWebhookEvent(on, eventId, session.admin.accountId);
+        return { redirect: `${endpointPath(endpoint.id)}?redelivered=1` };
+      });
+      if (outcome === null || !('redirect' in outcome)) return;
+      res.redirect(303, outcome.redirect);
     } catch (error) {
       if (!(error instanceof UserInputError)) throw error;
       res

@@ -4,13 +4,16 @@ import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
 import { DashboardClient, type Reply } from './dashboardClient.js';
+import { createWebhookEndpoint, WebhookWorker, webhookSettingsFromEnv } from '../../app/webhooks/index.js';
 
 /**
  * The forms whose second POST would write a second record — a payment, a payoff, a task, a
  * comment, a new loan — and the remittance mark (refused the second time) carry a one-time token (`_once`, `dashboard/formOnce.ts`): the same form
  * sent again, one after the other or at the same moment, writes once and every submission is
  * answered with the first's outcome (the same 303); sent again with other values it is a 409
- * page, nothing written; a refused submission releases its token. The browser's side (the
+ * page, nothing written; a refused submission releases its token. Settings' forms too: a new API
+ * key and a new webhook endpoint (created once; the second answer's page says the secret was
+ * shown once, as a reload of the first does) and an event's "Redeliver" (queued once). The browser's side (the
  * buttons disabled once submitted, a double click in Chromium) is formGuardBrowser.test.ts.
  */
 const PASSWORD = 'correct horse battery'; // seedAccount's admin password
@@ -35,7 +38,8 @@ function onceToken(page: Reply, action: string): string {
 
 before(async () => {
   ({ database, seeded: [seeded] } = await openSeededTestDatabase([{ scale: 0.01 }]));
-  server = await startTestServer(database.db);
+  // Private webhook destinations allowed: the endpoints below point at 127.0.0.1:9, which refuses.
+  server = await startTestServer(database.db, { webhooks: webhookSettingsFromEnv({ WEBHOOK_ALLOW_PRIVATE: '1' }) });
   client = new DashboardClient(server.url);
   assert.equal((await client.logIn(`admin@${seeded.account.slug}.test`, PASSWORD)).status, 303);
 });
@@ -148,5 +152,75 @@ describe('A form sent twice writes once', () => {
     assert.match(odd.text, /one-time token is not one this dashboard makes/);
     assert.equal(await count(`SELECT count(*) AS n FROM comments WHERE account_id = $1 AND loan_id = $2 AND text = 'Odd token'`, [seeded.account.id, loan]), 0);
     assert.equal(await payments(), before);
+  });
+});
+
+describe('Settings forms sent twice write once', () => {
+  it('creates one API key from its form sent twice: the first answer shows the key, the second says it was shown once', async () => {
+    const page = await client.get('/dashboard/settings/api-keys');
+    const _once = onceToken(page, '/dashboard/settings/api-keys');
+    // A refused submission (a blank name) releases the token: the corrected form is then written.
+    const refused = await client.postForm('/dashboard/settings/api-keys', { _once, name: '  ', role: 'admin' });
+    assert.equal(refused.status, 400);
+    const fields = { _once, name: 'Key made once', role: 'admin' };
+    const [first, second] = await Promise.all([client.postForm('/dashboard/settings/api-keys', fields), client.postForm('/dashboard/settings/api-keys', fields)]);
+    assert.deepEqual([first!.status, second!.status], [303, 303]);
+    assert.equal(second!.location, first!.location);
+    assert.match(first!.location!, /^\/dashboard\/settings\/api-keys\?created=lq_/);
+    assert.equal(await count(`SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND name = 'Key made once'`, [seeded.account.id]), 1);
+    // Only one answer carried the new key's one-time cookie; its page shows the key, the other's says it was shown once.
+    const flashes = [first!, second!].filter((reply) => reply.headers.getSetCookie().some((line) => line.startsWith('loanql_new_key=')));
+    assert.equal(flashes.length, 1, 'one of the two answers carries the new key');
+    const shown = await client.follow(flashes[0]!);
+    assert.match(shown.text, /lq_[A-Za-z0-9_-]{20,}/);
+    const other = await client.follow(flashes[0] === first ? second! : first!);
+    assert.match(other.text, /was created\. It was shown only once and cannot be shown again/);
+  });
+
+  it('adds one webhook endpoint from its form sent twice', async () => {
+    const page = await client.get('/dashboard/settings/webhooks');
+    const url = `http://127.0.0.1:9/once-${process.pid}`;
+    const fields = { _once: onceToken(page, '/dashboard/settings/webhooks'), url, description: 'made once', events: 'loan.created' };
+    const first = await client.postForm('/dashboard/settings/webhooks', fields);
+    const second = await client.postForm('/dashboard/settings/webhooks', fields);
+    assert.deepEqual([first.status, second.status], [303, 303]);
+    assert.equal(second.location, first.location);
+    assert.equal(await count('SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = $1 AND url = $2', [seeded.account.id, url]), 1);
+    assert.equal(
+      second.headers.getSetCookie().some((line) => line.startsWith('loanql_new_webhook=')),
+      false,
+      'the second answer carries no secret',
+    );
+    assert.match((await client.follow(first)).text, /whsec_/, 'the first answer’s page shows the secret');
+    assert.match((await client.follow(second)).text, /was added\. Its signing secret was shown only once/);
+  });
+
+  it('queues an event again once when “Redeliver” is sent twice, even after the redelivery was sent', async () => {
+    const endpoint = await createWebhookEndpoint(database.db, seeded.account.id, { url: 'http://127.0.0.1:9/redeliver-once', description: '', eventTypes: ['person.created'] }, { knownEventTypes: new Set(server.engines.engine.metadata.eventTypes.keys()), allowPrivate: true });
+    await database.db.query(`INSERT INTO people (account_id, name) VALUES ($1, 'Redelivered once')`, [seeded.account.id]);
+    // A worker fans the event out to the endpoint (and tries it once: port 9 refuses).
+    const worker = new WebhookWorker(database.db, webhookSettingsFromEnv({}), { warn: () => undefined });
+    worker.start();
+    const delivery = () =>
+      database.db.query<{ event_id: string; status: string; attempts: number }>('SELECT event_id, status, attempts FROM webhook_deliveries WHERE account_id = $1 AND endpoint_id = $2', [seeded.account.id, endpoint.id]);
+    try {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && (await delivery()).rows.length === 0; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      await worker.stop();
+    }
+    const [{ event_id } = { event_id: '' }] = (await delivery()).rows;
+    assert.ok(event_id, 'the event reached the endpoint');
+    const path = `/dashboard/settings/webhooks/${endpoint.id}`;
+    const page = await client.get(path);
+    const fields = { _once: onceToken(page, `${path}/redeliver`), event_id };
+    const first = await client.postForm(`${path}/redeliver`, fields);
+    assert.deepEqual([first.status, first.location], [303, `${path}?redelivered=1`]);
+    assert.equal((await delivery()).rows[0]!.status, 'pending');
+    // The redelivery is tried (as a worker would: one more attempt, failed) before the form arrives again.
+    await database.db.query(`UPDATE webhook_deliveries SET status = 'failed', attempts = attempts + 1 WHERE account_id = $1 AND endpoint_id = $2`, [seeded.account.id, endpoint.id]);
+    const second = await client.postForm(`${path}/redeliver`, fields);
+    assert.deepEqual([second.status, second.location], [303, first.location]);
+    assert.equal((await delivery()).rows[0]!.status, 'failed', 'the second submission queued nothing');
+    assert.match((await client.follow(second)).text, /The event is queued for redelivery\./);
   });
 });
