@@ -1,4 +1,4 @@
-import type { Database } from '../db/index.js';
+import type { Queryable } from '../db/index.js';
 import { UserInputError } from './errors.js';
 
 /**
@@ -6,6 +6,10 @@ import { UserInputError } from './errors.js';
  * ledger. The figures come from the database's own replay (`loanql_ledger`, migration 0012),
  * the same computation every write stores, so a quote never disagrees with what a payment of
  * that amount would do. Callers check first that the key's role may see the loan.
+ *
+ * The ledger is computed once per read: its CTE is `MATERIALIZED`. Inlined (PostgreSQL inlines a
+ * CTE read once), each `(r.l).field` called `loanql_ledger` again — ten times for a payoff quote,
+ * twenty-three for a ledger: 1.1 s and 2.6 s for a 1,200-row loan whose own ledger takes 0.1 s.
  */
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -25,10 +29,10 @@ export function dayParameter(name: string, value: unknown): string | null {
  * `GET /api/loan/{id}/payoff?date=`: R5's quote with its parts, as JSON text; null for no such loan.
  * A lead is never past due (0, as stored: migration 0052).
  */
-export async function payoffQuoteJson(db: Database, accountId: string, loanId: string, day: string | null): Promise<string | null> {
+export async function payoffQuoteJson(db: Queryable, accountId: string, loanId: string, day: string | null): Promise<string | null> {
   const { rows } = await db.query<{ body: string | null }>(
     `WITH d AS (SELECT coalesce($3::date, loanql_business_date($1)) AS as_of),
-          r AS (SELECT d.as_of, loanql_ledger($1, $2, d.as_of) AS l FROM d)
+          r AS MATERIALIZED (SELECT d.as_of, loanql_ledger($1, $2, d.as_of) AS l FROM d)
      SELECT json_build_object(
               'loan_id', $2::uuid, 'as_of', r.as_of, 'payoff', round((r.l).payoff, 2),
               'principal_outstanding', round((r.l).principal_outstanding, 2), 'interest_due', round((r.l).interest_due, 2),
@@ -46,10 +50,10 @@ export async function payoffQuoteJson(db: Database, accountId: string, loanId: s
  * every payment dated up to it with its allocation lines, and its fees as of that day, as JSON
  * text; null for no such loan.
  */
-export async function ledgerJson(db: Database, accountId: string, loanId: string, day: string | null): Promise<string | null> {
+export async function ledgerJson(db: Queryable, accountId: string, loanId: string, day: string | null): Promise<string | null> {
   const { rows } = await db.query<{ body: string | null }>(
     `WITH d AS (SELECT coalesce($3::date, loanql_business_date($1)) AS as_of),
-          r AS (SELECT d.as_of, loanql_ledger($1, $2, d.as_of) AS l FROM d)
+          r AS MATERIALIZED (SELECT d.as_of, loanql_ledger($1, $2, d.as_of) AS l FROM d)
      SELECT json_build_object(
               'loan_id', l.id, 'status', l.status, 'date_closed', l.date_closed, 'as_of', r.as_of,
               'balances', json_build_object(
@@ -83,7 +87,7 @@ export async function ledgerJson(db: Database, accountId: string, loanId: string
 }
 
 /** The account's business date (SPEC §12: today in the account's time zone), as `YYYY-MM-DD`. */
-export async function businessDate(db: Database, accountId: string): Promise<string> {
+export async function businessDate(db: Queryable, accountId: string): Promise<string> {
   const { rows } = await db.query<{ day: string }>(`SELECT loanql_business_date($1)::text AS day`, [accountId]);
   return rows[0]!.day;
 }
