@@ -238,7 +238,7 @@ export async function createLoan(db: Database, accountId: string, body: unknown,
     }
     await grant.finish(tx, loanId);
     return { id: loanId, contacts };
-  });
+  }).catch(refuseAmountTooLarge(changes));
 }
 
 function columnValues(columns: LoanColumns): unknown[] {
@@ -307,7 +307,7 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
     ).catch(refuseLedgerRules);
     await grant.finish(tx, loanId);
     return true;
-  });
+  }).catch(refuseAmountTooLarge(changes));
 }
 
 /**
@@ -328,6 +328,24 @@ function refuseLedgerRules(error: unknown): never {
     throw new UserInputError(message, 400, { Amount: message });
   }
   throw error;
+}
+
+/**
+ * A write whose replay computes an amount too large to store (SQLSTATE 22003): the loan's fees,
+ * a balance or the credit past 999,999,999,999.99 — late fees the product's settings derive for
+ * rows a back-dated loan already has late, say. Every input was checked against its column before,
+ * so it is the request's 400, naming the fields of the body the ledger follows; nothing is written
+ * (docs/ledger.md, "An amount too large to store").
+ */
+function refuseAmountTooLarge(changes: LoanChanges): (error: unknown) => never {
+  return (error) => {
+    if ((error as { code?: unknown }).code !== '22003') throw error;
+    const given = [...changes.columns.keys()].flatMap((column) => (column === 'status' ? ['Status'] : BODY_NAME.has(column) ? [BODY_NAME.get(column)!] : []));
+    const message =
+      "the loan's ledger would hold an amount too large to store (its fees, a balance or the credit past 999,999,999,999.99, " +
+      "e.g. the late fees the product's settings give its rows already late); nothing was written";
+    throw new UserInputError(message, 400, new Map((given.length ? given : ['Amount']).map((name) => [name, message])));
+  };
 }
 
 /** Attaches one contact per the rules of interface §4.2 and SPEC §6. */

@@ -386,6 +386,14 @@ export async function updateProductSettings(
         refused.add(changed.map((setting) => setting.name), `the database refused the settings: ${(error as Error).message}`, `refused by the database: ${(error as Error).message}`);
         throw refused.refusal();
       }
+      // The replay of the product's loans (in this UPDATE) computed an amount past numeric(14,2):
+      // a loan's fees, balance or credit past 999,999,999,999.99 under the new late-fee rule.
+      if ((error as { code?: string }).code === '22003') {
+        const refused = new Problems();
+        const problem = "would make a loan's fees, a balance or the credit past 999,999,999,999.99, too large to store";
+        refused.add(changed.map((setting) => setting.name), `the new settings ${problem}; nothing was written`, problem);
+        throw refused.refusal();
+      }
       throw error;
     }
     let replayedLoans = 0;

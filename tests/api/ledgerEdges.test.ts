@@ -54,3 +54,49 @@ describe('REST ledger reads', () => {
     assert.equal(ledger.exact.balances.payoff.text, quote.exact.payoff.text);
   });
 });
+
+describe('An amount too large to store, over REST (docs/ledger.md: refused as a whole, never a 500)', () => {
+  it("a product's late fee, a back-dated new loan or a loan's new date that makes a loan's fees past 999,999,999,999.99 is a 400 naming the fields; nothing is written", async () => {
+    const other = await s.newAccount();
+    await s.db.query(`INSERT INTO products (account_id, name, is_default) VALUES ($1, 'Default', true) ON CONFLICT DO NOTHING`, [other.accountId]);
+    // 900,000,000,000.00 at 0 % over 3 months, funded 2026-01-15: every row long late (the business date is today)
+    const terms = { Name: 'Big loan', Status: 'servicing', Amount: 900000000000, Rate: 0, Term: 3, Frequency: 'monthly', Date_Funded: '2026-01-15' };
+    const late = await other.rest.post('/api/loan', terms);
+    assert.equal(late.status, 201, late.text);
+    const stored = async (id: string): Promise<string> =>
+      JSON.stringify((await s.db.query(`SELECT fees_due::text, date_funded::text FROM loans WHERE account_id = $1 AND id = $2`, [other.accountId, id])).rows[0]);
+    const lateBefore = await stored(late.json.loan.id);
+    assert.match(lateBefore, /"fees_due":"45000000000.00"/); // 3 late fees of 5 % of 300,000,000,000.00
+
+    // the product: a fixed fee of 999,999,999,999.99 would make the loan's fees_due 3 × that
+    const product = await other.rest.patch('/api/product', { late_fee_percent: null, late_fee_fixed: '999999999999.99' });
+    assert.equal(product.status, 400, product.text);
+    assert.match(product.json.error, /999,999,999,999\.99/);
+    assert.deepEqual(Object.keys(product.json.fields).sort(), ['late_fee_fixed', 'late_fee_percent']);
+    const settings = (await other.rest.get('/api/product')).json.product.settings;
+    assert.equal(settings.late_fee_percent, 5);
+    assert.equal(settings.late_fee_fixed, null);
+    assert.equal(await stored(late.json.loan.id), lateBefore);
+
+    // with that fee on a product whose loans are all current, a new back-dated loan, or an existing one moved back, is refused
+    const current = await other.rest.post('/api/loan', { ...terms, Date_Funded: '2026-11-15' });
+    assert.equal(current.status, 201, current.text);
+    await s.db.query(`DELETE FROM loans WHERE account_id = $1 AND id = $2`, [other.accountId, late.json.loan.id]);
+    const changed = await other.rest.patch('/api/product', { late_fee_percent: null, late_fee_fixed: '999999999999.99' });
+    assert.equal(changed.status, 200, changed.text);
+    const total = async (): Promise<number> => (await other.rest.get('/api/loan')).json.total;
+    const loans = await total();
+
+    const created = await other.rest.post('/api/loan', terms);
+    assert.equal(created.status, 400, created.text);
+    assert.match(created.json.error, /too large to store/);
+    assert.deepEqual(Object.keys(created.json.fields).sort(), ['Amount', 'Date_Funded', 'Frequency', 'Rate', 'Status', 'Term']);
+    assert.equal(await total(), loans);
+
+    const before = await stored(current.json.loan.id);
+    const moved = await other.rest.patch(`/api/loan/${current.json.loan.id}`, { Date_Funded: '2026-01-15' });
+    assert.equal(moved.status, 400, moved.text);
+    assert.deepEqual(Object.keys(moved.json.fields), ['Date_Funded']);
+    assert.equal(await stored(current.json.loan.id), before);
+  });
+});
