@@ -37,6 +37,12 @@ export interface FeeJobRun {
   readonly feesAssessed: number;
   /** Sum of the fees assessed, exact (numeric as text). */
   readonly feesAmount: string;
+  /**
+   * Loans left as they were because their replay made an amount too large to store (a balance, the
+   * credit or the fees past 999,999,999,999.99): their ids. The other loans are assessed; these are
+   * tried again on the next day.
+   */
+  readonly loansRefused: readonly string[];
 }
 
 export interface FeeJobOptions {
@@ -77,23 +83,45 @@ interface BatchRow {
 }
 
 async function assessAccount(db: Database, accountId: string, slug: string, asOf: string, lastDone: string | null): Promise<FeeJobRun> {
-  if (lastDone !== null && lastDone >= asOf) return { accountId, slug, asOf, days: [], loansReplayed: 0, loansForwarded: 0, feesAssessed: 0, feesAmount: '0.00' };
+  if (lastDone !== null && lastDone >= asOf) return { accountId, slug, asOf, days: [], loansReplayed: 0, loansForwarded: 0, feesAssessed: 0, feesAmount: '0.00', loansRefused: [] };
   let after: string | null = null;
   let loansReplayed = 0;
   let loansForwarded = 0;
   let feesAssessed = 0;
   const amounts: string[] = [];
+  const loansRefused: string[] = [];
+  // One loan whose replay makes an amount too large to store (SQLSTATE 22003: its late fees past
+  // 999,999,999,999.99 under a product's fee near the largest amount) fails its whole batch, which
+  // every run would take again: no fee for the other loans of the batch, the day never recorded,
+  // and the accounts after this one never reached. So a failed batch is taken again one loan at a
+  // time, up to the loan that fails, which is left as it was and named; then batches go on.
+  let size = BATCH;
   for (;;) {
-    const result: { rows: BatchRow[] } = await db.query<BatchRow>(
-      'SELECT loans_taken, loans_replayed, loans_forwarded, last_id, fees_assessed, fees_amount::text FROM loanql_assess_fees_batch($1, $2::date, $3::uuid, $4)',
-      [accountId, asOf, after, BATCH],
-    );
-    const batch: BatchRow = result.rows[0]!;
+    let batch: BatchRow;
+    try {
+      const result: { rows: BatchRow[] } = await db.query<BatchRow>(
+        'SELECT loans_taken, loans_replayed, loans_forwarded, last_id, fees_assessed, fees_amount::text FROM loanql_assess_fees_batch($1, $2::date, $3::uuid, $4)',
+        [accountId, asOf, after, size],
+      );
+      batch = result.rows[0]!;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== '22003') throw error;
+      if (size > 1) {
+        size = 1;
+        continue;
+      }
+      const failed = await nextLoanToAssess(db, accountId, asOf, after);
+      if (failed === null) throw error;
+      loansRefused.push(failed);
+      after = failed;
+      size = BATCH;
+      continue;
+    }
     loansReplayed += Number(batch.loans_replayed);
     loansForwarded += Number(batch.loans_forwarded);
     feesAssessed += Number(batch.fees_assessed);
     amounts.push(batch.fees_amount);
-    if (Number(batch.loans_taken) < BATCH || batch.last_id === null) break;
+    if (Number(batch.loans_taken) < size || batch.last_id === null) break;
     after = batch.last_id;
   }
   // The day, and each day missed since the last recorded one (a first run records its day only).
@@ -115,7 +143,19 @@ async function assessAccount(db: Database, accountId: string, slug: string, asOf
     [accountId, asOf, lastDone, FEE_JOB, loansReplayed, feesAssessed, amounts, loansForwarded],
   );
   const days = recorded.map((row) => row.business_date).sort();
-  return { accountId, slug, asOf, days, loansReplayed, loansForwarded, feesAssessed, feesAmount: recorded[0]?.fees_amount ?? '0.00' };
+  return { accountId, slug, asOf, days, loansReplayed, loansForwarded, feesAssessed, feesAmount: recorded[0]?.fees_amount ?? '0.00', loansRefused };
+}
+
+/** The loan a batch of one after `after` takes (`loanql_assess_fees_batch`'s choice: serviced, its ledger of an earlier day, by id). */
+async function nextLoanToAssess(db: Database, accountId: string, asOf: string, after: string | null): Promise<string | null> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT l.id FROM loans l
+      WHERE l.account_id = $1 AND ($3::uuid IS NULL OR l.id > $3) AND l.status IN ('servicing', 'overpaid')
+        AND (l.ledger_as_of IS NULL OR l.ledger_as_of < $2::date)
+      ORDER BY l.id LIMIT 1`,
+    [accountId, asOf, after],
+  );
+  return rows[0]?.id ?? null;
 }
 
 export interface FeeJobLogger {
@@ -137,6 +177,7 @@ export function startFeeJob(db: Database, logger: FeeJobLogger, intervalMs = 5 *
       .then((runs) => {
         for (const run of runs) {
           if (run.days.length) logger.info({ account: run.slug, days: run.days, loans: run.loansReplayed, forwarded: run.loansForwarded, fees: run.feesAssessed, amount: run.feesAmount }, 'fee job: day assessed');
+          if (run.loansRefused.length) logger.warn({ account: run.slug, loans: run.loansRefused }, 'fee job: loans left as they were: their ledger makes an amount too large to store (past 999,999,999,999.99)');
         }
       })
       .catch((error: unknown) => logger.warn({ err: error }, 'the fee job failed; the next run tries again'))

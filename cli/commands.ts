@@ -996,5 +996,7 @@ function remittanceTable(investors: readonly RemittanceInvestor[], totals: { rea
 function describeFeeJobRun(run: FeeJobRun): string {
   if (!run.days.length) return `account ${run.slug}: ${run.asOf} already assessed; nothing to do`;
   const days = run.days.length === 1 ? `${run.asOf} (1 day)` : `${run.days[0]} to ${run.asOf} (${run.days.length} days, caught up)`;
-  return `account ${run.slug}: ${days}: ${run.loansReplayed} loan${run.loansReplayed === 1 ? '' : 's'} replayed, ${run.loansForwarded} brought forward, ${run.feesAssessed} fee${run.feesAssessed === 1 ? '' : 's'} assessed (${run.feesAmount})`;
+  return `account ${run.slug}: ${days}: ${run.loansReplayed} loan${run.loansReplayed === 1 ? '' : 's'} replayed, ${run.loansForwarded} brought forward, ${run.feesAssessed} fee${run.feesAssessed === 1 ? '' : 's'} assessed (${run.feesAmount})${
+    run.loansRefused.length ? `; left as they were, their ledger past 999,999,999,999.99: ${run.loansRefused.join(', ')}` : ''
+  }`;
 }

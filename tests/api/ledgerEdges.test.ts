@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { graphBody } from '../support/graphData.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
 import { ledgerJson, payoffQuoteJson } from '../../app/ledgerReads.js';
+import { assessFees } from '../../app/feeJob.js';
+import { installTestClock, setTestClock } from '../support/testClock.js';
 
 /**
  * The servicing ledger at its edges (SPEC §12, docs/ledger.md), as a servicing clerk and an
@@ -98,5 +100,34 @@ describe('An amount too large to store, over REST (docs/ledger.md: refused as a 
     assert.equal(moved.status, 400, moved.text);
     assert.deepEqual(Object.keys(moved.json.fields), ['Date_Funded']);
     assert.equal(await stored(current.json.loan.id), before);
+  });
+});
+
+describe('The daily fee job and an amount too large to store', () => {
+  it("a loan whose late fees pass 999,999,999,999.99 with time is left as it was and named; the account's other loans are assessed and the day recorded", async () => {
+    const other = await s.newAccount();
+    await s.db.query(`INSERT INTO products (account_id, name, is_default) VALUES ($1, 'Default', true) ON CONFLICT DO NOTHING`, [other.accountId]);
+    assert.equal((await other.rest.patch('/api/product', { late_fee_percent: null, late_fee_fixed: '999999999999.99' })).status, 200);
+    // due 2026-12-15, 2027-01-15, 2027-02-15: by 2027-03-01 three fees of 999,999,999,999.99 (no loan can store that) …
+    const huge = await other.rest.post('/api/loan', { Name: 'Huge', Status: 'servicing', Amount: 900000000000, Rate: 0, Term: 3, Frequency: 'monthly', Date_Funded: '2026-11-15' });
+    // … and one fee for a one-payment loan, which it can
+    const small = await other.rest.post('/api/loan', { Name: 'Small', Status: 'servicing', Amount: 1000, Rate: 0, Term: 1, Frequency: 'monthly', Date_Funded: '2026-11-15' });
+    assert.equal(huge.status, 201, huge.text);
+    assert.equal(small.status, 201, small.text);
+    const stored = async (id: string): Promise<string> =>
+      JSON.stringify((await s.db.query(`SELECT fees_due::text, ledger_as_of::text FROM loans WHERE account_id = $1 AND id = $2`, [other.accountId, id])).rows[0]);
+    const hugeBefore = await stored(huge.json.loan.id);
+    await installTestClock(s.db);
+    try {
+      await setTestClock(s.db, '2027-03-01');
+      const [run] = await assessFees(s.db, { accountSlug: other.account.slug });
+      assert.deepEqual(run!.days, ['2027-03-01']);
+      assert.deepEqual(run!.loansRefused, [huge.json.loan.id]);
+      assert.equal(run!.feesAssessed, 1);
+      assert.equal(await stored(small.json.loan.id), JSON.stringify({ fees_due: '999999999999.99', ledger_as_of: '2027-03-01' }));
+      assert.equal(await stored(huge.json.loan.id), hugeBefore);
+    } finally {
+      await setTestClock(s.db, null);
+    }
   });
 });
