@@ -14,11 +14,16 @@ export interface CatalogueConstraint {
 
 /**
  * What the engine's writes need from the catalogue, read once per metadata version: constraints
- * by name (to name the fields of a violation) and the precision of numeric columns (a value
+ * by table and name (to name the fields of a violation) and the precision of numeric columns (a value
  * with more digits is refused before PostgreSQL would round or overflow it).
  */
 export interface Catalogue {
-  readonly constraints: ReadonlyMap<string, CatalogueConstraint>;
+  /**
+   * Table key (`tableKey`: `lender.plans`) → constraint name → constraint. By table first: a
+   * constraint's name is unique only within its table (`plans_pkey` of `public.plans` and of
+   * `lender.plans`; before session 36 one replaced the other, and a collection lost its key).
+   */
+  readonly constraints: ReadonlyMap<string, ReadonlyMap<string, CatalogueConstraint>>;
   /** `table.column` → digits in all and after the point, for `numeric(p, s)` columns. */
   readonly numericLimits: ReadonlyMap<string, { readonly precision: number; readonly scale: number }>;
 }
@@ -72,9 +77,13 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const valueLists = await checkedValueLists(db, relations);
   const foreignKeyRelationships = await relationshipsWithForeignKey(db, metadata, relations);
   const tablesFinalAtReturning = await tablesWhoseRowsAreFinalAtReturning(db, relations);
-  const constraints = new Map<string, CatalogueConstraint>();
-  for (const row of indexRows) constraints.set(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
-  for (const row of constraintRows) constraints.set(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
+  const constraints = new Map<string, Map<string, CatalogueConstraint>>();
+  const addConstraint = (name: string, constraint: CatalogueConstraint): void => {
+    if (!constraints.has(constraint.table)) constraints.set(constraint.table, new Map());
+    constraints.get(constraint.table)!.set(name, constraint);
+  };
+  for (const row of indexRows) addConstraint(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
+  for (const row of constraintRows) addConstraint(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
   const problems: string[] = [...writableViewProblems(metadata, relations), ...eventTypeViewProblems(metadata, relations)];
   const functions = await checkFunctions(db, metadata, relations, problems);
   problems.push(...(await computedFieldProblems(db, metadata, relations, columns)));
@@ -123,14 +132,14 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     // constraints: its declared key is the admin's word (metadata/README.md, "Views").
     const key = tableKey(collection);
     const keyColumns = new Set([metadata.tenantColumn, ...collection.primaryKey.map((field) => field.source.column)]);
-    const identifying = [...constraints.values()].some(
-      (constraint) => constraint.table === key && (constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.length > 0 && constraint.columns.every((column) => keyColumns.has(column)),
+    const identifying = [...(constraints.get(key)?.values() ?? [])].some(
+      (constraint) => (constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.length > 0 && constraint.columns.every((column) => keyColumns.has(column)),
     );
     if (columns.has(key) && collection.primaryKey.length && relations.kinds.get(key)?.kind !== 'view' && !identifying)
       problems.push(`collection ${collection.name}: primary_key ${collection.primaryKey.map((field) => field.source.column).join(', ')} does not identify a row: no primary key or unique constraint of ${collection.table} lies within (${[...keyColumns].join(', ')})`);
     for (const name of collection.insert?.conflictConstraints ?? []) {
-      const constraint = constraints.get(name);
-      if (!constraint || constraint.table !== key || (constraint.kind !== 'u' && constraint.kind !== 'p'))
+      const constraint = constraints.get(key)?.get(name);
+      if (!constraint || (constraint.kind !== 'u' && constraint.kind !== 'p'))
         problems.push(`collection ${collection.name}, insert on_conflict_constraints: ${name} is not a unique constraint of table ${collection.table}`);
       else if (!constraint.columns.includes(metadata.tenantColumn))
         problems.push(`collection ${collection.name}, insert on_conflict_constraints: ${name} does not include the tenant column ${metadata.tenantColumn}`);
@@ -138,9 +147,10 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   }
   if (problems.length) throw new MetadataError(problems);
   const uniqueConstraints = new Map<string, string[]>();
-  for (const [name, constraint] of [...constraints].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-    if ((constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.includes(metadata.tenantColumn))
-      uniqueConstraints.set(constraint.table, [...(uniqueConstraints.get(constraint.table) ?? []), name]);
+  for (const [table, named] of constraints)
+    for (const [name, constraint] of [...named].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      if ((constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.includes(metadata.tenantColumn))
+        uniqueConstraints.set(table, [...(uniqueConstraints.get(table) ?? []), name]);
   const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning });
   return { metadata: checked, catalogue: { constraints, numericLimits } };
 }
