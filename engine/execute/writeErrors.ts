@@ -1,4 +1,4 @@
-import { tableKey, type Catalogue, type Collection, type Metadata } from '../../metadata/index.js';
+import { tableKey, type Catalogue, type Collection, type Field, type Metadata } from '../../metadata/index.js';
 import type { ErrorCode } from '../errorCode.js';
 import { classifyDatabaseError, type ResponseError } from './errors.js';
 
@@ -8,7 +8,12 @@ import { classifyDatabaseError, type ResponseError } from './errors.js';
  * the catalogue; a reference to a record that is not there — or is another account's, which the
  * composite foreign keys make the same thing — is `not-found` and says nothing more.
  */
-export function classifyWriteError(error: unknown, step: { readonly alias: string; readonly collection: Collection; readonly kind: 'insert' | 'update' | 'delete' }, metadata: Metadata, catalogue: Catalogue | null): ResponseError | null {
+export function classifyWriteError(
+  error: unknown,
+  step: { readonly alias: string; readonly collection: Collection; readonly kind: 'insert' | 'update' | 'delete'; readonly incremented?: readonly Field[] },
+  metadata: Metadata,
+  catalogue: Catalogue | null,
+): ResponseError | null {
   const { alias, collection } = step;
   const pgError = error as { code?: unknown; constraint?: unknown; schema?: unknown; table?: unknown; column?: unknown; message?: unknown };
   const code = typeof pgError.code === 'string' ? pgError.code : '';
@@ -59,6 +64,14 @@ export function classifyWriteError(error: unknown, step: { readonly alias: strin
     case '40P01':
       return fail('conflict', 'the write collided with a concurrent one and was undone; send it again');
     case '22003':
+      // An update's `_inc` makes a sum the column cannot hold (a lender's bigint past 2^63, a
+      // numeric(12, 2) past 10^10): those fields, in PostgreSQL's words (before session 36, the
+      // ledger's sentence below, about balances and 999,999,999,999.99, for any table).
+      if (step.incremented?.length) {
+        const incremented = step.incremented.map((field) => field.name);
+        const detail = typeof (pgError as { detail?: unknown }).detail === 'string' ? `: ${(pgError as { detail: string }).detail.replace(/\.$/, '')}` : '';
+        return fail('validation-failed', `${incremented.join(', ')}: _inc makes a value its column cannot hold (${typeof pgError.message === 'string' ? pgError.message : 'out of range'}${detail}); nothing was written`, { fields: incremented });
+      }
       // Every value of the input was checked against its column's precision before the database
       // (valueChecks.ts), so what overflowed is a figure the write computed from them: a balance,
       // the credit or a fee that the ledger's replay stores (money columns hold up to 999,999,999,999.99).

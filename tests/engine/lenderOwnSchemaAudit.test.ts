@@ -24,6 +24,7 @@ const SCHEMA = `
     handle text NOT NULL,
     name text NOT NULL,
     referrer_id bigint,
+    credit_line bigint,
     PRIMARY KEY (account_id, id),
     UNIQUE (account_id, handle),
     FOREIGN KEY (account_id, referrer_id) REFERENCES lender.borrowers (account_id, id)
@@ -59,13 +60,13 @@ collections:
     schema: lender
     table: borrowers
     primary_key: id
-    fields: { id: bigint, handle: text, name: text, referrer_id: bigint }
+    fields: { id: bigint, handle: text, name: text, referrer_id: bigint, credit_line: bigint }
     relationships:
       referrer: { object: lender_borrowers, on: { referrer_id: id } }
       referred: { array: lender_borrowers, on: { id: referrer_id } }
       facilities: { array: lender_facilities, on: { id: borrower_id } }
     insert: { columns: [handle, name, referrer_id] }
-    update: { columns: [name, referrer_id] }
+    update: { columns: [name, referrer_id, credit_line] }
     delete: {}
   lender_plans:
     schema: lender
@@ -86,6 +87,7 @@ collections:
       borrower: { object: lender_borrowers, on: { borrower_id: id } }
       plan: { object: lender_plans, on: { plan_code: code } }
     insert: { columns: [borrower_id, seq, plan_code, amount] }
+    update: { columns: [amount] }
     delete: {}
 `;
 
@@ -184,5 +186,25 @@ describe(`A lender's own schema as a Hasura user uses it: write errors (${testDa
     assert.equal(error.extensions?.code, 'not-found');
     assert.equal(error.message, 'insert_lender_facilities_one: plan_code: no such record');
     assert.equal(await count('lender.facilities'), 2);
+  });
+});
+
+describe(`A lender's own schema as a Hasura user uses it: _inc past what a column holds (${testDatabaseKind})`, () => {
+  it('a bigint summed past 2^63 - 1 names the field and PostgreSQL\u2019s words, not the ledger\u2019s, and writes nothing', async () => {
+    await database.db.query(`UPDATE lender.borrowers SET credit_line = 9007199254740993 WHERE account_id = $1 AND handle = 'ann'`, [accountId]);
+    const error = await refusal(`mutation($by: bigint!) { update_lender_borrowers(where: {handle: {_eq: "ann"}}, _inc: {credit_line: $by}) { affected_rows } }`, { by: '9223372036854775807' });
+    assert.equal(error.extensions?.code, 'validation-failed');
+    assert.equal(error.message, 'update_lender_borrowers: credit_line: _inc makes a value its column cannot hold (bigint out of range); nothing was written');
+    assert.deepEqual(error.extensions?.fields, ['credit_line']);
+    const { rows } = await database.db.query<{ credit_line: string }>(`SELECT credit_line::text FROM lender.borrowers WHERE account_id = $1 AND handle = 'ann'`, [accountId]);
+    assert.deepEqual(rows, [{ credit_line: '9007199254740993' }]);
+  });
+
+  it('a numeric(12, 2) summed past 10^10 names the field and the column\u2019s precision, by key too', async () => {
+    const error = await refusal(`mutation { update_lender_facilities_by_pk(pk_columns: {borrower_id: 1, seq: 1}, _inc: {amount: "9999999999.00"}) { amount } }`);
+    assert.equal(error.extensions?.code, 'validation-failed');
+    assert.equal(error.message, 'update_lender_facilities_by_pk: amount: _inc makes a value its column cannot hold (numeric field overflow: A field with precision 12, scale 2 must round to an absolute value less than 10^10); nothing was written');
+    const { rows } = await database.db.query<{ amount: string }>(`SELECT amount::text FROM lender.facilities WHERE account_id = $1 AND borrower_id = 1 AND seq = 1`, [accountId]);
+    assert.deepEqual(rows, [{ amount: '1000.50' }]);
   });
 });
