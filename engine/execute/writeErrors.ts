@@ -60,6 +60,10 @@ export function classifyWriteError(
       // A view's WITH CHECK OPTION: the written row would not be in the view (without one,
       // PostgreSQL writes it and returning, read through the view, does not show it).
       return fail('check-violation', `the written row would not be in view ${written.schema === null ? '' : `${written.schema}.`}${written.table} (its WITH CHECK OPTION); nothing was written`);
+    case '428C9':
+      // A GENERATED ALWAYS identity column given a value: `metadata check` refuses such a column
+      // among insert columns, so only a table altered since the check gets here.
+      return fail('validation-failed', `${fields.length ? `${named}: ` : ''}the database generates this column's every value (GENERATED ALWAYS); leave it out`, { fields });
     case '40001':
     case '40P01':
       return fail('conflict', 'the write collided with a concurrent one and was undone; send it again');
