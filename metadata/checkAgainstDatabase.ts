@@ -87,6 +87,8 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   for (const row of indexRows) addConstraint(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
   for (const row of constraintRows) addConstraint(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
   const problems: string[] = [...writableViewProblems(metadata, relations), ...eventTypeViewProblems(metadata, relations)];
+  /** Columns of another type than their field's: a problem each, with a hint when the type is an enum. */
+  const mistyped: { readonly at: number; readonly type: string }[] = [];
   const functions = await checkFunctions(db, metadata, relations, problems);
   problems.push(...(await computedFieldProblems(db, metadata, relations, columns)));
   problems.push(...(await storedFormProblems(metadata, columns, db, relations)));
@@ -102,6 +104,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       if (!dataType) {
         problems.push(`collection ${collection.name}, field ${field.name}: column ${collection.table}.${field.source.column} does not exist`);
       } else if (field.source.kind === 'customField' ? dataType !== 'jsonb' : !compatible(field.type, dataType)) {
+        mistyped.push({ at: problems.length, type: dataType.replace(/\[\]$/, '') });
         problems.push(`collection ${collection.name}, field ${field.name}: column ${collection.table}.${field.source.column} is ${dataType}, not ${field.source.kind === 'customField' ? 'jsonb' : field.type}`);
       }
     }
@@ -149,6 +152,10 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       else if (!constraint.columns.includes(metadata.tenantColumn))
         problems.push(`collection ${collection.name}, insert on_conflict_constraints: ${name} does not include the tenant column ${metadata.tenantColumn}`);
     }
+  }
+  if (mistyped.length) {
+    const enumTypes = await enumTypeNames(db, mistyped.map(({ type }) => type));
+    for (const { at, type } of mistyped) if (enumTypes.has(type)) problems[at] += ENUM_HINT;
   }
   if (problems.length) throw new MetadataError(problems);
   const uniqueConstraints = new Map<string, string[]>();
@@ -272,6 +279,20 @@ async function checkedValueLists(db: Queryable, relations: CatalogueRelations): 
     if (items.length && items.every((item): item is string => item !== undefined && PLAIN_CONSTANT.test(item))) lists.set(`${table}.${match[1]!}`, items);
   }
   return lists;
+}
+
+/**
+ * What a column of a PostgreSQL enum type needs (Hasura's native enum scalars have no loanql
+ * type: a field's value is cast to its declared type, and an enum compares with neither text
+ * nor another enum). Before session 36 the refusal said only `is borrower_status, not text`.
+ */
+const ENUM_HINT =
+  ' (an enum type, which loanql does not map: make the column text with a CHECK of its values — ALTER COLUMN … TYPE text — or a foreign key to a table of the values, as Hasura recommends; or read it through a view as <column>::text)';
+
+/** Which of these type names (as `CATALOGUE_COLUMNS` writes them) are enum types (`pg_type.typtype = 'e'`); read only for a refused file. */
+async function enumTypeNames(db: Queryable, types: readonly string[]): Promise<Set<string>> {
+  const { rows: enums } = await db.query<{ name: string }>(`SELECT DISTINCT typname::text AS name FROM pg_type WHERE typtype = 'e' AND typname = ANY($1::text[])`, [[...new Set(types)]]);
+  return new Set(enums.map((row) => row.name));
 }
 
 /** A column as `CATALOGUE_COLUMNS` reads it: information_schema.columns' names and values. */
