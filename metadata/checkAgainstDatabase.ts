@@ -14,11 +14,16 @@ export interface CatalogueConstraint {
 
 /**
  * What the engine's writes need from the catalogue, read once per metadata version: constraints
- * by name (to name the fields of a violation) and the precision of numeric columns (a value
+ * by table and name (to name the fields of a violation) and the precision of numeric columns (a value
  * with more digits is refused before PostgreSQL would round or overflow it).
  */
 export interface Catalogue {
-  readonly constraints: ReadonlyMap<string, CatalogueConstraint>;
+  /**
+   * Table key (`tableKey`: `lender.plans`) → constraint name → constraint. By table first: a
+   * constraint's name is unique only within its table (`plans_pkey` of `public.plans` and of
+   * `lender.plans`; before session 36 one replaced the other, and a collection lost its key).
+   */
+  readonly constraints: ReadonlyMap<string, ReadonlyMap<string, CatalogueConstraint>>;
   /** `table.column` → digits in all and after the point, for `numeric(p, s)` columns. */
   readonly numericLimits: ReadonlyMap<string, { readonly precision: number; readonly scale: number }>;
 }
@@ -40,12 +45,14 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const columns = new Map<string, Map<string, string>>();
   const notNullColumns = new Set<string>();
   const generated = new Set<string>();
+  const identityAlways = new Set<string>();
   const numericLimits = new Map<string, { precision: number; scale: number }>();
   for (const row of rows) {
     if (row.is_nullable === 'NO') notNullColumns.add(`${row.table_name}.${row.column_name}`);
     if (!columns.has(row.table_name)) columns.set(row.table_name, new Map());
     columns.get(row.table_name)!.set(row.column_name, row.data_type);
     if (row.is_generated === 'ALWAYS') generated.add(`${row.table_name}.${row.column_name}`);
+    if (row.identity_generation === 'ALWAYS') identityAlways.add(`${row.table_name}.${row.column_name}`);
     if (row.data_type === 'numeric' && row.numeric_precision !== null && row.numeric_scale !== null)
       numericLimits.set(`${row.table_name}.${row.column_name}`, { precision: Number(row.numeric_precision), scale: Number(row.numeric_scale) });
   }
@@ -72,10 +79,16 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const valueLists = await checkedValueLists(db, relations);
   const foreignKeyRelationships = await relationshipsWithForeignKey(db, metadata, relations);
   const tablesFinalAtReturning = await tablesWhoseRowsAreFinalAtReturning(db, relations);
-  const constraints = new Map<string, CatalogueConstraint>();
-  for (const row of indexRows) constraints.set(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
-  for (const row of constraintRows) constraints.set(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
+  const constraints = new Map<string, Map<string, CatalogueConstraint>>();
+  const addConstraint = (name: string, constraint: CatalogueConstraint): void => {
+    if (!constraints.has(constraint.table)) constraints.set(constraint.table, new Map());
+    constraints.get(constraint.table)!.set(name, constraint);
+  };
+  for (const row of indexRows) addConstraint(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
+  for (const row of constraintRows) addConstraint(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
   const problems: string[] = [...writableViewProblems(metadata, relations), ...eventTypeViewProblems(metadata, relations)];
+  /** Columns of another type than their field's: a problem each, with a hint when the type is an enum. */
+  const mistyped: { readonly at: number; readonly type: string }[] = [];
   const functions = await checkFunctions(db, metadata, relations, problems);
   problems.push(...(await computedFieldProblems(db, metadata, relations, columns)));
   problems.push(...(await storedFormProblems(metadata, columns, db, relations)));
@@ -91,6 +104,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       if (!dataType) {
         problems.push(`collection ${collection.name}, field ${field.name}: column ${collection.table}.${field.source.column} does not exist`);
       } else if (field.source.kind === 'customField' ? dataType !== 'jsonb' : !compatible(field.type, dataType)) {
+        mistyped.push({ at: problems.length, type: dataType.replace(/\[\]$/, '') });
         problems.push(`collection ${collection.name}, field ${field.name}: column ${collection.table}.${field.source.column} is ${dataType}, not ${field.source.kind === 'customField' ? 'jsonb' : field.type}`);
       }
     }
@@ -116,6 +130,9 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       for (const field of [...permission.columns.values(), ...[...permission.set.values()].map((preset) => preset.field)]) {
         if (generated.has(`${tableKey(collection)}.${field.source.column}`))
           problems.push(`collection ${collection.name}, ${operation}, field ${field.name}: column ${collection.table}.${field.source.column} is generated by the database`);
+        // Before session 36 such a column loaded and every write giving it was a 500 (428C9).
+        else if (identityAlways.has(`${tableKey(collection)}.${field.source.column}`))
+          problems.push(`collection ${collection.name}, ${operation}, field ${field.name}: column ${collection.table}.${field.source.column} is GENERATED ALWAYS AS IDENTITY: the database makes every value (leave it out, or declare the column GENERATED BY DEFAULT to take a given one)`);
       }
     }
     // The declared key identifies a row within an account: some primary key or unique
@@ -123,24 +140,29 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     // constraints: its declared key is the admin's word (metadata/README.md, "Views").
     const key = tableKey(collection);
     const keyColumns = new Set([metadata.tenantColumn, ...collection.primaryKey.map((field) => field.source.column)]);
-    const identifying = [...constraints.values()].some(
-      (constraint) => constraint.table === key && (constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.length > 0 && constraint.columns.every((column) => keyColumns.has(column)),
+    const identifying = [...(constraints.get(key)?.values() ?? [])].some(
+      (constraint) => (constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.length > 0 && constraint.columns.every((column) => keyColumns.has(column)),
     );
     if (columns.has(key) && collection.primaryKey.length && relations.kinds.get(key)?.kind !== 'view' && !identifying)
       problems.push(`collection ${collection.name}: primary_key ${collection.primaryKey.map((field) => field.source.column).join(', ')} does not identify a row: no primary key or unique constraint of ${collection.table} lies within (${[...keyColumns].join(', ')})`);
     for (const name of collection.insert?.conflictConstraints ?? []) {
-      const constraint = constraints.get(name);
-      if (!constraint || constraint.table !== key || (constraint.kind !== 'u' && constraint.kind !== 'p'))
+      const constraint = constraints.get(key)?.get(name);
+      if (!constraint || (constraint.kind !== 'u' && constraint.kind !== 'p'))
         problems.push(`collection ${collection.name}, insert on_conflict_constraints: ${name} is not a unique constraint of table ${collection.table}`);
       else if (!constraint.columns.includes(metadata.tenantColumn))
         problems.push(`collection ${collection.name}, insert on_conflict_constraints: ${name} does not include the tenant column ${metadata.tenantColumn}`);
     }
   }
+  if (mistyped.length) {
+    const enumTypes = await enumTypeNames(db, mistyped.map(({ type }) => type));
+    for (const { at, type } of mistyped) if (enumTypes.has(type)) problems[at] += ENUM_HINT;
+  }
   if (problems.length) throw new MetadataError(problems);
   const uniqueConstraints = new Map<string, string[]>();
-  for (const [name, constraint] of [...constraints].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-    if ((constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.includes(metadata.tenantColumn))
-      uniqueConstraints.set(constraint.table, [...(uniqueConstraints.get(constraint.table) ?? []), name]);
+  for (const [table, named] of constraints)
+    for (const [name, constraint] of [...named].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      if ((constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.includes(metadata.tenantColumn))
+        uniqueConstraints.set(table, [...(uniqueConstraints.get(table) ?? []), name]);
   const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning });
   return { metadata: checked, catalogue: { constraints, numericLimits } };
 }
@@ -259,6 +281,20 @@ async function checkedValueLists(db: Queryable, relations: CatalogueRelations): 
   return lists;
 }
 
+/**
+ * What a column of a PostgreSQL enum type needs (Hasura's native enum scalars have no loanql
+ * type: a field's value is cast to its declared type, and an enum compares with neither text
+ * nor another enum). Before session 36 the refusal said only `is borrower_status, not text`.
+ */
+const ENUM_HINT =
+  ' (an enum type, which loanql does not map: make the column text with a CHECK of its values — ALTER COLUMN … TYPE text — or a foreign key to a table of the values, as Hasura recommends; or read it through a view as <column>::text)';
+
+/** Which of these type names (as `CATALOGUE_COLUMNS` writes them) are enum types (`pg_type.typtype = 'e'`); read only for a refused file. */
+async function enumTypeNames(db: Queryable, types: readonly string[]): Promise<Set<string>> {
+  const { rows: enums } = await db.query<{ name: string }>(`SELECT DISTINCT typname::text AS name FROM pg_type WHERE typtype = 'e' AND typname = ANY($1::text[])`, [[...new Set(types)]]);
+  return new Set(enums.map((row) => row.name));
+}
+
 /** A column as `CATALOGUE_COLUMNS` reads it: information_schema.columns' names and values. */
 export interface CatalogueColumn {
   readonly table_schema: string;
@@ -268,6 +304,8 @@ export interface CatalogueColumn {
   readonly data_type: string;
   readonly is_nullable: 'YES' | 'NO';
   readonly is_generated: 'ALWAYS' | 'NEVER';
+  /** An identity column's kind: `GENERATED ALWAYS AS IDENTITY` refuses a given value (PostgreSQL's 428C9), `BY DEFAULT` takes one. */
+  readonly identity_generation: 'ALWAYS' | 'BY DEFAULT' | null;
   readonly numeric_precision: number | null;
   readonly numeric_scale: number | null;
 }
@@ -286,6 +324,7 @@ export const CATALOGUE_COLUMNS = `SELECT n.nspname::text AS table_schema, c.reln
              ELSE b.typname::text END AS data_type,
         CASE WHEN a.attnotnull OR (t.typtype = 'd' AND t.typnotnull) THEN 'NO' ELSE 'YES' END AS is_nullable,
         CASE WHEN a.attgenerated <> '' THEN 'ALWAYS' ELSE 'NEVER' END AS is_generated,
+        CASE a.attidentity WHEN 'a' THEN 'ALWAYS' WHEN 'd' THEN 'BY DEFAULT' END AS identity_generation,
         information_schema._pg_numeric_precision(b.oid, CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE a.atttypmod END) AS numeric_precision,
         information_schema._pg_numeric_scale(b.oid, CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE a.atttypmod END) AS numeric_scale
    FROM (SELECT DISTINCT * FROM unnest($1::text[], $2::text[])) AS wanted(schema_name, relation_name)

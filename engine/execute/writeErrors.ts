@@ -1,4 +1,4 @@
-import type { Catalogue, Collection, Metadata } from '../../metadata/index.js';
+import { tableKey, type Catalogue, type Collection, type Field, type Metadata } from '../../metadata/index.js';
 import type { ErrorCode } from '../errorCode.js';
 import { classifyDatabaseError, type ResponseError } from './errors.js';
 
@@ -8,14 +8,20 @@ import { classifyDatabaseError, type ResponseError } from './errors.js';
  * the catalogue; a reference to a record that is not there — or is another account's, which the
  * composite foreign keys make the same thing — is `not-found` and says nothing more.
  */
-export function classifyWriteError(error: unknown, step: { readonly alias: string; readonly collection: Collection; readonly kind: 'insert' | 'update' | 'delete' }, metadata: Metadata, catalogue: Catalogue | null): ResponseError | null {
+export function classifyWriteError(
+  error: unknown,
+  step: { readonly alias: string; readonly collection: Collection; readonly kind: 'insert' | 'update' | 'delete'; readonly incremented?: readonly Field[] },
+  metadata: Metadata,
+  catalogue: Catalogue | null,
+): ResponseError | null {
   const { alias, collection } = step;
-  const pgError = error as { code?: unknown; constraint?: unknown; table?: unknown; column?: unknown; message?: unknown };
+  const pgError = error as { code?: unknown; constraint?: unknown; schema?: unknown; table?: unknown; column?: unknown; message?: unknown };
   const code = typeof pgError.code === 'string' ? pgError.code : '';
-  const table = typeof pgError.table === 'string' ? pgError.table : collection.table;
   const constraintName = typeof pgError.constraint === 'string' ? pgError.constraint : '';
-  const written = [...metadata.collections.values()].find((c) => c.table === table) ?? collection;
-  const constraint = catalogue?.constraints.get(constraintName);
+  // The table PostgreSQL names: the written one, or for a delete's foreign-key violation the one
+  // whose rows still refer to the deleted row.
+  const written = typeof pgError.table === 'string' ? collectionOfTable(metadata, typeof pgError.schema === 'string' ? pgError.schema : null, pgError.table) ?? collection : collection;
+  const constraint = catalogue?.constraints.get(tableKey(written))?.get(constraintName);
   const fields = fieldNames(written, constraint?.columns ?? (typeof pgError.column === 'string' ? [pgError.column] : []), metadata.tenantColumn);
   const named = fields.length ? fields.join(', ') : 'a field';
   const path = [alias];
@@ -31,7 +37,9 @@ export function classifyWriteError(error: unknown, step: { readonly alias: strin
       // A write that sets a reference fails because the record is not there; a delete, because
       // other records still refer to the row (decided by the statement, not PostgreSQL's words).
       if (step.kind !== 'delete') return fail('not-found', `${named}: no such record`, { fields });
-      return fail('foreign-key-violation', `the ${written.name} record is still referred to by other records`, { fields });
+      // PostgreSQL names the referring table and its columns: the deleted record is the step's.
+      const referring = typeof pgError.table === 'string' && written === collection && pgError.table !== collection.table ? pgError.table : written.name;
+      return fail('foreign-key-violation', `a ${collection.name} record is still referred to by ${referring} records${fields.length ? ` (their ${fields.join(', ')})` : ''}; nothing was deleted`, { fields, referred_by: referring });
     }
     case '23514':
       if (constraintName === 'payments_reversal_final')
@@ -52,10 +60,22 @@ export function classifyWriteError(error: unknown, step: { readonly alias: strin
       // A view's WITH CHECK OPTION: the written row would not be in the view (without one,
       // PostgreSQL writes it and returning, read through the view, does not show it).
       return fail('check-violation', `the written row would not be in view ${written.schema === null ? '' : `${written.schema}.`}${written.table} (its WITH CHECK OPTION); nothing was written`);
+    case '428C9':
+      // A GENERATED ALWAYS identity column given a value: `metadata check` refuses such a column
+      // among insert columns, so only a table altered since the check gets here.
+      return fail('validation-failed', `${fields.length ? `${named}: ` : ''}the database generates this column's every value (GENERATED ALWAYS); leave it out`, { fields });
     case '40001':
     case '40P01':
       return fail('conflict', 'the write collided with a concurrent one and was undone; send it again');
     case '22003':
+      // An update's `_inc` makes a sum the column cannot hold (a lender's bigint past 2^63, a
+      // numeric(12, 2) past 10^10): those fields, in PostgreSQL's words (before session 36, the
+      // ledger's sentence below, about balances and 999,999,999,999.99, for any table).
+      if (step.incremented?.length) {
+        const incremented = step.incremented.map((field) => field.name);
+        const detail = typeof (pgError as { detail?: unknown }).detail === 'string' ? `: ${(pgError as { detail: string }).detail.replace(/\.$/, '')}` : '';
+        return fail('validation-failed', `${incremented.join(', ')}: _inc makes a value its column cannot hold (${typeof pgError.message === 'string' ? pgError.message : 'out of range'}${detail}); nothing was written`, { fields: incremented });
+      }
       // Every value of the input was checked against its column's precision before the database
       // (valueChecks.ts), so what overflowed is a figure the write computed from them: a balance,
       // the credit or a fee that the ledger's replay stores (money columns hold up to 999,999,999,999.99).
@@ -64,6 +84,16 @@ export function classifyWriteError(error: unknown, step: { readonly alias: strin
       if (code.startsWith('22')) return fail('validation-failed', `${typeof pgError.message === 'string' ? pgError.message : 'invalid value'}`);
       return classifyDatabaseError(error);
   }
+}
+
+/**
+ * The collection whose table PostgreSQL named (an error's `schema` and `table`): of a declared
+ * schema that one, else one in the current schema (`schema` left out); tables of one name in two
+ * schemas are two collections (before session 36 the first of either name was taken).
+ */
+function collectionOfTable(metadata: Metadata, schema: string | null, table: string): Collection | undefined {
+  const named = [...metadata.collections.values()].filter((c) => c.table === table);
+  return named.find((c) => schema !== null && c.schema === schema) ?? named.find((c) => c.schema === null);
 }
 
 /** PostgreSQL's own message for a row that fails a CHECK constraint (`new row for relation "t" violates check constraint "c"`, and its domain form). */

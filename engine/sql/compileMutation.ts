@@ -16,6 +16,8 @@ export interface MutationStep {
   readonly alias: string;
   readonly collection: Collection;
   readonly kind: 'insert' | 'update' | 'delete';
+  /** An update's fields given in `_inc`: the sums the database computes (an overflow is theirs). */
+  readonly incremented?: readonly Field[];
 }
 
 /** A value to check before anything runs: digits of a numeric, NUL characters of a text. */
@@ -320,7 +322,8 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
       case 'update': {
         const outputs = field.updates.map((update) => {
           const { statement, single } = updateStatement(field.alias, field.collection, update);
-          steps.push({ statement, alias: field.alias, collection: field.collection, kind: 'update' });
+          const incremented = [...update.set].filter(([, values]) => values.some((value) => value.kind === 'inc')).map(([written]) => written);
+          steps.push({ statement, alias: field.alias, collection: field.collection, kind: 'update', incremented });
           if (field.updates.length === 1 && single && readsOnlyWrittenRows(field.collection, field.output, metadata)) {
             oneWrite = single;
             const output = returnedOutput(field.collection, field.output, single);

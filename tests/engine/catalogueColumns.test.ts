@@ -15,7 +15,7 @@ const REFERENCE = `SELECT table_schema::text, table_name::text, column_name::tex
              WHEN data_type = 'ARRAY' THEN (SELECT CASE WHEN e.typnamespace = 'pg_catalog'::regnamespace THEN format_type(e.oid, NULL) ELSE e.typname::text END
                FROM pg_type AS a JOIN pg_type AS e ON e.oid = a.typelem WHERE a.typname = udt_name AND a.typnamespace = (SELECT oid FROM pg_namespace WHERE nspname = udt_schema)) || '[]'
              ELSE data_type END AS data_type,
-        is_nullable::text, is_generated::text, numeric_precision::int, numeric_scale::int
+        is_nullable::text, is_generated::text, identity_generation::text, numeric_precision::int, numeric_scale::int
    FROM information_schema.columns
   WHERE (table_schema::text, table_name::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))`;
 
@@ -79,7 +79,8 @@ describe('the collections’ columns from pg_catalog', () => {
     assert.deepEqual(ours, reference);
     const byColumn = new Map(ours.map((row) => [`${row.table_name}.${row.column_name}`, row]));
     // What the check relies on, spelled out (a regression in both readings would pass the comparison).
-    assert.deepEqual(byColumn.get('things.amount'), { table_schema: 'catalogue_kinds', table_name: 'things', column_name: 'amount', data_type: 'numeric', is_nullable: 'NO', is_generated: 'NEVER', numeric_precision: 10, numeric_scale: 2 });
+    assert.deepEqual(byColumn.get('things.amount'), { table_schema: 'catalogue_kinds', table_name: 'things', column_name: 'amount', data_type: 'numeric', is_nullable: 'NO', is_generated: 'NEVER', identity_generation: null, numeric_precision: 10, numeric_scale: 2 });
+    assert.equal(byColumn.get('things.id')?.identity_generation, 'ALWAYS');
     assert.equal(byColumn.get('things.tags')?.data_type, 'citext[]');
     assert.equal(byColumn.get('things.moods')?.data_type, 'mood[]');
     assert.equal(byColumn.get('things.counts')?.data_type, 'integer[]');

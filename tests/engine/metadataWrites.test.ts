@@ -42,8 +42,8 @@ describe('Metadata: writable fields', () => {
   it('accepts the shipped file, and reads the constraints and numeric precision writes need', async () => {
     const { catalogue } = await checkMetadataAgainstDatabase(parseMetadata(ORIGINAL), database.db);
     assert.deepEqual(catalogue.numericLimits.get('payments.amount'), { precision: 14, scale: 2 });
-    assert.deepEqual(catalogue.constraints.get('borrows_account_id_loan_id_person_id_key')?.columns, ['account_id', 'loan_id', 'person_id']);
-    assert.equal(catalogue.constraints.get('payments_amount_positive')?.kind, 'c');
+    assert.deepEqual(catalogue.constraints.get('borrows')?.get('borrows_account_id_loan_id_person_id_key')?.columns, ['account_id', 'loan_id', 'person_id']);
+    assert.equal(catalogue.constraints.get('payments')?.get('payments_amount_positive')?.kind, 'c');
   });
 
   const REFUSED: readonly { name: string; text: string; problem: RegExp }[] = [
