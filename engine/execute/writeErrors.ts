@@ -69,7 +69,7 @@ export function classifyWriteError(
       return fail('conflict', 'the write collided with a concurrent one and was undone; send it again');
     case '22003':
       // An update's `_inc` makes a sum the column cannot hold (a lender's bigint past 2^63, a
-      // numeric(12, 2) past 10^10): those fields, in PostgreSQL's words (before session 36, the
+      // numeric(12, 2) past 10^10): those fields, in PostgreSQL's words (before session 35, the
       // ledger's sentence below, about balances and 999,999,999,999.99, for any table).
       if (step.incremented?.length) {
         const incremented = step.incremented.map((field) => field.name);
@@ -89,7 +89,7 @@ export function classifyWriteError(
 /**
  * The collection whose table PostgreSQL named (an error's `schema` and `table`): of a declared
  * schema that one, else one in the current schema (`schema` left out); tables of one name in two
- * schemas are two collections (before session 36 the first of either name was taken).
+ * schemas are two collections (before session 35 the first of either name was taken).
  */
 function collectionOfTable(metadata: Metadata, schema: string | null, table: string): Collection | undefined {
   const named = [...metadata.collections.values()].filter((c) => c.table === table);
