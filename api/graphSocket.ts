@@ -381,14 +381,29 @@ export class GraphSockets {
     });
   }
 
-  /** A query or mutation sent over the socket: answered once, like `POST /api/graph` — a query admitted by cost as there. */
+  /**
+   * A query or mutation sent over the socket: answered once, like `POST /api/graph` — a query
+   * admitted by cost as there, and with read replicas read-your-writes as there (README "Scaling
+   * out"): a key's query reads a replica that has replayed the key's last write, and a key's
+   * mutation is recorded as its last write (a query right after one, over HTTP or this socket, read
+   * any replica, however far behind).
+   */
   async #answerOnce(caller: { engine: GraphEngine; principal: Principal }, connection: Connection, payload: SubscribePayload, isMutation: boolean): Promise<string> {
-    const db = !isMutation && this.#deps.routing ? this.#deps.routing.replicas.forRequest(null) : this.#deps.db;
+    const routing = this.#deps.routing;
+    const key = routing && !connection.console ? connection.auth! : null;
+    const routed = routing && key ? await routing.forRead(key, null) : null;
+    if (key && !routed) {
+      // Deactivated, its notice not heard yet: the connection closes as the notice would close it.
+      connection.socket.close(CloseCode.Forbidden, 'Forbidden');
+      throw new RequestError([{ message: 'this API key is not active', extensions: { code: 'permission-error' } }], 'document');
+    }
+    const db = routed ?? (!isMutation && routing ? routing.replicas.forRequest(null) : this.#deps.db);
     const admission = this.#deps.admission;
-    if (!admission) return caller.engine.execute(db, payload, caller.principal);
     const requester = requesterOf(connection);
     const pieces: string[] = [];
-    await caller.engine.respond(db, payload, caller.principal, undefined, (piece) => void pieces.push(piece), { admit: (cost) => admission.admit(requester, cost) });
+    if (!admission) pieces.push(await caller.engine.execute(db, payload, caller.principal));
+    else await caller.engine.respond(db, payload, caller.principal, undefined, (piece) => void pieces.push(piece), { admit: (cost) => admission.admit(requester, cost) });
+    if (routing && key && routed?.wrote) await routing.recordWrite(key).catch(() => undefined);
     return pieces.join('');
   }
 
