@@ -71,6 +71,9 @@ interface PlannedSubscription {
 
 const KEEP_ALIVE_MS = 12_000;
 
+/** How long a connection the server closes has to answer the close before it is cut (a client that does not read would never answer). */
+const CLOSE_HANDSHAKE_MS = 1_000;
+
 /** The console's sockets: how often their sessions are read again (a logout or an expiry closes them with 4403 within this). */
 const SESSION_CHECK_MS = 1_000;
 
@@ -192,8 +195,9 @@ export class GraphSockets {
   noticeMetadataReload(): void {
     const engine = this.#deps.engines.engine;
     for (const connection of this.#connections) {
-      if (!connection.auth || !connection.subscriptions.size) continue;
+      if (!connection.auth) continue;
       const caller = engineForCaller(engine, connection.auth);
+      // Whether or not it has a subscription open: an idle connection kept open would refuse its next operation.
       if (!caller) {
         connection.socket.close(CloseCode.Forbidden, 'Forbidden');
         continue;
@@ -206,11 +210,19 @@ export class GraphSockets {
     }
   }
 
-  /** Closes every connection (1001, going away) and the WebSocket server. */
+  /**
+   * Closes every connection (1001, going away) and the WebSocket server. A client that does not
+   * answer the close within `CLOSE_HANDSHAKE_MS` (one that stopped reading) is cut then: it held
+   * the stop until its keep-alive ran out, 24 s, past `SHUTDOWN_GRACE_MS` and its last-resort exit.
+   */
   async close(): Promise<void> {
     if (this.#sessionChecks) clearInterval(this.#sessionChecks);
     for (const connection of this.#connections) connection.socket.close(1001, 'Going away');
+    const cut = setTimeout(() => {
+      for (const connection of this.#connections) connection.socket.terminate();
+    }, CLOSE_HANDSHAKE_MS);
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+    clearTimeout(cut);
   }
 
   async #connect(ctx: Context<Record<string, unknown>, Connection>): Promise<boolean> {
@@ -283,8 +295,11 @@ export class GraphSockets {
     const auth = connection.auth!;
     const caller = engineForCaller(this.#deps.engines.engine, auth);
     if (!caller) {
+      // The key's role is gone (a metadata reload as this arrived): graphql-ws needs an error to
+      // return (an empty list was thrown back as a fault of the service, logged as one); the socket
+      // is closing, so it is not sent.
       connection.socket.close(CloseCode.Forbidden, 'Forbidden');
-      return [];
+      return [new GraphQLError(`this API key's role ${auth.role} is not in the metadata`, { extensions: { code: 'forbidden' } })];
     }
     const results = new ResultQueue();
     let type;
@@ -366,14 +381,29 @@ export class GraphSockets {
     });
   }
 
-  /** A query or mutation sent over the socket: answered once, like `POST /api/graph` — a query admitted by cost as there. */
+  /**
+   * A query or mutation sent over the socket: answered once, like `POST /api/graph` — a query
+   * admitted by cost as there, and with read replicas read-your-writes as there (README "Scaling
+   * out"): a key's query reads a replica that has replayed the key's last write, and a key's
+   * mutation is recorded as its last write (a query right after one, over HTTP or this socket, read
+   * any replica, however far behind).
+   */
   async #answerOnce(caller: { engine: GraphEngine; principal: Principal }, connection: Connection, payload: SubscribePayload, isMutation: boolean): Promise<string> {
-    const db = !isMutation && this.#deps.routing ? this.#deps.routing.replicas.forRequest(null) : this.#deps.db;
+    const routing = this.#deps.routing;
+    const key = routing && !connection.console ? connection.auth! : null;
+    const routed = routing && key ? await routing.forRead(key, null) : null;
+    if (key && !routed) {
+      // Deactivated, its notice not heard yet: the connection closes as the notice would close it.
+      connection.socket.close(CloseCode.Forbidden, 'Forbidden');
+      throw new RequestError([{ message: 'this API key is not active', extensions: { code: 'permission-error' } }], 'document');
+    }
+    const db = routed ?? (!isMutation && routing ? routing.replicas.forRequest(null) : this.#deps.db);
     const admission = this.#deps.admission;
-    if (!admission) return caller.engine.execute(db, payload, caller.principal);
     const requester = requesterOf(connection);
     const pieces: string[] = [];
-    await caller.engine.respond(db, payload, caller.principal, undefined, (piece) => void pieces.push(piece), { admit: (cost) => admission.admit(requester, cost) });
+    if (!admission) pieces.push(await caller.engine.execute(db, payload, caller.principal));
+    else await caller.engine.respond(db, payload, caller.principal, undefined, (piece) => void pieces.push(piece), { admit: (cost) => admission.admit(requester, cost) });
+    if (routing && key && routed?.wrote) await routing.recordWrite(key).catch(() => undefined);
     return pieces.join('');
   }
 
@@ -430,7 +460,7 @@ export class GraphSockets {
     if (socket.readyState !== socket.OPEN) return;
     this.#deps.logger.warn({ keyPrefix: connection.auth?.prefix, waiting }, 'a WebSocket client does not read its messages; dropping it');
     socket.close(SLOW_CONSUMER_CLOSE, 'the client does not read its messages');
-    setTimeout(() => socket.terminate(), 1_000).unref();
+    setTimeout(() => socket.terminate(), CLOSE_HANDSHAKE_MS).unref();
   }
 
   #placeholder(text: string): string {
@@ -491,14 +521,14 @@ const OUTCOME_OF_CODE: ReadonlyMap<unknown, SocketOutcome> = new Map<unknown, So
   ['database-unavailable', 'failed'],
   ['metadata-mismatch', 'failed'],
   ['internal', 'failed'],
+  ['forbidden', 'forbidden'],
 ]);
 
-/** `started`, `forbidden` (the connection closed: its key's role is gone), or the first error's code mapped to the list (any other code: the client's mistake, `refused`). */
+/** `started`, or the first error's code mapped to the list (`forbidden`: the connection closed, its key's role is gone; any other code: the client's mistake, `refused`). */
 function outcomeOf(result: ExecutionArgs | readonly GraphQLError[]): SocketOutcome {
   if (!Array.isArray(result)) return 'started';
   const errors = result as readonly GraphQLError[];
-  if (errors.length === 0) return 'forbidden';
-  return OUTCOME_OF_CODE.get(errors[0]!.extensions?.code) ?? 'refused';
+  return OUTCOME_OF_CODE.get(errors[0]?.extensions?.code) ?? 'refused';
 }
 
 /** Whose turn a connection's operations take in admission's queue: its key's, or (the console) its account's, as on HTTP. */

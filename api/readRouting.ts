@@ -71,8 +71,13 @@ export class ReadRouting {
    * yet). Rejects when the primary cannot record it; the caller then answers without the header.
    */
   async wrote(key: KeyRef, res: ServerResponse): Promise<void> {
-    const lsn = await recordKeyWrite(this.primary, key);
+    const lsn = await this.recordWrite(key);
     if (!res.headersSent) res.setHeader(CONSISTENCY_HEADER, formatLsn(lsn));
+  }
+
+  /** After a write of `key` has committed: records the primary's position now as the key's last write (a write over the WebSocket, which has no header to set). */
+  recordWrite(key: KeyRef): Promise<Lsn> {
+    return recordKeyWrite(this.primary, key);
   }
 
   /** Says where a request's reads ran, when it read (`LoanQL-Read-From`). */

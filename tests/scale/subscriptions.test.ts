@@ -294,4 +294,35 @@ describe('Subscriptions with WORKERS=2 and a read replica', { skip: skip ?? fals
     assert.ok(onStandbyCaughtUp > 0, 'with the standby caught up, cohorts read on it');
     assert.ok(onPrimary > 0, 'with the standby 400 ms late, the primary answered the refreshes that needed the newest writes');
   });
+
+  it("with the standby a second late, a key reads its own writes over the socket (README \"Scaling out\"): a query after its mutation, over the socket or HTTP, and a subscription's first result after it (they read the late standby)", async () => {
+    const [task] = await primarySql<{ id: string }>(`SELECT id FROM tasks WHERE account_id = $1 ORDER BY id LIMIT 1`, [accountId]);
+    const rename = `mutation($id: uuid!, $name: String!) { update_tasks_by_pk(pk_columns: {id: $id}, _set: {name: $name}) { name } }`;
+    const read = `query($id: uuid!) { tasks_by_pk(id: $id) { name } }`;
+    const socket = connect(service.url, key);
+    opened.push(socket);
+    // A connection held open by a probe: the reads below are its own operations, not a new connection's.
+    const probe = subscribe(socket.client, PROBE);
+    await probe.next();
+    await pair.delayStandby(1_000);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal((await once(socket, rename, { id: task!.id, name: 'renamed over the socket' })).update_tasks_by_pk.name, 'renamed over the socket');
+      assert.equal((await once(socket, read, { id: task!.id })).tasks_by_pk.name, 'renamed over the socket', 'a query right after the mutation over the socket');
+      const overHttp = await fetch(`${service.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: read, variables: { id: task!.id } }) });
+      assert.equal(((await overHttp.json()) as { data: { tasks_by_pk: { name: string } } }).data.tasks_by_pk.name, 'renamed over the socket', 'a query over HTTP right after the mutation over the socket');
+
+      const posted = await fetch(`${service.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: rename, variables: { id: task!.id, name: 'renamed over HTTP' } }) });
+      assert.equal(posted.status, 200);
+      assert.equal((await once(socket, read, { id: task!.id })).tasks_by_pk.name, 'renamed over HTTP', 'a query over the socket right after a mutation over HTTP');
+
+      await fetch(`${service.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: rename, variables: { id: task!.id, name: 'renamed before subscribing' } }) });
+      const live = subscribe(socket.client, `subscription($id: uuid!) { tasks_by_pk(id: $id) { name } }`, { id: task!.id });
+      assert.equal((await live.next()).data.tasks_by_pk.name, 'renamed before subscribing', "a subscription's first result");
+      live.stop();
+    } finally {
+      await pair.delayStandby(0);
+      probe.stop();
+    }
+  });
 });

@@ -16,7 +16,11 @@ export interface TestClient {
   dispose(): Promise<void>;
 }
 
-export function connect(httpUrl: string, key: string | null, options: { retry?: boolean; viaHeader?: boolean } = {}): TestClient {
+/**
+ * `retry`: reconnect after a close (graphql-ws's default retries close events only);
+ * `retryEveryFailure`: a refused connection too (`shouldRetry: () => true`), riding out a restart.
+ */
+export function connect(httpUrl: string, key: string | null, options: { retry?: boolean; retryEveryFailure?: boolean; viaHeader?: boolean } = {}): TestClient {
   const closes: TestClient['closes'] = [];
   const headers = options.viaHeader && key ? { authorization: `Token ${key}` } : undefined;
   class KeyedWebSocket extends WebSocket {
@@ -29,6 +33,7 @@ export function connect(httpUrl: string, key: string | null, options: { retry?: 
     webSocketImpl: KeyedWebSocket,
     lazy: true,
     retryAttempts: options.retry ? 5 : 0,
+    ...(options.retryEveryFailure ? { shouldRetry: () => true } : {}),
     connectionParams: key && !options.viaHeader ? { Authorization: `Token ${key}` } : {},
     on: { closed: (event) => void closes.push({ code: (event as { code: number }).code, reason: String((event as { reason: unknown }).reason), at: Date.now() }) },
   });

@@ -125,9 +125,24 @@ export class LiveQueries {
       same.add(subscriber);
     }
     this.#subscribers += 1;
-    cohort.pending.add(subscriber);
-    this.#kick(cohort);
     const owner = cohort;
+    const reads = this.#options.reads;
+    if (reads) {
+      // Read replicas: the first result reads at least what was committed before the subscription
+      // came — its key's own last write included, whose notice came before it and refreshes nothing.
+      void reads
+        .primaryPosition()
+        .catch(() => null)
+        .then((position) => {
+          if (subscriber.closed) return;
+          owner.requiredPosition = later(owner.requiredPosition, position);
+          owner.pending.add(subscriber);
+          this.#kick(owner);
+        });
+    } else {
+      cohort.pending.add(subscriber);
+      this.#kick(cohort);
+    }
     return started.then(() => ({ stop: () => this.#remove(owner, subscriber) }));
   }
 
