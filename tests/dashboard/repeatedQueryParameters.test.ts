@@ -21,14 +21,18 @@ let server: TestServer;
 let seeded: SeededAccount;
 let client: DashboardClient;
 let loanPath = '';
+/** The loan's funding day: a quote date the page takes (one before it is refused with a 400 of its own). */
+let fundedOn = '';
 let investorPath = '';
 
 before(async () => {
   ({ database, seeded: [seeded] } = await openSeededTestDatabase([{ scale: 0.01 }]));
   server = await startTestServer(database.db);
   const accountId = seeded.account.id;
-  const loan = await database.db.query<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [accountId]);
+  // Whichever loan comes first by id (the seed's ids are random): its own funding day is the quote date below.
+  const loan = await database.db.query<{ id: string; funded: string }>(`SELECT id, date_funded::text AS funded FROM loans WHERE account_id = $1 AND status = 'servicing' AND date_funded IS NOT NULL ORDER BY id LIMIT 1`, [accountId]);
   loanPath = `/dashboard/loans/${loan.rows[0]!.id}`;
+  fundedOn = loan.rows[0]!.funded;
   const investor = await database.db.query<{ person_id: string }>(`SELECT person_id FROM funding_sources WHERE account_id = $1 AND person_id IS NOT NULL ORDER BY id LIMIT 1`, [accountId]);
   investorPath = `/dashboard/investors/${investor.rows[0]!.person_id}`;
   client = new DashboardClient(server.url);
@@ -60,7 +64,7 @@ describe('A parameter given twice on a dashboard page', () => {
     { page: 'the loans list’s status', path: () => '/dashboard/loans?status=closed&status=servicing', once: () => '/dashboard/loans?status=closed', names: ['status'] },
     { page: 'the loans list’s page', path: () => '/dashboard/loans?page=2&page=3', once: () => '/dashboard/loans?page=2', names: ['page'] },
     { page: 'the loans list’s sort, q and due', path: () => '/dashboard/loans?sort=name&sort=newest&q=a&q=b&due=week&due=week', once: () => '/dashboard/loans?sort=name&q=a&due=week', names: ['sort', 'q', 'due'] },
-    { page: 'a loan’s quote date', path: () => `${loanPath}?quote_date=2026-01-01&quote_date=2026-02-01`, once: () => `${loanPath}?quote_date=2026-01-01`, names: ['quote_date'] },
+    { page: 'a loan’s quote date', path: () => `${loanPath}?quote_date=${fundedOn}&quote_date=2999-01-01`, once: () => `${loanPath}?quote_date=${fundedOn}`, names: ['quote_date'] },
     { page: 'a loan’s notice', path: () => `${loanPath}?done=payment-posted&done=task-added`, once: () => `${loanPath}?done=payment-posted`, names: ['done'] },
     { page: 'the people list', path: () => '/dashboard/people?q=a&q=b&page=1&page=2', once: () => '/dashboard/people?q=a&page=1', names: ['q', 'page'] },
     { page: 'the collections queue', path: () => '/dashboard/collections?sort=days&sort=name&dir=asc&dir=desc', once: () => '/dashboard/collections?sort=name&dir=asc', names: ['sort', 'dir'] },

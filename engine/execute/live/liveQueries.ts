@@ -55,12 +55,10 @@ const later = (a: bigint | null, b: bigint | null): bigint | null => (a === null
  * statements have the same text form a cohort, refreshed by ONE statement that binds all their
  * parameter values together (`cohortStatement`); a cohort is refreshed when the database
  * announces a write to a table it reads in an account it serves (`noticeChange`), notices of one
- * window (50 ms) coalesced, a cohort never refreshed twice at once; and every
- * `fallbackIntervalMs` whatever the notices said. Nothing announced, no statement.
- *
- * A live query sends its first result at once and then the whole result whenever its hash
- * changes; a stream sends each non-empty batch after its cursor and moves the cursor to the
- * batch's last row.
+ * window (50 ms) coalesced, a cohort never refreshed twice at once; and every `fallbackIntervalMs`
+ * whatever the notices said. Nothing announced, no statement. A live query sends its first result
+ * at once and then the whole result whenever its hash changes; a stream sends each non-empty
+ * batch after its cursor and moves the cursor to the batch's last row.
  */
 export class LiveQueries {
   readonly #db: Database;
@@ -90,10 +88,7 @@ export class LiveQueries {
     return { subscriptions: this.#subscribers, cohorts: this.#cohorts.size };
   }
 
-  /**
-   * Starts a subscription: resolves once its first refresh has run (a live query's first result
-   * sent), or rejects with `RequestError` when the database refused its values (a data exception).
-   */
+  /** Starts a subscription: resolves once its first refresh has run (a live query's first result sent), or rejects with `RequestError` when the database refused its values. */
   subscribe(statement: LiveStatement, sink: LiveSink): Promise<LiveSubscription> {
     let cohort = this.#cohorts.get(statement.text);
     if (!cohort) {
@@ -126,30 +121,20 @@ export class LiveQueries {
     }
     this.#subscribers += 1;
     const owner = cohort;
-    const reads = this.#options.reads;
-    if (reads) {
-      // Read replicas: the first result reads at least what was committed before the subscription
-      // came — its key's own last write included, whose notice came before it and refreshes nothing.
-      void reads
-        .primaryPosition()
-        .catch(() => null)
-        .then((position) => {
-          if (subscriber.closed) return;
-          owner.requiredPosition = later(owner.requiredPosition, position);
-          owner.pending.add(subscriber);
-          this.#kick(owner);
-        });
-    } else {
-      cohort.pending.add(subscriber);
-      this.#kick(cohort);
-    }
+    const begin = (position: bigint | null): void => {
+      if (subscriber.closed) return;
+      owner.requiredPosition = later(owner.requiredPosition, position);
+      owner.pending.add(subscriber);
+      this.#kick(owner);
+    };
+    // Read replicas: the first result reads at least what was committed before the subscription came
+    // (its key's own last write included, whose notice came before it and refreshes nothing).
+    if (this.#options.reads) void this.#options.reads.primaryPosition().catch(() => null).then(begin);
+    else begin(null);
     return started.then(() => ({ stop: () => this.#remove(owner, subscriber) }));
   }
 
-  /**
-   * The database said `table` was written in `accountId` (null: in any account, or notices were
-   * lost), in rows of these `loans` (null: of any loan, or rows without one).
-   */
+  /** The database said `table` was written in `accountId` (null: any account, or notices were lost), in rows of these `loans` (null: any loan, or rows without one). */
   noticeChange(table: string, accountId: string | null, loans: readonly string[] | null = null): void {
     if (!this.#byTable.has(table)) return;
     let accounts = this.#changed.get(table);
@@ -312,9 +297,8 @@ export class LiveQueries {
   }
 
   /**
-   * Admission refused a run: a subscription waiting for its first result ends with the refusal
-   * (as HTTP answers 503 `overloaded`); a started one is refreshed again after `retryAfterMs` —
-   * never left behind, whatever notices come meanwhile.
+   * Admission refused a run: a subscription waiting for its first result ends with the refusal (as HTTP
+   * answers 503 `overloaded`); a started one is refreshed again after `retryAfterMs`, whatever notices come.
    */
   #refused(cohort: Cohort, batch: readonly Subscriber[], refusal: { readonly error: ResponseError; readonly retryAfterMs: number }): void {
     for (const subscriber of batch) {
