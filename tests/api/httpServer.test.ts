@@ -142,6 +142,21 @@ describe('Behind a TLS proxy', () => {
     }
   });
 
+  it('with TRUST_PROXY, the login throttle counts an IPv6 client by its /64: fresh addresses of one network do not reset it', async () => {
+    const server = await startTestServer(database.db, { trustProxy: 1 });
+    try {
+      const { email } = await createAccountWithAdmin(database.db, password);
+      // Before, each of the 2^64 addresses a subscriber's /64 holds had its own five tries.
+      for (let i = 1; i <= 5; i++) assert.equal((await logInThrough(server, email, { 'x-forwarded-for': `2001:db8:0:7::${i}` }, 'wrong password')).status, 401);
+      const throttled = await logInThrough(server, email, { 'x-forwarded-for': '2001:db8:0:7:abcd:1:2:3' });
+      assert.equal(throttled.status, 429);
+      // Another /64 is another client.
+      assert.equal((await logInThrough(server, email, { 'x-forwarded-for': '2001:db8:0:8::1' })).status, 303);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('TRUST_PROXY is read as Express’s trust proxy setting', () => {
     assert.equal(configFromEnv({}).trustProxy, false);
     assert.equal(configFromEnv({ TRUST_PROXY: 'true' }).trustProxy, true);

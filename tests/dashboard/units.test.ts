@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { LoginThrottle } from '../../app/loginThrottle.js';
+import { clientNetwork, LoginThrottle } from '../../app/loginThrottle.js';
 import { html } from '../../dashboard/html.js';
 import { formatTimestamp } from '../../dashboard/pages/layout.js';
 
@@ -32,6 +32,20 @@ describe('LoginThrottle', () => {
     for (let i = 0; i < 3; i++) throttle.recordFailure('bo@example.test', '10.0.0.3');
     throttle.recordSuccess('bo@example.test', '10.0.0.3');
     assert.equal(throttle.retryAfterMs('bo@example.test', '10.0.0.3'), 0);
+  });
+
+  it('counts an IPv6 client by its /64 and an IPv4-mapped address as its IPv4 address', () => {
+    const throttle = new LoginThrottle(limits, () => 0);
+    for (let i = 1; i <= 3; i++) throttle.recordFailure('cy@example.test', `2001:db8:1:2::${i.toString(16)}`);
+    assert.ok(throttle.retryAfterMs('cy@example.test', '2001:0db8:0001:0002:ffff:ffff:ffff:ffff') > 0, 'any address of the /64, however written');
+    assert.equal(throttle.retryAfterMs('cy@example.test', '2001:db8:1:3::1'), 0, 'another /64 is another client');
+    for (let i = 0; i < 3; i++) throttle.recordFailure('di@example.test', '::ffff:192.0.2.9');
+    assert.ok(throttle.retryAfterMs('di@example.test', '192.0.2.9') > 0);
+    assert.equal(clientNetwork('2001:db8::1.2.3.4'), '2001:db8:0:0::/64');
+    assert.equal(clientNetwork('fe80::1%eth0'), 'fe80:0:0:0::/64');
+    assert.equal(clientNetwork('::ffff:c000:209'), '192.0.2.9');
+    assert.equal(clientNetwork('10.0.0.1'), '10.0.0.1');
+    assert.equal(clientNetwork('unknown'), 'unknown');
   });
 
   it('remembers a bounded number of keys', () => {
