@@ -11,16 +11,17 @@ import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from
  * `rate_limit`, else the environment's default; a key with neither passes at no cost. Sets the
  * `RateLimit` and `RateLimit-Policy` headers on every limited answer; over the limit, answers 429
  * with `Retry-After` (GraphQL's `errors` shape on `/api/graph`, the REST routes' otherwise) and
- * resolves false. A database that cannot be reached is answered 503. A key with no limit passes
+ * resolves false. `tokens` (1 unless given) is how many the request takes: the rest of a batch's
+ * (`routes/graph.ts`), all or none. A database that cannot be reached is answered 503. A key with no limit passes
  * at once (`true`, not a promise: no microtask for the requests of a service without limits).
  */
-export type RateLimitCheck = (key: AuthenticatedKey, res: ServerResponse, shape: 'graph' | 'rest', graphType?: string) => true | Promise<boolean>;
+export type RateLimitCheck = (key: AuthenticatedKey, res: ServerResponse, shape: 'graph' | 'rest', graphType?: string, tokens?: number) => true | Promise<boolean>;
 
 export function rateLimitCheck(limiter: RateLimiter, engines: EngineHolder): RateLimitCheck {
-  const limited = async (key: AuthenticatedKey, limit: RateLimit, res: ServerResponse, shape: 'graph' | 'rest', graphType: string): Promise<boolean> => {
+  const limited = async (key: AuthenticatedKey, limit: RateLimit, res: ServerResponse, shape: 'graph' | 'rest', graphType: string, tokens: number): Promise<boolean> => {
     let decision;
     try {
-      decision = await limiter.take(key, limit);
+      decision = await limiter.take(key, limit, tokens);
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
       if (shape === 'graph') sendGraphUnavailable(res, graphType);
@@ -35,9 +36,9 @@ export function rateLimitCheck(limiter: RateLimiter, engines: EngineHolder): Rat
     res.writeHead(429, { 'Content-Type': shape === 'graph' ? graphType : 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
     return false;
   };
-  return (key, res, shape, graphType = 'application/json; charset=utf-8') => {
+  return (key, res, shape, graphType = 'application/json; charset=utf-8', tokens = 1) => {
     const limit = limiter.limitOf(engines.engine.metadata.roles.get(key.role)?.rateLimit);
-    return limit ? limited(key, limit, res, shape, graphType) : true;
+    return limit ? limited(key, limit, res, shape, graphType, tokens) : true;
   };
 }
 

@@ -98,7 +98,7 @@ export function createApp(deps: ServiceDeps): ServiceApp {
   const rateLimit = rateLimitCheck(new RateLimiter(deps.db, deps.config.operations.rateLimit), deps.engines);
   api.use(rateLimitMiddleware(rateLimit));
   if (deps.routing) api.use(consistencyHeader());
-  const apiGraphServices: GraphServices = { ...graphServices, routing: deps.routing };
+  const apiGraphServices: GraphServices = { ...graphServices, routing: deps.routing, rateLimit };
   api.use('/graph', graphRoutes(apiGraphServices, deps.config.bodyLimitBytes));
   api.use(exactJsonBody(deps.config.bodyLimitBytes));
   api.use('/loan', loanRoutes(deps.db, deps.engines, deps.routing));

@@ -363,6 +363,8 @@ export interface GraphServices {
   readonly routing: ReadRouting | undefined;
   /** Admission by cost (`app/operations/costAdmission.ts`); null: every query runs at once. */
   readonly admission: CostAdmission | null;
+  /** The API keys' rate limit, for the tokens of a batch past its first (`answerBatch`); none: not limited. */
+  readonly rateLimit?: RateLimitCheck;
 }
 
 /** One GraphQL request, as the Express routes and the fast path each read it from HTTP. */
@@ -443,7 +445,8 @@ function sendGraphOverloaded(res: ServerResponse, refused: AdmissionRefused, typ
  * array of their responses in the same order. Each request runs as if sent alone — its own
  * statement (a mutation: its own transaction), its own errors (`{"errors": […]}` in its place),
  * one after the other so a later request sees an earlier one's writes. 1 to `MAX_BATCH_SIZE`
- * requests, else 400 `invalid-request` and nothing runs. A key found inactive refuses the whole
+ * requests, else 400 `invalid-request` and nothing runs; a rate-limited key takes one token per
+ * request (429 and nothing runs when its bucket lacks them). A key found inactive refuses the whole
  * batch (403), as does anything that is not a client's mistake (500). The answers are held until
  * the last is done (`MAX_BATCH_SIZE` bounds them), so the status is known before the body.
  */
@@ -456,6 +459,11 @@ async function answerBatch(services: GraphServices, call: GraphCall & { readonly
       if (call.guard && !(await guardHolds(services.db, call.guard))) throw new GuardFailed();
       const message = `a batch holds 1 to ${limit} requests (MAX_BATCH_SIZE), not ${call.requests.length}`;
       throw new RequestError([{ message, extensions: { code: 'invalid-request' satisfies ErrorCode } }], 'request');
+    }
+    // The HTTP request took one token; each further request of the batch takes one more, as each
+    // operation over WebSocket does (a batch of 20 for one token was 20 times the key's limit).
+    if (services.rateLimit && typeof call.who !== 'string' && call.requests.length > 1) {
+      if (!(await services.rateLimit(call.who, replies.res, 'graph', call.responseType, call.requests.length - 1))) return;
     }
     const answers: string[] = [];
     for (const request of call.requests) {

@@ -4,7 +4,7 @@ import { wholeNumberSetting } from '../envSettings.js';
 
 /**
  * Rate limits per API key (issue 35; README "Operations", "Rate limits"): a token bucket per key,
- * `perSecond` tokens a second up to `burst`, a request takes one. The bucket lives in PostgreSQL
+ * `perSecond` tokens a second up to `burst`, a request takes one (a batch of n GraphQL requests, n). The bucket lives in PostgreSQL
  * (`rate_limit_buckets`, migration 0028, unlogged) and is taken from by one statement per
  * request, so every process of `WORKERS=N` (and every replica of the service on one database)
  * shares it: N processes cannot multiply a key's limit. The database's clock refills it, so the
@@ -24,18 +24,21 @@ export interface RateDecision {
   readonly resetSeconds: number;
 }
 
-/** The bucket's one statement: refill since the last request, take a token when there is a whole one. */
+/**
+ * The bucket's one statement: refill since the last request, take `$5` tokens (a request's one,
+ * or the rest of a batch's) when there are that many whole ones; a new bucket starts full.
+ */
 const TAKE_TOKEN = /* sql */ `
 INSERT INTO rate_limit_buckets AS b (account_id, id, tokens, refilled_at, granted)
-VALUES ($1, $2, $4::float8 - 1, statement_timestamp(), true)
+VALUES ($1, $2, CASE WHEN $4::float8 >= $5::float8 THEN $4::float8 - $5::float8 ELSE $4::float8 END, statement_timestamp(), $4::float8 >= $5::float8)
 ON CONFLICT (account_id, id) DO UPDATE SET
   tokens = CASE
-    WHEN least($4::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.refilled_at)::float8) * $3::float8) >= 1
-    THEN least($4::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.refilled_at)::float8) * $3::float8) - 1
+    WHEN least($4::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.refilled_at)::float8) * $3::float8) >= $5::float8
+    THEN least($4::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.refilled_at)::float8) * $3::float8) - $5::float8
     ELSE least($4::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.refilled_at)::float8) * $3::float8)
   END,
   refilled_at = greatest(b.refilled_at, statement_timestamp()),
-  granted = least($4::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.refilled_at)::float8) * $3::float8) >= 1
+  granted = least($4::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.refilled_at)::float8) * $3::float8) >= $5::float8
 RETURNING granted, tokens`;
 
 export class RateLimiter {
@@ -50,16 +53,19 @@ export class RateLimiter {
     return roleLimit ?? this.defaultLimit;
   }
 
-  /** Takes a token from the key's bucket (one statement). */
-  async take(key: { readonly accountId: string; readonly keyId: string }, limit: RateLimit): Promise<RateDecision> {
-    const { rows } = await this.db.query<{ granted: boolean; tokens: number }>(TAKE_TOKEN, [key.accountId, key.keyId, limit.perSecond, limit.burst], { reusable: true });
+  /**
+   * Takes `count` tokens from the key's bucket (one statement): all of them or, when fewer are
+   * there, none. A request takes one; a batch of n GraphQL requests n in all.
+   */
+  async take(key: { readonly accountId: string; readonly keyId: string }, limit: RateLimit, count = 1): Promise<RateDecision> {
+    const { rows } = await this.db.query<{ granted: boolean; tokens: number }>(TAKE_TOKEN, [key.accountId, key.keyId, limit.perSecond, limit.burst, count], { reusable: true });
     const { granted, tokens } = rows[0]!;
     const left = Number(tokens);
     return {
       granted,
       limit,
       remaining: Math.max(0, Math.floor(left)),
-      retryAfterSeconds: granted ? 0 : Math.max(1, Math.ceil((1 - left) / limit.perSecond)),
+      retryAfterSeconds: granted ? 0 : Math.max(1, Math.ceil((Math.min(count, limit.burst) - left) / limit.perSecond)),
       resetSeconds: Math.max(0, Math.ceil((limit.burst - left) / limit.perSecond)),
     };
   }

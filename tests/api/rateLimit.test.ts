@@ -102,6 +102,27 @@ describe('Rate limits per key: answers', () => {
     assert.equal((await graph(otherKey)).status, 200);
   });
 
+  it('takes a token for each request of a batch: a batch of 3 empties a bucket of 3, and one of 4 is refused whole, nothing run', async () => {
+    const batch = (apiKey: string, requests: readonly { query: string }[]): Promise<Response> =>
+      fetch(`${server.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(requests) });
+    const read = { query: '{ loans(limit: 1) { id } }' };
+    const batchKey = (await createAccountWithKey(database.db)).apiKey.key;
+    const three = await batch(batchKey, [read, read, read]);
+    assert.equal(three.status, 200);
+    assert.equal(((await three.json()) as unknown[]).length, 3);
+    assertRateLimit([three.headers.get('ratelimit')], [[0, 3000]]);
+    // Before, the batch took one token: 20 operations (MAX_BATCH_SIZE) a token, and this was a 200.
+    assert.equal((await graph(batchKey)).status, 429);
+
+    const { account, apiKey } = await createAccountWithKey(database.db);
+    const write = { query: 'mutation { insert_people_one(object: {name: "Batch Probe"}) { id } }' };
+    const four = await batch(apiKey.key, [write, read, read, read]);
+    assert.equal(four.status, 429);
+    assert.equal(((await four.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code, 'rate-limited');
+    const people = await database.db.query('SELECT 1 FROM people WHERE account_id = $1', [account.id]);
+    assert.equal(people.rows.length, 0, 'no request of the refused batch ran');
+  });
+
   it('leaves requests without a key alone (403 as always, no rate-limit headers)', async () => {
     const answer = await fetch(`${server.url}/api/loan`);
     assert.equal(answer.status, 403);
