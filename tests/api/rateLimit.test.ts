@@ -103,8 +103,9 @@ describe('Rate limits per key: answers', () => {
   });
 
   it('takes a token for each request of a batch: a batch of 3 empties a bucket of 3, and one of 4 is refused whole, nothing run', async () => {
-    const batch = (apiKey: string, requests: readonly { query: string }[]): Promise<Response> =>
-      fetch(`${server.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(requests) });
+    // `application/json; charset="utf-8"` is not the fast path's: Express's route answers it, as it does a chunked body.
+    const batch = (apiKey: string, requests: readonly { query: string }[], type = 'application/json'): Promise<Response> =>
+      fetch(`${server.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${apiKey}`, 'content-type': type }, body: JSON.stringify(requests) });
     const read = { query: '{ loans(limit: 1) { id } }' };
     const batchKey = (await createAccountWithKey(database.db)).apiKey.key;
     const three = await batch(batchKey, [read, read, read]);
@@ -116,7 +117,7 @@ describe('Rate limits per key: answers', () => {
 
     const { account, apiKey } = await createAccountWithKey(database.db);
     const write = { query: 'mutation { insert_people_one(object: {name: "Batch Probe"}) { id } }' };
-    const four = await batch(apiKey.key, [write, read, read, read]);
+    const four = await batch(apiKey.key, [write, read, read, read], 'application/json; charset="utf-8"');
     assert.equal(four.status, 429);
     assert.equal(((await four.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code, 'rate-limited');
     const people = await database.db.query('SELECT 1 FROM people WHERE account_id = $1', [account.id]);
