@@ -15,7 +15,7 @@ import { seriousAccessibilityViolations } from '../support/axe.js';
 /**
  * Issue 17 in Chromium: the console's result pane shows numbers byte for byte as the API sends
  * them (done-when 5), the documented bare-word form is not marked as an error, the SQL panel is
- * laid out and copies, EXPLAIN's row estimates match the data; Settings > API keys creates with
+ * laid out and copies, EXPLAIN's plan carries no estimates; Settings > API keys creates with
  * Post/Redirect/Get and tells a blank name next to the field; the metadata page shows an invalid
  * edit made while the service runs. axe-core finds no serious or critical violation on these
  * pages (done-when 2, for them), at 1400 px and at 390 px wide. Screenshots land in
