@@ -1,6 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { dataOf, startSeededService, type Answer, type GraphBody, type SeededService } from '../support/seededService.js';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dataOf, METADATA_PATH, startSeededService, type Answer, type GraphBody, type SeededService } from '../support/seededService.js';
 
 /**
  * Session 37's audit of the mutations as a developer who knows Hasura would use them: each case
@@ -8,11 +11,31 @@ import { dataOf, startSeededService, type Answer, type GraphBody, type SeededSer
  * where loanql differs on purpose), and failed before the session's fix.
  */
 let s: SeededService;
+let dir: string;
+/** A servicing loan of the account. */
+let loanId: string;
+
+/** The shipped metadata, but a request may give a new task its id (Hasura's upsert by primary key). */
+function auditMetadata(): string {
+  const original = readFileSync(METADATA_PATH, 'utf8');
+  const anchor = '    insert:\n      columns: [loan_id, name, status, date_due]\n';
+  assert.ok(original.includes(anchor));
+  return original.replace(anchor, '    insert:\n      columns: [id, loan_id, name, status, date_due]\n');
+}
 
 before(async () => {
-  s = await startSeededService();
+  dir = mkdtempSync(join(tmpdir(), 'loanql-mutation-audit-'));
+  writeFileSync(join(dir, 'loanql.yaml'), auditMetadata());
+  s = await startSeededService({ config: { metadataPath: join(dir, 'loanql.yaml') } });
+  loanId = (await s.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [s.account.id]))[0]!.id;
 });
-after(() => s?.close());
+after(async () => {
+  await s?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const tasksNamed = async (name: string): Promise<number> =>
+  Number((await s.sql<{ n: string }>(`SELECT count(*)::text AS n FROM tasks WHERE account_id = $1 AND name = $2`, [s.account.id, name]))[0]!.n);
 
 /** The errors of an answer that must have failed as a client's mistake (200, no data). */
 function errorsOf(answer: Answer<GraphBody>): NonNullable<GraphBody['errors']> {
@@ -41,5 +64,35 @@ describe('Mutation audit: on_conflict names constraints only', () => {
       await s.graph(`mutation { insert_people_one(object: {name: "Ada Upsert", email: "ada@upsert.test", entity_type: "individual"}, on_conflict: {constraint: people_pkey, update_columns: [phone]}) { name } }`),
     );
     assert.deepEqual(inserted.insert_people_one, { name: 'Ada Upsert' }, 'the primary key still serves an upsert');
+  });
+});
+
+describe('Mutation audit: an upsert that names one row twice', () => {
+  it('is validation-failed, nothing written (PostgreSQL\'s "cannot affect row a second time" was a 500)', async () => {
+    const id = '6d1f3c9e-0a57-4c1e-9b1a-37d0c0de0001';
+    const refused = errorsOf(
+      await s.graph(
+        `mutation($loan: uuid!, $id: uuid!) {
+          insert_tasks(objects: [{id: $id, loan_id: $loan, name: "upsert twice a"}, {id: $id, loan_id: $loan, name: "upsert twice b"}],
+                       on_conflict: {constraint: tasks_pkey, update_columns: [name]}) { affected_rows }
+        }`,
+        { loan: loanId, id },
+      ),
+    );
+    assert.equal(refused[0]!.extensions?.code, 'validation-failed', JSON.stringify(refused));
+    assert.deepEqual(refused[0]!.path, ['insert_tasks']);
+    assert.match(refused[0]!.message, /two of the objects are the same tasks row/);
+    assert.equal((await tasksNamed('upsert twice a')) + (await tasksNamed('upsert twice b')), 0, 'nothing written');
+
+    const once = dataOf(
+      await s.graph(
+        `mutation($loan: uuid!, $id: uuid!) {
+          a: insert_tasks_one(object: {id: $id, loan_id: $loan, name: "upsert once"}, on_conflict: {constraint: tasks_pkey, update_columns: [name]}) { name }
+          b: insert_tasks_one(object: {id: $id, loan_id: $loan, name: "upsert again"}, on_conflict: {constraint: tasks_pkey, update_columns: [name]}) { name }
+        }`,
+        { loan: loanId, id },
+      ),
+    );
+    assert.deepEqual(once, { a: { name: 'upsert again' }, b: { name: 'upsert again' } }, 'the same row upserted by two fields is one row, updated by the second');
   });
 });
