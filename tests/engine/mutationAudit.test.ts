@@ -96,3 +96,31 @@ describe('Mutation audit: an upsert that names one row twice', () => {
     assert.deepEqual(once, { a: { name: 'upsert again' }, b: { name: 'upsert again' } }, 'the same row upserted by two fields is one row, updated by the second');
   });
 });
+
+describe('Mutation audit: update_columns: [] on a collection that is inserted and never updated', () => {
+  it('is accepted as Hasura\'s "do nothing" (the field was missing: validation-failed); a column there is refused', async () => {
+    const [link] = await s.sql<{ loan_id: string; person_id: string }>(`SELECT loan_id, person_id FROM borrows WHERE account_id = $1 ORDER BY loan_id, person_id LIMIT 1`, [s.account.id]);
+    const linksBefore = Number((await s.sql<{ n: string }>(`SELECT count(*)::text AS n FROM borrows WHERE account_id = $1`, [s.account.id]))[0]!.n);
+    const ignored = dataOf(
+      await s.graph(
+        `mutation($loan: uuid!, $person: uuid!) {
+          insert_borrows(objects: [{loan_id: $loan, person_id: $person}], on_conflict: {constraint: borrows_account_id_loan_id_person_id_key, update_columns: []}) { affected_rows returning { person_id } }
+        }`,
+        { loan: link!.loan_id, person: link!.person_id },
+      ),
+    );
+    assert.deepEqual(ignored.insert_borrows, { affected_rows: 0, returning: [] }, 'the link exists: nothing inserted, nothing updated');
+
+    const placeholder = errorsOf(
+      await s.graph(
+        `mutation($loan: uuid!, $person: uuid!) {
+          insert_borrows(objects: [{loan_id: $loan, person_id: $person}], on_conflict: {constraint: borrows_account_id_loan_id_person_id_key, update_columns: [_PLACEHOLDER]}) { affected_rows }
+        }`,
+        { loan: link!.loan_id, person: link!.person_id },
+      ),
+    );
+    assert.equal(placeholder[0]!.extensions?.code, 'validation-failed', JSON.stringify(placeholder));
+    assert.match(placeholder[0]!.message, /_PLACEHOLDER is not an update column of borrows/);
+    assert.equal(Number((await s.sql<{ n: string }>(`SELECT count(*)::text AS n FROM borrows WHERE account_id = $1`, [s.account.id]))[0]!.n), linksBefore);
+  });
+});
