@@ -57,6 +57,9 @@ function validDate(value: string): boolean {
   if (!match) return false;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const date = new Date(Date.UTC(year, month - 1, day));
+  // Date.UTC reads years 0–99 as 1900–1999: before session 37 "0001-01-01" (a usual "from the
+  // beginning" bound) was refused as not a real date.
+  date.setUTCFullYear(year);
   return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 

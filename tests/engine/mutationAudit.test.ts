@@ -124,3 +124,25 @@ describe('Mutation audit: update_columns: [] on a collection that is inserted an
     assert.equal(Number((await s.sql<{ n: string }>(`SELECT count(*)::text AS n FROM borrows WHERE account_id = $1`, [s.account.id]))[0]!.n), linksBefore);
   });
 });
+
+describe('Mutation audit: dates of the years 1 to 99', () => {
+  it('are real dates, in a value written and in a where (Date.UTC read them as 1901–1999: "0001-01-01" was validation-failed)', async () => {
+    const written = dataOf(
+      await s.graph(
+        `mutation($loan: uuid!) {
+          insert_tasks_one(object: {loan_id: $loan, name: "ancient task", date_due: "0099-06-30"}) { date_due }
+          update_tasks(where: {name: {_eq: "ancient task"}, date_due: {_gte: "0001-01-01", _lt: "0100-01-01"}}, _set: {status: "completed"}) { affected_rows returning { date_due status } }
+        }`,
+        { loan: loanId },
+      ),
+    );
+    assert.deepEqual(written, {
+      insert_tasks_one: { date_due: '0099-06-30' },
+      update_tasks: { affected_rows: 1, returning: [{ date_due: '0099-06-30', status: 'completed' }] },
+    });
+    const [stored] = await s.sql<{ date_due: string }>(`SELECT date_due::text FROM tasks WHERE account_id = $1 AND name = 'ancient task'`, [s.account.id]);
+    assert.equal(stored!.date_due, '0099-06-30');
+    const refused = errorsOf(await s.graph(`mutation { update_tasks(where: {date_due: {_eq: "0099-02-29"}}, _set: {status: "open"}) { affected_rows } }`));
+    assert.match(refused[0]!.message, /invalid date "0099-02-29"/, 'still refused: 99 is no leap year');
+  });
+});
