@@ -146,3 +146,36 @@ describe('Mutation audit: dates of the years 1 to 99', () => {
     assert.match(refused[0]!.message, /invalid date "0099-02-29"/, 'still refused: 99 is no leap year');
   });
 });
+
+describe('Mutation audit: numbers written in a jsonb literal', () => {
+  it('keep the digits as written (they went through a double: 12345678901234567890 became …567000, 1e-400 became 0)', async () => {
+    const written = dataOf(
+      await s.graph(
+        `mutation($loan: uuid!) {
+          update_loans_by_pk(pk_columns: {id: $loan}, _append: {custom_fields: {audit_big: 12345678901234567890, audit_tiny: 1e-400, audit_exact: 100.10000000000000001, audit_list: [9007199254740993]}}) { id }
+        }`,
+        { loan: loanId },
+      ),
+    );
+    assert.equal(written.update_loans_by_pk.id, loanId);
+    const [stored] = await s.sql<{ big: string; kind: string; tiny_exact: boolean; exact: string; list: string }>(
+      `SELECT custom_fields->>'audit_big' AS big, jsonb_typeof(custom_fields->'audit_big') AS kind, (custom_fields->>'audit_tiny')::numeric = 1e-400 AS tiny_exact,
+              custom_fields->>'audit_exact' AS exact, (custom_fields->'audit_list')::text AS list
+         FROM loans WHERE account_id = $1 AND id = $2`,
+      [s.account.id, loanId],
+    );
+    assert.deepEqual(stored, { big: '12345678901234567890', kind: 'number', tiny_exact: true, exact: '100.10000000000000001', list: '[9007199254740993]' });
+
+    const found = dataOf(
+      await s.graph(`mutation { update_loans(where: {custom_fields: {_contains: {audit_big: 12345678901234567890}}}, _set: {name: "found by its jsonb number"}) { affected_rows } }`),
+    );
+    assert.deepEqual(found.update_loans, { affected_rows: 1 }, 'a filter with the same literal finds it');
+
+    const refused = errorsOf(await s.graph(`mutation($loan: uuid!) { update_loans_by_pk(pk_columns: {id: $loan}, _append: {custom_fields: {audit_huge: 1e400000}}) { id } }`, { loan: loanId }));
+    assert.equal(refused[0]!.extensions?.code, 'validation-failed', JSON.stringify(refused));
+    assert.match(refused[0]!.message, /out of PostgreSQL's numeric range/);
+    assert.ok(refused[0]!.locations, 'located');
+    const [after] = await s.sql<{ has: boolean }>(`SELECT custom_fields ? 'audit_huge' AS has FROM loans WHERE account_id = $1 AND id = $2`, [s.account.id, loanId]);
+    assert.equal(after!.has, false, 'nothing written');
+  });
+});
