@@ -66,7 +66,7 @@ export function classifyWriteError(
       return fail('validation-failed', `${fields.length ? `${named}: ` : ''}the database generates this column's every value (GENERATED ALWAYS); leave it out`, { fields });
     case '21000':
       // `ON CONFLICT DO UPDATE command cannot affect row a second time`: two objects of one upsert
-      // are the same row (equal in the constraint's columns). Before session 37 a 500.
+      // are the same row (equal in the constraint's columns). Before session 36 a 500.
       if (step.kind === 'insert')
         return fail('validation-failed', `two of the objects are the same ${collection.name} row (equal in the on_conflict constraint's columns), and an upsert writes a row once; nothing was written`);
       return classifyDatabaseError(error);

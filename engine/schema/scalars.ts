@@ -57,7 +57,7 @@ function validDate(value: string): boolean {
   if (!match) return false;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const date = new Date(Date.UTC(year, month - 1, day));
-  // Date.UTC reads years 0–99 as 1900–1999: before session 37 "0001-01-01" (a usual "from the
+  // Date.UTC reads years 0–99 as 1900–1999: before session 36 "0001-01-01" (a usual "from the
   // beginning" bound) was refused as not a real date.
   date.setUTCFullYear(year);
   return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
@@ -125,7 +125,7 @@ export const GraphQLNumeric = new GraphQLScalarType({
 /**
  * The JSON text of a json/jsonb value written in the document, its numbers with the digits as
  * written (GraphQL's number syntax is JSON's), as PostgreSQL then stores them: `{x: 12345678901234567890}`
- * and `{y: 1e-400}` became 12345678901234567000 and 0 through a double before session 37. A
+ * and `{y: 1e-400}` became 12345678901234567000 and 0 through a double before session 36. A
  * number PostgreSQL's numeric cannot hold is refused (`validation-failed`, located); `variable`
  * gives a variable's value inside the literal (written as JSON: undefined leaves an object's key
  * out and is null in a list, as `JSON.stringify` does).

@@ -58,7 +58,7 @@ describe('Metadata: writable fields', () => {
       problem: /collection borrows, insert on_conflict_constraints: payments_amount_positive is not a unique constraint of table borrows/,
     },
     {
-      // Before session 37 such an index was offered (and declarable) like a constraint, and every upsert naming it was a 500.
+      // Before session 36 such an index was offered (and declarable) like a constraint, and every upsert naming it was a 500.
       name: 'an on_conflict constraint that is a unique index backing no constraint',
       text: ORIGINAL.replace('    insert:\n      columns: [name, email, phone, status, entity_type]\n', '    insert:\n      columns: [name, email, phone, status, entity_type]\n      on_conflict_constraints: [people_individual_identity]\n'),
       problem: /collection people, insert on_conflict_constraints: people_individual_identity is a unique index of table people, not a constraint/,
