@@ -10,6 +10,11 @@ export interface CatalogueConstraint {
   /** p primary key, u unique (a constraint or a unique index), f foreign key, c check. */
   readonly kind: 'p' | 'u' | 'f' | 'c';
   readonly columns: readonly string[];
+  /**
+   * A unique index that backs no constraint (`people_individual_identity` on `lower(name)`):
+   * named in write errors like a constraint, but `ON CONFLICT ON CONSTRAINT` cannot name it.
+   */
+  readonly indexOnly?: true;
 }
 
 /**
@@ -84,7 +89,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     if (!constraints.has(constraint.table)) constraints.set(constraint.table, new Map());
     constraints.get(constraint.table)!.set(name, constraint);
   };
-  for (const row of indexRows) addConstraint(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns) });
+  for (const row of indexRows) addConstraint(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns), indexOnly: true });
   for (const row of constraintRows) addConstraint(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
   const problems: string[] = [...writableViewProblems(metadata, relations), ...eventTypeViewProblems(metadata, relations)];
   /** Columns of another type than their field's: a problem each, with a hint when the type is an enum. */
@@ -149,6 +154,8 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       const constraint = constraints.get(key)?.get(name);
       if (!constraint || (constraint.kind !== 'u' && constraint.kind !== 'p'))
         problems.push(`collection ${collection.name}, insert on_conflict_constraints: ${name} is not a unique constraint of table ${collection.table}`);
+      else if (constraint.indexOnly)
+        problems.push(`collection ${collection.name}, insert on_conflict_constraints: ${name} is a unique index of table ${collection.table}, not a constraint (ON CONFLICT ON CONSTRAINT cannot name it; ALTER TABLE … ADD CONSTRAINT … UNIQUE USING INDEX makes one of a plain-column index)`);
       else if (!constraint.columns.includes(metadata.tenantColumn))
         problems.push(`collection ${collection.name}, insert on_conflict_constraints: ${name} does not include the tenant column ${metadata.tenantColumn}`);
     }
@@ -161,7 +168,8 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const uniqueConstraints = new Map<string, string[]>();
   for (const [table, named] of constraints)
     for (const [name, constraint] of [...named].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      if ((constraint.kind === 'p' || constraint.kind === 'u') && constraint.columns.includes(metadata.tenantColumn))
+      // Only real constraints: an upsert is `ON CONFLICT ON CONSTRAINT <name>` (Hasura offers its table's constraints too).
+      if ((constraint.kind === 'p' || constraint.kind === 'u') && !constraint.indexOnly && constraint.columns.includes(metadata.tenantColumn))
         uniqueConstraints.set(table, [...(uniqueConstraints.get(table) ?? []), name]);
   const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning });
   return { metadata: checked, catalogue: { constraints, numericLimits } };

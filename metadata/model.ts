@@ -438,8 +438,9 @@ export interface CatalogueFacts {
    */
   readonly foreignKeyRelationships: ReadonlySet<Relationship>;
   /**
-   * The primary key and unique constraints (or unique indexes) of each table, by table, that
-   * include the tenant column — an upsert on one of them can only ever meet the caller's own
+   * The primary key and unique constraints of each table, by table, that include the tenant
+   * column (not a unique index that backs no constraint, such as one on `lower(name)`: `ON
+   * CONFLICT ON CONSTRAINT` cannot name it, and naming it failed every upsert) — an upsert on one of them can only ever meet the caller's own
    * row. `on_conflict` offers them wherever the role may update the collection (Hasura's rule),
    * besides the collection's declared `on_conflict_constraints`.
    */

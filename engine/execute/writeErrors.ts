@@ -64,6 +64,12 @@ export function classifyWriteError(
       // A GENERATED ALWAYS identity column given a value: `metadata check` refuses such a column
       // among insert columns, so only a table altered since the check gets here.
       return fail('validation-failed', `${fields.length ? `${named}: ` : ''}the database generates this column's every value (GENERATED ALWAYS); leave it out`, { fields });
+    case '21000':
+      // `ON CONFLICT DO UPDATE command cannot affect row a second time`: two objects of one upsert
+      // are the same row (equal in the constraint's columns). Before session 36 a 500.
+      if (step.kind === 'insert')
+        return fail('validation-failed', `two of the objects are the same ${collection.name} row (equal in the on_conflict constraint's columns), and an upsert writes a row once; nothing was written`);
+      return classifyDatabaseError(error);
     case '40001':
     case '40P01':
       return fail('conflict', 'the write collided with a concurrent one and was undone; send it again');

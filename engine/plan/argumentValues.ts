@@ -14,7 +14,7 @@ import {
   type ValueNode,
 } from 'graphql';
 import type { Collection } from '../../metadata/index.js';
-import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
+import { jsonTextOfLiteral, SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import type { Param } from './params.js';
 import type { ErrorCode } from '../errorCode.js';
 
@@ -111,7 +111,22 @@ export function argumentValues(
     // A plain string here comes from a variable holding the whole filter or object, which
     // graphql-js has coerced already: the jsonb scalar made it JSON text.
     if (typeof value === 'string') return { kind: 'const', value };
-    return { kind: 'const', value: value === null ? null : JSON.stringify(toJs(value)) };
+    return { kind: 'const', value: value === null ? null : jsonText(value) };
+  }
+
+  /** The JSON text of a taken-apart value, a literal's numbers with their digits as written (`jsonTextOfLiteral`). */
+  function jsonText(value: ArgValue): string | undefined {
+    if (value instanceof VariableRef) return JSON.stringify(variableValue(value.name));
+    if (value instanceof Literal) return jsonTextOfLiteral(value.node, variableValue);
+    if (Array.isArray(value)) return `[${value.map((item) => jsonText(item) ?? 'null').join(',')}]`;
+    if (value !== null && typeof value === 'object') {
+      const members = Object.entries(value).flatMap(([key, inner]) => {
+        const text = jsonText(inner);
+        return text === undefined ? [] : [`${JSON.stringify(key)}:${text}`];
+      });
+      return `{${members.join(',')}}`;
+    }
+    return JSON.stringify(value);
   }
 
   function toJs(value: ArgValue): unknown {

@@ -108,8 +108,13 @@ export function buildMutationFields(
         constraint: { type: new GraphQLNonNull(constraintEnum) },
         where: { type: types.boolExps.get(collection.name)! },
       };
-      const updateColumns = updateColumnEnum.get(collection.name);
-      if (updateColumns) fields.update_columns = { type: new GraphQLNonNull(nonNullList(updateColumns)), defaultValue: [] };
+      // Hasura's shape: every on_conflict has `update_columns = []` (so `update_columns: []`, the
+      // documented "do nothing", is accepted); a view that updates nothing gets Hasura's one-value
+      // enum `_PLACEHOLDER`, which the planner refuses as no update column.
+      const updateColumns =
+        updateColumnEnum.get(collection.name) ??
+        new GraphQLEnumType({ name: `${collection.name}_update_column`, description: `placeholder for update columns of table "${collection.table}" (current role has no relevant permissions)`, values: { _PLACEHOLDER: { value: '_PLACEHOLDER', description: 'placeholder (do not use)' } } });
+      fields.update_columns = { type: new GraphQLNonNull(nonNullList(updateColumns)), defaultValue: [] };
       type = new GraphQLInputObjectType({ name: `${collection.name}_on_conflict`, description: `on_conflict condition type for table "${collection.table}"`, fields });
     }
     onConflicts.set(collection.name, type);

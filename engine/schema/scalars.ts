@@ -57,6 +57,9 @@ function validDate(value: string): boolean {
   if (!match) return false;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const date = new Date(Date.UTC(year, month - 1, day));
+  // Date.UTC reads years 0–99 as 1900–1999: before session 36 "0001-01-01" (a usual "from the
+  // beginning" bound) was refused as not a real date.
+  date.setUTCFullYear(year);
   return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
@@ -119,13 +122,46 @@ export const GraphQLNumeric = new GraphQLScalarType({
   },
 });
 
+/**
+ * The JSON text of a json/jsonb value written in the document, its numbers with the digits as
+ * written (GraphQL's number syntax is JSON's), as PostgreSQL then stores them: `{x: 12345678901234567890}`
+ * and `{y: 1e-400}` became 12345678901234567000 and 0 through a double before session 36. A
+ * number PostgreSQL's numeric cannot hold is refused (`validation-failed`, located); `variable`
+ * gives a variable's value inside the literal (written as JSON: undefined leaves an object's key
+ * out and is null in a list, as `JSON.stringify` does).
+ */
+export function jsonTextOfLiteral(node: ValueNode, variable: (name: string) => unknown): string | undefined {
+  switch (node.kind) {
+    case Kind.INT:
+    case Kind.FLOAT: {
+      const problem = numericRangeProblem(node.value);
+      if (problem) throw new GraphQLError(`the JSON number ${node.value.length > 40 ? `${node.value.slice(0, 37)}...` : node.value} is out of PostgreSQL's numeric range: ${problem}`, { nodes: node });
+      return node.value;
+    }
+    case Kind.VARIABLE:
+      return JSON.stringify(variable(node.name.value));
+    case Kind.LIST:
+      return `[${node.values.map((item) => jsonTextOfLiteral(item, variable) ?? 'null').join(',')}]`;
+    case Kind.OBJECT: {
+      const members: string[] = [];
+      for (const field of node.fields) {
+        const text = jsonTextOfLiteral(field.value, variable);
+        if (text !== undefined) members.push(`${JSON.stringify(field.name.value)}:${text}`);
+      }
+      return `{${members.join(',')}}`;
+    }
+    default:
+      return JSON.stringify(valueFromASTUntyped(node));
+  }
+}
+
 /** jsonb: any JSON value, output as stored. Filtered with the jsonb operators (`jsonb_comparison_exp`), not ordered. */
 export const GraphQLJsonb = new GraphQLScalarType({
   name: 'jsonb',
   description: 'A JSON value (PostgreSQL jsonb), returned as stored.',
   serialize: (value) => value,
   parseValue: (value) => JSON.stringify(value),
-  parseLiteral: (node, variables) => JSON.stringify(valueFromASTUntyped(node, variables)),
+  parseLiteral: (node, variables) => jsonTextOfLiteral(node, (name) => variables?.[name]),
 });
 
 /**
@@ -138,7 +174,7 @@ export const GraphQLJson = new GraphQLScalarType({
   description: 'A JSON value (PostgreSQL json), returned as stored.',
   serialize: (value) => value,
   parseValue: (value) => JSON.stringify(value),
-  parseLiteral: (node, variables) => JSON.stringify(valueFromASTUntyped(node, variables)),
+  parseLiteral: (node, variables) => jsonTextOfLiteral(node, (name) => variables?.[name]),
 });
 
 /** The arguments of a jsonb field (Hasura's): `path`, the JSON select path of the value to answer (`"$.a.b[0]"`). */

@@ -57,6 +57,12 @@ describe('Metadata: writable fields', () => {
       text: ORIGINAL.replace('on_conflict_constraints: [borrows_account_id_loan_id_person_id_key]', 'on_conflict_constraints: [payments_amount_positive]'),
       problem: /collection borrows, insert on_conflict_constraints: payments_amount_positive is not a unique constraint of table borrows/,
     },
+    {
+      // Before session 36 such an index was offered (and declarable) like a constraint, and every upsert naming it was a 500.
+      name: 'an on_conflict constraint that is a unique index backing no constraint',
+      text: ORIGINAL.replace('    insert:\n      columns: [name, email, phone, status, entity_type]\n', '    insert:\n      columns: [name, email, phone, status, entity_type]\n      on_conflict_constraints: [people_individual_identity]\n'),
+      problem: /collection people, insert on_conflict_constraints: people_individual_identity is a unique index of table people, not a constraint/,
+    },
     { name: 'a preset on the primary key', text: ORIGINAL.replace("set: { updated_at: now }", 'set: { id: "x" }'), problem: /collection loans, update set, field id: the primary key/ },
     { name: 'an unknown key under insert (JSON Schema)', text: ORIGINAL.replace('    insert:\n', '    insert:\n      check: {}\n'), problem: /collection people, insert: must NOT have additional properties/ },
   ];
