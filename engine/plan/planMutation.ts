@@ -10,7 +10,10 @@ import { planningContext } from './planningContext.js';
 import type { ErrorCode } from '../errorCode.js';
 
 export interface MutationPlanOptions extends PlanOptions {
-  /** The most rows one request may insert, nested rows included (MAX_INSERT_OBJECTS). */
+  /**
+   * The most rows one request may insert, nested rows included, and the most `updates` entries
+   * its `update_many` fields hold together (MAX_INSERT_OBJECTS): each entry is a statement.
+   */
   readonly maxInsertObjects: number;
 }
 
@@ -54,6 +57,7 @@ export function planMutation(
   const { collectFields, roleOf, args, subSelection, planSelection, planWhere, toParam, asList, enumValue, objectType } = context;
   const rootType = schema.getMutationType()!;
   let insertedRows = 0;
+  let manyUpdates = 0;
   let slots = 0;
 
   /**
@@ -229,7 +233,11 @@ export function planMutation(
         break;
       }
       case 'update_many': {
-        const updates = asList(fieldArgs.updates).map((update, index) => {
+        const entries = asList(fieldArgs.updates);
+        // Each entry is a statement of the request's transaction: 5,000 of them held a connection 5 s.
+        manyUpdates += entries.length;
+        if (manyUpdates > options.maxInsertObjects) throw invalid(`a request's update_many fields hold at most ${options.maxInsertObjects} updates together (MAX_INSERT_OBJECTS), not ${manyUpdates}`, alias);
+        const updates = entries.map((update, index) => {
           if (!isObject(update)) throw invalid(`updates[${index}]: expected an object`, alias);
           return planUpdate(alias, collection, update, planWhere(collection, update.where ?? null));
         });

@@ -404,6 +404,21 @@ describe('Mutations: one transaction per request', () => {
     assert.equal(ok.insert_tasks.affected_rows, 1000);
     await s.sql(`DELETE FROM tasks WHERE account_id = $1 AND name LIKE 'bulk %'`, [s.account.id]);
   });
+
+  it('refuses more update_many entries than MAX_INSERT_OBJECTS in one request, counted over its fields, and writes nothing', async () => {
+    const [task] = dataOf(await s.graph(`mutation { insert_tasks(objects: [{name: "many 0"}]) { returning { id } } }`)).insert_tasks.returning as { id: string }[];
+    const entry = (i: number) => ({ where: { id: { _eq: task!.id } }, _set: { name: `many ${i + 1}` } });
+    const many = `mutation($a: [tasks_updates!]!, $b: [tasks_updates!]!) { a: update_tasks_many(updates: $a) { affected_rows } b: update_tasks_many(updates: $b) { affected_rows } }`;
+    // 5,000 entries ran as 5,000 statements in one transaction (5.4 s on PGlite) before.
+    const [error] = errorsOf(await s.graph(many, { a: Array.from({ length: 600 }, (_, i) => entry(i)), b: Array.from({ length: 401 }, (_, i) => entry(600 + i)) }));
+    assert.equal(error!.extensions?.code, 'validation-failed');
+    assert.match(error!.message, /at most 1000 updates together \(MAX_INSERT_OBJECTS\), not 1001/);
+    const rows = await s.sql<{ name: string }>(`SELECT name FROM tasks WHERE account_id = $1 AND id = $2`, [s.account.id, task!.id]);
+    assert.deepEqual(rows, [{ name: 'many 0' }], 'nothing was written');
+    const ok = dataOf(await s.graph(many, { a: [entry(0)], b: [entry(1)] }));
+    assert.deepEqual([ok.a.length, ok.b.length], [1, 1]);
+    await s.sql(`DELETE FROM tasks WHERE account_id = $1 AND id = $2`, [s.account.id, task!.id]);
+  });
 });
 
 describe('Mutations: explain', () => {
