@@ -12,7 +12,7 @@ import { activeKeyIds, authenticateApiKey, type AuthenticatedKey, type VerifiedK
 import { findAdminSession, isSessionCsrfToken } from '../app/adminSessions.js';
 import { admissionKeyOf, engineForCaller } from './routes/graph.js';
 import { isDatabaseUnavailable } from './unavailable.js';
-import { withExactNumbers } from '../http/exactJson.js';
+import { hasLongNumber, parseJsonExact, withExactNumbers } from '../http/exactJson.js';
 import type { ReadRouting } from './readRouting.js';
 import type { RateLimiter } from '../app/operations/rateLimiter.js';
 import { overRateLimit } from './rateLimit.js';
@@ -61,6 +61,12 @@ interface Connection {
   readonly subscriptions: Map<LiveSubscription, PlannedSubscription>;
   /** Their results not yet handed to the socket (graphql-ws sends one message at a time, each once the last is written). */
   readonly queues: Set<ResultQueue>;
+  /**
+   * The variables of a `subscribe` message that held a number a double cannot hold, read with
+   * `LosslessNumber`s (as on HTTP) by the message's id, taken by `#subscribe` in place of
+   * graphql-ws's copy (whose numbers are strings: `withExactNumbers`).
+   */
+  readonly exactVariables: Map<string, unknown>;
 }
 
 /** A subscription's request and the statement it was planned as under the metadata it started with. */
@@ -128,7 +134,7 @@ export class GraphSockets {
       jsonMessageReplacer: (key, value) => (key === 'payload' && value && typeof value === 'object' && RAW_RESPONSE in value ? this.#placeholder((value as RawResult)[RAW_RESPONSE]) : value),
     });
     this.#wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
-      const connection: Connection = { socket, request, auth: null, console: isConsoleGraphPath(request.url), sessionToken: null, subscriptions: new Map(), queues: new Set() };
+      const connection: Connection = { socket, request, auth: null, console: isConsoleGraphPath(request.url), sessionToken: null, subscriptions: new Map(), queues: new Set(), exactVariables: new Map() };
       this.#connections.add(connection);
       const closed = server.opened(
         {
@@ -137,8 +143,12 @@ export class GraphSockets {
           close: (code, reason) => socket.close(code, reason),
           onMessage: (handle) =>
             socket.on('message', (message: Buffer) => {
-              // Variables keep every digit, as on HTTP (http/exactJson.ts).
-              handle(withExactNumbers(message.toString('utf8'))).catch((error: unknown) => this.#internal(connection, error));
+              // Variables keep every digit, as on HTTP (http/exactJson.ts): graphql-ws parses the
+              // text itself, so its numbers a double cannot hold are written as strings, and a
+              // subscribe message's variables are kept read exactly for `#subscribe`.
+              const text = message.toString('utf8');
+              if (hasLongNumber(text)) keepExactVariables(connection, text);
+              handle(withExactNumbers(text)).catch((error: unknown) => this.#internal(connection, error));
             }),
         },
         connection,
@@ -274,6 +284,11 @@ export class GraphSockets {
 
   /** `#start`, counted by `onOperation` (metrics) with its operation type and outcome. */
   async #subscribe(ctx: Context<Record<string, unknown>, Connection>, id: string, payload: SubscribePayload): Promise<ExecutionArgs | readonly GraphQLError[]> {
+    const exact = ctx.extra.exactVariables;
+    if (exact.has(id)) {
+      payload = { ...payload, variables: exact.get(id) as SubscribePayload['variables'] };
+      exact.delete(id);
+    }
     const seen: { type: SocketOperationType } = { type: 'none' };
     const result = await this.#start(ctx, id, payload, seen);
     const onOperation = this.#deps.onOperation;
@@ -672,4 +687,20 @@ function cookieOf(header: string | undefined, name: string): string | undefined 
     if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
   }
   return undefined;
+}
+
+/** Keeps a `subscribe` message's variables read with `LosslessNumber`s, by its id (a message graphql-ws then refuses closes the socket). */
+function keepExactVariables(connection: Connection, text: string): void {
+  let message: unknown;
+  try {
+    message = parseJsonExact(text, 'as-lossless');
+  } catch {
+    return;
+  }
+  if (!message || typeof message !== 'object') return;
+  const { type, id, payload } = message as { type?: unknown; id?: unknown; payload?: { variables?: unknown } };
+  if (type !== 'subscribe' || typeof id !== 'string' || !payload || typeof payload !== 'object' || payload.variables === undefined) return;
+  // Bounded: each is taken when its subscribe starts; a connection cannot pile them up.
+  if (connection.exactVariables.size >= 100) connection.exactVariables.clear();
+  connection.exactVariables.set(id, payload.variables);
 }

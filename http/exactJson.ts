@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from 'express';
-import { isSafeNumber, parse as parseLossless } from 'lossless-json';
+import { isSafeNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
 
 /**
  * JSON bodies read without losing a digit ("Money is exact"). `JSON.parse` reads every number as
@@ -14,12 +14,26 @@ import { isSafeNumber, parse as parseLossless } from 'lossless-json';
  * Cheap for every other body: only a text with a run of 16 or more digits (and points) can hold
  * such a number, and only that text is read by lossless-json; the rest by `JSON.parse`.
  */
-export function parseJsonExact(text: string): unknown {
+export function parseJsonExact(text: string, numbers: ExactNumbers = 'as-strings'): unknown {
   if (!LONG_NUMBER.test(text)) return JSON.parse(text);
+  if (numbers === 'as-lossless') return parseLossless(text, null, (digits) => (isSafeNumber(digits) ? Number(digits) : new LosslessNumber(digits)));
   return parseLossless(text, null, (digits) => (isSafeNumber(digits) ? Number(digits) : digits));
 }
 
+/**
+ * How a number a double cannot hold arrives: `as-strings` (the REST routes: the string of its
+ * digits), or `as-lossless` (GraphQL: a `LosslessNumber`, which the engine makes the string of its
+ * digits wherever the variable's type is not json/jsonb, and keeps as a number inside a json/jsonb
+ * value — `{"x": 12345678901234567890}` stays a number, as written).
+ */
+export type ExactNumbers = 'as-strings' | 'as-lossless';
+
 const LONG_NUMBER = /\d[\d.]{15,}/;
+
+/** Whether `text` can hold a number a double cannot hold exactly (a run of 16 or more digits and points). */
+export function hasLongNumber(text: string): boolean {
+  return LONG_NUMBER.test(text);
+}
 
 /**
  * A JSON message as text whose numbers a double cannot hold exactly are written as strings of
@@ -40,7 +54,7 @@ export function withExactNumbers(text: string): string {
  * as text (its charset, encoding and size handled by body-parser as before), then parsed; a body
  * that is not JSON fails as body-parser's own does (`entity.parse.failed`, 400: `bodyErrors.ts`).
  */
-export function exactJsonBody(limit: number): RequestHandler {
+export function exactJsonBody(limit: number, numbers: ExactNumbers = 'as-strings'): RequestHandler {
   const readText = express.text({ limit, type: () => true });
   return (req, res, next) => {
     readText(req, res, (error?: unknown) => {
@@ -52,7 +66,7 @@ export function exactJsonBody(limit: number): RequestHandler {
         return next();
       }
       try {
-        req.body = parseJsonExact(req.body);
+        req.body = parseJsonExact(req.body, numbers);
       } catch (parseError) {
         return next(Object.assign(new SyntaxError(`request body is not valid JSON: ${(parseError as Error).message}`), { status: 400, statusCode: 400, expose: true, type: 'entity.parse.failed' }));
       }

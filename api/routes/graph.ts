@@ -47,7 +47,7 @@ export function engineForCaller(engine: GraphEngine, caller: string | Authentica
 export function graphRoutes(services: GraphServices, bodyLimitBytes: number, accountOf: AccountOfRequest = accountOfApiKey): Router {
   const { db, engines, logger, routing } = services;
   const router = Router();
-  const parseJson = exactJsonBody(bodyLimitBytes);
+  const parseJson = exactJsonBody(bodyLimitBytes, 'as-lossless');
 
   /** The one handler, as Express answers (`res`'s own headers, ETag included). */
   const answer = (res: Response, call: GraphCall): Promise<void> => answerGraphRequest(services, call, res, expressReplies(res));
@@ -215,7 +215,7 @@ function getRequestOf(originalUrl: string): GraphRequest | string {
   const json = (name: 'variables' | 'extensions'): unknown => {
     const text = values.get(name)?.[0];
     if (text === undefined || text === '') return undefined;
-    return parseJsonExact(text);
+    return parseJsonExact(text, 'as-lossless');
   };
   let variables: unknown;
   try {
@@ -293,7 +293,7 @@ export function graphFastPath(services: GraphServices, bodyLimitBytes: number, v
     const answerText = (text: string): Promise<void> => {
       let request: GraphRequest;
       try {
-        request = parseJsonExact(text) as GraphRequest;
+        request = parseJsonExact(text, 'as-lossless') as GraphRequest;
       } catch {
         return answerUnparsable(db, guard, replies);
       }

@@ -1,4 +1,19 @@
-import { getVariableValues, isInputType, isNonNullType, isScalarType, typeFromAST, valueFromAST, type GraphQLScalarType, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import {
+  getNullableType,
+  getVariableValues,
+  isInputObjectType,
+  isInputType,
+  isListType,
+  isNonNullType,
+  isScalarType,
+  typeFromAST,
+  valueFromAST,
+  type GraphQLInputType,
+  type GraphQLScalarType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { isLosslessNumber } from 'lossless-json';
 import { variablesWithNul } from '../validation/nulCharacters.js';
 import { RequestError, toResponseError } from './errors.js';
 import type { CachedOperation } from './planCache.js';
@@ -83,11 +98,58 @@ export function coerceVariables(schema: GraphQLSchema, cached: CachedOperation, 
   if (cached.coerceVariables === undefined) cached.coerceVariables = scalarVariableCoercer(schema, cached.operation);
   const fast = cached.coerceVariables?.(variables ?? {});
   if (fast) return fast;
-  const coerced = getVariableValues(schema, cached.operation.variableDefinitions ?? [], variables ?? {}, { maxErrors: 50 });
+  const coerced = getVariableValues(schema, cached.operation.variableDefinitions ?? [], withExactDigits(schema, cached.operation, variables ?? {}), { maxErrors: 50 });
   if (coerced.errors) throw new RequestError(coerced.errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
   if (cached.operation.variableDefinitions?.length) {
     const withNul = variablesWithNul(cached.operation, new Map(Object.entries(variables ?? {})));
     if (withNul.length) throw new RequestError(withNul.map((error) => toResponseError(error, 'validation-failed')), 'document');
   }
   return new Map(Object.entries(coerced.coerced));
+}
+
+/**
+ * The variables with each `LosslessNumber` (a number a double cannot hold, as the HTTP layer reads
+ * a GraphQL request: `http/exactJson.ts`) settled by where it stands: inside a json/jsonb value it
+ * stays, and that scalar writes its digits as a number; anywhere else it becomes the string of its
+ * digits, which `numeric` and `bigint` take and `Int`/`Float` refuse, as before. The same objects
+ * when there is none (a walk, no copy); the fast coercion never gets here with one (an object).
+ */
+function withExactDigits(schema: GraphQLSchema, operation: OperationDefinitionNode, variables: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  let settled: Record<string, unknown> | null = null;
+  for (const definition of operation.variableDefinitions ?? []) {
+    const name = definition.variable.name.value;
+    if (!hasOwn.call(variables, name)) continue;
+    const type = typeFromAST(schema, definition.type);
+    const value = variables[name];
+    const next = settle(value, type && isInputType(type) ? type : undefined);
+    if (next !== value) (settled ??= { ...variables })[name] = next;
+  }
+  return settled ?? variables;
+}
+
+function settle(value: unknown, type: GraphQLInputType | undefined): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  const nullable = type && getNullableType(type);
+  if (isLosslessNumber(value)) return nullable && isJsonScalar(nullable) ? value : value.toString();
+  if (nullable && isJsonScalar(nullable)) return value;
+  if (Array.isArray(value)) {
+    const item = nullable && isListType(nullable) ? (nullable.ofType as GraphQLInputType) : undefined;
+    let copy: unknown[] | null = null;
+    value.forEach((entry, index) => {
+      const next = settle(entry, item);
+      if (next !== entry) (copy ??= [...value])[index] = next;
+    });
+    return copy ?? value;
+  }
+  const fields = nullable && isInputObjectType(nullable) ? nullable.getFields() : null;
+  let copy: Record<string, unknown> | null = null;
+  for (const [key, entry] of Object.entries(value)) {
+    const next = settle(entry, fields && hasOwn.call(fields, key) ? fields[key]!.type : undefined);
+    if (next !== entry) (copy ??= { ...(value as Record<string, unknown>) })[key] = next;
+  }
+  return copy ?? value;
+}
+
+function isJsonScalar(type: GraphQLInputType): boolean {
+  return isScalarType(type) && (type.name === 'jsonb' || type.name === 'json');
 }

@@ -1,5 +1,6 @@
 import { GraphQLBoolean, GraphQLError, GraphQLFloat, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLScalarType, GraphQLString, Kind, print, valueFromASTUntyped, type ValueNode } from 'graphql';
 import { elementTypeOf, isArrayType, type FieldType, type ScalarType } from '../../metadata/index.js';
+import { stringify as stringifyExact } from 'lossless-json';
 
 /**
  * A value as an error shows it: JSON, but a number JSON cannot write (a JSON number past a
@@ -155,12 +156,21 @@ export function jsonTextOfLiteral(node: ValueNode, variable: (name: string) => u
   }
 }
 
+/**
+ * The JSON text of a json/jsonb variable's value: a number a double cannot hold arrives as a
+ * `LosslessNumber` (`http/exactJson.ts`, `execute/coerceVariables.ts`) and is written with its
+ * digits (`{"x": 12345678901234567890}` was stored as the string "12345678901234567890").
+ */
+function jsonTextOfValue(value: unknown): string {
+  return value !== null && typeof value === 'object' ? (stringifyExact(value) as string) : JSON.stringify(value);
+}
+
 /** jsonb: any JSON value, output as stored. Filtered with the jsonb operators (`jsonb_comparison_exp`), not ordered. */
 export const GraphQLJsonb = new GraphQLScalarType({
   name: 'jsonb',
   description: 'A JSON value (PostgreSQL jsonb), returned as stored.',
   serialize: (value) => value,
-  parseValue: (value) => JSON.stringify(value),
+  parseValue: jsonTextOfValue,
   parseLiteral: (node, variables) => jsonTextOfLiteral(node, (name) => variables?.[name]),
 });
 
@@ -173,7 +183,7 @@ export const GraphQLJson = new GraphQLScalarType({
   name: 'json',
   description: 'A JSON value (PostgreSQL json), returned as stored.',
   serialize: (value) => value,
-  parseValue: (value) => JSON.stringify(value),
+  parseValue: jsonTextOfValue,
   parseLiteral: (node, variables) => jsonTextOfLiteral(node, (name) => variables?.[name]),
 });
 

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
+import { socketUrl } from '../support/graphSocket.js';
+import { WebSocket } from 'ws';
 
 /**
  * Issue 30: Hasura's jsonb update operators — `_append`, `_prepend`, `_delete_key`, `_delete_elem`,
@@ -233,3 +235,81 @@ function graphqlLiteral(value: unknown): string {
   if (value !== null && typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${k}: ${graphqlLiteral(v)}`).join(', ')}}`;
   return JSON.stringify(value);
 }
+
+/** A request body written as text: numbers a double cannot hold, as a client's JSON may carry them. */
+async function postText(body: string, contentType = 'application/json'): Promise<{ status: number; body: Body; text: string }> {
+  const response = await fetch(`${server.url}/api/graph`, { method: 'POST', headers: { 'content-type': contentType, ...tokenHeader(key) }, body });
+  const text = await response.text();
+  return { status: response.status, body: JSON.parse(text) as Body, text };
+}
+
+/** The stored value's number at `path` as PostgreSQL's text, and its JSON type. */
+async function storedNumber(id: number, path: string[]): Promise<{ text: string; kind: string }> {
+  const { rows } = await database.db.query<{ text: string; kind: string }>(
+    'SELECT data #>> $3::text[] AS text, jsonb_typeof(data #> $3::text[]) AS kind FROM lender_profiles WHERE account_id = $1 AND id = $2',
+    [accountId, id, path],
+  );
+  return rows[0]!;
+}
+
+const BIG = '12345678901234567890';
+const LONG_DECIMAL = '100.10000000000000001';
+
+describe(`jsonb variables keep numbers a double cannot hold (${testDatabaseKind})`, () => {
+  const insertByScalar = 'mutation($id: Int!, $v: jsonb) { insert_profiles_one(object: {id: $id, label: \\"v\\", data: $v}) { id } }';
+  for (const [name, id, contentType] of [
+    ['the fast path', 9100, 'application/json'],
+    ["Express's route", 9101, 'application/json; charset=UTF-8; x=1'],
+  ] as const) {
+    it(`a jsonb variable on ${name}: ${BIG} and ${LONG_DECIMAL} stored as numbers with their digits (they were stored as strings)`, async () => {
+      const answer = await postText(`{"query": "${insertByScalar}", "variables": {"id": ${id}, "v": {"big": ${BIG}, "list": [${LONG_DECIMAL}, 1.5], "text": "${BIG}"}}}`, contentType);
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(answer.body.errors, undefined, answer.text);
+      assert.deepEqual(await storedNumber(id, ['big']), { text: BIG, kind: 'number' });
+      assert.deepEqual(await storedNumber(id, ['list', '0']), { text: LONG_DECIMAL, kind: 'number' });
+      assert.deepEqual(await storedNumber(id, ['text']), { text: BIG, kind: 'string' }, 'a string stays a string');
+    });
+  }
+
+  it('inside an input object variable too, while an Int field given such a number is still refused and nothing is written', async () => {
+    const byObject = 'mutation($o: profiles_insert_input!) { insert_profiles_one(object: $o) { id } }';
+    const answer = await postText(`{"query": "${byObject}", "variables": {"o": {"id": 9102, "label": "o", "data": {"n": ${BIG}}}}}`);
+    assert.equal(answer.body.errors, undefined, answer.text);
+    assert.deepEqual(await storedNumber(9102, ['n']), { text: BIG, kind: 'number' });
+    const refused = await postText(`{"query": "${byObject}", "variables": {"o": {"id": ${BIG}, "label": "o", "data": {"n": 1}}}}`);
+    assert.equal(refused.body.errors?.[0]?.extensions?.code, 'validation-failed', refused.text);
+    assert.match(refused.body.errors![0]!.message, /Int/);
+    const { rows } = await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM lender_profiles WHERE account_id = $1 AND label = 'o'`, [accountId]);
+    assert.deepEqual(rows, [{ n: 1 }], 'nothing written');
+  });
+
+  it('over WebSocket too (graphql-ws reads the message with JSON.parse: its copy had strings)', async () => {
+    const socket = new WebSocket(socketUrl(server.url), 'graphql-transport-ws');
+    const messages: any[] = [];
+    const next = (type: string): Promise<any> =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${type} message: ${JSON.stringify(messages)}`)), 10_000);
+        const look = (): void => {
+          const found = messages.find((message) => message.type === type);
+          if (found) {
+            clearTimeout(timer);
+            resolve(found);
+          } else setTimeout(look, 20);
+        };
+        look();
+      });
+    socket.on('message', (data) => messages.push(JSON.parse(String(data))));
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    try {
+      socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Token ${key}` } }));
+      await next('connection_ack');
+      socket.send(`{"type": "subscribe", "id": "1", "payload": {"query": "${insertByScalar}", "variables": {"id": 9103, "v": {"big": ${BIG}}}}}`);
+      const done = await next('complete');
+      assert.equal(done.id, '1');
+      assert.equal(messages.find((message) => message.type === 'error'), undefined, JSON.stringify(messages));
+      assert.deepEqual(await storedNumber(9103, ['big']), { text: BIG, kind: 'number' });
+    } finally {
+      socket.close();
+    }
+  });
+});
