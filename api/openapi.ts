@@ -196,7 +196,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     required: ['error'],
     properties: {
       error: { type: 'string' },
-      code: { type: 'string', description: 'Where the error has one of the codes GraphQL errors carry (idempotency-key-reused, database-unavailable).' },
+      code: { type: 'string', description: 'Where the error has one of the codes GraphQL errors carry (idempotency-key-reused, rate-limited, database-unavailable).' },
       fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each offending field (or query parameter), as sent, with what is wrong.' },
     },
   };
@@ -211,6 +211,24 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     },
     notFound: { description: 'No such loan in this account.', ...json('Error') },
     tooLarge: { description: 'The body is larger than BODY_LIMIT_BYTES (1 MB by default).', ...json('Error') },
+    badPath: { description: 'A query parameter given, which the operation does not take, or a path that is not valid percent-encoding; `fields` names each parameter.', ...json('Error') },
+  };
+  /** Answers every operation may give: the key over its rate limit, the database out of reach. */
+  const everyOperation = {
+    '429': {
+      description: "The key is over its rate limit (its role's `rate_limit`, else RATE_LIMIT_PER_SECOND); `code` is `rate-limited`. Nothing was done.",
+      headers: {
+        'Retry-After': { description: 'Seconds until the key has a request again.', schema: { type: 'string', pattern: '^\\d+$' } },
+        RateLimit: { description: 'What is left of the key\'s burst, and when it is whole again (draft-ietf-httpapi-ratelimit-headers).', schema: { type: 'string' } },
+        'RateLimit-Policy': { description: 'The key\'s limit: its burst and window.', schema: { type: 'string' } },
+      },
+      ...json('Error'),
+    },
+    '503': {
+      description: 'The database cannot be reached now; `code` is `database-unavailable`. Retry after `Retry-After` seconds.',
+      headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string', pattern: '^\\d+$' } } },
+      ...json('Error'),
+    },
   };
   const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The loan id (a uuid).' };
   const investors = investorDocumentParts(responses);
@@ -252,7 +270,10 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           responses: {
             '201': {
               description: 'The loan, as GET /api/loan/{id} returns it, and what happened to the contacts.',
-              headers: { 'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', const: 'true' } } },
+              headers: {
+                Location: { description: 'The new loan: `/api/loan/{id}`.', schema: { type: 'string' } },
+                'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', const: 'true' } },
+              },
               ...json('LoanCreated'),
             },
             '400': responses.badRequest,
@@ -267,7 +288,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
         get: {
           operationId: 'getLoan',
           summary: 'One loan with its borrowers, guarantors and custom fields.',
-          responses: { '200': { description: 'The loan.', ...json('LoanEnvelope') }, '403': responses.forbidden, '404': responses.notFound },
+          responses: { '200': { description: 'The loan.', ...json('LoanEnvelope') }, '400': responses.badPath, '403': responses.forbidden, '404': responses.notFound },
         },
         patch: {
           operationId: 'updateLoan',
@@ -289,7 +310,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
         get: {
           operationId: 'getProduct',
           summary: "The account's default product: its servicing settings (SPEC §12) with their defaults, and its fields as request bodies name them.",
-          responses: { '200': { description: 'The product.', ...json('ProductEnvelope') }, '403': responses.forbidden },
+          responses: { '200': { description: 'The product.', ...json('ProductEnvelope') }, '400': responses.badQuery, '403': responses.forbidden },
         },
         patch: {
           operationId: 'updateProductSettings',
@@ -314,6 +335,13 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
         },
       },
       ...investors.paths,
+      '/api/openapi.json': {
+        get: {
+          operationId: 'getOpenApiDocument',
+          summary: "This document: the operations the key's role may use, with its account's product fields.",
+          responses: { '200': { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } } }, '400': responses.badQuery, '403': responses.forbidden },
+        },
+      },
       '/api/distributions': {
         get: {
           operationId: 'listDistributions',
@@ -514,5 +542,12 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
   ];
   for (const [path, method, yes] of allowed) if (!yes) delete paths[path]![method];
   for (const path of Object.keys(paths)) if (!['get', 'post', 'patch'].some((method) => method in paths[path]!)) delete paths[path];
+  // Any operation may meet the key's rate limit or a database out of reach (api/rateLimit.ts, api/unavailable.ts).
+  for (const item of Object.values(paths)) {
+    for (const method of ['get', 'post', 'patch']) {
+      const operation = item[method] as { responses: Record<string, unknown> } | undefined;
+      if (operation) operation.responses = { ...operation.responses, ...everyOperation };
+    }
+  }
   return document;
 }
