@@ -1,6 +1,7 @@
 import { describeRule, schemaForRule, type ValueRule } from '../app/fieldValues.js';
 import { BUILT_IN_FIELDS, bodyName, LOAN_STATUSES, type Product } from '../app/products.js';
 import { describeSetting, PRODUCT_SETTINGS, type SettingDescriptor } from '../app/productSettings.js';
+import { CONTACT_PARAMETERS, EMAIL_SCHEMA_PATTERN } from '../app/loanInput.js';
 import { investorDocumentParts } from './investorOpenApi.js';
 import { loanListLimits, type LoanListLimits } from './loanListLimits.js';
 
@@ -116,11 +117,18 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
   }
   const contactProperties: Record<string, Schema> = {};
   for (const prefix of ['Borrower', 'Guarantor']) {
-    contactProperties[`${prefix}_Id`] = { type: ['string', 'null'], description: `Id of an existing person or company to attach; wins over the other ${prefix}_ parameters. An id not found attaches nobody (the response says so).` };
-    contactProperties[`${prefix}_Name`] = { type: ['string', 'null'], description: `Name of the individual, or of the company when ${prefix}_Is_Company is true.` };
-    contactProperties[`${prefix}_Email`] = { type: ['string', 'null'], format: 'email', description: 'With a name: the individual of that name and e-mail (case-insensitive) is attached, or created.' };
-    contactProperties[`${prefix}_Company`] = { type: ['string', 'null'], description: 'Company name: found or created; the individual is connected to it and attached.' };
-    contactProperties[`${prefix}_Is_Company`] = { type: ['boolean', 'null'], description: 'When true, the name is a company name: found or created, and attached.' };
+    const said = new Map([
+      ['Id', `Id of an existing person or company to attach; wins over the other ${prefix}_ parameters. An id not found attaches nobody (the response says so).`],
+      ['Name', `Name of the individual, or of the company when ${prefix}_Is_Company is true.`],
+      ['Email', 'With a name: the individual of that name and e-mail (case-insensitive) is attached, or created. Empty: none.'],
+      ['Company', 'Company name: found or created; the individual is connected to it and attached.'],
+      ['Is_Company', 'When true, the name is a company name: found or created, and attached.'],
+    ]);
+    // The limits are the body check's own (app/loanInput.ts), so a client refuses what the service refuses.
+    for (const { suffix, rule } of CONTACT_PARAMETERS) {
+      const schema = { ...publicSchema(rule), ...(suffix === 'Email' ? { pattern: EMAIL_SCHEMA_PATTERN } : {}) };
+      contactProperties[`${prefix}_${suffix}`] = nullable({ ...schema, description: `${said.get(suffix)!} Accepts ${schema.description as string}` });
+    }
   }
 
   const person: Schema = {

@@ -106,6 +106,38 @@ describe('OpenAPI audit: query parameters', () => {
   });
 });
 
+describe('OpenAPI audit: request bodies', () => {
+  it("the contact parameters' schemas accept and refuse what POST /api/loan does (lengths, types, e-mail)", async () => {
+    const document = checkers.get('admin')!.document;
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addSchema(document, 'openapi.json');
+    const documentAccepts = ajv.compile({ $ref: 'openapi.json#/components/schemas/LoanCreate' });
+    const samples: Record<string, unknown>[] = [
+      { Borrower_Id: 'x'.repeat(100) },
+      { Borrower_Id: 'x'.repeat(101) },
+      { Guarantor_Id: 12 },
+      { Borrower_Name: 'n'.repeat(500) },
+      { Borrower_Name: 'n'.repeat(501) },
+      { Borrower_Name: 'Em', Borrower_Email: 'em@example.com' },
+      { Borrower_Name: 'Em', Borrower_Email: 'not-an-email' },
+      { Borrower_Name: 'Em', Borrower_Email: '' },
+      { Guarantor_Name: 'Long', Guarantor_Email: `${'l'.repeat(308)}@example.com` },
+      { Guarantor_Name: 'Long', Guarantor_Email: `${'l'.repeat(309)}@example.com` },
+      { Borrower_Name: 'Co', Borrower_Company: 'c'.repeat(500) },
+      { Borrower_Name: 'Co', Borrower_Company: 'c'.repeat(501) },
+      { Borrower_Name: 'Co', Borrower_Is_Company: 'yes' },
+      { Guarantor_Name: 'Co', Guarantor_Is_Company: true },
+    ];
+    const disagree: string[] = [];
+    for (const sample of samples) {
+      const body = { Name: 'Contacts', ...sample };
+      const answer = await s.rest.post('/api/loan', body);
+      if ((answer.status === 201) !== documentAccepts(body)) disagree.push(`${JSON.stringify(sample).slice(0, 60)}: service ${answer.status}, document ${documentAccepts(body) ? 'accepts' : 'refuses'}`);
+    }
+    assert.deepEqual(disagree, []);
+  });
+});
+
 describe('OpenAPI audit: a key over its rate limit', () => {
   let limited: KeyedService;
   before(async () => {
