@@ -126,7 +126,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     ]);
     // The limits are the body check's own (app/loanInput.ts), so a client refuses what the service refuses.
     for (const { suffix, rule } of CONTACT_PARAMETERS) {
-      const schema = { ...publicSchema(rule), ...(suffix === 'Email' ? { pattern: EMAIL_SCHEMA_PATTERN } : {}) };
+      const schema: Schema = { ...publicSchema(rule), ...(suffix === 'Email' ? { pattern: EMAIL_SCHEMA_PATTERN } : {}) };
       contactProperties[`${prefix}_${suffix}`] = nullable({ ...schema, description: `${said.get(suffix)!} Accepts ${schema.description as string}` });
     }
   }
