@@ -106,6 +106,65 @@ describe('OpenAPI audit: query parameters', () => {
   });
 });
 
+/**
+ * The places in `value` the schema leaves untyped for a generated client: an object key under no
+ * `properties` (nor a typed `additionalProperties`), an object or array whose schema says nothing of
+ * its members. `$ref`, `allOf` (merged) and `anyOf`/`oneOf` (the best-described branch) are followed.
+ */
+function untyped(document: Record<string, any>, schema: any, value: unknown, at: string): string[] {
+  while (schema?.$ref) schema = schema.$ref.split('/').slice(1).reduce((node: any, part: string) => node[part], document);
+  if (!schema) return [`${at}: no schema`];
+  const branches = schema.anyOf ?? schema.oneOf;
+  if (branches) return (branches as any[]).map((branch) => untyped(document, branch, value, at)).reduce((best, next) => (next.length < best.length ? next : best));
+  if (schema.allOf) {
+    const merged = { ...schema, allOf: undefined, properties: { ...schema.properties } };
+    for (const part of schema.allOf) {
+      let resolved = part;
+      while (resolved.$ref) resolved = resolved.$ref.split('/').slice(1).reduce((node: any, key: string) => node[key], document);
+      Object.assign(merged.properties, resolved.properties);
+    }
+    return untyped(document, merged, value, at);
+  }
+  if (Array.isArray(value)) return schema.items ? value.flatMap((item, index) => untyped(document, schema.items, item, `${at}[${index}]`)) : value.length ? [`${at}: items untyped`] : [];
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).flatMap(([key, member]) => {
+      const property = schema.properties?.[key] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined);
+      return property ? untyped(document, property, member, `${at}.${key}`) : [`${at}.${key}`];
+    });
+  }
+  return [];
+}
+
+describe('OpenAPI audit: answers', () => {
+  it("every member of every JSON answer of the document's GETs has a type in it (a generated client's types cover the answer)", async () => {
+    // A payment with its allocation lines, and late fees as of the day: the ledger in full.
+    await setTestClock(s.db, '2026-06-20');
+    const payment = await fetch(`${s.url}/api/graph`, {
+      method: 'POST',
+      headers: { authorization: `Token ${s.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'mutation ($l: uuid!) { insert_payments(objects: [{loan_id: $l, date: "2026-02-15", amount: "300"}]) { affected_rows } }', variables: { l: loanId } }),
+    });
+    assert.equal(payment.status, 200);
+    try {
+      const document = checkers.get('admin')!.document;
+      const gaps: string[] = [];
+      // (The document itself is OpenAPI's own schema's to describe.)
+      for (const [, template] of operationsOf(document).filter(([method, path]) => method === 'GET' && path !== '/api/openapi.json')) {
+        const query = template.includes('statement') || template === '/api/remittances' ? '?from=2026-01-01&to=2026-03-31' : '';
+        const answer = await s.rest.get(`${concrete(template)}${query}`);
+        if (answer.status !== 200) continue;
+        const schema = document.paths[template].get.responses['200'].content['application/json'].schema;
+        gaps.push(...untyped(document, schema, answer.json, template));
+      }
+      const ledger = await s.rest.get(`/api/loan/${loanId}/ledger`);
+      assert.ok(ledger.json.payments[0].allocations.length && ledger.json.fees.length, ledger.text);
+      assert.deepEqual(gaps, []);
+    } finally {
+      await setTestClock(s.db, '2026-03-20');
+    }
+  });
+});
+
 describe('OpenAPI audit: request bodies', () => {
   it("the contact parameters' schemas accept and refuse what POST /api/loan does (lengths, types, e-mail)", async () => {
     const document = checkers.get('admin')!.document;
