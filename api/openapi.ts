@@ -1,6 +1,7 @@
 import { describeRule, schemaForRule, type ValueRule } from '../app/fieldValues.js';
 import { BUILT_IN_FIELDS, bodyName, LOAN_STATUSES, type Product } from '../app/products.js';
 import { describeSetting, PRODUCT_SETTINGS, type SettingDescriptor } from '../app/productSettings.js';
+import { CONTACT_PARAMETERS, EMAIL_SCHEMA_PATTERN } from '../app/loanInput.js';
 import { investorDocumentParts } from './investorOpenApi.js';
 import { loanListLimits, type LoanListLimits } from './loanListLimits.js';
 
@@ -116,11 +117,18 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
   }
   const contactProperties: Record<string, Schema> = {};
   for (const prefix of ['Borrower', 'Guarantor']) {
-    contactProperties[`${prefix}_Id`] = { type: ['string', 'null'], description: `Id of an existing person or company to attach; wins over the other ${prefix}_ parameters. An id not found attaches nobody (the response says so).` };
-    contactProperties[`${prefix}_Name`] = { type: ['string', 'null'], description: `Name of the individual, or of the company when ${prefix}_Is_Company is true.` };
-    contactProperties[`${prefix}_Email`] = { type: ['string', 'null'], format: 'email', description: 'With a name: the individual of that name and e-mail (case-insensitive) is attached, or created.' };
-    contactProperties[`${prefix}_Company`] = { type: ['string', 'null'], description: 'Company name: found or created; the individual is connected to it and attached.' };
-    contactProperties[`${prefix}_Is_Company`] = { type: ['boolean', 'null'], description: 'When true, the name is a company name: found or created, and attached.' };
+    const said = new Map([
+      ['Id', `Id of an existing person or company to attach; wins over the other ${prefix}_ parameters. An id not found attaches nobody (the response says so).`],
+      ['Name', `Name of the individual, or of the company when ${prefix}_Is_Company is true.`],
+      ['Email', 'With a name: the individual of that name and e-mail (case-insensitive) is attached, or created. Empty: none.'],
+      ['Company', 'Company name: found or created; the individual is connected to it and attached.'],
+      ['Is_Company', 'When true, the name is a company name: found or created, and attached.'],
+    ]);
+    // The limits are the body check's own (app/loanInput.ts), so a client refuses what the service refuses.
+    for (const { suffix, rule } of CONTACT_PARAMETERS) {
+      const schema: Schema = { ...publicSchema(rule), ...(suffix === 'Email' ? { pattern: EMAIL_SCHEMA_PATTERN } : {}) };
+      contactProperties[`${prefix}_${suffix}`] = nullable({ ...schema, description: `${said.get(suffix)!} Accepts ${schema.description as string}` });
+    }
   }
 
   const person: Schema = {
@@ -196,7 +204,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     required: ['error'],
     properties: {
       error: { type: 'string' },
-      code: { type: 'string', description: 'Where the error has one of the codes GraphQL errors carry (idempotency-key-reused, database-unavailable).' },
+      code: { type: 'string', description: 'Where the error has one of the codes GraphQL errors carry (idempotency-key-reused, rate-limited, database-unavailable).' },
       fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each offending field (or query parameter), as sent, with what is wrong.' },
     },
   };
@@ -211,6 +219,24 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     },
     notFound: { description: 'No such loan in this account.', ...json('Error') },
     tooLarge: { description: 'The body is larger than BODY_LIMIT_BYTES (1 MB by default).', ...json('Error') },
+    badPath: { description: 'A query parameter given, which the operation does not take, or a path that is not valid percent-encoding; `fields` names each parameter.', ...json('Error') },
+  };
+  /** Answers every operation may give: the key over its rate limit, the database out of reach. */
+  const everyOperation = {
+    '429': {
+      description: "The key is over its rate limit (its role's `rate_limit`, else RATE_LIMIT_PER_SECOND); `code` is `rate-limited`. Nothing was done.",
+      headers: {
+        'Retry-After': { description: 'Seconds until the key has a request again.', schema: { type: 'string', pattern: '^\\d+$' } },
+        RateLimit: { description: 'What is left of the key\'s burst, and when it is whole again (draft-ietf-httpapi-ratelimit-headers).', schema: { type: 'string' } },
+        'RateLimit-Policy': { description: 'The key\'s limit: its burst and window.', schema: { type: 'string' } },
+      },
+      ...json('Error'),
+    },
+    '503': {
+      description: 'The database cannot be reached now; `code` is `database-unavailable`. Retry after `Retry-After` seconds.',
+      headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string', pattern: '^\\d+$' } } },
+      ...json('Error'),
+    },
   };
   const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'The loan id (a uuid).' };
   const investors = investorDocumentParts(responses);
@@ -252,7 +278,10 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           responses: {
             '201': {
               description: 'The loan, as GET /api/loan/{id} returns it, and what happened to the contacts.',
-              headers: { 'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', const: 'true' } } },
+              headers: {
+                Location: { description: 'The new loan: `/api/loan/{id}`.', schema: { type: 'string' } },
+                'Idempotent-Replayed': { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key.', schema: { type: 'string', const: 'true' } },
+              },
               ...json('LoanCreated'),
             },
             '400': responses.badRequest,
@@ -267,7 +296,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
         get: {
           operationId: 'getLoan',
           summary: 'One loan with its borrowers, guarantors and custom fields.',
-          responses: { '200': { description: 'The loan.', ...json('LoanEnvelope') }, '403': responses.forbidden, '404': responses.notFound },
+          responses: { '200': { description: 'The loan.', ...json('LoanEnvelope') }, '400': responses.badPath, '403': responses.forbidden, '404': responses.notFound },
         },
         patch: {
           operationId: 'updateLoan',
@@ -289,7 +318,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
         get: {
           operationId: 'getProduct',
           summary: "The account's default product: its servicing settings (SPEC §12) with their defaults, and its fields as request bodies name them.",
-          responses: { '200': { description: 'The product.', ...json('ProductEnvelope') }, '403': responses.forbidden },
+          responses: { '200': { description: 'The product.', ...json('ProductEnvelope') }, '400': responses.badQuery, '403': responses.forbidden },
         },
         patch: {
           operationId: 'updateProductSettings',
@@ -314,6 +343,13 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
         },
       },
       ...investors.paths,
+      '/api/openapi.json': {
+        get: {
+          operationId: 'getOpenApiDocument',
+          summary: "This document: the operations the key's role may use, with its account's product fields.",
+          responses: { '200': { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } } }, '400': responses.badQuery, '403': responses.forbidden },
+        },
+      },
       '/api/distributions': {
         get: {
           operationId: 'listDistributions',
@@ -482,14 +518,80 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           type: 'object',
           description: 'SPEC §12: the loan\'s balances as of the day, every payment (reversed ones too) with its allocation lines, and its fees.',
           required: ['loan_id', 'status', 'date_closed', 'as_of', 'balances', 'payments', 'fees'],
+          additionalProperties: false,
           properties: {
-            loan_id: { type: 'string' },
+            loan_id: { type: 'string', format: 'uuid' },
             status: { type: 'string', enum: [...LOAN_STATUSES] },
-            date_closed: { type: ['string', 'null'] },
+            date_closed: { type: ['string', 'null'], format: 'date' },
             as_of: { type: 'string', format: 'date' },
-            balances: { type: 'object' },
-            payments: { type: 'array', items: { type: 'object', required: ['id', 'date', 'amount', 'type', 'allocations'] } },
-            fees: { type: 'array', items: { type: 'object' } },
+            balances: {
+              type: 'object',
+              required: ['principal_outstanding', 'interest_due', 'fees_due', 'credit_balance', 'oldest_unpaid_due', 'accrued_interest', 'per_diem', 'payoff', 'days_past_due'],
+              additionalProperties: false,
+              properties: {
+                principal_outstanding: { type: 'number' },
+                interest_due: { type: 'number' },
+                fees_due: { type: 'number' },
+                credit_balance: { type: 'number' },
+                oldest_unpaid_due: { type: ['string', 'null'], format: 'date', description: 'The due date of the oldest schedule row not paid in full; null when none is.' },
+                accrued_interest: { type: 'number' },
+                per_diem: { type: 'number' },
+                payoff: { type: 'number' },
+                days_past_due: { type: 'integer', minimum: 0 },
+              },
+            },
+            payments: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['id', 'date', 'amount', 'type', 'method', 'date_reversed', 'reversal_reason', 'posted_at', 'allocations'],
+                additionalProperties: false,
+                properties: {
+                  id: { type: 'string', format: 'uuid' },
+                  date: { type: 'string', format: 'date' },
+                  amount: { type: 'number' },
+                  type: { type: 'string', enum: ['regular', 'payoff', 'principal', 'refund', 'fee'] },
+                  method: { type: ['string', 'null'] },
+                  date_reversed: { type: ['string', 'null'], format: 'date' },
+                  reversal_reason: { type: ['string', 'null'], enum: ['nsf', 'error', 'returned', 'other', null] },
+                  posted_at: { type: 'string', description: 'When it was posted (timestamptz): payments of one day are applied in this order.' },
+                  allocations: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['row_number', 'fee_id', 'component', 'amount'],
+                      additionalProperties: false,
+                      properties: {
+                        row_number: { type: ['integer', 'null'], description: 'The schedule row paid; null for a fee, credit, a refund or a curtailment.' },
+                        fee_id: { type: ['string', 'null'], format: 'uuid' },
+                        component: { type: 'string', enum: ['interest', 'principal', 'fee', 'credit', 'refund'] },
+                        amount: { type: 'number' },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+            fees: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['id', 'kind', 'row_number', 'date', 'amount', 'paid', 'waived', 'waived_on', 'waived_by', 'waived_reason'],
+                additionalProperties: false,
+                properties: {
+                  id: { type: 'string', format: 'uuid' },
+                  kind: { type: 'string', enum: ['late', 'nsf', 'manual'] },
+                  row_number: { type: ['integer', 'null'] },
+                  date: { type: 'string', format: 'date' },
+                  amount: { type: 'number' },
+                  paid: { type: 'number' },
+                  waived: { type: 'number' },
+                  waived_on: { type: ['string', 'null'], format: 'date' },
+                  waived_by: { type: ['string', 'null'] },
+                  waived_reason: { type: ['string', 'null'] },
+                },
+              },
+            },
           },
         },
       },
@@ -514,5 +616,12 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
   ];
   for (const [path, method, yes] of allowed) if (!yes) delete paths[path]![method];
   for (const path of Object.keys(paths)) if (!['get', 'post', 'patch'].some((method) => method in paths[path]!)) delete paths[path];
+  // Any operation may meet the key's rate limit or a database out of reach (api/rateLimit.ts, api/unavailable.ts).
+  for (const item of Object.values(paths)) {
+    for (const method of ['get', 'post', 'patch']) {
+      const operation = item[method] as { responses: Record<string, unknown> } | undefined;
+      if (operation) operation.responses = { ...operation.responses, ...everyOperation };
+    }
+  }
   return document;
 }

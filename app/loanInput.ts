@@ -33,7 +33,8 @@ export interface LoanChanges {
   readonly contacts: Readonly<Partial<Record<ContactRole, ContactRequest>>>;
 }
 
-const CONTACT_PARAMETERS: readonly { readonly suffix: string; readonly property: keyof ContactParameters; readonly rule: ValueRule }[] = [
+/** The contact parameters (`Borrower_…`, `Guarantor_…`) by suffix, with their rules (OpenAPI's `LoanCreate` shows them). */
+export const CONTACT_PARAMETERS: readonly { readonly suffix: string; readonly property: keyof ContactParameters; readonly rule: ValueRule }[] = [
   { suffix: 'Id', property: 'id', rule: { kind: 'text', maxLength: 100 } },
   { suffix: 'Name', property: 'name', rule: { kind: 'text', maxLength: 500 } },
   { suffix: 'Email', property: 'email', rule: { kind: 'text', maxLength: 320 } },
@@ -41,6 +42,11 @@ const CONTACT_PARAMETERS: readonly { readonly suffix: string; readonly property:
   { suffix: 'Is_Company', property: 'isCompany', rule: { kind: 'boolean' } },
 ];
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/**
+ * `EMAIL` as a JSON Schema pattern for OpenAPI: the same rule, and the text rule's no-NUL; an empty
+ * `_Email` counts as none (`contactRequest`), so it is accepted too.
+ */
+export const EMAIL_SCHEMA_PATTERN = '^$|^[^\\s@\\u0000]+@[^\\s@\\u0000]+\\.[^\\s@\\u0000]+$';
 
 /**
  * A loan is found by its name in every list and page (issue 28), so it needs one that is not

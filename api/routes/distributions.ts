@@ -4,6 +4,7 @@ import type { EngineHolder } from '../../app/engineHolder.js';
 import { distributionQuery, distributionsJson } from '../../app/distributionReads.js';
 import { roleWith } from '../keyRole.js';
 import { queryParameters } from '../../http/queryParameters.js';
+import { methodNotAllowed } from '../methodNotAllowed.js';
 
 /**
  * `GET /api/distributions?from=&to=&loan_id=` (SPEC §12 R10): the distribution lines the key's
@@ -25,5 +26,6 @@ export function distributionRoutes(db: Database, engines: EngineHolder): Router 
     const query = distributionQuery(queryParameters(req.query, ['from', 'to', 'loan_id']));
     res.status(200).type('application/json').send(await distributionsJson(db, engine, caller.principal, query));
   });
+  router.all('/', methodNotAllowed('GET'));
   return router;
 }

@@ -8,6 +8,7 @@ import { statementPdf } from '../../app/statementPdf.js';
 import { investorReach } from '../investorAccess.js';
 import { downloadFormat, NotAcceptable } from '../downloadFormat.js';
 import { queryParameters } from '../../http/queryParameters.js';
+import { methodNotAllowed } from '../methodNotAllowed.js';
 
 /** A decimal text as a JSON number with exactly its digits. */
 const exact = (digits: string | null): LosslessNumber | null => (digits === null ? null : new LosslessNumber(digits));
@@ -83,5 +84,6 @@ export function investorRoutes(db: Database, engines: EngineHolder): Router {
     if (!statement) return void res.status(404).json({ error: 'no such person' });
     await sendStatement(res, statement, format, await businessDate(db, accountId));
   });
+  router.all('/:personId/statement', methodNotAllowed('GET'));
   return router;
 }

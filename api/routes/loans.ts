@@ -17,6 +17,7 @@ import { activeKeyGuard } from '../../app/keyGuards.js';
 import { ReadRouting } from '../readRouting.js';
 import { loanListLimits, type LoanListLimits } from '../loanListLimits.js';
 import { queryParameters } from '../../http/queryParameters.js';
+import { methodNotAllowed } from '../methodNotAllowed.js';
 
 const LIST_PARAMETERS = ['status', 'limit', 'offset'];
 /** PostgreSQL's integer (and GraphQL's Int): the largest limit or offset a statement takes. */
@@ -113,6 +114,8 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     if (!from) return;
     const caller = roleWith(engines, res, 'select', '/api/loan');
     if (!caller) return;
+    // It takes no query parameter: one given (`?date=`, `?format=`) is a 400, never ignored.
+    queryParameters(req.query, []);
     const text = await (await loansAs(caller.role)).loanJson(from, caller.principal, req.params.id);
     ReadRouting.tell(res, from);
     if (text === null) return notFound(res);
@@ -192,15 +195,9 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     sendJson(res, 200, text);
   });
 
-  router.all(['/:id/payoff', '/:id/ledger'], (req, res) => {
-    res.status(405).setHeader('Allow', 'GET');
-    res.json({ error: `${req.method} is not supported here` });
-  });
-
-  router.all(['/', '/:id'], (req, res) => {
-    res.status(405).setHeader('Allow', req.path === '/' ? 'GET, POST' : 'GET, PATCH');
-    res.json({ error: `${req.method} is not supported here` });
-  });
+  router.all(['/:id/payoff', '/:id/ledger'], methodNotAllowed('GET'));
+  router.all('/', methodNotAllowed('GET', 'POST'));
+  router.all('/:id', methodNotAllowed('GET', 'PATCH'));
 
   return router;
 }

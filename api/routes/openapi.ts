@@ -6,6 +6,8 @@ import { ADMIN_ROLE } from '../../metadata/index.js';
 import { openApiDocument } from '../openapi.js';
 import { loanListLimits } from '../loanListLimits.js';
 import { notAuthorized } from '../authenticate.js';
+import { methodNotAllowed } from '../methodNotAllowed.js';
+import { queryParameters } from '../../http/queryParameters.js';
 
 /**
  * `GET /api/openapi.json`: the REST routes' OpenAPI 3.1 document, with the caller account's
@@ -13,7 +15,8 @@ import { notAuthorized } from '../authenticate.js';
  */
 export function openApiRoutes(db: Database, engines: EngineHolder): Router {
   const router = Router();
-  router.get('/openapi.json', async (_req, res) => {
+  router.get('/openapi.json', async (req, res) => {
+    queryParameters(req.query, []);
     const auth = res.locals.auth;
     const role = engines.engine.metadata.roles.get(auth.role);
     if (!role) return notAuthorized(res);
@@ -40,5 +43,6 @@ export function openApiRoutes(db: Database, engines: EngineHolder): Router {
       }, loanListLimits(engines.engine.options.maxRows)),
     );
   });
+  router.all('/openapi.json', methodNotAllowed('GET'));
   return router;
 }

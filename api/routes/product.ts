@@ -7,6 +7,8 @@ import { PRODUCT_SETTINGS, readProductSettings, updateProductSettings, type Prod
 import { ADMIN_ROLE } from '../../metadata/index.js';
 import { notAuthorized } from '../authenticate.js';
 import { roleWith } from '../keyRole.js';
+import { methodNotAllowed } from '../methodNotAllowed.js';
+import { queryParameters } from '../../http/queryParameters.js';
 
 /** A setting's value as the answer carries it: decimals as JSON numbers with their exact digits. */
 function jsonValue(setting: (typeof PRODUCT_SETTINGS)[number], value: SettingValue): unknown {
@@ -57,8 +59,9 @@ function sendJson(res: Response, status: number, text: string): void {
 export function productRoutes(db: Database, engines: EngineHolder): Router {
   const router = Router();
 
-  router.get('/', async (_req, res) => {
+  router.get('/', async (req, res) => {
     if (!roleWith(engines, res, 'select', '/api/product')) return;
+    queryParameters(req.query, []);
     const accountId = res.locals.auth.accountId;
     sendJson(res, 200, await productJson(db, accountId, await readProductSettings(db, accountId)));
   });
@@ -79,9 +82,6 @@ export function productRoutes(db: Database, engines: EngineHolder): Router {
     sendJson(res, 200, await productJson(db, accountId, updated, { changed: updated.changed, replayed_loans: updated.replayedLoans }));
   });
 
-  router.all('/', (req, res) => {
-    res.status(405).setHeader('Allow', 'GET, PATCH');
-    res.json({ error: `${req.method} is not supported here` });
-  });
+  router.all('/', methodNotAllowed('GET', 'PATCH'));
   return router;
 }

@@ -7,6 +7,7 @@ import { findRemittance, markRemitted, remittanceCsv, remittanceRun, type Remitt
 import { isAdminKey, readsEveryInvestor } from '../investorAccess.js';
 import { downloadFormat, NotAcceptable } from '../downloadFormat.js';
 import { queryParameters } from '../../http/queryParameters.js';
+import { methodNotAllowed } from '../methodNotAllowed.js';
 
 const exact = (digits: string): LosslessNumber => new LosslessNumber(digits);
 
@@ -117,9 +118,7 @@ export function remittanceRoutes(db: Database, engines: EngineHolder): Router {
     res.status(200).type('application/json').send(remittanceJson(remittance));
   });
 
-  router.all('/', (req, res) => {
-    res.status(405).setHeader('Allow', 'GET, POST');
-    res.json({ error: `${req.method} is not supported here` });
-  });
+  router.all('/', methodNotAllowed('GET', 'POST'));
+  router.all('/:id', methodNotAllowed('GET'));
   return router;
 }

@@ -10,7 +10,10 @@ import { createLogger } from '../../app/logger.js';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { freePort } from '../support/processes.js';
-import { METADATA_PATH } from '../support/http.js';
+import { createAccountWithKey, METADATA_PATH } from '../support/http.js';
+import { checkerOf } from '../support/restClient.js';
+import { openApiDocument } from '../../api/openapi.js';
+import { loadDefaultProduct } from '../../app/products.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 
 /**
@@ -74,6 +77,25 @@ describe('With the database unreachable', () => {
       assert.deepEqual(await response.json(), { error: 'the database is unavailable; retry shortly', code: 'database-unavailable' });
     });
   }
+
+  it('every REST operation of the OpenAPI document answers the 503 the document describes', async () => {
+    // The document as the service serves it to an admin key (it cannot serve it now): built from a reachable database.
+    const { account } = await createAccountWithKey(database.db);
+    const checker = await checkerOf(openApiDocument(await loadDefaultProduct(database.db, account.id), '/'));
+    const paths = checker.document.paths as Record<string, Record<string, unknown>>;
+    let operations = 0;
+    for (const [template, item] of Object.entries(paths)) {
+      for (const method of ['GET', 'POST', 'PATCH'].filter((name) => name.toLowerCase() in item)) {
+        const path = template.replace(/\{[a-z_]+\}/g, '00000000-0000-4000-8000-000000000001');
+        const response = await fetch(`${url}${path}`, { method, headers: { authorization: `Token ${key}`, 'content-type': 'application/json' }, ...(method === 'GET' ? {} : { body: '{}' }) });
+        const text = await response.text();
+        assert.equal(response.status, 503, `${method} ${path}: ${text}`);
+        checker.check(method, path, { status: response.status, contentType: response.headers.get('content-type'), text });
+        operations += 1;
+      }
+    }
+    assert.ok(operations >= 14, `${operations} operations`);
+  });
 
   it('GET /healthz (liveness) stays 200; GET /readyz says 503', async () => {
     assert.equal((await fetch(`${url}/healthz`)).status, 200);

@@ -37,6 +37,7 @@ function templateOf(path: string): string {
   if (/^\/api\/remittances\/[^/]+$/.test(bare)) return '/api/remittances/{id}';
   if (/^\/api\/investors\/[^/]+\/statement$/.test(bare)) return '/api/investors/{person_id}/statement';
   if (bare === '/api/distributions') return '/api/distributions';
+  if (bare === '/api/openapi.json') return '/api/openapi.json';
   if (/^\/api\/loan\/[^/]+$/.test(bare)) return '/api/loan/{id}';
   const ledger = /^\/api\/loan\/[^/]+\/(payoff|ledger)$/.exec(bare);
   if (ledger) return `/api/loan/{id}/${ledger[1]}`;
@@ -71,8 +72,12 @@ export async function openApiChecker(baseUrl: string, key: string): Promise<Open
   const response = await fetch(`${baseUrl}/api/openapi.json`, { headers: tokenHeader(key) });
   assert.equal(response.status, 200);
   const document = (await response.json()) as Record<string, any>;
-  await assertValidOpenApi(document);
+  return checkerOf(document);
+}
 
+/** A checker of answers against `document` (made in the test, or fetched), validated as OpenAPI 3.1 first. */
+export async function checkerOf(document: Record<string, any>): Promise<OpenApiChecker> {
+  await assertValidOpenApi(document);
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats.default(ajv);
   ajv.addSchema(document, 'openapi.json');
