@@ -109,6 +109,8 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
   for (const field of BUILT_IN_FIELDS) requestProperties[field.name] = field.nullable ? nullable(publicSchema(field.rule)) : publicSchema(field.rule);
   // A loan needs a name that is not blank (issue 28, migration 0013): required on POST, never null.
   requestProperties.Name = { ...requestProperties.Name, minLength: 1, pattern: '\\S', description: 'The loan\'s name: required on POST, not blank (at most 500 characters).' };
+  // `overpaid` is in the enum (answers carry it) but the ledger sets it (R9): a body giving it is refused.
+  requestProperties.Status = { ...requestProperties.Status, description: `${requestProperties.Status!.description as string} \`overpaid\` is set by the ledger when payments exceed what is owed: a POST or PATCH giving it is a 400.` };
   /** What POST must carry: the name and each required custom field (body keys match without regard to case). */
   const requiredOnCreate = ['Name', ...product.customFields.filter((field) => field.required).map((field) => bodyName(field.name))];
   for (const field of product.customFields) {
