@@ -35,6 +35,11 @@
  *   (`WHEN`), so the ledger's replay, the fee job and every other write of `loans` do not call it.
  *   A trusted bulk load of stored history (the seeder's `broker` values, a field the demo product
  *   does not have) sets `loanql.custom_fields_unchecked` to `on` for its transaction.
+ *   Measured on PGlite with 5,000 loans of the demo product (median of 5): renaming them all,
+ *   83 ms without the triggers and 100 ms with (noise: not called); setting `custom_fields` to
+ *   itself 80 / 100 ms (the `WHEN` is false); inserting them (1 in 16 with fields) 650 / 789 ms
+ *   (one lookup of the product a row); changing every loan's `loan_officer` 278 / 734 ms (about
+ *   90 µs a changed row).
  *
  * Nothing is checked when the migration runs: loans that already hold values the rules refuse
  * keep them until a write changes those keys.
