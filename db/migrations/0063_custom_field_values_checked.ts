@@ -1,5 +1,5 @@
 /**
- * A loan's custom fields obey its product's field definitions on every write path (session 37).
+ * A loan's custom fields obey its product's field definitions on every write path (session 36).
  *
  * `POST`/`PATCH /api/loan` and the dashboard check each custom field against the product
  * (`app/fieldValues.ts`), but the shipped metadata lets admin and servicer keys update
@@ -141,8 +141,11 @@ BEGIN
           expected := 'a calendar date written YYYY-MM-DD';
         ELSE
           parts := string_to_array(text_value, '-');
-          IF parts[1]::integer < 1 OR parts[2]::integer NOT BETWEEN 1 AND 12 OR parts[3]::integer < 1
-             OR parts[3]::integer > extract(day FROM make_date(parts[1]::integer, parts[2]::integer, 1) + interval '1 month - 1 day') THEN
+          -- Nested, not one OR: PostgreSQL does not promise to test an OR's operands in order, and
+          -- make_date refuses the year 0 and a month 13 with an error of its own.
+          IF parts[1]::integer < 1 OR parts[2]::integer NOT BETWEEN 1 AND 12 OR parts[3]::integer < 1 THEN
+            expected := 'a calendar date written YYYY-MM-DD';
+          ELSIF parts[3]::integer > extract(day FROM make_date(parts[1]::integer, parts[2]::integer, 1) + interval '1 month - 1 day') THEN
             expected := 'a calendar date written YYYY-MM-DD';
           END IF;
         END IF;

@@ -121,6 +121,8 @@ describe(`Custom field writes over GraphQL obey the product (${testDatabaseKind}
     { key: 'units', value: '9007199254740992', why: 'an integer past 2^53 - 1' },
     { key: 'units', value: '"3"', why: 'a string in an integer field' },
     { key: 'appraised_on', value: '"2026-02-30"', why: 'a day February lacks' },
+    { key: 'appraised_on', value: '"0000-01-01"', why: 'the year 0 (make_date refuses it with an error of its own)' },
+    { key: 'appraised_on', value: '"2026-13-01"', why: 'a month 13' },
     { key: 'appraised_on', value: '"2026-2-3"', why: 'a date not written YYYY-MM-DD' },
     { key: 'appraised_on', value: '20260101', why: 'a number in a date field' },
     { key: 'insured', value: '"yes"', why: 'a word in a boolean field' },

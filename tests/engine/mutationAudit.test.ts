@@ -7,7 +7,7 @@ import { addProductField } from '../../app/products.js';
 import { dataOf, METADATA_PATH, startSeededService, type Answer, type GraphBody, type SeededService } from '../support/seededService.js';
 
 /**
- * Session 37's audit of the mutations as a developer who knows Hasura would use them: each case
+ * Session 36's audit of the mutations as a developer who knows Hasura would use them: each case
  * is one a Hasura client writes, answered as Hasura's documentation says (or as the README says
  * where loanql differs on purpose), and failed before the session's fix.
  */
