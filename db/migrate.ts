@@ -60,6 +60,7 @@ const MIGRATIONS: readonly string[] = [
   '0054_close_refusal_in_cents',
   '0055_payments_stream_index',
   '0061_payment_needs_schedule',
+  '0063_custom_field_values_checked',
 ];
 
 /**

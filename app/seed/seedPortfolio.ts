@@ -255,6 +255,10 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     // The ledger's triggers would replay a loan for every chunk of its rows; the seeder defers
     // them (the replay's own switch, local to this transaction) and replays each loan once at the end.
     await tx.query(`SELECT set_config('loanql.replaying', 'on', true)`);
+    // The portfolio is stored history, loaded as it is generated: its `broker` values belong to
+    // a field the demo product does not have (a removed field's values, which loans keep), so the
+    // custom-field check of new writes (migration 0063) is off for this transaction.
+    await tx.query(`SELECT set_config('loanql.custom_fields_unchecked', 'on', true)`);
     // The history is dated around the seed's `today`: while it is loaded, that is the business
     // date the database's rules judge it by (a reversal is not dated after the business date,
     // migration 0050), also when a test seeds a `today` ahead of the clock. Put back before the
@@ -320,6 +324,7 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     for (const comment of plan.comments()) if (writer.add('comments', comment)) await writer.flush('comments');
     await writer.finish();
     await tx.query(`SELECT set_config('loanql.replaying', 'off', true)`);
+    await tx.query(`SELECT set_config('loanql.custom_fields_unchecked', 'off', true)`);
     await tx.query(`SELECT set_config('loanql.business_date', $1, true)`, [clock[0]?.before ?? '']);
     // The investors' funding sources, written after the ANALYZE above: the replay's split of each
     // payment among them (SPEC §12 R10) looks them up by loan, and planned from a never-analyzed

@@ -87,7 +87,9 @@ export function classifyWriteError(
       // the credit or a fee that the ledger's replay stores (money columns hold up to 999,999,999,999.99).
       return fail('validation-failed', `${fields.length ? `${named}: ` : ''}the write makes an amount too large to store (a balance, credit or fee past 999,999,999,999.99); nothing was written`, { fields });
     default:
-      if (code.startsWith('22')) return fail('validation-failed', `${typeof pgError.message === 'string' ? pgError.message : 'invalid value'}`);
+      // A value PostgreSQL refuses (22xxx); a trigger's check names its column (migration 0063:
+      // `custom_fields`, its message naming each key), and the answer names its field.
+      if (code.startsWith('22')) return fail('validation-failed', `${typeof pgError.message === 'string' ? pgError.message : 'invalid value'}`, fields.length ? { fields } : {});
       return classifyDatabaseError(error);
   }
 }

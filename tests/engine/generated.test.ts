@@ -98,13 +98,18 @@ const EXTRA_BORROWS = [
 ];
 
 async function insertExtraRows(db: Database, accountId: string, namePrefix: string): Promise<void> {
-  for (const loan of EXTRA_LOANS) {
-    await db.query(
-      `INSERT INTO loans (account_id, id, name, amount, status, rate, term, frequency, amortization, regular_payment, date_funded, first_payment_date, date_maturity, custom_fields, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $15)`,
-      [accountId, loan.id, `${namePrefix}${loan.name as string}`, loan.amount, loan.status, loan.rate, loan.term, loan.frequency, loan.amortization, loan.regular_payment, loan.date_funded, loan.first_payment_date, loan.date_maturity, JSON.stringify(loan.custom_fields), loan.created_at],
-    );
-  }
+  // Rows as a lender's database may hold them from before migration 0063 (a select value the
+  // product lacks, a `broker` key of no product field, a null): loaded without its check.
+  await db.transaction(async (tx) => {
+    await tx.query(`SELECT set_config('loanql.custom_fields_unchecked', 'on', true)`);
+    for (const loan of EXTRA_LOANS) {
+      await tx.query(
+        `INSERT INTO loans (account_id, id, name, amount, status, rate, term, frequency, amortization, regular_payment, date_funded, first_payment_date, date_maturity, custom_fields, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15, $15)`,
+        [accountId, loan.id, `${namePrefix}${loan.name as string}`, loan.amount, loan.status, loan.rate, loan.term, loan.frequency, loan.amortization, loan.regular_payment, loan.date_funded, loan.first_payment_date, loan.date_maturity, JSON.stringify(loan.custom_fields), loan.created_at],
+      );
+    }
+  });
   // A payment is taken by a loan with a schedule (migration 0061): one row for each loan paid here (the pruning below
   // takes most of them away again, leaving payments on loans without rows, as a loan whose terms were cleared has).
   for (const loanId of new Set(EXTRA_PAYMENTS.map((p) => p.loan_id))) {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { addProductField } from '../../app/products.js';
 import { dataOf, METADATA_PATH, startSeededService, type Answer, type GraphBody, type SeededService } from '../support/seededService.js';
 
 /**
@@ -148,28 +149,38 @@ describe('Mutation audit: dates of the years 1 to 99', () => {
 });
 
 describe('Mutation audit: numbers written in a jsonb literal', () => {
+  // Since migration 0063 the keys of loans.custom_fields are the product's fields, checked by
+  // their type: the digits are shown on a `number` field (25 significant digits, past a double's
+  // 17) and in the refusals, which quote the value the database received.
   it('keep the digits as written (they went through a double: 12345678901234567890 became …567000, 1e-400 became 0)', async () => {
+    await addProductField(s.db, s.account.id, { name: 'Audit Exact', type: 'number' });
     const written = dataOf(
       await s.graph(
         `mutation($loan: uuid!) {
-          update_loans_by_pk(pk_columns: {id: $loan}, _append: {custom_fields: {audit_big: 12345678901234567890, audit_tiny: 1e-400, audit_exact: 100.10000000000000001, audit_list: [9007199254740993]}}) { id }
+          update_loans_by_pk(pk_columns: {id: $loan}, _append: {custom_fields: {audit_exact: 123456789012345.1234567891}}) { id }
         }`,
         { loan: loanId },
       ),
     );
     assert.equal(written.update_loans_by_pk.id, loanId);
-    const [stored] = await s.sql<{ big: string; kind: string; tiny_exact: boolean; exact: string; list: string }>(
-      `SELECT custom_fields->>'audit_big' AS big, jsonb_typeof(custom_fields->'audit_big') AS kind, (custom_fields->>'audit_tiny')::numeric = 1e-400 AS tiny_exact,
-              custom_fields->>'audit_exact' AS exact, (custom_fields->'audit_list')::text AS list
-         FROM loans WHERE account_id = $1 AND id = $2`,
+    const [stored] = await s.sql<{ exact: string; kind: string }>(
+      `SELECT custom_fields->>'audit_exact' AS exact, jsonb_typeof(custom_fields->'audit_exact') AS kind FROM loans WHERE account_id = $1 AND id = $2`,
       [s.account.id, loanId],
     );
-    assert.deepEqual(stored, { big: '12345678901234567890', kind: 'number', tiny_exact: true, exact: '100.10000000000000001', list: '[9007199254740993]' });
+    assert.deepEqual(stored, { exact: '123456789012345.1234567891', kind: 'number' });
 
     const found = dataOf(
-      await s.graph(`mutation { update_loans(where: {custom_fields: {_contains: {audit_big: 12345678901234567890}}}, _set: {name: "found by its jsonb number"}) { affected_rows } }`),
+      await s.graph(`mutation { update_loans(where: {custom_fields: {_contains: {audit_exact: 123456789012345.1234567891}}}, _set: {name: "found by its jsonb number"}) { affected_rows } }`),
     );
     assert.deepEqual(found.update_loans, { affected_rows: 1 }, 'a filter with the same literal finds it');
+
+    // Refused for their digits, which arrived whole: through a double the first would be quoted
+    // as 12345678901234567000, and 1e-400 would have been 0, a value the field takes.
+    const big = errorsOf(await s.graph(`mutation($loan: uuid!) { update_loans_by_pk(pk_columns: {id: $loan}, _append: {custom_fields: {audit_exact: 12345678901234567890}}) { id } }`, { loan: loanId }));
+    assert.match(big[0]!.message, /custom_fields\.audit_exact: expected a number .*, got 12345678901234567890$/);
+    const tiny = errorsOf(await s.graph(`mutation($loan: uuid!) { update_loans_by_pk(pk_columns: {id: $loan}, _append: {custom_fields: {audit_exact: 1e-400}}) { id } }`, { loan: loanId }));
+    assert.match(tiny[0]!.message, /custom_fields\.audit_exact: expected a number \(or a decimal string\), with at most 10 decimal places/);
+    assert.equal((await s.sql<{ exact: string }>(`SELECT custom_fields->>'audit_exact' AS exact FROM loans WHERE account_id = $1 AND id = $2`, [s.account.id, loanId]))[0]!.exact, '123456789012345.1234567891');
 
     const refused = errorsOf(await s.graph(`mutation($loan: uuid!) { update_loans_by_pk(pk_columns: {id: $loan}, _append: {custom_fields: {audit_huge: 1e400000}}) { id } }`, { loan: loanId }));
     assert.equal(refused[0]!.extensions?.code, 'validation-failed', JSON.stringify(refused));
