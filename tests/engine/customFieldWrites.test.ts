@@ -141,7 +141,12 @@ describe(`Custom field writes over GraphQL obey the product (${testDatabaseKind}
       // REST refuses the same value with the same sentence.
       const answer = await rest('PATCH', `/api/loan/${loans[0]}`, `{"${key}": ${value}}`);
       assert.equal(answer.status, 400, `${why}: ${answer.text}`);
-      assert.ok(message.endsWith(`custom_fields.${key}: ${answer.body.fields[key]}`), `${why}: GraphQL "${message}", REST "${answer.body.fields[key]}"`);
+      // A number a double cannot hold reaches REST's rules as the string of its digits (so REST's
+      // "got" quotes it), and GraphQL's jsonb as the number it is: the same sentence up to "got".
+      const long = /^\d{16,}$/.test(value);
+      const said = (text: string): string => (long ? text.slice(0, text.lastIndexOf(' got ')) : text);
+      assert.ok(said(message).endsWith(`custom_fields.${key}: ${said(answer.body.fields[key])}`), `${why}: GraphQL "${message}", REST "${answer.body.fields[key]}"`);
+      if (long) assert.ok(message.includes(` got ${value.slice(0, 16)}`), `${why}: GraphQL gives the number as sent: ${message}`);
     }
   });
 
