@@ -1,9 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createWebhookEndpoint, webhookSettingsFromEnv } from '../../app/webhooks/index.js';
+import { Webhook } from 'standardwebhooks';
+import { createWebhookEndpoint, redeliverWebhookEvent, WebhookWorker, webhookSettingsFromEnv } from '../../app/webhooks/index.js';
 import { UserInputError } from '../../app/errors.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
+import { startWebhookReceiver } from '../support/webhookReceiver.js';
 import { createAccountWithAdmin, DashboardClient } from '../dashboard/dashboardClient.js';
 
 /**
@@ -25,14 +27,28 @@ after(async () => {
   await database?.close();
 });
 
+/** A logged-in dashboard client of a new account. */
+async function dashboardOfNewAccount(): Promise<{ accountId: string; client: DashboardClient }> {
+  const { account, email } = await createAccountWithAdmin(database.db, PASSWORD);
+  const client = new DashboardClient(server.url);
+  assert.equal((await client.logIn(email, PASSWORD)).status, 303);
+  return { accountId: account.id, client };
+}
+
+/** The `_once` token of the first form posting to `action` on a page. */
+function onceToken(page: string, action: string): string {
+  const form = new RegExp(`<form[^>]* action="${action.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"[^>]*>([\\s\\S]*?)</form>`).exec(page);
+  assert.ok(form, `a form posting to ${action}`);
+  return /name="_once" value="([^"]+)"/.exec(form[1]!)?.[1] ?? '';
+}
+
 const endpointCount = async (accountId: string): Promise<number> =>
   Number((await database.db.query<{ n: string }>('SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = $1', [accountId])).rows[0]!.n);
 
 describe('Webhooks as an integrating developer: adding endpoints', () => {
   it('refuses a URL holding a control character (tab, newline, NUL) with a 400 naming the url, stores nothing, and logs no secret', async () => {
-    const { account, email } = await createAccountWithAdmin(database.db, PASSWORD);
-    const client = new DashboardClient(server.url);
-    assert.equal((await client.logIn(email, PASSWORD)).status, 303);
+    const { accountId, client } = await dashboardOfNewAccount();
+    const account = { id: accountId };
     // The URL parser drops a tab or a newline (and percent-encodes a NUL): the text stored and listed would not be the URL called.
     for (const url of ['http://1.1.1.1/ho\u0009oks', 'http://1.1.1.1/ho\nx', 'http://1.1.1.1/ho\rx']) {
       const page = await client.get('/dashboard/settings/webhooks');
@@ -56,5 +72,94 @@ describe('Webhooks as an integrating developer: adding endpoints', () => {
     assert.equal(await endpointCount(account.id), 0, 'nothing stored');
     assert.doesNotMatch(JSON.stringify(server.logs), /whsec_/, 'no signing secret in the log');
     assert.equal(server.logs.filter((line) => line.msg === 'internal error').length, 0, 'no internal error');
+  });
+});
+
+describe('Webhooks as an integrating developer: redelivering from the dashboard', () => {
+  it("an endpoint page's Redeliver sends the event again to that endpoint only, not to the account's other endpoints", async () => {
+    const staging = await startWebhookReceiver();
+    const production = await startWebhookReceiver();
+    const settings = { ...webhookSettingsFromEnv({}), allowPrivate: true, pollMs: 50, timeoutMs: 2000 };
+    const worker = new WebhookWorker(database.db, settings, { warn: () => undefined });
+    worker.start();
+    try {
+      const { accountId, client } = await dashboardOfNewAccount();
+      const known = { knownEventTypes: new Set(['person.created']), allowPrivate: true };
+      const toStaging = await createWebhookEndpoint(database.db, accountId, { url: staging.url, eventTypes: ['person.created'] }, known);
+      const toProduction = await createWebhookEndpoint(database.db, accountId, { url: production.url, eventTypes: ['person.created'] }, known);
+      await database.db.query(`INSERT INTO people (account_id, name) VALUES ($1, 'Redelivered to staging')`, [accountId]);
+      await staging.waitFor((received) => received.length === 1);
+      await production.waitFor((received) => received.length === 1);
+      const eventId = (new Webhook(toStaging.secret).verify(staging.received[0]!.body, staging.received[0]!.headers) as { id: string }).id;
+
+      const path = `/dashboard/settings/webhooks/${toStaging.id}`;
+      const page = await client.get(path);
+      const answer = await client.postForm(`${path}/redeliver`, { _once: onceToken(page.text, `${path}/redeliver`), event_id: eventId });
+      assert.equal(answer.status, 303, answer.text.slice(0, 300));
+      await staging.waitFor((received) => received.length === 2);
+      assert.equal(staging.received[1]!.headers['webhook-id'], eventId, 'the same webhook-id');
+      new Webhook(toStaging.secret).verify(staging.received[1]!.body, staging.received[1]!.headers);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(production.received.length, 1, 'the other endpoint is not sent the event again');
+      const other = await database.db.query<{ status: string; attempts: number }>('SELECT status, attempts FROM webhook_deliveries WHERE endpoint_id = $1', [toProduction.id]);
+      assert.deepEqual(other.rows.map((row) => [row.status, row.attempts]), [['succeeded', 1]]);
+
+      // An event the endpoint was never sent (another endpoint's) is refused for it, naming why; nothing queued.
+      const onlyLoans = await createWebhookEndpoint(database.db, accountId, { url: production.url, eventTypes: ['loan.created'] }, { knownEventTypes: new Set(['loan.created']), allowPrivate: true });
+      await assert.rejects(
+        redeliverWebhookEvent(database.db, eventId, accountId, onlyLoans.id),
+        (error: unknown) => error instanceof UserInputError && error.status === 409 && /was not sent to this endpoint/.test(error.message),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(production.received.length, 1);
+    } finally {
+      await worker.stop();
+      await staging.close();
+      await production.close();
+    }
+  });
+
+  it('a disabled endpoint is sent nothing more: its delivery waiting for a retry fails when due; enabled again, Redeliver sends it', async () => {
+    const receiver = await startWebhookReceiver();
+    receiver.respond = () => 500;
+    const settings = { ...webhookSettingsFromEnv({}), allowPrivate: true, pollMs: 50, timeoutMs: 2000, retryBaseMs: 1500, retryMaxMs: 1500, maxAttempts: 8 };
+    const worker = new WebhookWorker(database.db, settings, { warn: () => undefined });
+    worker.start();
+    try {
+      const { accountId, client } = await dashboardOfNewAccount();
+      const endpoint = await createWebhookEndpoint(database.db, accountId, { url: receiver.url, eventTypes: ['person.created'] }, { knownEventTypes: new Set(['person.created']), allowPrivate: true });
+      await database.db.query(`INSERT INTO people (account_id, name) VALUES ($1, 'Waiting for a retry')`, [accountId]);
+      await receiver.waitFor((received) => received.length === 1);
+      const eventId = receiver.received[0]!.headers['webhook-id']!;
+      const path = `/dashboard/settings/webhooks/${endpoint.id}`;
+      await client.get(path);
+      assert.equal((await client.postForm(`${path}/disable`, {})).status, 303);
+      const delivery = async (): Promise<{ status: string; last_error: string | null }> =>
+        (await database.db.query<{ status: string; last_error: string | null }>('SELECT status, last_error FROM webhook_deliveries WHERE endpoint_id = $1', [endpoint.id])).rows[0]!;
+      for (const deadline = Date.now() + 10_000; (await delivery()).status === 'pending'; await new Promise((resolve) => setTimeout(resolve, 50))) {
+        assert.ok(Date.now() < deadline, 'the waiting delivery is settled once due');
+      }
+      assert.deepEqual(await delivery(), { status: 'failed', last_error: 'the endpoint is disabled' });
+      assert.equal(receiver.received.length, 1, 'nothing more was sent to the disabled endpoint');
+      // Nothing is captured for it while it is disabled.
+      await database.db.query(`INSERT INTO people (account_id, name) VALUES ($1, 'Written while disabled')`, [accountId]);
+
+      receiver.respond = () => 200;
+      await client.get(path);
+      assert.equal((await client.postForm(`${path}/enable`, {})).status, 303);
+      const page = await client.get(path);
+      assert.match(page.text, /the endpoint is disabled/, 'the page shows why the delivery failed');
+      const answer = await client.postForm(`${path}/redeliver`, { _once: onceToken(page.text, `${path}/redeliver`), event_id: eventId });
+      assert.equal(answer.status, 303, answer.text.slice(0, 300));
+      await receiver.waitFor((received) => received.length === 2);
+      assert.equal(receiver.received[1]!.headers['webhook-id'], eventId);
+      new Webhook(endpoint.secret).verify(receiver.received[1]!.body, receiver.received[1]!.headers);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(receiver.received.length, 2, 'the person written while it was disabled is not sent');
+      assert.equal((await delivery()).status, 'succeeded');
+    } finally {
+      await worker.stop();
+      await receiver.close();
+    }
   });
 });
