@@ -282,14 +282,16 @@ export class WebhookWorker {
     const error = result.error ?? (succeeded ? null : `HTTP ${result.statusCode}`);
     const retryMs = status === 'pending' ? retryDelayMs(this.settings, delivery.attempt - delivery.attempts_before_redelivery) : 0;
     // One statement (so one transaction and one round trip): the delivery's state, the attempt's
-    // log row, and on 410 the endpoint switched off.
+    // log row, and on 410 the endpoint switched off. A delivery removed while its attempt was in
+    // flight (its endpoint removed) is not recorded: nothing is left to record it for.
     await this.db.query(
       `WITH delivery AS (
          UPDATE webhook_deliveries SET status = $3, last_status_code = $4, last_error = $5, last_duration_ms = $6,
                 next_attempt_at = now() + $7 * interval '1 millisecond', updated_at = now()
           WHERE account_id = $1 AND id = $2 AND attempts = $8),
        attempt AS (
-         INSERT INTO webhook_attempts (account_id, delivery_id, attempt, status_code, error, duration_ms) VALUES ($1, $2, $8, $4, $5, $6)),
+         INSERT INTO webhook_attempts (account_id, delivery_id, attempt, status_code, error, duration_ms)
+         SELECT $1, $2, $8, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE account_id = $1 AND id = $2)),
        gone AS (
          UPDATE webhook_endpoints SET active = false, disabled_reason = 'the endpoint answered 410 Gone' WHERE $9::boolean AND account_id = $1 AND id = $10)
        SELECT 1`,

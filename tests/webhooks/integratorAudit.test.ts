@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
-import { createWebhookEndpoint, redeliverWebhookEvent, WebhookWorker, webhookSettingsFromEnv } from '../../app/webhooks/index.js';
+import { createWebhookEndpoint, redeliverWebhookEvent, removeWebhookEndpoint, WebhookWorker, webhookSettingsFromEnv } from '../../app/webhooks/index.js';
 import { UserInputError } from '../../app/errors.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
@@ -75,7 +75,7 @@ describe('Webhooks as an integrating developer: adding endpoints', () => {
   });
 });
 
-describe('Webhooks as an integrating developer: redelivering from the dashboard', () => {
+describe('Webhooks as an integrating developer: redelivering, disabling, removing endpoints', () => {
   it("an endpoint page's Redeliver sends the event again to that endpoint only, not to the account's other endpoints", async () => {
     const staging = await startWebhookReceiver();
     const production = await startWebhookReceiver();
@@ -157,6 +157,29 @@ describe('Webhooks as an integrating developer: redelivering from the dashboard'
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(receiver.received.length, 2, 'the person written while it was disabled is not sent');
       assert.equal((await delivery()).status, 'succeeded');
+    } finally {
+      await worker.stop();
+      await receiver.close();
+    }
+  });
+
+  it('removing an endpoint while an attempt to it is in flight drops the attempt quietly: no warning, nothing left', async () => {
+    const receiver = await startWebhookReceiver();
+    receiver.delayMs = 700;
+    const warnings: string[] = [];
+    const settings = { ...webhookSettingsFromEnv({}), allowPrivate: true, pollMs: 50, timeoutMs: 3000 };
+    const worker = new WebhookWorker(database.db, settings, { warn: (_object, message) => warnings.push(message) });
+    worker.start();
+    try {
+      const { accountId } = await dashboardOfNewAccount();
+      const endpoint = await createWebhookEndpoint(database.db, accountId, { url: receiver.url, eventTypes: ['person.created'] }, { knownEventTypes: new Set(['person.created']), allowPrivate: true });
+      await database.db.query(`INSERT INTO people (account_id, name) VALUES ($1, 'Removed mid-flight')`, [accountId]);
+      await receiver.waitFor((received) => received.length === 1);
+      await removeWebhookEndpoint(database.db, endpoint.id, accountId);
+      for (const deadline = Date.now() + 5000; worker.inFlight > 0; await new Promise((resolve) => setTimeout(resolve, 20))) assert.ok(Date.now() < deadline);
+      assert.deepEqual(warnings, [], 'the attempt to a removed endpoint is not a failure to record');
+      const left = await database.db.query<{ n: string }>('SELECT (SELECT count(*) FROM webhook_deliveries WHERE account_id = $1) + (SELECT count(*) FROM webhook_attempts WHERE account_id = $1) AS n', [accountId]);
+      assert.equal(left.rows[0]!.n, '0');
     } finally {
       await worker.stop();
       await receiver.close();
