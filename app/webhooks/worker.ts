@@ -124,6 +124,10 @@ export type DeliveryOutcome = 'succeeded' | 'retry' | 'failed';
  * may run it against one database.
  */
 export class WebhookWorker {
+  /**
+   * Attempts being sent, by delivery and attempt: a redelivery asked for while an attempt is in
+   * flight makes the delivery due at once, so two attempts of one delivery can be in flight.
+   */
   readonly #inFlight = new Map<string, Promise<void>>();
   readonly #perEndpoint = new Map<string, number>();
   #timer: NodeJS.Timeout | null = null;
@@ -234,17 +238,18 @@ export class WebhookWorker {
     const busy = [...this.#perEndpoint].filter(([, count]) => count >= this.settings.perEndpointConcurrency).map(([id]) => id);
     const { rows } = await this.db.query<ClaimedDelivery>(CLAIM, [free, busy, this.settings.perEndpointConcurrency, this.settings.timeoutMs + LEASE_MARGIN_MS], { reusable: true });
     for (const delivery of rows) {
+      const attemptKey = `${delivery.id}#${delivery.attempt}`;
       this.#perEndpoint.set(delivery.endpoint_id, (this.#perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
       const work = this.#deliver(delivery)
         .catch((error: unknown) => this.logger.warn({ err: error, delivery: delivery.id }, 'webhook worker: recording a delivery failed; it is retried when its lease ends'))
         .finally(() => {
-          this.#inFlight.delete(delivery.id);
+          this.#inFlight.delete(attemptKey);
           const left = (this.#perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
           if (left > 0) this.#perEndpoint.set(delivery.endpoint_id, left);
           else this.#perEndpoint.delete(delivery.endpoint_id);
           this.#tick();
         });
-      this.#inFlight.set(delivery.id, work);
+      this.#inFlight.set(attemptKey, work);
     }
     this.#saturated = rows.length === free || [...this.#perEndpoint.values()].some((count) => count >= this.settings.perEndpointConcurrency);
     return rows.length === free || moreOutbox;

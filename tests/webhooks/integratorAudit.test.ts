@@ -185,4 +185,29 @@ describe('Webhooks as an integrating developer: redelivering, disabling, removin
       await receiver.close();
     }
   });
+
+  it('a redelivery asked for while an attempt is in flight is sent at once, and the worker counts and waits for both attempts', async () => {
+    const receiver = await startWebhookReceiver();
+    receiver.delayMs = 700;
+    const settings = { ...webhookSettingsFromEnv({}), allowPrivate: true, pollMs: 50, timeoutMs: 3000 };
+    const worker = new WebhookWorker(database.db, settings, { warn: () => undefined });
+    worker.start();
+    try {
+      const { accountId } = await dashboardOfNewAccount();
+      const endpoint = await createWebhookEndpoint(database.db, accountId, { url: receiver.url, eventTypes: ['person.created'] }, { knownEventTypes: new Set(['person.created']), allowPrivate: true });
+      await database.db.query(`INSERT INTO people (account_id, name) VALUES ($1, 'Redelivered mid-flight')`, [accountId]);
+      await receiver.waitFor((received) => received.length === 1);
+      const eventId = receiver.received[0]!.headers['webhook-id']!;
+      assert.equal(await redeliverWebhookEvent(database.db, eventId, accountId, endpoint.id), 1);
+      await receiver.waitFor((received) => received.length === 2, 5000);
+      assert.equal(receiver.received[1]!.headers['webhook-id'], eventId);
+      // The worker counts both attempts of the one delivery as in flight until each is recorded.
+      for (const deadline = Date.now() + 5000; worker.inFlight > 0; await new Promise((resolve) => setTimeout(resolve, 20))) assert.ok(Date.now() < deadline);
+      const attempts = await database.db.query<{ attempt: number; status_code: number }>('SELECT attempt, status_code FROM webhook_attempts WHERE account_id = $1 ORDER BY attempt', [accountId]);
+      assert.deepEqual(attempts.rows.map((row) => [row.attempt, row.status_code]), [[1, 200], [2, 200]], 'both attempts are logged');
+    } finally {
+      await worker.stop();
+      await receiver.close();
+    }
+  });
 });
