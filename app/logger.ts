@@ -45,6 +45,8 @@ export function createLogger(level: string, destination?: DestinationStream | No
           'password', '*.password', 'key', '*.key', 'authorization', '*.authorization', 'headers', '*.headers', 'cookie', '*.cookie',
           // Request bodies (login and key forms) and the dashboard's session and CSRF tokens.
           'body', '*.body', 'token', '*.token', 'csrfToken', '*.csrfToken',
+          // A failed statement's bound values, which PGlite's errors carry (a new webhook secret, a key's hash…).
+          'err.params',
         ],
         censor: '[redacted]',
       },

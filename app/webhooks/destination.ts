@@ -175,11 +175,14 @@ export function checkedLookup(allowPrivate: boolean) {
 }
 
 /**
- * Checks a webhook URL when an endpoint is created: http or https, no credentials, and a host
+ * Checks a webhook URL when an endpoint is created: no control character, http or https, no credentials, and a host
  * whose addresses (an IP literal, or every address the name resolves to now) are public unless
  * `allowPrivate`. Returns the problem in words, or null.
  */
 export async function checkWebhookUrl(text: string, allowPrivate: boolean): Promise<string | null> {
+  // The URL parser drops tabs and newlines and percent-encodes a NUL, so the text stored would not
+  // be the URL checked and called (and PostgreSQL cannot store a NUL in text at all).
+  if (/[\u0000-\u001f\u007f]/.test(text)) return 'must not contain control characters (NUL, tab, newline…)';
   let url: URL;
   try {
     url = new URL(text);

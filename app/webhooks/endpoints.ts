@@ -163,20 +163,24 @@ export async function listWebhookDeliveries(db: Queryable, endpointId: string, o
 
 /**
  * Sends an event again to every active endpoint it was for (whatever its state: failed,
- * succeeded or still pending): the delivery is due now, with a fresh allowance of attempts, and
- * keeps its `webhook-id`. Returns how many deliveries were queued.
+ * succeeded or still pending), or to `endpointId` alone when given (the dashboard's Redeliver on
+ * an endpoint's page): the delivery is due now, with a fresh allowance of attempts, and keeps its
+ * `webhook-id`. Returns how many deliveries were queued.
  */
-export async function redeliverWebhookEvent(db: Queryable, eventId: string, accountId?: string): Promise<number> {
+export async function redeliverWebhookEvent(db: Queryable, eventId: string, accountId?: string, endpointId?: string): Promise<number> {
   checkWebhookId(eventId, 'event');
+  if (endpointId !== undefined) checkWebhookId(endpointId, 'webhook endpoint');
   const event = await db.query('SELECT 1 FROM webhook_events WHERE id = $1 AND ($2::uuid IS NULL OR account_id = $2::uuid)', [eventId, accountId ?? null]);
   if (!event.rows.length) throw new UserInputError(`no event ${eventId}`, 404);
   const { rowCount } = await db.query(
     `UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), attempts_before_redelivery = d.attempts, updated_at = now()
        FROM webhook_endpoints e
-      WHERE d.event_id = $1 AND ($2::uuid IS NULL OR d.account_id = $2::uuid)
+      WHERE d.event_id = $1 AND ($2::uuid IS NULL OR d.account_id = $2::uuid) AND ($3::uuid IS NULL OR d.endpoint_id = $3::uuid)
         AND e.account_id = d.account_id AND e.id = d.endpoint_id AND e.active`,
-    [eventId, accountId ?? null],
+    [eventId, accountId ?? null, endpointId ?? null],
   );
-  if (!rowCount) throw new UserInputError(`event ${eventId} has no active endpoint to go to`, 409);
+  if (!rowCount) {
+    throw new UserInputError(endpointId === undefined ? `event ${eventId} has no active endpoint to go to` : `event ${eventId} was not sent to this endpoint, or the endpoint is disabled`, 409);
+  }
   return rowCount;
 }

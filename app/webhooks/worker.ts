@@ -124,6 +124,10 @@ export type DeliveryOutcome = 'succeeded' | 'retry' | 'failed';
  * may run it against one database.
  */
 export class WebhookWorker {
+  /**
+   * Attempts being sent, by delivery and attempt: a redelivery asked for while an attempt is in
+   * flight makes the delivery due at once, so two attempts of one delivery can be in flight.
+   */
   readonly #inFlight = new Map<string, Promise<void>>();
   readonly #perEndpoint = new Map<string, number>();
   #timer: NodeJS.Timeout | null = null;
@@ -234,17 +238,18 @@ export class WebhookWorker {
     const busy = [...this.#perEndpoint].filter(([, count]) => count >= this.settings.perEndpointConcurrency).map(([id]) => id);
     const { rows } = await this.db.query<ClaimedDelivery>(CLAIM, [free, busy, this.settings.perEndpointConcurrency, this.settings.timeoutMs + LEASE_MARGIN_MS], { reusable: true });
     for (const delivery of rows) {
+      const attemptKey = `${delivery.id}#${delivery.attempt}`;
       this.#perEndpoint.set(delivery.endpoint_id, (this.#perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
       const work = this.#deliver(delivery)
         .catch((error: unknown) => this.logger.warn({ err: error, delivery: delivery.id }, 'webhook worker: recording a delivery failed; it is retried when its lease ends'))
         .finally(() => {
-          this.#inFlight.delete(delivery.id);
+          this.#inFlight.delete(attemptKey);
           const left = (this.#perEndpoint.get(delivery.endpoint_id) ?? 1) - 1;
           if (left > 0) this.#perEndpoint.set(delivery.endpoint_id, left);
           else this.#perEndpoint.delete(delivery.endpoint_id);
           this.#tick();
         });
-      this.#inFlight.set(delivery.id, work);
+      this.#inFlight.set(attemptKey, work);
     }
     this.#saturated = rows.length === free || [...this.#perEndpoint.values()].some((count) => count >= this.settings.perEndpointConcurrency);
     return rows.length === free || moreOutbox;
@@ -282,14 +287,16 @@ export class WebhookWorker {
     const error = result.error ?? (succeeded ? null : `HTTP ${result.statusCode}`);
     const retryMs = status === 'pending' ? retryDelayMs(this.settings, delivery.attempt - delivery.attempts_before_redelivery) : 0;
     // One statement (so one transaction and one round trip): the delivery's state, the attempt's
-    // log row, and on 410 the endpoint switched off.
+    // log row, and on 410 the endpoint switched off. A delivery removed while its attempt was in
+    // flight (its endpoint removed) is not recorded: nothing is left to record it for.
     await this.db.query(
       `WITH delivery AS (
          UPDATE webhook_deliveries SET status = $3, last_status_code = $4, last_error = $5, last_duration_ms = $6,
                 next_attempt_at = now() + $7 * interval '1 millisecond', updated_at = now()
           WHERE account_id = $1 AND id = $2 AND attempts = $8),
        attempt AS (
-         INSERT INTO webhook_attempts (account_id, delivery_id, attempt, status_code, error, duration_ms) VALUES ($1, $2, $8, $4, $5, $6)),
+         INSERT INTO webhook_attempts (account_id, delivery_id, attempt, status_code, error, duration_ms)
+         SELECT $1, $2, $8, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE account_id = $1 AND id = $2)),
        gone AS (
          UPDATE webhook_endpoints SET active = false, disabled_reason = 'the endpoint answered 410 Gone' WHERE $9::boolean AND account_id = $1 AND id = $10)
        SELECT 1`,

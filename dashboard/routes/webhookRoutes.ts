@@ -101,8 +101,9 @@ export function webhookRoutes(db: Database, engines: EngineHolder, logger: Logge
     try {
       if (!UUID.test(eventId)) throw new UserInputError('event_id is not an event id', 400, { event_id: 'is not an event id' });
       // Once per form (`_once`): "Redeliver" sent twice queues one delivery, and both are told it is queued.
+      // To this endpoint only: the account's other endpoints are not sent the event again.
       const outcome = await submitOnce<never>(db, req, res, async (on) => {
-        await redeliverWebhookEvent(on, eventId, session.admin.accountId);
+        await redeliverWebhookEvent(on, eventId, session.admin.accountId, endpoint.id);
         return { redirect: `${endpointPath(endpoint.id)}?redelivered=1` };
       });
       if (outcome === null || !('redirect' in outcome)) return;
