@@ -119,6 +119,17 @@ const NOTICES: ReadonlyMap<string, string> = new Map([
 export const PAYMENT_TYPES: readonly string[] = ['regular', 'payoff', 'principal', 'refund', 'fee'];
 export const REVERSAL_REASONS: readonly string[] = ['nsf', 'error', 'returned', 'other'];
 export const PAYMENT_METHODS: readonly string[] = ['ach', 'check', 'wire', 'cash'];
+/**
+ * Each form's columns by the labels of its inputs, for a database rule's message that names the
+ * column (`amount: a refund of 50.00 is more than …` → `Amount: …`), as the forms' own checks do.
+ */
+const FIELD_LABELS: Readonly<Record<LoanPageForm['form'], ReadonlyMap<string, string>>> = {
+  payment: new Map([['date', 'Date'], ['amount', 'Amount'], ['type', 'Type'], ['method', 'Method']]),
+  payoff: new Map([['date', 'Payoff date'], ['amount', 'Payoff'], ['method', 'Method']]),
+  task: new Map([['name', 'Task'], ['date_due', 'Due']]),
+  comment: new Map([['text', 'Comment']]),
+};
+const REVERSAL_LABELS: ReadonlyMap<string, string> = new Map([['date_reversed', 'Date reversed'], ['reversal_reason', 'Reason']]);
 const DATE = /^\d{4}-\d\d-\d\d$/;
 /** A real calendar date from year 1 on (PostgreSQL has no year 0). */
 const isRealDate = (value: string) => DATE.test(value) && !value.startsWith('0000') && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
@@ -346,7 +357,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         else await outcome.declined();
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
-        await sendLoanPage(req, res, 400, { form, error: requestErrorMessage(error), values });
+        await sendLoanPage(req, res, 400, { form, error: requestErrorMessage(error, FIELD_LABELS[form]), values });
       }
     };
   }
@@ -448,7 +459,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       result = await run(res, REVERSE_PAYMENT, { loan, payment: text(payment.payment.id), date: values.get('date'), reason: values.get('reason') });
     } catch (error) {
       if (!(error instanceof RequestError)) throw error;
-      return again(requestErrorMessage(error));
+      return again(requestErrorMessage(error, REVERSAL_LABELS));
     }
     const reversed = Number(text(row(result.update_payments)?.affected_rows)) === 1;
     const wasPaidOff = ['closed', 'overpaid'].includes(text(payment.loan.status));

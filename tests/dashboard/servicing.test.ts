@@ -227,6 +227,26 @@ describe('The loan page', () => {
     assert.equal(await footprint(), before);
   });
 
+  it('names the field by its label when the database refuses a date: a payment in the year 3000, a reversal dated ahead; what was typed kept, nothing written', async () => {
+    const before = await footprint();
+    const payment = await client.postForm(`/dashboard/loans/${myLoan}/payments`, { date: '3000-01-01', amount: '10.00', type: 'regular', method: 'check' });
+    assert.equal(payment.status, 400);
+    assert.equal(/role="alert">([^<]*)</.exec(payment.text)?.[1], 'Date: a payment is dated in the years 1900–2999, not 3000-01-01');
+    assert.match(payment.text, /<input id="payment-date" name="date" type="text"[^>]* value="3000-01-01">/);
+    assert.match(payment.text, /<option value="check" selected>/);
+    const paid = (await database.db.query<{ id: string }>('SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 AND date_reversed IS NULL ORDER BY date LIMIT 1', [mine.account.id, myLoan])).rows[0]!.id;
+    const businessDate = (await database.db.query<{ d: string }>('SELECT loanql_business_date($1)::text AS d', [mine.account.id])).rows[0]!.d;
+    const reversal = await client.postForm(`/dashboard/loans/${myLoan}/payments/${paid}/reverse`, { reason: 'returned', date: '2999-01-01' });
+    assert.equal(reversal.status, 400);
+    assert.equal(
+      /role="alert">([^<]*)</.exec(reversal.text)?.[1],
+      `Date reversed: a reversal is dated on or before ${businessDate}, the business date (or the payment&#39;s own day when later), not 2999-01-01`,
+    );
+    assert.match(reversal.text, /<input id="reversal-date" name="date" type="text"[^>]* value="2999-01-01">/);
+    assert.match(reversal.text, /<option value="returned" selected>/);
+    assert.equal(await footprint(), before);
+  });
+
   it('a lead shows no payment form but says how to fund it; a payment posted to it anyway is refused in words, nothing written', async () => {
     const lead = (await database.db.query<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'lead' ORDER BY id LIMIT 1`, [mine.account.id])).rows[0]!.id;
     const page = await client.get(`/dashboard/loans/${lead}`);
@@ -398,7 +418,7 @@ describe('The ledger on the loan page (issue 29)', () => {
     assert.doesNotMatch(page, /<tr class="is-covered" data-row="(?:[3-9]|1[0-2])">/);
     const refund = await client.postForm(`/dashboard/loans/${curtailed}/payments`, { date: '2026-03-21', amount: '50.00', type: 'refund', method: 'ach' });
     assert.equal(refund.status, 400);
-    assert.equal(/role="alert">([^<]*)</.exec(refund.text)?.[1], 'amount: a refund of 50.00 is more than the loan&#39;s credit balance of 0.00 on 2026-03-21');
+    assert.equal(/role="alert">([^<]*)</.exec(refund.text)?.[1], 'Amount: a refund of 50.00 is more than the loan&#39;s credit balance of 0.00 on 2026-03-21');
   });
 
   it('refuses “Post this payoff” without the CSRF token, or for a figure that is no longer the quote, and writes nothing', async () => {
