@@ -66,7 +66,8 @@ const LOAN_PAGE = `query LoanPage($id: uuid!) {
     guarantees(order_by: [{created_at: asc}]) { person { id name email } }
     funding_sources(order_by: [{id: asc}]) { class original_amount person { id name } }
     schedules(order_by: [{number: asc}]) { number due payment principal interest balance is_next }
-    paid: payments_aggregate(where: {date_reversed: {_is_null: true}}) { aggregate { sum { amount } } }
+    paid: payments_aggregate(where: {date_reversed: {_is_null: true}, type: {_neq: "refund"}}) { aggregate { sum { amount } } }
+    refunded: payments_aggregate(where: {date_reversed: {_is_null: true}, type: {_eq: "refund"}}) { aggregate { sum { amount } } }
     payments(order_by: [{date: desc}, {posted_at: desc}, {id: desc}]) { id date amount type method date_reversed reversal_reason allocations(order_by: [{position: asc}]) { row_number component amount fee { kind } } }
     tasks(order_by: [{created_at: desc}, {id: asc}]) { id name status date_due }
     comments(order_by: [{created_at: desc}, {id: asc}]) { id text created_at admin { name email } }

@@ -421,6 +421,21 @@ describe('The ledger on the loan page (issue 29)', () => {
     assert.equal(/role="alert">([^<]*)</.exec(refund.text)?.[1], 'Amount: a refund of 50.00 is more than the loan&#39;s credit balance of 0.00 on 2026-03-21');
   });
 
+  it('counts a refund as money paid back, not paid: Paid is what was received, the refund on a line of its own', async () => {
+    const created = await client.postForm('/dashboard/loans', { Name: 'Refunded loan', Amount: '100000', Rate: '12', Term: '12', Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    assert.equal(created.status, 303, created.text.slice(0, 300));
+    const refunded = /\/dashboard\/loans\/([0-9a-f-]{36})/.exec(created.location!)![1]!;
+    for (const [date, amount, type] of [['2026-02-15', '8884.88', 'regular'], ['2026-03-01', '200000.00', 'regular'], ['2026-03-02', '1,250.00', 'refund']] as const) {
+      const posted = await client.postForm(`/dashboard/loans/${refunded}/payments`, { date, amount, type, method: 'ach' });
+      assert.equal(posted.status, 303, `${type} ${amount}: ${posted.status} ${/role="alert">([^<]*)</.exec(posted.text)?.[1] ?? ''}`);
+    }
+    const page = (await client.get(`/dashboard/loans/${refunded}`)).text;
+    assert.match(page, /<dt>Paid \(not reversed\)<\/dt><dd data-term="paid">\$208,884\.88<\/dd>/);
+    assert.match(page, /<dt>Refunded \(not reversed\)<\/dt><dd data-term="refunded">\$1,250\.00<\/dd>/);
+    const other = (await client.get(`/dashboard/loans/${myLoan}`)).text;
+    assert.doesNotMatch(other, /data-term="refunded"/, 'no refund, no line');
+  });
+
   it('refuses “Post this payoff” without the CSRF token, or for a figure that is no longer the quote, and writes nothing', async () => {
     const before = await footprint();
     for (const token of [null, 'wrong-token']) {
