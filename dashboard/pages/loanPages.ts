@@ -459,7 +459,11 @@ function addressCard(address: Row, currency: string): Html {
 export function reversePaymentPage(viewer: Viewer, loan: Row, payment: Row, businessDate: string, form?: { readonly error: string; readonly values: ReadonlyMap<string, string> }): string {
   const id = text(loan.id);
   const reason = form?.values.get('reason') ?? '';
-  const date = form?.values.get('date') || businessDate;
+  // The business date, or a post-dated payment's own day (a reversal is dated on or after the
+  // payment, and not after the later of the two): the business date was offered for a payment
+  // dated ahead, and refused when sent unchanged.
+  const paidOn = text(payment.date);
+  const date = form?.values.get('date') || (paidOn > businessDate ? paidOn : businessDate);
   return renderPage(
     { title: 'Reverse payment', viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a> › <a href="${loanPath(id)}">${loanLabel(loan)}</a></p>

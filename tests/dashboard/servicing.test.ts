@@ -436,6 +436,24 @@ describe('The ledger on the loan page (issue 29)', () => {
     assert.doesNotMatch(other, /data-term="refunded"/, 'no refund, no line');
   });
 
+  it('offers a post-dated payment’s own day as its reversal’s date, and takes it as offered', async () => {
+    const created = await client.postForm('/dashboard/loans', { Name: 'Post-dated cheque', Amount: '100000', Rate: '12', Term: '12', Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    assert.equal(created.status, 303, created.text.slice(0, 300));
+    const postDated = /\/dashboard\/loans\/([0-9a-f-]{36})/.exec(created.location!)![1]!;
+    const { today, ahead } = (await database.db.query<{ today: string; ahead: string }>('SELECT loanql_business_date($1)::text AS today, (loanql_business_date($1) + 10)::text AS ahead', [mine.account.id])).rows[0]!;
+    assert.equal((await client.postForm(`/dashboard/loans/${postDated}/payments`, { date: ahead, amount: '8884.88', type: 'regular', method: 'check' })).status, 303);
+    const cheque = (await database.db.query<{ id: string }>('SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2', [mine.account.id, postDated])).rows[0]!.id;
+    const confirm = await client.get(`/dashboard/loans/${postDated}/payments/${cheque}/reverse`);
+    const offered = /<input id="reversal-date" name="date" type="text"[^>]* value="([^"]*)">/.exec(confirm.text)?.[1];
+    assert.equal(offered, ahead, `the cheque’s own day, not the business date ${today}`);
+    const reversed = await client.postForm(`/dashboard/loans/${postDated}/payments/${cheque}/reverse`, { reason: 'returned', date: offered! });
+    assert.equal(reversed.status, 303, /role="alert">([^<]*)</.exec(reversed.text)?.[1]);
+    assert.equal(reversed.location, `/dashboard/loans/${postDated}?done=payment-reversed`);
+    // A payment dated on or before the business date is offered the business date, as before.
+    const paid = (await database.db.query<{ id: string }>('SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 AND date_reversed IS NULL AND date <= $3::date ORDER BY date LIMIT 1', [mine.account.id, myLoan, today])).rows[0]!.id;
+    assert.match((await client.get(`/dashboard/loans/${myLoan}/payments/${paid}/reverse`)).text, new RegExp(`<input id="reversal-date" name="date" type="text"[^>]* value="${today}">`));
+  });
+
   it('refuses “Post this payoff” without the CSRF token, or for a figure that is no longer the quote, and writes nothing', async () => {
     const before = await footprint();
     for (const token of [null, 'wrong-token']) {
