@@ -454,6 +454,37 @@ describe('The ledger on the loan page (issue 29)', () => {
     assert.match((await client.get(`/dashboard/loans/${myLoan}/payments/${paid}/reverse`)).text, new RegExp(`<input id="reversal-date" name="date" type="text"[^>]* value="${today}">`));
   });
 
+  it('shows a credit the borrower owes (below zero) as added in the quote, so its lines add up to the payoff the API answers', async () => {
+    const created = await client.postForm('/dashboard/loans', { Name: 'Owes its refund', Amount: '100000', Rate: '12', Term: '12', Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    assert.equal(created.status, 303, created.text.slice(0, 300));
+    const owing = /\/dashboard\/loans\/([0-9a-f-]{36})/.exec(created.location!)![1]!;
+    // Paid off with 100.00 too much on 2026-03-01, the 100.00 refunded, then the payoff reversed:
+    // the refund is more than the credit now (docs/ledger.md, "Refunds"), the credit is -100.00.
+    const quote = await fetch(`${server.url}/api/loan/${owing}/payoff?date=2026-03-01`, { headers: { authorization: `Token ${mine.apiKey}` } });
+    const quoteText = await quote.text();
+    const quoted = /"payoff"\s*:\s*([0-9.]+)/.exec(quoteText)?.[1] ?? assert.fail(quoteText);
+    const overpaid = (Number(quoted) + 100).toFixed(2);
+    for (const [date, amount, type] of [['2026-03-01', overpaid, 'payoff'], ['2026-03-02', '100.00', 'refund']] as const) {
+      const posted = await client.postForm(`/dashboard/loans/${owing}/payments`, { date, amount, type, method: 'wire' });
+      assert.equal(posted.status, 303, `${type}: ${/role="alert">([^<]*)</.exec(posted.text)?.[1] ?? posted.status}`);
+    }
+    const paidOff = (await database.db.query<{ id: string }>(`SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 AND type = 'payoff'`, [mine.account.id, owing])).rows[0]!.id;
+    assert.equal((await client.postForm(`/dashboard/loans/${owing}/payments/${paidOff}/reverse`, { reason: 'error', date: '2026-03-03' })).status, 303);
+    const api = JSON.parse(await (await fetch(`${server.url}/api/loan/${owing}/payoff?date=2026-03-10`, { headers: { authorization: `Token ${mine.apiKey}` } })).text()) as Record<string, number>;
+    assert.equal(api.credit_balance, -100, 'the API: the borrower owes the 100.00 refunded');
+    const page = (await client.get(`/dashboard/loans/${owing}?quote_date=2026-03-10`)).text;
+    const line = (key: string): bigint => {
+      const shown = new RegExp(`data-quote="${key}">(?:<strong>)?([^<]*)<`).exec(page)![1]!;
+      const cents = BigInt(shown.replace(/[−$,.]/g, ''));
+      return shown.startsWith('−') ? -cents : cents;
+    };
+    assert.equal(line('credit_balance'), 10000n, 'a credit of -100.00 adds 100.00 to the payoff');
+    assert.match(page, /<dt>Credit owed back \(refunded beyond the credit\)<\/dt><dd class="num" data-quote="credit_balance">\$100\.00<\/dd>/);
+    const parts = ['principal_outstanding', 'interest_due', 'accrued_interest', 'interest_paid_ahead', 'fees_due', 'credit_balance'].map(line).reduce((sum, part) => sum + part, 0n);
+    assert.equal(parts, line('payoff'), 'the quote’s lines add up to its payoff');
+    assert.equal(line('payoff'), BigInt(Math.round(api.payoff! * 100)), 'the payoff the API answers');
+  });
+
   it('refuses “Post this payoff” without the CSRF token, or for a figure that is no longer the quote, and writes nothing', async () => {
     const before = await footprint();
     for (const token of [null, 'wrong-token']) {
