@@ -105,6 +105,8 @@ ${periodForm(investorPath(statement.person.id), statement.period, 'Statement per
 export interface RemittancePageView {
   readonly run: RemittanceRun;
   readonly recent: readonly RemittanceSummary[];
+  /** Whether older remittances than `recent` exist. */
+  readonly olderRemittances?: boolean;
   readonly notice: string | null;
   readonly error: string | null;
 }
@@ -151,6 +153,7 @@ ${run.remitted.map((r) => html`<p class="message message-info" role="status">The
 </section>
 <section aria-labelledby="recent-heading">
   <h2 id="recent-heading">Remitted</h2>
+  ${view.olderRemittances ? html`<p class="hint">The ${String(view.recent.length)} most recent periods, newest first. Every remittance: <code>loanql remittance list</code>, or the GraphQL collection <code>remittances</code>.</p>` : null}
   ${
     view.recent.length
       ? html`<div class="table-scroll" role="region" aria-labelledby="recent-heading" tabindex="0"><table>

@@ -29,6 +29,8 @@ async function periodOf(db: Database, accountId: string, given: object): Promise
 /** The notices a mark can redirect with (`?done=`), from a fixed list. */
 /** Investors a page of the list (it was every investor up to 500, the rest never shown). */
 const INVESTORS_PAGE_SIZE = 50;
+/** The remittances the run's page lists, newest first. */
+const RECENT_REMITTANCES = 12;
 
 const NOTICES: ReadonlyMap<string, string> = new Map([['remitted', 'The period was marked remitted: its lines are stamped and will not be paid again.']]);
 
@@ -88,8 +90,9 @@ export function investorRoutes(db: Database, logger: Logger): Router {
   const showRun = async (res: Response, period: StatementPeriod, status: number, notice: string | null, error: string | null) => {
     const session = sessionOf(res);
     const accountId = session.admin.accountId;
-    const [run, recent] = [await remittanceRun(db, accountId, period), await listRemittances(db, accountId, 12)];
-    res.status(status).type('html').send(remittancePage(session.viewer, { run, recent, notice, error }));
+    // One more than shown, to say when there are older ones (they were left off unsaid).
+    const [run, recent] = [await remittanceRun(db, accountId, period), await listRemittances(db, accountId, RECENT_REMITTANCES + 1)];
+    res.status(status).type('html').send(remittancePage(session.viewer, { run, recent: recent.slice(0, RECENT_REMITTANCES), olderRemittances: recent.length > RECENT_REMITTANCES, notice, error }));
   };
 
   router.get('/remittances', async (req, res) => {

@@ -1,5 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { markRemitted } from '../../app/remittances.js';
+import type { Account } from '../../app/accounts.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { createAccountWithAdmin, DashboardClient } from './dashboardClient.js';
@@ -7,7 +9,8 @@ import { createAccountWithAdmin, DashboardClient } from './dashboardClient.js';
 /**
  * Investors over HTTP (the walk in Chromium is investorsBrowser.test.ts): the list pages through
  * every investor, 50 a page by name. It used to show the first 500 and nothing more — the
- * 501st investor was on no page and the list did not say it was cut.
+ * 501st investor was on no page and the list did not say it was cut. The remittance run's page
+ * lists the 12 most recent remittances and says so when there are older ones.
  */
 const PASSWORD = 'correct horse battery';
 const INVESTORS = 503;
@@ -15,6 +18,7 @@ const INVESTORS = 503;
 let database: TestDatabase;
 let server: TestServer;
 let client: DashboardClient;
+let account: Account;
 
 /** The investors' names a page lists, in order. */
 const namesOn = (page: string): string[] => [...page.matchAll(/<a href="\/dashboard\/investors\/[0-9a-f-]{36}">([^<]*)<\/a>/g)].map((match) => match[1]!);
@@ -22,7 +26,9 @@ const namesOn = (page: string): string[] => [...page.matchAll(/<a href="\/dashbo
 before(async () => {
   database = await openTestDatabase();
   server = await startTestServer(database.db);
-  const { account, email } = await createAccountWithAdmin(database.db, PASSWORD);
+  const made = await createAccountWithAdmin(database.db, PASSWORD);
+  account = made.account;
+  const email = made.email;
   const loan = (await database.db.query<{ id: string }>(`INSERT INTO loans (account_id, name, status, amount) VALUES ($1, 'Pooled loan', 'lead', 1000000) RETURNING id`, [account.id])).rows[0]!.id;
   // Investor 001 … 503, each funding 1,000.00 of the loan on 2026-01-15.
   await database.db.query(
@@ -70,5 +76,26 @@ describe('The investors list', () => {
       assert.equal(refused.status, 400, bad);
       assert.match(refused.text, /The parameter “page” is wrong: expected a whole number/);
     }
+  });
+});
+
+describe('The remittance run’s list of remittances', () => {
+  const remitted = (page: string): string[] => [...page.slice(page.indexOf('id="recent-heading"')).matchAll(/<tr><td>(\d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d)<\/td>/g)].map((match) => match[1]!);
+
+  it('shows the 12 most recent, and says so when older ones exist', async () => {
+    const admin = (await database.db.query<{ id: string }>('SELECT id FROM admins WHERE account_id = $1', [account.id])).rows[0]!.id;
+    const months = Array.from({ length: 13 }, (_, i) => {
+      const first = new Date(Date.UTC(2025, i, 1));
+      const last = new Date(Date.UTC(2025, i + 1, 0));
+      return { from: first.toISOString().slice(0, 10), to: last.toISOString().slice(0, 10) };
+    });
+    for (const period of months.slice(0, 12)) await markRemitted(database.db, account.id, period, { adminId: admin });
+    const twelve = await client.get('/dashboard/remittances');
+    assert.equal(remitted(twelve.text).length, 12);
+    assert.doesNotMatch(twelve.text, /most recent periods/, 'all of them shown: nothing to say');
+    await markRemitted(database.db, account.id, months[12]!, { adminId: admin });
+    const page = await client.get('/dashboard/remittances');
+    assert.deepEqual(remitted(page.text), months.slice(1).reverse().map((period) => `${period.from} to ${period.to}`));
+    assert.match(page.text, /The 12 most recent periods, newest first\. Every remittance: <code>loanql remittance list<\/code>/);
   });
 });
