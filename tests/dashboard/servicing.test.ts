@@ -301,6 +301,18 @@ describe('The loan page', () => {
     assert.equal(blank.status, 400);
     assert.match(blank.text, /Task: give the task a name/);
   });
+
+  it('refuses a task due outside the years 1900–2999 (a slip of the year), keeping what was typed', async () => {
+    const before = await footprint();
+    for (const due of ['0026-12-01', '1899-12-31', '3026-12-01']) {
+      const refused = await client.postForm(`/dashboard/loans/${myLoan}/tasks`, { name: 'Order the appraisal', date_due: due });
+      assert.equal(refused.status, 400, due);
+      assert.equal(/role="alert">([^<]*)</.exec(refused.text)?.[1], 'Due: expected a day as YYYY-MM-DD from 1900 to 2999.');
+      assert.match(refused.text, new RegExp(`<input id="task-due" name="date_due" type="text"[^>]* value="${due}">`));
+      assert.match(refused.text, /<input id="task-name" name="name" type="text"[^>]* value="Order the appraisal">/);
+    }
+    assert.equal(await footprint(), before);
+  });
 });
 
 describe('The ledger on the loan page (issue 29)', () => {
