@@ -26,12 +26,12 @@ async function periodOf(db: Database, accountId: string, given: object): Promise
   }
 }
 
-/** The notices a mark can redirect with (`?done=`), from a fixed list. */
 /** Investors a page of the list (it was every investor up to 500, the rest never shown). */
 const INVESTORS_PAGE_SIZE = 50;
 /** The remittances the run's page lists, newest first. */
 const RECENT_REMITTANCES = 12;
 
+/** The notices a mark can redirect with (`?done=`), from a fixed list. */
 const NOTICES: ReadonlyMap<string, string> = new Map([['remitted', 'The period was marked remitted: its lines are stamped and will not be paid again.']]);
 
 /**
