@@ -106,10 +106,14 @@ const RANGE_OF = (loan: string, days: string) => `r.product_key = coalesce(${loa
 const AMOUNT_PAST_DUE = `LEFT JOIN LATERAL (
       SELECT coalesce(sum(s.payment - s.interest_paid - s.principal_paid), 0.00) AS amount
         FROM schedules s WHERE s.account_id = $1 AND s.loan_id = p.id AND s.due < p.today) apd ON true`;
-/** The loan's last payment that is not reversed. */
+/**
+ * The borrower's last payment that is not reversed: a refund is credit paid back to them, not a
+ * payment of theirs (it was shown as one, so a loan whose only standing payment was a refund read
+ * as paid on that day instead of never).
+ */
 const LAST_PAYMENT = `LEFT JOIN LATERAL (
       SELECT pa.date, pa.amount FROM payments pa
-       WHERE pa.account_id = $1 AND pa.loan_id = p.id AND pa.date_reversed IS NULL
+       WHERE pa.account_id = $1 AND pa.loan_id = p.id AND pa.date_reversed IS NULL AND pa.type <> 'refund'
        ORDER BY pa.date DESC, pa.posted_at DESC, pa.id DESC LIMIT 1) lp ON true`;
 /** The loan's first borrower (by when linked, then id). */
 const BORROWER = `LEFT JOIN LATERAL (

@@ -294,15 +294,10 @@ export interface InvestorListing {
 }
 
 /**
- * The account's investors, by name, with how many loans they funded and how much: the people with
- * a funding source, and those with distribution lines but no source any more (removed from their
- * loans: the remittance run may still charge them the removal's take-back). A commitment not funded
- * yet (no `date_funded`) lists its person but counts in neither.
+ * The investors' CTEs of `listInvestors` and `countInvestors` (`$1`: the account). The people with
+ * lines are found one index probe each (distributions_person_date), not by a scan of every line.
  */
-export async function listInvestors(db: Database, accountId: string, limit = 500): Promise<InvestorListing[]> {
-  const { rows } = await db.query<{ person_id: string; name: string; loans: number; funded: string }>(
-    // The people with lines, one index probe each (distributions_person_date), not a scan of every line.
-    `WITH RECURSIVE with_lines(person_id) AS (
+const INVESTORS = /* sql */ `WITH RECURSIVE with_lines(person_id) AS (
        SELECT (SELECT d.person_id FROM distributions d WHERE d.account_id = $1 AND d.person_id IS NOT NULL ORDER BY d.person_id LIMIT 1)
        UNION ALL
        SELECT (SELECT d.person_id FROM distributions d WHERE d.account_id = $1 AND d.person_id > w.person_id ORDER BY d.person_id LIMIT 1)
@@ -313,13 +308,29 @@ export async function listInvestors(db: Database, accountId: string, limit = 500
          FROM funding_sources f WHERE f.account_id = $1 GROUP BY f.person_id
        UNION ALL
        SELECT w.person_id, 0, 0.00 FROM with_lines w
-        WHERE w.person_id IS NOT NULL AND NOT EXISTS (SELECT FROM funding_sources f WHERE f.account_id = $1 AND f.person_id = w.person_id))
+        WHERE w.person_id IS NOT NULL AND NOT EXISTS (SELECT FROM funding_sources f WHERE f.account_id = $1 AND f.person_id = w.person_id))`;
+
+/**
+ * The account's investors, by name, with how many loans they funded and how much: the people with
+ * a funding source, and those with distribution lines but no source any more (removed from their
+ * loans: the remittance run may still charge them the removal's take-back). A commitment not funded
+ * yet (no `date_funded`) lists its person but counts in neither.
+ */
+export async function listInvestors(db: Database, accountId: string, limit = 500, offset = 0): Promise<InvestorListing[]> {
+  const { rows } = await db.query<{ person_id: string; name: string; loans: number; funded: string }>(
+    `${INVESTORS}
      SELECT pe.id::text AS person_id, pe.name, i.loans, i.funded::text AS funded
        FROM investors i JOIN people pe ON pe.account_id = $1 AND pe.id = i.person_id
-      ORDER BY pe.name, pe.id LIMIT $2`,
-    [accountId, limit],
+      ORDER BY pe.name, pe.id LIMIT $2 OFFSET $3`,
+    [accountId, limit, offset],
   );
   return rows.map((row) => ({ personId: row.person_id, name: row.name, loans: row.loans, funded: row.funded }));
+}
+
+/** How many investors `listInvestors` has for the account (the dashboard's list pages through them). */
+export async function countInvestors(db: Database, accountId: string): Promise<number> {
+  const { rows } = await db.query<{ n: number }>(`${INVESTORS} SELECT count(*)::int AS n FROM investors i JOIN people pe ON pe.account_id = $1 AND pe.id = i.person_id`, [accountId]);
+  return rows[0]!.n;
 }
 
 /** The month of `day` so far: its first day to `day` (the dashboard's default period). */

@@ -198,16 +198,22 @@ export class ServicingData {
  * The first message of a refused request, for showing next to a form: without the mutation's
  * name the engine puts first (`insert_payments_one: …`), and in a clerk's words for the
  * database rules whose own message names only the rule (a trigger's rule already says what is
- * wrong: "a refund of 50.00 is more than the loan's credit balance of 0.00 on …").
+ * wrong: "a refund of 50.00 is more than the loan's credit balance of 0.00 on …"). A column the
+ * rule names first is named by its label in the form (`labels`: `date_reversed` → `Date
+ * reversed`), as the form's own checks name it.
  */
-export function requestErrorMessage(error: RequestError): string {
+export function requestErrorMessage(error: RequestError, labels: ReadonlyMap<string, string> = new Map()): string {
   const first = error.errors[0];
   if (!first) return 'the request was refused';
   const constraint = first.extensions?.constraint;
   const known = typeof constraint === 'string' ? RULE_MESSAGES.get(constraint) : undefined;
   if (known) return known;
   const alias = first.path?.[0];
-  return typeof alias === 'string' && first.message.startsWith(`${alias}: `) ? first.message.slice(alias.length + 2) : first.message;
+  const message = typeof alias === 'string' && first.message.startsWith(`${alias}: `) ? first.message.slice(alias.length + 2) : first.message;
+  // The column a trigger names (`date_reversed: a reversal is dated …`) by the form's label for it.
+  const column = /^([a-z_]+): /.exec(message)?.[1];
+  const label = column === undefined ? undefined : labels.get(column);
+  return label === undefined ? message : `${label}: ${message.slice(column!.length + 2)}`;
 }
 
 /** What a form says when a write breaks one of these CHECK constraints (PostgreSQL's message names only the rule). */

@@ -6,6 +6,7 @@ import { csrfField, formatTimestamp, outcome, renderPage, type Viewer } from './
 import { onceField } from '../formOnce.js';
 import { loanPath, personPath } from './servicingPaths.js';
 import { cash, dateInput, enumLabel } from './servicingFormat.js';
+import { pager } from './loanPages.js';
 
 export const INVESTORS_PATH = '/dashboard/investors';
 export const REMITTANCES_PATH = '/dashboard/remittances';
@@ -23,12 +24,29 @@ function periodForm(action: string, period: StatementPeriod, label: string, erro
 ${outcome('error', error)}`;
 }
 
-/** Investors: the people who fund loans, each linked to their page; and a link to the remittance run. */
-export function investorListPage(viewer: Viewer, investors: readonly InvestorListing[]): string {
+/** The investors list's address for a page (the first has no `?page=`). */
+export function investorListHref(page: number): string {
+  return page > 1 ? `${INVESTORS_PATH}?page=${page}` : INVESTORS_PATH;
+}
+
+/** A page of the investors list: who they are, their total, which page. */
+export interface InvestorListView {
+  readonly investors: readonly InvestorListing[];
+  readonly total: number;
+  readonly page: number;
+  readonly pageSize: number;
+}
+
+/** Investors: the people who fund loans, by name, each linked to their page, paged; and a link to the remittance run. */
+export function investorListPage(viewer: Viewer, view: InvestorListView): string {
+  const { investors } = view;
+  const first = view.total === 0 ? 0 : (view.page - 1) * view.pageSize + 1;
+  const last = Math.min(view.total, view.page * view.pageSize);
   return renderPage(
     { title: 'Investors', viewer, section: 'investors' },
     html`<h1>Investors</h1>
 <p>Each investor's page has their loans, distributions and statements. What to pay them for a period is on the <a href="${REMITTANCES_PATH}">remittance run</a>.</p>
+${view.total > 0 ? html`<p class="hint" role="status">Investors ${first}–${last} of ${view.total}, by name.</p>` : null}
 ${
   investors.length
     ? html`<div class="table-scroll" role="region" aria-labelledby="investors-caption" tabindex="0"><table>
@@ -38,7 +56,8 @@ ${
     (investor) => html`<tr><td><a href="${investorPath(investor.personId)}">${investor.name}</a></td><td class="num">${String(investor.loans)}</td><td class="num">${cash(investor.funded, viewer.currency)}</td></tr>`,
   )}</tbody></table></div>`
     : html`<p class="hint">No one funds a loan of this account yet.</p>`
-}`,
+}
+${pager({ page: view.page }, view.total, view.pageSize, investorListHref, 'Investors pages')}`,
   );
 }
 
@@ -86,6 +105,8 @@ ${periodForm(investorPath(statement.person.id), statement.period, 'Statement per
 export interface RemittancePageView {
   readonly run: RemittanceRun;
   readonly recent: readonly RemittanceSummary[];
+  /** Whether older remittances than `recent` exist. */
+  readonly olderRemittances?: boolean;
   readonly notice: string | null;
   readonly error: string | null;
 }
@@ -132,6 +153,7 @@ ${run.remitted.map((r) => html`<p class="message message-info" role="status">The
 </section>
 <section aria-labelledby="recent-heading">
   <h2 id="recent-heading">Remitted</h2>
+  ${view.olderRemittances ? html`<p class="hint">The ${String(view.recent.length)} most recent periods, newest first. Every remittance: <code>loanql remittance list</code>, or the GraphQL collection <code>remittances</code>.</p>` : null}
   ${
     view.recent.length
       ? html`<div class="table-scroll" role="region" aria-labelledby="recent-heading" tabindex="0"><table>

@@ -41,9 +41,12 @@ export function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView, out
   const payoff = centsOf(quote?.payoff);
   const postable = quote !== null && payoff !== null && payoff > 0n && text(loan.status) === 'servicing';
   const method = view.form?.form === 'payoff' ? view.form.values.get('method') ?? 'ach' : 'ach';
+  // A part the payoff subtracts, shown as what it does to the payoff: a credit of 50.00 as −50.00,
+  // and a credit below zero (a refund the borrower owes back) of −100.00 as 100.00 — it was shown
+  // as −100.00 too, so the lines no longer added up to the payoff.
   const minus = (value: unknown) => {
     const cents = centsOf(value);
-    return cents !== null && cents > 0n ? cash(fromCents(-cents), viewer.currency) : cash(value, viewer.currency);
+    return cents !== null && cents !== 0n ? cash(fromCents(-cents), viewer.currency) : cash(value, viewer.currency);
   };
   return html`<section aria-labelledby="payoff-heading" class="card payoff" id="payoff">
   <h2 id="payoff-heading">Payoff quote</h2>
@@ -60,7 +63,7 @@ export function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView, out
     <dt>Accrued interest</dt><dd class="num" data-quote="accrued_interest">${cash(quote.accrued_interest, viewer.currency)}</dd>
     <dt>Interest paid ahead</dt><dd class="num" data-quote="interest_paid_ahead">${minus(quote.interest_paid_ahead)}</dd>
     <dt>Fees due</dt><dd class="num" data-quote="fees_due">${cash(quote.fees_due, viewer.currency)}</dd>
-    <dt>Credit</dt><dd class="num" data-quote="credit_balance">${minus(quote.credit_balance)}</dd>
+    <dt>${(centsOf(quote.credit_balance) ?? 0n) < 0n ? 'Credit owed back (refunded beyond the credit)' : 'Credit'}</dt><dd class="num" data-quote="credit_balance">${minus(quote.credit_balance)}</dd>
     <dt class="total">Payoff on ${text(quote.as_of)}</dt><dd class="num total" data-quote="payoff"><strong>${cash(quote.payoff, viewer.currency)}</strong></dd>
     <dt>Per diem</dt><dd class="num" data-quote="per_diem">${cash(quote.per_diem, viewer.currency)}</dd>
   </dl>

@@ -254,6 +254,9 @@ export function loanPage(viewer: Viewer, view: LoanPageView): string {
     return { entry, covered: owed > 0n && (paidToRow.get(text(entry.number)) ?? 0n) >= owed };
   });
   const next = schedule.find(({ entry }) => entry.is_next === true)?.entry;
+  // A refund pays the borrower's credit back: money out, shown on its own line, not added to what
+  // was paid (it was: a loan overpaid by 500.00 and refunded showed 500.00 more paid than received).
+  const refunded = row(row(row(loan.refunded)?.aggregate)?.sum)?.amount;
   const fieldOf = (name: string) => (view.form ? view.form.values.get(name) ?? '' : '');
   return renderPage(
     { title: `Loan ${loanLabel(loan)}`, viewer, section: 'loans' },
@@ -275,7 +278,8 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
     <dt>First payment</dt><dd>${orDash(loan.first_payment_date)}</dd>
     <dt>Maturity</dt><dd>${orDash(loan.date_maturity)}</dd>
     <dt>Next payment</dt><dd>${next ? html`<strong>${text(next.due)}</strong>, ${cash(next.payment, viewer.currency)} (<a href="#next-row">row ${text(next.number)}</a>)` : orDash(null)}</dd>
-    <dt>Paid (not reversed)</dt><dd>${cash(row(row(row(loan.paid)?.aggregate)?.sum)?.amount ?? '0.00', viewer.currency)}</dd>
+    <dt>Paid (not reversed)</dt><dd data-term="paid">${cash(row(row(row(loan.paid)?.aggregate)?.sum)?.amount ?? '0.00', viewer.currency)}</dd>
+    ${cents(refunded) > 0n ? html`<dt>Refunded (not reversed)</dt><dd data-term="refunded">${cash(refunded, viewer.currency)}</dd>` : null}
     ${view.customFields.map((field) => html`<dt>${field.label}</dt><dd>${customFieldValue(field.type, customValues.get(field.key), viewer.currency)}</dd>`)}
     <dt>Created</dt><dd>${formatTimestamp(text(loan.created_at))}</dd>
   </dl>
@@ -455,7 +459,11 @@ function addressCard(address: Row, currency: string): Html {
 export function reversePaymentPage(viewer: Viewer, loan: Row, payment: Row, businessDate: string, form?: { readonly error: string; readonly values: ReadonlyMap<string, string> }): string {
   const id = text(loan.id);
   const reason = form?.values.get('reason') ?? '';
-  const date = form?.values.get('date') || businessDate;
+  // The business date, or a post-dated payment's own day (a reversal is dated on or after the
+  // payment, and not after the later of the two): the business date was offered for a payment
+  // dated ahead, and refused when sent unchanged.
+  const paidOn = text(payment.date);
+  const date = form?.values.get('date') || (paidOn > businessDate ? paidOn : businessDate);
   return renderPage(
     { title: 'Reverse payment', viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a> › <a href="${loanPath(id)}">${loanLabel(loan)}</a></p>

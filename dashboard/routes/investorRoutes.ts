@@ -3,11 +3,11 @@ import type { Database } from '../../db/index.js';
 import type { Logger } from '../../app/logger.js';
 import { UserInputError } from '../../app/errors.js';
 import { businessDate } from '../../app/ledgerReads.js';
-import { investorStatement, investorStatementCsv, listInvestors, monthToDate, statementPeriod, type StatementPeriod } from '../../app/investorStatements.js';
+import { countInvestors, investorStatement, investorStatementCsv, listInvestors, monthToDate, statementPeriod, type StatementPeriod } from '../../app/investorStatements.js';
 import { listRemittances, markRemitted, remittanceCsv, remittanceRun } from '../../app/remittances.js';
 import { statementPdf } from '../../app/statementPdf.js';
 import { errorPage } from '../pages/errorPage.js';
-import { investorListPage, investorPage, remittancePage, REMITTANCES_PATH } from '../pages/investorPages.js';
+import { investorListHref, investorListPage, investorPage, remittancePage, REMITTANCES_PATH } from '../pages/investorPages.js';
 import { sessionOf } from '../session.js';
 import { submitOnce } from '../formOnce.js';
 import { notFoundPage } from './loanRoutes.js';
@@ -26,6 +26,11 @@ async function periodOf(db: Database, accountId: string, given: object): Promise
   }
 }
 
+/** Investors a page of the list (it was every investor up to 500, the rest never shown). */
+const INVESTORS_PAGE_SIZE = 50;
+/** The remittances the run's page lists, newest first. */
+const RECENT_REMITTANCES = 12;
+
 /** The notices a mark can redirect with (`?done=`), from a fixed list. */
 const NOTICES: ReadonlyMap<string, string> = new Map([['remitted', 'The period was marked remitted: its lines are stamped and will not be paid again.']]);
 
@@ -39,9 +44,19 @@ const NOTICES: ReadonlyMap<string, string> = new Map([['remitted', 'The period w
 export function investorRoutes(db: Database, logger: Logger): Router {
   const router = Router();
 
-  router.get('/investors', async (_req, res) => {
+  router.get('/investors', async (req, res) => {
     const session = sessionOf(res);
-    res.type('html').send(investorListPage(session.viewer, await listInvestors(db, session.admin.accountId)));
+    const pageText = new Map(Object.entries(req.query)).get('page') ?? '1';
+    const page = typeof pageText === 'string' && /^\d{1,7}$/.test(pageText) ? Number(pageText) : NaN;
+    if (!(page >= 1)) {
+      return res.status(400).type('html').send(errorPage('The list of investors could not be shown', 'The parameter “page” is wrong: expected a whole number from 1 to 9999999.', session.viewer));
+    }
+    const total = await countInvestors(db, session.admin.accountId);
+    // A page past the last (the list shrank since the link was made): the last page instead.
+    const last = Math.max(1, Math.ceil(total / INVESTORS_PAGE_SIZE));
+    if (page > last) return res.redirect(303, investorListHref(last));
+    const investors = await listInvestors(db, session.admin.accountId, INVESTORS_PAGE_SIZE, (page - 1) * INVESTORS_PAGE_SIZE);
+    res.type('html').send(investorListPage(session.viewer, { investors, total, page, pageSize: INVESTORS_PAGE_SIZE }));
   });
 
   const statementOf = async (req: Request, res: Response) => {
@@ -75,8 +90,9 @@ export function investorRoutes(db: Database, logger: Logger): Router {
   const showRun = async (res: Response, period: StatementPeriod, status: number, notice: string | null, error: string | null) => {
     const session = sessionOf(res);
     const accountId = session.admin.accountId;
-    const [run, recent] = [await remittanceRun(db, accountId, period), await listRemittances(db, accountId, 12)];
-    res.status(status).type('html').send(remittancePage(session.viewer, { run, recent, notice, error }));
+    // One more than shown, to say when there are older ones (they were left off unsaid).
+    const [run, recent] = [await remittanceRun(db, accountId, period), await listRemittances(db, accountId, RECENT_REMITTANCES + 1)];
+    res.status(status).type('html').send(remittancePage(session.viewer, { run, recent: recent.slice(0, RECENT_REMITTANCES), olderRemittances: recent.length > RECENT_REMITTANCES, notice, error }));
   };
 
   router.get('/remittances', async (req, res) => {

@@ -66,7 +66,8 @@ const LOAN_PAGE = `query LoanPage($id: uuid!) {
     guarantees(order_by: [{created_at: asc}]) { person { id name email } }
     funding_sources(order_by: [{id: asc}]) { class original_amount person { id name } }
     schedules(order_by: [{number: asc}]) { number due payment principal interest balance is_next }
-    paid: payments_aggregate(where: {date_reversed: {_is_null: true}}) { aggregate { sum { amount } } }
+    paid: payments_aggregate(where: {date_reversed: {_is_null: true}, type: {_neq: "refund"}}) { aggregate { sum { amount } } }
+    refunded: payments_aggregate(where: {date_reversed: {_is_null: true}, type: {_eq: "refund"}}) { aggregate { sum { amount } } }
     payments(order_by: [{date: desc}, {posted_at: desc}, {id: desc}]) { id date amount type method date_reversed reversal_reason allocations(order_by: [{position: asc}]) { row_number component amount fee { kind } } }
     tasks(order_by: [{created_at: desc}, {id: asc}]) { id name status date_due }
     comments(order_by: [{created_at: desc}, {id: asc}]) { id text created_at admin { name email } }
@@ -119,6 +120,17 @@ const NOTICES: ReadonlyMap<string, string> = new Map([
 export const PAYMENT_TYPES: readonly string[] = ['regular', 'payoff', 'principal', 'refund', 'fee'];
 export const REVERSAL_REASONS: readonly string[] = ['nsf', 'error', 'returned', 'other'];
 export const PAYMENT_METHODS: readonly string[] = ['ach', 'check', 'wire', 'cash'];
+/**
+ * Each form's columns by the labels of its inputs, for a database rule's message that names the
+ * column (`amount: a refund of 50.00 is more than …` → `Amount: …`), as the forms' own checks do.
+ */
+const FIELD_LABELS: Readonly<Record<LoanPageForm['form'], ReadonlyMap<string, string>>> = {
+  payment: new Map([['date', 'Date'], ['amount', 'Amount'], ['type', 'Type'], ['method', 'Method']]),
+  payoff: new Map([['date', 'Payoff date'], ['amount', 'Payoff'], ['method', 'Method']]),
+  task: new Map([['name', 'Task'], ['date_due', 'Due']]),
+  comment: new Map([['text', 'Comment']]),
+};
+const REVERSAL_LABELS: ReadonlyMap<string, string> = new Map([['date_reversed', 'Date reversed'], ['reversal_reason', 'Reason']]);
 const DATE = /^\d{4}-\d\d-\d\d$/;
 /** A real calendar date from year 1 on (PostgreSQL has no year 0). */
 const isRealDate = (value: string) => DATE.test(value) && !value.startsWith('0000') && !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
@@ -346,7 +358,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         else await outcome.declined();
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
-        await sendLoanPage(req, res, 400, { form, error: requestErrorMessage(error), values });
+        await sendLoanPage(req, res, 400, { form, error: requestErrorMessage(error, FIELD_LABELS[form]), values });
       }
     };
   }
@@ -448,7 +460,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       result = await run(res, REVERSE_PAYMENT, { loan, payment: text(payment.payment.id), date: values.get('date'), reason: values.get('reason') });
     } catch (error) {
       if (!(error instanceof RequestError)) throw error;
-      return again(requestErrorMessage(error));
+      return again(requestErrorMessage(error, REVERSAL_LABELS));
     }
     const reversed = Number(text(row(result.update_payments)?.affected_rows)) === 1;
     const wasPaidOff = ['closed', 'overpaid'].includes(text(payment.loan.status));
@@ -482,7 +494,8 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         if (!name) return 'Task: give the task a name.';
         if (name.length > 500) return 'Task: at most 500 characters.';
         const due = values.get('date_due')!.trim();
-        if (due && !isRealDate(due)) return 'Due: expected a real date as YYYY-MM-DD.';
+        // The years every ledger day takes (app/ledgerReads.ts): 0026 for 2026 was taken, and the task stayed overdue for ever.
+        if (due && !(isRealDate(due) && due >= '1900-01-01' && due <= '2999-12-31')) return 'Due: expected a day as YYYY-MM-DD from 1900 to 2999.';
         return null;
       },
       async (_req, res, loan, values, on) => {

@@ -342,3 +342,28 @@ describe('Collections queue (issue 31)', () => {
     assert.match(overview, /<a href="\/dashboard\/collections">Collections queue<\/a>/);
   });
 });
+
+describe('The collections queue’s last payment', () => {
+  it('is the borrower’s, never a refund of credit paid to them', async () => {
+    // An account of its own, so the queue above keeps its rows: a loan paid off with 100.00 too
+    // much, the 100.00 refunded, then the payoff reversed (posted in error): late again since its
+    // first row, and what the borrower paid last that still stands is nothing.
+    const account = await s.newAccount();
+    await s.db.query(`INSERT INTO products (account_id, name, is_default) VALUES ($1, 'Default', true) ON CONFLICT DO NOTHING`, [account.accountId]);
+    const made = await loan(account, 'Refunded then reversed', -100);
+    const quote = await account.rest.get(`/api/loan/${made.id}/payoff?date=${addDays(today, -95)}`);
+    assert.equal(quote.status, 200, quote.text);
+    const overpaid = decimal(cents(quote.exact.payoff.text as string) + 10000n);
+    const payoff = (await graph(account, `mutation ($loan: uuid!, $date: date!, $amount: numeric!) { insert_payments_one(object: {loan_id: $loan, date: $date, amount: $amount, type: "payoff", method: "wire"}) { id } }`, { loan: made.id, date: addDays(today, -95), amount: overpaid })).insert_payments_one.id;
+    await graph(account, `mutation ($loan: uuid!, $date: date!) { insert_payments_one(object: {loan_id: $loan, date: $date, amount: "100.00", type: "refund", method: "check"}) { id } }`, { loan: made.id, date: addDays(today, -94) });
+    await graph(account, `mutation ($id: uuid!, $date: date!) { update_payments(where: {id: {_eq: $id}}, _set: {date_reversed: $date, reversal_reason: "error"}) { affected_rows } }`, { id: payoff, date: addDays(today, -93) });
+    await createAdmin(s.db, account.accountId, { email: 'refunds@example.test', password: PASSWORD, name: 'Rae Funds' });
+    const clerk = new DashboardClient(s.url);
+    assert.equal((await clerk.logIn('refunds@example.test', PASSWORD)).status, 303);
+    const page = await clerk.get(QUEUE);
+    assert.equal(page.status, 200);
+    assert.deepEqual(queueRows(page.text).map((entry) => [entry.id, entry.cells[2], entry.cells[7]]), [[made.id, '100', 'never']]);
+    const line = (await clerk.get(`${QUEUE}.csv`)).text.trimEnd().split('\r\n').at(-1)!.split(',');
+    assert.deepEqual([line[0], line[1], line.at(-2), line.at(-1)], [made.id, 'Refunded then reversed', '', ''], 'no last payment in the download either');
+  });
+});

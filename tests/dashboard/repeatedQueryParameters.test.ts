@@ -70,6 +70,7 @@ describe('A parameter given twice on a dashboard page', () => {
     { page: 'the collections queue', path: () => '/dashboard/collections?sort=days&sort=name&dir=asc&dir=desc', once: () => '/dashboard/collections?sort=name&dir=asc', names: ['sort', 'dir'] },
     { page: 'the collections queue’s filters', path: () => '/dashboard/collections?min_days=1&min_days=30&bucket=current&bucket=current', once: () => '/dashboard/collections?min_days=30', names: ['min_days', 'bucket'] },
     { page: 'the collections download', path: () => '/dashboard/collections.csv?q=a&q=b', once: () => '/dashboard/collections.csv?q=a', names: ['q'] },
+    { page: 'the investors list', path: () => '/dashboard/investors?page=1&page=2', once: () => '/dashboard/investors?page=1', names: ['page'] },
     { page: 'an investor’s statement', path: () => `${investorPath}?from=2026-01-01&from=2026-02-01&to=2026-03-31`, once: () => `${investorPath}?from=2026-01-01&to=2026-03-31`, names: ['from'] },
     { page: 'an investor’s CSV statement', path: () => `${investorPath}/statement.csv?from=2026-01-01&to=2026-02-28&to=2026-03-31`, once: () => `${investorPath}/statement.csv?from=2026-01-01&to=2026-03-31`, names: ['to'] },
     { page: 'an investor’s PDF statement', path: () => `${investorPath}/statement.pdf?from=2026-01-01&from=2026-01-02&to=2026-03-31`, once: () => `${investorPath}/statement.pdf?from=2026-01-01&to=2026-03-31`, names: ['from'] },

@@ -227,6 +227,26 @@ describe('The loan page', () => {
     assert.equal(await footprint(), before);
   });
 
+  it('names the field by its label when the database refuses a date: a payment in the year 3000, a reversal dated ahead; what was typed kept, nothing written', async () => {
+    const before = await footprint();
+    const payment = await client.postForm(`/dashboard/loans/${myLoan}/payments`, { date: '3000-01-01', amount: '10.00', type: 'regular', method: 'check' });
+    assert.equal(payment.status, 400);
+    assert.equal(/role="alert">([^<]*)</.exec(payment.text)?.[1], 'Date: a payment is dated in the years 1900–2999, not 3000-01-01');
+    assert.match(payment.text, /<input id="payment-date" name="date" type="text"[^>]* value="3000-01-01">/);
+    assert.match(payment.text, /<option value="check" selected>/);
+    const paid = (await database.db.query<{ id: string }>('SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 AND date_reversed IS NULL ORDER BY date LIMIT 1', [mine.account.id, myLoan])).rows[0]!.id;
+    const businessDate = (await database.db.query<{ d: string }>('SELECT loanql_business_date($1)::text AS d', [mine.account.id])).rows[0]!.d;
+    const reversal = await client.postForm(`/dashboard/loans/${myLoan}/payments/${paid}/reverse`, { reason: 'returned', date: '2999-01-01' });
+    assert.equal(reversal.status, 400);
+    assert.equal(
+      /role="alert">([^<]*)</.exec(reversal.text)?.[1],
+      `Date reversed: a reversal is dated on or before ${businessDate}, the business date (or the payment&#39;s own day when later), not 2999-01-01`,
+    );
+    assert.match(reversal.text, /<input id="reversal-date" name="date" type="text"[^>]* value="2999-01-01">/);
+    assert.match(reversal.text, /<option value="returned" selected>/);
+    assert.equal(await footprint(), before);
+  });
+
   it('a lead shows no payment form but says how to fund it; a payment posted to it anyway is refused in words, nothing written', async () => {
     const lead = (await database.db.query<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'lead' ORDER BY id LIMIT 1`, [mine.account.id])).rows[0]!.id;
     const page = await client.get(`/dashboard/loans/${lead}`);
@@ -280,6 +300,18 @@ describe('The loan page', () => {
     const blank = await client.postForm(`/dashboard/loans/${myLoan}/tasks`, { name: '   ' });
     assert.equal(blank.status, 400);
     assert.match(blank.text, /Task: give the task a name/);
+  });
+
+  it('refuses a task due outside the years 1900–2999 (a slip of the year), keeping what was typed', async () => {
+    const before = await footprint();
+    for (const due of ['0026-12-01', '1899-12-31', '3026-12-01']) {
+      const refused = await client.postForm(`/dashboard/loans/${myLoan}/tasks`, { name: 'Order the appraisal', date_due: due });
+      assert.equal(refused.status, 400, due);
+      assert.equal(/role="alert">([^<]*)</.exec(refused.text)?.[1], 'Due: expected a day as YYYY-MM-DD from 1900 to 2999.');
+      assert.match(refused.text, new RegExp(`<input id="task-due" name="date_due" type="text"[^>]* value="${due}">`));
+      assert.match(refused.text, /<input id="task-name" name="name" type="text"[^>]* value="Order the appraisal">/);
+    }
+    assert.equal(await footprint(), before);
   });
 });
 
@@ -398,7 +430,71 @@ describe('The ledger on the loan page (issue 29)', () => {
     assert.doesNotMatch(page, /<tr class="is-covered" data-row="(?:[3-9]|1[0-2])">/);
     const refund = await client.postForm(`/dashboard/loans/${curtailed}/payments`, { date: '2026-03-21', amount: '50.00', type: 'refund', method: 'ach' });
     assert.equal(refund.status, 400);
-    assert.equal(/role="alert">([^<]*)</.exec(refund.text)?.[1], 'amount: a refund of 50.00 is more than the loan&#39;s credit balance of 0.00 on 2026-03-21');
+    assert.equal(/role="alert">([^<]*)</.exec(refund.text)?.[1], 'Amount: a refund of 50.00 is more than the loan&#39;s credit balance of 0.00 on 2026-03-21');
+  });
+
+  it('counts a refund as money paid back, not paid: Paid is what was received, the refund on a line of its own', async () => {
+    const created = await client.postForm('/dashboard/loans', { Name: 'Refunded loan', Amount: '100000', Rate: '12', Term: '12', Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    assert.equal(created.status, 303, created.text.slice(0, 300));
+    const refunded = /\/dashboard\/loans\/([0-9a-f-]{36})/.exec(created.location!)![1]!;
+    for (const [date, amount, type] of [['2026-02-15', '8884.88', 'regular'], ['2026-03-01', '200000.00', 'regular'], ['2026-03-02', '1,250.00', 'refund']] as const) {
+      const posted = await client.postForm(`/dashboard/loans/${refunded}/payments`, { date, amount, type, method: 'ach' });
+      assert.equal(posted.status, 303, `${type} ${amount}: ${posted.status} ${/role="alert">([^<]*)</.exec(posted.text)?.[1] ?? ''}`);
+    }
+    const page = (await client.get(`/dashboard/loans/${refunded}`)).text;
+    assert.match(page, /<dt>Paid \(not reversed\)<\/dt><dd data-term="paid">\$208,884\.88<\/dd>/);
+    assert.match(page, /<dt>Refunded \(not reversed\)<\/dt><dd data-term="refunded">\$1,250\.00<\/dd>/);
+    const other = (await client.get(`/dashboard/loans/${myLoan}`)).text;
+    assert.doesNotMatch(other, /data-term="refunded"/, 'no refund, no line');
+  });
+
+  it('offers a post-dated payment’s own day as its reversal’s date, and takes it as offered', async () => {
+    const created = await client.postForm('/dashboard/loans', { Name: 'Post-dated cheque', Amount: '100000', Rate: '12', Term: '12', Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    assert.equal(created.status, 303, created.text.slice(0, 300));
+    const postDated = /\/dashboard\/loans\/([0-9a-f-]{36})/.exec(created.location!)![1]!;
+    const { today, ahead } = (await database.db.query<{ today: string; ahead: string }>('SELECT loanql_business_date($1)::text AS today, (loanql_business_date($1) + 10)::text AS ahead', [mine.account.id])).rows[0]!;
+    assert.equal((await client.postForm(`/dashboard/loans/${postDated}/payments`, { date: ahead, amount: '8884.88', type: 'regular', method: 'check' })).status, 303);
+    const cheque = (await database.db.query<{ id: string }>('SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2', [mine.account.id, postDated])).rows[0]!.id;
+    const confirm = await client.get(`/dashboard/loans/${postDated}/payments/${cheque}/reverse`);
+    const offered = /<input id="reversal-date" name="date" type="text"[^>]* value="([^"]*)">/.exec(confirm.text)?.[1];
+    assert.equal(offered, ahead, `the cheque’s own day, not the business date ${today}`);
+    const reversed = await client.postForm(`/dashboard/loans/${postDated}/payments/${cheque}/reverse`, { reason: 'returned', date: offered! });
+    assert.equal(reversed.status, 303, /role="alert">([^<]*)</.exec(reversed.text)?.[1]);
+    assert.equal(reversed.location, `/dashboard/loans/${postDated}?done=payment-reversed`);
+    // A payment dated on or before the business date is offered the business date, as before.
+    const paid = (await database.db.query<{ id: string }>('SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 AND date_reversed IS NULL AND date <= $3::date ORDER BY date LIMIT 1', [mine.account.id, myLoan, today])).rows[0]!.id;
+    assert.match((await client.get(`/dashboard/loans/${myLoan}/payments/${paid}/reverse`)).text, new RegExp(`<input id="reversal-date" name="date" type="text"[^>]* value="${today}">`));
+  });
+
+  it('shows a credit the borrower owes (below zero) as added in the quote, so its lines add up to the payoff the API answers', async () => {
+    const created = await client.postForm('/dashboard/loans', { Name: 'Owes its refund', Amount: '100000', Rate: '12', Term: '12', Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    assert.equal(created.status, 303, created.text.slice(0, 300));
+    const owing = /\/dashboard\/loans\/([0-9a-f-]{36})/.exec(created.location!)![1]!;
+    // Paid off with 100.00 too much on 2026-03-01, the 100.00 refunded, then the payoff reversed:
+    // the refund is more than the credit now (docs/ledger.md, "Refunds"), the credit is -100.00.
+    const quote = await fetch(`${server.url}/api/loan/${owing}/payoff?date=2026-03-01`, { headers: { authorization: `Token ${mine.apiKey}` } });
+    const quoteText = await quote.text();
+    const quoted = /"payoff"\s*:\s*([0-9.]+)/.exec(quoteText)?.[1] ?? assert.fail(quoteText);
+    const overpaid = (Number(quoted) + 100).toFixed(2);
+    for (const [date, amount, type] of [['2026-03-01', overpaid, 'payoff'], ['2026-03-02', '100.00', 'refund']] as const) {
+      const posted = await client.postForm(`/dashboard/loans/${owing}/payments`, { date, amount, type, method: 'wire' });
+      assert.equal(posted.status, 303, `${type}: ${/role="alert">([^<]*)</.exec(posted.text)?.[1] ?? posted.status}`);
+    }
+    const paidOff = (await database.db.query<{ id: string }>(`SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 AND type = 'payoff'`, [mine.account.id, owing])).rows[0]!.id;
+    assert.equal((await client.postForm(`/dashboard/loans/${owing}/payments/${paidOff}/reverse`, { reason: 'error', date: '2026-03-03' })).status, 303);
+    const api = JSON.parse(await (await fetch(`${server.url}/api/loan/${owing}/payoff?date=2026-03-10`, { headers: { authorization: `Token ${mine.apiKey}` } })).text()) as Record<string, number>;
+    assert.equal(api.credit_balance, -100, 'the API: the borrower owes the 100.00 refunded');
+    const page = (await client.get(`/dashboard/loans/${owing}?quote_date=2026-03-10`)).text;
+    const line = (key: string): bigint => {
+      const shown = new RegExp(`data-quote="${key}">(?:<strong>)?([^<]*)<`).exec(page)![1]!;
+      const cents = BigInt(shown.replace(/[−$,.]/g, ''));
+      return shown.startsWith('−') ? -cents : cents;
+    };
+    assert.equal(line('credit_balance'), 10000n, 'a credit of -100.00 adds 100.00 to the payoff');
+    assert.match(page, /<dt>Credit owed back \(refunded beyond the credit\)<\/dt><dd class="num" data-quote="credit_balance">\$100\.00<\/dd>/);
+    const parts = ['principal_outstanding', 'interest_due', 'accrued_interest', 'interest_paid_ahead', 'fees_due', 'credit_balance'].map(line).reduce((sum, part) => sum + part, 0n);
+    assert.equal(parts, line('payoff'), 'the quote’s lines add up to its payoff');
+    assert.equal(line('payoff'), BigInt(Math.round(api.payoff! * 100)), 'the payoff the API answers');
   });
 
   it('refuses “Post this payoff” without the CSRF token, or for a figure that is no longer the quote, and writes nothing', async () => {
