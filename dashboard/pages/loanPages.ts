@@ -4,7 +4,7 @@ import { csrfField, formatTimestamp, message, outcome, renderPage, type Viewer }
 import { onceField } from '../formOnce.js';
 import { allocationCell, balancesSection, payoffSection } from './loanLedgerSections.js';
 import { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
-import { cash, customFieldValue, dateInput, enumLabel, loanLabel, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
+import { cash, customFieldValue, dateInput, enumLabel, loanLabel, orDash, percent, row, rows, statusPill, text, type Row } from './servicingFormat.js';
 
 // The routes import the loan pages from here; the form and the ledger's sections live in files of their own.
 export { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
@@ -269,7 +269,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   <h2 id="terms-heading">Terms</h2>
   <dl class="facts">
     <dt>Amount</dt><dd>${cash(loan.amount, viewer.currency)}</dd>
-    <dt>Rate</dt><dd>${text(loan.rate) ? `${text(loan.rate)} %` : orDash(null)}</dd>
+    <dt>Rate</dt><dd>${text(loan.rate) ? percent(loan.rate) : orDash(null)}</dd>
     <dt>Term</dt><dd>${orDash(loan.term)}</dd>
     <dt>Frequency</dt><dd>${orDash(enumLabel(loan.frequency))}</dd>
     <dt>Amortization</dt><dd>${orDash(enumLabel(loan.amortization))}</dd>

@@ -120,6 +120,17 @@ export function inPageWords(message: string, labels: ReadonlyMap<string, string>
 }
 
 /**
+ * A percent as stored, with its sign, and zeros past two decimals left off: the loan's rate
+ * (`numeric` with four places, `11.0000`) as `11.00 %`, `11.1250` as `11.125 %`, a percent custom
+ * field's `65` as `65 %` — one form for both (the rate showed `11.0000 %` beside `65 %`).
+ */
+export function percent(value: unknown): string {
+  const digits = text(value);
+  const trimmed = /^-?\d+\.\d{2}\d*$/.test(digits) ? digits.replace(/(\.\d{2}\d*?)0+$/, '$1') : digits;
+  return `${trimmed} %`;
+}
+
+/**
  * A custom field's value shown by the field's type: currency with two decimals, grouped
  * (`2500` → `2,500.00`); percent with its sign (`65 %`); a select's option and a boolean as words;
  * a date as stored (ISO, like every date of the dashboard). A value kept from a field the product
@@ -131,7 +142,7 @@ export function customFieldValue(type: CustomFieldType | undefined, value: unkno
     case 'currency':
       return cash(value, currency);
     case 'percent':
-      return `${text(value)} %`;
+      return percent(value);
     case 'number':
     case 'integer':
       return money(value);

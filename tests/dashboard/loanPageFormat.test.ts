@@ -82,6 +82,10 @@ describe('Dashboard: values shown by their type', () => {
     const text = page();
     assert.match(text, /<dt>Origination Fee<\/dt><dd>\$2,500\.00<\/dd>/);
     assert.match(text, /<dt>LTV<\/dt><dd>65 %<\/dd>/);
+    // The rate as stored (numeric, four places) with zeros past two decimals left off, as percent fields are shown (it was 11.0000 %).
+    assert.match(page({}, { rate: n('11.0000') }), /<dt>Rate<\/dt><dd>11\.00 %<\/dd>/);
+    assert.match(page({}, { rate: n('7.1250') }), /<dt>Rate<\/dt><dd>7\.125 %<\/dd>/);
+    assert.equal(customFieldValue('percent', n('65.5000'), 'USD'), '65.50 %');
     assert.match(text, /<dt>Property Type<\/dt><dd>mixed use<\/dd>/);
     assert.match(text, /<dt>Frequency<\/dt><dd>semi-monthly<\/dd>/);
     assert.match(text, /<dt>Amortization<\/dt><dd>interest only<\/dd>/);
