@@ -136,7 +136,9 @@ export function feesSection(viewer: Viewer, loan: Row, view: LoanPageView, outco
   const form = view.form;
   const feeField = (name: string) => (form?.form === 'fee' ? form.values.get(name) ?? '' : '');
   const refusedWaiver = form?.form === 'waiver' ? form : undefined;
-  const waiverShown = refusedWaiver !== undefined && fees.some((fee) => text(fee.id) === refusedWaiver.target);
+  const waivable = (fee: Row) => !text(fee.waived_on) && feeUnpaid(fee) > 0n;
+  // A refused waiver is shown in its fee's form; one whose fee has no form now (waived, paid since) above the table.
+  const waiverShown = refusedWaiver !== undefined && fees.some((fee) => text(fee.id) === refusedWaiver.target && waivable(fee));
   const money_ = (value: unknown) => cash(value, viewer.currency);
   return html`<section aria-labelledby="fees-heading" id="fees">
   <h2 id="fees-heading">Fees</h2>
@@ -168,7 +170,7 @@ export function feesSection(viewer: Viewer, loan: Row, view: LoanPageView, outco
     <td>${
       text(fee.waived_on)
         ? html`Waived ${text(fee.waived_on)} by ${text(fee.waived_by)}${text(fee.waived_reason) ? html`: <span class="reason">${text(fee.waived_reason)}</span>` : null}`
-        : unpaid > 0n
+        : waivable(fee)
           ? html`<details class="waive"${refused ? html` open` : null}>
       <summary>Waive<span class="visually-hidden"> the ${feeKind(fee).toLowerCase()} of ${money_(fee.amount)} on ${text(fee.date)}</span></summary>
       ${refused ? outcome('error', refused.error) : null}
