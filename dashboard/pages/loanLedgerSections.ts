@@ -128,7 +128,8 @@ const FEE_STATUSES: readonly string[] = ['servicing', 'overpaid'];
  * and is still due, as the ledger's replay stored them; "Add a fee" (a manual fee) and, for each
  * fee with something unpaid and no waiver, "Waive" — a disclosure with the amount it waives (all
  * that is unpaid: the collection waives no part of a fee) and a reason. A refused waiver is shown
- * in its fee's disclosure, open, with what was typed.
+ * in its fee's disclosure, open, with what was typed. The labels ("Fee", "Fee date", "To waive")
+ * are not the payment form's "Amount" and "Date": a field's name stays one field's on the page.
  */
 export function feesSection(viewer: Viewer, loan: Row, view: LoanPageView, outcomeHere: Html | null): Html {
   const id = text(loan.id);
@@ -147,8 +148,8 @@ export function feesSection(viewer: Viewer, loan: Row, view: LoanPageView, outco
     FEE_STATUSES.includes(text(loan.status))
       ? html`<form class="inline-form" method="post" action="${loanPath(id)}/fees" aria-label="Add a fee">
     ${csrfField(viewer.csrfToken)}${onceField()}
-    <div class="field"><label for="fee-amount">Amount</label><input id="fee-amount" name="amount" type="text" inputmode="decimal" required value="${feeField('amount')}"></div>
-    <div class="field"><label for="fee-date">Date</label>${dateInput('fee-date', 'date', feeField('date') || view.businessDate, true)}</div>
+    <div class="field"><label for="fee-amount">Fee</label><input id="fee-amount" name="amount" type="text" inputmode="decimal" required value="${feeField('amount')}"></div>
+    <div class="field"><label for="fee-date">Fee date</label>${dateInput('fee-date', 'date', feeField('date') || view.businessDate, true)}</div>
     <div class="field"><label for="fee-note">Note <span class="hint">(optional)</span></label><input id="fee-note" name="description" type="text" maxlength="500" value="${feeField('description')}"></div>
     <div><button type="submit">Add fee</button></div>
   </form>`
@@ -176,7 +177,7 @@ export function feesSection(viewer: Viewer, loan: Row, view: LoanPageView, outco
       ${refused ? outcome('error', refused.error) : null}
       <form class="stack" method="post" action="${loanPath(id)}/fees/${feeId}/waive" aria-label="Waive the ${feeKind(fee).toLowerCase()} of ${money_(fee.amount)} on ${text(fee.date)}">
         ${csrfField(viewer.csrfToken)}${onceField()}
-        <div class="field"><label for="waive-amount-${feeId}">Amount waived <span class="hint">(all that is unpaid)</span></label><input id="waive-amount-${feeId}" name="amount" type="text" inputmode="decimal" readonly value="${refused?.values.get('amount') ?? fromCents(unpaid)}"></div>
+        <div class="field"><label for="waive-amount-${feeId}">To waive <span class="hint">(all that is unpaid)</span></label><input id="waive-amount-${feeId}" name="amount" type="text" inputmode="decimal" readonly value="${refused?.values.get('amount') ?? fromCents(unpaid)}"></div>
         <div class="field"><label for="waive-reason-${feeId}">Reason</label><textarea id="waive-reason-${feeId}" name="reason" rows="2" required maxlength="500">${reason}</textarea></div>
         <div><button type="submit" class="button-secondary">Waive fee</button></div>
       </form>

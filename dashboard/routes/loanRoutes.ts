@@ -142,8 +142,8 @@ const FIELD_LABELS: Readonly<Record<LoanPageForm['form'], ReadonlyMap<string, st
   payoff: new Map([['date', 'Payoff date'], ['amount', 'Payoff'], ['method', 'Method']]),
   task: new Map([['name', 'Task'], ['date_due', 'Due']]),
   comment: new Map([['text', 'Comment']]),
-  fee: new Map([['date', 'Date'], ['amount', 'Amount'], ['description', 'Note']]),
-  waiver: new Map([['fee_id', 'Fee'], ['waived_on', 'Waived on'], ['waived_by', 'Waived by'], ['reason', 'Reason']]),
+  fee: new Map([['date', 'Fee date'], ['amount', 'Fee'], ['description', 'Note']]),
+  waiver: new Map([['fee_id', 'Fee'], ['amount', 'To waive'], ['waived_on', 'Waived on'], ['waived_by', 'Waived by'], ['reason', 'Reason']]),
 };
 /** The loan statuses a fee is added to: the API's servicer role's rule (metadata, `fees` insert check). */
 const FEE_STATUSES: readonly string[] = ['servicing', 'overpaid'];
@@ -396,7 +396,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
    */
   function beforeFunding(form: LoanPageForm['form'], date: string | undefined, funded: string): string | null {
     if ((form !== 'payment' && form !== 'payoff' && form !== 'fee') || !date || !funded || date >= funded) return null;
-    return `${form === 'payoff' ? 'Payoff date' : 'Date'}: ${date} is before the loan was funded (${funded}); a ${form} is dated on or after its funding date.`;
+    return `${form === 'payoff' ? 'Payoff date' : form === 'fee' ? 'Fee date' : 'Date'}: ${date} is before the loan was funded (${funded}); a ${form} is dated on or after its funding date.`;
   }
 
   router.post(
@@ -559,9 +559,9 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       (values, loan) => {
         if (!FEE_STATUSES.includes(text(loan.status))) return `A fee is added only to a loan in servicing or overpaid; this loan is ${enumLabel(loan.status)}.`;
         const amount = amountOf(values);
-        if (amount === null || !/[1-9]/.test(amount)) return `Amount: expected an amount above 0 with at most 2 decimals, ${AMOUNT_EXAMPLE} (commas only between thousands).`;
+        if (amount === null || !/[1-9]/.test(amount)) return `Fee: expected an amount above 0 with at most 2 decimals, ${AMOUNT_EXAMPLE} (commas only between thousands).`;
         const date = values.get('date')!.trim();
-        if (!(isRealDate(date) && date >= '1900-01-01' && date <= '2999-12-31')) return 'Date: expected a day as YYYY-MM-DD from 1900 to 2999.';
+        if (!(isRealDate(date) && date >= '1900-01-01' && date <= '2999-12-31')) return 'Fee date: expected a day as YYYY-MM-DD from 1900 to 2999.';
         if (values.get('description')!.trim().length > 500) return 'Note: at most 500 characters.';
         return null;
       },
@@ -585,7 +585,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       'waiver',
       ['amount', 'reason'],
       (values) => {
-        if (amountOf(values) === null) return `Amount: expected the amount to waive, ${AMOUNT_EXAMPLE}.`;
+        if (amountOf(values) === null) return `To waive: expected the amount to waive, ${AMOUNT_EXAMPLE}.`;
         const reason = values.get('reason')!.trim();
         if (!reason) return 'Reason: say why the fee is waived.';
         if (reason.length > 500) return 'Reason: at most 500 characters.';
@@ -600,8 +600,8 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         if (text(fee.waived_on)) return again(`This fee was already waived on ${text(fee.waived_on)}: a fee is waived once.`);
         const unpaid = (centsOf(fee.amount) ?? 0n) - (centsOf(fee.paid) ?? 0n) - (centsOf(fee.waived) ?? 0n);
         const asked = centsOf(amountOf(values))!;
-        if (asked > unpaid) return again(`Amount: ${cash(fromCents(asked), currency)} is more than what is unpaid of this fee, ${cash(fromCents(unpaid), currency)}; a waiver waives at most what is unpaid.`);
-        if (asked < unpaid) return again(`Amount: a waiver waives all that is unpaid of the fee, ${cash(fromCents(unpaid), currency)}, not a part of it (${cash(fromCents(asked), currency)}).`);
+        if (asked > unpaid) return again(`To waive: ${cash(fromCents(asked), currency)} is more than what is unpaid of this fee, ${cash(fromCents(unpaid), currency)}; a waiver waives at most what is unpaid.`);
+        if (asked < unpaid) return again(`To waive: a waiver waives all that is unpaid of the fee, ${cash(fromCents(unpaid), currency)}, not a part of it (${cash(fromCents(asked), currency)}).`);
         const { adminName, adminEmail } = sessionOf(res).admin;
         await run(res, WAIVE_FEE, { fee: feeId, by: adminName.trim() || adminEmail, reason: values.get('reason')!.trim() }, on);
         return { done: 'fee-waived' };

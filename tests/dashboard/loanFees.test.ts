@@ -126,7 +126,7 @@ describe('The Fees section of the loan page', () => {
     const before = await feeFootprint();
     const refused = await client.postForm(`/dashboard/loans/${loan}/fees/${manual!.id}/waive`, { amount: '1200.00', reason: 'Goodwill after the inspection mix-up' });
     assert.equal(refused.status, 400);
-    const box = new RegExp(`<details class="waive" open>[\\s\\S]*?role="alert">Amount: \\$1,200\\.00 is more than what is unpaid of this fee, \\$1,125\\.50; a waiver waives at most what is unpaid\\.</div>\\s*<form[^>]* action="/dashboard/loans/${loan}/fees/${manual!.id}/waive"`);
+    const box = new RegExp(`<details class="waive" open>[\\s\\S]*?role="alert">To waive: \\$1,200\\.00 is more than what is unpaid of this fee, \\$1,125\\.50; a waiver waives at most what is unpaid\\.</div>\\s*<form[^>]* action="/dashboard/loans/${loan}/fees/${manual!.id}/waive"`);
     assert.match(refused.text, box);
     assert.match(refused.text, new RegExp(`<textarea id="waive-reason-${manual!.id}" name="reason"[^>]*>Goodwill after the inspection mix-up</textarea>`));
     assert.match(refused.text, new RegExp(`id="waive-amount-${manual!.id}" name="amount"[^>]* readonly value="1200.00"`));
@@ -135,11 +135,15 @@ describe('The Fees section of the loan page', () => {
     assert.match(blank.text, /role="alert">Reason: say why the fee is waived\.<\/div>/);
     const part = await client.postForm(`/dashboard/loans/${loan}/fees/${manual!.id}/waive`, { amount: '100.00', reason: 'Half' });
     assert.equal(part.status, 400);
-    assert.match(part.text, /role="alert">Amount: a waiver waives all that is unpaid of the fee, \$1,125\.50, not a part of it \(\$100\.00\)\.<\/div>/);
+    assert.match(part.text, /role="alert">To waive: a waiver waives all that is unpaid of the fee, \$1,125\.50, not a part of it \(\$100\.00\)\.<\/div>/);
     const badFee = await client.postForm(`/dashboard/loans/${loan}/fees`, { amount: '0.00', date: businessDay, description: '' });
     assert.equal(badFee.status, 400);
-    assert.match(badFee.text, /role="alert">Amount: expected an amount above 0/);
+    assert.match(badFee.text, /role="alert">Fee: expected an amount above 0/);
     assert.match(badFee.text, /id="fee-amount" name="amount"[^>]* value="0.00"/);
+    const early = await client.postForm(`/dashboard/loans/${loan}/fees`, { amount: '15.00', date: '2000-01-01', description: 'Backdated' });
+    assert.equal(early.status, 400);
+    assert.match(early.text, /role="alert">Fee date: 2000-01-01 is before the loan was funded \(\d{4}-\d\d-\d\d\); a fee is dated on or after its funding date\./);
+    assert.match(early.text, /id="fee-note" name="description"[^>]* value="Backdated"/);
     assert.equal(await feeFootprint(), before);
   });
 
