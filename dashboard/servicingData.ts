@@ -25,6 +25,7 @@ const SERVICING_VIEW: FixedView = {
     tasks: { array: 'tasks', on: { id: 'loan_id' } },
     comments: { array: 'comments', on: { id: 'loan_id' } },
     funding_sources: { array: 'funding_sources', on: { id: 'loan_id' } },
+    fees: { array: 'fees', on: { id: 'loan_id' } },
   },
   collections: {
     people: {
@@ -98,7 +99,31 @@ const SERVICING_VIEW: FixedView = {
     fees: {
       table: 'fees',
       primary_key: 'id',
-      fields: { id: 'uuid', loan_id: 'uuid', kind: 'text', row_number: 'integer', date: 'date', amount: 'numeric', paid: 'numeric', waived: 'numeric' },
+      fields: {
+        id: 'uuid',
+        loan_id: 'uuid',
+        kind: 'text',
+        row_number: 'integer',
+        date: 'date',
+        amount: 'numeric',
+        paid: 'numeric',
+        waived: 'numeric',
+        waived_on: 'date',
+        waived_by: 'text',
+        waived_reason: 'text',
+        description: 'text',
+        created_at: 'timestamptz',
+      },
+      // A fee written here is a manual one, as the API's metadata presets it (late and NSF fees are the ledger's).
+      insert: { columns: ['loan_id', 'date', 'amount', 'description'], set: { kind: 'manual' } },
+    },
+    // A waiver (docs/ledger.md, "Fees, waivers and the daily job"): one per fee, never changed; its
+    // trigger dates it the business date, checks the fee has something unpaid, and replays the loan.
+    fee_waivers: {
+      table: 'fee_waivers',
+      primary_key: 'id',
+      fields: { id: 'uuid', fee_id: 'uuid', loan_id: 'uuid', waived_on: 'date', waived_by: 'text', reason: 'text', created_at: 'timestamptz' },
+      insert: { columns: ['fee_id', 'waived_by', 'reason'] },
     },
     schedules: {
       table: 'schedules',
@@ -221,6 +246,7 @@ const RULE_MESSAGES: ReadonlyMap<string, string> = new Map([
   ['payments_reversed_after_posting', "Date reversed: a payment is reversed on or after its own date, not before."],
   ['payments_amount_positive', 'Amount: a payment is more than 0.00.'],
   ['fees_amount_positive', 'Amount: a fee is more than 0.00.'],
+  ['fee_waivers_one_per_fee', 'This fee was already waived: a fee is waived once.'],
 ]);
 
 /**

@@ -1,5 +1,5 @@
 import { html, type Html } from '../html.js';
-import { csrfField, type Viewer } from './layout.js';
+import { csrfField, outcome, type Viewer } from './layout.js';
 import { onceField } from '../formOnce.js';
 import type { LoanPageView } from './loanPages.js';
 import { loanPath } from './servicingPaths.js';
@@ -7,7 +7,7 @@ import { cash, centsOf, dateInput, enumLabel, fromCents, money, orDash, row, row
 
 /**
  * The loan page's parts that show the servicing ledger (SPEC §12): the balances, the payoff
- * quote with "Post this payoff", and each payment's allocation.
+ * quote with "Post this payoff", each payment's allocation, and the fees with their forms.
  */
 
 /** The loan's balances (SPEC §12 R2, stored by the ledger's replay), status and days past due. */
@@ -104,4 +104,90 @@ export function allocationCell(payment: Row, currency: string): Html {
     })}</tbody>
   </table>
 </details>`;
+}
+
+/** A fee's kind in words (`late` → "Late fee, row 3"). */
+function feeKind(fee: Row): string {
+  const kind = text(fee.kind);
+  if (kind === 'late') return text(fee.row_number) ? `Late fee, row ${text(fee.row_number)}` : 'Late fee';
+  if (kind === 'nsf') return 'NSF fee (returned payment)';
+  if (kind === 'manual') return 'Manual fee';
+  return `${enumLabel(kind)} fee`;
+}
+
+/** What is still due of a fee: its amount less what was paid and waived (cents; stored by the ledger's replay). */
+function feeUnpaid(fee: Row): bigint {
+  return (centsOf(fee.amount) ?? 0n) - (centsOf(fee.paid) ?? 0n) - (centsOf(fee.waived) ?? 0n);
+}
+
+/** The loan statuses a fee is added to (the API's servicer role's rule). */
+const FEE_STATUSES: readonly string[] = ['servicing', 'overpaid'];
+
+/**
+ * The loan's fees (late, NSF, manual; SPEC §12 R4, R8) by date, each with what was paid, waived
+ * and is still due, as the ledger's replay stored them; "Add a fee" (a manual fee) and, for each
+ * fee with something unpaid and no waiver, "Waive" — a disclosure with the amount it waives (all
+ * that is unpaid: the collection waives no part of a fee) and a reason. A refused waiver is shown
+ * in its fee's disclosure, open, with what was typed. The labels ("Fee", "Fee date", "To waive")
+ * are not the payment form's "Amount" and "Date": a field's name stays one field's on the page.
+ */
+export function feesSection(viewer: Viewer, loan: Row, view: LoanPageView, outcomeHere: Html | null): Html {
+  const id = text(loan.id);
+  const fees = rows(loan.fees);
+  const form = view.form;
+  const feeField = (name: string) => (form?.form === 'fee' ? form.values.get(name) ?? '' : '');
+  const refusedWaiver = form?.form === 'waiver' ? form : undefined;
+  const waivable = (fee: Row) => !text(fee.waived_on) && feeUnpaid(fee) > 0n;
+  // A refused waiver is shown in its fee's form; one whose fee has no form now (waived, paid since) above the table.
+  const waiverShown = refusedWaiver !== undefined && fees.some((fee) => text(fee.id) === refusedWaiver.target && waivable(fee));
+  const money_ = (value: unknown) => cash(value, viewer.currency);
+  return html`<section aria-labelledby="fees-heading" id="fees">
+  <h2 id="fees-heading">Fees</h2>
+  ${outcomeHere ?? (refusedWaiver && !waiverShown ? outcome('error', refusedWaiver.error) : null)}
+  ${
+    FEE_STATUSES.includes(text(loan.status))
+      ? html`<form class="inline-form" method="post" action="${loanPath(id)}/fees" aria-label="Add a fee">
+    ${csrfField(viewer.csrfToken)}${onceField()}
+    <div class="field"><label for="fee-amount">Fee</label><input id="fee-amount" name="amount" type="text" inputmode="decimal" required value="${feeField('amount')}"></div>
+    <div class="field"><label for="fee-date">Fee date</label>${dateInput('fee-date', 'date', feeField('date') || view.businessDate, true)}</div>
+    <div class="field"><label for="fee-note">Note <span class="hint">(optional)</span></label><input id="fee-note" name="description" type="text" maxlength="500" value="${feeField('description')}"></div>
+    <div><button type="submit">Add fee</button></div>
+  </form>`
+      : html`<p class="hint">A fee is added only to a loan in servicing or overpaid; this loan is ${enumLabel(loan.status)}.</p>`
+  }
+  ${
+    fees.length
+      ? html`<div class="table-scroll" role="region" aria-labelledby="fees-heading" tabindex="0"><table class="fees">
+  <thead><tr><th scope="col">Date</th><th scope="col">Kind</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Paid</th><th scope="col" class="num">Waived</th><th scope="col" class="num">Due</th><th scope="col">Waiver</th></tr></thead>
+  <tbody>${fees.map((fee) => {
+    const feeId = text(fee.id);
+    const unpaid = feeUnpaid(fee);
+    const refused = refusedWaiver?.target === feeId ? refusedWaiver : undefined;
+    const reason = refused?.values.get('reason') ?? '';
+    return html`<tr data-fee="${feeId}">
+    <td class="nowrap">${text(fee.date)}</td>
+    <td>${feeKind(fee)}${text(fee.description) ? html`<br><span class="hint">${text(fee.description)}</span>` : null}</td>
+    <td class="num" data-fee-part="amount">${money_(fee.amount)}</td><td class="num" data-fee-part="paid">${money_(fee.paid)}</td><td class="num" data-fee-part="waived">${money_(fee.waived)}</td><td class="num" data-fee-part="due">${money_(fromCents(unpaid))}</td>
+    <td>${
+      text(fee.waived_on)
+        ? html`Waived ${text(fee.waived_on)} by ${text(fee.waived_by)}${text(fee.waived_reason) ? html`: <span class="reason">${text(fee.waived_reason)}</span>` : null}`
+        : waivable(fee)
+          ? html`<details class="waive"${refused ? html` open` : null}>
+      <summary>Waive<span class="visually-hidden"> the ${feeKind(fee).toLowerCase()} of ${money_(fee.amount)} on ${text(fee.date)}</span></summary>
+      ${refused ? outcome('error', refused.error) : null}
+      <form class="stack" method="post" action="${loanPath(id)}/fees/${feeId}/waive" aria-label="Waive the ${feeKind(fee).toLowerCase()} of ${money_(fee.amount)} on ${text(fee.date)}">
+        ${csrfField(viewer.csrfToken)}${onceField()}
+        <div class="field"><label for="waive-amount-${feeId}">To waive <span class="hint">(all that is unpaid)</span></label><input id="waive-amount-${feeId}" name="amount" type="text" inputmode="decimal" readonly value="${refused?.values.get('amount') ?? fromCents(unpaid)}"></div>
+        <div class="field"><label for="waive-reason-${feeId}">Reason</label><textarea id="waive-reason-${feeId}" name="reason" rows="2" required maxlength="500">${reason}</textarea></div>
+        <div><button type="submit" class="button-secondary">Waive fee</button></div>
+      </form>
+    </details>`
+          : html`<span class="hint">${unpaid === 0n ? 'paid' : orDash(null)}</span>`
+    }</td>
+  </tr>`;
+  })}</tbody></table></div>`
+      : html`<p>No fees.</p>`
+  }
+  <p class="hint">Late fees are the ledger's, assessed as the days pass; a waiver is dated today's business date, recorded with who waived the fee and why, and never undone.</p>
+</section>`;
 }

@@ -2,7 +2,7 @@ import { LOAN_STATUSES, type CustomFieldType } from '../../app/products.js';
 import { html, type Html } from '../html.js';
 import { csrfField, formatTimestamp, message, outcome, renderPage, type Viewer } from './layout.js';
 import { onceField } from '../formOnce.js';
-import { allocationCell, balancesSection, payoffSection } from './loanLedgerSections.js';
+import { allocationCell, balancesSection, feesSection, payoffSection } from './loanLedgerSections.js';
 import { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
 import { cash, customFieldValue, dateInput, enumLabel, loanLabel, orDash, percent, row, rows, statusPill, text, type Row } from './servicingFormat.js';
 
@@ -148,24 +148,27 @@ export function pager(query: { page: number }, total: number, pageSize: number, 
 
 /** What a form on the loan page was sent with, when it is shown again with an error. */
 export interface LoanPageForm {
-  readonly form: 'payment' | 'payoff' | 'task' | 'comment';
+  readonly form: 'payment' | 'payoff' | 'task' | 'comment' | 'fee' | 'waiver';
   readonly error: string;
   readonly values: ReadonlyMap<string, string>;
+  /** The record the form is about, when the page has one such form per record (a fee's waiver: the fee's id). */
+  readonly target?: string;
 }
 
 /** Where a `?done=` notice is shown: beside the form whose write it reports (the redirect's fragment goes there too). */
-type NoticePlace = 'top' | 'payoff' | 'payments' | 'tasks' | 'comments';
+type NoticePlace = 'top' | 'payoff' | 'payments' | 'fees' | 'tasks' | 'comments';
 
 function noticePlace(key: string | undefined): NoticePlace {
   if (key?.startsWith('payoff-')) return 'payoff';
   if (key?.startsWith('payment-')) return 'payments';
+  if (key?.startsWith('fee-')) return 'fees';
   if (key?.startsWith('task-')) return 'tasks';
   if (key?.startsWith('comment-')) return 'comments';
   return 'top';
 }
 
 /** The outcome shown at `place`: the refusal of its form, else a notice that belongs there. */
-function outcomeAt(view: LoanPageView, place: NoticePlace, form?: LoanPageForm['form']): Html | null {
+export function outcomeAt(view: LoanPageView, place: NoticePlace, form?: LoanPageForm['form']): Html | null {
   if (form !== undefined && view.form?.form === form) return outcome('error', view.form.error);
   return !view.form && noticePlace(view.noticeKey) === place ? outcome('ok', view.notice) : null;
 }
@@ -257,7 +260,8 @@ export function loanPage(viewer: Viewer, view: LoanPageView): string {
   // A refund pays the borrower's credit back: money out, shown on its own line, not added to what
   // was paid (it was: a loan overpaid by 500.00 and refunded showed 500.00 more paid than received).
   const refunded = row(row(row(loan.refunded)?.aggregate)?.sum)?.amount;
-  const fieldOf = (name: string) => (view.form ? view.form.values.get(name) ?? '' : '');
+  // The fee forms' fields share names with the payment form's (amount, date): theirs are shown in the Fees section.
+  const fieldOf = (name: string) => (view.form && view.form.form !== 'fee' && view.form.form !== 'waiver' ? view.form.values.get(name) ?? '' : '');
   return renderPage(
     { title: `Loan ${loanLabel(loan)}`, viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a></p>
@@ -361,6 +365,8 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
       : html`<p>No payments yet.</p>`
   }
 </section>
+
+${feesSection(viewer, loan, view, outcomeAt(view, 'fees', 'fee'))}
 
 <section aria-labelledby="tasks-heading" id="tasks">
   <h2 id="tasks-heading">Tasks</h2>

@@ -9,7 +9,7 @@ import { LOAN_STATUSES, loadDefaultProduct } from '../../app/products.js';
 import { errorPage } from '../pages/errorPage.js';
 import { createBody, loanFormFields, updateBody, type LoanFormField } from '../loanForm.js';
 import { LOAN_SORTS, listHref, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type DueWindow, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
-import { cash, centsOf, fromCents, money, row, rows, text, type Row } from '../pages/servicingFormat.js';
+import { cash, centsOf, enumLabel, fromCents, money, row, rows, text, type Row } from '../pages/servicingFormat.js';
 import { formFields, formText } from '../formFields.js';
 import { AMOUNT_EXAMPLE, plainAmount } from '../moneyInput.js';
 import { addDays, payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
@@ -69,6 +69,7 @@ const LOAN_PAGE = `query LoanPage($id: uuid!) {
     paid: payments_aggregate(where: {date_reversed: {_is_null: true}, type: {_neq: "refund"}}) { aggregate { sum { amount } } }
     refunded: payments_aggregate(where: {date_reversed: {_is_null: true}, type: {_eq: "refund"}}) { aggregate { sum { amount } } }
     payments(order_by: [{date: desc}, {posted_at: desc}, {id: desc}]) { id date amount type method date_reversed reversal_reason allocations(order_by: [{position: asc}]) { row_number component amount fee { kind } } }
+    fees(order_by: [{date: asc}, {created_at: asc}, {id: asc}]) { id kind date amount paid waived waived_on waived_by waived_reason description }
     tasks(order_by: [{created_at: desc}, {id: asc}]) { id name status date_due }
     comments(order_by: [{created_at: desc}, {id: asc}]) { id text created_at admin { name email } }
     loan_documents { document { id name status type uploaded_date } }
@@ -95,6 +96,16 @@ const ADD_TASK = `mutation AddTask($loan: uuid!, $name: String!, $due: date) {
 const COMPLETE_TASK = `mutation CompleteTask($loan: uuid!, $task: uuid!) {
   update_tasks(where: {id: {_eq: $task}, loan_id: {_eq: $loan}}, _set: {status: "completed"}) { affected_rows }
 }`;
+const ADD_FEE = `mutation AddFee($loan: uuid!, $date: date!, $amount: numeric!, $description: String) {
+  insert_fees_one(object: {loan_id: $loan, date: $date, amount: $amount, description: $description}) { id }
+}`;
+/** A fee of the loan (a fee of another loan, or of another account, is not found). */
+const FEE = `query Fee($id: uuid!, $fee: uuid!) {
+  loan: loans_by_pk(id: $id) { id fees(where: {id: {_eq: $fee}}) { id date amount paid waived waived_on } }
+}`;
+const WAIVE_FEE = `mutation WaiveFee($fee: uuid!, $by: String!, $reason: String!) {
+  insert_fee_waivers_one(object: {fee_id: $fee, waived_by: $by, reason: $reason}) { id }
+}`;
 const ADD_COMMENT = `mutation AddComment($loan: uuid!, $admin: uuid!, $text: String!) {
   insert_comments_one(object: {loan_id: $loan, admin_id: $admin, text: $text}) { id }
 }`;
@@ -115,6 +126,8 @@ const NOTICES: ReadonlyMap<string, string> = new Map([
   ['task-added', 'Task added.'],
   ['task-completed', 'Task completed.'],
   ['comment-added', 'Comment added.'],
+  ['fee-added', 'Fee added: see Balances and the payoff quote.'],
+  ['fee-waived', 'Fee waived: see Balances and the payoff quote.'],
 ]);
 /** SPEC §12's payment types and reversal reasons (the database's checks: `payments_type`, `payments_reversal_reason`). */
 export const PAYMENT_TYPES: readonly string[] = ['regular', 'payoff', 'principal', 'refund', 'fee'];
@@ -129,7 +142,11 @@ const FIELD_LABELS: Readonly<Record<LoanPageForm['form'], ReadonlyMap<string, st
   payoff: new Map([['date', 'Payoff date'], ['amount', 'Payoff'], ['method', 'Method']]),
   task: new Map([['name', 'Task'], ['date_due', 'Due']]),
   comment: new Map([['text', 'Comment']]),
+  fee: new Map([['date', 'Fee date'], ['amount', 'Fee'], ['description', 'Note']]),
+  waiver: new Map([['fee_id', 'Fee'], ['amount', 'To waive'], ['waived_on', 'Waived on'], ['waived_by', 'Waived by'], ['reason', 'Reason']]),
 };
+/** The loan statuses a fee is added to: the API's servicer role's rule (metadata, `fees` insert check). */
+const FEE_STATUSES: readonly string[] = ['servicing', 'overpaid'];
 const REVERSAL_LABELS: ReadonlyMap<string, string> = new Map([['date_reversed', 'Date reversed'], ['reversal_reason', 'Reason']]);
 const DATE = /^\d{4}-\d\d-\d\d$/;
 /** A real calendar date from year 1 on (PostgreSQL has no year 0). */
@@ -176,8 +193,14 @@ export function containsPattern(search: string): string {
   return `%${search.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
 }
 
-export function notFoundPage(res: Response, what: 'loan' | 'person' | 'payment' | 'task'): void {
-  const words = { loan: ['No such loan', 'This account has no loan at this address.'], person: ['No such person', 'This account has no person at this address.'], payment: ['No such payment', 'This loan has no such payment.'], task: ['No such task', 'This loan has no such task.'] }[what];
+export function notFoundPage(res: Response, what: 'loan' | 'person' | 'payment' | 'task' | 'fee'): void {
+  const words = {
+    loan: ['No such loan', 'This account has no loan at this address.'],
+    person: ['No such person', 'This account has no person at this address.'],
+    payment: ['No such payment', 'This loan has no such payment.'],
+    task: ['No such task', 'This loan has no such task.'],
+    fee: ['No such fee', 'This loan has no such fee.'],
+  }[what];
   res.status(404).type('html').send(errorPage(words[0]!, words[1]!, res.locals.dashboard?.viewer));
 }
 
@@ -336,16 +359,19 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
   function servicingWrite(
     form: LoanPageForm['form'],
     names: readonly string[],
-    check: (values: ReadonlyMap<string, string>) => string | null,
+    check: (values: ReadonlyMap<string, string>, loan: Row) => string | null,
     write: (req: Request, res: Response, loanId: string, values: ReadonlyMap<string, string>, on: Database) => Promise<{ readonly done: string } | { readonly declined: () => Promise<void> | void }>,
+    /** The path parameter naming the record the form is about (a fee's waiver): a refusal is shown beside that record's form. */
+    targetParam?: string,
   ) {
     return async (req: Request, res: Response): Promise<void> => {
       const values = new Map(names.map((name) => [name, formText(req, name)]));
       const id = param(req, 'id');
-      const loan = UUID.test(id) ? row((await run(res, 'query LoanExists($id: uuid!) { loan: loans_by_pk(id: $id) { id date_funded } }', { id })).loan) : null;
+      const loan = UUID.test(id) ? row((await run(res, 'query LoanExists($id: uuid!) { loan: loans_by_pk(id: $id) { id status date_funded } }', { id })).loan) : null;
       if (!loan) return notFoundPage(res, 'loan');
-      const problem = check(values) ?? beforeFunding(form, values.get('date')?.trim(), text(loan.date_funded));
-      if (problem) return sendLoanPage(req, res, 400, { form, error: problem, values });
+      const target = targetParam === undefined ? {} : { target: param(req, targetParam) };
+      const problem = check(values, loan) ?? beforeFunding(form, values.get('date')?.trim(), text(loan.date_funded));
+      if (problem) return sendLoanPage(req, res, 400, { form, error: problem, values, ...target });
       try {
         const outcome = await submitOnce(db, req, res, async (on) => {
           const result = await write(req, res, id, values, on);
@@ -358,7 +384,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         else await outcome.declined();
       } catch (error) {
         if (!(error instanceof RequestError)) throw error;
-        await sendLoanPage(req, res, 400, { form, error: requestErrorMessage(error, FIELD_LABELS[form]), values });
+        await sendLoanPage(req, res, 400, { form, error: requestErrorMessage(error, FIELD_LABELS[form]), values, ...target });
       }
     };
   }
@@ -369,8 +395,8 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
    * payment since into credit), so the form refuses it; the API takes what it is sent (SPEC §12).
    */
   function beforeFunding(form: LoanPageForm['form'], date: string | undefined, funded: string): string | null {
-    if ((form !== 'payment' && form !== 'payoff') || !date || !funded || date >= funded) return null;
-    return `${form === 'payoff' ? 'Payoff date' : 'Date'}: ${date} is before the loan was funded (${funded}); a ${form} is dated on or after its funding date.`;
+    if ((form !== 'payment' && form !== 'payoff' && form !== 'fee') || !date || !funded || date >= funded) return null;
+    return `${form === 'payoff' ? 'Payoff date' : form === 'fee' ? 'Fee date' : 'Date'}: ${date} is before the loan was funded (${funded}); a ${form} is dated on or after its funding date.`;
   }
 
   router.post(
@@ -517,6 +543,70 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         if (Number(text(row(result?.update_tasks)?.affected_rows)) !== 1) return { declined: () => notFoundPage(res, 'task') };
         return { done: 'task-completed' };
       },
+    ),
+  );
+
+  /**
+   * A manual fee (docs/ledger.md, "Fees, waivers and the daily job"): `insert_fees_one`, kind
+   * `manual`, to a loan in servicing or overpaid (the API's servicer role's rule); the fee's
+   * trigger replays the loan, so Balances and the payoff quote include it on the next page.
+   */
+  router.post(
+    '/:id/fees',
+    servicingWrite(
+      'fee',
+      ['amount', 'date', 'description'],
+      (values, loan) => {
+        if (!FEE_STATUSES.includes(text(loan.status))) return `A fee is added only to a loan in servicing or overpaid; this loan is ${enumLabel(loan.status)}.`;
+        const amount = amountOf(values);
+        if (amount === null || !/[1-9]/.test(amount)) return `Fee: expected an amount above 0 with at most 2 decimals, ${AMOUNT_EXAMPLE} (commas only between thousands).`;
+        const date = values.get('date')!.trim();
+        if (!(isRealDate(date) && date >= '1900-01-01' && date <= '2999-12-31')) return 'Fee date: expected a day as YYYY-MM-DD from 1900 to 2999.';
+        if (values.get('description')!.trim().length > 500) return 'Note: at most 500 characters.';
+        return null;
+      },
+      async (_req, res, loan, values, on) => {
+        await run(res, ADD_FEE, { loan, date: values.get('date')!.trim(), amount: amountOf(values), description: values.get('description')!.trim() || null }, on);
+        return { done: 'fee-added' };
+      },
+    ),
+  );
+
+  /**
+   * A fee's waiver: `insert_fee_waivers_one`, by the session's admin, dated the business date. A
+   * waiver waives what is unpaid of the fee (the collection has no amount: a part of a fee is not
+   * waived), so the form sends the amount it showed, and a waiver of more than what is unpaid now
+   * (a payment paid part of the fee since the page was shown, a figure typed by hand) is refused
+   * with the current figure, nothing written; the database refuses a fee with nothing unpaid.
+   */
+  router.post(
+    '/:id/fees/:fee/waive',
+    servicingWrite(
+      'waiver',
+      ['amount', 'reason'],
+      (values) => {
+        if (amountOf(values) === null) return `To waive: expected the amount to waive, ${AMOUNT_EXAMPLE}.`;
+        const reason = values.get('reason')!.trim();
+        if (!reason) return 'Reason: say why the fee is waived.';
+        if (reason.length > 500) return 'Reason: at most 500 characters.';
+        return null;
+      },
+      async (req, res, loan, values, on) => {
+        const feeId = param(req, 'fee');
+        const fee = UUID.test(feeId) ? rows(row((await run(res, FEE, { id: loan, fee: feeId }, on)).loan)?.fees)[0] : undefined;
+        if (!fee) return { declined: () => notFoundPage(res, 'fee') };
+        const again = (error: string) => ({ declined: () => sendLoanPage(req, res, 400, { form: 'waiver', error, values, target: feeId }) });
+        const currency = sessionOf(res).viewer.currency;
+        if (text(fee.waived_on)) return again(`This fee was already waived on ${text(fee.waived_on)}: a fee is waived once.`);
+        const unpaid = (centsOf(fee.amount) ?? 0n) - (centsOf(fee.paid) ?? 0n) - (centsOf(fee.waived) ?? 0n);
+        const asked = centsOf(amountOf(values))!;
+        if (asked > unpaid) return again(`To waive: ${cash(fromCents(asked), currency)} is more than what is unpaid of this fee, ${cash(fromCents(unpaid), currency)}; a waiver waives at most what is unpaid.`);
+        if (asked < unpaid) return again(`To waive: a waiver waives all that is unpaid of the fee, ${cash(fromCents(unpaid), currency)}, not a part of it (${cash(fromCents(asked), currency)}).`);
+        const { adminName, adminEmail } = sessionOf(res).admin;
+        await run(res, WAIVE_FEE, { fee: feeId, by: adminName.trim() || adminEmail, reason: values.get('reason')!.trim() }, on);
+        return { done: 'fee-waived' };
+      },
+      'fee',
     ),
   );
 

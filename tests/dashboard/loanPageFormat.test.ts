@@ -92,7 +92,7 @@ describe('Dashboard: values shown by their type', () => {
     assert.match(text, /<td>regular<\/td><td>ACH<\/td>/);
     assert.match(text, /\(NSF\)/);
     assert.doesNotMatch(text, /type="date"/);
-    assert.equal([...text.matchAll(/placeholder="YYYY-MM-DD"/g)].length, 3, 'payment date, payoff date, task due');
+    assert.equal([...text.matchAll(/placeholder="YYYY-MM-DD"/g)].length, 4, 'payment date, payoff date, fee date, task due');
   });
 });
 
