@@ -116,12 +116,12 @@ function feeKind(fee: Row): string {
 }
 
 /** What is still due of a fee: its amount less what was paid and waived (cents; stored by the ledger's replay). */
-function feeUnpaid(fee: Row): bigint {
+export function feeUnpaid(fee: Row): bigint {
   return (centsOf(fee.amount) ?? 0n) - (centsOf(fee.paid) ?? 0n) - (centsOf(fee.waived) ?? 0n);
 }
 
 /** The loan statuses a fee is added to (the API's servicer role's rule). */
-const FEE_STATUSES: readonly string[] = ['servicing', 'overpaid'];
+export const FEE_STATUSES: readonly string[] = ['servicing', 'overpaid'];
 
 /**
  * The loan's fees (late, NSF, manual; SPEC §12 R4, R8) by date, each with what was paid, waived

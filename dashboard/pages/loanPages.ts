@@ -7,6 +7,7 @@ import { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
 import { cash, customFieldValue, dateInput, enumLabel, loanLabel, orDash, percent, row, rows, statusPill, text, type Row } from './servicingFormat.js';
 
 // The routes import the loan pages from here; the form and the ledger's sections live in files of their own.
+export { FEE_STATUSES, feeUnpaid } from './loanLedgerSections.js';
 export { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
 export { loanFormPage, type LoanFormView } from './loanFormPage.js';
 
@@ -168,7 +169,7 @@ function noticePlace(key: string | undefined): NoticePlace {
 }
 
 /** The outcome shown at `place`: the refusal of its form, else a notice that belongs there. */
-export function outcomeAt(view: LoanPageView, place: NoticePlace, form?: LoanPageForm['form']): Html | null {
+function outcomeAt(view: LoanPageView, place: NoticePlace, form?: LoanPageForm['form']): Html | null {
   if (form !== undefined && view.form?.form === form) return outcome('error', view.form.error);
   return !view.form && noticePlace(view.noticeKey) === place ? outcome('ok', view.notice) : null;
 }

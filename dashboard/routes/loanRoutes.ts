@@ -8,7 +8,7 @@ import { businessDate, dayParameter } from '../../app/ledgerReads.js';
 import { LOAN_STATUSES, loadDefaultProduct } from '../../app/products.js';
 import { errorPage } from '../pages/errorPage.js';
 import { createBody, loanFormFields, updateBody, type LoanFormField } from '../loanForm.js';
-import { LOAN_SORTS, listHref, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type DueWindow, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
+import { FEE_STATUSES, feeUnpaid, LOAN_SORTS, listHref, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type DueWindow, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
 import { cash, centsOf, enumLabel, fromCents, money, row, rows, text, type Row } from '../pages/servicingFormat.js';
 import { formFields, formText } from '../formFields.js';
 import { AMOUNT_EXAMPLE, plainAmount } from '../moneyInput.js';
@@ -145,8 +145,6 @@ const FIELD_LABELS: Readonly<Record<LoanPageForm['form'], ReadonlyMap<string, st
   fee: new Map([['date', 'Fee date'], ['amount', 'Fee'], ['description', 'Note']]),
   waiver: new Map([['fee_id', 'Fee'], ['amount', 'To waive'], ['waived_on', 'Waived on'], ['waived_by', 'Waived by'], ['reason', 'Reason']]),
 };
-/** The loan statuses a fee is added to: the API's servicer role's rule (metadata, `fees` insert check). */
-const FEE_STATUSES: readonly string[] = ['servicing', 'overpaid'];
 const REVERSAL_LABELS: ReadonlyMap<string, string> = new Map([['date_reversed', 'Date reversed'], ['reversal_reason', 'Reason']]);
 const DATE = /^\d{4}-\d\d-\d\d$/;
 /** A real calendar date from year 1 on (PostgreSQL has no year 0). */
@@ -598,7 +596,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
         const again = (error: string) => ({ declined: () => sendLoanPage(req, res, 400, { form: 'waiver', error, values, target: feeId }) });
         const currency = sessionOf(res).viewer.currency;
         if (text(fee.waived_on)) return again(`This fee was already waived on ${text(fee.waived_on)}: a fee is waived once.`);
-        const unpaid = (centsOf(fee.amount) ?? 0n) - (centsOf(fee.paid) ?? 0n) - (centsOf(fee.waived) ?? 0n);
+        const unpaid = feeUnpaid(fee);
         const asked = centsOf(amountOf(values))!;
         if (asked > unpaid) return again(`To waive: ${cash(fromCents(asked), currency)} is more than what is unpaid of this fee, ${cash(fromCents(unpaid), currency)}; a waiver waives at most what is unpaid.`);
         if (asked < unpaid) return again(`To waive: a waiver waives all that is unpaid of the fee, ${cash(fromCents(unpaid), currency)}, not a part of it (${cash(fromCents(asked), currency)}).`);

@@ -3,6 +3,7 @@
  * `application/x-www-form-urlencoded`, redirects not followed (tests look at them), and the
  * CSRF token read off the last page, as a browser's form would carry it.
  */
+import assert from 'node:assert/strict';
 import { createAccount, createAdmin, type Account } from '../../app/accounts.js';
 import type { Database } from '../../db/index.js';
 import { uniqueSlug } from '../support/http.js';
@@ -86,4 +87,13 @@ export async function createAccountWithAdmin(db: Database, password: string, slu
 /** The key shown once on the page after creating it. */
 export function newKeyOnPage(page: string): string | undefined {
   return /id="new-key"[^>]*value="([^"]+)"/.exec(page)?.[1];
+}
+
+/** The `_once` one-time token of the form posting to `action` on `page` (`dashboard/formOnce.ts`). */
+export function onceToken(page: Reply, action: string): string {
+  const form = new RegExp(`<form[^>]* action="${action.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"[^>]*>([\\s\\S]*?)</form>`).exec(page.text);
+  assert.ok(form, `a form posting to ${action}`);
+  const token = /name="_once" value="([^"]+)"/.exec(form[1]!)?.[1];
+  assert.ok(token, `the form posting to ${action} carries a one-time token`);
+  return token;
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
-import { DashboardClient, type Reply } from './dashboardClient.js';
+import { DashboardClient, onceToken, type Reply } from './dashboardClient.js';
 import { createWebhookEndpoint, WebhookWorker, webhookSettingsFromEnv } from '../../app/webhooks/index.js';
 
 /**
@@ -26,15 +26,6 @@ let loan = '';
 
 const count = async (sql: string, values: unknown[]): Promise<number> => Number((await database.db.query<{ n: string }>(sql, values)).rows[0]!.n);
 const payments = () => count('SELECT count(*) AS n FROM payments WHERE account_id = $1 AND loan_id = $2', [seeded.account.id, loan]);
-
-/** The `_once` token of the form posting to `action` on `page`. */
-function onceToken(page: Reply, action: string): string {
-  const form = new RegExp(`<form[^>]* action="${action.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"[^>]*>([\\s\\S]*?)</form>`).exec(page.text);
-  assert.ok(form, `a form posting to ${action}`);
-  const token = /name="_once" value="([^"]+)"/.exec(form[1]!)?.[1];
-  assert.ok(token, `the form posting to ${action} carries a one-time token`);
-  return token;
-}
 
 before(async () => {
   ({ database, seeded: [seeded] } = await openSeededTestDatabase([{ scale: 0.01 }]));

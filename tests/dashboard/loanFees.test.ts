@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { openSeededTestDatabase, type SeededAccount } from '../support/seededService.js';
-import { DashboardClient, type Reply } from './dashboardClient.js';
+import { DashboardClient, onceToken, type Reply } from './dashboardClient.js';
 
 /**
  * The loan page's Fees section over HTTP (the clerk audit: a clerk had to use GraphQL to see a
@@ -45,14 +45,6 @@ function feeRow(page: string, fee: string): string[] {
   const match = new RegExp(`<tr data-fee="${fee}">([\\s\\S]*?)</tr>`).exec(page);
   assert.ok(match, `the row of fee ${fee}`);
   return [...match[1]!.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((cell) => cell[1]!.replace(/<details[\s\S]*<\/details>/, 'Waive form').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim());
-}
-/** The `_once` token of the form posting to `action` on `page`. */
-function onceToken(page: Reply, action: string): string {
-  const form = new RegExp(`<form[^>]* action="${action.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"[^>]*>([\\s\\S]*?)</form>`).exec(page.text);
-  assert.ok(form, `a form posting to ${action}`);
-  const token = /name="_once" value="([^"]+)"/.exec(form[1]!)?.[1];
-  assert.ok(token, `the form posting to ${action} carries a one-time token`);
-  return token;
 }
 const fees = async () => (await database.db.query<{ id: string; amount: string; waived: string }>('SELECT id, amount::text, waived::text FROM fees WHERE account_id = $1 AND loan_id = $2 ORDER BY created_at', [mine.account.id, loan])).rows;
 
