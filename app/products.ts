@@ -305,12 +305,17 @@ export async function removeProductField(db: Queryable, accountId: string, name:
   return rowCount > 0;
 }
 
-/** The custom fields of the demo account's default product. */
+/**
+ * The custom fields of the demo account's default product: every key the demo portfolio writes
+ * (`app/seed/generate.ts`: `loan_officer`, `broker`) is one, so its data obeys the product and a
+ * clerk can edit each value.
+ */
 export const DEMO_CUSTOM_FIELDS: readonly CustomFieldDefinition[] = [
   { name: 'Loan Officer', type: 'text' },
   { name: 'Property Type', type: 'select', options: ['residential', 'commercial', 'land', 'mixed_use'] },
   { name: 'LTV', type: 'percent' },
   { name: 'Origination Fee', type: 'currency' },
+  { name: 'Broker', type: 'text' },
 ];
 
 /** Creates the account's default product with these custom fields; returns its id. */

@@ -255,9 +255,11 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     // The ledger's triggers would replay a loan for every chunk of its rows; the seeder defers
     // them (the replay's own switch, local to this transaction) and replays each loan once at the end.
     await tx.query(`SELECT set_config('loanql.replaying', 'on', true)`);
-    // The portfolio is stored history, loaded as it is generated: its `broker` values belong to
-    // a field the demo product does not have (a removed field's values, which loans keep), so the
-    // custom-field check of new writes (migration 0063) is off for this transaction.
+    // The portfolio is stored history, loaded as it is generated: its `loan_officer` and `broker`
+    // values are fields of the demo product (`DEMO_CUSTOM_FIELDS`), but an existing account seeded
+    // with `loanql seed` may have other fields or no product at all (then they are a removed
+    // field's values, which loans keep), so the custom-field check of new writes (migrations
+    // 0063, 0064) is off for this transaction.
     await tx.query(`SELECT set_config('loanql.custom_fields_unchecked', 'on', true)`);
     // The history is dated around the seed's `today`: while it is loaded, that is the business
     // date the database's rules judge it by (a reversal is not dated after the business date,

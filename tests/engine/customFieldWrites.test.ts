@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describeRule } from '../../app/fieldValues.js';
 import { addProductField, loadDefaultProduct, removeProductField } from '../../app/products.js';
 import { dataOf, JsonNumber, METADATA_PATH, parseExact, send, startSeededService, type Answer, type GraphBody, type SeededService } from '../support/seededService.js';
+import { createAccountWithKey } from '../support/http.js';
 import { testDatabaseKind } from '../support/testDatabase.js';
 
 /**
@@ -130,6 +131,8 @@ describe(`Custom field writes over GraphQL obey the product (${testDatabaseKind}
     { key: 'loan_officer', value: '12', why: 'a number in a text field' },
     { key: 'loan_officer', value: JSON.stringify('x'.repeat(10_001)), why: 'a text past 10,000 characters' },
     { key: 'tier', value: '["gold"]', why: 'a list in a select field' },
+    // PostgreSQL's escape strings have no \v: 0063 trimmed the letter v, and took "v12" for 12.
+    { key: 'ltv', value: '"v12v"', why: 'a decimal string between letters v' },
   ];
 
   it('_set refuses each type\'s bad value with REST\'s words, naming the field, and writes nothing', async () => {
@@ -157,6 +160,22 @@ describe(`Custom field writes over GraphQL obey the product (${testDatabaseKind}
     assert.match(both, /^update_loans_by_pk: custom_fields\.ltv: expected .*; custom_fields\.property_type: expected one of "residential", "commercial", "land", "mixed_use", got "castle"$/);
   });
 
+  it('a key written in another case than the product\'s is refused, naming the product\'s key', async () => {
+    // REST matches body keys without regard to case and stores the product's (lower-case) key; the
+    // stored document keeps that one spelling, so GraphQL is told the key rather than have it renamed.
+    const message = await refused(loans[0]!, () => graph(APPEND, `{"id": "${loans[0]}", "v": {"LTV": 70, "Loan Officer": "Kim", "Colour": "red"}}`), 'update_loans_by_pk');
+    // (The keys' order is the database's collation's.)
+    assert.ok(message.startsWith('update_loans_by_pk: '), message);
+    assert.deepEqual(message.slice('update_loans_by_pk: '.length).split('; ').sort(), [
+      'custom_fields.Colour: unknown field: not a field of the default product',
+      'custom_fields.LTV: unknown field: not a field of the default product (its key is ltv)',
+      'custom_fields.Loan Officer: unknown field: not a field of the default product (its key is loan_officer)',
+    ]);
+    const restPatched = await rest('PATCH', `/api/loan/${loans[7]}`, '{"LTV": 70}');
+    assert.equal(restPatched.status, 200, restPatched.text);
+    assert.equal(await servedFields(loans[7]!), '{"ltv":70}', 'REST stores the product\'s key');
+  });
+
   it('_append and _prepend are checked like _set', async () => {
     const appended = await refused(loans[0]!, () => graph(APPEND, `{"id": "${loans[0]}", "v": {"loan_officer": "Kim", "property_type": "castle"}}`), 'update_loans_by_pk');
     assert.match(appended, /custom_fields\.property_type: expected one of/);
@@ -178,6 +197,16 @@ describe(`Custom field writes over GraphQL obey the product (${testDatabaseKind}
     // The decimal string is stored as the number written, with its digits (as REST stores it).
     assert.match(served, /"ltv":75\.50[,}]/);
     assert.match(served, /"score":123456789012345\.1234567891[,}]/);
+
+    // Text is stored trimmed of what JavaScript's trim() removes (REST's normalizeValue): tabs,
+    // line breaks, a no-break space, U+3000, U+FEFF; a decimal string likewise.
+    const padded = `{"loan_officer": "\\u00a0\\t Kim Lee \\n\\u3000\\ufeff", "legacy_code": "  ", "ltv": "\\u00a0 61.5\\u2028"}`;
+    assert.ok(dataOf(await graph(APPEND, `{"id": "${loans[2]}", "v": ${padded}}`)));
+    const trimmed = await rest('PATCH', `/api/loan/${loans[3]}`, padded);
+    assert.equal(trimmed.status, 200, trimmed.text);
+    assert.equal(await servedFields(loans[2]!), await servedFields(loans[3]!));
+    const stored = JSON.parse(await storedFields(loans[2]!)) as Record<string, unknown>;
+    assert.deepEqual([stored.loan_officer, stored.legacy_code, stored.ltv], ['Kim Lee', '', 61.5]);
 
     // null clears an optional field (REST's meaning), and _delete_key removes one.
     const cleared = dataOf(await graph(APPEND, `{"id": "${loans[2]}", "v": {"ltv": null}}`));
@@ -247,6 +276,40 @@ describe(`Custom field writes over GraphQL obey the product (${testDatabaseKind}
     } finally {
       await addProductField(s.db, s.account.id, { name: 'Legacy Code', type: 'text' });
     }
+  });
+
+  it('an account with no product refuses every custom key, as REST does, and lets stored keys be removed', async () => {
+    // No product is made until a field or a servicing setting is: REST then knows no custom field.
+    const { account, apiKey } = await createAccountWithKey(s.db);
+    const [loan] = await s.sql<{ id: string }>(`INSERT INTO loans (account_id, name, amount) VALUES ($1, 'No product', 1000) RETURNING id`, [account.id]);
+    const id = loan!.id;
+    const asOther = (path: string, init: { method: string; body: string }) =>
+      send(`${s.url}${path}`, { ...init, headers: { 'content-type': 'application/json', authorization: `Token ${apiKey.key}` } });
+    const otherGraph = (query: string, variables: string) => asOther('/api/graph', { method: 'POST', body: `{"query": ${JSON.stringify(query)}, "variables": ${variables}}` }) as Promise<Answer<GraphBody>>;
+    const stored = async () => (await s.sql<{ fields: string }>(`SELECT custom_fields::text AS fields FROM loans WHERE account_id = $1 AND id = $2`, [account.id, id]))[0]!.fields;
+
+    const restAnswer = await asOther(`/api/loan/${id}`, { method: 'PATCH', body: '{"loan_officer": "Kim"}' });
+    assert.equal(restAnswer.status, 400, restAnswer.text);
+    const restWords = (restAnswer.body as { fields: Record<string, string> }).fields.loan_officer;
+    for (const query of [APPEND, SET]) {
+      const answer = await otherGraph(query, `{"id": "${id}", "v": {"loan_officer": "Kim"}}`);
+      const [error] = answer.body.errors ?? [];
+      assert.equal(error?.extensions?.code, 'validation-failed', answer.text);
+      assert.equal(error?.message, `update_loans_by_pk: custom_fields.loan_officer: ${restWords}`);
+    }
+    assert.equal(await stored(), '{}', 'nothing written');
+
+    // A key loaded without the check (as the seeder loads one) may be removed, not changed.
+    await s.db.transaction(async (tx) => {
+      await tx.query(`SELECT set_config('loanql.custom_fields_unchecked', 'on', true)`);
+      await tx.query(`UPDATE loans SET custom_fields = '{"broker": "Old Broker", "loan_officer": "Kim"}' WHERE account_id = $1 AND id = $2`, [account.id, id]);
+    });
+    const changed = await otherGraph(APPEND, `{"id": "${id}", "v": {"broker": "New Broker"}}`);
+    assert.equal(changed.body.errors?.[0]?.message, 'update_loans_by_pk: custom_fields.broker: unknown field: not a field of the default product', changed.text);
+    const deleted = await otherGraph(DELETE_KEY, `{"id": "${id}", "k": "broker"}`);
+    assert.deepEqual(deleted.body, { data: { update_loans_by_pk: { custom_fields: { loan_officer: 'Kim' } } } }, deleted.text);
+    assert.ok(dataOf(await otherGraph(SET, `{"id": "${id}", "v": {}}`)));
+    assert.equal(await stored(), '{}');
   });
 
   it('values stored before the check stay, and are checked only when a write changes them', async () => {

@@ -99,7 +99,7 @@ const EXTRA_BORROWS = [
 
 async function insertExtraRows(db: Database, accountId: string, namePrefix: string): Promise<void> {
   // Rows as a lender's database may hold them from before migration 0063 (a select value the
-  // product lacks, a `broker` key of no product field, a null): loaded without its check.
+  // product lacks, a null): loaded without its check.
   await db.transaction(async (tx) => {
     await tx.query(`SELECT set_config('loanql.custom_fields_unchecked', 'on', true)`);
     for (const loan of EXTRA_LOANS) {

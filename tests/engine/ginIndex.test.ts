@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Database } from '../../db/index.js';
+import { createDefaultProduct, DEMO_CUSTOM_FIELDS } from '../../app/products.js';
 import { planPortfolio } from '../../app/seed/generate.js';
 import { createAccountWithKey } from '../support/http.js';
 import { dataOf, send, startService, type RunningService } from '../support/seededService.js';
@@ -27,6 +28,8 @@ import { openBuiltTestDatabase, testDatabaseKind, type TestDatabase } from '../s
  */
 async function loansOfScaleOne(db: Database): Promise<{ accountId: string; key: string }> {
   const { account, apiKey } = await createAccountWithKey(db, 'gin-scale-1');
+  // The demo product declares the keys the plan writes (`loan_officer`, `broker`), as the demo has it.
+  await createDefaultProduct(db, account.id, DEMO_CUSTOM_FIELDS);
   const plan = planPortfolio({ accountId: account.id, seed: 1, scale: 1, adminIds: [], productId: null });
   const rows = plan.loans.map(({ row }) => ({ id: row.id, name: row.name, custom_fields: row.custom_fields }));
   for (let from = 0; from < rows.length; from += 2000) {
@@ -48,7 +51,7 @@ const graph = (query: string) =>
 
 before(async () => {
   let built: { accountId: string; key: string };
-  ({ database, built } = await openBuiltTestDatabase('gin index: the loans of scale 1', ['app/seed', 'tests/engine/ginIndex.test.ts'], loansOfScaleOne));
+  ({ database, built } = await openBuiltTestDatabase('gin index: the loans of scale 1', ['app/seed', 'app/products.ts', 'tests/engine/ginIndex.test.ts'], loansOfScaleOne));
   ({ accountId, key: apiKey } = built);
   service = await startService(database.db);
   await database.db.query('ANALYZE loans');

@@ -19,12 +19,17 @@ before(async () => {
   server = await startTestServer(database.db);
   const made = await createAccountWithKey(database.db);
   key = made.apiKey.key;
-  await database.db.query(
-    `INSERT INTO loans (account_id, id, name, custom_fields) VALUES
-       ($1, 'a0000000-0000-4000-8000-000000000001', 'with fields', '{"loan_officer": "Kim", "ltv": 65.500, "flags": [true, null], "nested": {"a": 1}}'),
-       ($1, 'a0000000-0000-4000-8000-000000000002', 'empty', '{}')`,
-    [made.account.id],
-  );
+  // Documents of any shape (a list, a nested object) are what the operators are tried on, not
+  // values of a product's fields: loaded as a trusted load of stored history is, unchecked (0063).
+  await database.db.transaction(async (tx) => {
+    await tx.query(`SELECT set_config('loanql.custom_fields_unchecked', 'on', true)`);
+    await tx.query(
+      `INSERT INTO loans (account_id, id, name, custom_fields) VALUES
+         ($1, 'a0000000-0000-4000-8000-000000000001', 'with fields', '{"loan_officer": "Kim", "ltv": 65.500, "flags": [true, null], "nested": {"a": 1}}'),
+         ($1, 'a0000000-0000-4000-8000-000000000002', 'empty', '{}')`,
+      [made.account.id],
+    );
+  });
 });
 
 after(async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
 import { buildEngine, EngineHolder, type ReloadOutcome } from '../../app/engineHolder.js';
+import { createDefaultProduct } from '../../app/products.js';
 import { RequestError, type EngineOptions } from '../../engine/index.js';
 import { copyMigratedDataDir, openTestDatabase, testDatabaseKind, type TestDatabase } from '../support/testDatabase.js';
 import { assertBuilt, freePort, runCli, startService, type RunningService } from '../support/processes.js';
@@ -73,6 +74,11 @@ before(async () => {
   database = await openTestDatabase();
   const { rows } = await database.db.query<{ id: string }>(`INSERT INTO accounts (slug, name) VALUES ($1, 'reload') RETURNING id`, [`reload-${process.pid}`]);
   accountId = rows[0]!.id;
+  // The keys the loans hold are fields of the account's product (the database checks them, 0063).
+  await createDefaultProduct(database.db, accountId, [
+    { name: 'Origination Fee', type: 'currency' },
+    { name: 'Loan Officer', type: 'text' },
+  ]);
   await database.db.query(
     `INSERT INTO loans (account_id, name, amount, custom_fields) VALUES
        ($1, 'Fee Loan', 100000, '{"origination_fee": 1250.50, "loan_officer": "Dana Whitfield"}'),

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { buildEngine } from '../../app/engineHolder.js';
+import { addProductField } from '../../app/products.js';
 import type { GraphEngine, Principal } from '../../engine/index.js';
 import { parseExact } from '../support/exactJson.js';
 import type { TestDatabase } from '../support/testDatabase.js';
@@ -90,7 +91,9 @@ before(async () => {
   admin = await buildEngine(path, database.db, { maxDepth: 12, maxRows: null, planCacheSize: 100, maxCost: 0 });
   investorId = (await plainIds(`SELECT person_id AS id FROM funding_sources WHERE account_id = $1 GROUP BY person_id ORDER BY count(*) DESC, person_id LIMIT 1`, [ACCOUNT]))[0]!;
   idleId = (await plainIds(`SELECT id FROM people WHERE account_id = $1 AND id NOT IN (SELECT person_id FROM funding_sources WHERE account_id = $1) ORDER BY id LIMIT 1`, [ACCOUNT]))[0]!;
-  // Some loans hold the key's field, some do not.
+  // Some loans hold the key's field, some do not: a field of the account's product (the database
+  // checks every custom key a write sets against the product, migrations 0063 and 0064).
+  await addProductField(database.db, ACCOUNT, { name: 'Watch', type: 'boolean' });
   await database.db.query(`UPDATE loans SET custom_fields = custom_fields || '{"watch": true}' WHERE account_id = $1 AND id IN (SELECT id FROM loans WHERE account_id = $1 ORDER BY id LIMIT 12)`, [ACCOUNT]);
 });
 after(async () => {
