@@ -15,9 +15,8 @@ import { between, edited } from './textEdits.js';
  *   (`normalizeValue`), so `"  Kim "` is stored `"Kim"`; 0063 kept GraphQL's padding. The trigger
  *   now trims the same characters — JavaScript's white space and line terminators, `JS_WHITE_SPACE`
  *   below — after checking the length of the value as given (REST checks before it trims). A
- *   decimal string is trimmed with the same set: 0063's `E'…\v'` was the letter `v` (PostgreSQL's
- *   escape strings have no `\v`), so `"v12"` passed as 12 where REST refuses it, and a no-break
- *   space REST trims was refused.
+ *   decimal string is trimmed with the same set: 0063 trimmed only ASCII white space, and refused
+ *   `"\u00a061.5"`, which REST takes as 61.5.
  * - **Keys in another case.** REST matches a body's keys without regard to case (and spaces as
  *   underscores) and stores the product's key, which is always lower case (`fieldKey`). The stored
  *   document is what GraphQL reads and filters with case-sensitive jsonb operators, so a write of
