@@ -315,6 +315,24 @@ describe(`Custom field writes over GraphQL obey the product (${testDatabaseKind}
     assert.equal(await stored(), '{}');
   });
 
+  it('every key of the demo portfolio is a field of the demo product, so a clerk can edit it', async () => {
+    // The seeded loans, not those the cases above write.
+    const seededKeys = (
+      await s.sql<{ key: string }>(
+        `SELECT DISTINCT jsonb_object_keys(custom_fields) AS key FROM loans WHERE account_id = $1 AND id <> ALL ($2::uuid[]) AND name <> 'GraphQL loan' ORDER BY 1`,
+        [s.account.id, loans],
+      )
+    ).map((row) => row.key);
+    assert.ok(seededKeys.includes('broker') && seededKeys.includes('loan_officer'), seededKeys.join());
+    const productKeys = new Set((await loadDefaultProduct(s.db, s.account.id)).customFields.map((field) => field.key));
+    assert.deepEqual(seededKeys.filter((key) => !productKeys.has(key)), []);
+    const [brokered] = await s.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND custom_fields ? 'broker' ORDER BY id LIMIT 1`, [s.account.id]);
+    const patched = await rest('PATCH', `/api/loan/${brokered!.id}`, '{"Broker": "Summit Loan Partners"}');
+    assert.equal(patched.status, 200, patched.text);
+    assert.ok(dataOf(await graph(APPEND, `{"id": "${brokered!.id}", "v": {"broker": "Keystone Mortgage Brokers"}}`)));
+    assert.match(await servedFields(brokered!.id), /"broker":"Keystone Mortgage Brokers"/);
+  });
+
   it('values stored before the check stay, and are checked only when a write changes them', async () => {
     // As a database migrated to 0063 may hold: written without the check.
     await s.db.transaction(async (tx) => {
