@@ -61,6 +61,7 @@ const MIGRATIONS: readonly string[] = [
   '0055_payments_stream_index',
   '0061_payment_needs_schedule',
   '0063_custom_field_values_checked',
+  '0066_unremitted_lines_covering',
 ];
 
 /**
