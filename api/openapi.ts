@@ -206,7 +206,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     required: ['error'],
     properties: {
       error: { type: 'string' },
-      code: { type: 'string', description: 'Where the error has one of the codes GraphQL errors carry (idempotency-key-reused, rate-limited, database-unavailable).' },
+      code: { type: 'string', description: 'Where the error has one of the codes GraphQL errors carry (idempotency-key-reused, rate-limited, database-unavailable, timeout).' },
       fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each offending field (or query parameter), as sent, with what is wrong.' },
     },
   };
@@ -235,7 +235,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
       ...json('Error'),
     },
     '503': {
-      description: 'The database cannot be reached now; `code` is `database-unavailable`. Retry after `Retry-After` seconds.',
+      description: 'The database cannot be reached now (`code` `database-unavailable`: retry after `Retry-After` seconds), or it stopped the request at the statement timeout, STATEMENT_TIMEOUT_MS (`code` `timeout`, no `Retry-After`: ask for less, e.g. a shorter period or a smaller page).',
       headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string', pattern: '^\\d+$' } } },
       ...json('Error'),
     },

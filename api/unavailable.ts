@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { isConnectionError } from '../db/index.js';
+import { isConnectionError, isStatementTimeout } from '../db/index.js';
 
 /** Seconds a client is asked to wait (`Retry-After`) when the database cannot be reached. */
 export const RETRY_AFTER_SECONDS = 2;
@@ -18,6 +18,25 @@ export function sendRestUnavailable(res: ServerResponse): void {
   send(res, 'application/json; charset=utf-8', JSON.stringify({ error: MESSAGE, code: 'database-unavailable' }));
 }
 
-function send(res: ServerResponse, type: string, body: string): void {
-  res.writeHead(503, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Retry-After': String(RETRY_AFTER_SECONDS) }).end(body);
+/** True when `error` is PostgreSQL stopping a statement at `statement_timeout` (`db/statementTimeout.ts`). */
+export const isDatabaseTimeout = isStatementTimeout;
+const TIMEOUT_MESSAGE = 'the request ran past the statement timeout (STATEMENT_TIMEOUT_MS): ask for less (a shorter period, a smaller page) or try again later';
+
+/**
+ * 503 of a request the database stopped at `statement_timeout`, in the REST routes' shape (`code`
+ * `timeout`, the code GraphQL's errors carry for it). No `Retry-After`: the same request at once
+ * would most likely run as long again. It was a 500 "internal error" before (a remittance run over
+ * years of a large lender's history, a long investor statement).
+ */
+export function sendRestTimeout(res: ServerResponse): void {
+  send(res, 'application/json; charset=utf-8', JSON.stringify({ error: TIMEOUT_MESSAGE, code: 'timeout' }), false);
+}
+
+/** The same in GraphQL's shape (the engine answers its own statements' timeouts; this is for the route's others). */
+export function sendGraphTimeout(res: ServerResponse): void {
+  send(res, 'application/json; charset=utf-8', JSON.stringify({ errors: [{ message: TIMEOUT_MESSAGE, extensions: { code: 'timeout' } }] }), false);
+}
+
+function send(res: ServerResponse, type: string, body: string, retry = true): void {
+  res.writeHead(503, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), ...(retry ? { 'Retry-After': String(RETRY_AFTER_SECONDS) } : {}) }).end(body);
 }

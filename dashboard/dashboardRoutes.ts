@@ -1,6 +1,6 @@
 import express, { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import { isConnectionError, type Database } from '../db/index.js';
+import { isConnectionError, isStatementTimeout, type Database } from '../db/index.js';
 import { bodyProblem } from '../http/bodyErrors.js';
 import type { Logger } from '../app/logger.js';
 import type { EngineHolder } from '../app/engineHolder.js';
@@ -122,6 +122,12 @@ function dashboardErrors(logger: Logger): ErrorRequestHandler {
     if (problem) return res.status(problem.status).type('html').send(errorPage('The form could not be read', 'Go back, reload the page and try again.'));
     if (isConnectionError(error)) {
       return res.status(503).set('Retry-After', '2').type('html').send(errorPage('The database is unavailable', 'Please try again in a few seconds.'));
+    }
+    if (isStatementTimeout(error)) {
+      // A page over more rows than one statement may take (STATEMENT_TIMEOUT_MS): it was a 500 "Something went wrong".
+      logger.warn({ event: 'statement.timeout', method: req.method, path: req.baseUrl + req.path }, 'a dashboard page ran past the statement timeout');
+      const problem = 'The database stopped this page after the statement timeout (STATEMENT_TIMEOUT_MS). Ask for less — a shorter period, a narrower search or filter — or try again later.';
+      return res.status(503).type('html').send(errorPage('The page took too long', problem, res.locals.dashboard?.viewer));
     }
     const id = randomUUID();
     logger.error({ errorId: id, method: req.method, path: req.path, err: error }, 'internal error');

@@ -10,4 +10,5 @@ export type { PgliteOptions } from './pgliteDatabase.js';
 export { openPostgresDatabase } from './postgresDatabase.js';
 export { databaseInTransaction } from './transactionDatabase.js';
 export { DatabaseUnavailableError, isConnectionError } from './unavailable.js';
+export { isStatementTimeout } from './statementTimeout.js';
 export { formatLsn, parseLsn, ReadReplicas, RoutedDatabase, type Lsn, type ReadReplicaSettings, type ReplicaHealth } from './readReplicas.js';

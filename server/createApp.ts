@@ -9,7 +9,7 @@ import { bodyProblem } from '../http/bodyErrors.js';
 import { exactJsonBody } from '../http/exactJson.js';
 import type { ServiceConfig } from '../app/config.js';
 import type { Logger } from '../app/logger.js';
-import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from '../api/unavailable.js';
+import { isDatabaseTimeout, isDatabaseUnavailable, sendGraphTimeout, sendGraphUnavailable, sendRestTimeout, sendRestUnavailable } from '../api/unavailable.js';
 import { healthRoutes, type ServiceState } from '../api/routes/health.js';
 import { loanRoutes } from '../api/routes/loans.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
@@ -156,6 +156,11 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     if (res.headersSent) return res.end();
     if (isDatabaseUnavailable(error)) return /^\/api\/graph(\/|$|\?)/.test(req.originalUrl) ? sendGraphUnavailable(res) : sendRestUnavailable(res);
+    if (isDatabaseTimeout(error)) {
+      // Not a fault of ours: the operator sees what ran long (a warning, not an internal error).
+      logger.warn({ event: 'statement.timeout', method: req.method, path: req.path }, 'a request ran past the statement timeout');
+      return /^\/api\/graph(\/|$|\?)/.test(req.originalUrl) ? sendGraphTimeout(res) : sendRestTimeout(res);
+    }
     if (error instanceof UserInputError) {
       res.status(error.status).json({
         error: error.message,
