@@ -102,10 +102,12 @@ const unwrapFailed = (error: unknown): never => {
  * or role's DateStyle — with `SQL, DMY` (a European default) the business date read `29/11/2026`:
  * the fee job refused it as no date, and a loan's PATCH refused its own stored Date_Funded
  * (`31/01/2026`). Input is unaffected: every date the service sends is ISO, which PostgreSQL reads
- * as year-month-day under any DateStyle.
+ * as year-month-day under any DateStyle. And `TimeZone=UTC`, as PGlite's: a timestamp without an
+ * offset in a GraphQL filter is UTC, and timestamps are written `+00:00`, whatever the server's
+ * zone (no business date depends on it: that is a day in the account's zone, SPEC §12).
  */
 function startupSettings(kind: DatabaseKind, jitOff: boolean): string {
-  return [...(jitOff ? ['-c jit=off'] : []), ...(kind === 'postgres' ? ['-c DateStyle=ISO'] : [])].join(' ');
+  return [...(jitOff ? ['-c jit=off'] : []), ...(kind === 'postgres' ? ['-c DateStyle=ISO', '-c TimeZone=UTC'] : [])].join(' ');
 }
 
 /** A `Database` over a node-postgres pool. */

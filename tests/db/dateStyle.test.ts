@@ -17,7 +17,7 @@ import { createServerDatabase } from '../support/testDatabase.js';
  */
 const serverUrl = process.env.TEST_DATABASE_URL;
 
-describe("A server whose DateStyle is 'SQL, DMY'", { skip: serverUrl ? false : 'needs TEST_DATABASE_URL' }, () => {
+describe("A server whose DateStyle is 'SQL, DMY' and whose time zone is America/New_York", { skip: serverUrl ? false : 'needs TEST_DATABASE_URL' }, () => {
   let database: { url: string; drop(): Promise<void> };
   let db: Database;
   let server: TestServer;
@@ -28,6 +28,7 @@ describe("A server whose DateStyle is 'SQL, DMY'", { skip: serverUrl ? false : '
     await admin.connect();
     try {
       await admin.query(`ALTER DATABASE ${new URL(database.url).pathname.slice(1)} SET datestyle = 'SQL, DMY'`);
+      await admin.query(`ALTER DATABASE ${new URL(database.url).pathname.slice(1)} SET timezone = 'America/New_York'`);
     } finally {
       await admin.end();
     }
@@ -68,5 +69,23 @@ describe("A server whose DateStyle is 'SQL, DMY'", { skip: serverUrl ? false : '
     const body = await patched.text();
     assert.equal(patched.status, 200, body);
     assert.equal((JSON.parse(body) as { loan: { date_maturity: string } }).loan.date_maturity, '2028-01-31');
+  });
+
+  it('reads a timestamp without an offset in a filter as UTC, as PGlite does, and writes timestamps +00:00', async () => {
+    const { account, apiKey } = await createAccountWithKey(db);
+    const loan = (await db.query<{ id: string }>(`INSERT INTO loans (account_id, name, created_at) VALUES ($1, 'Made at 07:30 UTC', '2026-03-08 07:30:00+00') RETURNING id`, [account.id])).rows[0]!.id;
+    const graph = async (at: string): Promise<{ id: string; created_at: string }[]> => {
+      const answer = await fetch(`${server.url}/api/graph`, {
+        method: 'POST',
+        headers: { Authorization: `Token ${apiKey.key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ query: 'query ($t: timestamptz!) { loans(where: {created_at: {_eq: $t}}) { id created_at } }', variables: { t: at } }),
+      });
+      const json = (await answer.json()) as { data?: { loans: { id: string; created_at: string }[] }; errors?: unknown };
+      assert.equal(json.errors, undefined, JSON.stringify(json));
+      return json.data!.loans;
+    };
+    // Before: read in the server's zone, 07:30 in New York (12:30 UTC), so no loan; created_at written -05:00.
+    assert.deepEqual(await graph('2026-03-08T07:30:00'), [{ id: loan, created_at: '2026-03-08T07:30:00+00:00' }]);
+    assert.deepEqual(await graph('2026-03-08T02:30:00-05:00'), [{ id: loan, created_at: '2026-03-08T07:30:00+00:00' }]);
   });
 });
