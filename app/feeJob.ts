@@ -64,12 +64,14 @@ export async function assessFees(db: Database, options: FeeJobOptions = {}): Pro
     [options.accountSlug ?? null, FEE_JOB],
   );
   if (options.accountSlug !== undefined && accounts.length === 0) throw new UserInputError(`--account: no account ${JSON.stringify(options.accountSlug)}`);
-  const runs: FeeJobRun[] = [];
+  // Every account's day is checked before any is assessed: accounts in other time zones have
+  // other business dates, and a refusal after the first accounts were assessed wrote their days.
   for (const account of accounts) {
     const asOf = options.asOf ?? account.today;
     if (asOf > account.today) throw new UserInputError(`--as-of: ${asOf} is after the business date of account ${account.slug} (${account.today}); fees are assessed for days that have begun`);
-    runs.push(await assessAccount(db, account.id, account.slug, asOf, account.last_done));
   }
+  const runs: FeeJobRun[] = [];
+  for (const account of accounts) runs.push(await assessAccount(db, account.id, account.slug, options.asOf ?? account.today, account.last_done));
   return runs;
 }
 

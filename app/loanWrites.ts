@@ -1,6 +1,7 @@
 import { Decimal } from 'decimal.js';
 import { stringify } from 'lossless-json';
 import type { Database, Queryable } from '../db/index.js';
+import { inServicingYears, SERVICING_YEARS } from '../domain/calendar.js';
 import { buildSchedule, ScheduleInputError, type Amortization, type Frequency, type Schedule, type ScheduleField, type ScheduleInput } from '../domain/schedule.js';
 import { UserInputError } from './errors.js';
 import { jsonValue } from './fieldValues.js';
@@ -106,7 +107,8 @@ function refused(message: string, problems: ReadonlyMap<string, string>): UserIn
 
 /**
  * SPEC §7's rules on the loan's fields that hold whether or not a schedule can be built yet:
- * no Regular_Payment on an interest_only loan, no Date_Funded after First_Payment_Date.
+ * no Regular_Payment on an interest_only loan, no Date_Funded after First_Payment_Date, and its
+ * dates in the years a loan is serviced in.
  */
 function checkServicingRules(columns: LoanColumns, changes: LoanChanges): void {
   const problems = new Map<string, string>();
@@ -115,7 +117,15 @@ function checkServicingRules(columns: LoanColumns, changes: LoanChanges): void {
     problems.set('Regular_Payment', reason);
     if (changes.columns.has('amortization') && !changes.columns.has('regular_payment')) problems.set('Amortization', `interest_only does not take a given Regular_Payment (${columns.regular_payment})`);
   }
-  if (columns.date_funded !== null && columns.first_payment_date !== null && columns.date_funded > columns.first_payment_date) {
+  // A loan's dates are days its payments and ledger take (domain/calendar.ts, SERVICING_YEARS):
+  // "0026-01-15" for 2026-01-15 made a loan whose every row was long late — late fees dated in
+  // the year 27 — and that no payment could be dated to pay. Checked when the body gives the
+  // date, so a legacy loan dated outside them can still be renamed.
+  for (const column of ['date_funded', 'first_payment_date', 'date_maturity'] as const) {
+    const value = columns[column];
+    if (changes.columns.has(column) && value !== null && !inServicingYears(value)) problems.set(BODY_NAME.get(column)!, `${value} is not in the years ${SERVICING_YEARS.first}–${SERVICING_YEARS.last}, the days a loan's payments and ledger take`);
+  }
+  if (!problems.has('Date_Funded') && !problems.has('First_Payment_Date') && columns.date_funded !== null && columns.first_payment_date !== null && columns.date_funded > columns.first_payment_date) {
     const reason = `Date_Funded (${columns.date_funded}) is after First_Payment_Date (${columns.first_payment_date}); a loan is funded on or before its first payment`;
     problems.set('Date_Funded', reason);
     problems.set('First_Payment_Date', reason);
@@ -142,6 +152,12 @@ function scheduleOf(columns: LoanColumns): Schedule | null {
     const said = error.fields.reduce((text, field) => text.replaceAll(new RegExp(`\\b${field}\\b`, 'g'), BODY_NAME.get(COLUMN_OF_INPUT.get(field)!)!), error.message);
     const problems = new Map(involved.map((column) => [BODY_NAME.get(column)!, `no schedule can be built: ${said}`]));
     throw refused(`no schedule can be built from these fields: ${said}`, problems);
+  }
+  if (!inServicingYears(schedule.dateMaturity)) {
+    // Rows after 2999-12-31 could never be paid (a payment is dated in SERVICING_YEARS) nor quoted.
+    const said = `its last due date ${schedule.dateMaturity} is after ${SERVICING_YEARS.last}-12-31 (a loan's due dates fall in the years ${SERVICING_YEARS.first}–${SERVICING_YEARS.last}, the days its payments take)`;
+    const involved = ['term', 'frequency', 'date_funded', 'first_payment_date'].filter((column) => columns[column as keyof LoanColumns] !== null);
+    throw refused(`no schedule can be built from these fields: ${said}`, new Map(involved.map((column) => [BODY_NAME.get(column)!, `no schedule can be built: ${said}`])));
   }
   if (columns.date_maturity_given && columns.date_maturity !== schedule.dateMaturity) {
     const reason = `is ${columns.date_maturity} but the schedule's last due date is ${schedule.dateMaturity}; send that date, or null to derive it`;

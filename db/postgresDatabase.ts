@@ -95,10 +95,26 @@ const unwrapFailed = (error: unknown): never => {
   throw error instanceof StatementFailed ? error.cause : error;
 };
 
+/**
+ * The settings every pool connection starts with (libpq's `options`), or '' for none. On a
+ * PostgreSQL server, `DateStyle=ISO`: dates and timestamps are read as `YYYY-MM-DD` text (the
+ * type parsers keep PostgreSQL's text, and SQL casts `::text`), whatever the server's, database's
+ * or role's DateStyle — with `SQL, DMY` (a European default) the business date read `29/11/2026`:
+ * the fee job refused it as no date, and a loan's PATCH refused its own stored Date_Funded
+ * (`31/01/2026`). Input is unaffected: every date the service sends is ISO, which PostgreSQL reads
+ * as year-month-day under any DateStyle. And `TimeZone=UTC`, as PGlite's: a timestamp without an
+ * offset in a GraphQL filter is UTC, and timestamps are written `+00:00`, whatever the server's
+ * zone (no business date depends on it: that is a day in the account's zone, SPEC §12).
+ */
+function startupSettings(kind: DatabaseKind, jitOff: boolean): string {
+  return [...(jitOff ? ['-c jit=off'] : []), ...(kind === 'postgres' ? ['-c DateStyle=ISO', '-c TimeZone=UTC'] : [])].join(' ');
+}
+
 /** A `Database` over a node-postgres pool. */
 export function openPostgresDatabase(options: PostgresOptions): Database {
   const kind = options.kind ?? 'postgres';
   const types = typeParsers();
+  const settings = startupSettings(kind, options.jitOff ?? kind === 'postgres');
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.maxConnections ?? 10,
@@ -106,7 +122,7 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     ...(options.applicationName ? { application_name: options.applicationName } : {}),
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
-    ...((options.jitOff ?? kind === 'postgres') ? { options: '-c jit=off' } : {}),
+    ...(settings ? { options: settings } : {}),
   });
   // A connection that is lost must never crash the process: the pool's 'error' event covers idle
   // clients only, so every client gets its own listener the moment it connects — it then stays

@@ -20,6 +20,19 @@ export function isCalendarDay(text: string): boolean {
   return m >= 1 && m <= 12 && d >= 1 && d <= daysInMonth(y, m);
 }
 
+/**
+ * The years a servicing date falls in: a payment's and a manual fee's day (migration 0050), a
+ * ledger read's as-of day (REST `?date=`), a loan's Date_Funded, First_Payment_Date and every due
+ * date of its schedule (`app/loanWrites.ts`) — so a loan's rows can all be paid and quoted. A day
+ * outside them is a slip of the year (0026 for 2026), never a loan.
+ */
+export const SERVICING_YEARS = { first: 1900, last: 2999 } as const;
+
+/** Whether a `YYYY-MM-DD` day is in SERVICING_YEARS (compared as text: the years have four digits). */
+export function inServicingYears(day: string): boolean {
+  return day >= `${SERVICING_YEARS.first}-01-01` && day <= `${SERVICING_YEARS.last}-12-31`;
+}
+
 /** The day number of (y, m, d). */
 export function daysFromCivil(y: number, m: number, d: number): number {
   const yy = m <= 2 ? y - 1 : y;

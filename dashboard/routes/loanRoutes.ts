@@ -368,7 +368,8 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       const loan = UUID.test(id) ? row((await run(res, 'query LoanExists($id: uuid!) { loan: loans_by_pk(id: $id) { id status date_funded } }', { id })).loan) : null;
       if (!loan) return notFoundPage(res, 'loan');
       const target = targetParam === undefined ? {} : { target: param(req, targetParam) };
-      const problem = check(values, loan) ?? beforeFunding(form, values.get('date')?.trim(), text(loan.date_funded));
+      const problem =
+        check(values, loan) ?? beforeFunding(form, values.get('date')?.trim(), text(loan.date_funded)) ?? (await farAhead(form, values.get('date')?.trim(), sessionOf(res).admin.accountId));
       if (problem) return sendLoanPage(req, res, 400, { form, error: problem, values, ...target });
       try {
         const outcome = await submitOnce(db, req, res, async (on) => {
@@ -395,6 +396,21 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
   function beforeFunding(form: LoanPageForm['form'], date: string | undefined, funded: string): string | null {
     if ((form !== 'payment' && form !== 'payoff' && form !== 'fee') || !date || !funded || date >= funded) return null;
     return `${form === 'payoff' ? 'Payoff date' : form === 'fee' ? 'Fee date' : 'Date'}: ${date} is before the loan was funded (${funded}); a ${form} is dated on or after its funding date.`;
+  }
+
+  /**
+   * A payment or payoff dated more than a year after the business date: a slip of the year too
+   * (2062 for 2026). The API takes it (a post-dated payment is applied: docs/ledger.md, "Stored
+   * balances"), and the loan's stored figures then stand as of that day — every row until then
+   * late, its late fees assessed, decades past due in the collections queue — so the form refuses
+   * it. A day past 2999 is left to the database's rule (the years 1900–2999).
+   */
+  async function farAhead(form: LoanPageForm['form'], date: string | undefined, accountId: string): Promise<string | null> {
+    if ((form !== 'payment' && form !== 'payoff') || !date || !isRealDate(date) || date > '2999-12-31') return null;
+    const today = await businessDate(db, accountId);
+    const yearAfter = `${String(Number(today.slice(0, 4)) + 1).padStart(4, '0')}${today.slice(4)}`;
+    if (date <= yearAfter) return null;
+    return `${form === 'payoff' ? 'Payoff date' : 'Date'}: ${date} is more than a year after the business date (${today}); a post-dated ${form} is dated within a year of it.`;
   }
 
   router.post(

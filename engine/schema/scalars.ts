@@ -66,8 +66,10 @@ function validDate(value: string): boolean {
 
 export const GraphQLUuid = stringScalar('uuid', 'A UUID.', (v) => (UUID.test(v) ? null : 'expected 8-4-4-4-12 hexadecimal digits'));
 export const GraphQLDate = stringScalar('date', 'A calendar date, YYYY-MM-DD.', (v) => (validDate(v) ? null : 'expected a real date as YYYY-MM-DD'));
+// The day is checked as a date's is: Date.parse takes "2026-02-30T00:00:00Z" (as March 2), and
+// PostgreSQL's refusal then reached the client as its own words, `data-exception`, naming no variable.
 export const GraphQLTimestamptz = stringScalar('timestamptz', 'A timestamp with time zone, ISO 8601.', (v) =>
-  TIMESTAMP.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T'))) ? null : 'expected an ISO 8601 timestamp',
+  TIMESTAMP.test(v) && validDate(v.slice(0, 10)) && !Number.isNaN(Date.parse(v.replace(' ', 'T'))) ? null : 'expected an ISO 8601 timestamp of a real day',
 );
 
 /**

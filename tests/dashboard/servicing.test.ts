@@ -227,6 +227,31 @@ describe('The loan page', () => {
     assert.equal(await footprint(), before);
   });
 
+  it('refuses a payment or payoff dated more than a year after the business date (2062 for 2026), keeping what was typed; a year ahead is taken', async () => {
+    const before = await footprint();
+    const businessDate = (await database.db.query<{ d: string }>('SELECT loanql_business_date($1)::text AS d', [mine.account.id])).rows[0]!.d;
+    const yearAfter = `${Number(businessDate.slice(0, 4)) + 1}${businessDate.slice(4)}`;
+    const typo = `${Number(businessDate.slice(0, 4)) + 36}${businessDate.slice(4)}`.replace(/-02-29$/, '-02-28');
+    const tooFar = new Date(Date.parse(`${yearAfter.replace(/-02-29$/, '-02-28')}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    for (const date of [typo, tooFar]) {
+      const payment = await client.postForm(`/dashboard/loans/${myLoan}/payments`, { date, amount: '10.00', type: 'regular', method: 'check' });
+      assert.equal(payment.status, 400, date);
+      assert.equal(/role="alert">([^<]*)</.exec(payment.text)?.[1], `Date: ${date} is more than a year after the business date (${businessDate}); a post-dated payment is dated within a year of it.`);
+      assert.match(payment.text, new RegExp(`<input id="payment-date" name="date" type="text"[^>]* value="${date}">`));
+    }
+    const payoff = await client.postForm(`/dashboard/loans/${myLoan}/payoff`, { date: typo, amount: '1.00', method: 'wire' });
+    assert.equal(payoff.status, 400);
+    assert.equal(/role="alert">([^<]*)</.exec(payoff.text)?.[1], `Payoff date: ${typo} is more than a year after the business date (${businessDate}); a post-dated payoff is dated within a year of it.`);
+    // Before: taken, and the loan's stored figures stood as of 2062 (every row late, a late fee each).
+    assert.equal(await footprint(), before);
+    // A year ahead (a post-dated cheque) is taken; reversed on its own day, it leaves the ledger as it was.
+    const lastDay = yearAfter.replace(/-02-29$/, '-02-28');
+    const ahead = await client.postForm(`/dashboard/loans/${myLoan}/payments`, { date: lastDay, amount: '10.00', type: 'regular', method: 'check' });
+    assert.equal(ahead.status, 303, ahead.text);
+    const posted = (await database.db.query<{ id: string }>('SELECT id FROM payments WHERE account_id = $1 AND loan_id = $2 AND date = $3::date', [mine.account.id, myLoan, lastDay])).rows[0]!.id;
+    assert.equal((await client.postForm(`/dashboard/loans/${myLoan}/payments/${posted}/reverse`, { reason: 'error', date: lastDay })).status, 303);
+  });
+
   it('names the field by its label when the database refuses a date: a payment in the year 3000, a reversal dated ahead; what was typed kept, nothing written', async () => {
     const before = await footprint();
     const payment = await client.postForm(`/dashboard/loans/${myLoan}/payments`, { date: '3000-01-01', amount: '10.00', type: 'regular', method: 'check' });
