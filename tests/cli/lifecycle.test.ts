@@ -1,12 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { assertBuilt, freePort, startService, type RunningService } from '../support/processes.js';
+import { assertBuilt, freePort, runCli, startService, type RunningService } from '../support/processes.js';
 import { copyMigratedDataDir } from '../support/testDatabase.js';
 
 /**
@@ -112,6 +112,34 @@ describe('Health endpoints', () => {
     const body = (await ready.json()) as { status: string; database: { status: string }; metadata: { status: string; collections: number } };
     assert.deepEqual([body.status, body.database.status, body.metadata.status], ['ok', 'ok', 'ok']);
     assert.ok(body.metadata.collections > 5);
+  });
+});
+
+describe('A copy of DATA_DIR made while the service runs (README "Backups")', () => {
+  it('is a database of its own: a command on the copy writes the copy, not the running service’s database through its share', async () => {
+    // The copy carries loanql.lock, whose process (the service) is alive: before session 37 a
+    // command on the copy took it for its own directory's lock and wrote to the service's database.
+    const copy = join(dir, 'copy-while-running');
+    cpSync(dataDir, copy, { recursive: true });
+    assert.ok(existsSync(join(copy, 'loanql.lock')));
+    const created = await runCli(['account', 'create', 'only-in-the-copy', '--name', 'Only in the copy'], { DATA_DIR: copy }, dir);
+    assert.equal(created.code, 0, created.stderr);
+    const { port: sharePort, password } = readLock();
+    const client = new pg.Client({ host: '127.0.0.1', port: sharePort, user: 'postgres', database: 'postgres', password });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ n: string }>("SELECT count(*)::text AS n FROM accounts WHERE slug = 'only-in-the-copy'");
+      assert.equal(rows[0]!.n, '0', 'the account was written to the running service’s database');
+    } finally {
+      await client.end();
+    }
+    // It is in the copy (the command opened the copy itself, and released it).
+    const changed = await runCli(['account', 'set', 'only-in-the-copy', '--name', 'Still only in the copy'], { DATA_DIR: copy }, dir);
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.match(changed.stdout, /Still only in the copy/);
+    assert.ok(!existsSync(join(copy, 'loanql.lock')), 'the copy is not left locked');
+    assert.ok(existsSync(join(dataDir, 'loanql.lock')), 'the service’s lock is untouched');
+    rmSync(copy, { recursive: true, force: true });
   });
 });
 
