@@ -6,8 +6,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { assertBuilt, freePort, runCli, startService, type RunningService } from '../support/processes.js';
-import { copyMigratedDataDir } from '../support/testDatabase.js';
+import { assertBuilt, freePort, runCli, runServiceToExit, startService, type RunningService } from '../support/processes.js';
+import { openPgliteDatabase } from '../../db/index.js';
+import { copyMigratedDataDir, TEST_SHARED_BUFFERS } from '../support/testDatabase.js';
 
 /**
  * The service as a process on the embedded database (issue 11): its loopback share refuses any
@@ -180,5 +181,21 @@ describe('Graceful shutdown on SIGTERM', () => {
     const answer = await fetch(`${service.url}/api/loan?limit=1`, { headers: { authorization: `Token ${demoKey}` } });
     const page = (await answer.json()) as { loans: { name: string }[] };
     assert.equal(page.loans[0]?.name, loanName);
+  });
+});
+
+describe('A start on a database a newer version migrated (README "Upgrading")', () => {
+  it('is refused in one line naming the unknown migration, and releases DATA_DIR cleanly', async () => {
+    const newer = join(dir, 'migrated-by-a-newer-version');
+    await copyMigratedDataDir(newer);
+    const embedded = await openPgliteDatabase(newer, undefined, { sharedBuffers: TEST_SHARED_BUFFERS });
+    await embedded.query("INSERT INTO loanql_migrations (name) VALUES ('9999_from_a_newer_version')");
+    await embedded.close();
+    const refused = await runServiceToExit({ DATA_DIR: newer }, await freePort(), dir);
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    assert.match(refused.stderr, /^loanql failed to start: the database was migrated by a newer version of loanql: it has migration 9999_from_a_newer_version, which this version \(up to \d{4}_\w+\) does not know; nothing was changed/m);
+    // The failed start closed PGlite and released the lock, as a stop does (it was left behind).
+    assert.ok(!existsSync(join(newer, 'loanql.lock')), 'the failed start left DATA_DIR locked');
+    rmSync(newer, { recursive: true, force: true });
   });
 });
