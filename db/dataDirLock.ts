@@ -1,4 +1,4 @@
-import { chmodSync, openSync, readFileSync, unlinkSync, writeFileSync, closeSync } from 'node:fs';
+import { chmodSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync, closeSync } from 'node:fs';
 import { secureDataDir } from './dataDirMode.js';
 import { join } from 'node:path';
 
@@ -8,6 +8,10 @@ import { join } from 'node:path';
  * shares the database (see `embeddedShare.ts`) with that share's per-start password. The file is
  * created with mode 0600, so only the service's user can read the password. Other processes read
  * it to connect through the service, or to refuse clearly, never to open the directory a second time.
+ * The lock names the directory it was written in (its device and inode): a copy of `DATA_DIR` made
+ * while the service ran — a backup, or one restored beside it — carries the file, and its pid is alive,
+ * but it is not that directory's lock. Before, a command on the copy went through the share to the
+ * running service's database, and wrote there; a service on the copy refused, naming that process.
  */
 export interface DataDirLock {
   readonly pid: number;
@@ -15,6 +19,8 @@ export interface DataDirLock {
   readonly role: 'service' | 'cli';
   /** The loopback share's password (random per start). */
   readonly password?: string;
+  /** The locked directory's `device:inode` (absent in a lock written before session 37: not checked). */
+  readonly directory?: string;
 }
 
 export class DataDirBusyError extends Error {
@@ -39,7 +45,16 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** The lock of a live process on `dataDir`, or null (a stale lock is removed). */
+/** `dataDir`'s device and inode: the same for the directory moved or renamed, new for a copy of it. */
+function directoryIdentity(dataDir: string): string {
+  const { dev, ino } = statSync(dataDir, { bigint: true });
+  return `${dev}:${ino}`;
+}
+
+/**
+ * The lock of a live process on `dataDir`, or null (a stale lock is removed: its process is gone,
+ * or it was copied from another directory).
+ */
 export function readLiveLock(dataDir: string): DataDirLock | null {
   let lock: DataDirLock;
   try {
@@ -47,8 +62,8 @@ export function readLiveLock(dataDir: string): DataDirLock | null {
   } catch {
     return null;
   }
-  if (lock.pid !== process.pid && isAlive(lock.pid)) return lock;
-  if (lock.pid === process.pid) return lock;
+  const copied = lock.directory !== undefined && lock.directory !== directoryIdentity(dataDir);
+  if (!copied && (lock.pid === process.pid || isAlive(lock.pid))) return lock;
   try {
     unlinkSync(lockPath(dataDir));
   } catch {
@@ -61,16 +76,17 @@ export function readLiveLock(dataDir: string): DataDirLock | null {
 export function acquireDataDirLock(dataDir: string, role: DataDirLock['role']): { update(port: number, password: string): void; release(): void } {
   secureDataDir(dataDir);
   const path = lockPath(dataDir);
+  const directory = directoryIdentity(dataDir);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(path, 'wx', 0o600);
-      writeFileSync(fd, JSON.stringify({ pid: process.pid, port: null, role } satisfies DataDirLock));
+      writeFileSync(fd, JSON.stringify({ pid: process.pid, port: null, role, directory } satisfies DataDirLock));
       closeSync(fd);
       let released = false;
       return {
         update(port, password) {
           chmodSync(path, 0o600);
-          writeFileSync(path, JSON.stringify({ pid: process.pid, port, role, password } satisfies DataDirLock), { mode: 0o600 });
+          writeFileSync(path, JSON.stringify({ pid: process.pid, port, role, password, directory } satisfies DataDirLock), { mode: 0o600 });
         },
         release() {
           if (released) return;

@@ -2,7 +2,7 @@
 export type { Database, DatabaseKind, PoolStatus, Queryable, QueryOptions, QueryResult, Statement, StatementObserver } from './database.js';
 export { queryInOrder, queryThenCommit, queryWrite, StatementFailed } from './database.js';
 export { DataDirBusyError } from './dataDirLock.js';
-export { migrate } from './migrate.js';
+export { DatabaseNewerThanBuildError, migrate, MigrationFailedError } from './migrate.js';
 export { ping } from './ping.js';
 export { analyzeGrownTables, keepStatisticsFresh, type StatisticsUpkeepOptions } from './statisticsUpkeep.js';
 export { databaseSettingsFromEnv, openCommandDatabase, openPgliteDatabase, openServiceDatabase, sharedBuffersOf, type DatabaseSettings, type OpenedDatabase } from './openDatabase.js';

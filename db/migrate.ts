@@ -66,8 +66,47 @@ const MIGRATIONS: readonly string[] = [
 ];
 
 /**
+ * The database holds migrations this build does not know: a newer loanql migrated it. This build
+ * refuses it, before it changes or serves anything — its code and SQL predate that schema (a
+ * rollback to an older version needs the backup taken before the upgrade; README "Upgrading").
+ */
+export class DatabaseNewerThanBuildError extends Error {
+  constructor(readonly unknown: readonly string[]) {
+    super(
+      `the database was migrated by a newer version of loanql: it has migration${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')}, ` +
+        `which this version (up to ${MIGRATIONS[MIGRATIONS.length - 1]}) does not know; nothing was changed. ` +
+        'Run the newer version, or restore the backup taken before the upgrade (README, "Upgrading")',
+    );
+    this.name = 'DatabaseNewerThanBuildError';
+  }
+}
+
+/**
+ * A migration failed. The pending migrations run in one transaction, so none of them was applied:
+ * the database is as it was before this start.
+ */
+export class MigrationFailedError extends Error {
+  constructor(
+    readonly migration: string,
+    readonly pending: readonly string[],
+    cause: unknown,
+  ) {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `migration ${migration} failed: ${reason}; nothing was applied, the database is as it was before ` +
+        (pending.length === 1 ? '(it ran alone, in one transaction)' : `(the ${pending.length} pending migrations, ${pending[0]} to ${pending[pending.length - 1]}, run in one transaction)`),
+      { cause },
+    );
+    this.name = 'MigrationFailedError';
+  }
+}
+
+/**
  * Brings the database up to date. The same runner and SQL serve PostgreSQL and PGlite.
- * An advisory lock keeps two processes migrating one PostgreSQL database from racing.
+ * An advisory lock keeps two processes migrating one PostgreSQL database from racing: the second
+ * waits for the first's transaction, then finds nothing to apply. A database that holds a
+ * migration this build does not know is refused (`DatabaseNewerThanBuildError`); a migration that
+ * fails rolls back every one this start applied (`MigrationFailedError` names it).
  * Returns the names of the migrations it applied.
  */
 export async function migrate(database: Database): Promise<string[]> {
@@ -75,18 +114,23 @@ export async function migrate(database: Database): Promise<string[]> {
     await tx.query('SELECT pg_advisory_xact_lock(4242001)');
     await tx.query(`CREATE TABLE IF NOT EXISTS loanql_migrations (
       name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const { rows } = await tx.query<{ name: string }>('SELECT name FROM loanql_migrations');
+    const { rows } = await tx.query<{ name: string }>('SELECT name FROM loanql_migrations ORDER BY name');
     const applied = new Set(rows.map((row) => row.name));
-    const ran: string[] = [];
-    for (const name of MIGRATIONS) {
-      if (applied.has(name)) continue;
-      const migration = (await import(`./migrations/${name}.js`)) as { readonly name: string; readonly sql: string };
-      if (migration.name !== name) throw new Error(`db/migrations/${name} names itself ${migration.name}`);
-      await tx.script(migration.sql);
-      await tx.query('INSERT INTO loanql_migrations (name) VALUES ($1)', [migration.name]);
-      ran.push(migration.name);
+    const known = new Set(MIGRATIONS);
+    const unknown = rows.map((row) => row.name).filter((name) => !known.has(name));
+    if (unknown.length) throw new DatabaseNewerThanBuildError(unknown);
+    const pending = MIGRATIONS.filter((name) => !applied.has(name));
+    for (const name of pending) {
+      try {
+        const migration = (await import(`./migrations/${name}.js`)) as { readonly name: string; readonly sql: string };
+        if (migration.name !== name) throw new Error(`db/migrations/${name} names itself ${migration.name}`);
+        await tx.script(migration.sql);
+        await tx.query('INSERT INTO loanql_migrations (name) VALUES ($1)', [migration.name]);
+      } catch (error) {
+        throw new MigrationFailedError(name, pending, error);
+      }
     }
-    return ran;
+    return pending;
   });
   // A migration may create or fill tables: fresh statistics for the planner (PGlite has no
   // autovacuum to gather them). Only when something ran, so a start with nothing to do stays fast.

@@ -3,7 +3,7 @@
  * `npm start`: migrate, set up the demo on an empty database, serve, and shut down cleanly.
  */
 import cluster from 'node:cluster';
-import { keepStatisticsFresh, migrate, openServiceDatabase, ReadReplicas } from '../db/index.js';
+import { keepStatisticsFresh, migrate, openServiceDatabase, ReadReplicas, type OpenedDatabase } from '../db/index.js';
 import { setUpDemoIfEmpty } from '../app/demo.js';
 import { startFeeJob } from '../app/feeJob.js';
 import { purgeExpiredIdempotencyKeys } from '../app/idempotency.js';
@@ -19,6 +19,14 @@ import { ReadRouting } from '../api/readRouting.js';
 import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import { clusterScrape } from './clusterMetrics.js';
 import { startSubscriptions } from './subscriptions.js';
+
+/**
+ * The database while the start is under way: a start that fails before it serves (a migration, a
+ * database a newer version migrated, the metadata, the port) closes it on the way out — PGlite
+ * shut down cleanly and `DATA_DIR`'s lock released, as a stop does — instead of leaving the
+ * embedded database to crash recovery at its next open.
+ */
+let starting: OpenedDatabase | null = null;
 
 async function main(): Promise<void> {
   const config = configFromEnv();
@@ -36,6 +44,7 @@ async function main(): Promise<void> {
     ...config.database,
     onConnectionError: (error) => logger.warn({ err: { message: error.message, code: (error as { code?: unknown }).code } }, 'database connection lost'),
   });
+  starting = opened;
   const applied = await migrate(opened.database);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
   // In a cluster the primary process has set up the demo (and prints the banner).
@@ -100,6 +109,7 @@ async function main(): Promise<void> {
   const server = createHttpServer(app, config.http, subscriptions.sockets, app.observeClientError);
   await showingDemoIfFails(demo, () => listen(server, config.port, config.host));
   const url = listeningUrl(config.host, config.port);
+  starting = null;
   logger.info({ port: config.port, database: opened.description, startupMs: Date.now() - started }, 'listening');
 
   const replicaNote = replicas ? `; reads on ${replicas.count} replica${replicas.count > 1 ? 's' : ''}` : '';
@@ -150,7 +160,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-main().catch((error: unknown) => {
+main().catch(async (error: unknown) => {
   process.stderr.write(`loanql failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  const closing = starting?.close().catch(() => undefined);
+  if (closing) await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
   process.exit(1);
 });

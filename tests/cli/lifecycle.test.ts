@@ -1,13 +1,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { assertBuilt, freePort, startService, type RunningService } from '../support/processes.js';
-import { copyMigratedDataDir } from '../support/testDatabase.js';
+import { assertBuilt, freePort, runCli, runServiceToExit, startService, type RunningService } from '../support/processes.js';
+import { openPgliteDatabase } from '../../db/index.js';
+import { copyMigratedDataDir, TEST_SHARED_BUFFERS } from '../support/testDatabase.js';
 
 /**
  * The service as a process on the embedded database (issue 11): its loopback share refuses any
@@ -115,6 +116,34 @@ describe('Health endpoints', () => {
   });
 });
 
+describe('A copy of DATA_DIR made while the service runs (README "Backups")', () => {
+  it('is a database of its own: a command on the copy writes the copy, not the running service’s database through its share', async () => {
+    // The copy carries loanql.lock, whose process (the service) is alive: before session 37 a
+    // command on the copy took it for its own directory's lock and wrote to the service's database.
+    const copy = join(dir, 'copy-while-running');
+    cpSync(dataDir, copy, { recursive: true });
+    assert.ok(existsSync(join(copy, 'loanql.lock')));
+    const created = await runCli(['account', 'create', 'only-in-the-copy', '--name', 'Only in the copy'], { DATA_DIR: copy }, dir);
+    assert.equal(created.code, 0, created.stderr);
+    const { port: sharePort, password } = readLock();
+    const client = new pg.Client({ host: '127.0.0.1', port: sharePort, user: 'postgres', database: 'postgres', password });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ n: string }>("SELECT count(*)::text AS n FROM accounts WHERE slug = 'only-in-the-copy'");
+      assert.equal(rows[0]!.n, '0', 'the account was written to the running service’s database');
+    } finally {
+      await client.end();
+    }
+    // It is in the copy (the command opened the copy itself, and released it).
+    const changed = await runCli(['account', 'set', 'only-in-the-copy', '--name', 'Still only in the copy'], { DATA_DIR: copy }, dir);
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.match(changed.stdout, /Still only in the copy/);
+    assert.ok(!existsSync(join(copy, 'loanql.lock')), 'the copy is not left locked');
+    assert.ok(existsSync(join(dataDir, 'loanql.lock')), 'the service’s lock is untouched');
+    rmSync(copy, { recursive: true, force: true });
+  });
+});
+
 describe('Graceful shutdown on SIGTERM', () => {
   let loanName: string;
   let oldPassword: string;
@@ -152,5 +181,21 @@ describe('Graceful shutdown on SIGTERM', () => {
     const answer = await fetch(`${service.url}/api/loan?limit=1`, { headers: { authorization: `Token ${demoKey}` } });
     const page = (await answer.json()) as { loans: { name: string }[] };
     assert.equal(page.loans[0]?.name, loanName);
+  });
+});
+
+describe('A start on a database a newer version migrated (README "Upgrading")', () => {
+  it('is refused in one line naming the unknown migration, and releases DATA_DIR cleanly', async () => {
+    const newer = join(dir, 'migrated-by-a-newer-version');
+    await copyMigratedDataDir(newer);
+    const embedded = await openPgliteDatabase(newer, undefined, { sharedBuffers: TEST_SHARED_BUFFERS });
+    await embedded.query("INSERT INTO loanql_migrations (name) VALUES ('9999_from_a_newer_version')");
+    await embedded.close();
+    const refused = await runServiceToExit({ DATA_DIR: newer }, await freePort(), dir);
+    assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+    assert.match(refused.stderr, /^loanql failed to start: the database was migrated by a newer version of loanql: it has migration 9999_from_a_newer_version, which this version \(up to \d{4}_\w+\) does not know; nothing was changed/m);
+    // The failed start closed PGlite and released the lock, as a stop does (it was left behind).
+    assert.ok(!existsSync(join(newer, 'loanql.lock')), 'the failed start left DATA_DIR locked');
+    rmSync(newer, { recursive: true, force: true });
   });
 });
