@@ -4,6 +4,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { restrictTree, secureDataDir, withPrivateUmask } from './dataDirMode.js';
 import { cpuNow, profileStatement, statementProfileOn } from './statementProfile.js';
 import { asUnavailable } from './unavailable.js';
+import { retryWriteConflicts } from './conflictRetry.js';
 import { ObserverSet, TYPE_OIDS, type Database, type Queryable, type QueryResult } from './database.js';
 
 const identity = (value: string): string => value;
@@ -110,11 +111,15 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
       return rows.length;
     },
     script: (sql) => script(pglite, sql),
+    // One session runs one transaction at a time, so none deadlocks; one undone as a conflict
+    // (an explicit 40001) runs again as on PostgreSQL (`conflictRetry.ts`).
     transaction: (work) =>
-      pglite.transaction(async (transaction) => {
-        const tx: Queryable = { query: (text, values) => run(transaction, text, values), script: (sql) => script(transaction, sql) };
-        return work(tx);
-      }),
+      retryWriteConflicts(() =>
+        pglite.transaction(async (transaction) => {
+          const tx: Queryable = { query: (text, values) => run(transaction, text, values), script: (sql) => script(transaction, sql) };
+          return work(tx);
+        }),
+      ),
     observe: (observer) => observers.add(observer),
     // One session, in this process: nothing is ever missed, so there is no gap to report. What the
     // share's clients commit is handed over by the share (`deliverNotice`).

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { ObserverSet, StatementFailed, TYPE_OIDS, type Database, type DatabaseKind, type Queryable, type QueryOptions, type QueryResult, type RowHandler, type Statement } from './database.js';
 import { comparePlans, PlanChoices, type PlanComparison } from './planChoice.js';
 import { batchable, StatementBatch, typeParserOf, type BatchStatement } from './statementBatch.js';
+import { retryWriteConflicts } from './conflictRetry.js';
 import { asUnavailable, isConnectionError } from './unavailable.js';
 
 /**
@@ -303,6 +304,51 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
     });
   };
 
+  /** One run of a transaction: committed when `work` resolves, rolled back when it throws. */
+  const transactionOnce = async <T>(work: (tx: Queryable) => Promise<T>): Promise<T> => {
+    const client = await connect();
+    // A client whose connection failed (or whose ROLLBACK did) is destroyed, not reused.
+    let broken: Error | undefined;
+    // BEGIN goes out with the transaction's first statement, and COMMIT with its last when the
+    // work says which that is (`queryAndCommit`): a mutation of one write takes two round trips.
+    let begun = false;
+    let committed = false;
+    const inTransaction = async (statements: readonly Statement[], commit: boolean): Promise<QueryResult<Record<string, unknown>>[]> => {
+      if (committed) throw new Error('the transaction has already been committed');
+      const begin = !begun;
+      begun = true;
+      const results = await inOrder(client, statements, begin, commit);
+      if (commit) committed = true;
+      return results;
+    };
+    const tx: Queryable = {
+      query: async <R>(text: string, values: readonly unknown[] = [], options?: QueryOptions) => {
+        if (begun && !committed) return run<R>(client, text, values, options);
+        const [result] = await inTransaction([{ text, values, options }], false).catch(unwrapFailed);
+        return result as QueryResult<R>;
+      },
+      queryInOrder: (statements) => inTransaction(statements, false),
+      queryAndCommit: async (statement) => (await inTransaction([statement], true).catch(unwrapFailed))[0]!,
+      script: async (sql) => {
+        if (!begun) await inTransaction([], false);
+        await script(client, sql);
+      },
+    };
+    try {
+      const result = await work(tx);
+      if (begun && !committed) await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      const cause = error instanceof StatementFailed ? error.cause : error;
+      if (isConnectionError(cause)) broken = cause as Error;
+      else if (begun) await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+      throw error instanceof StatementFailed ? error : asUnavailable(error);
+    } finally {
+      if (broken) client.release(broken);
+      else release(client);
+    }
+  };
+
   return {
     kind,
     async query(text, values, options) {
@@ -319,49 +365,9 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
     },
     each,
     script: (sql) => script(pool, sql),
-    async transaction(work) {
-      const client = await connect();
-      // A client whose connection failed (or whose ROLLBACK did) is destroyed, not reused.
-      let broken: Error | undefined;
-      // BEGIN goes out with the transaction's first statement, and COMMIT with its last when the
-      // work says which that is (`queryAndCommit`): a mutation of one write takes two round trips.
-      let begun = false;
-      let committed = false;
-      const inTransaction = async (statements: readonly Statement[], commit: boolean): Promise<QueryResult<Record<string, unknown>>[]> => {
-        if (committed) throw new Error('the transaction has already been committed');
-        const begin = !begun;
-        begun = true;
-        const results = await inOrder(client, statements, begin, commit);
-        if (commit) committed = true;
-        return results;
-      };
-      const tx: Queryable = {
-        query: async <R>(text: string, values: readonly unknown[] = [], options?: QueryOptions) => {
-          if (begun && !committed) return run<R>(client, text, values, options);
-          const [result] = await inTransaction([{ text, values, options }], false).catch(unwrapFailed);
-          return result as QueryResult<R>;
-        },
-        queryInOrder: (statements) => inTransaction(statements, false),
-        queryAndCommit: async (statement) => (await inTransaction([statement], true).catch(unwrapFailed))[0]!,
-        script: async (sql) => {
-          if (!begun) await inTransaction([], false);
-          await script(client, sql);
-        },
-      };
-      try {
-        const result = await work(tx);
-        if (begun && !committed) await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        const cause = error instanceof StatementFailed ? error.cause : error;
-        if (isConnectionError(cause)) broken = cause as Error;
-        else if (begun) await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-        throw error instanceof StatementFailed ? error : asUnavailable(error);
-      } finally {
-        if (broken) client.release(broken);
-        else release(client);
-      }
-    },
+    // A transaction PostgreSQL undoes as a deadlock or serialization failure runs again, whole
+    // (`conflictRetry.ts`): the work of a transaction is only what it does in the database.
+    transaction: (work) => retryWriteConflicts(() => transactionOnce(work)),
     observe: (observer) => observers.add(observer),
     poolStatus: () => ({ max: pool.options.max, size: pool.totalCount, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount, acquired: waits.acquired, waitSeconds: waits.seconds }),
     listen: (channel, onNotice, onGap) => listenOn(options, types, channel, onNotice, onGap ?? (() => undefined), onConnectionError),

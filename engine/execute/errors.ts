@@ -15,8 +15,10 @@ export class RequestError extends Error {
     readonly errors: readonly ResponseError[],
     /** 'request' problems (not a GraphQL request at all) get 400; the rest ride in a 200. */
     readonly stage: 'request' | 'document' | 'execution',
+    /** The database's error a write's error was made from (a deadlock's, for `isWriteConflict`). */
+    cause?: unknown,
   ) {
-    super(errors.map((error) => error.message).join('; '));
+    super(errors.map((error) => error.message).join('; '), cause === undefined ? undefined : { cause });
     this.name = 'RequestError';
   }
 }

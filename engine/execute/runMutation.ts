@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { queryInOrder, queryThenCommit, queryWrite, StatementFailed, type Database, type Queryable, type Statement } from '../../db/index.js';
+import { queryInOrder, queryThenCommit, queryWrite, retryWriteConflicts, StatementFailed, type Database, type Queryable, type Statement } from '../../db/index.js';
 import type { Param } from '../sql/fragment.js';
 import { guardCheck, oneStatementText, type StatementGuard } from '../sql/statementGuard.js';
 import type { EngineContext } from './engineOptions.js';
@@ -47,7 +47,8 @@ export async function runMutation(engine: EngineContext, tx: Queryable, prepared
   };
   const writeFailed = (index: number, error: unknown): never => {
     const clientError = classifyWriteError(error, steps[index]!, engine.metadata, engine.catalogue);
-    if (clientError) throw new RequestError([clientError], 'execution');
+    // The database's error stays its cause: the transaction's owner runs a conflict again (`retryWriteConflicts`).
+    if (clientError) throw new RequestError([clientError], 'execution', error);
     return rethrowClientError(error);
   };
   // One round trip (where the adapter can: `queryInOrder`) for the writes that need nothing
@@ -110,7 +111,9 @@ export async function runOneStatement(engine: EngineContext, db: Database, prepa
     values.push(...guarded.values);
   }
   try {
-    const { rows } = await queryWrite(db, text, values, { reusable: prepared.reusable });
+    // One statement in autocommit is its own transaction: undone as a deadlock or serialization
+    // failure, it runs again (`retryWriteConflicts`).
+    const { rows } = await retryWriteConflicts(() => queryWrite(db, text, values, { reusable: prepared.reusable }));
     return rows[0]!['response'] as string;
   } catch (error) {
     if ((error as { code?: unknown }).code === ASSERTION_FAILED) {
@@ -119,7 +122,7 @@ export async function runOneStatement(engine: EngineContext, db: Database, prepa
       if (reason.startsWith('check ')) throw permissionError(step.alias, step.collection.name, Number(reason.slice('check '.length)));
     }
     const clientError = classifyWriteError(error, step, engine.metadata, engine.catalogue);
-    if (clientError) throw new RequestError([clientError], 'execution');
+    if (clientError) throw new RequestError([clientError], 'execution', error);
     return rethrowClientError(error);
   }
 }
