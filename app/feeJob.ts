@@ -1,4 +1,4 @@
-import { retryWriteConflicts, type Database } from '../db/index.js';
+import type { Database } from '../db/index.js';
 import { isCalendarDay } from '../domain/calendar.js';
 import { UserInputError } from './errors.js';
 
@@ -99,13 +99,11 @@ async function assessAccount(db: Database, accountId: string, slug: string, asOf
   for (;;) {
     let batch: BatchRow;
     try {
-      // A batch is one statement in autocommit; one PostgreSQL undid as a deadlock (a mutation
-      // paying several of its loans in another order than the job's) runs again.
-      const result: { rows: BatchRow[] } = await retryWriteConflicts(() =>
-        db.query<BatchRow>(
-          'SELECT loans_taken, loans_replayed, loans_forwarded, last_id, fees_assessed, fees_amount::text FROM loanql_assess_fees_batch($1, $2::date, $3::uuid, $4)',
-          [accountId, asOf, after, size],
-        ),
+      // One statement in autocommit: undone as a deadlock (a mutation paying several of the
+      // batch's loans in another order than the job's), it runs again (db/conflictRetry.ts).
+      const result: { rows: BatchRow[] } = await db.query<BatchRow>(
+        'SELECT loans_taken, loans_replayed, loans_forwarded, last_id, fees_assessed, fees_amount::text FROM loanql_assess_fees_batch($1, $2::date, $3::uuid, $4)',
+        [accountId, asOf, after, size],
       );
       batch = result.rows[0]!;
     } catch (error) {

@@ -104,15 +104,15 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
   return {
     kind: 'pglite',
     pglite,
-    query: (text, values) => run(pglite, text, values),
+    // As on PostgreSQL, a statement or transaction undone as a conflict runs again (`conflictRetry.ts`);
+    // one session runs one transaction at a time, so only an explicit 40001 or 40P01 is one.
+    query: (text, values) => retryWriteConflicts(() => run(pglite, text, values)),
     async each(text, values, onRow) {
       const { rows } = await run<Parameters<typeof onRow>[0]>(pglite, text, values);
       for (const row of rows) onRow(row);
       return rows.length;
     },
     script: (sql) => script(pglite, sql),
-    // One session runs one transaction at a time, so none deadlocks; one undone as a conflict
-    // (an explicit 40001) runs again as on PostgreSQL (`conflictRetry.ts`).
     transaction: (work) =>
       retryWriteConflicts(() =>
         pglite.transaction(async (transaction) => {

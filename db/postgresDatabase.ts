@@ -77,6 +77,12 @@ export interface PostgresOptions {
   readonly applicationName?: string;
   /** Run a reusable statement on its generic plan once checked to be the plan made for the values (planChoice.ts; default on). */
   readonly choosePlans?: boolean;
+  /**
+   * Run a statement or transaction PostgreSQL undid as a deadlock or serialization failure again
+   * (`conflictRetry.ts`; default on). Off for a read replica, whose 40001 (recovery cancelled the
+   * read) `readReplicas.ts` answers at once by reading on the primary.
+   */
+  readonly retryConflicts?: boolean;
 }
 
 /** Around the generic-plan check's `EXPLAIN EXECUTE` (planChoice.ts); a failure rolls the SET back too. */
@@ -304,6 +310,21 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
     });
   };
 
+  const retrying = options.retryConflicts ?? true;
+  /** One statement in autocommit, on a connection of the pool. */
+  const queryOnce = async <R>(text: string, values: readonly unknown[] | undefined, options: QueryOptions | undefined): Promise<QueryResult<R>> => {
+    const client = await connect();
+    let failure: unknown;
+    try {
+      return await runAlone<R>(client, text, values ?? [], options);
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      release(client, failure);
+    }
+  };
+
   /** One run of a transaction: committed when `work` resolves, rolled back when it throws. */
   const transactionOnce = async <T>(work: (tx: Queryable) => Promise<T>): Promise<T> => {
     const client = await connect();
@@ -351,23 +372,13 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
 
   return {
     kind,
-    async query(text, values, options) {
-      const client = await connect();
-      let failure: unknown;
-      try {
-        return await runAlone(client, text, values ?? [], options);
-      } catch (error) {
-        failure = error;
-        throw error;
-      } finally {
-        release(client, failure);
-      }
-    },
+    // A statement in autocommit, or a transaction, that PostgreSQL undoes as a deadlock or a
+    // serialization failure runs again, whole (`conflictRetry.ts`): nothing of it was written,
+    // and the work of a transaction is only what it does in the database.
+    query: retrying ? (text, values, options) => retryWriteConflicts(() => queryOnce(text, values, options)) : queryOnce,
     each,
     script: (sql) => script(pool, sql),
-    // A transaction PostgreSQL undoes as a deadlock or serialization failure runs again, whole
-    // (`conflictRetry.ts`): the work of a transaction is only what it does in the database.
-    transaction: (work) => retryWriteConflicts(() => transactionOnce(work)),
+    transaction: retrying ? (work) => retryWriteConflicts(() => transactionOnce(work)) : transactionOnce,
     observe: (observer) => observers.add(observer),
     poolStatus: () => ({ max: pool.options.max, size: pool.totalCount, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount, acquired: waits.acquired, waitSeconds: waits.seconds }),
     listen: (channel, onNotice, onGap) => listenOn(options, types, channel, onNotice, onGap ?? (() => undefined), onConnectionError),

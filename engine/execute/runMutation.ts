@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { queryInOrder, queryThenCommit, queryWrite, retryWriteConflicts, StatementFailed, type Database, type Queryable, type Statement } from '../../db/index.js';
+import { queryInOrder, queryThenCommit, queryWrite, StatementFailed, type Database, type Queryable, type Statement } from '../../db/index.js';
 import type { Param } from '../sql/fragment.js';
 import { guardCheck, oneStatementText, type StatementGuard } from '../sql/statementGuard.js';
 import type { EngineContext } from './engineOptions.js';
@@ -111,9 +111,8 @@ export async function runOneStatement(engine: EngineContext, db: Database, prepa
     values.push(...guarded.values);
   }
   try {
-    // One statement in autocommit is its own transaction: undone as a deadlock or serialization
-    // failure, it runs again (`retryWriteConflicts`).
-    const { rows } = await retryWriteConflicts(() => queryWrite(db, text, values, { reusable: prepared.reusable }));
+    // Undone as a deadlock or serialization failure, the statement runs again (the database's `query`).
+    const { rows } = await queryWrite(db, text, values, { reusable: prepared.reusable });
     return rows[0]!['response'] as string;
   } catch (error) {
     if ((error as { code?: unknown }).code === ASSERTION_FAILED) {

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CONFLICT_ATTEMPTS, type Database } from '../../db/index.js';
+import { CONFLICT_ATTEMPTS, databaseInTransaction, type Database } from '../../db/index.js';
 import { openTestDatabase, testDatabaseKind } from '../support/testDatabase.js';
 
 /**
@@ -17,6 +17,7 @@ before(async () => {
   await db.query(`CREATE TABLE retry_rows (id int PRIMARY KEY, n int NOT NULL)`);
   await db.query(`INSERT INTO retry_rows VALUES (1, 0), (2, 0)`);
   await db.query(`CREATE SEQUENCE retry_runs`);
+  await db.query(`CREATE FUNCTION loanql_raise_conflict() RETURNS void LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01'; END $$`);
 });
 
 after(async () => {
@@ -71,6 +72,31 @@ describe(`transactions undone as conflicts run again (${testDatabaseKind})`, () 
       assert.deepEqual((await db.query<{ n: number }>(`SELECT n FROM retry_rows WHERE id = 1`)).rows, before.rows);
     });
   }
+
+  it(`a statement in autocommit undone as a deadlock on every run runs ${CONFLICT_ATTEMPTS} times, then fails with it`, async () => {
+    const start = Number((await db.query<{ v: string }>(`SELECT nextval('retry_runs')::text AS v`)).rows[0]!.v);
+    await assert.rejects(
+      db.query(`SELECT nextval('retry_runs'), loanql_raise_conflict()`),
+      (error: { code?: string }) => error.code === '40P01',
+    );
+    const end = Number((await db.query<{ v: string }>(`SELECT nextval('retry_runs')::text AS v`)).rows[0]!.v);
+    assert.equal(end - start - 1, CONFLICT_ATTEMPTS);
+  });
+
+  it("a statement of a transaction view (a caller's open transaction) is not run again: its owner runs the whole transaction again", async () => {
+    const start = Number((await db.query<{ v: string }>(`SELECT nextval('retry_runs')::text AS v`)).rows[0]!.v);
+    let runs = 0;
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        runs += 1;
+        await databaseInTransaction(db, tx).query(`SELECT nextval('retry_runs'), loanql_raise_conflict()`);
+      }),
+      (error: { code?: string }) => error.code === '40P01',
+    );
+    const end = Number((await db.query<{ v: string }>(`SELECT nextval('retry_runs')::text AS v`)).rows[0]!.v);
+    assert.equal(runs, CONFLICT_ATTEMPTS);
+    assert.equal(end - start - 1, CONFLICT_ATTEMPTS, 'the statement ran once in each run of the transaction');
+  });
 
   it('a transaction failing for any other reason runs once', async () => {
     const start = Number((await db.query<{ v: string }>(`SELECT nextval('retry_runs')::text AS v`)).rows[0]!.v);
