@@ -4,6 +4,7 @@ import { testDatabaseKind } from '../support/testDatabase.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
 import { verifyLedgers } from '../../app/ledgerVerify.js';
 import { assessFees } from '../../app/feeJob.js';
+import { createAccountWithAdmin, DashboardClient } from '../dashboard/dashboardClient.js';
 
 /**
  * Servicing writes to the same loans at the same moment, through the service on a real socket.
@@ -115,7 +116,7 @@ describe(`servicing writes at the same moment (${testDatabaseKind})`, () => {
     await assertLedgersSound();
   });
 
-  it('a write PostgreSQL undoes as a deadlock on every run is a 409 `conflict` after 5 runs, nothing written', { timeout: 60_000 }, async () => {
+  it('a write PostgreSQL undoes as a deadlock on every run is a 409 `conflict` after 5 runs (REST and the dashboard), nothing written', { timeout: 60_000 }, async () => {
     // A trigger raising deadlock_detected whenever the late fee becomes 7.77, counting its runs in
     // a sequence (which its transaction's rollback does not undo).
     await service.db.query(`CREATE SEQUENCE deadlocked_runs`);
@@ -133,6 +134,19 @@ describe(`servicing writes at the same moment (${testDatabaseKind})`, () => {
       assert.match(answer.json.error, /collided with concurrent writes .* nothing was written: send it again/);
       assert.equal((await service.db.query<{ runs: string }>(`SELECT last_value::text AS runs FROM deadlocked_runs`)).rows[0]!.runs, '5');
       assert.deepEqual((await service.rest.get('/api/product')).json, before.json, 'the product is as it was');
+
+      // The dashboard's Settings > Servicing, the same write: a 409 page asking to send the form again.
+      const { account, email } = await createAccountWithAdmin(service.db, 'conflict page password');
+      const clerk = new DashboardClient(service.url);
+      assert.equal((await clerk.logIn(email, 'conflict page password')).status, 303);
+      await clerk.get('/dashboard/settings/servicing');
+      const page = await clerk.postForm('/dashboard/settings/servicing', { late_fee_percent: '7.77' });
+      assert.equal(page.status, 409, page.text);
+      assert.match(page.text, /Someone changed this at the same moment/);
+      assert.match(page.text, /Nothing was saved\. Go back and send the form again\./);
+      const { rows } = await service.db.query<{ late_fee_percent: string }>(`SELECT late_fee_percent::text FROM products WHERE account_id = $1`, [account.id]);
+      assert.notEqual(rows[0]?.late_fee_percent, '7.77');
+      assert.equal((await service.db.query<{ runs: string }>(`SELECT last_value::text AS runs FROM deadlocked_runs`)).rows[0]!.runs, '10');
     } finally {
       await service.db.query(`DROP TRIGGER deadlock_on_777 ON products`);
     }
