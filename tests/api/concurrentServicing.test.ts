@@ -151,4 +151,21 @@ describe(`servicing writes at the same moment (${testDatabaseKind})`, () => {
       await service.db.query(`DROP TRIGGER deadlock_on_777 ON products`);
     }
   });
+
+  it('a mutation undone as a deadlock at its COMMIT on every run is a GraphQL `conflict`, not a 500', { timeout: 60_000 }, async () => {
+    // A deferred trigger runs at COMMIT, which a mutation of several writes sends with its response statement.
+    await service.db.query(`CREATE FUNCTION deadlock_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01'; END $$`);
+    await service.db.query(`CREATE CONSTRAINT TRIGGER deadlock_at_commit AFTER INSERT ON tasks DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.name = 'deadlock at commit') EXECUTE FUNCTION deadlock_at_commit()`);
+    try {
+      const answer = await graph(`mutation { a: insert_tasks_one(object: {loan_id: "${loans[0]}", name: "deadlock at commit"}) { id } b: insert_tasks_one(object: {loan_id: "${loans[0]}", name: "second"}) { id } }`);
+      assert.equal(answer.status, 200, answer.text);
+      const body = JSON.parse(answer.text) as { errors?: { extensions: { code: string } }[] };
+      assert.deepEqual(body.errors?.map((error) => error.extensions.code), ['conflict'], answer.text);
+      const { rows } = await service.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE account_id = $1 AND name IN ('deadlock at commit', 'second')`, [service.accountId]);
+      assert.equal(rows[0]!.n, 0, 'nothing was written');
+    } finally {
+      await service.db.query(`DROP TRIGGER deadlock_at_commit ON tasks`);
+    }
+  });
 });
