@@ -103,6 +103,9 @@ export interface LoanAccess {
 
 export const FULL_ACCESS: LoanAccess = { role: 'admin', select: true, insert: true, update: true, filtered: false, productUpdate: true };
 
+/** The 409 of every write: what `retryWriteConflicts` could not settle. */
+const WRITE_CONFLICT = 'The write collided with concurrent writes to the same loans (a deadlock or serialization failure) on each of the 5 times the service ran it; `code` is `conflict`. Nothing was written: send it again.';
+
 /** `listLimits`: the `limit` of `GET /api/loan` under MAX_ROWS (`loanListLimits`). */
 export function openApiDocument(product: Product, serverUrl: string, access: LoanAccess = FULL_ACCESS, listLimits: LoanListLimits = loanListLimits(null)): Schema {
   const requestProperties: Record<string, Schema> = {};
@@ -206,7 +209,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     required: ['error'],
     properties: {
       error: { type: 'string' },
-      code: { type: 'string', description: 'Where the error has one of the codes GraphQL errors carry (idempotency-key-reused, rate-limited, database-unavailable, timeout).' },
+      code: { type: 'string', description: 'Where the error has one of the codes GraphQL errors carry (idempotency-key-reused, rate-limited, database-unavailable, timeout, conflict).' },
       fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each offending field (or query parameter), as sent, with what is wrong.' },
     },
   };
@@ -618,11 +621,16 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
   ];
   for (const [path, method, yes] of allowed) if (!yes) delete paths[path]![method];
   for (const path of Object.keys(paths)) if (!['get', 'post', 'patch'].some((method) => method in paths[path]!)) delete paths[path];
-  // Any operation may meet the key's rate limit or a database out of reach (api/rateLimit.ts, api/unavailable.ts).
+  // Any operation may meet the key's rate limit or a database out of reach (api/rateLimit.ts, api/unavailable.ts);
+  // any write, concurrent writes that PostgreSQL undid it for on each of its runs (db/conflictRetry.ts).
   for (const item of Object.values(paths)) {
     for (const method of ['get', 'post', 'patch']) {
-      const operation = item[method] as { responses: Record<string, unknown> } | undefined;
-      if (operation) operation.responses = { ...operation.responses, ...everyOperation };
+      const operation = item[method] as { responses: Record<string, { description: string }> } | undefined;
+      if (!operation) continue;
+      operation.responses = { ...operation.responses, ...everyOperation };
+      if (method === 'get') continue;
+      const conflict = operation.responses['409'];
+      operation.responses['409'] = conflict ? { ...conflict, description: `${conflict.description} Or: ${WRITE_CONFLICT}` } : { description: WRITE_CONFLICT, ...json('Error') };
     }
   }
   return document;

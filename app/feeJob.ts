@@ -101,6 +101,8 @@ async function assessAccount(db: Database, accountId: string, slug: string, asOf
   for (;;) {
     let batch: BatchRow;
     try {
+      // One statement in autocommit: undone as a deadlock (a mutation paying several of the
+      // batch's loans in another order than the job's), it runs again (db/conflictRetry.ts).
       const result: { rows: BatchRow[] } = await db.query<BatchRow>(
         'SELECT loans_taken, loans_replayed, loans_forwarded, last_id, fees_assessed, fees_amount::text FROM loanql_assess_fees_batch($1, $2::date, $3::uuid, $4)',
         [accountId, asOf, after, size],

@@ -224,7 +224,7 @@ export async function rebuildLedgers(db: Database, scope: LedgerScope = {}): Pro
   let batches = 0;
   let after: LoanKey | null = null;
   for (;;) {
-    const last: LoanKey | null = await db.transaction(async (tx) => {
+    const last: { key: LoanKey; count: number } | null = await db.transaction(async (tx) => {
       const loans = await nextBatch(tx, scope.accountId ?? null, after, batchSize);
       if (loans.length === 0) return null;
       const keys = [loans.map((loan) => loan.accountId), loans.map((loan) => loan.id)];
@@ -233,12 +233,13 @@ export async function rebuildLedgers(db: Database, scope: LedgerScope = {}): Pro
       // …and the states a write's replay would resume from (migration 0034).
       await tx.query('DELETE FROM ledger_resume_states s USING unnest($1::uuid[], $2::uuid[]) AS k(account_id, id) WHERE s.account_id = k.account_id AND s.id = k.id', keys);
       await tx.query('SELECT loanql_refresh_next($1::uuid[], $2::uuid[])', keys);
-      replayed += loans.length;
-      return loans[loans.length - 1]!;
+      // Counted after the commit, not here: a batch undone as a deadlock runs again (db/conflictRetry.ts).
+      return { key: loans[loans.length - 1]!, count: loans.length };
     });
     if (last === null) break;
+    replayed += last.count;
     batches += 1;
-    after = last;
+    after = last.key;
     scope.onProgress?.(replayed);
   }
   return { replayed, batches };

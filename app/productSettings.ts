@@ -363,8 +363,9 @@ export async function updateProductSettings(
   options: { readonly valuesAre?: 'json' | 'text' } = {},
 ): Promise<SettingsUpdate> {
   const values = checkSettingChanges(changes, options);
-  const problems = new Problems();
   return db.transaction(async (tx) => {
+    // Inside the transaction's work: a run undone as a deadlock runs again, whole (db/conflictRetry.ts).
+    const problems = new Problems();
     const current = await readRow(tx, accountId, true);
     const merged = new Map([...current.settings, ...values]);
     refuseConflicts(merged, values, problems);

@@ -80,15 +80,19 @@ export async function regenerateSchedules(db: Database, options: RegenerationOpt
   const refused: { loanId: string; reason: string }[] = [];
   let after: { accountId: string; id: string } | null = null;
   for (;;) {
-    const batch: { last: { accountId: string; id: string } | null; checked: number; changed: number } = await db.transaction(async (tx) => {
+    // The batch's outcome is returned, never gathered into the loop's variables from inside: a
+    // transaction undone as a deadlock runs again, whole (db/conflictRetry.ts).
+    type Batch = { last: { accountId: string; id: string } | null; checked: number; changed: number; refused: { loanId: string; reason: string }[] };
+    const batch: Batch = await db.transaction(async (tx) => {
       const loans = await lockBatch(tx, options.accountId ?? null, after, batchSize);
-      if (loans.length === 0) return { last: null, checked: 0, changed: 0 };
+      if (loans.length === 0) return { last: null, checked: 0, changed: 0, refused: [] };
       const rowsByLoan = await storedRows(tx, loans);
       let batchChanged = 0;
+      const batchRefused: { loanId: string; reason: string }[] = [];
       for (const loan of loans) {
         const expected = expectedOf(loan);
         if (expected.kind === 'refused') {
-          refused.push({ loanId: loan.id, reason: expected.reason });
+          batchRefused.push({ loanId: loan.id, reason: expected.reason });
           continue;
         }
         const { schedule } = expected;
@@ -105,9 +109,10 @@ export async function regenerateSchedules(db: Database, options: RegenerationOpt
         );
       }
       const last = loans[loans.length - 1]!;
-      return { last: { accountId: last.account_id, id: last.id }, checked: loans.length, changed: batchChanged };
+      return { last: { accountId: last.account_id, id: last.id }, checked: loans.length, changed: batchChanged, refused: batchRefused };
     });
     if (batch.last === null) break;
+    refused.push(...batch.refused);
     checked += batch.checked;
     changed += batch.changed;
     after = batch.last;

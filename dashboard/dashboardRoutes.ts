@@ -1,6 +1,6 @@
 import express, { Router, type ErrorRequestHandler, type RequestHandler, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import { isConnectionError, isStatementTimeout, type Database } from '../db/index.js';
+import { isConnectionError, isStatementTimeout, isWriteConflict, type Database } from '../db/index.js';
 import { bodyProblem } from '../http/bodyErrors.js';
 import type { Logger } from '../app/logger.js';
 import type { EngineHolder } from '../app/engineHolder.js';
@@ -120,6 +120,7 @@ function dashboardErrors(logger: Logger): ErrorRequestHandler {
     const problem = bodyProblem(error, req, 'form');
     if (problem?.kind === 'too-large') return res.status(413).type('html').send(errorPage('The form is too large', 'Shorten what you entered and try again.'));
     if (problem) return res.status(problem.status).type('html').send(errorPage('The form could not be read', 'Go back, reload the page and try again.'));
+    if (isWriteConflict(error)) return res.status(409).type('html').send(errorPage('Someone changed this at the same moment', 'Nothing was saved. Go back and send the form again.'));
     if (isConnectionError(error)) {
       return res.status(503).set('Retry-After', '2').type('html').send(errorPage('The database is unavailable', 'Please try again in a few seconds.'));
     }

@@ -122,7 +122,12 @@ export interface Database extends Queryable {
    * remaining rows are skipped and the promise rejects with that error once the statement ends.
    */
   each<R = Record<string, unknown>>(text: string, values: readonly unknown[], onRow: RowHandler<R>, options?: QueryOptions): Promise<number>;
-  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  /**
+   * Runs `work` in one transaction: committed when it resolves, rolled back when it throws; run
+   * again, whole, when PostgreSQL undoes it as a deadlock or serialization failure
+   * (`conflictRetry.ts`), so `work` does nothing outside the database that cannot be done twice.
+   * A transaction view (`databaseInTransaction`) runs `work` once, in its owner's transaction.
+   */
   transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T>;
   /**
    * Optional: runs one statement that writes, in autocommit, where writes go — a database that

@@ -1,6 +1,7 @@
 /** Public surface of `db/`: the database interface, how to open it, and migrations. */
 export type { Database, DatabaseKind, PoolStatus, Queryable, QueryOptions, QueryResult, Statement, StatementObserver } from './database.js';
 export { queryInOrder, queryThenCommit, queryWrite, StatementFailed } from './database.js';
+export { CONFLICT_ATTEMPTS, isWriteConflict, retryWriteConflicts } from './conflictRetry.js';
 export { DataDirBusyError } from './dataDirLock.js';
 export { DatabaseNewerThanBuildError, migrate, MigrationFailedError } from './migrate.js';
 export { ping } from './ping.js';

@@ -4,6 +4,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { restrictTree, secureDataDir, withPrivateUmask } from './dataDirMode.js';
 import { cpuNow, profileStatement, statementProfileOn } from './statementProfile.js';
 import { asUnavailable } from './unavailable.js';
+import { retryWriteConflicts } from './conflictRetry.js';
 import { ObserverSet, TYPE_OIDS, type Database, type Queryable, type QueryResult } from './database.js';
 
 const identity = (value: string): string => value;
@@ -103,7 +104,9 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
   return {
     kind: 'pglite',
     pglite,
-    query: (text, values) => run(pglite, text, values),
+    // As on PostgreSQL, a statement or transaction undone as a conflict runs again (`conflictRetry.ts`);
+    // one session runs one transaction at a time, so only an explicit 40001 or 40P01 is one.
+    query: (text, values) => retryWriteConflicts(() => run(pglite, text, values)),
     async each(text, values, onRow) {
       const { rows } = await run<Parameters<typeof onRow>[0]>(pglite, text, values);
       for (const row of rows) onRow(row);
@@ -111,10 +114,12 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
     },
     script: (sql) => script(pglite, sql),
     transaction: (work) =>
-      pglite.transaction(async (transaction) => {
-        const tx: Queryable = { query: (text, values) => run(transaction, text, values), script: (sql) => script(transaction, sql) };
-        return work(tx);
-      }),
+      retryWriteConflicts(() =>
+        pglite.transaction(async (transaction) => {
+          const tx: Queryable = { query: (text, values) => run(transaction, text, values), script: (sql) => script(transaction, sql) };
+          return work(tx);
+        }),
+      ),
     observe: (observer) => observers.add(observer),
     // One session, in this process: nothing is ever missed, so there is no gap to report. What the
     // share's clients commit is handed over by the share (`deliverNotice`).

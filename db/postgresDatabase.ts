@@ -3,6 +3,7 @@ import pg from 'pg';
 import { ObserverSet, StatementFailed, TYPE_OIDS, type Database, type DatabaseKind, type Queryable, type QueryOptions, type QueryResult, type RowHandler, type Statement } from './database.js';
 import { comparePlans, PlanChoices, type PlanComparison } from './planChoice.js';
 import { batchable, StatementBatch, typeParserOf, type BatchStatement } from './statementBatch.js';
+import { retryWriteConflicts } from './conflictRetry.js';
 import { asUnavailable, isConnectionError } from './unavailable.js';
 
 /**
@@ -76,6 +77,12 @@ export interface PostgresOptions {
   readonly applicationName?: string;
   /** Run a reusable statement on its generic plan once checked to be the plan made for the values (planChoice.ts; default on). */
   readonly choosePlans?: boolean;
+  /**
+   * Run a statement or transaction PostgreSQL undid as a deadlock or serialization failure again
+   * (`conflictRetry.ts`; default on). Off for a read replica, whose 40001 (recovery cancelled the
+   * read) `readReplicas.ts` answers at once by reading on the primary.
+   */
+  readonly retryConflicts?: boolean;
 }
 
 /** Around the generic-plan check's `EXPLAIN EXECUTE` (planChoice.ts); a failure rolls the SET back too. */
@@ -319,65 +326,75 @@ export function openPostgresDatabase(options: PostgresOptions): Database {
     });
   };
 
+  const retrying = options.retryConflicts ?? true;
+  /** One statement in autocommit, on a connection of the pool. */
+  const queryOnce = async <R>(text: string, values: readonly unknown[] | undefined, options: QueryOptions | undefined): Promise<QueryResult<R>> => {
+    const client = await connect();
+    let failure: unknown;
+    try {
+      return await runAlone<R>(client, text, values ?? [], options);
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      release(client, failure);
+    }
+  };
+
+  /** One run of a transaction: committed when `work` resolves, rolled back when it throws. */
+  const transactionOnce = async <T>(work: (tx: Queryable) => Promise<T>): Promise<T> => {
+    const client = await connect();
+    // A client whose connection failed (or whose ROLLBACK did) is destroyed, not reused.
+    let broken: Error | undefined;
+    // BEGIN goes out with the transaction's first statement, and COMMIT with its last when the
+    // work says which that is (`queryAndCommit`): a mutation of one write takes two round trips.
+    let begun = false;
+    let committed = false;
+    const inTransaction = async (statements: readonly Statement[], commit: boolean): Promise<QueryResult<Record<string, unknown>>[]> => {
+      if (committed) throw new Error('the transaction has already been committed');
+      const begin = !begun;
+      begun = true;
+      const results = await inOrder(client, statements, begin, commit);
+      if (commit) committed = true;
+      return results;
+    };
+    const tx: Queryable = {
+      query: async <R>(text: string, values: readonly unknown[] = [], options?: QueryOptions) => {
+        if (begun && !committed) return run<R>(client, text, values, options);
+        const [result] = await inTransaction([{ text, values, options }], false).catch(unwrapFailed);
+        return result as QueryResult<R>;
+      },
+      queryInOrder: (statements) => inTransaction(statements, false),
+      queryAndCommit: async (statement) => (await inTransaction([statement], true).catch(unwrapFailed))[0]!,
+      script: async (sql) => {
+        if (!begun) await inTransaction([], false);
+        await script(client, sql);
+      },
+    };
+    try {
+      const result = await work(tx);
+      if (begun && !committed) await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      const cause = error instanceof StatementFailed ? error.cause : error;
+      if (isConnectionError(cause)) broken = cause as Error;
+      else if (begun) await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+      throw error instanceof StatementFailed ? error : asUnavailable(error);
+    } finally {
+      if (broken) client.release(broken);
+      else release(client);
+    }
+  };
+
   return {
     kind,
-    async query(text, values, options) {
-      const client = await connect();
-      let failure: unknown;
-      try {
-        return await runAlone(client, text, values ?? [], options);
-      } catch (error) {
-        failure = error;
-        throw error;
-      } finally {
-        release(client, failure);
-      }
-    },
+    // A statement in autocommit, or a transaction, that PostgreSQL undoes as a deadlock or a
+    // serialization failure runs again, whole (`conflictRetry.ts`): nothing of it was written,
+    // and the work of a transaction is only what it does in the database.
+    query: retrying ? (text, values, options) => retryWriteConflicts(() => queryOnce(text, values, options)) : queryOnce,
     each,
     script: (sql) => script(pool, sql),
-    async transaction(work) {
-      const client = await connect();
-      // A client whose connection failed (or whose ROLLBACK did) is destroyed, not reused.
-      let broken: Error | undefined;
-      // BEGIN goes out with the transaction's first statement, and COMMIT with its last when the
-      // work says which that is (`queryAndCommit`): a mutation of one write takes two round trips.
-      let begun = false;
-      let committed = false;
-      const inTransaction = async (statements: readonly Statement[], commit: boolean): Promise<QueryResult<Record<string, unknown>>[]> => {
-        if (committed) throw new Error('the transaction has already been committed');
-        const begin = !begun;
-        begun = true;
-        const results = await inOrder(client, statements, begin, commit);
-        if (commit) committed = true;
-        return results;
-      };
-      const tx: Queryable = {
-        query: async <R>(text: string, values: readonly unknown[] = [], options?: QueryOptions) => {
-          if (begun && !committed) return run<R>(client, text, values, options);
-          const [result] = await inTransaction([{ text, values, options }], false).catch(unwrapFailed);
-          return result as QueryResult<R>;
-        },
-        queryInOrder: (statements) => inTransaction(statements, false),
-        queryAndCommit: async (statement) => (await inTransaction([statement], true).catch(unwrapFailed))[0]!,
-        script: async (sql) => {
-          if (!begun) await inTransaction([], false);
-          await script(client, sql);
-        },
-      };
-      try {
-        const result = await work(tx);
-        if (begun && !committed) await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        const cause = error instanceof StatementFailed ? error.cause : error;
-        if (isConnectionError(cause)) broken = cause as Error;
-        else if (begun) await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-        throw error instanceof StatementFailed ? error : asUnavailable(error);
-      } finally {
-        if (broken) client.release(broken);
-        else release(client);
-      }
-    },
+    transaction: retrying ? (work) => retryWriteConflicts(() => transactionOnce(work)) : transactionOnce,
     observe: (observer) => observers.add(observer),
     poolStatus: () => ({ max: pool.options.max, size: pool.totalCount, inUse: pool.totalCount - pool.idleCount, waiting: pool.waitingCount, acquired: waits.acquired, waitSeconds: waits.seconds }),
     listen: (channel, onNotice, onGap) => listenOn(options, types, channel, onNotice, onGap ?? (() => undefined), onConnectionError),

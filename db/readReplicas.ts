@@ -135,6 +135,8 @@ export class ReadReplicas {
         // A replica that does not answer must not hold a read for long: the read goes to the primary.
         connectTimeoutMs: 2_000,
         applicationName: 'loanql-read',
+        // Recovery cancelling a read (40001) sends it to the primary at once (`failsOverToPrimary`), not again here.
+        retryConflicts: false,
       }),
       status: 'unknown',
       lagMs: null,

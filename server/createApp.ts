@@ -1,7 +1,7 @@
 import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Database } from '../db/index.js';
+import { isWriteConflict, type Database } from '../db/index.js';
 import { PermissionRefused, UserInputError } from '../app/errors.js';
 import { VerifiedKeyCache } from '../app/apiKeys.js';
 import { requireApiKey } from '../api/authenticate.js';
@@ -151,6 +151,9 @@ export function processAdmission(db: Database, config: ServiceConfig, metrics: S
   return admission;
 }
 
+/** The answer to a write undone as a conflict each time it ran (REST: 409, `code: conflict`). */
+const WRITE_CONFLICT_MESSAGE = 'the write collided with concurrent writes and was undone each time it ran; nothing was written: send it again';
+
 /** Client mistakes get their 4xx; anything else is logged with an id and censored on the wire. */
 function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
@@ -174,6 +177,9 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
       res.status(problem.status).json(problem.kind === 'too-large' ? { error: problem.message } : { error: problem.message, fields: {} });
       return;
     }
+    // A write PostgreSQL undid as a deadlock or serialization failure on each of its runs
+    // (`retryWriteConflicts`): nothing was written, and the same request may be sent again.
+    if (isWriteConflict(error)) return void res.status(409).json({ error: WRITE_CONFLICT_MESSAGE, code: 'conflict' });
     const id = randomUUID();
     logger.error({ errorId: id, method: req.method, path: req.path, err: error }, 'internal error');
     res.status(500).json({ error: 'internal error', id });

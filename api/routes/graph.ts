@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyProblem } from '../../http/bodyErrors.js';
 import { exactJsonBody, parseJsonExact } from '../../http/exactJson.js';
 import type { Logger } from '../../app/logger.js';
-import type { Database, Lsn, Queryable } from '../../db/index.js';
+import { isWriteConflict, type Database, type Lsn, type Queryable } from '../../db/index.js';
 import { DEFAULT_MAX_BATCH_SIZE, GuardFailed, guardHolds, MetadataMismatch, RequestError, type ErrorCode, type RespondOptions, type GraphEngine, type GraphRequest, type Principal, type StatementGuard } from '../../engine/index.js';
 import type { EngineHolder } from '../../app/engineHolder.js';
 import { ADMIN_ROLE } from '../../metadata/index.js';
@@ -488,7 +488,8 @@ async function answerBatch(services: GraphServices, call: GraphCall & { readonly
 /**
  * Every failure of a GraphQL request as HTTP, in one place: a response already under way is cut
  * short; a key found inactive (`GuardFailed`) is 403; an unreachable database 503; the client's
- * mistake (`RequestError`) its errors, 200 or 400 (`errorStatus`); anything else is ours — logged
+ * mistake (`RequestError`) its errors, 200 or 400 (`errorStatus`); a write undone as a conflict on
+ * every run, `conflict` in a 200; anything else is ours — logged
  * with an id and censored as 500 `internal`.
  */
 function replyWithError(replies: Replies, error: unknown, responseType: string, { logger, engines }: Pick<GraphServices, 'logger' | 'engines'>, body?: PiecewiseBody): void {
@@ -497,6 +498,9 @@ function replyWithError(replies: Replies, error: unknown, responseType: string, 
   if (isDatabaseUnavailable(error)) return sendGraphUnavailable(replies.res, responseType);
   if (error instanceof AdmissionRefused) return sendGraphOverloaded(replies.res, error, responseType);
   if (error instanceof RequestError) return replies.send(errorStatus(error, responseType), responseType, JSON.stringify({ errors: error.errors }));
+  // Undone as a deadlock or serialization failure on each of its runs (db/conflictRetry.ts) where
+  // no write statement could name it — at the COMMIT, a deferred trigger's: `conflict`, as a write's.
+  if (isWriteConflict(error)) return replies.send(200, responseType, JSON.stringify({ errors: [{ message: 'the mutation collided with concurrent writes and was undone each time it ran; nothing was written: send it again', extensions: { code: 'conflict' satisfies ErrorCode } }] }));
   const id = randomUUID();
   if (error instanceof MetadataMismatch) {
     // The database changed under the metadata in service: said in words, logged with the

@@ -233,7 +233,8 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
     productId: options.productId ?? null,
     ...(options.today === undefined ? {} : { today: options.today }),
   });
-  let total = plannedTotal(plan);
+  const planned = plannedTotal(plan);
+  let total = planned;
   let done = 0;
   const progress = options.onProgress;
   const onChunk = (table: Table, rows: number): void => {
@@ -242,6 +243,9 @@ export async function seedPortfolio(db: Database, options: SeedOptions): Promise
   };
 
   const inserted = await db.transaction(async (tx) => {
+    // Counted from 0 on every run: a run undone as a deadlock runs again, whole (db/conflictRetry.ts).
+    done = 0;
+    total = planned;
     const { rows } = await tx.query<{ taken: boolean }>(
       `SELECT EXISTS (SELECT 1 FROM loans WHERE account_id = $1) OR EXISTS (SELECT 1 FROM people WHERE account_id = $1) AS taken`,
       [options.accountId],

@@ -15,10 +15,10 @@ export class RequestError extends Error {
     readonly errors: readonly ResponseError[],
     /** 'request' problems (not a GraphQL request at all) get 400; the rest ride in a 200. */
     readonly stage: 'request' | 'document' | 'execution',
-    /** The database's error it was made from (`rethrowClientError`), so a caller outside GraphQL can tell a statement timeout. */
-    options?: { readonly cause: unknown },
+    /** The database's error a write's error was made from (a deadlock's, for `isWriteConflict`). */
+    cause?: unknown,
   ) {
-    super(errors.map((error) => error.message).join('; '), options);
+    super(errors.map((error) => error.message).join('; '), cause === undefined ? undefined : { cause });
     this.name = 'RequestError';
   }
 }
@@ -93,7 +93,7 @@ export function isMetadataMismatch(error: unknown): boolean {
 /** Rethrows a database error the client's input caused as a `RequestError`, a schema changed under the metadata as `MetadataMismatch`; anything else as it is. */
 export function rethrowClientError(error: unknown): never {
   const clientError = classifyDatabaseError(error);
-  if (clientError) throw new RequestError([clientError], 'execution', { cause: error });
+  if (clientError) throw new RequestError([clientError], 'execution', error);
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && SCHEMA_CHANGED.has(code)) throw new MetadataMismatch((error as Error).message);
   throw error;

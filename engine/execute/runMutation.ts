@@ -47,7 +47,8 @@ export async function runMutation(engine: EngineContext, tx: Queryable, prepared
   };
   const writeFailed = (index: number, error: unknown): never => {
     const clientError = classifyWriteError(error, steps[index]!, engine.metadata, engine.catalogue);
-    if (clientError) throw new RequestError([clientError], 'execution');
+    // The database's error stays its cause: the transaction's owner runs a conflict again (`retryWriteConflicts`).
+    if (clientError) throw new RequestError([clientError], 'execution', error);
     return rethrowClientError(error);
   };
   // One round trip (where the adapter can: `queryInOrder`) for the writes that need nothing
@@ -110,6 +111,7 @@ export async function runOneStatement(engine: EngineContext, db: Database, prepa
     values.push(...guarded.values);
   }
   try {
+    // Undone as a deadlock or serialization failure, the statement runs again (the database's `query`).
     const { rows } = await queryWrite(db, text, values, { reusable: prepared.reusable });
     return rows[0]!['response'] as string;
   } catch (error) {
@@ -119,7 +121,7 @@ export async function runOneStatement(engine: EngineContext, db: Database, prepa
       if (reason.startsWith('check ')) throw permissionError(step.alias, step.collection.name, Number(reason.slice('check '.length)));
     }
     const clientError = classifyWriteError(error, step, engine.metadata, engine.catalogue);
-    if (clientError) throw new RequestError([clientError], 'execution');
+    if (clientError) throw new RequestError([clientError], 'execution', error);
     return rethrowClientError(error);
   }
 }
