@@ -120,8 +120,10 @@ describe('POST /api/graph/explain', () => {
       [{ query: `{ loans(limit: -1) { id } }` }, 'validation-failed'],
       [{ query: `{ loans { id }` }, 'parse-failed'],
       [{ query: 5 }, 'invalid-request'],
-      // Year 0 passes the timestamptz scalar; PostgreSQL refuses the parameter when binding it.
-      [{ query: `{ loans(where: {created_at: {_gt: "0000-01-01"}}) { id } }` }, 'data-exception'],
+      // Year 0 is refused by the timestamptz scalar (session 37; PostgreSQL refused it when binding before).
+      [{ query: `{ loans(where: {created_at: {_gt: "0000-01-01"}}) { id } }` }, 'validation-failed'],
+      // A pattern PostgreSQL cannot compile passes the engine's checks; PostgreSQL refuses it when planning.
+      [{ query: `{ loans(where: {name: {_regex: "(unclosed"}}) { id } }` }, 'data-exception'],
     ] as const) {
       const answer = await explain(request);
       assert.equal(answer.status, 400, answer.text);
