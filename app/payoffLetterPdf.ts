@@ -67,7 +67,11 @@ export async function payoffLetterPdf(letter: PayoffLetter): Promise<Buffer> {
   doc.moveDown(1);
 
   /** One line of the itemisation: the label on the left, the amount right-aligned. */
+  const bottom = doc.page.height - MARGIN - 24;
   const line = (label: string, amount: string, options: { bold?: boolean; indent?: number } = {}) => {
+    // A long list of fees continues on the next page, label and amount together (pdfkit would
+    // move the label alone to a new page and leave its amount behind).
+    if (doc.y + 30 > bottom) doc.addPage();
     const y = doc.y;
     const indent = options.indent ?? 0;
     doc.font(options.bold ? BOLD : FONT).fontSize(10);
