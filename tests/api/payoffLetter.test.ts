@@ -167,10 +167,10 @@ describe('Payoff letter: GET /api/loan/{id}/payoff?format=pdf', () => {
     const plain = await s.rest.send('GET', `/api/loan/${onTime}/payoff?date=2026-03-31`, { headers: { accept: 'text/plain' } });
     assert.equal(plain.status, 200);
     assert.equal(plain.text, expected);
-    assert.ok(s.rest.document.paths['/api/loan/{id}/payoff'].get.responses['200'].content['application/pdf'], 'the OpenAPI document describes the letter');
+    assert.ok((s.rest.document as any).paths['/api/loan/{id}/payoff'].get.responses['200'].content['application/pdf'], 'the OpenAPI document describes the letter');
   });
 
-  it('a bad day is a 400 naming date, as the JSON route: outside 1900–2999, not a day, or (the letter) before the loan was funded', async () => {
+  it('a bad day is a 400 naming date: outside 1900–2999 or not a day, as the JSON route; before the loan was funded, as the dashboard\'s quote (the JSON route still quotes it)', async () => {
     for (const date of ['3000-01-01', '1899-12-31', '2026-02-30']) {
       for (const format of ['json', 'pdf']) {
         const answer = await s.rest.get(`/api/loan/${onTime}/payoff?date=${date}&format=${format}`);
