@@ -4,8 +4,10 @@ import { UserInputError } from '../app/errors.js';
 /**
  * Which format a report route answers in (issue 32): `?format=json|csv|pdf` when given (another
  * value is a 400 naming `format`), else the `Accept` header (JSON when it allows anything or is
- * absent); a header that allows none of the route's formats is a 406. `query` is the route's
- * checked query string (`http/queryParameters.ts`).
+ * absent); a header that allows none of the route's formats is a 406 — or, for a route that
+ * had one format before it had more (`GET /api/loan/{id}/payoff`, JSON then a PDF letter),
+ * `otherwise`, so a client's Accept that route always answered keeps its answer. `query` is the
+ * route's checked query string (`http/queryParameters.ts`).
  */
 export type DownloadFormat = 'json' | 'csv' | 'pdf';
 
@@ -15,7 +17,7 @@ const MEDIA_TYPES: ReadonlyMap<DownloadFormat, string> = new Map([
   ['pdf', 'application/pdf'],
 ]);
 
-export function downloadFormat(req: Request, query: ReadonlyMap<string, string>, formats: readonly DownloadFormat[]): DownloadFormat {
+export function downloadFormat(req: Request, query: ReadonlyMap<string, string>, formats: readonly DownloadFormat[], otherwise?: DownloadFormat): DownloadFormat {
   const given = query.get('format');
   if (given !== undefined) {
     if (!(formats as readonly string[]).includes(given)) {
@@ -25,6 +27,7 @@ export function downloadFormat(req: Request, query: ReadonlyMap<string, string>,
   }
   const chosen = req.accepts(formats.map((format) => MEDIA_TYPES.get(format)!));
   const format = formats.find((candidate) => MEDIA_TYPES.get(candidate) === chosen);
+  if (!format && otherwise) return otherwise;
   if (!format) throw new NotAcceptable(formats.map((candidate) => MEDIA_TYPES.get(candidate)!));
   return format;
 }

@@ -314,9 +314,23 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
         parameters: [idParameter],
         get: {
           operationId: 'getPayoffQuote',
-          summary: 'What it takes to pay the loan off on a day (SPEC §12 R5), with its parts and per diem.',
-          parameters: [{ name: 'date', in: 'query', schema: { type: 'string', format: 'date' }, description: 'The day (YYYY-MM-DD); default the account\'s business date.' }],
-          responses: { '200': { description: 'The quote.', ...json('PayoffQuote') }, '400': responses.badQuery, '403': responses.forbidden, '404': responses.notFound },
+          summary:
+            'What it takes to pay the loan off on a day (SPEC §12 R5), with its parts and per diem; or, with format=pdf (or an Accept preferring application/pdf), the payoff letter: the lender, the day issued, the loan, its borrowers and property as the key reads them, the good-through day, the figures itemised (each unpaid fee listed), the total to pay off and the per diem after that day, a later day quoted anew.',
+          parameters: [
+            { name: 'date', in: 'query', schema: { type: 'string', format: 'date' }, description: 'The day (YYYY-MM-DD); default the account\'s business date. The letter refuses a day before the loan was funded (400).' },
+            {
+              name: 'format',
+              in: 'query',
+              schema: { type: 'string', enum: ['json', 'pdf'] },
+              description: 'json (the quote) or pdf (the payoff letter); without it an Accept preferring application/pdf gets the letter, any other the quote.',
+            },
+          ],
+          responses: {
+            '200': { description: 'The quote, or the payoff letter.', content: { ...json('PayoffQuote').content, 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } } } },
+            '400': responses.badQuery,
+            '403': responses.forbidden,
+            '404': responses.notFound,
+          },
         },
       },
       '/api/product': {

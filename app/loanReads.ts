@@ -4,6 +4,7 @@ import { GraphEngine, type Principal } from '../engine/index.js';
 import { withSelectFilters, type Metadata, type RowFilter } from '../metadata/index.js';
 import { fixedViewEngine, UUID, type FixedView } from './fixedView.js';
 import type { LoanStatus } from './products.js';
+import { LETTER_PARTIES_FIELDS, letterPartiesOf, type LetterParties } from './payoffLetters.js';
 
 /**
  * Loan reads of the REST interface (SPEC §6), run through the query engine. They use a fixed
@@ -13,7 +14,18 @@ import type { LoanStatus } from './products.js';
  * engine's JSON is reshaped with lossless-json, never through JavaScript floats.
  */
 const REST_VIEW: FixedView = {
-  collections: { people: { table: 'people', primary_key: 'id', fields: { id: 'uuid', name: 'text', email: 'text', entity_type: 'text' } } },
+  // The loan's property addresses: only the payoff letter reads them (`LETTER_PARTIES_FIELDS`).
+  loanRelationships: { address_details: { array: 'address_details', on: { id: 'loan_id' } } },
+  collections: {
+    people: { table: 'people', primary_key: 'id', fields: { id: 'uuid', name: 'text', email: 'text', entity_type: 'text' } },
+    address_details: {
+      table: 'address_details',
+      primary_key: 'id',
+      fields: { id: 'uuid', loan_id: 'uuid', address_id: 'uuid' },
+      relationships: { address: { object: 'addresses', on: { address_id: 'id' } } },
+    },
+    addresses: { table: 'addresses', primary_key: 'id', fields: { id: 'uuid', street1: 'text', city: 'text', state: 'text', zipcode: 'text' } },
+  },
 };
 
 const CONTACTS = '{ person { id name email entity_type } }';
@@ -22,6 +34,7 @@ const LOAN_FIELDS = `id name status amount rate term frequency amortization regu
   guarantees(order_by: [{created_at: asc}]) ${CONTACTS}`;
 
 const LOAN_BY_ID = `query LoanById($id: uuid!) { loan: loans_by_pk(id: $id) { ${LOAN_FIELDS} } }`;
+const LETTER_PARTIES = `query LoanLetterParties($id: uuid!) { loan: loans_by_pk(id: $id) { ${LETTER_PARTIES_FIELDS} } }`;
 /** A page of loans, newest first, and the total; two fixed documents so both plans stay cached. */
 const loanPage = (filter: { variable: string; where: string } | null) => `query LoanPage(${filter ? `${filter.variable}, ` : ''}$limit: Int!, $offset: Int!) {
   loans(${filter ? `${filter.where}, ` : ''}order_by: [{created_at: desc}], limit: $limit, offset: $offset) { ${LOAN_FIELDS} }
@@ -82,6 +95,16 @@ export class LoanReader {
     const response = parse(await this.engine.execute(db, { query: LOAN_BY_ID, variables: { id } }, accountId)) as { data: { loan: Json | null } };
     if (!response.data.loan) return null;
     return stringify({ loan: restLoan(response.data.loan), ...extra })!;
+  }
+
+  /**
+   * Who a payoff letter names (`payoffLetters.ts`): the loan's name, its borrowers and property
+   * addresses as this reader's role sees them (none it may not read); null when it sees no such loan.
+   */
+  async letterParties(db: Database, accountId: Principal, id: string): Promise<LetterParties | null> {
+    if (!UUID.test(id)) return null;
+    const response = parse(await this.engine.execute(db, { query: LETTER_PARTIES, variables: { id } }, accountId)) as { data: { loan: Json | null } };
+    return response.data.loan ? letterPartiesOf(response.data.loan) : null;
   }
 
   /** `{"loans": […], "total": N, "limit": L, "offset": O}`, newest first, as JSON text. */

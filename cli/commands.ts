@@ -27,6 +27,9 @@ const load = {
   investorStatements: () => import('../app/investorStatements.js'),
   remittances: () => import('../app/remittances.js'),
   statementPdf: () => import('../app/statementPdf.js'),
+  loanReads: () => import('../app/loanReads.js'),
+  payoffLetters: () => import('../app/payoffLetters.js'),
+  payoffLetterPdf: () => import('../app/payoffLetterPdf.js'),
   ledgerReads: () => import('../app/ledgerReads.js'),
   engineHolder: () => import('../app/engineHolder.js'),
   config: () => import('../app/config.js'),
@@ -182,6 +185,20 @@ async function dayOption(line: CommandLine, name: string): Promise<string | unde
   if (value === undefined) return undefined;
   const { dayParameter } = await load.ledgerReads();
   return dayParameter(`--${name}`, value) ?? undefined;
+}
+
+/** Writes a command's output to `--out FILE` (saying so), or to stdout without one; a path that cannot be written is the person's mistake (exit 2). */
+function writtenTo(context: CommandContext, out: string | undefined, content: string | Buffer, what: string): void {
+  if (!out) return void context.out.write(content);
+  try {
+    writeFileSync(out, content);
+  } catch (error) {
+    // The path is the person's at the terminal: a directory, a folder that does not exist, no permission.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === undefined || !['EISDIR', 'ENOENT', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS'].includes(code)) throw error;
+    throw new UserInputError(`--out ${out}: cannot write the ${what} there (${code === 'EISDIR' ? 'it is a directory' : code === 'ENOENT' || code === 'ENOTDIR' ? 'no such directory' : 'not allowed'})`);
+  }
+  context.out.write(`${what} written to ${out}\n`);
 }
 
 /** `--from` and `--to`: a statement's or a remittance's period. */
@@ -865,19 +882,7 @@ export const COMMANDS: Command[] = [
       const { investorStatement, investorStatementCsv } = await load.investorStatements();
       const statement = await investorStatement(context.db, account.id, person, period);
       if (!statement) throw new UserInputError(`account ${account.slug} has no person ${person}`);
-      const written = (content: string | Buffer, what: string) => {
-        if (out) {
-          try {
-            writeFileSync(out, content);
-          } catch (error) {
-            // The path is the person's at the terminal: a directory, a folder that does not exist, no permission.
-            const code = (error as NodeJS.ErrnoException).code;
-            if (code === undefined || !['EISDIR', 'ENOENT', 'ENOTDIR', 'EACCES', 'EPERM', 'EROFS'].includes(code)) throw error;
-            throw new UserInputError(`--out ${out}: cannot write the ${what} there (${code === 'EISDIR' ? 'it is a directory' : code === 'ENOENT' || code === 'ENOTDIR' ? 'no such directory' : 'not allowed'})`);
-          }
-          context.out.write(`${what} written to ${out}\n`);
-        } else context.out.write(content);
-      };
+      const written = (content: string | Buffer, what: string) => writtenTo(context, out, content, what);
       if (format === 'pdf') {
         const [{ statementPdf }, { businessDate }] = await Promise.all([load.statementPdf(), load.ledgerReads()]);
         return written(await statementPdf(statement, await businessDate(context.db, account.id)), 'statement PDF');
@@ -893,6 +898,34 @@ export const COMMANDS: Command[] = [
           ]),
         'statement',
       );
+    },
+  }),
+  command({
+    words: ['loan', 'payoff-letter'],
+    synopsis: 'loan payoff-letter --account SLUG --loan ID [--date DAY] --out FILE',
+    description:
+      "a loan's payoff letter as a PDF: the payoff on --date (default the business date), itemised, with each unpaid fee and the per diem after it, as GET /api/loan/{id}/payoff?format=pdf writes it",
+    options: { account: { type: 'string' }, loan: { type: 'string' }, date: { type: 'string' }, out: { type: 'string' } },
+    needsDatabase: true,
+    async parse(line) {
+      atMostPositionals(line, 0);
+      const slug = required(line, 'account');
+      const loan = required(line, 'loan');
+      const day = (await dayOption(line, 'date')) ?? null;
+      const out = required(line, 'out');
+      return { slug, loan, day, out };
+    },
+    async run(context, { slug, loan, day, out }) {
+      const account = await findAccount(context.db, slug);
+      const [{ LoanReader }, { checkLetterDay, payoffLetter }, { payoffLetterPdf }] = await Promise.all([load.loanReads(), load.payoffLetters(), load.payoffLetterPdf()]);
+      // The lender's own letter: the loan as the account sees it (every borrower and address).
+      const parties = await (await LoanReader.create(context.db)).letterParties(context.db, account.id, loan);
+      if (!parties) throw new UserInputError(`account ${account.slug} has no loan ${loan}`);
+      checkLetterDay('--date', day, parties);
+      const letter = await payoffLetter(context.db, account.id, parties, day);
+      if (!letter) throw new UserInputError(`loan ${loan} has no schedule, so no payoff to quote`);
+      writtenTo(context, out, await payoffLetterPdf(letter), 'payoff letter');
+      context.out.write(`${oneLine(parties.loanName)}: payoff ${letter.figures.payoff} ${letter.currency} good through ${letter.goodThrough}, per diem ${letter.figures.perDiem}\n`);
     },
   }),
   command({

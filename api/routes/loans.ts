@@ -18,6 +18,9 @@ import { ReadRouting } from '../readRouting.js';
 import { loanListLimits, type LoanListLimits } from '../loanListLimits.js';
 import { queryParameters } from '../../http/queryParameters.js';
 import { methodNotAllowed } from '../methodNotAllowed.js';
+import { downloadFormat } from '../downloadFormat.js';
+import { checkLetterDay, payoffLetter, payoffLetterFileName } from '../../app/payoffLetters.js';
+import { payoffLetterPdf } from '../../app/payoffLetterPdf.js';
 
 const LIST_PARAMETERS = ['status', 'limit', 'offset'];
 /** PostgreSQL's integer (and GraphQL's Int): the largest limit or offset a statement takes. */
@@ -129,14 +132,16 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
   /**
    * The ledger's reads (SPEC §12): `/payoff?date=` (R5's quote and its parts) and `/ledger`
    * (balances, payments with their allocations, fees). The loan must be one the key's role
-   * reads; `date` defaults to the account's business date.
+   * reads; `date` defaults to the account's business date. `/payoff` with `?format=pdf` (or an
+   * Accept preferring `application/pdf`) is the payoff letter instead (`app/payoffLetters.ts`):
+   * the loan's name, borrowers and property as the role reads them, a day before funding a 400.
    */
-  const ledgerRoute = (read: typeof payoffQuoteJson) => async (req: Request, res: Response) => {
+  const ledgerRoute = (read: typeof payoffQuoteJson, parameters: readonly string[] = ['date']) => async (req: Request, res: Response) => {
     const from = await readDb(res);
     if (!from) return;
     const caller = roleWith(engines, res, 'select', '/api/loan');
     if (!caller) return;
-    const day = dayParameter('date', queryParameters(req.query, ['date']).get('date'));
+    const day = dayParameter('date', queryParameters(req.query, parameters).get('date'));
     const id = String(req.params.id);
     if ((await (await loansAs(caller.role)).loanJson(from, caller.principal, id)) === null) return notFound(res);
     const text = await read(from, res.locals.auth.accountId, id, day);
@@ -144,7 +149,27 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     if (text === null) return notFound(res);
     sendJson(res, 200, text);
   };
-  router.get('/:id/payoff', ledgerRoute(payoffQuoteJson));
+  router.get('/:id/payoff', async (req, res) => {
+    const query = queryParameters(req.query, ['date', 'format']);
+    if (downloadFormat(req, query, ['json', 'pdf'], 'json') === 'json') return ledgerRoute(payoffQuoteJson, ['date', 'format'])(req, res);
+    const from = await readDb(res);
+    if (!from) return;
+    const caller = roleWith(engines, res, 'select', '/api/loan');
+    if (!caller) return;
+    const day = dayParameter('date', query.get('date'));
+    const parties = await (await loansAs(caller.role)).letterParties(from, caller.principal, String(req.params.id));
+    if (parties === null) return notFound(res);
+    checkLetterDay('date', day, parties);
+    const letter = await payoffLetter(from, res.locals.auth.accountId, parties, day);
+    ReadRouting.tell(res, from);
+    if (letter === null) return notFound(res);
+    res
+      .status(200)
+      .type('application/pdf')
+      .set('Cache-Control', 'private, no-store')
+      .set('Content-Disposition', `attachment; filename="${payoffLetterFileName(letter)}"`)
+      .send(await payoffLetterPdf(letter));
+  });
   router.get('/:id/ledger', ledgerRoute(ledgerJson));
 
   router.post('/', async (req, res) => {

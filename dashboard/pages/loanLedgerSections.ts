@@ -67,6 +67,7 @@ export function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView, out
     <dt class="total">Payoff on ${text(quote.as_of)}</dt><dd class="num total" data-quote="payoff"><strong>${cash(quote.payoff, viewer.currency)}</strong></dd>
     <dt>Per diem</dt><dd class="num" data-quote="per_diem">${cash(quote.per_diem, viewer.currency)}</dd>
   </dl>
+  <p><a class="payoff-letter" href="${loanPath(id)}/payoff-letter.pdf?date=${text(quote.as_of)}" download>Payoff letter (PDF)</a> <span class="hint">for ${text(quote.as_of)}: these figures on the lender's letterhead, with the per diem.</span></p>
   ${
     postable
       ? html`<form class="inline-form post-payoff" method="post" action="${loanPath(id)}/payoff" aria-label="Post this payoff">

@@ -15,6 +15,8 @@ import { AMOUNT_EXAMPLE, plainAmount } from '../moneyInput.js';
 import { addDays, payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
 import { sessionOf } from '../session.js';
 import { submitOnce } from '../formOnce.js';
+import { checkLetterDay, LETTER_PARTIES_FIELDS, letterPartiesOf, payoffLetter, payoffLetterFileName } from '../../app/payoffLetters.js';
+import { payoffLetterPdf } from '../../app/payoffLetterPdf.js';
 
 const PAGE_SIZE = 25;
 const MAX_PAGE = 1_000_000;
@@ -76,6 +78,7 @@ const LOAN_PAGE = `query LoanPage($id: uuid!) {
     address_details { address { id street1 city state zipcode valuations(order_by: [{report_date: desc}, {id: asc}], limit: 1) { value valuation_type report_date } insurances(order_by: [{expiration: desc}]) { carrier type coverage_amount expiration } } }
   }
 }`;
+const LETTER_PARTIES = `query LoanLetterParties($id: uuid!) { loan: loans_by_pk(id: $id) { ${LETTER_PARTIES_FIELDS} } }`;
 const LOAN_FIELDS = `query LoanFields($id: uuid!) {
   loan: loans_by_pk(id: $id) { id name status amount rate term frequency amortization regular_payment date_funded first_payment_date date_maturity custom_fields }
 }`;
@@ -321,6 +324,30 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
   }
 
   router.get('/:id', (req, res) => sendLoanPage(req, res, 200));
+
+  /**
+   * The payoff letter of the quote's day (`?date=`, default the business date): the same use case
+   * and PDF as `GET /api/loan/{id}/payoff?format=pdf`, the loan's parties read through the
+   * servicing view. A bad day, or one before funding, is a 400 page naming it.
+   */
+  router.get('/:id/payoff-letter.pdf', async (req, res) => {
+    const session = sessionOf(res);
+    const id = param(req, 'id');
+    const loan = UUID.test(id) ? row((await run(res, LETTER_PARTIES, { id })).loan) : null;
+    if (!loan) return notFoundPage(res, 'loan');
+    const parties = letterPartiesOf(loan);
+    let letter;
+    try {
+      const day = dayParameter('date', new Map(Object.entries(req.query)).get('date') || undefined);
+      checkLetterDay('Payoff date', day, parties);
+      letter = await payoffLetter(db, session.admin.accountId, parties, day);
+    } catch (error) {
+      if (!(error instanceof UserInputError)) throw error;
+      return void res.status(400).type('html').send(errorPage('The payoff letter could not be made', `${error.message}.`, session.viewer));
+    }
+    if (!letter) return void res.status(404).type('html').send(errorPage('No payoff letter', 'This loan has no schedule, so there is no payoff to quote.', session.viewer));
+    res.type('application/pdf').set('Content-Disposition', `attachment; filename="${payoffLetterFileName(letter)}"`).send(await payoffLetterPdf(letter));
+  });
 
   router.get('/:id/edit', async (req, res) => {
     const session = sessionOf(res);

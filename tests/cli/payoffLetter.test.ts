@@ -1,0 +1,81 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createAccount } from '../../app/accounts.js';
+import { createLoan } from '../../app/loanWrites.js';
+import { databaseSettingsFromEnv, migrate, openCommandDatabase, type Database } from '../../db/index.js';
+import { copyMigratedDataDir, createServerDatabase } from '../support/testDatabase.js';
+import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
+
+/**
+ * `loanql loan payoff-letter` as a process (docs/ledger.md, "Payoff letter"): SPEC §12 R5's
+ * on-time example written as a PDF file whose text totals 84,600.20 with its borrower; the
+ * mistakes a person types (a day before funding, a loan the account does not have, no --out)
+ * exit 2 with one line naming them, and no file is written.
+ */
+describe('loanql loan payoff-letter', { timeout: 300_000 }, () => {
+  let env: Record<string, string>;
+  let workDir: string;
+  let cleanUp: () => Promise<void> = async () => {};
+  let loan = '';
+  const cli = (...args: string[]): Promise<ProcessResult> => runCli(args, env, workDir);
+
+  before(async () => {
+    assertBuilt();
+    workDir = mkdtempSync(join(tmpdir(), 'loanql-payoff-letter-'));
+    if (process.env.TEST_DATABASE_URL) {
+      const created = await createServerDatabase(process.env.TEST_DATABASE_URL);
+      env = { DATABASE_URL: created.url };
+      cleanUp = () => created.drop();
+    } else {
+      env = { DATA_DIR: join(workDir, 'data') };
+      await copyMigratedDataDir(env.DATA_DIR!);
+    }
+    const opened = await openCommandDatabase(databaseSettingsFromEnv(env));
+    try {
+      const db: Database = opened.database;
+      await migrate(db);
+      const account = await createAccount(db, 'harbor', 'Harbor Private Lending');
+      loan = (await createLoan(db, account.id, { Name: 'Elm St refinance', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing', Borrower_Name: 'Ada Borrower' })).id;
+      await db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 8884.88), ($1, $2, '2026-03-15', 8884.88)`, [account.id, loan]);
+    } finally {
+      await opened.close();
+    }
+  });
+
+  after(async () => {
+    await cleanUp();
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it("writes R5's on-time letter (84,600.20 on 2026-03-31) to --out and says so", async () => {
+    const file = join(workDir, 'letter.pdf');
+    const written = await cli('loan', 'payoff-letter', '--account', 'harbor', '--loan', loan, '--date', '2026-03-31', '--out', file);
+    assert.equal(written.code, 0, written.stderr);
+    assert.equal(written.stdout, `payoff letter written to ${file}\nElm St refinance: payoff 84600.20 USD good through 2026-03-31, per diem 28.05\n`);
+    const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
+    const standardFontDataUrl = join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts') + '/';
+    const doc = await pdfjs.getDocument({ data: new Uint8Array(readFileSync(file)), standardFontDataUrl, useSystemFonts: false }).promise;
+    const text = (await (await doc.getPage(1)).getTextContent()).items.map((item) => ('str' in item ? item.str : '')).join(' ').replace(/\s+/g, ' ');
+    for (const fact of ['Harbor Private Lending', 'Borrower: Ada Borrower', 'Principal outstanding $84,151.39', 'Interest accrued to 2026-03-31 $448.81', 'Total to pay off on 2026-03-31 $84,600.20', 'Per diem: $28.05']) {
+      assert.ok(text.includes(fact), `${fact} in: ${text}`);
+    }
+  });
+
+  it('a day before funding, a loan the account does not have, and no --out exit 2 naming them, writing nothing', async () => {
+    const file = join(workDir, 'refused.pdf');
+    const early = await cli('loan', 'payoff-letter', '--account', 'harbor', '--loan', loan, '--date', '2026-01-14', '--out', file);
+    assert.equal(early.code, 2);
+    assert.equal(early.stderr, 'loanql: --date: 2026-01-14 is before the loan was funded (2026-01-15)\n');
+    const none = await cli('loan', 'payoff-letter', '--account', 'harbor', '--loan', '00000000-0000-4000-8000-000000000000', '--out', file);
+    assert.equal(none.code, 2);
+    assert.equal(none.stderr, 'loanql: account harbor has no loan 00000000-0000-4000-8000-000000000000\n');
+    const noOut = await cli('loan', 'payoff-letter', '--account', 'harbor', '--loan', loan);
+    assert.equal(noOut.code, 2);
+    assert.equal(noOut.stderr, 'loanql: --out is required\n');
+    assert.throws(() => readFileSync(file), /ENOENT/);
+  });
+});

@@ -1,0 +1,63 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { feeLabel, payoffLetterPdf } from '../../app/payoffLetterPdf.js';
+import type { PayoffLetter, UnpaidFee } from '../../app/payoffLetters.js';
+
+/**
+ * The payoff letter's PDF (docs/ledger.md, "Payoff letter") read back with pdfjs-dist as a viewer
+ * does, for what the HTTP tests (tests/api/payoffLetter.test.ts) do not reach: a loan owing many
+ * fees runs onto a second page with each fee's amount beside its label, a credit owed back adds
+ * to the total, and names with line breaks print on one line.
+ */
+async function pdfPages(bytes: Uint8Array): Promise<{ text: string; lines: Map<number, string[]> }[]> {
+  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const standardFontDataUrl = join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts') + '/';
+  const doc = await pdfjs.getDocument({ data: new Uint8Array(bytes), standardFontDataUrl, useSystemFonts: false }).promise;
+  const pages = [];
+  for (let number = 1; number <= doc.numPages; number += 1) {
+    const items = (await (await doc.getPage(number)).getTextContent()).items.flatMap((item) => ('str' in item && item.str.trim() ? [item] : []));
+    // Text by its line on the page (its baseline), so a label and its amount are seen together.
+    const lines = new Map<number, string[]>();
+    for (const item of items) {
+      const y = Math.round(item.transform[5] as number);
+      lines.set(y, [...(lines.get(y) ?? []), item.str]);
+    }
+    pages.push({ text: items.map((item) => item.str).join(' ').replace(/\s+/g, ' '), lines });
+  }
+  return pages;
+}
+
+function letter(fees: UnpaidFee[], overrides: Partial<PayoffLetter['figures']> = {}): PayoffLetter {
+  return {
+    lenderName: 'Harbor\nPrivate Lending',
+    currency: 'EUR',
+    issuedOn: '2026-04-01',
+    goodThrough: '2026-03-31',
+    loan: { loanId: '3f1c2a9e-0000-4000-8000-000000000001', loanName: 'Oak Ave\r\nsale', dateFunded: '2026-01-15', borrowers: ['Ben Borrower'], propertyAddresses: [] },
+    figures: { principalOutstanding: '92000.00', interestDue: '0.00', accruedInterest: '448.81', interestPaidAhead: '0.00', feesDue: '0.00', creditBalance: '0.00', payoff: '92448.81', perDiem: '28.05', ...overrides },
+    unpaidFees: fees,
+  };
+}
+
+describe('Payoff letter PDF', () => {
+  it('60 unpaid fees: a second page, every fee on one line with its amount, the total and per diem after them, pages numbered of the whole', async () => {
+    const fees: UnpaidFee[] = Array.from({ length: 60 }, (_, index) => ({ kind: 'late', rowNumber: index + 1, date: '2026-02-26', description: null, unpaid: '25.00' }));
+    const pages = await pdfPages(await payoffLetterPdf(letter(fees, { feesDue: '1500.00', payoff: '93948.81' })));
+    assert.equal(pages.length, 2);
+    const lines = pages.flatMap((page) => [...page.lines.values()].map((parts) => parts.join(' ')));
+    for (const fee of fees) assert.ok(lines.includes(`${feeLabel(fee)} €25.00`), feeLabel(fee));
+    assert.ok(pages[1]!.text.includes('Total to pay off on 2026-03-31 €93,948.81'), pages[1]!.text);
+    assert.ok(pages[1]!.text.includes('Per diem: €28.05 for each day after 2026-03-31'));
+    pages.forEach((page, index) => assert.match(page.text, new RegExp(`Harbor Private Lending - payoff letter 3f1c2a9e-0000-4000-8000-000000000001 - page ${index + 1} of 2`)));
+  });
+
+  it('a credit owed back (a refund beyond the credit) is added, not subtracted; nothing paid ahead is not listed; names print on one line', async () => {
+    const [page] = await pdfPages(await payoffLetterPdf(letter([{ kind: 'manual', rowNumber: null, date: '2026-03-02', description: 'Wire\nfee', unpaid: '35.00' }], { feesDue: '35.00', creditBalance: '-100.00', payoff: '92583.81' })));
+    assert.ok(page!.text.includes('Fees due €35.00 Wire fee, dated 2026-03-02 €35.00 Credit owed back (refunded beyond the credit) €100.00 Total to pay off on 2026-03-31 €92,583.81'), page!.text);
+    assert.doesNotMatch(page!.text, /paid on later instalments/);
+    assert.ok(page!.text.startsWith('Harbor Private Lending Amounts in EUR Payoff letter Issued 2026-04-01'), page!.text);
+    assert.ok(page!.text.includes('Oak Ave sale (3f1c2a9e-0000-4000-8000-000000000001)'));
+  });
+});
