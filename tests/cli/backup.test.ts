@@ -226,9 +226,12 @@ describe('loanql backup / restore', { timeout: 300_000 }, () => {
   });
 
   it('refuses an --out that exists, and a DATA_DIR of another PostgreSQL major version naming both', async () => {
-    const exists = await cli({ DATA_DIR: source }, 'backup', '--out', backupStopped);
+    const taken = join(workDir, 'taken.gz');
+    writeFileSync(taken, 'an earlier backup');
+    const exists = await cli({ DATA_DIR: source }, 'backup', '--out', taken);
     assert.equal(exists.code, 2);
-    assert.match(exists.stderr, /^loanql: --out .*stopped\.gz exists: a backup never overwrites a file; give another name\n$/);
+    assert.match(exists.stderr, /^loanql: --out .*taken\.gz exists: a backup never overwrites a file; give another name\n$/);
+    assert.equal(readFileSync(taken, 'utf8'), 'an earlier backup');
     const old = join(workDir, 'pg16');
     mkdirSync(old);
     writeFileSync(join(old, 'PG_VERSION'), '16\n');
