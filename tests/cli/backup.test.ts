@@ -68,28 +68,39 @@ describe('loanql backup / restore', { timeout: 300_000 }, () => {
 
   after(() => rmSync(workDir, { recursive: true, force: true }));
 
-  it('backs up through the running service while payments are posted: one snapshot, taken between them', async () => {
-    const service = await startService({ DATA_DIR: source }, await freePort(), workDir);
-    try {
-      const today = new Date().toISOString().slice(0, 10);
-      let stop = false;
-      let total = 0;
-      const postOne = async () => {
+  /**
+   * Runs `loanql backup --out file` on `env` while payments are posted to `service` one after
+   * another: 3 before it starts, as many as go through while it runs, 2 after it ended.
+   */
+  async function backupWhilePostingPayments(service: RunningService, env: Record<string, string>, file: string): Promise<{ backup: ProcessResult; before: number; duringOrAfter: number }> {
+    const today = new Date().toISOString().slice(0, 10);
+    let stop = false;
+    let total = 0;
+    const posting = (async () => {
+      while (!stop) {
         const loan = built.loans[total % built.loans.length]!;
         await graphData(service.url, built.key, `mutation($loan: uuid!, $date: date!) { insert_payments_one(object: {loan_id: $loan, date: $date, amount: "25.00", type: "regular", method: "ach"}) { id } }`, { loan, date: today });
         total++;
-      };
-      const posting = (async () => {
-        while (!stop) await postOne();
-      })();
-      while (total < 3) await new Promise((resolve) => setTimeout(resolve, 10));
-      posted.before = total;
-      const backup = await cli({ DATA_DIR: source }, 'backup', '--out', backupWhilePosting);
-      const atBackupEnd = total;
-      while (total < atBackupEnd + 2) await new Promise((resolve) => setTimeout(resolve, 10));
-      stop = true;
-      await posting;
-      posted.duringOrAfter = total - posted.before;
+      }
+    })();
+    const waitFor = async (count: number) => {
+      while (total < count) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    await waitFor(3);
+    const before = total;
+    const backup = await cli(env, 'backup', '--out', file);
+    await waitFor(total + 2);
+    stop = true;
+    await posting;
+    return { backup, before, duringOrAfter: total - before };
+  }
+
+  it('backs up through the running service while payments are posted: one snapshot, taken between them', async () => {
+    const service = await startService({ DATA_DIR: source }, await freePort(), workDir);
+    try {
+      const { backup, before, duringOrAfter } = await backupWhilePostingPayments(service, { DATA_DIR: source }, backupWhilePosting);
+      posted.before = before;
+      posted.duringOrAfter = duringOrAfter;
       assert.equal(backup.code, 0, backup.stdout + backup.stderr);
       assert.match(backup.stdout, /^backup written to .*while-posting\.gz: \d+ tables, \d+ rows, \d+ bytes; migrations up to 0\d{3}_\w+, taken at \d{4}-\d\d-\d\dT[\d:.]+Z \(PostgreSQL 18\.\d+\)\n$/);
       assert.equal(statSync(backupWhilePosting).mode & 0o777, 0o600, 'the backup is its owner\'s alone');
@@ -167,16 +178,36 @@ describe('loanql backup / restore', { timeout: 300_000 }, () => {
       assert.equal(restore.code, 0, restore.stdout + restore.stderr);
       const verify = await cli(restored, 'ledger', 'verify');
       assert.equal(verify.code, 0, verify.stdout + verify.stderr);
-      const service = await startService(restored, await freePort(), workDir);
-      try {
-        assert.deepEqual(await readsOf(service), liveReads);
-      } finally {
-        await service.stop();
-      }
       const again = join(workDir, 'from-postgres.gz');
       const backup = await cli(restored, 'backup', '--out', again);
       assert.equal(backup.code, 0, backup.stdout + backup.stderr);
       assert.deepEqual(rowsByTable(again), rowsByTable(backupStopped), 'PostgreSQL gives back the rows PGlite gave');
+      // On PostgreSQL the service's writes do not wait for the backup: its one snapshot is what
+      // keeps a payment and its allocation lines together (READ COMMITTED would read each batch as
+      // of its own moment).
+      const whilePosting = join(workDir, 'postgres-while-posting.gz');
+      const service = await startService(restored, await freePort(), workDir);
+      let posting: Awaited<ReturnType<typeof backupWhilePostingPayments>>;
+      try {
+        assert.deepEqual(await readsOf(service), liveReads);
+        posting = await backupWhilePostingPayments(service, restored, whilePosting);
+      } finally {
+        await service.stop();
+      }
+      assert.equal(posting.backup.code, 0, posting.backup.stdout + posting.backup.stderr);
+      const second = await createServerDatabase(process.env.TEST_DATABASE_URL!);
+      try {
+        const restoredAgain = { DATABASE_URL: second.url };
+        const restore2 = await cli(restoredAgain, 'restore', '--in', whilePosting);
+        assert.equal(restore2.code, 0, restore2.stdout + restore2.stderr);
+        const verify2 = await cli(restoredAgain, 'ledger', 'verify');
+        assert.equal(verify2.code, 0, verify2.stdout + verify2.stderr);
+        const payments = await withDatabase(restoredAgain, async (db) => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM payments')).rows[0]!.n));
+        const livePayments = await withDatabase(restored, async (db) => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM payments')).rows[0]!.n));
+        assert.ok(payments >= livePayments - posting.duringOrAfter && payments <= livePayments - 2, `${payments} restored, ${livePayments} live, ${posting.duringOrAfter} posted since the backup started`);
+      } finally {
+        await second.drop();
+      }
     } finally {
       await created.drop();
     }
