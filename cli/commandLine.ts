@@ -57,7 +57,8 @@ async function commandLine(argv: readonly string[], io: CommandLineIo): Promise<
   if (!command.needsDatabase) return (await run({ db: null as unknown as Database, out: io.out, err: io.err })) ?? 0;
   const opened = await openCommandDatabase(databaseSettingsFromEnv(io.env));
   try {
-    await migrate(opened.database);
+    // `migrate`, `backup` and `restore` take the database as they find it (cli/README.md).
+    if (!command.takesDatabaseAsIs) await migrate(opened.database);
     return (await run({ db: opened.database, out: io.out, err: io.err })) ?? 0;
   } finally {
     await opened.close();

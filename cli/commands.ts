@@ -1,6 +1,6 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import type { Database } from '../db/index.js';
+import { BackupFileError, checkBackupFileAt, knownMigrations, migrate, restoreBackupFile, RestoreRefusedError, writeBackupFile, type Database } from '../db/index.js';
 import { checkAccountSettingsText, checkAccountSlug, checkAdminCredentials, createAccount, createAdmin, findAccount, updateAccount, type AccountSettings } from '../app/accounts.js';
 import { UserInputError } from '../app/errors.js';
 import { CUSTOM_FIELD_TYPES, type CustomFieldType } from '../app/customFieldTypes.js';
@@ -78,6 +78,12 @@ interface CommandInfo {
   readonly description: string;
   readonly options: Readonly<Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>>;
   readonly needsDatabase: boolean;
+  /**
+   * The database is opened but not migrated first: `migrate` says what it applied, `backup` copies
+   * the database as it is (before an upgrade, say), `restore` migrates an empty one to its backup's
+   * migrations, no further. Every other command runs on a database brought up to date.
+   */
+  readonly takesDatabaseAsIs?: boolean;
 }
 
 /** A command as written below: `parse` reads its command line, `run` does the work with what `parse` returned. */
@@ -108,6 +114,16 @@ function command<Input>(spec: CommandSpec<Input>): Command {
       return (context) => run(context, input);
     },
   };
+}
+
+/** A backup or restore the file or the database refuses is the user's to fix: exit 2, one line. */
+async function refusalsAsInput<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof BackupFileError || error instanceof RestoreRefusedError) throw new UserInputError(error.message);
+    throw error;
+  }
 }
 
 /** The `parse` of a command that takes no arguments but its options. */
@@ -234,13 +250,58 @@ export const COMMANDS: Command[] = [
   command({
     words: ['migrate'],
     synopsis: 'migrate',
-    description: 'bring the database schema up to date',
+    description: 'bring the database schema up to date, naming the migrations applied',
     options: {},
     needsDatabase: true,
+    takesDatabaseAsIs: true,
     parse: noArguments,
-    async run({ out }) {
-      // main() has already migrated by the time a command runs.
-      out.write('database schema is up to date\n');
+    async run({ db, out }) {
+      const applied = await migrate(db);
+      if (!applied.length) out.write(`database schema is up to date: no migration was pending (the last is ${knownMigrations().at(-1)})\n`);
+      else out.write(`applied ${applied.length} migration${applied.length === 1 ? '' : 's'}: ${applied.join(', ')}\ndatabase schema is up to date\n`);
+    },
+  }),
+  command({
+    words: ['backup'],
+    synopsis: 'backup --out FILE',
+    description:
+      "write every table to a new gzipped FILE from one consistent snapshot, while the service runs (the embedded database's requests wait while it reads); FILE holds the lender's data and secrets as stored: keep it private",
+    options: { out: { type: 'string' } },
+    needsDatabase: true,
+    takesDatabaseAsIs: true,
+    parse(line) {
+      atMostPositionals(line, 0);
+      const out = required(line, 'out');
+      if (existsSync(out)) throw new UserInputError(`--out ${out} exists: a backup never overwrites a file; give another name`);
+      return out;
+    },
+    async run({ db, out }, file) {
+      const written = await refusalsAsInput(writeBackupFile(db, file));
+      out.write(
+        `backup written to ${file}: ${written.tables} tables, ${written.rows} rows, ${written.bytes} bytes; ` +
+          `migrations up to ${written.header.lastMigration}, taken at ${written.header.takenAt} (PostgreSQL ${written.header.postgres})\n`,
+      );
+    },
+  }),
+  command({
+    words: ['restore'],
+    synopsis: 'restore --in FILE',
+    description:
+      "load a backup into an empty database (a new DATA_DIR or PostgreSQL database) in one transaction, migrated to the backup's migrations, then to this version's; a damaged file, a database with accounts or a backup from a newer version is refused, nothing written",
+    options: { in: { type: 'string' } },
+    needsDatabase: true,
+    takesDatabaseAsIs: true,
+    async parse(line) {
+      atMostPositionals(line, 0);
+      const file = required(line, 'in');
+      // The whole file is read once before the database is opened (or a new DATA_DIR made).
+      await refusalsAsInput(checkBackupFileAt(file));
+      return file;
+    },
+    async run({ db, out }, file) {
+      const restored = await refusalsAsInput(restoreBackupFile(db, file));
+      const after = restored.migratedAfter.length ? `; then applied ${restored.migratedAfter.length} later migration${restored.migratedAfter.length === 1 ? '' : 's'}, to ${restored.migratedAfter.at(-1)}` : '';
+      out.write(`restored ${restored.rows} rows in ${restored.tables} tables from ${file} (taken at ${restored.header.takenAt}, migrations up to ${restored.header.lastMigration})${after}\n`);
     },
   }),
   command({

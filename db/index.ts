@@ -3,7 +3,7 @@ export type { Database, DatabaseKind, PoolStatus, Queryable, QueryOptions, Query
 export { queryInOrder, queryThenCommit, queryWrite, StatementFailed } from './database.js';
 export { CONFLICT_ATTEMPTS, isWriteConflict, retryWriteConflicts } from './conflictRetry.js';
 export { DataDirBusyError } from './dataDirLock.js';
-export { DatabaseNewerThanBuildError, migrate, MigrationFailedError } from './migrate.js';
+export { DatabaseNewerThanBuildError, knownMigrations, migrate, MigrationFailedError } from './migrate.js';
 export { ping } from './ping.js';
 export { analyzeGrownTables, keepStatisticsFresh, type StatisticsUpkeepOptions } from './statisticsUpkeep.js';
 export { databaseSettingsFromEnv, openCommandDatabase, openPgliteDatabase, openServiceDatabase, sharedBuffersOf, type DatabaseSettings, type OpenedDatabase } from './openDatabase.js';
@@ -13,3 +13,4 @@ export { databaseInTransaction } from './transactionDatabase.js';
 export { DatabaseUnavailableError, isConnectionError } from './unavailable.js';
 export { isStatementTimeout } from './statementTimeout.js';
 export { formatLsn, parseLsn, ReadReplicas, RoutedDatabase, type Lsn, type ReadReplicaSettings, type ReplicaHealth } from './readReplicas.js';
+export { BackupFileError, checkBackupFileAt, restoreBackupFile, RestoreRefusedError, writeBackupFile, type BackupHeader, type BackupSummary, type RestoreSummary } from './backup.js';

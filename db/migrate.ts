@@ -1,4 +1,4 @@
-import type { Database } from './database.js';
+import type { Database, Queryable } from './database.js';
 
 /**
  * Every migration, in order, by the name of its module in `migrations/` (which exports the same
@@ -110,30 +110,44 @@ export class MigrationFailedError extends Error {
  * Returns the names of the migrations it applied.
  */
 export async function migrate(database: Database): Promise<string[]> {
-  const ran = await database.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock(4242001)');
-    await tx.query(`CREATE TABLE IF NOT EXISTS loanql_migrations (
-      name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const { rows } = await tx.query<{ name: string }>('SELECT name FROM loanql_migrations ORDER BY name');
-    const applied = new Set(rows.map((row) => row.name));
-    const known = new Set(MIGRATIONS);
-    const unknown = rows.map((row) => row.name).filter((name) => !known.has(name));
-    if (unknown.length) throw new DatabaseNewerThanBuildError(unknown);
-    const pending = MIGRATIONS.filter((name) => !applied.has(name));
-    for (const name of pending) {
-      try {
-        const migration = (await import(`./migrations/${name}.js`)) as { readonly name: string; readonly sql: string };
-        if (migration.name !== name) throw new Error(`db/migrations/${name} names itself ${migration.name}`);
-        await tx.script(migration.sql);
-        await tx.query('INSERT INTO loanql_migrations (name) VALUES ($1)', [migration.name]);
-      } catch (error) {
-        throw new MigrationFailedError(name, pending, error);
-      }
-    }
-    return pending;
-  });
+  const ran = await database.transaction(async (tx) => migrateInTransaction(tx));
   // A migration may create or fill tables: fresh statistics for the planner (PGlite has no
   // autovacuum to gather them). Only when something ran, so a start with nothing to do stays fast.
   if (ran.length) await database.query('ANALYZE');
   return ran;
+}
+
+/** The names of every migration this build knows, in order (a backup's header is checked against them). */
+export function knownMigrations(): readonly string[] {
+  return MIGRATIONS;
+}
+
+/**
+ * `migrate`'s work inside the caller's transaction `tx`: takes the advisory lock, refuses a newer
+ * database, and applies the pending migrations — all of them, or those up to and including `upTo`
+ * (a restore brings an empty database to its backup's schema, no further). Returns their names.
+ */
+export async function migrateInTransaction(tx: Queryable, upTo?: string): Promise<string[]> {
+  await tx.query('SELECT pg_advisory_xact_lock(4242001)');
+  await tx.query(`CREATE TABLE IF NOT EXISTS loanql_migrations (
+    name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+  const { rows } = await tx.query<{ name: string }>('SELECT name FROM loanql_migrations ORDER BY name');
+  const applied = new Set(rows.map((row) => row.name));
+  const known = new Set(MIGRATIONS);
+  const unknown = rows.map((row) => row.name).filter((name) => !known.has(name));
+  if (unknown.length) throw new DatabaseNewerThanBuildError(unknown);
+  const last = upTo === undefined ? MIGRATIONS.length : MIGRATIONS.indexOf(upTo) + 1;
+  if (last === 0) throw new Error(`no migration is named ${upTo}`);
+  const pending = MIGRATIONS.slice(0, last).filter((name) => !applied.has(name));
+  for (const name of pending) {
+    try {
+      const migration = (await import(`./migrations/${name}.js`)) as { readonly name: string; readonly sql: string };
+      if (migration.name !== name) throw new Error(`db/migrations/${name} names itself ${migration.name}`);
+      await tx.script(migration.sql);
+      await tx.query('INSERT INTO loanql_migrations (name) VALUES ($1)', [migration.name]);
+    } catch (error) {
+      throw new MigrationFailedError(name, pending, error);
+    }
+  }
+  return pending;
 }

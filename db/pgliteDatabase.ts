@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite, types, type PGliteOptions } from '@electric-sql/pglite';
 import { citext } from '@electric-sql/pglite/contrib/citext';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
@@ -55,6 +57,31 @@ export interface PgliteOptions {
 }
 
 /**
+ * The PostgreSQL major version of this build's PGlite (0.5.14 runs PostgreSQL 18.6): the only one
+ * whose data directories it can open (`tests/cli/backup.test.ts` checks a new one says so).
+ */
+export const EMBEDDED_POSTGRES_MAJOR = '18';
+
+/**
+ * Refuses a data directory another PostgreSQL major version made (its `PG_VERSION`), naming both
+ * and the way over — PGlite itself only fails with "PGlite failed to initialize properly". A
+ * directory without the file is new (PGlite makes it).
+ */
+function refuseOtherPostgresMajor(dataDir: string): void {
+  let version: string;
+  try {
+    version = readFileSync(join(dataDir, 'PG_VERSION'), 'utf8').trim();
+  } catch {
+    return;
+  }
+  if (version === EMBEDDED_POSTGRES_MAJOR) return;
+  throw new Error(
+    `DATA_DIR ${dataDir} holds a PostgreSQL ${version.slice(0, 20)} database, and this loanql's embedded PostgreSQL is ${EMBEDDED_POSTGRES_MAJOR}: it cannot open it. ` +
+      `Take a backup with the loanql version that made it (\`loanql backup --out FILE\`; for a version without it, README "Backups"), then \`loanql restore --in FILE\` into a new DATA_DIR with this one`,
+  );
+}
+
+/**
  * Opens embedded PostgreSQL (PGlite). `dataDir` undefined means in memory (tests).
  * PGlite serialises all work on its single session: plain queries wait for open transactions.
  * Its files in `dataDir` are the service user's only (`dataDirMode.ts`).
@@ -78,6 +105,7 @@ export async function openPgliteDatabase(dataDir: string | undefined, loadDataDi
   let pglite: PGlite;
   const opening = statementProfileOn ? cpuNow() : 0;
   if (dataDir) {
+    refuseOtherPostgresMajor(dataDir);
     // Owner-only files (dataDirMode.ts): 0700 directory, umask 077 while PGlite unpacks, chmod -R go-rwx.
     secureDataDir(dataDir);
     pglite = await withPrivateUmask(create);

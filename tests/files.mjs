@@ -34,7 +34,7 @@ const SLOWEST = [
   ['tests/engine/mutationModel.test.ts', 'tests/db/seed.test.ts'], // 18 + 17
   ['tests/cli/ledger.test.ts', 'tests/webhooks/processes.test.ts', 'tests/cli/lifecycle.test.ts', 'tests/cli/investors.test.ts'], // 14 + 13 with their children; 17 s
   ['tests/engine/metadataReload.test.ts', 'tests/cli/schedulesRegenerate.test.ts', 'tests/engine/patternLimits.test.ts', 'tests/fuzz/inputFuzz.test.ts'], // 18 with their children + 20
-  ['tests/roles/generatedRoles.test.ts', 'tests/roles/investorKey.test.ts'], // 19 with their children
+  ['tests/roles/generatedRoles.test.ts', 'tests/roles/investorKey.test.ts', 'tests/cli/backup.test.ts'], // 19 with their children; backup about 30 with its two services and CLIs
   ['tests/dashboard/servicingBrowser.test.ts', 'tests/dashboard/consoleMetadataBrowser.test.ts'], // 18 with Chromium's share
   ['tests/db/feeJob.test.ts', 'tests/db/feeJobForward.test.ts', 'tests/cli/productSettings.test.ts', 'tests/engine/explain.test.ts', 'tests/engine/daysPastDue.test.ts', 'tests/api/delinquencyExamples.test.ts'], // 20 + 15
 ];

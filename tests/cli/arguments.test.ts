@@ -23,6 +23,10 @@ const SECRET_KEY = `lq_abcd1234_${'S3cret'.repeat(7)}x`;
 /** One mistake per command at least (every command refuses a stray argument). */
 const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['migrate', 'now'], /too many arguments: this command takes no arguments besides its options, not 1/],
+  [['backup'], /--out is required/],
+  [['backup', '--out', 'loanql.gz', 'now'], /too many arguments/],
+  [['restore'], /--in is required/],
+  [['restore', '--in', '/nonexistent/loanql.gz'], /^loanql: cannot read \/nonexistent\/loanql\.gz: ENOENT/m],
   [['account', 'create'], /the account slug is required/],
   [['account', 'create', 'Not A Slug'], /account slug "Not A Slug" must be lower-case letters/],
   [['account', 'create', 'euro', '--currency', 'EURO'], /currency "EURO" is not an ISO 4217 code/],
