@@ -41,19 +41,18 @@ export function classifyWriteError(
       const referring = typeof pgError.table === 'string' && written === collection && pgError.table !== collection.table ? pgError.table : written.name;
       return fail('foreign-key-violation', `a ${collection.name} record is still referred to by ${referring} records${fields.length ? ` (their ${fields.join(', ')})` : ''}; nothing was deleted`, { fields, referred_by: referring });
     }
-    case '23514':
+    case '23514': {
       if (constraintName === 'payments_reversal_final')
         return fail('check-violation', 'date_reversed: the payment is already reversed; a reversal is final (it cannot be reversed again, re-dated or undone)', { fields: ['date_reversed'] });
-      {
-        const rule = RULE_SENTENCES.get(constraintName);
-        if (rule) return fail('check-violation', `${rule.field}: ${rule.sentence}`, { fields: [rule.field], constraint: constraintName });
-      }
       // A rule a trigger checks raises its own sentence for the client (`RAISE … USING ERRCODE =
       // 'check_violation'`: "a refund of 50.00 is more than the loan's credit balance of 0.00 on
       // …"); PostgreSQL's words for a CHECK constraint name its table instead, so those get ours.
       if (typeof pgError.message === 'string' && pgError.message !== '' && !BUILT_IN_CHECK_MESSAGE.test(pgError.message))
         return fail('check-violation', `${named}: ${pgError.message}`, { fields, constraint: constraintName });
+      const rule = RULE_SENTENCES.get(constraintName);
+      if (rule) return fail('check-violation', `${rule.field}: ${rule.sentence}`, { fields: [rule.field], constraint: constraintName });
       return fail('check-violation', `${named}: the value breaks the rule ${constraintName || 'of the table'}`, { fields, constraint: constraintName });
+    }
     case '23502':
       return fail('validation-failed', `${named}: a value is required`, { fields });
     case '23P01':
@@ -113,7 +112,8 @@ function collectionOfTable(metadata: Metadata, schema: string | null, table: str
  * message names only the rule, and before session 38 the answer did too ("date_reversed, date:
  * the value breaks the rule payments_reversed_after_posting"). The field the rule is about comes
  * first, as a trigger's sentence names its column; the dashboard's forms say the same in a clerk's
- * words (dashboard/servicingData.ts). A constraint not listed keeps the generic answer below.
+ * words (dashboard/servicingData.ts). Used only for PostgreSQL's own words (a trigger's sentence
+ * raised under the same name is kept); a constraint not listed keeps the generic answer.
  */
 const RULE_SENTENCES: ReadonlyMap<string, { readonly field: string; readonly sentence: string }> = new Map([
   ['payments_reversed_after_posting', { field: 'date_reversed', sentence: 'a payment is reversed on or after its own date, not before' }],
