@@ -62,6 +62,7 @@ const MIGRATIONS: readonly string[] = [
   '0061_payment_needs_schedule',
   '0063_custom_field_values_checked',
   '0064_custom_field_values_as_rest',
+  '0065_payment_date_within_a_year',
   '0066_unremitted_lines_covering',
 ];
 

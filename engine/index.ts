@@ -3,6 +3,7 @@ export { GraphEngine, type Admit, type RespondOptions } from './execute/graphEng
 export { DEFAULT_MAX_BATCH_SIZE, DEFAULT_MAX_QUERY_COST, type EngineOptions } from './execute/engineOptions.js';
 export { DEFAULT_MAX_FIELDS } from './validation/maxFieldsRule.js';
 export { DEFAULT_MAX_ROOT_FIELDS } from './validation/maxRootFieldsRule.js';
+export { STREAM_BATCH_MAX } from './plan/argumentValues.js';
 export type { GraphRequest } from './execute/checkEnvelope.js';
 export type { PreparedRequest } from './execute/prepareRequest.js';
 export type { Principal } from './execute/bindParam.js';

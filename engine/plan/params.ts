@@ -16,6 +16,8 @@ export type Param =
       readonly oneOf?: readonly string[];
       /** A regular expression or SIMILAR TO pattern, checked when bound (engine/plan/patternCost.ts). */
       readonly pattern?: PatternDialect;
+      /** A computed field's date argument, by the name its error gives (`as_of of payoff`): a day of SERVICING_YEARS, checked when bound (servicingDay.ts). */
+      readonly servicingDay?: string;
     }
   /** A list whose items are parameters (a literal list holding variables). */
   | { readonly kind: 'list'; readonly items: readonly Param[] }

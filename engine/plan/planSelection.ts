@@ -9,6 +9,7 @@ import type { Param } from './params.js';
 import type { listQueryPlanner } from './planListQuery.js';
 import type { ErrorCode } from '../errorCode.js';
 import { parseJsonPath } from './jsonPath.js';
+import { servicingDayProblem } from './servicingDay.js';
 
 /** Selection sets → `Selection` (columns, computed fields, relationships) and `AggregateSelection`. */
 export function selectionPlanner(
@@ -44,9 +45,19 @@ export function selectionPlanner(
     const args = new Map<string, Param>();
     for (const [name, type] of types) {
       const value = (values as Record<string, ArgValue>)[name];
-      if (value !== undefined && value !== null) args.set(name, atArgument(node, 'args', () => toParam(value, SCALAR_FOR_TYPE[type])));
+      if (value === undefined || value === null) continue;
+      const param = atArgument(node, 'args', () => toParam(value, SCALAR_FOR_TYPE[type]));
+      args.set(name, type === 'date' ? servicingDay(node, `${name} of ${node.name.value}`, param) : param);
     }
     return args;
+  }
+
+  /** A date argument of a computed field: a literal checked now, a variable marked to be checked when bound (servicingDay.ts). */
+  function servicingDay(node: FieldNode, argument: string, param: Param): Param {
+    if (param.kind === 'var') return { ...param, servicingDay: argument };
+    const problem = param.kind === 'const' ? servicingDayProblem(argument, param.value) : null;
+    if (problem) throw new GraphQLError(problem, { nodes: node.arguments?.find((a) => a.name.value === 'args') ?? node, extensions: { code: 'validation-failed' satisfies ErrorCode } });
+    return param;
   }
 
   function planSelection(collection: Collection, fields: Map<string, FieldNode[]>): Selection {

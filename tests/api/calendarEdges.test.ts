@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { graphBody } from '../support/graphData.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
+import { installTestClock, setTestClock } from '../support/testClock.js';
 
 /**
  * The calendar as a lender's developer and a clerk meet it (SPEC §7, §12): a loan's dates, the
@@ -13,6 +14,7 @@ let s: KeyedService;
 before(async () => {
   s = await startKeyedService();
   await s.db.query(`INSERT INTO products (account_id, name, is_default) VALUES ($1, 'Default', true) ON CONFLICT DO NOTHING`, [s.accountId]);
+  await installTestClock(s.db);
 });
 after(() => s?.close());
 
@@ -64,8 +66,14 @@ describe("A loan's dates are days its payments and ledger take (the years 1900�
     const last = await s.rest.post('/api/loan', { ...TERMS, Date_Funded: '2998-12-31' });
     assert.equal(last.status, 201, last.text);
     assert.equal(last.json.loan.date_maturity, '2999-12-31');
-    const paid = await graph(`mutation ($loan: uuid!) { insert_payments_one(object: {loan_id: $loan, date: "2999-12-31", amount: "20000.00"}) { id } }`, { loan: last.json.loan.id });
-    assert.equal(paid.errors, undefined, JSON.stringify(paid));
+    // A payment is dated at most a year after the business date (migration 0065): paid in 2999.
+    await setTestClock(s.db, '2999-06-30');
+    try {
+      const paid = await graph(`mutation ($loan: uuid!) { insert_payments_one(object: {loan_id: $loan, date: "2999-12-31", amount: "20000.00"}) { id } }`, { loan: last.json.loan.id });
+      assert.equal(paid.errors, undefined, JSON.stringify(paid));
+    } finally {
+      await setTestClock(s.db, null);
+    }
   });
 
   it("a PATCH moving a loan's dates out of them is refused and changes nothing; a legacy loan dated outside them can still be renamed", async () => {

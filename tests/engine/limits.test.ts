@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getIntrospectionQuery } from 'graphql';
-import { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, GraphEngine, RequestError } from '../../engine/index.js';
+import { DEFAULT_MAX_FIELDS, DEFAULT_MAX_QUERY_COST, DEFAULT_MAX_ROOT_FIELDS, GraphEngine, RequestError, STREAM_BATCH_MAX } from '../../engine/index.js';
 import { assumeEmptyCatalogue, loadMetadataFile } from '../../metadata/index.js';
 import { ALL_QUERIES } from '../../bench/queries.js';
 import { METADATA_PATH } from '../support/http.js';
@@ -124,6 +124,21 @@ describe('Limits: cost, root fields and fields are checked before anything runs'
       assert.match(error.message, /^batch_size 101 is over the maximum of 100 rows per list \(MAX_ROWS\)/);
       return true;
     });
+  });
+
+  it(`a stream's batch_size is at most ${STREAM_BATCH_MAX} rows with MAX_ROWS unset, and at most MAX_ROWS when it is set (also above ${STREAM_BATCH_MAX})`, () => {
+    const stream = (size: number) => ({ query: `subscription { payments_stream(batch_size: ${size}, cursor: {initial_value: {posted_at: "2020-01-01T00:00:00Z"}}) { posted_at } }` });
+    const unset = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 12, maxRows: null, planCacheSize: 10 });
+    assert.equal(unset.prepareSubscription(stream(STREAM_BATCH_MAX), ACCOUNT).kind, 'statement');
+    // Before session 38: any batch up to 2147483647 (100,000 payments: 7.9 s and 245 MB for one message).
+    assert.throws(() => unset.prepareSubscription(stream(100_000), ACCOUNT), (error: RequestError) => {
+      assert.deepEqual(codesOf(error), ['validation-failed']);
+      assert.match(error.message, /^batch_size 100000 is over the maximum of 1000 rows per stream batch \(MAX_ROWS, when set, is the maximum instead\)/);
+      return true;
+    });
+    const larger = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 12, maxRows: 5000, planCacheSize: 10 });
+    assert.equal(larger.prepareSubscription(stream(5000), ACCOUNT).kind, 'statement');
+    assert.throws(() => larger.prepareSubscription(stream(5001), ACCOUNT), /batch_size 5001 is over the maximum of 5000 rows per list \(MAX_ROWS\)/);
   });
 
   it(`refuses more than ${DEFAULT_MAX_FIELDS} fields (MAX_QUERY_FIELDS), counting every fragment spread, before validating`, () => {
