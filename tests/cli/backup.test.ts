@@ -6,12 +6,13 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { createApiKey } from '../../app/apiKeys.js';
 import { verifyLedgers } from '../../app/ledgerVerify.js';
-import { databaseSettingsFromEnv, openCommandDatabase, restoreBackupFile, type Database } from '../../db/index.js';
+import { restoreBackupFile } from '../../db/index.js';
 import { EMBEDDED_POSTGRES_MAJOR } from '../../db/pgliteDatabase.js';
 import { graphData } from '../support/graphData.js';
 import { seedAccount } from '../support/seededService.js';
 import { copyBuiltDataDir, copyMigratedDataDir, createServerDatabase, openEmptyTestDatabase } from '../support/testDatabase.js';
 import { assertBuilt, freePort, runCli, startService, type ProcessResult, type RunningService } from '../support/processes.js';
+import { withCommandDatabase } from '../support/commandDatabase.js';
 
 /**
  * `loanql backup --out FILE` and `loanql restore --in FILE` as processes (README "Backups"): a
@@ -42,14 +43,7 @@ describe('loanql backup / restore', { timeout: 300_000 }, () => {
     return { graph, rest: await rest.json() };
   }
 
-  async function withDatabase<T>(env: Record<string, string>, work: (db: Database) => Promise<T>): Promise<T> {
-    const opened = await openCommandDatabase(databaseSettingsFromEnv(env));
-    try {
-      return await work(opened.database);
-    } finally {
-      await opened.close();
-    }
-  }
+  const withDatabase = withCommandDatabase;
 
   before(async () => {
     assertBuilt();

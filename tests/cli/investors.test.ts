@@ -1,13 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAccount } from '../../app/accounts.js';
 import { createLoan } from '../../app/loanWrites.js';
-import { databaseSettingsFromEnv, migrate, openCommandDatabase, type Database } from '../../db/index.js';
-import { copyMigratedDataDir, createServerDatabase } from '../support/testDatabase.js';
+import { migrate, type Database } from '../../db/index.js';
 import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
+import { commandEnvironment, withCommandDatabase } from '../support/commandDatabase.js';
 
 /**
  * `loanql investors statement` and `loanql remittance run|mark` as processes (issue 32): the
@@ -22,26 +21,13 @@ describe('loanql investors statement / remittance', { timeout: 300_000 }, () => 
   let cy = '';
   const cli = (...args: string[]): Promise<ProcessResult> => runCli(args, env, workDir);
 
-  async function withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
-    const opened = await openCommandDatabase(databaseSettingsFromEnv(env));
-    try {
-      return await work(opened.database);
-    } finally {
-      await opened.close();
-    }
-  }
+  const withDatabase = <T>(work: (db: Database) => Promise<T>): Promise<T> => withCommandDatabase(env, work);
 
   before(async () => {
     assertBuilt();
-    workDir = mkdtempSync(join(tmpdir(), 'loanql-investors-'));
-    if (process.env.TEST_DATABASE_URL) {
-      const created = await createServerDatabase(process.env.TEST_DATABASE_URL);
-      env = { DATABASE_URL: created.url };
-      cleanUp = () => created.drop();
-    } else {
-      env = { DATA_DIR: join(workDir, 'data') };
-      await copyMigratedDataDir(env.DATA_DIR!); // first start is not this file's subject
-    }
+    const environment = await commandEnvironment('loanql-investors-');
+    ({ workDir, env } = environment);
+    cleanUp = environment.remove;
     await withDatabase(async (db) => {
       await migrate(db);
       const account = await createAccount(db, 'harbor', 'Harbor Private Lending');
@@ -68,7 +54,6 @@ describe('loanql investors statement / remittance', { timeout: 300_000 }, () => 
 
   after(async () => {
     await cleanUp();
-    rmSync(workDir, { recursive: true, force: true });
   });
 
   it('prints the statement as a table and CSV, and writes the PDF with --out', async () => {

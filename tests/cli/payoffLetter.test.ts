@@ -1,14 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createAccount } from '../../app/accounts.js';
 import { createLoan } from '../../app/loanWrites.js';
-import { databaseSettingsFromEnv, migrate, openCommandDatabase, type Database } from '../../db/index.js';
-import { copyMigratedDataDir, createServerDatabase } from '../support/testDatabase.js';
+import { migrate } from '../../db/index.js';
 import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
+import { commandEnvironment, withCommandDatabase } from '../support/commandDatabase.js';
 
 /**
  * `loanql loan payoff-letter` as a process (docs/ledger.md, "Payoff letter"): SPEC §12 R5's
@@ -25,30 +24,19 @@ describe('loanql loan payoff-letter', { timeout: 300_000 }, () => {
 
   before(async () => {
     assertBuilt();
-    workDir = mkdtempSync(join(tmpdir(), 'loanql-payoff-letter-'));
-    if (process.env.TEST_DATABASE_URL) {
-      const created = await createServerDatabase(process.env.TEST_DATABASE_URL);
-      env = { DATABASE_URL: created.url };
-      cleanUp = () => created.drop();
-    } else {
-      env = { DATA_DIR: join(workDir, 'data') };
-      await copyMigratedDataDir(env.DATA_DIR!);
-    }
-    const opened = await openCommandDatabase(databaseSettingsFromEnv(env));
-    try {
-      const db: Database = opened.database;
+    const environment = await commandEnvironment('loanql-payoff-letter-');
+    ({ workDir, env } = environment);
+    cleanUp = environment.remove;
+    await withCommandDatabase(env, async (db) => {
       await migrate(db);
       const account = await createAccount(db, 'harbor', 'Harbor Private Lending');
       loan = (await createLoan(db, account.id, { Name: 'Elm St refinance', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing', Borrower_Name: 'Ada Borrower' })).id;
       await db.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 8884.88), ($1, $2, '2026-03-15', 8884.88)`, [account.id, loan]);
-    } finally {
-      await opened.close();
-    }
+    });
   });
 
   after(async () => {
     await cleanUp();
-    rmSync(workDir, { recursive: true, force: true });
   });
 
   it("writes R5's on-time letter (84,600.20 on 2026-03-31) to --out and says so", async () => {

@@ -1,13 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createAccount } from '../../app/accounts.js';
 import { createLoan } from '../../app/loanWrites.js';
-import { databaseSettingsFromEnv, migrate, openCommandDatabase, type Database } from '../../db/index.js';
-import { copyMigratedDataDir, createServerDatabase } from '../support/testDatabase.js';
+import { migrate, type Database } from '../../db/index.js';
 import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
+import { commandEnvironment, withCommandDatabase } from '../support/commandDatabase.js';
 
 /**
  * `loanql product settings` and `loanql product set` as processes (issue 29): the same table and
@@ -22,26 +19,13 @@ describe('loanql product settings / set', { timeout: 180_000 }, () => {
   let loanId = '';
   const cli = (...args: string[]): Promise<ProcessResult> => runCli(args, env, workDir);
 
-  async function withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
-    const opened = await openCommandDatabase(databaseSettingsFromEnv(env));
-    try {
-      return await work(opened.database);
-    } finally {
-      await opened.close();
-    }
-  }
+  const withDatabase = <T>(work: (db: Database) => Promise<T>): Promise<T> => withCommandDatabase(env, work);
 
   before(async () => {
     assertBuilt();
-    workDir = mkdtempSync(join(tmpdir(), 'loanql-product-'));
-    if (process.env.TEST_DATABASE_URL) {
-      const created = await createServerDatabase(process.env.TEST_DATABASE_URL);
-      env = { DATABASE_URL: created.url };
-      cleanUp = () => created.drop();
-    } else {
-      env = { DATA_DIR: join(workDir, 'data') };
-      await copyMigratedDataDir(env.DATA_DIR!); // first start is not this file's subject
-    }
+    const environment = await commandEnvironment('loanql-product-');
+    ({ workDir, env } = environment);
+    cleanUp = environment.remove;
     await withDatabase(async (db) => {
       await migrate(db);
       const account = await createAccount(db, 'acme');
@@ -52,7 +36,6 @@ describe('loanql product settings / set', { timeout: 180_000 }, () => {
 
   after(async () => {
     await cleanUp();
-    rmSync(workDir, { recursive: true, force: true });
   });
 
   it('prints each setting with its value and default; refuses a bad value (exit 2, named, nothing written); sets values and replays', async () => {

@@ -1,13 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { findAccount } from '../../app/accounts.js';
 import { createLoan } from '../../app/loanWrites.js';
-import { databaseSettingsFromEnv, openCommandDatabase, type Database } from '../../db/index.js';
-import { copyMigratedDataDir, createServerDatabase } from '../support/testDatabase.js';
+import { type Database } from '../../db/index.js';
 import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
+import { commandEnvironment, withCommandDatabase } from '../support/commandDatabase.js';
 
 /**
  * `loanql schedules regenerate` as a process: loans whose stored schedules were made under the
@@ -26,14 +23,7 @@ describe('loanql schedules regenerate', { timeout: 300_000 }, () => {
   const ids = { tie: '', monthEnd: '', early: '', unchanged: '', refused: '', curtailed: '', paidOff: '' };
 
   /** Works on the database in this process; closed before any CLI runs (the embedded one has one user at a time). */
-  async function withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
-    const opened = await openCommandDatabase(databaseSettingsFromEnv(env));
-    try {
-      return await work(opened.database);
-    } finally {
-      await opened.close();
-    }
-  }
+  const withDatabase = <T>(work: (db: Database) => Promise<T>): Promise<T> => withCommandDatabase(env, work);
 
   async function state(db: Database): Promise<unknown> {
     const loans = await db.query(`SELECT id, regular_payment::text, date_maturity::text, updated_at::text FROM loans ORDER BY id`);
@@ -44,15 +34,9 @@ describe('loanql schedules regenerate', { timeout: 300_000 }, () => {
 
   before(async () => {
     assertBuilt();
-    workDir = mkdtempSync(join(tmpdir(), 'loanql-regen-'));
-    if (process.env.TEST_DATABASE_URL) {
-      const created = await createServerDatabase(process.env.TEST_DATABASE_URL);
-      env = { DATABASE_URL: created.url };
-      cleanUp = () => created.drop();
-    } else {
-      env = { DATA_DIR: join(workDir, 'data') };
-      await copyMigratedDataDir(env.DATA_DIR!); // first start is not this file's subject
-    }
+    const environment = await commandEnvironment('loanql-regen-');
+    ({ workDir, env } = environment);
+    cleanUp = environment.remove;
     const made = await cli('account', 'create', 'acme');
     assert.equal(made.code, 0, made.stderr);
 
@@ -96,7 +80,6 @@ describe('loanql schedules regenerate', { timeout: 300_000 }, () => {
 
   after(async () => {
     await cleanUp();
-    if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 
   it('--dry-run counts the loans that would change and writes nothing', async () => {
