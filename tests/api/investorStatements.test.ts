@@ -1,12 +1,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { createApiKey } from '../../app/apiKeys.js';
 import { updateAccount } from '../../app/accounts.js';
 import { restClient, type RestClient } from '../support/restClient.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
+import { pdfPages } from '../support/pdfText.js';
 
 /**
  * Issue 32: investor statements and the remittance run over HTTP, on distribution lines the
@@ -88,15 +88,8 @@ function totalLine(csv: string): string[] {
 }
 
 async function pdfText(bytes: Uint8Array): Promise<{ pages: number; text: string }> {
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const standardFontDataUrl = join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts') + '/';
-  const doc = await pdfjs.getDocument({ data: bytes, standardFontDataUrl, useSystemFonts: false }).promise;
-  const parts: string[] = [];
-  for (let number = 1; number <= doc.numPages; number += 1) {
-    const content = await (await doc.getPage(number)).getTextContent();
-    parts.push(content.items.map((item) => ('str' in item ? item.str : '')).join(' '));
-  }
-  return { pages: doc.numPages, text: parts.join('\n') };
+  const pages = await pdfPages(bytes);
+  return { pages: pages.length, text: pages.map((page) => page.raw).join('\n') };
 }
 
 before(async () => {

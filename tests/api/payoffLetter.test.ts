@@ -1,7 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { createApiKey } from '../../app/apiKeys.js';
 import { createAdmin, updateAccount } from '../../app/accounts.js';
 import { moneyText } from '../../domain/moneyText.js';
@@ -9,6 +8,7 @@ import { graphBody } from '../support/graphData.js';
 import { startKeyedService, type KeyedService } from '../support/seededService.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
 import { DashboardClient } from '../dashboard/dashboardClient.js';
+import { pdfPages } from '../support/pdfText.js';
 
 /**
  * The payoff letter (docs/ledger.md, "Payoff letter"): `GET /api/loan/{id}/payoff?format=pdf`
@@ -46,15 +46,7 @@ async function pay(loan: string, date: string, amount: string): Promise<void> {
 
 /** The PDF's text as a viewer extracts it, every run of white space one space. */
 async function pdfText(bytes: Uint8Array): Promise<string> {
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const standardFontDataUrl = join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts') + '/';
-  const doc = await pdfjs.getDocument({ data: bytes, standardFontDataUrl, useSystemFonts: false }).promise;
-  const parts: string[] = [];
-  for (let number = 1; number <= doc.numPages; number += 1) {
-    const content = await (await doc.getPage(number)).getTextContent();
-    parts.push(content.items.map((item) => ('str' in item ? item.str : '')).join(' '));
-  }
-  return parts.join(' ').replace(/\s+/g, ' ');
+  return (await pdfPages(bytes)).map((page) => page.raw).join(' ').replace(/\s+/g, ' ');
 }
 
 /** GET a letter with `key`: the status, the content type and, for a PDF, its text. */

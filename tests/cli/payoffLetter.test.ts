@@ -1,13 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { createAccount } from '../../app/accounts.js';
 import { createLoan } from '../../app/loanWrites.js';
 import { migrate } from '../../db/index.js';
 import { assertBuilt, runCli, type ProcessResult } from '../support/processes.js';
 import { commandEnvironment, withCommandDatabase } from '../support/commandDatabase.js';
+import { pdfPages } from '../support/pdfText.js';
 
 /**
  * `loanql loan payoff-letter` as a process (docs/ledger.md, "Payoff letter"): SPEC §12 R5's
@@ -44,10 +44,7 @@ describe('loanql loan payoff-letter', { timeout: 300_000 }, () => {
     const written = await cli('loan', 'payoff-letter', '--account', 'harbor', '--loan', loan, '--date', '2026-03-31', '--out', file);
     assert.equal(written.code, 0, written.stderr);
     assert.equal(written.stdout, `payoff letter written to ${file}\nElm St refinance: payoff 84600.20 USD good through 2026-03-31, per diem 28.05\n`);
-    const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-    const standardFontDataUrl = join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts') + '/';
-    const doc = await pdfjs.getDocument({ data: new Uint8Array(readFileSync(file)), standardFontDataUrl, useSystemFonts: false }).promise;
-    const text = (await (await doc.getPage(1)).getTextContent()).items.map((item) => ('str' in item ? item.str : '')).join(' ').replace(/\s+/g, ' ');
+    const text = (await pdfPages(readFileSync(file)))[0]!.text;
     for (const fact of ['Harbor Private Lending', 'Borrower: Ada Borrower', 'Principal outstanding $84,151.39', 'Interest accrued to 2026-03-31 $448.81', 'Total to pay off on 2026-03-31 $84,600.20', 'Per diem: $28.05']) {
       assert.ok(text.includes(fact), `${fact} in: ${text}`);
     }

@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { feeLabel, payoffLetterPdf } from '../../app/payoffLetterPdf.js';
 import type { PayoffLetter, UnpaidFee } from '../../app/payoffLetters.js';
+import { pdfPages } from '../support/pdfText.js';
 
 /**
  * The payoff letter's PDF (docs/ledger.md, "Payoff letter") read back with pdfjs-dist as a viewer
@@ -11,24 +11,6 @@ import type { PayoffLetter, UnpaidFee } from '../../app/payoffLetters.js';
  * fees runs onto a second page with each fee's amount beside its label, a credit owed back adds
  * to the total, and names with line breaks print on one line.
  */
-async function pdfPages(bytes: Uint8Array): Promise<{ text: string; lines: Map<number, string[]> }[]> {
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const standardFontDataUrl = join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts') + '/';
-  const doc = await pdfjs.getDocument({ data: new Uint8Array(bytes), standardFontDataUrl, useSystemFonts: false }).promise;
-  const pages = [];
-  for (let number = 1; number <= doc.numPages; number += 1) {
-    const items = (await (await doc.getPage(number)).getTextContent()).items.flatMap((item) => ('str' in item && item.str.trim() ? [item] : []));
-    // Text by its line on the page (its baseline), so a label and its amount are seen together.
-    const lines = new Map<number, string[]>();
-    for (const item of items) {
-      const y = Math.round(item.transform[5] as number);
-      lines.set(y, [...(lines.get(y) ?? []), item.str]);
-    }
-    pages.push({ text: items.map((item) => item.str).join(' ').replace(/\s+/g, ' '), lines });
-  }
-  return pages;
-}
-
 function letter(fees: UnpaidFee[], overrides: Partial<PayoffLetter['figures']> = {}): PayoffLetter {
   return {
     lenderName: 'Harbor\nPrivate Lending',

@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { statementPdf } from '../../app/statementPdf.js';
 import type { InvestorStatement, StatementLoan } from '../../app/investorStatements.js';
+import { pdfPages } from '../support/pdfText.js';
 
 /**
  * The investor statement's PDF (docs/investors.md, "Formats") for names as people are written
@@ -12,17 +12,8 @@ import type { InvestorStatement, StatementLoan } from '../../app/investorStateme
  * one-page statement came out as two pages, the second blank but for the footer's second line, and
  * its "page 1 of 1" was wrong; a loan's name with one ran over the row below it.
  */
-async function pdfPages(bytes: Uint8Array): Promise<string[]> {
-  const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const standardFontDataUrl = join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts') + '/';
-  const doc = await pdfjs.getDocument({ data: new Uint8Array(bytes), standardFontDataUrl, useSystemFonts: false }).promise;
-  const pages: string[] = [];
-  for (let number = 1; number <= doc.numPages; number += 1) {
-    const content = await (await doc.getPage(number)).getTextContent();
-    pages.push(content.items.map((item) => ('str' in item ? item.str : '')).join(' '));
-  }
-  return pages;
-}
+/** Each page's text as extracted (`raw`: items joined by a space). */
+const pageTexts = async (bytes: Uint8Array): Promise<string[]> => (await pdfPages(bytes)).map((page) => page.raw);
 
 const AMOUNTS = { openingPrincipal: '60000.00', funded: '0.00', principal: '4730.93', interest: '500.00', fees: '0.00', adjustments: '0.00', total: '5230.93', closingPrincipal: '55269.07' };
 
@@ -44,7 +35,7 @@ function statement(personName: string, loans: StatementLoan[], accountName = 'Ha
 
 describe('Investor statement PDF: names as written', () => {
   it('a name with line breaks prints on one line: one page, numbered "page 1 of 1"', async () => {
-    const pages = await pdfPages(await statementPdf(statement('Ann Investor\nc/o Harbor Trust\r\nSuite 4', [loan('Elm St\nbridge', 1)], 'Harbor\nLending'), '2026-03-01'));
+    const pages = await pageTexts(await statementPdf(statement('Ann Investor\nc/o Harbor Trust\r\nSuite 4', [loan('Elm St\nbridge', 1)], 'Harbor\nLending'), '2026-03-01'));
     assert.equal(pages.length, 1, pages.join('\n---\n'));
     assert.match(pages[0]!, /Investor: Ann Investor c\/o Harbor Trust Suite 4/);
     assert.match(pages[0]!, /Elm St bridge/);
@@ -53,14 +44,14 @@ describe('Investor statement PDF: names as written', () => {
 
   it('a very long name is shortened in the footer so the page number stays on the page', async () => {
     const long = `Evergreen ${'Investment '.repeat(40)}Trust LP`;
-    const pages = await pdfPages(await statementPdf(statement(long, [loan('Elm St bridge', 1)]), '2026-03-01'));
+    const pages = await pageTexts(await statementPdf(statement(long, [loan('Elm St bridge', 1)]), '2026-03-01'));
     assert.equal(pages.length, 1);
     assert.match(pages[0]!, /\.\.\. - page 1 of 1/);
   });
 
   it('40 loans: further pages with the headings repeated, each numbered of the whole', async () => {
     const loans = Array.from({ length: 40 }, (_, index) => loan(`Loan ${String(index + 1).padStart(2, '0')}`, index + 1));
-    const pages = await pdfPages(await statementPdf(statement('Ann Investor', loans), '2026-03-01'));
+    const pages = await pageTexts(await statementPdf(statement('Ann Investor', loans), '2026-03-01'));
     assert.equal(pages.length, 2);
     pages.forEach((text, index) => {
       assert.match(text, /Opening/);
