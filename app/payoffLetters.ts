@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import type { PayoffQuote } from '../domain/ledger/index.js';
 import { UserInputError } from './errors.js';
 
 /**
@@ -30,17 +31,8 @@ export interface UnpaidFee {
   readonly unpaid: string;
 }
 
-/** R5's parts as decimal texts to the cent (`84600.20`): exactly the JSON quote's. */
-export interface PayoffFigures {
-  readonly principalOutstanding: string;
-  readonly interestDue: string;
-  readonly accruedInterest: string;
-  readonly interestPaidAhead: string;
-  readonly feesDue: string;
-  readonly creditBalance: string;
-  readonly payoff: string;
-  readonly perDiem: string;
-}
+/** R5's parts as decimal texts to the cent (`84600.20`): exactly the JSON quote's (the model's `PayoffQuote`, its amount as `payoff`). */
+export type PayoffFigures = Omit<PayoffQuote, 'date' | 'amount'> & { readonly payoff: string };
 
 export interface PayoffLetter {
   readonly lenderName: string;
