@@ -2,6 +2,7 @@ import { Decimal } from 'decimal.js';
 import type { Database, Queryable } from '../db/index.js';
 import { hasNulCharacter, NUL_PROBLEM, UserInputError } from './errors.js';
 import { ensureDefaultProduct } from './products.js';
+import { LEDGER_WRITERS_LOCK } from '../db/index.js';
 
 /**
  * The servicing settings of the account's default product (SPEC §12 "Settings per product",
@@ -364,6 +365,10 @@ export async function updateProductSettings(
 ): Promise<SettingsUpdate> {
   const values = checkSettingChanges(changes, options);
   return db.transaction(async (tx) => {
+    // First: the account's ledger-writers lock, EXCLUSIVE — the payments under way commit first and
+    // later ones wait, so the replay below and a payment naming the loans in another order take
+    // turns instead of deadlocking (migration 0067; payment writes take it SHARE).
+    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2::text))', [LEDGER_WRITERS_LOCK, accountId]);
     // Inside the transaction's work: a run undone as a deadlock runs again, whole (db/conflictRetry.ts).
     const problems = new Problems();
     const current = await readRow(tx, accountId, true);

@@ -14,3 +14,4 @@ export { DatabaseUnavailableError, isConnectionError } from './unavailable.js';
 export { isStatementTimeout } from './statementTimeout.js';
 export { formatLsn, parseLsn, ReadReplicas, RoutedDatabase, type Lsn, type ReadReplicaSettings, type ReplicaHealth } from './readReplicas.js';
 export { BackupFileError, checkBackupFileAt, restoreBackupFile, RestoreRefusedError, writeBackupFile, type BackupHeader, type BackupSummary, type RestoreSummary } from './backup.js';
+export { LEDGER_WRITERS_LOCK } from './ledgerWritersLock.js';

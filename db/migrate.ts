@@ -64,6 +64,7 @@ const MIGRATIONS: readonly string[] = [
   '0064_custom_field_values_as_rest',
   '0065_payment_date_within_a_year',
   '0066_unremitted_lines_covering',
+  '0067_settings_change_waits_for_payments',
 ];
 
 /**

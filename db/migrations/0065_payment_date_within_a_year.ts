@@ -1,6 +1,6 @@
 /**
  * A payment is dated at most a year after its account's business date, on every write path (a
- * dates audit, session 38).
+ * dates audit, session 37).
  *
  * The dashboard's payment and payoff forms refused such a day (a slip of the year: 2062 for 2026),
  * but GraphQL (`insert_payments_one`, `insert_payments`, a nested insert, `update_payments` of

@@ -109,7 +109,7 @@ function collectionOfTable(metadata: Metadata, schema: string | null, table: str
 
 /**
  * What a write breaking one of the servicing tables' CHECK constraints is told: PostgreSQL's
- * message names only the rule, and before session 38 the answer did too ("date_reversed, date:
+ * message names only the rule, and before session 37 the answer did too ("date_reversed, date:
  * the value breaks the rule payments_reversed_after_posting"). The field the rule is about comes
  * first, as a trigger's sentence names its column; the dashboard's forms say the same in a clerk's
  * words (dashboard/servicingData.ts). Used only for PostgreSQL's own words (a trigger's sentence

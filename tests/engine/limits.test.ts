@@ -130,7 +130,7 @@ describe('Limits: cost, root fields and fields are checked before anything runs'
     const stream = (size: number) => ({ query: `subscription { payments_stream(batch_size: ${size}, cursor: {initial_value: {posted_at: "2020-01-01T00:00:00Z"}}) { posted_at } }` });
     const unset = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 12, maxRows: null, planCacheSize: 10 });
     assert.equal(unset.prepareSubscription(stream(STREAM_BATCH_MAX), ACCOUNT).kind, 'statement');
-    // Before session 38: any batch up to 2147483647 (100,000 payments: 7.9 s and 245 MB for one message).
+    // Before session 37: any batch up to 2147483647 (100,000 payments: 7.9 s and 245 MB for one message).
     assert.throws(() => unset.prepareSubscription(stream(100_000), ACCOUNT), (error: RequestError) => {
       assert.deepEqual(codesOf(error), ['validation-failed']);
       assert.match(error.message, /^batch_size 100000 is over the maximum of 1000 rows per stream batch \(MAX_ROWS, when set, is the maximum instead\)/);

@@ -6,7 +6,7 @@ import { startKeyedService, type KeyedService } from '../support/seededService.j
 import { installTestClock, setTestClock } from '../support/testClock.js';
 
 /**
- * Four loose ends of a dates audit (session 38), each on every GraphQL path: a payment dated far
+ * Four loose ends of a dates audit (session 37), each on every GraphQL path: a payment dated far
  * ahead (the database refuses it, migration 0065), a computed field's `as_of` outside the years
  * REST's `?date=` takes, a CHECK rule answered by its name only, and a stream's unbounded
  * `batch_size`. The business date is the test clock's 2026-06-30.
