@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { isConnectionError, isStatementTimeout } from '../db/index.js';
+import { isConnectionError } from '../db/index.js';
 
 /** Seconds a client is asked to wait (`Retry-After`) when the database cannot be reached. */
 export const RETRY_AFTER_SECONDS = 2;
@@ -18,8 +18,6 @@ export function sendRestUnavailable(res: ServerResponse): void {
   send(res, 'application/json; charset=utf-8', JSON.stringify({ error: MESSAGE, code: 'database-unavailable' }));
 }
 
-/** True when `error` is PostgreSQL stopping a statement at `statement_timeout` (`db/statementTimeout.ts`). */
-export const isDatabaseTimeout = isStatementTimeout;
 const TIMEOUT_MESSAGE = 'the request ran past the statement timeout (STATEMENT_TIMEOUT_MS): ask for less (a shorter period, a smaller page) or try again later';
 
 /**

@@ -1,3 +1,5 @@
+import { hasSqlState } from './statementTimeout.js';
+
 /**
  * SQLSTATEs of a transaction PostgreSQL undid because it collided with a concurrent one:
  * `serialization_failure` (40001) and `deadlock_detected` (40P01). Nothing of it was committed,
@@ -13,12 +15,7 @@ export const CONFLICT_ATTEMPTS = 5;
  * `RequestError` keep it), a deadlock or serialization failure.
  */
 export function isWriteConflict(error: unknown): boolean {
-  for (let seen = 0; typeof error === 'object' && error !== null && seen < 8; seen += 1) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && CONFLICT_STATES.has(code)) return true;
-    error = (error as { cause?: unknown }).cause;
-  }
-  return false;
+  return hasSqlState(error, CONFLICT_STATES);
 }
 
 /**

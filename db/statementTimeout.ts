@@ -9,8 +9,16 @@
  * the engine) is looked through: any `cause` chain.
  */
 export function isStatementTimeout(error: unknown): boolean {
-  for (let at: unknown = error, depth = 0; typeof at === 'object' && at !== null && depth < 5; at = (at as { cause?: unknown }).cause, depth += 1) {
-    if ((at as { code?: unknown }).code === '57014') return true;
+  return hasSqlState(error, TIMEOUT_STATES);
+}
+
+const TIMEOUT_STATES: ReadonlySet<string> = new Set(['57014']);
+
+/** Whether `error`, or an error in its `cause` chain (a few levels), carries one of `states` as its SQLSTATE `code`. */
+export function hasSqlState(error: unknown, states: ReadonlySet<string>): boolean {
+  for (let at: unknown = error, depth = 0; typeof at === 'object' && at !== null && depth < 8; at = (at as { cause?: unknown }).cause, depth += 1) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string' && states.has(code)) return true;
   }
   return false;
 }

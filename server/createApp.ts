@@ -1,7 +1,7 @@
 import express, { type ErrorRequestHandler, type Express, type Request } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isWriteConflict, type Database } from '../db/index.js';
+import { isStatementTimeout, isWriteConflict, type Database } from '../db/index.js';
 import { PermissionRefused, UserInputError } from '../app/errors.js';
 import { VerifiedKeyCache } from '../app/apiKeys.js';
 import { requireApiKey } from '../api/authenticate.js';
@@ -9,7 +9,7 @@ import { bodyProblem } from '../http/bodyErrors.js';
 import { exactJsonBody } from '../http/exactJson.js';
 import type { ServiceConfig } from '../app/config.js';
 import type { Logger } from '../app/logger.js';
-import { isDatabaseTimeout, isDatabaseUnavailable, sendGraphTimeout, sendGraphUnavailable, sendRestTimeout, sendRestUnavailable } from '../api/unavailable.js';
+import { isDatabaseUnavailable, sendGraphTimeout, sendGraphUnavailable, sendRestTimeout, sendRestUnavailable } from '../api/unavailable.js';
 import { healthRoutes, type ServiceState } from '../api/routes/health.js';
 import { loanRoutes } from '../api/routes/loans.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
@@ -159,7 +159,7 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     if (res.headersSent) return res.end();
     if (isDatabaseUnavailable(error)) return /^\/api\/graph(\/|$|\?)/.test(req.originalUrl) ? sendGraphUnavailable(res) : sendRestUnavailable(res);
-    if (isDatabaseTimeout(error)) {
+    if (isStatementTimeout(error)) {
       // Not a fault of ours: the operator sees what ran long (a warning, not an internal error).
       logger.warn({ event: 'statement.timeout', method: req.method, path: req.path }, 'a request ran past the statement timeout');
       return /^\/api\/graph(\/|$|\?)/.test(req.originalUrl) ? sendGraphTimeout(res) : sendRestTimeout(res);
