@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { statSync, watch, type FSWatcher } from 'node:fs';
 import type { Database } from '../db/index.js';
 import { GraphEngine, type EngineOptions } from '../engine/index.js';
 import { checkMetadataAgainstDatabase, loadMetadataFile, MetadataError } from '../metadata/index.js';
@@ -67,6 +67,9 @@ const MISMATCH_CHECK_INTERVAL_MS = 5_000;
 export class EngineHolder {
   #engine: GraphEngine;
   #watcher: FSWatcher | null = null;
+  #closed = false;
+  /** The file as the last reload found it before reading it (inode, modification time, size). */
+  #readIdentity = '';
   #debounce: NodeJS.Timeout | null = null;
   #reloading: Promise<ReloadOutcome> | null = null;
   #loadedAt = new Date();
@@ -129,6 +132,7 @@ export class EngineHolder {
     // One reload at a time; a change during a reload triggers another afterwards.
     while (this.#reloading) await this.#reloading;
     this.#reloading = (async () => {
+      this.#readIdentity = fileIdentity(this.path);
       try {
         this.#engine = await buildServingEngine(this.path, this.db, this.options);
         this.#loadedAt = new Date();
@@ -157,17 +161,24 @@ export class EngineHolder {
     return () => void this.#swapListeners.delete(listener);
   }
 
-  /** Watches the file; editors that replace the file are handled by watching its folder entry. */
+  /** Watches the file; editors that replace the file (write elsewhere, rename over it) are followed. */
   watch(): void {
-    if (this.#watcher) return;
-    this.#watcher = watch(this.path, { persistent: false }, () => {
-      if (this.#debounce) clearTimeout(this.#debounce);
-      this.#debounce = setTimeout(() => {
-        this.#debounce = null;
-        void this.reload().then(() => this.#rewatch());
-      }, 150);
-    });
+    if (this.#watcher || this.#closed) return;
+    this.#watcher = watch(this.path, { persistent: false }, () => this.#changed());
     this.#watcher.on('error', () => this.#rewatch());
+  }
+
+  #changed(): void {
+    if (this.#debounce) clearTimeout(this.#debounce);
+    this.#debounce = setTimeout(() => {
+      this.#debounce = null;
+      void this.reload().then(() => {
+        this.#rewatch();
+        // A replacement that landed while the reload ran went to the old inode's watch: if the
+        // file is not the one the reload read, read it again.
+        if (!this.#closed && fileIdentity(this.path) !== this.#readIdentity) this.#changed();
+      });
+    }, 150);
   }
 
   #rewatch(): void {
@@ -177,13 +188,24 @@ export class EngineHolder {
     try {
       this.watch();
     } catch {
-      setTimeout(() => this.#rewatch(), 500).unref();
+      if (!this.#closed) setTimeout(() => this.#rewatch(), 500).unref();
     }
   }
 
   close(): void {
+    this.#closed = true;
     if (this.#debounce) clearTimeout(this.#debounce);
     this.#watcher?.close();
     this.#watcher = null;
+  }
+}
+
+/** What tells one version of the file from another without reading it; '' when it cannot be read. */
+function fileIdentity(path: string): string {
+  try {
+    const stat = statSync(path);
+    return `${stat.ino}:${stat.mtimeMs}:${stat.size}`;
+  } catch {
+    return '';
   }
 }

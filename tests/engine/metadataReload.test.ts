@@ -189,6 +189,29 @@ describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
     }
   });
 
+  it('a replacement that lands while a reload is finishing is not lost (the file is compared with what the reload read)', async () => {
+    const path = metadataCopy('watch-during-reload.yaml');
+    const replace = (text: string) => {
+      writeFileSync(`${path}.tmp`, text);
+      renameSync(`${path}.tmp`, path);
+    };
+    let replacedDuringReload = false;
+    const holder = new EngineHolder(await buildEngine(path, database.db, OPTIONS), path, database.db, OPTIONS, () => {
+      // The first reload's outcome is being reported: the file is replaced again at that moment.
+      if (replacedDuringReload) return;
+      replacedDuringReload = true;
+      replace(ORIGINAL);
+    });
+    holder.watch();
+    try {
+      replace(WITH_FEE);
+      await eventually(async () => assert.ok(replacedDuringReload, 'the first reload ran'));
+      await eventually(() => assertFeeUnknown(holder, 'the replacement made while the first reload finished is served'));
+    } finally {
+      holder.close();
+    }
+  });
+
   it('a reload that drops a role active keys carry is served, with a warning naming the role and the keys (they are refused from then on)', async () => {
     const created = await createApiKey(database.db, accountId, 'reader', { role: 'read_only', variables: new Map() });
     try {
