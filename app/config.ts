@@ -184,7 +184,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServiceConf
     maxRootFields: wholeNumber(env, 'MAX_ROOT_FIELDS', DEFAULT_MAX_ROOT_FIELDS),
     maxFields: wholeNumber(env, 'MAX_QUERY_FIELDS', DEFAULT_MAX_FIELDS),
     maxBatchSize: wholeNumber(env, 'MAX_BATCH_SIZE', DEFAULT_MAX_BATCH_SIZE),
-    maxInsertObjects: wholeNumber(env, 'MAX_INSERT_OBJECTS', 1000),
+    maxInsertObjects: wholeNumber(env, 'MAX_INSERT_OBJECTS', 1000, 1),
     ...metadataFileSettingsFromEnv(env),
     logLevel: choiceSetting(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     trustProxy: trustProxyOf(env.TRUST_PROXY),

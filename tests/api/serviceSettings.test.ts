@@ -39,6 +39,8 @@ const REFUSED: readonly (readonly [Record<string, string>, string])[] = [
   [{ SUBSCRIPTION_REFRESH_WINDOW_MS: '0' }, 'SUBSCRIPTION_REFRESH_WINDOW_MS must be a whole number from 1 to 2147483647, not "0"'],
   [{ REPLICA_CHECK_INTERVAL_MS: '5' }, 'REPLICA_CHECK_INTERVAL_MS must be a whole number from 10 to 2147483647, not "5"'],
   [{ PLAN_CACHE_SIZE: '0' }, 'PLAN_CACHE_SIZE must be a whole number from 1 to 2147483647, not "0"'],
+  // 0 is "no limit" for the other limits, but here it refused every GraphQL insert ("at most 0 rows").
+  [{ MAX_INSERT_OBJECTS: '0' }, 'MAX_INSERT_OBJECTS must be a whole number from 1 to 2147483647, not "0"'],
   [{ TRUST_PROXY: 'my-proxy' }, 'TRUST_PROXY must be true, false, a number of hops, or addresses and subnets separated by commas (10.0.0.0/8, 127.0.0.1, loopback, linklocal, uniquelocal); "my-proxy" is none of these'],
   [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY must be true, false, a number of hops, or addresses and subnets separated by commas (10.0.0.0/8, 127.0.0.1, loopback, linklocal, uniquelocal); "10.0.0.0/33" is none of these'],
   [{ WEBHOOK_WORKER: 'false' }, 'WEBHOOK_WORKER must be 0 or 1, not "false"'],
