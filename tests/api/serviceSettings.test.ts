@@ -30,7 +30,17 @@ const REFUSED: readonly (readonly [Record<string, string>, string])[] = [
   [{ HTTP_IDLE_SOCKET_TIMEOUT_MS: '99999999999' }, 'HTTP_IDLE_SOCKET_TIMEOUT_MS must be a whole number from 0 to 2147483647, not "99999999999"'],
   [{ HTTP_HEADERS_TIMEOUT_MS: '40000' }, 'HTTP_HEADERS_TIMEOUT_MS (40000) must not be longer than HTTP_REQUEST_TIMEOUT_MS (30000): the headers are part of the request'],
   [{ SHUTDOWN_GRACE_MS: '-1' }, 'SHUTDOWN_GRACE_MS must be a whole number from 0 to 86400000, not "-1"'],
-  [{ SUBSCRIPTIONS_PER_KEY: 'lots' }, 'SUBSCRIPTIONS_PER_KEY must be a whole number from 0 to 2147483647, not "lots"'],
+  [{ SUBSCRIPTIONS_PER_KEY: 'lots' }, 'SUBSCRIPTIONS_PER_KEY must be a whole number from 1 to 2147483647, not "lots"'],
+  // Below a setting's least value: refused, not raised to it in silence (SUBSCRIPTIONS_PER_KEY=0
+  // allowed one subscription a key, SUBSCRIPTION_BUFFER_BYTES=1024 a buffer of 64 KiB).
+  [{ SUBSCRIPTIONS_PER_KEY: '0' }, 'SUBSCRIPTIONS_PER_KEY must be a whole number from 1 to 2147483647, not "0"'],
+  [{ SUBSCRIPTIONS_PER_PROCESS: '0' }, 'SUBSCRIPTIONS_PER_PROCESS must be a whole number from 1 to 2147483647, not "0"'],
+  [{ SUBSCRIPTION_BUFFER_BYTES: '1024' }, 'SUBSCRIPTION_BUFFER_BYTES must be a whole number from 65536 to 2147483647, not "1024"'],
+  [{ SUBSCRIPTION_REFRESH_WINDOW_MS: '0' }, 'SUBSCRIPTION_REFRESH_WINDOW_MS must be a whole number from 1 to 2147483647, not "0"'],
+  [{ REPLICA_CHECK_INTERVAL_MS: '5' }, 'REPLICA_CHECK_INTERVAL_MS must be a whole number from 10 to 2147483647, not "5"'],
+  [{ PLAN_CACHE_SIZE: '0' }, 'PLAN_CACHE_SIZE must be a whole number from 1 to 2147483647, not "0"'],
+  // 0 is "no limit" for the other limits, but here it refused every GraphQL insert ("at most 0 rows").
+  [{ MAX_INSERT_OBJECTS: '0' }, 'MAX_INSERT_OBJECTS must be a whole number from 1 to 2147483647, not "0"'],
   [{ TRUST_PROXY: 'my-proxy' }, 'TRUST_PROXY must be true, false, a number of hops, or addresses and subnets separated by commas (10.0.0.0/8, 127.0.0.1, loopback, linklocal, uniquelocal); "my-proxy" is none of these'],
   [{ TRUST_PROXY: '10.0.0.0/33' }, 'TRUST_PROXY must be true, false, a number of hops, or addresses and subnets separated by commas (10.0.0.0/8, 127.0.0.1, loopback, linklocal, uniquelocal); "10.0.0.0/33" is none of these'],
   [{ WEBHOOK_WORKER: 'false' }, 'WEBHOOK_WORKER must be 0 or 1, not "false"'],
