@@ -144,6 +144,13 @@ export class ReadReplicas {
   /** The primary's WAL insert position over the last while: when each was seen, oldest first. */
   #samples: { at: number; lsn: Lsn }[] = [];
   #primaryLsn: Lsn | null = null;
+  /**
+   * The primary's position at this process's first answered check — after the migrations and the
+   * demo set-up its start ran — which every read needs a replica to have replayed: a replica a
+   * moment late would otherwise serve the first reads after an upgrade without the migration's
+   * tables or columns (a 500), or a new database without its demo loans.
+   */
+  #floor: Lsn | null = null;
   /** The primary's database, as its last answered check named it (null before one answered). */
   #primaryIdentity: DatabaseIdentity | null = null;
   #primaryError: string | null = null;
@@ -209,6 +216,7 @@ export class ReadReplicas {
       const { lsn: lsnText, system, oid, name } = rows[0]!;
       const lsn = parseLsn(lsnText)!;
       this.#primaryLsn = lsn;
+      this.#floor ??= lsn;
       this.#primaryIdentity = { system, oid, name };
       this.#primaryError = null;
       this.#samples.push({ at: now, lsn });
@@ -336,7 +344,9 @@ export class ReadReplicas {
 
   /** @internal Used by `RoutedDatabase`. */
   chooseTarget(atLeast: Lsn | null): Promise<{ readonly name: string; readonly database: Database; readonly failed: (error: unknown) => void } | null> {
-    return this.#target(atLeast).then((replica) => {
+    const floor = this.#floor;
+    const needed = floor === null || (atLeast !== null && atLeast > floor) ? atLeast : floor;
+    return this.#target(needed).then((replica) => {
       if (!replica) {
         this.#primaryReads += 1;
         return null;

@@ -3,13 +3,15 @@
  * standby (`.ci/replica.sh`). A REST write other than a loan's — a product's settings, a
  * remittance mark — is read by the key that made it; a standby whose replay has stopped shows its
  * real lag, not one capped at the samples' span; a replica URL naming another database than the
- * primary's is never read from.
+ * primary's is never read from; a replica that has not replayed what the service's start wrote
+ * (migrations, the demo) serves none of the first reads.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { openPostgresDatabase, ReadReplicas, type Database } from '../../db/index.js';
 import { assertBuilt, freePort, startService, type RunningService } from '../support/processes.js';
 import { skipReason, startReplicaPair, type ReplicaPair } from '../support/replicaPair.js';
@@ -102,16 +104,7 @@ describe('Read replicas as an operator runs them', { skip: skip ?? false, timeou
   it("a replica URL naming another database than the primary's (the standby's `other`) is never read from; the right one is", async () => {
     await pair.sql(pair.primaryUrl, 'CREATE DATABASE other');
     const otherUrl = pair.standbyUrl.replace(/\/postgres$/, '/other');
-    // The standby replays the CREATE DATABASE shortly.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await pair.sql(otherUrl, 'SELECT 1');
-        break;
-      } catch (error) {
-        if (attempt > 100) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    await untilConnects(otherUrl);
     const replicas = new ReadReplicas(primary, { urls: [otherUrl, pair.standbyUrl], maxLagMs: 5_000, checkIntervalMs: 100 });
     try {
       await replicas.start();
@@ -130,4 +123,47 @@ describe('Read replicas as an operator runs them', { skip: skip ?? false, timeou
       await replicas.close();
     }
   });
+
+  it('the first reads after a start that migrated and set up the demo wait for a replica that has replayed them (standby 3 s late): no 500, no empty list', async () => {
+    await pair.sql(pair.primaryUrl, 'CREATE DATABASE fresh');
+    const freshPrimary = pair.primaryUrl.replace(/\/postgres$/, '/fresh');
+    const freshStandby = pair.standbyUrl.replace(/\/postgres$/, '/fresh');
+    await untilConnects(freshStandby);
+    await pair.delayStandby(3_000);
+    const freshCwd = mkdtempSync(join(tmpdir(), 'loanql-replica-fresh-'));
+    let fresh: RunningService | null = null;
+    try {
+      fresh = await startService({ DATABASE_URL: freshPrimary, DATABASE_REPLICA_URLS: freshStandby, REPLICA_CHECK_INTERVAL_MS: '100', REPLICA_MAX_LAG_MS: '5000', DEMO_SCALE: '0.001' }, await freePort(), freshCwd);
+      const demoKey = /Demo API key:\s+(\S+)/.exec(fresh.output())![1]!;
+      const headers = { authorization: `Token ${demoKey}`, 'content-type': 'application/json' };
+      const graph = await fetch(`${fresh.url}/api/graph`, { method: 'POST', headers, body: JSON.stringify({ query: '{ loans(limit: 1) { id } }' }) });
+      const graphText = await graph.text();
+      assert.equal(graph.status, 200, graphText);
+      assert.equal((JSON.parse(graphText) as { data: { loans: unknown[] } }).data.loans.length, 1, `read from ${graph.headers.get('loanql-read-from')}: ${graphText}`);
+      const rest = await fetch(`${fresh.url}/api/loan?limit=1`, { headers });
+      const restText = await rest.text();
+      assert.equal(rest.status, 200, restText);
+      assert.equal((JSON.parse(restText) as { loans: unknown[] }).loans.length, 1, `read from ${rest.headers.get('loanql-read-from')}: ${restText}`);
+    } finally {
+      await fresh?.stop();
+      await pair.delayStandby(0);
+      rmSync(freshCwd, { recursive: true, force: true });
+    }
+  });
 });
+
+/** Waits until `url` accepts a connection (a database the standby has not replayed yet does not exist there). */
+async function untilConnects(url: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      return;
+    } catch (error) {
+      if (attempt > 100) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+}
