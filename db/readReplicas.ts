@@ -49,8 +49,13 @@ export interface ReplicaHealth {
   readonly name: string;
   /** Host, port and database (never the user or password). */
   readonly address: string;
-  /** `serving`: reads go to it; `lagging`: behind by more than the limit; `down`: unreachable or failing; `not-standby`: not in recovery (promoted?); `unknown`: not checked yet. */
-  readonly status: 'serving' | 'lagging' | 'down' | 'not-standby' | 'unknown';
+  /**
+   * `serving`: reads go to it; `lagging`: behind by more than the limit; `down`: unreachable or
+   * failing; `not-standby`: not in recovery (promoted?); `wrong-database`: not a copy of the
+   * primary's database (another PostgreSQL cluster, or another database of the primary's — its
+   * `error` says which); `unknown`: not checked yet.
+   */
+  readonly status: 'serving' | 'lagging' | 'down' | 'not-standby' | 'wrong-database' | 'unknown';
   readonly lagMs: number | null;
   readonly replayLsn: string | null;
   readonly checkedAt: string | null;
@@ -69,6 +74,33 @@ interface Replica {
   checkedAt: number | null;
   error: string | null;
   reads: number;
+  /** The first primary sample found not yet replayed at the last check (see `#lagOf`). */
+  firstAhead: { readonly at: number; readonly lsn: Lsn } | null;
+}
+
+/**
+ * Which database a server's connection is in, as physical replication copies it: the cluster's
+ * system identifier (a standby's is its primary's; another cluster's differs) and the database's
+ * oid (equal on a standby; another database of the same cluster differs).
+ */
+interface DatabaseIdentity {
+  readonly system: string;
+  readonly oid: string;
+  readonly name: string;
+}
+
+const IDENTITY_COLUMNS =
+  '(SELECT system_identifier FROM pg_control_system())::text AS system, (SELECT oid FROM pg_database WHERE datname = current_database())::text AS oid, current_database() AS name';
+
+/** Why `replica` is not a copy of `primary`'s database, or null when it is. */
+function notACopy(replica: DatabaseIdentity, primary: DatabaseIdentity): string | null {
+  if (replica.system !== primary.system) {
+    return `not a standby of the primary: its PostgreSQL system identifier is ${replica.system}, the primary's ${primary.system} (another cluster)`;
+  }
+  if (replica.oid !== primary.oid) {
+    return `connected to database "${replica.name}" (oid ${replica.oid}), not the primary's "${primary.name}" (oid ${primary.oid}): fix the database name in DATABASE_REPLICA_URLS`;
+  }
+  return null;
 }
 
 /** Errors a read on a replica is retried on the primary for: the replica is gone, or replay cancelled the statement (40001). */
@@ -112,6 +144,15 @@ export class ReadReplicas {
   /** The primary's WAL insert position over the last while: when each was seen, oldest first. */
   #samples: { at: number; lsn: Lsn }[] = [];
   #primaryLsn: Lsn | null = null;
+  /**
+   * The primary's position at this process's first answered check — after the migrations and the
+   * demo set-up its start ran — which every read needs a replica to have replayed: a replica a
+   * moment late would otherwise serve the first reads after an upgrade without the migration's
+   * tables or columns (a 500), or a new database without its demo loans.
+   */
+  #floor: Lsn | null = null;
+  /** The primary's database, as its last answered check named it (null before one answered). */
+  #primaryIdentity: DatabaseIdentity | null = null;
   #primaryError: string | null = null;
   #primaryCheckedAt: number | null = null;
   #primaryReads = 0;
@@ -144,6 +185,7 @@ export class ReadReplicas {
       checkedAt: null,
       error: null,
       reads: 0,
+      firstAhead: null,
     }));
   }
 
@@ -167,9 +209,15 @@ export class ReadReplicas {
   async #checkAll(): Promise<void> {
     const now = Date.now();
     try {
-      const { rows } = await withTimeout(this.#primary.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn'), CHECK_TIMEOUT_MS);
-      const lsn = parseLsn(rows[0]!.lsn)!;
+      const { rows } = await withTimeout(
+        this.#primary.query<{ lsn: string } & DatabaseIdentity>(`SELECT pg_current_wal_insert_lsn()::text AS lsn, ${IDENTITY_COLUMNS}`),
+        CHECK_TIMEOUT_MS,
+      );
+      const { lsn: lsnText, system, oid, name } = rows[0]!;
+      const lsn = parseLsn(lsnText)!;
       this.#primaryLsn = lsn;
+      this.#floor ??= lsn;
+      this.#primaryIdentity = { system, oid, name };
       this.#primaryError = null;
       this.#samples.push({ at: now, lsn });
       // Samples older than the lag limit (and a margin) no longer decide anything.
@@ -186,19 +234,30 @@ export class ReadReplicas {
     const before = replica.status;
     try {
       const { rows } = await withTimeout(
-        replica.database.query<{ recovery: boolean; replay: string | null }>('SELECT pg_is_in_recovery() AS recovery, pg_last_wal_replay_lsn()::text AS replay'),
+        replica.database.query<{ recovery: boolean; replay: string | null } & DatabaseIdentity>(
+          `SELECT pg_is_in_recovery() AS recovery, pg_last_wal_replay_lsn()::text AS replay, ${IDENTITY_COLUMNS}`,
+        ),
         CHECK_TIMEOUT_MS,
       );
       const row = rows[0]!;
       replica.checkedAt = Date.now();
       replica.error = null;
-      if (!row.recovery || row.replay === null) {
+      // A standby of another cluster, or the right standby's other database (a wrong name in the
+      // URL), replays WAL and answers as a healthy standby would — but has other rows, or none of
+      // the tables: every read sent there would be wrong or fail. Until the primary has answered
+      // once, nothing is known to compare with, and nothing is read from the replica.
+      const mismatch = this.#primaryIdentity ? notACopy(row, this.#primaryIdentity) : 'the primary has not answered a check yet';
+      if (mismatch) {
+        replica.status = this.#primaryIdentity ? 'wrong-database' : 'unknown';
+        replica.error = mismatch;
+        replica.lagMs = null;
+      } else if (!row.recovery || row.replay === null) {
         replica.status = 'not-standby';
         replica.lagMs = null;
       } else {
         const replay = parseLsn(row.replay)!;
         if (replica.replayLsn === null || replay > replica.replayLsn) replica.replayLsn = replay;
-        replica.lagMs = this.#lagOf(replay, replica.checkedAt);
+        replica.lagMs = this.#lagOf(replica, replay, replica.checkedAt);
         replica.status = replica.lagMs <= this.#maxLagMs ? 'serving' : 'lagging';
       }
     } catch (error) {
@@ -213,10 +272,16 @@ export class ReadReplicas {
    * How far behind a replica that has replayed up to `replay` is: the time since the primary
    * first had WAL past it (the oldest sample beyond `replay`), 0 when it has everything sampled.
    * Measured this way an idle primary never makes a replica look late, and a replica cut off
-   * from the primary does (its own replay timestamp would say neither).
+   * from the primary does (its own replay timestamp would say neither). The samples go back only
+   * `max(10 s, 4 × REPLICA_MAX_LAG_MS)`, so the sample found at the replica's last check is kept
+   * with it while the replica has still not replayed it: a replica stuck for minutes is minutes
+   * late, not capped at the samples' span (it read 9.8 s for a standby paused for a minute).
    */
-  #lagOf(replay: Lsn, now: number): number {
-    const firstAhead = this.#samples.find((sample) => sample.lsn > replay);
+  #lagOf(replica: Replica, replay: Lsn, now: number): number {
+    let firstAhead = this.#samples.find((sample) => sample.lsn > replay) ?? null;
+    const earlier = replica.firstAhead;
+    if (earlier && earlier.lsn > replay && (firstAhead === null || earlier.at < firstAhead.at)) firstAhead = earlier;
+    replica.firstAhead = firstAhead;
     return firstAhead ? now - firstAhead.at : 0;
   }
 
@@ -279,7 +344,9 @@ export class ReadReplicas {
 
   /** @internal Used by `RoutedDatabase`. */
   chooseTarget(atLeast: Lsn | null): Promise<{ readonly name: string; readonly database: Database; readonly failed: (error: unknown) => void } | null> {
-    return this.#target(atLeast).then((replica) => {
+    const floor = this.#floor;
+    const needed = floor === null || (atLeast !== null && atLeast > floor) ? atLeast : floor;
+    return this.#target(needed).then((replica) => {
       if (!replica) {
         this.#primaryReads += 1;
         return null;

@@ -102,9 +102,9 @@ export function createApp(deps: ServiceDeps): ServiceApp {
   api.use('/graph', graphRoutes(apiGraphServices, deps.config.bodyLimitBytes));
   api.use(exactJsonBody(deps.config.bodyLimitBytes));
   api.use('/loan', loanRoutes(deps.db, deps.engines, deps.routing));
-  api.use('/product', productRoutes(deps.db, deps.engines));
+  api.use('/product', productRoutes(deps.db, deps.engines, deps.routing));
   api.use('/investors', investorRoutes(deps.db, deps.engines));
-  api.use('/remittances', remittanceRoutes(deps.db, deps.engines));
+  api.use('/remittances', remittanceRoutes(deps.db, deps.engines, deps.routing));
   api.use('/distributions', distributionRoutes(deps.db, deps.engines));
   api.use(openApiRoutes(deps.db, deps.engines));
   api.use((_req, res) => {

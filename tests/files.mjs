@@ -29,6 +29,7 @@ const SLOWEST = [
   // end before the heavy files beside them instead of running on alone at the end of the run.
   ['tests/scale/readYourWrites.test.ts', 'tests/scale/subscriptions.test.ts'], // 14 with its children, about a minute; 17 s, most of it waiting
   ['tests/scale/replicas.test.ts', 'tests/scale/workers.test.ts'], // 12 + 11 with their children, 40 + 45 s
+  ['tests/scale/replicaOperations.test.ts'], // 7 with its service; about 60 s, most of it waiting (a 13 s pause, a standby's start)
   ['tests/cli/cli.test.ts'], // 33 with its children (17 of them the real first start)
   ['tests/engine/generated.test.ts'], // 21 (about 60 when its dump is built)
   ['tests/engine/mutationModel.test.ts', 'tests/db/seed.test.ts'], // 18 + 17

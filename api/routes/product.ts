@@ -9,6 +9,7 @@ import { notAuthorized } from '../authenticate.js';
 import { roleWith } from '../keyRole.js';
 import { methodNotAllowed } from '../methodNotAllowed.js';
 import { queryParameters } from '../../http/queryParameters.js';
+import type { ReadRouting } from '../readRouting.js';
 
 /** A setting's value as the answer carries it: decimals as JSON numbers with their exact digits. */
 function jsonValue(setting: (typeof PRODUCT_SETTINGS)[number], value: SettingValue): unknown {
@@ -56,7 +57,12 @@ function sendJson(res: Response, status: number, text: string): void {
  * account's admin keys only (a change replays every loan of the product). Every rule is in
  * `app/productSettings.ts`.
  */
-export function productRoutes(db: Database, engines: EngineHolder): Router {
+/**
+ * With read replicas (`routing`), a settings change — it replays the product's loans, so their
+ * stored ledgers change — is recorded as the key's last write and answered with
+ * `LoanQL-Consistency`, as a loan write is: the key's next read sees it (docs/scaling.md).
+ */
+export function productRoutes(db: Database, engines: EngineHolder, routing?: ReadRouting): Router {
   const router = Router();
 
   router.get('/', async (req, res) => {
@@ -79,6 +85,7 @@ export function productRoutes(db: Database, engines: EngineHolder): Router {
     }
     const accountId = res.locals.auth.accountId;
     const updated = await updateProductSettings(db, accountId, bodyOf(req));
+    if (routing) await routing.wrote(res.locals.auth, res).catch(() => undefined);
     sendJson(res, 200, await productJson(db, accountId, updated, { changed: updated.changed, replayed_loans: updated.replayedLoans }));
   });
 

@@ -8,6 +8,7 @@ import { isAdminKey, readsEveryInvestor } from '../investorAccess.js';
 import { downloadFormat, NotAcceptable } from '../downloadFormat.js';
 import { queryParameters } from '../../http/queryParameters.js';
 import { methodNotAllowed } from '../methodNotAllowed.js';
+import type { ReadRouting } from '../readRouting.js';
 
 const exact = (digits: string): LosslessNumber => new LosslessNumber(digits);
 
@@ -72,9 +73,11 @@ function sendCsv(res: Response, name: string, text: string): void {
  * `/api/remittances` (issue 32, `app/remittances.ts`): `GET ?from=&to=` what the lender owes each
  * investor for the period (JSON or CSV; for keys whose role reads every investor's lines);
  * `POST {from, to}` marks the period remitted (admin keys only; 201 with the remittance, 409 for
- * a period overlapping or before one remitted); `GET /{id}` a recorded remittance.
+ * a period overlapping or before one remitted); `GET /{id}` a recorded remittance. With read
+ * replicas (`routing`), a mark is recorded as the key's last write and answered with
+ * `LoanQL-Consistency`: the key's next GraphQL read of `remittances` or `distributions` sees it.
  */
-export function remittanceRoutes(db: Database, engines: EngineHolder): Router {
+export function remittanceRoutes(db: Database, engines: EngineHolder, routing?: ReadRouting): Router {
   const router = Router();
 
   router.get('/', async (req, res) => {
@@ -104,6 +107,7 @@ export function remittanceRoutes(db: Database, engines: EngineHolder): Router {
   router.post('/', async (req, res) => {
     if (!isAdminKey(engines, res, 'marking a period remitted')) return;
     const remittance = await markRemitted(db, res.locals.auth.accountId, req.body === undefined ? {} : req.body, { keyId: res.locals.auth.keyId });
+    if (routing) await routing.wrote(res.locals.auth, res).catch(() => undefined);
     res.status(201).location(`/api/remittances/${remittance.id}`).type('application/json').send(remittanceJson(remittance));
   });
 
