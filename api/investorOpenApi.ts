@@ -106,16 +106,31 @@ export function investorDocumentParts(responses: Record<'badRequest' | 'badQuery
         post: {
           operationId: 'markRemitted',
           summary:
-            'Marks a period remitted (admin keys only): records who and when, and stamps the lines its run owes, in one transaction; their amounts never change. The period must have ended (to ≤ the business date); periods are remitted in order.',
+            'Marks a period remitted (admin keys only): records who and when, and stamps the lines its run owes, in one transaction; their amounts never change. The period must have ended (to ≤ the business date); periods are remitted in order. Give `total` and `line_count` as the run showed them (its `totals`): if the run owes anything else by then (a payment or reversal dated into the period since), nothing is written and the answer is a 409 saying what it owes now — without them, the mark stamps whatever the run owes when it runs.',
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: { type: 'object', required: ['from', 'to'], additionalProperties: false, properties: { from: DAY, to: DAY } } } },
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['from', 'to'],
+                  additionalProperties: false,
+                  properties: {
+                    from: DAY,
+                    to: DAY,
+                    total: { type: ['string', 'number'], pattern: '^-?\\d{1,15}(\\.\\d{1,2})?$', description: "The run's `totals.total` as shown (with line_count)." },
+                    line_count: { type: ['integer', 'string'], minimum: 0, pattern: '^\\d{1,9}$', description: "The run's `totals.line_count` as shown (with total)." },
+                  },
+                  dependentRequired: { total: ['line_count'], line_count: ['total'] },
+                },
+              },
+            },
           },
           responses: {
             '201': { description: 'The remittance recorded, with what it paid each investor.', headers: { Location: { schema: { type: 'string' } } }, content: json('RemittanceEnvelope') },
             '400': responses.badRequest,
             '403': responses.forbidden,
-            '409': { description: 'The period overlaps, equals, or comes before a period already remitted, or another mark of the account is running; nothing was written.', content: json('Error') },
+            '409': { description: 'The period overlaps, equals, or comes before a period already remitted, another mark of the account is running, or the run owes another total or line count than the body says it was shown; nothing was written.', content: json('Error') },
             '413': responses.tooLarge,
           },
         },

@@ -252,18 +252,48 @@ async function lockForMark(tx: Queryable, accountId: string): Promise<string> {
   }
 }
 
+/** What the clerk was shown of a run: its total and line count (a mark may require the run still owes exactly that). */
+export interface RunShown {
+  readonly total: string;
+  readonly lineCount: number;
+}
+
+const MARK_FIELDS = ['from', 'to', 'total', 'line_count'];
+const CENTS = /^-?\d{1,15}(\.\d{1,2})?$/;
+
+/** `total` and `line_count` of a mark's body: both or neither (null), or a 400 naming each wrong one. */
+function runShown(fields: ReadonlyMap<string, unknown>): RunShown | null {
+  const total = fields.get('total');
+  const lineCount = fields.get('line_count');
+  if (total === undefined && lineCount === undefined) return null;
+  const problems = new Map<string, string>();
+  if (total === undefined) problems.set('total', "required with line_count: the run's total as shown");
+  else if (typeof total !== 'string' && typeof total !== 'number') problems.set('total', 'expected an amount such as 1234.56');
+  else if (!CENTS.test(String(total))) problems.set('total', `expected an amount in cents such as 1234.56, not ${JSON.stringify(String(total))}`);
+  const count = typeof lineCount === 'string' && /^\d{1,9}$/.test(lineCount) ? Number(lineCount) : Number.isSafeInteger(lineCount) && (lineCount as number) >= 0 ? (lineCount as number) : null;
+  if (lineCount === undefined) problems.set('line_count', "required with total: the run's line count as shown");
+  else if (count === null) problems.set('line_count', `expected a whole number of lines, 0 or more, not ${JSON.stringify(lineCount)}`);
+  if (problems.size) throw new UserInputError(`the run as shown is wrong: ${[...problems].map(([name, problem]) => `${name} ${problem}`).join('; ')}`, 400, problems);
+  return { total: String(total), lineCount: count! };
+}
+
 /**
  * Marks `body`'s period (`{from, to}`) remitted by `remitter`: records the remittance and stamps
- * the lines its run owes, in one transaction. 400: a wrong period, or one that has not ended
- * (its last day after the business date); 409: a period overlapping, or before, one remitted, or
- * another mark of the account running.
+ * the lines its run owes, in one transaction. With the run as the clerk was shown it (`total` and
+ * `line_count`), the lines stamped must be exactly that many, summing to exactly that: a run that
+ * owes anything else by then — a payment dated into the period since — is a 409 saying what it owes
+ * now, nothing written (lines are only ever added or stamped, never changed, so the same count
+ * and total under the mark's lock are the lines shown). 400: a wrong period, or one that has not
+ * ended (its last day after the business date); 409: a period overlapping, or before, one
+ * remitted, or another mark of the account running.
  */
 export async function markRemitted(db: Database, accountId: string, body: unknown, remitter: Remitter): Promise<Remittance> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new UserInputError('the body must be a JSON object {"from": "YYYY-MM-DD", "to": "YYYY-MM-DD"}', 400, new Map([['body', 'expected an object with from and to']]));
   const fields = new Map(Object.entries(body));
-  const unknown = [...fields.keys()].filter((name) => name !== 'from' && name !== 'to');
-  if (unknown.length) throw new UserInputError(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: the body has only from and to`, 400, new Map(unknown.map((name) => [name, 'unknown field'])));
+  const unknown = [...fields.keys()].filter((name) => !MARK_FIELDS.includes(name));
+  if (unknown.length) throw new UserInputError(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: the body has only from, to, total and line_count`, 400, new Map(unknown.map((name) => [name, 'unknown field'])));
   const period = statementPeriod(fields.get('from'), fields.get('to'));
+  const shown = runShown(fields);
   const id = await db.transaction(async (tx) => {
     const today = await lockForMark(tx, accountId);
     if (period.to > today) {
@@ -300,9 +330,22 @@ export async function markRemitted(db: Database, accountId: string, body: unknow
       if (!done || done.taken < STAMP_BATCH) break;
       place = { date: done.last_date, id: done.last_id };
     }
+    if (shown) await checkRunShown(tx, accountId, id, shown);
     return id;
   });
   return (await findRemittance(db, accountId, id))!;
+}
+
+/** Refuses (409, the transaction undone) a mark whose stamped lines are not the run as it was shown. */
+async function checkRunShown(tx: Queryable, accountId: string, remittanceId: string, shown: RunShown): Promise<void> {
+  const { rows } = await tx.query<{ total: string; line_count: number; same: boolean }>(
+    `SELECT r.total::text AS total, r.line_count, r.total = $3::numeric AND r.line_count = $4 AS same FROM remittances r WHERE r.account_id = $1 AND r.id = $2`,
+    [accountId, remittanceId, shown.total, shown.lineCount],
+  );
+  const now = rows[0]!;
+  if (now.same) return;
+  const message = `the run changed since it was shown: it owes ${now.total} in ${now.line_count} lines now, not ${shown.total} in ${shown.lineCount} lines (a payment or reversal dated into the period since); nothing was written: look at the run again, pay the difference, and mark it with what it shows`;
+  throw new UserInputError(message, 409, new Map([['total', `now ${now.total}`], ['line_count', `now ${now.line_count}`]]));
 }
 
 /** A run or a remittance as CSV (`app/csv.ts`): one line per investor, then a `Total` line. */

@@ -1014,18 +1014,21 @@ export const COMMANDS: Command[] = [
   }),
   command({
     words: ['remittance', 'mark'],
-    synopsis: 'remittance mark --account SLUG --from DAY --to DAY',
-    description: 'marks the period remitted: records it (by "cli <user>") and stamps the lines its run owes; a period overlapping or before one remitted is refused',
-    options: { account: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' } },
+    synopsis: 'remittance mark --account SLUG --from DAY --to DAY [--total AMOUNT --lines N]',
+    description:
+      'marks the period remitted: records it (by "cli <user>") and stamps the lines its run owes; a period overlapping or before one remitted is refused; with --total and --lines (the run\'s Total as shown), so is a run that owes anything else by then',
+    options: { account: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, total: { type: 'string' }, lines: { type: 'string' } },
     needsDatabase: true,
     async parse(line) {
       atMostPositionals(line, 0);
-      return { slug: required(line, 'account'), period: await periodOf(line) };
+      const total = optionText(line, 'total');
+      const lines = optionText(line, 'lines');
+      return { slug: required(line, 'account'), period: await periodOf(line), shown: total === undefined && lines === undefined ? {} : { total, line_count: lines } };
     },
-    async run(context, { slug, period }) {
+    async run(context, { slug, period, shown }) {
       const account = await findAccount(context.db, slug);
       const { markRemitted } = await load.remittances();
-      const remittance = await markRemitted(context.db, account.id, period, { commandLine: userInfo().username });
+      const remittance = await markRemitted(context.db, account.id, { ...period, ...shown }, { commandLine: userInfo().username });
       context.out.write(remittanceTable(remittance.investors, remittance.totals, `${account.slug}: remittance ${remittance.id} of ${remittance.period.from} to ${remittance.period.to} recorded (${remittance.currency})`));
     },
   }),

@@ -146,6 +146,8 @@ ${run.remitted.map((r) => html`<p class="message message-info" role="status">The
     ${csrfField(viewer.csrfToken)}${onceField()}
     <input type="hidden" name="from" value="${run.period.from}">
     <input type="hidden" name="to" value="${run.period.to}">
+    <input type="hidden" name="total" value="${run.totals.total}">
+    <input type="hidden" name="line_count" value="${String(run.totals.lineCount)}">
     <button type="submit">Mark ${run.period.from} to ${run.period.to} remitted (${cash(run.totals.total, currency)})</button>
   </form>`
       : html`<p class="hint">Nothing to pay for this period.</p>`

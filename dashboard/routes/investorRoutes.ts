@@ -112,7 +112,8 @@ export function investorRoutes(db: Database, logger: Logger): Router {
   router.post('/remittances', async (req, res) => {
     const session = sessionOf(res);
     const form = new Map(Object.entries((req.body ?? {}) as Record<string, unknown>));
-    const body = { from: form.get('from'), to: form.get('to') };
+    // The run as the page showed it (total and line count): a run that changed since is refused (409).
+    const body = { from: form.get('from'), to: form.get('to'), ...(form.has('total') || form.has('line_count') ? { total: form.get('total'), line_count: form.get('line_count') } : {}) };
     try {
       // Once per rendering of the form (formOnce.ts): a second POST of it is answered with the
       // first's notice, not with "was remitted already".

@@ -124,6 +124,24 @@ describe('loanql investors statement / remittance', { timeout: 300_000 }, () => 
     assert.match(statement.stdout, /^Harbor Private Lending: statement of Cy\\tInvestor\\nLLC, 2026-03-01 to 2026-03-31 \(USD\)\n/);
     assertAligned(statement.stdout, ['loan', 'opening', 'funded', 'principal', 'interest', 'fees', 'adjustments', 'total', 'closing'], ['Oak Ave\\nunit 2', 'Total']);
   });
+
+  it('remittance mark --total --lines: a run owing anything else exits 2 saying what it owes now, nothing written; the run\'s own figures are recorded', async () => {
+    const run = await cli('remittance', 'run', '--account', 'harbor', '--from', '2026-03-01', '--to', '2026-03-31', '--format', 'csv');
+    const total = run.stdout.trimEnd().split('\r\n').at(-1)!.split(',');
+    const [owed, lines] = [total[8]!, total[9]!];
+    const count = async () => Number((await withDatabase((db) => db.query<{ n: string }>(`SELECT count(*) AS n FROM remittances`))).rows[0]!.n);
+    const before = await count();
+    const stale = await cli('remittance', 'mark', '--account', 'harbor', '--from', '2026-03-01', '--to', '2026-03-31', '--total', '0.01', '--lines', '1');
+    assert.equal(stale.code, 2, stale.stdout);
+    assert.ok(stale.stderr.includes(`the run changed since it was shown: it owes ${owed} in ${lines} lines now, not 0.01 in 1 lines`), stale.stderr);
+    const half = await cli('remittance', 'mark', '--account', 'harbor', '--from', '2026-03-01', '--to', '2026-03-31', '--total', owed);
+    assert.equal(half.code, 2);
+    assert.match(half.stderr, /line_count required with total/);
+    assert.equal(await count(), before, 'nothing recorded');
+    const mark = await cli('remittance', 'mark', '--account', 'harbor', '--from', '2026-03-01', '--to', '2026-03-31', '--total', owed, '--lines', lines);
+    assert.equal(mark.code, 0, mark.stderr);
+    assert.equal(await count(), before + 1);
+  });
 });
 
 /** The terminal column at which `line` reaches `index` (the CJK characters of these tests take two). */
