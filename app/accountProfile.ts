@@ -124,7 +124,7 @@ export function checkProfileChange(change: unknown): ReadonlyMap<ProfileFieldNam
     const field = BY_NAME.get(name);
     if (!field) problems.set(name, `unknown field; the profile's fields are ${FIELD_NAMES}`);
     else if (value === null) values.set(field.name, null);
-    else if (typeof value !== 'string') problems.set(name, `expected ${describeProfileField(field)}, got ${Array.isArray(value) ? 'an array' : typeof value}`);
+    else if (typeof value !== 'string') problems.set(name, `expected ${describeProfileField(field)}, got ${Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`}`);
     else if (hasNulCharacter(value)) problems.set(name, NUL_PROBLEM);
     else {
       const text = (field.multiline ? value.replace(/\r\n?/g, '\n').replace(/ +\n/g, '\n') : value).trim();
