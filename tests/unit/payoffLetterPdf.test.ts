@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { feeLabel, payoffLetterPdf } from '../../app/payoffLetterPdf.js';
 import type { PayoffLetter, UnpaidFee } from '../../app/payoffLetters.js';
 import { pdfPages } from '../support/pdfText.js';
+import { letterheadOf } from '../../app/accountProfile.js';
 
 /**
  * The payoff letter's PDF (docs/ledger.md, "Payoff letter") read back with pdfjs-dist as a viewer
@@ -14,6 +15,8 @@ import { pdfPages } from '../support/pdfText.js';
 function letter(fees: UnpaidFee[], overrides: Partial<PayoffLetter['figures']> = {}): PayoffLetter {
   return {
     lenderName: 'Harbor\nPrivate Lending',
+    letterhead: letterheadOf('Harbor\nPrivate Lending', null),
+    paymentInstructions: null,
     currency: 'EUR',
     issuedOn: '2026-04-01',
     goodThrough: '2026-03-31',
