@@ -82,7 +82,12 @@ export type AccountProfile = Readonly<Record<ProfileFieldName, string | null>>;
 /** What a field accepts, in words: the API's message and the dashboard's hint. */
 export function describeProfileField(field: ProfileField): string {
   const lines = field.multiline ? 'text (line breaks allowed)' : 'text on one line';
-  return `${field.shape ? `${field.shape.said}, ` : ''}${lines} of at most ${field.maxLength.toLocaleString('en-US')} characters, or null (or empty) to clear it`;
+  return `${field.shape ? `${field.shape.said}, ` : ''}${lines} of at most ${field.maxLength.toLocaleString('en-US')} characters`;
+}
+
+/** What the API accepts for a field: its text, or null (or an empty string) to clear it. */
+function acceptedValues(field: ProfileField): string {
+  return `${describeProfileField(field)}, or null (or an empty string) to clear it`;
 }
 
 /**
@@ -93,7 +98,7 @@ export function describeProfileField(field: ProfileField): string {
 export function profileFieldSchema(field: ProfileField): Record<string, unknown> {
   const patterns = [field.multiline ? LINES : ONE_LINE, ...(field.shape ? [field.shape.pattern] : [])];
   const text = patterns.length === 1 ? { pattern: patterns[0] } : { allOf: patterns.map((pattern) => ({ pattern })) };
-  return { type: ['string', 'null'], minLength: 1, maxLength: field.maxLength, ...text, description: `${field.description} Accepts ${describeProfileField(field)}.` };
+  return { type: ['string', 'null'], minLength: 1, maxLength: field.maxLength, ...text, description: `${field.description} Accepts ${acceptedValues(field)}.` };
 }
 
 const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
@@ -124,7 +129,7 @@ export function checkProfileChange(change: unknown): ReadonlyMap<ProfileFieldNam
     const field = BY_NAME.get(name);
     if (!field) problems.set(name, `unknown field; the profile's fields are ${FIELD_NAMES}`);
     else if (value === null) values.set(field.name, null);
-    else if (typeof value !== 'string') problems.set(name, `expected ${describeProfileField(field)}, got ${Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`}`);
+    else if (typeof value !== 'string') problems.set(name, `expected ${acceptedValues(field)}, got ${Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`}`);
     else if (hasNulCharacter(value)) problems.set(name, NUL_PROBLEM);
     else {
       const text = (field.multiline ? value.replace(/\r\n?/g, '\n').replace(/ +\n/g, '\n') : value).trim();
@@ -136,7 +141,7 @@ export function checkProfileChange(change: unknown): ReadonlyMap<ProfileFieldNam
       const field = BY_NAME.get(fieldOf(error));
       if (!field || problems.has(field.name)) continue;
       const length = values.get(field.name)?.length ?? 0;
-      problems.set(field.name, error.keyword === 'maxLength' ? `is ${length.toLocaleString('en-US')} characters long; at most ${field.maxLength.toLocaleString('en-US')}` : `expected ${describeProfileField(field)}`);
+      problems.set(field.name, error.keyword === 'maxLength' ? `is ${length.toLocaleString('en-US')} characters long; at most ${field.maxLength.toLocaleString('en-US')}` : `expected ${acceptedValues(field)}`);
     }
   }
   if (problems.size) {
