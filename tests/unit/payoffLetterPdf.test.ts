@@ -38,6 +38,22 @@ describe('Payoff letter PDF', () => {
     pages.forEach((page, index) => assert.match(page.text, new RegExp(`Harbor Private Lending - payoff letter 3f1c2a9e-0000-4000-8000-000000000001 - page ${index + 1} of 2`)));
   });
 
+  it("the lender's letterhead and long payment instructions: every line printed, a further page when they run past the first, the letterhead's name in each footer", async () => {
+    const instructions = Array.from({ length: 40 }, (_, index) => `Step ${index + 1}: wire reference line`).join('\n');
+    const headed: PayoffLetter = {
+      ...letter([]),
+      letterhead: letterheadOf('Harbor', { legal_name: 'Harbor Private Lending LLC', address_line1: '1 Quay St', city: 'Boston', region: 'MA', postal_code: '02110', email: 'payoffs@harbor.example' }),
+      paymentInstructions: instructions,
+    };
+    const pages = await pdfPages(await payoffLetterPdf(headed));
+    assert.equal(pages.length, 2);
+    assert.ok(pages[0]!.text.startsWith('Harbor Private Lending LLC 1 Quay St Boston, MA 02110 payoffs@harbor.example Amounts in EUR Payoff letter'), pages[0]!.text);
+    const lines = pages.flatMap((page) => [...page.lines.values()].map((parts) => parts.join(' ')));
+    assert.ok(lines.includes('Payment instructions'));
+    for (let step = 1; step <= 40; step += 1) assert.ok(lines.includes(`Step ${step}: wire reference line`), `step ${step}`);
+    pages.forEach((page, index) => assert.match(page.text, new RegExp(`Harbor Private Lending LLC - payoff letter 3f1c2a9e-0000-4000-8000-000000000001 - page ${index + 1} of 2`)));
+  });
+
   it('a credit owed back (a refund beyond the credit) is added, not subtracted; nothing paid ahead is not listed; names print on one line', async () => {
     const [page] = await pdfPages(await payoffLetterPdf(letter([{ kind: 'manual', rowNumber: null, date: '2026-03-02', description: 'Wire\nfee', unpaid: '35.00' }], { feesDue: '35.00', creditBalance: '-100.00', payoff: '92583.81' })));
     assert.ok(page!.text.includes('Fees due €35.00 Wire fee, dated 2026-03-02 €35.00 Credit owed back (refunded beyond the credit) €100.00 Total to pay off on 2026-03-31 €92,583.81'), page!.text);
