@@ -50,6 +50,7 @@ export async function statementPdf(statement: InvestorStatement, generatedOn: st
   for (const addressLine of letterhead.addressLines) doc.text(addressLine, { width: right - left });
   if (letterhead.contactLine) doc.text(letterhead.contactLine, { width: right - left });
   doc.fillColor('black');
+  if (letterhead.addressLines.length || letterhead.contactLine) doc.moveDown(0.5);
   doc.font(FONT).fontSize(12).text('Investor statement', { width: right - left });
   doc.moveDown(0.6);
   doc.fontSize(10);
