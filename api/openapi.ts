@@ -1,6 +1,7 @@
 import { describeRule, schemaForRule, type ValueRule } from '../app/fieldValues.js';
 import { BUILT_IN_FIELDS, bodyName, LOAN_STATUSES, type Product } from '../app/products.js';
 import { describeSetting, PRODUCT_SETTINGS, type SettingDescriptor } from '../app/productSettings.js';
+import { PROFILE_FIELDS, profileFieldSchema } from '../app/accountProfile.js';
 import { CONTACT_PARAMETERS, EMAIL_SCHEMA_PATTERN } from '../app/loanInput.js';
 import { investorDocumentParts } from './investorOpenApi.js';
 import { loanListLimits, type LoanListLimits } from './loanListLimits.js';
@@ -93,6 +94,8 @@ export interface LoanAccess {
   readonly filtered: boolean;
   /** Whether it may change the product's settings (`PATCH /api/product`: admin keys). */
   readonly productUpdate: boolean;
+  /** Whether it may change the account's profile (`PATCH /api/account`: admin keys); default `productUpdate`. */
+  readonly accountUpdate?: boolean;
   /** Investor statements (issue 32): read (anyone's or its own person's); default true. */
   readonly statements?: boolean;
   /** The remittance run (every investor's lines) and its records; default true. */
@@ -352,6 +355,25 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           },
         },
       },
+      '/api/account': {
+        get: {
+          operationId: 'getAccount',
+          summary: "The lender's account: its name and profile (legal name, postal address, phone, e-mail, payment instructions), and the letterhead its payoff letters and investor statements print.",
+          responses: { '200': { description: 'The account.', ...json('AccountEnvelope') }, '400': responses.badQuery, '403': responses.forbidden },
+        },
+        patch: {
+          operationId: 'updateAccountProfile',
+          summary:
+            "Changes some of the account's profile fields. Admin keys only. A value is trimmed; null or an empty string clears the field. An unknown field or a value it does not accept is a 400 naming it; nothing is written then.",
+          requestBody: { required: false, ...json('AccountProfileChange') },
+          responses: {
+            '200': { description: 'The account as it now is, and which fields changed.', ...json('AccountUpdated') },
+            '400': responses.badRequest,
+            '403': responses.forbidden,
+            '413': responses.tooLarge,
+          },
+        },
+      },
       '/api/loan/{id}/ledger': {
         parameters: [idParameter],
         get: {
@@ -471,14 +493,58 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
             replayed_loans: { type: 'integer', minimum: 0, description: "How many of the product's loans were replayed (0 when no changed setting affects the ledger)." },
           },
         },
+        AccountProfile: {
+          type: 'object',
+          description: "The lender's profile: each field null when not given. An empty profile prints the account's name alone on its letters.",
+          required: PROFILE_FIELDS.map((field) => field.name),
+          additionalProperties: false,
+          properties: Object.fromEntries(PROFILE_FIELDS.map((field) => [field.name, profileFieldSchema(field)])),
+        },
+        AccountProfileChange: {
+          type: 'object',
+          description: 'Some of the profile\'s fields: each a string (trimmed; empty clears it) or null (clears it).',
+          additionalProperties: false,
+          properties: Object.fromEntries(PROFILE_FIELDS.map((field) => [field.name, { type: ['string', 'null'], maxLength: field.maxLength, description: profileFieldSchema(field).description }])),
+        },
+        Account: {
+          type: 'object',
+          required: ['slug', 'name', 'profile', 'letterhead'],
+          additionalProperties: false,
+          properties: {
+            slug: { type: 'string' },
+            name: { type: 'string', description: "The account's name (`loanql account set --name`); the letterhead's name when the profile has no legal name." },
+            profile: { $ref: '#/components/schemas/AccountProfile' },
+            letterhead: {
+              type: 'object',
+              description: 'What heads the payoff letter and the investor statement, made from the profile.',
+              required: ['name', 'address_lines', 'contact'],
+              additionalProperties: false,
+              properties: {
+                name: { type: 'string' },
+                address_lines: { type: 'array', items: { type: 'string' } },
+                contact: { type: ['string', 'null'], description: 'Phone and e-mail on one line; null when neither is given.' },
+              },
+            },
+          },
+        },
+        AccountEnvelope: { type: 'object', required: ['account'], additionalProperties: false, properties: { account: { $ref: '#/components/schemas/Account' } } },
+        AccountUpdated: {
+          type: 'object',
+          required: ['account', 'changed'],
+          additionalProperties: false,
+          properties: {
+            account: { $ref: '#/components/schemas/Account' },
+            changed: { type: 'array', items: { type: 'string' }, description: 'The profile fields whose value changed (none: nothing was written).' },
+          },
+        },
         PermissionError: {
           type: 'object',
           required: ['error', 'role', 'permission'],
           properties: {
             error: { type: 'string' },
             role: { type: 'string' },
-            permission: { enum: ['loans.select', 'loans.insert', 'loans.update', 'loans.insert.columns', 'loans.update.columns', 'loans.insert.check', 'loans.update.check', 'product.update', 'distributions.select', 'remittances.insert'] },
-            code: { const: 'permission-denied', description: 'Set when the operation is for admin keys only (PATCH /api/product, POST /api/remittances) or needs a read of distribution lines the role lacks.' },
+            permission: { enum: ['loans.select', 'loans.insert', 'loans.update', 'loans.insert.columns', 'loans.update.columns', 'loans.insert.check', 'loans.update.check', 'product.update', 'account.update', 'distributions.select', 'remittances.insert'] },
+            code: { const: 'permission-denied', description: 'Set when the operation is for admin keys only (PATCH /api/product, PATCH /api/account, POST /api/remittances) or needs a read of distribution lines the role lacks.' },
             fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each body field the role may not write, with why.' },
           },
         },
@@ -627,6 +693,8 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     ['/api/loan/{id}/ledger', 'get', access.select],
     ['/api/product', 'get', access.select],
     ['/api/product', 'patch', access.productUpdate],
+    ['/api/account', 'get', access.select],
+    ['/api/account', 'patch', access.accountUpdate ?? access.productUpdate],
     ['/api/investors/{person_id}/statement', 'get', access.statements ?? true],
     ['/api/remittances', 'get', access.remittances ?? true],
     ['/api/remittances', 'post', access.remittanceMark ?? true],

@@ -2,6 +2,7 @@ import type { Database } from '../db/index.js';
 import { numberCell, textCell, csvDocument } from './csv.js';
 import { UserInputError } from './errors.js';
 import { dayParameter } from './ledgerReads.js';
+import { letterheadOf, profileJsonSql, type Letterhead } from './accountProfile.js';
 
 /**
  * An investor's statement for a period (issue 32, SPEC §12 R10): per loan the person funds, the
@@ -85,6 +86,8 @@ export interface StatementLine {
 
 export interface InvestorStatement {
   readonly accountName: string;
+  /** The lender's letterhead (`accountProfile.ts`): the legal name, address and contact its PDF prints. */
+  readonly letterhead: Letterhead;
   readonly currency: string;
   readonly person: { readonly id: string; readonly name: string };
   readonly period: StatementPeriod;
@@ -150,7 +153,7 @@ WITH person AS (SELECT pe.id, pe.name FROM people pe WHERE pe.account_id = $1 AN
       LEFT JOIN received r ON r.loan_id = ps.loan_id
      GROUP BY ps.loan_id, lo.name)
 SELECT json_build_object(
-  'account_name', a.name, 'currency', a.currency,
+  'account_name', a.name, 'currency', a.currency, 'profile', ${profileJsonSql('a')},
   'person', json_build_object('id', p.id, 'name', p.name),
   'loans', coalesce((SELECT json_agg(json_build_object(
       'loan_id', pl.loan_id, 'loan_name', pl.loan_name, 'rate', pl.rate::text, 'date_funded', pl.date_funded,
@@ -170,6 +173,7 @@ SELECT json_build_object(
 
 interface StatementJson {
   account_name: string;
+  profile: Record<string, unknown>;
   currency: string;
   person: { id: string; name: string };
   loans: {
@@ -215,6 +219,7 @@ export async function investorStatement(db: Database, accountId: string, personI
   const json = JSON.parse(rows[0].body) as StatementJson;
   return {
     accountName: json.account_name,
+    letterhead: letterheadOf(json.account_name, json.profile),
     currency: json.currency,
     person: json.person,
     period,

@@ -3,10 +3,12 @@ import type { PayoffLetter, UnpaidFee } from './payoffLetters.js';
 
 /**
  * A payoff letter (`payoffLetters.ts`) as a PDF (pdfkit, loaded on first use as the investor
- * statement's, `statementPdf.ts`): US Letter, portrait; the lender's account name as the
- * letterhead, the day issued, the loan (name, id, borrowers, property), the good-through day, the
+ * statement's, `statementPdf.ts`): US Letter, portrait; the lender's letterhead (its legal name
+ * or else the account's name, and the address, phone and e-mail of its profile when given:
+ * `accountProfile.ts`), the day issued, the loan (name, id, borrowers, property), the good-through day, the
  * itemised figures ending in the total to pay off, then the per diem as information and the note
- * that a later day needs a new quote (SPEC §12 R5: never extrapolated). Money in the account's
+ * that a later day needs a new quote (SPEC §12 R5: never extrapolated), and the profile's payment
+ * instructions when it has them. Money in the account's
  * currency to the cent, with `-` for a subtracted part (the standard fonts have no minus sign);
  * days ISO. Helvetica covers Western European text only, as the statement's.
  */
@@ -34,7 +36,7 @@ export async function payoffLetterPdf(letter: PayoffLetter): Promise<Buffer> {
     size: 'LETTER',
     margin: MARGIN,
     bufferPages: true,
-    info: { Title: `Payoff letter, good through ${letter.goodThrough}`, Author: oneLine(letter.lenderName), Subject: oneLine(letter.loan.loanName) },
+    info: { Title: `Payoff letter, good through ${letter.goodThrough}`, Author: letter.letterhead.name, Subject: oneLine(letter.loan.loanName) },
   });
   const chunks: Buffer[] = [];
   doc.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -50,8 +52,12 @@ export async function payoffLetterPdf(letter: PayoffLetter): Promise<Buffer> {
   const less = (amount: string) => money(amount.startsWith('-') ? amount.slice(1) : /^[0.]+$/.test(amount) ? amount : `-${amount}`);
   const { figures } = letter;
 
-  doc.font(BOLD).fontSize(18).text(oneLine(letter.lenderName), left, MARGIN, { width });
-  doc.font(FONT).fontSize(9).fillColor('#444444').text(`Amounts in ${letter.currency}`, { width });
+  const { letterhead } = letter;
+  doc.font(BOLD).fontSize(18).text(letterhead.name, left, MARGIN, { width });
+  doc.font(FONT).fontSize(9).fillColor('#444444');
+  for (const addressLine of letterhead.addressLines) doc.text(addressLine, { width });
+  if (letterhead.contactLine) doc.text(letterhead.contactLine, { width });
+  doc.text(`Amounts in ${letter.currency}`, { width });
   doc.fillColor('black').moveDown(1.2);
   doc.font(BOLD).fontSize(14).text('Payoff letter', { width });
   doc.font(FONT).fontSize(10).text(`Issued ${letter.issuedOn}`, { width });
@@ -105,12 +111,18 @@ export async function payoffLetterPdf(letter: PayoffLetter): Promise<Buffer> {
     doc.y,
     { width },
   );
+  if (letter.paymentInstructions) {
+    // Where the payoff goes (the lender's wire details): as the lender wrote them, a line each.
+    doc.moveDown(1);
+    doc.font(BOLD).fontSize(10).text('Payment instructions', left, doc.y, { width });
+    doc.font(FONT).fontSize(10).text(letter.paymentInstructions, { width });
+  }
 
   const pages = doc.bufferedPageRange();
   for (let index = 0; index < pages.count; index += 1) {
     doc.switchToPage(pages.start + index);
     doc.font(FONT).fontSize(8).fillColor('#444444');
-    const footer = `${oneLine(letter.lenderName)} - payoff letter ${letter.loan.loanId} - page ${index + 1} of ${pages.count}`;
+    const footer = `${letterhead.name} - payoff letter ${letter.loan.loanId} - page ${index + 1} of ${pages.count}`;
     doc.text(footer, left, doc.page.height - MARGIN - 14, { width, align: 'center', lineBreak: false, height: 12 });
   }
   doc.end();

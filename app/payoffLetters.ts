@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/index.js';
 import type { PayoffQuote } from '../domain/ledger/index.js';
 import { UserInputError } from './errors.js';
+import { letterheadOf, paymentInstructionsOf, profileJsonSql, type Letterhead } from './accountProfile.js';
 
 /**
  * The payoff letter a borrower asks for when selling or refinancing (SPEC §12 R5; docs/ledger.md,
@@ -36,6 +37,10 @@ export type PayoffFigures = Omit<PayoffQuote, 'date' | 'amount'> & { readonly pa
 
 export interface PayoffLetter {
   readonly lenderName: string;
+  /** The lender's letterhead (`accountProfile.ts`): its legal name, address and contact. */
+  readonly letterhead: Letterhead;
+  /** How to pay the payoff (the profile's payment instructions, wire details); null when not given. */
+  readonly paymentInstructions: string | null;
   readonly currency: string;
   /** The account's business date on which the letter was made. */
   readonly issuedOn: string;
@@ -98,7 +103,7 @@ export async function payoffLetter(db: Queryable, accountId: string, parties: Le
     `WITH d AS (SELECT coalesce($3::date, loanql_business_date($1)) AS as_of),
           r AS MATERIALIZED (SELECT d.as_of, loanql_ledger($1, $2, d.as_of) AS l FROM d)
      SELECT json_build_object(
-              'lender_name', a.name, 'currency', a.currency, 'issued_on', loanql_business_date($1)::text, 'good_through', r.as_of::text,
+              'lender_name', a.name, 'lender_profile', ${profileJsonSql('a')}, 'currency', a.currency, 'issued_on', loanql_business_date($1)::text, 'good_through', r.as_of::text,
               'payoff', round((r.l).payoff, 2)::text,
               'principal_outstanding', round((r.l).principal_outstanding, 2)::text, 'interest_due', round((r.l).interest_due, 2)::text,
               'accrued_interest', round((r.l).accrued_interest, 2)::text, 'interest_paid_ahead', round((r.l).interest_paid_ahead, 2)::text,
@@ -117,10 +122,12 @@ export async function payoffLetter(db: Queryable, accountId: string, parties: Le
   );
   const body = rows[0]?.body;
   if (!body) return null;
-  const read = JSON.parse(body) as Json & { unpaid_fees: Json[] };
+  const read = JSON.parse(body) as Json & { unpaid_fees: Json[]; lender_profile: Json };
   const figure = (name: string) => String(read[name]);
   return {
     lenderName: String(read.lender_name),
+    letterhead: letterheadOf(String(read.lender_name), read.lender_profile),
+    paymentInstructions: paymentInstructionsOf(read.lender_profile),
     currency: String(read.currency),
     issuedOn: String(read.issued_on),
     goodThrough: String(read.good_through),

@@ -3,7 +3,8 @@ import { STATEMENT_COLUMNS, type InvestorStatement } from './investorStatements.
 
 /**
  * An investor statement as a PDF (pdfkit; README "Decisions"): US Letter, landscape, the lender's
- * account name at the top, the investor and the period, one row per loan with the statement's
+ * letterhead at the top (its legal name or else the account's name, with the address, phone and
+ * e-mail of its profile when given: `accountProfile.ts`), the investor and the period, one row per loan with the statement's
  * columns and a totals row, money in the account's currency (`domain/moneyText.ts`, with `-` for
  * a negative amount: the standard fonts have no minus sign). One page while the loans fit (about
  * 25); more loans continue on further pages, the column headings repeated and every page numbered.
@@ -26,7 +27,7 @@ export async function statementPdf(statement: InvestorStatement, generatedOn: st
     layout: PAGE.layout,
     margin: PAGE.margin,
     bufferPages: true,
-    info: { Title: `Investor statement ${statement.period.from} to ${statement.period.to}`, Author: statement.accountName, Subject: statement.person.name },
+    info: { Title: `Investor statement ${statement.period.from} to ${statement.period.to}`, Author: statement.letterhead.name, Subject: statement.person.name },
   });
   const chunks: Buffer[] = [];
   doc.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -40,10 +41,16 @@ export async function statementPdf(statement: InvestorStatement, generatedOn: st
   const bottom = doc.page.height - PAGE.margin - 20;
   const amountWidth = (right - left - LOAN_COLUMN) / STATEMENT_COLUMNS.length;
   const money = (amount: string): string => moneyText(amount, statement.currency, '-');
-  const accountName = oneLine(statement.accountName);
+  const { letterhead } = statement;
+  const accountName = letterhead.name;
   const personName = oneLine(statement.person.name);
 
   doc.font(BOLD).fontSize(18).text(accountName, left, PAGE.margin, { width: right - left });
+  doc.font(FONT).fontSize(9).fillColor('#444444');
+  for (const addressLine of letterhead.addressLines) doc.text(addressLine, { width: right - left });
+  if (letterhead.contactLine) doc.text(letterhead.contactLine, { width: right - left });
+  doc.fillColor('black');
+  if (letterhead.addressLines.length || letterhead.contactLine) doc.moveDown(0.5);
   doc.font(FONT).fontSize(12).text('Investor statement', { width: right - left });
   doc.moveDown(0.6);
   doc.fontSize(10);

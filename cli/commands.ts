@@ -18,6 +18,7 @@ const load = {
   apiKeys: () => import('../app/apiKeys.js'),
   products: () => import('../app/products.js'),
   productSettings: () => import('../app/productSettings.js'),
+  accountProfile: () => import('../app/accountProfile.js'),
   seed: () => import('../app/seed/index.js'),
   requestStatements: () => import('../app/requestStatements.js'),
   scheduleRegeneration: () => import('../app/scheduleRegeneration.js'),
@@ -339,6 +340,36 @@ export const COMMANDS: Command[] = [
     async run(context, { slug, settings }) {
       const account = await updateAccount(context.db, slug, settings);
       context.out.write(`account ${account.slug}: name ${JSON.stringify(account.name)}, currency ${account.currency}, time zone ${account.timezone}\n`);
+    },
+  }),
+  command({
+    words: ['account', 'profile'],
+    synopsis: 'account profile --account SLUG [NAME=VALUE ...]',
+    description:
+      "the lender's profile, the letterhead of its payoff letters and investor statements (legal name, address, phone, e-mail, payment instructions); NAME=VALUE changes fields (an empty value clears one)",
+    options: { account: { type: 'string' } },
+    needsDatabase: true,
+    async parse(line) {
+      const slug = required(line, 'account');
+      const changes = new Map<string, string>();
+      for (const pair of line.positionals) {
+        const equals = pair.indexOf('=');
+        if (equals < 1) throw new UserInputError(`"${pair}" is not NAME=VALUE`);
+        changes.set(pair.slice(0, equals), pair.slice(equals + 1));
+      }
+      // The rules of PATCH /api/account, before the database is opened.
+      if (changes.size) (await load.accountProfile()).checkProfileChange(changes);
+      return { slug, changes };
+    },
+    async run(context, { slug, changes }) {
+      const account = await findAccount(context.db, slug);
+      const { PROFILE_FIELDS, readAccountProfile, updateAccountProfile } = await load.accountProfile();
+      if (changes.size) {
+        const updated = await updateAccountProfile(context.db, account.id, changes);
+        context.out.write(updated.changed.length ? `changed on ${account.slug}: ${updated.changed.join(', ')}\n` : `the profile of ${account.slug} already had these values; nothing changed\n`);
+      }
+      const { profile } = await readAccountProfile(context.db, account.id);
+      context.out.write(table([['FIELD', 'VALUE'], ...PROFILE_FIELDS.map((field) => [field.name, profile[field.name] ?? (field.name === 'legal_name' ? `none (letters print "${account.name}")` : 'none')])]));
     },
   }),
   command({

@@ -13,6 +13,7 @@ import { metadataPage } from './pages/metadataPage.js';
 import { overviewPage } from './pages/overviewPage.js';
 import { webhookRoutes } from './routes/webhookRoutes.js';
 import { servicingSettingsRoutes } from './routes/servicingSettingsRoutes.js';
+import { accountProfileRoutes } from './routes/accountProfileRoutes.js';
 import { apiKeyRoutes } from './routes/apiKeyRoutes.js';
 import { loginRoutes } from './routes/loginRoutes.js';
 import { loanRoutes } from './routes/loanRoutes.js';
@@ -95,6 +96,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   router.use(investorRoutes(db, logger));
   router.use('/settings', webhookRoutes(db, deps.engines, logger, deps.allowPrivateWebhooks ?? false));
   router.use('/settings', servicingSettingsRoutes(db, logger));
+  router.use('/settings', accountProfileRoutes(db, logger));
 
   router.use((_req, res) => {
     res.status(404).type('html').send(errorPage('Page not found', 'There is no dashboard page at this address.', res.locals.dashboard?.viewer));

@@ -65,6 +65,7 @@ const MIGRATIONS: readonly string[] = [
   '0065_payment_date_within_a_year',
   '0066_unremitted_lines_covering',
   '0067_settings_change_waits_for_payments',
+  '0068_account_profile',
   '0070_funding_checks_lock_the_loan',
 ];
 

@@ -14,6 +14,7 @@ import { healthRoutes, type ServiceState } from '../api/routes/health.js';
 import { loanRoutes } from '../api/routes/loans.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
 import { productRoutes } from '../api/routes/product.js';
+import { accountRoutes } from '../api/routes/account.js';
 import { investorRoutes } from '../api/routes/investors.js';
 import { remittanceRoutes } from '../api/routes/remittances.js';
 import { distributionRoutes } from '../api/routes/distributions.js';
@@ -103,6 +104,7 @@ export function createApp(deps: ServiceDeps): ServiceApp {
   api.use(exactJsonBody(deps.config.bodyLimitBytes));
   api.use('/loan', loanRoutes(deps.db, deps.engines, deps.routing));
   api.use('/product', productRoutes(deps.db, deps.engines, deps.routing));
+  api.use('/account', accountRoutes(deps.db, deps.engines, deps.routing));
   api.use('/investors', investorRoutes(deps.db, deps.engines));
   api.use('/remittances', remittanceRoutes(deps.db, deps.engines, deps.routing));
   api.use('/distributions', distributionRoutes(deps.db, deps.engines));

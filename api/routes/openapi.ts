@@ -31,6 +31,7 @@ export function openApiRoutes(db: Database, engines: EngineHolder): Router {
         insert: admin || (loans?.insert ?? null) !== null,
         update: admin || (loans?.update ?? null) !== null,
         productUpdate: admin,
+        accountUpdate: admin,
         // issue 32 (api/investorAccess.ts): a filtered read of distributions reaches its own person with person_id
         statements: admin || distributions?.selectFilter === null || (distributions !== undefined && auth.variables.has('person_id')),
         remittances: admin || distributions?.selectFilter === null,

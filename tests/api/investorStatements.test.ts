@@ -165,6 +165,26 @@ describe('Investor statements (issue 32)', () => {
     for (const key of ['principal', 'interest', 'total', 'closing_principal']) assert.ok(text.includes(money(json[key])), `${key} ${money(json[key])} in ${text}`);
   });
 
+  it("PDF: the lender's letterhead (its profile: legal name, address, phone, e-mail) heads the statement; an empty profile prints it as before", async () => {
+    const pdf = async (): Promise<string> => {
+      const response = await fetch(`${s.url}/api/investors/${ann}/statement?from=2026-02-01&to=2026-02-28&format=pdf`, { headers: { authorization: `Token ${s.key}` } });
+      assert.equal(response.status, 200);
+      const { pages, text } = await pdfText(new Uint8Array(await response.arrayBuffer()));
+      assert.equal(pages, 1);
+      return text.replace(/\s+/g, ' ');
+    };
+    const plain = await pdf();
+    assert.ok(plain.startsWith(`${ACCOUNT_NAME} Investor statement Investor: Ann Investor`), plain);
+    const profile = { legal_name: 'Harbor Private Lending LLC', address_line1: 'PO Box 42', city: 'Springfield', region: 'IL', postal_code: '62704', phone: '217 555 0199', email: 'investors@harbor.example', payment_instructions: 'Not on a statement' };
+    assert.equal((await s.rest.patch('/api/account', profile)).status, 200);
+    const headed = await pdf();
+    assert.ok(headed.startsWith('Harbor Private Lending LLC PO Box 42 Springfield, IL 62704 Phone 217 555 0199 | investors@harbor.example Investor statement Investor: Ann Investor'), headed);
+    assert.match(headed, /Harbor Private Lending LLC - Ann Investor - page 1 of 1/);
+    assert.doesNotMatch(headed, /Not on a statement/, "the payment instructions are the payoff letter's");
+    assert.equal((await s.rest.patch('/api/account', Object.fromEntries(Object.keys(profile).map((name) => [name, ''])))).status, 200);
+    assert.equal(await pdf(), plain, 'the empty profile prints the statement as before');
+  });
+
   it('a bad period is a 400 naming the parameter; an unknown format a 400 naming format; an unknown person a 404', async () => {
     const cases: [string, string][] = [
       [`/api/investors/${ann}/statement?to=2026-02-28`, 'from'],

@@ -208,6 +208,53 @@ describe('Payoff letter: GET /api/loan/{id}/payoff?format=pdf', () => {
   });
 });
 
+describe("Payoff letter: the lender's letterhead (the account's profile, PATCH /api/account)", () => {
+  it('prints the legal name, address, phone and e-mail at the top and the payment instructions after the per diem; an empty profile prints what it did before', async () => {
+    const path = `/api/loan/${onTime}/payoff?date=2026-03-31&format=pdf`;
+    const plain = (await letter(path)).text;
+    assert.ok(plain.startsWith(`${LENDER} Amounts in USD Payoff letter Issued ${ISSUED}`), plain);
+    assert.doesNotMatch(plain, /Payment instructions/);
+
+    const profile = {
+      legal_name: 'Harbor Private Lending LLC',
+      address_line1: '200 W Madison St',
+      address_line2: 'Suite 1400',
+      city: 'Chicago',
+      region: 'IL',
+      postal_code: '60606',
+      country: 'United States',
+      phone: '+1 312 555 0100',
+      email: 'payoffs@harbor.example',
+      payment_instructions: 'Wire to First Lakes Bank, Chicago\nABA 071000013, account 555123\nReference: the loan id',
+    };
+    assert.equal((await s.rest.patch('/api/account', profile)).status, 200);
+    const headed = await letter(path);
+    assert.equal(headed.status, 200, headed.text);
+    assert.ok(
+      headed.text.startsWith(
+        'Harbor Private Lending LLC 200 W Madison St Suite 1400 Chicago, IL 60606 United States Phone +1 312 555 0100 | payoffs@harbor.example Amounts in USD Payoff letter Issued 2026-04-01',
+      ),
+      headed.text,
+    );
+    assert.ok(
+      headed.text.includes('since payments, fees and interest after that day change it. Payment instructions Wire to First Lakes Bank, Chicago ABA 071000013, account 555123 Reference: the loan id'),
+      headed.text,
+    );
+    assert.match(headed.text, new RegExp(`Harbor Private Lending LLC - payoff letter ${onTime} - page 1 of 1`));
+    assertFigures(headed.text, await quote(onTime, '2026-03-31'), '2026-03-31');
+
+    // Only an address (no legal name, no instructions): the account's name heads it, nothing else is added.
+    const cleared = Object.fromEntries(Object.keys(profile).map((name) => [name, null]));
+    assert.equal((await s.rest.patch('/api/account', { ...cleared, address_line1: '9 Lake St' })).status, 200);
+    const addressOnly = (await letter(path)).text;
+    assert.ok(addressOnly.startsWith(`${LENDER} 9 Lake St Amounts in USD Payoff letter`), addressOnly);
+    assert.doesNotMatch(addressOnly, /Payment instructions|Phone/);
+
+    assert.equal((await s.rest.patch('/api/account', cleared)).status, 200);
+    assert.equal((await letter(path)).text, plain, 'the empty profile prints the letter as before');
+  });
+});
+
 describe('Payoff letter: the dashboard loan page link', () => {
   it("the quote's \"Payoff letter (PDF)\" link gives the REST letter's text, figures to the cent", async () => {
     const password = 'letter-password-1';

@@ -7,6 +7,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { createApiKey } from '../../app/apiKeys.js';
 import { verifyLedgers } from '../../app/ledgerVerify.js';
 import { restoreBackupFile } from '../../db/index.js';
+import { migrateInTransaction } from '../../db/migrate.js';
 import { EMBEDDED_POSTGRES_MAJOR } from '../../db/pgliteDatabase.js';
 import { graphData } from '../support/graphData.js';
 import { seedAccount } from '../support/seededService.js';
@@ -208,13 +209,37 @@ describe('loanql backup / restore', { timeout: 300_000 }, () => {
   });
 
   it('restores a backup from an older build on its own schema, then runs the later migrations (in this process)', async () => {
-    // A backup taken before the last migration (0066 only adds an index: the tables are the same).
+    // A backup taken before the last migration: the header without it, and each table without the
+    // columns that migration added (0068 adds the lender's profile to accounts), as the older build
+    // would have written it — read from a database migrated up to the one before.
     const lines = gunzipSync(readFileSync(backupStopped)).toString('utf8').split('\n');
     const header = JSON.parse(lines[0]!) as { migrations: string[]; lastMigration: string };
     const newest = header.migrations.pop()!;
     header.lastMigration = header.migrations.at(-1)!;
+    const olderColumns = new Map<string, Set<string>>();
+    const olderSchema = await openEmptyTestDatabase();
+    try {
+      await olderSchema.db.transaction((tx) => migrateInTransaction(tx, header.lastMigration));
+      const { rows } = await olderSchema.db.query<{ table_name: string; column_name: string }>(
+        `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()`,
+      );
+      for (const row of rows) olderColumns.set(row.table_name, (olderColumns.get(row.table_name) ?? new Set()).add(row.column_name));
+    } finally {
+      await olderSchema.close();
+    }
+    let kept: number[] | null = null;
+    const olderLines = lines.slice(1).map((line) => {
+      const parsed = line ? (JSON.parse(line) as unknown) : null;
+      if (Array.isArray(parsed)) return kept ? JSON.stringify(kept.map((index) => parsed[index])) : line;
+      const table = parsed as { table?: string; columns?: string[] } | null;
+      if (!table?.table || !table.columns) return line;
+      const columns = olderColumns.get(table.table);
+      assert.ok(columns, `${table.table} exists before ${newest}`);
+      kept = table.columns.flatMap((column, index) => (columns.has(column) ? [index] : []));
+      return JSON.stringify({ ...table, columns: kept.map((index) => table.columns![index]) });
+    });
     const older = join(workDir, 'older.gz');
-    writeFileSync(older, gzipSync([JSON.stringify(header), ...lines.slice(1)].join('\n')));
+    writeFileSync(older, gzipSync([JSON.stringify(header), ...olderLines].join('\n')));
     const empty = await openEmptyTestDatabase();
     try {
       const restored = await restoreBackupFile(empty.db, older);

@@ -64,6 +64,7 @@ const forms: readonly WriteForm[] = [
       return { path: '/dashboard/settings/servicing', fields: { day_count: 'actual/365' } };
     },
   },
+  { name: 'change the lender profile', prepare: async () => ({ path: '/dashboard/settings/profile', fields: { phone: '+1 312 555 0100' } }) },
   { name: 'add a webhook endpoint', prepare: async () => ({ path: '/dashboard/settings/webhooks', fields: { url: 'http://127.0.0.1:9/hook', description: 'csrf probe', events: 'loan.created' } }) },
   {
     name: 'disable a webhook endpoint',

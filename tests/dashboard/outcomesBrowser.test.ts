@@ -248,6 +248,7 @@ describe('Outcome messages where the eye is (Chromium)', () => {
       ['settings-api-keys', '/dashboard/settings/api-keys'],
       ['settings-webhooks', '/dashboard/settings/webhooks'],
       ['settings-servicing', '/dashboard/settings/servicing'],
+      ['settings-profile', '/dashboard/settings/profile'],
       ['overview', '/dashboard'],
     ] as const) {
       await page.goto(`${server.url}${path}`);

@@ -80,6 +80,7 @@ describe('A parameter given twice on a dashboard page', () => {
     { page: 'Settings > API keys', path: () => '/dashboard/settings/api-keys?created=abc&created=def&deactivated=x&deactivated=y', once: () => '/dashboard/settings/api-keys?created=abc', names: ['created', 'deactivated'] },
     { page: 'Settings > Webhooks', path: () => '/dashboard/settings/webhooks?created=a&created=b', once: () => '/dashboard/settings/webhooks?created=a', names: ['created'] },
     { page: 'Settings > Servicing', path: () => '/dashboard/settings/servicing?saved=grace_days&saved=late_fee&replayed=1&replayed=2', once: () => '/dashboard/settings/servicing?saved=grace_days&replayed=1', names: ['saved', 'replayed'] },
+    { page: 'Settings > Lender profile', path: () => '/dashboard/settings/profile?saved=phone&saved=email', once: () => '/dashboard/settings/profile?saved=phone', names: ['saved'] },
   ];
   for (const { page, path, once, names } of cases) {
     it(`refuses ${page} given twice with a 400 page naming ${names.join(', ')}, and shows it given once`, async () => {

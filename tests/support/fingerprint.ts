@@ -1,7 +1,7 @@
 /**
  * A fingerprint of everything stored for one account, to show that a refused request wrote
  * nothing: per table with an `account_id` column, the row count and a checksum of the rows'
- * text (the sum of their 64-bit hashes), in one statement. `admin_sessions` and `api_keys.last_used_at` are left
+ * text (the sum of their 64-bit hashes), and the account's own row (its settings and profile), in one statement. `admin_sessions` and `api_keys.last_used_at` are left
  * out: the service writes them beside requests (a login, any authenticated request).
  */
 import type { Queryable } from '../../db/index.js';
@@ -29,11 +29,12 @@ async function fingerprintStatement(db: Queryable): Promise<FingerprintStatement
     // An order-independent checksum: the sum of 64-bit hashes of each row's text (no sort needed).
     return `(SELECT count(*)::text || ':' || coalesce(sum(hashtextextended(${row}, 0)), 0)::text FROM "${table.replace(/"/g, '""')}" t WHERE t.account_id = $1)`;
   });
-  parts.push('(SELECT count(*)::text FROM accounts)');
+  // The number of accounts, and the account's own row (its name, settings and profile: migration 0068).
+  parts.push(`((SELECT count(*) FROM accounts)::text || ':' || coalesce((SELECT hashtextextended(a::text, 0) FROM accounts a WHERE a.id = $1), 0)::text)`);
   return { tables: [...tables, 'accounts'], text: `SELECT ARRAY[${parts.join(',\n')}] AS fingerprint` };
 }
 
-/** `{table: "count:checksum"}` for the account, plus the number of accounts. */
+/** `{table: "count:checksum"}` for the account, plus the number of accounts with the checksum of the account's own row. */
 export async function accountFingerprint(db: Queryable, accountId: string): Promise<Record<string, string>> {
   let statement = statements.get(db);
   if (!statement) statements.set(db, (statement = fingerprintStatement(db)));

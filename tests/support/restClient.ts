@@ -33,6 +33,7 @@ function templateOf(path: string): string {
   const bare = path.split('?')[0]!;
   if (bare === '/api/loan') return '/api/loan';
   if (bare === '/api/product') return '/api/product';
+  if (bare === '/api/account') return '/api/account';
   if (bare === '/api/remittances') return '/api/remittances';
   if (/^\/api\/remittances\/[^/]+$/.test(bare)) return '/api/remittances/{id}';
   if (/^\/api\/investors\/[^/]+\/statement$/.test(bare)) return '/api/investors/{person_id}/statement';

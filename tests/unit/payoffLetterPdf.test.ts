@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { feeLabel, payoffLetterPdf } from '../../app/payoffLetterPdf.js';
 import type { PayoffLetter, UnpaidFee } from '../../app/payoffLetters.js';
 import { pdfPages } from '../support/pdfText.js';
+import { letterheadOf } from '../../app/accountProfile.js';
 
 /**
  * The payoff letter's PDF (docs/ledger.md, "Payoff letter") read back with pdfjs-dist as a viewer
@@ -14,6 +15,8 @@ import { pdfPages } from '../support/pdfText.js';
 function letter(fees: UnpaidFee[], overrides: Partial<PayoffLetter['figures']> = {}): PayoffLetter {
   return {
     lenderName: 'Harbor\nPrivate Lending',
+    letterhead: letterheadOf('Harbor\nPrivate Lending', null),
+    paymentInstructions: null,
     currency: 'EUR',
     issuedOn: '2026-04-01',
     goodThrough: '2026-03-31',
@@ -33,6 +36,22 @@ describe('Payoff letter PDF', () => {
     assert.ok(pages[1]!.text.includes('Total to pay off on 2026-03-31 €93,948.81'), pages[1]!.text);
     assert.ok(pages[1]!.text.includes('Per diem: €28.05 for each day after 2026-03-31'));
     pages.forEach((page, index) => assert.match(page.text, new RegExp(`Harbor Private Lending - payoff letter 3f1c2a9e-0000-4000-8000-000000000001 - page ${index + 1} of 2`)));
+  });
+
+  it("the lender's letterhead and long payment instructions: every line printed, a further page when they run past the first, the letterhead's name in each footer", async () => {
+    const instructions = Array.from({ length: 40 }, (_, index) => `Step ${index + 1}: wire reference line`).join('\n');
+    const headed: PayoffLetter = {
+      ...letter([]),
+      letterhead: letterheadOf('Harbor', { legal_name: 'Harbor Private Lending LLC', address_line1: '1 Quay St', city: 'Boston', region: 'MA', postal_code: '02110', email: 'payoffs@harbor.example' }),
+      paymentInstructions: instructions,
+    };
+    const pages = await pdfPages(await payoffLetterPdf(headed));
+    assert.equal(pages.length, 2);
+    assert.ok(pages[0]!.text.startsWith('Harbor Private Lending LLC 1 Quay St Boston, MA 02110 payoffs@harbor.example Amounts in EUR Payoff letter'), pages[0]!.text);
+    const lines = pages.flatMap((page) => [...page.lines.values()].map((parts) => parts.join(' ')));
+    assert.ok(lines.includes('Payment instructions'));
+    for (let step = 1; step <= 40; step += 1) assert.ok(lines.includes(`Step ${step}: wire reference line`), `step ${step}`);
+    pages.forEach((page, index) => assert.match(page.text, new RegExp(`Harbor Private Lending LLC - payoff letter 3f1c2a9e-0000-4000-8000-000000000001 - page ${index + 1} of 2`)));
   });
 
   it('a credit owed back (a refund beyond the credit) is added, not subtracted; nothing paid ahead is not listed; names print on one line', async () => {

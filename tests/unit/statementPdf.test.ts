@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { statementPdf } from '../../app/statementPdf.js';
 import type { InvestorStatement, StatementLoan } from '../../app/investorStatements.js';
 import { pdfPages } from '../support/pdfText.js';
+import { letterheadOf } from '../../app/accountProfile.js';
 
 /**
  * The investor statement's PDF (docs/investors.md, "Formats") for names as people are written
@@ -24,6 +25,7 @@ function loan(name: string, index: number): StatementLoan {
 function statement(personName: string, loans: StatementLoan[], accountName = 'Harbor Private Lending'): InvestorStatement {
   return {
     accountName,
+    letterhead: letterheadOf(accountName, null),
     currency: 'USD',
     person: { id: '11111111-1111-4111-8111-111111111111', name: personName },
     period: { from: '2026-02-01', to: '2026-02-28' },
