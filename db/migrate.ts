@@ -65,6 +65,7 @@ const MIGRATIONS: readonly string[] = [
   '0065_payment_date_within_a_year',
   '0066_unremitted_lines_covering',
   '0067_settings_change_waits_for_payments',
+  '0071_several_writes_take_turns',
 ];
 
 /**
