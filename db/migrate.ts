@@ -67,6 +67,7 @@ const MIGRATIONS: readonly string[] = [
   '0067_settings_change_waits_for_payments',
   '0068_account_profile',
   '0070_funding_checks_lock_the_loan',
+  '0071_several_writes_take_turns',
 ];
 
 /**

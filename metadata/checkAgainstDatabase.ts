@@ -84,6 +84,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const valueLists = await checkedValueLists(db, relations);
   const foreignKeyRelationships = await relationshipsWithForeignKey(db, metadata, relations);
   const tablesFinalAtReturning = await tablesWhoseRowsAreFinalAtReturning(db, relations);
+  const announcesSeveralWrites = (await db.query<{ has: boolean }>(`SELECT to_regprocedure('loanql_several_writes(uuid,text[])') IS NOT NULL AS has`)).rows[0]!.has;
   const constraints = new Map<string, Map<string, CatalogueConstraint>>();
   const addConstraint = (name: string, constraint: CatalogueConstraint): void => {
     if (!constraints.has(constraint.table)) constraints.set(constraint.table, new Map());
@@ -171,7 +172,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       // Only real constraints: an upsert is `ON CONFLICT ON CONSTRAINT <name>` (Hasura offers its table's constraints too).
       if ((constraint.kind === 'p' || constraint.kind === 'u') && !constraint.indexOnly && constraint.columns.includes(metadata.tenantColumn))
         uniqueConstraints.set(table, [...(uniqueConstraints.get(table) ?? []), name]);
-  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning });
+  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning, announcesSeveralWrites });
   return { metadata: checked, catalogue: { constraints, numericLimits } };
 }
 

@@ -454,6 +454,13 @@ export interface CatalogueFacts {
    * own columns runs as one statement in autocommit (engine/README.md, "Writes in one statement").
    */
   readonly tablesFinalAtReturning: ReadonlySet<string>;
+  /**
+   * The database has `loanql_several_writes(account, tables)` (migration 0071): a mutation of
+   * several write statements calls it with the tables they write before its first write, and the
+   * database takes whatever locks keep such a transaction from crossing others (engine/README.md,
+   * "Writing data").
+   */
+  readonly announcesSeveralWrites: boolean;
 }
 
 /**

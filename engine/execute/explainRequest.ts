@@ -42,7 +42,8 @@ function explainMutation(prepared: Extract<PreparedRequest, { kind: 'mutation' }
   };
   const { single } = prepared.program;
   // A mutation with a one-statement form runs as that statement (shown without a key's guard).
-  const run = single ? [{ text: single.text, params: single.params }] : [...prepared.program.steps.map((step) => step.statement), prepared.program.response];
+  const { announce } = prepared.program;
+  const run = single ? [{ text: single.text, params: single.params }] : [...(announce ? [announce] : []), ...prepared.program.steps.map((step) => step.statement), prepared.program.response];
   const statements = run.map((statement) => ({
     sql: statement.text,
     params: statement.params.map(shown),

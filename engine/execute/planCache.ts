@@ -59,6 +59,7 @@ function statementCharacters(entry: CachedOperation): number {
   const program = entry.compiledMutation;
   if (program) {
     for (const step of program.steps) characters += step.statement.text.length;
+    characters += program.announce?.text.length ?? 0;
     characters += program.response.text.length + (program.single?.text.length ?? 0);
   }
   return characters;

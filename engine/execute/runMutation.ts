@@ -57,18 +57,22 @@ export async function runMutation(engine: EngineContext, tx: Queryable, prepared
   // the COMMIT (`queryThenCommit`): two round trips for most mutations.
   let leading = 0;
   while (leading < steps.length && !steps[leading]!.statement.params.some((param) => param.kind === 'stepResult')) leading += 1;
-  const first = Array.from({ length: leading }, (_, index) => statementOf(index));
+  // Before the first write, in the same round trip: the tables the writes touch, told to the
+  // database (migration 0071), which takes the locks that keep them from crossing another transaction's.
+  const { announce } = prepared.program;
+  const before = announce ? 1 : 0;
+  const first = [...(announce ? [{ text: announce.text, values: announce.params.map(value), options }] : []), ...Array.from({ length: leading }, (_, index) => statementOf(index))];
   if (guard) first.push({ ...guardCheck(guard), options });
   let firstResults;
   try {
     firstResults = await queryInOrder(tx, first);
   } catch (error) {
     if (!(error instanceof StatementFailed)) throw error;
-    if (error.index < leading) writeFailed(error.index, error.cause);
+    if (error.index >= before && error.index < before + leading) writeFailed(error.index - before, error.cause);
     throw error.cause;
   }
-  for (let index = 0; index < leading; index++) record(index, firstResults[index]!.rows[0]!);
-  if (guard && firstResults[leading]!.rows[0]?.['holds'] !== true) throw new GuardFailed();
+  for (let index = 0; index < leading; index++) record(index, firstResults[before + index]!.rows[0]!);
+  if (guard && firstResults[before + leading]!.rows[0]?.['holds'] !== true) throw new GuardFailed();
   for (let index = leading; index < steps.length; index++) {
     const statement = statementOf(index);
     const { rows } = await tx.query(statement.text, statement.values, options).catch((error: unknown) => writeFailed(index, error));

@@ -43,6 +43,13 @@ export interface CompiledMutation {
    * from the rows it returns. Null otherwise.
    */
   readonly single: OneStatement | null;
+  /**
+   * With several write statements and a database that has `loanql_several_writes` (migration
+   * 0071): `SELECT loanql_several_writes(<account>, <the tables written>)`, run before the first
+   * write, so the database can take the locks that keep the statements' row locks, taken in
+   * document order, from crossing another transaction's. Null otherwise.
+   */
+  readonly announce: RenderedSql | null;
 }
 
 const step = (index: number, output: 'ids' | 'count' | 'json'): Fragment => sql.param({ kind: 'stepResult', step: index, output });
@@ -354,5 +361,10 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     }
   }
   const single = onePossible && oneWrite ? oneStatement(oneWrite, one.jsonObject(onePairs)) : null;
-  return { steps, response: render(sql`SELECT concat('{"data":', ${response.jsonObject(pairs)}, '}') AS ${sql.ident('response')}`), checks, single };
+  const tables = [...new Set(steps.map((written) => tableKey(written.collection)))].sort();
+  const announce =
+    steps.length > 1 && metadata.announcesSeveralWrites
+      ? render(sql`SELECT loanql_several_writes(${ACCOUNT}, ARRAY[${sql.join(tables.map((table) => sql`${sql.param({ kind: 'const', value: table })}::text`))}]::text[]) AS ${sql.ident('announced')}`)
+      : null;
+  return { steps, response: render(sql`SELECT concat('{"data":', ${response.jsonObject(pairs)}, '}') AS ${sql.ident('response')}`), checks, single, announce };
 }

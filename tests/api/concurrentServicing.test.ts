@@ -10,11 +10,13 @@ import { createAccountWithAdmin, DashboardClient } from '../dashboard/dashboardC
  * Servicing writes to the same loans at the same moment, through the service on a real socket.
  * A write that replays loans (a payment, a product's settings, the daily fee job) locks each loan
  * it replays, the replay in the loans' id order; a GraphQL mutation that pays several loans locks
- * them in the order it names them. Two such writes naming the loans in opposite orders deadlock on
- * PostgreSQL (`TEST_DATABASE_URL`), which undoes one of them (40P01): before session 37 that one
+ * them in the order it names them. Two such writes naming the loans in opposite orders deadlocked on
+ * PostgreSQL (`TEST_DATABASE_URL`), which undid one of them (40P01): before session 37 that one
  * was answered 500 (`PATCH /api/product`) or `conflict` (GraphQL), though nothing of it was the
- * client's doing. The service now runs a transaction PostgreSQL undid that way again, whole
- * (`db/conflictRetry.ts`). On PGlite the writes run one after another and the same checks hold.
+ * client's doing. The service runs a transaction PostgreSQL undid that way again, whole
+ * (`db/conflictRetry.ts`), and such writes now take turns instead (migrations 0067 and 0071;
+ * `servicingLockOrder.test.ts` counts the deadlocks). On PGlite the writes run one after another
+ * and the same checks hold.
  */
 let service: KeyedService;
 const LOANS = 8;

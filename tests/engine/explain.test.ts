@@ -242,6 +242,16 @@ describe('loanql sql (the built CLI, embedded database)', () => {
     assert.equal((served.body as { statements: unknown[] }).statements.length, 2);
   });
 
+  it('prints a mutation of several writes with the statement announcing their tables first (migration 0071)', async () => {
+    const query = `mutation { a: insert_payments_one(object: {loan_id: "00000000-0000-4000-8000-000000000001", date: "2026-01-01", amount: 10}) { id } b: insert_tasks_one(object: {name: "beside"}) { id } }`;
+    const served = await explain({ query });
+    const statements = (served.body as { statements: { sql: string; params: unknown[] }[] }).statements;
+    assert.equal(statements.length, 4);
+    assert.match(statements[0]!.sql, /^SELECT loanql_several_writes\(\$1, ARRAY\[\$2::text, \$3::text\]::text\[\]\)/);
+    assert.deepEqual(statements[0]!.params.slice(1), ['payments', 'tasks']);
+    assert.match(statements[1]!.sql, /INSERT INTO "payments"/);
+  });
+
   it('prints a write whose response is its own row as one statement in autocommit', async () => {
     const query = `mutation { insert_tasks_one(object: {name: "from loanql sql"}) { id } }`;
     const { stdout, stderr, code } = await cli('sql', query, '--account', cliSlug);
