@@ -37,10 +37,17 @@ export const BASE_COUNTS = Object.freeze({
 
 export type SeedCounts = { -readonly [K in keyof typeof BASE_COUNTS]: number };
 
+/**
+ * The largest scale the seeder takes: 100,000 loans and 2,000,000 payments, planned in memory
+ * (the module comment), 25 minutes on PostgreSQL (bench/RESULTS.md). A larger one never finished:
+ * `loanql seed --scale 1e308` grew past 3 GB in ten minutes, writing nothing.
+ */
+export const MAX_SEED_SCALE = 10;
+
 /** Target counts for a scale: every base count × scale, rounded, at least 1 (payments may be 0). */
 export function seedCounts(scale: number): SeedCounts {
-  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0) {
-    throw new RangeError(`scale must be a positive finite number, got ${String(scale)}`);
+  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0 || scale > MAX_SEED_SCALE) {
+    throw new RangeError(`scale must be a number above 0 and at most ${MAX_SEED_SCALE}, got ${String(scale)}`);
   }
   const count = (base: number): number => Math.max(1, Math.round(base * scale));
   return {

@@ -10,7 +10,7 @@
  */
 import type { Database, Queryable } from '../../db/index.js';
 import { isCalendarDay } from '../../domain/calendar.js';
-import { planPortfolio, REFERENCE_DATE, type PortfolioPlan } from './generate.js';
+import { MAX_SEED_SCALE, planPortfolio, REFERENCE_DATE, type PortfolioPlan } from './generate.js';
 
 /** Loans (or payoffs) per ledger statement of the seeder. */
 const LEDGER_CHUNK = 500;
@@ -192,8 +192,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 function checkOptions(options: SeedOptions): void {
   if (options === null || typeof options !== 'object') throw new SeedError('options are required');
   if (typeof options.accountId !== 'string' || !UUID.test(options.accountId)) throw new SeedError('accountId must be a uuid');
-  if (typeof options.scale !== 'number' || !Number.isFinite(options.scale) || options.scale <= 0) {
-    throw new SeedError(`scale must be a positive number, got ${String(options.scale)}`);
+  if (typeof options.scale !== 'number' || !Number.isFinite(options.scale) || options.scale <= 0 || options.scale > MAX_SEED_SCALE) {
+    throw new SeedError(`scale must be a number above 0 and at most ${MAX_SEED_SCALE}, got ${String(options.scale)}`);
   }
   if (!Number.isSafeInteger(options.seed)) throw new SeedError(`seed must be an integer, got ${String(options.seed)}`);
   if (!Array.isArray(options.adminIds) || options.adminIds.some((id) => typeof id !== 'string' || !UUID.test(id))) {

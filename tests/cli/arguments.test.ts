@@ -25,10 +25,16 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['migrate', 'now'], /too many arguments: this command takes no arguments besides its options, not 1/],
   [['backup'], /--out is required/],
   [['backup', '--out', 'loanql.gz', 'now'], /too many arguments/],
+  // A folder that cannot take the file: before, the database was opened and the temporary file's ENOENT answered (exit 1).
+  [['backup', '--out', '/nonexistent/dir/loanql.gz'], /^loanql: --out \/nonexistent\/dir\/loanql\.gz: cannot write a file in \/nonexistent\/dir \(no such directory\)$/m],
   [['restore'], /--in is required/],
   [['restore', '--in', '/nonexistent/loanql.gz'], /^loanql: cannot read \/nonexistent\/loanql\.gz: ENOENT/m],
   [['account', 'create'], /the account slug is required/],
   [['account', 'create', 'Not A Slug'], /account slug "Not A Slug" must be lower-case letters/],
+  // What a refusal quotes is shown with its control characters visible: an escape sequence reached the terminal.
+  [['account', 'create', 'red\u001b[31mslug'], /^loanql: account slug "red\\u001b\[31mslug" must be lower-case letters/m],
+  [['account\u001b[2J', 'create'], /^loanql: unknown command "account\\u001b\[2J create"/m],
+  [['key', 'list', '--\u001b[2J'], /^loanql key list: unknown option --\\u001b\[2J;/m],
   [['account', 'create', 'euro', '--currency', 'EURO'], /currency "EURO" is not an ISO 4217 code/],
   [['account', 'create', 'one', 'two'], /too many arguments: this command takes one argument, not 2/],
   [['account', 'set', 'acme'], /give at least one of --name, --currency, --timezone/],
@@ -53,6 +59,9 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['product', 'set', '--account', 'acme', 'grace_days'], /"grace_days" is not NAME=VALUE/],
   [['product', 'set', '--account', 'acme', 'day_count=bogus'], /^loanql: day_count must be one of actual\/360, actual\/365, 30\/360$/m],
   [['seed', '--account', 'acme', '--scale', '0'], /--scale must be a number above 0/],
+  // Above 10 the seeder's plan outgrew memory and never ended (1e308: past 3 GB in ten minutes, nothing written).
+  [['seed', '--account', 'acme', '--scale', '1e308'], /^loanql: --scale must be a number above 0 and at most 10 \(100,000 loans\)$/m],
+  [['seed', '--account', 'acme', '--scale', '10.5'], /--scale must be a number above 0 and at most 10/],
   [['seed', '--account', 'acme', '--seed', '1.5'], /seed must be an integer/],
   [['seed', '--account', 'acme', '--today', '2030-02-30'], /--today must be a calendar day as YYYY-MM-DD/],
   [['schedules', 'regenerate', '--account='], /--account needs a slug/],
@@ -128,7 +137,7 @@ describe('loanql checks its command line before it opens the database', () => {
   });
 
   it('the built CLI exits with that status and line (a few of the mistakes as processes)', async () => {
-    const sample = [MISTAKES[0]!, MISTAKES.find(([args]) => args.includes('--bogus'))!, MISTAKES.find(([args]) => args.includes(SECRET_KEY))!];
+    const sample = [MISTAKES[0]!, MISTAKES.find(([args]) => args.includes('--bogus'))!, MISTAKES.find(([args]) => args.includes(SECRET_KEY))!, MISTAKES.find(([args]) => args.includes('1e308'))!];
     const results = await Promise.all(sample.map(([args]) => runCli(args, env, dir)));
     sample.forEach(([args, message], i) => assertMistake(args, message, results[i]!));
   });
@@ -151,6 +160,7 @@ function assertMistake(args: readonly string[], message: RegExp, result: Process
   assert.equal(result.code, 2, shown);
   assert.match(result.stderr, message, shown);
   assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${shown}`);
+  assert.doesNotMatch(result.stderr.replace(/\n$/, ''), /[\u0000-\u001f\u007f-\u009f]/, `no control character reaches the terminal: ${shown}`);
   assert.doesNotMatch(result.stderr, /database/, shown);
   assert.ok(!`${result.stdout}${result.stderr}`.includes('S3cret'), `no secret echoed: ${shown}`);
 }
