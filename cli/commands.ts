@@ -613,6 +613,9 @@ export const COMMANDS: Command[] = [
       const seed = number(line, 'seed', 1);
       if (!Number.isSafeInteger(seed)) throw new UserInputError(`--seed must be an integer, not ${seed}`);
       const today = (await dayOption(line, 'today')) ?? new Date().toISOString().slice(0, 10);
+      const { isSeedDay, SEED_DAYS } = await load.seed();
+      // Four years of history before it and thirty-year loans after it, all in 1900–2999 (app/seed/generate.ts).
+      if (!isSeedDay(today)) throw new UserInputError(`--today must be from ${SEED_DAYS.first} to ${SEED_DAYS.last}: the portfolio's payments run four years before it and its loans up to thirty years after`);
       return { slug, options: { scale, seed, today } };
     },
     async run(context, { slug, options }) {

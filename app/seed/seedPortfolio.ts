@@ -10,7 +10,7 @@
  */
 import type { Database, Queryable } from '../../db/index.js';
 import { isCalendarDay } from '../../domain/calendar.js';
-import { MAX_SEED_SCALE, planPortfolio, REFERENCE_DATE, type PortfolioPlan } from './generate.js';
+import { isSeedDay, MAX_SEED_SCALE, planPortfolio, REFERENCE_DATE, SEED_DAYS, type PortfolioPlan } from './generate.js';
 
 /** Loans (or payoffs) per ledger statement of the seeder. */
 const LEDGER_CHUNK = 500;
@@ -201,6 +201,9 @@ function checkOptions(options: SeedOptions): void {
   }
   if (options.today !== undefined && !(typeof options.today === 'string' && isCalendarDay(options.today))) {
     throw new SeedError(`today must be a date as YYYY-MM-DD, got ${JSON.stringify(options.today)}`);
+  }
+  if (options.today !== undefined && !isSeedDay(options.today)) {
+    throw new SeedError(`today must be from ${SEED_DAYS.first} to ${SEED_DAYS.last} (the portfolio's payments and due dates stay in 1900–2999), got ${options.today}`);
   }
   if (options.productId != null && (typeof options.productId !== 'string' || !UUID.test(options.productId))) {
     throw new SeedError('productId must be a uuid or null');

@@ -64,6 +64,9 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['seed', '--account', 'acme', '--scale', '10.5'], /--scale must be a number above 0 and at most 10/],
   [['seed', '--account', 'acme', '--seed', '1.5'], /seed must be an integer/],
   [['seed', '--account', 'acme', '--today', '2030-02-30'], /--today must be a calendar day as YYYY-MM-DD/],
+  // Four years of payments before it: 1901-06-01 wrote for seconds, then failed on a payment dated 1899 (exit 1).
+  [['seed', '--account', 'acme', '--today', '1901-06-01'], /^loanql: --today must be from 1905-01-01 to 2969-12-31: the portfolio's payments run four years before it/m],
+  [['seed', '--account', 'acme', '--today', '2999-12-01'], /--today must be from 1905-01-01 to 2969-12-31/],
   [['schedules', 'regenerate', '--account='], /--account needs a slug/],
   [['ledger', 'verify', 'acme'], /too many arguments/],
   [['ledger', 'rebuild', '--account='], /--account needs a slug/],
