@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { assertBuilt, freePort, runCli, type ProcessResult } from '../support/processes.js';
+import { execFile } from 'node:child_process';
+import { assertBuilt, freePort, PROJECT_ROOT, runCli, type ProcessResult } from '../support/processes.js';
 import { COMMANDS } from '../../cli/commands.js';
 import { runCommandLine } from '../../cli/commandLine.js';
 
@@ -143,6 +144,22 @@ describe('loanql checks its command line before it opens the database', () => {
     const sample = [MISTAKES[0]!, MISTAKES.find(([args]) => args.includes('--bogus'))!, MISTAKES.find(([args]) => args.includes(SECRET_KEY))!, MISTAKES.find(([args]) => args.includes('1e308'))!];
     const results = await Promise.all(sample.map(([args]) => runCli(args, env, dir)));
     sample.forEach(([args, message], i) => assertMistake(args, message, results[i]!));
+  });
+
+  it('a refusal longer than a pipe holds reaches a reader that is slow to read it, whole (it was cut at 65,536 bytes)', async () => {
+    // `loanql … 2>&1 | tee log` with a reader a moment late: Node queues what the pipe cannot take
+    // (64 KiB), and exiting straight after the command dropped it. `key list | wc` lost its rows
+    // the same way on PostgreSQL.
+    const word = 'x'.repeat(120_000);
+    const script = '"$0" "$1" "$2" 2>&1 >/dev/null | (sleep 1; cat); exit "${PIPESTATUS[0]}"';
+    const result = await new Promise<ProcessResult>((resolve) => {
+      execFile('bash', ['-c', script, process.execPath, join(PROJECT_ROOT, 'dist/cli/main.js'), word], { env: { ...process.env, ...env }, cwd: dir, maxBuffer: 1 << 20 }, (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      );
+    });
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(result.stdout.length, `loanql: unknown command "${word}"; \`loanql help\` lists the commands\n`.length);
+    assert.match(result.stdout, /^loanql: unknown command "x+"; `loanql help` lists the commands\n$/);
   });
 
   it('reads the file metadata check is given before the database: a missing or malformed one is named (exit 2, a line per problem)', async () => {
