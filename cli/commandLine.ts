@@ -33,7 +33,7 @@ export async function runCommandLine(argv: readonly string[], io: CommandLineIo)
 
 async function commandLine(argv: readonly string[], io: CommandLineIo): Promise<number> {
   const words = argv.filter((word) => !word.startsWith('-'));
-  if (words[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
+  if (words[0] === 'help' || argv.some(isHelpOption)) {
     io.out.write(helpText(COMMANDS));
     return 0;
   }
@@ -64,6 +64,20 @@ async function commandLine(argv: readonly string[], io: CommandLineIo): Promise<
   } finally {
     await opened.close();
   }
+}
+
+/** Options that take no value, in any command: `--dry-run -h` asks for help. */
+const FLAGS: ReadonlySet<string> = new Set(COMMANDS.flatMap((command) => Object.entries(command.options).filter(([, option]) => option.type === 'boolean').map(([name]) => `--${name}`)));
+
+/**
+ * `--help` or `-h` as an option, not as the value of the option before it: `account set acme
+ * --name -h` (a script's `--name "$NAME"`) printed the help and exited 0 with nothing changed; it is
+ * parseArgs's mistake now (a value that starts with a dash is written `--name=-h`), exit 2.
+ */
+function isHelpOption(word: string, index: number, argv: readonly string[]): boolean {
+  if (word !== '--help' && word !== '-h') return false;
+  const before = argv[index - 1];
+  return before === undefined || !before.startsWith('-') || before.includes('=') || before === '--help' || before === '-h' || FLAGS.has(before);
 }
 
 /**

@@ -92,6 +92,9 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   // What parseArgs refuses, in our words on one line.
   [['webhook', 'deliveries', ENDPOINT, '--limit', '-1'], /^loanql webhook deliveries: --limit needs a value; write --limit=VALUE for one that starts with a dash$/m],
   [['webhook', 'deliveries', ENDPOINT, '--limit'], /^loanql webhook deliveries: --limit needs a value/m],
+  // A value that reads as a help option (a script's `--name "$NAME"`) printed the help and exited 0, nothing changed.
+  [['account', 'set', 'acme', '--name', '-h'], /^loanql account set: --name needs a value; write --name=VALUE for one that starts with a dash$/m],
+  [['admin', 'create', '--account', 'acme', '--email', 'ops@acme.test', '--password', '--help'], /^loanql admin create: --password needs a value/m],
   [['key', 'create', '--account', 'acme', '--bogus'], /^loanql key create: unknown option --bogus; `loanql help` shows the options of each command$/m],
   [['schedules', 'regenerate', '--dry-run=yes'], /^loanql schedules regenerate: --dry-run takes no value$/m],
   [['worker', 'now'], /too many arguments/],
