@@ -417,7 +417,7 @@ export const COMMANDS: Command[] = [
       }
       const keyRole = await checkKeyRole(context.db, account.id, roles, role, variables);
       const key = await createApiKey(context.db, account.id, name, keyRole);
-      context.out.write(`key "${key.name}" (role ${key.role}) created for account ${account.slug}, prefix ${key.prefix}. It is shown only now:\n${key.key}\n`);
+      context.out.write(`key "${oneLine(key.name)}" (role ${key.role}) created for account ${account.slug}, prefix ${key.prefix}. It is shown only now:\n${key.key}\n`);
     },
   }),
   command({
@@ -677,7 +677,7 @@ export const COMMANDS: Command[] = [
       const report = await verifyLedgers(context.db, account ? { accountId: account.id } : {});
       const shown = 20;
       for (const loan of report.differing) {
-        const name = loan.loanName ? ` "${loan.loanName}"` : '';
+        const name = loan.loanName ? ` "${oneLine(loan.loanName)}"` : '';
         context.out.write(`loan ${loan.loanId}${name} (account ${loan.accountSlug}): ${loan.differences.length} stored value${loan.differences.length === 1 ? '' : 's'} differ${loan.differences.length === 1 ? 's' : ''}\n`);
         for (const d of loan.differences.slice(0, shown)) context.out.write(`  ${d.what}: stored ${d.stored ?? '(none)'}, replay ${d.replay ?? '(none)'}\n`);
         if (loan.differences.length > shown) context.out.write(`  … and ${loan.differences.length - shown} more\n`);

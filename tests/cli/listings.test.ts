@@ -80,6 +80,17 @@ describe('loanql listings', () => {
     assert.match((await cli('key', 'list', '--account', 'listed')).stdout, new RegExp(`^${prefix}\\s.*\\bno$`, 'm'), 'still inactive');
   });
 
+  it('key create shows a name with control characters visibly, on one line, the key alone on the last', async () => {
+    // The name is printed back; an escape sequence in it reached the terminal (key list showed it visibly).
+    const created = await cli('key', 'create', '--account', 'listed', '--name', 'ops\tkey\u001b[2J');
+    assertOk(created, 'key create');
+    const lines = created.stdout.trimEnd().split('\n');
+    assert.equal(lines.length, 2, created.stdout);
+    assert.match(lines[0]!, /^key "ops\\tkey\\u001b\[2J" \(role admin\) created for account listed, prefix lq_[a-z0-9]{8}\. It is shown only now:$/);
+    assert.match(lines[1]!, /^lq_[a-z0-9]{8}_\S+$/);
+    assert.doesNotMatch(created.stdout.replace(/\n/g, ''), /[\u0000-\u001f]/);
+  });
+
   it('a listing longer than a pipe holds reaches the reader whole (it was cut at 65,536 bytes)', async () => {
     // The CLI's stdout is a pipe here, as in `loanql key list | grep …`: Node queues what the pipe
     // cannot take at once, and exiting straight after the command dropped it.
