@@ -8,6 +8,7 @@ import { databaseSettingsFromEnv, migrate, openCommandDatabase, type Database } 
 import { UserInputError } from '../app/errors.js';
 import { COMMANDS, type Command } from './commands.js';
 import { helpText } from './help.js';
+import { oneLine } from './terminalText.js';
 
 export interface CommandLineIo {
   readonly out: NodeJS.WriteStream;
@@ -25,14 +26,14 @@ export async function runCommandLine(argv: readonly string[], io: CommandLineIo)
     return await commandLine(argv, io);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    io.err.write(`loanql: ${message}\n`);
+    io.err.write(`loanql: ${visibleLines(message)}\n`);
     return error instanceof UserInputError ? 2 : 1;
   }
 }
 
 async function commandLine(argv: readonly string[], io: CommandLineIo): Promise<number> {
   const words = argv.filter((word) => !word.startsWith('-'));
-  if (words[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
+  if (words[0] === 'help' || argv.some(isHelpOption)) {
     io.out.write(helpText(COMMANDS));
     return 0;
   }
@@ -40,7 +41,7 @@ async function commandLine(argv: readonly string[], io: CommandLineIo): Promise<
   if (!command) {
     // A mistake: one line naming what was not understood (README: status 2, one-line message).
     const what = words.length ? `unknown command "${words.slice(0, 3).join(' ')}"` : 'no command given';
-    io.err.write(`loanql: ${what}; \`loanql help\` lists the commands\n`);
+    io.err.write(`loanql: ${oneLine(what)}; \`loanql help\` lists the commands\n`);
     return 2;
   }
   const rest = argv.slice(argv.indexOf(command.words[command.words.length - 1]!) + 1);
@@ -48,7 +49,7 @@ async function commandLine(argv: readonly string[], io: CommandLineIo): Promise<
   try {
     parsed = parseArgs({ args: rest, options: command.options as ParseArgsConfig['options'], allowPositionals: true, strict: true });
   } catch (error) {
-    io.err.write(`loanql ${command.words.join(' ')}: ${commandLineProblem(error, command)}\n`);
+    io.err.write(`loanql ${command.words.join(' ')}: ${visibleLines(commandLineProblem(error, command))}\n`);
     return 2;
   }
   // The command line is read and checked before any database is opened: a mistake is a
@@ -63,6 +64,20 @@ async function commandLine(argv: readonly string[], io: CommandLineIo): Promise<
   } finally {
     await opened.close();
   }
+}
+
+/** Options that take no value, in any command: `--dry-run -h` asks for help. */
+const FLAGS: ReadonlySet<string> = new Set(COMMANDS.flatMap((command) => Object.entries(command.options).filter(([, option]) => option.type === 'boolean').map(([name]) => `--${name}`)));
+
+/**
+ * `--help` or `-h` as an option, not as the value of the option before it: `account set acme
+ * --name -h` (a script's `--name "$NAME"`) printed the help and exited 0 with nothing changed; it is
+ * parseArgs's mistake now (a value that starts with a dash is written `--name=-h`), exit 2.
+ */
+function isHelpOption(word: string, index: number, argv: readonly string[]): boolean {
+  if (word !== '--help' && word !== '-h') return false;
+  const before = argv[index - 1];
+  return before === undefined || !before.startsWith('-') || before.includes('=') || before === '--help' || before === '-h' || FLAGS.has(before);
 }
 
 /**
@@ -98,6 +113,15 @@ function commandLineProblem(error: unknown, command: Command): string {
     return `${option} needs a value; write ${option}=VALUE for one that starts with a dash`;
   }
   return message.split('\n')[0]!;
+}
+
+/**
+ * A refusal as the terminal shows it: its lines kept (a metadata file's problems, a line each),
+ * any other control character in them written visibly (`terminalText.ts`). A refusal quotes what
+ * was typed or stored — a slug, a name, a URL — and an escape sequence in it reached the terminal.
+ */
+function visibleLines(message: string): string {
+  return message.split('\n').map(oneLine).join('\n');
 }
 
 function findCommand(words: readonly string[]): Command | undefined {

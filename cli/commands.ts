@@ -1,4 +1,5 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import { BackupFileError, checkBackupFileAt, knownMigrations, migrate, restoreBackupFile, RestoreRefusedError, writeBackupFile, type Database } from '../db/index.js';
 import { checkAccountSettingsText, checkAccountSlug, checkAdminCredentials, createAccount, createAdmin, findAccount, updateAccount, type AccountSettings } from '../app/accounts.js';
@@ -218,6 +219,24 @@ function writtenTo(context: CommandContext, out: string | undefined, content: st
   context.out.write(`${what} written to ${out}\n`);
 }
 
+/**
+ * Refuses a FILE whose folder cannot take it (none there, not a folder, not writable), as a mistake
+ * before the database is opened: `backup --out /no/such/dir/x.gz` answered exit 1 with the
+ * temporary file's ENOENT after the database was opened.
+ */
+function checkWritableFolder(option: string, file: string): void {
+  const folder = dirname(resolve(file));
+  let problem: string | null = null;
+  try {
+    if (!statSync(folder).isDirectory()) problem = 'not a directory';
+    else accessSync(folder, constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    problem = code === 'ENOENT' || code === 'ENOTDIR' ? 'no such directory' : 'not allowed';
+  }
+  if (problem) throw new UserInputError(`${option} ${file}: cannot write a file in ${folder} (${problem})`);
+}
+
 /** `--from` and `--to`: a statement's or a remittance's period. */
 async function periodOf(line: CommandLine): Promise<{ from: string; to: string }> {
   const { statementPeriod } = await load.investorStatements();
@@ -274,6 +293,7 @@ export const COMMANDS: Command[] = [
       atMostPositionals(line, 0);
       const out = required(line, 'out');
       if (existsSync(out)) throw new UserInputError(`--out ${out} exists: a backup never overwrites a file; give another name`);
+      checkWritableFolder('--out', out);
       return out;
     },
     async run({ db, out }, file) {
@@ -428,7 +448,7 @@ export const COMMANDS: Command[] = [
       }
       const keyRole = await checkKeyRole(context.db, account.id, roles, role, variables);
       const key = await createApiKey(context.db, account.id, name, keyRole);
-      context.out.write(`key "${key.name}" (role ${key.role}) created for account ${account.slug}, prefix ${key.prefix}. It is shown only now:\n${key.key}\n`);
+      context.out.write(`key "${oneLine(key.name)}" (role ${key.role}) created for account ${account.slug}, prefix ${key.prefix}. It is shown only now:\n${key.key}\n`);
     },
   }),
   command({
@@ -618,10 +638,15 @@ export const COMMANDS: Command[] = [
       atMostPositionals(line, 0);
       const slug = required(line, 'account');
       const scale = number(line, 'scale', 1);
-      if (!(scale > 0)) throw new UserInputError('--scale must be a number above 0');
+      const { MAX_SEED_SCALE } = await load.seed();
+      // Above it the plan outgrows memory and the command never ends (app/seed/generate.ts).
+      if (!(scale > 0 && scale <= MAX_SEED_SCALE)) throw new UserInputError(`--scale must be a number above 0 and at most ${MAX_SEED_SCALE} (${(MAX_SEED_SCALE * 10_000).toLocaleString('en-US')} loans)`);
       const seed = number(line, 'seed', 1);
       if (!Number.isSafeInteger(seed)) throw new UserInputError(`--seed must be an integer, not ${seed}`);
       const today = (await dayOption(line, 'today')) ?? new Date().toISOString().slice(0, 10);
+      const { isSeedDay, SEED_DAYS } = await load.seed();
+      // Four years of history before it and thirty-year loans after it, all in 1900–2999 (app/seed/generate.ts).
+      if (!isSeedDay(today)) throw new UserInputError(`--today must be from ${SEED_DAYS.first} to ${SEED_DAYS.last}: the portfolio's payments run four years before it and its loans up to thirty years after`);
       return { slug, options: { scale, seed, today } };
     },
     async run(context, { slug, options }) {
@@ -683,7 +708,7 @@ export const COMMANDS: Command[] = [
       const report = await verifyLedgers(context.db, account ? { accountId: account.id } : {});
       const shown = 20;
       for (const loan of report.differing) {
-        const name = loan.loanName ? ` "${loan.loanName}"` : '';
+        const name = loan.loanName ? ` "${oneLine(loan.loanName)}"` : '';
         context.out.write(`loan ${loan.loanId}${name} (account ${loan.accountSlug}): ${loan.differences.length} stored value${loan.differences.length === 1 ? '' : 's'} differ${loan.differences.length === 1 ? 's' : ''}\n`);
         for (const d of loan.differences.slice(0, shown)) context.out.write(`  ${d.what}: stored ${d.stored ?? '(none)'}, replay ${d.replay ?? '(none)'}\n`);
         if (loan.differences.length > shown) context.out.write(`  … and ${loan.differences.length - shown} more\n`);

@@ -37,10 +37,31 @@ export const BASE_COUNTS = Object.freeze({
 
 export type SeedCounts = { -readonly [K in keyof typeof BASE_COUNTS]: number };
 
+/**
+ * The largest scale the seeder takes: 100,000 loans and 2,000,000 payments, planned in memory
+ * (the module comment), 25 minutes on PostgreSQL (bench/RESULTS.md). A larger one never finished:
+ * `loanql seed --scale 1e308` grew past 3 GB in ten minutes, writing nothing.
+ */
+export const MAX_SEED_SCALE = 10;
+
+/**
+ * The days a portfolio can be dated around (`today`): its loans were funded up to four years before
+ * (`WINDOW_DAYS`), its payments after that, and a loan runs at most 30 years (`MAX_YEARS`), so every
+ * payment and due date stays in the years 1900–2999 that payments (migration 0050) and the REST
+ * routes take. Before, `loanql seed --today 1901-06-01` wrote for seconds, then failed on a payment
+ * "dated in the years 1900–2999, not 1899-04-30" (exit 1).
+ */
+export const SEED_DAYS = { first: '1905-01-01', last: '2969-12-31' } as const;
+
+/** Whether `day` (YYYY-MM-DD, a calendar day) is one a portfolio can be dated around (`SEED_DAYS`). */
+export function isSeedDay(day: string): boolean {
+  return day >= SEED_DAYS.first && day <= SEED_DAYS.last;
+}
+
 /** Target counts for a scale: every base count × scale, rounded, at least 1 (payments may be 0). */
 export function seedCounts(scale: number): SeedCounts {
-  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0) {
-    throw new RangeError(`scale must be a positive finite number, got ${String(scale)}`);
+  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale <= 0 || scale > MAX_SEED_SCALE) {
+    throw new RangeError(`scale must be a number above 0 and at most ${MAX_SEED_SCALE}, got ${String(scale)}`);
   }
   const count = (base: number): number => Math.max(1, Math.round(base * scale));
   return {
@@ -560,6 +581,7 @@ export function planPortfolio(options: PlanOptions): PortfolioPlan {
   const idStream = (table: string): Random => Random.from('loanql-seed-ids', options.seed, options.accountId, table);
   const today = options.today ?? REFERENCE_DATE;
   if (!/^\d{4}-\d{2}-\d{2}$/.test(today) || isoOf(dayOf(today)) !== today) throw new RangeError(`today must be a date as YYYY-MM-DD, got ${JSON.stringify(today)}`);
+  if (!isSeedDay(today)) throw new RangeError(`today must be from ${SEED_DAYS.first} to ${SEED_DAYS.last}, got ${today}`);
   const REF = dayOf(today);
   const REF_MS = REF * DAY_MS;
 

@@ -10,7 +10,7 @@
  */
 import type { Database, Queryable } from '../../db/index.js';
 import { isCalendarDay } from '../../domain/calendar.js';
-import { planPortfolio, REFERENCE_DATE, type PortfolioPlan } from './generate.js';
+import { isSeedDay, MAX_SEED_SCALE, planPortfolio, REFERENCE_DATE, SEED_DAYS, type PortfolioPlan } from './generate.js';
 
 /** Loans (or payoffs) per ledger statement of the seeder. */
 const LEDGER_CHUNK = 500;
@@ -192,8 +192,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 function checkOptions(options: SeedOptions): void {
   if (options === null || typeof options !== 'object') throw new SeedError('options are required');
   if (typeof options.accountId !== 'string' || !UUID.test(options.accountId)) throw new SeedError('accountId must be a uuid');
-  if (typeof options.scale !== 'number' || !Number.isFinite(options.scale) || options.scale <= 0) {
-    throw new SeedError(`scale must be a positive number, got ${String(options.scale)}`);
+  if (typeof options.scale !== 'number' || !Number.isFinite(options.scale) || options.scale <= 0 || options.scale > MAX_SEED_SCALE) {
+    throw new SeedError(`scale must be a number above 0 and at most ${MAX_SEED_SCALE}, got ${String(options.scale)}`);
   }
   if (!Number.isSafeInteger(options.seed)) throw new SeedError(`seed must be an integer, got ${String(options.seed)}`);
   if (!Array.isArray(options.adminIds) || options.adminIds.some((id) => typeof id !== 'string' || !UUID.test(id))) {
@@ -201,6 +201,9 @@ function checkOptions(options: SeedOptions): void {
   }
   if (options.today !== undefined && !(typeof options.today === 'string' && isCalendarDay(options.today))) {
     throw new SeedError(`today must be a date as YYYY-MM-DD, got ${JSON.stringify(options.today)}`);
+  }
+  if (options.today !== undefined && !isSeedDay(options.today)) {
+    throw new SeedError(`today must be from ${SEED_DAYS.first} to ${SEED_DAYS.last} (the portfolio's payments and due dates stay in 1900–2999), got ${options.today}`);
   }
   if (options.productId != null && (typeof options.productId !== 'string' || !UUID.test(options.productId))) {
     throw new SeedError('productId must be a uuid or null');

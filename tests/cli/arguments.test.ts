@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { assertBuilt, freePort, runCli, type ProcessResult } from '../support/processes.js';
+import { execFile } from 'node:child_process';
+import { assertBuilt, freePort, PROJECT_ROOT, runCli, type ProcessResult } from '../support/processes.js';
 import { COMMANDS } from '../../cli/commands.js';
 import { runCommandLine } from '../../cli/commandLine.js';
 
@@ -25,10 +26,16 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['migrate', 'now'], /too many arguments: this command takes no arguments besides its options, not 1/],
   [['backup'], /--out is required/],
   [['backup', '--out', 'loanql.gz', 'now'], /too many arguments/],
+  // A folder that cannot take the file: before, the database was opened and the temporary file's ENOENT answered (exit 1).
+  [['backup', '--out', '/nonexistent/dir/loanql.gz'], /^loanql: --out \/nonexistent\/dir\/loanql\.gz: cannot write a file in \/nonexistent\/dir \(no such directory\)$/m],
   [['restore'], /--in is required/],
   [['restore', '--in', '/nonexistent/loanql.gz'], /^loanql: cannot read \/nonexistent\/loanql\.gz: ENOENT/m],
   [['account', 'create'], /the account slug is required/],
   [['account', 'create', 'Not A Slug'], /account slug "Not A Slug" must be lower-case letters/],
+  // What a refusal quotes is shown with its control characters visible: an escape sequence reached the terminal.
+  [['account', 'create', 'red\u001b[31mslug'], /^loanql: account slug "red\\u001b\[31mslug" must be lower-case letters/m],
+  [['account\u001b[2J', 'create'], /^loanql: unknown command "account\\u001b\[2J create"/m],
+  [['key', 'list', '--\u001b[2J'], /^loanql key list: unknown option --\\u001b\[2J;/m],
   [['account', 'create', 'euro', '--currency', 'EURO'], /currency "EURO" is not an ISO 4217 code/],
   [['account', 'create', 'one', 'two'], /too many arguments: this command takes one argument, not 2/],
   [['account', 'set', 'acme'], /give at least one of --name, --currency, --timezone/],
@@ -53,8 +60,14 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['product', 'set', '--account', 'acme', 'grace_days'], /"grace_days" is not NAME=VALUE/],
   [['product', 'set', '--account', 'acme', 'day_count=bogus'], /^loanql: day_count must be one of actual\/360, actual\/365, 30\/360$/m],
   [['seed', '--account', 'acme', '--scale', '0'], /--scale must be a number above 0/],
+  // Above 10 the seeder's plan outgrew memory and never ended (1e308: past 3 GB in ten minutes, nothing written).
+  [['seed', '--account', 'acme', '--scale', '1e308'], /^loanql: --scale must be a number above 0 and at most 10 \(100,000 loans\)$/m],
+  [['seed', '--account', 'acme', '--scale', '10.5'], /--scale must be a number above 0 and at most 10/],
   [['seed', '--account', 'acme', '--seed', '1.5'], /seed must be an integer/],
   [['seed', '--account', 'acme', '--today', '2030-02-30'], /--today must be a calendar day as YYYY-MM-DD/],
+  // Four years of payments before it: 1901-06-01 wrote for seconds, then failed on a payment dated 1899 (exit 1).
+  [['seed', '--account', 'acme', '--today', '1901-06-01'], /^loanql: --today must be from 1905-01-01 to 2969-12-31: the portfolio's payments run four years before it/m],
+  [['seed', '--account', 'acme', '--today', '2999-12-01'], /--today must be from 1905-01-01 to 2969-12-31/],
   [['schedules', 'regenerate', '--account='], /--account needs a slug/],
   [['ledger', 'verify', 'acme'], /too many arguments/],
   [['ledger', 'rebuild', '--account='], /--account needs a slug/],
@@ -79,6 +92,9 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   // What parseArgs refuses, in our words on one line.
   [['webhook', 'deliveries', ENDPOINT, '--limit', '-1'], /^loanql webhook deliveries: --limit needs a value; write --limit=VALUE for one that starts with a dash$/m],
   [['webhook', 'deliveries', ENDPOINT, '--limit'], /^loanql webhook deliveries: --limit needs a value/m],
+  // A value that reads as a help option (a script's `--name "$NAME"`) printed the help and exited 0, nothing changed.
+  [['account', 'set', 'acme', '--name', '-h'], /^loanql account set: --name needs a value; write --name=VALUE for one that starts with a dash$/m],
+  [['admin', 'create', '--account', 'acme', '--email', 'ops@acme.test', '--password', '--help'], /^loanql admin create: --password needs a value/m],
   [['key', 'create', '--account', 'acme', '--bogus'], /^loanql key create: unknown option --bogus; `loanql help` shows the options of each command$/m],
   [['schedules', 'regenerate', '--dry-run=yes'], /^loanql schedules regenerate: --dry-run takes no value$/m],
   [['worker', 'now'], /too many arguments/],
@@ -128,9 +144,25 @@ describe('loanql checks its command line before it opens the database', () => {
   });
 
   it('the built CLI exits with that status and line (a few of the mistakes as processes)', async () => {
-    const sample = [MISTAKES[0]!, MISTAKES.find(([args]) => args.includes('--bogus'))!, MISTAKES.find(([args]) => args.includes(SECRET_KEY))!];
+    const sample = [MISTAKES[0]!, MISTAKES.find(([args]) => args.includes('--bogus'))!, MISTAKES.find(([args]) => args.includes(SECRET_KEY))!, MISTAKES.find(([args]) => args.includes('1e308'))!];
     const results = await Promise.all(sample.map(([args]) => runCli(args, env, dir)));
     sample.forEach(([args, message], i) => assertMistake(args, message, results[i]!));
+  });
+
+  it('a refusal longer than a pipe holds reaches a reader that is slow to read it, whole (it was cut at 65,536 bytes)', async () => {
+    // `loanql … 2>&1 | tee log` with a reader a moment late: Node queues what the pipe cannot take
+    // (64 KiB), and exiting straight after the command dropped it. `key list | wc` lost its rows
+    // the same way on PostgreSQL.
+    const word = 'x'.repeat(120_000);
+    const script = '"$0" "$1" "$2" 2>&1 >/dev/null | (sleep 1; cat); exit "${PIPESTATUS[0]}"';
+    const result = await new Promise<ProcessResult>((resolve) => {
+      execFile('bash', ['-c', script, process.execPath, join(PROJECT_ROOT, 'dist/cli/main.js'), word], { env: { ...process.env, ...env }, cwd: dir, maxBuffer: 1 << 20 }, (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      );
+    });
+    assert.equal(result.code, 2, result.stderr);
+    assert.equal(result.stdout.length, `loanql: unknown command "${word}"; \`loanql help\` lists the commands\n`.length);
+    assert.match(result.stdout, /^loanql: unknown command "x+"; `loanql help` lists the commands\n$/);
   });
 
   it('reads the file metadata check is given before the database: a missing or malformed one is named (exit 2, a line per problem)', async () => {
@@ -151,6 +183,7 @@ function assertMistake(args: readonly string[], message: RegExp, result: Process
   assert.equal(result.code, 2, shown);
   assert.match(result.stderr, message, shown);
   assert.equal(result.stderr.trim().split('\n').length, 1, `one line: ${shown}`);
+  assert.doesNotMatch(result.stderr.replace(/\n$/, ''), /[\u0000-\u001f\u007f-\u009f]/, `no control character reaches the terminal: ${shown}`);
   assert.doesNotMatch(result.stderr, /database/, shown);
   assert.ok(!`${result.stdout}${result.stderr}`.includes('S3cret'), `no secret echoed: ${shown}`);
 }
