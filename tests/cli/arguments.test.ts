@@ -31,6 +31,10 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['restore'], /--in is required/],
   [['restore', '--in', '/nonexistent/loanql.gz'], /^loanql: cannot read \/nonexistent\/loanql\.gz: ENOENT/m],
   [['account', 'create'], /the account slug is required/],
+  [['account', 'profile'], /^loanql: --account is required$/m],
+  [['account', 'profile', '--account', 'acme', 'city'], /^loanql: "city" is not NAME=VALUE$/m],
+  [['account', 'profile', '--account', 'acme', 'colour=red'], /^loanql: colour: unknown field; the profile's fields are legal_name, /m],
+  [['account', 'profile', '--account', 'acme', 'email=nope'], /^loanql: email: expected an e-mail address/m],
   [['account', 'create', 'Not A Slug'], /account slug "Not A Slug" must be lower-case letters/],
   // What a refusal quotes is shown with its control characters visible: an escape sequence reached the terminal.
   [['account', 'create', 'red\u001b[31mslug'], /^loanql: account slug "red\\u001b\[31mslug" must be lower-case letters/m],
