@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import { BackupFileError, checkBackupFileAt, knownMigrations, migrate, restoreBackupFile, RestoreRefusedError, writeBackupFile, type Database } from '../db/index.js';
@@ -146,6 +146,34 @@ function required(line: CommandLine, name: string): string {
   const value = line.args.get(name);
   if (typeof value !== 'string' || value === '') throw new UserInputError(`--${name} is required`);
   return value;
+}
+
+/** The most a password file may hold: a password is a line, not a document. */
+const PASSWORD_FILE_MAX_BYTES = 4096;
+
+/**
+ * `--password P` or `--password-file FILE` (exactly one): the file's text without its one line
+ * ending (what `echo`, `printf '%s\n'` and editors leave), read before the database is opened.
+ */
+function passwordOf(line: CommandLine): string {
+  const given = optionText(line, 'password');
+  const file = optionText(line, 'password-file');
+  if (given !== undefined && file !== undefined) throw new UserInputError('give --password or --password-file, not both');
+  if (file === undefined) return required(line, 'password');
+  if (file === '') throw new UserInputError('--password-file needs a file name (/dev/stdin to read a pipe)');
+  let text: string;
+  try {
+    const bytes = readFileSync(file);
+    if (bytes.length > PASSWORD_FILE_MAX_BYTES) throw new UserInputError(`--password-file ${file}: more than ${PASSWORD_FILE_MAX_BYTES} bytes; a password file holds one line`);
+    text = bytes.toString('utf8');
+  } catch (error) {
+    if (error instanceof UserInputError) throw error;
+    throw new UserInputError(`--password-file ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  const password = text.replace(/\r?\n$/, '');
+  if (/[\r\n]/.test(password)) throw new UserInputError(`--password-file ${file}: holds more than one line; a password file holds the password alone`);
+  if (password === '') throw new UserInputError(`--password-file ${file} is empty`);
+  return password;
 }
 
 /** A string option, or undefined when not given. */
@@ -394,15 +422,16 @@ export const COMMANDS: Command[] = [
   }),
   command({
     words: ['admin', 'create'],
-    synopsis: 'admin create --account SLUG --email E --password P [--name NAME]',
-    description: 'create a dashboard admin of the account (log-in e-mail and password)',
-    options: { account: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' } },
+    synopsis: 'admin create --account SLUG --email E (--password P | --password-file FILE) [--name NAME]',
+    description:
+      'create a dashboard admin of the account (log-in e-mail and password); --password-file reads the password from a file (its one line; /dev/stdin for a pipe), so it shows in no process list or shell history',
+    options: { account: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, 'password-file': { type: 'string' }, name: { type: 'string' } },
     needsDatabase: true,
     parse(line) {
       atMostPositionals(line, 0);
       const slug = required(line, 'account');
       const name = optionText(line, 'name');
-      const admin = checkAdminCredentials({ email: required(line, 'email'), password: required(line, 'password'), ...(name !== undefined ? { name } : {}) });
+      const admin = checkAdminCredentials({ email: required(line, 'email'), password: passwordOf(line), ...(name !== undefined ? { name } : {}) });
       return { slug, admin };
     },
     async run(context, { slug, admin: input }) {

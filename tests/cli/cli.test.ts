@@ -1,9 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServerDatabase } from '../support/testDatabase.js';
+import { DashboardClient } from '../dashboard/dashboardClient.js';
 import { connect, subscribe } from '../support/graphSocket.js';
 import { assertBuilt, freePort, FULL_COMPILER, runCli, runServiceToExit, startService, type ProcessResult, type RunningService } from '../support/processes.js';
 
@@ -142,6 +143,22 @@ for (const setting of settings) {
       const admin = await cli('admin', 'create', '--account', 'acme', '--email', 'ops@acme.test', '--password', 'correct horse battery');
       assertOk(admin, 'admin create');
       assert.match(admin.stdout, /admin ops@acme\.test created for account acme/);
+    });
+
+    it('creates an admin whose password is read from a file (--password-file: in no process list), who logs in to the dashboard with it', async () => {
+      const file = join(workDir, 'admin-password');
+      writeFileSync(file, 'a passphrase from a file\n', { mode: 0o600 });
+      const admin = await cli('admin', 'create', '--account', 'acme', '--email', 'files@acme.test', '--password-file', file);
+      assertOk(admin, 'admin create --password-file');
+      assert.match(admin.stdout, /admin files@acme\.test created for account acme/);
+      const logIn = async (password: string) => {
+        const client = new DashboardClient(service!.url);
+        await client.get('/dashboard/login');
+        return client.postForm('/dashboard/login', { email: 'files@acme.test', password });
+      };
+      const reply = await logIn('a passphrase from a file');
+      assert.deepEqual([reply.status, reply.location], [303, '/dashboard'], 'the file\'s line ending is not part of the password');
+      assert.notEqual((await logIn('a passphrase from a file\n')).location, '/dashboard');
     });
 
     it('runs a command again while the service runs: the first run\'s prepared statements do not refuse the second', async () => {
