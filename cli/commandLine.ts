@@ -34,7 +34,10 @@ export async function runCommandLine(argv: readonly string[], io: CommandLineIo)
 async function commandLine(argv: readonly string[], io: CommandLineIo): Promise<number> {
   const words = argv.filter((word) => !word.startsWith('-'));
   if (words[0] === 'help' || argv.some(isHelpOption)) {
-    io.out.write(helpText(COMMANDS));
+    // `loanql key create --help`, `loanql help key`: the usage of the commands named (a group: all
+    // of its commands); nothing named, or nothing known, the whole list.
+    const named = commandsNamed(words[0] === 'help' ? words.slice(1) : words);
+    io.out.write(helpText(named.length ? named : COMMANDS, named.length ? { whole: false } : { whole: true }));
     return 0;
   }
   const command = findCommand(words);
@@ -64,6 +67,20 @@ async function commandLine(argv: readonly string[], io: CommandLineIo): Promise<
   } finally {
     await opened.close();
   }
+}
+
+/**
+ * The commands the first words name: the longest run of leading words that begins some command's
+ * words (`key create acme` → key create; `product field` → the product field commands; none → []).
+ * Option values among the words (`--account acme`) come after the command's words and are ignored.
+ */
+function commandsNamed(words: readonly string[]): readonly Command[] {
+  for (let count = Math.min(words.length, 3); count >= 1; count--) {
+    const leading = words.slice(0, count);
+    const found = COMMANDS.filter((command) => leading.every((word, index) => command.words[index] === word));
+    if (found.length) return found;
+  }
+  return [];
 }
 
 /** Options that take no value, in any command: `--dry-run -h` asks for help. */

@@ -5,13 +5,22 @@ export const DESCRIPTION_COLUMN = 52;
 const INDENT = '  ';
 /** Descriptions wrap so that a line stays within a 120-column terminal. */
 const LINE_WIDTH = 120;
+const ENVIRONMENT = 'Environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded, default ./data).';
 
 /**
  * `loanql help` (also `--help`, `-h`): each command's synopsis, and its description starting at
- * `DESCRIPTION_COLUMN` on every line it takes, so the descriptions read as one column.
+ * `DESCRIPTION_COLUMN` on every line it takes, so the descriptions read as one column. Not `whole`
+ * (`loanql key --help`, `loanql help key create`): the commands named only — one command as its
+ * synopsis and description.
  */
-export function helpText(commands: readonly Command[]): string {
-  const lines = ['Usage: loanql <command> [options]', ''];
+export function helpText(commands: readonly Command[], { whole }: { readonly whole: boolean } = { whole: true }): string {
+  if (!whole && commands.length === 1) {
+    // One command: its synopsis as the usage line, its description below it.
+    const [command] = commands as [Command];
+    const description = wrap(command.description, LINE_WIDTH - INDENT.length).map((line) => `${INDENT}${line}`);
+    return `${[`Usage: loanql ${command.synopsis}`, '', ...description, '', '`loanql help` lists every command.', '', ENVIRONMENT].join('\n')}\n`;
+  }
+  const lines = [whole ? 'Usage: loanql <command> [options]' : `Usage: loanql ${commonWords(commands)} …`, ''];
   for (const command of commands) {
     const [first = '', ...rest] = wrap(command.description, LINE_WIDTH - DESCRIPTION_COLUMN);
     const synopsis = `${INDENT}${command.synopsis}`;
@@ -22,8 +31,17 @@ export function helpText(commands: readonly Command[]): string {
     }
     for (const line of rest) lines.push(' '.repeat(DESCRIPTION_COLUMN) + line);
   }
-  lines.push('', 'Environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded, default ./data).');
+  if (!whole) lines.push('', '`loanql help` lists every command.');
+  lines.push('', ENVIRONMENT);
   return `${lines.join('\n')}\n`;
+}
+
+/** The words every one of `commands` begins with (`product field` for the product field commands). */
+function commonWords(commands: readonly Command[]): string {
+  const first = commands[0]!.words;
+  let count = first.length;
+  for (const command of commands) while (count > 0 && first.slice(0, count).some((word, index) => command.words[index] !== word)) count--;
+  return first.slice(0, count).join(' ');
 }
 
 /** `text` in lines of at most `width` characters, broken between words (a longer word keeps its own line). */

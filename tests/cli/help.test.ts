@@ -41,4 +41,26 @@ describe('loanql help', () => {
     const sql = lines.find((line) => line.startsWith('  sql '))!;
     assert.match(sql, /--operation-name NAME/);
   });
+
+  it('prints one command\'s usage for `<command> --help` (option values and all) and `help <command>`, a group\'s for `help <group>`', async () => {
+    const single = [['key', 'create', '--help'], ['help', 'key', 'create'], ['key', 'create', '--account', 'acme', '-h']];
+    const outputs = new Set<string>();
+    for (const args of single) {
+      const result = await runCli(args, {}, tmpdir());
+      assert.equal(result.code, 0, `loanql ${args.join(' ')}: ${result.stderr}`);
+      const lines = result.stdout.split('\n');
+      assert.equal(lines[0], `Usage: loanql ${COMMANDS.find((command) => command.words.join(' ') === 'key create')!.synopsis}`);
+      assert.match(result.stdout, /create an API key/);
+      assert.doesNotMatch(result.stdout, /product field list|key revoke/, 'only the command asked');
+      assert.match(result.stdout, /`loanql help` lists every command\./);
+      outputs.add(result.stdout);
+    }
+    assert.equal(outputs.size, 1, 'the same usage each way');
+    const group = await runCli(['help', 'product', 'field'], {}, tmpdir());
+    assert.equal(group.code, 0, group.stderr);
+    assert.match(group.stdout, /^Usage: loanql product field …\n/);
+    const listed = COMMANDS.filter((command) => command.words[0] === 'product' && command.words[1] === 'field');
+    for (const command of listed) assert.ok(group.stdout.includes(`  ${command.synopsis}`), `${command.words.join(' ')} is listed`);
+    assert.equal(group.stdout.split('\n').filter((line) => /^ {2}\S/.test(line)).length, listed.length, 'and nothing else');
+  });
 });
