@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { testDatabaseKind } from '../support/testDatabase.js';
-import { startKeyedService, type KeyedService } from '../support/seededService.js';
+import { payEachMutation, postGraph, startKeyedService, type KeyedService } from '../support/seededService.js';
 import { verifyLedgers } from '../../app/ledgerVerify.js';
 import { assessFees } from '../../app/feeJob.js';
 
@@ -26,19 +26,12 @@ let loans: string[] = [];
 
 const LOAN = { Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' };
 
-async function graph(query: string): Promise<{ status: number; text: string }> {
-  const reply = await fetch(`${service.url}/api/graph`, {
-    method: 'POST',
-    headers: { authorization: `Token ${service.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query }),
-  });
-  return { status: reply.status, text: await reply.text() };
-}
+const graph = (query: string): Promise<{ status: number; text: string }> => postGraph(service, query);
 
 /** One mutation paying each of `ids` 50.00 on `date`, in the order given; resolves with its answer and how long it took. */
 async function payEach(ids: readonly string[], date: string): Promise<{ status: number; text: string; ms: number }> {
   const started = performance.now();
-  const answer = await graph(`mutation { ${ids.map((id, i) => `p${i}: insert_payments_one(object: {loan_id: "${id}", date: "${date}", amount: 50}) { id }`).join(' ')} }`);
+  const answer = await graph(payEachMutation(ids, date));
   return { ...answer, ms: performance.now() - started };
 }
 

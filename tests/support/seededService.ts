@@ -344,3 +344,18 @@ export function openRoleAccounts(): Promise<TestDatabase> {
     15,
   );
 }
+
+/** `query` POSTed to the service's `/api/graph` with `key`: the answer's status and text, whatever they are. */
+export async function postGraph(service: { readonly url: string; readonly key: string }, query: string): Promise<{ status: number; text: string }> {
+  const reply = await fetch(`${service.url}/api/graph`, {
+    method: 'POST',
+    headers: { authorization: `Token ${service.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query }),
+  });
+  return { status: reply.status, text: await reply.text() };
+}
+
+/** One mutation paying each of `ids` 50.00 on `date`, one root per loan in the order given (`p0: insert_payments_one …`). */
+export function payEachMutation(ids: readonly string[], date: string): string {
+  return `mutation { ${ids.map((id, i) => `p${i}: insert_payments_one(object: {loan_id: "${id}", date: "${date}", amount: 50}) { id }`).join(' ')} }`;
+}
