@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readAccountProfile } from '../../app/accountProfile.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
-import { createAccountWithAdmin, DashboardClient } from './dashboardClient.js';
+import { createAccountWithAdmin, DashboardClient, formFieldsOf } from './dashboardClient.js';
 
 /**
  * Settings > Lender profile (session 38) over HTTP: the form shows each field of the account's
@@ -18,14 +18,6 @@ let database: TestDatabase;
 let server: TestServer;
 let accountId: string;
 let client: DashboardClient;
-
-/** Every form field of the page, as the browser would send it back untouched. */
-function formOf(page: string): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (const match of page.matchAll(/<input type="(?:text|tel|email)"[^>]* name="([a-z_0-9]+)"[^>]* value="([^"]*)"/g)) fields[match[1]!] = match[2]!;
-  for (const match of page.matchAll(/<textarea[^>]* name="([a-z_]+)"[^>]*>([\s\S]*?)<\/textarea>/g)) fields[match[1]!] = match[2]!;
-  return fields;
-}
 
 before(async () => {
   database = await openTestDatabase();
@@ -53,11 +45,11 @@ describe('Settings > Lender profile', () => {
     assert.match(page.text, /<input type="email" autocomplete="email" id="profile-email" name="email" maxlength="254"/);
     assert.match(page.text, /<textarea rows="6" id="profile-payment_instructions" name="payment_instructions" maxlength="2000" aria-describedby="profile-payment_instructions-hint"><\/textarea>/);
     assert.match(page.text, /printed on the payoff letter\. Text \(line breaks allowed\) of at most 2,000 characters; leave it empty for none\./);
-    assert.deepEqual(Object.keys(formOf(page.text)), ['legal_name', 'address_line1', 'address_line2', 'city', 'region', 'postal_code', 'country', 'phone', 'email', 'payment_instructions']);
+    assert.deepEqual(Object.keys(formFieldsOf(page.text)), ['legal_name', 'address_line1', 'address_line2', 'city', 'region', 'postal_code', 'country', 'phone', 'email', 'payment_instructions']);
   });
 
   it('saves the form as typed: 303, then the outcome focused at the top and the values shown; sent again unchanged, nothing to save', async () => {
-    const form = formOf((await client.get(PATH)).text);
+    const form = formFieldsOf((await client.get(PATH)).text);
     const saved = await client.postForm(PATH, {
       ...form,
       legal_name: ' Harbor Private Lending LLC ',
@@ -79,17 +71,17 @@ describe('Settings > Lender profile', () => {
       [profile.legal_name, profile.address_line2, profile.city, profile.email, profile.payment_instructions],
       ['Harbor Private Lending LLC', null, 'Chicago', 'payoffs@harbor.example', 'Wire to First Lakes Bank\nABA 071000013'],
     );
-    const again = await client.follow(await client.postForm(PATH, formOf(page.text)));
+    const again = await client.follow(await client.postForm(PATH, formFieldsOf(page.text)));
     assert.match(again.text, /Nothing to save: the profile already had these values\./);
     // Emptying a field clears it.
-    const cleared = await client.follow(await client.postForm(PATH, { ...formOf(page.text), region: '' }));
+    const cleared = await client.follow(await client.postForm(PATH, { ...formFieldsOf(page.text), region: '' }));
     assert.match(cleared.text, /Saved state or region\./);
     assert.equal((await readAccountProfile(database.db, accountId)).profile.region, null);
   });
 
   it('refuses bad values with 400: the outcome focused at the top, each problem beside its input, the typed values kept, nothing written', async () => {
     const before = await readAccountProfile(database.db, accountId);
-    const form = formOf((await client.get(PATH)).text);
+    const form = formFieldsOf((await client.get(PATH)).text);
     const refused = await client.postForm(PATH, { ...form, city: 'Springfield', email: 'payoffs at harbor', phone: 'ask for Dana', postal_code: '6'.repeat(21) });
     assert.equal(refused.status, 400);
     assert.match(refused.text, /id="outcome" tabindex="-1" autofocus role="alert">Not saved — postal_code: is 21 characters long; at most 20; phone: expected a phone number/);

@@ -97,3 +97,16 @@ export function onceToken(page: Reply, action: string): string {
   assert.ok(token, `the form posting to ${action} carries a one-time token`);
   return token;
 }
+
+/**
+ * Every visible form field of `page` as the browser would send it back untouched: text, number,
+ * tel and e-mail inputs with their values, each select's selected option, each textarea's text
+ * (the CSRF token is `DashboardClient.postForm`'s).
+ */
+export function formFieldsOf(page: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const match of page.matchAll(/<input type="(?:number|text|tel|email)"[^>]* name="([a-z_0-9]+)"[^>]* value="([^"]*)"/g)) fields[match[1]!] = match[2]!;
+  for (const match of page.matchAll(/<select[^>]* name="([a-z_0-9]+)"[^>]*>([\s\S]*?)<\/select>/g)) fields[match[1]!] = /<option value="([^"]+)" selected>/.exec(match[2]!)?.[1] ?? '';
+  for (const match of page.matchAll(/<textarea[^>]* name="([a-z_0-9]+)"[^>]*>([\s\S]*?)<\/textarea>/g)) fields[match[1]!] = match[2]!;
+  return fields;
+}

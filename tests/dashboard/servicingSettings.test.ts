@@ -4,7 +4,7 @@ import { createLoan } from '../../app/loanWrites.js';
 import { readProductSettings } from '../../app/productSettings.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { startTestServer, type TestServer } from '../support/http.js';
-import { createAccountWithAdmin, DashboardClient } from './dashboardClient.js';
+import { createAccountWithAdmin, DashboardClient, formFieldsOf } from './dashboardClient.js';
 
 /**
  * Settings > Servicing (issue 29) over HTTP: the form shows every setting with its value and
@@ -19,15 +19,6 @@ let database: TestDatabase;
 let server: TestServer;
 let accountId: string;
 let client: DashboardClient;
-
-/** Every form field of the page, as the browser would send it back untouched. */
-function formOf(page: string): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (const match of page.matchAll(/<input type="(?:number|text)"[^>]* name="([a-z_]+)"[^>]* value="([^"]*)"/g)) fields[match[1]!] = match[2]!;
-  for (const match of page.matchAll(/<select[^>]* name="([a-z_]+)"[^>]*>([\s\S]*?)<\/select>/g)) fields[match[1]!] = /<option value="([^"]+)" selected>/.exec(match[2]!)?.[1] ?? '';
-  for (const match of page.matchAll(/<textarea[^>]* name="([a-z_]+)"[^>]*>([\s\S]*?)<\/textarea>/g)) fields[match[1]!] = match[2]!;
-  return fields;
-}
 
 before(async () => {
   database = await openTestDatabase();
@@ -62,7 +53,7 @@ describe('Settings > Servicing', () => {
   });
 
   it('saves the whole form as typed: 303, then the outcome focused at the top; the loans are replayed', async () => {
-    const form = formOf((await client.get(PATH)).text);
+    const form = formFieldsOf((await client.get(PATH)).text);
     assert.equal(Object.keys(form).length, 11);
     const saved = await client.postForm(PATH, { ...form, late_fee_percent: '', late_fee_fixed: '50', delinquency_buckets: 'current: 0\r\nlate: 1\r\ndefault: 90\r\n', investor_fee_share: '0.25' });
     assert.equal(saved.status, 303, saved.text);
@@ -74,13 +65,13 @@ describe('Settings > Servicing', () => {
     const fees = await database.db.query<{ amount: string }>(`SELECT amount::text FROM fees WHERE account_id = $1 AND row_number = 1`, [accountId]);
     assert.deepEqual(fees.rows.map((row) => row.amount), ['50.00'], "the loan's late fee follows the fixed amount");
     // Sent again unchanged: nothing to save.
-    const again = await client.follow(await client.postForm(PATH, formOf(page.text)));
+    const again = await client.follow(await client.postForm(PATH, formFieldsOf(page.text)));
     assert.match(again.text, /Nothing to save: the settings already had these values\./);
   });
 
   it('refuses a bad value or a conflict with 400: the outcome focused at the top, the problem beside its input, the typed values kept, nothing written', async () => {
     const before = await readProductSettings(database.db, accountId);
-    const form = formOf((await client.get(PATH)).text);
+    const form = formFieldsOf((await client.get(PATH)).text);
     const refused = await client.postForm(PATH, { ...form, day_count: '30/360', late_fee_min: '80', late_fee_max: '40', late_fee_grace_days: '400' });
     assert.equal(refused.status, 400);
     assert.match(refused.text, /id="outcome" tabindex="-1" autofocus role="alert">Not saved — late_fee_grace_days must be a whole number from 0 to 365/);
