@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { testDatabaseKind } from '../support/testDatabase.js';
-import { payEachMutation, postGraph, startKeyedService, type KeyedService } from '../support/seededService.js';
+import { createFundedLoans, payEachMutation, postGraph, startKeyedService, type KeyedService } from '../support/seededService.js';
 import { verifyLedgers } from '../../app/ledgerVerify.js';
 import { assessFees } from '../../app/feeJob.js';
 
@@ -23,8 +23,6 @@ let service: KeyedService;
 const LOANS = 8;
 const ROUNDS = 5;
 let loans: string[] = [];
-
-const LOAN = { Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' };
 
 const graph = (query: string): Promise<{ status: number; text: string }> => postGraph(service, query);
 
@@ -52,15 +50,7 @@ async function deadlocksCounted(): Promise<number> {
 before(async () => {
   if (testDatabaseKind === 'pglite') return; // every test is skipped there
   service = await startKeyedService();
-  const investor = (await service.db.query<{ id: string }>(`INSERT INTO people (account_id, name) VALUES ($1, 'Ivy Investor') RETURNING id`, [service.accountId])).rows[0]!.id;
-  for (let i = 0; i < LOANS; i += 1) {
-    const created = await service.rest.post('/api/loan', { ...LOAN, Name: `lock order ${i}` });
-    assert.equal(created.status, 201, created.text);
-    const id = created.json.loan.id as string;
-    await service.db.query(`INSERT INTO funding_sources (account_id, person_id, loan_id, original_amount, rate, date_funded) VALUES ($1, $2, $3, 60000, 10, '2025-12-15')`, [service.accountId, investor, id]);
-    loans.push(id);
-  }
-  loans = loans.sort();
+  loans = await createFundedLoans(service, LOANS, 'lock order');
 });
 
 after(async () => {

@@ -359,3 +359,21 @@ export async function postGraph(service: { readonly url: string; readonly key: s
 export function payEachMutation(ids: readonly string[], date: string): string {
   return `mutation { ${ids.map((id, i) => `p${i}: insert_payments_one(object: {loan_id: "${id}", date: "${date}", amount: 50}) { id }`).join(' ')} }`;
 }
+
+/**
+ * `count` servicing loans made over REST (100,000 at 12 % for 12 months, funded 2026-01-15, named
+ * `${name} 0`, `${name} 1` …), each 60 % funded by one investor of the account: their ids in id
+ * order, the order a replay locks them in.
+ */
+export async function createFundedLoans(service: KeyedService, count: number, name: string): Promise<string[]> {
+  const investor = (await service.db.query<{ id: string }>(`INSERT INTO people (account_id, name) VALUES ($1, 'Ivy Investor') RETURNING id`, [service.accountId])).rows[0]!.id;
+  const loans: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const created = await service.rest.post('/api/loan', { Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing', Name: `${name} ${i}` });
+    if (created.status !== 201) throw new Error(`POST /api/loan answered ${created.status}: ${created.text}`);
+    const id = created.json.loan.id as string;
+    await service.db.query(`INSERT INTO funding_sources (account_id, person_id, loan_id, original_amount, rate, date_funded) VALUES ($1, $2, $3, 60000, 10, '2025-12-15')`, [service.accountId, investor, id]);
+    loans.push(id);
+  }
+  return loans.sort();
+}
