@@ -127,23 +127,23 @@ describe('Mutation audit: update_columns: [] on a collection that is inserted an
 });
 
 describe('Mutation audit: dates of the years 1 to 99', () => {
+  // A document's day, not a task's: a task is due in the years 1900–2999 since migration 0074.
   it('are real dates, in a value written and in a where (Date.UTC read them as 1901–1999: "0001-01-01" was validation-failed)', async () => {
     const written = dataOf(
       await s.graph(
-        `mutation($loan: uuid!) {
-          insert_tasks_one(object: {loan_id: $loan, name: "ancient task", date_due: "0099-06-30"}) { date_due }
-          update_tasks(where: {name: {_eq: "ancient task"}, date_due: {_gte: "0001-01-01", _lt: "0100-01-01"}}, _set: {status: "completed"}) { affected_rows returning { date_due status } }
+        `mutation {
+          insert_documents_one(object: {name: "ancient deed", status: "received", uploaded_date: "0099-06-30"}) { uploaded_date }
+          update_documents(where: {name: {_eq: "ancient deed"}, uploaded_date: {_gte: "0001-01-01", _lt: "0100-01-01"}}, _set: {status: "archived"}) { affected_rows returning { uploaded_date status } }
         }`,
-        { loan: loanId },
       ),
     );
     assert.deepEqual(written, {
-      insert_tasks_one: { date_due: '0099-06-30' },
-      update_tasks: { affected_rows: 1, returning: [{ date_due: '0099-06-30', status: 'completed' }] },
+      insert_documents_one: { uploaded_date: '0099-06-30' },
+      update_documents: { affected_rows: 1, returning: [{ uploaded_date: '0099-06-30', status: 'archived' }] },
     });
-    const [stored] = await s.sql<{ date_due: string }>(`SELECT date_due::text FROM tasks WHERE account_id = $1 AND name = 'ancient task'`, [s.account.id]);
-    assert.equal(stored!.date_due, '0099-06-30');
-    const refused = errorsOf(await s.graph(`mutation { update_tasks(where: {date_due: {_eq: "0099-02-29"}}, _set: {status: "open"}) { affected_rows } }`));
+    const [stored] = await s.sql<{ uploaded_date: string }>(`SELECT uploaded_date::text FROM documents WHERE account_id = $1 AND name = 'ancient deed'`, [s.account.id]);
+    assert.equal(stored!.uploaded_date, '0099-06-30');
+    const refused = errorsOf(await s.graph(`mutation { update_documents(where: {uploaded_date: {_eq: "0099-02-29"}}, _set: {status: "received"}) { affected_rows } }`));
     assert.match(refused[0]!.message, /invalid date "0099-02-29"/, 'still refused: 99 is no leap year');
   });
 });
