@@ -44,9 +44,12 @@ const LOANS: CollectionDocument = {
     borrows: { array: 'borrows', on: { id: 'loan_id' } },
     guarantees: { array: 'guarantees', on: { id: 'loan_id' } },
   },
-  // As of the account's business date when no `as_of` is given (the function's default).
+  // As of the account's business date when no `as_of` is given (the function's default). Without
+  // `as_of`, as in the metadata file, the stored `arrears_since` gives the value, so the overview's
+  // late loans (`where: {days_past_due: {_gt: 0}}`, most first) are a range of its index, as the
+  // collections queue reads them (docs/ledger.md, "Days past due through an index").
   computed_fields: {
-    days_past_due: { function: 'loanql_loan_days_past_due', type: 'integer', args: { as_of: 'date' } },
+    days_past_due: { function: 'loanql_loan_days_past_due', type: 'integer', args: { as_of: 'date' }, stored_form: { days_since: 'arrears_since', today: 'loanql_business_date' } },
   },
 };
 

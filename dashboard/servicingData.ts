@@ -273,28 +273,26 @@ export interface StartPageData {
   readonly dueShown: number;
   /** The last day of the week: six days after the business date. */
   readonly weekEnd: string;
-  /** Loans in servicing past due by the ledger (R3: arrears beyond the product's tolerance), most days first. */
+  /** Loans in servicing past due by the ledger (R3: arrears beyond the product's tolerance), most days first, the first `lateShown` (the collections queue's first rows). */
   readonly late: readonly { readonly loan: Data; readonly daysPastDue: number }[];
-  /** Loans in servicing with a row unpaid since before the business date: when more than the candidates asked, `late` is only the oldest of them. */
-  readonly behindCount: number;
-  /** How many of those `late` was chosen from (the oldest unpaid rows first). */
-  readonly lateCandidates: number;
+  /** How many loans are past due in all: the collections queue's length. */
+  readonly lateCount: number;
   /** Open tasks, soonest due first (no due date last), the first 20: `{id name status date_due loan {id name}}`. */
   readonly openTasks: readonly Data[];
   /** How many tasks are open in all. */
   readonly openTaskCount: number;
 }
 
-/** How many loans with an unpaid row before today the start page asks about, oldest unpaid row first. */
-const LATE_CANDIDATES = 25;
+/** How many late loans the start page lists, most days past due first (it says how many there are, and links to the queue). */
+const LATE_SHOWN = 25;
 /** How many open tasks the start page lists, soonest due first (it says how many there are in all). */
 const OPEN_TASKS_SHOWN = 20;
 /** How many of this week's payments the start page lists, soonest first (it says how many there are, and links to them all). */
 const DUE_SHOWN = 25;
 
 const START_PAGE = `query StartPage($today: date!, $weekEnd: date!) {
-  late: loans(where: {status: {_eq: "servicing"}, oldest_unpaid_due: {_lt: $today}}, order_by: [{oldest_unpaid_due: asc}, {id: asc}], limit: ${LATE_CANDIDATES}) { id name oldest_unpaid_due days_past_due }
-  behind: loans_aggregate(where: {status: {_eq: "servicing"}, oldest_unpaid_due: {_lt: $today}}) { aggregate { count } }
+  late: loans(where: {status: {_eq: "servicing"}, days_past_due: {_gt: 0}}, order_by: [{days_past_due: desc}, {id: asc}], limit: ${LATE_SHOWN}) { id name oldest_unpaid_due days_past_due }
+  late_count: loans_aggregate(where: {status: {_eq: "servicing"}, days_past_due: {_gt: 0}}) { aggregate { count } }
   due: schedules(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}, order_by: [{due: asc}, {loan_id: asc}], limit: ${DUE_SHOWN}) { due payment loan { id name } }
   due_count: schedules_aggregate(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}) { aggregate { count } }
   tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } }
@@ -307,20 +305,20 @@ export function addDays(day: string, days: number): string {
 }
 
 /**
- * The start page's data: the account's business date, then one GraphQL document. A loan with an
- * unpaid row before today is only a candidate; it is late when the ledger's `days_past_due`
- * (the computed field, as of the business date) is above zero — the product's arrears tolerance
- * may forgive it.
+ * The start page's data: the account's business date, then one GraphQL document. The late loans
+ * are the collections queue's first rows (`app/collectionsQueue.ts`): days past due by R3 (the
+ * product's arrears tolerance forgiving a short row), read through the stored form's index
+ * (`days_past_due` without `as_of`), most first, ties by id. They were chosen among the 25 loans
+ * with the oldest unpaid row and kept when late: under a tolerance, 25 loans short by cents on an
+ * old row (not late) crowded out every late one, and the page said "No loan is past due" beside a
+ * queue of late loans.
  */
 export async function startPageData(servicing: ServicingData, db: Database, accountId: string): Promise<StartPageData> {
   const today = await businessDate(db, accountId);
   const weekEnd = addDays(today, 6);
   const data = await servicing.run(db, accountId, START_PAGE, { today, weekEnd });
   const rows = (value: unknown): Data[] => (Array.isArray(value) ? (value as Data[]) : []);
-  const late = rows(data.late)
-    .map((loan) => ({ loan, daysPastDue: Number(String(loan.days_past_due ?? 0)) }))
-    .filter((entry) => entry.daysPastDue > 0)
-    .sort((a, b) => b.daysPastDue - a.daysPastDue);
+  const late = rows(data.late).map((loan) => ({ loan, daysPastDue: Number(String(loan.days_past_due ?? 0)) }));
   const count = (aggregate: unknown): number => Number(String(((aggregate as Data | undefined)?.aggregate as Data | undefined)?.count ?? 0));
   return {
     businessDate: today,
@@ -329,8 +327,7 @@ export async function startPageData(servicing: ServicingData, db: Database, acco
     dueShown: DUE_SHOWN,
     weekEnd,
     late,
-    behindCount: count(data.behind),
-    lateCandidates: LATE_CANDIDATES,
+    lateCount: count(data.late_count),
     openTasks: rows(data.tasks),
     openTaskCount: count(data.open_tasks),
   };

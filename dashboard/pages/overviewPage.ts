@@ -74,8 +74,8 @@ function lateLoans(start: StartPageData): Html {
       : html`<p>No loan is past due.</p>`
   }
   ${
-    start.behindCount > start.lateCandidates
-      ? html`<p class="hint">The most overdue of ${String(start.behindCount)} loans with a payment unpaid since before today (the ${String(start.lateCandidates)} oldest checked).</p>`
+    start.lateCount > start.late.length
+      ? html`<p class="hint">The ${String(start.late.length)} most overdue of ${String(start.lateCount)} late loans.</p>`
       : null
   }
   <p><a href="${COLLECTIONS_PATH}">Collections queue</a>: every late loan by bucket, with amounts past due, contacts and a CSV download.</p>
