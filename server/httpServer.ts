@@ -19,6 +19,12 @@ export interface WebSocketUpgrades {
  */
 export class ObservedResponse extends ServerResponse {
   requestId: string | undefined = undefined;
+  /**
+   * The status Node's parser answered this request with on the connection (`answeringClientErrors`:
+   * a body it could not read — a bad chunk), its route never having answered; what its observer
+   * counts and logs instead of 499.
+   */
+  answeredByConnection: number | undefined = undefined;
 
   override writeHead(statusCode: number, ...rest: unknown[]): this {
     const id = this.requestId;
@@ -107,6 +113,21 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
  */
 function answeringClientErrors(observed: (status: number, responseBytes: number) => void): (error: NodeJS.ErrnoException, socket: Duplex) => void {
   return (error, socket) => {
+    // Node's own handler reads the same field: the response of the request being read, if any.
+    const inFlight = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
+    // `ServerResponse`, not `ObservedResponse`: Express gives the responses it takes its own prototype.
+    if (inFlight instanceof ServerResponse && !inFlight.headersSent) {
+      // A request whose head was read (a route has it, and its observer counts and logs it once,
+      // when its response closes), not an unread one: before, a client that left mid-body was
+      // counted and logged twice — its 499 and an `unread` 400. Gone (the connection ended
+      // mid-request), it is answered nothing: 499; a body the parser refused gets the 400.
+      if (error.code !== 'HPE_INVALID_EOF_STATE' && socket.writable) {
+        (inFlight as ObservedResponse).answeredByConnection = 400;
+        socket.write(`HTTP/1.1 400 ${STATUS_CODES[400]}\r\nConnection: close\r\n\r\n`);
+      }
+      socket.destroy(error);
+      return;
+    }
     const net = socket as Duplex & { bytesWritten?: number };
     if (socket.writable && (net.bytesWritten ?? 0) === 0) {
       const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 413 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;

@@ -46,7 +46,7 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
       const durationMs = performance.now() - startedAt;
       // The wall clock read once, for the log line's time and the account's minute.
       const endedAt = Date.now();
-      const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED_REQUEST;
+      const status = res.writableFinished ? res.statusCode : ((res as ObservedResponse).answeredByConnection ?? CLIENT_CLOSED_REQUEST);
       const route = routeOf(method, url);
       const engine = facts.engine;
       const ranStatement = engine.operationType !== null && engine.databaseMs > 0;
