@@ -57,6 +57,14 @@ describe('GET /metrics', () => {
     }
   });
 
+  it('takes the Bearer scheme in any case, as HTTP schemes are (RFC 9110 §11.1): `bearer` was a 404', async () => {
+    for (const authorization of [`bearer ${TOKEN}`, `BEARER ${TOKEN}`, `Bearer  ${TOKEN}`]) {
+      const response = await fetch(`${server.url}/metrics`, { headers: { authorization } });
+      assert.equal(response.status, 200, authorization);
+      assert.match(await response.text(), /^# HELP /m);
+    }
+  });
+
   it('is not served at all when METRICS_TOKEN is unset', async () => {
     const plain = await startTestServer(database.db);
     try {
