@@ -465,7 +465,7 @@ async function answerBatch(services: GraphServices, call: GraphCall & { readonly
     // The HTTP request took one token; each further request of the batch takes one more, as each
     // operation over WebSocket does (a batch of 20 for one token was 20 times the key's limit).
     if (services.rateLimit && typeof call.who !== 'string' && call.requests.length > 1) {
-      if (!(await services.rateLimit(call.who, replies.res, 'graph', call.responseType, call.requests.length - 1))) return;
+      if (!(await services.rateLimit(call.who, replies.res, 'graph', call.responseType, call.requests.length - 1, call.requests.length))) return;
     }
     const answers: string[] = [];
     for (const request of call.requests) {
