@@ -66,7 +66,17 @@ function withRequestId(headers: Record<string, unknown>, id: string): unknown[] 
  * is refused before the routes (`webSocketRefusal.ts`), and other `Upgrade` requests reach the
  * routes as plain HTTP/1.1.
  */
-export function createHttpServer(listener: RequestListener, limits: HttpTimeouts, webSockets?: WebSocketUpgrades, onClientError?: ((status: number, responseBytes: number) => void) | null): Server {
+/** What observes the requests the server answers before any route (`observeRequests.ts`): null parts are off. */
+export interface ServerObservers {
+  /** A request Node could not read: its status (408, 431, 400) and the bytes of its answer. */
+  readonly clientError: ((status: number, responseBytes: number) => void) | null;
+  /** A WebSocket handshake: switched (101) or refused (400, 405, …), the bytes of its answer, and how long it took. */
+  readonly handshake: ((req: IncomingMessage, status: number, responseBytes: number, durationMs: number) => void) | null;
+}
+
+export function createHttpServer(listener: RequestListener, limits: HttpTimeouts, webSockets?: WebSocketUpgrades, observers?: ServerObservers | null): Server {
+  const onClientError = observers?.clientError;
+  const onHandshake = observers?.handshake;
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -81,6 +91,8 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
   if (webSockets) {
     const plain = refusingWebSockets(listener);
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      // A WebSocket handshake is answered here, not by a route: observed here (before, a refused one was in no log or metric).
+      if (onHandshake && isWebSocketHandshake(req)) watchHandshake(req, socket, onHandshake);
       if (isWebSocketHandshake(req) && (isGraphPath(req.url) || isConsoleGraphPath(req.url))) {
         // A WebSocket lives past the HTTP idle limit; its own pings keep it honest (graphSocket.ts).
         (socket as Duplex & { setTimeout?: (ms: number) => void }).setTimeout?.(0);
@@ -103,6 +115,43 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
   if (onClientError) server.on('clientError', answeringClientErrors(onClientError));
   return server;
 }
+
+/**
+ * Tells `observed` how a WebSocket handshake was answered, from the status line of the first
+ * bytes written on its socket (`ws` writes its 101, or its refusal, there itself; the refusal of a
+ * handshake elsewhere goes through a response on the same socket); a socket closed before any
+ * answer is 499, as a request whose client left.
+ */
+function watchHandshake(req: IncomingMessage, socket: Duplex, observed: NonNullable<ServerObservers['handshake']>): void {
+  const startedAt = performance.now();
+  const { write, end } = socket;
+  let done = false;
+  const report = (status: number, responseBytes: number): void => {
+    if (done) return;
+    done = true;
+    socket.write = write;
+    socket.end = end;
+    observed(req, status, responseBytes, performance.now() - startedAt);
+  };
+  /** The first bytes the socket is given: a status line, 101 or a refusal (`ws` refuses with `end(bytes)`). */
+  const answered = (chunk: unknown): void => {
+    if (typeof chunk !== 'string' && !Buffer.isBuffer(chunk)) return;
+    const status = /^HTTP\/1\.[01] (\d{3})/.exec(typeof chunk === 'string' ? chunk.slice(0, 16) : chunk.toString('latin1', 0, 16))?.[1];
+    report(status ? Number(status) : 0, Buffer.byteLength(chunk));
+  };
+  socket.write = function (this: Duplex, chunk: unknown, ...rest: unknown[]): boolean {
+    answered(chunk);
+    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as Duplex['write'];
+  socket.end = function (this: Duplex, chunk?: unknown, ...rest: unknown[]): Duplex {
+    answered(chunk);
+    return (end as (...args: unknown[]) => Duplex).call(this, chunk, ...rest);
+  } as Duplex['end'];
+  socket.once('close', () => report(CLIENT_CLOSED_REQUEST, 0));
+}
+
+/** nginx's status for a request whose client closed the connection before it was answered. */
+const CLIENT_CLOSED_REQUEST = 499;
 
 /**
  * Node's own answer to a request it could not read — 408 (headers or request not complete within

@@ -177,6 +177,49 @@ describe('Requests the server could not read', () => {
   });
 });
 
+describe('WebSocket handshakes', () => {
+  /** Sends a handshake on a new connection, ends it, and resolves with the answer's status line. */
+  const handshake = (path: string, requestId: string, headers: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket = connectTcp(Number(new URL(server.url).port), '127.0.0.1', () =>
+        socket.end(`GET ${path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Request-Id: ${requestId}\r\n${headers}\r\n`),
+      );
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      socket.on('close', () => resolve(answer.split('\r\n')[0]!));
+      socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? resolve(answer.split('\r\n')[0]!) : reject(error)));
+    });
+  const key = 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+
+  it('are counted and logged, refused ones (400) and switched ones (101): before, a refused handshake was in no log line and no metric', async () => {
+    const before = await scrape();
+    const linesBefore = requestLines().length;
+    assert.equal(await handshake('/api/graph', 'ws-bad-version', `${key}Sec-WebSocket-Version: 99\r\n`), 'HTTP/1.1 400 Bad Request');
+    assert.equal(await handshake('/api/graph', 'ws-no-key', 'Sec-WebSocket-Version: 13\r\n'), 'HTTP/1.1 400 Bad Request');
+    assert.equal(await handshake('/api/loan', 'ws-elsewhere', `${key}Sec-WebSocket-Version: 13\r\n`), 'HTTP/1.1 400 Bad Request');
+    assert.equal(await handshake('/api/graph', 'ws-switched', `${key}Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n`), 'HTTP/1.1 101 Switching Protocols');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const after = await scrape();
+    const delta = (route: string, status: string): number =>
+      sampleValue(after, 'loanql_http_requests_total', { route, operation: 'none', status }) - sampleValue(before, 'loanql_http_requests_total', { route, operation: 'none', status });
+    assert.deepEqual(
+      { graph400: delta('GET /api/graph', '400'), loan400: delta('GET /api/loan', '400'), graph101: delta('GET /api/graph', '101') },
+      { graph400: 2, loan400: 1, graph101: 1 },
+    );
+    const lines = requestLines().slice(linesBefore).filter((line) => line.route !== 'GET /metrics');
+    assert.deepEqual(
+      lines.map((line) => [line.requestId, line.method, line.route, line.status]),
+      [
+        ['ws-bad-version', 'GET', 'GET /api/graph', 400],
+        ['ws-no-key', 'GET', 'GET /api/graph', 400],
+        ['ws-elsewhere', 'GET', 'GET /api/loan', 400],
+        ['ws-switched', 'GET', 'GET /api/graph', 101],
+      ],
+    );
+    for (const line of lines) assert.ok(typeof line.responseBytes === 'number' && line.responseBytes > 0, JSON.stringify(line));
+  });
+});
+
 describe('A request its client abandons mid-body', () => {
   /** Sends the head and part of the body of a POST, then closes the connection (FIN) and waits for it to close. */
   const abandon = (path: string, requestId: string): Promise<string> =>
