@@ -3,7 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthenticatedKey } from '../app/apiKeys.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import type { RateLimit } from '../metadata/index.js';
-import { rateLimitHeaders, type RateDecision, type RateLimiter } from '../app/operations/rateLimiter.js';
+import { rateLimitHeaders, rateLimitPolicy, type RateDecision, type RateLimiter } from '../app/operations/rateLimiter.js';
 import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from './unavailable.js';
 
 /**
@@ -12,13 +12,22 @@ import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from
  * `RateLimit` and `RateLimit-Policy` headers on every limited answer; over the limit, answers 429
  * with `Retry-After` (GraphQL's `errors` shape on `/api/graph`, the REST routes' otherwise) and
  * resolves false. `tokens` (1 unless given) is how many the request takes: the rest of a batch's
- * (`routes/graph.ts`), all or none. A database that cannot be reached is answered 503. A key with no limit passes
+ * (`routes/graph.ts`), all or none; `batchSize`, a batch's whole size: one larger than the key's
+ * burst is refused at once, with no `Retry-After` (no wait would let it run). A database that cannot be reached is answered 503. A key with no limit passes
  * at once (`true`, not a promise: no microtask for the requests of a service without limits).
  */
-export type RateLimitCheck = (key: AuthenticatedKey, res: ServerResponse, shape: 'graph' | 'rest', graphType?: string, tokens?: number) => true | Promise<boolean>;
+export type RateLimitCheck = (key: AuthenticatedKey, res: ServerResponse, shape: 'graph' | 'rest', graphType?: string, tokens?: number, batchSize?: number) => true | Promise<boolean>;
 
 export function rateLimitCheck(limiter: RateLimiter, engines: EngineHolder): RateLimitCheck {
-  const limited = async (key: AuthenticatedKey, limit: RateLimit, res: ServerResponse, shape: 'graph' | 'rest', graphType: string, tokens: number): Promise<boolean> => {
+  const limited = async (key: AuthenticatedKey, limit: RateLimit, res: ServerResponse, shape: 'graph' | 'rest', graphType: string, tokens: number, batchSize: number): Promise<boolean> => {
+    if (batchSize > limit.burst) {
+      // More at once than the bucket ever holds: no wait lets it run, so no `Retry-After` (it said
+      // "retry in N s", and the batch was refused again after every wait), and nothing is taken.
+      const message = `a batch of ${batchSize} requests is more than this API key's rate limit lets through at once (burst ${limit.burst}): it can never run; send at most ${limit.burst} requests a batch`;
+      const body = shape === 'graph' ? JSON.stringify({ errors: [{ message, extensions: { code: 'rate-limited' } }] }) : JSON.stringify({ error: message, code: 'rate-limited' });
+      res.writeHead(429, { 'Content-Type': shape === 'graph' ? graphType : 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'RateLimit-Policy': rateLimitPolicy(limit) }).end(body);
+      return false;
+    }
     let decision;
     try {
       decision = await limiter.take(key, limit, tokens);
@@ -36,9 +45,9 @@ export function rateLimitCheck(limiter: RateLimiter, engines: EngineHolder): Rat
     res.writeHead(429, { 'Content-Type': shape === 'graph' ? graphType : 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
     return false;
   };
-  return (key, res, shape, graphType = 'application/json; charset=utf-8', tokens = 1) => {
+  return (key, res, shape, graphType = 'application/json; charset=utf-8', tokens = 1, batchSize = 1) => {
     const limit = limiter.limitOf(engines.engine.metadata.roles.get(key.role)?.rateLimit);
-    return limit ? limited(key, limit, res, shape, graphType, tokens) : true;
+    return limit ? limited(key, limit, res, shape, graphType, tokens, batchSize) : true;
   };
 }
 

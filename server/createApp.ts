@@ -29,8 +29,8 @@ import { metricsRoutes, type ScrapeMetrics } from '../api/routes/metrics.js';
 import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import { RequestLog } from '../app/operations/requestLog.js';
 import { RequestTraces } from '../app/operations/requestTraces.js';
-import { observeClientErrors, observeRequests } from './observeRequests.js';
-import { ObservedResponse } from './httpServer.js';
+import { observeClientErrors, observeHandshakes, observeRequests } from './observeRequests.js';
+import { ObservedResponse, type ServerObservers } from './httpServer.js';
 
 export interface ServiceDeps {
   readonly db: Database;
@@ -60,8 +60,8 @@ export interface ServiceDeps {
 const ROUTED_REST_READS = /^\/loan(\/[^/]+(\/(payoff|ledger))?)?\/?$/i;
 
 /** The Express application: routes are thin, every use case lives in `app/` or `engine/`. */
-/** The app, and what counts the requests its HTTP server answers before the app sees them (`createHttpServer`'s `onClientError`). */
-export type ServiceApp = Express & { readonly observeClientError: ((status: number, responseBytes: number) => void) | null };
+/** The app, and what counts the requests its HTTP server answers before the app sees them (`createHttpServer`'s observers). */
+export type ServiceApp = Express & { readonly serverObservers: ServerObservers };
 
 export function createApp(deps: ServiceDeps): ServiceApp {
   const app = express();
@@ -136,7 +136,7 @@ export function createApp(deps: ServiceDeps): ServiceApp {
     : (req, res, callback) => {
         if (!fastPath(req, res)) withExpress(req, res, callback);
       };
-  return Object.assign(app, { observeClientError });
+  return Object.assign(app, { serverObservers: { clientError: observeClientError, handshake: observeHandshakes({ metrics, requestLog }) } });
 }
 
 /**

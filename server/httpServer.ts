@@ -19,6 +19,12 @@ export interface WebSocketUpgrades {
  */
 export class ObservedResponse extends ServerResponse {
   requestId: string | undefined = undefined;
+  /**
+   * The status Node's parser answered this request with on the connection (`answeringClientErrors`:
+   * a body it could not read — a bad chunk), its route never having answered; what its observer
+   * counts and logs instead of 499.
+   */
+  answeredByConnection: number | undefined = undefined;
 
   override writeHead(statusCode: number, ...rest: unknown[]): this {
     const id = this.requestId;
@@ -60,7 +66,17 @@ function withRequestId(headers: Record<string, unknown>, id: string): unknown[] 
  * is refused before the routes (`webSocketRefusal.ts`), and other `Upgrade` requests reach the
  * routes as plain HTTP/1.1.
  */
-export function createHttpServer(listener: RequestListener, limits: HttpTimeouts, webSockets?: WebSocketUpgrades, onClientError?: ((status: number, responseBytes: number) => void) | null): Server {
+/** What observes the requests the server answers before any route (`observeRequests.ts`): null parts are off. */
+export interface ServerObservers {
+  /** A request Node could not read: its status (408, 431, 400) and the bytes of its answer. */
+  readonly clientError: ((status: number, responseBytes: number) => void) | null;
+  /** A WebSocket handshake: switched (101) or refused (400, 405, …), the bytes of its answer, and how long it took. */
+  readonly handshake: ((req: IncomingMessage, status: number, responseBytes: number, durationMs: number) => void) | null;
+}
+
+export function createHttpServer(listener: RequestListener, limits: HttpTimeouts, webSockets?: WebSocketUpgrades, observers?: ServerObservers | null): Server {
+  const onClientError = observers?.clientError;
+  const onHandshake = observers?.handshake;
   const server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -75,6 +91,8 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
   if (webSockets) {
     const plain = refusingWebSockets(listener);
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      // A WebSocket handshake is answered here, not by a route: observed here (before, a refused one was in no log or metric).
+      if (onHandshake && isWebSocketHandshake(req)) watchHandshake(req, socket, onHandshake);
       if (isWebSocketHandshake(req) && (isGraphPath(req.url) || isConsoleGraphPath(req.url))) {
         // A WebSocket lives past the HTTP idle limit; its own pings keep it honest (graphSocket.ts).
         (socket as Duplex & { setTimeout?: (ms: number) => void }).setTimeout?.(0);
@@ -99,6 +117,43 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
 }
 
 /**
+ * Tells `observed` how a WebSocket handshake was answered, from the status line of the first
+ * bytes written on its socket (`ws` writes its 101, or its refusal, there itself; the refusal of a
+ * handshake elsewhere goes through a response on the same socket); a socket closed before any
+ * answer is 499, as a request whose client left.
+ */
+function watchHandshake(req: IncomingMessage, socket: Duplex, observed: NonNullable<ServerObservers['handshake']>): void {
+  const startedAt = performance.now();
+  const { write, end } = socket;
+  let done = false;
+  const report = (status: number, responseBytes: number): void => {
+    if (done) return;
+    done = true;
+    socket.write = write;
+    socket.end = end;
+    observed(req, status, responseBytes, performance.now() - startedAt);
+  };
+  /** The first bytes the socket is given: a status line, 101 or a refusal (`ws` refuses with `end(bytes)`). */
+  const answered = (chunk: unknown): void => {
+    if (typeof chunk !== 'string' && !Buffer.isBuffer(chunk)) return;
+    const status = /^HTTP\/1\.[01] (\d{3})/.exec(typeof chunk === 'string' ? chunk.slice(0, 16) : chunk.toString('latin1', 0, 16))?.[1];
+    report(status ? Number(status) : 0, Buffer.byteLength(chunk));
+  };
+  socket.write = function (this: Duplex, chunk: unknown, ...rest: unknown[]): boolean {
+    answered(chunk);
+    return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+  } as Duplex['write'];
+  socket.end = function (this: Duplex, chunk?: unknown, ...rest: unknown[]): Duplex {
+    answered(chunk);
+    return (end as (...args: unknown[]) => Duplex).call(this, chunk, ...rest);
+  } as Duplex['end'];
+  socket.once('close', () => report(CLIENT_CLOSED_REQUEST, 0));
+}
+
+/** nginx's status for a request whose client closed the connection before it was answered. */
+const CLIENT_CLOSED_REQUEST = 499;
+
+/**
  * Node's own answer to a request it could not read — 408 (headers or request not complete within
  * their timeouts), 431 (headers too large), 400 (not HTTP) — as its default handler writes it
  * (`socketOnError` in Node's `_http_server.js`), told to `observed` (metrics and the request log:
@@ -107,6 +162,21 @@ export function createHttpServer(listener: RequestListener, limits: HttpTimeouts
  */
 function answeringClientErrors(observed: (status: number, responseBytes: number) => void): (error: NodeJS.ErrnoException, socket: Duplex) => void {
   return (error, socket) => {
+    // Node's own handler reads the same field: the response of the request being read, if any.
+    const inFlight = (socket as Duplex & { _httpMessage?: unknown })._httpMessage;
+    // `ServerResponse`, not `ObservedResponse`: Express gives the responses it takes its own prototype.
+    if (inFlight instanceof ServerResponse && !inFlight.headersSent) {
+      // A request whose head was read (a route has it, and its observer counts and logs it once,
+      // when its response closes), not an unread one: before, a client that left mid-body was
+      // counted and logged twice — its 499 and an `unread` 400. Gone (the connection ended
+      // mid-request), it is answered nothing: 499; a body the parser refused gets the 400.
+      if (error.code !== 'HPE_INVALID_EOF_STATE' && socket.writable) {
+        (inFlight as ObservedResponse).answeredByConnection = 400;
+        socket.write(`HTTP/1.1 400 ${STATUS_CODES[400]}\r\nConnection: close\r\n\r\n`);
+      }
+      socket.destroy(error);
+      return;
+    }
     const net = socket as Duplex & { bytesWritten?: number };
     if (socket.writable && (net.bytesWritten ?? 0) === 0) {
       const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 413 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;

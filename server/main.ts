@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   const subscriptions = await startSubscriptions({ db: opened.database, engines, logger, config, routing, admission, metrics });
   state.subscriptions = () => subscriptions.sockets.usage;
   metrics?.watchSubscriptions(() => subscriptions.sockets.usage);
-  const server = createHttpServer(app, config.http, subscriptions.sockets, app.observeClientError);
+  const server = createHttpServer(app, config.http, subscriptions.sockets, app.serverObservers);
   await showingDemoIfFails(demo, () => listen(server, config.port, config.host));
   const url = listeningUrl(config.host, config.port);
   starting = null;

@@ -16,6 +16,12 @@ export interface RequestObservers {
 /** A client's `X-Request-Id` is kept when it is a plain token of at most 64 characters. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
+/** The client's `X-Request-Id` when it is a plain token, else a new one. */
+function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
+}
+
 /**
  * Observes every request the server answers (the fast path of `/api/graph` included): attaches
  * `RequestFacts` for the routes to fill, sets `X-Request-Id`, starts its trace (traces on), and
@@ -28,8 +34,7 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
   if (!metrics && !logging && !traces) return null;
   return (req, res) => {
     const startedAt = performance.now();
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
+    const id = requestIdOf(req);
     // Set in the response's head by `ObservedResponse` (the server's responses): cheaper than `setHeader` now.
     if (res instanceof ObservedResponse) res.requestId = id;
     else res.setHeader('X-Request-Id', id);
@@ -46,7 +51,7 @@ export function observeRequests({ metrics, requestLog, traces = null }: RequestO
       const durationMs = performance.now() - startedAt;
       // The wall clock read once, for the log line's time and the account's minute.
       const endedAt = Date.now();
-      const status = res.writableFinished ? res.statusCode : CLIENT_CLOSED_REQUEST;
+      const status = res.writableFinished ? res.statusCode : ((res as ObservedResponse).answeredByConnection ?? CLIENT_CLOSED_REQUEST);
       const route = routeOf(method, url);
       const engine = facts.engine;
       const ranStatement = engine.operationType !== null && engine.databaseMs > 0;
@@ -98,6 +103,24 @@ export function observeClientErrors({ metrics, requestLog }: RequestObservers): 
     const time = Date.now();
     metrics?.observeRequest({ route: UNREAD_ROUTE, operation: 'none', status, seconds: 0, planCacheHit: null, databaseSeconds: null, readFrom: null, accountId: null, endedAt: time });
     logging?.write({ requestId: newRequestId(), method: '', route: UNREAD_ROUTE, status, durationMs: 0, databaseMs: null, responseBytes, keyPrefix: null, role: null, operationType: null, operationName: null, documentHash: null, time });
+  };
+}
+
+/**
+ * Counts and logs a WebSocket handshake (`createHttpServer`'s upgrades), which no route sees: its
+ * route template, operation `none`, the status it was answered with (101, or a refusal such as
+ * 400), its `X-Request-Id` as a request's (the key is checked later, in `connection_init`). Each
+ * operation on the connection has its own line (`websocket operation`). Null when neither metrics
+ * nor the request log are on.
+ */
+export function observeHandshakes({ metrics, requestLog }: RequestObservers): ((req: IncomingMessage, status: number, responseBytes: number, durationMs: number) => void) | null {
+  const logging = requestLog?.enabled ? requestLog : null;
+  if (!metrics && !logging) return null;
+  return (req, status, responseBytes, durationMs) => {
+    const time = Date.now();
+    const route = routeOf(req.method, req.url);
+    metrics?.observeRequest({ route, operation: 'none', status, seconds: durationMs / 1000, planCacheHit: null, databaseSeconds: null, readFrom: null, accountId: null, endedAt: time });
+    logging?.write({ requestId: requestIdOf(req), method: req.method ?? '', route, status, durationMs, databaseMs: null, responseBytes, keyPrefix: null, role: null, operationType: null, operationName: null, documentHash: null, time });
   };
 }
 

@@ -177,14 +177,16 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
   });
   // Body problems on these routes are answered in GraphQL's shape: an `errors` array.
   router.use(async (error: unknown, req: Request, res: Response, _next: (error?: unknown) => void) => {
-    if (isDatabaseUnavailable(error)) return sendGraphUnavailable(res);
+    // A body problem first: one the client stopped sending is body-parser's "request aborted",
+    // code ECONNABORTED, which also names a lost database connection (it was a 503 `database-unavailable`).
+    const problem = bodyProblem(error, req, 'JSON');
+    if (!problem && isDatabaseUnavailable(error)) return sendGraphUnavailable(res);
     try {
       if (await refusedAsInactive(db, res)) return;
     } catch (guardError) {
       if (isDatabaseUnavailable(guardError)) return sendGraphUnavailable(res);
       throw guardError;
     }
-    const problem = bodyProblem(error, req, 'JSON');
     if (problem?.kind === 'too-large') return sendErrors(res, 413, JSON_TYPE, 'request-too-large', `the request body is over ${bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
     if (problem) return sendErrors(res, problem.status, JSON_TYPE, 'invalid-request', `the ${problem.message}`);
     // Anything else is ours: logged with an id, censored on the wire.
@@ -463,7 +465,7 @@ async function answerBatch(services: GraphServices, call: GraphCall & { readonly
     // The HTTP request took one token; each further request of the batch takes one more, as each
     // operation over WebSocket does (a batch of 20 for one token was 20 times the key's limit).
     if (services.rateLimit && typeof call.who !== 'string' && call.requests.length > 1) {
-      if (!(await services.rateLimit(call.who, replies.res, 'graph', call.responseType, call.requests.length - 1))) return;
+      if (!(await services.rateLimit(call.who, replies.res, 'graph', call.responseType, call.requests.length - 1, call.requests.length))) return;
     }
     const answers: string[] = [];
     for (const request of call.requests) {

@@ -16,7 +16,8 @@ export function metricsRoutes(token: string, scrape: ScrapeMetrics, logger: Logg
   const expected = hash('sha256', token, 'buffer');
   router.get('/metrics', async (req, res, next) => {
     const header = req.get('authorization') ?? '';
-    const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : '';
+    // The scheme's name in any case (RFC 9110 §11.1: `bearer`, as some clients and people write it).
+    const given = /^bearer +/i.test(header) ? header.replace(/^bearer +/i, '').trim() : '';
     if (!timingSafeEqual(hash('sha256', given, 'buffer'), expected)) return next();
     try {
       const { text, contentType } = await scrape();

@@ -79,13 +79,17 @@ export class RateLimiter {
  */
 export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
   const { limit } = decision;
-  const window = Math.max(1, Math.ceil(limit.burst / limit.perSecond));
   const headers: Record<string, string> = {
-    'RateLimit-Policy': `"default";q=${limit.burst};w=${window}`,
+    'RateLimit-Policy': rateLimitPolicy(limit),
     RateLimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
   };
   if (!decision.granted) headers['Retry-After'] = String(decision.retryAfterSeconds);
   return headers;
+}
+
+/** The draft's `RateLimit-Policy` of a limit: `burst` requests in the seconds an empty bucket takes to fill. */
+export function rateLimitPolicy(limit: RateLimit): string {
+  return `"default";q=${limit.burst};w=${Math.max(1, Math.ceil(limit.burst / limit.perSecond))}`;
 }
 
 /**

@@ -57,6 +57,14 @@ describe('GET /metrics', () => {
     }
   });
 
+  it('takes the Bearer scheme in any case, as HTTP schemes are (RFC 9110 §11.1): `bearer` was a 404', async () => {
+    for (const authorization of [`bearer ${TOKEN}`, `BEARER ${TOKEN}`, `Bearer  ${TOKEN}`]) {
+      const response = await fetch(`${server.url}/metrics`, { headers: { authorization } });
+      assert.equal(response.status, 200, authorization);
+      assert.match(await response.text(), /^# HELP /m);
+    }
+  });
+
   it('is not served at all when METRICS_TOKEN is unset', async () => {
     const plain = await startTestServer(database.db);
     try {
@@ -166,6 +174,124 @@ describe('Requests the server could not read', () => {
       assert.equal(line.keyPrefix, null);
       assert.ok(!JSON.stringify(line).includes(apiKey.key.slice(12)), 'no part of the key');
     }
+  });
+});
+
+describe('WebSocket handshakes', () => {
+  /** Sends a handshake on a new connection, ends it, and resolves with the answer's status line. */
+  const handshake = (path: string, requestId: string, headers: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket = connectTcp(Number(new URL(server.url).port), '127.0.0.1', () =>
+        socket.end(`GET ${path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Request-Id: ${requestId}\r\n${headers}\r\n`),
+      );
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      socket.on('close', () => resolve(answer.split('\r\n')[0]!));
+      socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? resolve(answer.split('\r\n')[0]!) : reject(error)));
+    });
+  const key = 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+
+  it('are counted and logged, refused ones (400) and switched ones (101): before, a refused handshake was in no log line and no metric', async () => {
+    const before = await scrape();
+    const linesBefore = requestLines().length;
+    assert.equal(await handshake('/api/graph', 'ws-bad-version', `${key}Sec-WebSocket-Version: 99\r\n`), 'HTTP/1.1 400 Bad Request');
+    assert.equal(await handshake('/api/graph', 'ws-no-key', 'Sec-WebSocket-Version: 13\r\n'), 'HTTP/1.1 400 Bad Request');
+    assert.equal(await handshake('/api/loan', 'ws-elsewhere', `${key}Sec-WebSocket-Version: 13\r\n`), 'HTTP/1.1 400 Bad Request');
+    assert.equal(await handshake('/api/graph', 'ws-switched', `${key}Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n`), 'HTTP/1.1 101 Switching Protocols');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const after = await scrape();
+    const delta = (route: string, status: string): number =>
+      sampleValue(after, 'loanql_http_requests_total', { route, operation: 'none', status }) - sampleValue(before, 'loanql_http_requests_total', { route, operation: 'none', status });
+    assert.deepEqual(
+      { graph400: delta('GET /api/graph', '400'), loan400: delta('GET /api/loan', '400'), graph101: delta('GET /api/graph', '101') },
+      { graph400: 2, loan400: 1, graph101: 1 },
+    );
+    const lines = requestLines().slice(linesBefore).filter((line) => line.route !== 'GET /metrics');
+    assert.deepEqual(
+      lines.map((line) => [line.requestId, line.method, line.route, line.status]),
+      [
+        ['ws-bad-version', 'GET', 'GET /api/graph', 400],
+        ['ws-no-key', 'GET', 'GET /api/graph', 400],
+        ['ws-elsewhere', 'GET', 'GET /api/loan', 400],
+        ['ws-switched', 'GET', 'GET /api/graph', 101],
+      ],
+    );
+    for (const line of lines) assert.ok(typeof line.responseBytes === 'number' && line.responseBytes > 0, JSON.stringify(line));
+  });
+});
+
+describe('A request its client abandons mid-body', () => {
+  /** Sends the head and part of the body of a POST, then closes the connection (FIN) and waits for it to close. */
+  const abandon = (path: string, requestId: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const socket = connectTcp(Number(new URL(server.url).port), '127.0.0.1', () => {
+        socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Token ${apiKey.key}\r\nContent-Type: application/json\r\nContent-Length: 500\r\nX-Request-Id: ${requestId}\r\n\r\n{"query":`);
+        setTimeout(() => socket.end(), 100);
+      });
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      socket.on('close', () => resolve(answer));
+      socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? resolve(answer) : reject(error)));
+    });
+
+  it('is one request: one 499 line and one 499 sample, not also an "unread" 400 (it was read, and counted twice)', async () => {
+    // A key verified once takes the fast path (api/routes/graph.ts) from its next request on: both paths.
+    assert.equal((await graph({ query: '{ loans(limit: 1) { id } }' })).status, 200);
+    const before = await scrape();
+    const linesBefore = requestLines().length;
+    await abandon('/api/graph', 'abandoned-graph');
+    await abandon('/api/loan', 'abandoned-rest');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const after = await scrape();
+    const delta = (route: string, status: string): number =>
+      sampleValue(after, 'loanql_http_requests_total', { route, operation: 'none', status }) - sampleValue(before, 'loanql_http_requests_total', { route, operation: 'none', status });
+    assert.deepEqual(
+      { graph499: delta('POST /api/graph', '499'), rest499: delta('POST /api/loan', '499'), unread400: delta('unread', '400') },
+      { graph499: 1, rest499: 1, unread400: 0 },
+    );
+    const lines = requestLines().slice(linesBefore).filter((line) => line.route !== 'GET /metrics');
+    assert.deepEqual(
+      lines.map((line) => [line.requestId, line.route, line.status, line.keyPrefix]),
+      [
+        ['abandoned-graph', 'POST /api/graph', 499, apiKey.prefix],
+        ['abandoned-rest', 'POST /api/loan', 499, apiKey.prefix],
+      ],
+    );
+    for (const line of lines) assert.equal(line.responseBytes, 0, 'nothing was answered to a client that left');
+  });
+
+  it('a body the parser refuses mid-request (a bad chunk) is one 400 line under its route, answered 400 — not a 503 database-unavailable', async () => {
+    const sendBadChunk = (path: string, requestId: string): Promise<string> =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connectTcp(Number(new URL(server.url).port), '127.0.0.1', () => {
+          socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Token ${apiKey.key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nX-Request-Id: ${requestId}\r\n\r\n2\r\n{"\r\n`);
+          setTimeout(() => socket.write('zz\r\nnot a chunk\r\n'), 100);
+        });
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+        socket.on('close', () => resolve(text));
+        socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? resolve(text) : reject(error)));
+      });
+    const before = await scrape();
+    const linesBefore = requestLines().length;
+    assert.match(await sendBadChunk('/api/graph', 'bad-chunk-graph'), /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(await sendBadChunk('/api/loan', 'bad-chunk-rest'), /^HTTP\/1\.1 400 Bad Request\r\n/);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const after = await scrape();
+    const delta = (route: string, status: string): number =>
+      sampleValue(after, 'loanql_http_requests_total', { route, operation: 'none', status }) - sampleValue(before, 'loanql_http_requests_total', { route, operation: 'none', status });
+    assert.deepEqual(
+      { graph400: delta('POST /api/graph', '400'), graph503: delta('POST /api/graph', '503'), rest400: delta('POST /api/loan', '400'), rest503: delta('POST /api/loan', '503'), unread400: delta('unread', '400') },
+      { graph400: 1, graph503: 0, rest400: 1, rest503: 0, unread400: 0 },
+    );
+    const lines = requestLines().slice(linesBefore).filter((line) => line.route !== 'GET /metrics');
+    assert.deepEqual(
+      lines.map((line) => [line.requestId, line.route, line.status]),
+      [
+        ['bad-chunk-graph', 'POST /api/graph', 400],
+        ['bad-chunk-rest', 'POST /api/loan', 400],
+      ],
+    );
   });
 });
 

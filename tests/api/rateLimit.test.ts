@@ -119,7 +119,12 @@ describe('Rate limits per key: answers', () => {
     const write = { query: 'mutation { insert_people_one(object: {name: "Batch Probe"}) { id } }' };
     const four = await batch(apiKey.key, [write, read, read, read], 'application/json; charset="utf-8"');
     assert.equal(four.status, 429);
-    assert.equal(((await four.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code, 'rate-limited');
+    const refusal = ((await four.json()) as { errors: { message: string; extensions: { code: string } }[] }).errors[0]!;
+    assert.equal(refusal.extensions.code, 'rate-limited');
+    // No wait lets it run: no Retry-After (it said "retry in 1000 s", and was refused again after the wait).
+    assert.equal(four.headers.get('retry-after'), null);
+    assert.match(refusal.message, /a batch of 4 requests is more than .* \(burst 3\): it can never run; send at most 3 requests a batch/);
+    assert.equal(four.headers.get('ratelimit-policy'), '"default";q=3;w=3000');
     const people = await database.db.query('SELECT 1 FROM people WHERE account_id = $1', [account.id]);
     assert.equal(people.rows.length, 0, 'no request of the refused batch ran');
   });

@@ -2,7 +2,9 @@
  * Issue 35: with `WORKERS=2` each API process keeps its own registry, and `GET /metrics` —
  * whichever process answers it — gives the whole service's figures, gathered by the cluster's
  * primary (server/clusterMetrics.ts): every scrape shows every request, the pool figures of both
- * processes added up. Needs a PostgreSQL server (`TEST_DATABASE_URL`): WORKERS above 1 does.
+ * processes added up; while a process killed with `kill -9` is replaced every scrape still
+ * answers at once, and no counter of the service goes down (its counts stay in the totals).
+ * Needs a PostgreSQL server (`TEST_DATABASE_URL`): WORKERS above 1 does.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -68,5 +70,52 @@ describe('GET /metrics with WORKERS=2', { skip: serverUrl ? false : 'needs TEST_
       // Each process has its own plan cache: the document was a miss once in each, so both served it.
       assert.equal(sampleValue(families, 'loanql_graphql_plan_cache_total', { result: 'miss' }), 2, 'one miss per process');
     }
+  });
+
+  it('answers every scrape while a killed process is replaced, and no counter goes down', async () => {
+    const scrape = async (): Promise<{ requests: number; healthz: number; ms: number }> => {
+      const startedAt = performance.now();
+      const scraped = await fresh(`${service.url}/metrics`, 'GET', { authorization: `Bearer ${TOKEN}` });
+      const ms = performance.now() - startedAt;
+      assert.equal(scraped.status, 200, `a scrape ${Math.round(ms)} ms after asking: ${scraped.status} ${scraped.body.slice(0, 80)}`);
+      const families = parsePrometheusText(scraped.body);
+      return {
+        requests: sampleValue(families, 'loanql_http_requests_total', { route: 'POST /api/graph', operation: 'query', status: '200' }),
+        healthz: sampleValue(families, 'loanql_http_requests_total', { route: 'GET /healthz', operation: 'none', status: '200' }),
+        ms,
+      };
+    };
+    const pidOf = async (): Promise<number> => (JSON.parse((await fresh(`${service.url}/healthz`, 'GET', { authorization: `Token ${key}` })).body) as { pid: number }).pid;
+    const pids = new Set<number>();
+    for (let index = 0; index < 6; index++) pids.add(await pidOf());
+    assert.equal(pids.size, 2);
+    const before = await scrape();
+    process.kill([...pids][0]!, 'SIGKILL');
+    // The replacement takes seconds to open its database; scrapes meanwhile (before: 5 s each, then 503).
+    const startedAt = Date.now();
+    let slowest = 0;
+    let lowest = before.requests;
+    while (Date.now() - startedAt < 8_000) {
+      const now = await scrape();
+      slowest = Math.max(slowest, now.ms);
+      lowest = Math.min(lowest, now.requests);
+      assert.ok(now.healthz >= before.healthz, `GET /healthz's count went from ${before.healthz} to ${now.healthz}`);
+    }
+    assert.equal(lowest, before.requests, 'the graph requests counted before the kill stay counted');
+    assert.ok(slowest < 4_500, `the slowest scrape took ${Math.round(slowest)} ms`);
+    // Once the new process serves, its requests add to the totals.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      assert.ok(Date.now() < deadline, 'no new API process within 30 s');
+      const now = new Set<number>();
+      for (let index = 0; index < 6; index++) now.add(await pidOf().catch(() => -1));
+      if (now.size === 2 && !now.has(-1) && !now.has([...pids][0]!)) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    for (let index = 0; index < 6; index++) {
+      const answer = await fresh(`${service.url}/api/graph`, 'POST', { authorization: `Token ${key}`, 'content-type': 'application/json' }, JSON.stringify({ query: '{ loans(limit: 1) { id } }' }));
+      assert.equal(answer.status, 200);
+    }
+    assert.equal((await scrape()).requests, before.requests + 6);
   });
 });

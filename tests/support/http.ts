@@ -65,7 +65,7 @@ export async function startTestServer(db: Database, overrides: Partial<ServiceCo
   const subscriptions = await startSubscriptions({ db, engines, logger, config, admission, metrics });
   state.subscriptions = () => subscriptions.sockets.usage;
   metrics?.watchSubscriptions(() => subscriptions.sockets.usage);
-  const server = createHttpServer(app, config.http, subscriptions.sockets, app.observeClientError);
+  const server = createHttpServer(app, config.http, subscriptions.sockets, app.serverObservers);
   await listen(server, 0, '127.0.0.1');
   const { port } = server.address() as AddressInfo;
   return {
