@@ -188,8 +188,17 @@ export class EngineHolder {
     try {
       this.watch();
     } catch {
-      if (!this.#closed) setTimeout(() => this.#rewatch(), 500).unref();
+      // The file is gone (deleted, or between an unlink and a create): watched again once it is
+      // back, and then read, since its creation was seen by no watch (before, a file deleted and
+      // written anew kept the old metadata serving, and the dashboard the "cannot read" refusal,
+      // until the next edit).
+      if (!this.#closed) setTimeout(() => this.#watchAgainWhenBack(), 500).unref();
     }
+  }
+
+  #watchAgainWhenBack(): void {
+    this.#rewatch();
+    if (this.#watcher && fileIdentity(this.path) !== this.#readIdentity) this.#changed();
   }
 
   close(): void {

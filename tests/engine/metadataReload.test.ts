@@ -189,6 +189,23 @@ describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
     }
   });
 
+  it('a file deleted, then written anew (a deploy script, `git checkout`), is read once it is back, without another edit', async () => {
+    const path = metadataCopy('watch-deleted.yaml');
+    const outcomes: ReloadOutcome[] = [];
+    const holder = await holderFor(path, outcomes);
+    holder.watch();
+    try {
+      rmSync(path);
+      await eventually(async () => assert.ok(outcomes.some((o) => !o.ok && o.problems?.some((p) => p.startsWith(`cannot read ${path}`))), JSON.stringify(outcomes)));
+      await assertFeeUnknown(holder, 'the previous schema keeps serving while the file is gone');
+      writeFileSync(path, WITH_FEE);
+      await eventually(() => assertFeeQueryable(holder, 'the file written anew is served'));
+      assert.ok(outcomes.at(-1)?.ok, JSON.stringify(outcomes.at(-1)));
+    } finally {
+      holder.close();
+    }
+  });
+
   it('a replacement that lands while a reload is finishing is not lost (the file is compared with what the reload read)', async () => {
     const path = metadataCopy('watch-during-reload.yaml');
     const replace = (text: string) => {
