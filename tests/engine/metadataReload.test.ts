@@ -282,6 +282,18 @@ describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
       assert.ok(named?.length, `a problem naming "percentage" and the allowed types, got:\n  ${outcome.problems?.join('\n  ')}`);
     });
 
+    it('a typo in a table name is refused as that one problem, not first as each of its computed fields\' functions', async () => {
+      const path = metadataCopy('invalid-table-name.yaml', WITH_FEE);
+      const holder = await holderFor(path);
+      assert.ok(WITH_FEE.includes('\n  loans:\n    table: loans\n'));
+      writeFileSync(path, WITH_FEE.replace('\n  loans:\n    table: loans\n', '\n  loans:\n    table: loanz\n'));
+      const outcome = await holder.reload();
+      holder.close();
+      // Before: six "function loanql_loan_payoff takes uuid first, where the engine passes the
+      // tenant column loanz.account_id,  (…)" and a stored_form's missing column came first.
+      assert.deepEqual(outcome, { ok: false, problems: ['collection loans: table loanz does not exist'] });
+    });
+
     it('through the file watch: refused, reported to the callback, and the watch keeps working', async () => {
       const path = metadataCopy('invalid-watch.yaml', WITH_FEE);
       const outcomes: ReloadOutcome[] = [];
