@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -292,6 +293,35 @@ describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
       // Before: six "function loanql_loan_payoff takes uuid first, where the engine passes the
       // tenant column loanz.account_id,  (…)" and a stored_form's missing column came first.
       assert.deepEqual(outcome, { ok: false, problems: ['collection loans: table loanz does not exist'] });
+    });
+
+    it('a wrong file saved over it (too large, binary, a directory, a FIFO) is refused as that, unparsed, and the service never blocks on it', async () => {
+      const path = join(workDir, 'wrong-file.yaml');
+      const cases: readonly { name: string; make: () => void; problem: string }[] = [
+        // Before: read and parsed, blocking every request (30 MB: 6.5 s), then served.
+        { name: 'a file over 4 MiB', make: () => writeFileSync(path, `${WITH_FEE}${'#'.repeat(99)}\n`.padEnd(4 * 1024 * 1024 + 1, '#')), problem: `${path} is 4.0 MiB; a metadata file may be at most 4.0 MiB (is it the right file?)` },
+        // Before: "metadata: expected a mapping (name: value entries), found text "\u001e…" (the bytes, mangled).
+        { name: 'a binary file', make: () => writeFileSync(path, Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe, 0x00, 0x41])), problem: `${path} is not a text file: it is not UTF-8 (a metadata file is YAML text)` },
+        { name: 'a file with a NUL byte', make: () => writeFileSync(path, `${WITH_FEE}\0\n`), problem: `${path} is not a text file: line ${WITH_FEE.split('\n').length} holds a NUL byte (a metadata file is YAML text)` },
+        { name: 'a directory', make: () => mkdirSync(path), problem: `cannot read ${path}: it is not a regular file (a metadata file is YAML text)` },
+        // Before: readFileSync waited for a writer, and the whole service with it.
+        { name: 'a FIFO', make: () => execFileSync('mkfifo', [path]), problem: `cannot read ${path}: it is not a regular file (a metadata file is YAML text)` },
+      ];
+      writeFileSync(path, WITH_FEE);
+      const holder = await holderFor(path);
+      try {
+        for (const wrong of cases) {
+          rmSync(path, { recursive: true, force: true });
+          wrong.make();
+          assert.deepEqual(await holder.reload(), { ok: false, problems: [wrong.problem] }, wrong.name);
+          await assertFeeQueryable(holder, `${wrong.name}: the previous schema keeps serving`);
+        }
+        rmSync(path, { recursive: true, force: true });
+        writeFileSync(path, WITH_FEE);
+        assert.deepEqual(await holder.reload(), { ok: true });
+      } finally {
+        holder.close();
+      }
     });
 
     it('through the file watch: refused, reported to the callback, and the watch keeps working', async () => {
