@@ -2,7 +2,7 @@ import { statSync, watch, type FSWatcher } from 'node:fs';
 import type { Database } from '../db/index.js';
 import { GraphEngine, type EngineOptions } from '../engine/index.js';
 import { checkMetadataAgainstDatabase, loadMetadataFile, MetadataError } from '../metadata/index.js';
-import { keysWithoutRole } from './apiKeys.js';
+import { keysWhoseVariablesDoNotFit, keysWithoutRole } from './apiKeys.js';
 import { applyEventTriggers } from './webhooks/index.js';
 
 /**
@@ -31,9 +31,9 @@ export interface ReloadOutcome {
   readonly warnings?: readonly string[];
 }
 
-/** What an admin should know about a metadata that loads: roles active keys carry and it lacks. */
+/** What an admin should know about a metadata that loads: roles active keys carry and it lacks, and keys whose variables no longer fit their role. */
 export async function metadataWarnings(engine: GraphEngine, db: Database): Promise<string[]> {
-  return keysWithoutRole(db, engine.metadata.roles.keys());
+  return [...(await keysWithoutRole(db, engine.metadata.roles.keys())), ...(await keysWhoseVariablesDoNotFit(db, engine.metadata.roles))];
 }
 
 /** An edit of the metadata file that was refused, and why (the previous engine kept serving). */

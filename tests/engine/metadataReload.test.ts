@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
+import { checkKeyRole, createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
 import { buildEngine, EngineHolder, type ReloadOutcome } from '../../app/engineHolder.js';
 import { createDefaultProduct } from '../../app/products.js';
 import { RequestError, type EngineOptions } from '../../engine/index.js';
@@ -251,6 +251,45 @@ describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
     } finally {
       await deactivateApiKey(database.db, created.prefix);
     }
+  });
+
+  it('a reload that changes the variables of a role keys carry is served, with a warning naming the keys that no longer fit (a variable they lack, a value of another type)', async () => {
+    const byLabel = (variables: string, filter: string) =>
+      WITH_FEE.replace('\nroles:\n', `\nroles:\n  by_label:\n    variables: { ${variables} }\n    collections:\n      loans: { select: { columns: [id, name], filter: { ${filter} } } }\n`);
+    const path = metadataCopy('role-variables.yaml', byLabel('label: text', 'name: { _eq: key.label }'));
+    const outcomes: ReloadOutcome[] = [];
+    const holder = await holderFor(path, outcomes);
+    const created = await createApiKey(database.db, accountId, 'labelled', { role: 'by_label', variables: new Map([['label', 'Fee Loan']]) });
+    try {
+      // The variable's type changed: the key's "Fee Loan" is no uuid (before: loaded with no word, and every request of the key failed with `invalid input syntax for type uuid`).
+      writeFileSync(path, byLabel('label: uuid', 'id: { _eq: key.label }'));
+      assert.deepEqual(await holder.reload(), {
+        ok: true,
+        warnings: [`role by_label: 1 active API key (${created.prefix}) carries label "Fee Loan", which the role declares uuid: its requests fail, until the key is replaced (key create) or the role declares label as before`],
+      });
+      // A variable added that the key lacks (before: loaded with no word, and the key saw no rows).
+      writeFileSync(path, byLabel('label: text, branch: integer', 'name: { _eq: key.label }, term: { _eq: key.branch }'));
+      assert.deepEqual(await holder.reload(), {
+        ok: true,
+        warnings: [`role by_label: 1 active API key (${created.prefix}) lacks the variable branch (integer) the role declares: its filters match no rows, until the key is replaced (key create) or the role declares branch as before`],
+      });
+      writeFileSync(path, byLabel('label: text', 'name: { _eq: key.label }'));
+      assert.deepEqual(await holder.reload(), { ok: true }, 'the key fits again: no warning');
+      assert.deepEqual(outcomes.map((outcome) => outcome.warnings?.length ?? 0), [1, 1, 0], 'the callback (the service logs it) gets each warning');
+    } finally {
+      holder.close();
+      await deactivateApiKey(database.db, created.prefix);
+    }
+  });
+
+  it('a key is made only with variables its role\'s types can hold (before: any text, and every request of the key failed with the database\'s words)', async () => {
+    const path = metadataCopy('role-variable-types.yaml', WITH_FEE.replace('\nroles:\n', '\nroles:\n  by_term:\n    variables: { max_term: integer, open: boolean, since: date }\n    collections:\n      loans: { select: { columns: [id, name], filter: { term: { _lte: key.max_term } } } }\n'));
+    const roles = (await buildEngine(path, database.db, OPTIONS)).metadata.roles;
+    const attempt = (variables: Record<string, string>) => checkKeyRole(database.db, accountId, roles, 'by_term', new Map(Object.entries(variables))).then(() => 'made', (error: Error) => error.message);
+    assert.equal(await attempt({ max_term: 'twelve', open: 'true', since: '2026-01-31' }), 'variables: max_term must be an integer');
+    assert.equal(await attempt({ max_term: '12', open: 'maybe', since: '2026-01-31' }), 'variables: open must be a boolean (true or false)');
+    assert.equal(await attempt({ max_term: '12', open: 'yes', since: '2026-02-30' }), 'variables: since must be a date');
+    assert.equal(await attempt({ max_term: '12', open: 'yes', since: '2026-02-28' }), 'made');
   });
 
   describe('an invalid edit is refused, names what is wrong, and the previous schema keeps answering', () => {
