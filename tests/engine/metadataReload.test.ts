@@ -282,6 +282,33 @@ describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
     }
   });
 
+  it('a reload that removes an event type active webhook endpoints subscribe to is served, with a warning naming them (they receive none of it)', async () => {
+    const line = '  payment.reversed: { collection: payments, on: update, when: { set: [date_reversed] } }\n';
+    assert.ok(WITH_FEE.includes(line));
+    const path = metadataCopy('event-type-removed.yaml', WITH_FEE);
+    const holder = await holderFor(path);
+    const { rows } = await database.db.query<{ id: string }>(
+      `INSERT INTO webhook_endpoints (account_id, url, event_types, secret) VALUES ($1, 'https://hooks.example.com/in?token=s3cret', ARRAY['payment.reversed', 'loan.updated'], 'whsec_test') RETURNING id`,
+      [accountId],
+    );
+    try {
+      writeFileSync(path, WITH_FEE.replace(line, ''));
+      const outcome = await holder.reload();
+      assert.deepEqual(outcome, {
+        ok: true,
+        warnings: [
+          `event type payment.reversed: 1 active webhook endpoint (${rows[0]!.id} of reload-${process.pid}) subscribes to it, and the metadata has no such event type: it receives none until the event type is back or the endpoint is changed`,
+        ],
+      });
+      assert.ok(!JSON.stringify(outcome).includes('s3cret'), 'the URL (which may hold a token) is not in the warning');
+      writeFileSync(path, WITH_FEE);
+      assert.deepEqual(await holder.reload(), { ok: true }, 'the event type is back: no warning');
+    } finally {
+      holder.close();
+      await database.db.query('DELETE FROM webhook_endpoints WHERE id = $1', [rows[0]!.id]);
+    }
+  });
+
   it('a key is made only with variables its role\'s types can hold (before: any text, and every request of the key failed with the database\'s words)', async () => {
     const path = metadataCopy('role-variable-types.yaml', WITH_FEE.replace('\nroles:\n', '\nroles:\n  by_term:\n    variables: { max_term: integer, open: boolean, since: date }\n    collections:\n      loans: { select: { columns: [id, name], filter: { term: { _lte: key.max_term } } } }\n'));
     const roles = (await buildEngine(path, database.db, OPTIONS)).metadata.roles;
