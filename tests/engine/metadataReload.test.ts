@@ -499,6 +499,20 @@ describe('Metadata on the command line and in the running service (built dist/, 
       await eventually(async () => assert.match(service.output(), /metadata edit refused/), 10_000);
       assert.match(service.output(), /collection loans, field broker_fee: column loans\.broker_fee does not exist/);
       assert.deepEqual(await graph(feeQuery), { data: { loans: [] } }, 'the previous schema keeps serving');
+      // /readyz says so too (before: only the log and the dashboard did): still ready, the
+      // problems for an admin key only.
+      const ready = async (headers: Record<string, string> = {}) => {
+        const response = await fetch(`${service.url}/readyz`, { headers });
+        assert.equal(response.status, 200);
+        return ((await response.json()) as { metadata: { status: string; lastEditRefused?: { at: string; problems?: string[] } } }).metadata;
+      };
+      const anonymous = await ready();
+      assert.equal(anonymous.status, 'ok');
+      assert.ok(anonymous.lastEditRefused && !Number.isNaN(Date.parse(anonymous.lastEditRefused.at)) && !anonymous.lastEditRefused.problems, JSON.stringify(anonymous));
+      assert.deepEqual((await ready({ authorization: `Token ${key}` })).lastEditRefused?.problems, ['collection loans, field broker_fee: column loans.broker_fee does not exist']);
+      point(goodPath);
+      service.process.kill('SIGHUP');
+      await eventually(async () => assert.equal((await ready()).lastEditRefused, undefined, 'a later edit that loads clears it'), 10_000);
       assert.equal(service.process.exitCode, null, 'the service is still running');
     });
 
