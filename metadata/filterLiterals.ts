@@ -21,7 +21,7 @@ export function literalProblem(type: ScalarType, value: unknown): string | null 
  * failed with the database's words (`invalid input syntax for type bigint: "twelve"`).
  */
 export function keyVariableProblem(type: ScalarType, value: string): string | null {
-  const article = /^[aeiou]/.test(type) ? 'an' : 'a';
+  const article = type === 'integer' ? 'an' : 'a';
   if (type === 'boolean') return /^(t|true|f|false|yes|no|on|off|1|0)$/i.test(value.trim()) ? null : 'must be a boolean (true or false)';
   if (type === 'json' || type === 'jsonb') {
     try {
