@@ -1,6 +1,7 @@
 import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Database, Queryable } from '../db/index.js';
+import { keyVariableProblem, type ScalarType } from '../metadata/index.js';
 import { refuseNulCharacter, UserInputError } from './errors.js';
 
 /**
@@ -103,7 +104,8 @@ export async function checkKeyRole(
   for (const [name, type] of definition.variables) {
     const value = variables.get(name)?.trim();
     if (!value) throw new UserInputError(`variables: role ${role} needs ${name}`);
-    if (type === 'uuid' && !UUID.test(value)) throw new UserInputError(`variables: ${name} must be a uuid`);
+    const wrong = keyVariableProblem(type as ScalarType, value);
+    if (wrong) throw new UserInputError(`variables: ${name} ${wrong}`);
     if (name === 'person_id') {
       const { rows } = await db.query('SELECT 1 FROM people WHERE account_id = $1 AND id = $2::uuid', [accountId, value]);
       if (!rows.length) throw new UserInputError(`variables: ${name} ${value} is not a person of the account`);
@@ -112,7 +114,6 @@ export async function checkKeyRole(
   return { role, variables: new Map([...variables].map(([name, value]) => [name, value.trim()])) };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Every key (of one account, when given), newest first. Never returns key material. */
 export async function listApiKeys(db: Queryable, accountId?: string): Promise<ApiKeyListing[]> {
@@ -143,6 +144,45 @@ export async function keysWithoutRole(db: Queryable, roles: Iterable<string>): P
   return rows.map(({ role, keys, prefixes }) => {
     const shown = Array.isArray(prefixes) ? prefixes : prefixes.replace(/^\{|\}$/g, '').split(',');
     return `role ${role}: ${keys} active API key${keys === 1 ? '' : 's'} (${shown.join(', ')}${keys > shown.length ? ', …' : ''}) ${keys === 1 ? 'carries' : 'carry'} it, and the metadata has no such role: ${keys === 1 ? 'it is' : 'they are'} refused (403) until the role is back or ${keys === 1 ? 'the key is' : 'the keys are'} revoked`;
+  });
+}
+
+/**
+ * Active keys whose variables no longer fit their role as the metadata declares it — a variable
+ * the role now declares and the key lacks (its filters then match no rows), or a value the
+ * variable's type (changed since) cannot hold (its requests then fail) — one warning per role
+ * and problem, naming the keys by prefix. Before, such an edit loaded with no word, and those
+ * keys answered nothing, or `invalid input syntax for type uuid: "Acme"`, from then on.
+ */
+export async function keysWhoseVariablesDoNotFit(db: Queryable, roles: ReadonlyMap<string, { readonly variables: ReadonlyMap<string, ScalarType> }>): Promise<string[]> {
+  const withVariables = [...roles].filter(([, role]) => role.variables.size > 0).map(([name]) => name);
+  if (!withVariables.length) return [];
+  const { rows } = await db.query<{ role: string; prefix: string; variables: unknown }>(
+    `SELECT role, prefix, variables FROM api_keys WHERE active AND role = ANY ($1::text[]) ORDER BY role, created_at, prefix`,
+    [withVariables],
+  );
+  /** The keys of each misfit, by role, variable and what is wrong (`lacks`, or the value it carries). */
+  const misfits = new Map<string, { role: string; name: string; type: ScalarType; value: string | null; prefixes: string[] }>();
+  for (const row of rows) {
+    const stored = (typeof row.variables === 'string' ? JSON.parse(row.variables) : row.variables ?? {}) as Record<string, unknown>;
+    for (const [name, type] of roles.get(row.role)!.variables) {
+      const carried = stored[name];
+      const value = typeof carried === 'string' && carried ? carried : null;
+      if (value !== null && !keyVariableProblem(type, value)) continue;
+      const at = JSON.stringify([row.role, name, value]);
+      const misfit = misfits.get(at) ?? { role: row.role, name, type, value, prefixes: [] };
+      misfit.prefixes.push(row.prefix);
+      misfits.set(at, misfit);
+    }
+  }
+  return [...misfits.values()].map(({ role, name, type, value, prefixes }) => {
+    const one = prefixes.length === 1;
+    const keys = `${prefixes.length} active API key${one ? '' : 's'} (${prefixes.slice(0, 5).join(', ')}${prefixes.length > 5 ? ', …' : ''})`;
+    const what =
+      value === null
+        ? `${one ? 'lacks' : 'lack'} the variable ${name} (${type}) the role declares: ${one ? 'its' : 'their'} filters match no rows`
+        : `${one ? 'carries' : 'carry'} ${name} ${JSON.stringify(value)}, which the role declares ${type}: ${one ? 'its' : 'their'} requests fail`;
+    return `role ${role}: ${keys} ${what}, until ${one ? 'the key is' : 'the keys are'} replaced (key create) or the role declares ${name} as before`;
   });
 }
 

@@ -2,8 +2,8 @@ import { statSync, watch, type FSWatcher } from 'node:fs';
 import type { Database } from '../db/index.js';
 import { GraphEngine, type EngineOptions } from '../engine/index.js';
 import { checkMetadataAgainstDatabase, loadMetadataFile, MetadataError } from '../metadata/index.js';
-import { keysWithoutRole } from './apiKeys.js';
-import { applyEventTriggers } from './webhooks/index.js';
+import { keysWhoseVariablesDoNotFit, keysWithoutRole } from './apiKeys.js';
+import { applyEventTriggers, endpointsWithoutEventType } from './webhooks/index.js';
 
 /**
  * Loads a metadata file (parsed and resolved), checks it against the database (the checked
@@ -27,13 +27,18 @@ export async function buildServingEngine(path: string, db: Database, options: En
 export interface ReloadOutcome {
   readonly ok: boolean;
   readonly problems?: readonly string[];
-  /** A loaded metadata's warnings: roles that active keys carry and it lacks (`keysWithoutRole`). */
+  /** A loaded metadata's warnings (`metadataWarnings`): API keys and webhook endpoints it leaves without a role, variable or event type they use. */
   readonly warnings?: readonly string[];
 }
 
-/** What an admin should know about a metadata that loads: roles active keys carry and it lacks. */
+/**
+ * What an admin should know about a metadata that loads: roles active keys carry and it lacks,
+ * keys whose variables no longer fit their role, and event types active webhook endpoints
+ * subscribe to and it lacks.
+ */
 export async function metadataWarnings(engine: GraphEngine, db: Database): Promise<string[]> {
-  return keysWithoutRole(db, engine.metadata.roles.keys());
+  const { roles, eventTypes } = engine.metadata;
+  return [...(await keysWithoutRole(db, roles.keys())), ...(await keysWhoseVariablesDoNotFit(db, roles)), ...(await endpointsWithoutEventType(db, eventTypes.keys()))];
 }
 
 /** An edit of the metadata file that was refused, and why (the previous engine kept serving). */
@@ -188,8 +193,17 @@ export class EngineHolder {
     try {
       this.watch();
     } catch {
-      if (!this.#closed) setTimeout(() => this.#rewatch(), 500).unref();
+      // The file is gone (deleted, or between an unlink and a create): watched again once it is
+      // back, and then read, since its creation was seen by no watch (before, a file deleted and
+      // written anew kept the old metadata serving, and the dashboard the "cannot read" refusal,
+      // until the next edit).
+      if (!this.#closed) setTimeout(() => this.#watchAgainWhenBack(), 500).unref();
     }
+  }
+
+  #watchAgainWhenBack(): void {
+    this.#rewatch();
+    if (this.#watcher && fileIdentity(this.path) !== this.#readIdentity) this.#changed();
   }
 
   close(): void {

@@ -366,7 +366,8 @@ function parseNameArray(value: unknown): string[] {
  * the order it promises use that index.
  */
 async function storedFormProblems(metadata: ResolvedMetadata, columns: ReadonlyMap<string, ReadonlyMap<string, string>>, db: Queryable, relations: CatalogueRelations): Promise<string[]> {
-  const forms = [...metadata.collections.values()].flatMap((collection) =>
+  // A collection whose table is missing is refused as that, once (not also as its forms' columns).
+  const forms = [...metadata.collections.values()].filter((collection) => columns.has(tableKey(collection))).flatMap((collection) =>
     [...collection.computedFields.values()].flatMap((field) => (field.storedForm ? [{ collection, field, form: field.storedForm }] : [])),
   );
   if (!forms.length) return [];

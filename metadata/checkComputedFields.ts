@@ -52,9 +52,21 @@ export async function computedFieldProblems(
   relations: CatalogueRelations,
   columns: ReadonlyMap<string, ReadonlyMap<string, string>>,
 ): Promise<string[]> {
-  const wanted = [...metadata.collections.values()].flatMap((collection) =>
-    [...collection.computedFields.values(), ...collection.tableComputedFields.values()].map((field) => ({ collection, field, schema: collection.schema ?? relations.currentSchema })),
-  );
+  // A collection whose table, tenant column or key column is missing (or a table computed field
+  // returning such a collection's rows) is not compared: that is refused once, as the table or
+  // column it is, rather than as every function "taking uuid first, where the engine passes ,"
+  // (before, a typo'd table name was refused first by each computed field of the collection).
+  const rowsReadable = (collection: Collection): boolean => {
+    const table = columns.get(tableKey(collection));
+    return table !== undefined && [metadata.tenantColumn, ...collection.primaryKey.map((key) => key.source.column)].every((column) => table.has(column));
+  };
+  const wanted = [...metadata.collections.values()]
+    .filter(rowsReadable)
+    .flatMap((collection) =>
+      [...collection.computedFields.values(), ...collection.tableComputedFields.values()]
+        .filter((field) => !('returns' in field) || columns.has(tableKey(metadata.collections.get(field.returns)!)))
+        .map((field) => ({ collection, field, schema: collection.schema ?? relations.currentSchema })),
+    );
   if (!wanted.length) return [];
   const { rows } = await db.query<{ schema: string; name: string; arg_names: unknown; arg_types: unknown; modes: unknown; nargs: number; ndefaults: number; returns: string; retset: boolean; volatile: boolean }>(
     `SELECT n.nspname::text AS schema, p.proname::text AS name, coalesce(p.proargnames, '{}')::text[] AS arg_names, coalesce(p.proargmodes::text[], '{}') AS modes,

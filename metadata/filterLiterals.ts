@@ -14,6 +14,26 @@ export function literalProblem(type: ScalarType, value: unknown): string | null 
   return ok ? null : `${shown} is not ${type === 'integer' ? 'an' : 'a'} ${type}`;
 }
 
+/**
+ * Whether an API key's variable (text, as `key create --var` and the dashboard store it) can be
+ * a value of the role's variable type, as PostgreSQL will read it: `must be an integer`, or null
+ * when it can. Before, any text was taken (only a uuid was checked), and every request of the key
+ * failed with the database's words (`invalid input syntax for type bigint: "twelve"`).
+ */
+export function keyVariableProblem(type: ScalarType, value: string): string | null {
+  const article = type === 'integer' ? 'an' : 'a';
+  if (type === 'boolean') return /^(t|true|f|false|yes|no|on|off|1|0)$/i.test(value.trim()) ? null : 'must be a boolean (true or false)';
+  if (type === 'json' || type === 'jsonb') {
+    try {
+      JSON.parse(value);
+      return null;
+    } catch {
+      return `must be ${type} (a JSON value)`;
+    }
+  }
+  return literalProblem(type, value) === null ? null : `must be ${article} ${type}`;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INTEGER_TEXT = /^[+-]?\d+$/;
 const DECIMAL_TEXT = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;

@@ -7,6 +7,7 @@ export { assumeEmptyCatalogue } from './catalogueFacts.js';
 export { checkMetadataAgainstDatabase, type Catalogue, type CatalogueConstraint } from './checkAgainstDatabase.js';
 export type { CollectionDocument, FieldDocument, MetadataDocument, RelationshipDocument } from './document.js';
 export { ensureMetadataFile, shippedEntriesMissing } from './ensureMetadataFile.js';
+export { keyVariableProblem } from './filterLiterals.js';
 export { loadMetadataFile, parseMetadata } from './loadMetadata.js';
 export { parseMetadataDocument, validateMetadataDocument } from './parseMetadataDocument.js';
 export { resolveMetadata } from './resolveMetadata.js';

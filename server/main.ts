@@ -74,7 +74,7 @@ async function main(): Promise<void> {
       logger.warn({ metadata: path, section, missing: names, shipped: config.shippedMetadataPath }, `the metadata file has no ${section} ${names.join(', ')} of the shipped default (made from an older version, or removed on purpose); copy them from the shipped file to use them`),
   );
   const warnAboutKeys = (warnings: readonly string[] | undefined): void => {
-    if (warnings?.length) logger.warn({ metadata: metadataPath, warnings }, 'active API keys carry roles the metadata does not have; they are refused');
+    if (warnings?.length) logger.warn({ metadata: metadataPath, warnings }, 'the metadata leaves active API keys or webhook endpoints without a role, variable or event type they use (see warnings)');
   };
   const engines = new EngineHolder(await buildServingEngine(metadataPath, opened.database, engineOptions), metadataPath, opened.database, engineOptions, (outcome) => {
     if (outcome.ok) logger.info({ metadata: metadataPath }, 'metadata reloaded; new schema serving');

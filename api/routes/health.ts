@@ -23,7 +23,9 @@ export interface ServiceState {
  * subscriptions (`GraphSockets.usage`: connections, open subscriptions, cohorts, statements run).
  * `GET /readyz` (readiness): 200 when the database answers `SELECT 1` and the metadata is loaded
  * (its `metadata.status` is `mismatch` after a statement found a table, column or function of the
- * metadata gone from the database, with what is missing for an admin key, until they match again);
+ * metadata gone from the database, with what is missing for an admin key, until they match again;
+ * `metadata.lastEditRefused` says when the file's last edit was refused, with its problems for an
+ * admin key, until an edit loads);
  * 503 when the database does not answer or the service is shutting down. The database's kind and
  * description likewise only for an admin key.
  */
@@ -54,9 +56,13 @@ export function healthRoutes(db: Database, databaseDescription: string, engines:
     const mismatch = engines.mismatch;
     // Checked again (at most every 5 s): a database put back clears it without a reload.
     if (mismatch) engines.noteMismatch();
+    // The file's last edit refused (the metadata loaded before it keeps serving): still ready, but
+    // said — before, only the log and the dashboard's Metadata page did.
+    const { lastRefused, loadedAt } = engines.status;
+    const refused = lastRefused && lastRefused.at >= loadedAt ? { lastEditRefused: { at: lastRefused.at.toISOString(), ...(details ? { problems: lastRefused.problems } : {}) } } : {};
     const metadata = mismatch
-      ? { status: 'mismatch', collections: engines.engine.metadata.collections.size, since: mismatch.at.toISOString(), ...(details ? { problems: mismatch.problems } : {}) }
-      : { status: 'ok', collections: engines.engine.metadata.collections.size };
+      ? { status: 'mismatch', collections: engines.engine.metadata.collections.size, since: mismatch.at.toISOString(), ...(details ? { problems: mismatch.problems } : {}), ...refused }
+      : { status: 'ok', collections: engines.engine.metadata.collections.size, ...refused };
     if (state.stopping) {
       res.status(503).json({ status: 'stopping', ...(details ? { database: about } : {}), metadata });
       return;

@@ -92,6 +92,28 @@ export async function listWebhookEndpoints(db: Queryable, accountId?: string): P
   return rows.map(toEndpoint);
 }
 
+/**
+ * Event types active endpoints subscribe to and the metadata (`eventTypes`, the names it
+ * declares) has not — removed or renamed in the file, or their collection removed: one warning
+ * per event type, naming the endpoints by id and account (not by URL, which may hold a token). Such an edit is not refused (taking an
+ * event type away is how an admin may stop it), but before, it loaded with no word and those
+ * endpoints silently received nothing more of that type.
+ */
+export async function endpointsWithoutEventType(db: Queryable, eventTypes: Iterable<string>): Promise<string[]> {
+  const { rows } = await db.query<{ event_type: string; endpoints: string[] | string; n: number }>(
+    `SELECT t.event_type, count(*)::int AS n, (array_agg(e.id::text || ' of ' || a.slug ORDER BY e.created_at, e.id))[1:5] AS endpoints
+       FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id, unnest(e.event_types) AS t(event_type)
+      WHERE e.active AND NOT (t.event_type = ANY ($1::text[]))
+      GROUP BY t.event_type ORDER BY t.event_type`,
+    [[...eventTypes]],
+  );
+  return rows.map(({ event_type: type, endpoints, n }) => {
+    const shown = Array.isArray(endpoints) ? endpoints : endpoints.replace(/^\{|\}$/g, '').split(',').map((item) => item.replace(/^"|"$/g, ''));
+    const one = n === 1;
+    return `event type ${type}: ${n} active webhook endpoint${one ? '' : 's'} (${shown.join(', ')}${n > shown.length ? ', …' : ''}) ${one ? 'subscribes' : 'subscribe'} to it, and the metadata has no such event type: ${one ? 'it receives' : 'they receive'} none until the event type is back or ${one ? 'the endpoint is' : 'the endpoints are'} changed`;
+  });
+}
+
 /** An endpoint's or an event's id as given (a CLI argument, a path): one not a uuid names none (`UserInputError`, 404). */
 export function checkWebhookId(id: string, what: 'webhook endpoint' | 'event'): void {
   if (!UUID.test(id)) throw new UserInputError(`no ${what} ${id}`, 404);

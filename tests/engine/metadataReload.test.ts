@@ -1,10 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
+import { checkKeyRole, createApiKey, deactivateApiKey } from '../../app/apiKeys.js';
 import { buildEngine, EngineHolder, type ReloadOutcome } from '../../app/engineHolder.js';
 import { createDefaultProduct } from '../../app/products.js';
 import { RequestError, type EngineOptions } from '../../engine/index.js';
@@ -189,6 +190,23 @@ describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
     }
   });
 
+  it('a file deleted, then written anew (a deploy script, `git checkout`), is read once it is back, without another edit', async () => {
+    const path = metadataCopy('watch-deleted.yaml');
+    const outcomes: ReloadOutcome[] = [];
+    const holder = await holderFor(path, outcomes);
+    holder.watch();
+    try {
+      rmSync(path);
+      await eventually(async () => assert.ok(outcomes.some((o) => !o.ok && o.problems?.some((p) => p.startsWith(`cannot read ${path}`))), JSON.stringify(outcomes)));
+      await assertFeeUnknown(holder, 'the previous schema keeps serving while the file is gone');
+      writeFileSync(path, WITH_FEE);
+      await eventually(() => assertFeeQueryable(holder, 'the file written anew is served'));
+      assert.ok(outcomes.at(-1)?.ok, JSON.stringify(outcomes.at(-1)));
+    } finally {
+      holder.close();
+    }
+  });
+
   it('a replacement that lands while a reload is finishing is not lost (the file is compared with what the reload read)', async () => {
     const path = metadataCopy('watch-during-reload.yaml');
     const replace = (text: string) => {
@@ -235,6 +253,72 @@ describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
     }
   });
 
+  it('a reload that changes the variables of a role keys carry is served, with a warning naming the keys that no longer fit (a variable they lack, a value of another type)', async () => {
+    const byLabel = (variables: string, filter: string) =>
+      WITH_FEE.replace('\nroles:\n', `\nroles:\n  by_label:\n    variables: { ${variables} }\n    collections:\n      loans: { select: { columns: [id, name], filter: { ${filter} } } }\n`);
+    const path = metadataCopy('role-variables.yaml', byLabel('label: text', 'name: { _eq: key.label }'));
+    const outcomes: ReloadOutcome[] = [];
+    const holder = await holderFor(path, outcomes);
+    const created = await createApiKey(database.db, accountId, 'labelled', { role: 'by_label', variables: new Map([['label', 'Fee Loan']]) });
+    try {
+      // The variable's type changed: the key's "Fee Loan" is no uuid (before: loaded with no word, and every request of the key failed with `invalid input syntax for type uuid`).
+      writeFileSync(path, byLabel('label: uuid', 'id: { _eq: key.label }'));
+      assert.deepEqual(await holder.reload(), {
+        ok: true,
+        warnings: [`role by_label: 1 active API key (${created.prefix}) carries label "Fee Loan", which the role declares uuid: its requests fail, until the key is replaced (key create) or the role declares label as before`],
+      });
+      // A variable added that the key lacks (before: loaded with no word, and the key saw no rows).
+      writeFileSync(path, byLabel('label: text, branch: integer', 'name: { _eq: key.label }, term: { _eq: key.branch }'));
+      assert.deepEqual(await holder.reload(), {
+        ok: true,
+        warnings: [`role by_label: 1 active API key (${created.prefix}) lacks the variable branch (integer) the role declares: its filters match no rows, until the key is replaced (key create) or the role declares branch as before`],
+      });
+      writeFileSync(path, byLabel('label: text', 'name: { _eq: key.label }'));
+      assert.deepEqual(await holder.reload(), { ok: true }, 'the key fits again: no warning');
+      assert.deepEqual(outcomes.map((outcome) => outcome.warnings?.length ?? 0), [1, 1, 0], 'the callback (the service logs it) gets each warning');
+    } finally {
+      holder.close();
+      await deactivateApiKey(database.db, created.prefix);
+    }
+  });
+
+  it('a reload that removes an event type active webhook endpoints subscribe to is served, with a warning naming them (they receive none of it)', async () => {
+    const line = '  payment.reversed: { collection: payments, on: update, when: { set: [date_reversed] } }\n';
+    assert.ok(WITH_FEE.includes(line));
+    const path = metadataCopy('event-type-removed.yaml', WITH_FEE);
+    const holder = await holderFor(path);
+    const { rows } = await database.db.query<{ id: string }>(
+      `INSERT INTO webhook_endpoints (account_id, url, event_types, secret) VALUES ($1, 'https://hooks.example.com/in?token=s3cret', ARRAY['payment.reversed', 'loan.updated'], 'whsec_test') RETURNING id`,
+      [accountId],
+    );
+    try {
+      writeFileSync(path, WITH_FEE.replace(line, ''));
+      const outcome = await holder.reload();
+      assert.deepEqual(outcome, {
+        ok: true,
+        warnings: [
+          `event type payment.reversed: 1 active webhook endpoint (${rows[0]!.id} of reload-${process.pid}) subscribes to it, and the metadata has no such event type: it receives none until the event type is back or the endpoint is changed`,
+        ],
+      });
+      assert.ok(!JSON.stringify(outcome).includes('s3cret'), 'the URL (which may hold a token) is not in the warning');
+      writeFileSync(path, WITH_FEE);
+      assert.deepEqual(await holder.reload(), { ok: true }, 'the event type is back: no warning');
+    } finally {
+      holder.close();
+      await database.db.query('DELETE FROM webhook_endpoints WHERE id = $1', [rows[0]!.id]);
+    }
+  });
+
+  it('a key is made only with variables its role\'s types can hold (before: any text, and every request of the key failed with the database\'s words)', async () => {
+    const path = metadataCopy('role-variable-types.yaml', WITH_FEE.replace('\nroles:\n', '\nroles:\n  by_term:\n    variables: { max_term: integer, open: boolean, since: date }\n    collections:\n      loans: { select: { columns: [id, name], filter: { term: { _lte: key.max_term } } } }\n'));
+    const roles = (await buildEngine(path, database.db, OPTIONS)).metadata.roles;
+    const attempt = (variables: Record<string, string>) => checkKeyRole(database.db, accountId, roles, 'by_term', new Map(Object.entries(variables))).then(() => 'made', (error: Error) => error.message);
+    assert.equal(await attempt({ max_term: 'twelve', open: 'true', since: '2026-01-31' }), 'variables: max_term must be an integer');
+    assert.equal(await attempt({ max_term: '12', open: 'maybe', since: '2026-01-31' }), 'variables: open must be a boolean (true or false)');
+    assert.equal(await attempt({ max_term: '12', open: 'yes', since: '2026-02-30' }), 'variables: since must be a date');
+    assert.equal(await attempt({ max_term: '12', open: 'yes', since: '2026-02-28' }), 'made');
+  });
+
   describe('an invalid edit is refused, names what is wrong, and the previous schema keeps answering', () => {
     for (const edit of INVALID_EDITS) {
       it(`${edit.name}, through reload()`, async () => {
@@ -263,6 +347,47 @@ describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
       assert.equal(outcome.ok, false);
       const named = outcome.problems?.filter((problem) => /collection loans, field ltv\b/.test(problem) && problem.includes('percentage') && /uuid, text, numeric/.test(problem));
       assert.ok(named?.length, `a problem naming "percentage" and the allowed types, got:\n  ${outcome.problems?.join('\n  ')}`);
+    });
+
+    it('a typo in a table name is refused as that one problem, not first as each of its computed fields\' functions', async () => {
+      const path = metadataCopy('invalid-table-name.yaml', WITH_FEE);
+      const holder = await holderFor(path);
+      assert.ok(WITH_FEE.includes('\n  loans:\n    table: loans\n'));
+      writeFileSync(path, WITH_FEE.replace('\n  loans:\n    table: loans\n', '\n  loans:\n    table: loanz\n'));
+      const outcome = await holder.reload();
+      holder.close();
+      // Before: six "function loanql_loan_payoff takes uuid first, where the engine passes the
+      // tenant column loanz.account_id,  (…)" and a stored_form's missing column came first.
+      assert.deepEqual(outcome, { ok: false, problems: ['collection loans: table loanz does not exist'] });
+    });
+
+    it('a wrong file saved over it (too large, binary, a directory, a FIFO) is refused as that, unparsed, and the service never blocks on it', async () => {
+      const path = join(workDir, 'wrong-file.yaml');
+      const cases: readonly { name: string; make: () => void; problem: string }[] = [
+        // Before: read and parsed, blocking every request (30 MB: 6.5 s), then served.
+        { name: 'a file over 4 MiB', make: () => writeFileSync(path, `${WITH_FEE}${'#'.repeat(99)}\n`.padEnd(4 * 1024 * 1024 + 1, '#')), problem: `${path} is 4.0 MiB; a metadata file may be at most 4.0 MiB (is it the right file?)` },
+        // Before: "metadata: expected a mapping (name: value entries), found text "\u001e…" (the bytes, mangled).
+        { name: 'a binary file', make: () => writeFileSync(path, Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0xff, 0xfe, 0x00, 0x41])), problem: `${path} is not a text file: it is not UTF-8 (a metadata file is YAML text)` },
+        { name: 'a file with a NUL byte', make: () => writeFileSync(path, `${WITH_FEE}\0\n`), problem: `${path} is not a text file: line ${WITH_FEE.split('\n').length} holds a NUL byte (a metadata file is YAML text)` },
+        { name: 'a directory', make: () => mkdirSync(path), problem: `cannot read ${path}: it is not a regular file (a metadata file is YAML text)` },
+        // Before: readFileSync waited for a writer, and the whole service with it.
+        { name: 'a FIFO', make: () => execFileSync('mkfifo', [path]), problem: `cannot read ${path}: it is not a regular file (a metadata file is YAML text)` },
+      ];
+      writeFileSync(path, WITH_FEE);
+      const holder = await holderFor(path);
+      try {
+        for (const wrong of cases) {
+          rmSync(path, { recursive: true, force: true });
+          wrong.make();
+          assert.deepEqual(await holder.reload(), { ok: false, problems: [wrong.problem] }, wrong.name);
+          await assertFeeQueryable(holder, `${wrong.name}: the previous schema keeps serving`);
+        }
+        rmSync(path, { recursive: true, force: true });
+        writeFileSync(path, WITH_FEE);
+        assert.deepEqual(await holder.reload(), { ok: true });
+      } finally {
+        holder.close();
+      }
     });
 
     it('through the file watch: refused, reported to the callback, and the watch keeps working', async () => {
@@ -374,6 +499,20 @@ describe('Metadata on the command line and in the running service (built dist/, 
       await eventually(async () => assert.match(service.output(), /metadata edit refused/), 10_000);
       assert.match(service.output(), /collection loans, field broker_fee: column loans\.broker_fee does not exist/);
       assert.deepEqual(await graph(feeQuery), { data: { loans: [] } }, 'the previous schema keeps serving');
+      // /readyz says so too (before: only the log and the dashboard did): still ready, the
+      // problems for an admin key only.
+      const ready = async (headers: Record<string, string> = {}) => {
+        const response = await fetch(`${service.url}/readyz`, { headers });
+        assert.equal(response.status, 200);
+        return ((await response.json()) as { metadata: { status: string; lastEditRefused?: { at: string; problems?: string[] } } }).metadata;
+      };
+      const anonymous = await ready();
+      assert.equal(anonymous.status, 'ok');
+      assert.ok(anonymous.lastEditRefused && !Number.isNaN(Date.parse(anonymous.lastEditRefused.at)) && !anonymous.lastEditRefused.problems, JSON.stringify(anonymous));
+      assert.deepEqual((await ready({ authorization: `Token ${key}` })).lastEditRefused?.problems, ['collection loans, field broker_fee: column loans.broker_fee does not exist']);
+      point(goodPath);
+      service.process.kill('SIGHUP');
+      await eventually(async () => assert.equal((await ready()).lastEditRefused, undefined, 'a later edit that loads clears it'), 10_000);
       assert.equal(service.process.exitCode, null, 'the service is still running');
     });
 
