@@ -264,8 +264,20 @@ export class ReadReplicas {
       replica.status = 'down';
       replica.error = (error as Error).message;
       replica.checkedAt = Date.now();
+      replica.lagMs = this.#lagWhileDown(replica, replica.checkedAt);
     }
     if (replica.status !== before) this.#onChange(this.#healthOf(replica));
+  }
+
+  /**
+   * The lag of a replica that does not answer: measured from the last position it was seen to
+   * have replayed (none seen: from this process's first sample), so it keeps growing while the
+   * primary writes, as a stopped standby falls behind. Before session 39 it kept the figure of the
+   * last check that answered — 0 s, say — and an alert on the lag went quiet while the replica was
+   * down; `loanql_replica_status` says it is down.
+   */
+  #lagWhileDown(replica: Replica, now: number): number {
+    return this.#lagOf(replica, replica.replayLsn ?? 0n, now);
   }
 
   /**
@@ -323,6 +335,7 @@ export class ReadReplicas {
     if (replica.status === 'down') return;
     replica.status = 'down';
     replica.error = error instanceof Error ? error.message : String(error);
+    replica.lagMs = this.#lagWhileDown(replica, Date.now());
     this.#onChange(this.#healthOf(replica));
   }
 

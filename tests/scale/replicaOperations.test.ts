@@ -4,7 +4,8 @@
  * remittance mark — is read by the key that made it; a standby whose replay has stopped shows its
  * real lag, not one capped at the samples' span; a replica URL naming another database than the
  * primary's is never read from; a replica that has not replayed what the service's start wrote
- * (migrations, the demo) serves none of the first reads.
+ * (migrations, the demo) serves none of the first reads; a stopped standby's lag gauge keeps
+ * growing and its status metric says down (session 39).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,9 +15,11 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { openPostgresDatabase, ReadReplicas, type Database } from '../../db/index.js';
 import { assertBuilt, freePort, startService, type RunningService } from '../support/processes.js';
+import { parsePrometheusText } from '../support/prometheusText.js';
 import { skipReason, startReplicaPair, type ReplicaPair } from '../support/replicaPair.js';
 
 const skip = skipReason();
+const METRICS_TOKEN = 'replica-metrics-token-0123456789';
 
 describe('Read replicas as an operator runs them', { skip: skip ?? false, timeout: 300_000 }, () => {
   let pair: ReplicaPair;
@@ -39,7 +42,7 @@ describe('Read replicas as an operator runs them', { skip: skip ?? false, timeou
     pair = await startReplicaPair();
     cwd = mkdtempSync(join(tmpdir(), 'loanql-replica-ops-'));
     service = await startService(
-      { DATABASE_URL: pair.primaryUrl, DATABASE_REPLICA_URLS: pair.standbyUrl, REPLICA_CHECK_INTERVAL_MS: '100', REPLICA_MAX_LAG_MS: '5000', DEMO_SCALE: '0.005' },
+      { DATABASE_URL: pair.primaryUrl, DATABASE_REPLICA_URLS: pair.standbyUrl, REPLICA_CHECK_INTERVAL_MS: '100', REPLICA_MAX_LAG_MS: '5000', DEMO_SCALE: '0.005', METRICS_TOKEN },
       await freePort(),
       cwd,
     );
@@ -149,6 +152,57 @@ describe('Read replicas as an operator runs them', { skip: skip ?? false, timeou
       await pair.delayStandby(0);
       rmSync(freshCwd, { recursive: true, force: true });
     }
+  });
+
+  it('a stopped standby: loanql_replica_status says down and loanql_replica_lag_seconds keeps growing while the primary writes (it kept its last value)', async () => {
+    const scrape = async () => {
+      const response = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      assert.equal(response.status, 200);
+      const families = parsePrometheusText(await response.text());
+      const value = (name: string, labels: Record<string, string>) =>
+        families.get(name)?.samples.find((sample) => Object.entries(labels).every(([label, wanted]) => sample.labels.get(label) === wanted))?.value;
+      return {
+        lag: value('loanql_replica_lag_seconds', { replica: 'replica-1' }),
+        serving: value('loanql_replica_serving', { replica: 'replica-1' }),
+        down: value('loanql_replica_status', { replica: 'replica-1', status: 'down' }),
+        servingStatus: value('loanql_replica_status', { replica: 'replica-1', status: 'serving' }),
+      };
+    };
+    const before = await scrape();
+    assert.equal(before.serving, 1, JSON.stringify(before));
+    assert.equal(before.servingStatus, 1, JSON.stringify(before));
+    assert.equal(before.down, 0, JSON.stringify(before));
+    assert.ok(before.lag !== undefined && before.lag < 5, JSON.stringify(before));
+    await pair.stopStandby();
+    try {
+      // The primary keeps writing (a standby that were up would replay it); the stopped one falls behind.
+      await pair.sql(pair.primaryUrl, 'CREATE TABLE IF NOT EXISTS replica_down_probe (at timestamptz)');
+      const deadline = Date.now() + 4_000;
+      while (Date.now() < deadline) {
+        await pair.sql(pair.primaryUrl, 'INSERT INTO replica_down_probe VALUES (now())');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const during = await scrape();
+      assert.equal(during.down, 1, `the status metric says down: ${JSON.stringify(during)}`);
+      assert.equal(during.servingStatus, 0, JSON.stringify(during));
+      assert.equal(during.serving, 0, JSON.stringify(during));
+      assert.ok(during.lag !== undefined && during.lag >= 3, `the lag counts the primary's writes the stopped standby has not seen (≥ 3 s of the 4 s): ${JSON.stringify(during)}`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const later = await scrape();
+      assert.ok(later.lag! > during.lag!, `and keeps growing: ${during.lag} s, then ${later.lag} s`);
+      // /healthz (to an admin key, as the demo key is) says the same (its lagMs was the last check's that answered, too).
+      const health = (await (await fetch(`${service.url}/healthz`, { headers: { authorization: `Token ${key}` } })).json()) as { replicas: { status: string; lagMs: number | null }[] };
+      assert.ok(health.replicas[0]!.status === 'down' && health.replicas[0]!.lagMs! >= 3_000, JSON.stringify(health.replicas));
+    } finally {
+      await pair.startStandby();
+    }
+    for (let attempt = 0; (await scrape()).serving !== 1; attempt++) {
+      assert.ok(attempt < 100, 'the restarted standby is read from again');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const back = await scrape();
+    assert.equal(back.down, 0, JSON.stringify(back));
+    assert.ok(back.lag! < 5, `back in service its lag is its real one again: ${JSON.stringify(back)}`);
   });
 });
 
