@@ -152,6 +152,17 @@ export class ServiceMetrics {
           for (const replica of replicas.health().replicas) this.set({ replica: replica.name }, replica.status === 'serving' ? 1 : 0);
         },
       });
+      new Counter({
+        name: 'loanql_replica_conflicts_total',
+        help: "Reads a read replica's recovery cancelled (a conflict with replay: 40001, 40P01, 57P04), each run again on the primary.",
+        labelNames: ['replica'],
+        aggregator: 'sum',
+        registers,
+        collect() {
+          this.reset();
+          for (const replica of replicas.health().replicas) this.inc({ replica: replica.name }, replica.conflicts);
+        },
+      });
       // A state set: 1 for each replica's status at its last check, 0 for the others, so an alert
       // can tell a replica that is down from one that lags.
       new Gauge({

@@ -5,7 +5,8 @@
  * real lag, not one capped at the samples' span; a replica URL naming another database than the
  * primary's is never read from; a replica that has not replayed what the service's start wrote
  * (migrations, the demo) serves none of the first reads; a stopped standby's lag gauge keeps
- * growing and its status metric says down (session 39).
+ * growing and its status metric says down, and a read its recovery cancels runs again on the
+ * primary, the replica kept (session 39).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { openPostgresDatabase, ReadReplicas, type Database } from '../../db/index.js';
+import { openPostgresDatabase, ReadReplicas, type Database, type ReplicaHealth } from '../../db/index.js';
+import { ServiceMetrics } from '../../app/operations/serviceMetrics.js';
 import { assertBuilt, freePort, startService, type RunningService } from '../support/processes.js';
 import { parsePrometheusText } from '../support/prometheusText.js';
 import { skipReason, startReplicaPair, type ReplicaPair } from '../support/replicaPair.js';
@@ -203,6 +205,73 @@ describe('Read replicas as an operator runs them', { skip: skip ?? false, timeou
     const back = await scrape();
     assert.equal(back.down, 0, JSON.stringify(back));
     assert.ok(back.lag! < 5, `back in service its lag is its real one again: ${JSON.stringify(back)}`);
+  });
+
+  it("a read the standby's recovery cancels (a lock replayed, max_standby_streaming_delay = 0) runs again on the primary; the replica stays in, the conflict counted and told once", async () => {
+    await pair.setStandby('max_standby_streaming_delay', '0');
+    const conflicts: { replica: ReplicaHealth; code: unknown }[] = [];
+    const changes: ReplicaHealth[] = [];
+    const replicas = new ReadReplicas(primary, {
+      urls: [pair.standbyUrl],
+      maxLagMs: 5_000,
+      checkIntervalMs: 100,
+      onConflict: (replica, error) => conflicts.push({ replica, code: (error as { code?: unknown }).code }),
+      onChange: (replica) => changes.push(replica),
+    });
+    const metrics = new ServiceMetrics({ db: primary, replicas });
+    try {
+      await pair.sql(pair.primaryUrl, 'CREATE TABLE IF NOT EXISTS conflict_probe (n int); TRUNCATE conflict_probe; INSERT INTO conflict_probe VALUES (1)');
+      // Raises what a standby's recovery raises, only on a server in recovery: the other SQLSTATEs of a recovery conflict.
+      await pair.sql(
+        pair.primaryUrl,
+        `CREATE OR REPLACE FUNCTION conflict_probe_on_standby(state text) RETURNS int LANGUAGE plpgsql AS $$
+         BEGIN IF pg_is_in_recovery() THEN RAISE EXCEPTION 'canceling statement due to conflict with recovery' USING ERRCODE = state; END IF; RETURN 1; END $$`,
+      );
+      await replicas.start();
+      // Until the standby has replayed the set-up above (the process's first check's position), reads go to the primary.
+      for (let attempt = 0; ; attempt++) {
+        const probe = replicas.forRequest(null);
+        await probe.query('SELECT 1');
+        if (probe.source === 'replica-1') break;
+        assert.ok(attempt < 100, JSON.stringify(replicas.health()));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+
+      // 40001: the standby's read holds a lock the primary's LOCK TABLE takes; its replay cancels the read at once.
+      const routed = replicas.forRequest(null);
+      const reading = routed.query<{ n: string }>('SELECT pg_sleep(3)::text AS slept, count(*)::text AS n FROM conflict_probe');
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      await pair.sql(pair.primaryUrl, 'BEGIN; LOCK TABLE conflict_probe IN ACCESS EXCLUSIVE MODE; COMMIT');
+      const { rows } = await reading;
+      assert.equal(rows[0]!.n, '1', 'the client gets its rows, not the conflict');
+      assert.equal(routed.source, 'primary');
+      // The replica is healthy: not taken out (before session 39 it was, and logged down, then serving again).
+      assert.deepEqual(changes.map((change) => change.status), ['serving'], 'no status change but the first check');
+      assert.deepEqual(conflicts.map(({ replica, code }) => [replica.name, code, replica.conflicts]), [['replica-1', '40001', 1]], 'told once');
+
+      // 40P01 (a buffer pin deadlock with replay) and 57P04 (its database dropped) run again on the primary too.
+      for (const state of ['40P01', '57P04']) {
+        const again = replicas.forRequest(null);
+        const { rows: answered } = await again.query<{ n: number }>('SELECT conflict_probe_on_standby($1) AS n', [state]);
+        assert.equal(answered[0]!.n, 1, state);
+        assert.equal(again.source, 'primary', state);
+      }
+      assert.deepEqual(conflicts.map(({ code }) => code), ['40001', '40P01', '57P04']);
+
+      // Still never taken out, and the next read is served there.
+      assert.deepEqual(changes.map((change) => change.status), ['serving']);
+      const [health] = replicas.health().replicas;
+      assert.equal(health!.status, 'serving');
+      assert.equal(health!.conflicts, 3);
+      const next = replicas.forRequest(null);
+      await next.query('SELECT 1');
+      assert.equal(next.source, 'replica-1');
+      const families = parsePrometheusText(await metrics.registry.metrics());
+      assert.equal(families.get('loanql_replica_conflicts_total')?.samples.find((sample) => sample.labels.get('replica') === 'replica-1')?.value, 3);
+    } finally {
+      await replicas.close();
+      await pair.setStandby('max_standby_streaming_delay', '30s');
+    }
   });
 });
 
