@@ -11,6 +11,8 @@
 #   .ci/replica.sh start-standby DIR    starts the standby again; it catches up from the primary
 #   .ci/replica.sh delay-standby DIR MS  makes the standby apply each commit MS ms late
 #                                       (recovery_min_apply_delay, reloaded; 0 ends it): a lagging replica
+#   .ci/replica.sh set-standby DIR NAME VALUE  sets one of the standby's settings and reloads it
+#                                       (max_standby_streaming_delay 0: replay cancels a conflicting read at once)
 # PostgreSQL refuses to run as root, so as root the servers run as the unprivileged user `loanql_pg`
 # (.ci/pg-common.sh, shared with .ci/postgres.sh).
 set -euo pipefail
@@ -66,5 +68,13 @@ CONF
     echo "recovery_min_apply_delay = '${ms}ms'" >>"$dir/standby/postgresql.conf"
     run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' reload >/dev/null"
     ;;
-  *) echo "usage: $0 start DIR PRIMARY_PORT STANDBY_PORT | stop DIR | stop-standby DIR | start-standby DIR | delay-standby DIR MS" >&2; exit 2 ;;
+  set-standby)
+    name=${3:?setting}
+    value=${4:?value}
+    [[ "$name" =~ ^[a-z_]+$ ]] || { echo "not a setting name: $name" >&2; exit 2; }
+    [[ "$value" =~ ^[A-Za-z0-9_.]+$ ]] || { echo "not a plain value: $value" >&2; exit 2; }
+    echo "$name = '$value'" >>"$dir/standby/postgresql.conf"
+    run_as "'$PG_BIN/pg_ctl' -D '$dir/standby' reload >/dev/null"
+    ;;
+  *) echo "usage: $0 start DIR PRIMARY_PORT STANDBY_PORT | stop DIR | stop-standby DIR | start-standby DIR | delay-standby DIR MS | set-standby DIR NAME VALUE" >&2; exit 2 ;;
 esac

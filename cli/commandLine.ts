@@ -3,8 +3,11 @@
  * terminal and the environment given: `main.ts` runs it for the process; the tests run it in their
  * own process for what never reaches a database (a mistake on the command line).
  */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { databaseSettingsFromEnv, migrate, openCommandDatabase, type Database } from '../db/index.js';
+import { databaseSettingsFromEnv, knownMigrations, migrate, openCommandDatabase, type Database } from '../db/index.js';
 import { UserInputError } from '../app/errors.js';
 import { COMMANDS, type Command } from './commands.js';
 import { helpText } from './help.js';
@@ -32,6 +35,14 @@ export async function runCommandLine(argv: readonly string[], io: CommandLineIo)
 }
 
 async function commandLine(argv: readonly string[], io: CommandLineIo): Promise<number> {
+  if (argv[0] === '--version' || argv[0] === '-V') {
+    if (argv.length > 1) {
+      io.err.write(`loanql: ${argv[0]} takes nothing after it, not ${oneLine(argv.slice(1).join(' '))}\n`);
+      return 2;
+    }
+    io.out.write(`${versionLine()}\n`);
+    return 0;
+  }
   const words = argv.filter((word) => !word.startsWith('-'));
   if (words[0] === 'help' || argv.some(isHelpOption)) {
     // `loanql key create --help`, `loanql help key`: the usage of the commands named (a group: all
@@ -50,9 +61,14 @@ async function commandLine(argv: readonly string[], io: CommandLineIo): Promise<
   const rest = argv.slice(argv.indexOf(command.words[command.words.length - 1]!) + 1);
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: rest, options: command.options as ParseArgsConfig['options'], allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: rest, options: command.options as ParseArgsConfig['options'], allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
     io.err.write(`loanql ${command.words.join(' ')}: ${visibleLines(commandLineProblem(error, command))}\n`);
+    return 2;
+  }
+  const repeated = repeatedOption(parsed.tokens ?? [], command);
+  if (repeated) {
+    io.err.write(`loanql ${command.words.join(' ')}: ${repeated}\n`);
     return 2;
   }
   // The command line is read and checked before any database is opened: a mistake is a
@@ -98,8 +114,56 @@ function isHelpOption(word: string, index: number, argv: readonly string[]): boo
 }
 
 /**
- * parseArgs's values as a `Map` (only options given on the command line; a repeated option keeps
- * its last value, except one declared `multiple`, which keeps every value in order).
+ * An option given more than once that the command does not declare `multiple` (only `key create
+ * --var`), named: parseArgs keeps the last, so `key create --account a --account b` made a key in
+ * account b with nothing said (before session 39). Null when none is.
+ */
+function repeatedOption(tokens: NonNullable<ReturnType<typeof parseArgs>['tokens']>, command: Command): string | null {
+  const declared = new Map(Object.entries(command.options));
+  const seen = new Map<string, number>();
+  for (const token of tokens) {
+    if (token.kind !== 'option' || declared.get(token.name)?.multiple) continue;
+    seen.set(token.name, (seen.get(token.name) ?? 0) + 1);
+  }
+  const repeatable = [...declared].filter(([, option]) => option.multiple).map(([name]) => `--${name}`);
+  for (const [name, count] of seen) {
+    if (count < 2) continue;
+    const only = repeatable.length ? `only ${repeatable.join(', ')} may be repeated` : 'no option of this command may be repeated';
+    return `--${name} is given ${count === 2 ? 'twice' : `${count} times`}: give it once (${only})`;
+  }
+  return null;
+}
+
+/**
+ * The package's version and the newest migration this build knows, for `loanql --version`: which
+ * release a running CLI is, and which databases it can open (one migrated further is refused).
+ */
+function versionLine(): string {
+  return `loanql ${packageVersion()} (migrations up to ${knownMigrations().at(-1)})`;
+}
+
+/**
+ * The `version` of the project's package.json, found from this file (`cli/commandLine.ts` under
+ * tsx, `dist/cli/commandLine.js` built, `/app/dist/…` in the image) by the first package.json
+ * named loanql above it.
+ */
+function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let depth = 0; depth < 4; depth++) {
+    try {
+      const found = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
+      if (found.name === 'loanql' && typeof found.version === 'string') return found.version;
+    } catch {
+      // No package.json here (or not one to read): look one folder up.
+    }
+    dir = dirname(dir);
+  }
+  return 'unknown';
+}
+
+/**
+ * parseArgs's values as a `Map` (only options given on the command line, each once — a repeated
+ * one is refused first, `repeatedOption` — except one declared `multiple`, which keeps every value in order).
  */
 function optionsOf(values: ReturnType<typeof parseArgs>['values'], command: Command): ReadonlyMap<string, string | boolean | readonly string[]> {
   const options = new Map<string, string | boolean | readonly string[]>();

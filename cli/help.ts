@@ -5,6 +5,7 @@ export const DESCRIPTION_COLUMN = 52;
 const INDENT = '  ';
 /** Descriptions wrap so that a line stays within a 120-column terminal. */
 const LINE_WIDTH = 120;
+const VERSION = '`loanql --version` (or -V) prints the version and the newest migration it knows.';
 const ENVIRONMENT = 'Environment: DATABASE_URL (PostgreSQL) or DATA_DIR (embedded, default ./data).';
 
 /**
@@ -32,6 +33,7 @@ export function helpText(commands: readonly Command[], { whole }: { readonly who
     for (const line of rest) lines.push(' '.repeat(DESCRIPTION_COLUMN) + line);
   }
   if (!whole) lines.push('', '`loanql help` lists every command.');
+  else lines.push('', VERSION);
   lines.push('', ENVIRONMENT);
   return `${lines.join('\n')}\n`;
 }

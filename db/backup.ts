@@ -329,7 +329,9 @@ export interface RestoreSummary extends BackupSummary {
  * transaction it is migrated to the backup's last migration (no further), every table is loaded
  * with `session_replication_role = replica` — no trigger fires, so the ledger is not replayed, no
  * change notice or webhook event is made, and foreign keys are not checked row by row (the rows
- * were consistent in their snapshot) — and the sequences are set. Then `ANALYZE`, and the
+ * were consistent in their snapshot) — or, by a role that may not set it, with the schema's
+ * triggers disabled and its foreign keys dropped and added again after
+ * (`suspendTriggersAndForeignKeys`), and the sequences are set. Then `ANALYZE`, and the
  * migrations of this build the backup predates run as at any start. Anything wrong rolls back all.
  */
 export async function restoreBackup(database: Database, lines: AsyncIterable<string>): Promise<RestoreSummary> {
@@ -340,21 +342,91 @@ export async function restoreBackup(database: Database, lines: AsyncIterable<str
     if (++runs > 1) throw new Error('the restore transaction was undone by the database (a conflict); nothing was written: run it again');
     await refuseUnlessEmpty(tx, header);
     await migrateInTransaction(tx, header.lastMigration);
-    try {
-      await tx.query(`SET LOCAL session_replication_role = replica`);
-    } catch (error) {
-      throw new RestoreRefusedError(
-        `the restore needs to set session_replication_role, so that the ledger's triggers do not run during the load: ${error instanceof Error ? error.message : String(error)} ` +
-          '(restore as a superuser, or on PostgreSQL 15 or later GRANT SET ON PARAMETER session_replication_role TO the role); nothing was written',
-      );
-    }
+    const suspended = (await replicationRoleSet(tx)) ? null : await suspendTriggersAndForeignKeys(tx);
     const tables = new Map((await tablesOf(tx)).map((table) => [table.name, table]));
     const sequences = new Set(await sequencesOf(tx));
-    return loadLines(tx, iterator, tables, sequences, header);
+    const loaded = await loadLines(tx, iterator, tables, sequences, header);
+    if (suspended) await resumeTriggersAndForeignKeys(tx, suspended);
+    return loaded;
   });
   await database.query('ANALYZE');
   const migratedAfter = await migrate(database);
   return { ...summary, migratedAfter };
+}
+
+/**
+ * Sets `session_replication_role = replica` for the rest of the transaction — no trigger fires, no
+ * foreign key is checked row by row — when the role may (a superuser, or on PostgreSQL 15+ one
+ * granted `SET ON PARAMETER session_replication_role`); false when it may not, with the
+ * transaction as it was (the attempt is undone to a savepoint).
+ */
+async function replicationRoleSet(tx: Queryable): Promise<boolean> {
+  await tx.query('SAVEPOINT loanql_restore_role');
+  try {
+    await tx.query('SET LOCAL session_replication_role = replica');
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== '42501') throw error;
+    await tx.query('ROLLBACK TO SAVEPOINT loanql_restore_role');
+    return false;
+  }
+  await tx.query('RELEASE SAVEPOINT loanql_restore_role');
+  return true;
+}
+
+/** What a restore without `session_replication_role` turned off, to turn back on after the load. */
+interface SuspendedChecks {
+  readonly triggers: readonly { readonly table: string; readonly trigger: string }[];
+  readonly foreignKeys: readonly { readonly table: string; readonly name: string; readonly definition: string }[];
+}
+
+/**
+ * A role that may not set `session_replication_role` — the database's owner that is no superuser,
+ * as on most managed PostgreSQL — restores as the owner of the tables it has just migrated may
+ * (before session 39 it was refused): each enabled trigger of the schema disabled by name (the
+ * ledger is not replayed, no change notice or webhook event made), each foreign key dropped, and
+ * after the load the foreign keys added again — checked once, over the whole tables — and the
+ * triggers enabled, all in the restore's one transaction. A table the role does not own (the
+ * database was migrated by another role) is refused, naming the privileges that would do.
+ */
+async function suspendTriggersAndForeignKeys(tx: Queryable): Promise<SuspendedChecks> {
+  const { rows: triggers } = await tx.query<{ table: string; trigger: string }>(
+    `SELECT c.relname AS table, t.tgname AS trigger
+       FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+      WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal AND t.tgenabled = 'O'
+      ORDER BY c.relname, t.tgname`,
+  );
+  const { rows: foreignKeys } = await tx.query<{ table: string; name: string; definition: string }>(
+    `SELECT c.relname AS table, k.conname AS name, pg_get_constraintdef(k.oid) AS definition
+       FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+      WHERE k.connamespace = current_schema()::regnamespace AND k.contype = 'f' AND k.conparentid = 0
+      ORDER BY c.relname, k.conname`,
+  );
+  try {
+    // Names from the catalog, quoted; DDL takes no parameters.
+    for (const { table, trigger } of triggers) await tx.query(`ALTER TABLE ${identifier(table)} DISABLE TRIGGER ${identifier(trigger)}`);
+    for (const { table, name } of foreignKeys) await tx.query(`ALTER TABLE ${identifier(table)} DROP CONSTRAINT ${identifier(name)}`);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== '42501') throw error;
+    throw new RestoreRefusedError(
+      `the restore cannot turn off the ledger's triggers during the load: ${(error as Error).message}. ` +
+        'Restore as the role that owns the database (and migrated it: restore into a new, empty database), as a superuser, ' +
+        'or on PostgreSQL 15 or later GRANT SET ON PARAMETER session_replication_role TO the role; nothing was written',
+    );
+  }
+  return { triggers, foreignKeys };
+}
+
+async function resumeTriggersAndForeignKeys(tx: Queryable, suspended: SuspendedChecks): Promise<void> {
+  for (const { table, name, definition } of suspended.foreignKeys) {
+    try {
+      // `definition` is the catalog's own text of the key just dropped (pg_get_constraintdef), not input.
+      await tx.query(`ALTER TABLE ${identifier(table)} ADD CONSTRAINT ${identifier(name)} ${definition}`);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== '23503') throw error;
+      throw new BackupFileError(`the backup's rows of ${table} cannot be loaded: ${(error as Error).message}; nothing was written`);
+    }
+  }
+  for (const { table, trigger } of suspended.triggers) await tx.query(`ALTER TABLE ${identifier(table)} ENABLE TRIGGER ${identifier(trigger)}`);
 }
 
 /** Refuses a database that holds accounts, or loanql migrations beyond the backup's. */

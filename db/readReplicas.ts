@@ -6,9 +6,10 @@ import { isConnectionError } from './unavailable.js';
  * PostgreSQL streaming replicas for reads (README "Scaling out"). The primary takes every write;
  * reads go round-robin to the replicas that are up, still in recovery (a standby, not a promoted
  * copy) and no further behind than `maxLagMs`, checked every `checkIntervalMs`. A replica that
- * fails a statement is taken out at once and the statement runs on the primary instead, so a
- * client never sees an error because a replica died; the next check that finds it healthy
- * re-admits it. A read that must see a given WAL position (read-your-writes) is served by a
+ * fails a statement with a connection error is taken out at once and the statement runs on the
+ * primary instead, so a client never sees an error because a replica died; the next check that
+ * finds it healthy re-admits it. A read the standby's replay cancelled (a recovery conflict) runs
+ * again on the primary too, and the replica stays in: it is healthy, only that statement lost. A read that must see a given WAL position (read-your-writes) is served by a
  * replica only if that replica has replayed past it (`pg_last_wal_replay_lsn()`), else by the
  * primary.
  */
@@ -41,6 +42,8 @@ export interface ReadReplicaSettings {
   readonly onConnectionError?: (error: Error) => void;
   /** Told when a replica is taken out or re-admitted (for the logs). */
   readonly onChange?: (replica: ReplicaHealth) => void;
+  /** Told of each read a replica's recovery cancelled, once it has been sent to the primary (for the logs). */
+  readonly onConflict?: (replica: ReplicaHealth, error: Error) => void;
 }
 
 /** What `/healthz` says about one replica. */
@@ -62,6 +65,8 @@ export interface ReplicaHealth {
   readonly error: string | null;
   /** Statements this process has run on it. */
   readonly reads: number;
+  /** Of those, the ones its recovery cancelled (40001, 40P01, 57P04), each run again on the primary. */
+  readonly conflicts: number;
 }
 
 interface Replica {
@@ -74,6 +79,7 @@ interface Replica {
   checkedAt: number | null;
   error: string | null;
   reads: number;
+  conflicts: number;
   /** The first primary sample found not yet replayed at the last check (see `#lagOf`). */
   firstAhead: { readonly at: number; readonly lsn: Lsn } | null;
 }
@@ -103,9 +109,17 @@ function notACopy(replica: DatabaseIdentity, primary: DatabaseIdentity): string 
   return null;
 }
 
-/** Errors a read on a replica is retried on the primary for: the replica is gone, or replay cancelled the statement (40001). */
-function failsOverToPrimary(error: unknown): boolean {
-  return isConnectionError(error) || (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '40001');
+/**
+ * The SQLSTATEs of a statement a standby's recovery cancelled, or of its connection recovery
+ * ended ("canceling statement due to conflict with recovery"): 40001 when replay needed rows its
+ * snapshot sees, or a lock it holds; 40P01 a buffer pin deadlock with the startup process; 57P04
+ * its database dropped. A read is safe to run again: on the primary, which has no replay.
+ */
+const RECOVERY_CONFLICT_STATES: ReadonlySet<string> = new Set(['40001', '40P01', '57P04']);
+
+function isRecoveryConflict(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && RECOVERY_CONFLICT_STATES.has(code);
 }
 
 const CHECK_TIMEOUT_MS = 1_000;
@@ -141,6 +155,7 @@ export class ReadReplicas {
   readonly #maxLagMs: number;
   readonly #checkIntervalMs: number;
   readonly #onChange: (replica: ReplicaHealth) => void;
+  readonly #onConflict: (replica: ReplicaHealth, error: Error) => void;
   /** The primary's WAL insert position over the last while: when each was seen, oldest first. */
   #samples: { at: number; lsn: Lsn }[] = [];
   #primaryLsn: Lsn | null = null;
@@ -165,6 +180,7 @@ export class ReadReplicas {
     this.#maxLagMs = settings.maxLagMs;
     this.#checkIntervalMs = settings.checkIntervalMs ?? 250;
     this.#onChange = settings.onChange ?? (() => undefined);
+    this.#onConflict = settings.onConflict ?? (() => undefined);
     this.#replicas = settings.urls.map((url, index) => ({
       name: `replica-${index + 1}`,
       address: addressOf(url),
@@ -176,7 +192,7 @@ export class ReadReplicas {
         // A replica that does not answer must not hold a read for long: the read goes to the primary.
         connectTimeoutMs: 2_000,
         applicationName: 'loanql-read',
-        // Recovery cancelling a read (40001) sends it to the primary at once (`failsOverToPrimary`), not again here.
+        // Recovery cancelling a read sends it to the primary at once (`isRecoveryConflict`), not again here.
         retryConflicts: false,
       }),
       status: 'unknown',
@@ -185,6 +201,7 @@ export class ReadReplicas {
       checkedAt: null,
       error: null,
       reads: 0,
+      conflicts: 0,
       firstAhead: null,
     }));
   }
@@ -264,8 +281,20 @@ export class ReadReplicas {
       replica.status = 'down';
       replica.error = (error as Error).message;
       replica.checkedAt = Date.now();
+      replica.lagMs = this.#lagWhileDown(replica, replica.checkedAt);
     }
     if (replica.status !== before) this.#onChange(this.#healthOf(replica));
+  }
+
+  /**
+   * The lag of a replica that does not answer: measured from the last position it was seen to
+   * have replayed (none seen: from this process's first sample), so it keeps growing while the
+   * primary writes, as a stopped standby falls behind. Before session 39 it kept the figure of the
+   * last check that answered — 0 s, say — and an alert on the lag went quiet while the replica was
+   * down; `loanql_replica_status` says it is down.
+   */
+  #lagWhileDown(replica: Replica, now: number): number {
+    return this.#lagOf(replica, replica.replayLsn ?? 0n, now);
   }
 
   /**
@@ -323,6 +352,7 @@ export class ReadReplicas {
     if (replica.status === 'down') return;
     replica.status = 'down';
     replica.error = error instanceof Error ? error.message : String(error);
+    replica.lagMs = this.#lagWhileDown(replica, Date.now());
     this.#onChange(this.#healthOf(replica));
   }
 
@@ -343,7 +373,7 @@ export class ReadReplicas {
   }
 
   /** @internal Used by `RoutedDatabase`. */
-  chooseTarget(atLeast: Lsn | null): Promise<{ readonly name: string; readonly database: Database; readonly failed: (error: unknown) => void } | null> {
+  chooseTarget(atLeast: Lsn | null): Promise<ReadTarget | null> {
     const floor = this.#floor;
     const needed = floor === null || (atLeast !== null && atLeast > floor) ? atLeast : floor;
     return this.#target(needed).then((replica) => {
@@ -352,7 +382,15 @@ export class ReadReplicas {
         return null;
       }
       replica.reads += 1;
-      return { name: replica.name, database: replica.database, failed: (error: unknown) => this.#takeOut(replica, error) };
+      return {
+        name: replica.name,
+        database: replica.database,
+        failed: (error: unknown) => this.#takeOut(replica, error),
+        conflicted: (error: unknown) => {
+          replica.conflicts += 1;
+          this.#onConflict(this.#healthOf(replica), error instanceof Error ? error : new Error(String(error)));
+        },
+      };
     });
   }
 
@@ -371,6 +409,7 @@ export class ReadReplicas {
       checkedAt: replica.checkedAt === null ? null : new Date(replica.checkedAt).toISOString(),
       error: replica.error,
       reads: replica.reads,
+      conflicts: replica.conflicts,
     };
   }
 
@@ -395,10 +434,37 @@ export class ReadReplicas {
   }
 }
 
+/** The replica a request's reads go to, and what to tell when one of them fails there. */
+interface ReadTarget {
+  readonly name: string;
+  readonly database: Database;
+  /** A connection error: the replica is taken out. */
+  readonly failed: (error: unknown) => void;
+  /** Recovery cancelled the read: counted and told, the replica kept. */
+  readonly conflicted: (error: unknown) => void;
+}
+
+/**
+ * Whether a read that failed on a replica runs again on the primary, telling `target` why: a
+ * recovery conflict (before session 39 a 40P01 or 57P04 reached the client, and a 40001 took the
+ * healthy replica out), or the replica gone. Anything else is the statement's own error.
+ */
+function movesToPrimary(target: ReadTarget, error: unknown): boolean {
+  if (isRecoveryConflict(error)) {
+    target.conflicted(error);
+    return true;
+  }
+  if (isConnectionError(error)) {
+    target.failed(error);
+    return true;
+  }
+  return false;
+}
+
 /** See `ReadReplicas.forRequest`. */
 export class RoutedDatabase implements Database {
   readonly kind;
-  #target: Promise<{ readonly name: string; readonly database: Database; readonly failed: (error: unknown) => void } | null> | null = null;
+  #target: Promise<ReadTarget | null> | null = null;
   #source: string | null = null;
   #wrote = false;
 
@@ -440,8 +506,7 @@ export class RoutedDatabase implements Database {
     try {
       return await target.database.query<R>(text, values, options);
     } catch (error) {
-      if (!failsOverToPrimary(error)) throw error;
-      target.failed(error);
+      if (!movesToPrimary(target, error)) throw error;
       this.#onPrimaryFromNowOn();
       return this.primary.query<R>(text, values, options);
     }
@@ -458,8 +523,7 @@ export class RoutedDatabase implements Database {
       }, options);
     } catch (error) {
       // Rows already handed over cannot be taken back: only a read that gave none moves.
-      if (handed > 0 || !failsOverToPrimary(error)) throw error;
-      target.failed(error);
+      if (handed > 0 || !movesToPrimary(target, error)) throw error;
       this.#onPrimaryFromNowOn();
       return this.primary.each<R>(text, values, onRow, options);
     }

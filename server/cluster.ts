@@ -135,7 +135,7 @@ export async function showingDemoIfFails(demo: DemoSetUp | null, attempt: () => 
 /** The demo just set up: its login and key, which exist only in this output (the database keeps hashes). */
 function demoLines(demo: DemoSetUp): string[] {
   return [
-    `Demo account "${demo.accountSlug}" created with ${demo.loans} loans.`,
+    `Demo account "${demo.accountSlug}" created with ${demo.loans} loan${demo.loans === 1 ? '' : 's'}.`,
     `  Dashboard login: ${demo.adminEmail} / ${demo.adminPassword}`,
     `  Demo API key:    ${demo.apiKey}`,
     '  Both are shown only this once (they are stored hashed).',

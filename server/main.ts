@@ -59,6 +59,8 @@ async function main(): Promise<void> {
         ...(config.database.statementTimeoutMs ? { statementTimeoutMs: config.database.statementTimeoutMs } : {}),
         ...(config.database.maxConnections ? { maxConnections: config.database.maxConnections } : {}),
         onConnectionError: (error) => logger.warn({ err: { message: error.message, code: (error as { code?: unknown }).code } }, 'read replica connection lost'),
+        onConflict: (replica, error) =>
+          logger.warn({ replica: replica.name, address: replica.address, err: { message: error.message, code: (error as { code?: unknown }).code }, conflicts: replica.conflicts }, 'a read on a replica was cancelled by its recovery; it ran again on the primary'),
         onChange: (replica) => logger[replica.status === 'serving' ? 'info' : 'warn']({ replica: replica.name, address: replica.address, status: replica.status, lagMs: replica.lagMs, error: replica.error }, 'read replica status changed'),
       })
     : null;

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import type { Database, PoolStatus, ReadReplicas } from '../../db/index.js';
+import type { Database, PoolStatus, ReadReplicas, ReplicaHealth } from '../../db/index.js';
 import type { DeliveryOutcome } from '../webhooks/index.js';
 import type { AdmissionState, CostAdmission } from './costAdmission.js';
 import { AccountTraffic } from './accountTraffic.js';
@@ -59,6 +59,9 @@ interface CountedIn {
   readonly series: RouteSeries;
   readonly requests: Tally;
 }
+
+/** Every `ReplicaHealth['status']`, in the order the help lists them. */
+const REPLICA_STATUSES: readonly ReplicaHealth['status'][] = ['serving', 'lagging', 'down', 'not-standby', 'wrong-database', 'unknown'];
 
 /**
  * The service's Prometheus metrics (README "Operations" lists each), in a registry of this
@@ -130,7 +133,7 @@ export class ServiceMetrics {
     if (replicas) {
       new Gauge({
         name: 'loanql_replica_lag_seconds',
-        help: 'How far each read replica was behind the primary at its last check.',
+        help: 'How far each read replica was behind the primary at its last check (one that does not answer: since the primary first had WAL past the last position it was seen to replay).',
         labelNames: ['replica'],
         aggregator: 'max',
         registers,
@@ -147,6 +150,31 @@ export class ServiceMetrics {
         registers,
         collect() {
           for (const replica of replicas.health().replicas) this.set({ replica: replica.name }, replica.status === 'serving' ? 1 : 0);
+        },
+      });
+      new Counter({
+        name: 'loanql_replica_conflicts_total',
+        help: "Reads a read replica's recovery cancelled (a conflict with replay: 40001, 40P01, 57P04), each run again on the primary.",
+        labelNames: ['replica'],
+        aggregator: 'sum',
+        registers,
+        collect() {
+          this.reset();
+          for (const replica of replicas.health().replicas) this.inc({ replica: replica.name }, replica.conflicts);
+        },
+      });
+      // A state set: 1 for each replica's status at its last check, 0 for the others, so an alert
+      // can tell a replica that is down from one that lags.
+      new Gauge({
+        name: 'loanql_replica_status',
+        help: "Each read replica's status at its last check (1; the other statuses 0): serving, lagging, down, not-standby, wrong-database, unknown.",
+        labelNames: ['replica', 'status'],
+        aggregator: 'max',
+        registers,
+        collect() {
+          for (const replica of replicas.health().replicas) {
+            for (const status of REPLICA_STATUSES) this.set({ replica: replica.name, status }, replica.status === status ? 1 : 0);
+          }
         },
       });
     }

@@ -136,6 +136,8 @@ describe('The service started on a port already in use', () => {
     const key = /^ {2}Demo API key: +(lq_\w{8})_\S+$/m.exec(result.stdout);
     assert.ok(key, result.stdout);
     assert.match(result.stdout, /^ {2}Dashboard login: \S+@\S+ \/ \S{8,}$/m);
+    // DEMO_SCALE=0.0001 is one loan, said so (before session 39: "created with 1 loans").
+    assert.match(result.stdout, /^Demo account "demo" created with 1 loan\.$/m);
     const keys = await runCli(['key', 'list', '--account', 'demo'], { DATA_DIR: dataDir }, dir);
     assert.equal(keys.code, 0, keys.stderr);
     assert.match(keys.stdout, new RegExp(`^${key[1]} +demo `, 'm'), 'the key printed is the one stored');

@@ -105,6 +105,10 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['admin', 'create', '--account', 'acme', '--email', 'ops@acme.test', '--password', '--help'], /^loanql admin create: --password needs a value/m],
   [['key', 'create', '--account', 'acme', '--bogus'], /^loanql key create: unknown option --bogus; `loanql help` shows the options of each command$/m],
   [['schedules', 'regenerate', '--dry-run=yes'], /^loanql schedules regenerate: --dry-run takes no value$/m],
+  // An option given twice kept its last value: `key create --account a --account b` made a key in b, nothing said.
+  [['key', 'create', '--account', 'acme', '--account=beta'], /^loanql key create: --account is given twice: give it once \(only --var may be repeated\)$/m],
+  [['account', 'set', 'acme', '--name', 'A', '--currency', 'EUR', '--name', 'B', '--name', 'C'], /^loanql account set: --name is given 3 times: give it once \(no option of this command may be repeated\)$/m],
+  [['schedules', 'regenerate', '--dry-run', '--dry-run'], /^loanql schedules regenerate: --dry-run is given twice/m],
   [['worker', 'now'], /too many arguments/],
   [['investors', 'statement', '--account', 'acme', '--person', 'p', '--from', '2026-02-30', '--to', '2026-03-31'], /the period is wrong: from expected a day as YYYY-MM-DD/],
   [['investors', 'statement', '--account', 'acme', '--person', 'p', '--from', '2026-02-01', '--to', '2026-02-28', '--format', 'pdf'], /--format pdf writes a file: give --out FILE/],
@@ -171,6 +175,12 @@ describe('loanql checks its command line before it opens the database', () => {
     assert.equal(result.code, 2, result.stderr);
     assert.equal(result.stdout.length, `loanql: unknown command "${word}"; \`loanql help\` lists the commands\n`.length);
     assert.match(result.stdout, /^loanql: unknown command "x+"; `loanql help` lists the commands\n$/);
+  });
+
+  it('takes a repeatable option (key create --var) more than once: the command line passes, the unreachable database answers (exit 1)', async () => {
+    const result = await runInProcess(['key', 'create', '--account', 'acme', '--role', 'investor', '--var', 'person_id=1', '--var', 'region=west']);
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stderr, /the database is unavailable/);
   });
 
   it('reads the file metadata check is given before the database: a missing or malformed one is named (exit 2, a line per problem)', async () => {

@@ -11,7 +11,7 @@ import { migrateInTransaction } from '../../db/migrate.js';
 import { EMBEDDED_POSTGRES_MAJOR } from '../../db/pgliteDatabase.js';
 import { graphData } from '../support/graphData.js';
 import { seedAccount } from '../support/seededService.js';
-import { copyBuiltDataDir, copyMigratedDataDir, createServerDatabase, openEmptyTestDatabase } from '../support/testDatabase.js';
+import { copyBuiltDataDir, copyMigratedDataDir, createServerDatabase, createServerDatabaseOwnedByPlainRole, openEmptyTestDatabase } from '../support/testDatabase.js';
 import { assertBuilt, freePort, runCli, startService, type ProcessResult, type RunningService } from '../support/processes.js';
 import { withCommandDatabase } from '../support/commandDatabase.js';
 
@@ -205,6 +205,43 @@ describe('loanql backup / restore', { timeout: 300_000 }, () => {
       }
     } finally {
       await created.drop();
+    }
+  });
+
+  it("restores into a database owned by a role that is no superuser, which may not set session_replication_role (TEST_DATABASE_URL)", { skip: !process.env.TEST_DATABASE_URL }, async () => {
+    // As on most managed PostgreSQL: the database's owner is no superuser. Before session 39 the
+    // restore was refused ("permission denied to set parameter session_replication_role", exit 2).
+    const owned = await createServerDatabaseOwnedByPlainRole(process.env.TEST_DATABASE_URL!);
+    try {
+      const restored = { DATABASE_URL: owned.url };
+      const restore = await cli(restored, 'restore', '--in', backupStopped);
+      assert.equal(restore.code, 0, restore.stdout + restore.stderr);
+      const verify = await cli(restored, 'ledger', 'verify');
+      assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+      // The triggers it turned off are on again and the foreign keys it dropped are back, as a migration made them.
+      const schema = `SELECT (SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal AND t.tgenabled <> 'O')::int AS disabled,
+                             (SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal)::int AS triggers,
+                             (SELECT string_agg(conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid), E'\n' ORDER BY conrelid::regclass::text, conname) FROM pg_constraint WHERE connamespace = current_schema()::regnamespace AND contype = 'f') AS keys`;
+      const after = await withDatabase(restored, async (db) => (await db.query<{ disabled: number; triggers: number; keys: string }>(schema)).rows[0]!);
+      const fresh = await createServerDatabase(process.env.TEST_DATABASE_URL!);
+      try {
+        assert.equal((await cli({ DATABASE_URL: fresh.url }, 'migrate')).code, 0);
+        const migrated = await withDatabase({ DATABASE_URL: fresh.url }, async (db) => (await db.query<{ disabled: number; triggers: number; keys: string }>(schema)).rows[0]!);
+        assert.equal(after.disabled, 0);
+        assert.ok(after.triggers > 0);
+        assert.deepEqual(after, migrated);
+      } finally {
+        await fresh.drop();
+      }
+      // And the service on it answers what the original answered.
+      const service = await startService(restored, await freePort(), workDir);
+      try {
+        assert.deepEqual(await readsOf(service), liveReads);
+      } finally {
+        await service.stop();
+      }
+    } finally {
+      await owned.drop();
     }
   });
 

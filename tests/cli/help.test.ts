@@ -1,7 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { assertBuilt, runCli } from '../support/processes.js';
+import { join } from 'node:path';
+import { assertBuilt, PROJECT_ROOT, runCli } from '../support/processes.js';
+import { knownMigrations } from '../../db/index.js';
 import { COMMANDS } from '../../cli/commands.js';
 import { DESCRIPTION_COLUMN } from '../../cli/help.js';
 
@@ -62,5 +65,21 @@ describe('loanql help', () => {
     const listed = COMMANDS.filter((command) => command.words[0] === 'product' && command.words[1] === 'field');
     for (const command of listed) assert.ok(group.stdout.includes(`  ${command.synopsis}`), `${command.words.join(' ')} is listed`);
     assert.equal(group.stdout.split('\n').filter((line) => /^ {2}\S/.test(line)).length, listed.length, 'and nothing else');
+  });
+
+  it('prints the version and the newest migration for --version and -V (exit 0), and lists them in the help', async () => {
+    const { version } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string };
+    const expected = `loanql ${version} (migrations up to ${knownMigrations().at(-1)})\n`;
+    for (const flag of ['--version', '-V']) {
+      const result = await runCli([flag], {}, tmpdir());
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, expected);
+      assert.equal(result.stderr, '');
+    }
+    const extra = await runCli(['--version', 'now'], {}, tmpdir());
+    assert.equal(extra.code, 2);
+    assert.equal(extra.stderr, 'loanql: --version takes nothing after it, not now\n');
+    const help = await runCli(['help'], {}, tmpdir());
+    assert.match(help.stdout, /^`loanql --version` \(or -V\) prints the version and the newest migration it knows\.$/m);
   });
 });

@@ -51,6 +51,8 @@ export interface ReplicaPair {
   startStandby(): Promise<void>;
   /** The standby applies each commit `ms` late from now on (0: at once again). */
   delayStandby(ms: number): Promise<void>;
+  /** Sets one of the standby's settings (`postgresql.conf`, reloaded): `max_standby_streaming_delay`, `0`. */
+  setStandby(name: string, value: string): Promise<void>;
   /** Runs one statement on a server and returns its rows. */
   sql<R = Record<string, unknown>>(url: string, text: string, values?: unknown[]): Promise<R[]>;
   stop(): Promise<void>;
@@ -67,6 +69,7 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
     stopStandby: async () => void (await script(['stop-standby', dir])),
     startStandby: async () => void (await script(['start-standby', dir])),
     delayStandby: async (ms: number) => void (await script(['delay-standby', dir, String(ms)])),
+    setStandby: async (name: string, value: string) => void (await script(['set-standby', dir, name, value])),
     async sql<R>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
       const client = new pg.Client({ connectionString: url });
       await client.connect();

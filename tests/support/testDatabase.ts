@@ -228,6 +228,33 @@ export async function createServerDatabase(serverUrl: string): Promise<{ url: st
   };
 }
 
+/**
+ * A new database on the server owned by a new role that may log in and is no superuser (as the
+ * owner of a managed PostgreSQL's database is), and its URL as that role; `drop()` removes both.
+ */
+export async function createServerDatabaseOwnedByPlainRole(serverUrl: string): Promise<{ url: string; role: string; drop(): Promise<void> }> {
+  const suffix = randomBytes(6).toString('hex');
+  const [role, name] = [`loanql_owner_${suffix}`, `loanql_test_${suffix}`];
+  await withAdminClient(serverUrl, async (admin) => {
+    await admin.query(`CREATE ROLE ${role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE`);
+    await admin.query(`CREATE DATABASE ${name} OWNER ${role}`);
+  });
+  const target = new URL(serverUrl);
+  target.username = role;
+  target.password = '';
+  target.pathname = `/${name}`;
+  return {
+    url: target.toString(),
+    role,
+    async drop() {
+      await withAdminClient(serverUrl, async (admin) => {
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      });
+    },
+  };
+}
+
 async function openServerTestDatabase(serverUrl: string): Promise<TestDatabase> {
   const created = await createServerDatabase(serverUrl);
   const db = openPostgresDatabase({ connectionString: created.url, maxConnections: 5 });

@@ -31,4 +31,13 @@ describe('the start-up banner', () => {
     assert.equal(listeningUrl('127.0.0.1', 18282), 'http://127.0.0.1:18282');
     assert.equal(listeningUrl('::1', 8080), 'http://[::1]:8080');
   });
+
+  it('counts the demo loans in words that agree with the number: 0 loans, 1 loan, 500 loans', async () => {
+    const { bannerLines } = await import('../../server/cluster.js');
+    const demo = { accountSlug: 'demo', adminEmail: 'admin@demo.loanql.test', adminPassword: 'pw', apiKey: 'lq_key' };
+    const said = (loans: number) => bannerLines('http://localhost:8080', 'PGlite', { ...demo, loans }).find((line) => line.startsWith('Demo account'));
+    assert.equal(said(0), 'Demo account "demo" created with 0 loans.');
+    assert.equal(said(1), 'Demo account "demo" created with 1 loan.');
+    assert.equal(said(500), 'Demo account "demo" created with 500 loans.');
+  });
 });
