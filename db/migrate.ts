@@ -68,6 +68,7 @@ const MIGRATIONS: readonly string[] = [
   '0068_account_profile',
   '0070_funding_checks_lock_the_loan',
   '0071_several_writes_take_turns',
+  '0075_fee_job_day_complete',
 ];
 
 /**
