@@ -217,7 +217,7 @@ describe('SPEC §12 R10 over HTTP', () => {
     const whole = await s.rest.get(`/api/distributions?loan_id=${loan}`);
     assert.equal(whole.status, 200, whole.text);
     assert.deepEqual([whole.json.limit, whole.json.offset, whole.json.next, whole.json.count], [1000, 0, null, 24], 'the default page holds these 24 lines');
-    const ids = whole.json.distributions.map((l: Line) => l.id);
+    const ids = whole.json.distributions.map((l: Line & { id: string }) => l.id);
     // Walking the pages by `next` gives every line once, in the same order, each page with the whole count and total.
     const walked: string[] = [];
     let next: string | null = `/api/distributions?loan_id=${loan}&limit=10`;
@@ -229,7 +229,7 @@ describe('SPEC §12 R10 over HTTP', () => {
       assert.equal(page.exact.total.text, whole.exact.total.text);
       assert.equal(page.json.limit, 10);
       offsets.push(page.json.offset);
-      walked.push(...page.json.distributions.map((l: Line) => l.id));
+      walked.push(...page.json.distributions.map((l: Line & { id: string }) => l.id));
       next = page.json.next;
     }
     assert.deepEqual(offsets, [0, 10, 20]);
