@@ -4,7 +4,7 @@ import { describeSetting, PRODUCT_SETTINGS, type SettingDescriptor } from '../ap
 import { PROFILE_FIELDS, profileFieldSchema } from '../app/accountProfile.js';
 import { CONTACT_PARAMETERS, EMAIL_SCHEMA_PATTERN } from '../app/loanInput.js';
 import { investorDocumentParts } from './investorOpenApi.js';
-import { loanListLimits, type LoanListLimits } from './loanListLimits.js';
+import { distributionListLimits, loanListLimits, type LoanListLimits } from './loanListLimits.js';
 
 /**
  * The OpenAPI 3.1 document of the REST loan routes (SPEC §6), served at `/api/openapi.json`.
@@ -111,6 +111,8 @@ const WRITE_CONFLICT = 'The write collided with concurrent writes to the same lo
 
 /** `listLimits`: the `limit` of `GET /api/loan` under MAX_ROWS (`loanListLimits`). */
 export function openApiDocument(product: Product, serverUrl: string, access: LoanAccess = FULL_ACCESS, listLimits: LoanListLimits = loanListLimits(null)): Schema {
+  // The lines' page under the same MAX_ROWS as the loan list's (`listLimits.byMaxRows`: its max is MAX_ROWS).
+  const lineLimits = distributionListLimits(listLimits.byMaxRows ? listLimits.max : null);
   const requestProperties: Record<string, Schema> = {};
   for (const field of BUILT_IN_FIELDS) requestProperties[field.name] = field.nullable ? nullable(publicSchema(field.rule)) : publicSchema(field.rule);
   // A loan needs a name that is not blank (issue 28, migration 0013): required on POST, never null.
@@ -400,8 +402,10 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
             { name: 'from', in: 'query', schema: { type: 'string', format: 'date' }, description: 'First day (YYYY-MM-DD) of the lines\' dates; an adjustment is dated the day it was recorded.' },
             { name: 'to', in: 'query', schema: { type: 'string', format: 'date' }, description: 'Last day (YYYY-MM-DD), included.' },
             { name: 'loan_id', in: 'query', schema: { type: 'string' }, description: 'Only this loan\'s lines (a uuid).' },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 0, maximum: lineLimits.max, default: lineLimits.byDefault }, description: `The most lines of the page${lineLimits.byMaxRows ? ': at most MAX_ROWS, this service\'s most rows per list; a larger limit is a 400' : ''}.` },
+            { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 2147483647, default: 0 }, description: 'Lines to skip before the page (next gives the following page\'s address).' },
           ],
-          responses: { '200': { description: 'The lines, oldest first, with their count and sum.', ...json('DistributionLines') }, '400': responses.badQuery, '403': responses.forbidden },
+          responses: { '200': { description: 'A page of the lines, oldest first, with the count and sum of every line the filters select, and the address of the next page.', ...json('DistributionLines') }, '400': responses.badQuery, '403': responses.forbidden },
         },
       },
     },
@@ -569,14 +573,17 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
         },
         DistributionLines: {
           type: 'object',
-          required: ['from', 'to', 'loan_id', 'count', 'total', 'distributions'],
+          required: ['from', 'to', 'loan_id', 'count', 'total', 'limit', 'offset', 'next', 'distributions'],
           additionalProperties: false,
           properties: {
             from: { type: ['string', 'null'], format: 'date' },
             to: { type: ['string', 'null'], format: 'date' },
             loan_id: { type: ['string', 'null'] },
-            count: { type: 'integer', minimum: 0 },
-            total: { type: 'number', description: 'The sum of the lines\' amounts.' },
+            count: { type: 'integer', minimum: 0, description: 'Every line the filters select, on every page.' },
+            total: { type: 'number', description: 'The sum of those lines\' amounts (every page).' },
+            limit: { type: 'integer', minimum: 0 },
+            offset: { type: 'integer', minimum: 0 },
+            next: { type: ['string', 'null'], description: 'The address of the next page (same filters and limit), or null on the last page.' },
             distributions: { type: 'array', items: { $ref: '#/components/schemas/Distribution' } },
           },
         },

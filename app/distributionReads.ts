@@ -5,14 +5,15 @@ import { UserInputError } from './errors.js';
 import { dayParameter } from './ledgerReads.js';
 
 /**
- * `GET /api/distributions?from=&to=&loan_id=` (SPEC §12 R10, issue 32): distribution lines by
- * date (an adjustment's date is the day it was recorded), oldest first, with their count and sum.
+ * `GET /api/distributions?from=&to=&loan_id=&limit=&offset=` (SPEC §12 R10, issue 32):
+ * distribution lines by date (an adjustment's date is the day it was recorded), oldest first,
+ * with their count and sum, a page at a time (`limit`, `offset`, `next`).
  * Read through the engine of the key's role, so the role's filter on `distributions` applies
  * exactly as in GraphQL: an investor key gets its own lines only (`person_id = key.person_id`),
  * an admin, read-only or servicer key every line of the account.
  */
-const LINES = `query Distributions($where: distributions_bool_exp!) {
-  distributions(where: $where, order_by: [{date: asc}, {created_at: asc}, {payment_id: asc}, {component: asc}, {funding_source_id: asc_nulls_last}]) {
+const LINES = `query Distributions($where: distributions_bool_exp!, $limit: Int!, $offset: Int!) {
+  distributions(where: $where, order_by: [{date: asc}, {created_at: asc}, {payment_id: asc}, {component: asc}, {funding_source_id: asc_nulls_last}, {id: asc}], limit: $limit, offset: $offset) {
     id loan_id payment_id funding_source_id person_id component amount adjustment cause_payment_id date created_at
   }
   total: distributions_aggregate(where: $where) { aggregate { count sum { amount } } }
@@ -24,10 +25,13 @@ export interface DistributionQuery {
   readonly from: string | null;
   readonly to: string | null;
   readonly loanId: string | null;
+  /** The page: at most `limit` lines after the first `offset` (the route's `limit`, `offset`). */
+  readonly limit: number;
+  readonly offset: number;
 }
 
-/** The query string of the route, or a 400 naming the parameter. */
-export function distributionQuery(params: ReadonlyMap<string, unknown>): DistributionQuery {
+/** The query string of the route with its page, or a 400 naming the parameter. */
+export function distributionQuery(params: ReadonlyMap<string, unknown>, page: { readonly limit: number; readonly offset: number }): DistributionQuery {
   const from = dayParameter('from', params.get('from'));
   const to = dayParameter('to', params.get('to'));
   const loanId = params.get('loan_id');
@@ -35,7 +39,19 @@ export function distributionQuery(params: ReadonlyMap<string, unknown>): Distrib
     throw new UserInputError('loan_id must be a loan id (a uuid)', 400, new Map([['loan_id', 'expected a uuid']]));
   }
   if (from !== null && to !== null && from > to) throw new UserInputError('from must not be after to', 400, new Map([['from', 'after to']]));
-  return { from, to, loanId: (loanId as string | undefined) ?? null };
+  return { from, to, loanId: (loanId as string | undefined) ?? null, limit: page.limit, offset: page.offset };
+}
+
+/** The route's address of the page after `query`'s, or null when `query`'s page ends the lines. */
+function nextPage(query: DistributionQuery, count: number, returned: number): string | null {
+  if (returned === 0 || query.offset + returned >= count) return null;
+  const params = new URLSearchParams();
+  if (query.from !== null) params.set('from', query.from);
+  if (query.to !== null) params.set('to', query.to);
+  if (query.loanId !== null) params.set('loan_id', query.loanId);
+  params.set('limit', String(query.limit));
+  params.set('offset', String(query.offset + returned));
+  return `/api/distributions?${params.toString()}`;
 }
 
 /** The lines as JSON text: `{distributions: [...], count, total}`, amounts with their exact digits. */
@@ -44,14 +60,23 @@ export async function distributionsJson(db: Database, engine: GraphEngine, princ
   if (query.from !== null) where.push({ date: { _gte: query.from } });
   if (query.to !== null) where.push({ date: { _lte: query.to } });
   if (query.loanId !== null) where.push({ loan_id: { _eq: query.loanId } });
-  const response = parse(await engine.execute(db, { query: LINES, variables: { where: { _and: where } } }, principal)) as {
+  const variables = { where: { _and: where }, limit: query.limit, offset: query.offset };
+  const response = parse(await engine.execute(db, { query: LINES, variables }, principal)) as {
     data: { distributions: unknown[]; total: { aggregate: { count: unknown; sum: { amount: unknown } } } };
   };
   const { count, sum } = response.data.total.aggregate;
-  // With MAX_ROWS set, the list stops there while the count does not: never a silent part of the lines.
-  if (Number(count) > response.data.distributions.length) {
-    const problem = `${String(count)} lines, more than one answer holds (MAX_ROWS ${response.data.distributions.length})`;
-    throw new UserInputError(`the period has ${problem}: ask for a shorter one (from, to) or one loan (loan_id)`, 400, new Map([['from', problem], ['to', problem]]));
-  }
-  return stringify({ from: query.from, to: query.to, loan_id: query.loanId, count, total: sum.amount ?? new LosslessNumber('0.00'), distributions: response.data.distributions })!;
+  // `count` and `total` are of every line the filters select; `distributions` is the page, and
+  // `next` the address of the following one (null on the last): never a silent part of the lines.
+  const lines = response.data.distributions;
+  return stringify({
+    from: query.from,
+    to: query.to,
+    loan_id: query.loanId,
+    count,
+    total: sum.amount ?? new LosslessNumber('0.00'),
+    limit: query.limit,
+    offset: query.offset,
+    next: nextPage(query, Number(count), lines.length),
+    distributions: lines,
+  })!;
 }

@@ -11,7 +11,9 @@ import { UserInputError } from './errors.js';
  * brought forward by one UPDATE (interest falling due, days past due, `ledger_as_of`) — the values
  * a replay would store (docs/ledger.md, "Bringing a ledger forward without a replay"). Then it
  * records the day — and every day missed since the last recorded one — in `ledger_job_days`, so a
- * day is done once per account.
+ * day is done once per account: complete when no loan was left behind, else (a loan another
+ * transaction held and did not bring to the day) incomplete, and the next run takes the loans still
+ * behind (migration 0075).
  *
  * Idempotent: a recorded day is not run again, and a loan already at the day is not replayed; a
  * catch-up after downtime is one replay as of the target day (the replay derives each late fee
@@ -43,6 +45,13 @@ export interface FeeJobRun {
    * tried again on the next day.
    */
   readonly loansRefused: readonly string[];
+  /**
+   * Loans still of an earlier day after the run, not refused: another transaction held them (SKIP
+   * LOCKED) and did not bring them to the day (it rolled back, or has not committed yet). The day
+   * is then recorded incomplete (`ledger_job_days.complete`, migration 0075) and left out of
+   * `days`: the next run the same day assesses these loans, once each.
+   */
+  readonly loansSkipped: number;
 }
 
 export interface FeeJobOptions {
@@ -59,7 +68,7 @@ export async function assessFees(db: Database, options: FeeJobOptions = {}): Pro
   }
   const { rows: accounts } = await db.query<{ id: string; slug: string; today: string; last_done: string | null }>(
     `SELECT a.id, a.slug, loanql_business_date(a.id)::text AS today,
-            (SELECT max(d.business_date)::text FROM ledger_job_days d WHERE d.account_id = a.id AND d.job = $2) AS last_done
+            (SELECT max(d.business_date)::text FROM ledger_job_days d WHERE d.account_id = a.id AND d.job = $2 AND d.complete) AS last_done
        FROM accounts a WHERE $1::text IS NULL OR a.slug = $1 ORDER BY a.slug`,
     [options.accountSlug ?? null, FEE_JOB],
   );
@@ -85,7 +94,7 @@ interface BatchRow {
 }
 
 async function assessAccount(db: Database, accountId: string, slug: string, asOf: string, lastDone: string | null): Promise<FeeJobRun> {
-  if (lastDone !== null && lastDone >= asOf) return { accountId, slug, asOf, days: [], loansReplayed: 0, loansForwarded: 0, feesAssessed: 0, feesAmount: '0.00', loansRefused: [] };
+  if (lastDone !== null && lastDone >= asOf) return { accountId, slug, asOf, days: [], loansReplayed: 0, loansForwarded: 0, feesAssessed: 0, feesAmount: '0.00', loansRefused: [], loansSkipped: 0 };
   let after: string | null = null;
   let loansReplayed = 0;
   let loansForwarded = 0;
@@ -128,26 +137,38 @@ async function assessAccount(db: Database, accountId: string, slug: string, asOf
     if (Number(batch.loans_taken) < size || batch.last_id === null) break;
     after = batch.last_id;
   }
+  // A loan skipped because another transaction held it is still of an earlier day if that
+  // transaction rolled back (or has not committed): the day is then recorded incomplete, and the
+  // next run takes the loans still behind (migration 0075).
+  const { rows: behind } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM loans l
+      WHERE l.account_id = $1 AND l.status IN ('servicing', 'overpaid') AND (l.ledger_as_of IS NULL OR l.ledger_as_of < $2::date)
+        AND NOT (l.id = ANY ($3::uuid[]))`,
+    [accountId, asOf, loansRefused],
+  );
+  const loansSkipped = behind[0]!.n;
   // The day, and each day missed since the last recorded one (a first run records its day only).
-  const { rows: recorded } = await db.query<{ business_date: string; fees_amount: string }>(
+  const { rows: recorded } = await db.query<{ business_date: string; fees_amount: string; complete: boolean }>(
     `WITH days AS (
        SELECT d::date AS business_date FROM generate_series(coalesce($3::date + 1, $2::date), $2::date, interval '1 day') AS d)
-     INSERT INTO ledger_job_days AS j (account_id, job, business_date, loans_replayed, loans_forwarded, fees_assessed, fees_amount)
+     INSERT INTO ledger_job_days AS j (account_id, job, business_date, loans_replayed, loans_forwarded, fees_assessed, fees_amount, complete)
      SELECT $1, $4, days.business_date,
             CASE WHEN days.business_date = $2::date THEN $5::integer ELSE 0 END,
             CASE WHEN days.business_date = $2::date THEN $8::integer ELSE 0 END,
             CASE WHEN days.business_date = $2::date THEN $6::integer ELSE 0 END,
-            CASE WHEN days.business_date = $2::date THEN (SELECT coalesce(sum(x), 0) FROM unnest($7::numeric[]) AS x) ELSE 0 END
+            CASE WHEN days.business_date = $2::date THEN (SELECT coalesce(sum(x), 0) FROM unnest($7::numeric[]) AS x) ELSE 0 END,
+            days.business_date < $2::date OR $9::boolean
        FROM days
      ON CONFLICT (account_id, job, business_date) DO UPDATE
        SET loans_replayed = j.loans_replayed + EXCLUDED.loans_replayed, loans_forwarded = j.loans_forwarded + EXCLUDED.loans_forwarded,
            fees_assessed = j.fees_assessed + EXCLUDED.fees_assessed,
-           fees_amount = j.fees_amount + EXCLUDED.fees_amount
-     RETURNING business_date::text, (SELECT coalesce(sum(x), 0) FROM unnest($7::numeric[]) AS x)::numeric(14, 2)::text AS fees_amount`,
-    [accountId, asOf, lastDone, FEE_JOB, loansReplayed, feesAssessed, amounts, loansForwarded],
+           fees_amount = j.fees_amount + EXCLUDED.fees_amount,
+           complete = j.complete OR EXCLUDED.complete
+     RETURNING business_date::text, complete, (SELECT coalesce(sum(x), 0) FROM unnest($7::numeric[]) AS x)::numeric(14, 2)::text AS fees_amount`,
+    [accountId, asOf, lastDone, FEE_JOB, loansReplayed, feesAssessed, amounts, loansForwarded, loansSkipped === 0],
   );
-  const days = recorded.map((row) => row.business_date).sort();
-  return { accountId, slug, asOf, days, loansReplayed, loansForwarded, feesAssessed, feesAmount: recorded[0]?.fees_amount ?? '0.00', loansRefused };
+  const days = recorded.filter((row) => row.complete).map((row) => row.business_date).sort();
+  return { accountId, slug, asOf, days, loansReplayed, loansForwarded, feesAssessed, feesAmount: recorded[0]?.fees_amount ?? '0.00', loansRefused, loansSkipped };
 }
 
 /** The loan a batch of one after `after` takes (`loanql_assess_fees_batch`'s choice: serviced, its ledger of an earlier day, by id). */
@@ -181,6 +202,7 @@ export function startFeeJob(db: Database, logger: FeeJobLogger, intervalMs = 5 *
       .then((runs) => {
         for (const run of runs) {
           if (run.days.length) logger.info({ account: run.slug, days: run.days, loans: run.loansReplayed, forwarded: run.loansForwarded, fees: run.feesAssessed, amount: run.feesAmount }, 'fee job: day assessed');
+          if (run.loansSkipped) logger.info({ account: run.slug, day: run.asOf, loans: run.loansSkipped }, 'fee job: loans another transaction held are still behind the day; the next run assesses them');
           if (run.loansRefused.length) logger.warn({ account: run.slug, loans: run.loansRefused }, 'fee job: loans left as they were: their ledger makes an amount too large to store (past 999,999,999,999.99)');
         }
       })

@@ -52,17 +52,28 @@ export interface Remittance extends RemittanceSummary {
 /** Who marks a run: an API key, a dashboard admin, or a command line (`cli <user>`); never a secret is stored. */
 export type Remitter = { readonly keyId: string } | { readonly adminId: string } | { readonly commandLine: string };
 
-/** Per investor and in all, over the lines `lines` (a CTE the caller defines; $1 is the account). */
+/**
+ * Per investor and in all, over the lines `lines` (a CTE the caller defines; $1 is the account):
+ * each with `person_id`, `component`, `adjustment`, `amount`, `date` (the day it counts on) and
+ * `n`, 1 for a line and −1 for a line taken back out of the rows before (the run's lines dated
+ * before their source's funding day, `RUN`). A day counts for the earliest date while it has lines.
+ */
 const AMOUNTS_BY_INVESTOR = `
+  line_days AS (
+    SELECT l.person_id, min(l.date) AS earliest_date
+      FROM (SELECT l.person_id, l.date FROM lines l GROUP BY l.person_id, l.date HAVING sum(l.n) > 0) l
+     GROUP BY l.person_id),
   by_investor AS (
     SELECT l.person_id, pe.name,
            coalesce(sum(l.amount) FILTER (WHERE l.component = 'principal' AND NOT l.adjustment), 0.00) AS principal,
            coalesce(sum(l.amount) FILTER (WHERE l.component = 'interest' AND NOT l.adjustment), 0.00) AS interest,
            coalesce(sum(l.amount) FILTER (WHERE l.component = 'fees' AND NOT l.adjustment), 0.00) AS fees,
            coalesce(sum(l.amount) FILTER (WHERE l.adjustment), 0.00) AS adjustments,
-           coalesce(sum(l.amount), 0.00) AS total, count(*)::int AS line_count, min(l.date) AS earliest_date
+           coalesce(sum(l.amount), 0.00) AS total, sum(l.n)::int AS line_count, min(ld.earliest_date) AS earliest_date
       FROM lines l JOIN people pe ON pe.account_id = $1 AND pe.id = l.person_id
-     GROUP BY l.person_id, pe.name)`;
+      LEFT JOIN line_days ld ON ld.person_id = l.person_id
+     GROUP BY l.person_id, pe.name
+    HAVING sum(l.n) > 0)`;
 
 const AMOUNTS_JSON = `
   'investors', coalesce((SELECT json_agg(json_build_object(
@@ -78,13 +89,34 @@ const SUMMARY_JSON = (r: string) =>
   `json_build_object('id', ${r}.id, 'period_from', ${r}.period_from, 'period_to', ${r}.period_to, 'remitted_at', ${r}.remitted_at,
      'remitted_by', ${r}.remitted_by, 'total', ${r}.total::text, 'line_count', ${r}.line_count)`;
 
-/** The lines a run of the period ending $2 pays: unstamped investor lines dated on or before it. */
-const UNREMITTED = `SELECT d.* FROM distributions d
-     WHERE d.account_id = $1 AND d.remittance_id IS NULL AND d.funding_source_id IS NOT NULL AND d.date <= $2::date`;
+/**
+ * The lines a run of the period ending $2 pays: unstamped investor lines counting on or before it.
+ * A line counts on its own date, or on its source's funding day when that is later (the
+ * statement's rule, `app/investorStatements.ts`: a payment's line of a source whose `date_funded`
+ * was moved past it, an adjustment of a reversal dated before the funding): so a run pays, period
+ * by period, what the investor's statements show. Such lines are rare, and the run reads the
+ * others from `distributions_unremitted_by_person` alone (migration 0066: no `funding_source_id`
+ * in it): they are read again by their sources (`early`), taken back at their own date (n = −1)
+ * and counted on the funding day when that is within the run (n = 1).
+ */
+const UNREMITTED = `
+  early AS (
+    SELECT d.person_id, d.component, d.adjustment, d.amount, d.date, f.date_funded
+      FROM funding_sources f
+      JOIN distributions d ON d.account_id = $1 AND d.loan_id = f.loan_id AND d.date < f.date_funded
+                          AND d.funding_source_id = f.id AND d.remittance_id IS NULL
+     WHERE f.account_id = $1 AND f.date_funded IS NOT NULL),
+  lines AS (
+    SELECT d.person_id, d.component, d.adjustment, d.amount, d.date, 1 AS n FROM distributions d
+     WHERE d.account_id = $1 AND d.remittance_id IS NULL AND d.funding_source_id IS NOT NULL AND d.date <= $2::date
+    UNION ALL
+    SELECT e.person_id, e.component, e.adjustment, -e.amount, e.date, -1 FROM early e WHERE e.date <= $2::date
+    UNION ALL
+    SELECT e.person_id, e.component, e.adjustment, e.amount, e.date_funded, 1 FROM early e WHERE e.date_funded <= $2::date)`;
 
 /** $1 account, $2 to, $3 from. */
 const RUN = `
-WITH lines AS (${UNREMITTED}),
+WITH ${UNREMITTED},
 ${AMOUNTS_BY_INVESTOR}
 SELECT json_build_object(
   'business_date', loanql_business_date($1), 'currency', (SELECT a.currency FROM accounts a WHERE a.id = $1),
@@ -94,7 +126,10 @@ SELECT json_build_object(
 
 /** $1 account, $2 remittance. */
 const RECORDED = `
-WITH lines AS (SELECT d.* FROM distributions d WHERE d.account_id = $1 AND d.remittance_id = $2),
+WITH lines AS (
+    SELECT d.person_id, d.component, d.adjustment, d.amount, greatest(d.date, coalesce(f.date_funded, d.date)) AS date, 1 AS n
+      FROM distributions d LEFT JOIN funding_sources f ON f.account_id = $1 AND f.id = d.funding_source_id
+     WHERE d.account_id = $1 AND d.remittance_id = $2),
 ${AMOUNTS_BY_INVESTOR}
 SELECT json_build_object('remittance', ${SUMMARY_JSON('r')}, 'currency', a.currency, ${AMOUNTS_JSON})::text AS body
   FROM remittances r JOIN accounts a ON a.id = r.account_id WHERE r.account_id = $1 AND r.id = $2`;
@@ -136,6 +171,7 @@ WITH lines AS (
     SELECT d.ctid, d.id, d.date, d.amount FROM distributions d
      WHERE d.account_id = $1 AND d.remittance_id IS NULL AND d.funding_source_id IS NOT NULL AND d.date <= $2::date
        AND d.date >= $4::date AND (d.date, d.id) > ($4::date, $5::uuid)
+       AND NOT EXISTS (SELECT FROM funding_sources f WHERE f.account_id = $1 AND f.id = d.funding_source_id AND f.date_funded > $2::date)
      ORDER BY d.date, d.id LIMIT $6),
   stamped AS (
     UPDATE distributions d SET remittance_id = $3::uuid

@@ -1176,9 +1176,10 @@ function remittanceTable(investors: readonly RemittanceInvestor[], totals: { rea
 
 /** One line per account: `account demo: 2026-03-20 (1 day): 12 loans replayed, 950 brought forward, 3 fees assessed (1332.72)`. */
 function describeFeeJobRun(run: FeeJobRun): string {
-  if (!run.days.length) return `account ${run.slug}: ${run.asOf} already assessed; nothing to do`;
-  const days = run.days.length === 1 ? `${run.asOf} (1 day)` : `${run.days[0]} to ${run.asOf} (${run.days.length} days, caught up)`;
+  const skipped = run.loansSkipped ? `; ${run.loansSkipped} loan${run.loansSkipped === 1 ? '' : 's'} held by another write still behind: the day is not done, run again` : '';
+  if (!run.days.length && !run.loansSkipped) return `account ${run.slug}: ${run.asOf} already assessed; nothing to do`;
+  const days = !run.days.includes(run.asOf) ? `${run.asOf} (incomplete)` : run.days.length === 1 ? `${run.asOf} (1 day)` : `${run.days[0]} to ${run.asOf} (${run.days.length} days, caught up)`;
   return `account ${run.slug}: ${days}: ${run.loansReplayed} loan${run.loansReplayed === 1 ? '' : 's'} replayed, ${run.loansForwarded} brought forward, ${run.feesAssessed} fee${run.feesAssessed === 1 ? '' : 's'} assessed (${run.feesAmount})${
     run.loansRefused.length ? `; left as they were, their ledger past 999,999,999,999.99: ${run.loansRefused.join(', ')}` : ''
-  }`;
+  }${skipped}`;
 }

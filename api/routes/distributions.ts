@@ -5,10 +5,12 @@ import { distributionQuery, distributionsJson } from '../../app/distributionRead
 import { roleWith } from '../keyRole.js';
 import { queryParameters } from '../../http/queryParameters.js';
 import { methodNotAllowed } from '../methodNotAllowed.js';
+import { distributionListLimits, pageOf } from '../loanListLimits.js';
 
 /**
- * `GET /api/distributions?from=&to=&loan_id=` (SPEC §12 R10): the distribution lines the key's
- * role may read — an investor key its own, other roles the account's (`app/distributionReads.ts`).
+ * `GET /api/distributions?from=&to=&loan_id=&limit=&offset=` (SPEC §12 R10): the distribution
+ * lines the key's role may read — an investor key its own, other roles the account's
+ * (`app/distributionReads.ts`) — a page at a time (`limit` 0–1000, default 1000; `next`).
  */
 export function distributionRoutes(db: Database, engines: EngineHolder): Router {
   const router = Router();
@@ -23,7 +25,8 @@ export function distributionRoutes(db: Database, engines: EngineHolder): Router 
         permission: 'distributions.select',
       });
     }
-    const query = distributionQuery(queryParameters(req.query, ['from', 'to', 'loan_id']));
+    const params = queryParameters(req.query, ['from', 'to', 'loan_id', 'limit', 'offset']);
+    const query = distributionQuery(params, pageOf(params, distributionListLimits(engines.engine.options.maxRows)));
     res.status(200).type('application/json').send(await distributionsJson(db, engine, caller.principal, query));
   });
   router.all('/', methodNotAllowed('GET'));

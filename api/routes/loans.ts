@@ -15,7 +15,7 @@ import { guardHolds, notAuthorized } from '../authenticate.js';
 import { roleWith } from '../keyRole.js';
 import { activeKeyGuard } from '../../app/keyGuards.js';
 import { ReadRouting } from '../readRouting.js';
-import { loanListLimits, type LoanListLimits } from '../loanListLimits.js';
+import { loanListLimits, pageOf, type LoanListLimits } from '../loanListLimits.js';
 import { queryParameters } from '../../http/queryParameters.js';
 import { methodNotAllowed } from '../methodNotAllowed.js';
 import { downloadFormat } from '../downloadFormat.js';
@@ -23,19 +23,6 @@ import { checkLetterDay, payoffLetter, payoffLetterFileName } from '../../app/pa
 import { payoffLetterPdf } from '../../app/payoffLetterPdf.js';
 
 const LIST_PARAMETERS = ['status', 'limit', 'offset'];
-/** PostgreSQL's integer (and GraphQL's Int): the largest limit or offset a statement takes. */
-const INT32_MAX = 2_147_483_647;
-
-/** A whole number from 0 to `max`; `why` names the setting that makes `max` (`MAX_ROWS`). */
-function intParam(query: ReadonlyMap<string, unknown>, name: string, fallback: number, max: number, why?: string): number {
-  const value = query.get(name);
-  if (value === undefined) return fallback;
-  const parsed = typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : NaN;
-  const range = `a whole number from 0 to ${max}${why ? ` (${why})` : ''}`;
-  if (!(parsed <= max)) throw new UserInputError(`${name} must be ${range}`, 400, new Map([[name, `expected ${range}`]]));
-  return parsed;
-}
-
 /** The list's query string, read through a `Map` (names are the client's); `limits` from MAX_ROWS (`loanListLimits`). */
 function listQuery(raw: Record<string, unknown>, limits: LoanListLimits): { status?: LoanStatus; limit: number; offset: number } {
   const query = queryParameters(raw, LIST_PARAMETERS);
@@ -45,8 +32,7 @@ function listQuery(raw: Record<string, unknown>, limits: LoanListLimits): { stat
   }
   return {
     ...(status ? { status: status as LoanStatus } : {}),
-    limit: intParam(query, 'limit', limits.byDefault, limits.max, limits.byMaxRows ? 'MAX_ROWS' : undefined),
-    offset: intParam(query, 'offset', 0, INT32_MAX),
+    ...pageOf(query, limits),
   };
 }
 

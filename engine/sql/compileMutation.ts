@@ -147,7 +147,20 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     return { statement, single };
   }
 
-  function updateStatement(alias: string, collection: Collection, update: UpdateWrite): { statement: RenderedSql; single: WriteCte | null } {
+  /**
+   * An update or delete by `where` may write many rows, which its statement locks as its scan
+   * finds them: in an order no other transaction knows. With `loanql_several_writes` (migration
+   * 0071) it tells the database its table first, as a mutation of several writes does, so the
+   * database can make it take its turn: an uncorrelated sub-select in its WHERE, which PostgreSQL
+   * evaluates once, before the scan returns (and the statement locks) any row. Nothing otherwise,
+   * and nothing for a write by key (one row).
+   */
+  const announcedByWhere = (collection: Collection, byWhere: boolean): Fragment =>
+    byWhere && metadata.announcesSeveralWrites
+      ? sql` AND (SELECT loanql_several_writes(${ACCOUNT}, ARRAY[${sql.param({ kind: 'const', value: tableKey(collection) })}::text]::text[])) IS NOT NULL`
+      : sql``;
+
+  function updateStatement(alias: string, collection: Collection, update: UpdateWrite, byWhere: boolean): { statement: RenderedSql; single: WriteCte | null } {
     // Operators naming no field (`_set: {}`): no UPDATE at all (no trigger fires), no row touched.
     if (!update.set.size) return { statement: render(sql`SELECT '[]'::text AS ${sql.ident('ids')}, 0 AS ${sql.ident('count')}`), single: null };
     const compiler = selectCompiler(metadata);
@@ -186,7 +199,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     });
     const written = sql.ident('_w');
     const check = collection.update?.check ?? null;
-    const write = sql`UPDATE ${sql.qualified(collection.schema, collection.table)} AS ${table} SET ${sql.join(assignments)} WHERE ${permitted(compiler, collection.update?.filter ?? null, table)} AND ${compiler.where(update.where, table)}`;
+    const write = sql`UPDATE ${sql.qualified(collection.schema, collection.table)} AS ${table} SET ${sql.join(assignments)} WHERE ${permitted(compiler, collection.update?.filter ?? null, table)} AND ${compiler.where(update.where, table)}${announcedByWhere(collection, byWhere)}`;
     const okColumn = checkColumn(compiler, check, table);
     const statement = render(
       sql`WITH ${written} AS (${write} RETURNING ${keyColumns(collection, table)}${okColumn}) SELECT ${keysJson(collection, written, true)} AS ${sql.ident('ids')}, count(*)::int AS ${sql.ident(
@@ -212,7 +225,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     const cte = sql`${written} AS (DELETE FROM ${sql.qualified(field.collection.schema, field.collection.table)} AS ${table} WHERE ${permitted(compiler, field.collection.delete?.filter ?? null, table)} AND ${compiler.where(
       field.where,
       table,
-    )} RETURNING ${table}.*)`;
+    )}${announcedByWhere(field.collection, field.output.kind === 'response')} RETURNING ${table}.*)`;
     return { statement: render(sql`WITH ${cte} SELECT ${output}::text AS ${sql.ident('json')}, ${count}::int AS ${sql.ident('count')}`), cte, output };
   }
 
@@ -328,7 +341,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
       }
       case 'update': {
         const outputs = field.updates.map((update) => {
-          const { statement, single } = updateStatement(field.alias, field.collection, update);
+          const { statement, single } = updateStatement(field.alias, field.collection, update, field.output.kind === 'response');
           const incremented = [...update.set].filter(([, values]) => values.some((value) => value.kind === 'inc')).map(([written]) => written);
           steps.push({ statement, alias: field.alias, collection: field.collection, kind: 'update', incremented });
           if (field.updates.length === 1 && single && readsOnlyWrittenRows(field.collection, field.output, metadata)) {

@@ -210,7 +210,45 @@ describe('SPEC §12 R10 over HTTP', () => {
     // A misspelt filter is a 400 naming it: ignored, `loan=` answered with every loan's lines and their total.
     const misspelt = await s.rest.get(`/api/distributions?from=2026-03-01&loan=${loan}`);
     assert.equal(misspelt.status, 400, misspelt.text);
-    assert.deepEqual(misspelt.json, { error: 'unknown query parameter: loan', fields: { loan: 'unknown query parameter (from, to, loan_id)' } });
+    assert.deepEqual(misspelt.json, { error: 'unknown query parameter: loan', fields: { loan: 'unknown query parameter (from, to, loan_id, limit, offset)' } });
+  });
+
+  it('pages GET /api/distributions: limit (0–1000, default 1000) and offset, count and total of every line, next until the last page', async () => {
+    const whole = await s.rest.get(`/api/distributions?loan_id=${loan}`);
+    assert.equal(whole.status, 200, whole.text);
+    assert.deepEqual([whole.json.limit, whole.json.offset, whole.json.next, whole.json.count], [1000, 0, null, 24], 'the default page holds these 24 lines');
+    const ids = whole.json.distributions.map((l: Line & { id: string }) => l.id);
+    // Walking the pages by `next` gives every line once, in the same order, each page with the whole count and total.
+    const walked: string[] = [];
+    let next: string | null = `/api/distributions?loan_id=${loan}&limit=10`;
+    const offsets: number[] = [];
+    while (next !== null) {
+      const page = await s.rest.get(next);
+      assert.equal(page.status, 200, page.text);
+      assert.equal(page.json.count, 24);
+      assert.equal(page.exact.total.text, whole.exact.total.text);
+      assert.equal(page.json.limit, 10);
+      offsets.push(page.json.offset);
+      walked.push(...page.json.distributions.map((l: Line & { id: string }) => l.id));
+      next = page.json.next;
+    }
+    assert.deepEqual(offsets, [0, 10, 20]);
+    assert.deepEqual(walked, ids);
+    const march = await s.rest.get(`/api/distributions?from=2026-03-01&to=2026-03-31&loan_id=${loan}&limit=5&offset=15`);
+    assert.deepEqual([march.json.distributions.length, march.json.count, march.json.next], [3, 18, null]);
+    const first = await s.rest.get(`/api/distributions?from=2026-03-01&to=2026-03-31&loan_id=${loan}&limit=5`);
+    assert.equal(first.json.next, `/api/distributions?from=2026-03-01&to=2026-03-31&loan_id=${loan}&limit=5&offset=5`);
+    const none = await s.rest.get(`/api/distributions?loan_id=${loan}&limit=0`);
+    assert.deepEqual([none.json.distributions, none.json.count, none.json.next], [[], 24, null]);
+    for (const [query, pattern] of [
+      ['limit=1001', /^limit must be a whole number from 0 to 1000$/],
+      ['limit=-1', /^limit must be/],
+      ['offset=ten', /^offset must be a whole number from 0 to 2147483647$/],
+    ] as const) {
+      const refused = await s.rest.get(`/api/distributions?loan_id=${loan}&${query}`);
+      assert.equal(refused.status, 400, `${query}: ${refused.text}`);
+      assert.match(refused.json.error, pattern);
+    }
   });
 
   it('refuses funding sources above the loan amount with a 400 naming original_amount, and writes nothing', async () => {

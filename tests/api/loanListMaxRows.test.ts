@@ -80,7 +80,7 @@ describe('GET /api/loan with MAX_ROWS set (3)', () => {
 });
 
 describe('GET /api/distributions with MAX_ROWS set (3)', () => {
-  it('refuses a period of more lines than one answer holds, naming from/to and MAX_ROWS, rather than cutting it short', async () => {
+  it('pages the lines MAX_ROWS at a time, saying how many there are and where the next page is, and refuses a larger limit naming MAX_ROWS', async () => {
     const created = await service.rest.post('/api/loan', { Name: 'split', Amount: 10000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
     assert.equal(created.status, 201, created.text);
     const loan = created.json.loan.id as string;
@@ -93,9 +93,16 @@ describe('GET /api/distributions with MAX_ROWS set (3)', () => {
       assert.equal(((await posted.json()) as { errors?: unknown }).errors, undefined);
     }
     // Each payment: the lender's principal and interest lines (no funding source): four in all.
+    // Never a silent part of the lines: the first page holds MAX_ROWS of them, the count all four, next the rest.
     const all = await service.rest.get(`/api/distributions?loan_id=${loan}`);
-    assert.equal(all.status, 400, all.text);
-    assert.match(all.json.error, /^the period has 4 lines, more than one answer holds \(MAX_ROWS 3\): ask for a shorter one \(from, to\) or one loan \(loan_id\)$/);
+    assert.equal(all.status, 200, all.text);
+    assert.deepEqual([all.json.distributions.length, all.json.count, all.json.limit, all.json.next], [3, 4, 3, `/api/distributions?loan_id=${loan}&limit=3&offset=3`]);
+    const rest = await service.rest.get(all.json.next);
+    assert.equal(rest.status, 200, rest.text);
+    assert.deepEqual([rest.json.distributions.length, rest.json.count, rest.json.next], [1, 4, null]);
+    const tooMany = await service.rest.get(`/api/distributions?loan_id=${loan}&limit=4`);
+    assert.equal(tooMany.status, 400, tooMany.text);
+    assert.equal(tooMany.json.error, 'limit must be a whole number from 0 to 3 (MAX_ROWS)');
     const february = await service.rest.get(`/api/distributions?loan_id=${loan}&from=2026-02-01&to=2026-02-28`);
     assert.equal(february.status, 200, february.text);
     assert.equal(february.json.distributions.length, 2);

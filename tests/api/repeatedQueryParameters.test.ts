@@ -50,7 +50,7 @@ describe('A query parameter given twice', () => {
     assert.equal(answer.status, 400, answer.text);
     assert.deepEqual(answer.json, {
       error: 'unknown query parameter: loan; give loan_id once; give to once',
-      fields: { loan: 'unknown query parameter (from, to, loan_id)', loan_id: 'given 2 times: give it once', to: 'given 3 times: give it once' },
+      fields: { loan: 'unknown query parameter (from, to, loan_id, limit, offset)', loan_id: 'given 2 times: give it once', to: 'given 3 times: give it once' },
     });
   });
 

@@ -223,3 +223,57 @@ describe(`Two connections running the job at once (PostgreSQL; here: ${testDatab
     assert.deepEqual(day.rows, [{ loans_replayed: loans.length, fees_assessed: expected }]);
   });
 });
+
+describe(`A loan another transaction holds while the job runs (PostgreSQL; here: ${testDatabaseKind})`, () => {
+  let database: TestDatabase | undefined;
+  after(() => database?.close());
+
+  it('is assessed by the next run the same day when that transaction rolls back, once', async (t) => {
+    if (testDatabaseKind !== 'postgres') {
+      console.warn('\n*** SKIPPED: a row lock held by another transaction needs PostgreSQL: set TEST_DATABASE_URL (see .ci/postgres.sh) ***\n');
+      t.skip('needs TEST_DATABASE_URL (PostgreSQL)');
+      return;
+    }
+    database = await openTestDatabase();
+    const db = database.db;
+    const account = await makeAccount(db, 'held');
+    // Two loans funded on START, nothing paid: each row past its grace has its late fee today.
+    const loanPlan: LoanPlan = { amount: '12000.00', rate: '12', term: 6, frequency: 'monthly', fundedDay: 0, events: [] };
+    const [free, held] = await db.transaction(async (tx) => {
+      await tx.query(`SELECT set_config('loanql.business_date', $1, true)`, [START]);
+      return [await makeLoan(tx, account, loanPlan), await makeLoan(tx, account, loanPlan)];
+    });
+    const today = (await db.query<{ d: string }>(`SELECT loanql_business_date($1)::text AS d`, [account])).rows[0]!.d;
+    const expected = modelOf(held!, today).fees;
+    assert.ok(expected.length >= 2, `late fees fall due by ${today}: ${expected.join('; ')}`);
+    // A writer locks the held loan, waits while the job runs, then rolls back.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const writer = db
+      .transaction(async (tx) => {
+        await tx.query(`SELECT id FROM loans WHERE account_id = $1 AND id = $2 FOR NO KEY UPDATE`, [account, held!.id]);
+        locked();
+        await released;
+        throw new Error('rolled back');
+      })
+      .catch((error: unknown) => assert.equal((error as Error).message, 'rolled back'));
+    await isLocked;
+    const [first] = await assessFees(db, { accountSlug: 'held' });
+    release();
+    await writer;
+    assert.equal(first!.loansReplayed, 1, 'the free loan only');
+    assert.equal(first!.loansSkipped, 1, 'the held loan was skipped');
+    assert.deepEqual(first!.days, [], 'the day is not done while a loan is behind');
+    assert.deepEqual((await stored(db, account)).get(free!.id)!.fees, modelOf(free!, today).fees);
+    const [second] = await assessFees(db, { accountSlug: 'held' });
+    assert.deepEqual([second!.days, second!.loansReplayed, second!.loansSkipped, second!.feesAssessed], [[today], 1, 0, expected.length], 'the second run the same day assesses the held loan');
+    const [third] = await assessFees(db, { accountSlug: 'held' });
+    assert.deepEqual([third!.days, third!.loansReplayed, third!.feesAssessed], [[], 0, 0], 'then the day is done');
+    const after = await stored(db, account);
+    assert.deepEqual(after.get(held!.id), modelOf(held!, today), 'the held loan has its fees and delinquency of the day, each fee once');
+    const day = await db.query<{ loans_replayed: number; fees_assessed: number; complete: boolean }>(`SELECT loans_replayed, fees_assessed, complete FROM ledger_job_days WHERE account_id = $1`, [account]);
+    assert.deepEqual(day.rows, [{ loans_replayed: 2, fees_assessed: 2 * expected.length, complete: true }]);
+  });
+});
