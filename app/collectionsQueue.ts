@@ -14,8 +14,11 @@ import { UserInputError } from './errors.js';
  *   default product's), turned once into day ranges and joined, not a function call per loan.
  * - The amount past due is `loanql_stored_amount_past_due`'s figure (the unpaid principal and
  *   interest of the stored rows due before the day; tolerance not applied), summed inline.
- * - Only the page's rows get their amount, last payment and borrower, unless the sort needs
- *   them for every late loan (amount past due, last payment).
+ * - Only the page's rows get their amount, last payment, borrower and next task, unless the sort
+ *   needs them for every late loan (amount past due, last payment, next task).
+ * - The next task is the loan's open task (status not `completed`) due first — one without a due
+ *   day after the dated ones — so the clerk sees which late loans have a follow-up planned, when,
+ *   and which have none.
  *
  * The statements are fixed texts: a sort picks its ORDER BY from a closed table, every value
  * (account, day counts, bucket, search, limit, offset) is a parameter.
@@ -26,7 +29,7 @@ export const COLLECTIONS_PAGE_SIZE = 50;
 /** At most this many rows in a download (the page says so when the queue is longer). */
 export const COLLECTIONS_DOWNLOAD_CAP = 100_000;
 
-export const COLLECTIONS_SORTS = ['days', 'amount_past_due', 'fees_due', 'name', 'last_payment'] as const;
+export const COLLECTIONS_SORTS = ['days', 'amount_past_due', 'fees_due', 'name', 'last_payment', 'next_task'] as const;
 export type CollectionsSort = (typeof COLLECTIONS_SORTS)[number];
 export type SortDirection = 'asc' | 'desc';
 
@@ -58,6 +61,9 @@ export interface LateLoan {
   readonly borrowerName: string | null;
   readonly borrowerEmail: string | null;
   readonly borrowerPhone: string | null;
+  /** The loan's next open task (the one due first; undated after dated): its due day (null: none given) and name, or both null when it has no open task. */
+  readonly nextTaskDue: string | null;
+  readonly nextTaskName: string | null;
 }
 
 export interface CollectionsQueue {
@@ -120,6 +126,12 @@ const BORROWER = `LEFT JOIN LATERAL (
       SELECT pe.name, pe.email, pe.phone FROM borrows bo JOIN people pe ON pe.account_id = bo.account_id AND pe.id = bo.person_id
        WHERE bo.account_id = $1 AND bo.loan_id = p.id ORDER BY bo.created_at, bo.id LIMIT 1) br ON true`;
 
+/** The loan's next open task: due first, undated after dated (then by when made, id). */
+const NEXT_TASK = `LEFT JOIN LATERAL (
+      SELECT t.date_due, t.name FROM tasks t
+       WHERE t.account_id = $1 AND t.loan_id = p.id AND t.status <> 'completed'
+       ORDER BY t.date_due ASC NULLS LAST, t.created_at, t.id LIMIT 1) nt ON true`;
+
 /** Each sort's ORDER BY, ties by id; whether it orders by a value the page would otherwise compute late. */
 const SORT_ORDER: ReadonlyMap<string, { readonly order: string; readonly computed: boolean }> = new Map([
   ['days:desc', { order: 'p.days DESC, p.id', computed: false }],
@@ -133,6 +145,10 @@ const SORT_ORDER: ReadonlyMap<string, { readonly order: string; readonly compute
   // Never paid counts as the oldest payment.
   ['last_payment:desc', { order: 'lp.date DESC NULLS LAST, lp.amount DESC NULLS LAST, p.id', computed: true }],
   ['last_payment:asc', { order: 'lp.date ASC NULLS FIRST, lp.amount ASC NULLS FIRST, p.id', computed: true }],
+  // Ascending: loans with no open task first (no follow-up planned), then by the next task's due
+  // day, the oldest (most overdue) first, then open tasks without a due day. Descending: the reverse.
+  ['next_task:asc', { order: '(nt.name IS NOT NULL) ASC, nt.date_due ASC NULLS LAST, p.id', computed: true }],
+  ['next_task:desc', { order: '(nt.name IS NOT NULL) DESC, nt.date_due DESC NULLS FIRST, p.id', computed: true }],
 ]);
 
 /**
@@ -151,22 +167,24 @@ const LATE = `late AS (
      WHERE $3::text IS NULL OR r.name = $3::text)`;
 
 /** The output columns, the amount past due and the last payment read from `from` (`apd`/`lp` laterals, or the page's own columns). */
-const columns = (from: { amount: string; lastDate: string; lastAmount: string }) => `p.id::text AS id, p.name, p.days, p.bucket, ${from.amount}::text AS amount_past_due,
+const columns = (from: { amount: string; lastDate: string; lastAmount: string; taskDue: string; taskName: string }) => `p.id::text AS id, p.name, p.days, p.bucket, ${from.amount}::text AS amount_past_due,
          p.principal_outstanding::text AS principal_outstanding, p.fees_due::text AS fees_due,
          ${from.lastDate}::text AS last_payment_date, ${from.lastAmount}::text AS last_payment_amount,
-         br.name AS borrower_name, br.email AS borrower_email, br.phone AS borrower_phone, p.position`;
+         br.name AS borrower_name, br.email AS borrower_email, br.phone AS borrower_phone,
+         ${from.taskDue}::text AS next_task_due, ${from.taskName} AS next_task_name, p.position`;
 
 /** The statement for a sort: $5 limit, $6 offset. Built once per sort from the fixed parts above. */
 function queueStatement(order: string, computed: boolean): string {
   const page = computed
     ? `page AS (
-    SELECT p.*, apd.amount AS apd_amount, lp.date AS lp_date, lp.amount AS lp_amount, row_number() OVER (ORDER BY ${order}) AS position
-      FROM matching p ${AMOUNT_PAST_DUE} ${LAST_PAYMENT}
+    SELECT p.*, apd.amount AS apd_amount, lp.date AS lp_date, lp.amount AS lp_amount, nt.date_due AS nt_due, nt.name AS nt_name,
+           row_number() OVER (ORDER BY ${order}) AS position
+      FROM matching p ${AMOUNT_PAST_DUE} ${LAST_PAYMENT} ${NEXT_TASK}
      ORDER BY ${order} LIMIT $5 OFFSET $6)`
     : `page AS (SELECT p.*, row_number() OVER (ORDER BY ${order}) AS position FROM matching p ORDER BY ${order} LIMIT $5 OFFSET $6)`;
   const rows = computed
-    ? `SELECT ${columns({ amount: 'p.apd_amount', lastDate: 'p.lp_date', lastAmount: 'p.lp_amount' })} FROM page p ${BORROWER}`
-    : `SELECT ${columns({ amount: 'apd.amount', lastDate: 'lp.date', lastAmount: 'lp.amount' })} FROM page p ${AMOUNT_PAST_DUE} ${LAST_PAYMENT} ${BORROWER}`;
+    ? `SELECT ${columns({ amount: 'p.apd_amount', lastDate: 'p.lp_date', lastAmount: 'p.lp_amount', taskDue: 'p.nt_due', taskName: 'p.nt_name' })} FROM page p ${BORROWER}`
+    : `SELECT ${columns({ amount: 'apd.amount', lastDate: 'lp.date', lastAmount: 'lp.amount', taskDue: 'nt.date_due', taskName: 'nt.name' })} FROM page p ${AMOUNT_PAST_DUE} ${LAST_PAYMENT} ${BORROWER} ${NEXT_TASK}`;
   return `WITH ${BUCKET_RANGES},
   ${LATE},
   ${page}
@@ -197,6 +215,8 @@ interface QueueRow {
   borrower_name: string | null;
   borrower_email: string | null;
   borrower_phone: string | null;
+  next_task_due: string | null;
+  next_task_name: string | null;
 }
 
 /**
@@ -234,6 +254,8 @@ export async function collectionsQueue(db: Database, accountId: string, filter: 
         borrowerName: row.borrower_name,
         borrowerEmail: row.borrower_email,
         borrowerPhone: row.borrower_phone,
+        nextTaskDue: row.next_task_due,
+        nextTaskName: row.next_task_name,
       })),
   };
 }

@@ -24,6 +24,8 @@ export function collectionsCsv(loans: readonly LateLoan[], currency: string): st
     'Borrower',
     'Borrower email',
     'Borrower phone',
+    'Next task due',
+    'Next task',
   ].map(textCell);
   const lines = loans.map((loan) =>
     [
@@ -39,6 +41,8 @@ export function collectionsCsv(loans: readonly LateLoan[], currency: string): st
       textCell(loan.borrowerName ?? ''),
       textCell(loan.borrowerEmail ?? ''),
       textCell(loan.borrowerPhone ?? ''),
+      textCell(loan.nextTaskDue ?? ''),
+      textCell(loan.nextTaskName ?? ''),
     ].join(','),
   );
   return `\uFEFF${[header.join(','), ...lines].map((line) => `${line}\r\n`).join('')}`;

@@ -26,6 +26,7 @@ export const SORTABLE_COLUMNS: readonly { readonly sort: CollectionsSort; readon
   { sort: 'amount_past_due', label: 'Amount past due', first: 'desc' },
   { sort: 'fees_due', label: 'Fees due', first: 'desc' },
   { sort: 'last_payment', label: 'Last payment', first: 'asc' },
+  { sort: 'next_task', label: 'Next task', first: 'asc' },
 ];
 
 /** The direction a sort takes when none is given: its column's first click. */
@@ -76,7 +77,7 @@ export function collectionsPage(viewer: Viewer, view: CollectionsView): string {
   <h2 id="queue-heading">Late loans</h2>
   ${filters(query, summary.buckets)}
   <p class="hint" role="status" id="queue-status">${queue.total === 0 ? noLateLoan(query, summary.buckets) : queueStatus(query, queue.total, first, last, view.pageSize)}${queue.total > view.downloadCap ? ` The download holds the first ${view.downloadCap.toLocaleString('en')}.` : ''}</p>
-  ${queue.rows.length ? queueTable(queue.rows, query, viewer.currency) : null}
+  ${queue.rows.length ? queueTable(queue.rows, query, viewer.currency, summary.businessDate) : null}
   ${pager(query, queue.total, view.pageSize, (page) => `${COLLECTIONS_PATH}${collectionsSearch(query, { page })}`, 'Late loan pages')}
 </section>`,
   );
@@ -195,7 +196,15 @@ function sortHeader(query: CollectionsPageQuery, sort: CollectionsSort, numeric:
   }<span class="visually-hidden">, sort ${next === 'asc' ? 'ascending' : 'descending'}</span></a></th>`;
 }
 
-function queueTable(loans: readonly LateLoan[], query: CollectionsPageQuery, currency: string): Html {
+/** The loan's next open task: its due day (marked overdue before the business date) and name; "none planned" when it has no open task. */
+function nextTask(loan: LateLoan, today: string): Html {
+  if (loan.nextTaskName === null) return html`<span class="hint">none planned</span>`;
+  const due = loan.nextTaskDue;
+  const when = due === null ? html`<span class="hint">no due date</span>` : due < today ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`;
+  return html`${when}<br><span class="hint">${loan.nextTaskName}</span>`;
+}
+
+function queueTable(loans: readonly LateLoan[], query: CollectionsPageQuery, currency: string, today: string): Html {
   return html`<div class="table-scroll" role="region" aria-labelledby="queue-caption" tabindex="0">
 <table class="queue-table">
   <caption id="queue-caption" class="visually-hidden">Late loans</caption>
@@ -208,6 +217,7 @@ function queueTable(loans: readonly LateLoan[], query: CollectionsPageQuery, cur
     <th scope="col" class="num">Principal outstanding</th>
     ${sortHeader(query, 'fees_due', true)}
     ${sortHeader(query, 'last_payment', false)}
+    ${sortHeader(query, 'next_task', false)}
   </tr></thead>
   <tbody>
     ${loans.map(
@@ -220,6 +230,7 @@ function queueTable(loans: readonly LateLoan[], query: CollectionsPageQuery, cur
       <td class="num">${cash(loan.principalOutstanding, currency)}</td>
       <td class="num">${cash(loan.feesDue, currency)}</td>
       <td class="nowrap">${loan.lastPaymentDate === null ? html`<span class="hint">never</span>` : html`${loan.lastPaymentDate}<br><span class="hint">${cash(loan.lastPaymentAmount, currency)}</span>`}</td>
+      <td class="task-cell">${nextTask(loan, today)}</td>
     </tr>`,
     )}
   </tbody>

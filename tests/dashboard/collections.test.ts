@@ -29,6 +29,8 @@ interface Expected {
   fees: string;
   lastPayment: { date: string; amount: string } | null;
   borrower: { name: string; email: string; phone: string | null } | null;
+  /** The loan's next open task, or null when it has none. */
+  nextTask: { due: string | null; name: string } | null;
 }
 const late = new Map<string, Expected>();
 const loanIds = new Map<string, string>();
@@ -76,7 +78,7 @@ async function expectLate(key: string, made: { id: string; payment: string }, na
   // The replay (the `amount_past_due` computed field) agrees with the figure built by hand.
   assert.equal(cents(stored.replayed), amountPastDue, `amount past due of ${name}`);
   loanIds.set(key, made.id);
-  late.set(made.id, { id: made.id, name, days, bucket, amountPastDue, principal: stored.principal, fees: stored.fees, lastPayment: paid, borrower });
+  late.set(made.id, { id: made.id, name, days, bucket, amountPastDue, principal: stored.principal, fees: stored.fees, lastPayment: paid, borrower, nextTask: null });
 }
 
 before(async () => {
@@ -175,7 +177,15 @@ function expectedCells(loan: Expected): string[] {
     String(cash(loan.principal, 'USD')),
     String(cash(loan.fees, 'USD')),
     loan.lastPayment ? `${loan.lastPayment.date}\n${String(cash(loan.lastPayment.amount, 'USD'))}` : 'never',
+    nextTaskCell(loan.nextTask),
   ];
+}
+
+/** The Next task cell: none planned, or the due day (overdue before the business date) over the task's name. */
+function nextTaskCell(task: Expected['nextTask']): string {
+  if (!task) return 'none planned';
+  const when = task.due === null ? 'no due date' : task.due < today ? `overdue: due ${task.due}` : `due ${task.due}`;
+  return `${when}\n${task.name}`;
 }
 
 const byId = (a: Expected, b: Expected): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -298,16 +308,16 @@ describe('Collections queue (issue 31)', () => {
       assert.match(reply.headers.get('content-type') ?? '', /^text\/csv; charset=utf-8/);
       assert.equal(reply.headers.get('content-disposition'), `attachment; filename="collections-${today}.csv"`);
       const [header, ...records] = parseCsv(reply.text);
-      assert.deepEqual(header, ['Loan ID', 'Loan', 'Days past due', 'Bucket', 'Amount past due (USD)', 'Principal outstanding (USD)', 'Fees due (USD)', 'Last payment date', 'Last payment amount (USD)', 'Borrower', 'Borrower email', 'Borrower phone']);
+      assert.deepEqual(header, ['Loan ID', 'Loan', 'Days past due', 'Bucket', 'Amount past due (USD)', 'Principal outstanding (USD)', 'Fees due (USD)', 'Last payment date', 'Last payment amount (USD)', 'Borrower', 'Borrower email', 'Borrower phone', 'Next task due', 'Next task']);
       const rows = await allRows(search);
       assert.equal(records.length, rows.length, search);
       for (const [index, record] of records.entries()) {
         const row = rows[index]!;
-        const [id, name, days, bucket, amount, principal, fees, lastDate, lastAmount, borrower, email, phone] = record as [string, ...string[]];
+        const [id, name, days, bucket, amount, principal, fees, lastDate, lastAmount, borrower, email, phone, taskDue, taskName] = record as [string, ...string[]];
         const undefuse = (value: string) => (/^'[=+\-@\t\r]/.test(value) ? value.slice(1) : value);
         assert.equal(id, row.id);
         assert.deepEqual(
-          [undefuse(name!), undefuse(borrower!) ? [undefuse(borrower!), email, ...(phone ? [undefuse(phone)] : [])].join('\n') : '—', days, bucket, String(cash(amount, 'USD')), String(cash(principal, 'USD')), String(cash(fees, 'USD')), lastDate ? `${lastDate}\n${String(cash(lastAmount, 'USD'))}` : 'never'],
+          [undefuse(name!), undefuse(borrower!) ? [undefuse(borrower!), email, ...(phone ? [undefuse(phone)] : [])].join('\n') : '—', days, bucket, String(cash(amount, 'USD')), String(cash(principal, 'USD')), String(cash(fees, 'USD')), lastDate ? `${lastDate}\n${String(cash(lastAmount, 'USD'))}` : 'never', nextTaskCell(taskName ? { due: taskDue || null, name: taskName } : null)],
           row.cells,
           `${search} row ${index + 1}`,
         );
@@ -320,10 +330,10 @@ describe('Collections queue (issue 31)', () => {
     const lines = (await download('/dashboard/collections.csv?sort=name')).text.split('\r\n');
     const smith = lines.find((line) => line.startsWith(loanIds.get('smith')!))!;
     assert.equal(smith.split(',').slice(0, 3).join(','), `${loanIds.get('smith')},"Smith, ""Junior"" bridge"`);
-    assert.ok(smith.endsWith(`,Jo Smith,jo@example.test,'+1 555 0100`), smith);
+    assert.ok(smith.endsWith(`,Jo Smith,jo@example.test,'+1 555 0100,,`), smith);
     const formula = lines.find((line) => line.startsWith(loanIds.get('formula')!))!;
     assert.ok(formula.startsWith(`${loanIds.get('formula')},"'=HYPERLINK(""http://evil.test"")",100,90-119,`), formula);
-    assert.ok(formula.endsWith(`,'@Mallory,mallory@example.test,`), formula);
+    assert.ok(formula.endsWith(`,'@Mallory,mallory@example.test,,,`), formula);
   });
 
   it('is shown only with a session: the page and the download redirect to the login', async () => {
@@ -334,6 +344,38 @@ describe('Collections queue (issue 31)', () => {
       assert.match(reply.location ?? '', /^\/dashboard\/login/);
       assert.doesNotMatch(reply.text, /Ada ten days/);
     }
+  });
+
+  it("shows each late loan's next open task — none planned, overdue, due, undated — sorts by it both ways, and downloads it", async () => {
+    // Session 39: the clerk saw the late loans without knowing which had a follow-up planned.
+    const task = async (key: string, name: string, due: string | null, status = 'open'): Promise<void> => {
+      await s.db.query(`INSERT INTO tasks (account_id, loan_id, name, status, date_due) VALUES ($1, $2, $3, $4, $5)`, [s.accountId, loanIds.get(key), name, status, due]);
+    };
+    await task('ada', 'Call Ada again', addDays(today, 9));
+    await task('ada', 'Call Ada', addDays(today, -3));
+    await task('smith', 'Send the letter', addDays(today, 2));
+    await task('formula', 'Skip trace', null);
+    await task('formula', 'Old call, done', addDays(today, -20), 'completed');
+    await task('zed', 'Done long ago', addDays(today, -50), 'completed');
+    late.get(loanIds.get('ada')!)!.nextTask = { due: addDays(today, -3), name: 'Call Ada' };
+    late.get(loanIds.get('smith')!)!.nextTask = { due: addDays(today, 2), name: 'Send the letter' };
+    late.get(loanIds.get('formula')!)!.nextTask = { due: null, name: 'Skip trace' };
+
+    const loans = [...late.values()];
+    const rank = (loan: Expected): number => (loan.nextTask === null ? 0 : loan.nextTask.due === null ? 2 : 1);
+    const ascending = [...loans].sort((a, b) => rank(a) - rank(b) || (a.nextTask?.due ?? '').localeCompare(b.nextTask?.due ?? '') || byId(a, b));
+    const descending = [...loans].sort((a, b) => rank(b) - rank(a) || (b.nextTask?.due ?? '').localeCompare(a.nextTask?.due ?? '') || byId(a, b));
+    const asc = await allRows('?sort=next_task');
+    assert.deepEqual(asc.map((row) => row.id), ascending.map((loan) => loan.id));
+    assert.deepEqual(asc.slice(-3).map((row) => row.cells.at(-1)), [`overdue: due ${addDays(today, -3)}\nCall Ada`, `due ${addDays(today, 2)}\nSend the letter`, 'no due date\nSkip trace']);
+    for (const [index, row] of asc.entries()) assert.deepEqual(row.cells, expectedCells(ascending[index]!), `row of ${ascending[index]!.name}`);
+    assert.deepEqual((await allRows('?sort=next_task&dir=desc')).map((row) => row.id), descending.map((loan) => loan.id));
+    assert.match(await page(`${QUEUE}?sort=next_task`), /aria-sort="ascending"><a href="\/dashboard\/collections\?sort=next_task&amp;dir=desc" class="sort-link">Next task/);
+
+    const [header, ...records] = parseCsv((await download('/dashboard/collections.csv?sort=next_task')).text);
+    assert.deepEqual(header!.slice(-2), ['Next task due', 'Next task']);
+    assert.deepEqual(records.map((record) => record[0]), ascending.map((loan) => loan.id));
+    assert.deepEqual(records.slice(-3).map((record) => record.slice(-2)), [[addDays(today, -3), 'Call Ada'], [addDays(today, 2), 'Send the letter'], ['', 'Skip trace']]);
   });
 
   it('is linked from the overview and the main navigation', async () => {
@@ -364,6 +406,6 @@ describe('The collections queue’s last payment', () => {
     assert.equal(page.status, 200);
     assert.deepEqual(queueRows(page.text).map((entry) => [entry.id, entry.cells[2], entry.cells[7]]), [[made.id, '100', 'never']]);
     const line = (await clerk.get(`${QUEUE}.csv`)).text.trimEnd().split('\r\n').at(-1)!.split(',');
-    assert.deepEqual([line[0], line[1], line.at(-2), line.at(-1)], [made.id, 'Refunded then reversed', '', ''], 'no last payment in the download either');
+    assert.deepEqual([line[0], line[1], line[7], line[8]], [made.id, 'Refunded then reversed', '', ''], 'no last payment in the download either');
   });
 });
