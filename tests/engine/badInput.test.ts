@@ -64,6 +64,8 @@ const CASES: readonly BadInput[] = [
   { what: 'a body that is null', send: () => raw('null'), status: 400, code: 'invalid-request' },
   { what: 'an empty body', send: () => raw(''), status: 400, code: 'invalid-request' },
   { what: 'a body without "query"', send: () => raw('{"variables": {}}'), status: 400, code: 'invalid-request', says: /"query"/ },
+  // Apollo's persisted-query link: the 400 makes it send the document (it was told only that "query" was missing).
+  { what: 'a persisted-query hash without "query"', send: () => raw('{"extensions": {"persistedQuery": {"version": 1, "sha256Hash": "ecf4edb46db40b5132295c0291d62fb65d6759a9eedfa4d5d612dd5ec54a6b38"}}}'), status: 400, code: 'invalid-request', says: /persisted queries .* are not supported: send the document in "query"/ },
   { what: '"query" that is a number', send: () => raw('{"query": 5}'), status: 400, code: 'invalid-request', says: /"query"/ },
   { what: '"query" that is an object', send: () => raw('{"query": {"loans": true}}'), status: 400, code: 'invalid-request', says: /"query"/ },
   { what: '"query" that is blank', send: () => raw('{"query": "   "}'), status: 400, code: 'invalid-request', says: /"query"/ },
