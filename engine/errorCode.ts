@@ -22,7 +22,7 @@ const MEANINGS = {
   'metadata-mismatch': 'the database no longer has a table, column or function the metadata in service names: 500 until an admin corrects one or the other (GET /readyz names it)',
   // The HTTP layers.
   'permission-denied': "the key's role may not use this route (explain is for admin keys)",
-  'method-not-allowed': 'GET /api/graph with a mutation',
+  'method-not-allowed': 'GET /api/graph with a mutation or subscription, or a method a GraphQL path does not take (405 with Allow)',
   'idempotency-key-reused': 'an Idempotency-Key sent again with another body',
   'request-too-large': 'over BODY_LIMIT_BYTES',
   'database-unavailable': 'the database cannot be reached: 503',

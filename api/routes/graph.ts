@@ -21,6 +21,8 @@ import type { RateLimitCheck } from '../rateLimit.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
+/** The answer to a body of another Content-Type (`application/graphql`, a form, text). */
+const SEND_JSON = 'send the request as application/json (Content-Type: application/json)';
 
 /**
  * Who a request runs as: by default the API key's account, role and variables (`requireApiKey`);
@@ -56,7 +58,7 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
     const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
     if (!isJsonRequest(req)) {
       if (await refusedAsInactive(db, res)) return;
-      return sendErrors(res, 400, responseType, 'invalid-request', 'send the request as application/json (Content-Type: application/json)');
+      return sendErrors(res, 400, responseType, 'invalid-request', SEND_JSON);
     }
     try {
       if (req.get('idempotency-key') !== undefined && (await answeredIdempotently(req, res, responseType))) return;
@@ -148,7 +150,8 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
       if (type !== 'query') {
         if (await refusedAsInactive(db, res)) return;
         res.set('Allow', 'POST');
-        return sendErrors(res, 405, responseType, 'method-not-allowed', 'GET runs queries only: send a mutation with POST');
+        const instead = type === 'subscription' ? 'a subscription goes over WebSocket (graphql-transport-ws) on this path' : 'send a mutation with POST';
+        return sendErrors(res, 405, responseType, 'method-not-allowed', `GET runs queries only: ${instead}`);
       }
     } catch (error) {
       return replyWithError(expressReplies(res), error, responseType, { logger, engines });
@@ -158,7 +161,7 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
   });
 
   router.post('/explain', parseJson, async (req, res) => {
-    if (!isJsonRequest(req)) return sendErrors(res, 400, JSON_TYPE, 'invalid-request', 'send the request as application/json (Content-Type: application/json)');
+    if (!isJsonRequest(req)) return sendErrors(res, 400, JSON_TYPE, 'invalid-request', SEND_JSON);
     try {
       const account = accountOf(res);
       const caller = engineForCaller(engines.engine, account);
@@ -175,6 +178,11 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
       res.status(400).json({ errors: error.errors });
     }
   });
+  // Any other method (OPTIONS included: no CORS preflight) is 405 with `Allow`, as on every path
+  // (README "REST loan interface"), in GraphQL's shape; it was Express's 404 `not found`, and for
+  // OPTIONS a 200 as if a preflight were answered.
+  router.all('/', graphMethodNotAllowed('GET, HEAD, POST'));
+  router.all('/explain', graphMethodNotAllowed('POST'));
   // Body problems on these routes are answered in GraphQL's shape: an `errors` array.
   router.use(async (error: unknown, req: Request, res: Response, _next: (error?: unknown) => void) => {
     // A body problem first: one the client stopped sending is body-parser's "request aborted",
@@ -187,8 +195,12 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
       if (isDatabaseUnavailable(guardError)) return sendGraphUnavailable(res);
       throw guardError;
     }
-    if (problem?.kind === 'too-large') return sendErrors(res, 413, JSON_TYPE, 'request-too-large', `the request body is over ${bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
-    if (problem) return sendErrors(res, problem.status, JSON_TYPE, 'invalid-request', `the ${problem.message}`);
+    // In the type the client asked for, as every other answer of these routes.
+    const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
+    if (problem?.kind === 'too-large') return sendErrors(res, 413, responseType, 'request-too-large', `the request body is over ${bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
+    // A body that is not JSON because it was never meant to be (`application/graphql`, a form): say what to send.
+    if (problem && !isJsonRequest(req)) return sendErrors(res, problem.status, responseType, 'invalid-request', SEND_JSON);
+    if (problem) return sendErrors(res, problem.status, responseType, 'invalid-request', `the ${problem.message}`);
     // Anything else is ours: logged with an id, censored on the wire.
     const id = randomUUID();
     logger.error({ errorId: id, path: req.path, err: error }, 'internal error');
@@ -244,8 +256,27 @@ function prefersGraphQLResponse(req: Request): boolean {
   return acceptPrefersGraphQLResponse(req.get('accept'));
 }
 
+/**
+ * Whether `Accept` ranks `application/graphql-response+json` above `application/json` (GraphQL
+ * over HTTP: "the highest priority media type listed that is supported"): by their `q` weights,
+ * an equal weight going to the one listed first. Without graphql-response+json (a wildcard, no
+ * header) the answer is `application/json`. Until session 39 `q` was ignored:
+ * `…graphql-response+json;q=0.5, application/json` got graphql-response+json and its 400s.
+ */
 function acceptPrefersGraphQLResponse(accept = ''): boolean {
-  return accept.includes('application/graphql-response+json') && !/application\/json/.test(accept.split('application/graphql-response+json')[0] ?? '');
+  if (!accept.toLowerCase().includes('application/graphql-response+json')) return false;
+  const ranked = new Map<string, { readonly q: number; readonly at: number }>();
+  for (const [at, range] of accept.split(',').entries()) {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    const weight = parameters.find((parameter) => /^q\s*=/.test(parameter));
+    const q = weight === undefined ? 1 : Number(weight.replace(/^q\s*=\s*/, ''));
+    const seen = ranked.get(type);
+    if (!seen || q > seen.q) ranked.set(type, { q: Number.isFinite(q) ? q : 0, at });
+  }
+  const graphQL = ranked.get('application/graphql-response+json');
+  const json = ranked.get('application/json');
+  if (!graphQL || graphQL.q <= 0) return false;
+  return !json || graphQL.q > json.q || (graphQL.q === json.q && graphQL.at < json.at);
 }
 
 /**
@@ -297,7 +328,7 @@ export function graphFastPath(services: GraphServices, bodyLimitBytes: number, v
       try {
         request = parseJsonExact(text, 'as-lossless') as GraphRequest;
       } catch {
-        return answerUnparsable(db, guard, replies);
+        return answerUnparsable(db, guard, replies, responseType);
       }
       return answerGraphRequest(services, { who: key, request, readsAs: key, guard, readAtLeast, responseType }, res, replies);
     };
@@ -325,9 +356,9 @@ export function graphFastPath(services: GraphServices, bodyLimitBytes: number, v
 }
 
 /** A body that is not JSON: 400, once the key is known to be still active (403 if not). */
-async function answerUnparsable(db: Database, guard: StatementGuard, replies: Replies): Promise<void> {
+async function answerUnparsable(db: Database, guard: StatementGuard, replies: Replies, responseType: string): Promise<void> {
   if (!(await guardHolds(db, guard))) return replies.refuse();
-  replies.send(400, JSON_TYPE, JSON.stringify({ errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'invalid-request' } }] }));
+  replies.send(400, responseType, JSON.stringify({ errors: [{ message: 'the request body is not valid JSON', extensions: { code: 'invalid-request' } }] }));
 }
 
 /**
@@ -563,6 +594,14 @@ class PiecewiseBody {
 function cutShort(res: ServerResponse, error: unknown, logger: Logger): void {
   logger.error({ errorId: randomUUID(), path: '/api/graph', err: error }, 'response cut short');
   res.destroy();
+}
+
+/** 405 for a method a GraphQL path does not take, with `Allow` and an `errors` array naming the ones it does. */
+function graphMethodNotAllowed(allow: string): (req: Request, res: Response) => void {
+  return (req, res) => {
+    res.set('Allow', allow);
+    sendErrors(res, 405, prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE, 'method-not-allowed', `${req.method} is not supported here; this path takes ${allow}`);
+  };
 }
 
 function sendErrors(res: Response, status: number, type: string, code: ErrorCode, message: string): void {

@@ -64,6 +64,8 @@ const CASES: readonly BadInput[] = [
   { what: 'a body that is null', send: () => raw('null'), status: 400, code: 'invalid-request' },
   { what: 'an empty body', send: () => raw(''), status: 400, code: 'invalid-request' },
   { what: 'a body without "query"', send: () => raw('{"variables": {}}'), status: 400, code: 'invalid-request', says: /"query"/ },
+  // Apollo's persisted-query link: the 400 makes it send the document (it was told only that "query" was missing).
+  { what: 'a persisted-query hash without "query"', send: () => raw('{"extensions": {"persistedQuery": {"version": 1, "sha256Hash": "ecf4edb46db40b5132295c0291d62fb65d6759a9eedfa4d5d612dd5ec54a6b38"}}}'), status: 400, code: 'invalid-request', says: /persisted queries .* are not supported: send the document in "query"/ },
   { what: '"query" that is a number', send: () => raw('{"query": 5}'), status: 400, code: 'invalid-request', says: /"query"/ },
   { what: '"query" that is an object', send: () => raw('{"query": {"loans": true}}'), status: 400, code: 'invalid-request', says: /"query"/ },
   { what: '"query" that is blank', send: () => raw('{"query": "   "}'), status: 400, code: 'invalid-request', says: /"query"/ },
@@ -91,6 +93,11 @@ const CASES: readonly BadInput[] = [
   { what: 'a body in an unsupported charset', send: () => raw('{"query": "{ loans { id } }"}', { 'content-type': 'application/json; charset=utf-16' }), status: 400, code: 'invalid-request' },
   // SPEC §5: what is not a GraphQL request is a 400 with an errors array (it was a 415).
   { what: 'a body sent as text/plain', send: () => raw('{"query": "{ loans { id } }"}', { 'content-type': 'text/plain' }), status: 400, code: 'invalid-request', says: /send the request as application\/json/ },
+  // A document sent as itself (express-graphql's application/graphql) or a form was "the request body is not valid JSON".
+  { what: 'a document sent as application/graphql', send: () => raw('{ loans { id } }', { 'content-type': 'application/graphql' }), status: 400, code: 'invalid-request', says: /send the request as application\/json/ },
+  { what: 'a form body', send: () => raw('query=%7B%20loans%20%7B%20id%20%7D%20%7D', { 'content-type': 'application/x-www-form-urlencoded' }), status: 400, code: 'invalid-request', says: /send the request as application\/json/ },
+  // Said "send a mutation with POST" (session 39).
+  { what: 'a GET of a subscription', send: () => send(`${s.url}/api/graph?query=${encodeURIComponent('subscription { loans { id } }')}`, { headers: { authorization: `Token ${s.apiKey}` } }), status: 405, code: 'method-not-allowed', says: /subscription goes over WebSocket/ },
 
   // GraphQL documents that cannot run.
   { what: 'a syntax error', send: () => graph(`{ loans { id }`), status: 200, code: 'parse-failed', says: /Syntax Error/ },
@@ -256,6 +263,68 @@ describe('bad input to POST /api/graph (SPEC §5)', () => {
       const answer = await s.post('/api/graph', { query: `{ loans(where: {name: {_like: "%\\\\"}}) { id } }` }, accept);
       assert.equal(answer.status, 200);
       assert.equal((answer.body as any).errors[0].extensions.code, 'data-exception');
+    });
+
+    // GraphQL over HTTP: the server MUST respect Accept. These were application/json (session 39).
+    const asked: readonly [string, () => Promise<Answer>, number, string][] = [
+      ['malformed JSON (the fast path)', () => raw('{"query"', accept), 400, 'invalid-request'],
+      ['malformed JSON (Express: a charset parameter)', () => raw('{"query"', { ...accept, 'content-type': 'application/json; charset="utf-8"' }), 400, 'invalid-request'],
+      ['a body over the limit', () => s.post('/api/graph', { query: `query($x: String) { loans { id } }`, variables: { x: 'x'.repeat(1_100_000) } }, accept), 413, 'request-too-large'],
+      ['a PUT', () => send(`${s.url}/api/graph`, { method: 'PUT', headers: { ...accept, authorization: `Token ${s.apiKey}` } }), 405, 'method-not-allowed'],
+    ];
+    for (const [what, request, status, code] of asked) {
+      it(`answers ${what} in application/graphql-response+json too`, async () => {
+        const answer = await request();
+        assert.equal(answer.status, status, answer.text);
+        assert.match(answer.contentType ?? '', /^application\/graphql-response\+json/, answer.text);
+        assert.equal((answer.body as any).errors[0].extensions.code, code, answer.text);
+      });
+    }
+
+    // q weights decide, an equal weight the order (it was only the order).
+    const preferences: readonly [string, RegExp, number][] = [
+      ['application/graphql-response+json;q=0.5, application/json', /^application\/json/, 200],
+      ['application/json;q=0.9, application/graphql-response+json', /^application\/graphql-response\+json/, 400],
+      ['application/json, application/graphql-response+json', /^application\/json/, 200],
+      ['application/graphql-response+json, application/json', /^application\/graphql-response\+json/, 400],
+      ['application/graphql-response+json;q=0', /^application\/json/, 200],
+      ['Application/GraphQL-Response+JSON', /^application\/graphql-response\+json/, 400],
+    ];
+    for (const [header, type, status] of preferences) {
+      it(`Accept: ${header} → ${type.source.slice(1).replaceAll('\\', '')}, a validation error ${status}`, async () => {
+        const answer = await s.post('/api/graph', { query: `{ loans { nope } }` }, { accept: header });
+        assert.match(answer.contentType ?? '', type, answer.text);
+        assert.equal(answer.status, status, answer.text);
+      });
+    }
+  });
+
+  describe('a method a GraphQL path does not take: 405 with Allow, as on every path (it was a 404, or for OPTIONS a 200)', () => {
+    const methods: readonly [string, string, string][] = [
+      ['PUT', '/api/graph', 'GET, HEAD, POST'],
+      ['DELETE', '/api/graph', 'GET, HEAD, POST'],
+      ['PATCH', '/api/graph/', 'GET, HEAD, POST'],
+      ['OPTIONS', '/api/graph', 'GET, HEAD, POST'],
+      ['GET', '/api/graph/explain', 'POST'],
+      ['OPTIONS', '/api/graph/explain', 'POST'],
+    ];
+    for (const [method, path, allow] of methods) {
+      it(`${method} ${path}`, async () => {
+        const response = await fetch(`${s.url}${path}`, { method, headers: { authorization: `Token ${s.apiKey}`, origin: 'https://elsewhere.example', 'access-control-request-method': 'POST' } });
+        const text = await response.text();
+        assert.equal(response.status, 405, text);
+        assert.equal(response.headers.get('allow'), allow);
+        assert.equal(response.headers.get('access-control-allow-origin'), null, 'no CORS');
+        assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+        const body = JSON.parse(text) as { errors: { message: string; extensions: { code: string } }[] };
+        assert.equal(body.errors[0]!.extensions.code, 'method-not-allowed');
+        assert.match(body.errors[0]!.message, new RegExp(`^${method} is not supported here; this path takes ${allow}`));
+      });
+    }
+
+    it('still refuses a request without a key first (403)', async () => {
+      const response = await fetch(`${s.url}/api/graph`, { method: 'PUT' });
+      assert.equal(response.status, 403);
     });
   });
 
