@@ -1,5 +1,5 @@
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, YAMLParseError, type Document } from 'yaml';
 import type { MetadataDocument } from './document.js';
 import metadataSchema from './metadata.schema.json' with { type: 'json' };
 import { FIELD_TYPES, MetadataError, SCALAR_TYPES, type FieldType } from './model.js';
@@ -15,9 +15,13 @@ const documentValidator = (): ValidateFunction => (compiled ??= new Ajv({ allErr
  * collection and field; `source` names the text in the YAML error.
  */
 export function parseMetadataDocument(text: string, source = 'metadata'): MetadataDocument {
+  const lineCounter = new LineCounter();
+  let parsed: Document.Parsed;
   let document: unknown;
   try {
-    document = parseYaml(text);
+    parsed = parseDocument(text, { lineCounter });
+    if (parsed.errors.length) throw parsed.errors[0];
+    document = parsed.toJS();
   } catch (error) {
     const line = error instanceof YAMLParseError && error.linePos ? error.linePos[0].line : null;
     // The library's first line ends with a colon before its code frame: the line itself instead.
@@ -25,7 +29,30 @@ export function parseMetadataDocument(text: string, source = 'metadata'): Metada
     const shown = line === null ? '' : text.split('\n')[line - 1]?.trim() ?? '';
     throw new MetadataError([`${source} is not valid YAML${line === null ? '' : ` at line ${line}`}: ${said}${shown ? ` (the line: ${shown})` : ''}`]);
   }
-  return validateMetadataDocument(document);
+  return validateMetadataDocument(document, lineLocator(parsed, lineCounter));
+}
+
+/** Where in the file a place of the document is: its line (1 and up), or null. */
+type LineLocator = (pointer: string, key?: string) => number | null;
+
+/**
+ * The line of the node at a JSON pointer (ajv's `instancePath`) — of one of its keys when `key`
+ * is given (an unknown key, a name that is not valid) — from the parsed YAML's ranges. Before
+ * session 39 a schema problem named its place only by keys ("collection loans, field x"), which
+ * in a long file an admin had to search for.
+ */
+function lineLocator(parsed: Document.Parsed, lineCounter: LineCounter): LineLocator {
+  return (pointer, key) => {
+    const path = pointer.split('/').slice(1).map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const node = path.length ? parsed.getIn(path, true) : parsed.contents;
+    let offset: number | undefined;
+    if (key !== undefined && isMap(node)) {
+      const pair = node.items.find((item) => (isScalar(item.key) ? String(item.key.value) : String(item.key)) === key);
+      offset = isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
+    }
+    offset ??= (node as { range?: [number, number, number] } | null | undefined)?.range?.[0];
+    return offset === undefined ? null : lineCounter.linePos(offset).line;
+  };
 }
 
 /**
@@ -33,9 +60,9 @@ export function parseMetadataDocument(text: string, source = 'metadata'): Metada
  * contents, or a document the server declares as data (a fixed view: its types are checked by
  * the compiler, its names by the schema's patterns).
  */
-export function validateMetadataDocument(document: unknown): MetadataDocument {
+export function validateMetadataDocument(document: unknown, lineOf: LineLocator = () => null): MetadataDocument {
   const validateDocument = documentValidator();
-  if (!validateDocument(document)) throw new MetadataError(describeSchemaErrors(document, validateDocument.errors ?? []));
+  if (!validateDocument(document)) throw new MetadataError(describeSchemaErrors(document, validateDocument.errors ?? [], lineOf));
   return document as unknown as MetadataDocument;
 }
 
@@ -43,8 +70,12 @@ export function validateMetadataDocument(document: unknown): MetadataDocument {
  * ajv's errors, one line per place. A field spec is a `oneOf` (a type name, `{type, column}`,
  * `{type, custom_field}`), whose raw errors say little; they are replaced by one plain sentence.
  */
-function describeSchemaErrors(document: unknown, errors: readonly ErrorObject[]): string[] {
+function describeSchemaErrors(document: unknown, errors: readonly ErrorObject[], lineOf: LineLocator): string[] {
   const lines: string[] = [];
+  const at = (pointer: string, key?: string): string => {
+    const line = lineOf(pointer, key);
+    return line === null ? '' : ` (line ${line})`;
+  };
   const seenFields = new Set<string>();
   for (const error of errors) {
     // A name that breaks `propertyNames` (a field called my-label): ajv reports the pattern
@@ -52,7 +83,7 @@ function describeSchemaErrors(document: unknown, errors: readonly ErrorObject[])
     if (error.keyword === 'propertyNames') {
       const name = String((error.params as { propertyName?: unknown }).propertyName);
       const rule = name === 'admin' && error.instancePath === '/roles' ? 'admin is the built-in role' : 'a letter, then letters, digits or _; at most 63 characters';
-      lines.push(`${describePath(error.instancePath)}: "${name}" is not a valid name (${rule})`);
+      lines.push(`${describePath(error.instancePath)}: "${name}" is not a valid name (${rule})${at(error.instancePath, name)}`);
       continue;
     }
     if ((error as { propertyName?: string }).propertyName !== undefined) continue;
@@ -60,9 +91,10 @@ function describeSchemaErrors(document: unknown, errors: readonly ErrorObject[])
     if (field) {
       if (seenFields.has(field)) continue;
       seenFields.add(field);
-      lines.push(`${describePath(field)}: ${describeFieldProblem(valueAt(document, field))}`);
+      lines.push(`${describePath(field)}: ${describeFieldProblem(valueAt(document, field))}${at(field)}`);
     } else {
-      lines.push(`${describePath(error.instancePath)}: ${describeProblem(error, valueAt(document, error.instancePath))}`);
+      const unknownKey = error.keyword === 'additionalProperties' ? (error.params as { additionalProperty?: string }).additionalProperty : undefined;
+      lines.push(`${describePath(error.instancePath)}: ${describeProblem(error, valueAt(document, error.instancePath))}${at(error.instancePath, unknownKey)}`);
     }
   }
   return lines;

@@ -16,17 +16,19 @@ function problemsOf(text: string): readonly string[] {
 const HEAD = 'version: 1\ntenant_column: account_id\n';
 const LOANS = '  loans:\n    table: loans\n    primary_key: id\n';
 
-describe('Metadata: a file the JSON Schema refuses is described by place and by what was expected', () => {
+describe('Metadata: a file the JSON Schema refuses is described by place (keys and line) and by what was expected', () => {
   for (const [what, text, problems] of [
-    ['collections written as a list', `${HEAD}collections:\n  - loans\n`, ['collections: expected a mapping (name: value entries), found a list']],
-    ['collections written as a number', `${HEAD}collections: 5\n`, ['collections: expected a mapping (name: value entries), found the number 5']],
-    ['a collection written as text', `${HEAD}collections:\n  loans: everything\n`, ['collection loans: expected a mapping (name: value entries), found text "everything"']],
-    ['a collection\'s fields written as a list', `${HEAD}collections:\n${LOANS}    fields: [id, name]\n`, ['collection loans, fields: expected a mapping (name: value entries), found a list']],
-    ['a version other than 1', `version: 2\ntenant_column: account_id\ncollections:\n${LOANS}    fields: {id: uuid}\n`, ['version: expected 1, found the number 2']],
-    ['an unknown key of a collection', `${HEAD}collections:\n${LOANS}    colour: red\n    fields: {id: uuid}\n`, ['collection loans: must NOT have additional properties: unknown key "colour"']],
-    ['a whole file that is a list', '- version: 1\n', ['metadata: expected a mapping (name: value entries), found a list']],
-    ['a whole file that is a sentence', 'just some text\n', ['metadata: expected a mapping (name: value entries), found text "just some text"']],
-    ['event types written as a list', `${HEAD}collections:\n${LOANS}    fields: {id: uuid}\nevent_types: [loan.created]\n`, ['event_types: expected a mapping (name: value entries), found a list']],
+    ['collections written as a list', `${HEAD}collections:\n  - loans\n`, ['collections: expected a mapping (name: value entries), found a list (line 4)']],
+    ['collections written as a number', `${HEAD}collections: 5\n`, ['collections: expected a mapping (name: value entries), found the number 5 (line 3)']],
+    ['a collection written as text', `${HEAD}collections:\n  loans: everything\n`, ['collection loans: expected a mapping (name: value entries), found text "everything" (line 4)']],
+    ['a collection\'s fields written as a list', `${HEAD}collections:\n${LOANS}    fields: [id, name]\n`, ['collection loans, fields: expected a mapping (name: value entries), found a list (line 7)']],
+    ['a version other than 1', `version: 2\ntenant_column: account_id\ncollections:\n${LOANS}    fields: {id: uuid}\n`, ['version: expected 1, found the number 2 (line 1)']],
+    ['an unknown key of a collection', `${HEAD}collections:\n${LOANS}    colour: red\n    fields: {id: uuid}\n`, ['collection loans: must NOT have additional properties: unknown key "colour" (line 7)']],
+    ['a whole file that is a list', '- version: 1\n', ['metadata: expected a mapping (name: value entries), found a list (line 1)']],
+    ['a whole file that is a sentence', 'just some text\n', ['metadata: expected a mapping (name: value entries), found text "just some text" (line 1)']],
+    // The line of the field's value: in a long file, where to look (session 39: only the keys were named).
+    ['a field of a type that does not exist, deep in the file', `${HEAD}collections:\n${LOANS}    fields:\n      id: uuid\n      name: text\n      amount: money\n`, ['collection loans, field amount: type "money" is not one of uuid, text, numeric, integer, boolean, date, timestamptz, jsonb, json, bigint, smallint, float8, real, citext, timestamp, time, or an array of one but json and jsonb (text[]) (line 10)']],
+    ['event types written as a list', `${HEAD}collections:\n${LOANS}    fields: {id: uuid}\nevent_types: [loan.created]\n`, ['event_types: expected a mapping (name: value entries), found a list (line 8)']],
   ] as const) {
     it(what, () => {
       const found = problemsOf(text);

@@ -88,7 +88,7 @@ describe('Metadata: what a malformed file is told', () => {
 
   it('names a field whose name is not valid, once', () => {
     assert.deepEqual(problemsOf(collection('      id: uuid\n      my-label: { type: text, column: label }\n')), [
-      'collection notes, fields: "my-label" is not a valid name (a letter, then letters, digits or _; at most 63 characters)',
+      'collection notes, fields: "my-label" is not a valid name (a letter, then letters, digits or _; at most 63 characters) (line 9)',
     ]);
   });
 
