@@ -24,6 +24,18 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const ACCOUNT_COLUMNS = 'id, slug, name, currency, timezone';
 /** The ISO 4217 codes this Node's Intl knows (and can therefore show with their symbol). */
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+/**
+ * The ISO 4217 codes whose minor unit is not a hundredth (ISO 4217's own table, not Intl's
+ * display digits, which differ: CLDR shows HUF or IDR without decimals, ISO gives them two). The
+ * ledger keeps every amount to the cent (`numeric(14,2)`, SPEC §7/§12), so in these it would make
+ * amounts the currency does not have (¥0.19) or could not take the ones it has (BHD 0.005).
+ */
+const MINOR_UNIT_NOT_CENTS: ReadonlyMap<string, string> = new Map([
+  ...['BIF', 'CLP', 'DJF', 'GNF', 'ISK', 'JPY', 'KMF', 'KRW', 'PYG', 'RWF', 'UGX', 'UYI', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'].map((code) => [code, 'no minor unit'] as const),
+  ...['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND'].map((code) => [code, 'three decimals'] as const),
+  ...['CLF', 'UYW'].map((code) => [code, 'four decimals'] as const),
+  ...['XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'XPD', 'XPT', 'XSU', 'XTS', 'XUA', 'XXX'].map((code) => [code, 'no minor unit (a metal, a unit of account or a testing code)'] as const),
+]);
 
 /** A new account's slug, or a `UserInputError` saying how one is written. */
 export function checkAccountSlug(slug: string): string {
@@ -42,6 +54,12 @@ export function checkAccountSettingsText(settings: AccountSettings): void {
     refuseNulCharacter('currency', settings.currency);
     if (!/^[A-Z]{3}$/.test(settings.currency) || !CURRENCIES.has(settings.currency)) {
       throw new UserInputError(`currency "${settings.currency}" is not an ISO 4217 code this service knows (three capital letters, e.g. USD, EUR, GBP, CAD)`);
+    }
+    const minorUnit = MINOR_UNIT_NOT_CENTS.get(settings.currency);
+    if (minorUnit !== undefined) {
+      throw new UserInputError(
+        `currency "${settings.currency}" has ${minorUnit} in ISO 4217, but the ledger keeps every amount to the cent (two decimals): an account's currency is one with cents (e.g. USD, EUR, GBP, CHF, CAD)`,
+      );
     }
   }
   if (settings.timezone !== undefined) refuseNulCharacter('timezone', settings.timezone);
