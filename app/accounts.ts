@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/index.js';
+import type { Database, Queryable } from '../db/index.js';
 import { refuseNulCharacter, UserInputError } from './errors.js';
 import { hashPassword } from './passwords.js';
 
@@ -88,17 +88,30 @@ export async function createAccount(db: Queryable, slug: string, name?: string, 
   return rows[0];
 }
 
-/** Changes an account's name, currency or time zone (what is given); returns the account as it now is. */
-export async function updateAccount(db: Queryable, slug: string, settings: AccountSettings): Promise<Account> {
+/**
+ * Changes an account's name, currency or time zone (what is given); returns the account as it now
+ * is. A time zone that puts the business date back (Pacific/Kiritimati to Pacific/Honolulu: a day)
+ * reopens the days the daily jobs recorded after the new date (`ledger_job_days.complete`,
+ * migration 0075): they have not begun in the new zone, and a write dated the new day brings its
+ * loan's stored ledger back to it, so when the day comes again the job brings that loan forward.
+ * Before, the day counted as done: the loan's interest due, days past due and a late fee falling
+ * due that day stayed a day behind until the day after.
+ */
+export async function updateAccount(db: Database, slug: string, settings: AccountSettings): Promise<Account> {
   const account = await findAccount(db, slug);
   if (settings.name !== undefined && settings.name.trim() === '') throw new UserInputError('an account name may not be blank');
   const checked = await checkAccountSettings(db, settings);
-  const { rows } = await db.query<Account>(
-    `UPDATE accounts SET name = coalesce($2, name), currency = coalesce($3, currency), timezone = coalesce($4, timezone)
-      WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
-    [account.id, checked.name ?? null, checked.currency ?? null, checked.timezone ?? null],
-  );
-  return rows[0]!;
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<Account>(
+      `UPDATE accounts SET name = coalesce($2, name), currency = coalesce($3, currency), timezone = coalesce($4, timezone)
+        WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+      [account.id, checked.name ?? null, checked.currency ?? null, checked.timezone ?? null],
+    );
+    if (checked.timezone !== undefined && checked.timezone !== account.timezone) {
+      await tx.query('UPDATE ledger_job_days SET complete = false WHERE account_id = $1 AND complete AND business_date > loanql_business_date($1)', [account.id]);
+    }
+    return rows[0]!;
+  });
 }
 
 export async function findAccount(db: Queryable, slug: string): Promise<Account> {
