@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/index.js';
+import type { Database, Queryable } from '../db/index.js';
 import { refuseNulCharacter, UserInputError } from './errors.js';
 import { hashPassword } from './passwords.js';
 
@@ -24,6 +24,18 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const ACCOUNT_COLUMNS = 'id, slug, name, currency, timezone';
 /** The ISO 4217 codes this Node's Intl knows (and can therefore show with their symbol). */
 const CURRENCIES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+/**
+ * The ISO 4217 codes whose minor unit is not a hundredth (ISO 4217's own table, not Intl's
+ * display digits, which differ: CLDR shows HUF or IDR without decimals, ISO gives them two). The
+ * ledger keeps every amount to the cent (`numeric(14,2)`, SPEC §7/§12), so in these it would make
+ * amounts the currency does not have (¥0.19) or could not take the ones it has (BHD 0.005).
+ */
+const MINOR_UNIT_NOT_CENTS: ReadonlyMap<string, string> = new Map([
+  ...['BIF', 'CLP', 'DJF', 'GNF', 'ISK', 'JPY', 'KMF', 'KRW', 'PYG', 'RWF', 'UGX', 'UYI', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'].map((code) => [code, 'no minor unit'] as const),
+  ...['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND'].map((code) => [code, 'three decimals'] as const),
+  ...['CLF', 'UYW'].map((code) => [code, 'four decimals'] as const),
+  ...['XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'XPD', 'XPT', 'XSU', 'XTS', 'XUA', 'XXX'].map((code) => [code, 'no minor unit (a metal, a unit of account or a testing code)'] as const),
+]);
 
 /** A new account's slug, or a `UserInputError` saying how one is written. */
 export function checkAccountSlug(slug: string): string {
@@ -42,6 +54,12 @@ export function checkAccountSettingsText(settings: AccountSettings): void {
     refuseNulCharacter('currency', settings.currency);
     if (!/^[A-Z]{3}$/.test(settings.currency) || !CURRENCIES.has(settings.currency)) {
       throw new UserInputError(`currency "${settings.currency}" is not an ISO 4217 code this service knows (three capital letters, e.g. USD, EUR, GBP, CAD)`);
+    }
+    const minorUnit = MINOR_UNIT_NOT_CENTS.get(settings.currency);
+    if (minorUnit !== undefined) {
+      throw new UserInputError(
+        `currency "${settings.currency}" has ${minorUnit} in ISO 4217, but the ledger keeps every amount to the cent (two decimals): an account's currency is one with cents (e.g. USD, EUR, GBP, CHF, CAD)`,
+      );
     }
   }
   if (settings.timezone !== undefined) refuseNulCharacter('timezone', settings.timezone);
@@ -70,17 +88,30 @@ export async function createAccount(db: Queryable, slug: string, name?: string, 
   return rows[0];
 }
 
-/** Changes an account's name, currency or time zone (what is given); returns the account as it now is. */
-export async function updateAccount(db: Queryable, slug: string, settings: AccountSettings): Promise<Account> {
+/**
+ * Changes an account's name, currency or time zone (what is given); returns the account as it now
+ * is. A time zone that puts the business date back (Pacific/Kiritimati to Pacific/Honolulu: a day)
+ * reopens the days the daily jobs recorded after the new date (`ledger_job_days.complete`,
+ * migration 0075): they have not begun in the new zone, and a write dated the new day brings its
+ * loan's stored ledger back to it, so when the day comes again the job brings that loan forward.
+ * Before, the day counted as done: the loan's interest due, days past due and a late fee falling
+ * due that day stayed a day behind until the day after.
+ */
+export async function updateAccount(db: Database, slug: string, settings: AccountSettings): Promise<Account> {
   const account = await findAccount(db, slug);
   if (settings.name !== undefined && settings.name.trim() === '') throw new UserInputError('an account name may not be blank');
   const checked = await checkAccountSettings(db, settings);
-  const { rows } = await db.query<Account>(
-    `UPDATE accounts SET name = coalesce($2, name), currency = coalesce($3, currency), timezone = coalesce($4, timezone)
-      WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
-    [account.id, checked.name ?? null, checked.currency ?? null, checked.timezone ?? null],
-  );
-  return rows[0]!;
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<Account>(
+      `UPDATE accounts SET name = coalesce($2, name), currency = coalesce($3, currency), timezone = coalesce($4, timezone)
+        WHERE id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+      [account.id, checked.name ?? null, checked.currency ?? null, checked.timezone ?? null],
+    );
+    if (checked.timezone !== undefined && checked.timezone !== account.timezone) {
+      await tx.query('UPDATE ledger_job_days SET complete = false WHERE account_id = $1 AND complete AND business_date > loanql_business_date($1)', [account.id]);
+    }
+    return rows[0]!;
+  });
 }
 
 export async function findAccount(db: Queryable, slug: string): Promise<Account> {

@@ -1,4 +1,4 @@
-import { moneyText } from '../domain/moneyText.js';
+import { pdfMoneyText } from '../domain/moneyText.js';
 import type { PayoffLetter, UnpaidFee } from './payoffLetters.js';
 
 /**
@@ -9,7 +9,8 @@ import type { PayoffLetter, UnpaidFee } from './payoffLetters.js';
  * itemised figures ending in the total to pay off, then the per diem as information and the note
  * that a later day needs a new quote (SPEC §12 R5: never extrapolated), and the profile's payment
  * instructions when it has them. Money in the account's
- * currency to the cent, with `-` for a subtracted part (the standard fonts have no minus sign);
+ * currency to the cent, with `-` for a subtracted part (the standard fonts have no minus sign) and
+ * the currency's code where they have no sign for it (`INR 84,600.20`: `pdfMoneyText`);
  * days ISO. Helvetica covers Western European text only, as the statement's.
  */
 
@@ -47,7 +48,7 @@ export async function payoffLetterPdf(letter: PayoffLetter): Promise<Buffer> {
 
   const left = MARGIN;
   const width = doc.page.width - 2 * MARGIN;
-  const money = (amount: string) => moneyText(amount, letter.currency, '-');
+  const money = (amount: string) => pdfMoneyText(amount, letter.currency);
   /** What a subtracted part does to the total: 50.00 → -$50.00, -100.00 → $100.00. */
   const less = (amount: string) => money(amount.startsWith('-') ? amount.slice(1) : /^[0.]+$/.test(amount) ? amount : `-${amount}`);
   const { figures } = letter;

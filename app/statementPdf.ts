@@ -1,4 +1,4 @@
-import { moneyText } from '../domain/moneyText.js';
+import { pdfMoneyText } from '../domain/moneyText.js';
 import { STATEMENT_COLUMNS, type InvestorStatement } from './investorStatements.js';
 
 /**
@@ -6,7 +6,7 @@ import { STATEMENT_COLUMNS, type InvestorStatement } from './investorStatements.
  * letterhead at the top (its legal name or else the account's name, with the address, phone and
  * e-mail of its profile when given: `accountProfile.ts`), the investor and the period, one row per loan with the statement's
  * columns and a totals row, money in the account's currency (`domain/moneyText.ts`, with `-` for
- * a negative amount: the standard fonts have no minus sign). One page while the loans fit (about
+ * a negative amount: the standard fonts have no minus sign; the code for a sign they lack, `INR`). One page while the loans fit (about
  * 25); more loans continue on further pages, the column headings repeated and every page numbered.
  * The standard Helvetica font covers Western European text (WinAnsi); a name in another script
  * prints wrongly — embedding a font for those is left for when an account needs it.
@@ -40,7 +40,7 @@ export async function statementPdf(statement: InvestorStatement, generatedOn: st
   const right = doc.page.width - PAGE.margin;
   const bottom = doc.page.height - PAGE.margin - 20;
   const amountWidth = (right - left - LOAN_COLUMN) / STATEMENT_COLUMNS.length;
-  const money = (amount: string): string => moneyText(amount, statement.currency, '-');
+  const money = (amount: string): string => pdfMoneyText(amount, statement.currency);
   const { letterhead } = statement;
   const accountName = letterhead.name;
   const personName = oneLine(statement.person.name);

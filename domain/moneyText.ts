@@ -2,8 +2,8 @@
  * Money as people read it, in an account's currency: `84600.2` in USD → `$84,600.20`, in EUR →
  * `€84,600.20`, a negative amount `−$5.00` (or with `-` where the font has no minus sign: PDFs
  * made with the standard fonts). Two decimals; a value with more decimals keeps them all. The
- * digits go from text to text, never through a float. The dashboard's `cash` and the investor
- * statement's PDF both use it.
+ * digits go from text to text, never through a float. The dashboard's `cash` uses it; the payoff
+ * letter's and investor statement's PDFs use `pdfMoneyText` (the code for a sign their fonts lack).
  */
 
 const affixes = new Map<string, { readonly prefix: string; readonly suffix: string }>();
@@ -45,8 +45,28 @@ export function groupedDigits(digits: string): string {
  * currency sign (default U+2212 `−`). A text that is not a decimal is returned as given.
  */
 export function moneyText(amount: string, currency: string, minus = '−'): string {
+  return withAffixes(amount, currencyAffixes(currency), minus);
+}
+
+/**
+ * What the standard PDF fonts can print (Windows-1252: printable ASCII, Latin-1 and `€`, among
+ * others): a currency sign outside it (`₹`, `₪`, `₱`) came out of a letter as another character
+ * (`¹84,600.20`, `ª84,600.20`, `±84,600.20`).
+ */
+const STANDARD_FONT_TEXT = /^[\x20-\x7e\xa0-\xff€]*$/;
+
+/**
+ * `moneyText` for a PDF made with the standard fonts: `-` for the minus sign, and the currency's
+ * code instead of a sign those fonts cannot print (`INR 84,600.20`, not `₹84,600.20`).
+ */
+export function pdfMoneyText(amount: string, currency: string): string {
+  const affixes = currencyAffixes(currency);
+  const printable = STANDARD_FONT_TEXT.test(affixes.prefix + affixes.suffix);
+  return withAffixes(amount, printable ? affixes : { prefix: `${currency}\u00a0`, suffix: '' }, '-');
+}
+
+function withAffixes(amount: string, { prefix, suffix }: { readonly prefix: string; readonly suffix: string }, minus: string): string {
   if (!/^-?\d+(\.\d*)?$/.test(amount)) return amount;
   const digits = groupedDigits(twoDecimals(/^-[0.]+$/.test(amount) ? amount.slice(1) : amount));
-  const { prefix, suffix } = currencyAffixes(currency);
   return digits.startsWith('-') ? `${minus}${prefix}${digits.slice(1)}${suffix}` : `${prefix}${digits}${suffix}`;
 }

@@ -61,4 +61,20 @@ describe('Payoff letter PDF', () => {
     assert.ok(page!.text.startsWith('Harbor Private Lending Amounts in EUR Payoff letter Issued 2026-04-01'), page!.text);
     assert.ok(page!.text.includes('Oak Ave sale (3f1c2a9e-0000-4000-8000-000000000001)'));
   });
+
+  it("each lender's currency as the letter prints it: a sign the standard fonts lack gives way to the code, never another character", async () => {
+    // Before: ₹, ₪ and ₱ came out as ¹, ª and ± (the low byte of each in the font's encoding).
+    const expected: readonly (readonly [string, string])[] = [
+      ['EUR', '€84,600.20'], ['CHF', 'CHF 84,600.20'], ['GBP', '£84,600.20'], ['INR', 'INR 84,600.20'], ['ILS', 'ILS 84,600.20'], ['PHP', 'PHP 84,600.20'],
+    ];
+    for (const [currency, payoff] of expected) {
+      const [page] = await pdfPages(await payoffLetterPdf({ ...letter([{ kind: 'late', rowNumber: 3, date: '2026-03-02', description: null, unpaid: '53.31' }], { principalOutstanding: '84546.89', feesDue: '53.31', accruedInterest: '0.00', payoff: '84600.20', perDiem: '1066.19' }), currency }));
+      const text = page!.text.replace(/\u00a0/g, ' ');
+      const fee = payoff.replace('84,600.20', '53.31');
+      assert.ok(text.includes(`Total to pay off on 2026-03-31 ${payoff}`), `${currency}: ${text}`);
+      assert.ok(text.includes(`Per diem: ${payoff.replace('84,600.20', '1,066.19')}`), `${currency}: ${text}`);
+      assert.ok(text.includes(`Fees due ${fee}`), `${currency}: ${text}`);
+      assert.match(text, new RegExp(`Amounts in ${currency}`));
+    }
+  });
 });

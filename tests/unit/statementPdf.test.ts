@@ -62,4 +62,15 @@ describe('Investor statement PDF: names as written', () => {
     assert.match(pages[1]!, /Loan 40/);
     assert.match(pages[1]!, /Total/);
   });
+
+  it('amounts in a currency whose sign the standard fonts lack are printed with its code (INR 5,230.93), never another character', async () => {
+    // Before: `¹5,230.93`, the ₹ sign's low byte in the font's encoding.
+    for (const [currency, total] of [['INR', 'INR 5,230.93'], ['CHF', 'CHF 5,230.93'], ['EUR', '€5,230.93']] as const) {
+      const [page] = await pageTexts(await statementPdf({ ...statement('Ann Investor', [loan('Elm St bridge', 1)]), currency }, '2026-03-01'));
+      const text = page!.replace(/\u00a0/g, ' ');
+      assert.ok(text.includes(total), `${currency}: ${text}`);
+      assert.ok(text.includes(`Amounts in ${currency}.`), `${currency}: ${text}`);
+      assert.doesNotMatch(text, /[¹ª±]/);
+    }
+  });
 });
