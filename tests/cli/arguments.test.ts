@@ -194,7 +194,7 @@ describe('loanql checks its command line before it opens the database', () => {
   it('reads the file metadata check is given before the database: a missing or malformed one is named (exit 2, a line per problem)', async () => {
     const malformed = join(dir, 'not-metadata.yaml');
     writeFileSync(malformed, 'version: 1\ntenant_column: account_id\ncollections: [loans]\n');
-    for (const [file, problem] of [[join(dir, 'missing.yaml'), /cannot read/], [malformed, /^  - collections: expected a mapping \(name: value entries\), found a list$/m]] as const) {
+    for (const [file, problem] of [[join(dir, 'missing.yaml'), /cannot read/], [malformed, /^  - collections: expected a mapping \(name: value entries\), found a list \(line 3\)$/m]] as const) {
       const result = await runInProcess(['metadata', 'check', '--file', file]);
       assert.equal(result.code, 2, result.stdout + result.stderr);
       assert.ok(result.stderr.startsWith(`loanql: ${file}: invalid metadata:\n`), result.stderr);
