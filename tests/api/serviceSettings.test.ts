@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromEnv } from '../../app/config.js';
 import { databaseSettingsFromEnv } from '../../db/index.js';
-import { assertBuilt, runCli, runServiceToExit } from '../support/processes.js';
+import { assertBuilt, freePort, runCli, runServiceToExit } from '../support/processes.js';
 import { copyMigratedDataDir, createServerDatabase } from '../support/testDatabase.js';
 
 /**
@@ -184,7 +184,7 @@ describe('API processes that cannot start', () => {
   it('one process (WORKERS unset): exits 1 at once with one line naming the file', async () => {
     const dataDir = join(dir, 'data');
     await copyMigratedDataDir(dataDir);
-    const result = await runServiceToExit({ DATA_DIR: dataDir, METADATA_PATH: missing(), DEMO_SCALE: '0.0001' }, 18969, dir);
+    const result = await runServiceToExit({ DATA_DIR: dataDir, METADATA_PATH: missing(), DEMO_SCALE: '0.0001' }, await freePort(), dir);
     assert.equal(result.code, 1, result.stdout + result.stderr);
     assert.equal(result.stderr, `loanql failed to start: ${reason()}\n`);
   });
@@ -194,7 +194,7 @@ describe('API processes that cannot start', () => {
     const created = await createServerDatabase(serverUrl!);
     try {
       const started = Date.now();
-      const result = await runServiceToExit({ DATABASE_URL: created.url, WORKERS: '2', METADATA_PATH: missing(), DEMO_SCALE: '0.0001' }, 18969, dir, 90_000);
+      const result = await runServiceToExit({ DATABASE_URL: created.url, WORKERS: '2', METADATA_PATH: missing(), DEMO_SCALE: '0.0001' }, await freePort(), dir, 90_000);
       const took = Date.now() - started;
       assert.equal(result.code, 1, result.stdout + result.stderr);
       const failures = result.stdout
