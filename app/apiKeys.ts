@@ -134,12 +134,13 @@ export async function listApiKeys(db: Queryable, accountId?: string): Promise<Ap
  * refused (403 `Not authorized`) while the role is missing. A role renamed or removed in the
  * file is not an invalid edit (revoking a role's keys that way is the admin's choice), so a
  * reload is not refused; before, nothing told the admin that keys had just stopped working.
+ * With `accountId`, only that account's keys (the dashboard's metadata page).
  */
-export async function keysWithoutRole(db: Queryable, roles: Iterable<string>): Promise<string[]> {
+export async function keysWithoutRole(db: Queryable, roles: Iterable<string>, accountId?: string): Promise<string[]> {
   const { rows } = await db.query<{ role: string; keys: number; prefixes: string[] | string }>(
     `SELECT role, count(*)::int AS keys, (array_agg(prefix ORDER BY created_at, prefix))[1:5] AS prefixes
-       FROM api_keys WHERE active AND NOT (role = ANY ($1::text[])) GROUP BY role ORDER BY role`,
-    [[...roles]],
+       FROM api_keys WHERE active AND NOT (role = ANY ($1::text[])) AND ($2::uuid IS NULL OR account_id = $2::uuid) GROUP BY role ORDER BY role`,
+    [[...roles], accountId ?? null],
   );
   return rows.map(({ role, keys, prefixes }) => {
     const shown = Array.isArray(prefixes) ? prefixes : prefixes.replace(/^\{|\}$/g, '').split(',');
@@ -153,13 +154,14 @@ export async function keysWithoutRole(db: Queryable, roles: Iterable<string>): P
  * variable's type (changed since) cannot hold (its requests then fail) — one warning per role
  * and problem, naming the keys by prefix. Before, such an edit loaded with no word, and those
  * keys answered nothing, or `invalid input syntax for type uuid: "Acme"`, from then on.
+ * With `accountId`, only that account's keys.
  */
-export async function keysWhoseVariablesDoNotFit(db: Queryable, roles: ReadonlyMap<string, { readonly variables: ReadonlyMap<string, ScalarType> }>): Promise<string[]> {
+export async function keysWhoseVariablesDoNotFit(db: Queryable, roles: ReadonlyMap<string, { readonly variables: ReadonlyMap<string, ScalarType> }>, accountId?: string): Promise<string[]> {
   const withVariables = [...roles].filter(([, role]) => role.variables.size > 0).map(([name]) => name);
   if (!withVariables.length) return [];
   const { rows } = await db.query<{ role: string; prefix: string; variables: unknown }>(
-    `SELECT role, prefix, variables FROM api_keys WHERE active AND role = ANY ($1::text[]) ORDER BY role, created_at, prefix`,
-    [withVariables],
+    `SELECT role, prefix, variables FROM api_keys WHERE active AND role = ANY ($1::text[]) AND ($2::uuid IS NULL OR account_id = $2::uuid) ORDER BY role, created_at, prefix`,
+    [withVariables, accountId ?? null],
   );
   /** The keys of each misfit, by role, variable and what is wrong (`lacks`, or the value it carries). */
   const misfits = new Map<string, { role: string; name: string; type: ScalarType; value: string | null; prefixes: string[] }>();

@@ -34,11 +34,17 @@ export interface ReloadOutcome {
 /**
  * What an admin should know about a metadata that loads: roles active keys carry and it lacks,
  * keys whose variables no longer fit their role, and event types active webhook endpoints
- * subscribe to and it lacks.
+ * subscribe to and it lacks. Keys are named by prefix, endpoints by id (never a key or a URL).
+ * With `accountId`, only that account's keys and endpoints (the dashboard's metadata page: an
+ * account's admin sees no other account's); without, the whole service's (the log, the CLI).
  */
-export async function metadataWarnings(engine: GraphEngine, db: Database): Promise<string[]> {
+export async function metadataWarnings(engine: GraphEngine, db: Database, accountId?: string): Promise<string[]> {
   const { roles, eventTypes } = engine.metadata;
-  return [...(await keysWithoutRole(db, roles.keys())), ...(await keysWhoseVariablesDoNotFit(db, roles)), ...(await endpointsWithoutEventType(db, eventTypes.keys()))];
+  return [
+    ...(await keysWithoutRole(db, roles.keys(), accountId)),
+    ...(await keysWhoseVariablesDoNotFit(db, roles, accountId)),
+    ...(await endpointsWithoutEventType(db, eventTypes.keys(), accountId)),
+  ];
 }
 
 /** An edit of the metadata file that was refused, and why (the previous engine kept serving). */

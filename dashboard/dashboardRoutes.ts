@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { isConnectionError, isStatementTimeout, isWriteConflict, type Database } from '../db/index.js';
 import { bodyProblem } from '../http/bodyErrors.js';
 import type { Logger } from '../app/logger.js';
-import type { EngineHolder } from '../app/engineHolder.js';
+import { metadataWarnings, type EngineHolder } from '../app/engineHolder.js';
 import { LoginThrottle } from '../app/loginThrottle.js';
 import { listApiKeys } from '../app/apiKeys.js';
 import { assetRoutes, findAssetsDirectory } from './assets.js';
@@ -84,8 +84,12 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   router.get('/console', (_req, res) => {
     res.type('html').send(consolePage(sessionOf(res).viewer));
   });
-  router.get('/metadata', (_req, res) => {
-    res.type('html').send(metadataPage(sessionOf(res).viewer, deps.engines.engine.metadata, deps.engines.status));
+  router.get('/metadata', async (_req, res) => {
+    const session = sessionOf(res);
+    const { engine } = deps.engines;
+    // This account's keys and endpoints the metadata leaves without what they use (never another account's).
+    const warnings = await metadataWarnings(engine, db, session.admin.accountId);
+    res.type('html').send(metadataPage(session.viewer, engine.metadata, deps.engines.status, warnings));
   });
   router.use(operationsRoutes(db, deps.engines, deps.operations ?? NO_OPERATIONS));
   router.use('/settings', apiKeyRoutes(db, logger, deps.engines));

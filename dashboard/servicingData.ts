@@ -281,6 +281,8 @@ export interface StartPageData {
   readonly openTasks: readonly Data[];
   /** How many tasks are open in all. */
   readonly openTaskCount: number;
+  /** How many of them belong to no loan (an account's own to-do, made over the API: README "Tasks without a loan"). */
+  readonly openAccountTaskCount: number;
 }
 
 /** How many late loans the start page lists, most days past due first (it says how many there are, and links to the queue). */
@@ -297,6 +299,7 @@ const START_PAGE = `query StartPage($today: date!, $weekEnd: date!) {
   due_count: schedules_aggregate(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}) { aggregate { count } }
   tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } }
   open_tasks: tasks_aggregate(where: {status: {_neq: "completed"}}) { aggregate { count } }
+  open_account_tasks: tasks_aggregate(where: {status: {_neq: "completed"}, loan_id: {_is_null: true}}) { aggregate { count } }
 }`;
 
 /** `day` (YYYY-MM-DD) moved by `days`. */
@@ -330,5 +333,6 @@ export async function startPageData(servicing: ServicingData, db: Database, acco
     lateCount: count(data.late_count),
     openTasks: rows(data.tasks),
     openTaskCount: count(data.open_tasks),
+    openAccountTaskCount: count(data.open_account_tasks),
   };
 }

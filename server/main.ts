@@ -14,7 +14,7 @@ import { createApp, processAdmission } from './createApp.js';
 import { createHttpServer, listen } from './httpServer.js';
 import type { ServiceState } from '../api/routes/health.js';
 import { createLogger, flushLog } from '../app/logger.js';
-import { bannerLines, listeningUrl, runClusterPrimary, showingDemoIfFails } from './cluster.js';
+import { bannerLines, listeningUrl, runClusterPrimary, showingDemoIfFails, tellStartFailure } from './cluster.js';
 import { ReadRouting } from '../api/readRouting.js';
 import { ServiceMetrics } from '../app/operations/serviceMetrics.js';
 import { clusterScrape } from './clusterMetrics.js';
@@ -163,7 +163,9 @@ async function main(): Promise<void> {
 }
 
 main().catch(async (error: unknown) => {
-  process.stderr.write(`loanql failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  const reason = error instanceof Error ? error.message : String(error);
+  // An API process of a cluster tells its primary, which logs the attempt and tries again later.
+  if (!(await tellStartFailure(reason))) process.stderr.write(`loanql failed to start: ${reason}\n`);
   const closing = starting?.close().catch(() => undefined);
   if (closing) await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
   process.exit(1);

@@ -97,15 +97,15 @@ export async function listWebhookEndpoints(db: Queryable, accountId?: string): P
  * declares) has not — removed or renamed in the file, or their collection removed: one warning
  * per event type, naming the endpoints by id and account (not by URL, which may hold a token). Such an edit is not refused (taking an
  * event type away is how an admin may stop it), but before, it loaded with no word and those
- * endpoints silently received nothing more of that type.
+ * endpoints silently received nothing more of that type. With `accountId`, only that account's endpoints.
  */
-export async function endpointsWithoutEventType(db: Queryable, eventTypes: Iterable<string>): Promise<string[]> {
+export async function endpointsWithoutEventType(db: Queryable, eventTypes: Iterable<string>, accountId?: string): Promise<string[]> {
   const { rows } = await db.query<{ event_type: string; endpoints: string[] | string; n: number }>(
     `SELECT t.event_type, count(*)::int AS n, (array_agg(e.id::text || ' of ' || a.slug ORDER BY e.created_at, e.id))[1:5] AS endpoints
        FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id, unnest(e.event_types) AS t(event_type)
-      WHERE e.active AND NOT (t.event_type = ANY ($1::text[]))
+      WHERE e.active AND NOT (t.event_type = ANY ($1::text[])) AND ($2::uuid IS NULL OR e.account_id = $2::uuid)
       GROUP BY t.event_type ORDER BY t.event_type`,
-    [[...eventTypes]],
+    [[...eventTypes], accountId ?? null],
   );
   return rows.map(({ event_type: type, endpoints, n }) => {
     const shown = Array.isArray(endpoints) ? endpoints : endpoints.replace(/^\{|\}$/g, '').split(',').map((item) => item.replace(/^"|"$/g, ''));

@@ -1,7 +1,7 @@
 import type { AgingBucket, AgingSummary, CollectionsFilter, CollectionsQueue, CollectionsSort, LateLoan, SortDirection } from '../../app/collectionsQueue.js';
 import { html, type Html } from '../html.js';
 import { renderPage, type Viewer } from './layout.js';
-import { pager } from './loanPages.js';
+import { pager, pageStatus } from './loanPages.js';
 import { cash, centsOf, fromCents, loanLabel, orDash } from './servicingFormat.js';
 import { COLLECTIONS_CSV_PATH, COLLECTIONS_PATH, loanPath } from './servicingPaths.js';
 
@@ -58,8 +58,6 @@ export function collectionsSearch(query: CollectionsPageQuery, changes: Partial<
  */
 export function collectionsPage(viewer: Viewer, view: CollectionsView): string {
   const { query, queue, summary } = view;
-  const first = queue.total === 0 ? 0 : (query.page - 1) * view.pageSize + 1;
-  const last = Math.min(queue.total, query.page * view.pageSize);
   const late = summary.buckets.reduce((sum, bucket) => sum + bucket.count, 0);
   const csvHref = `${COLLECTIONS_CSV_PATH}${collectionsSearch(query, {}, false)}`;
   return renderPage(
@@ -76,7 +74,7 @@ export function collectionsPage(viewer: Viewer, view: CollectionsView): string {
 <section aria-labelledby="queue-heading" id="queue">
   <h2 id="queue-heading">Late loans</h2>
   ${filters(query, summary.buckets)}
-  <p class="hint" role="status" id="queue-status">${queue.total === 0 ? noLateLoan(query, summary.buckets) : queueStatus(query, queue.total, first, last, view.pageSize)}${queue.total > view.downloadCap ? ` The download holds the first ${view.downloadCap.toLocaleString('en')}.` : ''}</p>
+  <p class="hint" role="status" id="queue-status">${queue.total === 0 ? noLateLoan(query, summary.buckets) : queueStatus(query, queue.total, view.pageSize)}${queue.total > view.downloadCap ? ` The download holds the first ${view.downloadCap.toLocaleString('en')}.` : ''}</p>
   ${queue.rows.length ? queueTable(queue.rows, query, viewer.currency, summary.businessDate) : null}
   ${pager(query, queue.total, view.pageSize, (page) => `${COLLECTIONS_PATH}${collectionsSearch(query, { page })}`, 'Late loan pages')}
 </section>`,
@@ -86,13 +84,12 @@ export function collectionsPage(viewer: Viewer, view: CollectionsView): string {
 /**
  * What the queue's rows are: `Late loans 51–100 of 130 in bucket 30-59.` On a page past the last
  * (the queue shrank since the link was made: loans cured while the clerk worked page 3, then
- * reloaded it) it says so and where the loans are; it said "Late loans 101–1 of 1".
+ * reloaded it) it says so and where the loans are; it said "Late loans 101–1 of 1" (`pageStatus`,
+ * which every paged list of the dashboard uses).
  */
-function queueStatus(query: CollectionsPageQuery, total: number, first: number, last: number, pageSize: number): string {
+function queueStatus(query: CollectionsPageQuery, total: number, pageSize: number): string {
   const matching = `${query.bucket !== null ? ` in bucket ${query.bucket}` : ''}${query.minDays !== null ? `, at least ${query.minDays} days past due` : ''}${query.search ? `, named like “${query.search}”` : ''}`;
-  if (first <= last) return `Late loans ${first}–${last} of ${total}${matching}.`;
-  const pages = Math.ceil(total / pageSize);
-  return `No late loan on page ${query.page}: ${total} late loan${total === 1 ? '' : 's'}${matching} ${pages === 1 ? `${total === 1 ? 'is' : 'are'} on page 1` : `are on pages 1–${pages}`}.`;
+  return pageStatus({ one: 'late loan', many: 'late loans' }, query.page, total, pageSize, matching);
 }
 
 function agingTable(buckets: readonly AgingBucket[], query: CollectionsPageQuery, currency: string, loans: number): Html {

@@ -6,7 +6,7 @@ import { csrfField, formatTimestamp, outcome, renderPage, type Viewer } from './
 import { onceField } from '../formOnce.js';
 import { loanPath, personPath } from './servicingPaths.js';
 import { cash, dateInput, enumLabel } from './servicingFormat.js';
-import { pager } from './loanPages.js';
+import { pager, pageStatus } from './loanPages.js';
 
 export const INVESTORS_PATH = '/dashboard/investors';
 export const REMITTANCES_PATH = '/dashboard/remittances';
@@ -40,13 +40,11 @@ export interface InvestorListView {
 /** Investors: the people who fund loans, by name, each linked to their page, paged; and a link to the remittance run. */
 export function investorListPage(viewer: Viewer, view: InvestorListView): string {
   const { investors } = view;
-  const first = view.total === 0 ? 0 : (view.page - 1) * view.pageSize + 1;
-  const last = Math.min(view.total, view.page * view.pageSize);
   return renderPage(
     { title: 'Investors', viewer, section: 'investors' },
     html`<h1>Investors</h1>
 <p>Each investor's page has their loans, distributions and statements. What to pay them for a period is on the <a href="${REMITTANCES_PATH}">remittance run</a>.</p>
-${view.total > 0 ? html`<p class="hint" role="status">Investors ${first}–${last} of ${view.total}, by name.</p>` : null}
+${view.total > 0 ? html`<p class="hint" role="status">${pageStatus({ one: 'investor', many: 'investors' }, view.page, view.total, view.pageSize, '', ', by name')}</p>` : null}
 ${
   investors.length
     ? html`<div class="table-scroll" role="region" aria-labelledby="investors-caption" tabindex="0"><table>
@@ -55,7 +53,9 @@ ${
   <tbody>${investors.map(
     (investor) => html`<tr><td><a href="${investorPath(investor.personId)}">${investor.name}</a></td><td class="num">${String(investor.loans)}</td><td class="num">${cash(investor.funded, viewer.currency)}</td></tr>`,
   )}</tbody></table></div>`
-    : html`<p class="hint">No one funds a loan of this account yet.</p>`
+    : view.total > 0
+      ? null
+      : html`<p class="hint">No one funds a loan of this account yet.</p>`
 }
 ${pager({ page: view.page }, view.total, view.pageSize, investorListHref, 'Investors pages')}`,
   );

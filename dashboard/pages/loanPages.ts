@@ -69,8 +69,6 @@ function listHrefOf(merged: LoanListQuery): string {
 export function loanListPage(viewer: Viewer, view: LoanListView): string {
   const { query } = view;
   const total = view.counts.get(query.status ?? 'all') ?? 0;
-  const first = total === 0 ? 0 : (query.page - 1) * view.pageSize + 1;
-  const last = Math.min(total, query.page * view.pageSize);
   const statuses = ['all', ...LOAN_STATUSES];
   return renderPage(
     { title: 'Loans', viewer, section: 'loans' },
@@ -107,7 +105,7 @@ ${message('ok', view.notice)}
     (status) => html`<li><a href="${listHref(query, { status: status === 'all' ? null : status, page: 1 })}"${(query.status ?? 'all') === status ? html` aria-current="page"` : null}>${status === 'all' ? 'All' : enumLabel(status)} <span class="count">${view.counts.get(status) ?? 0}</span></a></li>`,
   )}</ul>
 </nav>
-<p class="hint" role="status">${total === 0 ? 'No loans match.' : `Loans ${first}–${last} of ${total}${query.search ? ` matching “${query.search}”` : ''}${view.dueWindow ? ` with the next payment due from ${view.dueWindow.from} to ${view.dueWindow.to}` : ''}.`}</p>
+<p class="hint" role="status">${total === 0 ? 'No loans match.' : pageStatus({ one: 'loan', many: 'loans' }, query.page, total, view.pageSize, `${query.search ? ` matching “${query.search}”` : ''}${view.dueWindow ? ` with the next payment due from ${view.dueWindow.from} to ${view.dueWindow.to}` : ''}`)}</p>
 ${
   view.loans.length
     ? html`<div class="table-scroll" role="region" aria-labelledby="loans-caption" tabindex="0">
@@ -135,16 +133,39 @@ ${pager(query, total, view.pageSize, (page) => listHref(query, { page }), 'Loan 
   );
 }
 
-/** Previous / next links and where we are. */
+/**
+ * Previous / next links and where we are. A page past the last (the list shrank since the link
+ * was made: a bookmark, loans closed meanwhile) says so and links back to the last one; it said
+ * "Page 3 of 1".
+ */
 export function pager(query: { page: number }, total: number, pageSize: number, href: (page: number) => string, label: string): Html | null {
   const pages = Math.max(1, Math.ceil(total / pageSize));
   if (pages <= 1 && query.page <= 1) return null;
-  // A page past the last (the list shrank since the link was made) links back to the last one.
   return html`<nav class="pager" aria-label="${label}">
-  ${query.page > 1 ? html`<a href="${href(Math.min(query.page - 1, pages))}" rel="prev">Previous</a>` : html`<span class="hint">Previous</span>`}
-  <span>Page ${query.page} of ${pages}</span>
+  ${query.page > 1 ? html`<a href="${href(Math.min(query.page - 1, pages))}" rel="prev">${query.page > pages ? `Last page (${pages})` : 'Previous'}</a>` : html`<span class="hint">Previous</span>`}
+  <span>${query.page > pages ? `No page ${query.page}: the last is page ${pages}` : `Page ${query.page} of ${pages}`}</span>
   ${query.page < pages ? html`<a href="${href(query.page + 1)}" rel="next">Next</a>` : html`<span class="hint">Next</span>`}
 </nav>`;
+}
+
+/** What a paged list holds, for its status line: `loan`, `loans`. */
+export interface ListNoun {
+  readonly one: string;
+  readonly many: string;
+}
+
+/**
+ * A paged list's status line: `Loans 51–100 of 130 matching “x”.` (`matching` follows the count);
+ * on a page past the last (the list shrank since the link was made) where its rows are instead:
+ * `No loan on page 4: 130 loans matching “x” are on pages 1–3.` — it said "Loans 51–3 of 3".
+ * `order` (`, by name`) is said on the first only. The caller says what an empty list is.
+ */
+export function pageStatus(noun: ListNoun, page: number, total: number, pageSize: number, matching = '', order = ''): string {
+  const first = (page - 1) * pageSize + 1;
+  const last = Math.min(total, page * pageSize);
+  if (first <= last) return `${noun.many[0]!.toUpperCase()}${noun.many.slice(1)} ${first}–${last} of ${total}${matching}${order}.`;
+  const pages = Math.ceil(total / pageSize);
+  return `No ${noun.one} on page ${page}: ${total} ${total === 1 ? noun.one : noun.many}${matching} ${pages === 1 ? `${total === 1 ? 'is' : 'are'} on page 1` : `are on pages 1–${pages}`}.`;
 }
 
 /** What a form on the loan page was sent with, when it is shown again with an error. */

@@ -9,9 +9,11 @@ export const METADATA_PATH = '/dashboard/metadata';
 /**
  * The metadata in service (collections, fields, computed fields, relationships, tracked
  * functions, roles with their permissions, event types), when it was loaded, and the last edit of the file that was refused with its
- * problems — before this page, only a line in the service's log.
+ * problems — before this page, only a line in the service's log — and its warnings for the
+ * viewer's account (`metadataWarnings`: API keys and webhook endpoints it leaves without a role,
+ * variable or event type they use, named by key prefix and endpoint id).
  */
-export function metadataPage(viewer: Viewer, metadata: Metadata, status: MetadataStatus): string {
+export function metadataPage(viewer: Viewer, metadata: Metadata, status: MetadataStatus, warnings: readonly string[] = []): string {
   const collections = [...metadata.collections.values()];
   const roles = [...metadata.roles.values()].filter((role) => role.name !== ADMIN_ROLE);
   const eventTypes = [...metadata.eventTypes.values()];
@@ -21,6 +23,7 @@ export function metadataPage(viewer: Viewer, metadata: Metadata, status: Metadat
     html`<h1>Metadata</h1>
 <p class="lead">What the query interface (<code>/api/graph</code>, the console) serves, for every account: the metadata file as the service loaded it. The service's operator edits the file; the service checks each edit and swaps it in without a restart, or refuses it and keeps serving the metadata below.</p>
 ${refusal(status)}
+${warningBox(warnings)}
 <dl class="facts" aria-label="Metadata in service">
   <dt>File</dt><dd><code>${basename(status.path)}</code></dd>
   <dt>Loaded</dt><dd>${timestamp(status.loadedAt)}</dd>
@@ -41,6 +44,16 @@ ${roles.map((role) => roleSection(role, metadata))}
 <h2 id="event-types">Event types</h2>
 ${eventTypes.length === 0 ? html`<p>The metadata names no event types.</p>` : eventTypeTable(eventTypes)}`,
   );
+}
+
+/** What the metadata in service leaves this account's keys and endpoints without; nothing when all fit. */
+function warningBox(warnings: readonly string[]): Html | null {
+  if (!warnings.length) return null;
+  return html`<section class="message message-warning" aria-labelledby="warnings-heading">
+  <h2 id="warnings-heading">The metadata leaves ${warnings.length === 1 ? 'something' : `${warnings.length} things`} of this account without what ${warnings.length === 1 ? 'it uses' : 'they use'}</h2>
+  <p>The metadata passed its checks and serves, but this account's API keys or webhook endpoints below use a role, a variable or an event type it no longer has. Put it back in the file, or replace the keys (<a href="/dashboard/settings/api-keys">API keys</a>) and change the endpoints (<a href="/dashboard/settings/webhooks">Webhooks</a>). <code>loanql metadata check</code> prints the same warnings for every account.</p>
+  <ul class="problems">${warnings.map((warning) => html`<li>${warning}</li>`)}</ul>
+</section>`;
 }
 
 function refusal(status: MetadataStatus): Html | null {

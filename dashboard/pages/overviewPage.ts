@@ -84,6 +84,8 @@ function lateLoans(start: StartPageData): Html {
 
 function openTasks(start: StartPageData): Html {
   const more = start.openTaskCount - start.openTasks.length;
+  // Tasks without a loan (made over the API) have no loan page: those past the list are named apart.
+  const accountTasksNotShown = start.openAccountTaskCount - start.openTasks.filter((task) => !row(task.loan)).length;
   return html`<section class="card" aria-labelledby="open-tasks-heading" id="open-tasks">
   <h2 id="open-tasks-heading">Open tasks <span class="count">${String(start.openTaskCount)}</span></h2>
   ${
@@ -93,10 +95,10 @@ function openTasks(start: StartPageData): Html {
     <tbody>${start.openTasks.map((task) => {
       const due = text(task.date_due);
       const overdue = due !== '' && due < start.businessDate;
-      return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`) : html`<span class="hint">no due date</span>`}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${loanLink(row(task.loan))}</td></tr>`;
+      return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`) : html`<span class="hint">no due date</span>`}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${row(task.loan) ? loanLink(row(task.loan)) : html`<span class="hint">no loan (an account task)</span>`}</td></tr>`;
     })}</tbody>
   </table>
-  ${more > 0 ? html`<p class="hint">${String(more)} more open task${more === 1 ? '' : 's'}, due later or with no due date: see each loan's page.</p>` : null}`
+  ${more > 0 ? html`<p class="hint">${String(more)} more open task${more === 1 ? '' : 's'}, due later or with no due date: see each loan's page.${accountTasksNotShown > 0 ? html` ${String(accountTasksNotShown)} of them belong to no loan: the <a href="/dashboard/console">console</a> lists them with <code>tasks(where: {loan_id: {_is_null: true}})</code>.` : null}</p>` : null}`
       : html`<p>No open tasks.</p>`
   }
 </section>`;

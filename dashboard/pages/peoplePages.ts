@@ -1,6 +1,6 @@
 import { html, type Html } from '../html.js';
 import { message, renderPage, type Viewer } from './layout.js';
-import { pager } from './loanPages.js';
+import { pager, pageStatus } from './loanPages.js';
 import { loanPath, personPath } from './servicingPaths.js';
 import { cash, enumLabel, loanLabel, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
 
@@ -14,17 +14,18 @@ export interface PeopleListView {
   readonly pageSize: number;
 }
 
+/** The people list's address for a search and a page (the first has no `?page=`). */
+export function peopleListHref(search: string, page: number): string {
+  const params = new URLSearchParams();
+  if (search) params.set('q', search);
+  if (page > 1) params.set('page', String(page));
+  const query = params.toString();
+  return query ? `${PEOPLE_PATH}?${query}` : PEOPLE_PATH;
+}
+
 /** People: search by name or e-mail, paged. */
 export function peopleListPage(viewer: Viewer, view: PeopleListView): string {
-  const href = (page: number) => {
-    const params = new URLSearchParams();
-    if (view.search) params.set('q', view.search);
-    if (page > 1) params.set('page', String(page));
-    const query = params.toString();
-    return query ? `${PEOPLE_PATH}?${query}` : PEOPLE_PATH;
-  };
-  const first = view.total === 0 ? 0 : (view.page - 1) * view.pageSize + 1;
-  const last = Math.min(view.total, view.page * view.pageSize);
+  const href = (page: number) => peopleListHref(view.search, page);
   return renderPage(
     { title: 'People', viewer, section: 'people' },
     html`<h1>People</h1>
@@ -35,7 +36,7 @@ export function peopleListPage(viewer: Viewer, view: PeopleListView): string {
   </div>
   <div><button type="submit">Search</button></div>
 </form>
-<p class="hint" role="status">${view.total === 0 ? 'No people match.' : `People ${first}–${last} of ${view.total}${view.search ? ` matching “${view.search}”` : ''}.`}</p>
+<p class="hint" role="status">${view.total === 0 ? 'No people match.' : pageStatus({ one: 'person', many: 'people' }, view.page, view.total, view.pageSize, view.search ? ` matching “${view.search}”` : '')}</p>
 ${
   view.people.length
     ? html`<div class="table-scroll" role="region" aria-labelledby="people-caption" tabindex="0"><table>

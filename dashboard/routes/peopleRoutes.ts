@@ -1,7 +1,7 @@
 import { Router, type Response } from 'express';
 import type { Database } from '../../db/index.js';
 import { errorPage } from '../pages/errorPage.js';
-import { peopleListPage, personPage } from '../pages/peoplePages.js';
+import { peopleListHref, peopleListPage, personPage } from '../pages/peoplePages.js';
 import { row, rows, text } from '../pages/servicingFormat.js';
 import { UUID, type ServicingData } from '../servicingData.js';
 import { sessionOf } from '../session.js';
@@ -44,6 +44,10 @@ export function peopleRoutes(db: Database, data: () => Promise<ServicingData>): 
     const search = q.trim();
     const result = await run(res, search ? PEOPLE_SEARCH : PEOPLE, { limit: PAGE_SIZE, offset: (page - 1) * PAGE_SIZE, ...(search ? { q: containsPattern(search) } : {}) });
     const total = Number(text(row(row(result.total)?.aggregate)?.count));
+    // A page past the last (the list shrank since the link was made): the last page instead, as
+    // the loans and investors lists do (it said "People 51–3 of 3" and "Page 3 of 1").
+    const last = Math.max(1, Math.ceil(total / PAGE_SIZE));
+    if (page > last) return res.redirect(303, peopleListHref(search, last));
     res.type('html').send(peopleListPage(session.viewer, { people: rows(result.people), total, search, page, pageSize: PAGE_SIZE }));
   });
 

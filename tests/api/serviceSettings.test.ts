@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromEnv } from '../../app/config.js';
 import { databaseSettingsFromEnv } from '../../db/index.js';
-import { assertBuilt, runCli, runServiceToExit } from '../support/processes.js';
+import { assertBuilt, freePort, runCli, runServiceToExit } from '../support/processes.js';
 import { copyMigratedDataDir, createServerDatabase } from '../support/testDatabase.js';
 
 /**
@@ -155,6 +155,61 @@ describe('The service started on a port already in use', () => {
       assert.ok(result.stderr.endsWith(`loanql failed to start: port ${port} on 127.0.0.1 is already in use (another loanql, or another program): stop it, or start on a free port with PORT (PORT=${port + 1} npm start)\n`), result.stderr);
       assert.match(result.stdout, /^ {2}Demo API key: +lq_\w{8}_\S+$/m);
       assert.ok(Date.now() - started < 60_000, 'before any worker was forked');
+    } finally {
+      await created.drop();
+    }
+  });
+});
+
+/**
+ * A misconfigured start of the API processes (here METADATA_PATH names no file) with WORKERS=2:
+ * the processes were forked again at once and forever (a start that took over 5 s counted as a
+ * process that had served, so the pause was 0; a quick one's grew from 250 ms to 10 s), and the
+ * primary looked alive to a supervisor. Now a start that fails before serving is logged once with
+ * its reason and tried again after 1 s, 2 s, 4 s, 8 s; after five in a row, none ever having
+ * started, the primary exits 1 with one line — as a single process exits 1 at once.
+ */
+describe('API processes that cannot start', () => {
+  let dir: string;
+  before(() => {
+    assertBuilt();
+    dir = mkdtempSync(join(tmpdir(), 'loanql-failed-start-'));
+  });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  const missing = (): string => join(dir, 'no-such-metadata.yaml');
+  const reason = (): string => `invalid metadata:\n  - cannot read ${missing()}: ENOENT: no such file or directory, stat '${missing()}'`;
+
+  it('one process (WORKERS unset): exits 1 at once with one line naming the file', async () => {
+    const dataDir = join(dir, 'data');
+    await copyMigratedDataDir(dataDir);
+    const result = await runServiceToExit({ DATA_DIR: dataDir, METADATA_PATH: missing(), DEMO_SCALE: '0.0001' }, await freePort(), dir);
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.equal(result.stderr, `loanql failed to start: ${reason()}\n`);
+  });
+
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  it('WORKERS=2: each failed start logged once with its reason, tried again after 1, 2, 4, 8 s, then the primary exits 1', { skip: serverUrl ? false : 'needs TEST_DATABASE_URL (WORKERS above 1 needs PostgreSQL)' }, async () => {
+    const created = await createServerDatabase(serverUrl!);
+    try {
+      const started = Date.now();
+      const result = await runServiceToExit({ DATABASE_URL: created.url, WORKERS: '2', METADATA_PATH: missing(), DEMO_SCALE: '0.0001' }, await freePort(), dir, 90_000);
+      const took = Date.now() - started;
+      assert.equal(result.code, 1, result.stdout + result.stderr);
+      const failures = result.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; reason?: string; restartInMs?: number; failedStarts?: number })
+        .filter((entry) => entry.msg.startsWith('an API process'));
+      assert.deepEqual(
+        failures.map((entry) => [entry.msg, entry.failedStarts, entry.restartInMs, entry.reason]),
+        [1, 2, 3, 4].map((attempt) => ['an API process failed to start; trying again', attempt, 1_000 * 2 ** (attempt - 1), reason()]),
+      );
+      assert.ok(took >= 8_000, `the primary waited between attempts (${took} ms)`);
+      assert.equal(result.stderr, `loanql failed to start: no API process started: 5 starts in a row failed, the last: ${reason()}\n`, 'one line, not one per process');
+      // The demo set up on this start is shown all the same: its login and key exist nowhere else.
+      assert.match(result.stdout, /^ {2}Demo API key: +lq_\w{8}_\S+$/m);
     } finally {
       await created.drop();
     }

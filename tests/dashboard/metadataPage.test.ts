@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
 import { METADATA_PATH, startTestServer, type TestServer } from '../support/http.js';
 import { createAccountWithAdmin, DashboardClient } from './dashboardClient.js';
+import { createApiKey } from '../../app/apiKeys.js';
 
 /**
  * Issue 17, done-when 3: the metadata page shows the metadata in service and when it was
@@ -19,6 +20,8 @@ let server: TestServer;
 let folder: string;
 let metadataFile: string;
 let client: DashboardClient;
+let accountId: string;
+let accountSlug: string;
 
 before(async () => {
   database = await openTestDatabase();
@@ -28,6 +31,8 @@ before(async () => {
   server = await startTestServer(database.db, { metadataPath: metadataFile });
   server.engines.watch();
   const { account, email } = await createAccountWithAdmin(database.db, PASSWORD);
+  accountId = account.id;
+  accountSlug = account.slug;
   await database.db.query(`INSERT INTO loans (account_id, name, amount) VALUES ($1, 'Exact digits', 100000.00)`, [account.id]);
   client = new DashboardClient(server.url);
   assert.equal((await client.logIn(email, PASSWORD)).status, 303);
@@ -149,5 +154,53 @@ functions:
     assert.match(page, /<tr><td><code>loans<\/code><\/td><td>id, name, payoff; no aggregates<\/td>/, 'the officer sees payoff');
     assert.match(page, /<tr><td><code>loans<\/code><\/td><td>all fields; rows where <code>funding_sources/, 'columns: \'*\' is still all fields, computed ones included');
     assert.equal(await consoleQuery('{ loans_at_least(args: {min_amount: 1}) { name } }'), '{"data":{"loans_at_least":[{"name":"Exact digits"}]}}');
+  });
+});
+
+/**
+ * The metadata's warnings (app/engineHolder.ts `metadataWarnings`: roles active keys carry and it
+ * lacks, keys whose variables no longer fit, event types endpoints subscribe to and it lacks) were
+ * logged and printed by `loanql metadata check`, but the page showed only refusals: an admin saw
+ * a healthy page while keys were refused. Now a warning box lists this account's, by key prefix
+ * and endpoint id — never a key, an endpoint's URL, or another account's keys and endpoints.
+ */
+describe('Dashboard: the metadata page shows the metadata\'s warnings for the account', () => {
+  it('lists keys carrying a role the metadata lacks and endpoints subscribed to an event type it lacks, by prefix and id only', async () => {
+    const quiet = await client.get('/dashboard/metadata');
+    assert.equal(quiet.status, 200);
+    assert.doesNotMatch(quiet.text, /id="warnings-heading"/, 'no box while everything fits');
+
+    const ghost = await createApiKey(database.db, accountId, 'ghost key', { role: 'ghost', variables: new Map() });
+    const endpointUrl = 'https://hooks.example.test/in?token=endpoint-secret-token';
+    const endpoint = await database.db.query<{ id: string }>(
+      `INSERT INTO webhook_endpoints (account_id, url, event_types, secret) VALUES ($1, $2, ARRAY['loan.vanished'], 'whsec_c2VjcmV0c2VjcmV0') RETURNING id`,
+      [accountId, endpointUrl],
+    );
+    const endpointId = endpoint.rows[0]!.id;
+    // Another account's key with the same missing role: its prefix is not this admin's business.
+    const other = await createAccountWithAdmin(database.db, PASSWORD);
+    const othersKey = await createApiKey(database.db, other.account.id, 'other ghost', { role: 'ghost', variables: new Map() });
+
+    const page = (await client.get('/dashboard/metadata')).text;
+    const box = /<section class="message message-warning" aria-labelledby="warnings-heading">([\s\S]*?)<\/section>/.exec(page)?.[1];
+    assert.ok(box, 'a warning box');
+    assert.match(box, /<h2 id="warnings-heading">The metadata leaves 2 things of this account without what they use<\/h2>/);
+    const items = [...box.matchAll(/<li>([^<]*)<\/li>/g)].map((match) => match[1]);
+    assert.equal(items.length, 2, box);
+    assert.match(items[0]!, new RegExp(`^role ghost: 1 active API key \\(${ghost.prefix}\\) carries it, and the metadata has no such role`));
+    assert.match(items[1]!, new RegExp(`^event type loan.vanished: 1 active webhook endpoint \\(${endpointId} of ${accountSlug}\\) subscribes to it, and the metadata has no such event type`));
+    for (const secret of [ghost.key, endpointUrl, 'endpoint-secret-token', othersKey.prefix, other.account.slug]) assert.ok(!page.includes(secret), `the page shows no ${secret}`);
+
+    // The other account's admin sees only its own key.
+    const otherClient = new DashboardClient(server.url);
+    assert.equal((await otherClient.logIn(other.email, PASSWORD)).status, 303);
+    const otherPage = (await otherClient.get('/dashboard/metadata')).text;
+    assert.match(otherPage, /The metadata leaves something of this account without what it uses/);
+    assert.ok(otherPage.includes(`(${othersKey.prefix})`) && !otherPage.includes(ghost.prefix) && !otherPage.includes(endpointId));
+
+    // Put right (the key revoked, the endpoint removed): the box goes.
+    await database.db.query(`UPDATE api_keys SET active = false WHERE prefix = $1`, [ghost.prefix]);
+    await database.db.query(`DELETE FROM webhook_endpoints WHERE id = $1`, [endpointId]);
+    assert.doesNotMatch((await client.get('/dashboard/metadata')).text, /id="warnings-heading"/);
   });
 });

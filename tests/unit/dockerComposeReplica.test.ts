@@ -61,3 +61,49 @@ describe('docker-compose.yml, profile replica', () => {
     assert.equal(scaled.depends_on!['postgres-replica']!.condition, 'service_healthy');
   });
 });
+
+interface ScrapeJob {
+  job_name: string;
+  metrics_path?: string;
+  authorization?: { type?: string; credentials_file?: string; credentials?: string };
+  static_configs?: { targets: string[] }[];
+  dns_sd_configs?: { names: string[]; type?: string; port?: number }[];
+}
+
+describe('docker-compose.yml and docker/prometheus.yml: every loanql service is scraped with the token', () => {
+  const prometheus = parse(text('docker/prometheus.yml')) as { scrape_configs: ScrapeJob[] };
+  const tokenFile = '/prometheus/metrics-token';
+  const metricsService = compose.services.prometheus as Service & { entrypoint: string[] };
+  // The services that run loanql: built from this repository.
+  const loanqlServices = Object.entries(compose.services).filter(([, service]) => (service as { build?: unknown }).build === '.');
+  /** The `host:port` addresses a job scrapes: static targets and DNS names with their port. */
+  const targetsOf = (job: ScrapeJob): string[] => [
+    ...(job.static_configs ?? []).flatMap((config) => config.targets),
+    ...(job.dns_sd_configs ?? []).flatMap((config) => config.names.map((name) => `${name}:${config.port}`)),
+  ];
+
+  it('finds both loanql services (the first and the replica profile\'s)', () => {
+    assert.deepEqual(loanqlServices.map(([name]) => name).sort(), ['loanql', 'loanql-replicated']);
+  });
+
+  it('gives each the METRICS_TOKEN that Prometheus writes to its token file', () => {
+    assert.match(metricsService.entrypoint.join(' '), new RegExp(`"\\$\\$METRICS_TOKEN" > ${tokenFile}`));
+    for (const [name, service] of loanqlServices) assert.equal(service.environment.METRICS_TOKEN, metricsService.environment.METRICS_TOKEN, `${name}'s METRICS_TOKEN`);
+  });
+
+  it('scrapes each on its port at /metrics with the bearer token from that file (never the token itself)', () => {
+    for (const [name, service] of loanqlServices) {
+      const port = service.environment.PORT;
+      const jobs = prometheus.scrape_configs.filter((job) => targetsOf(job).includes(`${name}:${port}`));
+      assert.equal(jobs.length, 1, `one job scrapes ${name}:${port}`);
+      const [job] = jobs;
+      assert.equal(job!.metrics_path, '/metrics');
+      assert.deepEqual(job!.authorization, { type: 'Bearer', credentials_file: tokenFile }, `${name}'s job authorization`);
+    }
+  });
+
+  it('finds the replica profile\'s service by DNS, so it has no target while that profile is down', () => {
+    const job = prometheus.scrape_configs.find((candidate) => targetsOf(candidate).includes('loanql-replicated:8080'))!;
+    assert.deepEqual(job.dns_sd_configs, [{ names: ['loanql-replicated'], type: 'A', port: 8080 }]);
+  });
+});
