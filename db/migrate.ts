@@ -69,6 +69,7 @@ const MIGRATIONS: readonly string[] = [
   '0070_funding_checks_lock_the_loan',
   '0071_several_writes_take_turns',
   '0074_task_and_comment_rules',
+  '0078_close_by_hand_credit',
 ];
 
 /**

@@ -114,3 +114,43 @@ describe('terms corrected after a loan is paid off', () => {
     assert.equal(unchanged.json.loan.name, 'Owes', 'nothing of the request is written');
   });
 });
+
+describe('closing a loan by hand and its credit (R9, migration 0078)', () => {
+  let loanId: string;
+  let extraId: string;
+
+  it('an overpaid loan is told to refund its credit, not that it "still owes" and "closes when paid off"', async () => {
+    const created = await rest.post('/api/loan', { Name: 'Overpaid', Amount: 1200, Rate: 0, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    loanId = created.json.loan.id;
+    await pay(loanId, '2026-02-15', '1200.00');
+    const extra = await graph(`mutation ($l: uuid!) { insert_payments_one(object: {loan_id: $l, date: "2026-02-20", amount: "50.00"}) { id } }`, { l: loanId });
+    extraId = extra.insert_payments_one.id;
+    assert.equal((await ledgerOf(loanId)).status, 'overpaid');
+    const refused = await rest.patch(`/api/loan/${loanId}`, { Status: 'closed' });
+    assert.equal(refused.status, 400, refused.text);
+    const sentence = 'the loan owes nothing but holds credit 50.00: refund it (a payment of type refund) and it closes by itself';
+    assert.deepEqual(refused.json, { error: sentence, fields: { Status: sentence } });
+  });
+
+  it('the refund closes it, as the answer said', async () => {
+    await pay(loanId, '2026-02-25', '50.00', 'refund');
+    assert.deepEqual(await ledgerOf(loanId), { status: 'closed', date_closed: '2026-02-15', principal_outstanding: num('0.00'), credit_balance: num('0.00'), next: [] });
+  });
+
+  it('the refunded payment reversed: the borrower owes the 50.00 back, and closing by hand is refused, not answered 200 with the loan still in servicing', async () => {
+    await graph(`mutation ($id: uuid!) { update_payments_by_pk(pk_columns: {id: $id}, _set: {date_reversed: "2026-03-01"}) { id } }`, { id: extraId });
+    assert.deepEqual(await ledgerOf(loanId), { status: 'servicing', date_closed: null, principal_outstanding: num('0.00'), credit_balance: num('-50.00'), next: [] });
+    const refused = await rest.patch(`/api/loan/${loanId}`, { Status: 'closed' });
+    assert.equal(refused.status, 400, refused.text);
+    assert.match(refused.json.fields.Status, /credit -50\.00/);
+    const graphRefused = await send(`${service.url}/api/graph`, {
+      method: 'POST',
+      headers: { ...tokenHeader(key), 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `mutation ($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: "closed"}) { status } }`, variables: { id: loanId } }),
+    });
+    const error = (graphRefused.body as { errors: { message: string; extensions: { code: string; constraint: string } }[] }).errors[0]!;
+    assert.equal(error.extensions.code, 'check-violation');
+    assert.equal(error.extensions.constraint, 'loans_close_with_balance');
+    assert.equal((await ledgerOf(loanId)).status, 'servicing');
+  });
+});
