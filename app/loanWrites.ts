@@ -334,12 +334,12 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
 /**
  * The ledger's rules kept by the database: closing a serviced loan by hand while money is owed, or
  * setting `overpaid` by hand, is a 400 naming Status and what is owed (SPEC §12 R9), as is making a
- * loan that took payments a lead again (migration 0053); an amount
+ * loan that took payments a lead again (migration 0053), or a paid-off one `servicing` (0078); an amount
  * below what its funding sources put in, a 400 naming Amount (R10).
  */
 function refuseLedgerRules(error: unknown): never {
   const constraint = (error as { constraint?: unknown; code?: unknown }).constraint;
-  if ((error as { code?: unknown }).code === '23514' && ['loans_close_with_balance', 'loans_overpaid_by_ledger', 'loans_funded_not_lead'].includes(constraint as string)) {
+  if ((error as { code?: unknown }).code === '23514' && ['loans_close_with_balance', 'loans_overpaid_by_ledger', 'loans_funded_not_lead', 'loans_settled_by_ledger'].includes(constraint as string)) {
     const message = (error as Error).message;
     throw new UserInputError(message, 400, { Status: message });
   }

@@ -10,7 +10,12 @@
  *   interest 0.00, fees 0.00 (credit 50.00): it closes by itself when paid off" — it owes nothing,
  *   and no payment closes it. It is now told what does: a refund of the credit.
  *
- * Same constraint name and column; `CREATE OR REPLACE` (the trigger is unchanged), made from
+ * - A paid-off loan (`closed` or `overpaid` by the ledger) set to `servicing` by hand answered 200
+ *   and stayed as it was: the replay that followed settled it again. Its status follows the ledger
+ *   (R9), so the change is refused, naming Status (`loans_settled_by_ledger`), and the answer says
+ *   what reopens it. A loan closed by hand before it was funded (a lead) still goes to servicing.
+ *
+ * The closing rule keeps its constraint name and column; `CREATE OR REPLACE` (the trigger is unchanged), made from
  * 0061's text (`textEdits.ts`).
  */
 import { sql as paymentNeedsSchedule } from './0061_payment_needs_schedule.js';
@@ -19,6 +24,18 @@ import { between, edited } from './textEdits.js';
 export const name = '0078_close_by_hand_credit';
 
 export const sql = edited('0078', between('0078', paymentNeedsSchedule, 'CREATE OR REPLACE FUNCTION loanql_loan_status_by_hand()', '\nEND $$;'), [
+  [
+    `  IF NEW.status = 'closed' AND OLD.status IN ('servicing', 'overpaid') THEN`,
+    `  IF NEW.status = 'servicing' AND OLD.status IN ('closed', 'overpaid') THEN
+    r := loanql_ledger(NEW.account_id, NEW.id, loanql_stored_as_of(NEW.account_id, NEW.id));
+    IF r.settled AND r.credit_balance >= 0 THEN
+      RAISE EXCEPTION 'the loan is paid off (settled on %): its status follows the ledger, and it goes back to servicing by itself when a payment is reversed or its terms change so that it owes again',
+        r.settled_on
+        USING ERRCODE = 'check_violation', CONSTRAINT = 'loans_settled_by_ledger', TABLE = 'loans', COLUMN = 'status';
+    END IF;
+  END IF;
+  IF NEW.status = 'closed' AND OLD.status IN ('servicing', 'overpaid') THEN`,
+  ],
   [
     `    IF r.principal_outstanding + r.interest_due + r.fees_due > 0 OR r.credit_balance > 0 THEN`,
     `    IF r.principal_outstanding + r.interest_due + r.fees_due = 0 AND r.credit_balance > 0 THEN

@@ -154,3 +154,35 @@ describe('closing a loan by hand and its credit (R9, migration 0078)', () => {
     assert.equal((await ledgerOf(loanId)).status, 'servicing');
   });
 });
+
+describe('reopening a paid-off loan by hand (R9, migration 0078)', () => {
+  it('PATCH Status servicing on a loan the ledger closed is a 400 saying what reopens it, not a 200 that leaves it closed', async () => {
+    const created = await rest.post('/api/loan', { Name: 'Settled', Amount: 1200, Rate: 0, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    const id = created.json.loan.id;
+    await pay(id, '2026-02-15', '1200.00');
+    const refused = await rest.patch(`/api/loan/${id}`, { Status: 'servicing' });
+    assert.equal(refused.status, 400, refused.text);
+    const sentence =
+      'the loan is paid off (settled on 2026-02-15): its status follows the ledger, and it goes back to servicing by itself when a payment is reversed or its terms change so that it owes again';
+    assert.deepEqual(refused.json, { error: sentence, fields: { Status: sentence } });
+    const graphRefused = await send(`${service.url}/api/graph`, {
+      method: 'POST',
+      headers: { ...tokenHeader(key), 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `mutation ($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: "servicing"}) { status } }`, variables: { id } }),
+    });
+    const error = (graphRefused.body as { errors: { message: string; extensions: { code: string; fields: string[] } }[] }).errors[0]!;
+    assert.equal(error.message, `update_loans_by_pk: status: ${sentence}`);
+    assert.deepEqual(error.extensions.fields, ['status']);
+    assert.deepEqual(await ledgerOf(id), { status: 'closed', date_closed: '2026-02-15', principal_outstanding: num('0.00'), credit_balance: num('0.00'), next: [] });
+  });
+
+  it('a lead closed by hand (never funded) still goes to servicing', async () => {
+    const created = await rest.post('/api/loan', { Name: 'Lead closed', Amount: 1200, Rate: 0, Term: 12, Frequency: 'monthly', Date_Funded: '2026-06-15' });
+    const id = created.json.loan.id;
+    assert.equal((await rest.patch(`/api/loan/${id}`, { Status: 'closed' })).status, 200);
+    const reopened = await rest.patch(`/api/loan/${id}`, { Status: 'servicing' });
+    assert.equal(reopened.status, 200, reopened.text);
+    assert.deepEqual(await ledgerOf(id), { status: 'servicing', date_closed: null, principal_outstanding: num('1200.00'), credit_balance: num('0.00'), next: [{ number: num(1) }] });
+  });
+});
+
