@@ -118,7 +118,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
   // A loan needs a name that is not blank (issue 28, migration 0013): required on POST, never null.
   requestProperties.Name = { ...requestProperties.Name, minLength: 1, pattern: '\\S', description: 'The loan\'s name: required on POST, not blank (at most 500 characters).' };
   // `overpaid` is in the enum (answers carry it) but the ledger sets it (R9): a body giving it is refused.
-  requestProperties.Status = { ...requestProperties.Status, description: `${requestProperties.Status!.description as string} \`overpaid\` is set by the ledger when payments exceed what is owed: a POST or PATCH giving it is a 400.` };
+  requestProperties.Status = { ...requestProperties.Status, description: `${requestProperties.Status!.description as string} \`overpaid\` is set by the ledger when payments exceed what is owed: a POST or PATCH giving it is a 400. The status follows the ledger (SPEC §12 R9): \`closed\` by hand is a 400 while money is owed or credit held, a loan the ledger settled is not set to \`servicing\` (400; a reversal, or terms that leave money owed, reopen it), and a loan that took payments is not a \`lead\` again (400).` };
   /** What POST must carry: the name and each required custom field (body keys match without regard to case). */
   const requiredOnCreate = ['Name', ...product.customFields.filter((field) => field.required).map((field) => bodyName(field.name))];
   for (const field of product.customFields) {

@@ -313,13 +313,18 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
       const schedule = scheduleOf(requested);
       columns = withDerivedFields(requested, schedule);
     }
+    // The status is written only when the body gives it: the schedule just replaced has replayed
+    // the ledger, which may have moved it (a paid-off loan whose rate is corrected holds credit:
+    // `overpaid`; whose term is extended owes again: `servicing`, R9), and writing back the
+    // status read before would undo that — or be refused as closing by hand with money owed.
     await tx.query(
-      `UPDATE loans SET name = $3, amount = $4::numeric, status = $5, rate = $6::numeric, term = $7, frequency = $8, amortization = $9,
+      `UPDATE loans SET name = $3, amount = $4::numeric, status = CASE WHEN $18 THEN $5 ELSE status END, rate = $6::numeric, term = $7,
+              frequency = $8, amortization = $9,
               regular_payment = $10::numeric, date_funded = $11::date, first_payment_date = $12::date, date_maturity = $13::date,
               regular_payment_given = $14, date_maturity_given = $15,
               custom_fields = (custom_fields || $16::jsonb) - $17::text[], updated_at = now()
         WHERE account_id = $1 AND id = $2`,
-      [accountId, loanId, ...columnValues(columns), custom.set, custom.remove],
+      [accountId, loanId, ...columnValues(columns), custom.set, custom.remove, changes.columns.has('status')],
     ).catch(refuseLedgerRules);
     await grant.finish(tx, loanId);
     return true;
@@ -329,12 +334,12 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
 /**
  * The ledger's rules kept by the database: closing a serviced loan by hand while money is owed, or
  * setting `overpaid` by hand, is a 400 naming Status and what is owed (SPEC §12 R9), as is making a
- * loan that took payments a lead again (migration 0053); an amount
+ * loan that took payments a lead again (migration 0053), or a paid-off one `servicing` (0078); an amount
  * below what its funding sources put in, a 400 naming Amount (R10).
  */
 function refuseLedgerRules(error: unknown): never {
   const constraint = (error as { constraint?: unknown; code?: unknown }).constraint;
-  if ((error as { code?: unknown }).code === '23514' && ['loans_close_with_balance', 'loans_overpaid_by_ledger', 'loans_funded_not_lead'].includes(constraint as string)) {
+  if ((error as { code?: unknown }).code === '23514' && ['loans_close_with_balance', 'loans_overpaid_by_ledger', 'loans_funded_not_lead', 'loans_settled_by_ledger'].includes(constraint as string)) {
     const message = (error as Error).message;
     throw new UserInputError(message, 400, { Status: message });
   }

@@ -70,6 +70,7 @@ const MIGRATIONS: readonly string[] = [
   '0071_several_writes_take_turns',
   '0074_task_and_comment_rules',
   '0075_fee_job_day_complete',
+  '0078_close_by_hand_credit',
 ];
 
 /**

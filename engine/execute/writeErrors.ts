@@ -127,6 +127,10 @@ const RULE_SENTENCES: ReadonlyMap<string, { readonly field: string; readonly sen
   ['fees_waiver_complete', { field: 'waived_on', sentence: "a fee's waiver has both its day (waived_on) and who waived it (waived_by)" }],
   ['fee_waivers_waived_by', { field: 'waived_by', sentence: 'who waives the fee is not blank and at most 200 characters' }],
   ['fee_waivers_reason', { field: 'reason', sentence: 'why the fee is waived is not blank and at most 500 characters' }],
+  // A loan's status and name as REST words them (app/loanInput.ts); `overpaid`, though listed, is
+  // set by the ledger only (its trigger says so when it is written by hand).
+  ['loans_status_check', { field: 'status', sentence: 'expected one of lead, servicing, closed, overpaid' }],
+  ['loans_name_not_blank', { field: 'name', sentence: "a loan's name is not blank" }],
 ]);
 
 /** PostgreSQL's own message for a row that fails a CHECK constraint (`new row for relation "t" violates check constraint "c"`, and its domain form). */

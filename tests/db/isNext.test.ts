@@ -245,7 +245,12 @@ describe('is_next, kept by the database (SPEC §7)', () => {
             const refused = current.status === 'closed' && (before === 'servicing' || before === 'overpaid') && paid !== total;
             // A loan that took a payment is not a lead again (migration 0053).
             const funded = current.status === 'lead' && before !== 'lead' && payments.length > 0;
-            if (refused) await assert.rejects(setStatus(loan, current.status), /still owes/);
+            // Money owed: "still owes …"; only credit held: "owes nothing but holds credit …" (migration 0078).
+            // A loan the ledger settled (every row paid by a live payment) is not put back in servicing by hand (migration 0078).
+            const settled = scheduleCents.length > 0 && payments.some((p) => !p.reversed) && paid >= total;
+            const reopened = current.status === 'servicing' && (before === 'closed' || before === 'overpaid') && settled;
+            if (refused) await assert.rejects(setStatus(loan, current.status), paid > total ? /owes nothing but holds credit/ : /still owes/);
+            else if (reopened) await assert.rejects(setStatus(loan, current.status), /the loan is paid off/);
             else if (funded) await assert.rejects(setStatus(loan, current.status), /the loan has taken payments/);
             else await setStatus(loan, current.status);
           } else if (payments.length > 0) {

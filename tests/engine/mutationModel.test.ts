@@ -83,6 +83,14 @@ function modelNext(model: Model): number | null {
   return null;
 }
 
+/** What the live payments pay against the installments, and whether every row is paid by them. */
+function ledgerOf(model: Model): { paid: number; total: number; settled: boolean } {
+  const live = model.payments.filter((p) => !p.reversed);
+  const paid = live.reduce((sum, p) => sum + p.cents, 0);
+  const total = model.installments.reduce((sum, cents) => sum + cents, 0);
+  return { paid, total, settled: model.installments.length > 0 && live.length > 0 && paid >= total };
+}
+
 /**
  * SPEC §12 R9, as the ledger applies it after every write: a serviced loan whose rows are all paid
  * is closed (overpaid with money to spare); a reversal that reopens a balance puts it back in
@@ -90,10 +98,7 @@ function modelNext(model: Model): number | null {
  * own tests cover it; here statuses are set by hand only to lead and servicing.)
  */
 function settle(model: Model): void {
-  const live = model.payments.filter((p) => !p.reversed);
-  const paid = live.reduce((sum, p) => sum + p.cents, 0);
-  const total = model.installments.reduce((sum, cents) => sum + cents, 0);
-  const settled = model.installments.length > 0 && live.length > 0 && paid >= total;
+  const { paid, total, settled } = ledgerOf(model);
   if (['servicing', 'closed', 'overpaid'].includes(model.status) && settled) model.status = paid > total ? 'overpaid' : 'closed';
   else if (model.status === 'closed' || model.status === 'overpaid') model.status = 'servicing';
 }
@@ -180,6 +185,11 @@ async function apply(loanId: string, model: Model, act: Action): Promise<void> {
       const answer = await graph(`mutation($id: uuid!, $status: String!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: $status}) { status } }`, { id: loanId, status: act.status });
       if (act.status === 'lead' && model.status !== 'lead' && model.payments.length > 0) {
         // A loan that took a payment has been funded: not a lead again (migration 0053); nothing changes.
+        assert.equal(answer.errors?.[0]?.extensions?.code, 'check-violation', JSON.stringify(answer));
+        return;
+      }
+      if (act.status === 'servicing' && (model.status === 'closed' || model.status === 'overpaid') && ledgerOf(model).settled) {
+        // A loan the ledger settled is not reopened by hand (migration 0078); nothing changes.
         assert.equal(answer.errors?.[0]?.extensions?.code, 'check-violation', JSON.stringify(answer));
         return;
       }

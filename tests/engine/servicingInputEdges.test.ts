@@ -121,7 +121,7 @@ describe("A computed field's as_of is a day in the years 1900–2999, as REST's 
 });
 
 describe('A payment, fee or waiver rule the database keeps is answered with a sentence, not its name', () => {
-  it('a reversal dated before its payment, and every other CHECK rule of payments, fees and waivers a write can break', async () => {
+  it('a reversal dated before its payment, and every other CHECK rule of payments, fees, waivers and loans a write can break', async () => {
     const paid = await graphData(s.url, s.key, `mutation ($loan: uuid!) { insert_payments_one(object: {loan_id: $loan, date: "2026-03-15", amount: "50.00"}) { id } }`, { loan: loanId });
     const paymentId = paid.insert_payments_one.id as string;
     const fee = await graphData(s.url, s.key, `mutation ($loan: uuid!) { insert_fees_one(object: {loan_id: $loan, date: "2026-03-15", amount: "25.00"}) { id } }`, { loan: loanId });
@@ -146,6 +146,11 @@ describe('A payment, fee or waiver rule the database keeps is answered with a se
         'insert_fee_waivers_one: reason: why the fee is waived is not blank and at most 500 characters', 'fee_waivers_reason'],
       [`mutation ($fee: uuid!, $who: String) { insert_fee_waivers_one(object: {fee_id: $fee, waived_by: $who, reason: "goodwill"}) { id } }`, { fee: feeId, who: 'K'.repeat(201) },
         'insert_fee_waivers_one: waived_by: who waives the fee is not blank and at most 200 characters', 'fee_waivers_waived_by'],
+      // A loan's status and name over GraphQL, as REST words them (before session 39: "the value breaks the rule loans_status_check").
+      [`mutation ($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {status: "archived"}) { id } }`, { id: loanId },
+        'update_loans_by_pk: status: expected one of lead, servicing, closed, overpaid', 'loans_status_check'],
+      [`mutation ($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {name: "  "}) { id } }`, { id: loanId },
+        "update_loans_by_pk: name: a loan's name is not blank", 'loans_name_not_blank'],
     ];
     for (const [query, variables, message, constraint] of cases) {
       const error = onlyError(await graph(query, variables), 'check-violation');
