@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startKeyedService, type KeyedService } from '../support/seededService.js';
+import { graphData, startKeyedService, type KeyedService } from '../support/seededService.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
 import { createAdmin } from '../../app/accounts.js';
 import { DashboardClient } from '../dashboard/dashboardClient.js';
@@ -19,16 +19,7 @@ let loan: string;
 const PERIOD = { from: '2026-02-01', to: '2026-02-28' };
 const RUN = `/api/remittances?from=${PERIOD.from}&to=${PERIOD.to}`;
 
-async function graph(query: string, variables: Record<string, unknown> = {}): Promise<any> {
-  const response = await fetch(`${s.url}/api/graph`, {
-    method: 'POST',
-    headers: { authorization: `Token ${s.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await response.json()) as { data?: any; errors?: unknown };
-  assert.equal(body.errors, undefined, JSON.stringify(body.errors));
-  return body.data;
-}
+const graph = (query: string, variables: Record<string, unknown> = {}): Promise<any> => graphData(s, query, variables);
 
 async function pay(date: string, amount: string): Promise<void> {
   await graph(`mutation ($l: uuid!, $d: date!, $a: numeric!) { insert_payments_one(object: {loan_id: $l, date: $d, amount: $a, type: "regular", method: "ach"}) { id } }`, { l: loan, d: date, a: amount });

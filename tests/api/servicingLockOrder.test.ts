@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { testDatabaseKind } from '../support/testDatabase.js';
-import { createFundedLoans, payEachMutation, postGraph, startKeyedService, type KeyedService } from '../support/seededService.js';
+import { createFundedLoans, deadlocksCounted, payEachMutation, postGraph, startKeyedService, type KeyedService } from '../support/seededService.js';
 import { verifyLedgers } from '../../app/ledgerVerify.js';
 import { assessFees } from '../../app/feeJob.js';
 
@@ -33,20 +33,6 @@ async function payEach(ids: readonly string[], date: string): Promise<{ status: 
   return { ...answer, ms: performance.now() - started };
 }
 
-/**
- * The deadlocks PostgreSQL has counted in the test's database. A backend reports its counts when
- * it goes idle, at most once a second (else within 10 s): so first a pause of over a second, then
- * every connection of the service's pool is made busy and idle again, which reports what each has
- * pending; then a new statement reads the counters (a fresh snapshot of them).
- */
-async function deadlocksCounted(): Promise<number> {
-  await new Promise((resolve) => setTimeout(resolve, 1100));
-  await Promise.all(Array.from({ length: 10 }, () => service.db.query('SELECT pg_sleep(0.05)')));
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  const { rows } = await service.db.query<{ deadlocks: string }>(`SELECT deadlocks::text FROM pg_stat_database WHERE datname = current_database()`);
-  return Number(rows[0]!.deadlocks);
-}
-
 before(async () => {
   if (testDatabaseKind === 'pglite') return; // every test is skipped there
   service = await startKeyedService();
@@ -62,7 +48,7 @@ describe(`servicing writes lock loans in one order (${testDatabaseKind})`, () =>
     `mutations paying ${LOANS} loans in reverse and in id order beside a product settings change and the daily fee job: no deadlock in ${ROUNDS} rounds`,
     { timeout: 180_000, skip: testDatabaseKind === 'pglite' ? 'PGlite is one session: writes never wait on one another, so none can deadlock (run with TEST_DATABASE_URL)' : false },
     async (t) => {
-      const before = await deadlocksCounted();
+      const before = await deadlocksCounted(service);
       const latencies: number[] = [];
       const replayed: number[] = [];
       for (let round = 0; round < ROUNDS; round += 1) {
@@ -86,7 +72,7 @@ describe(`servicing writes lock loans in one order (${testDatabaseKind})`, () =>
         replayed.push(runs[0]!.loansReplayed);
         latencies.push(descending.ms, ascending.ms);
       }
-      const deadlocks = (await deadlocksCounted()) - before;
+      const deadlocks = (await deadlocksCounted(service)) - before;
       t.diagnostic(`batch latencies (ms, reverse and id order by round): ${latencies.map((ms) => ms.toFixed(0)).join(', ')}; loans the fee job replayed: ${replayed.join(', ')}; deadlocks: ${deadlocks}`);
       assert.equal(deadlocks, 0, `PostgreSQL counted ${deadlocks} deadlocks in ${ROUNDS} rounds`);
       // The loans the job skipped (another write held them) are brought to the day by a last run.
@@ -100,7 +86,7 @@ describe(`servicing writes lock loans in one order (${testDatabaseKind})`, () =>
     `a mutation whose first root is a manual fee (not a payment) on the last loan, then payments on the others, beside a product settings change: no deadlock in ${ROUNDS} rounds`,
     { timeout: 180_000, skip: testDatabaseKind === 'pglite' ? 'PGlite is one session: writes never wait on one another, so none can deadlock (run with TEST_DATABASE_URL)' : false },
     async (t) => {
-      const before = await deadlocksCounted();
+      const before = await deadlocksCounted(service);
       const latencies: number[] = [];
       for (let round = 0; round < ROUNDS; round += 1) {
         const date = `2026-03-${String(10 + round).padStart(2, '0')}`;
@@ -117,7 +103,7 @@ describe(`servicing writes lock loans in one order (${testDatabaseKind})`, () =>
         assert.equal(mixed.status, 200, mixed.text);
         assert.equal(JSON.parse(mixed.text).errors, undefined, `round ${round}: ${mixed.text}`);
       }
-      const deadlocks = (await deadlocksCounted()) - before;
+      const deadlocks = (await deadlocksCounted(service)) - before;
       t.diagnostic(`round latencies (ms): ${latencies.map((ms) => ms.toFixed(0)).join(', ')}; deadlocks: ${deadlocks}`);
       assert.equal(deadlocks, 0, `PostgreSQL counted ${deadlocks} deadlocks in ${ROUNDS} rounds`);
       assert.deepEqual((await verifyLedgers(service.db, { accountId: service.accountId })).differing, []);

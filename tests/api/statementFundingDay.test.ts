@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startKeyedService, type KeyedService } from '../support/seededService.js';
+import { graphData, startKeyedService, type KeyedService } from '../support/seededService.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
 
 /**
@@ -17,16 +17,7 @@ let loan: string;
 let ann: string;
 let source: string;
 
-async function graph(query: string, variables: Record<string, unknown> = {}): Promise<any> {
-  const response = await fetch(`${s.url}/api/graph`, {
-    method: 'POST',
-    headers: { authorization: `Token ${s.key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await response.json()) as { data?: any; errors?: unknown };
-  assert.equal(body.errors, undefined, JSON.stringify(body.errors));
-  return body.data;
-}
+const graph = (query: string, variables: Record<string, unknown> = {}): Promise<any> => graphData(s, query, variables);
 
 before(async () => {
   s = await startKeyedService();

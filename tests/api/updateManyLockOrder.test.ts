@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { testDatabaseKind } from '../support/testDatabase.js';
-import { createFundedLoans, payEachMutation, postGraph, startKeyedService, type KeyedService } from '../support/seededService.js';
+import { createFundedLoans, deadlocksCounted, payEachMutation, postGraph, startKeyedService, type KeyedService } from '../support/seededService.js';
 import { verifyLedgers } from '../../app/ledgerVerify.js';
 
 /**
@@ -23,14 +23,6 @@ const LOANS = 8;
 const ROUNDS = 5;
 let loans: string[] = [];
 
-async function deadlocksCounted(): Promise<number> {
-  await new Promise((resolve) => setTimeout(resolve, 1100));
-  await Promise.all(Array.from({ length: 10 }, () => service.db.query('SELECT pg_sleep(0.05)')));
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  const { rows } = await service.db.query<{ deadlocks: string }>(`SELECT deadlocks::text FROM pg_stat_database WHERE datname = current_database()`);
-  return Number(rows[0]!.deadlocks);
-}
-
 before(async () => {
   if (testDatabaseKind === 'pglite') return; // every test is skipped there
   service = await startKeyedService();
@@ -49,7 +41,7 @@ describe(`update_loans(where:) beside mutations of several ledger writes (${test
     `renaming ${LOANS} loans beside two mutations paying them in opposite orders: no deadlock in ${ROUNDS} rounds`,
     { timeout: 180_000, skip: testDatabaseKind === 'pglite' ? 'PGlite is one session: writes never wait on one another, so none can deadlock (run with TEST_DATABASE_URL)' : false },
     async (t) => {
-      const before = await deadlocksCounted();
+      const before = await deadlocksCounted(service);
       for (let round = 0; round < ROUNDS; round += 1) {
         const date = `2026-02-${String(10 + round).padStart(2, '0')}`;
         const ids = JSON.stringify(loans);
@@ -64,7 +56,7 @@ describe(`update_loans(where:) beside mutations of several ledger writes (${test
         }
         assert.equal(JSON.parse(updated.text).data.update_loans.affected_rows, LOANS);
       }
-      const deadlocks = (await deadlocksCounted()) - before;
+      const deadlocks = (await deadlocksCounted(service)) - before;
       t.diagnostic(`deadlocks: ${deadlocks}`);
       assert.equal(deadlocks, 0, `PostgreSQL counted ${deadlocks} deadlocks in ${ROUNDS} rounds`);
       assert.deepEqual((await verifyLedgers(service.db, { accountId: service.accountId })).differing, []);

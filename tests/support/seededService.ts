@@ -355,6 +355,32 @@ export async function postGraph(service: { readonly url: string; readonly key: s
   return { status: reply.status, text: await reply.text() };
 }
 
+/** A GraphQL request with the service's key whose answer must hold no errors: its `data`. */
+export async function graphData(service: { readonly url: string; readonly key: string }, query: string, variables: Record<string, unknown> = {}): Promise<any> {
+  const response = await fetch(`${service.url}/api/graph`, {
+    method: 'POST',
+    headers: { authorization: `Token ${service.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await response.json()) as { data?: any; errors?: unknown };
+  if (body.errors !== undefined) throw new Error(`GraphQL errors: ${JSON.stringify(body.errors)}`);
+  return body.data;
+}
+
+/**
+ * PostgreSQL's count of deadlocks in the service's database. A backend reports its statistics
+ * when it goes idle, at most once a second (else within 10 s): so first a pause of over a second,
+ * then every connection of the service's pool is made busy and idle again, which reports what each
+ * has pending; then a new statement reads the counters (a fresh snapshot of them).
+ */
+export async function deadlocksCounted(service: { readonly db: Database }): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  await Promise.all(Array.from({ length: 10 }, () => service.db.query('SELECT pg_sleep(0.05)')));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const { rows } = await service.db.query<{ deadlocks: string }>(`SELECT deadlocks::text FROM pg_stat_database WHERE datname = current_database()`);
+  return Number(rows[0]!.deadlocks);
+}
+
 /** One mutation paying each of `ids` 50.00 on `date`, one root per loan in the order given (`p0: insert_payments_one …`). */
 export function payEachMutation(ids: readonly string[], date: string): string {
   return `mutation { ${ids.map((id, i) => `p${i}: insert_payments_one(object: {loan_id: "${id}", date: "${date}", amount: 50}) { id }`).join(' ')} }`;
