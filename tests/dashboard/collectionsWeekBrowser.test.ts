@@ -123,7 +123,8 @@ describe("A collections clerk's morning (Chromium)", () => {
     assert.equal(await queueStatus(), `No late loan on page 2: ${LOANS - 1} late loans are on page 1.`);
     assert.deepEqual(await queueLoans(), []);
     assert.deepEqual(await seriousAccessibilityViolations(page), []);
-    await page.getByRole('navigation', { name: 'Late loan pages' }).getByRole('link', { name: 'Previous' }).click();
+    // The pager past the last page links to the last (`pager`: "No page 2: the last is page 1").
+    await page.getByRole('navigation', { name: 'Late loan pages' }).getByRole('link', { name: 'Last page (1)' }).click();
     await page.waitForURL(`${server.url}/dashboard/collections`);
     assert.equal(await queueStatus(), `Late loans 1–50 of ${LOANS - 1}.`);
     assert.deepEqual(await queueLoans(), loanIds.filter((id) => id !== cured).sort());
