@@ -114,7 +114,6 @@ export async function checkKeyRole(
   return { role, variables: new Map([...variables].map(([name, value]) => [name, value.trim()])) };
 }
 
-
 /** Every key (of one account, when given), newest first. Never returns key material. */
 export async function listApiKeys(db: Queryable, accountId?: string): Promise<ApiKeyListing[]> {
   const { rows } = await db.query<ApiKeyListing>(

@@ -82,6 +82,8 @@ interface Replica {
   conflicts: number;
   /** The first primary sample found not yet replayed at the last check (see `#lagOf`). */
   firstAhead: { readonly at: number; readonly lsn: Lsn } | null;
+  /** What a read routed to it is given (`chooseTarget`): made once, not per read. */
+  target: ReadTarget | null;
 }
 
 /**
@@ -203,6 +205,7 @@ export class ReadReplicas {
       reads: 0,
       conflicts: 0,
       firstAhead: null,
+      target: null,
     }));
   }
 
@@ -382,7 +385,7 @@ export class ReadReplicas {
         return null;
       }
       replica.reads += 1;
-      return {
+      return (replica.target ??= {
         name: replica.name,
         database: replica.database,
         failed: (error: unknown) => this.#takeOut(replica, error),
@@ -390,7 +393,7 @@ export class ReadReplicas {
           replica.conflicts += 1;
           this.#onConflict(this.#healthOf(replica), error instanceof Error ? error : new Error(String(error)));
         },
-      };
+      });
     });
   }
 
