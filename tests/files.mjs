@@ -100,7 +100,7 @@ import { after, before, describe } from 'node:test';
 
 // TEST_FILE_CPU=PATH: each file's CPU-seconds (this process's and its reaped children's, from
 // /proc/self/stat around the file's hooks and tests), its wall seconds, process and start (ms since
-// the epoch) appended to PATH as a JSON line.
+// the epoch), the embedded databases it opened and the child processes it ran (tests/support/testTally.ts) appended to PATH as a JSON line.
 const cpuLog = process.env.TEST_FILE_CPU;
 const cpu = () => {
   const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
@@ -111,9 +111,12 @@ for (const file of ${JSON.stringify(files, null, 2)}) {
   describe(file, async () => {
     let start = 0;
     let started = 0;
-    if (cpuLog) before(() => { start = cpu(); started = Date.now(); });
+    const tally = (globalThis.loanqlTestTally ??= { opens: 0, children: 0 });
+    let opens = 0;
+    let children = 0;
+    if (cpuLog) before(() => { start = cpu(); started = Date.now(); opens = tally.opens; children = tally.children; });
     await import(new URL(\`../../\${file}\`, import.meta.url).href);
-    if (cpuLog) after(() => appendFileSync(cpuLog, JSON.stringify({ file, pid: process.pid, started, cpu: +(cpu() - start).toFixed(2), wall: (Date.now() - started) / 1000 }) + '\\n'));
+    if (cpuLog) after(() => appendFileSync(cpuLog, JSON.stringify({ file, pid: process.pid, started, cpu: +(cpu() - start).toFixed(2), wall: (Date.now() - started) / 1000, opens: tally.opens - opens, children: tally.children - children }) + '\\n'));
   });
 }
 `;

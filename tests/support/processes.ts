@@ -3,6 +3,7 @@
  * as a user runs them. `npm test` builds `dist/` first (the `pretest` script).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { countForTestFileCpu } from './testTally.js';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -59,6 +60,7 @@ export interface ProcessResult {
 
 /** Runs `node <script> <args>` to completion. */
 function runToCompletion(script: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd: string, timeoutMs: number): Promise<ProcessResult> {
+  countForTestFileCpu('children');
   return new Promise((resolve) => {
     execFile(process.execPath, [...SHORT_LIVED_NODE_FLAGS, script, ...args], { env, cwd, timeout: timeoutMs }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
@@ -107,6 +109,7 @@ export async function startService(
   script = SERVICE,
   nodeFlags: readonly string[] = SHORT_LIVED_NODE_FLAGS,
 ): Promise<RunningService> {
+  countForTestFileCpu('children');
   const child = spawn(process.execPath, [...nodeFlags, script], { env: serviceEnv(env, port), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -140,6 +143,7 @@ export async function startService(
 
 /** Starts `loanql <args>` as a long-running process (e.g. `loanql worker`); stop it with `.kill()`. */
 export function spawnCli(args: readonly string[], env: Record<string, string>, cwd: string): { process: ChildProcess; output(): string } {
+  countForTestFileCpu('children');
   const child = spawn(process.execPath, [...SHORT_LIVED_NODE_FLAGS, CLI, ...args], { env: childEnv(env), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));

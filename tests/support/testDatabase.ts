@@ -20,6 +20,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MemoryFS, PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { countForTestFileCpu } from './testTally.js';
 import { migrate, openPgliteDatabase, openPostgresDatabase, type Database } from '../../db/index.js';
 
 export interface TestDatabase {
@@ -154,6 +155,7 @@ class DumpFileSystem extends MemoryFS {
 
 /** An in-memory PGlite from a dump: a plain tar read here is written into its memory file system directly (`DumpFileSystem`); anything else PGlite loads itself. */
 function openDump(dump: Blob): ReturnType<typeof openPgliteDatabase> {
+  countForTestFileCpu('opens');
   const files = dump instanceof DumpBlob ? dump.files() : null;
   return files ? openPgliteDatabase(undefined, undefined, { ...PGLITE_OPTIONS, fs: new DumpFileSystem(files) }) : openPgliteDatabase(undefined, dump, PGLITE_OPTIONS);
 }
