@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configFromEnv } from '../../app/config.js';
-import { databaseSettingsFromEnv, openPgliteDatabase, openServiceDatabase, sharedBuffersOf } from '../../db/index.js';
+import { databaseSettingsFromEnv, openCommandDatabase, openPgliteDatabase, openServiceDatabase, sharedBuffersOf } from '../../db/index.js';
 import { runCli } from '../support/processes.js';
 import { copyMigratedDataDir, openTestDatabase, TEST_SHARED_BUFFERS, testDatabaseKind } from '../support/testDatabase.js';
 
@@ -54,6 +54,21 @@ describe('EMBEDDED_SHARED_BUFFERS', () => {
       assert.equal(rows[0]?.shared_buffers, '16MB');
     } finally {
       await opened.close();
+    }
+  });
+
+  it('a CLI command opening the data directory itself runs with 16MB when unset, and with the setting when given', async () => {
+    const dataDir = join(root, 'command');
+    await copyMigratedDataDir(dataDir);
+    for (const [env, expected] of [[{}, '16MB'], [{ EMBEDDED_SHARED_BUFFERS: '24MB' }, '24MB']] as const) {
+      const opened = await openCommandDatabase(databaseSettingsFromEnv({ DATA_DIR: dataDir, ...env }));
+      try {
+        assert.match(opened.description, /^embedded PGlite in /);
+        const { rows } = await opened.database.query<{ shared_buffers: string }>('SHOW shared_buffers');
+        assert.equal(rows[0]?.shared_buffers, expected);
+      } finally {
+        await opened.close();
+      }
     }
   });
 

@@ -36,6 +36,17 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /**
+ * The environment of a CLI command: `childEnv`'s, but the embedded pool left to the command's own
+ * default (16MB, `db/openDatabase.ts`) unless `env` gives `EMBEDDED_SHARED_BUFFERS`: the default a
+ * user's command runs with, and half the pool zeroed at each of the suite's ~200 command starts.
+ */
+function commandEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const environment = childEnv(env);
+  if (!('EMBEDDED_SHARED_BUFFERS' in env)) delete environment.EMBEDDED_SHARED_BUFFERS;
+  return environment;
+}
+
+/**
  * V8 flags of the children tests start: `--liftoff-only` compiles PGlite's WebAssembly with V8's
  * baseline compiler alone. A child lives for a few requests or one command, and optimising the
  * WebAssembly it runs at start-up (PostgreSQL starting, the catalogue read) cost it about 0.3
@@ -71,7 +82,7 @@ function runToCompletion(script: string, args: readonly string[], env: NodeJS.Pr
 
 /** Runs `loanql <args>` to completion. `cwd` is a directory other than the project's on purpose. */
 export function runCli(args: readonly string[], env: Record<string, string>, cwd: string): Promise<ProcessResult> {
-  return runToCompletion(CLI, args, childEnv(env), cwd, 120_000);
+  return runToCompletion(CLI, args, commandEnv(env), cwd, 120_000);
 }
 
 /** A free TCP port on 127.0.0.1 (free when asked; the service takes it a moment later). */
@@ -144,7 +155,7 @@ export async function startService(
 /** Starts `loanql <args>` as a long-running process (e.g. `loanql worker`); stop it with `.kill()`. */
 export function spawnCli(args: readonly string[], env: Record<string, string>, cwd: string): { process: ChildProcess; output(): string } {
   countForTestFileCpu('children');
-  const child = spawn(process.execPath, [...SHORT_LIVED_NODE_FLAGS, CLI, ...args], { env: childEnv(env), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SHORT_LIVED_NODE_FLAGS, CLI, ...args], { env: commandEnv(env), cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
