@@ -142,7 +142,8 @@ export type AggregateSelection = readonly AggregateSelectionItem[];
 
 export type AggregateSelectionItem =
   | { readonly kind: 'aggregate'; readonly alias: string; readonly fields: readonly AggregateField[] }
-  | { readonly kind: 'nodes'; readonly alias: string; readonly selection: Selection }
+  /** `limit`: the most rows listed (MAX_ROWS; null: every row aggregated), the aggregate itself still over every row. */
+  | { readonly kind: 'nodes'; readonly alias: string; readonly selection: Selection; readonly limit: Param | null }
   | { readonly kind: 'typename'; readonly alias: string; readonly value: string };
 
 export type AggregateField =

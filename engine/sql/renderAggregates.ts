@@ -4,7 +4,7 @@ import type { CompileContext } from './compileContext.js';
 import { sql, type Fragment } from './fragment.js';
 import { jsonArray, jsonObject, jsonOf, jsonString } from './jsonText.js';
 import type { OrderByRenderer } from './renderOrderBy.js';
-import type { Correlation, SelectionRenderer } from './renderSelection.js';
+import { rowCount, type Correlation, type SelectionRenderer } from './renderSelection.js';
 import { AGGREGATE_FUNCTION } from './sqlTables.js';
 
 export type AggregateRenderer = ReturnType<typeof aggregateRenderer>;
@@ -75,7 +75,13 @@ export function aggregateRenderer(context: CompileContext, { orderKeys }: OrderB
           return [item.alias, jsonObject(item.fields.map((field) => aggregateField(field, column, null)))];
         case 'nodes': {
           const alias = sql.ident(`n${inner.length}`);
-          inner.push(sql`${rowObject(collection, item.selection, table)} AS ${alias}`);
+          const row = rowObject(collection, item.selection, table);
+          // Capped (MAX_ROWS): only the first rows in the list's order get their JSON, the others
+          // are NULL, which string_agg skips — the aggregates beside still read every row.
+          const capped = item.limit
+            ? sql`CASE WHEN row_number() OVER (${keys.length ? sql`ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}` : sql``}) <= ${rowCount(item.limit)} THEN ${row} END`
+            : row;
+          inner.push(sql`${capped} AS ${alias}`);
           const order = keys.length ? sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`)) : null;
           return [item.alias, jsonArray(sql`${rows}.${alias}`, order)];
         }
