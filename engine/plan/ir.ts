@@ -153,6 +153,8 @@ export type AggregateField =
 
 export type AggregateFunctionItem =
   | { readonly kind: 'column'; readonly alias: string; readonly field: Field }
+  /** A scalar computed field, called with its arguments' defaults (Hasura's aggregates of computed fields). */
+  | { readonly kind: 'computed'; readonly alias: string; readonly field: ComputedField }
   | { readonly kind: 'typename'; readonly alias: string; readonly value: string };
 
 export function assertNever(value: never): never {

@@ -163,6 +163,7 @@ export function selectionPlanner(
             else {
               const leafRole = roleOf(functionType, leaf);
               if (leafRole.kind === 'column') functionItems.push({ kind: 'column', alias: leafAlias, field: leafRole.field });
+              else if (leafRole.kind === 'computed') functionItems.push({ kind: 'computed', alias: leafAlias, field: leafRole.field });
             }
           }
           aggregateFields.push({ kind: 'function', alias: innerAlias, fn: innerRole.fn, items: functionItems });

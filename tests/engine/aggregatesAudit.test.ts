@@ -7,7 +7,7 @@ import { exactDataOf, send, startSeededService, startService, type JsonNumber, t
  * Session 40's audit of `<c>_aggregate` as a lender's analyst uses it for a portfolio report:
  * every answer over HTTP compared with the same question in plain SQL on the same database —
  * sums, averages and deviations of money to the last digit, empty sets, an investor's counts —
- * and `nodes`, the one list an aggregate returns, under MAX_ROWS.
+ * `nodes`, the one list an aggregate returns, under MAX_ROWS, and aggregates of computed fields.
  */
 let s: SeededService;
 let limited: RunningService;
@@ -93,6 +93,61 @@ describe('Aggregates: money to the last digit, as PostgreSQL computes it', () =>
     const [{ n: ownSources }] = (await s.sql<{ n: string }>('SELECT count(*)::text AS n FROM funding_sources WHERE account_id = $1 AND person_id = $2', [s.account.id, investorId])) as [{ n: string }];
     const counted = (data.loans as { funding_sources_aggregate: { aggregate: { count: JsonNumber } } }[]).reduce((total, loan) => total + Number(digits(loan.funding_sources_aggregate.aggregate.count)), 0);
     assert.equal(counted, Number(ownSources));
+  });
+});
+
+describe('Aggregates of computed fields (Hasura’s), called with their arguments’ defaults', () => {
+  it('sum, avg and max of days_past_due (its stored form) and of payoff over the loans, as plain SQL calls the functions', async () => {
+    // payoff replays a loan's ledger: 20 loans keep the test quick; days_past_due reads a column.
+    const data = exactDataOf(
+      await s.graph(`{ all: loans_aggregate { aggregate { sum { days_past_due } avg { days_past_due } max { days_past_due delinquency_bucket } } }
+                       first: loans_aggregate(order_by: {id: asc}, limit: 20) { aggregate { sum { payoff amount_past_due } min { payoff } stddev { payoff } } } }`),
+    );
+    const [all] = await s.sql<Record<string, string>>(
+      `SELECT sum(days)::text AS sum, avg(days)::text AS avg, max(days)::text AS max, max(bucket) AS bucket
+         FROM (SELECT loanql_loan_days_past_due(account_id, id) AS days, loanql_loan_delinquency_bucket(account_id, id) AS bucket FROM loans WHERE account_id = $1) AS l`,
+      [s.account.id],
+    );
+    const [first] = await s.sql<Record<string, string>>(
+      `SELECT sum(payoff)::text AS payoff, sum(past_due)::text AS past_due, min(payoff)::text AS min, stddev(payoff)::text AS stddev
+         FROM (SELECT loanql_loan_payoff(account_id, id) AS payoff, loanql_loan_amount_past_due(account_id, id) AS past_due
+                 FROM (SELECT account_id, id FROM loans WHERE account_id = $1 ORDER BY id LIMIT 20) AS first) AS l`,
+      [s.account.id],
+    );
+    assert.ok(Number(all!.sum) > 0, 'some loans are past due');
+    assert.deepEqual(
+      [digits(data.all.aggregate.sum.days_past_due), digits(data.all.aggregate.avg.days_past_due), digits(data.all.aggregate.max.days_past_due), data.all.aggregate.max.delinquency_bucket],
+      [all!.sum, all!.avg, all!.max, all!.bucket],
+    );
+    assert.deepEqual(
+      [digits(data.first.aggregate.sum.payoff), digits(data.first.aggregate.sum.amount_past_due), digits(data.first.aggregate.min.payoff), digits(data.first.aggregate.stddev.payoff)],
+      [first!.payoff, first!.past_due, first!.min, first!.stddev],
+    );
+  });
+
+  it('in root aggregates sharing one scan, each over its own where', async () => {
+    const data = exactDataOf(
+      await s.graph(`{ servicing: loans_aggregate(where: {status: {_eq: "servicing"}}) { aggregate { count sum { days_past_due } } }
+                       closed: loans_aggregate(where: {status: {_eq: "closed"}}) { aggregate { max { days_past_due } } } }`),
+    );
+    const rows = await s.sql<{ status: string; n: string; sum: string | null; max: string | null }>(
+      `SELECT status, count(*)::text AS n, sum(days)::text AS sum, max(days)::text AS max
+         FROM (SELECT status, loanql_loan_days_past_due(account_id, id) AS days FROM loans WHERE account_id = $1 AND status IN ('servicing', 'closed')) AS l GROUP BY status`,
+      [s.account.id],
+    );
+    const of = (status: string) => rows.find((row) => row.status === status)!;
+    assert.equal(digits(data.servicing.aggregate.count), of('servicing').n);
+    assert.equal(digits(data.servicing.aggregate.sum.days_past_due), of('servicing').sum);
+    assert.equal(digits(data.closed.aggregate.max.days_past_due), of('closed').max);
+  });
+
+  it('only the computed fields of the numeric types sum; min and max take text ones too (introspection)', async () => {
+    const data = exactDataOf(await s.graph(`{ sum: __type(name: "loans_sum_fields") { fields { name } } max: __type(name: "loans_max_fields") { fields { name } } }`));
+    const sums = (data.sum.fields as { name: string }[]).map((field) => field.name);
+    const maxes = (data.max.fields as { name: string }[]).map((field) => field.name);
+    for (const name of ['payoff', 'accrued_interest', 'per_diem', 'days_past_due', 'amount_past_due']) assert.ok(sums.includes(name), name);
+    assert.ok(!sums.includes('delinquency_bucket'), 'text does not sum');
+    assert.ok(maxes.includes('delinquency_bucket'));
   });
 });
 
