@@ -142,7 +142,8 @@ export type AggregateSelection = readonly AggregateSelectionItem[];
 
 export type AggregateSelectionItem =
   | { readonly kind: 'aggregate'; readonly alias: string; readonly fields: readonly AggregateField[] }
-  | { readonly kind: 'nodes'; readonly alias: string; readonly selection: Selection }
+  /** `limit`: the most rows listed (MAX_ROWS; null: every row aggregated), the aggregate itself still over every row. */
+  | { readonly kind: 'nodes'; readonly alias: string; readonly selection: Selection; readonly limit: Param | null }
   | { readonly kind: 'typename'; readonly alias: string; readonly value: string };
 
 export type AggregateField =
@@ -152,6 +153,8 @@ export type AggregateField =
 
 export type AggregateFunctionItem =
   | { readonly kind: 'column'; readonly alias: string; readonly field: Field }
+  /** A scalar computed field, called with its arguments' defaults (Hasura's aggregates of computed fields). */
+  | { readonly kind: 'computed'; readonly alias: string; readonly field: ComputedField }
   | { readonly kind: 'typename'; readonly alias: string; readonly value: string };
 
 export function assertNever(value: never): never {

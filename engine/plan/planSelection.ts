@@ -14,7 +14,7 @@ import { servicingDayProblem } from './servicingDay.js';
 /** Selection sets → `Selection` (columns, computed fields, relationships) and `AggregateSelection`. */
 export function selectionPlanner(
   schema: GraphQLSchema,
-  { argsOf, atArgument, toParam, fromJs, variableValue, asList, enumValue, readNow }: ArgumentValues,
+  { argsOf, atArgument, toParam, fromJs, variableValue, asList, enumValue, readNow, countLimit }: ArgumentValues,
   { subSelection }: Pick<ReturnType<typeof fieldCollector>, 'subSelection'>,
   { planListQuery }: ReturnType<typeof listQueryPlanner>,
 ) {
@@ -132,7 +132,8 @@ export function selectionPlanner(
       }
       const role = roleOf(aggregateType, node);
       if (role.kind === 'nodes') {
-        items.push({ kind: 'nodes', alias, selection: planSelection(collection, subSelection(nodes)) });
+        // `nodes` is a list: with MAX_ROWS set it lists at most that many rows, as any list does.
+        items.push({ kind: 'nodes', alias, selection: planSelection(collection, subSelection(nodes)), limit: countLimit(undefined, 'limit', true) });
         continue;
       }
       const aggregateFields: AggregateField[] = [];
@@ -162,6 +163,7 @@ export function selectionPlanner(
             else {
               const leafRole = roleOf(functionType, leaf);
               if (leafRole.kind === 'column') functionItems.push({ kind: 'column', alias: leafAlias, field: leafRole.field });
+              else if (leafRole.kind === 'computed') functionItems.push({ kind: 'computed', alias: leafAlias, field: leafRole.field });
             }
           }
           aggregateFields.push({ kind: 'function', alias: innerAlias, fn: innerRole.fn, items: functionItems });

@@ -86,7 +86,12 @@ function selectionCost(selection: Selection, parentRows: number): number {
 
 function aggregateCost(aggregate: AggregateSelection, rows: number): number {
   let total = 0;
-  for (const item of aggregate) if (item.kind === 'nodes') total += selectionCost(item.selection, rows);
+  for (const item of aggregate) {
+    if (item.kind === 'nodes') total += selectionCost(item.selection, rows);
+    // A computed field aggregated (`sum { payoff }`): its function called for every row, priced as when listed.
+    else if (item.kind === 'aggregate')
+      for (const field of item.fields) if (field.kind === 'function') for (const value of field.items) if (value.kind === 'computed') total += rows;
+  }
   return total;
 }
 

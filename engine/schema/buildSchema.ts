@@ -1,6 +1,6 @@
 import { GraphQLBoolean, GraphQLEnumType, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema } from 'graphql';
 import type { GraphQLFieldConfig, GraphQLFieldConfigArgumentMap, GraphQLFieldConfigMap, GraphQLInputFieldConfigMap } from 'graphql';
-import { isArrayType, tableKey, type Collection, type Field, type Metadata, type Relationship, type ScalarType } from '../../metadata/index.js';
+import { isArrayType, tableKey, type Collection, type ComputedField, type Field, type FieldType, type Metadata, type Relationship, type ScalarType } from '../../metadata/index.js';
 import { buildMutationFields, primaryKeyArgs, type MutationKind } from './buildMutationFields.js';
 import { graphqlTypeOf, JSONB_PATH_ARGS, SCALAR_FOR_TYPE } from './scalars.js';
 import { comparisonTypes } from './comparisonTypes.js';
@@ -260,19 +260,26 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
   for (const collection of metadata.collections.values()) {
     const name = collection.name;
     const fieldsOf = (types: readonly ScalarType[]) => [...collection.fields.values()].filter((field) => !isArrayType(field.type) && types.includes(field.type));
-    const functionType = (fn: AggregateFunction, fields: readonly Field[]): GraphQLFieldConfig<unknown, unknown> | null => {
-      if (!fields.length) return null;
+    // Scalar computed fields too (Hasura's aggregates of computed fields), called with their arguments' defaults.
+    const computedOf = (types: readonly ScalarType[]) => [...collection.computedFields.values()].filter((computed) => types.includes(computed.type));
+    const functionType = (fn: AggregateFunction, fields: readonly Field[], computedFields: readonly ComputedField[]): GraphQLFieldConfig<unknown, unknown> | null => {
+      if (!fields.length && !computedFields.length) return null;
+      // sum, avg and the statistical aggregates as numeric: PostgreSQL's exact text (Hasura says Float for avg and the statistical ones).
+      const typeOf = (type: FieldType) => (fn === 'min' || fn === 'max' ? graphqlTypeOf(type) : SCALAR_FOR_TYPE.numeric);
       return {
         type: new GraphQLObjectType({
           name: `${name}_${fn}_fields`,
           description: `aggregate ${fn} on columns`,
-          fields: Object.fromEntries(
-            fields.map((field) => [
-              field.name,
-              // sum, avg and the statistical aggregates as numeric: PostgreSQL's exact text (Hasura says Float for avg and the statistical ones).
-              { type: fn === 'min' || fn === 'max' ? graphqlTypeOf(field.type) : SCALAR_FOR_TYPE.numeric, extensions: role({ kind: 'column', field }) },
-            ]),
-          ),
+          fields: Object.fromEntries([
+            ...fields.map((field) => [field.name, { type: typeOf(field.type), extensions: role({ kind: 'column', field }) }] as const),
+            ...computedFields.map(
+              (computed) =>
+                [
+                  computed.name,
+                  { type: typeOf(computed.type), description: `${fn} of the computed field ${computed.name}, its arguments' defaults`, extensions: role({ kind: 'computed', field: computed }) },
+                ] as const,
+            ),
+          ]),
         }),
         extensions: role({ kind: 'aggregateFunction', fn }),
       };
@@ -291,7 +298,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
       ['max', ORDERABLE_TYPES],
       ...STATISTICAL_FUNCTIONS.map((statistical) => [statistical, NUMERIC_TYPES] as const),
     ] as const) {
-      const config = functionType(fn, fieldsOf(types));
+      const config = functionType(fn, fieldsOf(types), computedOf(types));
       if (config) aggregateFields[fn] = config;
     }
     const aggregateFieldsType = new GraphQLObjectType({ name: `${name}_aggregate_fields`, description: `aggregate fields of "${name}"`, fields: aggregateFields });

@@ -1,20 +1,31 @@
-import type { Collection, Field } from '../../metadata/index.js';
+import type { Collection, ComputedField, Field } from '../../metadata/index.js';
 import { assertNever, type AggregateField, type AggregateSelection, type ListQuery } from '../plan/ir.js';
 import type { CompileContext } from './compileContext.js';
 import { sql, type Fragment } from './fragment.js';
 import { jsonArray, jsonObject, jsonOf, jsonString } from './jsonText.js';
 import type { OrderByRenderer } from './renderOrderBy.js';
-import type { Correlation, SelectionRenderer } from './renderSelection.js';
+import { rowCount, type Correlation, type SelectionRenderer } from './renderSelection.js';
+import { storedFormRenderer } from './renderStoredForm.js';
 import { AGGREGATE_FUNCTION } from './sqlTables.js';
 
 export type AggregateRenderer = ReturnType<typeof aggregateRenderer>;
 
+/** What an aggregate reads of each row: a field, or a scalar computed field (`sum { payoff }`). */
+export type AggregatedValue = Field | ComputedField;
+
 /** `c_aggregate` fields: `count`, `sum`/`avg`/`min`/`max { … }` and `nodes`, over one scan. */
 export function aggregateRenderer(context: CompileContext, { orderKeys }: OrderByRenderer, { rowObject, source }: Pick<SelectionRenderer, 'rowObject' | 'source'>) {
-  const { nextAlias, fieldValue } = context;
+  const { nextAlias, fieldValue, computedCall } = context;
+  const { storedValue } = storedFormRenderer(context);
+
+  /** The value of the row `table` an aggregate reads: a computed field's stored form when it has one (no call per row), else its function with the arguments' defaults. */
+  function valueOf(collection: Collection, table: Fragment, value: AggregatedValue): Fragment {
+    if ('source' in value) return fieldValue(table, value);
+    return value.storedForm ? storedValue(value, table) : computedCall(collection, value, table);
+  }
 
   /** One aggregate output (`count`, `sum { … }`, …) over the rows where `filter` holds (all rows when null). */
-  function aggregateField(item: AggregateField, column: (field: Field) => Fragment, filter: Fragment | null): readonly [string, Fragment] {
+  function aggregateField(item: AggregateField, column: (value: AggregatedValue) => Fragment, filter: Fragment | null): readonly [string, Fragment] {
     const over = (call: Fragment, condition: Fragment | null = null): Fragment => {
       const conditions = [filter, condition].filter((c): c is Fragment => c !== null);
       return conditions.length ? sql`${call} FILTER (WHERE ${sql.join(conditions, sql` AND `)})` : call;
@@ -45,17 +56,17 @@ export function aggregateRenderer(context: CompileContext, { orderKeys }: OrderB
   }
 
   /**
-   * The aggregated columns of a scan: each field is selected once in the inner query (pushed
+   * The aggregated columns of a scan: each value is selected once in the inner query (pushed
    * onto `inner` as `c0`, `c1`, …) and read from the outer one as `rows.cN`.
    */
-  function columnsOf(table: Fragment, rows: Fragment, inner: Fragment[]): (field: Field) => Fragment {
-    const aliases = new Map<Field, Fragment>();
-    return (field) => {
-      let alias = aliases.get(field);
+  function columnsOf(collection: Collection, table: Fragment, rows: Fragment, inner: Fragment[]): (value: AggregatedValue) => Fragment {
+    const aliases = new Map<AggregatedValue, Fragment>();
+    return (value) => {
+      let alias = aliases.get(value);
       if (!alias) {
         alias = sql.ident(`c${aliases.size}`);
-        aliases.set(field, alias);
-        inner.push(sql`${fieldValue(table, field)} AS ${alias}`);
+        aliases.set(value, alias);
+        inner.push(sql`${valueOf(collection, table, value)} AS ${alias}`);
       }
       return sql`${rows}.${alias}`;
     };
@@ -66,7 +77,7 @@ export function aggregateRenderer(context: CompileContext, { orderKeys }: OrderB
     const rows = nextAlias('r');
     const keys = orderKeys(collection, query, table);
     const inner: Fragment[] = [];
-    const column = columnsOf(table, rows, inner);
+    const column = columnsOf(collection, table, rows, inner);
     const pairs = selection.map((item): readonly [string, Fragment] => {
       switch (item.kind) {
         case 'typename':
@@ -75,7 +86,13 @@ export function aggregateRenderer(context: CompileContext, { orderKeys }: OrderB
           return [item.alias, jsonObject(item.fields.map((field) => aggregateField(field, column, null)))];
         case 'nodes': {
           const alias = sql.ident(`n${inner.length}`);
-          inner.push(sql`${rowObject(collection, item.selection, table)} AS ${alias}`);
+          const row = rowObject(collection, item.selection, table);
+          // Capped (MAX_ROWS): only the first rows in the list's order get their JSON, the others
+          // are NULL, which string_agg skips — the aggregates beside still read every row.
+          const capped = item.limit
+            ? sql`CASE WHEN row_number() OVER (${keys.length ? sql`ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}` : sql``}) <= ${rowCount(item.limit)} THEN ${row} END`
+            : row;
+          inner.push(sql`${capped} AS ${alias}`);
           const order = keys.length ? sql.join(keys.map((k, i) => sql`${rows}.${sql.ident(`k${i}`)} ${k.direction}`)) : null;
           return [item.alias, jsonArray(sql`${rows}.${alias}`, order)];
         }
@@ -90,5 +107,5 @@ export function aggregateRenderer(context: CompileContext, { orderKeys }: OrderB
     return sql`(SELECT ${jsonObject(pairs)} FROM (SELECT ${sql.join(inner)} ${source(collection, query, table, correlation, keys, inner)}) AS ${rows} GROUP BY ())`;
   }
 
-  return { aggregate, aggregateField, columnsOf };
+  return { aggregate, aggregateField, columnsOf, valueOf };
 }

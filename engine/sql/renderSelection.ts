@@ -23,9 +23,9 @@ export type RenderAggregate = (collection: Collection, query: ListQuery, selecti
  * A limit or offset: an integer written in the document is SQL text, so that the planner sees
  * it in the generic plan of a prepared statement (a `LIMIT $n` is estimated as 10 % of the rows,
  * which made PostgreSQL re-plan such statements on every execution); a variable stays a
- * parameter (`checkCount` bounds both).
+ * parameter (`checkCount` bounds both). MAX_ROWS, a server setting, is a literal too.
  */
-function count(value: Param): Fragment {
+export function rowCount(value: Param): Fragment {
   return value.kind === 'const' && typeof value.value === 'number' && Number.isSafeInteger(value.value) ? sql.integer(value.value) : sql`${sql.param(value)}::bigint`;
 }
 
@@ -101,14 +101,14 @@ export function selectionRenderer(context: CompileContext, { where, rowPredicate
       // the rows that tie with the last one on the cursor come too (`WITH TIES`).
       const tieKeys = keys.slice(0, query.orderBy.length);
       paging.push(sql` ORDER BY ${sql.join(tieKeys.map((k) => sql`${k.value} ${k.direction}`))}`);
-      paging.push(sql` FETCH FIRST (${roleLimit ? sql`least(${count(query.limit)}, ${roleLimit})` : count(query.limit)}) ROWS WITH TIES`);
+      paging.push(sql` FETCH FIRST (${roleLimit ? sql`least(${rowCount(query.limit)}, ${roleLimit})` : rowCount(query.limit)}) ROWS WITH TIES`);
     } else {
       // No keys: a collection without a primary key (a view) listed without `order_by`.
       if (keys.length) paging.push(sql` ORDER BY ${sql.join(keys.map((k) => sql`${k.value} ${k.direction}`))}`);
-      if (query.limit) paging.push(roleLimit ? sql` LIMIT least(${count(query.limit)}, ${roleLimit})` : sql` LIMIT ${count(query.limit)}`);
+      if (query.limit) paging.push(roleLimit ? sql` LIMIT least(${rowCount(query.limit)}, ${roleLimit})` : sql` LIMIT ${rowCount(query.limit)}`);
       else if (roleLimit) paging.push(sql` LIMIT ${roleLimit}`);
     }
-    if (query.offset) paging.push(sql` OFFSET ${count(query.offset)}`);
+    if (query.offset) paging.push(sql` OFFSET ${rowCount(query.offset)}`);
     // The subquery returns the columns the list reads of its rows (`reads`), not `table.*`: every
     // column of `*` is taken out of each row the Limit passes (q1's two paged lists: ~15,000
     // instructions of its 672,000; bench/README.md, "q1's statement").

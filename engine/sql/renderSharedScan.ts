@@ -3,7 +3,7 @@ import { assertNever, type AggregateField, type SelectAggregateField, type Share
 import type { CompileContext } from './compileContext.js';
 import { sql, type Fragment } from './fragment.js';
 import { jsonObject, jsonOf, jsonString } from './jsonText.js';
-import type { AggregateRenderer } from './renderAggregates.js';
+import type { AggregatedValue, AggregateRenderer } from './renderAggregates.js';
 import type { WhereRenderer } from './renderWhere.js';
 import { AGGREGATE_FUNCTION } from './sqlTables.js';
 
@@ -26,18 +26,18 @@ export interface RenderedSharedScan {
 export function renderSharedScan(
   context: CompileContext,
   { where, rowPredicate }: Pick<WhereRenderer, 'where' | 'rowPredicate'>,
-  { aggregateField, columnsOf }: Pick<AggregateRenderer, 'aggregateField' | 'columnsOf'>,
+  { aggregateField, columnsOf, valueOf }: Pick<AggregateRenderer, 'aggregateField' | 'columnsOf' | 'valueOf'>,
   scanNode: SharedScan,
 ): RenderedSharedScan {
   if (scanNode.shape === 'grouped') return renderGroupedScan(context, { where, rowPredicate }, scanNode.collection, scanNode.members, scanNode.groupBy);
   const { collection, members, shape } = scanNode;
-  const { nextAlias, fieldValue } = context;
+  const { nextAlias } = context;
   const table = nextAlias('t');
   const rows = nextAlias('r');
   const shared = nextAlias('m');
   const direct = shape === 'direct';
   const inner: Fragment[] = [];
-  const column = direct ? (field: Field): Fragment => fieldValue(table, field) : columnsOf(table, rows, inner);
+  const column = direct ? (value: AggregatedValue): Fragment => valueOf(collection, table, value) : columnsOf(collection, table, rows, inner);
   const scopes: Fragment[] = [];
   let everyRow = false;
   const outputs = members.map((member, index) => {
@@ -118,7 +118,13 @@ function renderGroupedScan(
           if (fn !== 'sum' && fn !== 'min' && fn !== 'max') throw new Error(`${fn} does not combine across groups`);
           return [
             call.alias,
-            jsonObject(call.items.map((leaf): readonly [string, Fragment] => (leaf.kind === 'typename' ? [leaf.alias, jsonString(leaf.value)] : [leaf.alias, jsonOf(over(sql`${AGGREGATE_FUNCTION[fn]}(${partial(fn, leaf.field)})`))]))),
+            jsonObject(
+              call.items.map((leaf): readonly [string, Fragment] => {
+                if (leaf.kind === 'typename') return [leaf.alias, jsonString(leaf.value)];
+                if (leaf.kind === 'computed') throw new Error(`${leaf.field.name}: a computed field never groups (groupedBy)`);
+                return [leaf.alias, jsonOf(over(sql`${AGGREGATE_FUNCTION[fn]}(${partial(fn, leaf.field)})`))];
+              }),
+            ),
           ];
         }
         default:

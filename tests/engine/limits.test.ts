@@ -104,6 +104,9 @@ describe('Limits: cost, root fields and fields are checked before anything runs'
     assert.equal(costOf(selfJoiningAggregates(10)), 10 * costOf(selfJoiningAggregates(1)));
     assert.ok(costOf('{ loans(limit: 10) { schedules { id } } }') < costOf('{ loans(limit: 100) { schedules { id } } }'));
     assert.ok(costOf('{ loans(limit: 10) { schedules { id } } }') < costOf('{ loans(limit: 10) { schedules { loan { schedules { id } } } } }'));
+    // An aggregated computed field calls its function for every row, as listing it does (session 40).
+    assert.ok(costOf('{ loans_aggregate { aggregate { sum { payoff } } } }') > costOf('{ loans_aggregate { aggregate { sum { amount } } } }'));
+    assert.equal(costOf('{ loans_aggregate { aggregate { sum { payoff } max { payoff } } } }') - costOf('{ loans_aggregate { aggregate { sum { amount } } } }'), 2 * (costOf('{ loans { payoff } }') - costOf('{ loans { amount } }')));
   });
 
   it(`refuses more than ${DEFAULT_MAX_ROOT_FIELDS} root fields (MAX_ROOT_FIELDS), fragments followed`, () => {

@@ -1,4 +1,4 @@
-import type { Collection, Field, FieldType } from '../../../metadata/index.js';
+import type { Collection, ComputedField, Field, FieldType } from '../../../metadata/index.js';
 import type { OperationPlan, RootField, SelectAggregateField, SharedScan } from '../ir.js';
 
 /** Root aggregates one shared scan computes at most (a select list holds at most 1664 entries). */
@@ -30,8 +30,8 @@ function shareable(field: RootField): field is SelectAggregateField {
  * scan project them for every row (q4: ~2 % of its time, bench/README.md).
  */
 export function sharedScanShape(members: readonly SelectAggregateField[]): 'direct' | 'flags' {
-  const uses = new Map<Field, number>();
-  const read = (field: Field): void => {
+  const uses = new Map<Field | ComputedField, number>();
+  const read = (field: Field | ComputedField): void => {
     uses.set(field, (uses.get(field) ?? 0) + 1);
   };
   for (const member of members) {
@@ -50,7 +50,8 @@ export function sharedScanShape(members: readonly SelectAggregateField[]): 'dire
     }
     if (member.query.where && calls > 1) return 'flags';
   }
-  return [...uses].every(([field, reads]) => reads <= 1 || field.source.kind === 'column') ? 'direct' : 'flags';
+  // A computed field's call (or stored form) is a computed value, as a custom field's cast is.
+  return [...uses].every(([field, reads]) => reads <= 1 || ('source' in field && field.source.kind === 'column')) ? 'direct' : 'flags';
 }
 
 /** Types whose `sum` is exact, so a sum of the groups' sums has the same digits as the sum of the rows. */
@@ -94,7 +95,7 @@ export function groupedBy(members: readonly SelectAggregateField[]): Field | nul
         if (call.fn !== 'sum' && call.fn !== 'min' && call.fn !== 'max') return null;
         for (const leaf of call.items) {
           if (leaf.kind === 'typename') continue;
-          if (leaf.field.source.kind !== 'column' || (call.fn === 'sum' && !EXACT_SUM_TYPES.has(leaf.field.type))) return null;
+          if (leaf.kind === 'computed' || leaf.field.source.kind !== 'column' || (call.fn === 'sum' && !EXACT_SUM_TYPES.has(leaf.field.type))) return null;
         }
       }
     }
