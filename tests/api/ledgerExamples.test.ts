@@ -419,6 +419,41 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     assert.equal((await payoff(loan, '2026-04-01')).days_past_due, 45);
   });
 
+  it('a loan closed before it was funded is never past due (migration 0081): created closed, or a lead closed by hand', async () => {
+    // Both were "2,327 days past due", 120+, 106,618.53 past due, in the days_past_due filter, while
+    // their stored_days_past_due said 0 — a lender moving its book and loading a loan paid off long
+    // ago as closed, without its history, saw it at the top of its collections.
+    const terms = { Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2020-01-15' };
+    const createdClosed = await s.rest.post('/api/loan', { Name: 'Paid off before the move', ...terms, Status: 'closed' });
+    assert.equal(createdClosed.status, 201, createdClosed.text);
+    const withdrawn = await s.rest.post('/api/loan', { Name: 'A withdrawn application', ...terms });
+    assert.equal(withdrawn.status, 201, withdrawn.text);
+    assert.equal((await s.rest.patch(`/api/loan/${withdrawn.json.loan.id}`, { Status: 'closed' })).status, 200);
+    const read = `query ($loan: uuid!) {
+      late: loans(where: {id: {_eq: $loan}, days_past_due: {_gte: 1}}) { id }
+      loans_by_pk(id: $loan) { status days_past_due stored_days_past_due delinquency_bucket amount_past_due
+        then: days_past_due(args: {as_of: "2020-06-01"}) then_bucket: delinquency_bucket(args: {as_of: "2020-06-01"}) then_owed: amount_past_due(args: {as_of: "2020-06-01"}) } }`;
+    for (const loan of [createdClosed.json.loan.id as string, withdrawn.json.loan.id as string]) {
+      const closed = await graph(read, { loan });
+      assert.equal(closed.errors, undefined, JSON.stringify(closed.errors));
+      assert.deepEqual(closed.data, {
+        late: [],
+        loans_by_pk: { status: 'closed', days_past_due: 0, stored_days_past_due: 0, delinquency_bucket: 'current', amount_past_due: 0, then: 0, then_bucket: 'current', then_owed: 0 },
+      });
+      for (const route of ['payoff', 'ledger']) {
+        const answer = await s.rest.get(`/api/loan/${loan}/${route}?date=2020-06-01`);
+        assert.equal(answer.status, 200, answer.text);
+        assert.equal((route === 'payoff' ? answer.json : answer.json.balances).days_past_due, 0, `${route}: ${answer.text}`);
+      }
+    }
+    // A loan its payments closed keeps the days past due it had on earlier days: row 1 unpaid on 03-01.
+    const paidOff = await referenceLoan();
+    await pay(paidOff, '2026-03-01', String((await payoff(paidOff, '2026-03-01')).payoff));
+    const settled = await graph(read.replaceAll('2020-06-01', '2026-02-20'), { loan: paidOff });
+    assert.equal(settled.errors, undefined, JSON.stringify(settled.errors));
+    assert.deepEqual([settled.data.loans_by_pk.status, settled.data.loans_by_pk.days_past_due, settled.data.loans_by_pk.then], ['closed', 0, 5]);
+  });
+
   it('a loan is not created overpaid (the ledger sets it, R9): POST is a 400 naming Status, as PATCH was', async () => {
     const count = async () => (await s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM loans WHERE account_id = $1`, [s.accountId])).rows[0]!.n;
     const before = await count();
