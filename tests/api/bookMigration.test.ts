@@ -5,7 +5,7 @@ import { installTestClock, setTestClock } from '../support/testClock.js';
 import { addDays, feesOf, historicalBook, paymentsOf, type FeePolicy, type HistoricalBook, type HistoricalLoan, type Installment } from '../support/historicalBook.js';
 import { verifyLedgers } from '../../app/ledgerVerify.js';
 import { assessFees } from '../../app/feeJob.js';
-import { createWebhookEndpoint } from '../../app/webhooks/endpoints.js';
+import { createWebhookEndpoint, setWebhookEndpointActive } from '../../app/webhooks/endpoints.js';
 
 /**
  * Moving a lender's existing book into loanql (README, "Moving an existing book into loanql"),
@@ -218,10 +218,53 @@ describe('Moving an existing book into loanql', () => {
     assert.deepEqual(await owed(newestFirst), lines);
   });
 
-  it('stores no webhook event for a load made before the lender adds its endpoints', async () => {
-    const { rows } = await s.db.query(`SELECT count(*)::int AS n FROM webhook_outbox WHERE account_id = $1`, [oldestFirst.accountId]);
-    assert.equal(rows[0].n, 0);
-    void createWebhookEndpoint;
-    void addDays;
+  it('stores no webhook event for a load made before the lender adds its endpoints, or while they are disabled', async () => {
+    const events = async (account: KeyedAccount): Promise<number> =>
+      (await s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_outbox WHERE account_id = $1`, [account.accountId])).rows[0]!.n;
+    assert.equal(await events(oldestFirst), 0);
+    // An account already live disables its endpoints (the dashboard's Webhooks page) for the load, then enables them.
+    const live = await s.newAccount();
+    const endpoint = await createWebhookEndpoint(s.db, live.accountId, { url: 'http://127.0.0.1:9/hooks' }, { knownEventTypes: new Set(), allowPrivate: true });
+    await setWebhookEndpointActive(s.db, endpoint.id, false, live.accountId);
+    const small = { ...BOOK, loans: BOOK.loans.slice(0, 3) };
+    const loadedQuietly = await loadBook(live, small, { newestFirst: false, batchSize: 1000 });
+    assert.equal(await events(live), 0, 'nothing stored for the load');
+    await setWebhookEndpointActive(s.db, endpoint.id, true, live.accountId);
+    const servicing = [...loadedQuietly.values()].find((loan) => loan.history.fates.length < loan.schedule.length)!;
+    await graph(live, `mutation ($loan: uuid!) { insert_payments_one(object: {loan_id: $loan, date: "${BOOK.businessDate}", amount: 100}) { id } }`, { loan: servicing.id });
+    const { rows } = await s.db.query<{ type: string }>(`SELECT DISTINCT type FROM webhook_outbox WHERE account_id = $1 ORDER BY 1`, [live.accountId]);
+    assert.ok(rows.some((row) => row.type === 'payment.posted'), JSON.stringify(rows));
+  });
+
+  it('keeps the fees the lender charged: a late fee it waived, a manual fee it charged, each on its historical day', async () => {
+    const lender = await s.newAccount();
+    assert.equal((await send(lender, 'PATCH', '/api/product', { late_fee_grace_days: 10, late_fee_percent: 5 })).status, 200);
+    const created = await send(lender, 'POST', '/api/loan', {
+      Name: 'Extended once', Amount: 12000, Rate: 12, Term: 6, Frequency: 'monthly', Date_Funded: '2025-01-10', Status: 'servicing',
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const loan = created.body.loan.id as string;
+    const { loans_by_pk: { schedules } } = await graph(lender, `query ($loan: uuid!) { loans_by_pk(id: $loan) { schedules(order_by: {number: asc}) { number due payment } } }`, { loan });
+    // The manual fee first: a loan its payments close takes none.
+    const manual = await graph(lender, `mutation ($loan: uuid!) { insert_fees_one(object: {loan_id: $loan, date: "2025-04-01", amount: 150, description: "Extension fee"}) { id kind } }`, { loan });
+    assert.equal(manual.insert_fees_one.kind, 'manual');
+    // Row 2 paid 20 days late, its fee waived by the lender then; row 4 paid with the extension fee.
+    const payments = schedules.map((row: any) => ({
+      loan_id: loan,
+      date: row.number === 2 ? addDays(row.due, 20) : row.due,
+      amount: (Number(row.payment) + (row.number === 4 ? 150 : 0)).toFixed(2),
+    }));
+    await graph(lender, INSERT_PAYMENTS, { objects: payments });
+    const late = await graph(lender, `query ($loan: uuid!) { fees(where: {loan_id: {_eq: $loan}, kind: {_eq: "late"}}) { id date amount row_number } }`, { loan });
+    assert.deepEqual(late.fees.map((f: any) => [f.row_number, f.date]), [[2, addDays(schedules[1].due, 11)]]);
+    await graph(lender, `mutation ($fee: uuid!, $day: date!) { insert_fee_waivers_one(object: {fee_id: $fee, waived_on: $day, waived_by: "Lender (before loanql)", reason: "first late payment"}) { id } }`, {
+      fee: late.fees[0].id, day: late.fees[0].date,
+    });
+    const ledger = await ledgerOf(lender, loan);
+    assert.equal(ledger.status, 'closed');
+    assert.equal(ledger.date_closed, schedules.at(-1).due);
+    const fees = (await send(lender, 'GET', `/api/loan/${loan}/ledger`, undefined)).body.fees.map((f: any) => `${f.kind} ${f.date} ${f.amount} paid ${f.paid} waived ${f.waived}`);
+    assert.deepEqual(fees.sort(), [`late ${late.fees[0].date} ${late.fees[0].amount} paid 0 waived ${late.fees[0].amount}`, 'manual 2025-04-01 150 paid 150 waived 0']);
+    assert.deepEqual((await verifyLedgers(s.db, { accountId: lender.accountId })).differing, []);
   });
 });
