@@ -321,6 +321,23 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     assert.equal(fee.errors?.[0]?.message, 'insert_fees_one: date: a fee is dated in the years 1900–2999, not 9999-12-31', JSON.stringify(fee));
   });
 
+  it('a payment is not dated before its loan was funded (migration 0081), in a batch too; nothing of the batch is written', async () => {
+    // 2025-01-10 on a loan funded 2026-01-15 (a year mistyped while loading a book) was taken and paid row 1's interest ahead.
+    const loan = await referenceLoan();
+    const early = await insert(loan, '2025-01-10', '1000.00');
+    assert.equal(early.errors?.[0]?.extensions?.code, 'validation-failed', JSON.stringify(early));
+    assert.equal(early.errors[0].message, "insert_payments_one: date: 2025-01-10 is before the loan was funded (2026-01-15); a payment is dated on or after its loan's Date_Funded");
+    const batch = await graph(
+      `mutation ($loan: uuid!) { insert_payments(objects: [{loan_id: $loan, date: "2026-02-15", amount: 8884.88}, {loan_id: $loan, date: "2026-01-14", amount: 8884.88}]) { affected_rows } }`,
+      { loan },
+    );
+    assert.match(batch.errors?.[0]?.message ?? '', /^insert_payments: date: 2026-01-14 is before the loan was funded \(2026-01-15\)/, JSON.stringify(batch));
+    assert.equal(await countPayments(loan), 0);
+    // On the funding day itself it is taken.
+    await pay(loan, '2026-01-15', '100.00');
+    assert.equal(await countPayments(loan), 1);
+  });
+
   it('a reversal is dated on or before the business date, or on a post-dated payment\'s own day', async () => {
     const loan = await referenceLoan();
     const paid = await pay(loan, '2026-02-15', '8884.88');

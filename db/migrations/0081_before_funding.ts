@@ -1,7 +1,7 @@
 /**
- * A loan closed before it was funded is not past due (a book-migration audit, session 40).
+ * Before a loan was funded (a book-migration audit, session 40): it is not past due, and it took no payment.
  *
- * 0052 made a `lead` never past due; a loan `closed` without ever taking a payment — created
+ * **A loan closed before it was funded is not past due.** 0052 made a `lead` never past due; a loan `closed` without ever taking a payment — created
  * `closed` (a lender moving its book loads a loan paid off long ago without its history) or a lead
  * closed by hand (an application withdrawn) — was still read through the replay's R3 as of the
  * business date: a loan funded 2020-01-15 and closed was "2,327 days past due", bucket `120+`,
@@ -13,10 +13,49 @@
  * is now a lead, or a closed loan with no payment: not past due, 0.00 past due, no
  * `arrears_since`, in every form and as of any day. A loan closed by its payments keeps the days
  * past due it had as of earlier days.
+ *
+ * **A payment is not dated before its loan was funded.** A lender moving its book posts years of
+ * history; a payment dated 2024-12-01 on a loan funded 2025-01-15 (a typo of a year) was taken and
+ * applied to row 1's interest ahead of time — money received before the loan existed — and the
+ * ledger then differed from the lender's without a word. `loanql_payment_rules` (0067's text, one
+ * check added) now refuses it on every write path, as `invalid_parameter_value` on `date` (a GraphQL
+ * `validation-failed` naming `date` and the funding day), when the payment is written (an insert, or
+ * an update that changes `date`): a payment stored before keeps and can be reversed, and a loan
+ * without `Date_Funded` (a `First_Payment_Date` alone) has no such day.
  */
-export const name = '0081_closed_before_funding_not_past_due';
+import { sql as waitsForSettings } from './0067_settings_change_waits_for_payments.js';
+import { between, edited } from './textEdits.js';
+
+export const name = '0081_before_funding';
+
+const paymentRules = edited('0081', between('0081', waitsForSettings, 'CREATE OR REPLACE FUNCTION loanql_payment_rules()', '\nEND $$;'), [
+  [
+    `  loan_status text;
+`,
+    `  loan_status text;
+  funded date;
+`,
+  ],
+  [
+    `  IF TG_OP = 'INSERT' THEN
+    SELECT l.status INTO loan_status FROM loans l WHERE l.account_id = NEW.account_id AND l.id = NEW.loan_id;
+`,
+    `  IF TG_OP = 'INSERT' OR NEW.date IS DISTINCT FROM OLD.date THEN
+    SELECT l.date_funded INTO funded FROM loans l WHERE l.account_id = NEW.account_id AND l.id = NEW.loan_id;
+    IF NEW.date < funded THEN
+      RAISE EXCEPTION 'date: % is before the loan was funded (%); a payment is dated on or after its loan''s Date_Funded', NEW.date, funded
+        USING ERRCODE = 'invalid_parameter_value', TABLE = 'payments', COLUMN = 'date';
+    END IF;
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    SELECT l.status INTO loan_status FROM loans l WHERE l.account_id = NEW.account_id AND l.id = NEW.loan_id;
+`,
+  ],
+]);
 
 export const sql = /* sql */ `
+${paymentRules}
+
 CREATE FUNCTION loanql_loan_never_funded(p_account uuid, p_id uuid, p_status text) RETURNS boolean
 LANGUAGE sql STABLE AS $$
   SELECT p_status = 'lead'
