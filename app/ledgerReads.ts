@@ -27,7 +27,7 @@ export function dayParameter(name: string, value: unknown): string | null {
 
 /**
  * `GET /api/loan/{id}/payoff?date=`: R5's quote with its parts, as JSON text; null for no such loan.
- * A lead is never past due (0, as stored: migration 0052).
+ * A loan never funded — a lead, or a loan closed with no payment — is never past due (0, as stored: migrations 0052, 0081).
  */
 export async function payoffQuoteJson(db: Queryable, accountId: string, loanId: string, day: string | null): Promise<string | null> {
   const { rows } = await db.query<{ body: string | null }>(
@@ -38,7 +38,7 @@ export async function payoffQuoteJson(db: Queryable, accountId: string, loanId: 
               'principal_outstanding', round((r.l).principal_outstanding, 2), 'interest_due', round((r.l).interest_due, 2),
               'accrued_interest', round((r.l).accrued_interest, 2), 'interest_paid_ahead', round((r.l).interest_paid_ahead, 2),
               'fees_due', round((r.l).fees_due, 2), 'credit_balance', round((r.l).credit_balance, 2), 'per_diem', round((r.l).per_diem, 2),
-              'days_past_due', CASE WHEN l.status <> 'lead' THEN (r.l).days_past_due ELSE 0 END)::text AS body
+              'days_past_due', CASE WHEN NOT loanql_loan_never_funded(l.account_id, l.id, l.status) THEN (r.l).days_past_due ELSE 0 END)::text AS body
        FROM r JOIN loans l ON l.account_id = $1 AND l.id = $2 WHERE (r.l).principal_outstanding IS NOT NULL`,
     [accountId, loanId, day],
   );
@@ -60,7 +60,7 @@ export async function ledgerJson(db: Queryable, accountId: string, loanId: strin
                  'principal_outstanding', round((r.l).principal_outstanding, 2), 'interest_due', round((r.l).interest_due, 2),
                  'fees_due', round((r.l).fees_due, 2), 'credit_balance', round((r.l).credit_balance, 2), 'oldest_unpaid_due', (r.l).oldest_unpaid_due,
                  'accrued_interest', round((r.l).accrued_interest, 2), 'per_diem', round((r.l).per_diem, 2), 'payoff', round((r.l).payoff, 2),
-                 'days_past_due', CASE WHEN l.status <> 'lead' THEN (r.l).days_past_due ELSE 0 END),
+                 'days_past_due', CASE WHEN NOT loanql_loan_never_funded(l.account_id, l.id, l.status) THEN (r.l).days_past_due ELSE 0 END),
               'payments', coalesce((
                  SELECT json_agg(json_build_object(
                           'id', p.id, 'date', p.date, 'amount', p.amount, 'type', p.type, 'method', p.method,

@@ -321,6 +321,23 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     assert.equal(fee.errors?.[0]?.message, 'insert_fees_one: date: a fee is dated in the years 1900–2999, not 9999-12-31', JSON.stringify(fee));
   });
 
+  it('a payment is not dated before its loan was funded (migration 0081), in a batch too; nothing of the batch is written', async () => {
+    // 2025-01-10 on a loan funded 2026-01-15 (a year mistyped while loading a book) was taken and paid row 1's interest ahead.
+    const loan = await referenceLoan();
+    const early = await insert(loan, '2025-01-10', '1000.00');
+    assert.equal(early.errors?.[0]?.extensions?.code, 'validation-failed', JSON.stringify(early));
+    assert.equal(early.errors[0].message, "insert_payments_one: date: 2025-01-10 is before the loan was funded (2026-01-15); a payment is dated on or after its loan's Date_Funded");
+    const batch = await graph(
+      `mutation ($loan: uuid!) { insert_payments(objects: [{loan_id: $loan, date: "2026-02-15", amount: 8884.88}, {loan_id: $loan, date: "2026-01-14", amount: 8884.88}]) { affected_rows } }`,
+      { loan },
+    );
+    assert.match(batch.errors?.[0]?.message ?? '', /^insert_payments: date: 2026-01-14 is before the loan was funded \(2026-01-15\)/, JSON.stringify(batch));
+    assert.equal(await countPayments(loan), 0);
+    // On the funding day itself it is taken.
+    await pay(loan, '2026-01-15', '100.00');
+    assert.equal(await countPayments(loan), 1);
+  });
+
   it('a reversal is dated on or before the business date, or on a post-dated payment\'s own day', async () => {
     const loan = await referenceLoan();
     const paid = await pay(loan, '2026-02-15', '8884.88');
@@ -417,6 +434,41 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     assert.equal(serviced.data.late.length, 1);
     assert.deepEqual([serviced.data.loans_by_pk.then, serviced.data.loans_by_pk.then_bucket, serviced.data.loans_by_pk.then_owed], [45, '30-59', 17769.76]);
     assert.equal((await payoff(loan, '2026-04-01')).days_past_due, 45);
+  });
+
+  it('a loan closed before it was funded is never past due (migration 0081): created closed, or a lead closed by hand', async () => {
+    // Both were "2,327 days past due", 120+, 106,618.53 past due, in the days_past_due filter, while
+    // their stored_days_past_due said 0 — a lender moving its book and loading a loan paid off long
+    // ago as closed, without its history, saw it at the top of its collections.
+    const terms = { Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2020-01-15' };
+    const createdClosed = await s.rest.post('/api/loan', { Name: 'Paid off before the move', ...terms, Status: 'closed' });
+    assert.equal(createdClosed.status, 201, createdClosed.text);
+    const withdrawn = await s.rest.post('/api/loan', { Name: 'A withdrawn application', ...terms });
+    assert.equal(withdrawn.status, 201, withdrawn.text);
+    assert.equal((await s.rest.patch(`/api/loan/${withdrawn.json.loan.id}`, { Status: 'closed' })).status, 200);
+    const read = `query ($loan: uuid!) {
+      late: loans(where: {id: {_eq: $loan}, days_past_due: {_gte: 1}}) { id }
+      loans_by_pk(id: $loan) { status days_past_due stored_days_past_due delinquency_bucket amount_past_due
+        then: days_past_due(args: {as_of: "2020-06-01"}) then_bucket: delinquency_bucket(args: {as_of: "2020-06-01"}) then_owed: amount_past_due(args: {as_of: "2020-06-01"}) } }`;
+    for (const loan of [createdClosed.json.loan.id as string, withdrawn.json.loan.id as string]) {
+      const closed = await graph(read, { loan });
+      assert.equal(closed.errors, undefined, JSON.stringify(closed.errors));
+      assert.deepEqual(closed.data, {
+        late: [],
+        loans_by_pk: { status: 'closed', days_past_due: 0, stored_days_past_due: 0, delinquency_bucket: 'current', amount_past_due: 0, then: 0, then_bucket: 'current', then_owed: 0 },
+      });
+      for (const route of ['payoff', 'ledger']) {
+        const answer = await s.rest.get(`/api/loan/${loan}/${route}?date=2020-06-01`);
+        assert.equal(answer.status, 200, answer.text);
+        assert.equal((route === 'payoff' ? answer.json : answer.json.balances).days_past_due, 0, `${route}: ${answer.text}`);
+      }
+    }
+    // A loan its payments closed keeps the days past due it had on earlier days: row 1 unpaid on 03-01.
+    const paidOff = await referenceLoan();
+    await pay(paidOff, '2026-03-01', String((await payoff(paidOff, '2026-03-01')).payoff));
+    const settled = await graph(read.replaceAll('2020-06-01', '2026-02-20'), { loan: paidOff });
+    assert.equal(settled.errors, undefined, JSON.stringify(settled.errors));
+    assert.deepEqual([settled.data.loans_by_pk.status, settled.data.loans_by_pk.days_past_due, settled.data.loans_by_pk.then], ['closed', 0, 5]);
   });
 
   it('a loan is not created overpaid (the ledger sets it, R9): POST is a 400 naming Status, as PATCH was', async () => {

@@ -51,7 +51,7 @@ before(async () => {
   myLoan = await servicingLoan(mine);
   theirLoan = await servicingLoan(theirs);
   const theirs_ = theirs.account.id;
-  theirPayment = (await database.db.query<{ id: string }>(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2020-01-01', 10) RETURNING id`, [theirs_, theirLoan])).rows[0]!.id;
+  theirPayment = (await database.db.query<{ id: string }>(`INSERT INTO payments (account_id, loan_id, date, amount) SELECT $1, $2, l.date_funded, 10 FROM loans l WHERE l.account_id = $1 AND l.id = $2 RETURNING id`, [theirs_, theirLoan])).rows[0]!.id;
   theirTask = (await database.db.query<{ id: string }>(`INSERT INTO tasks (account_id, loan_id, name) VALUES ($1, $2, 'theirs') RETURNING id`, [theirs_, theirLoan])).rows[0]!.id;
   theirPerson = (await database.db.query<{ id: string }>(`SELECT id FROM people WHERE account_id = $1 LIMIT 1`, [theirs_])).rows[0]!.id;
   client = new DashboardClient(server.url);
@@ -156,7 +156,7 @@ describe('Another account’s records are 404 pages', () => {
 
 describe('CSRF on every write form', () => {
   it('a missing or wrong token is refused with 403 and nothing is written', async () => {
-    const payment = (await database.db.query<{ id: string }>(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2020-01-01', 5) RETURNING id`, [mine.account.id, myLoan])).rows[0]!.id;
+    const payment = (await database.db.query<{ id: string }>(`INSERT INTO payments (account_id, loan_id, date, amount) SELECT $1, $2, l.date_funded, 5 FROM loans l WHERE l.account_id = $1 AND l.id = $2 RETURNING id`, [mine.account.id, myLoan])).rows[0]!.id;
     const task = (await database.db.query<{ id: string }>(`INSERT INTO tasks (account_id, loan_id, name) VALUES ($1, $2, 'csrf') RETURNING id`, [mine.account.id, myLoan])).rows[0]!.id;
     await client.get(`/dashboard/loans/${myLoan}`);
     const forms: [string, Record<string, string>][] = [
