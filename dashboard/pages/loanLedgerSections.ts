@@ -150,9 +150,9 @@ export function feesSection(viewer: Viewer, loan: Row, view: LoanPageView, outco
     FEE_STATUSES.includes(text(loan.status))
       ? html`<form class="inline-form" method="post" action="${loanPath(id)}/fees" aria-label="Add a fee">
     ${csrfField(viewer.csrfToken)}${onceField()}
-    <div class="field"><label for="fee-amount">Fee</label><input id="fee-amount" name="amount" type="text" inputmode="decimal" required value="${feeField('amount')}"${feeRefused('Fee')}></div>
+    <div class="field"><label for="fee-amount">Fee</label><input id="fee-amount" name="amount" type="text" inputmode="decimal" required${feeRefused('Fee')} value="${feeField('amount')}"></div>
     <div class="field"><label for="fee-date">Fee date</label>${dateInput('fee-date', 'date', feeField('date') || view.businessDate, true, feeRefused('Fee date'))}</div>
-    <div class="field"><label for="fee-note">Note <span class="hint">(optional)</span></label><input id="fee-note" name="description" type="text" maxlength="500" value="${feeField('description')}"${feeRefused('Note')}></div>
+    <div class="field"><label for="fee-note">Note <span class="hint">(optional)</span></label><input id="fee-note" name="description" type="text" maxlength="500"${feeRefused('Note')} value="${feeField('description')}"></div>
     <div><button type="submit">Add fee</button></div>
   </form>`
       : html`<p class="hint">A fee is added only to a loan in servicing or overpaid; this loan is ${enumLabel(loan.status)}.</p>`
@@ -180,7 +180,7 @@ export function feesSection(viewer: Viewer, loan: Row, view: LoanPageView, outco
       ${refused ? outcome('error', refused.error) : null}
       <form class="stack" method="post" action="${loanPath(id)}/fees/${feeId}/waive" aria-label="Waive the ${feeKind(fee).toLowerCase()} of ${money_(fee.amount)} on ${text(fee.date)}">
         ${csrfField(viewer.csrfToken)}${onceField()}
-        <div class="field"><label for="waive-amount-${feeId}">To waive <span class="hint">(all that is unpaid)</span></label><input id="waive-amount-${feeId}" name="amount" type="text" inputmode="decimal" readonly value="${refused?.values.get('amount') ?? fromCents(unpaid)}"${refusedField(refused?.error, 'To waive')}></div>
+        <div class="field"><label for="waive-amount-${feeId}">To waive <span class="hint">(all that is unpaid)</span></label><input id="waive-amount-${feeId}" name="amount" type="text" inputmode="decimal" readonly${refusedField(refused?.error, 'To waive')} value="${refused?.values.get('amount') ?? fromCents(unpaid)}"></div>
         <div class="field"><label for="waive-reason-${feeId}">Reason</label><textarea id="waive-reason-${feeId}" name="reason" rows="2" required maxlength="500"${refusedField(refused?.error, 'Reason')}>${reason}</textarea></div>
         <div><button type="submit" class="button-secondary">Waive fee</button></div>
       </form>

@@ -364,7 +364,7 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
         }<form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
     ${csrfField(viewer.csrfToken)}${onceField()}
     <div class="field"><label for="payment-date">Date</label>${dateInput('payment-date', 'date', fieldOf('date') || view.businessDate, true, refused('payment', 'Date'))}</div>
-    <div class="field"><label for="payment-amount">Amount</label><input id="payment-amount" name="amount" type="text" inputmode="decimal" required value="${fieldOf('amount') || text(next?.payment)}"${refused('payment', 'Amount')}></div>
+    <div class="field"><label for="payment-amount">Amount</label><input id="payment-amount" name="amount" type="text" inputmode="decimal" required${refused('payment', 'Amount')} value="${fieldOf('amount') || text(next?.payment)}"></div>
     <div class="field"><label for="payment-type">Type</label><select id="payment-type" name="type"${refused('payment', 'Type')}>${PAYMENT_TYPE_LABELS.map(
       ([type, label]) => html`<option value="${type}"${(fieldOf('type') || 'regular') === type ? html` selected` : null}>${label}</option>`,
     )}</select></div>
@@ -401,7 +401,7 @@ ${feesSection(viewer, loan, view, outcomeAt(view, 'fees', 'fee'))}
   ${outcomeAt(view, 'tasks', 'task')}
   <form class="inline-form" method="post" action="${loanPath(id)}/tasks" aria-label="Add a task">
     ${csrfField(viewer.csrfToken)}${onceField()}
-    <div class="field"><label for="task-name">Task</label><input id="task-name" name="name" type="text" required maxlength="500" value="${fieldOf('name')}"${refused('task', 'Task')}></div>
+    <div class="field"><label for="task-name">Task</label><input id="task-name" name="name" type="text" required maxlength="500"${refused('task', 'Task')} value="${fieldOf('name')}"></div>
     <div class="field"><label for="task-due">Due</label>${dateInput('task-due', 'date_due', fieldOf('date_due'), false, refused('task', 'Due'))}</div>
     <div><button type="submit">Add task</button></div>
   </form>

@@ -81,6 +81,72 @@ function tableNames(): Promise<string[]> {
   });
 }
 
+/** WCAG's relative luminance of a CSS `rgb(…)`/`rgba(…)` colour. */
+function luminance(color: string): number {
+  const [r, g, b] = (color.match(/[\d.]+/g) ?? []).slice(0, 3).map((part) => {
+    const channel = Number(part) / 255;
+    return channel <= 0.03928 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+}
+const contrast = (one: string, other: string) => {
+  const [light, dark] = [luminance(one), luminance(other)].sort((a, b) => b - a);
+  return (light! + 0.05) / (dark! + 0.05);
+};
+
+/** What one Tab press focused: its place among the page's controls, its ring and the colour behind the ring. */
+interface TabStop {
+  readonly index: number;
+  readonly what: string;
+  readonly outline: string;
+  readonly outlineWidth: number;
+  readonly outlineColor: string;
+  readonly behind: string;
+}
+
+/**
+ * Tabs through the whole page from its top and answers each stop, and how many controls the page
+ * shows (links, buttons, fields, disclosures, scrolling regions: numbered in document order first).
+ */
+async function tabThrough(): Promise<{ stops: TabStop[]; controls: number }> {
+  const controls = await page.evaluate(() => {
+    const doc = (globalThis as any).document;
+    const all = Array.from(doc.querySelectorAll('a[href], button, input:not([type="hidden"]), select, textarea, summary, [tabindex="0"]')) as any[];
+    // `checkVisibility`: not in a closed <details> (whose content Chromium hides with content-visibility) nor display:none.
+    const shown = all.filter((element) => element.checkVisibility() && !element.disabled);
+    shown.forEach((element, index) => element.setAttribute('data-tab-stop', String(index)));
+    doc.activeElement?.blur();
+    return shown.length;
+  });
+  const stops: TabStop[] = [];
+  for (let press = 0; press <= controls; press++) {
+    await page.keyboard.press('Tab');
+    const stop = await page.evaluate(() => {
+      const doc = (globalThis as any).document;
+      const element = doc.activeElement;
+      if (!element || element === doc.body) return null;
+      const style = (globalThis as any).getComputedStyle(element);
+      // The colour the ring is drawn on: the first opaque background outside the element.
+      let behind = 'rgb(255, 255, 255)';
+      for (let parent = element.parentElement; parent; parent = parent.parentElement) {
+        const background = (globalThis as any).getComputedStyle(parent).backgroundColor as string;
+        if (background.startsWith('rgb(')) { behind = background; break; }
+      }
+      return {
+        index: Number(element.getAttribute('data-tab-stop') ?? -1),
+        what: `${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ''} “${(element.getAttribute('aria-label') ?? element.textContent ?? element.name ?? '').trim().slice(0, 40)}”`,
+        outline: style.outlineStyle as string,
+        outlineWidth: parseFloat(style.outlineWidth),
+        outlineColor: style.outlineColor as string,
+        behind,
+      };
+    });
+    if (!stop || (stops.length > 0 && stop.index <= stops[stops.length - 1]!.index)) break; // back at the top
+    stops.push(stop);
+  }
+  return { stops, controls };
+}
+
 describe('The dashboard by keyboard and screen reader (Chromium)', () => {
   if (CHROMIUM.skipped('checks the dashboard by keyboard and screen reader, in Chromium')) return;
 
@@ -147,6 +213,24 @@ describe('The dashboard by keyboard and screen reader (Chromium)', () => {
     for (const table of ['Schedule', 'Payments', 'Fees']) {
       assert.ok((await tableNames()).includes(`${table} of ${loanName}`), `the ${table.toLowerCase()} table is named for the loan`);
       assert.equal(await page.getByRole('region', { name: `${table} of ${loanName}`, exact: true }).count(), 1, `its scrolling box is named the same, once`);
+    }
+  });
+
+  it('Tab reaches every control in reading order, each with a ring of 3:1 contrast against what is behind it', async () => {
+    for (const path of [`/dashboard/loans/${loanId}`, '/dashboard/settings/webhooks']) {
+      await page.goto(`${server.url}${path}`);
+      const { stops, controls } = await tabThrough();
+      assert.deepEqual(
+        stops.map((stop) => stop.index),
+        Array.from({ length: controls }, (_, index) => index),
+        `every control of ${path}, once each and in document order: ${stops.map((stop) => stop.what).join(' › ')}`,
+      );
+      const faint = stops.filter((stop) => stop.outline === 'none' || stop.outlineWidth < 2 || contrast(stop.outlineColor, stop.behind) < 3);
+      assert.deepEqual(
+        faint.map((stop) => `${stop.what}: ${stop.outline} ${stop.outlineWidth}px ${stop.outlineColor} on ${stop.behind} (${contrast(stop.outlineColor, stop.behind).toFixed(2)}:1)`),
+        [],
+        `the focus ring is seen on ${path} (WCAG 1.4.11: 3:1 against the adjacent colour)`,
+      );
     }
   });
 
