@@ -180,7 +180,7 @@ export function feesSection(viewer: Viewer, loan: Row, view: LoanPageView, outco
       ${refused ? outcome('error', refused.error) : null}
       <form class="stack" method="post" action="${loanPath(id)}/fees/${feeId}/waive" aria-label="Waive the ${feeKind(fee).toLowerCase()} of ${money_(fee.amount)} on ${text(fee.date)}">
         ${csrfField(viewer.csrfToken)}${onceField()}
-        <div class="field"><label for="waive-amount-${feeId}">To waive <span class="hint">(all that is unpaid)</span></label><input id="waive-amount-${feeId}" name="amount" type="text" inputmode="decimal" readonly${refusedField(refused?.error, 'To waive')} value="${refused?.values.get('amount') ?? fromCents(unpaid)}"></div>
+        <div class="field"><label for="waive-amount-${feeId}">To waive <span class="hint">(all that is unpaid)</span></label><input id="waive-amount-${feeId}" name="amount" type="text" inputmode="decimal" readonly value="${refused?.values.get('amount') ?? fromCents(unpaid)}"${refusedField(refused?.error, 'To waive')}></div>
         <div class="field"><label for="waive-reason-${feeId}">Reason</label><textarea id="waive-reason-${feeId}" name="reason" rows="2" required maxlength="500"${refusedField(refused?.error, 'Reason')}>${reason}</textarea></div>
         <div><button type="submit" class="button-secondary">Waive fee</button></div>
       </form>
