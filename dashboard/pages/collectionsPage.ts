@@ -204,7 +204,7 @@ function nextTask(loan: LateLoan, today: string): Html {
 function queueTable(loans: readonly LateLoan[], query: CollectionsPageQuery, currency: string, today: string): Html {
   return html`<div class="table-scroll" role="region" aria-labelledby="queue-caption" tabindex="0">
 <table class="queue-table">
-  <caption id="queue-caption" class="visually-hidden">Late loans</caption>
+  <caption id="queue-caption" class="visually-hidden">Queue of late loans</caption>
   <thead><tr>
     ${sortHeader(query, 'name', false)}
     <th scope="col">Borrower</th>

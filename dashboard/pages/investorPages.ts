@@ -77,7 +77,8 @@ ${periodForm(investorPath(statement.person.id), statement.period, 'Statement per
   <p><a href="${download}.csv?${periodQuery(statement.period)}" download>Download CSV</a> · <a href="${download}.pdf?${periodQuery(statement.period)}" download>Download PDF</a></p>
   ${
     statement.loans.length
-      ? html`<div class="table-scroll" role="region" aria-labelledby="statement-heading" tabindex="0"><table>
+      ? html`<div class="table-scroll" role="region" aria-labelledby="statement-caption" tabindex="0"><table>
+    <caption id="statement-caption" class="visually-hidden">Statement of ${statement.person.name} per loan, ${statement.period.from} to ${statement.period.to}</caption>
     <thead><tr><th scope="col">Loan</th>${STATEMENT_COLUMNS.map(([, label]) => html`<th scope="col" class="num">${label}</th>`)}</tr></thead>
     <tbody>${statement.loans.map(
       (loan) => html`<tr><td><a href="${loanPath(loan.loanId)}">${loan.loanName}</a></td>${STATEMENT_COLUMNS.map(([key]) => html`<td class="num">${cash(loan[key], currency)}</td>`)}</tr>`,
@@ -91,7 +92,8 @@ ${periodForm(investorPath(statement.person.id), statement.period, 'Statement per
   <h2 id="lines-heading">Distributions <span class="count">${statement.lines.length}</span></h2>
   ${
     statement.lines.length
-      ? html`<div class="table-scroll" role="region" aria-labelledby="lines-heading" tabindex="0"><table>
+      ? html`<div class="table-scroll" role="region" aria-labelledby="lines-caption" tabindex="0"><table>
+    <caption id="lines-caption" class="visually-hidden">Distribution lines of ${statement.person.name}, ${statement.period.from} to ${statement.period.to}</caption>
     <thead><tr><th scope="col">Date</th><th scope="col">Loan</th><th scope="col">Component</th><th scope="col" class="num">Amount</th><th scope="col">Kind</th><th scope="col">Remitted</th></tr></thead>
     <tbody>${statement.lines.map(
       (line) => html`<tr><td>${line.date}</td><td>${names.get(line.loanId) ?? line.loanId}</td><td>${enumLabel(line.component)}</td><td class="num">${cash(line.amount, currency)}</td><td>${line.adjustment ? 'adjustment' : 'payment'}</td><td>${line.remittanceId ? 'yes' : 'not yet'}</td></tr>`,
@@ -134,7 +136,8 @@ ${run.remitted.map((r) => html`<p class="message message-info" role="status">The
   <p><a href="${REMITTANCES_PATH}.csv?${periodQuery(run.period)}" download>Download CSV</a></p>
   ${
     run.investors.length
-      ? html`<div class="table-scroll" role="region" aria-labelledby="run-heading" tabindex="0"><table>
+      ? html`<div class="table-scroll" role="region" aria-labelledby="run-caption" tabindex="0"><table>
+    <caption id="run-caption" class="visually-hidden">What to pay each investor for ${run.period.from} to ${run.period.to}</caption>
     <thead><tr><th scope="col">Investor</th>${amounts.map(([, label]) => html`<th scope="col" class="num">${label}</th>`)}<th scope="col" class="num">Lines</th><th scope="col">Earliest line</th></tr></thead>
     <tbody>${run.investors.map(
       (investor) =>
@@ -158,7 +161,8 @@ ${run.remitted.map((r) => html`<p class="message message-info" role="status">The
   ${view.olderRemittances ? html`<p class="hint">The ${String(view.recent.length)} most recent periods, newest first. Every remittance: <code>loanql remittance list</code>, or the GraphQL collection <code>remittances</code>.</p>` : null}
   ${
     view.recent.length
-      ? html`<div class="table-scroll" role="region" aria-labelledby="recent-heading" tabindex="0"><table>
+      ? html`<div class="table-scroll" role="region" aria-labelledby="recent-caption" tabindex="0"><table>
+    <caption id="recent-caption" class="visually-hidden">Periods remitted, newest first</caption>
     <thead><tr><th scope="col">Period</th><th scope="col">Marked</th><th scope="col">By</th><th scope="col" class="num">Lines</th><th scope="col" class="num">Total</th></tr></thead>
     <tbody>${view.recent.map(
       (r) => html`<tr><td>${r.period.from} to ${r.period.to}</td><td>${formatTimestamp(r.remittedAt)}</td><td>${r.remittedBy}</td><td class="num">${String(r.lineCount)}</td><td class="num">${cash(r.total, currency)}</td></tr>`,

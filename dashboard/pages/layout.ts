@@ -110,6 +110,15 @@ export function outcome(kind: 'error' | 'ok', text: string | null | undefined): 
   return html`<div class="message message-${kind} outcome" id="outcome" tabindex="-1" autofocus role="${kind === 'error' ? 'alert' : 'status'}">${text}</div>`;
 }
 
+/**
+ * The attributes of a field that a refusal shown in the outcome box names: a form of the loan
+ * pages tells its refusal there, starting with the field's label (`Amount: expected …`). Then the
+ * field is marked invalid and described by that message, so a screen reader reaching it says so.
+ */
+export function refusedField(error: string | null | undefined, label: string): Html | null {
+  return error?.startsWith(`${label}:`) ? html` aria-invalid="true" aria-describedby="outcome"` : null;
+}
+
 /** PostgreSQL's timestamptz text (`2025-05-01 10:11:12.345+00`) as `2025-05-01 10:11 UTC`. */
 export function formatTimestamp(text: string | null): Html {
   if (!text) return html`<span class="hint">never</span>`;

@@ -1,9 +1,9 @@
 import { html, type Html } from '../html.js';
-import { csrfField, outcome, type Viewer } from './layout.js';
+import { csrfField, outcome, refusedField, type Viewer } from './layout.js';
 import { onceField } from '../formOnce.js';
 import type { LoanPageView } from './loanPages.js';
 import { loanPath } from './servicingPaths.js';
-import { cash, centsOf, dateInput, enumLabel, fromCents, money, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
+import { cash, centsOf, dateInput, enumLabel, fromCents, loanLabel, money, orDash, row, rows, statusPill, text, type Row } from './servicingFormat.js';
 
 /**
  * The loan page's parts that show the servicing ledger (SPEC §12): the balances, the payoff
@@ -51,13 +51,13 @@ export function payoffSection(viewer: Viewer, loan: Row, view: LoanPageView, out
   return html`<section aria-labelledby="payoff-heading" class="card payoff" id="payoff">
   <h2 id="payoff-heading">Payoff quote</h2>
   ${outcomeHere}
-  <form class="inline-form" method="get" action="${loanPath(id)}#payoff" aria-label="Quote a payoff">
-    <div class="field"><label for="quote-date">Payoff date</label>${dateInput('quote-date', 'quote_date', day, true)}</div>
+  <form class="inline-form" method="get" action="${loanPath(id)}" aria-label="Quote a payoff">
+    <div class="field"><label for="quote-date">Payoff date</label>${dateInput('quote-date', 'quote_date', day, true, refusedField(view.quoteError, 'Payoff date'))}</div>
     <div><button type="submit" class="button-secondary">Quote</button></div>
   </form>
   ${
     quote
-      ? html`<dl class="facts quote" aria-label="Payoff on ${text(quote.as_of)}">
+      ? html`<dl class="facts quote" aria-label="Payoff on ${text(quote.as_of)}"${view.quoteAsked ? html` id="quote" tabindex="-1" autofocus` : null}>
     <dt>Principal outstanding</dt><dd class="num" data-quote="principal_outstanding">${cash(quote.principal_outstanding, viewer.currency)}</dd>
     <dt>Interest due</dt><dd class="num" data-quote="interest_due">${cash(quote.interest_due, viewer.currency)}</dd>
     <dt>Accrued interest</dt><dd class="num" data-quote="accrued_interest">${cash(quote.accrued_interest, viewer.currency)}</dd>
@@ -137,6 +137,7 @@ export function feesSection(viewer: Viewer, loan: Row, view: LoanPageView, outco
   const fees = rows(loan.fees);
   const form = view.form;
   const feeField = (name: string) => (form?.form === 'fee' ? form.values.get(name) ?? '' : '');
+  const feeRefused = (label: string) => refusedField(form?.form === 'fee' ? form.error : null, label);
   const refusedWaiver = form?.form === 'waiver' ? form : undefined;
   const waivable = (fee: Row) => !text(fee.waived_on) && feeUnpaid(fee) > 0n;
   // A refused waiver is shown in its fee's form; one whose fee has no form now (waived, paid since) above the table.
@@ -149,16 +150,17 @@ export function feesSection(viewer: Viewer, loan: Row, view: LoanPageView, outco
     FEE_STATUSES.includes(text(loan.status))
       ? html`<form class="inline-form" method="post" action="${loanPath(id)}/fees" aria-label="Add a fee">
     ${csrfField(viewer.csrfToken)}${onceField()}
-    <div class="field"><label for="fee-amount">Fee</label><input id="fee-amount" name="amount" type="text" inputmode="decimal" required value="${feeField('amount')}"></div>
-    <div class="field"><label for="fee-date">Fee date</label>${dateInput('fee-date', 'date', feeField('date') || view.businessDate, true)}</div>
-    <div class="field"><label for="fee-note">Note <span class="hint">(optional)</span></label><input id="fee-note" name="description" type="text" maxlength="500" value="${feeField('description')}"></div>
+    <div class="field"><label for="fee-amount">Fee</label><input id="fee-amount" name="amount" type="text" inputmode="decimal" required${feeRefused('Fee')} value="${feeField('amount')}"></div>
+    <div class="field"><label for="fee-date">Fee date</label>${dateInput('fee-date', 'date', feeField('date') || view.businessDate, true, feeRefused('Fee date'))}</div>
+    <div class="field"><label for="fee-note">Note <span class="hint">(optional)</span></label><input id="fee-note" name="description" type="text" maxlength="500"${feeRefused('Note')} value="${feeField('description')}"></div>
     <div><button type="submit">Add fee</button></div>
   </form>`
       : html`<p class="hint">A fee is added only to a loan in servicing or overpaid; this loan is ${enumLabel(loan.status)}.</p>`
   }
   ${
     fees.length
-      ? html`<div class="table-scroll" role="region" aria-labelledby="fees-heading" tabindex="0"><table class="fees">
+      ? html`<div class="table-scroll" role="region" aria-labelledby="fees-caption" tabindex="0"><table class="fees">
+  <caption id="fees-caption" class="visually-hidden">Fees of ${loanLabel(loan)}</caption>
   <thead><tr><th scope="col">Date</th><th scope="col">Kind</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Paid</th><th scope="col" class="num">Waived</th><th scope="col" class="num">Due</th><th scope="col">Waiver</th></tr></thead>
   <tbody>${fees.map((fee) => {
     const feeId = text(fee.id);
@@ -178,8 +180,8 @@ export function feesSection(viewer: Viewer, loan: Row, view: LoanPageView, outco
       ${refused ? outcome('error', refused.error) : null}
       <form class="stack" method="post" action="${loanPath(id)}/fees/${feeId}/waive" aria-label="Waive the ${feeKind(fee).toLowerCase()} of ${money_(fee.amount)} on ${text(fee.date)}">
         ${csrfField(viewer.csrfToken)}${onceField()}
-        <div class="field"><label for="waive-amount-${feeId}">To waive <span class="hint">(all that is unpaid)</span></label><input id="waive-amount-${feeId}" name="amount" type="text" inputmode="decimal" readonly value="${refused?.values.get('amount') ?? fromCents(unpaid)}"></div>
-        <div class="field"><label for="waive-reason-${feeId}">Reason</label><textarea id="waive-reason-${feeId}" name="reason" rows="2" required maxlength="500">${reason}</textarea></div>
+        <div class="field"><label for="waive-amount-${feeId}">To waive <span class="hint">(all that is unpaid)</span></label><input id="waive-amount-${feeId}" name="amount" type="text" inputmode="decimal" readonly value="${refused?.values.get('amount') ?? fromCents(unpaid)}"${refusedField(refused?.error, 'To waive')}></div>
+        <div class="field"><label for="waive-reason-${feeId}">Reason</label><textarea id="waive-reason-${feeId}" name="reason" rows="2" required maxlength="500"${refusedField(refused?.error, 'Reason')}>${reason}</textarea></div>
         <div><button type="submit" class="button-secondary">Waive fee</button></div>
       </form>
     </details>`

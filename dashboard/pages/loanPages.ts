@@ -1,6 +1,6 @@
 import { LOAN_STATUSES, type CustomFieldType } from '../../app/products.js';
 import { html, type Html } from '../html.js';
-import { csrfField, formatTimestamp, message, outcome, renderPage, type Viewer } from './layout.js';
+import { csrfField, formatTimestamp, message, outcome, refusedField, renderPage, type Viewer } from './layout.js';
 import { onceField } from '../formOnce.js';
 import { allocationCell, balancesSection, feesSection, payoffSection } from './loanLedgerSections.js';
 import { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
@@ -213,6 +213,8 @@ export interface LoanPageView {
   readonly quoteError?: string;
   /** That `quote_date` as typed: its field shows it again (the quote below is the business date's). */
   readonly quoteDayAsked?: string;
+  /** The quote form was sent (a good `quote_date`): the quote takes the focus, as an outcome does. */
+  readonly quoteAsked?: boolean;
 }
 
 /** The payment types of SPEC §12, as the form offers them. */
@@ -284,6 +286,8 @@ export function loanPage(viewer: Viewer, view: LoanPageView): string {
   const refunded = row(row(row(loan.refunded)?.aggregate)?.sum)?.amount;
   // The fee forms' fields share names with the payment form's (amount, date): theirs are shown in the Fees section.
   const fieldOf = (name: string) => (view.form && view.form.form !== 'fee' && view.form.form !== 'waiver' ? view.form.values.get(name) ?? '' : '');
+  // A refused form's field that its message names (`refusedField`).
+  const refused = (form: LoanPageForm['form'], label: string) => refusedField(view.form?.form === form ? view.form.error : null, label);
   return renderPage(
     { title: `Loan ${loanLabel(loan)}`, viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a></p>
@@ -330,8 +334,9 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   <h2 id="schedule-heading">Schedule</h2>
   ${
     schedule.length
-      ? html`<div class="table-scroll schedule${schedule.length > SCHEDULE_ROWS_UNSCROLLED ? ' schedule-long' : ''}" role="region" aria-labelledby="schedule-heading" tabindex="0">
+      ? html`<div class="table-scroll schedule${schedule.length > SCHEDULE_ROWS_UNSCROLLED ? ' schedule-long' : ''}" role="region" aria-labelledby="schedule-caption" tabindex="0">
 <table id="schedule">
+  <caption id="schedule-caption" class="visually-hidden">Schedule of ${loanLabel(loan)}</caption>
   <thead><tr><th scope="col">#</th><th scope="col">Due</th><th scope="col" class="num">Payment</th><th scope="col" class="num">Principal</th><th scope="col" class="num">Interest</th><th scope="col" class="num">Balance</th><th scope="col">State</th></tr></thead>
   <tbody>
     ${schedule.map(
@@ -358,12 +363,12 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
             : html`<p class="hint" id="unscheduled-payments">Without a schedule this loan takes only refunds and fee payments: a payment would pay nothing. Give it its rate, term, frequency and a start date <a href="${loanPath(id)}/edit">in the loan's terms</a>.</p>`
         }<form class="inline-form" method="post" action="${loanPath(id)}/payments" aria-label="Post a payment">
     ${csrfField(viewer.csrfToken)}${onceField()}
-    <div class="field"><label for="payment-date">Date</label>${dateInput('payment-date', 'date', fieldOf('date') || view.businessDate, true)}</div>
-    <div class="field"><label for="payment-amount">Amount</label><input id="payment-amount" name="amount" type="text" inputmode="decimal" required value="${fieldOf('amount') || text(next?.payment)}"></div>
-    <div class="field"><label for="payment-type">Type</label><select id="payment-type" name="type">${PAYMENT_TYPE_LABELS.map(
+    <div class="field"><label for="payment-date">Date</label>${dateInput('payment-date', 'date', fieldOf('date') || view.businessDate, true, refused('payment', 'Date'))}</div>
+    <div class="field"><label for="payment-amount">Amount</label><input id="payment-amount" name="amount" type="text" inputmode="decimal" required${refused('payment', 'Amount')} value="${fieldOf('amount') || text(next?.payment)}"></div>
+    <div class="field"><label for="payment-type">Type</label><select id="payment-type" name="type"${refused('payment', 'Type')}>${PAYMENT_TYPE_LABELS.map(
       ([type, label]) => html`<option value="${type}"${(fieldOf('type') || 'regular') === type ? html` selected` : null}>${label}</option>`,
     )}</select></div>
-    <div class="field"><label for="payment-method">Method</label><select id="payment-method" name="method">${['ach', 'check', 'wire', 'cash'].map(
+    <div class="field"><label for="payment-method">Method</label><select id="payment-method" name="method"${refused('payment', 'Method')}>${['ach', 'check', 'wire', 'cash'].map(
       (method) => html`<option value="${method}"${(fieldOf('method') || 'ach') === method ? html` selected` : null}>${enumLabel(method)}</option>`,
     )}</select></div>
     <div><button type="submit">Post payment</button></div>
@@ -371,7 +376,8 @@ ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quot
   }
   ${
     rows(loan.payments).length
-      ? html`<div class="table-scroll" role="region" aria-labelledby="payments-heading" tabindex="0"><table>
+      ? html`<div class="table-scroll" role="region" aria-labelledby="payments-caption" tabindex="0"><table>
+  <caption id="payments-caption" class="visually-hidden">Payments of ${loanLabel(loan)}</caption>
   <thead><tr><th scope="col">Date</th><th scope="col" class="num">Amount</th><th scope="col">Type</th><th scope="col">Method</th><th scope="col">Applied to</th><th scope="col">State</th></tr></thead>
   <tbody>${rows(loan.payments).map(
     (payment) => html`<tr${payment.date_reversed ? html` class="is-reversed"` : null} data-payment="${text(payment.id)}">
@@ -395,8 +401,8 @@ ${feesSection(viewer, loan, view, outcomeAt(view, 'fees', 'fee'))}
   ${outcomeAt(view, 'tasks', 'task')}
   <form class="inline-form" method="post" action="${loanPath(id)}/tasks" aria-label="Add a task">
     ${csrfField(viewer.csrfToken)}${onceField()}
-    <div class="field"><label for="task-name">Task</label><input id="task-name" name="name" type="text" required maxlength="500" value="${fieldOf('name')}"></div>
-    <div class="field"><label for="task-due">Due</label>${dateInput('task-due', 'date_due', fieldOf('date_due'), false)}</div>
+    <div class="field"><label for="task-name">Task</label><input id="task-name" name="name" type="text" required maxlength="500"${refused('task', 'Task')} value="${fieldOf('name')}"></div>
+    <div class="field"><label for="task-due">Due</label>${dateInput('task-due', 'date_due', fieldOf('date_due'), false, refused('task', 'Due'))}</div>
     <div><button type="submit">Add task</button></div>
   </form>
   ${
@@ -422,7 +428,7 @@ ${feesSection(viewer, loan, view, outcomeAt(view, 'fees', 'fee'))}
   ${outcomeAt(view, 'comments', 'comment')}
   <form class="stack" method="post" action="${loanPath(id)}/comments" aria-label="Add a comment">
     ${csrfField(viewer.csrfToken)}${onceField()}
-    <div class="field"><label for="comment-text">Comment</label><textarea id="comment-text" name="text" rows="3" required maxlength="10000">${fieldOf('text')}</textarea></div>
+    <div class="field"><label for="comment-text">Comment</label><textarea id="comment-text" name="text" rows="3" required maxlength="10000"${refused('comment', 'Comment')}>${fieldOf('text')}</textarea></div>
     <div><button type="submit">Add comment</button></div>
   </form>
   ${
@@ -438,7 +444,8 @@ ${feesSection(viewer, loan, view, outcomeAt(view, 'fees', 'fee'))}
   <h2 id="documents-heading">Documents</h2>
   ${
     rows(loan.loan_documents).length
-      ? html`<div class="table-scroll" role="region" aria-labelledby="documents-heading" tabindex="0"><table>
+      ? html`<div class="table-scroll" role="region" aria-labelledby="documents-caption" tabindex="0"><table>
+  <caption id="documents-caption" class="visually-hidden">Documents of ${loanLabel(loan)}</caption>
   <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Uploaded</th></tr></thead>
   <tbody>${rows(loan.loan_documents).map((link) => {
     const document = row(link.document) ?? {};
@@ -493,7 +500,8 @@ export function reversePaymentPage(viewer: Viewer, loan: Row, payment: Row, busi
   const paidOn = text(payment.date);
   const date = form?.values.get('date') || (paidOn > businessDate ? paidOn : businessDate);
   return renderPage(
-    { title: 'Reverse payment', viewer, section: 'loans' },
+    // The loan's name in the title too: the tab, the window list and a screen reader's first words say which loan.
+    { title: `Reverse the payment of ${paidOn} · ${loanLabel(loan)}`, viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a> › <a href="${loanPath(id)}">${loanLabel(loan)}</a></p>
 <h1>Reverse this payment?</h1>
 ${outcome('error', form?.error)}
@@ -508,10 +516,10 @@ ${outcome('error', form?.error)}
 <form class="stack" method="post" action="${loanPath(id)}/payments/${text(payment.id)}/reverse">
   ${csrfField(viewer.csrfToken)}
   <div class="form-grid">
-    <div class="field"><label for="reversal-reason">Reason (required)</label><select id="reversal-reason" name="reason" required aria-required="true"><option value="">Choose…</option>${REVERSAL_REASON_LABELS.map(
+    <div class="field"><label for="reversal-reason">Reason (required)</label><select id="reversal-reason" name="reason" required aria-required="true"${refusedField(form?.error, 'Reason')}><option value="">Choose…</option>${REVERSAL_REASON_LABELS.map(
       ([value, label]) => html`<option value="${value}"${reason === value ? html` selected` : null}>${label}</option>`,
     )}</select></div>
-    <div class="field"><label for="reversal-date">Date reversed</label>${dateInput('reversal-date', 'date', date, true)}</div>
+    <div class="field"><label for="reversal-date">Date reversed</label>${dateInput('reversal-date', 'date', date, true, refusedField(form?.error, 'Date reversed'))}</div>
   </div>
   <div class="actions">
     <button type="submit" class="button-danger">Reverse payment</button>

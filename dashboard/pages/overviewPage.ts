@@ -52,6 +52,7 @@ function dueThisWeek(start: StartPageData, currency: string): Html {
   ${
     shown
       ? html`<table>
+    <caption class="visually-hidden">Payments due from ${start.businessDate} to ${start.weekEnd}, soonest first</caption>
     <thead><tr><th scope="col">Due</th><th scope="col">Loan</th><th scope="col" class="num">Payment</th></tr></thead>
     <tbody>${start.dueThisWeek.map((due) => html`<tr><td class="nowrap">${text(due.due)}</td><td>${loanLink(row(due.loan))}</td><td class="num">${cash(due.payment, currency)}</td></tr>`)}</tbody>
   </table>
@@ -68,6 +69,7 @@ function lateLoans(start: StartPageData): Html {
   ${
     start.late.length
       ? html`<table>
+    <caption class="visually-hidden">Late loans, most overdue first</caption>
     <thead><tr><th scope="col">Loan</th><th scope="col" class="num">Days past due</th><th scope="col">Oldest unpaid due</th></tr></thead>
     <tbody>${start.late.map(({ loan, daysPastDue }) => html`<tr><td>${loanLink(loan)}</td><td class="num">${String(daysPastDue)}</td><td class="nowrap">${text(loan.oldest_unpaid_due)}</td></tr>`)}</tbody>
   </table>`
@@ -91,6 +93,7 @@ function openTasks(start: StartPageData): Html {
   ${
     start.openTasks.length
       ? html`<table>
+    <caption class="visually-hidden">Open tasks by due date</caption>
     <thead><tr><th scope="col">Due</th><th scope="col">Task</th><th scope="col">Status</th><th scope="col">Loan</th></tr></thead>
     <tbody>${start.openTasks.map((task) => {
       const due = text(task.date_due);

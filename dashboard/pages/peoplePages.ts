@@ -71,11 +71,12 @@ ${message('ok', notice)}
     <dt>Roles</dt><dd>${roles(person)}</dd>
   </dl>
 </section>
-${loanTable('Borrows', 'borrows-heading', viewer.currency, rows(person.borrows).map((link) => ({ loan: row(link.loan) ?? {}, extra: null })))}
-${loanTable('Guarantees', 'guarantees-heading', viewer.currency, rows(person.guarantees).map((link) => ({ loan: row(link.loan) ?? {}, extra: null })))}
+${loanTable('Borrows', 'borrows-heading', `Loans ${text(person.name)} borrows`, viewer.currency, rows(person.borrows).map((link) => ({ loan: row(link.loan) ?? {}, extra: null })))}
+${loanTable('Guarantees', 'guarantees-heading', `Loans ${text(person.name)} guarantees`, viewer.currency, rows(person.guarantees).map((link) => ({ loan: row(link.loan) ?? {}, extra: null })))}
 ${loanTable(
   'Funds',
   'funds-heading',
+  `Loans ${text(person.name)} funds`,
   viewer.currency,
   rows(person.funding_sources).map((source) => ({ loan: row(source.loan) ?? {}, extra: html`${cash(source.original_amount, viewer.currency)}${text(source.class) ? ` (class ${text(source.class)})` : ''}` })),
   'Funded',
@@ -83,12 +84,13 @@ ${loanTable(
   );
 }
 
-function loanTable(title: string, headingId: string, currency: string, entries: readonly { loan: Row; extra: Html | null }[], extraLabel?: string): Html {
+function loanTable(title: string, headingId: string, caption: string, currency: string, entries: readonly { loan: Row; extra: Html | null }[], extraLabel?: string): Html {
   return html`<section aria-labelledby="${headingId}">
   <h2 id="${headingId}">${title} <span class="count">${entries.length}</span></h2>
   ${
     entries.length
-      ? html`<div class="table-scroll" role="region" aria-labelledby="${headingId}" tabindex="0"><table>
+      ? html`<div class="table-scroll" role="region" aria-labelledby="${headingId}-caption" tabindex="0"><table>
+    <caption id="${headingId}-caption" class="visually-hidden">${caption}</caption>
     <thead><tr><th scope="col">Loan</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Maturity</th>${extraLabel ? html`<th scope="col">${extraLabel}</th>` : null}</tr></thead>
     <tbody>${entries.map(
       ({ loan, extra }) => html`<tr><td><a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a></td><td>${statusPill(loan.status)}</td><td class="num">${cash(loan.amount, currency)}</td><td>${orDash(loan.date_maturity)}</td>${extraLabel ? html`<td>${extra}</td>` : null}</tr>`,

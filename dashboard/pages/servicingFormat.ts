@@ -162,6 +162,6 @@ export function customFieldValue(type: CustomFieldType | undefined, value: unkno
  */
 export const DATE_INPUT_ATTRIBUTES = html` placeholder="YYYY-MM-DD" maxlength="10" autocomplete="off" class="date-input"`;
 
-export function dateInput(id: string, name: string, value: string, required: boolean): Html {
-  return html`<input id="${id}" name="${name}" type="text"${DATE_INPUT_ATTRIBUTES}${required ? html` required` : null} value="${value}">`;
+export function dateInput(id: string, name: string, value: string, required: boolean, attributes: Html | null = null): Html {
+  return html`<input id="${id}" name="${name}" type="text"${DATE_INPUT_ATTRIBUTES}${required ? html` required` : null}${attributes} value="${value}">`;
 }

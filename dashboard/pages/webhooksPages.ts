@@ -17,6 +17,8 @@ export interface WebhooksView {
   readonly created?: CreatedWebhookEndpoint;
   readonly notice?: string;
   readonly error?: string;
+  /** The create form's refused fields (`url`, `description`, `events`) and what is wrong with each, told beside it. */
+  readonly fieldErrors?: Readonly<Record<string, string>>;
   /** What was typed into the create form, kept after an error. */
   readonly form?: { readonly url: string; readonly description: string; readonly events: readonly string[] };
   /** Endpoints on private and loopback addresses are allowed (`WEBHOOK_ALLOW_PRIVATE=1`): the form says so. */
@@ -26,6 +28,11 @@ export interface WebhooksView {
 /** Settings > Webhooks: the endpoints, the create form, and a new endpoint's secret once. */
 export function webhooksPage(viewer: Viewer, view: WebhooksView): string {
   const chosen = new Set(view.form?.events ?? []);
+  // A refused field is marked and described by its message, and the first one in the form takes
+  // the focus (a keyboard or screen-reader user lands on it): the API key form's way.
+  const problems = new Map(Object.entries(view.fieldErrors ?? {}));
+  const first = ['url', 'description', 'events'].find((name) => problems.has(name));
+  const refused = (name: string): Html | null => (problems.has(name) ? html`${name === 'events' ? null : html` aria-invalid="true"`}${name === first ? html` autofocus` : null}` : null);
   return settingsPage(
     viewer,
     'Webhooks',
@@ -40,17 +47,20 @@ ${message('error', view.error)}
   ${csrfField(viewer.csrfToken)}${onceField()}
   <div class="field">
     <label for="webhook-url">URL</label>
-    <input id="webhook-url" name="url" type="url" required maxlength="2000" value="${view.form?.url ?? ''}" aria-describedby="webhook-url-hint">
+    <input id="webhook-url" name="url" type="url" required maxlength="2000" value="${view.form?.url ?? ''}" aria-describedby="${problems.get('url') ? 'webhook-url-error ' : ''}webhook-url-hint"${refused('url')}>
+    ${fieldError('webhook-url-error', 'URL', problems.get('url'))}
     <span id="webhook-url-hint" class="hint">http or https; ${view.allowPrivate ? 'private and loopback addresses are allowed here (WEBHOOK_ALLOW_PRIVATE)' : 'private and loopback addresses are refused'}.</span>
   </div>
   <div class="field">
     <label for="webhook-description">Description</label>
-    <input id="webhook-description" name="description" type="text" maxlength="500" value="${view.form?.description ?? ''}">
+    <input id="webhook-description" name="description" type="text" maxlength="500" value="${view.form?.description ?? ''}"${problems.get('description') ? html` aria-describedby="webhook-description-error"` : null}${refused('description')}>
+    ${fieldError('webhook-description-error', 'Description', problems.get('description'))}
   </div>
-  <fieldset class="field">
+  <fieldset class="field"${problems.get('events') ? html` aria-describedby="webhook-events-error"` : null}>
     <legend>Events (none ticked: every event)</legend>
+    ${fieldError('webhook-events-error', 'Events', problems.get('events'))}
     ${view.eventTypes.map(
-      (type) => html`<label class="checkbox"><input type="checkbox" name="events" value="${type}"${chosen.has(type) ? html` checked` : null}> <code>${type}</code></label> `,
+      (type, index) => html`<label class="checkbox"><input type="checkbox" name="events" value="${type}"${chosen.has(type) ? html` checked` : null}${index === 0 ? refused('events') : null}> <code>${type}</code></label> `,
     )}
   </fieldset>
   <div><button type="submit">Add endpoint</button></div>
@@ -145,4 +155,9 @@ ${
 </table>`
 }`,
   );
+}
+
+/** A refused field's message, beside it (its `id` is in the field's `aria-describedby`). */
+function fieldError(id: string, label: string, problem: string | undefined): Html | null {
+  return problem ? html`<span id="${id}" class="field-error">${label}: ${problem}.</span>` : null;
 }

@@ -320,7 +320,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     }
     const quote = quoteDay === null || quoteDay === text(today?.as_of) ? today : await payoffQuote(db, session.admin.accountId, loanId, quoteDay);
     const day = text(today?.as_of) || (await businessDate(db, session.admin.accountId));
-    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, businessDate: day, today, quote, ...(quoteError ? { quoteError, quoteDayAsked: askedDay } : {}), ...(done ? { notice: done, noticeKey: String(req.query.done) } : {}), ...(form ? { form } : {}) }));
+    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, businessDate: day, today, quote, ...(quoteError ? { quoteError, quoteDayAsked: askedDay } : quoteDay !== null && !form ? { quoteAsked: true } : {}), ...(done ? { notice: done, noticeKey: String(req.query.done) } : {}), ...(form ? { form } : {}) }));
   }
 
   router.get('/:id', (req, res) => sendLoanPage(req, res, 200));

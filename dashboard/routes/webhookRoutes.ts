@@ -70,7 +70,7 @@ export function webhookRoutes(db: Database, engines: EngineHolder, logger: Logge
       res
         .status(error.status)
         .type('html')
-        .send(webhooksPage(session.viewer, { endpoints: await listWebhookEndpoints(db, session.admin.accountId), eventTypes: eventTypes(), allowPrivate, error: error.message, form: { url, description, events } }));
+        .send(webhooksPage(session.viewer, { endpoints: await listWebhookEndpoints(db, session.admin.accountId), eventTypes: eventTypes(), allowPrivate, error: error.message, ...(error.fields ? { fieldErrors: error.fields } : {}), form: { url, description, events } }));
     }
   });
 

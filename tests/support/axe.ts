@@ -1,8 +1,8 @@
 /**
  * Accessibility check for the browser tests: injects axe-core (npm `axe-core`, from
- * node_modules — nothing is fetched) into the page and returns the violations whose impact is
- * `serious` or `critical`, each as one readable line, so a test can assert the list is empty and
- * print what is wrong when it is not.
+ * node_modules — nothing is fetched) into the page and returns the violations of the impacts
+ * asked for (`serious` and `critical` by default; `keyboardBrowser` asks for `moderate` too), each
+ * as one readable line, so a test can assert the list is empty and print what is wrong when it is not.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -18,8 +18,16 @@ interface AxeViolation {
   nodes: { target: unknown[] }[];
 }
 
+/** How much a violation matters, as axe-core grades it. */
+export type AxeImpact = 'minor' | 'moderate' | 'serious' | 'critical';
+
 /** The serious and critical axe-core violations of the page as it is now ("rule: help — targets"). */
-export async function seriousAccessibilityViolations(page: Page): Promise<string[]> {
+export function seriousAccessibilityViolations(page: Page): Promise<string[]> {
+  return accessibilityViolations(page, ['serious', 'critical']);
+}
+
+/** The page's axe-core violations of these impacts ("impact rule: help — targets"). */
+export async function accessibilityViolations(page: Page, impacts: readonly AxeImpact[]): Promise<string[]> {
   axeSource ??= readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
   const loaded = await page.evaluate(() => typeof (globalThis as { axe?: unknown }).axe !== 'undefined');
   // Evaluated through the DevTools protocol, which the pages' Content-Security-Policy (no inline
@@ -32,6 +40,6 @@ export async function seriousAccessibilityViolations(page: Page): Promise<string
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
   });
   return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .filter((v) => (impacts as readonly (string | null)[]).includes(v.impact))
     .map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
 }
