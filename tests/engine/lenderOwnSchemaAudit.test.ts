@@ -28,6 +28,7 @@ const SCHEMA = `
     credit_line bigint,
     PRIMARY KEY (account_id, id),
     UNIQUE (account_id, handle),
+    CONSTRAINT borrowers_name_not_blank CHECK (btrim(name) <> ''),
     FOREIGN KEY (account_id, referrer_id) REFERENCES lender.borrowers (account_id, id)
   );
   CREATE TYPE lender.borrower_status AS ENUM ('prospect', 'active', 'closed');
@@ -44,11 +45,16 @@ const SCHEMA = `
     borrower_id bigint NOT NULL,
     seq smallint NOT NULL,
     plan_code text,
-    amount numeric(12, 2) NOT NULL,
+    amount numeric(12, 2) NOT NULL CONSTRAINT facilities_amount_positive CHECK (amount > 0),
     PRIMARY KEY (account_id, borrower_id, seq),
+    CONSTRAINT facilities_large_have_a_plan CHECK (amount <= 100000 OR plan_code IS NOT NULL),
     FOREIGN KEY (account_id, borrower_id) REFERENCES lender.borrowers (account_id, id) ON DELETE CASCADE,
     FOREIGN KEY (account_id, plan_code) REFERENCES lender.plans (account_id, code)
   );
+  -- A CHECK constraint's sentence is its comment: the sentence alone (about its one column), or
+  -- <column>: <sentence> (about that one of its columns); borrowers_name_not_blank has none.
+  COMMENT ON CONSTRAINT facilities_amount_positive ON lender.facilities IS 'a facility lends more than 0.00';
+  COMMENT ON CONSTRAINT facilities_large_have_a_plan ON lender.facilities IS 'plan_code: a facility over 100,000.00 names its plan';
 `;
 
 const METADATA = `
@@ -196,6 +202,52 @@ describe(`A lender's own schema as a Hasura user uses it: write errors (${testDa
     assert.equal(error.extensions?.code, 'not-found');
     assert.equal(error.message, 'insert_lender_facilities_one: plan_code: no such record');
     assert.equal(await count('lender.facilities'), 2);
+  });
+});
+
+describe(`A lender's own schema as a Hasura user uses it: a CHECK constraint's sentence is its comment in the database (${testDatabaseKind})`, () => {
+  it('a commented CHECK answers its sentence, naming its one column\u2019s field (before: "the value breaks the rule facilities_amount_positive")', async () => {
+    for (const mutation of [
+      `mutation { insert_lender_facilities_one(object: {borrower_id: 2, seq: 1, amount: "0.00"}) { seq } }`,
+      `mutation { update_lender_facilities_by_pk(pk_columns: {borrower_id: 1, seq: 1}, _set: {amount: "-5"}) { seq } }`,
+    ]) {
+      const error = await refusal(mutation);
+      const alias = mutation.includes('insert_') ? 'insert_lender_facilities_one' : 'update_lender_facilities_by_pk';
+      assert.equal(error.message, `${alias}: amount: a facility lends more than 0.00`, mutation);
+      assert.deepEqual(error.extensions, { code: 'check-violation', fields: ['amount'], constraint: 'facilities_amount_positive' }, mutation);
+      assert.deepEqual(error.path, [alias]);
+    }
+    assert.equal(await count('lender.facilities'), 2);
+    const { rows } = await database.db.query<{ amount: string }>(`SELECT amount::text FROM lender.facilities WHERE account_id = $1 AND borrower_id = 1 AND seq = 1`, [accountId]);
+    assert.deepEqual(rows, [{ amount: '1000.50' }]);
+  });
+
+  it('a comment "<column>: <sentence>" on a CHECK of two columns names that column\u2019s field alone', async () => {
+    const error = await refusal(`mutation { insert_lender_facilities_one(object: {borrower_id: 2, seq: 1, amount: "250000.00"}) { seq } }`);
+    assert.equal(error.message, 'insert_lender_facilities_one: plan_code: a facility over 100,000.00 names its plan');
+    assert.deepEqual(error.extensions, { code: 'check-violation', fields: ['plan_code'], constraint: 'facilities_large_have_a_plan' });
+    assert.equal(await count('lender.facilities'), 2);
+  });
+
+  it('a CHECK without a comment keeps the generic answer naming the rule; a comment added is told from the next metadata reload, and removed, no longer', async () => {
+    const blank = `mutation { update_lender_borrowers_by_pk(pk_columns: {id: 2}, _set: {name: "  "}) { id } }`;
+    const generic = 'update_lender_borrowers_by_pk: name: the value breaks the rule borrowers_name_not_blank';
+    assert.equal((await refusal(blank)).message, generic);
+    await database.db.query(`COMMENT ON CONSTRAINT borrowers_name_not_blank ON lender.borrowers IS 'name: a borrower''s name is not blank'`);
+    try {
+      // Read with the catalogue once per metadata load, never per request.
+      assert.equal((await refusal(blank)).message, generic);
+      assert.deepEqual(await server.engines.reload(), { ok: true });
+      const told = await refusal(blank);
+      assert.equal(told.message, "update_lender_borrowers_by_pk: name: a borrower's name is not blank");
+      assert.deepEqual(told.extensions, { code: 'check-violation', fields: ['name'], constraint: 'borrowers_name_not_blank' });
+    } finally {
+      await database.db.query(`COMMENT ON CONSTRAINT borrowers_name_not_blank ON lender.borrowers IS NULL`);
+      await server.engines.reload();
+    }
+    assert.equal((await refusal(blank)).message, generic);
+    const { rows } = await database.db.query<{ name: string }>(`SELECT name FROM lender.borrowers WHERE account_id = $1 AND id = 2`, [accountId]);
+    assert.deepEqual(rows, [{ name: 'Bob' }]);
   });
 });
 
