@@ -40,6 +40,8 @@ export interface Catalogue {
    * Table key (`tableKey`: `lender.plans`) → constraint name → constraint. By table first: a
    * constraint's name is unique only within its table (`plans_pkey` of `public.plans` and of
    * `lender.plans`; before session 35 one replaced the other, and a collection lost its key).
+   * The tables under the collections' views are here too, keyed `schema.table` when no
+   * collection is theirs (a write through a view breaks its table's constraints).
    */
   readonly constraints: ReadonlyMap<string, ReadonlyMap<string, CatalogueConstraint>>;
   /** `table.column` → digits in all and after the point, for `numeric(p, s)` columns. */
@@ -80,7 +82,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
                       JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.num), '{}') AS columns,
             CASE WHEN c.contype = 'c' THEN obj_description(c.oid, 'pg_constraint') END AS comment
        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
-      WHERE ${RELATION_IN} AND c.contype IN ('p', 'u', 'f', 'c')`,
+      WHERE (${RELATION_IN} OR t.oid IN (${UNDER_VIEWS})) AND c.contype IN ('p', 'u', 'f', 'c')`,
     tables,
   ));
   // Unique indexes that back no constraint (e.g. on lower(name)) are reported by name like one.
@@ -382,6 +384,19 @@ function constraintSentence(comment: string, columns: readonly string[]): Constr
   if (columns.includes(column) && sentence !== '') return { columns: [column], text: sentence };
   return { columns, text };
 }
+
+/**
+ * The relations under the collections' views (`$1` schemas, `$2` names), at any depth: what a
+ * view's rule reads (pg_depend). A write through a view is refused by its table's constraints,
+ * which PostgreSQL names with that table: their rows are keyed `schema.table` when the table is
+ * no collection (`keyed`), so a write error finds them by the table PostgreSQL names.
+ */
+const UNDER_VIEWS = `WITH RECURSIVE under(oid) AS (
+    SELECT v.oid FROM pg_class v WHERE v.relkind = 'v' AND ((SELECT nspname::text FROM pg_namespace WHERE oid = v.relnamespace), v.relname::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+    UNION
+    SELECT d.refobjid FROM under u JOIN pg_rewrite r ON r.ev_class = u.oid
+      JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> u.oid)
+  SELECT oid FROM under`;
 
 /** Rows whose (table_schema, table_name) are rewritten to the collections' table key (`tableKey`): `table_name` holds the key. */
 function keyed<T extends { table_schema: string; table_name: string }>(relations: CatalogueRelations, result: { rows: T[] }): { rows: T[] } {

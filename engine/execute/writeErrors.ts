@@ -21,7 +21,10 @@ export function classifyWriteError(
   // The table PostgreSQL names: the written one, or for a delete's foreign-key violation the one
   // whose rows still refer to the deleted row.
   const written = typeof pgError.table === 'string' ? collectionOfTable(metadata, typeof pgError.schema === 'string' ? pgError.schema : null, pgError.table) ?? collection : collection;
-  const constraint = catalogue?.constraints.get(tableKey(written))?.get(constraintName);
+  // Of the written collection's table, or of the table PostgreSQL names when no collection is
+  // its (a view's table; the catalogue keys it `schema.table`).
+  const reportedTable = typeof pgError.table === 'string' && typeof pgError.schema === 'string' ? `${pgError.schema}.${pgError.table}` : null;
+  const constraint = catalogue?.constraints.get(tableKey(written))?.get(constraintName) ?? (reportedTable === null ? undefined : catalogue?.constraints.get(reportedTable)?.get(constraintName));
   const fields = fieldNames(written, constraint?.columns ?? (typeof pgError.column === 'string' ? [pgError.column] : []), metadata.tenantColumn);
   const named = fields.length ? fields.join(', ') : 'a field';
   const path = [alias];

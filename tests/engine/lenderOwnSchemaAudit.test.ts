@@ -55,6 +55,15 @@ const SCHEMA = `
   -- <column>: <sentence> (about that one of its columns); borrowers_name_not_blank has none.
   COMMENT ON CONSTRAINT facilities_amount_positive ON lender.facilities IS 'a facility lends more than 0.00';
   COMMENT ON CONSTRAINT facilities_large_have_a_plan ON lender.facilities IS 'plan_code: a facility over 100,000.00 names its plan';
+  -- A table served only through a view (the table is no collection): its constraints are read too.
+  CREATE TABLE lender.limits (
+    account_id uuid NOT NULL,
+    id bigint NOT NULL,
+    ceiling numeric(12, 2) NOT NULL CONSTRAINT limits_ceiling_positive CHECK (ceiling > 0),
+    PRIMARY KEY (account_id, id)
+  );
+  COMMENT ON CONSTRAINT limits_ceiling_positive ON lender.limits IS 'a limit is more than 0.00';
+  CREATE VIEW lender.open_limits AS SELECT account_id, id, ceiling FROM lender.limits;
 `;
 
 const METADATA = `
@@ -105,6 +114,13 @@ collections:
     insert: { columns: [borrower_id, seq, plan_code, amount] }
     update: { columns: [amount] }
     delete: {}
+  open_limits:
+    schema: lender
+    table: open_limits
+    primary_key: id
+    fields: { id: bigint, ceiling: numeric }
+    insert: { columns: [id, ceiling] }
+    update: { columns: [ceiling] }
 `;
 
 let database: TestDatabase;
@@ -227,6 +243,19 @@ describe(`A lender's own schema as a Hasura user uses it: a CHECK constraint's s
     assert.equal(error.message, 'insert_lender_facilities_one: plan_code: a facility over 100,000.00 names its plan');
     assert.deepEqual(error.extensions, { code: 'check-violation', fields: ['plan_code'], constraint: 'facilities_large_have_a_plan' });
     assert.equal(await count('lender.facilities'), 2);
+  });
+
+  it('a write through a view is told the sentence of its table\u2019s CHECK, the table being no collection (before: "a field: the value breaks the rule …"), and a duplicate key names its field', async () => {
+    await database.db.query(`INSERT INTO lender.limits (account_id, id, ceiling) VALUES ($1, 1, 500)`, [accountId]);
+    const error = await refusal(`mutation { update_open_limits_by_pk(pk_columns: {id: 1}, _set: {ceiling: "0"}) { id } }`);
+    assert.equal(error.message, 'update_open_limits_by_pk: ceiling: a limit is more than 0.00');
+    assert.deepEqual(error.extensions, { code: 'check-violation', fields: ['ceiling'], constraint: 'limits_ceiling_positive' });
+    const duplicate = await refusal(`mutation { insert_open_limits_one(object: {id: 1, ceiling: "10"}) { id } }`);
+    assert.equal(duplicate.extensions?.code, 'constraint-violation');
+    assert.equal(duplicate.message, 'insert_open_limits_one: a open_limits record with the same id already exists');
+    assert.deepEqual(duplicate.extensions?.fields, ['id']);
+    const { rows } = await database.db.query<{ ceiling: string }>(`SELECT ceiling::text FROM lender.limits WHERE account_id = $1`, [accountId]);
+    assert.deepEqual(rows, [{ ceiling: '500.00' }]);
   });
 
   it('a CHECK without a comment keeps the generic answer naming the rule; a comment added is told from the next metadata reload, and removed, no longer', async () => {
