@@ -41,7 +41,8 @@ export interface Catalogue {
    * constraint's name is unique only within its table (`plans_pkey` of `public.plans` and of
    * `lender.plans`; before session 35 one replaced the other, and a collection lost its key).
    * The tables under the collections' views are here too, keyed `schema.table` when no
-   * collection is theirs (a write through a view breaks its table's constraints).
+   * collection is theirs (a write through a view breaks its table's constraints), and a domain's
+   * CHECK constraints as ones of each relation with columns of that domain (those columns).
    */
   readonly constraints: ReadonlyMap<string, ReadonlyMap<string, CatalogueConstraint>>;
   /** `table.column` → digits in all and after the point, for `numeric(p, s)` columns. */
@@ -85,6 +86,17 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       WHERE (${RELATION_IN} OR t.oid IN (${UNDER_VIEWS})) AND c.contype IN ('p', 'u', 'f', 'c')`,
     tables,
   ));
+  // A domain's CHECK constraints, as constraints of each relation with columns of that domain
+  // (PostgreSQL's error names the domain's constraint, neither table nor column).
+  const { rows: domainRows } = await keyed(relations, await db.query<{ name: string; table_schema: string; table_name: string; columns: string[]; comment: string | null }>(
+    `SELECT c.conname AS name, (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name,
+            array_agg(a.attname::text ORDER BY a.attnum) AS columns, obj_description(c.oid, 'pg_constraint') AS comment
+       FROM pg_class t JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
+       JOIN pg_constraint c ON c.contypid = a.atttypid AND c.contype = 'c'
+      WHERE ${RELATION_IN}
+      GROUP BY t.relnamespace, t.relname, c.oid, c.conname`,
+    tables,
+  ));
   // Unique indexes that back no constraint (e.g. on lower(name)) are reported by name like one.
   const { rows: indexRows } = await keyed(relations, await db.query<{ name: string; table_schema: string; table_name: string; columns: string[] }>(
     `SELECT ic.relname AS name, (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name,
@@ -107,7 +119,8 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     constraints.get(constraint.table)!.set(name, constraint);
   };
   for (const row of indexRows) addConstraint(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns), indexOnly: true });
-  for (const row of constraintRows) {
+  // A table's own constraint of a domain constraint's name is the one kept.
+  for (const row of [...domainRows.map((domain) => ({ ...domain, kind: 'c' as const })), ...constraintRows]) {
     const columns = parseNameArray(row.columns);
     const sentence = row.comment === null ? undefined : constraintSentence(row.comment, columns);
     addConstraint(row.name, { table: row.table_name, kind: row.kind, columns, ...(sentence ? { sentence } : {}) });

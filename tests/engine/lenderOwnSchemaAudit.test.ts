@@ -56,14 +56,18 @@ const SCHEMA = `
   COMMENT ON CONSTRAINT facilities_amount_positive ON lender.facilities IS 'a facility lends more than 0.00';
   COMMENT ON CONSTRAINT facilities_large_have_a_plan ON lender.facilities IS 'plan_code: a facility over 100,000.00 names its plan';
   -- A table served only through a view (the table is no collection): its constraints are read too.
+  -- A domain's CHECK (the error names no table or column): its comment, about the columns of that type.
+  CREATE DOMAIN lender.fee_amount AS numeric(12, 2) CONSTRAINT fee_amount_positive CHECK (VALUE > 0);
+  COMMENT ON CONSTRAINT fee_amount_positive ON DOMAIN lender.fee_amount IS 'a fee is more than 0.00';
   CREATE TABLE lender.limits (
     account_id uuid NOT NULL,
     id bigint NOT NULL,
     ceiling numeric(12, 2) NOT NULL CONSTRAINT limits_ceiling_positive CHECK (ceiling > 0),
+    fee lender.fee_amount,
     PRIMARY KEY (account_id, id)
   );
   COMMENT ON CONSTRAINT limits_ceiling_positive ON lender.limits IS 'a limit is more than 0.00';
-  CREATE VIEW lender.open_limits AS SELECT account_id, id, ceiling FROM lender.limits;
+  CREATE VIEW lender.open_limits AS SELECT account_id, id, ceiling, fee FROM lender.limits;
 `;
 
 const METADATA = `
@@ -118,9 +122,9 @@ collections:
     schema: lender
     table: open_limits
     primary_key: id
-    fields: { id: bigint, ceiling: numeric }
-    insert: { columns: [id, ceiling] }
-    update: { columns: [ceiling] }
+    fields: { id: bigint, ceiling: numeric, fee: numeric }
+    insert: { columns: [id, ceiling, fee] }
+    update: { columns: [ceiling, fee] }
 `;
 
 let database: TestDatabase;
@@ -255,7 +259,16 @@ describe(`A lender's own schema as a Hasura user uses it: a CHECK constraint's s
     assert.equal(duplicate.message, 'insert_open_limits_one: a open_limits record with the same id already exists');
     assert.deepEqual(duplicate.extensions?.fields, ['id']);
     const { rows } = await database.db.query<{ ceiling: string }>(`SELECT ceiling::text FROM lender.limits WHERE account_id = $1`, [accountId]);
-    assert.deepEqual(rows, [{ ceiling: '500.00' }]);
+    assert.deepEqual(rows, [{ ceiling: '500.00' }], 'nothing written');
+  });
+
+  it('a value its column\u2019s domain refuses is told the domain constraint\u2019s comment, naming the field (before: "a field: the value breaks the rule fee_amount_positive")', async () => {
+    await database.db.query(`INSERT INTO lender.limits (account_id, id, ceiling) VALUES ($1, 2, 500) ON CONFLICT DO NOTHING`, [accountId]);
+    const error = await refusal(`mutation { update_open_limits_by_pk(pk_columns: {id: 2}, _set: {fee: "-1"}) { id } }`);
+    assert.equal(error.message, 'update_open_limits_by_pk: fee: a fee is more than 0.00');
+    assert.deepEqual(error.extensions, { code: 'check-violation', fields: ['fee'], constraint: 'fee_amount_positive' });
+    const { rows } = await database.db.query<{ fee: string | null }>(`SELECT fee::text FROM lender.limits WHERE account_id = $1 AND id = 2`, [accountId]);
+    assert.deepEqual(rows, [{ fee: null }]);
   });
 
   it('a CHECK without a comment keeps the generic answer naming the rule; a comment added is told from the next metadata reload, and removed, no longer', async () => {
