@@ -15,6 +15,19 @@ export interface CatalogueConstraint {
    * named in write errors like a constraint, but `ON CONFLICT ON CONSTRAINT` cannot name it.
    */
   readonly indexOnly?: true;
+  /**
+   * A CHECK constraint's sentence for a write that breaks it, from its comment (`COMMENT ON
+   * CONSTRAINT … IS '…'`; `constraintSentence`): a client is told it instead of "the value breaks
+   * the rule <name>". Read with the catalogue, so a changed comment is told from the next reload.
+   */
+  readonly sentence?: ConstraintSentence;
+}
+
+/** What a CHECK constraint's comment says: the sentence, and the columns it is about. */
+export interface ConstraintSentence {
+  /** One column, when the comment names it (`amount: a payment is more than 0.00`); else the constraint's columns. */
+  readonly columns: readonly string[];
+  readonly text: string;
 }
 
 /**
@@ -27,6 +40,9 @@ export interface Catalogue {
    * Table key (`tableKey`: `lender.plans`) → constraint name → constraint. By table first: a
    * constraint's name is unique only within its table (`plans_pkey` of `public.plans` and of
    * `lender.plans`; before session 35 one replaced the other, and a collection lost its key).
+   * The tables under the collections' views are here too, keyed `schema.table` when no
+   * collection is theirs (a write through a view breaks its table's constraints), and a domain's
+   * CHECK constraints as ones of each relation with columns of that domain (those columns).
    */
   readonly constraints: ReadonlyMap<string, ReadonlyMap<string, CatalogueConstraint>>;
   /** `table.column` → digits in all and after the point, for `numeric(p, s)` columns. */
@@ -61,12 +77,24 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     if (row.data_type === 'numeric' && row.numeric_precision !== null && row.numeric_scale !== null)
       numericLimits.set(`${row.table_name}.${row.column_name}`, { precision: Number(row.numeric_precision), scale: Number(row.numeric_scale) });
   }
-  const { rows: constraintRows } = await keyed(relations, await db.query<{ name: string; table_schema: string; table_name: string; kind: CatalogueConstraint['kind']; columns: string[] }>(
+  const { rows: constraintRows } = await keyed(relations, await db.query<{ name: string; table_schema: string; table_name: string; kind: CatalogueConstraint['kind']; columns: string[]; comment: string | null }>(
     `SELECT c.conname AS name, (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name, c.contype AS kind,
             coalesce((SELECT array_agg(a.attname::text ORDER BY k.ord) FROM unnest(c.conkey) WITH ORDINALITY AS k(num, ord)
-                      JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.num), '{}') AS columns
+                      JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.num), '{}') AS columns,
+            CASE WHEN c.contype = 'c' THEN obj_description(c.oid, 'pg_constraint') END AS comment
        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
-      WHERE ${RELATION_IN} AND c.contype IN ('p', 'u', 'f', 'c')`,
+      WHERE (${RELATION_IN} OR t.oid IN (${UNDER_VIEWS})) AND c.contype IN ('p', 'u', 'f', 'c')`,
+    tables,
+  ));
+  // A domain's CHECK constraints, as constraints of each relation with columns of that domain
+  // (PostgreSQL's error names the domain's constraint, neither table nor column).
+  const { rows: domainRows } = await keyed(relations, await db.query<{ name: string; table_schema: string; table_name: string; columns: string[]; comment: string | null }>(
+    `SELECT c.conname AS name, (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name,
+            array_agg(a.attname::text ORDER BY a.attnum) AS columns, obj_description(c.oid, 'pg_constraint') AS comment
+       FROM pg_class t JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
+       JOIN pg_constraint c ON c.contypid = a.atttypid AND c.contype = 'c'
+      WHERE ${RELATION_IN}
+      GROUP BY t.relnamespace, t.relname, c.oid, c.conname`,
     tables,
   ));
   // Unique indexes that back no constraint (e.g. on lower(name)) are reported by name like one.
@@ -91,7 +119,12 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     constraints.get(constraint.table)!.set(name, constraint);
   };
   for (const row of indexRows) addConstraint(row.name, { table: row.table_name, kind: 'u', columns: parseNameArray(row.columns), indexOnly: true });
-  for (const row of constraintRows) addConstraint(row.name, { table: row.table_name, kind: row.kind, columns: parseNameArray(row.columns) });
+  // A table's own constraint of a domain constraint's name is the one kept.
+  for (const row of [...domainRows.map((domain) => ({ ...domain, kind: 'c' as const })), ...constraintRows]) {
+    const columns = parseNameArray(row.columns);
+    const sentence = row.comment === null ? undefined : constraintSentence(row.comment, columns);
+    addConstraint(row.name, { table: row.table_name, kind: row.kind, columns, ...(sentence ? { sentence } : {}) });
+  }
   const problems: string[] = [...writableViewProblems(metadata, relations), ...eventTypeViewProblems(metadata, relations)];
   /** Columns of another type than their field's: a problem each, with a hint when the type is an enum. */
   const mistyped: { readonly at: number; readonly type: string }[] = [];
@@ -347,6 +380,36 @@ export const CATALOGUE_COLUMNS = `SELECT n.nspname::text AS table_schema, c.reln
 
 /** `t` (a pg_class row of a table) is one of the collections' relations (`$1` schemas, `$2` names). */
 const RELATION_IN = `((SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace), t.relname::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))`;
+
+/**
+ * What a CHECK constraint's comment tells a client whose write breaks it: `<column>: <sentence>`,
+ * when the text before the first `: ` is one of the constraint's columns, is that sentence about
+ * that column (`date_reversed: a payment is reversed on or after its own date, not before`, of
+ * a constraint on `date_reversed` and `date`); any other comment is the sentence, about all of
+ * the constraint's columns. A blank comment says nothing (the generic answer stays).
+ */
+function constraintSentence(comment: string, columns: readonly string[]): ConstraintSentence | undefined {
+  const text = comment.trim();
+  if (text === '') return undefined;
+  const colon = text.indexOf(': ');
+  const column = colon > 0 ? text.slice(0, colon) : '';
+  const sentence = colon > 0 ? text.slice(colon + 2).trim() : '';
+  if (columns.includes(column) && sentence !== '') return { columns: [column], text: sentence };
+  return { columns, text };
+}
+
+/**
+ * The relations under the collections' views (`$1` schemas, `$2` names), at any depth: what a
+ * view's rule reads (pg_depend). A write through a view is refused by its table's constraints,
+ * which PostgreSQL names with that table: their rows are keyed `schema.table` when the table is
+ * no collection (`keyed`), so a write error finds them by the table PostgreSQL names.
+ */
+const UNDER_VIEWS = `WITH RECURSIVE under(oid) AS (
+    SELECT v.oid FROM pg_class v WHERE v.relkind = 'v' AND ((SELECT nspname::text FROM pg_namespace WHERE oid = v.relnamespace), v.relname::text) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+    UNION
+    SELECT d.refobjid FROM under u JOIN pg_rewrite r ON r.ev_class = u.oid
+      JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> u.oid)
+  SELECT oid FROM under`;
 
 /** Rows whose (table_schema, table_name) are rewritten to the collections' table key (`tableKey`): `table_name` holds the key. */
 function keyed<T extends { table_schema: string; table_name: string }>(relations: CatalogueRelations, result: { rows: T[] }): { rows: T[] } {

@@ -21,7 +21,10 @@ export function classifyWriteError(
   // The table PostgreSQL names: the written one, or for a delete's foreign-key violation the one
   // whose rows still refer to the deleted row.
   const written = typeof pgError.table === 'string' ? collectionOfTable(metadata, typeof pgError.schema === 'string' ? pgError.schema : null, pgError.table) ?? collection : collection;
-  const constraint = catalogue?.constraints.get(tableKey(written))?.get(constraintName);
+  // Of the written collection's table, or of the table PostgreSQL names when no collection is
+  // its (a view's table; the catalogue keys it `schema.table`).
+  const reportedTable = typeof pgError.table === 'string' && typeof pgError.schema === 'string' ? `${pgError.schema}.${pgError.table}` : null;
+  const constraint = catalogue?.constraints.get(tableKey(written))?.get(constraintName) ?? (reportedTable === null ? undefined : catalogue?.constraints.get(reportedTable)?.get(constraintName));
   const fields = fieldNames(written, constraint?.columns ?? (typeof pgError.column === 'string' ? [pgError.column] : []), metadata.tenantColumn);
   const named = fields.length ? fields.join(', ') : 'a field';
   const path = [alias];
@@ -42,15 +45,17 @@ export function classifyWriteError(
       return fail('foreign-key-violation', `a ${collection.name} record is still referred to by ${referring} records${fields.length ? ` (their ${fields.join(', ')})` : ''}; nothing was deleted`, { fields, referred_by: referring });
     }
     case '23514': {
-      if (constraintName === 'payments_reversal_final')
-        return fail('check-violation', 'date_reversed: the payment is already reversed; a reversal is final (it cannot be reversed again, re-dated or undone)', { fields: ['date_reversed'] });
       // A rule a trigger checks raises its own sentence for the client (`RAISE … USING ERRCODE =
       // 'check_violation'`: "a refund of 50.00 is more than the loan's credit balance of 0.00 on
-      // …"); PostgreSQL's words for a CHECK constraint name its table instead, so those get ours.
+      // …"); PostgreSQL's words for a CHECK constraint name its table instead, so those get the
+      // constraint's own sentence, its comment in the database (read with the catalogue).
       if (typeof pgError.message === 'string' && pgError.message !== '' && !BUILT_IN_CHECK_MESSAGE.test(pgError.message))
         return fail('check-violation', `${named}: ${pgError.message}`, { fields, constraint: constraintName });
-      const rule = RULE_SENTENCES.get(constraintName);
-      if (rule) return fail('check-violation', `${rule.field}: ${rule.sentence}`, { fields: [rule.field], constraint: constraintName });
+      const sentence = constraint?.kind === 'c' ? constraint.sentence : undefined;
+      if (sentence) {
+        const about = fieldNames(written, sentence.columns, metadata.tenantColumn);
+        return fail('check-violation', `${about.length ? about.join(', ') : named}: ${sentence.text}`, { fields: about.length ? about : fields, constraint: constraintName });
+      }
       return fail('check-violation', `${named}: the value breaks the rule ${constraintName || 'of the table'}`, { fields, constraint: constraintName });
     }
     case '23502':
@@ -106,32 +111,6 @@ function collectionOfTable(metadata: Metadata, schema: string | null, table: str
   const named = [...metadata.collections.values()].filter((c) => c.table === table);
   return named.find((c) => schema !== null && c.schema === schema) ?? named.find((c) => c.schema === null);
 }
-
-/**
- * What a write breaking one of the servicing tables' CHECK constraints is told: PostgreSQL's
- * message names only the rule, and before session 37 the answer did too ("date_reversed, date:
- * the value breaks the rule payments_reversed_after_posting"). The field the rule is about comes
- * first, as a trigger's sentence names its column; the dashboard's forms say the same in a clerk's
- * words (dashboard/servicingData.ts). Used only for PostgreSQL's own words (a trigger's sentence
- * raised under the same name is kept); a constraint not listed keeps the generic answer.
- */
-const RULE_SENTENCES: ReadonlyMap<string, { readonly field: string; readonly sentence: string }> = new Map([
-  ['payments_reversed_after_posting', { field: 'date_reversed', sentence: 'a payment is reversed on or after its own date, not before' }],
-  ['payments_amount_positive', { field: 'amount', sentence: 'a payment is more than 0.00' }],
-  ['payments_type', { field: 'type', sentence: 'expected one of regular, payoff, principal, refund, fee' }],
-  ['payments_reversal_reason', { field: 'reversal_reason', sentence: 'expected one of nsf, error, returned, other' }],
-  ['payments_reason_with_reversal', { field: 'reversal_reason', sentence: 'a reason is given with a reversal (date_reversed), not without one' }],
-  ['fees_amount_positive', { field: 'amount', sentence: 'a fee is more than 0.00' }],
-  ['fees_description_length', { field: 'description', sentence: "a fee's description is at most 500 characters" }],
-  ['fees_kind', { field: 'kind', sentence: 'expected one of late, nsf, manual' }],
-  ['fees_waiver_complete', { field: 'waived_on', sentence: "a fee's waiver has both its day (waived_on) and who waived it (waived_by)" }],
-  ['fee_waivers_waived_by', { field: 'waived_by', sentence: 'who waives the fee is not blank and at most 200 characters' }],
-  ['fee_waivers_reason', { field: 'reason', sentence: 'why the fee is waived is not blank and at most 500 characters' }],
-  // A loan's status and name as REST words them (app/loanInput.ts); `overpaid`, though listed, is
-  // set by the ledger only (its trigger says so when it is written by hand).
-  ['loans_status_check', { field: 'status', sentence: 'expected one of lead, servicing, closed, overpaid' }],
-  ['loans_name_not_blank', { field: 'name', sentence: "a loan's name is not blank" }],
-]);
 
 /** PostgreSQL's own message for a row that fails a CHECK constraint (`new row for relation "t" violates check constraint "c"`, and its domain form). */
 const BUILT_IN_CHECK_MESSAGE = /violates check constraint "/;

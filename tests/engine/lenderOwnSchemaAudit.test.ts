@@ -28,6 +28,7 @@ const SCHEMA = `
     credit_line bigint,
     PRIMARY KEY (account_id, id),
     UNIQUE (account_id, handle),
+    CONSTRAINT borrowers_name_not_blank CHECK (btrim(name) <> ''),
     FOREIGN KEY (account_id, referrer_id) REFERENCES lender.borrowers (account_id, id)
   );
   CREATE TYPE lender.borrower_status AS ENUM ('prospect', 'active', 'closed');
@@ -44,11 +45,29 @@ const SCHEMA = `
     borrower_id bigint NOT NULL,
     seq smallint NOT NULL,
     plan_code text,
-    amount numeric(12, 2) NOT NULL,
+    amount numeric(12, 2) NOT NULL CONSTRAINT facilities_amount_positive CHECK (amount > 0),
     PRIMARY KEY (account_id, borrower_id, seq),
+    CONSTRAINT facilities_large_have_a_plan CHECK (amount <= 100000 OR plan_code IS NOT NULL),
     FOREIGN KEY (account_id, borrower_id) REFERENCES lender.borrowers (account_id, id) ON DELETE CASCADE,
     FOREIGN KEY (account_id, plan_code) REFERENCES lender.plans (account_id, code)
   );
+  -- A CHECK constraint's sentence is its comment: the sentence alone (about its one column), or
+  -- <column>: <sentence> (about that one of its columns); borrowers_name_not_blank has none.
+  COMMENT ON CONSTRAINT facilities_amount_positive ON lender.facilities IS 'a facility lends more than 0.00';
+  COMMENT ON CONSTRAINT facilities_large_have_a_plan ON lender.facilities IS 'plan_code: a facility over 100,000.00 names its plan';
+  -- A table served only through a view (the table is no collection): its constraints are read too.
+  -- A domain's CHECK (the error names no table or column): its comment, about the columns of that type.
+  CREATE DOMAIN lender.fee_amount AS numeric(12, 2) CONSTRAINT fee_amount_positive CHECK (VALUE > 0);
+  COMMENT ON CONSTRAINT fee_amount_positive ON DOMAIN lender.fee_amount IS 'a fee is more than 0.00';
+  CREATE TABLE lender.limits (
+    account_id uuid NOT NULL,
+    id bigint NOT NULL,
+    ceiling numeric(12, 2) NOT NULL CONSTRAINT limits_ceiling_positive CHECK (ceiling > 0),
+    fee lender.fee_amount,
+    PRIMARY KEY (account_id, id)
+  );
+  COMMENT ON CONSTRAINT limits_ceiling_positive ON lender.limits IS 'a limit is more than 0.00';
+  CREATE VIEW lender.open_limits AS SELECT account_id, id, ceiling, fee FROM lender.limits;
 `;
 
 const METADATA = `
@@ -99,6 +118,13 @@ collections:
     insert: { columns: [borrower_id, seq, plan_code, amount] }
     update: { columns: [amount] }
     delete: {}
+  open_limits:
+    schema: lender
+    table: open_limits
+    primary_key: id
+    fields: { id: bigint, ceiling: numeric, fee: numeric }
+    insert: { columns: [id, ceiling, fee] }
+    update: { columns: [ceiling, fee] }
 `;
 
 let database: TestDatabase;
@@ -196,6 +222,74 @@ describe(`A lender's own schema as a Hasura user uses it: write errors (${testDa
     assert.equal(error.extensions?.code, 'not-found');
     assert.equal(error.message, 'insert_lender_facilities_one: plan_code: no such record');
     assert.equal(await count('lender.facilities'), 2);
+  });
+});
+
+describe(`A lender's own schema as a Hasura user uses it: a CHECK constraint's sentence is its comment in the database (${testDatabaseKind})`, () => {
+  it('a commented CHECK answers its sentence, naming its one column\u2019s field (before: "the value breaks the rule facilities_amount_positive")', async () => {
+    for (const mutation of [
+      `mutation { insert_lender_facilities_one(object: {borrower_id: 2, seq: 1, amount: "0.00"}) { seq } }`,
+      `mutation { update_lender_facilities_by_pk(pk_columns: {borrower_id: 1, seq: 1}, _set: {amount: "-5"}) { seq } }`,
+    ]) {
+      const error = await refusal(mutation);
+      const alias = mutation.includes('insert_') ? 'insert_lender_facilities_one' : 'update_lender_facilities_by_pk';
+      assert.equal(error.message, `${alias}: amount: a facility lends more than 0.00`, mutation);
+      assert.deepEqual(error.extensions, { code: 'check-violation', fields: ['amount'], constraint: 'facilities_amount_positive' }, mutation);
+      assert.deepEqual(error.path, [alias]);
+    }
+    assert.equal(await count('lender.facilities'), 2);
+    const { rows } = await database.db.query<{ amount: string }>(`SELECT amount::text FROM lender.facilities WHERE account_id = $1 AND borrower_id = 1 AND seq = 1`, [accountId]);
+    assert.deepEqual(rows, [{ amount: '1000.50' }]);
+  });
+
+  it('a comment "<column>: <sentence>" on a CHECK of two columns names that column\u2019s field alone', async () => {
+    const error = await refusal(`mutation { insert_lender_facilities_one(object: {borrower_id: 2, seq: 1, amount: "250000.00"}) { seq } }`);
+    assert.equal(error.message, 'insert_lender_facilities_one: plan_code: a facility over 100,000.00 names its plan');
+    assert.deepEqual(error.extensions, { code: 'check-violation', fields: ['plan_code'], constraint: 'facilities_large_have_a_plan' });
+    assert.equal(await count('lender.facilities'), 2);
+  });
+
+  it('a write through a view is told the sentence of its table\u2019s CHECK, the table being no collection (before: "a field: the value breaks the rule …"), and a duplicate key names its field', async () => {
+    await database.db.query(`INSERT INTO lender.limits (account_id, id, ceiling) VALUES ($1, 1, 500)`, [accountId]);
+    const error = await refusal(`mutation { update_open_limits_by_pk(pk_columns: {id: 1}, _set: {ceiling: "0"}) { id } }`);
+    assert.equal(error.message, 'update_open_limits_by_pk: ceiling: a limit is more than 0.00');
+    assert.deepEqual(error.extensions, { code: 'check-violation', fields: ['ceiling'], constraint: 'limits_ceiling_positive' });
+    const duplicate = await refusal(`mutation { insert_open_limits_one(object: {id: 1, ceiling: "10"}) { id } }`);
+    assert.equal(duplicate.extensions?.code, 'constraint-violation');
+    assert.equal(duplicate.message, 'insert_open_limits_one: a open_limits record with the same id already exists');
+    assert.deepEqual(duplicate.extensions?.fields, ['id']);
+    const { rows } = await database.db.query<{ ceiling: string }>(`SELECT ceiling::text FROM lender.limits WHERE account_id = $1`, [accountId]);
+    assert.deepEqual(rows, [{ ceiling: '500.00' }], 'nothing written');
+  });
+
+  it('a value its column\u2019s domain refuses is told the domain constraint\u2019s comment, naming the field (before: "a field: the value breaks the rule fee_amount_positive")', async () => {
+    await database.db.query(`INSERT INTO lender.limits (account_id, id, ceiling) VALUES ($1, 2, 500) ON CONFLICT DO NOTHING`, [accountId]);
+    const error = await refusal(`mutation { update_open_limits_by_pk(pk_columns: {id: 2}, _set: {fee: "-1"}) { id } }`);
+    assert.equal(error.message, 'update_open_limits_by_pk: fee: a fee is more than 0.00');
+    assert.deepEqual(error.extensions, { code: 'check-violation', fields: ['fee'], constraint: 'fee_amount_positive' });
+    const { rows } = await database.db.query<{ fee: string | null }>(`SELECT fee::text FROM lender.limits WHERE account_id = $1 AND id = 2`, [accountId]);
+    assert.deepEqual(rows, [{ fee: null }]);
+  });
+
+  it('a CHECK without a comment keeps the generic answer naming the rule; a comment added is told from the next metadata reload, and removed, no longer', async () => {
+    const blank = `mutation { update_lender_borrowers_by_pk(pk_columns: {id: 2}, _set: {name: "  "}) { id } }`;
+    const generic = 'update_lender_borrowers_by_pk: name: the value breaks the rule borrowers_name_not_blank';
+    assert.equal((await refusal(blank)).message, generic);
+    await database.db.query(`COMMENT ON CONSTRAINT borrowers_name_not_blank ON lender.borrowers IS 'name: a borrower''s name is not blank'`);
+    try {
+      // Read with the catalogue once per metadata load, never per request.
+      assert.equal((await refusal(blank)).message, generic);
+      assert.deepEqual(await server.engines.reload(), { ok: true });
+      const told = await refusal(blank);
+      assert.equal(told.message, "update_lender_borrowers_by_pk: name: a borrower's name is not blank");
+      assert.deepEqual(told.extensions, { code: 'check-violation', fields: ['name'], constraint: 'borrowers_name_not_blank' });
+    } finally {
+      await database.db.query(`COMMENT ON CONSTRAINT borrowers_name_not_blank ON lender.borrowers IS NULL`);
+      await server.engines.reload();
+    }
+    assert.equal((await refusal(blank)).message, generic);
+    const { rows } = await database.db.query<{ name: string }>(`SELECT name FROM lender.borrowers WHERE account_id = $1 AND id = 2`, [accountId]);
+    assert.deepEqual(rows, [{ name: 'Bob' }]);
   });
 });
 
