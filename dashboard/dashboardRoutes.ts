@@ -19,6 +19,7 @@ import { loginRoutes } from './routes/loginRoutes.js';
 import { loanRoutes } from './routes/loanRoutes.js';
 import { peopleRoutes } from './routes/peopleRoutes.js';
 import { collectionsRoutes } from './routes/collectionsRoutes.js';
+import { taskRoutes } from './routes/taskRoutes.js';
 import { investorRoutes } from './routes/investorRoutes.js';
 import { operationsRoutes, type OperationsSources } from './routes/operationsRoutes.js';
 import { ServicingData } from './servicingData.js';
@@ -96,6 +97,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   const servicing = lazyServicingData(db);
   router.use('/loans', loanRoutes(db, servicing, logger));
   router.use('/people', peopleRoutes(db, servicing));
+  router.use(taskRoutes(db, servicing));
   router.use(collectionsRoutes(db));
   router.use(investorRoutes(db, logger));
   router.use('/settings', webhookRoutes(db, deps.engines, logger, deps.allowPrivateWebhooks ?? false));

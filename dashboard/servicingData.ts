@@ -147,7 +147,8 @@ const SERVICING_VIEW: FixedView = {
       fields: { id: 'uuid', loan_id: 'uuid', name: 'text', status: 'text', date_due: 'date', created_at: 'timestamptz' },
       relationships: { loan: { object: 'loans', on: { loan_id: 'id' } } },
       insert: { columns: ['loan_id', 'name', 'date_due'] },
-      update: { columns: ['status'] },
+      // The Tasks page completes a task and edits its name and due day (the API's columns too).
+      update: { columns: ['name', 'status', 'date_due'] },
     },
     comments: {
       table: 'comments',

@@ -37,7 +37,7 @@ export function resolveEventTypes(
       const column = columnOf(fieldName, 'when becomes');
       if (column) becomes.set(column, value);
     }
-    const { payload, related } = resolvePayload(spec.payload, collection, collections, `${where}, payload`, problems);
+    const { payload, related, amounts } = resolvePayload(spec.payload, collection, collections, `${where}, payload`, problems);
     eventTypes.set(name, {
       name,
       collection: collection.name,
@@ -46,6 +46,7 @@ export function resolveEventTypes(
       condition: { changed: spec.when?.changed ? changed : null, set: spec.when?.set ? set : null, becomes: spec.when?.becomes ? becomes : null },
       payload,
       related,
+      withCurrency: amounts,
     });
   }
   return eventTypes;
@@ -72,9 +73,12 @@ function resolvePayload(
   collections: ReadonlyMap<string, Collection>,
   where: string,
   problems: string[],
-): { payload: Map<string, string>; related: EventPayloadRelationship[] } {
+): { payload: Map<string, string>; related: EventPayloadRelationship[]; amounts: boolean } {
   const payload = new Map<string, string>();
   const related: EventPayloadRelationship[] = [];
+  // Whether a numeric field is in the payload, here or in a related row (an amount: the event
+  // then carries the account's currency, `EventType.withCurrency`).
+  let amounts = false;
   const relationshipEntry = (name: string, choice: Exclude<EventPayloadEntryDocument, string>[string] | null): void => {
     const relationship = collection.relationships.get(name);
     if (!relationship) {
@@ -91,6 +95,7 @@ function resolvePayload(
       .map(([from, to]) => [columnOfField(collection, from, at, problems), columnOfField(target, to, at, problems)] as const)
       .filter((pair): pair is readonly [string, string] => pair[0] !== null && pair[1] !== null);
     const nested = resolvePayload(fields, target, collections, at, problems);
+    amounts ||= nested.amounts;
     const primaryKey = target.primaryKey.map((field) => field.source.column);
     related.push({ key: name, kind: relationship.kind, table: target.table, mapping, payload: nested.payload, related: nested.related, orderBy, primaryKey });
   };
@@ -106,10 +111,11 @@ function resolvePayload(
       else {
         const column = columnOfField(collection, entry, where, problems);
         if (column) payload.set(entry, column);
+        if (column && collection.fields.get(entry)!.type === 'numeric') amounts = true;
       }
       continue;
     }
     for (const [name, choice] of Object.entries(entry)) relationshipEntry(name, choice);
   }
-  return { payload, related };
+  return { payload, related, amounts };
 }

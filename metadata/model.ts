@@ -340,6 +340,12 @@ export interface EventType {
    * written), so `payment.posted` carries the allocation. Empty: the payload is the row alone.
    */
   readonly related: readonly EventPayloadRelationship[];
+  /**
+   * The payload holds an amount — a `numeric` field of the row or of a related row at any depth
+   * (`amount`, `principal_outstanding`, …): the event's `data` then carries the account's
+   * `currency` beside `old` and `new`, so a receiver can tell 100.00 USD from 100.00 EUR.
+   */
+  readonly withCurrency: boolean;
 }
 
 /** A relationship in an event's payload, resolved to tables and columns (`EventType.related`). */

@@ -27,6 +27,9 @@ import type { EventOperation, EventPayloadRelationship, EventType } from '../../
  * array's `json_agg` in its order) reached by the tenant column and the relationship's columns,
  * nested relationships inside it, so the payload holds the related rows as the write left them.
  *
+ * An event type whose payload holds an amount (`EventType.withCurrency`) adds `currency`, the
+ * account's ISO code as the event is captured, to `data` beside `old` and `new`.
+ *
  * Identifiers are checked names of the resolved metadata (`^[a-z_][a-z0-9_]*$`, found in the
  * catalogue) and double-quoted; every literal (event type names, payload keys, `becomes` values)
  * is quoted by PostgreSQL itself (`quote_literal`, with the values sent as a bound parameter),
@@ -115,7 +118,10 @@ export async function captureFunctionSql(db: Queryable, table: string, eventType
     const row = operation === 'DELETE' ? 'OLD' : 'NEW';
     const statements = ofOperation.map((eventType) => {
       const type = literal(eventType.name);
-      const data = `json_build_object('old', ${operation === 'INSERT' ? 'NULL::json' : payload('OLD', eventType, operation === 'DELETE')}, 'new', ${operation === 'DELETE' ? 'NULL::json' : payload('NEW', eventType, true)})`;
+      // An event whose payload holds an amount carries the account's currency (one primary-key
+      // lookup, made only for an event some endpoint takes: the select list follows the WHERE).
+      const currency = eventType.withCurrency ? `, 'currency', (SELECT a.currency FROM accounts a WHERE a.id = ${row}.account_id)` : '';
+      const data = `json_build_object('old', ${operation === 'INSERT' ? 'NULL::json' : payload('OLD', eventType, operation === 'DELETE')}, 'new', ${operation === 'DELETE' ? 'NULL::json' : payload('NEW', eventType, true)}${currency})`;
       const capture = [
         `INSERT INTO webhook_outbox (account_id, type, data) SELECT ${row}.account_id, ${type}, ${data}`,
         ` WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.account_id = ${row}.account_id AND e.active AND (e.event_types IS NULL OR ${type} = ANY (e.event_types)));`,

@@ -12,7 +12,7 @@ const TRIGGERS: ReadonlyMap<CapturePhase, string> = new Map([
 const APPLY_LOCK = 4242016;
 
 /** Changes whenever the generated capture functions do, so that a new version re-applies them. */
-const GENERATOR = 'outbox-v3 (relationships in the payload, captured at commit)';
+const GENERATOR = "outbox-v4 (relationships in the payload, captured at commit; the account's currency beside amounts)";
 
 /** A payload relationship as stored in `loanql_event_types.payload` (for reading). */
 function relationshipDefinition(relationship: EventPayloadRelationship): Record<string, unknown> {
@@ -53,7 +53,9 @@ function definitionRows(eventTypes: ReadonlyMap<string, EventType>) {
  */
 export async function applyEventTriggers(db: Database, eventTypes: ReadonlyMap<string, EventType>): Promise<boolean> {
   const rows = definitionRows(eventTypes);
-  const hash = createHash('sha256').update(GENERATOR).update(JSON.stringify(rows)).digest('hex');
+  // Which types carry the currency follows the fields' types, not the stored rows: hashed too.
+  const withCurrency = [...eventTypes.values()].filter((eventType) => eventType.withCurrency).map((eventType) => eventType.name).sort();
+  const hash = createHash('sha256').update(GENERATOR).update(JSON.stringify(rows)).update(JSON.stringify(withCurrency)).digest('hex');
   const tables = [...new Set(rows.map((row) => row.table_name))].sort();
   const current = await db.query<{ definition_hash: string }>('SELECT definition_hash FROM loanql_event_state');
   if (current.rows[0]?.definition_hash === hash) return false;

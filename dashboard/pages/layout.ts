@@ -3,10 +3,11 @@ import { html, type Html } from '../html.js';
 /**
  * The main navigation. Each section is one entry here.
  */
-export type NavSection = 'overview' | 'loans' | 'collections' | 'people' | 'investors' | 'remittances' | 'console' | 'metadata' | 'operations' | 'settings';
+export type NavSection = 'overview' | 'loans' | 'tasks' | 'collections' | 'people' | 'investors' | 'remittances' | 'console' | 'metadata' | 'operations' | 'settings';
 const NAVIGATION: readonly { readonly section: NavSection; readonly label: string; readonly href: string }[] = [
   { section: 'overview', label: 'Overview', href: '/dashboard' },
   { section: 'loans', label: 'Loans', href: '/dashboard/loans' },
+  { section: 'tasks', label: 'Tasks', href: '/dashboard/tasks' },
   { section: 'collections', label: 'Collections', href: '/dashboard/collections' },
   { section: 'people', label: 'People', href: '/dashboard/people' },
   { section: 'investors', label: 'Investors', href: '/dashboard/investors' },

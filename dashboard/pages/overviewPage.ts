@@ -2,7 +2,7 @@ import { html, type Html } from '../html.js';
 import type { StartPageData } from '../servicingData.js';
 import { renderPage, type Viewer } from './layout.js';
 import { DUE_THIS_WEEK_HREF } from './loanPages.js';
-import { COLLECTIONS_PATH, loanPath } from './servicingPaths.js';
+import { COLLECTIONS_PATH, loanPath, TASKS_PATH } from './servicingPaths.js';
 import { cash, loanLabel, row, statusPill, text, type Row } from './servicingFormat.js';
 
 /**
@@ -86,7 +86,7 @@ function lateLoans(start: StartPageData): Html {
 
 function openTasks(start: StartPageData): Html {
   const more = start.openTaskCount - start.openTasks.length;
-  // Tasks without a loan (made over the API) have no loan page: those past the list are named apart.
+  // Tasks without a loan have no loan page: those past the list are counted apart; the Tasks page lists them all.
   const accountTasksNotShown = start.openAccountTaskCount - start.openTasks.filter((task) => !row(task.loan)).length;
   return html`<section class="card" aria-labelledby="open-tasks-heading" id="open-tasks">
   <h2 id="open-tasks-heading">Open tasks <span class="count">${String(start.openTaskCount)}</span></h2>
@@ -98,10 +98,10 @@ function openTasks(start: StartPageData): Html {
     <tbody>${start.openTasks.map((task) => {
       const due = text(task.date_due);
       const overdue = due !== '' && due < start.businessDate;
-      return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`) : html`<span class="hint">no due date</span>`}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${row(task.loan) ? loanLink(row(task.loan)) : html`<span class="hint">no loan (an account task)</span>`}</td></tr>`;
+      return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`) : html`<span class="hint">no due date</span>`}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${row(task.loan) ? loanLink(row(task.loan)) : html`<a href="${TASKS_PATH}" class="hint">no loan (an account task)</a>`}</td></tr>`;
     })}</tbody>
   </table>
-  ${more > 0 ? html`<p class="hint">${String(more)} more open task${more === 1 ? '' : 's'}, due later or with no due date: see each loan's page.${accountTasksNotShown > 0 ? html` ${String(accountTasksNotShown)} of them belong to no loan: the <a href="/dashboard/console">console</a> lists them with <code>tasks(where: {loan_id: {_is_null: true}})</code>.` : null}</p>` : null}`
+  ${more > 0 ? html`<p class="hint">${String(more)} more open task${more === 1 ? '' : 's'}, due later or with no due date${accountTasksNotShown > 0 ? html` (${String(accountTasksNotShown)} of them on no loan)` : null}: the <a href="${TASKS_PATH}">Tasks</a> page lists them all.</p>` : null}`
       : html`<p>No open tasks.</p>`
   }
 </section>`;

@@ -4,3 +4,5 @@ export const loanPath = (id: string): string => `${LOANS_PATH}/${encodeURICompon
 export const personPath = (id: string): string => `/dashboard/people/${encodeURIComponent(id)}`;
 export const COLLECTIONS_PATH = '/dashboard/collections';
 export const COLLECTIONS_CSV_PATH = '/dashboard/collections.csv';
+export const TASKS_PATH = '/dashboard/tasks';
+export const taskPath = (id: string): string => `${TASKS_PATH}/${encodeURIComponent(id)}`;

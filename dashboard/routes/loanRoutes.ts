@@ -15,6 +15,7 @@ import { AMOUNT_EXAMPLE, plainAmount } from '../moneyInput.js';
 import { addDays, payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
 import { sessionOf } from '../session.js';
 import { submitOnce } from '../formOnce.js';
+import { taskFormProblem } from '../taskForm.js';
 import { checkLetterDay, LETTER_PARTIES_FIELDS, letterPartiesOf, payoffLetter, payoffLetterFileName } from '../../app/payoffLetters.js';
 import { payoffLetterPdf } from '../../app/payoffLetterPdf.js';
 
@@ -556,15 +557,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     servicingWrite(
       'task',
       ['name', 'date_due'],
-      (values) => {
-        const name = values.get('name')!.trim();
-        if (!name) return 'Task: give the task a name.';
-        if (name.length > 500) return 'Task: at most 500 characters.';
-        const due = values.get('date_due')!.trim();
-        // The years every ledger day takes (app/ledgerReads.ts): 0026 for 2026 was taken, and the task stayed overdue for ever.
-        if (due && !(isRealDate(due) && due >= '1900-01-01' && due <= '2999-12-31')) return 'Due: expected a day as YYYY-MM-DD from 1900 to 2999.';
-        return null;
-      },
+      (values) => taskFormProblem(values.get('name')!.trim(), values.get('date_due')!.trim()),
       async (_req, res, loan, values, on) => {
         await run(res, ADD_TASK, { loan, name: values.get('name')!.trim(), due: values.get('date_due')!.trim() || null }, on);
         return { done: 'task-added' };

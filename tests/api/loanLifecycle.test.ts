@@ -186,3 +186,60 @@ describe('reopening a paid-off loan by hand (R9, migration 0078)', () => {
   });
 });
 
+
+describe('the day a paid-off loan closed follows its replay when its terms, Date_Funded or payments change (R9)', () => {
+  it('REST: paid 500.00 twice, closed on the second; the Amount corrected to 500.00 settles it on the first: date_closed moves back', async () => {
+    const created = await rest.post('/api/loan', { Name: 'Closed twice', Amount: 1000, Rate: 0, Term: 10, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    const id = created.json.loan.id;
+    await pay(id, '2026-02-15', '500.00');
+    await pay(id, '2026-03-15', '500.00');
+    assert.equal((await ledgerOf(id)).date_closed, '2026-03-15');
+    const patched = await rest.patch(`/api/loan/${id}`, { Amount: 500 });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(await ledgerOf(id), { status: 'overpaid', date_closed: '2026-02-15', principal_outstanding: num('0.00'), credit_balance: num('500.00'), next: [] });
+  });
+
+  it('REST: Date_Funded moved later (less interest) settles it on the earlier payment; moved back, it closes on the later one', async () => {
+    // 1,000.00 at 12 % over 2 months: 1,005.00 on 02-15 does not cover a month's interest (10.00); the 100.00 of 03-15 settles it.
+    const created = await rest.post('/api/loan', { Name: 'Funding day moved', Amount: 1000, Rate: 12, Term: 2, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    const id = created.json.loan.id;
+    await pay(id, '2026-02-15', '1005.00');
+    await pay(id, '2026-03-15', '100.00');
+    assert.deepEqual([(await ledgerOf(id)).status, (await ledgerOf(id)).date_closed], ['overpaid', '2026-03-15']);
+    const steps: [string, string, string | null][] = [
+      ['2026-02-01', 'overpaid', '2026-02-15'], // two weeks' interest: the 1,005.00 pays it off
+      ['2026-01-15', 'overpaid', '2026-03-15'],
+    ];
+    for (const [funded, status, closed] of steps) {
+      const patched = await rest.patch(`/api/loan/${id}`, { Date_Funded: funded });
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.json.loan.status, status, `Date_Funded ${funded}`);
+      const after = await ledgerOf(id);
+      assert.deepEqual([after.status, after.date_closed], [status, closed], `Date_Funded ${funded}`);
+    }
+  });
+
+  it('REST: Date_Funded moved a year back makes its rows late: the late fees are owed, the loan is back in servicing and date_closed is cleared', async () => {
+    const created = await rest.post('/api/loan', { Name: 'Funded earlier', Amount: 1000, Rate: 0, Term: 2, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    const id = created.json.loan.id;
+    await pay(id, '2026-02-15', '1000.00');
+    assert.deepEqual([(await ledgerOf(id)).status, (await ledgerOf(id)).date_closed], ['closed', '2026-02-15']);
+    const patched = await rest.patch(`/api/loan/${id}`, { Date_Funded: '2025-06-01' });
+    assert.equal(patched.status, 200, patched.text);
+    const after = await ledgerOf(id);
+    assert.deepEqual([after.status, after.date_closed], ['servicing', null]);
+  });
+
+  it('GraphQL: the settling payment reversed, the loan owes again and date_closed is cleared; a payment on a later day closes it on that day', async () => {
+    const created = await rest.post('/api/loan', { Name: 'Reversed payoff', Amount: 1000, Rate: 0, Term: 10, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' });
+    const id = created.json.loan.id;
+    await pay(id, '2026-02-15', '400.00');
+    const settling = await graph(`mutation ($l: uuid!) { insert_payments_one(object: {loan_id: $l, date: "2026-03-15", amount: "600.00"}) { id } }`, { l: id });
+    assert.equal((await ledgerOf(id)).date_closed, '2026-03-15');
+    await graph(`mutation ($id: uuid!) { update_payments_by_pk(pk_columns: {id: $id}, _set: {date_reversed: "2026-03-20", reversal_reason: "error"}) { id } }`, { id: settling.insert_payments_one.id });
+    const reopened = await ledgerOf(id);
+    assert.deepEqual([reopened.status, reopened.date_closed, reopened.principal_outstanding], ['servicing', null, num('600.00')]);
+    await pay(id, '2026-04-10', '600.00');
+    assert.equal((await ledgerOf(id)).date_closed, '2026-04-10');
+  });
+});

@@ -75,9 +75,11 @@ describe(`servicing writes lock loans in one order (${testDatabaseKind})`, () =>
       const deadlocks = (await deadlocksCounted(service)) - before;
       t.diagnostic(`batch latencies (ms, reverse and id order by round): ${latencies.map((ms) => ms.toFixed(0)).join(', ')}; loans the fee job replayed: ${replayed.join(', ')}; deadlocks: ${deadlocks}`);
       assert.equal(deadlocks, 0, `PostgreSQL counted ${deadlocks} deadlocks in ${ROUNDS} rounds`);
-      // The loans the job skipped (another write held them) are brought to the day by a last run.
-      await service.db.query(`DELETE FROM ledger_job_days WHERE account_id = $1`, [service.accountId]);
-      await assessFees(service.db, { accountSlug: service.account.slug });
+      // The loans the job skipped (another write held them) are brought to the day by a last run:
+      // a round that left loans behind recorded its day incomplete (migration 0075), so this run
+      // takes them without the day being forgotten first; a complete day left none behind.
+      const last = await assessFees(service.db, { accountSlug: service.account.slug });
+      assert.equal(last[0]!.loansSkipped, 0, 'the last run left no loan behind');
       assert.deepEqual((await verifyLedgers(service.db, { accountId: service.accountId })).differing, []);
     },
   );

@@ -49,7 +49,7 @@ describe('Tasks without a loan', () => {
     assert.equal(made.body.data!.insert_tasks_one!.loan_id, null);
     const page = await client.get('/dashboard');
     assert.equal(page.status, 200);
-    assert.match(page.text, /<td>Renew the servicing licence<\/td><td><span class="status pill-open">open<\/span><\/td><td><span class="hint">no loan \(an account task\)<\/span><\/td>/);
+    assert.match(page.text, /<td>Renew the servicing licence<\/td><td><span class="status pill-open">open<\/span><\/td><td><a href="\/dashboard\/tasks" class="hint">no loan \(an account task\)<\/a><\/td>/);
   });
 
   it('past the 20 the overview lists, are counted apart with where to find them', async () => {
@@ -62,7 +62,48 @@ describe('Tasks without a loan', () => {
     assert.match(section, /Open tasks <span class="count">23<\/span>/);
     assert.match(
       section,
-      /<p class="hint">3 more open tasks, due later or with no due date: see each loan's page\. 3 of them belong to no loan: the <a href="\/dashboard\/console">console<\/a> lists them with <code>tasks\(where: \{loan_id: \{_is_null: true\}\}\)<\/code>\.<\/p>/,
+      /<p class="hint">3 more open tasks, due later or with no due date \(3 of them on no loan\): the <a href="\/dashboard\/tasks">Tasks<\/a> page lists them all\.<\/p>/,
     );
   });
+
+  it('the Tasks page refuses what a loan’s task form refuses, in words, writing nothing: a name past 500 characters, a due day in the year 26, no CSRF token', async () => {
+    const before = await taskCount();
+    await client.get('/dashboard/tasks');
+    const long = await client.postForm('/dashboard/tasks', { name: 'x'.repeat(501), date_due: '' });
+    assert.equal(long.status, 400);
+    assert.match(long.text, /Task: at most 500 characters\./);
+    const year26 = await client.postForm('/dashboard/tasks', { name: 'Renew the bond', date_due: '0026-05-01' });
+    assert.equal(year26.status, 400);
+    assert.match(year26.text, /Due: expected a day as YYYY-MM-DD from 1900 to 2999\./);
+    assert.match(year26.text, /value="Renew the bond"/, 'what was typed is kept');
+    const forged = await client.postForm('/dashboard/tasks', { _csrf: null, name: 'Forged', date_due: '' });
+    assert.equal(forged.status, 403);
+    assert.equal(await taskCount(), before, 'nothing written');
+    const made = await client.postForm('/dashboard/tasks', { name: 'Renew the bond', date_due: '2026-05-01' });
+    assert.equal(made.status, 303);
+    assert.equal(made.location, '/dashboard/tasks?done=task-added');
+    const stored = await database.db.query(`SELECT loan_id, name, status, date_due::text FROM tasks WHERE account_id = $1 AND name = 'Renew the bond'`, [accountId]);
+    assert.deepEqual(stored.rows, [{ loan_id: null, name: 'Renew the bond', status: 'open', date_due: '2026-05-01' }]);
+  });
+
+  it("another account's task is not found (404) to complete or edit, and stays as it was; a bad page is a 400 naming it", async () => {
+    const other = await createAccountWithAdmin(database.db, 'another account');
+    const theirs = (await database.db.query<{ id: string }>(`INSERT INTO tasks (account_id, name) VALUES ($1, 'Their task') RETURNING id`, [other.account.id])).rows[0]!.id;
+    await client.get('/dashboard/tasks');
+    assert.equal((await client.postForm(`/dashboard/tasks/${theirs}/complete`, {})).status, 404);
+    assert.equal((await client.get(`/dashboard/tasks/${theirs}/edit`)).status, 404);
+    await client.get('/dashboard/tasks');
+    assert.equal((await client.postForm(`/dashboard/tasks/${theirs}/edit`, { name: 'Mine now', date_due: '' })).status, 404);
+    assert.equal((await client.postForm('/dashboard/tasks/not-a-task/complete', {})).status, 404);
+    const row = await database.db.query(`SELECT name, status FROM tasks WHERE id = $1`, [theirs]);
+    assert.deepEqual(row.rows, [{ name: 'Their task', status: 'open' }]);
+    const bad = await client.get('/dashboard/tasks?page=first');
+    assert.equal(bad.status, 400);
+    assert.match(bad.text, /The parameter “page” is wrong/);
+  });
 });
+
+async function taskCount(): Promise<number> {
+  return (await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM tasks WHERE account_id = $1', [accountId])).rows[0]!.n;
+}
+

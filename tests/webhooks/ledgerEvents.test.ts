@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Decimal } from 'decimal.js';
 import { Webhook } from 'standardwebhooks';
-import type { Account } from '../../app/accounts.js';
+import { updateAccount, type Account } from '../../app/accounts.js';
 import { createWebhookEndpoint, redeliverWebhookEvent, WebhookWorker, webhookSettingsFromEnv, type WebhookSettings } from '../../app/webhooks/index.js';
 import { parseExact, JsonNumber } from '../support/exactJson.js';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
@@ -32,7 +32,7 @@ after(async () => {
   await database?.close();
 });
 
-const KNOWN = new Set(['loan.created', 'loan.updated', 'loan.status_changed', 'payment.posted', 'payment.reversed', 'task.completed', 'person.created']);
+const KNOWN = new Set(['loan.created', 'loan.updated', 'loan.status_changed', 'payment.posted', 'payment.reversed', 'task.completed', 'person.created', 'fee.assessed', 'fee.waived']);
 
 interface Subscriber {
   account: Account;
@@ -86,7 +86,7 @@ interface PostedPayment {
 interface EventBody {
   id: string;
   type: string;
-  data: { old: Record<string, Exact> | null; new: Record<string, Exact> | null };
+  data: { old: Record<string, Exact> | null; new: Record<string, Exact> | null; currency?: string };
 }
 
 /** Checks the signature (standardwebhooks), then reads the body with exact numbers. */
@@ -266,6 +266,49 @@ describe('Webhooks: loan.status_changed follows the ledger (SPEC §12 R9)', () =
       assert.deepEqual((await statusChanges(4))[3], ['servicing', 'lead', null]);
       const { rows } = await database.db.query<{ n: string }>(`SELECT count(*)::text AS n FROM webhook_events WHERE account_id = $1 AND type = 'loan.status_changed'`, [who.account.id]);
       assert.equal(rows[0]!.n, '4', 'one event per change, none more');
+    } finally {
+      await who.receiver.close();
+    }
+  });
+});
+
+describe("Webhooks: an event with an amount carries the account's currency", () => {
+  it('loan, payment and fee events of a EUR account say EUR beside old and new; events without an amount do not; a later currency is a later event’s', async () => {
+    const types = ['loan.created', 'loan.updated', 'loan.status_changed', 'payment.posted', 'payment.reversed', 'fee.assessed', 'fee.waived', 'task.completed'];
+    const who = await subscriber(types);
+    try {
+      await updateAccount(database.db, who.account.slug, { currency: 'EUR' });
+      const loan = await createLoan(who.key);
+      const payment = await post(who, loan, '2026-02-15', '8884.88');
+      await graph(who.key, 'mutation($id: uuid!) { update_payments_by_pk(pk_columns: {id: $id}, _set: {date_reversed: "2026-02-20", reversal_reason: "error"}) { id } }', { id: payment });
+      const fee = (await graph(who.key, 'mutation($l: uuid!) { insert_fees_one(object: {loan_id: $l, date: "2026-02-16", amount: "25.00", description: "inspection"}) { id } }', { l: loan })).insert_fees_one as { id: string };
+      await graph(who.key, 'mutation($f: uuid!) { insert_fee_waivers_one(object: {fee_id: $f, waived_on: "2026-02-17", waived_by: "ops", reason: "goodwill"}) { id } }', { f: fee.id });
+      const task = (await graph(who.key, 'mutation($l: uuid!) { insert_tasks_one(object: {loan_id: $l, name: "Call", status: "open"}) { id } }', { l: loan })).insert_tasks_one as { id: string };
+      await graph(who.key, 'mutation($id: uuid!) { update_tasks_by_pk(pk_columns: {id: $id}, _set: {status: "completed"}) { id } }', { id: task.id });
+      await eventsOf(who, 'task.completed', 1);
+      const sent = (): EventBody[] => who.receiver.received.map((w) => verified(who.secret, w));
+      const byType = (type: string): EventBody[] => sent().filter((event) => event.type === type);
+      for (const type of ['loan.created', 'payment.posted', 'payment.reversed', 'fee.assessed']) {
+        assert.ok(byType(type).length > 0, `a ${type} event was sent`);
+        for (const event of byType(type)) {
+          assert.equal(event.data.currency, 'EUR', `${type} carries the account's currency`);
+          assert.ok(event.data.new, `${type} keeps its payload`);
+        }
+      }
+      assert.ok(byType('fee.assessed').some((event) => event.data.new!.description === 'inspection'), 'the manual fee among them');
+      for (const type of ['fee.waived', 'task.completed']) {
+        const [event] = byType(type);
+        assert.deepEqual(Object.keys(event!.data).sort(), ['new', 'old'], `${type} has no amount, so no currency`);
+      }
+      // The currency is the one of the event's time: an account that changes it tells later events.
+      await updateAccount(database.db, who.account.slug, { currency: 'GBP' });
+      await graph(who.key, 'mutation($id: uuid!) { update_loans_by_pk(pk_columns: {id: $id}, _set: {name: "Elm St bridge, renamed"}) { id } }', { id: loan });
+      await who.receiver.waitFor(() => byType('loan.updated').some((event) => event.data.new!.name === 'Elm St bridge, renamed'), 5000);
+      assert.equal(byType('loan.updated').find((event) => event.data.new!.name === 'Elm St bridge, renamed')!.data.currency, 'GBP');
+      const created = byType('loan.created')[0]!;
+      assert.equal(await redeliverWebhookEvent(database.db, created.id), 1);
+      await who.receiver.waitFor(() => byType('loan.created').length === 2, 5000);
+      assert.equal(byType('loan.created')[1]!.data.currency, 'EUR', 'an event sent again keeps the currency of its time');
     } finally {
       await who.receiver.close();
     }
