@@ -479,7 +479,7 @@ function sendGraphOverloaded(res: ServerResponse, refused: AdmissionRefused, typ
  * statement (a mutation: its own transaction), its own errors (`{"errors": […]}` in its place),
  * one after the other so a later request sees an earlier one's writes. 1 to `MAX_BATCH_SIZE`
  * requests, else 400 `invalid-request` and nothing runs; a rate-limited key takes one token per
- * request (429 and nothing runs when its bucket lacks them). A key found inactive refuses the whole
+ * request (429 and nothing runs when its bucket lacks them, the HTTP request's token given back). A key found inactive refuses the whole
  * batch (403), as does anything that is not a client's mistake (500). The answers are held until
  * the last is done (`MAX_BATCH_SIZE` bounds them), so the status is known before the body.
  */
