@@ -4,7 +4,8 @@ import type { AuthenticatedKey } from '../app/apiKeys.js';
 import type { EngineHolder } from '../app/engineHolder.js';
 import type { RateLimit } from '../metadata/index.js';
 import { rateLimitHeaders, rateLimitPolicy, type RateDecision, type RateLimiter } from '../app/operations/rateLimiter.js';
-import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from './unavailable.js';
+import { isDatabaseUnavailable, sendGraphUnavailable, sendRestUnavailable } from '../http/unavailable.js';
+import { graphResponseType } from '../http/graphResponseType.js';
 
 /**
  * Takes a token for a key's request (README "Operations", "Rate limits"): the key's role's
@@ -76,7 +77,8 @@ export function rateLimitMiddleware(check: RateLimitCheck): RequestHandler {
     const key = res.locals.auth as AuthenticatedKey | undefined;
     if (!key) return next();
     const shape = req.path === '/graph' || req.path.startsWith('/graph/') ? 'graph' : 'rest';
-    const passed = check(key, res, shape);
+    // GraphQL's 429 in the type the request's Accept ranks first, as the fast path's.
+    const passed = shape === 'graph' ? check(key, res, shape, graphResponseType(req.get('accept'))) : check(key, res, shape);
     if (passed === true) return next();
     passed.then((pass) => (pass ? next() : undefined), next);
   };

@@ -162,6 +162,19 @@ describe('Rate limits per key: answers', () => {
     assertRateLimit([unparsable.headers.get('ratelimit')], [[1, 2000]]);
   });
 
+  it("answers GraphQL's 429 in the type Accept ranks first on every path to it (Express's too: it was application/json)", async () => {
+    const apiKey = (await createAccountWithKey(database.db)).apiKey.key;
+    const get = (accept: string): Promise<Response> => fetch(`${server.url}/api/graph?query=${encodeURIComponent('{ loans(limit: 1) { id } }')}`, { headers: { authorization: `Token ${apiKey}`, accept } });
+    for (let i = 0; i < 3; i += 1) assert.equal((await get('application/json')).status, 200);
+    const preferred = await get('application/graphql-response+json');
+    assert.equal(preferred.status, 429);
+    assert.match(preferred.headers.get('content-type') ?? '', /^application\/graphql-response\+json/);
+    assert.equal(((await preferred.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code, 'rate-limited');
+    const weighed = await get('application/graphql-response+json;q=0.5, application/json');
+    assert.equal(weighed.status, 429);
+    assert.match(weighed.headers.get('content-type') ?? '', /^application\/json/);
+  });
+
   it('leaves requests without a key alone (403 as always, no rate-limit headers)', async () => {
     const answer = await fetch(`${server.url}/api/loan`);
     assert.equal(answer.status, 403);
