@@ -71,6 +71,7 @@ const MIGRATIONS: readonly string[] = [
   '0074_task_and_comment_rules',
   '0075_fee_job_day_complete',
   '0078_close_by_hand_credit',
+  '0083_leads_owe_nothing',
 ];
 
 /**
