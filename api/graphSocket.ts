@@ -11,7 +11,7 @@ import type { Logger } from '../app/logger.js';
 import { activeKeyIds, authenticateApiKey, type AuthenticatedKey, type VerifiedKeyCache } from '../app/apiKeys.js';
 import { findAdminSession, isSessionCsrfToken } from '../app/adminSessions.js';
 import { admissionKeyOf, engineForCaller } from './routes/graph.js';
-import { isDatabaseUnavailable } from './unavailable.js';
+import { isDatabaseUnavailable } from '../http/unavailable.js';
 import { hasLongNumber, parseJsonExact, withExactNumbers } from '../http/exactJson.js';
 import type { ReadRouting } from './readRouting.js';
 import type { RateLimiter } from '../app/operations/rateLimiter.js';

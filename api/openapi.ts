@@ -335,6 +335,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
             '400': responses.badQuery,
             '403': responses.forbidden,
             '404': responses.notFound,
+            '409': { description: 'The loan is a lead (status lead): not funded, it owes nothing and has no payoff; `fields.Status` says so.', ...json('Error') },
           },
         },
       },

@@ -26,11 +26,28 @@ export function dayParameter(name: string, value: unknown): string | null {
 }
 
 /**
- * `GET /api/loan/{id}/payoff?date=`: R5's quote with its parts, as JSON text; null for no such loan.
- * A loan never funded — a lead, or a loan closed with no payment — is never past due (0, as stored: migrations 0052, 0081).
+ * A payoff quote asked of a lead: 409 naming its status. A lead is not funded, so nothing is owed
+ * (README "Servicing ledger"; the GraphQL computed fields `payoff`, `accrued_interest` and
+ * `per_diem` are null for it, migration 0083); before session 40 it was quoted as if funded.
+ */
+export class LeadHasNoPayoff extends UserInputError {
+  constructor(loanId: string) {
+    super(
+      `loan ${loanId} is a lead (status lead): it is not funded, so nothing is owed and there is no payoff; a payoff quote is for a loan in servicing`,
+      409,
+      new Map([['Status', 'lead: not funded (a payoff quote needs servicing, closed or overpaid)']]),
+    );
+    this.name = 'LeadHasNoPayoff';
+  }
+}
+
+/**
+ * `GET /api/loan/{id}/payoff?date=`: R5's quote with its parts, as JSON text; null for no such loan;
+ * a lead is refused (`LeadHasNoPayoff`). A loan never funded — a lead, or a loan closed with no
+ * payment — is never past due (0, as stored: migrations 0052, 0081).
  */
 export async function payoffQuoteJson(db: Queryable, accountId: string, loanId: string, day: string | null): Promise<string | null> {
-  const { rows } = await db.query<{ body: string | null }>(
+  const { rows } = await db.query<{ body: string | null; lead: boolean }>(
     `WITH d AS (SELECT coalesce($3::date, loanql_business_date($1)) AS as_of),
           r AS MATERIALIZED (SELECT d.as_of, loanql_ledger($1, $2, d.as_of) AS l FROM d)
      SELECT json_build_object(
@@ -38,10 +55,12 @@ export async function payoffQuoteJson(db: Queryable, accountId: string, loanId: 
               'principal_outstanding', round((r.l).principal_outstanding, 2), 'interest_due', round((r.l).interest_due, 2),
               'accrued_interest', round((r.l).accrued_interest, 2), 'interest_paid_ahead', round((r.l).interest_paid_ahead, 2),
               'fees_due', round((r.l).fees_due, 2), 'credit_balance', round((r.l).credit_balance, 2), 'per_diem', round((r.l).per_diem, 2),
-              'days_past_due', CASE WHEN NOT loanql_loan_never_funded(l.account_id, l.id, l.status) THEN (r.l).days_past_due ELSE 0 END)::text AS body
+              'days_past_due', CASE WHEN NOT loanql_loan_never_funded(l.account_id, l.id, l.status) THEN (r.l).days_past_due ELSE 0 END)::text AS body,
+            l.status = 'lead' AS lead
        FROM r JOIN loans l ON l.account_id = $1 AND l.id = $2 WHERE (r.l).principal_outstanding IS NOT NULL`,
     [accountId, loanId, day],
   );
+  if (rows[0]?.lead) throw new LeadHasNoPayoff(loanId);
   return rows[0]?.body ?? null;
 }
 

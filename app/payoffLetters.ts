@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/index.js';
 import type { PayoffQuote } from '../domain/ledger/index.js';
 import { UserInputError } from './errors.js';
+import { LeadHasNoPayoff } from './ledgerReads.js';
 import { letterheadOf, paymentInstructionsOf, profileJsonSql, type Letterhead } from './accountProfile.js';
 
 /**
@@ -99,7 +100,7 @@ export function checkLetterDay(name: string, day: string | null, parties: Letter
  * and the listed fees are of one snapshot.
  */
 export async function payoffLetter(db: Queryable, accountId: string, parties: LetterParties, day: string | null): Promise<PayoffLetter | null> {
-  const { rows } = await db.query<{ body: string | null }>(
+  const { rows } = await db.query<{ body: string | null; lead: boolean }>(
     `WITH d AS (SELECT coalesce($3::date, loanql_business_date($1)) AS as_of),
           r AS MATERIALIZED (SELECT d.as_of, loanql_ledger($1, $2, d.as_of) AS l FROM d)
      SELECT json_build_object(
@@ -115,11 +116,14 @@ export async function payoffLetter(db: Queryable, accountId: string, parties: Le
                         WITH ORDINALITY AS u(id, kind, row_number, date, amount, paid, waived, position)
                    LEFT JOIN fees f ON f.account_id = l.account_id AND f.id = u.id
                   WHERE u.date <= r.as_of AND round(u.amount - u.paid - u.waived, 2) > 0), '[]'::json)
-            )::text AS body
+            )::text AS body,
+            l.status = 'lead' AS lead
        FROM r JOIN loans l ON l.account_id = $1 AND l.id = $2 JOIN accounts a ON a.id = $1
       WHERE (r.l).principal_outstanding IS NOT NULL`,
     [accountId, parties.loanId, day],
   );
+  // A lead owes nothing: no letter (as no JSON quote: `LeadHasNoPayoff`).
+  if (rows[0]?.lead) throw new LeadHasNoPayoff(parties.loanId);
   const body = rows[0]?.body;
   if (!body) return null;
   const read = JSON.parse(body) as Json & { unpaid_fees: Json[]; lender_profile: Json };

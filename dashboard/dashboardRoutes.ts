@@ -2,6 +2,8 @@ import express, { Router, type ErrorRequestHandler, type RequestHandler, type Re
 import { randomUUID } from 'node:crypto';
 import { isConnectionError, isStatementTimeout, isWriteConflict, type Database } from '../db/index.js';
 import { bodyProblem } from '../http/bodyErrors.js';
+import { graphResponseType } from '../http/graphResponseType.js';
+import { sendGraphTimeout, sendGraphUnavailable } from '../http/unavailable.js';
 import type { Logger } from '../app/logger.js';
 import { metadataWarnings, type EngineHolder } from '../app/engineHolder.js';
 import { LoginThrottle } from '../app/loginThrottle.js';
@@ -69,6 +71,8 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
 
   // The console's GraphQL: the API's own routes, with the session's account instead of a key's.
   router.use('/graph', requireJsonSession(db), requireCsrfHeader, deps.consoleGraphRoutes((res) => sessionOf(res).admin.accountId));
+  // What fails before the console's routes (its session's read) is answered as they answer, not as a page.
+  router.use('/graph', consoleErrors(logger));
 
   router.use(requirePageSession(db));
   router.use(refuseRepeatedQueryParameters);
@@ -119,6 +123,23 @@ function lazyServicingData(db: Database): () => Promise<ServicingData> {
       data = null;
       throw error;
     }));
+}
+
+/**
+ * The console's endpoints (`/dashboard/graph…`, fetched by its script): a failure before their
+ * own handler — the session's read with the database out of reach — in GraphQL's `errors` shape
+ * and the type `Accept` ranks first, as `/api/graph` answers it. It was the dashboard's HTML page.
+ */
+function consoleErrors(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    if (res.headersSent) return res.end();
+    const type = graphResponseType(req.get('accept'));
+    if (isConnectionError(error)) return sendGraphUnavailable(res, type);
+    if (isStatementTimeout(error)) return sendGraphTimeout(res, type);
+    const id = randomUUID();
+    logger.error({ errorId: id, method: req.method, path: req.baseUrl + req.path, err: error }, 'internal error');
+    res.status(500).type(type).send(JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'internal', id } }] }));
+  };
 }
 
 /** Body problems are the client's (4xx); anything else is logged with an id and shown as just that id. */

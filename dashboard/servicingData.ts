@@ -2,7 +2,7 @@ import { parse } from 'lossless-json';
 import type { Database } from '../db/index.js';
 import { RequestError, type GraphEngine } from '../engine/index.js';
 import { fixedViewEngine, type FixedView } from '../app/fixedView.js';
-import { businessDate, payoffQuoteJson } from '../app/ledgerReads.js';
+import { businessDate, LeadHasNoPayoff, payoffQuoteJson } from '../app/ledgerReads.js';
 
 /**
  * The servicing pages' data (Loans, People): every read and write is a GraphQL document run by
@@ -255,11 +255,17 @@ const RULE_MESSAGES: ReadonlyMap<string, string> = new Map([
  * `GET /api/loan/{id}/payoff?date=` answers it (`app/ledgerReads.ts`: the database's own replay,
  * `loanql_ledger`, so the quote is what a payment of that amount on that day would do), numbers
  * with their exact digits. Not a GraphQL document: its parts all come from one replay
- * (`loanql_ledger`), where the computed fields would replay once each. Null when the account has no such loan or the loan
- * has no schedule.
+ * (`loanql_ledger`), where the computed fields would replay once each. Null when the account has no such loan, the loan
+ * has no schedule, or it is a lead (not funded: nothing is owed, so no quote — as REST's 409).
  */
 export async function payoffQuote(db: Database, accountId: string, loanId: string, day: string | null): Promise<Data | null> {
-  const json = await payoffQuoteJson(db, accountId, loanId, day);
+  let json;
+  try {
+    json = await payoffQuoteJson(db, accountId, loanId, day);
+  } catch (error) {
+    if (error instanceof LeadHasNoPayoff) return null;
+    throw error;
+  }
   return json === null ? null : (parse(json) as Data);
 }
 

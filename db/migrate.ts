@@ -73,6 +73,7 @@ const MIGRATIONS: readonly string[] = [
   '0078_close_by_hand_credit',
   '0079_rule_sentences_in_the_database',
   '0081_before_funding',
+  '0083_leads_owe_nothing',
 ];
 
 /**

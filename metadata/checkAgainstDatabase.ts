@@ -3,6 +3,7 @@ import { withCatalogueFacts } from './catalogueFacts.js';
 import { computedFieldProblems } from './checkComputedFields.js';
 import { catalogueRelations, checkFunctions, comparable, compatible, eventTypeViewProblems, writableViewProblems, type CatalogueRelations } from './checkRelations.js';
 import { MetadataError, tableKey, type Metadata, type Relationship, type ResolvedMetadata } from './model.js';
+import { locateProblems } from './sourceLines.js';
 
 /** A constraint of a collection's table, as the catalogue has it. */
 export interface CatalogueConstraint {
@@ -198,7 +199,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     const enumTypes = await enumTypeNames(db, mistyped.map(({ type }) => type));
     for (const { at, type } of mistyped) if (enumTypes.has(type)) problems[at] += ENUM_HINT;
   }
-  if (problems.length) throw new MetadataError(problems);
+  if (problems.length) throw new MetadataError(locateProblems(problems, metadata.sourceLines));
   const uniqueConstraints = new Map<string, string[]>();
   for (const [table, named] of constraints)
     for (const [name, constraint] of [...named].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))

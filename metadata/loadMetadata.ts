@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { MetadataError, type ResolvedMetadata } from './model.js';
-import { parseMetadataDocument } from './parseMetadataDocument.js';
+import { parseMetadataSource } from './parseMetadataDocument.js';
 import { resolveMetadata } from './resolveMetadata.js';
 
 /**
@@ -48,5 +48,6 @@ const megabytes = (bytes: number): string => `${(bytes / (1024 * 1024)).toFixed(
 
 /** Metadata text, parsed (stage 1) and resolved (stage 2); `source` names the text in a YAML error. */
 export function parseMetadata(text: string, source = 'metadata'): ResolvedMetadata {
-  return resolveMetadata(parseMetadataDocument(text, source));
+  const { document, lines } = parseMetadataSource(text, source);
+  return resolveMetadata(document, lines);
 }

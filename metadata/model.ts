@@ -1,3 +1,4 @@
+import type { SourceLines } from './sourceLines.js';
 /**
  * The metadata model: the pieces every stage shares (fields, relationships, permissions,
  * filters) and the stages' own types (`metadata/README.md`, "Stages"): `ResolvedMetadata`
@@ -406,6 +407,8 @@ interface MetadataView {
 export interface ResolvedMetadata extends MetadataView {
   /** Every role by name, `admin` (this metadata itself) included. Empty in a role's own view. */
   readonly roles: ReadonlyMap<string, ResolvedRole>;
+  /** Read from a file: where each place of it is, for the problems found against the database to say their line (`sourceLines.ts`). */
+  readonly sourceLines?: SourceLines;
 }
 
 export type ResolvedRole = RoleOf<ResolvedMetadata>;

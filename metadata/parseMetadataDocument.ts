@@ -1,6 +1,7 @@
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { isMap, isScalar, LineCounter, parseDocument, YAMLParseError, type Document } from 'yaml';
 import type { MetadataDocument } from './document.js';
+import { sourceLinesOf, type SourceLines } from './sourceLines.js';
 import metadataSchema from './metadata.schema.json' with { type: 'json' };
 import { FIELD_TYPES, MetadataError, SCALAR_TYPES, type FieldType } from './model.js';
 
@@ -15,6 +16,14 @@ const documentValidator = (): ValidateFunction => (compiled ??= new Ajv({ allErr
  * collection and field; `source` names the text in the YAML error.
  */
 export function parseMetadataDocument(text: string, source = 'metadata'): MetadataDocument {
+  return parseMetadataSource(text, source).document;
+}
+
+/**
+ * `parseMetadataDocument`, and where each place of the text is (`SourceLines`), for the later
+ * stages' problems to say their line.
+ */
+export function parseMetadataSource(text: string, source = 'metadata'): { readonly document: MetadataDocument; readonly lines: SourceLines } {
   const lineCounter = new LineCounter();
   let parsed: Document.Parsed;
   let document: unknown;
@@ -29,7 +38,7 @@ export function parseMetadataDocument(text: string, source = 'metadata'): Metada
     const shown = line === null ? '' : text.split('\n')[line - 1]?.trim() ?? '';
     throw new MetadataError([`${source} is not valid YAML${line === null ? '' : ` at line ${line}`}: ${said}${shown ? ` (the line: ${shown})` : ''}`]);
   }
-  return validateMetadataDocument(document, lineLocator(parsed, lineCounter));
+  return { document: validateMetadataDocument(document, lineLocator(parsed, lineCounter)), lines: sourceLinesOf(parsed, lineCounter) };
 }
 
 /** Where in the file a place of the document is: its line (1 and up), or null. */

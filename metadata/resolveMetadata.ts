@@ -1,5 +1,6 @@
 import type { CollectionDocument, MetadataDocument, Presets } from './document.js';
 import { resolveEventTypes } from './eventTypes.js';
+import { locateProblems, type SourceLines } from './sourceLines.js';
 import { ADMIN_ROLE, isArrayType, MetadataError, type Collection, type ComputedField, type TableComputedField, type TrackedFunction, type Field, type InsertPermission, type PresetValue, type Relationship, type ResolvedMetadata, type ResolvedRole, type RootFieldKind, type UpdatePermission } from './model.js';
 import { resolveRoles } from './resolveRoles.js';
 import { proveVisibleRows, type UnprovenCollection } from './visibleRows.js';
@@ -14,7 +15,7 @@ const ALL_ROOT_FIELDS: readonly RootFieldKind[] = ['select', 'select_by_pk', 'se
  * as the metadata it sees (`resolveRoles.ts`). Nothing is read from the database (stage 3,
  * `checkAgainstDatabase.ts`). Throws `MetadataError` naming every problem.
  */
-export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
+export function resolveMetadata(document: MetadataDocument, sourceLines?: SourceLines): ResolvedMetadata {
   const problems: string[] = [];
   const unproven = new Map<string, UnprovenCollection>();
 
@@ -133,13 +134,13 @@ export function resolveMetadata(document: MetadataDocument): ResolvedMetadata {
     functions.set(name, { name, function: spec.function, schema: spec.schema ?? null, returns: spec.returns, args, tenantArgument: spec.tenant_argument ?? null, description: spec.description ?? null });
   }
   const eventTypes = resolveEventTypes(document.event_types, collections, problems);
-  if (problems.length) throw new MetadataError(problems);
+  if (problems.length) throw new MetadataError(locateProblems(problems, sourceLines));
   // Permissions: each role is the metadata as that role sees it.
   const roles = new Map<string, ResolvedRole>();
-  const metadata: ResolvedMetadata = { tenantColumn: document.tenant_column, collections, roles, eventTypes, functions };
+  const metadata: ResolvedMetadata = { tenantColumn: document.tenant_column, collections, roles, eventTypes, functions, ...(sourceLines ? { sourceLines } : {}) };
   roles.set(ADMIN_ROLE, { name: ADMIN_ROLE, variables: new Map(), rateLimit: null, metadata });
   for (const [name, role] of resolveRoles(metadata, document.roles, problems)) roles.set(name, role);
-  if (problems.length) throw new MetadataError(problems);
+  if (problems.length) throw new MetadataError(locateProblems(problems, sourceLines));
   return metadata;
 }
 

@@ -9,7 +9,8 @@ import { bodyProblem } from '../http/bodyErrors.js';
 import { exactJsonBody } from '../http/exactJson.js';
 import type { ServiceConfig } from '../app/config.js';
 import type { Logger } from '../app/logger.js';
-import { isDatabaseUnavailable, sendGraphTimeout, sendGraphUnavailable, sendRestTimeout, sendRestUnavailable } from '../api/unavailable.js';
+import { isDatabaseUnavailable, sendGraphTimeout, sendGraphUnavailable, sendRestTimeout, sendRestUnavailable } from '../http/unavailable.js';
+import { graphResponseType } from '../http/graphResponseType.js';
 import { healthRoutes, type ServiceState } from '../api/routes/health.js';
 import { loanRoutes } from '../api/routes/loans.js';
 import { openApiRoutes } from '../api/routes/openapi.js';
@@ -156,17 +157,26 @@ export function processAdmission(db: Database, config: ServiceConfig, metrics: S
 /** The answer to a write undone as a conflict each time it ran (REST: 409, `code: conflict`). */
 const WRITE_CONFLICT_MESSAGE = 'the write collided with concurrent writes and was undone each time it ran; nothing was written: send it again';
 
-/** Client mistakes get their 4xx; anything else is logged with an id and censored on the wire. */
+/**
+ * Client mistakes get their 4xx; anything else is logged with an id and censored on the wire
+ * (never a stack). On `/api/graph` every answer is GraphQL's `errors` shape in the type the
+ * request's `Accept` ranks first (`graphResponseType`), as the route's own answers; elsewhere the
+ * REST routes' JSON. (The dashboard's pages answer their own, as HTML: `dashboard/dashboardRoutes.ts`.)
+ */
 function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     if (res.headersSent) return res.end();
-    if (isDatabaseUnavailable(error)) return /^\/api\/graph(\/|$|\?)/.test(req.originalUrl) ? sendGraphUnavailable(res) : sendRestUnavailable(res);
+    const graphType = /^\/api\/graph(\/|$|\?)/.test(req.originalUrl) ? graphResponseType(req.get('accept')) : null;
+    const graphError = (status: number, message: string, code: string, extensions: Record<string, unknown> = {}): void =>
+      void res.status(status).type(graphType!).send(JSON.stringify({ errors: [{ message, extensions: { code, ...extensions } }] }));
+    if (isDatabaseUnavailable(error)) return graphType ? sendGraphUnavailable(res, graphType) : sendRestUnavailable(res);
     if (isStatementTimeout(error)) {
       // Not a fault of ours: the operator sees what ran long (a warning, not an internal error).
       logger.warn({ event: 'statement.timeout', method: req.method, path: req.path }, 'a request ran past the statement timeout');
-      return /^\/api\/graph(\/|$|\?)/.test(req.originalUrl) ? sendGraphTimeout(res) : sendRestTimeout(res);
+      return graphType ? sendGraphTimeout(res, graphType) : sendRestTimeout(res);
     }
     if (error instanceof UserInputError) {
+      if (graphType) return graphError(error.status, error.message, 'invalid-request');
       res.status(error.status).json({
         error: error.message,
         ...(error instanceof PermissionRefused ? { role: error.role, permission: error.permission } : {}),
@@ -176,14 +186,16 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     const problem = bodyProblem(error, req, 'JSON');
     if (problem) {
+      if (graphType) return graphError(problem.status, problem.message, problem.kind === 'too-large' ? 'request-too-large' : 'invalid-request');
       res.status(problem.status).json(problem.kind === 'too-large' ? { error: problem.message } : { error: problem.message, fields: {} });
       return;
     }
     // A write PostgreSQL undid as a deadlock or serialization failure on each of its runs
     // (`retryWriteConflicts`): nothing was written, and the same request may be sent again.
-    if (isWriteConflict(error)) return void res.status(409).json({ error: WRITE_CONFLICT_MESSAGE, code: 'conflict' });
+    if (isWriteConflict(error)) return graphType ? graphError(409, WRITE_CONFLICT_MESSAGE, 'conflict') : void res.status(409).json({ error: WRITE_CONFLICT_MESSAGE, code: 'conflict' });
     const id = randomUUID();
     logger.error({ errorId: id, method: req.method, path: req.path, err: error }, 'internal error');
+    if (graphType) return graphError(500, 'internal error', 'internal', { id });
     res.status(500).json({ error: 'internal error', id });
   };
 }

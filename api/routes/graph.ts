@@ -13,14 +13,13 @@ import { activeKeyGuard } from '../../app/keyGuards.js';
 import { notAuthorized, refusedAsInactive } from '../authenticate.js';
 import { idempotencyKeyOf, requestHash, runIdempotently } from '../../app/idempotency.js';
 import { UserInputError } from '../../app/errors.js';
-import { isDatabaseUnavailable, sendGraphUnavailable } from '../unavailable.js';
+import { isDatabaseUnavailable, sendGraphUnavailable } from '../../http/unavailable.js';
 import { ReadRouting, requestedPosition, type KeyRef } from '../readRouting.js';
 import { factsOf, noteCaller } from '../../http/requestFacts.js';
+import { acceptPrefersGraphQLResponse, GRAPHQL_RESPONSE_TYPE, JSON_TYPE } from '../../http/graphResponseType.js';
 import { AdmissionRefused, type CostAdmission } from '../../app/operations/costAdmission.js';
 import type { RateLimitCheck } from '../rateLimit.js';
 
-const JSON_TYPE = 'application/json; charset=utf-8';
-const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
 /** The answer to a body of another Content-Type (`application/graphql`, a form, text). */
 const SEND_JSON = 'send the request as application/json (Content-Type: application/json)';
 
@@ -188,15 +187,15 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
     // A body problem first: one the client stopped sending is body-parser's "request aborted",
     // code ECONNABORTED, which also names a lost database connection (it was a 503 `database-unavailable`).
     const problem = bodyProblem(error, req, 'JSON');
-    if (!problem && isDatabaseUnavailable(error)) return sendGraphUnavailable(res);
+    // In the type the client asked for, as every other answer of these routes (the 503s and 500 too).
+    const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
+    if (!problem && isDatabaseUnavailable(error)) return sendGraphUnavailable(res, responseType);
     try {
       if (await refusedAsInactive(db, res)) return;
     } catch (guardError) {
-      if (isDatabaseUnavailable(guardError)) return sendGraphUnavailable(res);
+      if (isDatabaseUnavailable(guardError)) return sendGraphUnavailable(res, responseType);
       throw guardError;
     }
-    // In the type the client asked for, as every other answer of these routes.
-    const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
     if (problem?.kind === 'too-large') return sendErrors(res, 413, responseType, 'request-too-large', `the request body is over ${bodyLimitBytes} bytes (BODY_LIMIT_BYTES)`);
     // A body that is not JSON because it was never meant to be (`application/graphql`, a form): say what to send.
     if (problem && !isJsonRequest(req)) return sendErrors(res, problem.status, responseType, 'invalid-request', SEND_JSON);
@@ -204,7 +203,7 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
     // Anything else is ours: logged with an id, censored on the wire.
     const id = randomUUID();
     logger.error({ errorId: id, path: req.path, err: error }, 'internal error');
-    res.status(500).type(JSON_TYPE).send(JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'internal', id } }] }));
+    res.status(500).type(responseType).send(JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'internal', id } }] }));
   });
   return router;
 }
@@ -254,29 +253,6 @@ function isJsonRequest(req: Request): boolean {
 
 function prefersGraphQLResponse(req: Request): boolean {
   return acceptPrefersGraphQLResponse(req.get('accept'));
-}
-
-/**
- * Whether `Accept` ranks `application/graphql-response+json` above `application/json` (GraphQL
- * over HTTP: "the highest priority media type listed that is supported"): by their `q` weights,
- * an equal weight going to the one listed first. Without graphql-response+json (a wildcard, no
- * header) the answer is `application/json`. Until session 39 `q` was ignored:
- * `…graphql-response+json;q=0.5, application/json` got graphql-response+json and its 400s.
- */
-function acceptPrefersGraphQLResponse(accept = ''): boolean {
-  if (!accept.toLowerCase().includes('application/graphql-response+json')) return false;
-  const ranked = new Map<string, { readonly q: number; readonly at: number }>();
-  for (const [at, range] of accept.split(',').entries()) {
-    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
-    const weight = parameters.find((parameter) => /^q\s*=/.test(parameter));
-    const q = weight === undefined ? 1 : Number(weight.replace(/^q\s*=\s*/, ''));
-    const seen = ranked.get(type);
-    if (!seen || q > seen.q) ranked.set(type, { q: Number.isFinite(q) ? q : 0, at });
-  }
-  const graphQL = ranked.get('application/graphql-response+json');
-  const json = ranked.get('application/json');
-  if (!graphQL || graphQL.q <= 0) return false;
-  return !json || graphQL.q > json.q || (graphQL.q === json.q && graphQL.at < json.at);
 }
 
 /**
@@ -479,7 +455,7 @@ function sendGraphOverloaded(res: ServerResponse, refused: AdmissionRefused, typ
  * statement (a mutation: its own transaction), its own errors (`{"errors": […]}` in its place),
  * one after the other so a later request sees an earlier one's writes. 1 to `MAX_BATCH_SIZE`
  * requests, else 400 `invalid-request` and nothing runs; a rate-limited key takes one token per
- * request (429 and nothing runs when its bucket lacks them). A key found inactive refuses the whole
+ * request (429 and nothing runs when its bucket lacks them, the HTTP request's token given back). A key found inactive refuses the whole
  * batch (403), as does anything that is not a client's mistake (500). The answers are held until
  * the last is done (`MAX_BATCH_SIZE` bounds them), so the status is known before the body.
  */
@@ -540,10 +516,10 @@ function replyWithError(replies: Replies, error: unknown, responseType: string, 
     // database's own, and the metadata checked again for /readyz to name what is missing.
     logger.error({ errorId: id, path: '/api/graph', databaseMessage: error.databaseMessage }, 'metadata mismatch');
     engines.noteMismatch();
-    return replies.send(500, JSON_TYPE, JSON.stringify({ errors: [{ message: error.message, extensions: { code: 'metadata-mismatch' satisfies ErrorCode, id } }] }));
+    return replies.send(500, responseType, JSON.stringify({ errors: [{ message: error.message, extensions: { code: 'metadata-mismatch' satisfies ErrorCode, id } }] }));
   }
   logger.error({ errorId: id, path: '/api/graph', err: error }, 'internal error');
-  replies.send(500, JSON_TYPE, JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'internal' satisfies ErrorCode, id } }] }));
+  replies.send(500, responseType, JSON.stringify({ errors: [{ message: 'internal error', extensions: { code: 'internal' satisfies ErrorCode, id } }] }));
 }
 
 /**

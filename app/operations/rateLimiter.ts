@@ -41,6 +41,12 @@ ON CONFLICT (account_id, id) DO UPDATE SET
   granted = least($4::float8, b.tokens + greatest(0, extract(epoch FROM statement_timestamp() - b.refilled_at)::float8) * $3::float8) >= $5::float8
 RETURNING granted, tokens`;
 
+/** Puts `$4` tokens back into a bucket (never past its `$3` burst): a request refused after it took them. */
+const GIVE_BACK = /* sql */ `
+UPDATE rate_limit_buckets SET tokens = least($3::float8, tokens + $4::float8)
+WHERE account_id = $1 AND id = $2
+RETURNING tokens`;
+
 export class RateLimiter {
   constructor(
     private readonly db: Database,
@@ -68,6 +74,17 @@ export class RateLimiter {
       retryAfterSeconds: granted ? 0 : Math.max(1, Math.ceil((Math.min(count, limit.burst) - left) / limit.perSecond)),
       resetSeconds: Math.max(0, Math.ceil((limit.burst - left) / limit.perSecond)),
     };
+  }
+
+  /**
+   * Puts back `count` tokens a request took and did not use — the one a GraphQL batch's HTTP request
+   * took at the door, when the batch is then refused (429): a refusal costs nothing (README
+   * "Operations", "Rate limits"). Returns what the bucket holds after.
+   */
+  async giveBack(key: { readonly accountId: string; readonly keyId: string }, limit: RateLimit, count: number): Promise<Pick<RateDecision, 'remaining' | 'resetSeconds'>> {
+    const { rows } = await this.db.query<{ tokens: number }>(GIVE_BACK, [key.accountId, key.keyId, limit.burst, count]);
+    const left = rows.length ? Number(rows[0]!.tokens) : limit.burst;
+    return { remaining: Math.max(0, Math.floor(left)), resetSeconds: Math.max(0, Math.ceil((limit.burst - left) / limit.perSecond)) };
   }
 }
 

@@ -131,3 +131,29 @@ describe('The daily fee job and an amount too large to store', () => {
     }
   });
 });
+
+describe('A lead with terms (not funded: SPEC §7, §12) owes nothing', () => {
+  it('its payoff, accrued interest and per diem are null over GraphQL, and REST refuses its payoff quote and letter naming the status', async () => {
+    // Funded on paper a year before the business date, with a schedule: a servicing loan of the same terms owes interest.
+    const terms = { Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2025-01-15' };
+    const lead = await newLoan({ ...terms, Status: 'lead' });
+    const serviced = await newLoan(terms);
+    const query = `query($id: uuid!) { loans_by_pk(id: $id) { status payoff(args: {as_of: "2025-06-01"}) accrued_interest(args: {as_of: "2025-06-01"}) per_diem(args: {as_of: "2025-06-01"}) amount_past_due days_past_due } }`;
+    const leadRow = (await graph(query, { id: lead })).data.loans_by_pk;
+    assert.deepEqual(
+      { ...leadRow },
+      { status: 'lead', payoff: null, accrued_interest: null, per_diem: null, amount_past_due: 0, days_past_due: 0 },
+      'before session 40: payoff 100,000 plus interest, accrued interest and a per diem as if funded',
+    );
+    const servicedRow = (await graph(query, { id: serviced })).data.loans_by_pk;
+    assert.ok(Number(servicedRow.payoff) > 100000 && Number(servicedRow.per_diem) > 0, JSON.stringify(servicedRow));
+
+    for (const path of [`/api/loan/${lead}/payoff`, `/api/loan/${lead}/payoff?date=2025-06-01`, `/api/loan/${lead}/payoff?format=pdf`]) {
+      const refused = await s.rest.get(path);
+      assert.equal(refused.status, 409, `${path}: ${refused.text}`);
+      assert.match(refused.json.fields.Status, /^lead: not funded/, refused.text);
+      assert.match(refused.json.error, /is a lead \(status lead\): it is not funded, so nothing is owed and there is no payoff; a payoff quote is for a loan in servicing/);
+    }
+    assert.equal((await s.rest.get(`/api/loan/${serviced}/payoff?date=2025-06-01`)).status, 200);
+  });
+});

@@ -129,6 +129,52 @@ describe('Rate limits per key: answers', () => {
     assert.equal(people.rows.length, 0, 'no request of the refused batch ran');
   });
 
+  it('charges nothing for a 429: a refused batch gives back the token its HTTP request took; a 400 costs its one token, batch or not', async () => {
+    const post = (apiKey: string, body: string): Promise<Response> =>
+      fetch(`${server.url}/api/graph`, { method: 'POST', headers: { authorization: `Token ${apiKey}`, 'content-type': 'application/json' }, body });
+    const read = { query: '{ loans(limit: 1) { id } }' };
+    const batchOf = (n: number): string => JSON.stringify(Array.from({ length: n }, () => read));
+
+    // Larger than the burst: refused, and the bucket is as it was (before: it had lost a token, and the batch of 3 was a 429).
+    const keyA = (await createAccountWithKey(database.db)).apiKey.key;
+    const four = await post(keyA, batchOf(4));
+    assert.equal(four.status, 429);
+    assertRateLimit([four.headers.get('ratelimit')], [[3, 0]]);
+    assert.equal((await post(keyA, batchOf(3))).status, 200);
+
+    // The bucket holds 2, the batch needs 3: 429 with Retry-After, and the 2 are still there for two requests.
+    const keyB = (await createAccountWithKey(database.db)).apiKey.key;
+    assert.equal((await post(keyB, JSON.stringify(read))).status, 200);
+    const three = await post(keyB, batchOf(3));
+    assert.equal(three.status, 429);
+    assert.ok(Number(three.headers.get('retry-after')) >= 970, `Retry-After ${three.headers.get('retry-after')}`);
+    assertRateLimit([three.headers.get('ratelimit')], [[2, 1000]]);
+    assert.deepEqual([(await post(keyB, JSON.stringify(read))).status, (await post(keyB, JSON.stringify(read))).status, (await post(keyB, JSON.stringify(read))).status], [200, 200, 429]);
+
+    // A malformed request is charged its one token whether it is a batch or not (a flood of bad requests is limited too).
+    const keyC = (await createAccountWithKey(database.db)).apiKey.key;
+    const empty = await post(keyC, '[]');
+    assert.equal(empty.status, 400);
+    assert.equal(((await empty.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code, 'invalid-request');
+    assertRateLimit([empty.headers.get('ratelimit')], [[2, 1000]]);
+    const unparsable = await post(keyC, '{"query":');
+    assert.equal(unparsable.status, 400);
+    assertRateLimit([unparsable.headers.get('ratelimit')], [[1, 2000]]);
+  });
+
+  it("answers GraphQL's 429 in the type Accept ranks first on every path to it (Express's too: it was application/json)", async () => {
+    const apiKey = (await createAccountWithKey(database.db)).apiKey.key;
+    const get = (accept: string): Promise<Response> => fetch(`${server.url}/api/graph?query=${encodeURIComponent('{ loans(limit: 1) { id } }')}`, { headers: { authorization: `Token ${apiKey}`, accept } });
+    for (let i = 0; i < 3; i += 1) assert.equal((await get('application/json')).status, 200);
+    const preferred = await get('application/graphql-response+json');
+    assert.equal(preferred.status, 429);
+    assert.match(preferred.headers.get('content-type') ?? '', /^application\/graphql-response\+json/);
+    assert.equal(((await preferred.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code, 'rate-limited');
+    const weighed = await get('application/graphql-response+json;q=0.5, application/json');
+    assert.equal(weighed.status, 429);
+    assert.match(weighed.headers.get('content-type') ?? '', /^application\/json/);
+  });
+
   it('leaves requests without a key alone (403 as always, no rate-limit headers)', async () => {
     const answer = await fetch(`${server.url}/api/loan`);
     assert.equal(answer.status, 403);

@@ -97,6 +97,38 @@ describe('With the database unreachable', () => {
     assert.ok(operations >= 14, `${operations} operations`);
   });
 
+  // Express's error handlers answered GraphQL's 503 as application/json whatever Accept said, and
+  // the console's JSON endpoint (a dashboard fetch) with the dashboard's HTML page.
+  for (const [accept, type] of [
+    ['application/graphql-response+json', 'application/graphql-response+json'],
+    ['application/graphql-response+json;q=0.5, application/json', 'application/json'],
+    [undefined, 'application/json'],
+  ] as const) {
+    it(`/api/graph's 503 (POST and GET) is in the type Accept ${accept ?? '(none)'} ranks first: ${type}`, async () => {
+      const headers = { authorization: `Token ${key}`, ...(accept ? { accept } : {}) };
+      const posted = await fetch(`${url}/api/graph`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json; charset="utf-8"' }, body: JSON.stringify({ query: '{ loans { id } }' }) });
+      const got = await fetch(`${url}/api/graph?query=${encodeURIComponent('{ loans { id } }')}`, { headers });
+      for (const response of [posted, got]) {
+        assert.equal(response.status, 503);
+        assert.equal(response.headers.get('content-type')?.split(';')[0], type);
+        assert.equal(response.headers.get('retry-after'), '2');
+        assert.equal(((await response.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code, 'database-unavailable');
+      }
+    });
+  }
+
+  it("the console's /dashboard/graph answers its 503 in GraphQL's shape, a dashboard page as an HTML page", async () => {
+    const cookie = `loanql_session=${'s'.repeat(43)}`;
+    const consoleAnswer = await fetch(`${url}/dashboard/graph`, { method: 'POST', headers: { cookie, accept: 'application/graphql-response+json', 'content-type': 'application/json', 'x-csrf-token': 'x' }, body: JSON.stringify({ query: '{ loans { id } }' }) });
+    assert.equal(consoleAnswer.status, 503);
+    assert.equal(consoleAnswer.headers.get('content-type')?.split(';')[0], 'application/graphql-response+json');
+    assert.equal(((await consoleAnswer.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code, 'database-unavailable');
+    const page = await fetch(`${url}/dashboard/loans`, { headers: { cookie, accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    assert.equal(page.status, 503);
+    assert.equal(page.headers.get('content-type')?.split(';')[0], 'text/html');
+    assert.match(await page.text(), /The database is unavailable/);
+  });
+
   it('GET /healthz (liveness) stays 200; GET /readyz says 503', async () => {
     assert.equal((await fetch(`${url}/healthz`)).status, 200);
     const ready = await fetch(`${url}/readyz`);

@@ -34,6 +34,9 @@ function withLine(text: string, anchor: string, line: string): string {
 /** The edit under test: a product custom field (a key of loans.custom_fields) exposed as numeric. */
 const WITH_FEE = withLine(ORIGINAL, CUSTOM_FIELD_ANCHOR, '      origination_fee: { type: numeric, custom_field: origination_fee }');
 
+/** The line of the line `withLine` adds after `anchor`: where a problem with it must say it is (session 40: stages 2 and 3 say the line too). */
+const lineAfter = (text: string, anchor: string): number => text.slice(0, text.indexOf(anchor) + anchor.length).split('\n').length;
+
 /** Invalid edits, each made on top of WITH_FEE, and what the refusal must say. */
 const INVALID_EDITS: readonly { name: string; text: string; problem: RegExp }[] = [
   {
@@ -49,12 +52,12 @@ const INVALID_EDITS: readonly { name: string; text: string; problem: RegExp }[] 
   {
     name: 'a field whose column does not exist',
     text: withLine(WITH_FEE, CUSTOM_FIELD_ANCHOR, '      broker_fee: numeric'),
-    problem: /collection loans, field broker_fee: column loans\.broker_fee does not exist/,
+    problem: new RegExp(`collection loans, field broker_fee: column loans\\.broker_fee does not exist \\(line ${lineAfter(WITH_FEE, CUSTOM_FIELD_ANCHOR)}\\)`),
   },
   {
     name: 'a relationship to a missing collection',
     text: withLine(WITH_FEE, RELATIONSHIP_ANCHOR, '      lender: { object: lenders, on: { product_id: id } }'),
-    problem: /collection loans, relationship lender: target collection lenders does not exist/,
+    problem: new RegExp(`collection loans, relationship lender: target collection lenders does not exist \\(line ${lineAfter(WITH_FEE, RELATIONSHIP_ANCHOR)}\\)`),
   },
   {
     // graphql-js refused the schema before, in its words alone, naming no collection (the CLI exited 1).
@@ -358,7 +361,22 @@ describe(`Metadata hot reload: engine level (${testDatabaseKind})`, () => {
       holder.close();
       // Before: six "function loanql_loan_payoff takes uuid first, where the engine passes the
       // tenant column loanz.account_id,  (…)" and a stored_form's missing column came first.
-      assert.deepEqual(outcome, { ok: false, problems: ['collection loans: table loanz does not exist'] });
+      // With the line of `loans:` (session 40: a problem found against the database says its line).
+      const line = WITH_FEE.split('\n').indexOf('  loans:') + 1;
+      assert.deepEqual(outcome, { ok: false, problems: [`collection loans: table loanz does not exist (line ${line})`] });
+    });
+
+    it("a computed field whose function is missing is refused with the field's line (it named only the path)", async () => {
+      const path = metadataCopy('missing-function.yaml', WITH_FEE);
+      const holder = await holderFor(path);
+      const line = WITH_FEE.split('\n').findIndex((text) => text.startsWith('      per_diem: { function: loanql_loan_per_diem,')) + 1;
+      assert.ok(line > 0);
+      writeFileSync(path, WITH_FEE.replace('per_diem: { function: loanql_loan_per_diem,', 'per_diem: { function: loanql_loan_per_diam,'));
+      const outcome = await holder.reload();
+      holder.close();
+      assert.equal(outcome.ok, false);
+      assert.equal(outcome.problems?.length, 1, JSON.stringify(outcome));
+      assert.match(outcome.problems![0]!, new RegExp(`^collection loans, computed field per_diem: .*loanql_loan_per_diam.* \\(line ${line}\\)$`));
     });
 
     it('a wrong file saved over it (too large, binary, a directory, a FIFO) is refused as that, unparsed, and the service never blocks on it', async () => {
@@ -497,7 +515,10 @@ describe('Metadata on the command line and in the running service (built dist/, 
       point(badPaths[2]!.path);
       service.process.kill('SIGHUP');
       await eventually(async () => assert.match(service.output(), /metadata edit refused/), 10_000);
-      assert.match(service.output(), /collection loans, field broker_fee: column loans\.broker_fee does not exist/);
+      // The log line says where in the file (session 40: the line of the field, as a schema problem's).
+      const brokerFeeLine = readFileSync(badPaths[2]!.path, 'utf8').split('\n').findIndex((line) => /^\s+broker_fee:/.test(line)) + 1;
+      assert.ok(brokerFeeLine > 0);
+      assert.match(service.output(), new RegExp(`collection loans, field broker_fee: column loans\\.broker_fee does not exist \\(line ${brokerFeeLine}\\)`));
       assert.deepEqual(await graph(feeQuery), { data: { loans: [] } }, 'the previous schema keeps serving');
       // /readyz says so too (before: only the log and the dashboard did): still ready, the
       // problems for an admin key only.
@@ -509,7 +530,7 @@ describe('Metadata on the command line and in the running service (built dist/, 
       const anonymous = await ready();
       assert.equal(anonymous.status, 'ok');
       assert.ok(anonymous.lastEditRefused && !Number.isNaN(Date.parse(anonymous.lastEditRefused.at)) && !anonymous.lastEditRefused.problems, JSON.stringify(anonymous));
-      assert.deepEqual((await ready({ authorization: `Token ${key}` })).lastEditRefused?.problems, ['collection loans, field broker_fee: column loans.broker_fee does not exist']);
+      assert.deepEqual((await ready({ authorization: `Token ${key}` })).lastEditRefused?.problems, [`collection loans, field broker_fee: column loans.broker_fee does not exist (line ${brokerFeeLine})`]);
       point(goodPath);
       service.process.kill('SIGHUP');
       await eventually(async () => assert.equal((await ready()).lastEditRefused, undefined, 'a later edit that loads clears it'), 10_000);

@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixedViewDocument } from '../../app/fixedView.js';
-import { assumeEmptyCatalogue, loadMetadataFile, MetadataError, parseMetadataDocument, resolveMetadata, validateMetadataDocument, withSelectFilters, type Metadata } from '../../metadata/index.js';
+import { assumeEmptyCatalogue, loadMetadataFile, MetadataError, parseMetadata, parseMetadataDocument, resolveMetadata, validateMetadataDocument, withSelectFilters, type Metadata } from '../../metadata/index.js';
 import { literalProblem } from '../../metadata/filterLiterals.js';
+import { readFileSync } from 'node:fs';
 import { METADATA_PATH } from '../support/http.js';
 
 /** Issue 27: the metadata in typed stages — parsed, resolved, checked — and the facts each adds. */
@@ -96,5 +97,38 @@ describe('Metadata: what a malformed file is told', () => {
     const [problem, ...rest] = problemsOf(collection('      id: uuid\n      label: text\n      label: text\n'));
     assert.deepEqual(rest, []);
     assert.match(problem!, /^lender\.yaml is not valid YAML at line 10: Map keys must be unique.* \(the line: label: text\)$/);
+  });
+});
+
+describe('Metadata: a problem found after the schema says its line', () => {
+  const shipped = readFileSync(METADATA_PATH, 'utf8');
+  const lineOf = (text: string, line: string): number => text.split('\n').indexOf(line) + 1;
+  const problemsOf = (text: string): readonly string[] => {
+    try {
+      parseMetadata(text);
+    } catch (error) {
+      if (error instanceof MetadataError) return error.problems;
+      throw error;
+    }
+    assert.fail('the metadata was accepted');
+  };
+
+  it('a relationship to an unknown collection, a field clashing with one: the line of the relationship, of the collection', () => {
+    const anchor = '      borrows: { array: borrows, on: { id: loan_id } }';
+    const edited = shipped.replace(`${anchor}\n`, `${anchor}\n      lender: { object: lenders, on: { product_id: id } }\n`);
+    // Before session 40: the same words, and no line (a schema problem said its line since session 39).
+    assert.deepEqual(problemsOf(edited), [`collection loans, relationship lender: target collection lenders does not exist (line ${lineOf(edited, '      lender: { object: lenders, on: { product_id: id } }')})`]);
+  });
+
+  it("a role's filter naming an unknown field, a role's unknown collection: the line of the filter, of the collection", () => {
+    const filter = "        select: { columns: '*', filter: { person_id: { _eq: key.person_id } }, allow_aggregations: true }";
+    assert.ok(shipped.includes(filter));
+    const edited = shipped
+      .replace(filter, filter.replace('person_id: {', 'persn_id: {'))
+      .replace('  investor:\n    variables: { person_id: uuid }\n    collections:\n', '  investor:\n    variables: { person_id: uuid }\n    collections:\n      lenders:\n        select: { columns: "*" }\n');
+    assert.deepEqual(problemsOf(edited), [
+      `role investor, collection lenders: not a collection of the metadata (line ${lineOf(edited, '      lenders:')})`,
+      `role investor, collection funding_sources, select filter, persn_id: not a field or relationship of funding_sources (line ${lineOf(edited, filter.replace('person_id: {', 'persn_id: {'))})`,
+    ]);
   });
 });

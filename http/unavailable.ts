@@ -8,7 +8,7 @@ const MESSAGE = 'the database is unavailable; retry shortly';
 /** True when `error` means the database cannot be reached now (classified once, in `db/unavailable.ts`). */
 export const isDatabaseUnavailable = isConnectionError;
 
-/** 503 with `Retry-After`, in GraphQL's shape (`extensions.code` `database-unavailable`). */
+/** 503 with `Retry-After`, in GraphQL's shape (`extensions.code` `database-unavailable`), as `type` (the request's `graphResponseType`). */
 export function sendGraphUnavailable(res: ServerResponse, type = 'application/json; charset=utf-8'): void {
   send(res, type, JSON.stringify({ errors: [{ message: MESSAGE, extensions: { code: 'database-unavailable' } }] }));
 }
@@ -31,8 +31,8 @@ export function sendRestTimeout(res: ServerResponse): void {
 }
 
 /** The same in GraphQL's shape (the engine answers its own statements' timeouts; this is for the route's others). */
-export function sendGraphTimeout(res: ServerResponse): void {
-  send(res, 'application/json; charset=utf-8', JSON.stringify({ errors: [{ message: TIMEOUT_MESSAGE, extensions: { code: 'timeout' } }] }), false);
+export function sendGraphTimeout(res: ServerResponse, type = 'application/json; charset=utf-8'): void {
+  send(res, type, JSON.stringify({ errors: [{ message: TIMEOUT_MESSAGE, extensions: { code: 'timeout' } }] }), false);
 }
 
 function send(res: ServerResponse, type: string, body: string, retry = true): void {
