@@ -182,7 +182,9 @@ describe('A write after the last payment resumes the replay (migration 0034)', (
           let mustResume = false;
           if (s.kind === 'pay') {
             const back = backDice === 0;
-            const date = back ? day(last, -s.days) : day(last, s.days);
+            // Back-dated, but never before the loan was funded (migration 0081 refuses that).
+            const earlier = day(last, -s.days);
+            const date = back ? (earlier < funded ? funded : earlier) : day(last, s.days);
             if (!back && date > last) last = date;
             const amount = s.type === 'refund' ? (s.cents % 3_000) / 100 + 0.01 : s.cents / 100;
             mustResume = s.type === 'regular' && !back && (await resumable(loanId, date, amount));
