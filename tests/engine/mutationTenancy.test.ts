@@ -96,11 +96,13 @@ describe('Mutations: tenancy', () => {
 
   it('inserts that refer to another account\'s records fail exactly as for records that do not exist', async () => {
     const before = await digestOf(b.account.id);
-    const ownLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [a.account.id]))[0]!.id; // in servicing: a lead takes no payment (0050)
+    // In servicing: a lead takes no payment (0050); paid on its funding day: not before it (0081).
+    const own = (await a.sql<{ id: string; funded: string }>(`SELECT id, date_funded::text AS funded FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [a.account.id]))[0]!;
+    const ownLoan = own.id;
     const ownPerson = (await a.sql<{ id: string }>(`SELECT id FROM people WHERE account_id = $1 ORDER BY id LIMIT 1`, [a.account.id]))[0]!.id;
     const attempts: ((other: (table: string) => string) => string)[] = [
-      (o) => `insert_payments_one(object: {loan_id: "${o('loans')}", date: "2026-01-01", amount: 1}) { id }`,
-      (o) => `insert_payments(objects: [{loan_id: "${ownLoan}", date: "2026-01-01", amount: 1}, {loan_id: "${o('loans')}", date: "2026-01-01", amount: 1}]) { affected_rows }`,
+      (o) => `insert_payments_one(object: {loan_id: "${o('loans')}", date: "${own.funded}", amount: 1}) { id }`,
+      (o) => `insert_payments(objects: [{loan_id: "${ownLoan}", date: "${own.funded}", amount: 1}, {loan_id: "${o('loans')}", date: "${own.funded}", amount: 1}]) { affected_rows }`,
       (o) => `insert_tasks_one(object: {loan_id: "${o('loans')}", name: "x"}) { id }`,
       (o) => `insert_comments_one(object: {loan_id: "${o('loans')}", text: "x"}) { id }`,
       (o) => `insert_funding_sources_one(object: {loan_id: "${ownLoan}", person_id: "${o('people')}"}) { id }`,
