@@ -35,14 +35,14 @@ export function classifyWriteError(
   });
   switch (code) {
     case '23505':
-      return fail('constraint-violation', `a ${written.name} record with the same ${fields.length ? fields.join(', ') : 'values'} already exists`, { fields });
+      return fail('constraint-violation', `${withArticle(written.name)} record with the same ${fields.length ? fields.join(', ') : 'values'} already exists`, { fields });
     case '23503': {
       // A write that sets a reference fails because the record is not there; a delete, because
       // other records still refer to the row (decided by the statement, not PostgreSQL's words).
       if (step.kind !== 'delete') return fail('not-found', `${named}: no such record`, { fields });
       // PostgreSQL names the referring table and its columns: the deleted record is the step's.
       const referring = typeof pgError.table === 'string' && written === collection && pgError.table !== collection.table ? pgError.table : written.name;
-      return fail('foreign-key-violation', `a ${collection.name} record is still referred to by ${referring} records${fields.length ? ` (their ${fields.join(', ')})` : ''}; nothing was deleted`, { fields, referred_by: referring });
+      return fail('foreign-key-violation', `${withArticle(collection.name)} record is still referred to by ${referring} records${fields.length ? ` (their ${fields.join(', ')})` : ''}; nothing was deleted`, { fields, referred_by: referring });
     }
     case '23514': {
       // A rule a trigger checks raises its own sentence for the client (`RAISE … USING ERRCODE =
@@ -123,4 +123,12 @@ function fieldNames(collection: Collection, columns: readonly string[], tenantCo
     names.push(field?.name ?? column);
   }
   return names;
+}
+
+/**
+ * A collection's name after its article, as a sentence reads it: `an open_limits record`, `a loans
+ * record`. By the first letter (a, e, i, o take `an`; `u` is left to `a`, as in `a users record`).
+ */
+function withArticle(name: string): string {
+  return /^[aeio]/i.test(name) ? `an ${name}` : `a ${name}`;
 }

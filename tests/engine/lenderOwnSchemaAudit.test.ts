@@ -256,7 +256,7 @@ describe(`A lender's own schema as a Hasura user uses it: a CHECK constraint's s
     assert.deepEqual(error.extensions, { code: 'check-violation', fields: ['ceiling'], constraint: 'limits_ceiling_positive' });
     const duplicate = await refusal(`mutation { insert_open_limits_one(object: {id: 1, ceiling: "10"}) { id } }`);
     assert.equal(duplicate.extensions?.code, 'constraint-violation');
-    assert.equal(duplicate.message, 'insert_open_limits_one: a open_limits record with the same id already exists');
+    assert.equal(duplicate.message, 'insert_open_limits_one: an open_limits record with the same id already exists');
     assert.deepEqual(duplicate.extensions?.fields, ['id']);
     const { rows } = await database.db.query<{ ceiling: string }>(`SELECT ceiling::text FROM lender.limits WHERE account_id = $1`, [accountId]);
     assert.deepEqual(rows, [{ ceiling: '500.00' }], 'nothing written');
