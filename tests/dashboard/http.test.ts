@@ -115,8 +115,9 @@ describe('Dashboard login', () => {
     const client = new DashboardClient(server.url);
     const reply = await client.logIn(accountA.email, 'not the password');
     assert.equal(reply.status, 401);
-    assert.match(reply.text, /The e-mail or the password is wrong/);
-    assert.match(reply.text, new RegExp(`value="${accountA.email}"`), 'the e-mail is kept in the form');
+    assert.match(reply.text, /<div class="message message-error" role="alert" id="login-error">The e-mail or the password is wrong/);
+    assert.match(reply.text, new RegExp(`value="${accountA.email}" aria-describedby="login-error">`), 'the e-mail is kept in the form, and described by the refusal');
+    assert.match(reply.text, /autocomplete="current-password" required aria-describedby="login-error">/, 'the password field is described by the refusal too');
     assert.doesNotMatch(reply.text, /not the password/);
     assert.equal(client.sessionToken, undefined);
     assert.equal((await client.get('/dashboard')).status, 303);
