@@ -16,7 +16,7 @@ import { UserInputError } from '../../app/errors.js';
 import { isDatabaseUnavailable, sendGraphUnavailable } from '../../http/unavailable.js';
 import { ReadRouting, requestedPosition, type KeyRef } from '../readRouting.js';
 import { factsOf, noteCaller } from '../../http/requestFacts.js';
-import { acceptPrefersGraphQLResponse, GRAPHQL_RESPONSE_TYPE, JSON_TYPE } from '../../http/graphResponseType.js';
+import { GRAPHQL_RESPONSE_TYPE, graphResponseType, JSON_TYPE } from '../../http/graphResponseType.js';
 import { AdmissionRefused, type CostAdmission } from '../../app/operations/costAdmission.js';
 import type { RateLimitCheck } from '../rateLimit.js';
 
@@ -54,7 +54,7 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
   const answer = (res: Response, call: GraphCall): Promise<void> => answerGraphRequest(services, call, res, expressReplies(res));
 
   router.post('/', parseJson, async (req, res) => {
-    const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
+    const responseType = graphResponseType(req.get('accept'));
     if (!isJsonRequest(req)) {
       if (await refusedAsInactive(db, res)) return;
       return sendErrors(res, 400, responseType, 'invalid-request', SEND_JSON);
@@ -128,7 +128,7 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
    */
   router.get('/', async (req, res) => {
     res.set('Cache-Control', 'private, no-store');
-    const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
+    const responseType = graphResponseType(req.get('accept'));
     const request = getRequestOf(req.originalUrl);
     const who = accountOf(res);
     try {
@@ -188,7 +188,7 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
     // code ECONNABORTED, which also names a lost database connection (it was a 503 `database-unavailable`).
     const problem = bodyProblem(error, req, 'JSON');
     // In the type the client asked for, as every other answer of these routes (the 503s and 500 too).
-    const responseType = prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
+    const responseType = graphResponseType(req.get('accept'));
     if (!problem && isDatabaseUnavailable(error)) return sendGraphUnavailable(res, responseType);
     try {
       if (await refusedAsInactive(db, res)) return;
@@ -251,10 +251,6 @@ function isJsonRequest(req: Request): boolean {
   return !type || /^application\/(json|graphql-response\+json)\b/i.test(type) || /\+json\b/i.test(type);
 }
 
-function prefersGraphQLResponse(req: Request): boolean {
-  return acceptPrefersGraphQLResponse(req.get('accept'));
-}
-
 /**
  * application/json answers every GraphQL-level error with 200 (GraphQL over HTTP §legacy); the
  * graphql-response+json type uses 400 for a request that could not be executed.
@@ -296,7 +292,7 @@ export function graphFastPath(services: GraphServices, bodyLimitBytes: number, v
     noteCaller(res, key);
 
     const guard = activeKeyGuard(key);
-    const responseType = acceptPrefersGraphQLResponse(headers.accept) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
+    const responseType = graphResponseType(headers.accept);
     const replies = bareReplies(res);
     // Not async functions: a request with no rate limit pays no promise of its own before the engine's.
     const answerText = (text: string): Promise<void> => {
@@ -576,7 +572,7 @@ function cutShort(res: ServerResponse, error: unknown, logger: Logger): void {
 function graphMethodNotAllowed(allow: string): (req: Request, res: Response) => void {
   return (req, res) => {
     res.set('Allow', allow);
-    sendErrors(res, 405, prefersGraphQLResponse(req) ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE, 'method-not-allowed', `${req.method} is not supported here; this path takes ${allow}`);
+    sendErrors(res, 405, graphResponseType(req.get('accept')), 'method-not-allowed', `${req.method} is not supported here; this path takes ${allow}`);
   };
 }
 

@@ -13,8 +13,8 @@ import { collectionsCsv } from '../collectionsCsv.js';
 import { collectionsPage, defaultDirection, type CollectionsPageQuery } from '../pages/collectionsPage.js';
 import { errorPage } from '../pages/errorPage.js';
 import { sessionOf } from '../session.js';
+import { PAGE_EXPECTED, pageNumberOf } from '../pageNumber.js';
 
-const MAX_PAGE = 1_000_000;
 const MAX_DAYS = 36_500;
 
 /** A 400 page naming the query parameter that is wrong. */
@@ -49,9 +49,8 @@ function queueQuery(req: Request, buckets: readonly string[]): CollectionsPageQu
   if (minDays !== null && !(minDays >= 1 && minDays <= MAX_DAYS)) throw new BadParameter('min_days', `expected a whole number of days from 1 to ${MAX_DAYS}`);
   const search = (single('q') ?? '').trim();
   if (search.length > 200) throw new BadParameter('q', 'at most 200 characters');
-  const pageText = single('page') ?? '1';
-  const page = /^\d{1,7}$/.test(pageText) ? Number(pageText) : NaN;
-  if (!(page >= 1 && page <= MAX_PAGE)) throw new BadParameter('page', `expected a whole number from 1 to ${MAX_PAGE}`);
+  const page = pageNumberOf(single('page'));
+  if (page === null) throw new BadParameter('page', PAGE_EXPECTED);
   return { sort, direction: dir, bucket, minDays, search, page };
 }
 

@@ -18,9 +18,9 @@ import { submitOnce } from '../formOnce.js';
 import { taskFormProblem } from '../taskForm.js';
 import { checkLetterDay, LETTER_PARTIES_FIELDS, letterPartiesOf, payoffLetter, payoffLetterFileName } from '../../app/payoffLetters.js';
 import { payoffLetterPdf } from '../../app/payoffLetterPdf.js';
+import { PAGE_EXPECTED, pageNumberOf } from '../pageNumber.js';
 
 const PAGE_SIZE = 25;
-const MAX_PAGE = 1_000_000;
 
 /** Each sort of the list as a fixed `order_by` (a closed table: nothing typed reaches the document). */
 const SORT_ORDER: ReadonlyMap<string, string> = new Map([
@@ -179,9 +179,8 @@ function listQuery(req: Request): LoanListQuery {
   if (status !== null && !(LOAN_STATUSES as readonly string[]).includes(status)) throw new BadParameter('status', `expected one of ${LOAN_STATUSES.join(', ')}`);
   const sort = single('sort') || 'newest';
   if (!SORT_ORDER.has(sort)) throw new BadParameter('sort', `expected one of ${LOAN_SORTS.map((entry) => entry.key).join(', ')}`);
-  const pageText = single('page') ?? '1';
-  const page = /^\d{1,7}$/.test(pageText) ? Number(pageText) : NaN;
-  if (!(page >= 1 && page <= MAX_PAGE)) throw new BadParameter('page', `expected a whole number from 1 to ${MAX_PAGE}`);
+  const page = pageNumberOf(single('page'));
+  if (page === null) throw new BadParameter('page', PAGE_EXPECTED);
   const search = (single('q') ?? '').trim();
   if (search.length > 200) throw new BadParameter('q', 'at most 200 characters');
   if (search.includes('\u0000')) throw new BadParameter('q', 'contains a NUL character');

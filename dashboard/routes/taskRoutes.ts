@@ -11,9 +11,9 @@ import { submitOnce } from '../formOnce.js';
 import { requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
 import { sessionOf } from '../session.js';
 import { taskFormProblem } from '../taskForm.js';
+import { PAGE_EXPECTED, pageNumberOf } from '../pageNumber.js';
 
 const PAGE_SIZE = 50;
-const MAX_PAGE = 1_000_000;
 const OPEN = '{status: {_neq: "completed"}}';
 const OPEN_TASKS = `query OpenTasks($limit: Int!, $offset: Int!) {
   tasks(where: ${OPEN}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: $limit, offset: $offset) { id name status date_due loan { id name } }
@@ -76,10 +76,10 @@ export function taskRoutes(db: Database, data: () => Promise<ServicingData>): Ro
   }
 
   router.get('/tasks', async (req, res) => {
-    const pageText = new Map(Object.entries(req.query)).get('page') ?? '1';
-    const page = typeof pageText === 'string' && /^\d{1,7}$/.test(pageText) ? Number(pageText) : NaN;
-    if (!(page >= 1 && page <= MAX_PAGE)) {
-      return res.status(400).type('html').send(errorPage('The tasks could not be shown', `The parameter “page” is wrong: expected a whole number from 1 to ${MAX_PAGE}.`, sessionOf(res).viewer));
+    const pageText: unknown = new Map(Object.entries(req.query)).get('page');
+    const page = pageText === undefined || typeof pageText === 'string' ? pageNumberOf(pageText) : null;
+    if (page === null) {
+      return res.status(400).type('html').send(errorPage('The tasks could not be shown', `The parameter “page” is wrong: ${PAGE_EXPECTED}.`, sessionOf(res).viewer));
     }
     await sendTasksPage(req, res, 200, page);
   });

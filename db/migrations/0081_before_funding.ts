@@ -37,18 +37,23 @@ const paymentRules = edited('0081', between('0081', waitsForSettings, 'CREATE OR
 `,
   ],
   [
-    `  IF TG_OP = 'INSERT' THEN
+    // In the block that already runs for a new date (the year-ahead check), one read of the loan:
+    // its funding day for this check, its status for the insert's checks below.
+    `        USING ERRCODE = 'invalid_parameter_value', TABLE = 'payments', COLUMN = 'date';
+    END IF;
+  END IF;
+  IF TG_OP = 'INSERT' THEN
     SELECT l.status INTO loan_status FROM loans l WHERE l.account_id = NEW.account_id AND l.id = NEW.loan_id;
 `,
-    `  IF TG_OP = 'INSERT' OR NEW.date IS DISTINCT FROM OLD.date THEN
-    SELECT l.date_funded INTO funded FROM loans l WHERE l.account_id = NEW.account_id AND l.id = NEW.loan_id;
+    `        USING ERRCODE = 'invalid_parameter_value', TABLE = 'payments', COLUMN = 'date';
+    END IF;
+    SELECT l.status, l.date_funded INTO loan_status, funded FROM loans l WHERE l.account_id = NEW.account_id AND l.id = NEW.loan_id;
     IF NEW.date < funded THEN
       RAISE EXCEPTION 'date: % is before the loan was funded (%); a payment is dated on or after its loan''s Date_Funded', NEW.date, funded
         USING ERRCODE = 'invalid_parameter_value', TABLE = 'payments', COLUMN = 'date';
     END IF;
   END IF;
   IF TG_OP = 'INSERT' THEN
-    SELECT l.status INTO loan_status FROM loans l WHERE l.account_id = NEW.account_id AND l.id = NEW.loan_id;
 `,
   ],
 ]);

@@ -6,7 +6,7 @@
  * replay's figures as if funded — `payoff(args: {as_of})` 103,908.98 on a 100,000 lead, an
  * `accrued_interest` and a `per_diem` — while REST's payoff quote is a quote for a serviced loan.
  * These three now answer null for a lead (there is no figure: nothing is owed before funding),
- * as REST refuses its quote (409 `not-funded`, `app/ledgerReads.ts`). Other statuses are unchanged.
+ * as REST refuses its quote (409 naming `Status`, `LeadHasNoPayoff` in `app/ledgerReads.ts`). Other statuses are unchanged.
  */
 export const name = '0083_leads_owe_nothing';
 
