@@ -47,6 +47,7 @@ export function resolveEventTypes(
       payload,
       related,
       withCurrency: amounts,
+      primaryKey: collection.primaryKey.map((field) => field.source.column),
     });
   }
   return eventTypes;

@@ -347,6 +347,13 @@ export interface EventType {
    * `currency` beside `old` and `new`, so a receiver can tell 100.00 USD from 100.00 EUR.
    */
   readonly withCurrency: boolean;
+  /**
+   * The columns of the table's primary key: a delete event is captured when the transaction
+   * commits, and only if no row with the deleted row's key exists then — a row deleted and
+   * written again under its key in one transaction (a late fee the replay derives again) was
+   * not removed.
+   */
+  readonly primaryKey: readonly string[];
 }
 
 /** A relationship in an event's payload, resolved to tables and columns (`EventType.related`). */

@@ -46,9 +46,12 @@ import type { EventOperation, EventPayloadRelationship, EventType } from '../../
  */
 export type CapturePhase = 'row' | 'commit';
 
-/** Which phase captures an event type: `commit` when its payload names relationships. */
+/**
+ * Which phase captures an event type: `commit` when its payload names relationships, or when it
+ * is a delete (captured only if the row is still gone at commit: `EventType.primaryKey`).
+ */
 export function capturePhaseOf(eventType: EventType): CapturePhase {
-  return eventType.related.length ? 'commit' : 'row';
+  return eventType.related.length || eventType.operation === 'DELETE' ? 'commit' : 'row';
 }
 
 /** Name of the capture function of `table` for a phase. */
@@ -111,6 +114,16 @@ export async function captureFunctionSql(db: Queryable, table: string, eventType
     return parts;
   };
 
+  // A delete (captured at commit): only if no row has the deleted row's key by then — deleted and
+  // written again under its key in one transaction (the ledger's replay deriving a late fee
+  // anew), the row was not removed, and its insert's event says what it is now.
+  const stillGone = (eventType: EventType): string[] => {
+    if (!eventType.primaryKey.length) return [];
+    const keyColumns = eventType.primaryKey.includes('account_id') ? eventType.primaryKey : ['account_id', ...eventType.primaryKey];
+    const match = keyColumns.map((name) => `${column('k', name)} = ${column('OLD', name)}`).join(' AND ');
+    return [`NOT EXISTS (SELECT 1 FROM ${quoteIdentifier(table)} k WHERE ${match})`];
+  };
+
   const branches: string[] = [];
   for (const operation of OPERATIONS) {
     const ofOperation = sorted.filter((eventType) => eventType.operation === operation);
@@ -126,7 +139,7 @@ export async function captureFunctionSql(db: Queryable, table: string, eventType
         `INSERT INTO webhook_outbox (account_id, type, data) SELECT ${row}.account_id, ${type}, ${data}`,
         ` WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.account_id = ${row}.account_id AND e.active AND (e.event_types IS NULL OR ${type} = ANY (e.event_types)));`,
       ];
-      const conditions = condition(eventType);
+      const conditions = operation === 'DELETE' ? stillGone(eventType) : condition(eventType);
       if (!conditions.length) return capture.join('\n      ');
       return [`IF ${conditions.join(' AND ')} THEN`, ...capture.map((line) => `  ${line}`), 'END IF;'].join('\n      ');
     });

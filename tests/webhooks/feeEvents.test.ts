@@ -90,3 +90,70 @@ describe('Webhooks: fee and delinquency events (issue 31)', () => {
     ]);
   });
 });
+
+describe('Webhooks: a late fee the replay moves, derives again or removes (fee.changed, fee.assessed, fee.removed)', () => {
+  it('new fee settings move the fee (fee.changed); corrected terms derive it again under its id (fee.assessed, no removal); a payment dated back into its grace removes it', async () => {
+    const { account, apiKey } = await createAccountWithKey(database.db);
+    const types = ['fee.assessed', 'fee.changed', 'fee.removed'];
+    const endpoint = await createWebhookEndpoint(database.db, account.id, { url: receiver.url, eventTypes: types }, { knownEventTypes: new Set(types), allowPrivate: true });
+    const headers = { ...tokenHeader(apiKey.key), 'content-type': 'application/json' };
+    const graph = async (query: string, variables: Record<string, unknown>) => {
+      const response = await fetch(`${server.url}/api/graph`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+      const body = (await response.json()) as { data?: any; errors?: unknown };
+      assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+      return body.data;
+    };
+    // This endpoint's deliveries (the receiver also holds the test above's), each verified with its secret.
+    const firstOfMine = receiver.received.length;
+    const mine = () =>
+      receiver.received.slice(firstOfMine).map((w) => new Webhook(endpoint.secret).verify(w.body, w.headers) as { type: string; data: { old: any; new: any; currency?: string } });
+    const settle = async (count: number) => {
+      await receiver.waitFor(() => mine().length >= count, 5000);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      assert.equal(mine().length, count, JSON.stringify(mine().map((e) => e.type)));
+      return mine()[count - 1]!;
+    };
+    const storedFees = async () => (await graph(`query ($loan: uuid!) { fees(where: {loan_id: {_eq: $loan}}) { id amount date } }`, { loan })).fees as { id: string; amount: string; date: string }[];
+    await clock('2026-01-15');
+    const created = await fetch(`${server.url}/api/loan`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ Name: 'Birch Ave', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'servicing' }),
+    });
+    assert.equal(created.status, 201);
+    const loan = ((await created.json()) as { loan: { id: string } }).loan.id;
+    await clock('2026-02-26');
+    await assessFees(database.db, { accountSlug: account.slug });
+    const assessed = await settle(1);
+    assert.equal(assessed.type, 'fee.assessed');
+    assert.deepEqual([assessed.data.new.kind, assessed.data.new.date, assessed.data.new.amount], ['late', '2026-02-26', 444.24]);
+    const feeId = assessed.data.new.id as string;
+
+    // The lender's fee is 4 % after 8 days' grace: the same fee, two days earlier and smaller.
+    const settings = await fetch(`${server.url}/api/product`, { method: 'PATCH', headers, body: JSON.stringify({ late_fee_percent: 4, late_fee_grace_days: 8 }) });
+    assert.equal(settings.status, 200, await settings.text());
+    const changed = await settle(2);
+    assert.equal(changed.type, 'fee.changed');
+    assert.deepEqual(
+      [changed.data.old.id, changed.data.old.date, changed.data.old.amount, changed.data.new.id, changed.data.new.date, changed.data.new.amount, changed.data.currency],
+      [feeId, '2026-02-26', 444.24, feeId, '2026-02-24', 355.4, 'USD'],
+    );
+
+    // The rate was 10 %, not 12: the schedule is written anew and the fee derived again, under its id.
+    const corrected = await fetch(`${server.url}/api/loan/${loan}`, { method: 'PATCH', headers, body: JSON.stringify({ Rate: 10 }) });
+    assert.equal(corrected.status, 200, await corrected.text());
+    const again = await settle(3);
+    const [stored] = await storedFees();
+    assert.equal(again.type, 'fee.assessed', 'derived again in the same transaction: no fee.removed');
+    assert.deepEqual([again.data.new.id, again.data.new.date, again.data.new.amount], [feeId, stored!.date, Number(stored!.amount)]);
+    assert.ok(Number(stored!.amount) < 355.4, `the fee on a smaller installment is smaller: ${stored!.amount}`);
+
+    // A payment the borrower made on the due day, posted late: the installment was paid in time.
+    await graph(`mutation ($loan: uuid!) { insert_payments_one(object: {loan_id: $loan, date: "2026-02-15", amount: "10000.00", method: "ach"}) { id } }`, { loan });
+    const removed = await settle(4);
+    assert.equal(removed.type, 'fee.removed');
+    assert.equal(removed.data.new, null);
+    assert.deepEqual([removed.data.old.id, removed.data.old.kind, removed.data.old.date, removed.data.old.amount, removed.data.currency], [feeId, 'late', stored!.date, Number(stored!.amount), 'USD']);
+    assert.deepEqual(await storedFees(), []);
+  });
+});
