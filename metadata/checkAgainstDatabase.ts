@@ -48,7 +48,17 @@ export interface Catalogue {
   readonly constraints: ReadonlyMap<string, ReadonlyMap<string, CatalogueConstraint>>;
   /** `table.column` → digits in all and after the point, for `numeric(p, s)` columns. */
   readonly numericLimits: ReadonlyMap<string, { readonly precision: number; readonly scale: number }>;
+  /** `table.column` → the type of `smallint`, `integer` and `bigint` columns (a value past its bounds is refused naming them). */
+  readonly wholeNumberColumns: ReadonlyMap<string, WholeNumberType>;
 }
+
+/** The catalogue's whole-number column types, and the values each holds. */
+export type WholeNumberType = 'smallint' | 'integer' | 'bigint';
+export const WHOLE_NUMBER_BOUNDS: Readonly<Record<WholeNumberType, readonly [bigint, bigint]>> = {
+  smallint: [-32768n, 32767n],
+  integer: [-2147483648n, 2147483647n],
+  bigint: [-9223372036854775808n, 9223372036854775807n],
+};
 
 /**
  * Stage 3: checks the resolved metadata against the live catalogue: every table (or view, in its
@@ -69,6 +79,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const generated = new Set<string>();
   const identityAlways = new Set<string>();
   const numericLimits = new Map<string, { precision: number; scale: number }>();
+  const wholeNumberColumns = new Map<string, WholeNumberType>();
   for (const row of rows) {
     if (row.is_nullable === 'NO') notNullColumns.add(`${row.table_name}.${row.column_name}`);
     if (!columns.has(row.table_name)) columns.set(row.table_name, new Map());
@@ -77,6 +88,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     if (row.identity_generation === 'ALWAYS') identityAlways.add(`${row.table_name}.${row.column_name}`);
     if (row.data_type === 'numeric' && row.numeric_precision !== null && row.numeric_scale !== null)
       numericLimits.set(`${row.table_name}.${row.column_name}`, { precision: Number(row.numeric_precision), scale: Number(row.numeric_scale) });
+    if (row.data_type in WHOLE_NUMBER_BOUNDS) wholeNumberColumns.set(`${row.table_name}.${row.column_name}`, row.data_type as WholeNumberType);
   }
   const { rows: constraintRows } = await keyed(relations, await db.query<{ name: string; table_schema: string; table_name: string; kind: CatalogueConstraint['kind']; columns: string[]; comment: string | null }>(
     `SELECT c.conname AS name, (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name, c.contype AS kind,
@@ -208,7 +220,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       if ((constraint.kind === 'p' || constraint.kind === 'u') && !constraint.indexOnly && constraint.columns.includes(metadata.tenantColumn))
         uniqueConstraints.set(table, [...(uniqueConstraints.get(table) ?? []), name]);
   const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning, announcesSeveralWrites, changeNoticeKeys });
-  return { metadata: checked, catalogue: { constraints, numericLimits } };
+  return { metadata: checked, catalogue: { constraints, numericLimits, wholeNumberColumns } };
 }
 
 /**
