@@ -21,3 +21,52 @@ export function listenForChanges(db: Database, onChange: (table: string, account
     onGap,
   );
 }
+
+/** Serialises the services that add change notices to the same tables (two processes starting at once). */
+const NOTICE_TRIGGERS_LOCK = 4242031;
+
+/** The tables (schema, name) of a metadata's collections, in the database's current schema when none is named. */
+type NamedTables = readonly (readonly [schema: string | null, table: string])[];
+
+/** Of `tables`, the plain tables with an `account_id` column that have none of loanql's change-notice triggers. */
+const TABLES_WITHOUT_NOTICES = `
+  SELECT n.nspname::text AS table_schema, t.relname::text AS table_name
+    FROM unnest($1::text[], $2::text[]) AS wanted(table_schema, table_name)
+    JOIN pg_namespace n ON n.nspname = coalesce(wanted.table_schema, current_schema())
+    JOIN pg_class t ON t.relnamespace = n.oid AND t.relname = wanted.table_name AND t.relkind = 'r'
+   WHERE EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t.oid AND a.attname = 'account_id' AND NOT a.attisdropped)
+     AND NOT EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = t.oid AND g.tgname IN ('loanql_notice_insert', 'loanql_notice_update', 'loanql_notice_delete'))
+   ORDER BY 1, 2`;
+
+/**
+ * Makes every table the metadata's collections read send change notices (README, "Subscriptions"):
+ * migration 0029 gave them to loanql's own tables, and a lender's own tables, made since, had
+ * none — a live query over them was refreshed only by `SUBSCRIPTION_FALLBACK_MS`. Each plain
+ * table with an `account_id` column and none of the three triggers gets them as 0029/0031 make
+ * them, without a key argument: its notices name no rows (every subscriber of the account is
+ * refreshed), until the lender gives its triggers a key column (engine/README.md,
+ * "Subscriptions"). A table that has any of them is left as it is. Only with `tenantColumn`
+ * `account_id` (the notice functions read that column). Returns the tables given notices
+ * (`schema.table`); nothing to add, no transaction and no lock.
+ */
+export async function addChangeNotices(db: Database, tenantColumn: string, tables: NamedTables): Promise<readonly string[]> {
+  if (tenantColumn !== 'account_id' || !tables.length) return [];
+  const wanted = [tables.map(([schema]) => schema), tables.map(([, table]) => table)];
+  if (!(await db.query(TABLES_WITHOUT_NOTICES, wanted)).rows.length) return [];
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [NOTICE_TRIGGERS_LOCK]);
+    const { rows } = await tx.query<{ table_schema: string; table_name: string }>(TABLES_WITHOUT_NOTICES, wanted);
+    for (const { table_schema: schema, table_name: table } of rows) {
+      const { rows: statements } = await tx.query<{ text: string }>(
+        `SELECT format(trigger_text, $1::text, $2::text) AS text FROM unnest(ARRAY[
+           'CREATE TRIGGER loanql_notice_insert AFTER INSERT ON %I.%I REFERENCING NEW TABLE AS loanql_changed_rows FOR EACH STATEMENT EXECUTE FUNCTION loanql_notice_changes()',
+           'CREATE TRIGGER loanql_notice_update AFTER UPDATE ON %I.%I REFERENCING OLD TABLE AS loanql_old_rows NEW TABLE AS loanql_changed_rows FOR EACH STATEMENT EXECUTE FUNCTION loanql_notice_updates()',
+           'CREATE TRIGGER loanql_notice_delete AFTER DELETE ON %I.%I REFERENCING OLD TABLE AS loanql_changed_rows FOR EACH STATEMENT EXECUTE FUNCTION loanql_notice_changes()'
+         ]) AS trigger_text`,
+        [schema, table],
+      );
+      for (const { text } of statements) await tx.query(text);
+    }
+    return rows.map((row) => `${row.table_schema}.${row.table_name}`);
+  });
+}

@@ -3,6 +3,7 @@ import type { Database } from '../db/index.js';
 import { GraphEngine, type EngineOptions } from '../engine/index.js';
 import { checkMetadataAgainstDatabase, loadMetadataFile, MetadataError } from '../metadata/index.js';
 import { keysWhoseVariablesDoNotFit, keysWithoutRole } from './apiKeys.js';
+import { addChangeNotices } from './changeNotices.js';
 import { applyEventTriggers, endpointsWithoutEventType } from './webhooks/index.js';
 
 /**
@@ -15,11 +16,19 @@ export async function buildEngine(path: string, db: Database, options: EngineOpt
 }
 
 /**
- * `buildEngine`, then the metadata's event types applied to the database (capture triggers,
- * re-created only when their definition changed): what the service serves from.
+ * `buildEngine`, with change notices added first to the collections' tables that send none (a
+ * lender's own: `addChangeNotices`, so its live queries are refreshed by writes), then the
+ * metadata's event types applied to the database (capture triggers, re-created only when their
+ * definition changed): what the service serves from.
  */
 export async function buildServingEngine(path: string, db: Database, options: EngineOptions): Promise<GraphEngine> {
-  const engine = await buildEngine(path, db, options);
+  const resolved = loadMetadataFile(path);
+  const tables = [...new Map([...resolved.collections.values()].map((collection) => [`${collection.schema}.${collection.table}`, [collection.schema, collection.table] as const])).values()];
+  // A table the service may not alter (another role's) keeps no notices: its live queries are
+  // refreshed at SUBSCRIPTION_FALLBACK_MS, as before; the metadata check below still runs.
+  await addChangeNotices(db, resolved.tenantColumn, tables).catch(() => []);
+  const { metadata, catalogue } = await checkMetadataAgainstDatabase(resolved, db);
+  const engine = new GraphEngine(metadata, options, catalogue);
   await applyEventTriggers(db, engine.metadata.eventTypes);
   return engine;
 }

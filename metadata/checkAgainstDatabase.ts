@@ -48,7 +48,17 @@ export interface Catalogue {
   readonly constraints: ReadonlyMap<string, ReadonlyMap<string, CatalogueConstraint>>;
   /** `table.column` → digits in all and after the point, for `numeric(p, s)` columns. */
   readonly numericLimits: ReadonlyMap<string, { readonly precision: number; readonly scale: number }>;
+  /** `table.column` → the type of `smallint`, `integer` and `bigint` columns (a value past its bounds is refused naming them). */
+  readonly wholeNumberColumns: ReadonlyMap<string, WholeNumberType>;
 }
+
+/** The catalogue's whole-number column types, and the values each holds. */
+export type WholeNumberType = 'smallint' | 'integer' | 'bigint';
+export const WHOLE_NUMBER_BOUNDS: Readonly<Record<WholeNumberType, readonly [bigint, bigint]>> = {
+  smallint: [-32768n, 32767n],
+  integer: [-2147483648n, 2147483647n],
+  bigint: [-9223372036854775808n, 9223372036854775807n],
+};
 
 /**
  * Stage 3: checks the resolved metadata against the live catalogue: every table (or view, in its
@@ -69,6 +79,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const generated = new Set<string>();
   const identityAlways = new Set<string>();
   const numericLimits = new Map<string, { precision: number; scale: number }>();
+  const wholeNumberColumns = new Map<string, WholeNumberType>();
   for (const row of rows) {
     if (row.is_nullable === 'NO') notNullColumns.add(`${row.table_name}.${row.column_name}`);
     if (!columns.has(row.table_name)) columns.set(row.table_name, new Map());
@@ -77,6 +88,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
     if (row.identity_generation === 'ALWAYS') identityAlways.add(`${row.table_name}.${row.column_name}`);
     if (row.data_type === 'numeric' && row.numeric_precision !== null && row.numeric_scale !== null)
       numericLimits.set(`${row.table_name}.${row.column_name}`, { precision: Number(row.numeric_precision), scale: Number(row.numeric_scale) });
+    if (row.data_type in WHOLE_NUMBER_BOUNDS) wholeNumberColumns.set(`${row.table_name}.${row.column_name}`, row.data_type as WholeNumberType);
   }
   const { rows: constraintRows } = await keyed(relations, await db.query<{ name: string; table_schema: string; table_name: string; kind: CatalogueConstraint['kind']; columns: string[]; comment: string | null }>(
     `SELECT c.conname AS name, (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name, c.contype AS kind,
@@ -114,6 +126,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const foreignKeyRelationships = await relationshipsWithForeignKey(db, metadata, relations);
   const tablesFinalAtReturning = await tablesWhoseRowsAreFinalAtReturning(db, relations);
   const announcesSeveralWrites = (await db.query<{ has: boolean }>(`SELECT to_regprocedure('loanql_several_writes(uuid,text[])') IS NOT NULL AS has`)).rows[0]!.has;
+  const changeNoticeKeys = await changeNoticeKeysOf(db, relations);
   const constraints = new Map<string, Map<string, CatalogueConstraint>>();
   const addConstraint = (name: string, constraint: CatalogueConstraint): void => {
     if (!constraints.has(constraint.table)) constraints.set(constraint.table, new Map());
@@ -206,8 +219,8 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       // Only real constraints: an upsert is `ON CONFLICT ON CONSTRAINT <name>` (Hasura offers its table's constraints too).
       if ((constraint.kind === 'p' || constraint.kind === 'u') && !constraint.indexOnly && constraint.columns.includes(metadata.tenantColumn))
         uniqueConstraints.set(table, [...(uniqueConstraints.get(table) ?? []), name]);
-  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning, announcesSeveralWrites });
-  return { metadata: checked, catalogue: { constraints, numericLimits } };
+  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning, announcesSeveralWrites, changeNoticeKeys });
+  return { metadata: checked, catalogue: { constraints, numericLimits, wholeNumberColumns } };
 }
 
 /**
@@ -251,6 +264,32 @@ async function relationshipsWithForeignKey(db: Queryable, metadata: ResolvedMeta
 
 /** loanql's own AFTER triggers that write other tables only: webhook capture (app/webhooks) and change notices (0029/0031/0039). */
 const OWN_TRIGGERS = ['loanql_events', 'loanql_events_at_commit', 'loanql_notice_insert', 'loanql_notice_update', 'loanql_notice_delete'];
+
+/** The change-notice triggers of a table (migrations 0029/0031) and the functions they call. */
+const NOTICE_TRIGGERS = ['loanql_notice_insert', 'loanql_notice_update', 'loanql_notice_delete'];
+const NOTICE_FUNCTIONS = ['loanql_notice_changes', 'loanql_notice_updates'];
+
+/**
+ * `CatalogueFacts.changeNoticeKeys`: the tables whose three change-notice triggers all name one
+ * column of the table as their argument (the key their notices name), and that column. A table
+ * missing a trigger, or whose triggers disagree or name no column, is left out (not keyed: every
+ * notice of it refreshes all its account's subscribers, which never misses a write).
+ */
+async function changeNoticeKeysOf(db: Queryable, relations: CatalogueRelations): Promise<Map<string, string>> {
+  const { rows } = await keyed(relations, await db.query<{ table_schema: string; table_name: string; key_column: string }>(
+    `SELECT (SELECT nspname::text FROM pg_namespace WHERE oid = t.relnamespace) AS table_schema, t.relname::text AS table_name, min(n.argument) AS key_column
+       FROM pg_class t
+       JOIN LATERAL (SELECT CASE WHEN g.tgnargs = 1 THEN split_part(encode(g.tgargs, 'escape'), '\\000', 1) END AS argument
+                       FROM pg_trigger g JOIN pg_proc f ON f.oid = g.tgfoid
+                      WHERE g.tgrelid = t.oid AND g.tgname = ANY ($3::text[]) AND f.proname = ANY ($4::text[])) AS n ON true
+      WHERE ${RELATION_IN} AND t.relkind = 'r'
+      GROUP BY t.oid, t.relnamespace, t.relname
+     HAVING count(*) = 3 AND count(n.argument) = 3 AND min(n.argument) = max(n.argument)
+        AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t.oid AND a.attname = min(n.argument) AND a.attnum > 0 AND NOT a.attisdropped)`,
+    [...relations.tables, NOTICE_TRIGGERS, NOTICE_FUNCTIONS],
+  ));
+  return new Map(rows.map((row) => [row.table_name, row.key_column]));
+}
 
 /**
  * The tables (`tableKey`) whose written rows are final at RETURNING (`CatalogueFacts.tablesFinalAtReturning`):

@@ -4,7 +4,7 @@
  * engine accepts) — and the model they share.
  */
 export { assumeEmptyCatalogue } from './catalogueFacts.js';
-export { checkMetadataAgainstDatabase, type Catalogue, type CatalogueConstraint } from './checkAgainstDatabase.js';
+export { checkMetadataAgainstDatabase, WHOLE_NUMBER_BOUNDS, type Catalogue, type CatalogueConstraint, type WholeNumberType } from './checkAgainstDatabase.js';
 export type { CollectionDocument, FieldDocument, MetadataDocument, RelationshipDocument } from './document.js';
 export { ensureMetadataFile, shippedEntriesMissing } from './ensureMetadataFile.js';
 export { keyVariableProblem } from './filterLiterals.js';

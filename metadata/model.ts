@@ -477,6 +477,15 @@ export interface CatalogueFacts {
    * "Writing data").
    */
   readonly announcesSeveralWrites: boolean;
+  /**
+   * The tables (`tableKey`) whose change notices name the rows written by a key column, and that
+   * column: the argument of the table's three change-notice triggers (`loanql_notice_insert`,
+   * `_update`, `_delete`; migration 0031: `id` on `loans`, `loan_id` on the tables that have it, or
+   * whatever a lender's own triggers name). A live query reading such a table through one value of
+   * that column is refreshed only by notices naming that value (engine/README.md, "Subscriptions").
+   * A table whose notices name no key, or that sends none, is absent.
+   */
+  readonly changeNoticeKeys: ReadonlyMap<string, string>;
 }
 
 /**

@@ -81,19 +81,21 @@ export function classifyWriteError(
     case '40001':
     case '40P01':
       return fail('conflict', 'the write collided with a concurrent one and was undone; send it again');
-    case '22003':
-      // An update's `_inc` makes a sum the column cannot hold (a lender's bigint past 2^63, a
-      // numeric(12, 2) past 10^10): those fields, in PostgreSQL's words (before session 35, the
-      // ledger's sentence below, about balances and 999,999,999,999.99, for any table).
+    case '22003': {
+      // A value past what its column holds. Every value of the input was checked against its
+      // column before the database (valueChecks.ts: a numeric's digits, a whole number's bounds),
+      // so it is a sum `_inc` makes or a figure the write computed from the input (a trigger's, a
+      // generated column's): in PostgreSQL's words, which give the column's range ("numeric field
+      // overflow: A field with precision 14, scale 2 must round to an absolute value less than
+      // 10^12", "smallint out of range"). Before session 41 a write without `_inc` got loanql's
+      // ledger sentence (a balance, credit or fee past 999,999,999,999.99) on any table.
+      const words = `${typeof pgError.message === 'string' && pgError.message !== '' ? pgError.message : 'out of range'}${typeof (pgError as { detail?: unknown }).detail === 'string' ? `: ${(pgError as { detail: string }).detail.replace(/\.$/, '')}` : ''}`;
       if (step.incremented?.length) {
         const incremented = step.incremented.map((field) => field.name);
-        const detail = typeof (pgError as { detail?: unknown }).detail === 'string' ? `: ${(pgError as { detail: string }).detail.replace(/\.$/, '')}` : '';
-        return fail('validation-failed', `${incremented.join(', ')}: _inc makes a value its column cannot hold (${typeof pgError.message === 'string' ? pgError.message : 'out of range'}${detail}); nothing was written`, { fields: incremented });
+        return fail('validation-failed', `${incremented.join(', ')}: _inc makes a value its column cannot hold (${words}); nothing was written`, { fields: incremented });
       }
-      // Every value of the input was checked against its column's precision before the database
-      // (valueChecks.ts), so what overflowed is a figure the write computed from them: a balance,
-      // the credit or a fee that the ledger's replay stores (money columns hold up to 999,999,999,999.99).
-      return fail('validation-failed', `${fields.length ? `${named}: ` : ''}the write makes an amount too large to store (a balance, credit or fee past 999,999,999,999.99); nothing was written`, { fields });
+      return fail('validation-failed', `${fields.length ? `${named}: ` : ''}the write makes a value too large for its column to store (${words}); nothing was written`, { fields });
+    }
     default:
       // A value PostgreSQL refuses (22xxx); a trigger's check names its column (migration 0063:
       // `custom_fields`, its message naming each key), and the answer names its field.

@@ -26,6 +26,8 @@ export interface ValueCheck {
   readonly alias: string;
   readonly collection: Collection;
   readonly field: Field;
+  /** An `_inc`'s amount: added to the stored value, so only its digits are checked, not the column's bounds. */
+  readonly increment?: boolean;
 }
 
 /**
@@ -168,7 +170,7 @@ export function compileMutation(plan: MutationPlan, metadata: Metadata): Compile
     const assignments = [...update.set].map(([field, changes]) => {
       let value: Fragment = sql`${table}.${sql.ident(field.source.column)}`;
       for (const change of changes) {
-        if (change.kind === 'set' || change.kind === 'inc' || change.kind === 'append' || change.kind === 'prepend') checks.push({ param: change.param, alias, collection, field });
+        if (change.kind === 'set' || change.kind === 'inc' || change.kind === 'append' || change.kind === 'prepend') checks.push({ param: change.param, alias, collection, field, ...(change.kind === 'inc' ? { increment: true } : {}) });
         switch (change.kind) {
           case 'set':
             value = compiler.param(change.param, field.type);

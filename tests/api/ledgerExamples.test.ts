@@ -480,12 +480,14 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     assert.equal(await count(), before, 'nothing written');
   });
 
-  it('a write whose ledger would store an amount past 999,999,999,999.99 is a 400 in words, and writes nothing', async () => {
+  it("a write whose ledger would store an amount past 999,999,999,999.99 is refused in words naming the ledger columns' range, and writes nothing", async () => {
     const loan = await referenceLoan();
     await pay(loan, '2026-02-15', '999999999999.00');
     const answer = await insert(loan, '2026-02-16', '999999999999.00');
     assert.equal(answer.errors?.[0]?.extensions?.code, 'validation-failed', JSON.stringify(answer));
-    assert.match(answer.errors[0].message, /^insert_payments_one: the write makes an amount too large to store \(a balance, credit or fee past 999,999,999,999\.99\); nothing was written$/);
+    // The ledger's columns are numeric(14, 2): PostgreSQL's words give that range (the engine's
+    // own sentence about balances, credit and fees was said of every table's overflow, session 41).
+    assert.match(answer.errors[0].message, /^insert_payments_one: the write makes a value too large for its column to store \(numeric field overflow: A field with precision 14, scale 2 must round to an absolute value less than 10\^12\); nothing was written$/);
     assert.equal(await countPayments(loan), 1);
   });
 

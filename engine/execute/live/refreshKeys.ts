@@ -1,39 +1,38 @@
-import type { Collection, Relationship } from '../../../metadata/index.js';
+import { tableKey, type Collection, type Relationship } from '../../../metadata/index.js';
 import type { AggregateSelection, BoolExp, ListQuery, OperationPlan, OrderItem, Selection } from '../../plan/ir.js';
 import type { Param } from '../../plan/params.js';
 
 /**
- * The loan key of a table, as the change notices name it (migration 0031): `loans.id`, and
- * `loan_id` of any other table that has one.
- */
-const loanKeyColumn = (table: string): string => (table === 'loans' ? 'id' : 'loan_id');
-
-/**
- * Which parameters of a live query's statement hold the loan every row it reads of a table
- * belongs to (engine/README.md, "Subscriptions"): table → the indexes (0-based, in `params`) of
- * those parameters. A notice naming loans of such a table refreshes only the subscribers whose
- * value at one of those indexes is a loan named; a table absent here refreshes every subscriber
- * of its account.
+ * Which parameters of a live query's statement hold the key value every row it reads of a table
+ * has in the column the table's change notices name (engine/README.md, "Subscriptions"): table →
+ * the indexes (0-based, in `params`) of those parameters. A notice naming values of such a table
+ * refreshes only the subscribers whose value at one of those indexes is a value named; a table
+ * absent here refreshes every subscriber of its account.
  *
- * A read is keyed when it is reached from a keyed root through loan-key joins only: a root
- * `_by_pk` whose key holds the loan key (`loans_by_pk(id:)`), or a root list whose `where` is a conjunction holding
- * `<loan key> _eq <value>`; then each relationship (in selections, `where`s, `order_by`s and the
- * role's row filters) whose mapping joins the loan key to the target's loan key
+ * A table's notice key is what the catalogue says (`Metadata.changeNoticeKeys`, the argument of
+ * its change-notice triggers): on loanql's own tables the loan (`loans.id`, `payments.loan_id`,
+ * …), on a lender's own whatever its triggers name; never a table's name. A read is keyed when it
+ * is reached from a keyed root through key-to-key joins only: a root `_by_pk` whose key holds
+ * the notice key (`loans_by_pk(id:)`), or a root list whose `where` is a conjunction holding
+ * `<notice key> _eq <value>`; then each relationship (in selections, `where`s, `order_by`s and the
+ * role's row filters) whose mapping joins the notice key to the target's notice key
  * (`loans.id = payments.loan_id`, `payments.loan_id = loans.id`, `schedules.loan_id =
  * payments.loan_id`). A table read anywhere else (a person reached from a loan, an unrestricted
- * list) is not keyed; a plan that calls a computed field (a function may read anything) has no
- * keys at all. Being wrong here would miss an update, so every doubt falls to "not keyed".
+ * list, a table whose notices name no key) is not keyed; a plan that calls a computed field (a
+ * function may read anything) has no keys at all. Being wrong here would miss an update, so every
+ * doubt falls to "not keyed".
  */
-export function refreshKeys(plan: OperationPlan, params: readonly Param[]): ReadonlyMap<string, readonly number[]> {
-  const walk = new KeyWalk();
+export function refreshKeys(plan: OperationPlan, params: readonly Param[], noticeKeys: ReadonlyMap<string, string>): ReadonlyMap<string, readonly number[]> {
+  const walk = new KeyWalk(noticeKeys);
   try {
     for (const field of plan.rootFields) {
       if (field.kind === 'selectByPk') {
-        const key = field.key.find((part) => part.field.source.kind === 'column' && part.field.source.column === loanKeyColumn(field.collection.table));
+        const keyColumn = walk.keyColumn(field.collection);
+        const key = field.key.find((part) => part.field.source.kind === 'column' && part.field.source.column === keyColumn);
         walk.node(field.collection, key?.value ?? null, true);
         walk.selection(field.collection, field.selection, key?.value ?? null);
       } else if (field.kind === 'select' || field.kind === 'selectAggregate') {
-        const key = keyOfWhere(field.collection, field.query.where);
+        const key = keyOfWhere(walk.keyColumn(field.collection), field.query.where);
         walk.node(field.collection, key, true);
         walk.query(field.collection, field.query, key);
         if (field.kind === 'select') walk.selection(field.collection, field.selection, key);
@@ -68,6 +67,13 @@ class KeyWalk {
   /** Table → the key values its reads are keyed by; null once one read is not keyed. */
   readonly reads = new Map<string, Set<Param> | null>();
 
+  constructor(private readonly noticeKeys: ReadonlyMap<string, string>) {}
+
+  /** The column a collection's table's change notices name (`Metadata.changeNoticeKeys`); undefined: none. */
+  keyColumn(collection: Collection): string | undefined {
+    return this.noticeKeys.get(tableKey(collection));
+  }
+
   /** A read of `collection`'s rows (keyed by `key`, or not), with its role's row filter. */
   node(collection: Collection, key: Param | null, withFilter: boolean): void {
     const known = this.reads.get(collection.table);
@@ -78,8 +84,9 @@ class KeyWalk {
   }
 
   related(from: Collection, relationship: Relationship, target: Collection, key: Param | null, withFilter: boolean): Param | null {
-    const joinsLoanKey = relationship.mapping.some(([own, theirs]) => own === loanKeyColumn(from.table) && theirs === loanKeyColumn(target.table));
-    const targetKey = key !== null && joinsLoanKey ? key : null;
+    const [ownKey, theirKey] = [this.keyColumn(from), this.keyColumn(target)];
+    const joinsKeys = ownKey !== undefined && theirKey !== undefined && relationship.mapping.some(([own, theirs]) => own === ownKey && theirs === theirKey);
+    const targetKey = key !== null && joinsKeys ? key : null;
     this.node(target, targetKey, withFilter);
     return targetKey;
   }
@@ -155,17 +162,17 @@ class KeyWalk {
   }
 }
 
-/** The value a root list's `where` pins its loan key to: a `<loan key> _eq <value>` among its top-level conjuncts. */
-function keyOfWhere(collection: Collection, where: BoolExp | null): Param | null {
-  if (!where) return null;
+/** The value a root list's `where` pins its notice key to: a `<notice key> _eq <value>` among its top-level conjuncts. */
+function keyOfWhere(keyColumn: string | undefined, where: BoolExp | null): Param | null {
+  if (!where || keyColumn === undefined) return null;
   if (where.kind === 'and') {
     for (const item of where.items) {
-      const key = keyOfWhere(collection, item);
+      const key = keyOfWhere(keyColumn, item);
       if (key) return key;
     }
     return null;
   }
-  const pinned = where.kind === 'compare' && where.operator === '_eq' && where.field.source.kind === 'column' && where.field.source.column === loanKeyColumn(collection.table);
+  const pinned = where.kind === 'compare' && where.operator === '_eq' && where.field.source.kind === 'column' && where.field.source.column === keyColumn;
   return pinned && (where.value.kind === 'var' || where.value.kind === 'const') ? where.value : null;
 }
 
