@@ -29,6 +29,8 @@ const nullable = (schema: Schema): Schema => {
 /** A decimal as the responses carry it: a JSON number with PostgreSQL's exact digits. */
 const DECIMAL_OUT: Schema = { type: ['number', 'null'] };
 const DATE_OUT: Schema = { type: ['string', 'null'], format: 'date' };
+/** A ledger's money figure: null for a lead (not funded, it owes nothing; migration 0084). */
+const LEAD_NULL: Schema = { type: ['number', 'null'] };
 
 function customFieldOutput(product: Product): Schema {
   const properties: Record<string, Schema> = {};
@@ -619,17 +621,18 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
             as_of: { type: 'string', format: 'date' },
             balances: {
               type: 'object',
+              description: 'As of the day. A lead (not funded) owes nothing: its money figures are null (migration 0084), its days past due 0.',
               required: ['principal_outstanding', 'interest_due', 'fees_due', 'credit_balance', 'oldest_unpaid_due', 'accrued_interest', 'per_diem', 'payoff', 'days_past_due'],
               additionalProperties: false,
               properties: {
-                principal_outstanding: { type: 'number' },
-                interest_due: { type: 'number' },
-                fees_due: { type: 'number' },
-                credit_balance: { type: 'number' },
-                oldest_unpaid_due: { type: ['string', 'null'], format: 'date', description: 'The due date of the oldest schedule row not paid in full; null when none is.' },
-                accrued_interest: { type: 'number' },
-                per_diem: { type: 'number' },
-                payoff: { type: 'number' },
+                principal_outstanding: LEAD_NULL,
+                interest_due: LEAD_NULL,
+                fees_due: LEAD_NULL,
+                credit_balance: LEAD_NULL,
+                oldest_unpaid_due: { type: ['string', 'null'], format: 'date', description: 'The due date of the oldest schedule row not paid in full; null when none is, or for a lead.' },
+                accrued_interest: LEAD_NULL,
+                per_diem: LEAD_NULL,
+                payoff: LEAD_NULL,
                 days_past_due: { type: 'integer', minimum: 0 },
               },
             },

@@ -57,7 +57,7 @@ export async function payoffQuoteJson(db: Queryable, accountId: string, loanId: 
               'fees_due', round((r.l).fees_due, 2), 'credit_balance', round((r.l).credit_balance, 2), 'per_diem', round((r.l).per_diem, 2),
               'days_past_due', CASE WHEN NOT loanql_loan_never_funded(l.account_id, l.id, l.status) THEN (r.l).days_past_due ELSE 0 END)::text AS body,
             l.status = 'lead' AS lead
-       FROM r JOIN loans l ON l.account_id = $1 AND l.id = $2 WHERE (r.l).principal_outstanding IS NOT NULL`,
+       FROM r JOIN loans l ON l.account_id = $1 AND l.id = $2 WHERE (r.l).principal_outstanding IS NOT NULL OR l.status = 'lead'`,
     [accountId, loanId, day],
   );
   if (rows[0]?.lead) throw new LeadHasNoPayoff(loanId);

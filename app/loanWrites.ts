@@ -335,13 +335,19 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
  * The ledger's rules kept by the database: closing a serviced loan by hand while money is owed, or
  * setting `overpaid` by hand, is a 400 naming Status and what is owed (SPEC §12 R9), as is making a
  * loan that took payments a lead again (migration 0053), or a paid-off one `servicing` (0078); an amount
- * below what its funding sources put in, a 400 naming Amount (R10).
+ * below what its funding sources put in, a 400 naming Amount (R10); a `Date_Funded` after the loan's
+ * first payment or fee, a 400 naming Date_Funded (0084).
  */
 function refuseLedgerRules(error: unknown): never {
   const constraint = (error as { constraint?: unknown; code?: unknown }).constraint;
   if ((error as { code?: unknown }).code === '23514' && ['loans_close_with_balance', 'loans_overpaid_by_ledger', 'loans_funded_not_lead', 'loans_settled_by_ledger'].includes(constraint as string)) {
     const message = (error as Error).message;
     throw new UserInputError(message, 400, { Status: message });
+  }
+  // Funded after the loan's first payment or fee (migration 0084).
+  if ((error as { code?: unknown }).code === '22023' && (error as { column?: unknown }).column === 'date_funded') {
+    const said = (error as Error).message.replace(/^date_funded: /, '');
+    throw new UserInputError(`Date_Funded: ${said}`, 400, { Date_Funded: said });
   }
   // R10: the amount may not fall below what the loan's funding sources put in (migration 0024).
   if ((error as { code?: unknown }).code === '23514' && constraint === 'loans_amount_covers_funding') {

@@ -119,7 +119,7 @@ export async function payoffLetter(db: Queryable, accountId: string, parties: Le
             )::text AS body,
             l.status = 'lead' AS lead
        FROM r JOIN loans l ON l.account_id = $1 AND l.id = $2 JOIN accounts a ON a.id = $1
-      WHERE (r.l).principal_outstanding IS NOT NULL`,
+      WHERE (r.l).principal_outstanding IS NOT NULL OR l.status = 'lead'`,
     [accountId, parties.loanId, day],
   );
   // A lead owes nothing: no letter (as no JSON quote: `LeadHasNoPayoff`).

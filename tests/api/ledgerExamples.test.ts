@@ -338,6 +338,62 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     assert.equal(await countPayments(loan), 1);
   });
 
+  it('a manual fee is not dated before its loan was funded, nor charged to a lead (migration 0084), in a batch too; nothing is written', async () => {
+    // insert_fees_one took a fee dated a year before Date_Funded (and one on a lead) while the same day's payment was refused (0081).
+    const countFees = async (loan: string) => (await s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM fees WHERE loan_id = $1 AND kind = 'manual'`, [loan])).rows[0]!.n;
+    const fee = (loan: string, date: string) =>
+      graph(`mutation ($loan: uuid!, $date: date!) { insert_fees_one(object: {loan_id: $loan, amount: "35.00", date: $date, description: "Inspection"}) { id } }`, { loan, date });
+    const loan = await referenceLoan();
+    const early = await fee(loan, '2025-01-15');
+    assert.equal(early.errors?.[0]?.extensions?.code, 'validation-failed', JSON.stringify(early));
+    assert.deepEqual(early.errors[0].extensions.fields, ['date']);
+    assert.equal(early.errors[0].message, "insert_fees_one: date: 2025-01-15 is before the loan was funded (2026-01-15); a fee is dated on or after its loan's Date_Funded");
+    const batch = await graph(
+      `mutation ($loan: uuid!) { insert_fees(objects: [{loan_id: $loan, amount: "10.00", date: "2026-02-01"}, {loan_id: $loan, amount: "10.00", date: "2026-01-14"}]) { affected_rows } }`,
+      { loan },
+    );
+    assert.match(batch.errors?.[0]?.message ?? '', /^insert_fees: date: 2026-01-14 is before the loan was funded \(2026-01-15\)/, JSON.stringify(batch));
+    assert.equal(await countFees(loan), 0);
+    // Re-dating a stored fee before the funding day is refused the same way.
+    assert.equal((await fee(loan, '2026-01-15')).errors, undefined, 'on the funding day itself it is taken');
+    const redate = await graph(`mutation ($loan: uuid!) { update_fees(where: {loan_id: {_eq: $loan}, kind: {_eq: "manual"}}, _set: {date: "2025-12-31"}) { affected_rows } }`, { loan });
+    assert.equal(redate.errors?.[0]?.extensions?.code, 'validation-failed', JSON.stringify(redate));
+    assert.equal((await s.db.query<{ date: string }>(`SELECT date::text FROM fees WHERE loan_id = $1 AND kind = 'manual'`, [loan])).rows[0]!.date, '2026-01-15', 'nothing written');
+    // A lead is charged no fee, as it takes no payment (0050): it owes nothing before funding.
+    const lead = await s.rest.post('/api/loan', { Name: 'A lead with a fee', Amount: 5000, Rate: 10, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15' });
+    const onLead = await fee(lead.json.loan.id, '2026-02-01');
+    assert.equal(onLead.errors?.[0]?.extensions?.code, 'check-violation', JSON.stringify(onLead));
+    assert.equal(onLead.errors[0].message, 'insert_fees_one: loan_id: the loan is a lead (not funded): it is charged fees once its status is servicing');
+    assert.equal(await countFees(lead.json.loan.id), 0);
+  });
+
+  it("Date_Funded is not moved past the loan's first payment or fee (migration 0084): REST's PATCH 400 naming Date_Funded, nothing changed", async () => {
+    // A PATCH moving it to 2026-03-01 after a payment of 2026-02-15 answered 200, and the loan then held a payment dated before its funding.
+    const loan = await referenceLoan();
+    const paid = await pay(loan, '2026-02-15', '8884.88');
+    const before = (await s.rest.get(`/api/loan/${loan}/ledger?date=2026-03-31`)).text;
+    const moved = await s.rest.patch(`/api/loan/${loan}`, { Date_Funded: '2026-03-01' });
+    assert.equal(moved.status, 400, moved.text);
+    assert.deepEqual(Object.keys(moved.json.fields), ['Date_Funded']);
+    assert.equal(moved.json.fields.Date_Funded, "2026-03-01 is after the loan's first payment (2026-02-15); a loan is funded on or before its payments' days (a payment posted on a wrong day is reversed first)");
+    assert.equal((await s.rest.get(`/api/loan/${loan}`)).json.loan.date_funded, '2026-01-15', 'nothing changed');
+    assert.equal((await s.rest.get(`/api/loan/${loan}/ledger?date=2026-03-31`)).text, before);
+    // On the payment's own day, or earlier, it moves.
+    assert.equal((await s.rest.patch(`/api/loan/${loan}`, { Date_Funded: '2026-02-15' })).status, 200);
+    // A payment posted on a wrong day is reversed; the funding day then moves past it.
+    await reverse(paid, '2026-02-20', 'error');
+    assert.equal((await s.rest.patch(`/api/loan/${loan}`, { Date_Funded: '2026-03-01' })).status, 200);
+    // A fee a writer dated counts as a payment does.
+    const fee = await graph(`mutation ($loan: uuid!) { insert_fees_one(object: {loan_id: $loan, amount: "35.00", date: "2026-03-10"}) { id } }`, { loan });
+    assert.equal(fee.errors, undefined, JSON.stringify(fee.errors));
+    const pastFee = await s.rest.patch(`/api/loan/${loan}`, { Date_Funded: '2026-04-01' });
+    assert.equal(pastFee.status, 400, pastFee.text);
+    assert.match(pastFee.json.fields.Date_Funded, /^2026-04-01 is after the loan's first fee \(2026-03-10\)/);
+    assert.equal((await s.rest.get(`/api/loan/${loan}`)).json.loan.date_funded, '2026-03-01', 'nothing changed');
+    // (GraphQL's update_loans_by_pk does not set date_funded: the schedule's inputs are REST's; SQL meets the same trigger.)
+    await assert.rejects(s.db.query(`UPDATE loans SET date_funded = '2026-04-01' WHERE id = $1`, [loan]), /date_funded: 2026-04-01 is after the loan's first fee/);
+  });
+
   it('a reversal is dated on or before the business date, or on a post-dated payment\'s own day', async () => {
     const loan = await referenceLoan();
     const paid = await pay(loan, '2026-02-15', '8884.88');
@@ -434,6 +490,41 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     assert.equal(serviced.data.late.length, 1);
     assert.deepEqual([serviced.data.loans_by_pk.then, serviced.data.loans_by_pk.then_bucket, serviced.data.loans_by_pk.then_owed], [45, '30-59', 17769.76]);
     assert.equal((await payoff(loan, '2026-04-01')).days_past_due, 45);
+  });
+
+  it('a lead owes nothing in any figure (migration 0084): its stored balances and the REST ledger\'s are null, as its payoff (0083); funded, they are its ledger\'s', async () => {
+    // A lead with terms stored and showed principal_outstanding 100,000 and interest_due 6,355.49 (rows "due" since its planned
+    // funding day), and REST's ledger quoted a payoff of 106,437.19, while its payoff field was null and its payoff quote a 409.
+    const created = await s.rest.post('/api/loan', { Name: 'A lead owing nothing', Amount: 100000, Rate: 12, Term: 12, Frequency: 'monthly', Date_Funded: '2026-01-15' });
+    assert.equal(created.status, 201, created.text);
+    const loan = created.json.loan.id as string;
+    const read = `query ($loan: uuid!) { loans_by_pk(id: $loan) { status principal_outstanding interest_due fees_due credit_balance oldest_unpaid_due payoff accrued_interest per_diem amount_past_due } }`;
+    const lead = await graph(read, { loan });
+    assert.equal(lead.errors, undefined, JSON.stringify(lead.errors));
+    assert.deepEqual(lead.data.loans_by_pk, {
+      status: 'lead', principal_outstanding: null, interest_due: null, fees_due: null, credit_balance: null, oldest_unpaid_due: null,
+      payoff: null, accrued_interest: null, per_diem: null, amount_past_due: 0,
+    });
+    for (const day of ['', '?date=2026-04-01']) {
+      const ledger = await s.rest.get(`/api/loan/${loan}/ledger${day}`);
+      assert.equal(ledger.status, 200, ledger.text);
+      assert.deepEqual(ledger.json.balances, {
+        principal_outstanding: null, interest_due: null, fees_due: null, credit_balance: null, oldest_unpaid_due: null,
+        accrued_interest: null, per_diem: null, payoff: null, days_past_due: 0,
+      }, day);
+    }
+    assert.equal((await s.rest.get(`/api/loan/${loan}/payoff`)).status, 409, 'still no quote');
+    // Funded, the status change replays it: the stored figures are its ledger's as of today.
+    assert.equal((await s.rest.patch(`/api/loan/${loan}`, { Status: 'servicing' })).status, 200);
+    const serviced = (await graph(read, { loan })).data.loans_by_pk;
+    const ledger = (await s.rest.get(`/api/loan/${loan}/ledger`)).json.balances;
+    assert.equal(serviced.principal_outstanding, 100000);
+    assert.ok(serviced.interest_due > 0, JSON.stringify(serviced));
+    assert.deepEqual([serviced.interest_due, serviced.fees_due, serviced.oldest_unpaid_due], [ledger.interest_due, ledger.fees_due, ledger.oldest_unpaid_due]);
+    assert.equal(serviced.payoff, ledger.payoff);
+    // And a lead again (no payment taken): nothing again.
+    assert.equal((await s.rest.patch(`/api/loan/${loan}`, { Status: 'lead' })).status, 200);
+    assert.deepEqual((await graph(read, { loan })).data.loans_by_pk, lead.data.loans_by_pk);
   });
 
   it('a loan closed before it was funded is never past due (migration 0081): created closed, or a lead closed by hand', async () => {

@@ -285,6 +285,16 @@ describe('The loan page', () => {
     assert.equal(await footprint(), before);
   });
 
+  it("a lead's page shows no balance owed (migration 0084): a dash for each figure, not the interest of rows \"due\" before funding", async () => {
+    // A lead with terms showed Principal outstanding 100,000.00 and Interest due 6,355.49 while it owed nothing.
+    const created = await client.postForm('/dashboard/loans', { Name: 'Lead with terms', Amount: '100000', Rate: '12', Term: '12', Frequency: 'monthly', Date_Funded: '2026-01-15', Status: 'lead' });
+    assert.equal(created.status, 303, created.text.slice(0, 300));
+    const page = (await client.get(created.location!)).text;
+    for (const figure of ['principal_outstanding', 'interest_due', 'fees_due', 'credit_balance', 'oldest_unpaid_due']) {
+      assert.match(page, new RegExp(`data-balance="${figure}"><span class="hint" aria-label="none">—</span></dd>`), figure);
+    }
+  });
+
   it('a loan without a schedule says it takes only refunds and fee payments; a regular payment posted to it is refused in words, nothing written (migration 0061)', async () => {
     const product = (await database.db.query<{ id: string }>(`SELECT id FROM products WHERE account_id = $1 AND is_default`, [mine.account.id])).rows[0]!.id;
     const bare = (
@@ -608,6 +618,25 @@ describe('Creating and editing a loan', () => {
     // Each message names its field by the label the form shows.
     for (const [field, label] of [['Amount', 'Amount'], ['Term', 'Term'], ['Borrower_Email', 'Borrower e-mail']]) assert.match(reply.text, new RegExp(`id="loan-field-${field}-error" class="field-error">${label}: `), field);
     assert.match(reply.text, /name="Name"[^>]*value="Bad"/);
+    assert.equal(await footprint(), before);
+  });
+
+  it("refuses moving Date_Funded past the loan's first payment, next to the field (migration 0084); nothing written", async () => {
+    // The terms form saved it, and the loan then held payments dated before its funding.
+    const { rows } = await database.db.query<{ id: string; first: string }>(
+      `SELECT l.id, min(p.date)::text AS first FROM loans l JOIN payments p ON p.account_id = l.account_id AND p.loan_id = l.id AND p.date_reversed IS NULL
+        WHERE l.account_id = $1 AND l.status = 'servicing' GROUP BY l.id ORDER BY l.id LIMIT 1`,
+      [mine.account.id],
+    );
+    const { id, first } = rows[0]!;
+    const edit = await client.get(`/dashboard/loans/${id}/edit`);
+    const values = new Map([...edit.text.matchAll(/name="([A-Za-z_]+)"[^>]* value="([^"]*)"/g)].map((match) => [match[1]!, match[2]!]));
+    const fields = Object.fromEntries([...values].filter(([name]) => name !== '_csrf'));
+    const later = new Date(Date.parse(first) + 86_400_000).toISOString().slice(0, 10);
+    const before = await footprint();
+    const reply = await client.postForm(`/dashboard/loans/${id}/edit`, { ...fields, Date_Funded: later });
+    assert.equal(reply.status, 400, reply.text.slice(0, 300));
+    assert.match(reply.text, new RegExp(`id="loan-field-Date_Funded-error" class="field-error">[^<]*${later} is after the loan&#39;s first payment \\(${first}\\)`));
     assert.equal(await footprint(), before);
   });
 

@@ -197,9 +197,11 @@ describe('A write after the last payment resumes the replay (migration 0034)', (
                 tx.query(`UPDATE payments SET date_reversed = greatest(date, $2::date), reversal_reason = $3 WHERE id = $1`, [id, today, s.nsf ? 'nsf' : 'other']);
             }
           } else if (s.kind === 'fee') {
+            // Never before the loan was funded (migration 0084 refuses that, as 0081 a payment).
+            const earlier = day(today, -s.days);
             write = (tx) =>
               tx.query(`INSERT INTO fees (account_id, loan_id, kind, date, amount, description) VALUES ($1, $2, 'manual', $3, $4, 'm')`, [
-                accountId, loanId, day(today, -s.days), s.cents / 100,
+                accountId, loanId, earlier < funded ? funded : earlier, s.cents / 100,
               ]);
           } else if (s.kind === 'waive') {
             const open = (await db.query<{ id: string; date: string }>(`SELECT id, date::text FROM fees WHERE loan_id = $1 AND waived_on IS NULL AND amount > paid ORDER BY date, row_number NULLS LAST, created_at, id`, [loanId])).rows;
@@ -227,7 +229,7 @@ describe('A write after the last payment resumes the replay (migration 0034)', (
               return counts.ledger === before.ledger && counts.from > before.from ? 1 : 0;
             })
             .catch((error: { code?: string }) => {
-              // a refund above the credit, a waiver of a paid fee, a fee dated before funding…: refused, nothing written
+              // a refund above the credit, a waiver of a paid fee…: refused, nothing written
               if (error.code === '23514' || error.code === '23503' || error.code === 'P0001') return null;
               throw error;
             });
