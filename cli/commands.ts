@@ -666,7 +666,9 @@ export const COMMANDS: Command[] = [
     async parse(line) {
       atMostPositionals(line, 0);
       const slug = required(line, 'account');
-      const scale = number(line, 'scale', 1);
+      // Not `number()`: its "non-negative number" would invite a 0 this refuses; one sentence for every bad scale.
+      const rawScale = line.args.get('scale');
+      const scale = rawScale === undefined ? 1 : typeof rawScale === 'string' ? Number(rawScale) : NaN;
       const { MAX_SEED_SCALE } = await load.seed();
       // Above it the plan outgrows memory and the command never ends (app/seed/generate.ts).
       if (!(scale > 0 && scale <= MAX_SEED_SCALE)) throw new UserInputError(`--scale must be a number above 0 and at most ${MAX_SEED_SCALE} (${(MAX_SEED_SCALE * 10_000).toLocaleString('en-US')} loans)`);

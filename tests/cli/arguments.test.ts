@@ -79,6 +79,9 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   // Above 10 the seeder's plan outgrew memory and never ended (1e308: past 3 GB in ten minutes, nothing written).
   [['seed', '--account', 'acme', '--scale', '1e308'], /^loanql: --scale must be a number above 0 and at most 10 \(100,000 loans\)$/m],
   [['seed', '--account', 'acme', '--scale', '10.5'], /--scale must be a number above 0 and at most 10/],
+  // Not a number, or below 0: the same sentence (it said "a non-negative number", and then 0 was refused).
+  [['seed', '--account', 'acme', '--scale', 'abc'], /^loanql: --scale must be a number above 0 and at most 10 \(100,000 loans\)$/m],
+  [['seed', '--account', 'acme', '--scale=-1'], /^loanql: --scale must be a number above 0 and at most 10 \(100,000 loans\)$/m],
   [['seed', '--account', 'acme', '--seed', '1.5'], /seed must be an integer/],
   [['seed', '--account', 'acme', '--today', '2030-02-30'], /--today must be a calendar day as YYYY-MM-DD/],
   // Four years of payments before it: 1901-06-01 wrote for seconds, then failed on a payment dated 1899 (exit 1).
