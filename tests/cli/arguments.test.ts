@@ -129,6 +129,11 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['loan', 'payoff-letter', '--account', 'acme', '--date', '2026-03-31', '--out', 'x.pdf'], /--loan is required/],
   [['remittance', 'run', '--account', 'acme', '--from', '2026-01-01', '--to', '2026-01-31', '--format', 'xml'], /--format must be table or csv/],
   [['remittance', 'mark', '--account', 'acme', '--from', '2026-02-01'], /the period is wrong: to required/],
+  // --total and --lines go together: once answered only after the database was opened, naming the body's line_count.
+  [['remittance', 'mark', '--account', 'acme', '--from', '2026-02-01', '--to', '2026-02-28', '--total', '5'], /^loanql: --lines is required with --total: give both/m],
+  [['remittance', 'mark', '--account', 'acme', '--from', '2026-02-01', '--to', '2026-02-28', '--lines', '5'], /^loanql: --total is required with --lines: give both/m],
+  [['remittance', 'mark', '--account', 'acme', '--from', '2026-02-01', '--to', '2026-02-28', '--total', '12.345', '--lines', '5'], /^loanql: --total must be an amount in cents such as 1234\.56, not "12\.345"$/m],
+  [['remittance', 'mark', '--account', 'acme', '--from', '2026-02-01', '--to', '2026-02-28', '--total', '12.34', '--lines', 'five'], /^loanql: --lines must be a whole number of lines, 0 or more, not "five"$/m],
   [['remittance', 'list', '--account', 'acme', '--limit', '0'], /--limit must be a whole number from 1 to 1000/],
   [['remittance', 'show', '--account', 'acme'], /the remittance id is required/],
 ];
