@@ -52,14 +52,16 @@ export function checkAccountSettingsText(settings: AccountSettings): void {
   if (settings.name !== undefined) refuseNulCharacter('name', settings.name);
   if (settings.currency !== undefined) {
     refuseNulCharacter('currency', settings.currency);
-    if (!/^[A-Z]{3}$/.test(settings.currency) || !CURRENCIES.has(settings.currency)) {
-      throw new UserInputError(`currency "${settings.currency}" is not an ISO 4217 code this service knows (three capital letters, e.g. USD, EUR, GBP, CAD)`);
-    }
+    // ISO 4217's own table first: Node's Intl does not list every code of it (CLF, XAU, XXX), and
+    // one without cents is refused for that, not as a code unknown.
     const minorUnit = MINOR_UNIT_NOT_CENTS.get(settings.currency);
     if (minorUnit !== undefined) {
       throw new UserInputError(
         `currency "${settings.currency}" has ${minorUnit} in ISO 4217, but the ledger keeps every amount to the cent (two decimals): an account's currency is one with cents (e.g. USD, EUR, GBP, CHF, CAD)`,
       );
+    }
+    if (!/^[A-Z]{3}$/.test(settings.currency) || !CURRENCIES.has(settings.currency)) {
+      throw new UserInputError(`currency "${settings.currency}" is not an ISO 4217 code this service knows (three capital letters, e.g. USD, EUR, GBP, CAD)`);
     }
   }
   if (settings.timezone !== undefined) refuseNulCharacter('timezone', settings.timezone);

@@ -230,8 +230,9 @@ function operationsOf(env: NodeJS.ProcessEnv): OperationsSettings {
 function workersOf(env: NodeJS.ProcessEnv): number {
   const raw = (env.WORKERS ?? '').trim();
   if (raw === '') return 1;
-  const workers = raw === 'auto' ? availableParallelism() : Number(raw);
-  if (!Number.isInteger(workers) || workers < 1 || workers > 256) throw new Error(`WORKERS must be a whole number from 1 to 256 or "auto", not "${raw}"`);
+  // Digits only, as every count (README "Configuration"): `Number` read `1e0`, `0x2`, `2.0` and `+2` as whole numbers.
+  const workers = raw === 'auto' ? availableParallelism() : /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
+  if (!(workers >= 1 && workers <= 256)) throw new Error(`WORKERS must be a whole number from 1 to 256 or "auto", not "${raw}"`);
   if (workers > 1 && !env.DATABASE_URL) throw new Error('WORKERS above 1 needs DATABASE_URL: the embedded database admits one process');
   return workers;
 }

@@ -295,7 +295,8 @@ export interface RunShown {
 }
 
 const MARK_FIELDS = ['from', 'to', 'total', 'line_count'];
-const CENTS = /^-?\d{1,15}(\.\d{1,2})?$/;
+/** A run's total as shown: an amount in cents (also `loanql remittance mark --total`). */
+export const SHOWN_TOTAL = /^-?\d{1,15}(\.\d{1,2})?$/;
 
 /** `total` and `line_count` of a mark's body: both or neither (null), or a 400 naming each wrong one. */
 function runShown(fields: ReadonlyMap<string, unknown>): RunShown | null {
@@ -305,7 +306,7 @@ function runShown(fields: ReadonlyMap<string, unknown>): RunShown | null {
   const problems = new Map<string, string>();
   if (total === undefined) problems.set('total', "required with line_count: the run's total as shown");
   else if (typeof total !== 'string' && typeof total !== 'number') problems.set('total', 'expected an amount such as 1234.56');
-  else if (!CENTS.test(String(total))) problems.set('total', `expected an amount in cents such as 1234.56, not ${JSON.stringify(String(total))}`);
+  else if (!SHOWN_TOTAL.test(String(total))) problems.set('total', `expected an amount in cents such as 1234.56, not ${JSON.stringify(String(total))}`);
   const count = typeof lineCount === 'string' && /^\d{1,9}$/.test(lineCount) ? Number(lineCount) : Number.isSafeInteger(lineCount) && (lineCount as number) >= 0 ? (lineCount as number) : null;
   if (lineCount === undefined) problems.set('line_count', "required with total: the run's line count as shown");
   else if (count === null) problems.set('line_count', `expected a whole number of lines, 0 or more, not ${JSON.stringify(lineCount)}`);

@@ -271,6 +271,23 @@ async function periodOf(line: CommandLine): Promise<{ from: string; to: string }
   return statementPeriod(optionText(line, 'from'), optionText(line, 'to'));
 }
 
+/**
+ * `remittance mark`'s `--total` and `--lines` (the run's Total line as shown): both or neither,
+ * checked here, before the database is opened, in the options' names (the body of
+ * `POST /api/remittances` names them `total` and `line_count`).
+ */
+async function runShownOptions(line: CommandLine): Promise<{ total?: string; line_count?: string }> {
+  const total = optionText(line, 'total');
+  const lines = optionText(line, 'lines');
+  if (total === undefined && lines === undefined) return {};
+  if (total === undefined) throw new UserInputError("--total is required with --lines: give both, as the run's Total line shows them, or neither");
+  if (lines === undefined) throw new UserInputError("--lines is required with --total: give both, as the run's Total line shows them, or neither");
+  const { SHOWN_TOTAL } = await load.remittances();
+  if (!SHOWN_TOTAL.test(total)) throw new UserInputError(`--total must be an amount in cents such as 1234.56, not ${JSON.stringify(total)}`);
+  if (!/^\d{1,9}$/.test(lines)) throw new UserInputError(`--lines must be a whole number of lines, 0 or more, not ${JSON.stringify(lines)}`);
+  return { total, line_count: lines };
+}
+
 /** A `--default` given on the command line, read as the field's type expects. */
 function defaultFromText(type: CustomFieldType, text: string): unknown {
   if (type === 'integer' && /^-?\d+$/.test(text)) return Number(text);
@@ -666,7 +683,9 @@ export const COMMANDS: Command[] = [
     async parse(line) {
       atMostPositionals(line, 0);
       const slug = required(line, 'account');
-      const scale = number(line, 'scale', 1);
+      // Not `number()`: its "non-negative number" would invite a 0 this refuses; one sentence for every bad scale.
+      const rawScale = line.args.get('scale');
+      const scale = rawScale === undefined ? 1 : typeof rawScale === 'string' ? Number(rawScale) : NaN;
       const { MAX_SEED_SCALE } = await load.seed();
       // Above it the plan outgrows memory and the command never ends (app/seed/generate.ts).
       if (!(scale > 0 && scale <= MAX_SEED_SCALE)) throw new UserInputError(`--scale must be a number above 0 and at most ${MAX_SEED_SCALE} (${(MAX_SEED_SCALE * 10_000).toLocaleString('en-US')} loans)`);
@@ -1106,9 +1125,7 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async parse(line) {
       atMostPositionals(line, 0);
-      const total = optionText(line, 'total');
-      const lines = optionText(line, 'lines');
-      return { slug: required(line, 'account'), period: await periodOf(line), shown: total === undefined && lines === undefined ? {} : { total, line_count: lines } };
+      return { slug: required(line, 'account'), period: await periodOf(line), shown: await runShownOptions(line) };
     },
     async run(context, { slug, period, shown }) {
       const account = await findAccount(context.db, slug);

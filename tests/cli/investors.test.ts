@@ -136,7 +136,7 @@ describe('loanql investors statement / remittance', { timeout: 300_000 }, () => 
     assert.ok(stale.stderr.includes(`the run changed since it was shown: it owes ${owed} in ${lines} lines now, not 0.01 in 1 lines`), stale.stderr);
     const half = await cli('remittance', 'mark', '--account', 'harbor', '--from', '2026-03-01', '--to', '2026-03-31', '--total', owed);
     assert.equal(half.code, 2);
-    assert.match(half.stderr, /line_count required with total/);
+    assert.match(half.stderr, /--lines is required with --total/);
     assert.equal(await count(), before, 'nothing recorded');
     const mark = await cli('remittance', 'mark', '--account', 'harbor', '--from', '2026-03-01', '--to', '2026-03-31', '--total', owed, '--lines', lines);
     assert.equal(mark.code, 0, mark.stderr);

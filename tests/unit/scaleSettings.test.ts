@@ -12,7 +12,7 @@ describe('Scale-out settings (WORKERS, DATABASE_REPLICA_URLS)', () => {
     assert.equal(configFromEnv({ WORKERS: '3', DATABASE_URL: primary }).workers, 3);
     assert.ok(configFromEnv({ WORKERS: 'auto', DATABASE_URL: primary }).workers >= 1);
     assert.throws(() => configFromEnv({ WORKERS: '2' }), /WORKERS above 1 needs DATABASE_URL/);
-    for (const bad of ['0', '-1', '1.5', 'many', '999']) assert.throws(() => configFromEnv({ WORKERS: bad, DATABASE_URL: primary }), /WORKERS must be/);
+    for (const bad of ['0', '-1', '1.5', 'many', '999', '2.0', '1e0', '0x2', '+2', '0b10']) assert.throws(() => configFromEnv({ WORKERS: bad, DATABASE_URL: primary }), /WORKERS must be/);
   });
 
   it('DEMO_SCALE: the first start\'s demo portfolio, 0.05 (500 loans) by default, 0.0001 to 1', () => {
