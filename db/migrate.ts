@@ -74,6 +74,7 @@ const MIGRATIONS: readonly string[] = [
   '0079_rule_sentences_in_the_database',
   '0081_before_funding',
   '0083_leads_owe_nothing',
+  '0086_loan_removal',
 ];
 
 /**

@@ -1,0 +1,41 @@
+import type { Database, Queryable } from '../db/index.js';
+
+/** What a loan's removal came to (`DELETE /api/loan/{id}`, the dashboard's Delete). */
+export type LoanRemoval =
+  /** Deleted, with its non-money rows; `loan` is what the caller read of it just before (`{"loan": …}` text). */
+  | { readonly kind: 'removed'; readonly loan: string }
+  /** No such loan for this caller (none, another account's, outside its role's delete filter, or not a uuid). */
+  | { readonly kind: 'not-found' }
+  /** It holds money history (SPEC §12: never deleted): the database's sentence and what it holds. */
+  | { readonly kind: 'holds-money'; readonly message: string; readonly holds: Readonly<Record<string, number>> };
+
+/** How the caller sees the loan inside the removal's transaction: its `{"loan": …}` text, or null when it may not remove it. */
+export type LoanAsSeen = (tx: Queryable, loanId: string) => Promise<string | null>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Removes a loan entered by mistake (a lead typed twice, a test loan) with its schedule rows,
+ * tasks, comments and links, in one transaction — unless it holds a payment (reversed or not), a
+ * fee, a fee waiver, a funding source or a distribution line: money is never deleted (SPEC §12),
+ * and migration 0086's trigger refuses that delete for every writer. The loan is locked first, as
+ * every write of a loan does, so a payment posted meanwhile waits for the removal and then finds
+ * no loan; or the removal waits for it and is refused.
+ */
+export async function removeLoan(db: Database, accountId: string, loanId: string, seenBy: LoanAsSeen): Promise<LoanRemoval> {
+  if (!UUID.test(loanId)) return { kind: 'not-found' };
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<{ holds: Record<string, number>; refusal: string | null }>(
+      `SELECT loanql_loan_money_held(account_id, id) AS holds, loanql_loan_removal_refusal(account_id, id) AS refusal
+         FROM loans WHERE account_id = $1 AND id = $2 FOR UPDATE`,
+      [accountId, loanId],
+    );
+    const row = rows[0];
+    if (!row) return { kind: 'not-found' };
+    const loan = await seenBy(tx, loanId);
+    if (loan === null) return { kind: 'not-found' };
+    if (row.refusal !== null) return { kind: 'holds-money', message: row.refusal, holds: row.holds };
+    await tx.query('DELETE FROM loans WHERE account_id = $1 AND id = $2', [accountId, loanId]);
+    return { kind: 'removed', loan };
+  });
+}
