@@ -1,16 +1,31 @@
 import type { Database, Queryable } from '../db/index.js';
 
 /** What a loan's removal came to (`DELETE /api/loan/{id}`, the dashboard's Delete). */
-export type LoanRemoval =
-  /** Deleted, with its non-money rows; `loan` is what the caller read of it just before (`{"loan": …}` text). */
-  | { readonly kind: 'removed'; readonly loan: string }
+export type LoanRemoval<Seen> =
+  /** Deleted, with its non-money rows; `loan` is what the caller read of it just before (`seenBy`'s answer). */
+  | { readonly kind: 'removed'; readonly loan: Seen }
   /** No such loan for this caller (none, another account's, outside its role's delete filter, or not a uuid). */
   | { readonly kind: 'not-found' }
   /** It holds money history (SPEC §12: never deleted): the database's sentence and what it holds. */
-  | { readonly kind: 'holds-money'; readonly message: string; readonly holds: Readonly<Record<string, number>> };
+  | ({ readonly kind: 'holds-money' } & MoneyHeld);
 
-/** How the caller sees the loan inside the removal's transaction: its `{"loan": …}` text, or null when it may not remove it. */
-export type LoanAsSeen = (tx: Queryable, loanId: string) => Promise<string | null>;
+/** How the caller sees the loan inside the removal's transaction (REST: its `{"loan": …}` text), or null when it may not remove it. */
+export type LoanAsSeen<Seen> = (tx: Queryable, loanId: string) => Promise<Seen | null>;
+
+/** Why a loan may not be removed — the database's sentence and what it holds (`{"payments": 2}`) — or null when it may (migration 0086's one list). */
+export async function loanRemovalRefusal(db: Queryable, accountId: string, loanId: string): Promise<MoneyHeld | null> {
+  const { rows } = await db.query<{ holds: Record<string, number>; refusal: string | null }>(
+    'SELECT loanql_loan_money_held($1, $2) AS holds, loanql_loan_removal_refusal($1, $2) AS refusal',
+    [accountId, loanId],
+  );
+  const found = rows[0];
+  return found && found.refusal !== null ? { message: found.refusal, holds: found.holds } : null;
+}
+
+export interface MoneyHeld {
+  readonly message: string;
+  readonly holds: Readonly<Record<string, number>>;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -22,7 +37,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * every write of a loan does, so a payment posted meanwhile waits for the removal and then finds
  * no loan; or the removal waits for it and is refused.
  */
-export async function removeLoan(db: Database, accountId: string, loanId: string, seenBy: LoanAsSeen): Promise<LoanRemoval> {
+export async function removeLoan<Seen>(db: Database, accountId: string, loanId: string, seenBy: LoanAsSeen<Seen>): Promise<LoanRemoval<Seen>> {
   if (!UUID.test(loanId)) return { kind: 'not-found' };
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<{ holds: Record<string, number>; refusal: string | null }>(

@@ -146,7 +146,7 @@ describe('DELETE /api/loan/{id}', () => {
       assert.equal(document.paths['/api/loan/{id}'].delete, undefined, `the ${role} document lists no DELETE`);
     }
     assert.equal((await service.rest.get(`/api/loan/${mine}`)).status, 200);
-    assert.ok(service.rest.document.paths['/api/loan/{id}'].delete, "the admin's document lists DELETE");
+    assert.ok((service.rest.document as any).paths['/api/loan/{id}'].delete, "the admin's document lists DELETE");
   });
 });
 
