@@ -188,7 +188,7 @@ describe('delete_loans_by_pk and the database', () => {
     await service.db.query(`INSERT INTO webhook_endpoints (account_id, url, event_types, secret) VALUES ($1, 'https://example.test/hook', ARRAY['loan.deleted'], 'whsec_dGVzdA==')`, [service.accountId]);
     const id = await mistakenLoan('Heard about');
     assert.equal((await service.rest.send('DELETE', `/api/loan/${id}`)).status, 200);
-    const { rows } = await service.db.query<{ data: { old: { id: string; name: string }; new: null } }>(
+    const { rows } = await service.db.query<{ data: { old: { id: string; name: string }; new: null; currency: string } }>(
       `SELECT data::jsonb AS data FROM webhook_outbox WHERE account_id = $1 AND type = 'loan.deleted'
         UNION ALL SELECT data::jsonb FROM webhook_events WHERE account_id = $1 AND type = 'loan.deleted'`,
       [service.accountId],
@@ -197,5 +197,6 @@ describe('delete_loans_by_pk and the database', () => {
     assert.equal(rows[0]!.data.old.id, id);
     assert.equal(rows[0]!.data.old.name, 'Heard about');
     assert.equal(rows[0]!.data.new, null);
+    assert.equal(rows[0]!.data.currency, 'USD', 'its amount is told with the currency, as every event with an amount');
   });
 });
