@@ -32,7 +32,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * Removes a loan entered by mistake (a lead typed twice, a test loan) with its schedule rows,
  * tasks, comments and links, in one transaction — unless it holds a payment (reversed or not), a
- * fee, a fee waiver, a funding source or a distribution line: money is never deleted (SPEC §12),
+ * manual or NSF fee, a fee waiver, a funding source or a distribution line: money is never deleted (SPEC §12),
  * and migration 0086's trigger refuses that delete for every writer. The loan is locked first, as
  * every write of a loan does, so a payment posted meanwhile waits for the removal and then finds
  * no loan; or the removal waits for it and is refused.
@@ -40,16 +40,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export async function removeLoan<Seen>(db: Database, accountId: string, loanId: string, seenBy: LoanAsSeen<Seen>): Promise<LoanRemoval<Seen>> {
   if (!UUID.test(loanId)) return { kind: 'not-found' };
   return db.transaction(async (tx) => {
-    const { rows } = await tx.query<{ holds: Record<string, number>; refusal: string | null }>(
-      `SELECT loanql_loan_money_held(account_id, id) AS holds, loanql_loan_removal_refusal(account_id, id) AS refusal
-         FROM loans WHERE account_id = $1 AND id = $2 FOR UPDATE`,
-      [accountId, loanId],
-    );
-    const row = rows[0];
-    if (!row) return { kind: 'not-found' };
+    // The lock first, then what the loan holds in a statement of its own: its snapshot is taken
+    // once the lock is held, so it sees a payment committed by the write it waited for (one
+    // statement would count with the snapshot taken before the wait, and the trigger would then
+    // refuse the DELETE as a fault). Money rows reference the loan, so none is added meanwhile.
+    const locked = await tx.query('SELECT 1 FROM loans WHERE account_id = $1 AND id = $2 FOR UPDATE', [accountId, loanId]);
+    if (!locked.rows.length) return { kind: 'not-found' };
     const loan = await seenBy(tx, loanId);
     if (loan === null) return { kind: 'not-found' };
-    if (row.refusal !== null) return { kind: 'holds-money', message: row.refusal, holds: row.holds };
+    const refusal = await loanRemovalRefusal(tx, accountId, loanId);
+    if (refusal) return { kind: 'holds-money', ...refusal };
     await tx.query('DELETE FROM loans WHERE account_id = $1 AND id = $2', [accountId, loanId]);
     return { kind: 'removed', loan };
   });

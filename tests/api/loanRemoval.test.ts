@@ -126,6 +126,29 @@ describe('DELETE /api/loan/{id}', () => {
     assert.match(two.json.error, /\(1 fee\)/);
   });
 
+  it('a payment committed while the removal waits for the loan: the removal is refused (409), never a fault', async () => {
+    const id = await mistakenLoan('Paid meanwhile', 'servicing');
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let posted = (): void => undefined;
+    const inserted = new Promise<void>((resolve) => (posted = resolve));
+    const paying = service.db.transaction(async (tx) => {
+      await tx.query(`INSERT INTO payments (account_id, loan_id, date, amount) VALUES ($1, $2, '2026-02-15', 500)`, [service.accountId, id]);
+      posted();
+      await held;
+    });
+    await inserted;
+    const removal = service.rest.send('DELETE', `/api/loan/${id}`);
+    // On PostgreSQL the removal now waits for the payment's lock on the loan (PGlite: for its one connection).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    release();
+    await paying;
+    const answer = await removal;
+    assert.equal(answer.status, 409, answer.text);
+    assert.equal(answer.json.holds.payments, 1);
+    assert.equal(await count('payments', id), 1);
+  });
+
   it("is 404 for another account's loan or a malformed id, 400 for a query parameter, 403 naming loans.delete for a role without it", async () => {
     const other = await service.newAccount();
     const theirs = (await other.rest.post('/api/loan', { Name: 'Theirs' })).json.loan.id as string;
