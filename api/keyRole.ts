@@ -4,8 +4,8 @@ import type { Principal } from '../engine/index.js';
 import { ADMIN_ROLE, type Role } from '../metadata/index.js';
 import { notAuthorized } from './authenticate.js';
 
-export type LoanPermission = 'select' | 'insert' | 'update';
-const METHOD_NEEDS: Readonly<Record<LoanPermission, string>> = { select: 'GET', insert: 'POST', update: 'PATCH' };
+export type LoanPermission = 'select' | 'insert' | 'update' | 'delete';
+const METHOD_NEEDS: Readonly<Record<LoanPermission, string>> = { select: 'GET', insert: 'POST', update: 'PATCH', delete: 'DELETE' };
 
 /**
  * The key's role (from the metadata in service) when it has the loans permission a route needs;

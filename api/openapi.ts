@@ -93,6 +93,8 @@ export interface LoanAccess {
   readonly select: boolean;
   readonly insert: boolean;
   readonly update: boolean;
+  /** Whether it may remove a loan entered by mistake (`DELETE /api/loan/{id}`: the role's loans delete); default false. */
+  readonly delete?: boolean;
   readonly filtered: boolean;
   /** Whether it may change the product's settings (`PATCH /api/product`: admin keys). */
   readonly productUpdate: boolean;
@@ -106,7 +108,7 @@ export interface LoanAccess {
   readonly remittanceMark?: boolean;
 }
 
-export const FULL_ACCESS: LoanAccess = { role: 'admin', select: true, insert: true, update: true, filtered: false, productUpdate: true };
+export const FULL_ACCESS: LoanAccess = { role: 'admin', select: true, insert: true, update: true, delete: true, filtered: false, productUpdate: true };
 
 /** The 409 of every write: what `retryWriteConflicts` could not settle. */
 const WRITE_CONFLICT = 'The write collided with concurrent writes to the same loans (a deadlock or serialization failure) on each of the 5 times the service ran it; `code` is `conflict`. Nothing was written: send it again.';
@@ -316,6 +318,18 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           requestBody: { required: false, ...json('LoanUpdate') },
           responses: { '200': { description: 'The updated loan.', ...json('LoanEnvelope') }, '400': responses.badRequest, '403': responses.forbidden, '404': responses.notFound, '413': responses.tooLarge },
         },
+        delete: {
+          operationId: 'deleteLoan',
+          summary:
+            'Removes a loan entered by mistake (a lead typed twice, a test loan) with its schedule rows, tasks, comments and links, in one transaction. A loan that holds money history — a payment (reversed or not), a fee, a fee waiver, a funding source, a distribution line — is never deleted (409; the database refuses it for every writer).',
+          responses: {
+            '200': { description: 'The loan as it was just before it was removed.', ...json('LoanEnvelope') },
+            '400': responses.badPath,
+            '403': responses.forbidden,
+            '404': responses.notFound,
+            '409': { description: 'The loan holds money history: `code` is `loan-holds-money`, `holds` counts what it holds (`{"payments": 2, "fees": 1}`); nothing was removed. Reverse its payments and waive its fees instead.', ...json('LoanHoldsMoney') },
+          },
+        },
       },
       '/api/loan/{id}/payoff': {
         parameters: [idParameter],
@@ -448,6 +462,20 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
         LoanUpdate: { type: 'object', properties: requestProperties, description: 'Fields of the default product; null clears a field.' },
         LoanCreate: { type: 'object', required: requiredOnCreate, properties: { ...requestProperties, ...contactProperties } },
         Error: error,
+        LoanHoldsMoney: {
+          type: 'object',
+          required: ['error', 'code'],
+          properties: {
+            error: { type: 'string' },
+            code: { type: 'string', description: '`loan-holds-money`; or `conflict` (concurrent writes, below).' },
+            holds: {
+              type: 'object',
+              description: 'How many of each kind of money record the loan holds (only the kinds it has).',
+              additionalProperties: false,
+              properties: Object.fromEntries(['payments', 'fees', 'fee_waivers', 'funding_sources', 'distributions'].map((kind) => [kind, { type: 'integer', minimum: 1 }])),
+            },
+          },
+        },
         ProductSettings: {
           type: 'object',
           description: "The servicing settings of a product (SPEC §12); each decides what the product's loans owe.",
@@ -550,7 +578,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           properties: {
             error: { type: 'string' },
             role: { type: 'string' },
-            permission: { enum: ['loans.select', 'loans.insert', 'loans.update', 'loans.insert.columns', 'loans.update.columns', 'loans.insert.check', 'loans.update.check', 'product.update', 'account.update', 'distributions.select', 'remittances.insert'] },
+            permission: { enum: ['loans.select', 'loans.insert', 'loans.update', 'loans.delete', 'loans.insert.columns', 'loans.update.columns', 'loans.insert.check', 'loans.update.check', 'product.update', 'account.update', 'distributions.select', 'remittances.insert'] },
             code: { const: 'permission-denied', description: 'Set when the operation is for admin keys only (PATCH /api/product, PATCH /api/account, POST /api/remittances) or needs a read of distribution lines the role lacks.' },
             fields: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each body field the role may not write, with why.' },
           },
@@ -693,13 +721,14 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
       },
     },
   };
-  // Only the operations the caller's role may use (GET: select, POST: insert, PATCH: update).
+  // Only the operations the caller's role may use (GET: select, POST: insert, PATCH: update, DELETE: delete).
   const paths = document.paths as Record<string, Record<string, unknown>>;
   const allowed: readonly [string, string, boolean][] = [
     ['/api/loan', 'get', access.select],
     ['/api/loan', 'post', access.insert],
     ['/api/loan/{id}', 'get', access.select],
     ['/api/loan/{id}', 'patch', access.update],
+    ['/api/loan/{id}', 'delete', access.delete ?? false],
     ['/api/loan/{id}/payoff', 'get', access.select],
     ['/api/loan/{id}/ledger', 'get', access.select],
     ['/api/product', 'get', access.select],
@@ -713,11 +742,11 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
     ['/api/distributions', 'get', access.select],
   ];
   for (const [path, method, yes] of allowed) if (!yes) delete paths[path]![method];
-  for (const path of Object.keys(paths)) if (!['get', 'post', 'patch'].some((method) => method in paths[path]!)) delete paths[path];
+  for (const path of Object.keys(paths)) if (!['get', 'post', 'patch', 'delete'].some((method) => method in paths[path]!)) delete paths[path];
   // Any operation may meet the key's rate limit or a database out of reach (api/rateLimit.ts, api/unavailable.ts);
   // any write, concurrent writes that PostgreSQL undid it for on each of its runs (db/conflictRetry.ts).
   for (const item of Object.values(paths)) {
-    for (const method of ['get', 'post', 'patch']) {
+    for (const method of ['get', 'post', 'patch', 'delete']) {
       const operation = item[method] as { responses: Record<string, { description: string }> } | undefined;
       if (!operation) continue;
       operation.responses = { ...operation.responses, ...everyOperation };

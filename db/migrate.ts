@@ -75,6 +75,7 @@ const MIGRATIONS: readonly string[] = [
   '0081_before_funding',
   '0083_leads_owe_nothing',
   '0084_funding_day_on_every_write',
+  '0086_loan_removal',
 ];
 
 /**

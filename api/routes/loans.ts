@@ -5,6 +5,7 @@ import { LoanReader } from '../../app/loanReads.js';
 import { dayParameter, ledgerJson, payoffQuoteJson } from '../../app/ledgerReads.js';
 import { createLoan, updateLoan } from '../../app/loanWrites.js';
 import { loanWriteGrant } from '../../app/loanWriteGrant.js';
+import { removeLoan } from '../../app/loanRemoval.js';
 import type { Product } from '../../app/products.js';
 import { UserInputError } from '../../app/errors.js';
 import { LOAN_STATUSES, type LoanStatus } from '../../app/products.js';
@@ -206,9 +207,26 @@ export function loanRoutes(db: Database, engines: EngineHolder, routing?: ReadRo
     sendJson(res, 200, text);
   });
 
+  /**
+   * A loan entered by mistake (`app/loanRemoval.ts`): 200 with the loan as it was; 404 as for GET
+   * (and for a loan outside the role's delete filter); 409 naming the money history it holds.
+   */
+  router.delete('/:id', async (req, res) => {
+    const caller = roleWith(engines, res, 'delete', '/api/loan');
+    if (!caller) return;
+    queryParameters(req.query, []);
+    const filter = caller.role.name === ADMIN_ROLE ? null : (caller.role.metadata.collections.get('loans')?.delete?.filter ?? null);
+    const reader = await loansAs(caller.role, filter ? new Map([['loans', filter]]) : undefined);
+    const outcome = await removeLoan(db, res.locals.auth.accountId, req.params.id, (tx, id) => reader.loanJson(databaseInTransaction(db, tx), caller.principal, id));
+    if (outcome.kind === 'not-found') return notFound(res);
+    if (outcome.kind === 'holds-money') return void res.status(409).json({ error: outcome.message, code: 'loan-holds-money', holds: outcome.holds });
+    await wrote(res);
+    sendJson(res, 200, outcome.loan);
+  });
+
   router.all(['/:id/payoff', '/:id/ledger'], methodNotAllowed('GET'));
   router.all('/', methodNotAllowed('GET', 'POST'));
-  router.all('/:id', methodNotAllowed('GET', 'PATCH'));
+  router.all('/:id', methodNotAllowed('GET', 'PATCH', 'DELETE'));
 
   return router;
 }

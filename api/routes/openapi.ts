@@ -30,6 +30,7 @@ export function openApiRoutes(db: Database, engines: EngineHolder): Router {
         select: admin || loans !== undefined,
         insert: admin || (loans?.insert ?? null) !== null,
         update: admin || (loans?.update ?? null) !== null,
+        delete: admin || (loans?.delete ?? null) !== null,
         productUpdate: admin,
         accountUpdate: admin,
         // issue 32 (api/investorAccess.ts): a filtered read of distributions reaches its own person with person_id

@@ -215,6 +215,8 @@ export interface LoanPageView {
   readonly quoteDayAsked?: string;
   /** The quote form was sent (a good `quote_date`): the quote takes the focus, as an outcome does. */
   readonly quoteAsked?: boolean;
+  /** It holds no money history (migration 0086): a Delete button leads to the confirmation. */
+  readonly removable?: boolean;
 }
 
 /** The payment types of SPEC §12, as the form offers them. */
@@ -291,7 +293,9 @@ export function loanPage(viewer: Viewer, view: LoanPageView): string {
   return renderPage(
     { title: `Loan ${loanLabel(loan)}`, viewer, section: 'loans' },
     html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a></p>
-<div class="page-head"><h1>${loanLabel(loan)} ${statusPill(loan.status)}</h1><a class="button button-secondary" href="${loanPath(id)}/edit">Edit loan</a></div>
+<div class="page-head"><h1>${loanLabel(loan)} ${statusPill(loan.status)}</h1><div class="actions"><a class="button button-secondary" href="${loanPath(id)}/edit">Edit loan</a>${
+      view.removable ? html`<a class="button button-danger" href="${loanPath(id)}/delete">Delete loan</a>` : null
+    }</div></div>
 ${outcomeAt(view, 'top')}
 ${balancesSection(loan, view.today ?? null, viewer.currency)}
 ${payoffSection(viewer, loan, view, view.quoteError ? outcome('error', view.quoteError) : outcomeAt(view, 'payoff', 'payoff'))}
@@ -524,6 +528,48 @@ ${outcome('error', form?.error)}
   <div class="actions">
     <button type="submit" class="button-danger">Reverse payment</button>
     <a class="button button-secondary" href="${loanPath(id)}#payments">Cancel</a>
+  </div>
+</form>`,
+  );
+}
+
+/**
+ * The confirmation step of deleting a loan entered by mistake (one without money history): what
+ * goes with it, and a page of its own, so it works without JavaScript.
+ */
+export function deleteLoanPage(viewer: Viewer, loan: Row): string {
+  const id = text(loan.id);
+  const countOf = (name: string) => Number(text(row(row(loan[`${name}_aggregate`])?.aggregate)?.count) || '0');
+  const going = (
+    [
+      ['schedule row', 'schedule rows', countOf('schedules')],
+      ['task', 'tasks', countOf('tasks')],
+      ['comment', 'comments', countOf('comments')],
+      ['borrower link', 'borrower links', countOf('borrows')],
+      ['guarantor link', 'guarantor links', countOf('guarantees')],
+      ['document link', 'document links', countOf('loan_documents')],
+      ['address link', 'address links', countOf('address_details')],
+    ] as const
+  )
+    .filter(([, , n]) => n > 0)
+    .map(([one, many, n]) => `${n} ${n === 1 ? one : many}`);
+  return renderPage(
+    { title: `Delete the loan ${loanLabel(loan)}`, viewer, section: 'loans' },
+    html`<p class="breadcrumb"><a href="${LOANS_PATH}">Loans</a> › <a href="${loanPath(id)}">${loanLabel(loan)}</a></p>
+<h1>Delete this loan?</h1>
+<dl class="facts">
+  <dt>Loan</dt><dd>${loanLabel(loan)}</dd>
+  <dt>Status</dt><dd>${statusPill(loan.status)}</dd>
+  <dt>Amount</dt><dd>${cash(loan.amount, viewer.currency)}</dd>
+</dl>
+<p>The loan has no payment, fee, funding source or investor line, so it can be deleted: for a loan entered by mistake (a lead typed twice, a test loan). ${
+      going.length ? `With it go its ${going.length > 1 ? `${going.slice(0, -1).join(', ')} and ${going[going.length - 1]}` : going[0]}.` : 'Nothing else goes with it.'
+    } Its borrowers, guarantors, documents and addresses stay in the account. This cannot be undone.</p>
+<form class="stack" method="post" action="${loanPath(id)}/delete">
+  ${csrfField(viewer.csrfToken)}
+  <div class="actions">
+    <button type="submit" class="button-danger">Delete loan</button>
+    <a class="button button-secondary" href="${loanPath(id)}">Cancel</a>
   </div>
 </form>`,
   );

@@ -4,11 +4,12 @@ import type { Logger } from '../../app/logger.js';
 import { RequestError } from '../../engine/index.js';
 import { UserInputError } from '../../app/errors.js';
 import { createLoan, updateLoan } from '../../app/loanWrites.js';
+import { loanRemovalRefusal, removeLoan } from '../../app/loanRemoval.js';
 import { businessDate, dayParameter } from '../../app/ledgerReads.js';
 import { LOAN_STATUSES, loadDefaultProduct } from '../../app/products.js';
 import { errorPage } from '../pages/errorPage.js';
 import { createBody, loanFormFields, updateBody, type LoanFormField } from '../loanForm.js';
-import { FEE_STATUSES, feeUnpaid, LOAN_SORTS, listHref, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type DueWindow, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
+import { deleteLoanPage, FEE_STATUSES, feeUnpaid, LOAN_SORTS, listHref, LOANS_PATH, loanFormPage, loanListPage, loanPage, loanPath, reversePaymentPage, type DueWindow, type LoanListQuery, type LoanPageForm } from '../pages/loanPages.js';
 import { cash, centsOf, enumLabel, fromCents, money, row, rows, text, type Row } from '../pages/servicingFormat.js';
 import { formFields, formText } from '../formFields.js';
 import { AMOUNT_EXAMPLE, plainAmount } from '../moneyInput.js';
@@ -133,6 +134,21 @@ const NOTICES: ReadonlyMap<string, string> = new Map([
   ['fee-added', 'Fee added: see Balances and the payoff quote.'],
   ['fee-waived', 'Fee waived: see Balances and the payoff quote.'],
 ]);
+/** What the loans list says after a write that leaves no loan page to return to (`?done=`). */
+const LIST_NOTICES: ReadonlyMap<string, string> = new Map([['loan-deleted', 'Loan deleted, with its schedule, tasks, comments and links.']]);
+/** What the Delete confirmation lists as removed with the loan. */
+const LOAN_DEPENDENTS = `query LoanDependents($id: uuid!) {
+  loan: loans_by_pk(id: $id) {
+    id name status amount
+    schedules_aggregate { aggregate { count } }
+    tasks_aggregate { aggregate { count } }
+    comments_aggregate { aggregate { count } }
+    borrows_aggregate { aggregate { count } }
+    guarantees_aggregate { aggregate { count } }
+    loan_documents_aggregate { aggregate { count } }
+    address_details_aggregate { aggregate { count } }
+  }
+}`;
 /** SPEC §12's payment types and reversal reasons (the database's checks: `payments_type`, `payments_reversal_reason`). */
 export const PAYMENT_TYPES: readonly string[] = ['regular', 'payoff', 'principal', 'refund', 'fee'];
 export const REVERSAL_REASONS: readonly string[] = ['nsf', 'error', 'returned', 'other'];
@@ -187,6 +203,10 @@ function listQuery(req: Request): LoanListQuery {
   const due = single('due') || null;
   if (due !== null && due !== 'week') throw new BadParameter('due', 'expected week, or nothing');
   return { status, sort, page, search, due };
+}
+
+function capitalised(sentence: string): string {
+  return sentence.charAt(0).toUpperCase() + sentence.slice(1);
 }
 
 /** `%text%` for `_ilike`, the text's own `%`, `_` and `\` matched literally. */
@@ -250,7 +270,8 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     // A page past the last (a filter or a deletion shrank the list): the last page instead.
     const last = Math.max(1, Math.ceil(counts.get(query.status ?? 'all')! / PAGE_SIZE));
     if (query.page > last) return res.redirect(303, listHref(query, { page: last }));
-    res.type('html').send(loanListPage(session.viewer, { loans: rows(result.loans), counts, query, pageSize: PAGE_SIZE, ...(dueWindow ? { dueWindow } : {}) }));
+    const notice = typeof req.query.done === 'string' ? LIST_NOTICES.get(req.query.done) : undefined;
+    res.type('html').send(loanListPage(session.viewer, { loans: rows(result.loans), counts, query, pageSize: PAGE_SIZE, ...(dueWindow ? { dueWindow } : {}), ...(notice ? { notice } : {}) }));
   });
 
   router.get('/new', async (_req, res) => {
@@ -320,7 +341,8 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     }
     const quote = quoteDay === null || quoteDay === text(today?.as_of) ? today : await payoffQuote(db, session.admin.accountId, loanId, quoteDay);
     const day = text(today?.as_of) || (await businessDate(db, session.admin.accountId));
-    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, businessDate: day, today, quote, ...(quoteError ? { quoteError, quoteDayAsked: askedDay } : quoteDay !== null && !form ? { quoteAsked: true } : {}), ...(done ? { notice: done, noticeKey: String(req.query.done) } : {}), ...(form ? { form } : {}) }));
+    const removable = (await loanRemovalRefusal(db, session.admin.accountId, loanId)) === null;
+    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, businessDate: day, removable, today, quote, ...(quoteError ? { quoteError, quoteDayAsked: askedDay } : quoteDay !== null && !form ? { quoteAsked: true } : {}), ...(done ? { notice: done, noticeKey: String(req.query.done) } : {}), ...(form ? { form } : {}) }));
   }
 
   router.get('/:id', (req, res) => sendLoanPage(req, res, 200));
@@ -500,6 +522,27 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       },
     ),
   );
+
+  /**
+   * A loan entered by mistake (session 41; `app/loanRemoval.ts`, as `DELETE /api/loan/{id}`): a
+   * confirmation page naming what goes with it, then the removal, 303 to the list. A loan with
+   * money history is never deleted: a 409 page says what it holds and what to do instead.
+   */
+  router.get('/:id/delete', async (req, res) => {
+    const loan = await loanOr404(req, res, LOAN_DEPENDENTS);
+    if (!loan) return;
+    const refusal = await loanRemovalRefusal(db, sessionOf(res).admin.accountId, text(loan.id));
+    if (refusal) return void res.status(409).type('html').send(errorPage('This loan cannot be deleted', `${capitalised(refusal.message)}.`, sessionOf(res).viewer));
+    res.type('html').send(deleteLoanPage(sessionOf(res).viewer, loan));
+  });
+
+  router.post('/:id/delete', async (req, res) => {
+    const session = sessionOf(res);
+    const outcome = await removeLoan(db, session.admin.accountId, param(req, 'id'), async () => true);
+    if (outcome.kind === 'not-found') return notFoundPage(res, 'loan');
+    if (outcome.kind === 'holds-money') return void res.status(409).type('html').send(errorPage('This loan cannot be deleted', `${capitalised(outcome.message)}.`, session.viewer));
+    res.redirect(303, `${LOANS_PATH}?done=loan-deleted`);
+  });
 
   router.get('/:id/payments/:payment/reverse', async (req, res) => {
     const payment = await paymentOr404(req, res);

@@ -49,8 +49,9 @@ export function classifyWriteError(
       // 'check_violation'`: "a refund of 50.00 is more than the loan's credit balance of 0.00 on
       // …"); PostgreSQL's words for a CHECK constraint name its table instead, so those get the
       // constraint's own sentence, its comment in the database (read with the catalogue).
+      // A rule about the whole row (migration 0086: a loan holding money is never deleted) names no column: its sentence alone.
       if (typeof pgError.message === 'string' && pgError.message !== '' && !BUILT_IN_CHECK_MESSAGE.test(pgError.message))
-        return fail('check-violation', `${named}: ${pgError.message}`, { fields, constraint: constraintName });
+        return fail('check-violation', fields.length ? `${named}: ${pgError.message}` : pgError.message, { fields, constraint: constraintName });
       const sentence = constraint?.kind === 'c' ? constraint.sentence : undefined;
       if (sentence) {
         const about = fieldNames(written, sentence.columns, metadata.tenantColumn);

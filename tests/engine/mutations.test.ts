@@ -232,7 +232,7 @@ describe('Mutations: every form', () => {
 
 describe('Mutations: the shipped permissions of every collection', () => {
   const MUTATIONS: Record<string, readonly string[]> = {
-    loans: ['update'],
+    loans: ['update', 'delete'],
     people: ['insert', 'update'],
     funding_sources: ['insert', 'update', 'delete'],
     documents: ['insert', 'update', 'delete'],

@@ -233,9 +233,9 @@ describe('Webhooks: signatures and retries', () => {
 describe('Webhooks: event types in metadata', () => {
   const shipped = readFileSync(METADATA_PATH, 'utf8');
 
-  it('ships the thirteen event types', () => {
+  it('ships the fourteen event types', () => {
     assert.deepEqual([...parseMetadata(shipped).eventTypes.keys()].sort(), [
-      'distribution.created', 'fee.assessed', 'fee.changed', 'fee.removed', 'fee.waived', 'loan.created', 'loan.delinquency_changed', 'loan.status_changed', 'loan.updated', 'payment.posted', 'payment.reversed', 'person.created', 'task.completed',
+      'distribution.created', 'fee.assessed', 'fee.changed', 'fee.removed', 'fee.waived', 'loan.created', 'loan.deleted', 'loan.delinquency_changed', 'loan.status_changed', 'loan.updated', 'payment.posted', 'payment.reversed', 'person.created', 'task.completed',
     ]);
   });
 
