@@ -6,6 +6,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { countForTestFileCpu } from './testTally.js';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { METADATA_PATH } from './http.js';
 import { TEST_SHARED_BUFFERS } from './testDatabase.js';
@@ -83,6 +84,27 @@ function runToCompletion(script: string, args: readonly string[], env: NodeJS.Pr
 /** Runs `loanql <args>` to completion. `cwd` is a directory other than the project's on purpose. */
 export function runCli(args: readonly string[], env: Record<string, string>, cwd: string): Promise<ProcessResult> {
   return runToCompletion(CLI, args, commandEnv(env), cwd, 120_000);
+}
+
+/**
+ * `loanql <args>` in this process, through `runCommandLine` (what `cli/main.ts` runs and exits
+ * with), with the environment `runCli` gives a child and its output kept: for a file that checks
+ * many answers of the CLI where the process is not the subject — a child costs about a
+ * CPU-second to start (Node, the CLI's modules, a database connection), this a few milliseconds.
+ * A command opening an embedded `DATA_DIR` opens it here, so run those as processes.
+ */
+export async function runCliInProcess(args: readonly string[], env: Record<string, string>): Promise<ProcessResult> {
+  const { runCommandLine } = await import('../../cli/commandLine.js');
+  const collected = { stdout: '', stderr: '' };
+  const stream = (name: 'stdout' | 'stderr') =>
+    new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        collected[name] += chunk.toString();
+        done();
+      },
+    }) as unknown as NodeJS.WriteStream;
+  const code = await runCommandLine(args, { out: stream('stdout'), err: stream('stderr'), env: commandEnv(env) });
+  return { code, ...collected };
 }
 
 /** A free TCP port on 127.0.0.1 (free when asked; the service takes it a moment later). */
