@@ -79,9 +79,12 @@ export class GraphEngine implements EngineContext {
 
   #tables: { readonly tables: ReadonlySet<string>; readonly functions: ReadonlySet<string> } | undefined;
 
-  /** Checks, plans and binds a request for a principal (`prepareRequest.ts`). Throws `RequestError` for client mistakes. */
-  prepare(request: GraphRequest, principal: Principal): PreparedRequest {
-    return prepareRequest(this.#preparation, request, principal).prepared;
+  /**
+   * Checks, plans and binds a request for a principal (`prepareRequest.ts`). Throws `RequestError`
+   * for client mistakes. With `facts`, notes the operation (type, name, document hash) as `respond` does.
+   */
+  prepare(request: GraphRequest, principal: Principal, facts?: EngineFacts): PreparedRequest {
+    return prepareRequest(this.#preparation, request, principal, facts).prepared;
   }
 
   /**

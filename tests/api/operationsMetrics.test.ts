@@ -111,6 +111,34 @@ describe('GET /metrics', () => {
       assert.ok(sampleValue(after, 'loanql_db_pool_wait_seconds_total') >= 0);
     } else assert.equal(after.get('loanql_db_pool_max'), undefined);
   });
+
+  it('counts and logs a mutation sent with an Idempotency-Key as a mutation (it was `none`, with no name, hash or database time: on the operations page, a REST route)', async () => {
+    const before = await scrape();
+    const document = `mutation AccountTask${process.pid} { insert_tasks_one(object: {name: "renew the licence"}) { id } }`;
+    const idempotencyKey = `task-${process.pid}-${Date.now()}`;
+    const first = await graph({ query: document }, { 'idempotency-key': idempotencyKey });
+    assert.equal(first.status, 200);
+    const firstBody = await first.text();
+    assert.doesNotMatch(firstBody, /"errors"/);
+    // Sent again: the stored answer, and still a mutation.
+    const again = await graph({ query: document }, { 'idempotency-key': idempotencyKey });
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    assert.equal(await again.text(), firstBody);
+    const after = await scrape();
+    const delta = (name: string, labels: Record<string, string>): number => sampleValue(after, name, labels) - sampleValue(before, name, labels);
+    assert.equal(delta('loanql_http_requests_total', { route: 'POST /api/graph', operation: 'mutation', status: '200' }), 2);
+    assert.equal(delta('loanql_http_requests_total', { route: 'POST /api/graph', operation: 'none', status: '200' }), 0);
+    assert.equal(delta('loanql_database_statement_duration_seconds_count', { operation: 'mutation' }), 2);
+    const lines = requestLines().filter((line) => line.operationName === `AccountTask${process.pid}`);
+    const hash = createHash('sha256').update(document).digest('hex').slice(0, 16);
+    assert.deepEqual(
+      lines.map((line) => [line.operationType, line.documentHash, typeof line.databaseMs === 'number' && line.databaseMs > 0]),
+      [
+        ['mutation', hash, true],
+        ['mutation', hash, true],
+      ],
+    );
+  });
 });
 
 describe('GET /metrics while the database is slow to answer', () => {
