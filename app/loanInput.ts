@@ -91,6 +91,9 @@ function ruleOf(entry: Known): ValueRule {
   return entry.kind === 'contact' ? entry.rule : entry.field.rule;
 }
 
+/** The database's sentence for `overpaid` set by hand (`loans_overpaid_by_ledger`, migration 0012). */
+const OVERPAID_BY_LEDGER = 'overpaid is set by the ledger (when a loan is paid off with money to spare), not by hand';
+
 /** A problem with the body as a whole (not an object). */
 function notAnObject(): UserInputError {
   return new UserInputError('the request body must be a JSON object whose keys name loan fields', 400, {});
@@ -149,6 +152,9 @@ export function parseLoanBody(product: Product, body: unknown, mode: 'create' | 
     const sent = sentName.get(key)!;
     if (entry.kind === 'builtIn') {
       if (value === null && !entry.field.nullable) problems.set(sent, `may not be null; expected ${describeRule(entry.field.rule)}`);
+      // A new loan is never overpaid: the ledger sets that (R9), and the database refuses it
+      // (migration 0012) — named here with the body's other problems, not after them.
+      else if (mode === 'create' && entry.field.column === 'status' && value === 'overpaid') problems.set(sent, OVERPAID_BY_LEDGER);
       else columns.set(entry.field.column, value === null ? null : normalizeValue(entry.field.rule, value));
     } else if (entry.kind === 'custom') {
       if (value === null && entry.field.required) problems.set(sent, 'is a required field of the product and may not be null');

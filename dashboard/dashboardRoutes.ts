@@ -147,7 +147,10 @@ function dashboardErrors(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     if (res.headersSent) return res.end();
     const problem = bodyProblem(error, req, 'form');
-    if (problem?.kind === 'too-large') return res.status(413).type('html').send(errorPage('The form is too large', 'Shorten what you entered and try again.'));
+    if (problem?.kind === 'too-large') {
+      const limit = problem.limitBytes === undefined ? 'the most a form takes' : `${problem.limitBytes.toLocaleString('en-US')} bytes, the most a form takes`;
+      return res.status(413).type('html').send(errorPage('The form is too large', `It is over ${limit}. Shorten what you entered and try again.`));
+    }
     if (problem) return res.status(problem.status).type('html').send(errorPage('The form could not be read', 'Go back, reload the page and try again.'));
     if (isWriteConflict(error)) return res.status(409).type('html').send(errorPage('Someone changed this at the same moment', 'Nothing was saved. Go back and send the form again.'));
     if (isConnectionError(error)) {

@@ -7,7 +7,9 @@ import type { Request } from 'express';
  *
  * - `too-large`: over the body limit. body-parser counts the *decompressed* bytes, so a small
  *   compressed body that inflates past the limit (a decompression bomb) is stopped here too,
- *   once the limit is reached, without holding more than the limit.
+ *   once the limit is reached, without holding more than the limit. The message names the limit
+ *   — a JSON body's is `BODY_LIMIT_BYTES`, as GraphQL's 413 says, a dashboard form's 16 kB — on
+ *   every surface alike (before session 41 REST's and the dashboard's said only "too large").
  * - `not-readable`: the body is not what its headers say — not JSON / form syntax, an
  *   unsupported charset or Content-Encoding, a body that is not validly compressed as its
  *   `Content-Encoding: gzip|deflate|br` says, a body cut short or longer than Content-Length.
@@ -16,6 +18,8 @@ export interface BodyProblem {
   readonly status: number;
   readonly kind: 'too-large' | 'not-readable';
   readonly message: string;
+  /** `too-large`: the limit in bytes the body went over (body-parser's `limit`). */
+  readonly limitBytes?: number;
 }
 
 const NOT_READABLE_TYPES = new Set(['entity.parse.failed', 'encoding.unsupported', 'charset.unsupported', 'request.aborted', 'request.size.invalid']);
@@ -27,8 +31,13 @@ const NOT_READABLE_TYPES = new Set(['entity.parse.failed', 'encoding.unsupported
  */
 export function bodyProblem(error: unknown, req: Request, what: 'JSON' | 'form'): BodyProblem | null {
   if (typeof error !== 'object' || error === null) return null;
-  const { type, status, expose, errno } = error as { type?: unknown; status?: unknown; expose?: unknown; errno?: unknown };
-  if (type === 'entity.too.large') return { status: 413, kind: 'too-large', message: 'request body is too large' };
+  const { type, status, expose, errno, limit } = error as { type?: unknown; status?: unknown; expose?: unknown; errno?: unknown; limit?: unknown };
+  if (type === 'entity.too.large') {
+    // JSON bodies are read up to BODY_LIMIT_BYTES; the dashboard's forms up to their own 16 kB.
+    const bytes = typeof limit === 'number' ? `${limit} bytes` : 'the limit';
+    if (what === 'form') return { status: 413, kind: 'too-large', message: `the form is over ${bytes}, the most a dashboard form takes`, ...(typeof limit === 'number' ? { limitBytes: limit } : {}) };
+    return { status: 413, kind: 'too-large', message: `request body is over ${bytes} (BODY_LIMIT_BYTES)`, ...(typeof limit === 'number' ? { limitBytes: limit } : {}) };
+  }
   if (typeof type === 'string' && NOT_READABLE_TYPES.has(type)) {
     return { status: 400, kind: 'not-readable', message: what === 'JSON' ? 'request body is not valid JSON' : 'the form could not be read' };
   }

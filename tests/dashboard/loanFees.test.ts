@@ -211,6 +211,24 @@ describe('The Fees section of the loan page', () => {
     assert.match(refused.text, /role="alert">A fee is added only to a loan in servicing or overpaid; this loan is lead\./);
     assert.equal(await feeFootprint(), before);
   });
+
+  it('refuses a fee on a closed loan as every other writer does (migration 0090: GraphQL and SQL took one and reopened the loan)', async () => {
+    const closed = await client.postForm('/dashboard/loans', { Name: 'Fee desk paid-off loan', Amount: '5000', Status: 'closed' });
+    assert.equal(closed.status, 303, closed.text.slice(0, 300));
+    const closedId = /\/dashboard\/loans\/([0-9a-f-]{36})/.exec(closed.location!)![1]!;
+    const page = (await client.get(`/dashboard/loans/${closedId}`)).text;
+    assert.doesNotMatch(page, /aria-label="Add a fee"/);
+    const before = await feeFootprint();
+    const refused = await client.postForm(`/dashboard/loans/${closedId}/fees`, { amount: '5.00', date: businessDay, description: '' });
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /role="alert">A fee is added only to a loan in servicing or overpaid; this loan is closed\./);
+    // The database holds the same rule for every writer.
+    await assert.rejects(
+      database.db.query(`INSERT INTO fees (account_id, loan_id, kind, date, amount) VALUES ($1, $2, 'manual', $3, 5)`, [mine.account.id, closedId, businessDay]),
+      /the loan is closed: it is charged fees while in servicing or overpaid/,
+    );
+    assert.equal(await feeFootprint(), before);
+  });
 });
 
 function addDaysTo(day: string, days: number): string {
