@@ -9,7 +9,7 @@ import type { Request } from 'express';
  *   compressed body that inflates past the limit (a decompression bomb) is stopped here too,
  *   once the limit is reached, without holding more than the limit.
  * - `not-readable`: the body is not what its headers say — not JSON / form syntax, an
- *   unsupported charset or Content-Encoding, a body that is not validly compressed as its
+ *   unsupported charset or Content-Encoding (each named in the message), a body that is not validly compressed as its
  *   `Content-Encoding: gzip|deflate|br` says, a body cut short or longer than Content-Length.
  */
 export interface BodyProblem {
@@ -18,7 +18,10 @@ export interface BodyProblem {
   readonly message: string;
 }
 
-const NOT_READABLE_TYPES = new Set(['entity.parse.failed', 'encoding.unsupported', 'charset.unsupported', 'request.aborted', 'request.size.invalid']);
+const NOT_READABLE_TYPES = new Set(['entity.parse.failed', 'request.aborted', 'request.size.invalid']);
+
+/** A header value quoted in an answer: at most 40 characters. */
+const quoted = (value: string | undefined): string => (value ?? '').slice(0, 40);
 
 /**
  * The client's problem behind `error` — a body that cannot be read, or another 4xx that Express
@@ -29,6 +32,14 @@ export function bodyProblem(error: unknown, req: Request, what: 'JSON' | 'form')
   if (typeof error !== 'object' || error === null) return null;
   const { type, status, expose, errno } = error as { type?: unknown; status?: unknown; expose?: unknown; errno?: unknown };
   if (type === 'entity.too.large') return { status: 413, kind: 'too-large', message: 'request body is too large' };
+  // A Content-Encoding or charset body-parser does not read: say which, not "not valid JSON" (the body may well be).
+  if (type === 'encoding.unsupported') {
+    return { status: 400, kind: 'not-readable', message: `request body's Content-Encoding (${quoted(req.get('content-encoding'))}) is not one the service reads: send the body uncompressed, or compressed as gzip, deflate or br` };
+  }
+  if (type === 'charset.unsupported') {
+    const charset = (error as { charset?: unknown }).charset;
+    return { status: 400, kind: 'not-readable', message: `request body's charset (${quoted(typeof charset === 'string' ? charset : undefined)}) is not one the service reads: send UTF-8` };
+  }
   if (typeof type === 'string' && NOT_READABLE_TYPES.has(type)) {
     return { status: 400, kind: 'not-readable', message: what === 'JSON' ? 'request body is not valid JSON' : 'the form could not be read' };
   }
@@ -36,7 +47,7 @@ export function bodyProblem(error: unknown, req: Request, what: 'JSON' | 'form')
   // hands on zlib's (or brotli's) error, which carries an `errno`, as a 400 without a `type`.
   const encoding = req.get('content-encoding');
   if (status === 400 && typeof errno === 'number' && encoding) {
-    return { status: 400, kind: 'not-readable', message: `request body could not be decompressed as its Content-Encoding (${encoding.slice(0, 40)}) says` };
+    return { status: 400, kind: 'not-readable', message: `request body could not be decompressed as its Content-Encoding (${quoted(encoding)}) says` };
   }
   // Express's router could not percent-decode a path parameter (`/api/loan/%ZZ`): it marks the
   // URIError with status 400 but not `expose`.
