@@ -21,7 +21,7 @@ export function dayParameter(name: string, value: unknown): string | null {
   const [year, month, day] = match ? [Number(match[1]), Number(match[2]), Number(match[3])] : [0, 0, 0];
   const date = new Date(Date.UTC(year, month - 1, day));
   const valid = match !== null && year >= 1900 && year <= 2999 && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-  if (!valid) throw new UserInputError(`${name} must be a calendar day as YYYY-MM-DD`, 400, new Map([[name, 'expected a day as YYYY-MM-DD (1900–2999)']]));
+  if (!valid) throw new UserInputError(`${name} must be a calendar day as YYYY-MM-DD in the years 1900–2999`, 400, new Map([[name, 'expected a day as YYYY-MM-DD (1900–2999)']]));
   return value as string;
 }
 

@@ -11,7 +11,7 @@ import type { Request } from 'express';
  *   — a JSON body's is `BODY_LIMIT_BYTES`, as GraphQL's 413 says, a dashboard form's 16 kB — on
  *   every surface alike (before session 41 REST's and the dashboard's said only "too large").
  * - `not-readable`: the body is not what its headers say — not JSON / form syntax, an
- *   unsupported charset or Content-Encoding, a body that is not validly compressed as its
+ *   unsupported charset or Content-Encoding (each named in the message), a body that is not validly compressed as its
  *   `Content-Encoding: gzip|deflate|br` says, a body cut short or longer than Content-Length.
  */
 export interface BodyProblem {
@@ -22,7 +22,10 @@ export interface BodyProblem {
   readonly limitBytes?: number;
 }
 
-const NOT_READABLE_TYPES = new Set(['entity.parse.failed', 'encoding.unsupported', 'charset.unsupported', 'request.aborted', 'request.size.invalid']);
+const NOT_READABLE_TYPES = new Set(['entity.parse.failed', 'request.aborted', 'request.size.invalid']);
+
+/** A header value quoted in an answer: at most 40 characters. */
+const quoted = (value: string | undefined): string => (value ?? '').slice(0, 40);
 
 /**
  * The client's problem behind `error` — a body that cannot be read, or another 4xx that Express
@@ -38,6 +41,14 @@ export function bodyProblem(error: unknown, req: Request, what: 'JSON' | 'form')
     if (what === 'form') return { status: 413, kind: 'too-large', message: `the form is over ${bytes}, the most a dashboard form takes`, ...(typeof limit === 'number' ? { limitBytes: limit } : {}) };
     return { status: 413, kind: 'too-large', message: `request body is over ${bytes} (BODY_LIMIT_BYTES)`, ...(typeof limit === 'number' ? { limitBytes: limit } : {}) };
   }
+  // A Content-Encoding or charset body-parser does not read: say which, not "not valid JSON" (the body may well be).
+  if (type === 'encoding.unsupported') {
+    return { status: 400, kind: 'not-readable', message: `request body's Content-Encoding (${quoted(req.get('content-encoding'))}) is not one the service reads: send the body uncompressed, or compressed as gzip, deflate or br` };
+  }
+  if (type === 'charset.unsupported') {
+    const charset = (error as { charset?: unknown }).charset;
+    return { status: 400, kind: 'not-readable', message: `request body's charset (${quoted(typeof charset === 'string' ? charset : undefined)}) is not one the service reads: send UTF-8` };
+  }
   if (typeof type === 'string' && NOT_READABLE_TYPES.has(type)) {
     return { status: 400, kind: 'not-readable', message: what === 'JSON' ? 'request body is not valid JSON' : 'the form could not be read' };
   }
@@ -45,7 +56,7 @@ export function bodyProblem(error: unknown, req: Request, what: 'JSON' | 'form')
   // hands on zlib's (or brotli's) error, which carries an `errno`, as a 400 without a `type`.
   const encoding = req.get('content-encoding');
   if (status === 400 && typeof errno === 'number' && encoding) {
-    return { status: 400, kind: 'not-readable', message: `request body could not be decompressed as its Content-Encoding (${encoding.slice(0, 40)}) says` };
+    return { status: 400, kind: 'not-readable', message: `request body could not be decompressed as its Content-Encoding (${quoted(encoding)}) says` };
   }
   // Express's router could not percent-decode a path parameter (`/api/loan/%ZZ`): it marks the
   // URIError with status 400 but not `expose`.

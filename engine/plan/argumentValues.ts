@@ -211,7 +211,9 @@ export function checkCount(value: unknown, name: CountName, maxRows: number | nu
   // (a const plan, a future caller) can hand PostgreSQL a count past its integer.
   const least = name === 'batch_size' ? 1 : 0;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < least || value > 2_147_483_647) {
-    throw new GraphQLError(`${name} must be a whole number from ${least} to 2147483647, not ${JSON.stringify(value)}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
+    // The range named is the one the count is held to (a batch_size of 0 was told "from 1 to 2147483647", then 1001 refused).
+    const most = name === 'offset' ? 2_147_483_647 : (maxRows ?? (name === 'batch_size' ? STREAM_BATCH_MAX : 2_147_483_647));
+    throw new GraphQLError(`${name} must be a whole number from ${least} to ${most}, not ${JSON.stringify(value)}`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });
   }
   if (name !== 'offset' && maxRows !== null && value > maxRows) {
     throw new GraphQLError(`${name} ${value} is over the maximum of ${maxRows} rows per list (MAX_ROWS)`, { extensions: { code: 'validation-failed' satisfies ErrorCode } });

@@ -261,6 +261,22 @@ describe('Issue #11 item 4: bodies that are not compressed as Content-Encoding s
     }
   }
 
+  // It was "request body is not valid JSON" for a valid JSON body: the encoding or charset is what to change.
+  for (const [path, body] of routes) {
+    it(`${path} with a Content-Encoding or charset it does not read is a 400 naming it, not "not valid JSON"`, async () => {
+      for (const [headers, names] of [
+        [{ 'content-type': 'application/json', 'content-encoding': 'zstd' }, /Content-Encoding \(zstd\) is not one the service reads: send the body uncompressed, or compressed as gzip, deflate or br/],
+        [{ 'content-type': 'application/json; charset=x-unknown' }, /charset \(x-unknown\) is not one the service reads: send UTF-8/],
+      ] as const) {
+        const response = await writesNothing(() => fetch(`${service.url}${path}`, { method: 'POST', headers: { ...tokenHeader(key), ...headers }, body }));
+        assert.equal(response.status, 400);
+        const text = await response.text();
+        assert.match(text, names);
+        assert.doesNotMatch(text, /not valid JSON/);
+      }
+    });
+  }
+
   it('a validly compressed body is read (gzip, deflate, br)', async () => {
     const compress = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
     for (const [encoding, fn] of Object.entries(compress)) {

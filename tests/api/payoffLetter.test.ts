@@ -168,6 +168,8 @@ describe('Payoff letter: GET /api/loan/{id}/payoff?format=pdf', () => {
         const answer = await s.rest.get(`/api/loan/${onTime}/payoff?date=${date}&format=${format}`);
         assert.equal(answer.status, 400, `${date} ${format}: ${answer.text}`);
         assert.equal(answer.json.fields.date, 'expected a day as YYYY-MM-DD (1900–2999)');
+        // 3000-01-01 was told "date must be a calendar day as YYYY-MM-DD", which it is.
+        assert.equal(answer.json.error, 'date must be a calendar day as YYYY-MM-DD in the years 1900–2999');
       }
     }
     const early = await s.rest.get(`/api/loan/${onTime}/payoff?date=2026-01-14&format=pdf`);

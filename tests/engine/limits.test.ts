@@ -144,6 +144,16 @@ describe('Limits: cost, root fields and fields are checked before anything runs'
     assert.throws(() => larger.prepareSubscription(stream(5001), ACCOUNT), /batch_size 5001 is over the maximum of 5000 rows per list \(MAX_ROWS\)/);
   });
 
+  it('a batch_size or limit out of range is told the range it is held to (batch_size 0 was told "from 1 to 2147483647", then 1001 refused)', () => {
+    const stream = (size: number) => ({ query: `subscription { payments_stream(batch_size: ${size}, cursor: {initial_value: {posted_at: "2020-01-01T00:00:00Z"}}) { posted_at } }` });
+    const unset = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 12, maxRows: null, planCacheSize: 10 });
+    assert.throws(() => unset.prepareSubscription(stream(0), ACCOUNT), /batch_size must be a whole number from 1 to 1000, not 0/);
+    const capped = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 12, maxRows: 100, planCacheSize: 10 });
+    assert.throws(() => capped.prepareSubscription(stream(0), ACCOUNT), /batch_size must be a whole number from 1 to 100, not 0/);
+    assert.throws(() => capped.prepare({ query: '{ loans(limit: -1) { id } }' }, ACCOUNT), /limit must be a whole number from 0 to 100, not -1/);
+    assert.throws(() => capped.prepare({ query: '{ loans(offset: -1) { id } }' }, ACCOUNT), /offset must be a whole number from 0 to 2147483647, not -1/);
+  });
+
   it(`refuses more than ${DEFAULT_MAX_FIELDS} fields (MAX_QUERY_FIELDS), counting every fragment spread, before validating`, () => {
     const capped = new GraphEngine(assumeEmptyCatalogue(loadMetadataFile(METADATA_PATH)), { maxDepth: 12, maxRows: null, planCacheSize: 10 });
     const aliasBomb = `{ loans(limit: 1) { ${Array.from({ length: 10_000 }, (_, i) => `a${i}: id`).join(' ')} } }`;

@@ -77,7 +77,7 @@ describe('Bad documents', () => {
         ['subscription { payments_stream(batch_size: 5, cursor: {initial_value: {posted_at: "2020-01-01T00:00:00Z"}}) { posted_at } loans { id } }', undefined, 'validation-failed'],
         ['subscription { loans(where: {name: {_regex: "(a"}}) { id } }', undefined, 'data-exception'],
         // A stream that could never send anything (it was accepted and stayed silent): refused, naming the argument.
-        ['subscription { payments_stream(batch_size: 0, cursor: {initial_value: {posted_at: "2020-01-01T00:00:00Z"}}) { posted_at } }', undefined, 'validation-failed', /batch_size must be a whole number from 1 to 2147483647, not 0/],
+        ['subscription { payments_stream(batch_size: 0, cursor: {initial_value: {posted_at: "2020-01-01T00:00:00Z"}}) { posted_at } }', undefined, 'validation-failed', /batch_size must be a whole number from 1 to 1000, not 0/],
         ['subscription($n: Int!) { payments_stream(batch_size: $n, cursor: {initial_value: {posted_at: "2020-01-01T00:00:00Z"}}) { posted_at } }', { n: 0 }, 'validation-failed', /Variable "\$n": batch_size must be a whole number from 1/],
         ['subscription { payments_stream(batch_size: -1, cursor: {initial_value: {posted_at: "2020-01-01T00:00:00Z"}}) { posted_at } }', undefined, 'validation-failed', /^batch_size must be/],
         ['subscription { payments_stream(batch_size: 5, cursor: {initial_value: {posted_at: null}}) { posted_at } }', undefined, 'validation-failed', /initial_value cannot be null: give the posted_at to read after/],
