@@ -144,11 +144,11 @@ const SERVICING_VIEW: FixedView = {
     tasks: {
       table: 'tasks',
       primary_key: 'id',
-      fields: { id: 'uuid', loan_id: 'uuid', name: 'text', status: 'text', date_due: 'date', created_at: 'timestamptz' },
-      relationships: { loan: { object: 'loans', on: { loan_id: 'id' } } },
-      insert: { columns: ['loan_id', 'name', 'date_due'] },
-      // The Tasks page completes a task and edits its name and due day (the API's columns too).
-      update: { columns: ['name', 'status', 'date_due'] },
+      fields: { id: 'uuid', loan_id: 'uuid', name: 'text', status: 'text', date_due: 'date', created_at: 'timestamptz', assignee_id: 'uuid' },
+      relationships: { loan: { object: 'loans', on: { loan_id: 'id' } }, assignee: { object: 'admins', on: { assignee_id: 'id' } } },
+      insert: { columns: ['loan_id', 'name', 'date_due', 'assignee_id'] },
+      // The Tasks page completes a task and edits its name, due day and assignee (the API's columns too).
+      update: { columns: ['name', 'status', 'date_due', 'assignee_id'] },
     },
     comments: {
       table: 'comments',
@@ -157,7 +157,8 @@ const SERVICING_VIEW: FixedView = {
       relationships: { admin: { object: 'admins', on: { admin_id: 'id' } } },
       insert: { columns: ['loan_id', 'admin_id', 'text'] },
     },
-    admins: { table: 'admins', primary_key: 'id', root_fields: [], fields: { id: 'uuid', name: 'text', email: 'text' } },
+    // Listed (by the task forms' assignee choice) and read as a comment's author or a task's assignee; never the password hash.
+    admins: { table: 'admins', primary_key: 'id', root_fields: ['select'], fields: { id: 'uuid', name: 'text', email: 'text' } },
     loan_documents: {
       table: 'loan_documents',
       primary_key: 'id',
