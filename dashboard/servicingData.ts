@@ -285,7 +285,7 @@ export interface StartPageData {
   readonly late: readonly { readonly loan: Data; readonly daysPastDue: number }[];
   /** How many loans are past due in all: the collections queue's length. */
   readonly lateCount: number;
-  /** Open tasks, soonest due first (no due date last), the first 20: `{id name status date_due loan {id name}}`. */
+  /** Open tasks, soonest due first (no due date last), the first 20: `{id name status date_due loan {id name} assignee {id name}}`. */
   readonly openTasks: readonly Data[];
   /** How many tasks are open in all. */
   readonly openTaskCount: number;
@@ -305,7 +305,7 @@ const START_PAGE = `query StartPage($today: date!, $weekEnd: date!) {
   late_count: loans_aggregate(where: {status: {_eq: "servicing"}, days_past_due: {_gt: 0}}) { aggregate { count } }
   due: schedules(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}, order_by: [{due: asc}, {loan_id: asc}], limit: ${DUE_SHOWN}) { due payment loan { id name } }
   due_count: schedules_aggregate(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}) { aggregate { count } }
-  tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } }
+  tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } assignee { id name } }
   open_tasks: tasks_aggregate(where: {status: {_neq: "completed"}}) { aggregate { count } }
   open_account_tasks: tasks_aggregate(where: {status: {_neq: "completed"}, loan_id: {_is_null: true}}) { aggregate { count } }
 }`;
