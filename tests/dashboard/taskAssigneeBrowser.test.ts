@@ -145,9 +145,10 @@ describe('Who a task is for, on the dashboard (Chromium)', () => {
     assert.equal(await page.getByLabel('Assignee', { exact: true }).inputValue(), '');
     await page.getByLabel('Task', { exact: true }).fill('Forged assignee');
     // A page edited (or a stale one): the option's value is another account's admin.
-    await page.getByLabel('Assignee', { exact: true }).evaluate((select, id) => {
-      (select as HTMLSelectElement).options[3]!.value = id;
-      (select as HTMLSelectElement).selectedIndex = 3;
+    await page.getByLabel('Assignee', { exact: true }).evaluate((element, id) => {
+      const select = element as unknown as { options: { value: string }[]; selectedIndex: number };
+      select.options[3]!.value = id;
+      select.selectedIndex = 3;
     }, stranger);
     await page.getByRole('button', { name: 'Add task' }).click();
     assert.equal((await page.locator('#outcome').textContent())?.trim(), "Assignee: choose one of the account's users, or Unassigned.");
