@@ -84,7 +84,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
     const session = sessionOf(res);
     const keys = await listApiKeys(db, session.admin.accountId);
     const start = await (await servicing()).startPage(db, session.admin.accountId);
-    res.type('html').send(overviewPage(session.viewer, { activeKeys: keys.filter((key) => key.active).length }, start));
+    res.type('html').send(overviewPage(session.viewer, { activeKeys: keys.filter((key) => key.active).length }, start, session.admin.adminId));
   });
   router.get('/console', (_req, res) => {
     res.type('html').send(consolePage(sessionOf(res).viewer));

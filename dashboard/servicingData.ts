@@ -144,11 +144,11 @@ const SERVICING_VIEW: FixedView = {
     tasks: {
       table: 'tasks',
       primary_key: 'id',
-      fields: { id: 'uuid', loan_id: 'uuid', name: 'text', status: 'text', date_due: 'date', created_at: 'timestamptz' },
-      relationships: { loan: { object: 'loans', on: { loan_id: 'id' } } },
-      insert: { columns: ['loan_id', 'name', 'date_due'] },
-      // The Tasks page completes a task and edits its name and due day (the API's columns too).
-      update: { columns: ['name', 'status', 'date_due'] },
+      fields: { id: 'uuid', loan_id: 'uuid', name: 'text', status: 'text', date_due: 'date', created_at: 'timestamptz', assignee_id: 'uuid' },
+      relationships: { loan: { object: 'loans', on: { loan_id: 'id' } }, assignee: { object: 'admins', on: { assignee_id: 'id' } } },
+      insert: { columns: ['loan_id', 'name', 'date_due', 'assignee_id'] },
+      // The Tasks page completes a task and edits its name, due day and assignee (the API's columns too).
+      update: { columns: ['name', 'status', 'date_due', 'assignee_id'] },
     },
     comments: {
       table: 'comments',
@@ -157,7 +157,8 @@ const SERVICING_VIEW: FixedView = {
       relationships: { admin: { object: 'admins', on: { admin_id: 'id' } } },
       insert: { columns: ['loan_id', 'admin_id', 'text'] },
     },
-    admins: { table: 'admins', primary_key: 'id', root_fields: [], fields: { id: 'uuid', name: 'text', email: 'text' } },
+    // Listed (by the task forms' assignee choice) and read as a comment's author or a task's assignee; never the password hash.
+    admins: { table: 'admins', primary_key: 'id', root_fields: ['select'], fields: { id: 'uuid', name: 'text', email: 'text' } },
     loan_documents: {
       table: 'loan_documents',
       primary_key: 'id',
@@ -284,7 +285,7 @@ export interface StartPageData {
   readonly late: readonly { readonly loan: Data; readonly daysPastDue: number }[];
   /** How many loans are past due in all: the collections queue's length. */
   readonly lateCount: number;
-  /** Open tasks, soonest due first (no due date last), the first 20: `{id name status date_due loan {id name}}`. */
+  /** Open tasks, soonest due first (no due date last), the first 20: `{id name status date_due loan {id name} assignee {id name}}`. */
   readonly openTasks: readonly Data[];
   /** How many tasks are open in all. */
   readonly openTaskCount: number;
@@ -304,7 +305,7 @@ const START_PAGE = `query StartPage($today: date!, $weekEnd: date!) {
   late_count: loans_aggregate(where: {status: {_eq: "servicing"}, days_past_due: {_gt: 0}}) { aggregate { count } }
   due: schedules(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}, order_by: [{due: asc}, {loan_id: asc}], limit: ${DUE_SHOWN}) { due payment loan { id name } }
   due_count: schedules_aggregate(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}) { aggregate { count } }
-  tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } }
+  tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } assignee { id name } }
   open_tasks: tasks_aggregate(where: {status: {_neq: "completed"}}) { aggregate { count } }
   open_account_tasks: tasks_aggregate(where: {status: {_neq: "completed"}, loan_id: {_is_null: true}}) { aggregate { count } }
 }`;

@@ -76,6 +76,7 @@ const MIGRATIONS: readonly string[] = [
   '0083_leads_owe_nothing',
   '0084_funding_day_on_every_write',
   '0086_loan_removal',
+  '0087_task_assignee',
   '0090_servicing_rules_every_path',
 ];
 

@@ -2,9 +2,10 @@ import { LOAN_STATUSES, type CustomFieldType } from '../../app/products.js';
 import { html, type Html } from '../html.js';
 import { csrfField, formatTimestamp, message, outcome, refusedField, renderPage, type Viewer } from './layout.js';
 import { onceField } from '../formOnce.js';
+import type { TaskAssignee } from '../taskForm.js';
 import { allocationCell, balancesSection, feesSection, payoffSection } from './loanLedgerSections.js';
 import { LOANS_PATH, loanPath, personPath } from './servicingPaths.js';
-import { cash, customFieldValue, dateInput, enumLabel, loanLabel, orDash, percent, row, rows, statusPill, text, type Row } from './servicingFormat.js';
+import { assigneeSelect, assigneeText, cash, customFieldValue, dateInput, enumLabel, loanLabel, orDash, percent, row, rows, statusPill, text, type Row } from './servicingFormat.js';
 
 // The routes import the loan pages from here; the form and the ledger's sections live in files of their own.
 export { FEE_STATUSES, feeUnpaid } from './loanLedgerSections.js';
@@ -217,6 +218,9 @@ export interface LoanPageView {
   readonly quoteAsked?: boolean;
   /** It holds no money history (migration 0086): a Delete button leads to the confirmation. */
   readonly removable?: boolean;
+  /** The signed-in admin's id ("(you)" beside their name) and the account's users as the task form's Assignee lists them. */
+  readonly me?: string;
+  readonly users?: readonly TaskAssignee[];
 }
 
 /** The payment types of SPEC §12, as the form offers them. */
@@ -407,6 +411,7 @@ ${feesSection(viewer, loan, view, outcomeAt(view, 'fees', 'fee'))}
     ${csrfField(viewer.csrfToken)}${onceField()}
     <div class="field"><label for="task-name">Task</label><input id="task-name" name="name" type="text" required maxlength="500"${refused('task', 'Task')} value="${fieldOf('name')}"></div>
     <div class="field"><label for="task-due">Due</label>${dateInput('task-due', 'date_due', fieldOf('date_due'), false, refused('task', 'Due'))}</div>
+    <div class="field"><label for="task-assignee">Assignee</label>${assigneeSelect('task-assignee', view.users ?? [], view.me ?? '', view.form?.form === 'task' ? fieldOf('assignee_id') : '', refused('task', 'Assignee'))}</div>
     <div><button type="submit">Add task</button></div>
   </form>
   ${
@@ -415,7 +420,7 @@ ${feesSection(viewer, loan, view, outcomeAt(view, 'fees', 'fee'))}
           ({ task, overdue }) => html`<li class="item${overdue ? ' is-overdue' : ''}">
     <span>${statusPill(task.status)} ${text(task.name)}${
       text(task.date_due) ? (overdue ? html` <span class="overdue">overdue: due ${text(task.date_due)}</span>` : html` <span class="hint">due ${text(task.date_due)}</span>`) : null
-    }</span>
+    }${row(task.assignee) ? html` <span class="hint">for ${assigneeText(task, view.me ?? '')}</span>` : null}</span>
     ${
       text(task.status) === 'completed'
         ? null

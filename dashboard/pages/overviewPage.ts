@@ -3,14 +3,14 @@ import type { StartPageData } from '../servicingData.js';
 import { renderPage, type Viewer } from './layout.js';
 import { DUE_THIS_WEEK_HREF } from './loanPages.js';
 import { COLLECTIONS_PATH, loanPath, TASKS_PATH } from './servicingPaths.js';
-import { cash, loanLabel, row, statusPill, text, type Row } from './servicingFormat.js';
+import { assigneeText, cash, loanLabel, row, statusPill, text, type Row } from './servicingFormat.js';
 
 /**
  * The overview: the servicer's start page (issue 28) — what is due this week, which loans are
  * late by the ledger's days past due, and the open tasks by due date, each a link to its loan —
- * then the console and the keys.
+ * then the console and the keys. `me` is the signed-in admin: "(you)" beside their tasks' assignee.
  */
-export function overviewPage(viewer: Viewer, counts: { readonly activeKeys: number }, start: StartPageData): string {
+export function overviewPage(viewer: Viewer, counts: { readonly activeKeys: number }, start: StartPageData, me: string): string {
   return renderPage(
     { title: 'Overview', viewer, section: 'overview' },
     html`<h1>${viewer.accountName}</h1>
@@ -18,7 +18,7 @@ export function overviewPage(viewer: Viewer, counts: { readonly activeKeys: numb
 <div class="start-page">
 ${dueThisWeek(start, viewer.currency)}
 ${lateLoans(start)}
-${openTasks(start)}
+${openTasks(start, me)}
 </div>
 <div class="cards">
   <section class="card" aria-labelledby="console-card">
@@ -84,7 +84,7 @@ function lateLoans(start: StartPageData): Html {
 </section>`;
 }
 
-function openTasks(start: StartPageData): Html {
+function openTasks(start: StartPageData, me: string): Html {
   const more = start.openTaskCount - start.openTasks.length;
   // Tasks without a loan have no loan page: those past the list are counted apart; the Tasks page lists them all.
   const accountTasksNotShown = start.openAccountTaskCount - start.openTasks.filter((task) => !row(task.loan)).length;
@@ -94,11 +94,11 @@ function openTasks(start: StartPageData): Html {
     start.openTasks.length
       ? html`<table>
     <caption class="visually-hidden">Open tasks by due date</caption>
-    <thead><tr><th scope="col">Due</th><th scope="col">Task</th><th scope="col">Status</th><th scope="col">Loan</th></tr></thead>
+    <thead><tr><th scope="col">Due</th><th scope="col">Task</th><th scope="col">Status</th><th scope="col">Loan</th><th scope="col">Assignee</th></tr></thead>
     <tbody>${start.openTasks.map((task) => {
       const due = text(task.date_due);
       const overdue = due !== '' && due < start.businessDate;
-      return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`) : html`<span class="hint">no due date</span>`}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${row(task.loan) ? loanLink(row(task.loan)) : html`<a href="${TASKS_PATH}" class="hint">no loan (an account task)</a>`}</td></tr>`;
+      return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`) : html`<span class="hint">no due date</span>`}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${row(task.loan) ? loanLink(row(task.loan)) : html`<a href="${TASKS_PATH}" class="hint">no loan (an account task)</a>`}</td><td>${assigneeText(task, me)}</td></tr>`;
     })}</tbody>
   </table>
   ${more > 0 ? html`<p class="hint">${String(more)} more open task${more === 1 ? '' : 's'}, due later or with no due date${accountTasksNotShown > 0 ? html` (${String(accountTasksNotShown)} of them on no loan)` : null}: the <a href="${TASKS_PATH}">Tasks</a> page lists them all.</p>` : null}`

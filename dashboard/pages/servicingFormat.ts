@@ -1,6 +1,7 @@
 import type { CustomFieldType } from '../../app/products.js';
 import { moneyText } from '../../domain/moneyText.js';
 import { html, type Html } from '../html.js';
+import type { TaskAssignee } from '../taskForm.js';
 
 /** A record of an engine response (lossless-json: numbers are `LosslessNumber`s). */
 export type Row = Readonly<Record<string, unknown>>;
@@ -164,4 +165,22 @@ export const DATE_INPUT_ATTRIBUTES = html` placeholder="YYYY-MM-DD" maxlength="1
 
 export function dateInput(id: string, name: string, value: string, required: boolean, attributes: Html | null = null): Html {
   return html`<input id="${id}" name="${name}" type="text"${DATE_INPUT_ATTRIBUTES}${required ? html` required` : null}${attributes} value="${value}">`;
+}
+
+/**
+ * A task form's Assignee choice (name `assignee_id`): Unassigned (the default), then the account's
+ * users as `choices` lists them (the signed-in one first, marked "you"); `chosen` an admin's id or ''.
+ */
+export function assigneeSelect(id: string, choices: readonly TaskAssignee[], me: string, chosen: string, attributes: Html | null = null): Html {
+  return html`<select id="${id}" name="assignee_id"${attributes}>
+      <option value=""${chosen === '' ? html` selected` : null}>Unassigned</option>
+      ${choices.map((user) => html`<option value="${user.id}"${user.id === chosen ? html` selected` : null}>${user.name}${user.id === me ? ' (you)' : ''}</option>`)}
+    </select>`;
+}
+
+/** Whom a task is for, in a list: the assignee's name ("you" for the signed-in user), or "unassigned". */
+export function assigneeText(task: Row, me: string): Html {
+  const assignee = row(task.assignee);
+  if (!assignee) return html`<span class="hint">unassigned</span>`;
+  return html`${text(assignee.name)}${text(assignee.id) === me ? html` <span class="hint">(you)</span>` : null}`;
 }

@@ -2,15 +2,23 @@ import { html, type Html } from '../html.js';
 import { onceField } from '../formOnce.js';
 import { csrfField, outcome, renderPage, type Viewer } from './layout.js';
 import { loanPath, TASKS_PATH, taskPath } from './servicingPaths.js';
-import { dateInput, loanLabel, row, statusPill, text, type Row } from './servicingFormat.js';
+import { assigneeSelect, assigneeText, dateInput, loanLabel, row, statusPill, text, type Row } from './servicingFormat.js';
+import type { TaskAssignee, TaskFilter } from '../taskForm.js';
 
 /** What the Tasks page shows: a page of the open tasks, their counts, and a notice or a refused form. */
 export interface TasksPageView {
-  /** Open tasks (status not `completed`), soonest due first (no due date last): `{id name status date_due loan {id name}}`. */
+  /** Open tasks (status not `completed`) the filter keeps, soonest due first (no due date last): `{id name status date_due loan {id name} assignee {id name}}`. */
   readonly tasks: readonly Row[];
+  /** How many open tasks the filter keeps. */
   readonly openCount: number;
-  /** How many of the open tasks belong to no loan. */
+  /** How many of those belong to no loan. */
   readonly accountCount: number;
+  /** Whose tasks are listed (`?assignee=`). */
+  readonly filter: TaskFilter;
+  /** The signed-in admin's id: "Mine", and "(you)" beside their name. */
+  readonly me: string;
+  /** The account's users as the Assignee choice lists them (`assigneeChoices`). */
+  readonly users: readonly TaskAssignee[];
   readonly page: number;
   readonly pageSize: number;
   /** The account's business date: a task due before it is overdue. */
@@ -20,8 +28,35 @@ export interface TasksPageView {
   readonly form?: { readonly error: string; readonly values: ReadonlyMap<string, string> };
 }
 
-/** `/dashboard/tasks?page=n`. */
-export const tasksPageHref = (page: number): string => (page > 1 ? `${TASKS_PATH}?page=${page}` : TASKS_PATH);
+/** `/dashboard/tasks?assignee=mine&page=n`: the filter kept across pages (everyone's, the default, unsaid). */
+export function tasksPageHref(page: number, filter: TaskFilter = 'everyone', done?: string): string {
+  const query = new URLSearchParams();
+  if (filter !== 'everyone') query.set('assignee', filter);
+  if (page > 1) query.set('page', String(page));
+  if (done) query.set('done', done);
+  const search = query.toString();
+  return search ? `${TASKS_PATH}?${search}` : TASKS_PATH;
+}
+
+/** The filter's links, each with what it lists. */
+const FILTER_LABELS: ReadonlyMap<TaskFilter, string> = new Map([
+  ['mine', 'Mine'],
+  ['everyone', 'Everyone'],
+  ['unassigned', 'Unassigned'],
+]);
+
+/** What the page says the filter keeps, after "Tasks 1–3 of 3" (nothing for everyone's). */
+const FILTER_PHRASES: ReadonlyMap<TaskFilter, string> = new Map([
+  ['mine', ' assigned to you'],
+  ['everyone', ''],
+  ['unassigned', ' assigned to no one'],
+]);
+
+/** A form's hidden field carrying the page's filter, so that its answer lists the same tasks. */
+const filterField = (filter: TaskFilter): Html | null => (filter === 'everyone' ? null : html`<input type="hidden" name="assignee" value="${filter}">`);
+
+/** The filter's links in the order shown. */
+const TASK_FILTER_ORDER: readonly TaskFilter[] = ['mine', 'everyone', 'unassigned'];
 
 function dueCell(task: Row, today: string): Html {
   const due = text(task.date_due);
@@ -39,6 +74,11 @@ export function tasksPage(viewer: Viewer, view: TasksPageView): string {
   const last = first + view.tasks.length - 1;
   const pages = Math.max(1, Math.ceil(view.openCount / view.pageSize));
   const typed = (name: string): string => view.form?.values.get(name) ?? '';
+  const phrase = FILTER_PHRASES.get(view.filter) ?? '';
+  const noLoan =
+    view.filter === 'everyone'
+      ? `${String(view.accountCount)} of all open tasks belong to no loan`
+      : `${String(view.accountCount)} of them ${view.accountCount === 1 ? 'belongs' : 'belong'} to no loan`;
   return renderPage(
     { title: 'Tasks', viewer, section: 'tasks' },
     html`<h1>Tasks</h1>
@@ -48,35 +88,39 @@ ${view.form ? outcome('error', view.form.error) : outcome('ok', view.notice)}
   <h2 id="add-task-heading">Add an account task</h2>
   <p class="hint">A task of the account itself, on no loan (a licence to renew, an audit to prepare). A loan's tasks are added on the loan's page.</p>
   <form class="inline-form" method="post" action="${TASKS_PATH}" aria-label="Add an account task">
-    ${csrfField(viewer.csrfToken)}${onceField()}
+    ${csrfField(viewer.csrfToken)}${onceField()}${filterField(view.filter)}
     <div class="field"><label for="task-name">Task</label><input id="task-name" name="name" type="text" required maxlength="500" value="${typed('name')}"></div>
     <div class="field"><label for="task-due">Due</label>${dateInput('task-due', 'date_due', typed('date_due'), false)}</div>
+    <div class="field"><label for="task-assignee">Assignee</label>${assigneeSelect('task-assignee', view.users, view.me, typed('assignee_id'))}</div>
     <div><button type="submit">Add task</button></div>
   </form>
 </section>
 <section class="card" aria-labelledby="open-tasks-heading" id="open-tasks">
   <h2 id="open-tasks-heading">Open tasks <span class="count">${String(view.openCount)}</span></h2>
+  <nav class="status-tabs" aria-label="Whose tasks"><ul>${TASK_FILTER_ORDER.map(
+    (filter) => html`<li><a href="${tasksPageHref(1, filter)}"${filter === view.filter ? html` aria-current="page"` : null}>${FILTER_LABELS.get(filter) ?? filter}</a></li>`,
+  )}</ul></nav>
   ${
     view.tasks.length
-      ? html`<p class="hint" id="tasks-status">Tasks ${String(first)}–${String(last)} of ${String(view.openCount)}; ${String(view.accountCount)} of all open tasks belong to no loan.</p>
+      ? html`<p class="hint" id="tasks-status">Tasks ${String(first)}–${String(last)} of ${String(view.openCount)}${phrase}; ${noLoan}.</p>
   <table class="tasks-table">
-    <thead><tr><th scope="col">Due</th><th scope="col">Task</th><th scope="col">Status</th><th scope="col">Loan</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    <thead><tr><th scope="col">Due</th><th scope="col">Task</th><th scope="col">Status</th><th scope="col">Loan</th><th scope="col">Assignee</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>${view.tasks.map((task) => {
       const loan = row(task.loan);
       const overdue = text(task.date_due) !== '' && text(task.date_due) < view.businessDate;
-      return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${dueCell(task, view.businessDate)}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${loan ? html`<a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a>` : html`<span class="hint">no loan (an account task)</span>`}</td><td class="task-actions"><form method="post" action="${taskPath(text(task.id))}/complete">${csrfField(viewer.csrfToken)}<button type="submit" class="button-secondary" aria-label="Complete “${text(task.name)}”">Complete</button></form> <a href="${taskPath(text(task.id))}/edit" aria-label="Edit “${text(task.name)}”">Edit</a></td></tr>`;
+      return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${dueCell(task, view.businessDate)}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${loan ? html`<a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a>` : html`<span class="hint">no loan (an account task)</span>`}</td><td>${assigneeText(task, view.me)}</td><td class="task-actions"><form method="post" action="${taskPath(text(task.id))}/complete">${csrfField(viewer.csrfToken)}${filterField(view.filter)}<button type="submit" class="button-secondary" aria-label="Complete “${text(task.name)}”">Complete</button></form> <a href="${taskPath(text(task.id))}/edit" aria-label="Edit “${text(task.name)}”">Edit</a></td></tr>`;
     })}</tbody>
   </table>
-  ${pages > 1 ? html`<nav class="pager" aria-label="Pages of tasks">${view.page > 1 ? html`<a href="${tasksPageHref(view.page - 1)}" rel="prev">Previous</a>` : null} <span>Page ${String(view.page)} of ${String(pages)}</span> ${view.page < pages ? html`<a href="${tasksPageHref(view.page + 1)}" rel="next">Next</a>` : null}</nav>` : null}`
-      : html`<p>No open tasks.</p>`
+  ${pages > 1 ? html`<nav class="pager" aria-label="Pages of tasks">${view.page > 1 ? html`<a href="${tasksPageHref(view.page - 1, view.filter)}" rel="prev">Previous</a>` : null} <span>Page ${String(view.page)} of ${String(pages)}</span> ${view.page < pages ? html`<a href="${tasksPageHref(view.page + 1, view.filter)}" rel="next">Next</a>` : null}</nav>` : null}`
+      : html`<p>No open tasks${phrase}.</p>`
   }
 </section>`,
   );
 }
 
-/** A task's edit page: its name and due day (blank: none), with the Tasks page's rules; a refusal is the form again with why. */
-export function taskEditPage(viewer: Viewer, task: Row, form?: { readonly error: string; readonly values: ReadonlyMap<string, string> }): string {
-  const value = (name: 'name' | 'date_due'): string => form?.values.get(name) ?? text(task[name]);
+/** A task's edit page: its name, due day (blank: none) and assignee, with the Tasks page's rules; a refusal is the form again with why. */
+export function taskEditPage(viewer: Viewer, task: Row, users: readonly TaskAssignee[], me: string, form?: { readonly error: string; readonly values: ReadonlyMap<string, string> }): string {
+  const value = (name: 'name' | 'date_due' | 'assignee_id'): string => form?.values.get(name) ?? text(task[name]);
   const loan = row(task.loan);
   return renderPage(
     { title: 'Edit task', viewer, section: 'tasks' },
@@ -87,6 +131,7 @@ ${form ? outcome('error', form.error) : null}
   ${csrfField(viewer.csrfToken)}
   <div class="field"><label for="task-name">Task</label><input id="task-name" name="name" type="text" required maxlength="500" value="${value('name')}"></div>
   <div class="field"><label for="task-due">Due</label>${dateInput('task-due', 'date_due', value('date_due'), false)}<span class="hint">Blank: no due date.</span></div>
+  <div class="field"><label for="task-assignee">Assignee</label>${assigneeSelect('task-assignee', users, me, value('assignee_id'))}</div>
   <div><button type="submit">Save task</button> <a href="${TASKS_PATH}">Back to tasks</a></div>
 </form>`,
   );

@@ -16,7 +16,7 @@ import { AMOUNT_EXAMPLE, plainAmount } from '../moneyInput.js';
 import { addDays, payoffQuote, requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
 import { sessionOf } from '../session.js';
 import { submitOnce } from '../formOnce.js';
-import { taskFormProblem } from '../taskForm.js';
+import { assigneeChoices, taskFormProblem, usersOf, type TaskAssignee } from '../taskForm.js';
 import { checkLetterDay, LETTER_PARTIES_FIELDS, letterPartiesOf, payoffLetter, payoffLetterFileName } from '../../app/payoffLetters.js';
 import { payoffLetterPdf } from '../../app/payoffLetterPdf.js';
 import { PAGE_EXPECTED, pageNumberOf } from '../pageNumber.js';
@@ -74,7 +74,7 @@ const LOAN_PAGE = `query LoanPage($id: uuid!) {
     refunded: payments_aggregate(where: {date_reversed: {_is_null: true}, type: {_eq: "refund"}}) { aggregate { sum { amount } } }
     payments(order_by: [{date: desc}, {posted_at: desc}, {id: desc}]) { id date amount type method date_reversed reversal_reason allocations(order_by: [{position: asc}]) { row_number component amount fee { kind } } }
     fees(order_by: [{date: asc}, {created_at: asc}, {id: asc}]) { id kind date amount paid waived waived_on waived_by waived_reason description }
-    tasks(order_by: [{created_at: desc}, {id: asc}]) { id name status date_due }
+    tasks(order_by: [{created_at: desc}, {id: asc}]) { id name status date_due assignee { id name } }
     comments(order_by: [{created_at: desc}, {id: asc}]) { id text created_at admin { name email } }
     loan_documents { document { id name status type uploaded_date } }
     address_details { address { id street1 city state zipcode valuations(order_by: [{report_date: desc}, {id: asc}], limit: 1) { value valuation_type report_date } insurances(order_by: [{expiration: desc}]) { carrier type coverage_amount expiration } } }
@@ -95,8 +95,10 @@ const REVERSE_PAYMENT = `mutation ReversePayment($loan: uuid!, $payment: uuid!, 
 }`;
 /** The loan's status after a payment or a reversal (a later statement: the ledger's replay has run). */
 const LOAN_STATUS = 'query LoanStatus($id: uuid!) { loan: loans_by_pk(id: $id) { id status date_closed } }';
-const ADD_TASK = `mutation AddTask($loan: uuid!, $name: String!, $due: date) {
-  insert_tasks_one(object: {loan_id: $loan, name: $name, date_due: $due}) { id }
+/** The account's users, whom a task may be assigned to (id and name only). */
+const ACCOUNT_USERS = 'query AccountUsers { users: admins(order_by: [{name: asc}, {id: asc}]) { id name } }';
+const ADD_TASK = `mutation AddTask($loan: uuid!, $name: String!, $due: date, $assignee: uuid) {
+  insert_tasks_one(object: {loan_id: $loan, name: $name, date_due: $due, assignee_id: $assignee}) { id }
 }`;
 const COMPLETE_TASK = `mutation CompleteTask($loan: uuid!, $task: uuid!) {
   update_tasks(where: {id: {_eq: $task}, loan_id: {_eq: $loan}}, _set: {status: "completed"}) { affected_rows }
@@ -160,7 +162,7 @@ export const PAYMENT_METHODS: readonly string[] = ['ach', 'check', 'wire', 'cash
 const FIELD_LABELS: Readonly<Record<LoanPageForm['form'], ReadonlyMap<string, string>>> = {
   payment: new Map([['date', 'Date'], ['amount', 'Amount'], ['type', 'Type'], ['method', 'Method']]),
   payoff: new Map([['date', 'Payoff date'], ['amount', 'Payoff'], ['method', 'Method']]),
-  task: new Map([['name', 'Task'], ['date_due', 'Due']]),
+  task: new Map([['name', 'Task'], ['date_due', 'Due'], ['assignee_id', 'Assignee']]),
   comment: new Map([['text', 'Comment']]),
   fee: new Map([['date', 'Fee date'], ['amount', 'Fee'], ['description', 'Note']]),
   waiver: new Map([['fee_id', 'Fee'], ['amount', 'To waive'], ['waived_on', 'Waived on'], ['waived_by', 'Waived by'], ['reason', 'Reason']]),
@@ -300,6 +302,11 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
   });
 
   /** The loan, or a 404 page (a malformed id, another account's loan). */
+  /** The account's users, whom its tasks may be for. */
+  async function accountUsers(res: Response): Promise<readonly TaskAssignee[]> {
+    return usersOf((await run(res, ACCOUNT_USERS, {})).users);
+  }
+
   async function loanOr404(req: Request, res: Response, document = LOAN_PAGE): Promise<Row | null> {
     const id = param(req, 'id');
     const loan = UUID.test(id) ? row((await run(res, document, { id })).loan) : null;
@@ -342,7 +349,9 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     const quote = quoteDay === null || quoteDay === text(today?.as_of) ? today : await payoffQuote(db, session.admin.accountId, loanId, quoteDay);
     const day = text(today?.as_of) || (await businessDate(db, session.admin.accountId));
     const removable = (await loanRemovalRefusal(db, session.admin.accountId, loanId)) === null;
-    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, businessDate: day, removable, today, quote, ...(quoteError ? { quoteError, quoteDayAsked: askedDay } : quoteDay !== null && !form ? { quoteAsked: true } : {}), ...(done ? { notice: done, noticeKey: String(req.query.done) } : {}), ...(form ? { form } : {}) }));
+    const me = session.admin.adminId;
+    const users = assigneeChoices(await accountUsers(res), me);
+    res.status(status).type('html').send(loanPage(session.viewer, { loan, customFields, businessDate: day, removable, today, quote, me, users, ...(quoteError ? { quoteError, quoteDayAsked: askedDay } : quoteDay !== null && !form ? { quoteAsked: true } : {}), ...(done ? { notice: done, noticeKey: String(req.query.done) } : {}), ...(form ? { form } : {}) }));
   }
 
   router.get('/:id', (req, res) => sendLoanPage(req, res, 200));
@@ -406,7 +415,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
   function servicingWrite(
     form: LoanPageForm['form'],
     names: readonly string[],
-    check: (values: ReadonlyMap<string, string>, loan: Row) => string | null,
+    check: (values: ReadonlyMap<string, string>, loan: Row, res: Response) => string | null | Promise<string | null>,
     write: (req: Request, res: Response, loanId: string, values: ReadonlyMap<string, string>, on: Database) => Promise<{ readonly done: string } | { readonly declined: () => Promise<void> | void }>,
     /** The path parameter naming the record the form is about (a fee's waiver): a refusal is shown beside that record's form. */
     targetParam?: string,
@@ -418,7 +427,7 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
       if (!loan) return notFoundPage(res, 'loan');
       const target = targetParam === undefined ? {} : { target: param(req, targetParam) };
       const problem =
-        check(values, loan) ?? beforeFunding(form, values.get('date')?.trim(), text(loan.date_funded)) ?? (await farAhead(form, values.get('date')?.trim(), sessionOf(res).admin.accountId));
+        (await check(values, loan, res)) ?? beforeFunding(form, values.get('date')?.trim(), text(loan.date_funded)) ?? (await farAhead(form, values.get('date')?.trim(), sessionOf(res).admin.accountId));
       if (problem) return sendLoanPage(req, res, 400, { form, error: problem, values, ...target });
       try {
         const outcome = await submitOnce(db, req, res, async (on) => {
@@ -598,10 +607,10 @@ export function loanRoutes(db: Database, data: () => Promise<ServicingData>, log
     '/:id/tasks',
     servicingWrite(
       'task',
-      ['name', 'date_due'],
-      (values) => taskFormProblem(values.get('name')!.trim(), values.get('date_due')!.trim()),
+      ['name', 'date_due', 'assignee_id'],
+      async (values, _loan, res) => taskFormProblem(values.get('name')!.trim(), values.get('date_due')!.trim(), values.get('assignee_id')!.trim(), await accountUsers(res)),
       async (_req, res, loan, values, on) => {
-        await run(res, ADD_TASK, { loan, name: values.get('name')!.trim(), due: values.get('date_due')!.trim() || null }, on);
+        await run(res, ADD_TASK, { loan, name: values.get('name')!.trim(), due: values.get('date_due')!.trim() || null, assignee: values.get('assignee_id')!.trim() || null }, on);
         return { done: 'task-added' };
       },
     ),

@@ -32,8 +32,8 @@ const pageProblems: string[] = [];
 async function taskRows(): Promise<string[]> {
   const cells = (await page.locator('.tasks-table tbody tr td').allTextContents()).map((cell) => cell.trim());
   const lines: string[] = [];
-  // Five cells a row: due, task, status, loan, actions.
-  for (let i = 0; i < cells.length; i += 5) lines.push(`${cells[i]} | ${cells[i + 1]} | ${cells[i + 3]}`);
+  // Six cells a row: due, task, status, loan, assignee (migration 0087), actions.
+  for (let i = 0; i < cells.length; i += 6) lines.push(`${cells[i]} | ${cells[i + 1]} | ${cells[i + 3]}`);
   return lines;
 }
 

@@ -21,7 +21,7 @@ after(() => database?.close());
 
 /** The shipped file with the `tasks` collection's insert columns replaced. */
 const withTaskInsert = (columns: string, extraField = ''): string => {
-  const anchor = '    insert:\n      columns: [loan_id, name, status, date_due]\n';
+  const anchor = '    insert:\n      columns: [loan_id, name, status, date_due, assignee_id]\n';
   assert.ok(ORIGINAL.includes(anchor));
   let text = ORIGINAL.replace(anchor, `    insert:\n      columns: [${columns}]\n`);
   if (extraField) text = text.replace('      date_due: date\n      created_at: timestamptz\n', `      date_due: date\n      created_at: timestamptz\n${extraField}`);

@@ -19,9 +19,9 @@ let loanId: string;
 /** The shipped metadata, but a request may give a new task its id (Hasura's upsert by primary key). */
 function auditMetadata(): string {
   const original = readFileSync(METADATA_PATH, 'utf8');
-  const anchor = '    insert:\n      columns: [loan_id, name, status, date_due]\n';
+  const anchor = '    insert:\n      columns: [loan_id, name, status, date_due, assignee_id]\n';
   assert.ok(original.includes(anchor));
-  return original.replace(anchor, '    insert:\n      columns: [id, loan_id, name, status, date_due]\n');
+  return original.replace(anchor, '    insert:\n      columns: [id, loan_id, name, status, date_due, assignee_id]\n');
 }
 
 before(async () => {

@@ -253,7 +253,7 @@ describe('Mutations: the shipped permissions of every collection', () => {
   const WRITABLE: Record<string, { insert?: string[]; update?: string[] }> = {
     loans: { update: ['name', 'status', 'custom_fields'] },
     payments: { insert: ['loan_id', 'date', 'amount', 'type', 'method'], update: ['date_reversed', 'reversal_reason'] },
-    tasks: { insert: ['loan_id', 'name', 'status', 'date_due'], update: ['name', 'status', 'date_due'] },
+    tasks: { insert: ['loan_id', 'name', 'status', 'date_due', 'assignee_id'], update: ['name', 'status', 'date_due', 'assignee_id'] },
     comments: { insert: ['loan_id', 'text'] },
     fees: { insert: ['loan_id', 'date', 'amount', 'description'] },
     fee_waivers: { insert: ['fee_id', 'waived_on', 'waived_by', 'reason'] },
