@@ -3,11 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { execFile } from 'node:child_process';
-import { assertBuilt, freePort, PROJECT_ROOT, runCli, type ProcessResult } from '../support/processes.js';
+import { assertBuilt, freePort, PROJECT_ROOT, runCli, runCommandLineHere, type ProcessResult } from '../support/processes.js';
 import { COMMANDS } from '../../cli/commands.js';
-import { runCommandLine } from '../../cli/commandLine.js';
 
 /**
  * Every command checks its command line before it opens the database (cli/README.md): a mistake
@@ -227,16 +225,7 @@ function assertMistake(args: readonly string[], message: RegExp, result: Process
 }
 
 /** `loanql ARGS` in this process, with the unreachable database of `env` and its output kept. */
-async function runInProcess(args: readonly string[]): Promise<ProcessResult> {
-  const collected = { stdout: '', stderr: '' };
-  const stream = (name: 'stdout' | 'stderr') =>
-    new Writable({
-      write(chunk: Buffer | string, _encoding, done) {
-        collected[name] += chunk.toString();
-        done();
-      },
-    }) as unknown as NodeJS.WriteStream;
-  const code = await runCommandLine(args, { out: stream('stdout'), err: stream('stderr'), env: { ...env, DATA_DIR: join(dir, 'no-data-dir') } });
-  return { code, ...collected };
+function runInProcess(args: readonly string[]): Promise<ProcessResult> {
+  return runCommandLineHere(args, { ...env, DATA_DIR: join(dir, 'no-data-dir') });
 }
 

@@ -93,7 +93,12 @@ export function runCli(args: readonly string[], env: Record<string, string>, cwd
  * CPU-second to start (Node, the CLI's modules, a database connection), this a few milliseconds.
  * A command opening an embedded `DATA_DIR` opens it here, so run those as processes.
  */
-export async function runCliInProcess(args: readonly string[], env: Record<string, string>): Promise<ProcessResult> {
+export function runCliInProcess(args: readonly string[], env: Record<string, string>): Promise<ProcessResult> {
+  return runCommandLineHere(args, commandEnv(env));
+}
+
+/** `runCommandLine(args)` in this process with exactly `env` (no child's defaults), its output kept. */
+export async function runCommandLineHere(args: readonly string[], env: NodeJS.ProcessEnv): Promise<ProcessResult> {
   const { runCommandLine } = await import('../../cli/commandLine.js');
   const collected = { stdout: '', stderr: '' };
   const stream = (name: 'stdout' | 'stderr') =>
@@ -103,7 +108,7 @@ export async function runCliInProcess(args: readonly string[], env: Record<strin
         done();
       },
     }) as unknown as NodeJS.WriteStream;
-  const code = await runCommandLine(args, { out: stream('stdout'), err: stream('stderr'), env: commandEnv(env) });
+  const code = await runCommandLine(args, { out: stream('stdout'), err: stream('stderr'), env });
   return { code, ...collected };
 }
 
