@@ -116,12 +116,13 @@ export async function captureFunctionSql(db: Queryable, table: string, eventType
 
   // A delete (captured at commit): only if no row has the deleted row's key by then — deleted and
   // written again under its key in one transaction (the ledger's replay deriving a late fee
-  // anew), the row was not removed, and its insert's event says what it is now.
-  const stillGone = (eventType: EventType): string[] => {
-    if (!eventType.primaryKey.length) return [];
+  // anew), the row was not removed, and its insert's event says what it is now. Tested after the
+  // endpoint probe, so an account without webhooks pays that one probe for a delete too.
+  const stillGone = (eventType: EventType): string => {
+    if (!eventType.primaryKey.length) return '';
     const keyColumns = eventType.primaryKey.includes('account_id') ? eventType.primaryKey : ['account_id', ...eventType.primaryKey];
     const match = keyColumns.map((name) => `${column('k', name)} = ${column('OLD', name)}`).join(' AND ');
-    return [`NOT EXISTS (SELECT 1 FROM ${quoteIdentifier(table)} k WHERE ${match})`];
+    return ` AND NOT EXISTS (SELECT 1 FROM ${quoteIdentifier(table)} k WHERE ${match})`;
   };
 
   const branches: string[] = [];
@@ -137,9 +138,9 @@ export async function captureFunctionSql(db: Queryable, table: string, eventType
       const data = `json_build_object('old', ${operation === 'INSERT' ? 'NULL::json' : payload('OLD', eventType, operation === 'DELETE')}, 'new', ${operation === 'DELETE' ? 'NULL::json' : payload('NEW', eventType, true)}${currency})`;
       const capture = [
         `INSERT INTO webhook_outbox (account_id, type, data) SELECT ${row}.account_id, ${type}, ${data}`,
-        ` WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.account_id = ${row}.account_id AND e.active AND (e.event_types IS NULL OR ${type} = ANY (e.event_types)));`,
+        ` WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.account_id = ${row}.account_id AND e.active AND (e.event_types IS NULL OR ${type} = ANY (e.event_types)))${operation === 'DELETE' ? stillGone(eventType) : ''};`,
       ];
-      const conditions = operation === 'DELETE' ? stillGone(eventType) : condition(eventType);
+      const conditions = condition(eventType);
       if (!conditions.length) return capture.join('\n      ');
       return [`IF ${conditions.join(' AND ')} THEN`, ...capture.map((line) => `  ${line}`), 'END IF;'].join('\n      ');
     });
