@@ -1,4 +1,4 @@
-// The layers of loanql and the one direction imports may go (`npm run lint`; README "Layout").
+// The layers of loanql and the one direction imports may go (`npm run lint`; README "Architecture").
 // Each layer may import any layer after it in LAYERS, never one before it:
 //
 //   server → api | dashboard → http → app → engine → metadata → db → domain
