@@ -416,7 +416,7 @@ export function openApiDocument(product: Product, serverUrl: string, access: Loa
           summary:
             "Investor distribution lines (SPEC §12 R10): each payment's allocation split between the loan's funding sources and the lender, with adjustment lines when an allocation is re-derived. An investor key gets its own lines only; other roles every line of the account.",
           parameters: [
-            { name: 'from', in: 'query', schema: { type: 'string', format: 'date' }, description: 'First day (YYYY-MM-DD) of the lines\' dates; an adjustment is dated the day it was recorded.' },
+            { name: 'from', in: 'query', schema: { type: 'string', format: 'date' }, description: 'First day (YYYY-MM-DD) of the lines\' dates; an adjustment is dated its reversal\'s `date_reversed` (which may be before the day it was recorded), else the day it was recorded.' },
             { name: 'to', in: 'query', schema: { type: 'string', format: 'date' }, description: 'Last day (YYYY-MM-DD), included.' },
             { name: 'loan_id', in: 'query', schema: { type: 'string' }, description: 'Only this loan\'s lines (a uuid).' },
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 0, maximum: lineLimits.max, default: lineLimits.byDefault }, description: `The most lines of the page${lineLimits.byMaxRows ? ': at most MAX_ROWS, this service\'s most rows per list; a larger limit is a 400' : ''}.` },

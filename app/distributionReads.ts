@@ -6,7 +6,7 @@ import { dayParameter } from './ledgerReads.js';
 
 /**
  * `GET /api/distributions?from=&to=&loan_id=&limit=&offset=` (SPEC §12 R10, issue 32):
- * distribution lines by date (an adjustment's date is the day it was recorded), oldest first,
+ * distribution lines by date (an adjustment's date is its reversal's `date_reversed`, else the day it was recorded), oldest first,
  * with their count and sum, a page at a time (`limit`, `offset`, `next`).
  * Read through the engine of the key's role, so the role's filter on `distributions` applies
  * exactly as in GraphQL: an investor key gets its own lines only (`person_id = key.person_id`),
