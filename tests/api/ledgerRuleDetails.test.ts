@@ -10,7 +10,7 @@ import { installTestClock, setTestClock } from '../support/testClock.js';
  * of each day count and none after maturity, `arrears_tolerance` moving days past due but not late
  * fees, fees never making a loan past due, a late fee's percent rounded half-up to cents, the
  * interest-only final row's fee, an NSF reversal with `nsf_fee` 0 adding no fee, a payment of type
- * `fee`, and existing credit paying a new fee on its date. Each block has an account of its own, so a
+ * `fee`, where `fees_interest_principal` pays a fee of no row, and existing credit paying a new fee on its date. Each block has an account of its own, so a
  * product setting one changes is no other's. (`api/ledgerExamples` has the worked examples.)
  */
 let s: KeyedService;
@@ -174,6 +174,23 @@ describe('R8 and the details: fees of 0.00, fee payments, credit', () => {
       payment.allocations.map((line: any) => (line.fee_id ? `fee ${line.amount.text}` : `row ${line.row_number.text} ${line.component} ${line.amount.text}`)),
     );
     assert.deepEqual(lines, ['fee 444.24', 'row 1 interest 1000.00', 'row 1 principal 7884.88', 'row 2 interest 670.88']);
+  });
+
+  it('with fees_interest_principal a fee of no row (manual) is paid after the due rows and before the rows not yet due', async () => {
+    const other = await s.newAccount();
+    await settings(other, { allocation_order: 'fees_interest_principal' });
+    const loan = await referenceLoan(other);
+    await graph(other, `mutation ($loan: uuid!) { insert_fees_one(object: {loan_id: $loan, amount: "35.00", date: "2026-03-01", description: "courier"}) { id } }`, { loan });
+    await pay(other, loan, '2026-03-20', '20000.00');
+    const ledger = await other.rest.get(`/api/loan/${loan}/ledger?date=2026-03-20`);
+    assert.equal(ledger.status, 200, ledger.text);
+    const lines = ledger.exact.payments.flatMap((payment: any) =>
+      payment.allocations.map((line: any) => (line.fee_id ? `fee ${line.amount.text}` : `row ${line.row_number.text} ${line.component} ${line.amount.text}`)),
+    );
+    assert.deepEqual(lines, [
+      'fee 444.24', 'row 1 interest 1000.00', 'row 1 principal 7884.88', 'row 2 interest 921.15', 'row 2 principal 7963.73',
+      'fee 35.00', 'row 3 interest 841.51', 'row 3 principal 909.49',
+    ]);
   });
 
   it('existing credit pays a new fee on its date: an overpaid loan charged a manual fee of 30.00 keeps 70.00 of credit and owes no fee', async () => {
