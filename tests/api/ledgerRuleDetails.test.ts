@@ -6,7 +6,8 @@ import { installTestClock, setTestClock } from '../support/testClock.js';
 
 /**
  * The rules of docs/ledger.md ("The rules", SPEC §12) that its worked examples do not show, checked
- * on the stored ledger over HTTP: where accrual starts for a loan without `Date_Funded`, the per diem
+ * on the stored ledger over HTTP: where accrual starts for a loan without `Date_Funded`, its cap at
+ * row k's interest, a payment after the as-of day left out, the per diem
  * of each day count and none after maturity, `arrears_tolerance` moving days past due but not late
  * fees, fees never making a loan past due, a late fee's percent rounded half-up to cents, the
  * interest-only final row's fee, an NSF reversal with `nsf_fee` 0 adding no fee, a payment of type
@@ -97,6 +98,24 @@ describe('R2: accrued interest and per diem', () => {
       await settings(account, { day_count: dayCount });
       assert.equal((await quote(account, loan, '2026-03-31')).per_diem, perDiem, dayCount);
     }
+  });
+
+  it("accrued interest is never more than row k's interest: a first period of 73 days accrues at most row 1's 1,000.00", async () => {
+    const loan = await referenceLoan(account, { Date_Funded: '2026-01-01', First_Payment_Date: '2026-03-15' });
+    // 100,000 × 12 % × 30/360 = 1,000.00 on 01-31; 44 and 68 days would be 1,466.67 and 2,266.67.
+    for (const day of ['2026-01-31', '2026-02-14', '2026-03-10']) {
+      const figures = await quote(account, loan, day);
+      assert.deepEqual([figures.accrued_interest, figures.payoff], ['1000.00', '101000.00'], day);
+    }
+  });
+
+  it('a payment dated after the as-of day is not applied yet: the quote of the day before it is as if unpaid', async () => {
+    const loan = await referenceLoan(account);
+    await pay(account, loan, '2026-02-10', '8884.88');
+    const before = await quote(account, loan, '2026-02-09');
+    // 25 days: 100,000 × 12 % × 25/360 = 833.33.
+    assert.deepEqual([before.principal_outstanding, before.accrued_interest, before.payoff], ['100000.00', '833.33', '100833.33']);
+    assert.equal((await quote(account, loan, '2026-02-10')).principal_outstanding, '92115.12');
   });
 
   it('after maturity accrued interest and per diem are 0.00: the payoff is what is owed (no default interest)', async () => {
