@@ -189,16 +189,17 @@ export interface FeeJobLogger {
 }
 
 /**
- * Runs `assessFees` now and every `intervalMs` (5 minutes: accounts in other time zones begin
- * their day at other hours; a tick with every account's day done is one small query); returns a
- * stop function.
+ * Runs `assessFees` a second from now and every `intervalMs` after (5 minutes: accounts in other
+ * time zones begin their day at other hours; a tick with every account's day done is one small
+ * query); returns a stop function that cancels the runs not begun and resolves once the one under
+ * way (if any) has ended, so a caller can close the database after it.
  */
-export function startFeeJob(db: Database, logger: FeeJobLogger, intervalMs = 5 * 60 * 1000): () => void {
-  let running = false;
+export function startFeeJob(db: Database, logger: FeeJobLogger, intervalMs = 5 * 60 * 1000): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  let stopped = false;
   const tick = (): void => {
-    if (running) return;
-    running = true;
-    assessFees(db)
+    if (running || stopped) return;
+    running = assessFees(db)
       .then((runs) => {
         for (const run of runs) {
           if (run.days.length) logger.info({ account: run.slug, days: run.days, loans: run.loansReplayed, forwarded: run.loansForwarded, fees: run.feesAssessed, amount: run.feesAmount }, 'fee job: day assessed');
@@ -208,11 +209,17 @@ export function startFeeJob(db: Database, logger: FeeJobLogger, intervalMs = 5 *
       })
       .catch((error: unknown) => logger.warn({ err: error }, 'the fee job failed; the next run tries again'))
       .finally(() => {
-        running = false;
+        running = null;
       });
   };
   const timer = setInterval(tick, intervalMs);
   timer.unref();
-  setTimeout(tick, 1000).unref();
-  return () => clearInterval(timer);
+  const first = setTimeout(tick, 1000);
+  first.unref();
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    clearTimeout(first);
+    await running;
+  };
 }

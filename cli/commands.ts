@@ -1020,7 +1020,7 @@ export const COMMANDS: Command[] = [
         process.once('SIGTERM', resolve);
         process.once('SIGINT', resolve);
       });
-      stopFeeJob();
+      await stopFeeJob();
       await worker.stop();
       context.out.write('webhook worker stopped\n');
     },

@@ -97,7 +97,7 @@ async function main(): Promise<void> {
   const worker = config.webhooks.workerInService ? new WebhookWorker(opened.database, config.webhooks, logger, metrics?.observeDelivery) : null;
   worker?.start();
   // The daily fee job (late fees, delinquency, interest due): where the webhook worker runs (app/feeJob.ts).
-  if (config.webhooks.workerInService) startFeeJob(opened.database, logger);
+  const stopFeeJob = config.webhooks.workerInService ? startFeeJob(opened.database, logger) : null;
   // The embedded database has no autovacuum: its tables are analyzed as they grow (db/statisticsUpkeep.ts).
   keepStatisticsFresh(opened.database, { onError: (error) => logger.warn({ err: error }, 'analyzing the grown tables failed; the next look tries again') });
 
@@ -140,6 +140,8 @@ async function main(): Promise<void> {
         await socketsClosed;
         // Deliveries in flight finish or are left leased; the next start retries them (at least once).
         if (worker) await worker.stop();
+        // A fee run under way ends (its transactions commit or roll back) before the database closes.
+        await stopFeeJob?.();
         await replicas?.close();
         await opened.close();
         await stopTracing?.().catch((error: unknown) => logger.warn({ err: error }, 'flushing traces failed'));
