@@ -182,7 +182,11 @@ function describePath(pointer: string): string {
   const parts = pointer.split('/').slice(1).map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
   if (parts.length === 1) return parts[0]!;
   if (parts[0] === 'event_types' && parts[1]) return [`event type ${parts[1]}`, ...parts.slice(2)].join(', ');
-  if (parts[0] === 'roles' && parts[1]) return [`role ${parts[1]}`, ...(parts[3] ? [`collection ${parts[3]}`] : []), ...parts.slice(4)].join(', ');
+  if (parts[0] === 'roles' && parts[1]) {
+    // Only under `collections` is the next key a collection: a role's `rate_limit` or `variables` is named by its keys.
+    const place = parts[2] === 'collections' && parts[3] ? [`collection ${parts[3]}`, ...parts.slice(4)] : parts.slice(2);
+    return [`role ${parts[1]}`, ...place].join(', ');
+  }
   if (parts[0] !== 'collections') return parts.length ? parts.join('.') : 'metadata';
   const words = [`collection ${parts[1]}`];
   if (parts[2] === 'fields' && parts[3]) words.push(`field ${parts[3]}`);

@@ -35,7 +35,7 @@ export function inputText(setting: SettingDescriptor, value: Parameters<typeof s
 
 /**
  * Settings > Servicing: the default product's servicing settings (SPEC §12) in one plain form —
- * a select per choice, number inputs stepping by the setting's precision, the buckets as
+ * a select per choice, a number input per whole number, text inputs for decimals, the buckets as
  * `name: first day` lines — each with its default. The outcome of a save, or of a refusal (naming
  * each setting), is the focused box at the top, above the form; a refusal also keeps what was typed
  * and writes each problem above its input (`aria-invalid`, `aria-describedby`).

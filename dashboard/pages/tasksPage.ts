@@ -103,7 +103,9 @@ ${view.form ? outcome('error', view.form.error) : outcome('ok', view.notice)}
   ${
     view.tasks.length
       ? html`<p class="hint" id="tasks-status">Tasks ${String(first)}–${String(last)} of ${String(view.openCount)}${phrase}; ${noLoan}.</p>
+  <div class="table-scroll" role="region" aria-labelledby="tasks-caption" tabindex="0">
   <table class="tasks-table">
+    <caption id="tasks-caption" class="visually-hidden">Open tasks${phrase || ' of everyone'}</caption>
     <thead><tr><th scope="col">Due</th><th scope="col">Task</th><th scope="col">Status</th><th scope="col">Loan</th><th scope="col">Assignee</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>${view.tasks.map((task) => {
       const loan = row(task.loan);
@@ -111,6 +113,7 @@ ${view.form ? outcome('error', view.form.error) : outcome('ok', view.notice)}
       return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${dueCell(task, view.businessDate)}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${loan ? html`<a href="${loanPath(text(loan.id))}">${loanLabel(loan)}</a>` : html`<span class="hint">no loan (an account task)</span>`}</td><td>${assigneeText(task, view.me)}</td><td class="task-actions"><form method="post" action="${taskPath(text(task.id))}/complete">${csrfField(viewer.csrfToken)}${filterField(view.filter)}<button type="submit" class="button-secondary" aria-label="Complete “${text(task.name)}”">Complete</button></form> <a href="${taskPath(text(task.id))}/edit" aria-label="Edit “${text(task.name)}”">Edit</a></td></tr>`;
     })}</tbody>
   </table>
+  </div>
   ${pages > 1 ? html`<nav class="pager" aria-label="Pages of tasks">${view.page > 1 ? html`<a href="${tasksPageHref(view.page - 1, view.filter)}" rel="prev">Previous</a>` : null} <span>Page ${String(view.page)} of ${String(pages)}</span> ${view.page < pages ? html`<a href="${tasksPageHref(view.page + 1, view.filter)}" rel="next">Next</a>` : null}</nav>` : null}`
       : html`<p>No open tasks${phrase}.</p>`
   }

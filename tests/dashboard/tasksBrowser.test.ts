@@ -7,7 +7,7 @@ import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js'
 import { startTestServer, type TestServer } from '../support/http.js';
 import { installTestClock, setTestClock } from '../support/testClock.js';
 import { ChromiumSuite, openWatchedPage, logInToDashboard } from '../support/chromium.js';
-import { seriousAccessibilityViolations } from '../support/axe.js';
+import { accessibilityViolations, seriousAccessibilityViolations } from '../support/axe.js';
 
 /**
  * A servicer's account tasks in Chromium (session 40). A task may belong to no loan (README "Tasks
@@ -123,6 +123,28 @@ describe('Account tasks on the Tasks page (Chromium)', () => {
     await page.waitForURL(/done=task-completed/);
     assert.deepEqual(await taskRows(), ['due 2026-03-21 | File the quarterly report | no loan (an account task)', 'due 2026-04-30 | Prepare the annual audit | no loan (an account task)']);
     assert.deepEqual(await statusOf('Call the borrower'), ['completed']);
+  });
+
+  it('fits a 390 px screen: the tasks table scrolls in its own named, focusable region, not the page', async () => {
+    // Before: the table stood bare in its card, so the page was about 900 px wide on a phone and the
+    // table had no name (dashboard/README "Small screens and keyboards", "Every table has a name").
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.goto(`${server.url}/dashboard/tasks?assignee=everyone`);
+      // In the page (this file has no DOM types): the document's width against the window's.
+      assert.ok(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'), 'no sideways scrolling of the page at 390 px');
+      const region = page.getByRole('region', { name: 'Open tasks of everyone' });
+      assert.equal(await region.getAttribute('tabindex'), '0', 'the scrolling region takes the focus, so a keyboard can scroll it');
+      assert.equal(await region.locator('table.tasks-table').count(), 1, 'the tasks table is inside it');
+      assert.equal((await page.locator('.tasks-table caption').textContent())?.trim(), 'Open tasks of everyone');
+      assert.ok(await region.evaluate((box) => box.scrollWidth > box.clientWidth), 'the region, not the page, scrolls sideways');
+      await database.db.query(`UPDATE tasks SET assignee_id = (SELECT id FROM admins WHERE account_id = $1) WHERE account_id = $1 AND name = 'Prepare the annual audit'`, [accountId]);
+      await page.goto(`${server.url}/dashboard/tasks?assignee=mine`);
+      assert.equal((await page.locator('.tasks-table caption').textContent())?.trim(), 'Open tasks assigned to you');
+      assert.deepEqual(await accessibilityViolations(page, ['moderate', 'serious', 'critical']), []);
+    } finally {
+      await page.setViewportSize({ width: 1366, height: 768 });
+    }
   });
 
   it('saw no script error or unexpected refusal', () => {
