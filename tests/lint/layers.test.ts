@@ -10,10 +10,16 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** What `npm run lint` reads: the source folders, the configuration and the scripts. */
 const COPIED = ['server', 'api', 'dashboard', 'http', 'app', 'cli', 'engine', 'metadata', 'db', 'domain', '.dependency-cruiser.cjs', 'tsconfig.json', 'package.json'];
 
+/**
+ * A run takes a few CPU-seconds; on a loaded 2-core machine it took 85 s (a full suite beside
+ * eight other workers), and a run stopped by the timeout reads as a failed lint (status null).
+ */
+const LINT_TIMEOUT_MS = 300_000;
+
 /** `npm run lint` in `cwd`: its exit status and everything it printed. */
 function lint(cwd: string): Promise<{ status: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '--silent', 'lint'], { cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    const child = spawn('npm', ['run', '--silent', 'lint'], { cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: LINT_TIMEOUT_MS });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
