@@ -97,23 +97,6 @@ describe('SPEC §12 worked examples over HTTP (issue 29)', () => {
     await s.db.query(`UPDATE products SET allocation_order = 'interest_principal_then_fees' WHERE account_id = $1`, [s.accountId]);
   });
 
-  it('fees_interest_principal: a fee tied to no row (manual) is paid after the due rows and before the rows not yet due (docs/ledger.md, a decision R1 leaves open)', async () => {
-    const loan = await referenceLoan({ allocation_order: 'fees_interest_principal' });
-    try {
-      const fee = await graph(`mutation ($loan: uuid!) { insert_fees_one(object: {loan_id: $loan, amount: "50.00", date: "2026-02-01", description: "returned mail"}) { id } }`, { loan });
-      assert.equal(fee.errors, undefined, JSON.stringify(fee.errors));
-      // On 03-01 row 1 (due 02-15) is due with its late fee (02-26); rows 2 and 3 (03-15, 04-15) are not.
-      await pay(loan, '2026-03-01', '20000.00');
-      assert.deepEqual(await allocations(loan), [
-        'fee(late) fee 444.24', 'row 1 interest 1000.00', 'row 1 principal 7884.88',
-        'fee(manual) fee 50.00',
-        'row 2 interest 921.15', 'row 2 principal 7963.73', 'row 3 interest 841.51', 'row 3 principal 894.49',
-      ]);
-    } finally {
-      await s.db.query(`UPDATE products SET allocation_order = 'interest_principal_then_fees' WHERE account_id = $1`, [s.accountId]);
-    }
-  });
-
   it('R2: rows 1–2 paid on time, as of 2026-03-31: principal 84,151.39; accrued 448.81 / 442.66 / 420.76 by day count; per diem 28.05', async () => {
     const loan = await referenceLoan();
     await onTime(loan);
