@@ -150,6 +150,12 @@ describe('Waivers and manual fees through GraphQL (issue 31)', () => {
     const late = (await loanState(loan)).fees[0];
     assert.equal(late.kind, 'late');
     assert.equal((await loanState(loan)).fees_due, 444.24);
+    // Who waives is required over GraphQL (docs/ledger.md, "Who"): left out, null or blank, a validation error naming waived_by, nothing written.
+    for (const by of ['', 'null', '"  "']) {
+      const unsigned = await graph(`mutation ($fee: uuid!) { insert_fee_waivers_one(object: {fee_id: $fee, reason: "no signature"${by && `, waived_by: ${by}`}}) { id } }`, { fee: late.id });
+      assert.deepEqual([unsigned.errors?.[0]?.extensions?.code, unsigned.errors?.[0]?.extensions?.fields], ['validation-failed', ['waived_by']], JSON.stringify(unsigned));
+    }
+    assert.equal((await loanState(loan)).fees_due, 444.24);
     const answer = await waive(late.id, 'first late payment, goodwill', keys.get('servicer'));
     assert.equal(answer.errors, undefined, JSON.stringify(answer.errors));
     assert.deepEqual({ ...answer.data.insert_fee_waivers_one, id: undefined }, { id: undefined, waived_on: '2026-03-01', waived_by: 'Sam Servicer', reason: 'first late payment, goodwill', loan_id: loan });

@@ -228,6 +228,44 @@ describe('a change replays the product\'s loans (SPEC §12)', () => {
     assert.deepEqual(await lateFees(account, loan), []);
   });
 
+  it("delinquency_buckets and nsf_fee replay nothing: each loan's stored bucket is renamed in the same change, an NSF fee keeps the amount it was made with", async () => {
+    const account = await s.newAccount();
+    const graphAs = async (query: string, variables: Record<string, unknown>): Promise<any> => {
+      const response = await fetch(`${s.url}/api/graph`, { method: 'POST', headers: { ...tokenHeader(account.key), 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+      const body = (await response.json()) as { data?: any; errors?: unknown };
+      assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+      return body.data;
+    };
+    const loan = await referenceLoan(account);
+    const nsfPayment = async (date: string, reversed: string): Promise<void> => {
+      const id = (await graphAs('mutation ($loan: uuid!, $date: date!) { insert_payments_one(object: {loan_id: $loan, date: $date, amount: "8884.88", method: "ach"}) { id } }', { loan, date })).insert_payments_one.id;
+      await graphAs('mutation ($id: uuid!, $on: date!) { update_payments_by_pk(pk_columns: {id: $id}, _set: {date_reversed: $on, reversal_reason: "nsf"}) { id } }', { id, on: reversed });
+    };
+    const state = async (): Promise<any> =>
+      (await graphAs('query ($loan: uuid!) { loans_by_pk(id: $loan) { stored_days_past_due stored_delinquency_bucket delinquency_bucket fees(where: {kind: {_eq: "nsf"}}, order_by: {date: asc}) { date amount } } }', { loan })).loans_by_pk;
+
+    assert.equal((await account.rest.patch('/api/product', { nsf_fee: 25 })).status, 200);
+    await nsfPayment('2026-02-15', '2026-02-20');
+    const before = await state();
+    // Funded 2026-01-15 and nothing paid: row 1 (due 02-15) is months late whatever today is.
+    assert.ok(before.stored_days_past_due >= 120, JSON.stringify(before));
+    assert.deepEqual([before.stored_delinquency_bucket, before.delinquency_bucket], ['120+', '120+']);
+    assert.deepEqual(before.fees, [{ date: '2026-02-20', amount: 25 }]);
+
+    const buckets = await account.rest.patch('/api/product', { delinquency_buckets: [{ name: 'current', from: 0 }, { name: 'late', from: 1 }, { name: 'default', from: 90 }] });
+    assert.equal(buckets.status, 200, buckets.text);
+    assert.deepEqual([buckets.json.changed, buckets.json.replayed_loans], [['delinquency_buckets'], 0]);
+    const renamed = await state();
+    assert.deepEqual([renamed.stored_days_past_due, renamed.stored_delinquency_bucket, renamed.delinquency_bucket], [before.stored_days_past_due, 'default', 'default']);
+
+    const nsf = await account.rest.patch('/api/product', { nsf_fee: 40 });
+    assert.deepEqual([nsf.status, nsf.json.changed, nsf.json.replayed_loans], [200, ['nsf_fee'], 0]);
+    assert.deepEqual((await state()).fees, [{ date: '2026-02-20', amount: 25 }]);
+    // The next NSF reversal is charged the new amount.
+    await nsfPayment('2026-03-15', '2026-03-18');
+    assert.deepEqual((await state()).fees, [{ date: '2026-02-20', amount: 25 }, { date: '2026-03-18', amount: 40 }]);
+  });
+
   it('R2: day_count changes the payoff quote on 2026-03-31 to the cent: accrued 448.81, 442.66, 420.76', async () => {
     const account = await s.newAccount();
     const loan = await referenceLoan(account);
