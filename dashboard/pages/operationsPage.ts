@@ -1,4 +1,4 @@
-import type { ApiKeyListing } from '../../app/apiKeys.js';
+import { ADMIN_KEY_ROLE, type ApiKeyListing } from '../../app/apiKeys.js';
 import type { TrafficRow } from '../../app/operations/accountTraffic.js';
 import type { AdmissionLimits, AdmissionState } from '../../app/operations/costAdmission.js';
 import type { RateLimit } from '../../metadata/index.js';
@@ -81,7 +81,7 @@ ${view.keys.length === 0
     : html`<table aria-labelledby="keys-limits-caption">
   <caption id="keys-limits-caption">Your active keys</caption>
   <thead><tr><th scope="col">Key</th><th scope="col">Prefix</th><th scope="col">Role</th><th scope="col">Limit</th></tr></thead>
-  <tbody>${view.keys.map((key) => html`<tr><th scope="row">${key.name}</th><td><code>${key.prefix}</code></td><td><code>${key.role}</code></td><td>${limitText(byRole.get(key.role)?.limit ?? view.defaultLimit)}</td></tr>`)}</tbody>
+  <tbody>${view.keys.map((key) => html`<tr><th scope="row">${key.name}</th><td><code>${key.prefix}</code></td><td><code>${key.role}</code></td><td>${keyLimitText(key.role, byRole, view.defaultLimit)}</td></tr>`)}</tbody>
 </table>`}`;
 }
 
@@ -112,6 +112,16 @@ function metricsSection(view: OperationsView): Html {
     static_configs:
       - targets: ['loanql.example:${view.port}']</code></pre>
 <p>The figures are the service's, all accounts together; no label names a key, an account or a query.${view.workers > 1 ? html` With ${view.workers} processes, any of them answers for all.` : null}</p>`;
+}
+
+/**
+ * A key's limit: its role's, the default for an admin key, and none for a key whose role the
+ * metadata no longer has — the API refuses such a key (403) before any limit counts.
+ */
+function keyLimitText(role: string, byRole: ReadonlyMap<string, { readonly limit: RateLimit | null }>, defaultLimit: RateLimit | null): string {
+  const known = byRole.get(role);
+  if (known) return limitText(known.limit);
+  return role === ADMIN_KEY_ROLE.role ? limitText(defaultLimit) : 'none: the metadata has no such role, so the API refuses this key (403)';
 }
 
 const limitText = (limit: RateLimit | null): string => (limit ? `${grouped(limit.perSecond)} per second, burst ${grouped(limit.burst)}` : 'no limit');
