@@ -32,6 +32,8 @@ export interface CollectionDocument {
   readonly primary_key?: string | readonly string[];
   readonly root_fields?: readonly RootFieldKind[];
   readonly fields: Readonly<Record<string, FieldDocument>>;
+  /** What a value too large to store that a write of this collection makes in the database means (`Collection.overflow`). */
+  readonly overflow?: { readonly fields: readonly string[]; readonly sentence: string };
   readonly relationships?: Readonly<Record<string, RelationshipDocument>>;
   readonly insert?: { readonly columns: readonly string[]; readonly set?: Presets; readonly on_conflict_constraints?: readonly string[] };
   readonly update?: { readonly columns: readonly string[]; readonly set?: Presets };

@@ -276,6 +276,13 @@ export interface Collection {
    */
   readonly tableComputedFields: ReadonlyMap<string, TableComputedField>;
   readonly relationships: ReadonlyMap<string, Relationship>;
+  /**
+   * What a value too large to store (SQLSTATE 22003) that a write of this collection makes in the
+   * database means — a figure a trigger computes from the written row (loanql's ledger replay):
+   * the fields it is about and its sentence, said instead of PostgreSQL's words
+   * (`engine/execute/writeErrors.ts`). Null: PostgreSQL's words, which give the column's range.
+   */
+  readonly overflow: { readonly fields: readonly string[]; readonly sentence: string } | null;
   readonly rootFields: ReadonlySet<RootFieldKind>;
   readonly insert: InsertPermission | null;
   readonly update: UpdatePermission | null;

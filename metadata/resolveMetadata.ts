@@ -88,6 +88,8 @@ export function resolveMetadata(document: MetadataDocument, sourceLines?: Source
       if (collection.insert || collection.update || collection.delete) problems.push(`collection ${name}: insert, update and delete need a primary_key (the rows a write touched are named by it)`);
       if (computedFields.size || tableComputedFields.size) problems.push(`collection ${name}: computed fields need a primary_key (the function is called with it)`);
     }
+    for (const overflowing of collection.overflow?.fields ?? [])
+      if (!fields.has(overflowing)) problems.push(`collection ${name}, overflow: ${overflowing} is not a field of the collection`);
     const writable = resolveWritableFields(name, collection, fields, primaryKey, document.tenant_column, problems);
     unproven.set(name, {
       name,
@@ -99,6 +101,7 @@ export function resolveMetadata(document: MetadataDocument, sourceLines?: Source
       computedFields,
       tableComputedFields,
       relationships,
+      overflow: collection.overflow ? { fields: collection.overflow.fields, sentence: collection.overflow.sentence } : null,
       rootFields: new Set((collection.root_fields ?? ALL_ROOT_FIELDS).filter((kind) => kind !== 'select_by_pk' || primaryKey.length)),
       ...writable,
       selectFilter: null,
