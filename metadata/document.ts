@@ -32,6 +32,8 @@ export interface CollectionDocument {
   readonly primary_key?: string | readonly string[];
   readonly root_fields?: readonly RootFieldKind[];
   readonly fields: Readonly<Record<string, FieldDocument>>;
+  /** What a value too large to store that a write of this collection makes in the database means (`Collection.overflow`). */
+  readonly overflow?: { readonly fields: readonly string[]; readonly sentence: string };
   readonly relationships?: Readonly<Record<string, RelationshipDocument>>;
   readonly insert?: { readonly columns: readonly string[]; readonly set?: Presets; readonly on_conflict_constraints?: readonly string[] };
   readonly update?: { readonly columns: readonly string[]; readonly set?: Presets };
@@ -45,12 +47,20 @@ export interface CollectionDocument {
         readonly type?: ScalarType;
         /** The collection whose table the function returns SETOF (a table computed field). */
         readonly returns?: string;
-        readonly args?: Readonly<Record<string, ScalarType>>;
+        /** Argument name → its type, or its type with the values it takes (`{type: date, range: {…}}`). */
+        readonly args?: Readonly<Record<string, ScalarType | ComputedArgumentDocument>>;
         readonly description?: string;
         readonly stored_form?: { readonly days_since: string; readonly today: string };
       }
     >
   >;
+}
+
+/** A computed field's argument in its long form: its type, and the range of values a request may give it. */
+export interface ComputedArgumentDocument {
+  readonly type: ScalarType;
+  /** A date argument's first and last day taken (`YYYY-MM-DD`, both included), and what those days are, for the refusal. */
+  readonly range?: { readonly from: string; readonly to: string; readonly meaning?: string };
 }
 
 /** A function of `functions:` as written: the SQL function, the collection whose rows it returns, its arguments by name. */

@@ -5,7 +5,7 @@
  */
 export { assumeEmptyCatalogue } from './catalogueFacts.js';
 export { checkMetadataAgainstDatabase, WHOLE_NUMBER_BOUNDS, type Catalogue, type CatalogueConstraint, type WholeNumberType } from './checkAgainstDatabase.js';
-export type { CollectionDocument, FieldDocument, MetadataDocument, RelationshipDocument } from './document.js';
+export type { CollectionDocument, ComputedArgumentDocument, FieldDocument, MetadataDocument, RelationshipDocument } from './document.js';
 export { ensureMetadataFile, shippedEntriesMissing } from './ensureMetadataFile.js';
 export { keyVariableProblem } from './filterLiterals.js';
 export { loadMetadataFile, parseMetadata } from './loadMetadata.js';
@@ -29,6 +29,7 @@ export {
   type CatalogueFacts,
   type Collection,
   type ComputedField,
+  type ArgumentRange,
   type StoredForm,
   type StoredFormOperator,
   type DeletePermission,

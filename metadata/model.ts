@@ -56,6 +56,8 @@ export interface ComputedField {
   readonly function: string;
   /** Argument name → type, in the order the metadata gives them. */
   readonly args: ReadonlyMap<string, ScalarType>;
+  /** The arguments whose values the metadata bounds (`range:`), by name. */
+  readonly argumentRanges: ReadonlyMap<string, ArgumentRange>;
   readonly description: string | null;
   /**
    * What the value is, called without arguments, in terms of the row's stored columns — and so
@@ -77,9 +79,22 @@ export interface TableComputedField {
   readonly name: string;
   readonly function: string;
   readonly args: ReadonlyMap<string, ScalarType>;
+  /** The arguments whose values the metadata bounds (`range:`), by name. */
+  readonly argumentRanges: ReadonlyMap<string, ArgumentRange>;
   /** The collection whose table (or view) the function returns SETOF. */
   readonly returns: string;
   readonly description: string | null;
+}
+
+/**
+ * The days a computed field's date argument takes (`args: {as_of: {type: date, range: {from, to,
+ * meaning}}}`), both included, as `YYYY-MM-DD`; another day in a request is refused before the
+ * database, in words naming the argument and, when given, what the days are (`meaning`).
+ */
+export interface ArgumentRange {
+  readonly from: string;
+  readonly to: string;
+  readonly meaning: string | null;
 }
 
 export type StoredForm = { readonly kind: 'daysSince'; readonly column: string; readonly today: string };
@@ -261,6 +276,13 @@ export interface Collection {
    */
   readonly tableComputedFields: ReadonlyMap<string, TableComputedField>;
   readonly relationships: ReadonlyMap<string, Relationship>;
+  /**
+   * What a value too large to store (SQLSTATE 22003) that a write of this collection makes in the
+   * database means — a figure a trigger computes from the written row (loanql's ledger replay):
+   * the fields it is about and its sentence, said instead of PostgreSQL's words
+   * (`engine/execute/writeErrors.ts`). Null: PostgreSQL's words, which give the column's range.
+   */
+  readonly overflow: { readonly fields: readonly string[]; readonly sentence: string } | null;
   readonly rootFields: ReadonlySet<RootFieldKind>;
   readonly insert: InsertPermission | null;
   readonly update: UpdatePermission | null;

@@ -97,7 +97,13 @@ function describeSchemaErrors(document: unknown, errors: readonly ErrorObject[],
     }
     if ((error as { propertyName?: string }).propertyName !== undefined) continue;
     const field = /^\/collections\/[^/]+\/fields\/[^/]+/.exec(error.instancePath)?.[0];
-    if (field) {
+    // A computed field's argument is a `oneOf` too (a type name, or `{type, range}`): one sentence.
+    const argument = /^\/collections\/[^/]+\/computed_fields\/[^/]+\/args\/[^/]+/.exec(error.instancePath)?.[0];
+    if (argument) {
+      if (seenFields.has(argument)) continue;
+      seenFields.add(argument);
+      lines.push(`${describePath(argument)}: ${describeArgumentProblem(valueAt(document, argument))}${at(argument)}`);
+    } else if (field) {
       if (seenFields.has(field)) continue;
       seenFields.add(field);
       lines.push(`${describePath(field)}: ${describeFieldProblem(valueAt(document, field))}${at(field)}`);
@@ -166,6 +172,15 @@ function describeFieldProblem(spec: unknown): string {
   return 'is invalid';
 }
 
+function describeArgumentProblem(spec: unknown): string {
+  const type = typeof spec === 'string' ? spec : typeof spec === 'object' && spec !== null ? (spec as { type?: unknown }).type : undefined;
+  if (typeof type !== 'string') return `give a type (one of ${SCALAR_TYPES.join(', ')}), or {type, range}`;
+  if (!SCALAR_TYPES.includes(type as (typeof SCALAR_TYPES)[number])) return `type "${type}" is not one of ${SCALAR_TYPES.join(', ')}`;
+  const unknown = typeof spec === 'object' && spec !== null ? Object.keys(spec).filter((key) => key !== 'type' && key !== 'range') : [];
+  if (unknown.length) return `unknown key ${unknown.join(', ')} (an argument has type and, for a date, range)`;
+  return 'range is {from: YYYY-MM-DD, to: YYYY-MM-DD} and may say its meaning (meaning: text)';
+}
+
 function valueAt(document: unknown, pointer: string): unknown {
   return pointer
     .split('/')
@@ -191,6 +206,7 @@ function describePath(pointer: string): string {
   const words = [`collection ${parts[1]}`];
   if (parts[2] === 'fields' && parts[3]) words.push(`field ${parts[3]}`);
   else if (parts[2] === 'relationships' && parts[3]) words.push(`relationship ${parts[3]}`);
+  else if (parts[2] === 'computed_fields' && parts[3]) words.push(`computed field ${parts[3]}`, ...(parts[4] === 'args' && parts[5] ? [`argument ${parts[5]}`] : parts.slice(4, 5)));
   else if (parts[2]) words.push(parts[2]);
   return words.join(', ');
 }

@@ -1,4 +1,5 @@
 import type { CollectionDocument, MetadataDocument, Presets } from './document.js';
+import { computedArguments } from './computedArguments.js';
 import { resolveEventTypes } from './eventTypes.js';
 import { locateProblems, type SourceLines } from './sourceLines.js';
 import { ADMIN_ROLE, isArrayType, MetadataError, type Collection, type ComputedField, type TableComputedField, type TrackedFunction, type Field, type InsertPermission, type PresetValue, type Relationship, type ResolvedMetadata, type ResolvedRole, type RootFieldKind, type UpdatePermission } from './model.js';
@@ -56,12 +57,13 @@ export function resolveMetadata(document: MetadataDocument, sourceLines?: Source
     for (const [fieldName, spec] of Object.entries(collection.computed_fields ?? {})) {
       if (fields.has(fieldName) || relationships.has(fieldName)) problems.push(`collection ${name}, computed field ${fieldName}: a field or relationship has the same name`);
       if (fieldName.startsWith('__')) problems.push(`collection ${name}, computed field ${fieldName}: names starting with __ are reserved`);
+      const { args, argumentRanges } = computedArguments(`collection ${name}, computed field ${fieldName}`, spec.args, problems);
       if (spec.returns !== undefined || spec.type === undefined) {
         if (spec.returns === undefined || !(spec.returns in document.collections)) problems.push(`collection ${name}, computed field ${fieldName}: returns ${String(spec.returns)} is not a collection`);
-        tableComputedFields.set(fieldName, { name: fieldName, function: spec.function, args: new Map(Object.entries(spec.args ?? {})), returns: spec.returns ?? '', description: spec.description ?? null });
+        tableComputedFields.set(fieldName, { name: fieldName, function: spec.function, args, argumentRanges, returns: spec.returns ?? '', description: spec.description ?? null });
         continue;
       }
-      computedFields.set(fieldName, { name: fieldName, type: spec.type, function: spec.function, args: new Map(Object.entries(spec.args ?? {})),
+      computedFields.set(fieldName, { name: fieldName, type: spec.type, function: spec.function, args, argumentRanges,
         description: spec.description ?? null,
         storedForm: spec.stored_form ? { kind: 'daysSince', column: spec.stored_form.days_since, today: spec.stored_form.today } : null,
       });
@@ -86,6 +88,8 @@ export function resolveMetadata(document: MetadataDocument, sourceLines?: Source
       if (collection.insert || collection.update || collection.delete) problems.push(`collection ${name}: insert, update and delete need a primary_key (the rows a write touched are named by it)`);
       if (computedFields.size || tableComputedFields.size) problems.push(`collection ${name}: computed fields need a primary_key (the function is called with it)`);
     }
+    for (const overflowing of collection.overflow?.fields ?? [])
+      if (!fields.has(overflowing)) problems.push(`collection ${name}, overflow: ${overflowing} is not a field of the collection`);
     const writable = resolveWritableFields(name, collection, fields, primaryKey, document.tenant_column, problems);
     unproven.set(name, {
       name,
@@ -97,6 +101,7 @@ export function resolveMetadata(document: MetadataDocument, sourceLines?: Source
       computedFields,
       tableComputedFields,
       relationships,
+      overflow: collection.overflow ? { fields: collection.overflow.fields, sentence: collection.overflow.sentence } : null,
       rootFields: new Set((collection.root_fields ?? ALL_ROOT_FIELDS).filter((kind) => kind !== 'select_by_pk' || primaryKey.length)),
       ...writable,
       selectFilter: null,

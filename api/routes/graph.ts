@@ -94,15 +94,24 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
     // Noted as any mutation is (metrics, the request log, the dashboard's operations page): before
     // 2026-11-29 one sent with an Idempotency-Key was `none`, without its type, name, hash or time.
     const facts = factsOf(res)?.engine;
+    // Traced, its parse and plan phases are held until it is known to be a mutation: anything
+    // else is prepared again on the usual path, which traces it (each phase once).
+    const traced = facts?.phase;
+    const phases: Parameters<NonNullable<typeof traced>>[] = [];
+    if (facts && traced) facts.phase = (...phase) => void phases.push(phase);
     let prepared;
     try {
       prepared = engine.prepare(req.body as GraphRequest, principal, facts);
     } catch (error) {
+      if (facts && traced) for (const phase of phases) traced(...phase);
       // A deactivated key gets 403 here too, before any word about its request.
       if (error instanceof RequestError && (await refusedAsInactive(db, res))) return true;
       throw error;
+    } finally {
+      if (facts && traced) facts.phase = traced;
     }
     if (!key || prepared.kind !== 'mutation') return false;
+    if (traced) for (const phase of phases) traced(...phase);
     // Scoped to the API key, and answered only while the key is active (README "Security").
     const who = accountOf(res);
     const owner =
@@ -114,7 +123,12 @@ export function graphRoutes(services: GraphServices, bodyLimitBytes: number, acc
       status: 200,
       body: await engine.runMutation(tx, prepared),
     }));
-    if (facts) facts.databaseMs += performance.now() - asking;
+    if (facts) {
+      // Its transaction (the key's row and the mutation's statements) is the statement phase.
+      const answered = performance.now();
+      facts.databaseMs += answered - asking;
+      facts.phase?.('statement', asking, answered);
+    }
     if (outcome.kind === 'declined') notAuthorized(res);
     else if (outcome.kind === 'mismatch') sendErrors(res, 409, responseType, 'idempotency-key-reused', 'this Idempotency-Key was used for another request body in the last 24 hours');
     else {

@@ -1,6 +1,6 @@
 import { GraphQLError, type OperationDefinitionNode } from 'graphql';
 import { patternProblem } from '../plan/patternCost.js';
-import { servicingDayProblem } from '../plan/servicingDay.js';
+import { argumentRangeProblem } from '../plan/argumentRange.js';
 import { checkCount } from '../plan/planOperation.js';
 import type { Param } from '../sql/fragment.js';
 import { RequestError, toResponseError } from './errors.js';
@@ -35,7 +35,7 @@ export interface Binding {
 /**
  * The value of one parameter of a compiled statement for one request. A variable's value is
  * checked as it is bound — a limit or offset in 0…2147483647 (a null limit is `MAX_ROWS`), a
- * pattern's cost (`patternCost.ts`), a computed field's date argument (`servicingDay.ts`) — and refused as `validation-failed`, located at its definition.
+ * pattern's cost (`patternCost.ts`), a computed field's date argument its metadata bounds (`argumentRange.ts`) — and refused as `validation-failed`, located at its definition.
  */
 export function bindParam(param: Param, binding: Binding): unknown {
   switch (param.kind) {
@@ -61,7 +61,7 @@ export function bindParam(param: Param, binding: Binding): unknown {
       if (param.cast === 'value') {
         // A regular expression or SIMILAR TO pattern in a variable: its cost is bounded here,
         // before the statement runs, as one written in the document is when it is planned.
-        const problem = param.pattern && typeof value === 'string' ? patternProblem(value, param.pattern) : param.servicingDay ? servicingDayProblem(param.servicingDay, value) : null;
+        const problem = param.pattern && typeof value === 'string' ? patternProblem(value, param.pattern) : param.dayRange ? argumentRangeProblem(param.dayRange, value) : null;
         if (problem) throw refused(problem, { code: 'validation-failed' satisfies ErrorCode });
         return value;
       }

@@ -81,10 +81,11 @@ export class GraphEngine implements EngineContext {
 
   /**
    * Checks, plans and binds a request for a principal (`prepareRequest.ts`). Throws `RequestError`
-   * for client mistakes. With `facts`, notes the operation (type, name, document hash) as `respond` does.
+   * for client mistakes. With `facts`, notes the operation (type, name, document hash) as `respond` does,
+   * and its parse and prepare phases when traced (`facts.phase`).
    */
   prepare(request: GraphRequest, principal: Principal, facts?: EngineFacts): PreparedRequest {
-    return prepareRequest(this.#preparation, request, principal, facts).prepared;
+    return (facts?.phase ? this.#prepareTimed(request, principal, facts, facts.phase) : prepareRequest(this.#preparation, request, principal, facts)).prepared;
   }
 
   /**

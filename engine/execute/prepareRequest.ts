@@ -179,9 +179,9 @@ function prepareMutation(engine: Preparation, cached: CachedOperation, binding: 
     if (problem) problems.push(problem);
   }
   if (problems.length) throw new RequestError(problems.map((problem) => toResponseError(problem, 'validation-failed')), 'document');
-  // Patterns and computed fields' days in variables are checked now, before the transaction opens (binding checks them).
+  // Patterns and computed fields' bounded days in variables are checked now, before the transaction opens (binding checks them).
   for (const statement of [...program.steps.map((step) => step.statement), program.response, ...(program.single ? [program.single] : [])]) {
-    for (const param of statement.params) if (param.kind === 'var' && (param.pattern || param.servicingDay)) bind(param);
+    for (const param of statement.params) if (param.kind === 'var' && (param.pattern || param.dayRange)) bind(param);
   }
   return { kind: 'mutation', program, bind, reusable: cached.compiledMutation === program };
 }

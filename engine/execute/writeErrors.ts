@@ -89,12 +89,15 @@ export function classifyWriteError(
       // generated column's): in PostgreSQL's words, which give the column's range ("numeric field
       // overflow: A field with precision 14, scale 2 must round to an absolute value less than
       // 10^12", "smallint out of range"). Before session 41 a write without `_inc` got loanql's
-      // ledger sentence (a balance, credit or fee past 999,999,999,999.99) on any table.
+      // ledger sentence (a balance, credit or fee past 999,999,999,999.99) on any table. A collection
+      // whose metadata says what such a figure means (`overflow`: loanql's payments, fees and loans,
+      // whose writes replay the ledger) gets its sentence, naming its fields, as REST's 400 does.
       const words = `${typeof pgError.message === 'string' && pgError.message !== '' ? pgError.message : 'out of range'}${typeof (pgError as { detail?: unknown }).detail === 'string' ? `: ${(pgError as { detail: string }).detail.replace(/\.$/, '')}` : ''}`;
       if (step.incremented?.length) {
         const incremented = step.incremented.map((field) => field.name);
         return fail('validation-failed', `${incremented.join(', ')}: _inc makes a value its column cannot hold (${words}); nothing was written`, { fields: incremented });
       }
+      if (collection.overflow) return fail('validation-failed', `${collection.overflow.fields.join(', ')}: ${collection.overflow.sentence}; nothing was written`, { fields: [...collection.overflow.fields] });
       return fail('validation-failed', `${fields.length ? `${named}: ` : ''}the write makes a value too large for its column to store (${words}); nothing was written`, { fields });
     }
     default:

@@ -1,3 +1,4 @@
+import type { BoundedArgument } from './argumentRange.js';
 import type { PatternDialect } from './patternCost.js';
 
 /**
@@ -16,8 +17,8 @@ export type Param =
       readonly oneOf?: readonly string[];
       /** A regular expression or SIMILAR TO pattern, checked when bound (engine/plan/patternCost.ts). */
       readonly pattern?: PatternDialect;
-      /** A computed field's date argument, by the name its error gives (`as_of of payoff`): a day of SERVICING_YEARS, checked when bound (servicingDay.ts). */
-      readonly servicingDay?: string;
+      /** A computed field's date argument whose metadata bounds its days (`range:`), checked when bound (argumentRange.ts). */
+      readonly dayRange?: BoundedArgument;
     }
   /** A list whose items are parameters (a literal list holding variables). */
   | { readonly kind: 'list'; readonly items: readonly Param[] }

@@ -1,5 +1,5 @@
 import { GraphQLError, GraphQLString, type FieldNode, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
-import type { Collection, Field, ScalarType } from '../../metadata/index.js';
+import type { Collection, ComputedField, Field } from '../../metadata/index.js';
 import { fieldRole, type FieldRole } from '../schema/buildSchema.js';
 import { SCALAR_FOR_TYPE } from '../schema/scalars.js';
 import { Literal, VariableRef, type ArgValue, type ArgumentValues } from './argumentValues.js';
@@ -9,7 +9,7 @@ import type { Param } from './params.js';
 import type { listQueryPlanner } from './planListQuery.js';
 import type { ErrorCode } from '../errorCode.js';
 import { parseJsonPath } from './jsonPath.js';
-import { servicingDayProblem } from './servicingDay.js';
+import { argumentRangeProblem, type BoundedArgument } from './argumentRange.js';
 
 /** Selection sets → `Selection` (columns, computed fields, relationships) and `AggregateSelection`. */
 export function selectionPlanner(
@@ -38,7 +38,7 @@ export function selectionPlanner(
   }
 
   /** A computed field's `args`, one parameter each given (a left-out or null one takes the function's default). */
-  function computedArgs(node: FieldNode, types: ReadonlyMap<string, ScalarType>): Map<string, Param> {
+  function computedArgs(node: FieldNode, { args: types, argumentRanges }: Pick<ComputedField, 'args' | 'argumentRanges'>): Map<string, Param> {
     const given = argsOf(node)['args'];
     const values = given && typeof given === 'object' && !Array.isArray(given) && !(given instanceof VariableRef) && !(given instanceof Literal) ? given : {};
     if (given instanceof VariableRef) throw new GraphQLError(`give the arguments of ${node.name.value} one by one (args: {name: $variable}), not as one variable`, { nodes: node, extensions: { code: 'validation-failed' satisfies ErrorCode } });
@@ -47,15 +47,16 @@ export function selectionPlanner(
       const value = (values as Record<string, ArgValue>)[name];
       if (value === undefined || value === null) continue;
       const param = atArgument(node, 'args', () => toParam(value, SCALAR_FOR_TYPE[type]));
-      args.set(name, type === 'date' ? servicingDay(node, `${name} of ${node.name.value}`, param) : param);
+      const range = argumentRanges.get(name);
+      args.set(name, range ? withinRange(node, { argument: `${name} of ${node.name.value}`, range }, param) : param);
     }
     return args;
   }
 
-  /** A date argument of a computed field: a literal checked now, a variable marked to be checked when bound (servicingDay.ts). */
-  function servicingDay(node: FieldNode, argument: string, param: Param): Param {
-    if (param.kind === 'var') return { ...param, servicingDay: argument };
-    const problem = param.kind === 'const' ? servicingDayProblem(argument, param.value) : null;
+  /** A date argument its metadata bounds (`range:`): a literal checked now, a variable marked to be checked when bound (argumentRange.ts). */
+  function withinRange(node: FieldNode, bounded: BoundedArgument, param: Param): Param {
+    if (param.kind === 'var') return { ...param, dayRange: bounded };
+    const problem = param.kind === 'const' ? argumentRangeProblem(bounded, param.value) : null;
     if (problem) throw new GraphQLError(problem, { nodes: node.arguments?.find((a) => a.name.value === 'args') ?? node, extensions: { code: 'validation-failed' satisfies ErrorCode } });
     return param;
   }
@@ -77,7 +78,7 @@ export function selectionPlanner(
           break;
         }
         case 'computed':
-          items.push({ kind: 'computed', alias, field: role.field, args: computedArgs(node, role.field.args) });
+          items.push({ kind: 'computed', alias, field: role.field, args: computedArgs(node, role.field) });
           break;
         case 'tableComputed':
           items.push({
@@ -85,7 +86,7 @@ export function selectionPlanner(
             alias,
             field: role.field,
             target: role.target,
-            args: computedArgs(node, role.field.args),
+            args: computedArgs(node, role.field),
             query: planListQuery(role.target, node, 'list'),
             selection: planSelection(role.target, subSelection(nodes)),
           });

@@ -571,15 +571,23 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     assert.equal(await count(), before, 'nothing written');
   });
 
-  it("a write whose ledger would store an amount past 999,999,999,999.99 is refused in words naming the ledger columns' range, and writes nothing", async () => {
+  it("a write whose ledger would store an amount past 999,999,999,999.99 is refused in REST's words naming its field (the metadata's overflow), and writes nothing", async () => {
     const loan = await referenceLoan();
     await pay(loan, '2026-02-15', '999999999999.00');
     const answer = await insert(loan, '2026-02-16', '999999999999.00');
-    assert.equal(answer.errors?.[0]?.extensions?.code, 'validation-failed', JSON.stringify(answer));
-    // The ledger's columns are numeric(14, 2): PostgreSQL's words give that range (the engine's
-    // own sentence about balances, credit and fees was said of every table's overflow, session 41).
-    assert.match(answer.errors[0].message, /^insert_payments_one: the write makes a value too large for its column to store \(numeric field overflow: A field with precision 14, scale 2 must round to an absolute value less than 10\^12\); nothing was written$/);
+    assert.equal(answer.errors?.length, 1, JSON.stringify(answer));
+    // The sentence is the shipped metadata's (payments' `overflow`), as REST's 400 says it; before
+    // 2026-11-30 PostgreSQL's words ("numeric field overflow: A field with precision 14, …") and no field.
+    const sentence = "the loan's ledger would hold an amount too large to store (its fees, a balance or the credit past 999,999,999,999.99); nothing was written";
+    assert.deepEqual(answer.errors[0], { message: `insert_payments_one: amount: ${sentence}`, path: ['insert_payments_one'], extensions: { code: 'validation-failed', fields: ['amount'] } });
     assert.equal(await countPayments(loan), 1);
+    // A manual fee the same: its amount fits its column; with a second one the loan's fees due do not.
+    const feeLoan = await referenceLoan();
+    const fee = () => graph(`mutation ($loan: uuid!) { insert_fees_one(object: {loan_id: $loan, amount: "500000000000.00"}) { id } }`, { loan: feeLoan });
+    const first = await fee();
+    assert.equal(first.errors, undefined, JSON.stringify(first.errors));
+    assert.deepEqual((await fee()).errors, [{ message: `insert_fees_one: amount: ${sentence}`, path: ['insert_fees_one'], extensions: { code: 'validation-failed', fields: ['amount'] } }]);
+    assert.equal((await s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM fees WHERE loan_id = $1 AND kind = 'manual'`, [feeLoan])).rows[0]!.n, 1, 'nothing written');
   });
 
   it('the REST payoff and ledger give every amount in cents (0.00, not 0)', async () => {

@@ -139,6 +139,30 @@ describe('Traces (OpenTelemetry)', () => {
     assert.deepEqual([...refused!.children.keys()].sort(), ['graphql.parse', 'http.response']);
   });
 
+  it('traces a mutation sent with an Idempotency-Key as any mutation (parse, plan, statement), and a query with one once', async () => {
+    const key = `zqkey-${randomBytes(6).toString('hex')}`;
+    const body = { query: 'mutation AddOnce($n: String!) { insert_tasks_one(object: {name: $n}) { id } }', variables: { n: 'zqtraced once' }, operationName: 'AddOnce' };
+    const first = await graph(server, body, { 'idempotency-key': key });
+    assert.equal(first.status, 200);
+    const firstBody = (await first.json()) as { data?: { insert_tasks_one?: { id?: string } } };
+    assert.ok(firstBody.data?.insert_tasks_one?.id, JSON.stringify(firstBody));
+    // Sent again: the stored response, and the same spans (its transaction finds the key's answer).
+    const again = await graph(server, body, { 'idempotency-key': key });
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    // A query's key means nothing: it is prepared once more on the usual path, and traced once.
+    assert.equal((await graph(server, { query: 'query ReadOnce { loans(limit: 1) { id } }' }, { 'idempotency-key': `${key}-q` })).status, 200);
+    const [sent, replayed, read] = [...traces().values()].map((spans) => shapeOf(spans));
+    for (const mutation of [sent!, replayed!]) {
+      assert.equal(mutation.root.attributes['http.route'], 'POST /api/graph');
+      assert.deepEqual([...mutation.children.keys()].sort(), ['db.statement', 'graphql.parse', 'graphql.plan', 'http.response']);
+      assert.equal(mutation.children.get('graphql.plan')!.attributes['graphql.operation.name'], 'AddOnce');
+      assert.equal(mutation.children.get('db.statement')!.attributes['graphql.operation.type'], 'mutation');
+      const order = ['graphql.parse', 'graphql.plan', 'db.statement', 'http.response'].map((spanName) => mutation.children.get(spanName)!);
+      for (let index = 1; index < order.length; index++) assert.ok(hrMs(order[index]!.startTime) >= hrMs(order[index - 1]!.endTime) - 0.001, `${order[index]!.name} after ${order[index - 1]!.name}`);
+    }
+    assert.deepEqual([...read!.children.keys()].sort(), ['db.statement', 'graphql.parse', 'graphql.plan', 'http.response', 'loanql.admission']);
+  });
+
   it('traces REST and other routes by their template, never their path', async () => {
     const id = '3f1c2a9e-0000-4000-8000-00000000abcd';
     assert.equal((await fetch(`${server.url}/api/loan/${id}`, { headers: { authorization: `Token ${apiKey.key}` } })).status, 404);

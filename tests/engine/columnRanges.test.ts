@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { parseMetadata } from '../../metadata/index.js';
 import { tokenHeader } from '../support/http.js';
 import { testDatabaseKind } from '../support/testDatabase.js';
 import { startLenderSchemaService, type LenderSchemaService } from '../support/lenderSchemaService.js';
@@ -33,6 +34,13 @@ collections:
     fields: { code: text, cap: numeric, doubled: numeric, small: integer, whole: numeric }
     insert: { columns: [code, cap, small, whole] }
     update: { columns: [cap, small, whole] }
+  # The same table, its metadata saying what the computed figure's overflow means (\`overflow\`).
+  capped:
+    table: lender_limits
+    primary_key: code
+    fields: { code: text, cap: numeric, doubled: numeric }
+    overflow: { fields: [cap], sentence: "twice the cap (doubled) would be past 9,999.99" }
+    insert: { columns: [code, cap] }
 `;
 
 let s: LenderSchemaService;
@@ -56,6 +64,10 @@ async function graph(query: string, variables?: Record<string, unknown>): Promis
 const stored = async (): Promise<unknown[]> => (await s.database.db.query(`SELECT code, small, whole FROM lender_limits WHERE account_id = $1 ORDER BY code`, [s.accountId])).rows;
 
 describe(`A value past its column's range on a lender's own table (${testDatabaseKind})`, () => {
+  it("refuses at load an overflow naming a field the collection does not have", () => {
+    assert.throws(() => parseMetadata(METADATA.replace('overflow: { fields: [cap]', 'overflow: { fields: [cup]')), /collection capped, overflow: cup is not a field of the collection/);
+  });
+
   it("an integer field on a smallint column, a numeric field on an integer one: refused naming the field and the column's bounds, nothing written", async () => {
     const cases: [string, string][] = [
       ['mutation { insert_limits_one(object: {code: "a", small: 40000}) { code } }', 'insert_limits_one: limits.small: a whole number from -32768 to 32767 (its column is smallint)'],
@@ -96,6 +108,9 @@ describe(`A value past its column's range on a lender's own table (${testDatabas
       'insert_limits_one: the write makes a value too large for its column to store (numeric field overflow: A field with precision 6, scale 2 must round to an absolute value less than 10^4); nothing was written',
     );
     assert.doesNotMatch(answer.body.errors?.[0]?.message ?? '', /balance|999,999/);
+    // A collection whose metadata declares what it means says that instead, naming its fields.
+    const declared = await graph('mutation { insert_capped_one(object: {code: "d", cap: "6000.00"}) { code doubled } }');
+    assert.deepEqual(declared.body.errors, [{ message: 'insert_capped_one: cap: twice the cap (doubled) would be past 9,999.99; nothing was written', path: ['insert_capped_one'], extensions: { code: 'validation-failed', fields: ['cap'] } }]);
     assert.equal((await s.database.db.query(`SELECT 1 FROM lender_limits WHERE account_id = $1 AND code = 'd'`, [s.accountId])).rows.length, 0);
   });
 });
