@@ -76,5 +76,30 @@ export function shippedEntriesMissing(path: string, shippedPath: string): { sect
     for (const key of relationships) if (!have.has(key)) payloads.push(`${name} ${key}`);
   }
   if (payloads.length) missing.push({ section: 'event type payload relationships', names: payloads });
+  // A shipped collection may grow checks its older copy lacks: a computed field argument's range
+  // (a day outside it is refused before the database) and the collection's overflow sentence.
+  const at = (value: unknown, ...path: string[]): unknown => {
+    for (const key of path) value = value && typeof value === 'object' && !Array.isArray(value) ? new Map(Object.entries(value)).get(key) : undefined;
+    return value;
+  };
+  const hasRange = (argument: unknown): boolean => at(argument, 'range') !== undefined;
+  const ranges: string[] = [];
+  const overflows: string[] = [];
+  const mineCollections = new Set(namesOf(mine, 'collections'));
+  for (const collection of namesOf(shipped, 'collections').filter((name) => mineCollections.has(name))) {
+    if (at(shipped, 'collections', collection, 'overflow') !== undefined && at(mine, 'collections', collection, 'overflow') === undefined) overflows.push(collection);
+    const fields = at(shipped, 'collections', collection, 'computed_fields');
+    for (const field of fields && typeof fields === 'object' ? Object.keys(fields) : []) {
+      const mineArgs = at(mine, 'collections', collection, 'computed_fields', field, 'args');
+      if (mineArgs === undefined) continue;
+      const args = at(fields, field, 'args');
+      for (const argument of args && typeof args === 'object' ? Object.keys(args) : []) {
+        const mineArgument = at(mineArgs, argument);
+        if (hasRange(at(args, argument)) && mineArgument !== undefined && !hasRange(mineArgument)) ranges.push(`${collection}.${field} ${argument}`);
+      }
+    }
+  }
+  if (ranges.length) missing.push({ section: 'computed field argument ranges', names: ranges });
+  if (overflows.length) missing.push({ section: 'collection overflow sentences', names: overflows });
   return missing;
 }

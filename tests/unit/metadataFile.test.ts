@@ -81,6 +81,17 @@ describe('the metadata file an admin edits', () => {
     assert.deepEqual(shippedEntriesMissing(METADATA_PATH, METADATA_PATH), [], 'the shipped file lacks nothing of itself');
   });
 
+  it('says which shipped computed-field argument ranges and overflow sentences an older copy lacks (its ledger fields then take any day, its overflows come in PostgreSQL’s words)', () => {
+    const older = join(dir, 'older-ranges.yaml');
+    writeFileSync(
+      older,
+      'collections:\n  loans:\n    table: loans\n    computed_fields:\n      payoff: { function: loanql_loan_payoff, type: numeric, args: { as_of: date } }\n      per_diem: { function: loanql_loan_per_diem, type: numeric, args: { as_of: { type: date, range: { from: "1900-01-01", to: "2999-12-31" } } } }\n  payments: { table: payments, overflow: { fields: [amount], sentence: "too large" } }\n',
+    );
+    const missing = new Map(shippedEntriesMissing(older, METADATA_PATH).map(({ section, names }) => [section, names]));
+    assert.deepEqual(missing.get('computed field argument ranges'), ['loans.payoff as_of'], 'per_diem has its range; the fields the copy does not declare are not its ranges to miss');
+    assert.deepEqual(missing.get('collection overflow sentences'), ['loans']);
+  });
+
   it('the project’s own shipped default has roles and event types to compare with', () => {
     const sections = shippedEntriesMissing(join(dir, 'absent.yaml'), METADATA_PATH);
     assert.deepEqual(sections, [], 'an unreadable file reports nothing');
