@@ -25,6 +25,7 @@ import { taskRoutes } from './routes/taskRoutes.js';
 import { investorRoutes } from './routes/investorRoutes.js';
 import { operationsRoutes, type OperationsSources } from './routes/operationsRoutes.js';
 import { ServicingData } from './servicingData.js';
+import { TASK_FILTER_EXPECTED, taskFilterOf } from './taskForm.js';
 import { refuseNulInForm } from './formFields.js';
 import { refuseRepeatedQueryParameters } from './queryCheck.js';
 import { securityHeaders } from './securityHeaders.js';
@@ -80,10 +81,15 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   router.use(requireFormCsrfToken);
   router.use(refuseNulInForm);
 
-  router.get('/', async (_req, res) => {
+  router.get('/', async (req, res) => {
     const session = sessionOf(res);
+    // Whose open tasks the overview lists: the Tasks page's `?assignee=`, refused alike.
+    const filter = taskFilterOf(new Map(Object.entries(req.query)).get('assignee'));
+    if (filter === null) {
+      return res.status(400).type('html').send(errorPage('The overview could not be shown', `The parameter “assignee” is wrong: ${TASK_FILTER_EXPECTED}.`, session.viewer));
+    }
     const keys = await listApiKeys(db, session.admin.accountId);
-    const start = await (await servicing()).startPage(db, session.admin.accountId);
+    const start = await (await servicing()).startPage(db, session.admin.accountId, { filter, me: session.admin.adminId });
     res.type('html').send(overviewPage(session.viewer, { activeKeys: keys.filter((key) => key.active).length }, start, session.admin.adminId));
   });
   router.get('/console', (_req, res) => {

@@ -3,6 +3,7 @@ import type { Database } from '../db/index.js';
 import { RequestError, type GraphEngine } from '../engine/index.js';
 import { fixedViewEngine, type FixedView } from '../app/fixedView.js';
 import { businessDate, LeadHasNoPayoff, payoffQuoteJson } from '../app/ledgerReads.js';
+import { OPEN_TASKS_WHERE, type TaskFilter } from './taskForm.js';
 
 /**
  * The servicing pages' data (Loans, People): every read and write is a GraphQL document run by
@@ -215,8 +216,8 @@ export class ServicingData {
   }
 
   /** The servicer's start page: see `startPageData`. */
-  startPage(db: Database, accountId: string): Promise<StartPageData> {
-    return startPageData(this, db, accountId);
+  startPage(db: Database, accountId: string, tasks: OpenTasksShown): Promise<StartPageData> {
+    return startPageData(this, db, accountId, tasks);
   }
 
 }
@@ -291,6 +292,14 @@ export interface StartPageData {
   readonly openTaskCount: number;
   /** How many of them belong to no loan (an account's own to-do, made over the API: README "Tasks without a loan"). */
   readonly openAccountTaskCount: number;
+  /** Whose open tasks `openTasks` and the two counts are (`?assignee=`, as on the Tasks page). */
+  readonly taskFilter: TaskFilter;
+}
+
+/** Whose open tasks the start page lists: a filter of the Tasks page's, and the signed-in admin's id (`mine`). */
+export interface OpenTasksShown {
+  readonly filter: TaskFilter;
+  readonly me: string;
 }
 
 /** How many late loans the start page lists, most days past due first (it says how many there are, and links to the queue). */
@@ -300,15 +309,19 @@ const OPEN_TASKS_SHOWN = 20;
 /** How many of this week's payments the start page lists, soonest first (it says how many there are, and links to them all). */
 const DUE_SHOWN = 25;
 
-const START_PAGE = `query StartPage($today: date!, $weekEnd: date!) {
+/** The start page's document for a filter of the open tasks (three fixed documents: the filter picks one, `$me` its admin). */
+function startPageQuery(filter: TaskFilter): string {
+  const open = OPEN_TASKS_WHERE.get(filter)!;
+  return `query StartPage($today: date!, $weekEnd: date!${filter === 'mine' ? ', $me: uuid!' : ''}) {
   late: loans(where: {status: {_eq: "servicing"}, days_past_due: {_gt: 0}}, order_by: [{days_past_due: desc}, {id: asc}], limit: ${LATE_SHOWN}) { id name oldest_unpaid_due days_past_due }
   late_count: loans_aggregate(where: {status: {_eq: "servicing"}, days_past_due: {_gt: 0}}) { aggregate { count } }
   due: schedules(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}, order_by: [{due: asc}, {loan_id: asc}], limit: ${DUE_SHOWN}) { due payment loan { id name } }
   due_count: schedules_aggregate(where: {is_next: {_eq: true}, due: {_gte: $today, _lte: $weekEnd}, loan: {status: {_eq: "servicing"}}}) { aggregate { count } }
-  tasks(where: {status: {_neq: "completed"}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } assignee { id name } }
-  open_tasks: tasks_aggregate(where: {status: {_neq: "completed"}}) { aggregate { count } }
-  open_account_tasks: tasks_aggregate(where: {status: {_neq: "completed"}, loan_id: {_is_null: true}}) { aggregate { count } }
+  tasks(where: {${open}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: ${OPEN_TASKS_SHOWN}) { id name status date_due loan { id name } assignee { id name } }
+  open_tasks: tasks_aggregate(where: {${open}}) { aggregate { count } }
+  open_account_tasks: tasks_aggregate(where: {${open}, loan_id: {_is_null: true}}) { aggregate { count } }
 }`;
+}
 
 /** `day` (YYYY-MM-DD) moved by `days`. */
 export function addDays(day: string, days: number): string {
@@ -324,10 +337,10 @@ export function addDays(day: string, days: number): string {
  * old row (not late) crowded out every late one, and the page said "No loan is past due" beside a
  * queue of late loans.
  */
-export async function startPageData(servicing: ServicingData, db: Database, accountId: string): Promise<StartPageData> {
+export async function startPageData(servicing: ServicingData, db: Database, accountId: string, tasks: OpenTasksShown): Promise<StartPageData> {
   const today = await businessDate(db, accountId);
   const weekEnd = addDays(today, 6);
-  const data = await servicing.run(db, accountId, START_PAGE, { today, weekEnd });
+  const data = await servicing.run(db, accountId, startPageQuery(tasks.filter), { today, weekEnd, ...(tasks.filter === 'mine' ? { me: tasks.me } : {}) });
   const rows = (value: unknown): Data[] => (Array.isArray(value) ? (value as Data[]) : []);
   const late = rows(data.late).map((loan) => ({ loan, daysPastDue: Number(String(loan.days_past_due ?? 0)) }));
   const count = (aggregate: unknown): number => Number(String(((aggregate as Data | undefined)?.aggregate as Data | undefined)?.count ?? 0));
@@ -342,5 +355,6 @@ export async function startPageData(servicing: ServicingData, db: Database, acco
     openTasks: rows(data.tasks),
     openTaskCount: count(data.open_tasks),
     openAccountTaskCount: count(data.open_account_tasks),
+    taskFilter: tasks.filter,
   };
 }

@@ -53,6 +53,19 @@ export type TaskFilter = 'everyone' | 'mine' | 'unassigned';
 
 export const TASK_FILTERS: readonly TaskFilter[] = ['everyone', 'mine', 'unassigned'];
 
+/** What a wrong `?assignee=` is told (the Tasks page and the overview). */
+export const TASK_FILTER_EXPECTED = 'expected mine, everyone or unassigned';
+
+/**
+ * The open tasks each filter keeps, as a GraphQL `where`'s fields (`$me: uuid!` the session's
+ * admin, for `mine`): the Tasks page's and the overview's, so both list the same tasks.
+ */
+export const OPEN_TASKS_WHERE: ReadonlyMap<TaskFilter, string> = new Map([
+  ['everyone', 'status: {_neq: "completed"}'],
+  ['mine', 'status: {_neq: "completed"}, assignee_id: {_eq: $me}'],
+  ['unassigned', 'status: {_neq: "completed"}, assignee_id: {_is_null: true}'],
+]);
+
 /** `?assignee=` as a filter (absent: everyone), or null when it is anything else. */
 export function taskFilterOf(value: unknown): TaskFilter | null {
   if (value === undefined || value === '') return 'everyone';

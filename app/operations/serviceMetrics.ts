@@ -163,13 +163,16 @@ export class ServiceMetrics {
           for (const replica of replicas.health().replicas) this.inc({ replica: replica.name }, replica.conflicts);
         },
       });
-      // A state set: 1 for each replica's status at its last check, 0 for the others, so an alert
-      // can tell a replica that is down from one that lags.
+      // A state set: 1 for each replica's status at this process's last check, 0 for the others, so
+      // an alert can tell a replica that is down from one that lags. With WORKERS=N the processes'
+      // sets are added up: each status counts the processes whose last check saw it (per replica the
+      // statuses add up to N). Before session 43 they were combined by their maximum, so a replica
+      // two processes saw differently was 1 in both statuses, and no scrape said how many saw which.
       new Gauge({
         name: 'loanql_replica_status',
-        help: "Each read replica's status at its last check (1; the other statuses 0): serving, lagging, down, not-standby, wrong-database, unknown.",
+        help: "Each read replica's status at its last check (1; the other statuses 0): serving, lagging, down, not-standby, wrong-database, unknown. With WORKERS above 1, how many API processes' last check saw each status.",
         labelNames: ['replica', 'status'],
-        aggregator: 'max',
+        aggregator: 'sum',
         registers,
         collect() {
           for (const replica of replicas.health().replicas) {

@@ -420,7 +420,7 @@ ${feesSection(viewer, loan, view, outcomeAt(view, 'fees', 'fee'))}
           ({ task, overdue }) => html`<li class="item${overdue ? ' is-overdue' : ''}">
     <span>${statusPill(task.status)} ${text(task.name)}${
       text(task.date_due) ? (overdue ? html` <span class="overdue">overdue: due ${text(task.date_due)}</span>` : html` <span class="hint">due ${text(task.date_due)}</span>`) : null
-    }${row(task.assignee) ? html` <span class="hint">for ${assigneeText(task, view.me ?? '')}</span>` : null}</span>
+    }${row(task.assignee) ? html` <span class="hint">for ${assigneeText(task, view.me ?? '')}</span>` : html` ${assigneeText(task, view.me ?? '')}`}</span>
     ${
       text(task.status) === 'completed'
         ? null

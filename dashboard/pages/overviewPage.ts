@@ -4,11 +4,14 @@ import { renderPage, type Viewer } from './layout.js';
 import { DUE_THIS_WEEK_HREF } from './loanPages.js';
 import { COLLECTIONS_PATH, loanPath, TASKS_PATH } from './servicingPaths.js';
 import { assigneeText, cash, loanLabel, row, statusPill, text, type Row } from './servicingFormat.js';
+import { FILTER_PHRASES, tasksPageHref, whoseTasksNav } from './tasksPage.js';
+import type { TaskFilter } from '../taskForm.js';
 
 /**
  * The overview: the servicer's start page (issue 28) — what is due this week, which loans are
- * late by the ledger's days past due, and the open tasks by due date, each a link to its loan —
- * then the console and the keys. `me` is the signed-in admin: "(you)" beside their tasks' assignee.
+ * late by the ledger's days past due, and the open tasks by due date, each a link to its loan, with
+ * its assignee and the Tasks page's Mine / Everyone / Unassigned (`?assignee=`) — then the console
+ * and the keys. `me` is the signed-in admin: "(you)" beside their tasks' assignee.
  */
 export function overviewPage(viewer: Viewer, counts: { readonly activeKeys: number }, start: StartPageData, me: string): string {
   return renderPage(
@@ -84,16 +87,24 @@ function lateLoans(start: StartPageData): Html {
 </section>`;
 }
 
+/** The overview with the open tasks of a filter, at its Open tasks card (everyone's, the default, unsaid). */
+export function overviewHref(filter: TaskFilter): string {
+  return filter === 'everyone' ? '/dashboard#open-tasks' : `/dashboard?assignee=${filter}#open-tasks`;
+}
+
 function openTasks(start: StartPageData, me: string): Html {
+  const filter = start.taskFilter;
+  const phrase = FILTER_PHRASES.get(filter) ?? '';
   const more = start.openTaskCount - start.openTasks.length;
   // Tasks without a loan have no loan page: those past the list are counted apart; the Tasks page lists them all.
   const accountTasksNotShown = start.openAccountTaskCount - start.openTasks.filter((task) => !row(task.loan)).length;
   return html`<section class="card" aria-labelledby="open-tasks-heading" id="open-tasks">
   <h2 id="open-tasks-heading">Open tasks <span class="count">${String(start.openTaskCount)}</span></h2>
+  ${whoseTasksNav(filter, overviewHref)}
   ${
     start.openTasks.length
       ? html`<table>
-    <caption class="visually-hidden">Open tasks by due date</caption>
+    <caption class="visually-hidden">Open tasks${phrase} by due date</caption>
     <thead><tr><th scope="col">Due</th><th scope="col">Task</th><th scope="col">Status</th><th scope="col">Loan</th><th scope="col">Assignee</th></tr></thead>
     <tbody>${start.openTasks.map((task) => {
       const due = text(task.date_due);
@@ -101,8 +112,8 @@ function openTasks(start: StartPageData, me: string): Html {
       return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`) : html`<span class="hint">no due date</span>`}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${row(task.loan) ? loanLink(row(task.loan)) : html`<a href="${TASKS_PATH}" class="hint">no loan (an account task)</a>`}</td><td>${assigneeText(task, me)}</td></tr>`;
     })}</tbody>
   </table>
-  ${more > 0 ? html`<p class="hint">${String(more)} more open task${more === 1 ? '' : 's'}, due later or with no due date${accountTasksNotShown > 0 ? html` (${String(accountTasksNotShown)} of them on no loan)` : null}: the <a href="${TASKS_PATH}">Tasks</a> page lists them all.</p>` : null}`
-      : html`<p>No open tasks.</p>`
+  ${more > 0 ? html`<p class="hint">${String(more)} more open task${more === 1 ? '' : 's'}${phrase}, due later or with no due date${accountTasksNotShown > 0 ? html` (${String(accountTasksNotShown)} of them on no loan)` : null}: the <a href="${tasksPageHref(1, filter)}">Tasks</a> page lists them all.</p>` : null}`
+      : html`<p>No open tasks${phrase}.</p>`
   }
 </section>`;
 }

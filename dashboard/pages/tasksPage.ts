@@ -45,8 +45,8 @@ const FILTER_LABELS: ReadonlyMap<TaskFilter, string> = new Map([
   ['unassigned', 'Unassigned'],
 ]);
 
-/** What the page says the filter keeps, after "Tasks 1–3 of 3" (nothing for everyone's). */
-const FILTER_PHRASES: ReadonlyMap<TaskFilter, string> = new Map([
+/** What the page says the filter keeps, after "Tasks 1–3 of 3" or "No open tasks" (nothing for everyone's). */
+export const FILTER_PHRASES: ReadonlyMap<TaskFilter, string> = new Map([
   ['mine', ' assigned to you'],
   ['everyone', ''],
   ['unassigned', ' assigned to no one'],
@@ -57,6 +57,13 @@ const filterField = (filter: TaskFilter): Html | null => (filter === 'everyone' 
 
 /** The filter's links in the order shown. */
 const TASK_FILTER_ORDER: readonly TaskFilter[] = ['mine', 'everyone', 'unassigned'];
+
+/** Mine / Everyone / Unassigned, the one in use marked: the Tasks page's and the overview's (`hrefOf` each page's address for a filter). */
+export function whoseTasksNav(current: TaskFilter, hrefOf: (filter: TaskFilter) => string): Html {
+  return html`<nav class="status-tabs" aria-label="Whose tasks"><ul>${TASK_FILTER_ORDER.map(
+    (filter) => html`<li><a href="${hrefOf(filter)}"${filter === current ? html` aria-current="page"` : null}>${FILTER_LABELS.get(filter) ?? filter}</a></li>`,
+  )}</ul></nav>`;
+}
 
 function dueCell(task: Row, today: string): Html {
   const due = text(task.date_due);
@@ -97,9 +104,7 @@ ${view.form ? outcome('error', view.form.error) : outcome('ok', view.notice)}
 </section>
 <section class="card" aria-labelledby="open-tasks-heading" id="open-tasks">
   <h2 id="open-tasks-heading">Open tasks <span class="count">${String(view.openCount)}</span></h2>
-  <nav class="status-tabs" aria-label="Whose tasks"><ul>${TASK_FILTER_ORDER.map(
-    (filter) => html`<li><a href="${tasksPageHref(1, filter)}"${filter === view.filter ? html` aria-current="page"` : null}>${FILTER_LABELS.get(filter) ?? filter}</a></li>`,
-  )}</ul></nav>
+  ${whoseTasksNav(view.filter, (filter) => tasksPageHref(1, filter))}
   ${
     view.tasks.length
       ? html`<p class="hint" id="tasks-status">Tasks ${String(first)}–${String(last)} of ${String(view.openCount)}${phrase}; ${noLoan}.</p>

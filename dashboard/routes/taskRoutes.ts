@@ -10,20 +10,15 @@ import { formText } from '../formFields.js';
 import { submitOnce } from '../formOnce.js';
 import { requestErrorMessage, UUID, type ServicingData } from '../servicingData.js';
 import { sessionOf } from '../session.js';
-import { assigneeChoices, taskFilterOf, taskFormProblem, usersOf, type TaskAssignee, type TaskFilter } from '../taskForm.js';
+import { assigneeChoices, OPEN_TASKS_WHERE, TASK_FILTER_EXPECTED, taskFilterOf, taskFormProblem, usersOf, type TaskAssignee, type TaskFilter } from '../taskForm.js';
 import { PAGE_EXPECTED, pageNumberOf } from '../pageNumber.js';
 
 const PAGE_SIZE = 50;
 /** The account's users, whom a task may be assigned to (never their e-mail nor password hash). */
 const USERS = 'admins(order_by: [{name: asc}, {id: asc}]) { id name }';
-/** The open tasks each filter keeps: the same three documents every time (`$me` the session's admin). */
-const OPEN_WHERE: ReadonlyMap<TaskFilter, string> = new Map([
-  ['everyone', 'status: {_neq: "completed"}'],
-  ['mine', 'status: {_neq: "completed"}, assignee_id: {_eq: $me}'],
-  ['unassigned', 'status: {_neq: "completed"}, assignee_id: {_is_null: true}'],
-]);
+/** A page of the open tasks a filter keeps: the same three documents every time (`$me` the session's admin). */
 const openTasksQuery = (filter: TaskFilter): string => {
-  const open = OPEN_WHERE.get(filter)!;
+  const open = OPEN_TASKS_WHERE.get(filter)!;
   return `query OpenTasks($limit: Int!, $offset: Int!${filter === 'mine' ? ', $me: uuid!' : ''}) {
   tasks(where: {${open}}, order_by: [{date_due: asc_nulls_last}, {created_at: asc}, {id: asc}], limit: $limit, offset: $offset) { id name status date_due loan { id name } assignee { id name } }
   open: tasks_aggregate(where: {${open}}) { aggregate { count } }
@@ -51,8 +46,6 @@ const NOTICES: ReadonlyMap<string, string> = new Map([
   ['task-saved', 'Task saved.'],
 ]);
 const LABELS: ReadonlyMap<string, string> = new Map([['name', 'Task'], ['date_due', 'Due'], ['assignee_id', 'Assignee']]);
-/** What a wrong `?assignee=` is told. */
-const FILTER_EXPECTED = 'expected mine, everyone or unassigned';
 
 /**
  * The Tasks page (session 40): the account's open tasks — its own, which belong to no loan and had
@@ -104,7 +97,7 @@ export function taskRoutes(db: Database, data: () => Promise<ServicingData>): Ro
     }
     const filter = taskFilterOf(query.get('assignee'));
     if (filter === null) {
-      return res.status(400).type('html').send(errorPage('The tasks could not be shown', `The parameter “assignee” is wrong: ${FILTER_EXPECTED}.`, sessionOf(res).viewer));
+      return res.status(400).type('html').send(errorPage('The tasks could not be shown', `The parameter “assignee” is wrong: ${TASK_FILTER_EXPECTED}.`, sessionOf(res).viewer));
     }
     await sendTasksPage(req, res, 200, page, filter);
   });

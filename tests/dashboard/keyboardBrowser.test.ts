@@ -307,6 +307,44 @@ describe('The dashboard by keyboard and screen reader (Chromium)', () => {
     assert.deepEqual(await accessibilityViolations(page, ['moderate', 'serious', 'critical']), [], 'axe on the refused webhook form');
   });
 
+  it('the query console at 390 px wide: axe finds nothing serious, and every area that scrolls is a Tab stop with a name', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.goto(`${server.url}/dashboard/console?query=${encodeURIComponent('{ loans(limit: 40) { id name amount rate status date_funded } }')}`);
+      await page.locator('.graphiql-query-editor .CodeMirror').waitFor();
+      await page.locator('.graphiql-execute-button').click();
+      await page.waitForFunction(() => ((globalThis as any).document.querySelector('.graphiql-response .CodeMirror')?.CodeMirror?.getValue() ?? '').startsWith('{'));
+      // Before session 43 the query editor's scroller (CodeMirror's, tabindex -1) scrolled at this width and
+      // could not be reached from the keyboard: axe's serious scrollable-region-focusable.
+      assert.deepEqual(await accessibilityViolations(page, ['serious', 'critical']), [], 'axe on the console at 390 px');
+      const scrollers = await page.evaluate(() =>
+        (Array.from((globalThis as any).document.querySelectorAll('.graphiql-container .CodeMirror-scroll')) as any[])
+          .filter((element) => element.checkVisibility())
+          .map((element) => ({ tabIndex: element.tabIndex as number, name: (element.getAttribute('aria-label') ?? '') as string, role: element.getAttribute('role') as string | null })),
+      );
+      assert.ok(scrollers.length >= 2, `the query editor and the result are shown: ${JSON.stringify(scrollers)}`);
+      assert.deepEqual(
+        scrollers.filter((scroller) => scroller.tabIndex !== 0 || scroller.name === '' || scroller.role !== 'region'),
+        [],
+        'every CodeMirror scroller shown is a named region in the Tab order',
+      );
+      // From the keyboard: Tab from the query's text reaches its scroller.
+      const queryScroller = page.locator('.graphiql-query-editor .CodeMirror-scroll');
+      await page.locator('.graphiql-query-editor textarea').focus();
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => (globalThis as any).document.activeElement?.getAttribute('aria-label')), 'GraphQL query');
+      // It is there because it scrolls at this width (the query's line is wider than the editor), and the arrow keys scroll it.
+      const extent = () => queryScroller.evaluate((element: any) => ({ left: element.scrollLeft as number, overflow: (element.scrollWidth - element.clientWidth) as number }));
+      assert.ok((await extent()).overflow > 0, `the query editor scrolls sideways at 390 px: ${JSON.stringify(await extent())}`);
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      assert.ok((await extent()).left > 0, `ArrowRight scrolls the focused query editor: ${JSON.stringify(await extent())}`);
+    } finally {
+      await page.setViewportSize({ width: 1366, height: 768 });
+    }
+  });
+
   it('saw no script error or unexpected refusal', () => {
     assert.deepEqual(pageProblems, []);
   });

@@ -15,7 +15,9 @@ import { seriousAccessibilityViolations } from '../support/axe.js';
  * Mine, Everyone's or the Unassigned (`?assignee=`, refused when it is anything else, kept across
  * pages and after a Complete); the task forms — add and edit on the Tasks page, add on a loan's
  * page — choose the assignee among the account's users (Unassigned by default, the signed-in user
- * first), and refuse anyone else; the overview's open tasks show the assignee. Business date 2026-03-20.
+ * first), and refuse anyone else; the overview's open tasks show the assignee and have the same
+ * Mine / Everyone / Unassigned (session 43), and a loan's tasks say whom each is for, or unassigned.
+ * Business date 2026-03-20.
  */
 const CHROMIUM = new ChromiumSuite("the task assignee's browser test", 'tests/dashboard/taskAssigneeBrowser.test.ts');
 const PASSWORD = 'correct horse battery';
@@ -102,6 +104,36 @@ describe('Who a task is for, on the dashboard (Chromium)', () => {
     );
   });
 
+  it("the overview's open tasks have the Tasks page's Mine / Everyone / Unassigned, with its ?assignee= (session 43)", async () => {
+    const overviewRows = async (): Promise<string[]> =>
+      page.locator('#open-tasks tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => (td.textContent ?? '').trim().replace(/\s+/g, ' '))).map((row) => `${row[1]} | ${row[4]}`));
+    await page.goto(`${server.url}/dashboard`);
+    assert.equal(await filterInUse(), 'Everyone');
+    await page.getByRole('navigation', { name: 'Whose tasks' }).getByRole('link', { name: 'Mine' }).click();
+    await page.waitForURL(`${server.url}/dashboard?assignee=mine#open-tasks`);
+    assert.equal(await filterInUse(), 'Mine');
+    assert.deepEqual(await overviewRows(), ['Renew the servicing licence | Sam Servicer (you)', 'Order the appraisal | Sam Servicer (you)']);
+    assert.equal((await page.locator('#open-tasks-heading .count').textContent())?.trim(), '2', 'the count is of the tasks listed');
+    assert.deepEqual(await seriousAccessibilityViolations(page), [], 'axe on the overview with Mine');
+    await page.getByRole('navigation', { name: 'Whose tasks' }).getByRole('link', { name: 'Unassigned' }).click();
+    await page.waitForURL(`${server.url}/dashboard?assignee=unassigned#open-tasks`);
+    assert.deepEqual(await overviewRows(), ['Prepare the audit | unassigned']);
+    await page.getByRole('navigation', { name: 'Whose tasks' }).getByRole('link', { name: 'Everyone' }).click();
+    await page.waitForURL(`${server.url}/dashboard#open-tasks`);
+    assert.equal((await overviewRows()).length, 4);
+    // Kim has nothing unassigned to do, and says so in the Tasks page's words.
+    await database.db.query(`UPDATE tasks SET assignee_id = $2 WHERE account_id = $1 AND name = 'Prepare the audit'`, [accountId, kim]);
+    try {
+      await page.goto(`${server.url}/dashboard?assignee=unassigned`);
+      assert.equal(((await page.locator('#open-tasks').textContent()) ?? '').replace(/\s+/g, ' ').includes('No open tasks assigned to no one.'), true);
+    } finally {
+      await database.db.query(`UPDATE tasks SET assignee_id = NULL WHERE account_id = $1 AND name = 'Prepare the audit'`, [accountId]);
+    }
+    const refused = await page.goto(`${server.url}/dashboard?assignee=someone`);
+    assert.equal(refused?.status(), 400);
+    assert.match((await page.locator('main').textContent()) ?? '', /The parameter “assignee” is wrong: expected mine, everyone or unassigned\./);
+  });
+
   it('the Tasks page shows every assignee, and Mine and Unassigned keep only theirs', async () => {
     await page.goto(`${server.url}/dashboard/tasks`);
     assert.equal(await filterInUse(), 'Everyone');
@@ -136,6 +168,12 @@ describe('Who a task is for, on the dashboard (Chromium)', () => {
     await page.waitForURL(`${server.url}/dashboard/tasks?assignee=mine&done=task-completed`);
     assert.equal(await filterInUse(), 'Mine');
     assert.equal((await page.locator('#tasks-status').textContent())?.trim(), 'Tasks 1–50 of 51 assigned to you; 50 of them belong to no loan.');
+    // The overview's Mine lists the first 20 and sends the rest to the Tasks page's Mine.
+    await page.goto(`${server.url}/dashboard?assignee=mine`);
+    assert.equal(await page.locator('#open-tasks tbody tr').count(), 20);
+    const rest = page.locator('#open-tasks p.hint');
+    assert.equal(((await rest.textContent()) ?? '').replace(/\s+/g, ' ').trim(), '31 more open tasks assigned to you, due later or with no due date (31 of them on no loan): the Tasks page lists them all.');
+    assert.equal(await rest.getByRole('link', { name: 'Tasks' }).getAttribute('href'), '/dashboard/tasks?assignee=mine');
     await database.db.query(`DELETE FROM tasks WHERE account_id = $1 AND (name LIKE 'Mine %' OR name LIKE 'Theirs %')`, [accountId]);
   });
 
@@ -197,6 +235,9 @@ describe('Who a task is for, on the dashboard (Chromium)', () => {
     assert.deepEqual(await assigneeOf('Inspect the property'), [sam]);
     const item = page.locator('#tasks li', { hasText: 'Inspect the property' });
     assert.match(((await item.textContent()) ?? '').replace(/\s+/g, ' '), /Inspect the property for Sam Servicer \(you\)/);
+    // A task of no one's says so (session 43: before, it said nothing): "Call the borrower" was unassigned above.
+    const nobodys = page.locator('#tasks li', { hasText: 'Call the borrower' });
+    assert.match(((await nobodys.textContent()) ?? '').replace(/\s+/g, ' '), /Call the borrower due 2026-03-25 unassigned/);
     assert.deepEqual(await seriousAccessibilityViolations(page), []);
   });
 

@@ -119,3 +119,65 @@ describe('GET /metrics with WORKERS=2', { skip: serverUrl ? false : 'needs TEST_
     assert.equal((await scrape()).requests, before.requests + 6);
   });
 });
+
+/**
+ * `loanql_replica_status` with `WORKERS=2` (session 43): each process checks every replica on its
+ * own, and a scrape — whichever process takes it — counts, for each replica and status, the
+ * processes whose last check saw it so (per replica the statuses add up to the processes). Before,
+ * the processes' 1s were combined by their maximum: a replica one process saw `down` and the other
+ * `serving` was 1 in both statuses, and a scrape could not tell how many saw which.
+ * Two replicas no process can read from, in two ways: a port nobody listens on (`down`) and the
+ * primary's own database (`not-standby`).
+ */
+describe('loanql_replica_status with WORKERS=2', { skip: serverUrl ? false : 'needs TEST_DATABASE_URL (WORKERS above 1 needs PostgreSQL)', timeout: 240_000 }, () => {
+  let service: RunningService;
+  let database: { url: string; drop(): Promise<void> };
+  let cwd: string;
+  let key: string;
+
+  before(async () => {
+    assertBuilt();
+    database = await createServerDatabase(serverUrl!);
+    cwd = mkdtempSync(join(tmpdir(), 'loanql-replica-status-cluster-'));
+    const nobody = `postgres://postgres@127.0.0.1:${await freePort()}/postgres`;
+    service = await startService(
+      { DATABASE_URL: database.url, DATABASE_REPLICA_URLS: `${nobody},${database.url}`, REPLICA_CHECK_INTERVAL_MS: '100', WORKERS: '2', METRICS_TOKEN: TOKEN, PG_POOL_SIZE: '2', WEBHOOK_WORKER: '0', DEMO_SCALE: '0.001', LOG_LEVEL: 'warn' },
+      await freePort(),
+      cwd,
+    );
+    key = /Demo API key:\s+(\S+)/.exec(service.output())![1]!;
+  });
+
+  after(async () => {
+    await service?.stop();
+    await database?.drop();
+    if (cwd) rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it("counts, per replica and status, the processes whose last check saw it so; each process's /healthz is its own view", async () => {
+    // Both processes serve (new connections go to each in turn), and each has checked both replicas.
+    const views = new Map<number, string>();
+    const deadline = Date.now() + 30_000;
+    while (views.size < 2 || [...views.values()].some((view) => view !== 'replica-1 down, replica-2 not-standby')) {
+      assert.ok(Date.now() < deadline, `both processes' checks within 30 s: ${JSON.stringify([...views])}`);
+      const health = JSON.parse((await fresh(`${service.url}/healthz`, 'GET', { authorization: `Token ${key}` })).body) as { pid: number; replicas: { name: string; status: string }[] };
+      views.set(health.pid, health.replicas.map((replica) => `${replica.name} ${replica.status}`).join(', '));
+    }
+    const statuses = ['serving', 'lagging', 'down', 'not-standby', 'wrong-database', 'unknown'];
+    for (let index = 0; index < 4; index++) {
+      const scraped = await fresh(`${service.url}/metrics`, 'GET', { authorization: `Bearer ${TOKEN}` });
+      assert.equal(scraped.status, 200);
+      const families = parsePrometheusText(scraped.body);
+      const counts = (replica: string): string =>
+        statuses
+          .map((status) => [status, sampleValue(families, 'loanql_replica_status', { replica, status })] as const)
+          .filter(([, processes]) => processes !== 0)
+          .map(([status, processes]) => `${status} ${processes}`)
+          .join(', ');
+      assert.equal(counts('replica-1'), 'down 2', 'both processes saw replica-1 down');
+      assert.equal(counts('replica-2'), 'not-standby 2', 'both processes saw replica-2 not a standby');
+      assert.equal(sampleValue(families, 'loanql_replica_serving', { replica: 'replica-1' }), 0);
+      assert.equal(sampleValue(families, 'loanql_replica_serving', { replica: 'replica-2' }), 0);
+    }
+  });
+});
