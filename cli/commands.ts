@@ -225,6 +225,15 @@ function limitOption(line: CommandLine, fallback: number, max: number): number {
   return value;
 }
 
+/**
+ * Refuses an id that is not a uuid, which names no record, with the sentence `run` says of a record
+ * the account lacks (`refusal`), before the database is opened: it was answered only after.
+ */
+async function refuseMalformedId(id: string, refusal: string, status: 400 | 404 = 400): Promise<void> {
+  const { isUuid } = await load.investorStatements();
+  if (!isUuid(id)) throw new UserInputError(refusal, status);
+}
+
 /** A GraphQL request's refusal as `loanql sql` words it: `code: message`, a line each. */
 function requestErrorsText(error: { readonly errors: readonly { readonly message: string; readonly extensions: { readonly code: string } }[] }): string {
   return error.errors.map((e) => `${e.extensions.code}: ${e.message}`).join('\n');
@@ -1072,6 +1081,7 @@ export const COMMANDS: Command[] = [
       if (format !== 'table' && format !== 'csv' && format !== 'pdf') throw new UserInputError('--format must be table, csv or pdf');
       const out = optionText(line, 'out');
       if (format === 'pdf' && !out) throw new UserInputError('--format pdf writes a file: give --out FILE');
+      await refuseMalformedId(person, `account ${slug} has no person ${person}`);
       return { slug, person, period, format, out };
     },
     async run(context, { slug, person, period, format, out }) {
@@ -1110,6 +1120,7 @@ export const COMMANDS: Command[] = [
       const loan = required(line, 'loan');
       const day = (await dayOption(line, 'date')) ?? null;
       const out = required(line, 'out');
+      await refuseMalformedId(loan, `account ${slug} has no loan ${loan}`);
       return { slug, loan, day, out };
     },
     async run(context, { slug, loan, day, out }) {
@@ -1195,11 +1206,13 @@ export const COMMANDS: Command[] = [
     description: 'a recorded remittance and what it paid each investor (the lines it stamped)',
     options: { account: { type: 'string' }, format: { type: 'string' } },
     needsDatabase: true,
-    parse(line) {
+    async parse(line) {
       const id = positional(line, 0, 'the remittance id');
       const format = optionText(line, 'format') ?? 'table';
       if (format !== 'table' && format !== 'csv') throw new UserInputError('--format must be table or csv');
-      return { id, slug: required(line, 'account'), format };
+      const slug = required(line, 'account');
+      await refuseMalformedId(id, `account ${slug} has no remittance ${id}`, 404);
+      return { id, slug, format };
     },
     async run(context, { id, slug, format }) {
       const account = await findAccount(context.db, slug);

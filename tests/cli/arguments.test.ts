@@ -151,6 +151,10 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['remittance', 'mark', '--account', 'acme', '--from', '2026-02-01', '--to', '2026-02-28', '--total', '12.34', '--lines', 'five'], /^loanql: --lines must be a whole number of lines, 0 or more, not "five"$/m],
   [['remittance', 'list', '--account', 'acme', '--limit', '0'], /--limit must be a whole number from 1 to 1000/],
   [['remittance', 'show', '--account', 'acme'], /the remittance id is required/],
+  // An id that is not a uuid names no record: said before the database is opened, as the command says it after.
+  [['remittance', 'show', 'nope', '--account', 'acme'], /^loanql: account acme has no remittance nope$/m],
+  [['investors', 'statement', '--account', 'acme', '--person', 'p', '--from', '2026-02-01', '--to', '2026-02-28'], /^loanql: account acme has no person p$/m],
+  [['loan', 'payoff-letter', '--account', 'acme', '--loan', 'l', '--out', 'x.pdf'], /^loanql: account acme has no loan l$/m],
 ];
 
 let dir: string;
