@@ -88,8 +88,8 @@ export function checkKeyName(name: string): string {
 /**
  * Checks what a new key of an account would carry against the metadata's roles: the role
  * exists, every variable of the role is given (and nothing else), each a valid value of its
- * type, and a uuid variable naming a person (`person_id`) is a person of the account. Throws
- * `UserInputError` naming the field.
+ * type (`checkKeyRoleShape`), and a uuid variable naming a person (`person_id`) is a person of
+ * the account. Throws `UserInputError` naming the field.
  */
 export async function checkKeyRole(
   db: Queryable,
@@ -98,6 +98,25 @@ export async function checkKeyRole(
   role: string,
   variables: ReadonlyMap<string, string>,
 ): Promise<KeyRole> {
+  return checkKeyPerson(db, accountId, checkKeyRoleShape(roles, role, variables));
+}
+
+/** The part of `checkKeyRole` only the database answers: a `person_id` names a person of the account. */
+export async function checkKeyPerson(db: Queryable, accountId: string, keyRole: KeyRole): Promise<KeyRole> {
+  const personId = keyRole.variables.get('person_id');
+  if (personId !== undefined) {
+    const { rows } = await db.query('SELECT 1 FROM people WHERE account_id = $1 AND id = $2::uuid', [accountId, personId]);
+    if (!rows.length) throw new UserInputError(`variables: person_id ${personId} is not a person of the account`);
+  }
+  return keyRole;
+}
+
+/**
+ * What `checkKeyRole` checks without the database — the role is one of `roles`, its variables
+ * are the role's, each given and a valid value of its type — in the same words; `loanql key
+ * create` runs it before it opens the database. The key's role and its trimmed variables.
+ */
+export function checkKeyRoleShape(roles: ReadonlyMap<string, { readonly variables: ReadonlyMap<string, string> }>, role: string, variables: ReadonlyMap<string, string>): KeyRole {
   const definition = roles.get(role);
   if (!definition) throw new UserInputError(`role: "${role}" is not a role of the metadata (one of ${[...roles.keys()].join(', ')})`);
   for (const name of variables.keys()) if (!definition.variables.has(name)) throw new UserInputError(`variables: role ${role} has no variable ${name}`);
@@ -106,10 +125,6 @@ export async function checkKeyRole(
     if (!value) throw new UserInputError(`variables: role ${role} needs ${name}`);
     const wrong = keyVariableProblem(type as ScalarType, value);
     if (wrong) throw new UserInputError(`variables: ${name} ${wrong}`);
-    if (name === 'person_id') {
-      const { rows } = await db.query('SELECT 1 FROM people WHERE account_id = $1 AND id = $2::uuid', [accountId, value]);
-      if (!rows.length) throw new UserInputError(`variables: ${name} ${value} is not a person of the account`);
-    }
   }
   return { role, variables: new Map([...variables].map(([name, value]) => [name, value.trim()])) };
 }

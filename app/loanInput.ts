@@ -188,6 +188,20 @@ export function parseLoanBody(product: Product, body: unknown, mode: 'create' | 
   return { columns, customFields, contacts };
 }
 
+/**
+ * The `Status` a body gives — the key as sent and its value — when it is one key and a status
+ * (`parseLoanBody` finds nothing wrong with it by itself); undefined otherwise. `updateLoan` asks
+ * the ledger about it when the body is refused for other fields, to name every bad field at once.
+ */
+export function sentStatus(body: unknown): { readonly sent: string; readonly value: string } | undefined {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const status = BUILT_IN_FIELDS.find((field) => field.column === 'status')!;
+  const given = Object.entries(body as Record<string, unknown>).filter(([sent]) => fieldKey(sent) === status.key);
+  if (given.length !== 1) return undefined;
+  const [sent, value] = given[0]!;
+  return typeof value === 'string' && validatorFor(status.rule)(value) ? { sent, value } : undefined;
+}
+
 function contactParametersOf(parameters: ReadonlyMap<keyof ContactParameters, unknown>): ContactParameters {
   const text = (property: keyof ContactParameters) => parameters.get(property) as string | undefined;
   return {

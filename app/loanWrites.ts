@@ -5,7 +5,7 @@ import { inServicingYears, SERVICING_YEARS } from '../domain/calendar.js';
 import { buildSchedule, ScheduleInputError, type Amortization, type Frequency, type Schedule, type ScheduleField, type ScheduleInput } from '../domain/schedule.js';
 import { UserInputError } from './errors.js';
 import { jsonValue } from './fieldValues.js';
-import { parseLoanBody, type ContactRequest, type ContactRole, type LoanChanges } from './loanInput.js';
+import { parseLoanBody, sentStatus, type ContactRequest, type ContactRole, type LoanChanges } from './loanInput.js';
 import { ADMIN_GRANT, type LoanWriteGrant } from './loanWriteGrant.js';
 import { DEFAULT_AMORTIZATION, DEFAULT_STATUS, loadDefaultProduct, type Product } from './products.js';
 
@@ -281,6 +281,14 @@ function columnValues(columns: LoanColumns): unknown[] {
  */
 export async function updateLoan(db: Database, accountId: string, loanId: string, body: unknown, grantFor: GrantFor = () => ADMIN_GRANT): Promise<boolean> {
   const product = await loadDefaultProduct(db, accountId);
+  try {
+    return await updateLoanOf(db, accountId, loanId, body, product, grantFor);
+  } catch (error) {
+    throw await withStatusNamed(db, accountId, loanId, body, grantFor(product), error);
+  }
+}
+
+async function updateLoanOf(db: Database, accountId: string, loanId: string, body: unknown, product: Product, grantFor: GrantFor): Promise<boolean> {
   const changes = parseLoanBody(product, body, 'update');
   if (!UUID.test(loanId)) return false;
   const grant = grantFor(product);
@@ -331,6 +339,63 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
   }).catch(refuseAmountTooLarge(changes));
 }
 
+/** Thrown to roll back `statusRefusal`'s trial write. */
+const TRIAL_ONLY = Symbol('trial only');
+
+/**
+ * A PATCH refused for other fields (their checks, §7's rules, the database's) whose `Status` the
+ * ledger would refuse too: the 400 names Status with them, as POST names an `overpaid` Status with
+ * the rest of its body's problems (before, Status was named only in a second 400, once the rest
+ * was fixed). The status is judged by the database itself (`statusRefusal`) against the loan as
+ * stored; any other error, or a Status already named, is returned as it was.
+ */
+async function withStatusNamed(db: Database, accountId: string, loanId: string, body: unknown, grant: LoanWriteGrant, error: unknown): Promise<unknown> {
+  if (!(error instanceof UserInputError) || error.status !== 400 || !error.fields) return error;
+  const status = sentStatus(body);
+  if (!status || Object.hasOwn(error.fields, status.sent)) return error;
+  const refusal = await statusRefusal(db, accountId, loanId, status.value, grant);
+  if (!refusal) return error;
+  const fields = new Map([...Object.entries(error.fields), [status.sent, refusal]]);
+  return new UserInputError(`invalid fields: ${[...fields.keys()].join(', ')}`, 400, fields);
+}
+
+/**
+ * What the database says to `status` written on the loan by hand (R9's rules, migrations 0012,
+ * 0053, 0078), in a transaction always rolled back; null when it takes it, or when the loan is not
+ * one this key may write or may not set the status of (then it learns nothing of the loan).
+ */
+async function statusRefusal(db: Database, accountId: string, loanId: string, status: string, grant: LoanWriteGrant): Promise<string | null> {
+  if (!UUID.test(loanId)) return null;
+  try {
+    grant.checkChanges({ columns: new Map([['status', status]]), customFields: new Map(), contacts: {} });
+  } catch {
+    return null;
+  }
+  try {
+    await db.transaction(async (tx) => {
+      const { rows } = await tx.query('SELECT 1 FROM loans WHERE account_id = $1 AND id = $2 FOR UPDATE', [accountId, loanId]);
+      if (!rows.length || !(await grant.mayWrite(tx, loanId))) throw TRIAL_ONLY;
+      await tx.query('UPDATE loans SET status = $3 WHERE account_id = $1 AND id = $2', [accountId, loanId, status]);
+      throw TRIAL_ONLY;
+    });
+  } catch (error) {
+    return error === TRIAL_ONLY ? null : (ledgerRuleRefusal(error)?.Status ?? null);
+  }
+  return null;
+}
+
+/** The field and sentence of a ledger rule the database refused a loan write for, or null (`refuseLedgerRules`). */
+function ledgerRuleRefusal(error: unknown): Readonly<Record<string, string>> | null {
+  const { constraint, code, column } = error as { constraint?: unknown; code?: unknown; column?: unknown };
+  const message = (error as Error).message;
+  if (code === '23514' && ['loans_close_with_balance', 'loans_overpaid_by_ledger', 'loans_funded_not_lead', 'loans_settled_by_ledger'].includes(constraint as string)) return { Status: message };
+  // Funded after the loan's first payment or fee (migration 0084).
+  if (code === '22023' && column === 'date_funded') return { Date_Funded: message.replace(/^date_funded: /, '') };
+  // R10: the amount may not fall below what the loan's funding sources put in (migration 0024).
+  if (code === '23514' && constraint === 'loans_amount_covers_funding') return { Amount: message };
+  return null;
+}
+
 /**
  * The ledger's rules kept by the database: closing a serviced loan by hand while money is owed, or
  * setting `overpaid` by hand, is a 400 naming Status and what is owed (SPEC §12 R9), as is making a
@@ -339,22 +404,10 @@ export async function updateLoan(db: Database, accountId: string, loanId: string
  * first payment or fee, a 400 naming Date_Funded (0084).
  */
 function refuseLedgerRules(error: unknown): never {
-  const constraint = (error as { constraint?: unknown; code?: unknown }).constraint;
-  if ((error as { code?: unknown }).code === '23514' && ['loans_close_with_balance', 'loans_overpaid_by_ledger', 'loans_funded_not_lead', 'loans_settled_by_ledger'].includes(constraint as string)) {
-    const message = (error as Error).message;
-    throw new UserInputError(message, 400, { Status: message });
-  }
-  // Funded after the loan's first payment or fee (migration 0084).
-  if ((error as { code?: unknown }).code === '22023' && (error as { column?: unknown }).column === 'date_funded') {
-    const said = (error as Error).message.replace(/^date_funded: /, '');
-    throw new UserInputError(`Date_Funded: ${said}`, 400, { Date_Funded: said });
-  }
-  // R10: the amount may not fall below what the loan's funding sources put in (migration 0024).
-  if ((error as { code?: unknown }).code === '23514' && constraint === 'loans_amount_covers_funding') {
-    const message = (error as Error).message;
-    throw new UserInputError(message, 400, { Amount: message });
-  }
-  throw error;
+  const refusal = typeof error === 'object' && error !== null ? ledgerRuleRefusal(error) : null;
+  if (!refusal) throw error;
+  const [field, said] = Object.entries(refusal)[0]!;
+  throw new UserInputError(field === 'Date_Funded' ? `Date_Funded: ${said}` : said, 400, refusal);
 }
 
 /**

@@ -225,6 +225,20 @@ function limitOption(line: CommandLine, fallback: number, max: number): number {
   return value;
 }
 
+/**
+ * Refuses an id that is not a uuid, which names no record, with the sentence `run` says of a record
+ * the account lacks (`refusal`), before the database is opened: it was answered only after.
+ */
+async function refuseMalformedId(id: string, refusal: string, status: 400 | 404 = 400): Promise<void> {
+  const { isUuid } = await load.investorStatements();
+  if (!isUuid(id)) throw new UserInputError(refusal, status);
+}
+
+/** A GraphQL request's refusal as `loanql sql` words it: `code: message`, a line each. */
+function requestErrorsText(error: { readonly errors: readonly { readonly message: string; readonly extensions: { readonly code: string } }[] }): string {
+  return error.errors.map((e) => `${e.extensions.code}: ${e.message}`).join('\n');
+}
+
 /** A day option (`--today`, `--as-of`) as YYYY-MM-DD, checked as the REST routes check theirs; undefined when not given. */
 async function dayOption(line: CommandLine, name: string): Promise<string | undefined> {
   const value = optionText(line, name);
@@ -476,23 +490,34 @@ export const COMMANDS: Command[] = [
         if (variables.has(pair.slice(0, at))) throw new UserInputError(`--var ${pair.slice(0, at)}: given twice`);
         variables.set(pair.slice(0, at), pair.slice(at + 1));
       }
-      return { slug, name, role: optionText(line, 'role'), variables };
-    },
-    async run(context, { slug, name, role: roleGiven, variables }) {
-      const account = await findAccount(context.db, slug);
-      const [{ ADMIN_ROLE, loadMetadataFile, MetadataError }, { metadataFileSettingsFromEnv, metadataFileOf }, { checkKeyRole, createApiKey }] = await Promise.all([load.metadata(), load.metadataFile(), load.apiKeys()]);
-      const role = roleGiven ?? ADMIN_ROLE;
+      // The role and its variables against the metadata file's roles, before the database is
+      // opened: `--role nosuch` was answered only after it (the metadata file is read the same way
+      // the service reads it, made from the shipped default when missing).
+      const [{ ADMIN_ROLE, loadMetadataFile, MetadataError }, { metadataFileSettingsFromEnv, metadataFileOf }, { checkKeyRoleShape }] = await Promise.all([load.metadata(), load.metadataFile(), load.apiKeys()]);
+      const role = optionText(line, 'role') ?? ADMIN_ROLE;
+      let behindShipped = '';
       let roles;
       try {
         const behind = (path: string, section: string, names: readonly string[]): void => {
-          if (section === 'roles' && names.includes(role)) context.err.write(`note: ${path} has no role "${role}", which the shipped default defines: copy it from metadata/loanql.default.yaml (the file was made from an older version)\n`);
+          if (section === 'roles' && names.includes(role)) behindShipped = `; ${path} has no role "${role}", which the shipped default defines: copy it from metadata/loanql.default.yaml (the file was made from an older version)`;
         };
         roles = loadMetadataFile(metadataFileOf(metadataFileSettingsFromEnv(), undefined, undefined, behind)).roles;
       } catch (error) {
         if (error instanceof MetadataError) throw new UserInputError(error.message);
         throw error;
       }
-      const keyRole = await checkKeyRole(context.db, account.id, roles, role, variables);
+      try {
+        return { slug, name, keyRole: checkKeyRoleShape(roles, role, variables) };
+      } catch (error) {
+        if (error instanceof UserInputError) throw new UserInputError(`${error.message}${behindShipped}`);
+        throw error;
+      }
+    },
+    async run(context, { slug, name, keyRole: shaped }) {
+      const account = await findAccount(context.db, slug);
+      const { checkKeyPerson, createApiKey } = await load.apiKeys();
+      // A person_id names a person of the account: only the database knows.
+      const keyRole = await checkKeyPerson(context.db, account.id, shaped);
       const key = await createApiKey(context.db, account.id, name, keyRole);
       context.out.write(`key "${oneLine(key.name)}" (role ${key.role}) created for account ${account.slug}, prefix ${key.prefix}. It is shown only now:\n${key.key}\n`);
     },
@@ -805,8 +830,17 @@ export const COMMANDS: Command[] = [
     description: 'print the one SQL statement, its parameters and its plan (the demo account by default; --operation-name picks the operation of a document with several)',
     options: { variables: { type: 'string' }, account: { type: 'string' }, 'operation-name': { type: 'string' } },
     needsDatabase: true,
-    parse(line) {
+    async parse(line) {
       const query = positional(line, 0, 'the GraphQL query');
+      // The document's syntax (and its size as written) needs no schema nor database: a '{bad'
+      // was answered only after the database was opened and the demo account looked up.
+      const { parseDocumentText, RequestError } = await load.engine();
+      try {
+        parseDocumentText(query, {});
+      } catch (error) {
+        if (error instanceof RequestError) throw new UserInputError(requestErrorsText(error));
+        throw error;
+      }
       let variables: unknown;
       try {
         const text = optionText(line, 'variables');
@@ -844,7 +878,7 @@ export const COMMANDS: Command[] = [
         shown.statement.params.forEach((value, index) => context.out.write(`$${index + 1} = ${JSON.stringify(value)}\n`));
         context.out.write(`\n-- plan\n${shown.plan.join('\n')}\n`);
       } catch (error) {
-        if (error instanceof RequestError) throw new UserInputError(error.errors.map((e) => `${e.extensions.code}: ${e.message}`).join('\n'));
+        if (error instanceof RequestError) throw new UserInputError(requestErrorsText(error));
         throw error;
       }
     },
@@ -891,29 +925,36 @@ export const COMMANDS: Command[] = [
     description: 'add a webhook endpoint (its signing secret alone on the last line)',
     options: { account: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } },
     needsDatabase: true,
-    parse(line) {
+    async parse(line) {
       atMostPositionals(line, 0);
+      const slug = required(line, 'account');
       const description = optionText(line, 'description');
-      return {
-        slug: required(line, 'account'),
+      const input = {
         url: required(line, 'url'),
-        events: optionText(line, 'events')?.split(',').map((e) => e.trim()).filter(Boolean) ?? null,
+        eventTypes: optionText(line, 'events')?.split(',').map((e) => e.trim()).filter(Boolean) ?? null,
         ...(description !== undefined ? { description } : {}),
       };
-    },
-    async run(context, { slug, url, events, ...described }) {
-      const account = await findAccount(context.db, slug);
-      const [{ configFromEnv }, { loadMetadataFile }, { applyEventTriggers, createWebhookEndpoint }] = await Promise.all([load.config(), load.metadata(), load.webhooks()]);
+      // The URL, the event types (the metadata file's) and the description, before the database
+      // is opened: `--url 'not a url'` was answered only after it.
+      const [{ configFromEnv }, { loadMetadataFile, MetadataError }, { checkNewEndpoint }] = await Promise.all([load.config(), load.metadata(), load.webhooks()]);
       const config = configFromEnv();
-      const metadata = loadMetadataFile(config.metadataPath);
+      let metadata;
+      try {
+        metadata = loadMetadataFile(config.metadataPath);
+      } catch (error) {
+        if (error instanceof MetadataError) throw new UserInputError(`${config.metadataPath}: ${error.message}`);
+        throw error;
+      }
+      const rules = { knownEventTypes: new Set(metadata.eventTypes.keys()), allowPrivate: config.webhooks.allowPrivate };
+      await checkNewEndpoint(input, rules);
+      return { slug, input, rules, eventTypes: metadata.eventTypes };
+    },
+    async run(context, { slug, input, rules, eventTypes }) {
+      const account = await findAccount(context.db, slug);
+      const { applyEventTriggers, createWebhookEndpoint } = await load.webhooks();
       // Capture must be on before the first event, also when no service has run yet.
-      await applyEventTriggers(context.db, metadata.eventTypes);
-      const endpoint = await createWebhookEndpoint(
-        context.db,
-        account.id,
-        { url, eventTypes: events, ...described },
-        { knownEventTypes: new Set(metadata.eventTypes.keys()), allowPrivate: config.webhooks.allowPrivate },
-      );
+      await applyEventTriggers(context.db, eventTypes);
+      const endpoint = await createWebhookEndpoint(context.db, account.id, input, rules);
       context.out.write(
         `webhook endpoint ${endpoint.id} added for account ${account.slug}: ${endpoint.url} (${endpoint.eventTypes?.join(', ') ?? 'every event type'}).\n` +
           `Its signing secret is shown only now:\n${endpoint.secret}\n`,
@@ -1040,6 +1081,7 @@ export const COMMANDS: Command[] = [
       if (format !== 'table' && format !== 'csv' && format !== 'pdf') throw new UserInputError('--format must be table, csv or pdf');
       const out = optionText(line, 'out');
       if (format === 'pdf' && !out) throw new UserInputError('--format pdf writes a file: give --out FILE');
+      await refuseMalformedId(person, `account ${slug} has no person ${person}`);
       return { slug, person, period, format, out };
     },
     async run(context, { slug, person, period, format, out }) {
@@ -1078,6 +1120,7 @@ export const COMMANDS: Command[] = [
       const loan = required(line, 'loan');
       const day = (await dayOption(line, 'date')) ?? null;
       const out = required(line, 'out');
+      await refuseMalformedId(loan, `account ${slug} has no loan ${loan}`);
       return { slug, loan, day, out };
     },
     async run(context, { slug, loan, day, out }) {
@@ -1163,11 +1206,13 @@ export const COMMANDS: Command[] = [
     description: 'a recorded remittance and what it paid each investor (the lines it stamped)',
     options: { account: { type: 'string' }, format: { type: 'string' } },
     needsDatabase: true,
-    parse(line) {
+    async parse(line) {
       const id = positional(line, 0, 'the remittance id');
       const format = optionText(line, 'format') ?? 'table';
       if (format !== 'table' && format !== 'csv') throw new UserInputError('--format must be table or csv');
-      return { id, slug: required(line, 'account'), format };
+      const slug = required(line, 'account');
+      await refuseMalformedId(id, `account ${slug} has no remittance ${id}`, 404);
+      return { id, slug, format };
     },
     async run(context, { id, slug, format }) {
       const account = await findAccount(context.db, slug);

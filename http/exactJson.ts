@@ -57,6 +57,14 @@ export function withExactNumbers(text: string): string {
 export function exactJsonBody(limit: number, numbers: ExactNumbers = 'as-strings'): RequestHandler {
   const readText = express.text({ limit, type: () => true });
   return (req, res, next) => {
+    // JSON is UTF-8 (RFC 8259 §8.1): a body declared in another charset is refused, naming it
+    // (`bodyErrors.ts`), before it is read. body-parser's text reader decoded any charset
+    // iconv-lite knows, so `charset=latin1` was read as Latin-1 and `utf-16` as UTF-16 — taken,
+    // though nothing said so.
+    const charset = hasBody(req) ? declaredCharset(req.get('content-type')) : undefined;
+    if (charset !== undefined && !UTF8_NAMES.has(charset.toLowerCase())) {
+      return next(Object.assign(new Error(`unsupported charset "${charset.toUpperCase()}"`), { status: 415, statusCode: 415, expose: true, type: 'charset.unsupported', charset }));
+    }
     readText(req, res, (error?: unknown) => {
       if (error) return next(error);
       if (typeof req.body !== 'string') return next();
@@ -73,4 +81,25 @@ export function exactJsonBody(limit: number, numbers: ExactNumbers = 'as-strings
       next();
     });
   };
+}
+
+/** The names of UTF-8 a JSON body may declare (`charset=utf-8`, any case; `utf8` too). */
+const UTF8_NAMES = new Set(['utf-8', 'utf8']);
+
+/** The `charset` parameter of a Content-Type (its quotes taken off), or undefined when it has none. */
+export function declaredCharset(contentType: string | undefined): string | undefined {
+  if (!contentType) return undefined;
+  for (const parameter of contentType.split(';').slice(1)) {
+    const equals = parameter.indexOf('=');
+    if (equals < 0 || parameter.slice(0, equals).trim().toLowerCase() !== 'charset') continue;
+    return parameter.slice(equals + 1).trim().replace(/^"(.*)"$/, '$1');
+  }
+  return undefined;
+}
+
+/** Whether a request carries a body to decode (chunked, or a Content-Length above 0): a GET without one is not refused for its header. */
+function hasBody(req: { get(name: string): string | undefined }): boolean {
+  if (req.get('transfer-encoding') !== undefined) return true;
+  const length = req.get('content-length');
+  return length !== undefined && length.trim() !== '0';
 }

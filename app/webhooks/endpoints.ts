@@ -47,37 +47,51 @@ function toEndpoint(row: EndpointRow): WebhookEndpoint {
   };
 }
 
+/** What `createWebhookEndpoint` and `checkNewEndpoint` are told besides the input. */
+export interface NewEndpointRules {
+  /** The metadata's event types. */
+  readonly knownEventTypes: ReadonlySet<string>;
+  /** `WEBHOOK_ALLOW_PRIVATE`: a destination on this machine or a private network is allowed. */
+  readonly allowPrivate: boolean;
+}
+
 /**
- * Adds an endpoint to an account. `knownEventTypes` are the metadata's; an unknown type, a URL
- * that is not http(s), or a private destination (unless allowed) is a `UserInputError` naming
- * the field. The secret is made here and returned once.
+ * Checks a new endpoint without the database: the URL (http or https, no control characters nor
+ * credentials, a public destination unless allowed — its host resolved), the event types against
+ * `knownEventTypes`, the description. One `UserInputError` naming every field wrong. `loanql
+ * webhook add` runs it before it opens the database; `createWebhookEndpoint` runs it again.
  */
-export async function createWebhookEndpoint(
-  db: Queryable,
-  accountId: string,
-  input: NewEndpointInput,
-  options: { knownEventTypes: ReadonlySet<string>; allowPrivate: boolean },
-): Promise<CreatedWebhookEndpoint> {
+export async function checkNewEndpoint(input: NewEndpointInput, rules: NewEndpointRules): Promise<{ url: string; eventTypes: string[] | null; description: string }> {
   const fields = new Map<string, string>();
-  const urlProblem = typeof input.url === 'string' && input.url.trim() !== '' ? await checkWebhookUrl(input.url.trim(), options.allowPrivate) : 'is required';
+  const urlProblem = typeof input.url === 'string' && input.url.trim() !== '' ? await checkWebhookUrl(input.url.trim(), rules.allowPrivate) : 'is required';
   if (urlProblem) fields.set('url', urlProblem);
   let eventTypes: string[] | null = null;
   if (input.eventTypes && input.eventTypes.length) {
-    const unknown = input.eventTypes.filter((type) => !options.knownEventTypes.has(type));
-    if (unknown.length) fields.set('events', `unknown event type ${unknown.join(', ')} (known: ${[...options.knownEventTypes].sort().join(', ')})`);
+    const unknown = input.eventTypes.filter((type) => !rules.knownEventTypes.has(type));
+    if (unknown.length) fields.set('events', `unknown event type ${unknown.join(', ')} (known: ${[...rules.knownEventTypes].sort().join(', ')})`);
     eventTypes = [...new Set(input.eventTypes)];
   }
   const description = input.description ?? '';
   if (description.length > 500) fields.set('description', 'is longer than 500 characters');
   if (/\u0000/.test(description)) fields.set('description', 'must not contain NUL characters');
   if (fields.size) throw new UserInputError(`webhook endpoint refused: ${[...fields].map(([k, v]) => `${k} ${v}`).join('; ')}`, 400, Object.fromEntries(fields));
+  return { url: input.url.trim(), eventTypes, description };
+}
+
+/**
+ * Adds an endpoint to an account, checked by `checkNewEndpoint`: an unknown event type, a URL
+ * that is not http(s), or a private destination (unless allowed) is a `UserInputError` naming
+ * the field. The secret is made here and returned once.
+ */
+export async function createWebhookEndpoint(db: Queryable, accountId: string, input: NewEndpointInput, rules: NewEndpointRules): Promise<CreatedWebhookEndpoint> {
+  const { url, eventTypes, description } = await checkNewEndpoint(input, rules);
   const secret = newSigningSecret();
   const { rows } = await db.query<EndpointRow>(
     `WITH created AS (
        INSERT INTO webhook_endpoints (account_id, url, description, event_types, secret) VALUES ($1, $2, $3, $4::text[], $5)
        RETURNING *)
      SELECT ${ENDPOINT_COLUMNS} FROM created e JOIN accounts a ON a.id = e.account_id`,
-    [accountId, input.url.trim(), description, eventTypes, secret],
+    [accountId, url, description, eventTypes, secret],
   );
   return { ...toEndpoint(rows[0]!), secret };
 }

@@ -4,6 +4,7 @@ export { checkWebhookUrl, destinationProblem, isPrivateAddress } from './destina
 export {
   checkWebhookId,
   createWebhookEndpoint,
+  checkNewEndpoint,
   endpointsWithoutEventType,
   listWebhookDeliveries,
   listWebhookEndpoints,

@@ -1,4 +1,4 @@
-import { GraphQLError, Kind, parse, validate, type GraphQLSchema, type OperationDefinitionNode, type ValidationRule } from 'graphql';
+import { GraphQLError, Kind, parse, validate, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type ValidationRule } from 'graphql';
 import { fragmentsOf, rootFields } from '../document/foldSelections.js';
 import { bareWordsAsStrings } from '../validation/bareWordsAsStrings.js';
 import { checkDocumentSize, type SizeLimits } from '../validation/checkDocumentSize.js';
@@ -11,6 +11,23 @@ import type { CachedOperation } from './planCache.js';
 import type { ErrorCode } from '../errorCode.js';
 
 const INTROSPECTION_FIELDS = new Set(['__schema', '__type']);
+
+/**
+ * A document's text parsed, what needs neither a schema nor a database: its fields counted on the
+ * text (`writtenSizeRefusal`: MAX_ROOT_FIELDS and MAX_QUERY_FIELDS without parsing), then its
+ * syntax. A problem is a `RequestError` (`query-too-expensive` or `parse-failed`), the same a
+ * request gets; `loanql sql` checks its document with it before it opens the database.
+ */
+export function parseDocumentText(query: string, limits: SizeLimits): DocumentNode {
+  // An alias bomb is refused from its text, before the parser spends tens of milliseconds on it.
+  const tooLargeAsWritten = writtenSizeRefusal(query, limits.maxRootFields ?? DEFAULT_MAX_ROOT_FIELDS, limits.maxFields ?? DEFAULT_MAX_FIELDS);
+  if (tooLargeAsWritten) throw new RequestError([{ message: tooLargeAsWritten.message, extensions: tooLargeAsWritten.extensions as ResponseError['extensions'] }], 'document');
+  try {
+    return parse(query, { maxTokens: 50_000 });
+  } catch (error) {
+    throw new RequestError([toResponseError(error as GraphQLError, 'parse-failed')], 'document');
+  }
+}
 
 /**
  * A document's text made into a plan-cache entry: its fields counted on the text
@@ -27,15 +44,7 @@ export function loadOperation(
   query: string,
   operationName: string | undefined,
 ): CachedOperation {
-  // An alias bomb is refused from its text, before the parser spends tens of milliseconds on it.
-  const tooLargeAsWritten = writtenSizeRefusal(query, limits.maxRootFields ?? DEFAULT_MAX_ROOT_FIELDS, limits.maxFields ?? DEFAULT_MAX_FIELDS);
-  if (tooLargeAsWritten) throw new RequestError([{ message: tooLargeAsWritten.message, extensions: tooLargeAsWritten.extensions as ResponseError['extensions'] }], 'document');
-  let parsed;
-  try {
-    parsed = parse(query, { maxTokens: 50_000 });
-  } catch (error) {
-    throw new RequestError([toResponseError(error as GraphQLError, 'parse-failed')], 'document');
-  }
+  const parsed = parseDocumentText(query, limits);
   const tooLarge = checkDocumentSize(schema, parsed, limits);
   if (tooLarge) throw new RequestError([{ message: tooLarge.message, extensions: tooLarge.extensions as ResponseError['extensions'] }], 'document');
   const document = bareWordsAsStrings(schema, parsed);

@@ -277,6 +277,42 @@ describe('Issue #11 item 4: bodies that are not compressed as Content-Encoding s
     });
   }
 
+  // JSON is UTF-8 (RFC 8259 §8.1; README "Compressed bodies"): a body declaring another charset was
+  // decoded in it (latin1 as Latin-1, utf-16 as UTF-16) and taken, though nothing said so.
+  for (const [path, body] of routes) {
+    it(`${path}: a body declaring a charset other than UTF-8 (latin1, ISO-8859-1, utf-16, a quoted windows-1252) is a 400 naming it, nothing written`, async () => {
+      for (const charset of ['latin1', 'ISO-8859-1', 'utf-16', '"windows-1252"']) {
+        const response = await writesNothing(() =>
+          fetch(`${service.url}${path}`, { method: 'POST', headers: { ...tokenHeader(key), 'content-type': `application/json; charset=${charset}` }, body: Buffer.from(body, 'latin1') }),
+        );
+        assert.equal(response.status, 400, charset);
+        const text = await response.text();
+        assert.match(text, new RegExp(`charset \\(${charset.replace(/"/g, '')}\\) is not one the service reads: send UTF-8`), text);
+      }
+    });
+  }
+
+  it('UTF-8 however it is written (utf-8, UTF-8, "utf-8", utf8, none) is read as UTF-8, its non-ASCII letters intact, on REST and /api/graph', async () => {
+    for (const charset of ['utf-8', 'UTF-8', '"utf-8"', 'utf8', undefined]) {
+      const type = charset === undefined ? 'application/json' : `application/json;charset=${charset}`;
+      const name = `Zoë ${charset ?? 'none'}`;
+      const created = await fetch(`${service.url}/api/loan`, { method: 'POST', headers: { ...tokenHeader(key), 'content-type': type }, body: Buffer.from(JSON.stringify({ Name: name }), 'utf8') });
+      assert.equal(created.status, 201, `${charset}: ${await created.clone().text()}`);
+      const id = ((await created.json()) as { loan: { id: string } }).loan.id;
+      const stored = await service.db.query<{ name: string }>('SELECT name FROM loans WHERE account_id = $1 AND id = $2', [accountId, id]);
+      assert.equal(stored.rows[0]!.name, name, charset);
+      const query = JSON.stringify({ query: 'query ($id: uuid!) { loans_by_pk(id: $id) { name } }', variables: { id } });
+      const read = await fetch(`${service.url}/api/graph`, { method: 'POST', headers: { ...tokenHeader(key), 'content-type': type }, body: Buffer.from(query, 'utf8') });
+      assert.deepEqual(await read.json(), { data: { loans_by_pk: { name } } }, charset);
+      await service.db.query('DELETE FROM loans WHERE account_id = $1 AND id = $2', [accountId, id]);
+    }
+  });
+
+  it('a GET declaring another charset without a body is not refused for it (there is nothing to decode)', async () => {
+    const response = await fetch(`${service.url}/api/loan/${loanId}`, { headers: { ...tokenHeader(key), 'content-type': 'application/json; charset=latin1' } });
+    assert.equal(response.status, 200, await response.clone().text());
+  });
+
   it('a validly compressed body is read (gzip, deflate, br)', async () => {
     const compress = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
     for (const [encoding, fn] of Object.entries(compress)) {

@@ -147,3 +147,55 @@ describe('deleting a whole account (migration 0090)', () => {
     assert.deepEqual(await counts(s.accountId), other, 'no other account\'s row');
   });
 });
+
+describe('PATCH /api/loan/{id} names a Status the ledger refuses with the body\'s other bad fields, in one 400 (as POST does)', () => {
+  const OVERPAID_BY_LEDGER = 'overpaid is set by the ledger (when a loan is paid off with money to spare), not by hand';
+
+  /** The loan's whole row: a refused PATCH leaves it exactly as it was. */
+  async function wholeRow(loan: string): Promise<unknown> {
+    return (await s.db.query('SELECT to_jsonb(l) AS row FROM loans l WHERE id = $1', [loan])).rows[0];
+  }
+
+  async function refused(loan: string, body: Record<string, unknown>, named: readonly string[]): Promise<Record<string, string>> {
+    const before = await wholeRow(loan);
+    const answer = await s.rest.patch(`/api/loan/${loan}`, body);
+    assert.equal(answer.status, 400, answer.text);
+    assert.deepEqual(Object.keys(answer.json.fields).sort(), [...named].sort(), answer.text);
+    assert.deepEqual(await wholeRow(loan), before, 'nothing written');
+    return answer.json.fields as Record<string, string>;
+  }
+
+  it('an overpaid Status with wrongly typed fields: Status, Amount and Rate together (Status was named only once the rest was fixed)', async () => {
+    const loan = await smallLoan('Patched overpaid');
+    const fields = await refused(loan, { Status: 'overpaid', Amount: 'lots', Rate: 'high' }, ['Status', 'Amount', 'Rate']);
+    assert.equal(fields.Status, OVERPAID_BY_LEDGER);
+    // Alone, the same sentence; the key as sent (any case) is the one named.
+    assert.equal((await refused(loan, { Status: 'overpaid' }, ['Status'])).Status, OVERPAID_BY_LEDGER);
+    assert.equal((await refused(loan, { status: 'overpaid', Name: '  ' }, ['status', 'Name'])).status, OVERPAID_BY_LEDGER);
+  });
+
+  it('closed by hand while money is owed, and servicing for a paid-off loan, named with a blank Name', async () => {
+    const owing = await smallLoan('Patched closed');
+    assert.match((await refused(owing, { Status: 'closed', Name: '' }, ['Status', 'Name'])).Status ?? '', /still owes principal 1000\.00/);
+    const paidOff = await smallLoan('Patched servicing');
+    await pay(paidOff, '2026-02-15', '1000.00');
+    assert.equal((await loanRow(paidOff)).status, 'closed');
+    assert.match((await refused(paidOff, { Status: 'servicing', Amount: -1 }, ['Status', 'Amount'])).Status ?? '', /the loan is paid off \(settled on 2026-02-15\)/);
+  });
+
+  it('a Status the ledger takes is not named: an overpaid loan kept overpaid, a lead made servicing', async () => {
+    const overpaid = await smallLoan('Kept overpaid');
+    await pay(overpaid, '2026-02-15', '1050.00');
+    assert.equal((await loanRow(overpaid)).status, 'overpaid');
+    await refused(overpaid, { Status: 'overpaid', Amount: 'lots' }, ['Amount']);
+    const lead = await s.rest.post('/api/loan', { Name: 'A lead', Amount: 1000, Rate: 0, Term: 2, Frequency: 'monthly', Date_Funded: '2026-01-15' });
+    assert.equal(lead.status, 201, lead.text);
+    await refused(lead.json.loan.id, { Status: 'servicing', Rate: 'high' }, ['Rate']);
+  });
+
+  it('a loan the key cannot see (none with that id) tells nothing of a status: only the body\'s own fields', async () => {
+    const answer = await s.rest.patch('/api/loan/00000000-0000-4000-8000-000000000000', { Status: 'closed', Amount: 'lots' });
+    assert.equal(answer.status, 400, answer.text);
+    assert.deepEqual(Object.keys(answer.json.fields), ['Amount']);
+  });
+});

@@ -64,6 +64,11 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['key', 'create'], /--account is required/],
   [['key', 'create', '--account', 'acme', '--name', '   '], /a key name must not be blank/],
   [['key', 'create', '--account', 'acme', '--var', 'person_id'], /--var person_id: write NAME=VALUE/],
+  // The role and its variables are the metadata file's: `--role nosuch` was answered only after the database was opened.
+  [['key', 'create', '--account', 'acme', '--role', 'nosuch'], /^loanql: role: "nosuch" is not a role of the metadata \(one of admin, read_only, servicer, investor/m],
+  [['key', 'create', '--account', 'acme', '--role', 'investor'], /^loanql: variables: role investor needs person_id$/m],
+  [['key', 'create', '--account', 'acme', '--role', 'investor', '--var', 'person_id=42'], /^loanql: variables: person_id /m],
+  [['key', 'create', '--account', 'acme', '--var', 'person_id=42'], /^loanql: variables: role admin has no variable person_id$/m],
   [['key', 'list', '--account='], /--account needs a slug/],
   [['key', 'revoke'], /the key prefix \(lq_xxxxxxxx\) is required/],
   [['key', 'revoke', 'S3cretS3cret'], /expected a key prefix: lq_ and 8 lower-case letters or digits/],
@@ -97,8 +102,16 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['sql'], /the GraphQL query is required/],
   [['sql', '{ loans { id } }', '--variables', '[1]'], /--variables must be a JSON object/],
   [['sql', '{ loans { id } }', '--variables', '{'], /--variables must be a JSON object/],
+  // A malformed document: answered only after the database was opened (and the demo account looked up).
+  [['sql', '{bad'], /^loanql: parse-failed: Syntax Error: Expected Name, found <EOF>\.$/m],
+  [['sql', `{ ${Array.from({ length: 60 }, (_, i) => `a${i}: loans { id }`).join(' ')} }`], /^loanql: query-too-expensive: /m],
   [['metadata', 'check', '--file='], /--file needs a path/],
   [['webhook', 'add', '--account', 'acme'], /--url is required/],
+  // Checked only after the database was opened, before.
+  [['webhook', 'add', '--account', 'acme', '--url', 'not a url'], /^loanql: webhook endpoint refused: url is not a URL$/m],
+  [['webhook', 'add', '--account', 'acme', '--url', 'ftp://hooks.example.test/x'], /^loanql: webhook endpoint refused: url must be an http or https URL$/m],
+  [['webhook', 'add', '--account', 'acme', '--url', 'http://127.0.0.1:9/hook'], /^loanql: webhook endpoint refused: url points to .*set WEBHOOK_ALLOW_PRIVATE=1 to allow it$/m],
+  [['webhook', 'add', '--account', 'acme', '--url', 'http://93.184.215.14/hook', '--events', 'loan.created,loan.exploded', '--description', 'x'.repeat(501)], /^loanql: webhook endpoint refused: events unknown event type loan\.exploded \(known: .*\); description is longer than 500 characters$/m],
   [['webhook', 'list', 'acme'], /too many arguments/],
   [['webhook', 'remove'], /the endpoint id is required/],
   [['webhook', 'remove', 'not-an-id'], /no webhook endpoint not-an-id/],
@@ -138,6 +151,10 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['remittance', 'mark', '--account', 'acme', '--from', '2026-02-01', '--to', '2026-02-28', '--total', '12.34', '--lines', 'five'], /^loanql: --lines must be a whole number of lines, 0 or more, not "five"$/m],
   [['remittance', 'list', '--account', 'acme', '--limit', '0'], /--limit must be a whole number from 1 to 1000/],
   [['remittance', 'show', '--account', 'acme'], /the remittance id is required/],
+  // An id that is not a uuid names no record: said before the database is opened, as the command says it after.
+  [['remittance', 'show', 'nope', '--account', 'acme'], /^loanql: account acme has no remittance nope$/m],
+  [['investors', 'statement', '--account', 'acme', '--person', 'p', '--from', '2026-02-01', '--to', '2026-02-28'], /^loanql: account acme has no person p$/m],
+  [['loan', 'payoff-letter', '--account', 'acme', '--loan', 'l', '--out', 'x.pdf'], /^loanql: account acme has no loan l$/m],
 ];
 
 let dir: string;
@@ -195,8 +212,26 @@ describe('loanql checks its command line before it opens the database', () => {
     assert.match(result.stdout, /^loanql: unknown command "x+"; `loanql help` lists the commands\n$/);
   });
 
-  it('takes a repeatable option (key create --var) more than once: the command line passes, the unreachable database answers (exit 1)', async () => {
-    const result = await runInProcess(['key', 'create', '--account', 'acme', '--role', 'investor', '--var', 'person_id=1', '--var', 'region=west']);
+  it('takes a repeatable option (key create --var) more than once: parseArgs keeps both, and the role (checked before the database) names the one it lacks', async () => {
+    const result = await runInProcess(['key', 'create', '--account', 'acme', '--role', 'investor', '--var', `person_id=${ENDPOINT}`, '--var', 'region=west']);
+    assertMistake(['key', 'create'], /^loanql: variables: role investor has no variable region$/m, result);
+  });
+
+  it('a key create whose role and variables the metadata takes goes on to the database (the unreachable one answers, exit 1)', async () => {
+    // Whether person_id names a person of the account only the database knows.
+    const result = await runInProcess(['key', 'create', '--account', 'acme', '--role', 'investor', '--var', `person_id=${ENDPOINT}`]);
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stderr, /the database is unavailable/);
+  });
+
+  it('a webhook add whose URL, events and description pass goes on to the database (exit 1)', async () => {
+    const result = await runInProcess(['webhook', 'add', '--account', 'acme', '--url', 'http://93.184.215.14/hook', '--events', 'loan.created,loan.updated']);
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.match(result.stderr, /the database is unavailable/);
+  });
+
+  it('an sql document that parses goes on to the database (exit 1)', async () => {
+    const result = await runInProcess(['sql', '{ loans { id } }']);
     assert.equal(result.code, 1, result.stdout + result.stderr);
     assert.match(result.stderr, /the database is unavailable/);
   });

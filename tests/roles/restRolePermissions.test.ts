@@ -12,7 +12,7 @@ import { METADATA_PATH, send, startSeededService, type Answer, type SeededServic
  * `status, custom_fields`) rewrote a loan's terms with PATCH and regenerated its schedule.
  */
 const ORIGINAL = readFileSync(METADATA_PATH, 'utf8');
-/** Roles added for these tests: one with a filter and a check, one (parker) with a preset status of lead. */
+/** Roles added for these tests: one with a filter and a check, one (parker) with a preset status of lead, one (leadcloser) that may set the status of leads only. */
 const EXTRA_ROLES = `
   renamer:
     collections:
@@ -20,6 +20,9 @@ const EXTRA_ROLES = `
   parker:
     collections:
       loans: { select: { columns: '*' }, update: { columns: [name, status], set: { status: lead } } }
+  leadcloser:
+    collections:
+      loans: { select: { columns: '*' }, update: { columns: [name, status], filter: { status: { _eq: lead } } } }
 `;
 let dir: string;
 let a: SeededService;
@@ -59,7 +62,7 @@ before(async () => {
   servicingLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'servicing' ORDER BY id LIMIT 1`, [A]))[0]!.id;
   leadLoan = (await a.sql<{ id: string }>(`SELECT id FROM loans WHERE account_id = $1 AND status = 'lead' ORDER BY id LIMIT 1`, [A]))[0]!.id;
   keys.set('admin', a.apiKey);
-  for (const role of ['servicer', 'read_only', 'renamer', 'parker']) {
+  for (const role of ['servicer', 'read_only', 'renamer', 'parker', 'leadcloser']) {
     keys.set(role, (await createApiKey(a.db, A, `${role} key`, { role, variables: new Map() })).key);
   }
 });
@@ -111,6 +114,23 @@ describe('Security: REST loan writes obey the role\'s update columns', () => {
 });
 
 describe('Security: REST loan writes obey the role\'s filter, check and set', () => {
+  it('a PATCH refused for a blank Name names a Status the ledger refuses only where the key may write the loan\'s status (the trial tells nothing else)', async () => {
+    const before = await terms(servicingLoan);
+    const body = { Status: 'closed', Name: '' };
+    // The admin may: the servicing loan owes money, so closing it by hand is named with the Name.
+    const admin = await rest('admin', 'PATCH', `/${servicingLoan}`, body);
+    assert.equal(admin.status, 400, admin.text);
+    assert.deepEqual(Object.keys(admin.body.fields).sort(), ['Name', 'Status']);
+    assert.match(admin.body.fields.Status, /still owes principal/);
+    // Outside leadcloser's update filter, and a status parker's preset decides: nothing said of the loan's balance.
+    for (const role of ['leadcloser', 'parker']) {
+      const answer = await rest(role, 'PATCH', `/${servicingLoan}`, body);
+      assert.equal(answer.status, 400, answer.text);
+      assert.deepEqual(Object.keys(answer.body.fields), ['Name'], role);
+    }
+    assert.deepEqual(await terms(servicingLoan), before);
+  });
+
   it('a loan outside the update filter is no such loan (404), unchanged', async () => {
     const before = await terms(leadLoan);
     const answer = await rest('renamer', 'PATCH', `/${leadLoan}`, { Name: 'ok lead' });
