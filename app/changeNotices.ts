@@ -28,12 +28,27 @@ const NOTICE_TRIGGERS_LOCK = 4242031;
 /** The tables (schema, name) of a metadata's collections, in the database's current schema when none is named. */
 type NamedTables = readonly (readonly [schema: string | null, table: string])[];
 
-/** Of `tables`, the plain tables with an `account_id` column that have none of loanql's change-notice triggers. */
+/**
+ * Of `tables` and the tables under those of them that are views (at any depth: what each view's
+ * rule reads, pg_depend), the plain tables with an `account_id` column that have none of
+ * loanql's change-notice triggers.
+ */
 const TABLES_WITHOUT_NOTICES = `
+  WITH RECURSIVE reached(oid, relkind) AS (
+      SELECT c.oid, c.relkind
+        FROM unnest($1::text[], $2::text[]) AS wanted(table_schema, table_name)
+        JOIN pg_namespace n ON n.nspname = coalesce(wanted.table_schema, current_schema())
+        JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = wanted.table_name
+      UNION
+      SELECT c.oid, c.relkind
+        FROM reached v JOIN pg_rewrite r ON r.ev_class = v.oid
+        JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> v.oid
+        JOIN pg_class c ON c.oid = d.refobjid
+       WHERE v.relkind = 'v')
   SELECT n.nspname::text AS table_schema, t.relname::text AS table_name
-    FROM unnest($1::text[], $2::text[]) AS wanted(table_schema, table_name)
-    JOIN pg_namespace n ON n.nspname = coalesce(wanted.table_schema, current_schema())
-    JOIN pg_class t ON t.relnamespace = n.oid AND t.relname = wanted.table_name AND t.relkind = 'r'
+    FROM (SELECT DISTINCT oid FROM reached WHERE relkind = 'r') AS under
+    JOIN pg_class t ON t.oid = under.oid
+    JOIN pg_namespace n ON n.oid = t.relnamespace
    WHERE EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t.oid AND a.attname = 'account_id' AND NOT a.attisdropped)
      AND NOT EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = t.oid AND g.tgname IN ('loanql_notice_insert', 'loanql_notice_update', 'loanql_notice_delete'))
    ORDER BY 1, 2`;
@@ -42,7 +57,9 @@ const TABLES_WITHOUT_NOTICES = `
  * Makes every table the metadata's collections read send change notices (README, "Subscriptions"):
  * migration 0029 gave them to loanql's own tables, and a lender's own tables, made since, had
  * none — a live query over them was refreshed only by `SUBSCRIPTION_FALLBACK_MS`. Each plain
- * table with an `account_id` column and none of the three triggers gets them as 0029/0031 make
+ * table of `tables` or under one of them that is a view (no trigger can tell of a write to a
+ * view: its live queries are refreshed by its tables' notices, `Metadata.tablesUnderViews`)
+ * with an `account_id` column and none of the three triggers gets them as 0029/0031 make
  * them, without a key argument: its notices name no rows (every subscriber of the account is
  * refreshed), until the lender gives its triggers a key column (engine/README.md,
  * "Subscriptions"). A table that has any of them is left as it is. Only with `tenantColumn`

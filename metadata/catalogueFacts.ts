@@ -11,7 +11,7 @@ export interface CatalogueReading extends Omit<CatalogueFacts, 'fieldValues'> {
 }
 
 /** A catalogue that declares nothing: every column nullable, no index constants, no CHECK lists, no foreign keys. */
-const EMPTY_CATALOGUE: Omit<CatalogueReading, 'functions'> = { notNullColumns: new Set(), indexConstants: new Map(), valueLists: new Map(), foreignKeyRelationships: new Set(), uniqueConstraints: new Map(), tablesFinalAtReturning: new Set(), announcesSeveralWrites: false, changeNoticeKeys: new Map() };
+const EMPTY_CATALOGUE: Omit<CatalogueReading, 'functions'> = { notNullColumns: new Set(), indexConstants: new Map(), valueLists: new Map(), foreignKeyRelationships: new Set(), uniqueConstraints: new Map(), tablesFinalAtReturning: new Set(), announcesSeveralWrites: false, changeNoticeKeys: new Map(), tablesUnderViews: new Map() };
 
 /**
  * Stage 3's result from what the catalogue says: the resolved metadata and every role's view,
@@ -19,16 +19,16 @@ const EMPTY_CATALOGUE: Omit<CatalogueReading, 'functions'> = { notNullColumns: n
  * `checkMetadataAgainstDatabase` once the catalogue has been read and found to agree.
  */
 export function withCatalogueFacts(resolved: ResolvedMetadata, reading: CatalogueReading): Metadata {
-  const { notNullColumns, indexConstants, foreignKeyRelationships, valueLists, uniqueConstraints, functions, tablesFinalAtReturning, announcesSeveralWrites, changeNoticeKeys } = reading;
+  const { notNullColumns, indexConstants, foreignKeyRelationships, valueLists, uniqueConstraints, functions, tablesFinalAtReturning, announcesSeveralWrites, changeNoticeKeys, tablesUnderViews } = reading;
   const roles = new Map<string, Role>();
-  const checked: Metadata = { ...resolved, notNullColumns, indexConstants, fieldValues: fieldValuesOf(resolved, valueLists), foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning, announcesSeveralWrites, changeNoticeKeys, roles };
+  const checked: Metadata = { ...resolved, notNullColumns, indexConstants, fieldValues: fieldValuesOf(resolved, valueLists), foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning, announcesSeveralWrites, changeNoticeKeys, tablesUnderViews, roles };
   for (const [name, role] of resolved.roles)
     roles.set(name, {
       ...role,
       metadata:
         role.metadata === resolved
           ? checked
-          : { ...role.metadata, roles: new Map(), notNullColumns, indexConstants, fieldValues: fieldValuesOf(role.metadata, valueLists), foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning, announcesSeveralWrites, changeNoticeKeys },
+          : { ...role.metadata, roles: new Map(), notNullColumns, indexConstants, fieldValues: fieldValuesOf(role.metadata, valueLists), foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning, announcesSeveralWrites, changeNoticeKeys, tablesUnderViews },
     });
   return checked;
 }

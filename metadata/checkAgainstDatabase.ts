@@ -127,6 +127,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
   const tablesFinalAtReturning = await tablesWhoseRowsAreFinalAtReturning(db, relations);
   const announcesSeveralWrites = (await db.query<{ has: boolean }>(`SELECT to_regprocedure('loanql_several_writes(uuid,text[])') IS NOT NULL AS has`)).rows[0]!.has;
   const changeNoticeKeys = await changeNoticeKeysOf(db, relations);
+  const tablesUnderViews = await tablesUnderViewsOf(db, relations);
   const constraints = new Map<string, Map<string, CatalogueConstraint>>();
   const addConstraint = (name: string, constraint: CatalogueConstraint): void => {
     if (!constraints.has(constraint.table)) constraints.set(constraint.table, new Map());
@@ -219,7 +220,7 @@ export async function checkMetadataAgainstDatabase(metadata: ResolvedMetadata, d
       // Only real constraints: an upsert is `ON CONFLICT ON CONSTRAINT <name>` (Hasura offers its table's constraints too).
       if ((constraint.kind === 'p' || constraint.kind === 'u') && !constraint.indexOnly && constraint.columns.includes(metadata.tenantColumn))
         uniqueConstraints.set(table, [...(uniqueConstraints.get(table) ?? []), name]);
-  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning, announcesSeveralWrites, changeNoticeKeys });
+  const checked = withCatalogueFacts(metadata, { notNullColumns, indexConstants, valueLists, foreignKeyRelationships, uniqueConstraints, functions, tablesFinalAtReturning, announcesSeveralWrites, changeNoticeKeys, tablesUnderViews });
   return { metadata: checked, catalogue: { constraints, numericLimits, wholeNumberColumns } };
 }
 
@@ -289,6 +290,28 @@ async function changeNoticeKeysOf(db: Queryable, relations: CatalogueRelations):
     [...relations.tables, NOTICE_TRIGGERS, NOTICE_FUNCTIONS],
   ));
   return new Map(rows.map((row) => [row.table_name, row.key_column]));
+}
+
+/**
+ * `CatalogueFacts.tablesUnderViews`: for each collection's view (`$1` schemas, `$2` names), the
+ * plain and partitioned tables its rule reads, through the views it reads at any depth (pg_depend
+ * of each view's `_RETURN` rule), by their own names — what their change notices say.
+ */
+async function tablesUnderViewsOf(db: Queryable, relations: CatalogueRelations): Promise<Map<string, readonly string[]>> {
+  const { rows } = await keyed(relations, await db.query<{ table_schema: string; table_name: string; tables: unknown }>(
+    `WITH RECURSIVE under(view_oid, oid) AS (
+         SELECT t.oid, t.oid FROM pg_class t WHERE t.relkind = 'v' AND ${RELATION_IN}
+         UNION
+         SELECT u.view_oid, d.refobjid FROM under u JOIN pg_class uc ON uc.oid = u.oid AND uc.relkind = 'v'
+           JOIN pg_rewrite r ON r.ev_class = u.oid
+           JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> u.oid)
+     SELECT (SELECT nspname::text FROM pg_namespace WHERE oid = v.relnamespace) AS table_schema, v.relname::text AS table_name,
+            array_agg(DISTINCT b.relname::text ORDER BY b.relname::text) AS tables
+       FROM under u JOIN pg_class v ON v.oid = u.view_oid JOIN pg_class b ON b.oid = u.oid AND b.relkind IN ('r', 'p')
+      GROUP BY v.oid, v.relnamespace, v.relname`,
+    relations.tables,
+  ));
+  return new Map(rows.map((row) => [row.table_name, parseNameArray(row.tables)]));
 }
 
 /**

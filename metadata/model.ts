@@ -508,6 +508,16 @@ export interface CatalogueFacts {
    * A table whose notices name no key, or that sends none, is absent.
    */
   readonly changeNoticeKeys: ReadonlyMap<string, string>;
+  /**
+   * The views of the collections (`tableKey`) and the plain tables each reads, at any depth (a
+   * view over a view: the tables under it), by the name their change notices give them (the
+   * table's own name, as a trigger's `TG_TABLE_NAME` has it), from the view rules' dependencies
+   * (pg_rewrite, pg_depend). No trigger sends a notice naming a view: a live query reading one is
+   * refreshed by the notices of these tables, in the subscriber's account, never narrowed to a
+   * loan (engine/README.md, "Subscriptions"). A table a view reads only through a function it
+   * calls is not here (the fallback refreshes it).
+   */
+  readonly tablesUnderViews: ReadonlyMap<string, readonly string[]>;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { specifiedRules, type GraphQLSchema, type OperationDefinitionNode, type ValidationRule } from 'graphql';
 import type { Database, Queryable } from '../../db/index.js';
-import type { Catalogue, Metadata } from '../../metadata/index.js';
+import { tableKey, type Catalogue, type Metadata } from '../../metadata/index.js';
 import { buildSchema } from '../schema/buildSchema.js';
 import type { StatementGuard } from '../sql/statementGuard.js';
 import { depthLimitRule } from '../validation/depthLimitRule.js';
@@ -68,16 +68,17 @@ export class GraphEngine implements EngineContext {
     return prepareRequest(this.#preparation, request, principal, undefined, { subscription: true }).prepared;
   }
 
-  /** The metadata's tables a statement of this engine reads (`live/cohortStatement.ts`, `tablesRead`). */
+  /**
+   * The tables a statement of this engine reads, as change notices name them (`live/cohortStatement.ts`,
+   * `tablesRead`): the metadata's tables it names, and the tables under each view it names
+   * (`Metadata.tablesUnderViews`: no notice names a view).
+   */
   tablesRead(text: string): ReadonlySet<string> {
-    this.#tables ??= {
-      tables: new Set([...this.metadata.collections.values()].map((collection) => collection.table)),
-      functions: new Set([...this.metadata.collections.values()].flatMap((collection) => [...collection.computedFields.values()].map((field) => field.function))),
-    };
-    return tablesRead(text, this.#tables.tables, this.#tables.functions);
+    this.#tables ??= tablesOfCollections(this.metadata);
+    return tablesRead(text, this.#tables.tables, this.#tables.functions, this.#tables.underViews);
   }
 
-  #tables: { readonly tables: ReadonlySet<string>; readonly functions: ReadonlySet<string> } | undefined;
+  #tables: ReturnType<typeof tablesOfCollections> | undefined;
 
   /**
    * Checks, plans and binds a request for a principal (`prepareRequest.ts`). Throws `RequestError`
@@ -178,4 +179,19 @@ export class GraphEngine implements EngineContext {
   get planCacheUsage(): { readonly entries: number; readonly bytes: number } {
     return this.#preparation.cache.usage;
   }
+}
+
+/** What `tablesRead` matches a statement against: the collections' tables, their computed fields' functions, and the tables under each view (by the view's name). */
+function tablesOfCollections(metadata: Metadata): { readonly tables: ReadonlySet<string>; readonly functions: ReadonlySet<string>; readonly underViews: ReadonlyMap<string, readonly string[]> } {
+  const collections = [...metadata.collections.values()];
+  const underViews = new Map<string, string[]>();
+  for (const collection of collections) {
+    const under = metadata.tablesUnderViews.get(tableKey(collection));
+    if (under) underViews.set(collection.table, [...new Set([...(underViews.get(collection.table) ?? []), ...under])]);
+  }
+  return {
+    tables: new Set(collections.map((collection) => collection.table)),
+    functions: new Set(collections.flatMap((collection) => [...collection.computedFields.values()].map((field) => field.function))),
+    underViews,
+  };
 }

@@ -124,7 +124,7 @@ export function prepareRequest(
     checkQueryCost(cost, engine.options.maxCost ?? DEFAULT_MAX_QUERY_COST);
     // The IR passes (plan/passes/index.ts), then the compiler only renders.
     const rendered = compileOperation(runPlanPasses(planned.plan, engine.metadata), engine.metadata);
-    const refreshing = cached.operation.operation === 'subscription' ? refreshKeys(planned.plan, rendered.params, engine.metadata.changeNoticeKeys) : null;
+    const refreshing = cached.operation.operation === 'subscription' ? refreshKeys(planned.plan, rendered.params, engine.metadata.changeNoticeKeys, engine.metadata.tablesUnderViews) : null;
     compiled = { ...rendered, stream: planned.stream, refreshKeys: refreshing };
     if (planned.reusable) {
       cached.compiled = compiled;

@@ -78,15 +78,23 @@ function asText(value: unknown): string | null {
 
 /**
  * The tables a statement reads: the metadata's tables named in its text (the compiler quotes
- * every identifier). A column that shares a table's name adds that table too — a refresh more,
- * never one less. A statement that calls one of `functions` (a computed field's SQL function,
- * which may read any table) reads every table.
+ * every identifier), and for a view among them the tables under it (`underViews`, view → the
+ * tables it reads at any depth: notices name those, never the view). A column that shares a
+ * table's name adds that table too — a refresh more, never one less. A statement that calls one
+ * of `functions` (a computed field's SQL function, which may read any table) reads every table.
  */
-export function tablesRead(text: string, tables: ReadonlySet<string>, functions: ReadonlySet<string>): ReadonlySet<string> {
+export function tablesRead(text: string, tables: ReadonlySet<string>, functions: ReadonlySet<string>, underViews: ReadonlyMap<string, readonly string[]> = new Map()): ReadonlySet<string> {
   const read = new Set<string>();
+  const add = (table: string): void => {
+    read.add(table);
+    for (const under of underViews.get(table) ?? []) read.add(under);
+  };
   for (const match of text.matchAll(/"([A-Za-z_][A-Za-z0-9_]*)"/g)) {
-    if (functions.has(match[1]!)) return tables;
-    if (tables.has(match[1]!)) read.add(match[1]!);
+    if (functions.has(match[1]!)) {
+      for (const table of tables) add(table);
+      return read;
+    }
+    if (tables.has(match[1]!)) add(match[1]!);
   }
   return read;
 }

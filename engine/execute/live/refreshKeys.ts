@@ -18,12 +18,18 @@ import type { Param } from '../../plan/params.js';
  * role's row filters) whose mapping joins the notice key to the target's notice key
  * (`loans.id = payments.loan_id`, `payments.loan_id = loans.id`, `schedules.loan_id =
  * payments.loan_id`). A table read anywhere else (a person reached from a loan, an unrestricted
- * list, a table whose notices name no key) is not keyed; a plan that calls a computed field (a
- * function may read anything) has no keys at all. Being wrong here would miss an update, so every
- * doubt falls to "not keyed".
+ * list, a table whose notices name no key) is not keyed, nor is any table under a view read
+ * (`underViews`, `Metadata.tablesUnderViews`: which of its rows the view reads is the view's
+ * affair); a plan that calls a computed field (a function may read anything) has no keys at all.
+ * Being wrong here would miss an update, so every doubt falls to "not keyed".
  */
-export function refreshKeys(plan: OperationPlan, params: readonly Param[], noticeKeys: ReadonlyMap<string, string>): ReadonlyMap<string, readonly number[]> {
-  const walk = new KeyWalk(noticeKeys);
+export function refreshKeys(
+  plan: OperationPlan,
+  params: readonly Param[],
+  noticeKeys: ReadonlyMap<string, string>,
+  underViews: ReadonlyMap<string, readonly string[]> = new Map(),
+): ReadonlyMap<string, readonly number[]> {
+  const walk = new KeyWalk(noticeKeys, underViews);
   try {
     for (const field of plan.rootFields) {
       if (field.kind === 'selectByPk') {
@@ -67,7 +73,10 @@ class KeyWalk {
   /** Table → the key values its reads are keyed by; null once one read is not keyed. */
   readonly reads = new Map<string, Set<Param> | null>();
 
-  constructor(private readonly noticeKeys: ReadonlyMap<string, string>) {}
+  constructor(
+    private readonly noticeKeys: ReadonlyMap<string, string>,
+    private readonly underViews: ReadonlyMap<string, readonly string[]>,
+  ) {}
 
   /** The column a collection's table's change notices name (`Metadata.changeNoticeKeys`); undefined: none. */
   keyColumn(collection: Collection): string | undefined {
@@ -80,6 +89,7 @@ class KeyWalk {
     if (key === null) this.reads.set(collection.table, null);
     else if (known === undefined) this.reads.set(collection.table, new Set([key]));
     else known?.add(key);
+    for (const table of this.underViews.get(tableKey(collection)) ?? []) this.reads.set(table, null);
     if (withFilter && collection.selectFilter) this.where(collection, collection.selectFilter as BoolExp, key, false);
   }
 
