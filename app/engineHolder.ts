@@ -16,8 +16,9 @@ export async function buildEngine(path: string, db: Database, options: EngineOpt
 }
 
 /**
- * `buildEngine`, with change notices added first to the collections' tables that send none (a
- * lender's own: `addChangeNotices`, so its live queries are refreshed by writes), then the
+ * `buildEngine`, with change notices added first to the collections' tables, and the tables under
+ * their views, that send none (a lender's own: `addChangeNotices`, so its live queries are
+ * refreshed by writes), then the
  * metadata's event types applied to the database (capture triggers, re-created only when their
  * definition changed): what the service serves from.
  */
