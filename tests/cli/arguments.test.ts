@@ -104,6 +104,9 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['sql', '{ loans { id } }', '--variables', '{'], /--variables must be a JSON object/],
   // A malformed document: answered only after the database was opened (and the demo account looked up).
   [['sql', '{bad'], /^loanql: parse-failed: Syntax Error: Expected Name, found <EOF>\.$/m],
+  // An --operation-name the document does not define (or none for a document of several): answered only after the database was opened and the engine built.
+  [['sql', 'query A { loans { id } }', '--operation-name', 'B'], /^loanql: validation-failed: unknown operation named "B"$/m],
+  [['sql', 'query A { loans { id } } query B { loans { id } }'], /^loanql: validation-failed: the document has several operations: give operationName$/m],
   [['sql', `{ ${Array.from({ length: 60 }, (_, i) => `a${i}: loans { id }`).join(' ')} }`], /^loanql: query-too-expensive: /m],
   [['metadata', 'check', '--file='], /--file needs a path/],
   [['webhook', 'add', '--account', 'acme'], /--url is required/],
