@@ -115,6 +115,9 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['webhook', 'add', '--account', 'acme', '--url', 'ftp://hooks.example.test/x'], /^loanql: webhook endpoint refused: url must be an http or https URL$/m],
   [['webhook', 'add', '--account', 'acme', '--url', 'http://127.0.0.1:9/hook'], /^loanql: webhook endpoint refused: url points to .*set WEBHOOK_ALLOW_PRIVATE=1 to allow it$/m],
   [['webhook', 'add', '--account', 'acme', '--url', 'http://93.184.215.14/hook', '--events', 'loan.created,loan.exploded', '--description', 'x'.repeat(501)], /^loanql: webhook endpoint refused: events unknown event type loan\.exploded \(known: .*\); description is longer than 500 characters$/m],
+  // SPEC §12's name for the allocation's event: it said only "unknown event type payment.allocated".
+  [['webhook', 'add', '--account', 'acme', '--url', 'http://93.184.215.14/hook', '--events', 'payment.allocated'], /^loanql: webhook endpoint refused: events payment\.allocated: no such event type; the allocation is in payment\.posted's payload \(known: .*\)$/m],
+  [['webhook', 'add', '--account', 'acme', '--url', 'http://93.184.215.14/hook', '--events', 'payment.allocated,loan.exploded,payment.allocated'], /^loanql: webhook endpoint refused: events unknown event type loan\.exploded; payment\.allocated: no such event type; the allocation is in payment\.posted's payload \(known: [^)]*\)$/m],
   [['webhook', 'list', 'acme'], /too many arguments/],
   [['webhook', 'remove'], /the endpoint id is required/],
   [['webhook', 'remove', 'not-an-id'], /no webhook endpoint not-an-id/],
