@@ -832,11 +832,13 @@ export const COMMANDS: Command[] = [
     needsDatabase: true,
     async parse(line) {
       const query = positional(line, 0, 'the GraphQL query');
-      // The document's syntax (and its size as written) needs no schema nor database: a '{bad'
-      // was answered only after the database was opened and the demo account looked up.
-      const { parseDocumentText, RequestError } = await load.engine();
+      const operationName = optionText(line, 'operation-name');
+      // The document's syntax (and its size as written) and the operation --operation-name picks
+      // need no schema nor database: a '{bad', or a NAME the document does not define, was
+      // answered only after the database was opened, the demo account looked up and the engine built.
+      const { chooseOperation, parseDocumentText, RequestError } = await load.engine();
       try {
-        parseDocumentText(query, {});
+        chooseOperation(parseDocumentText(query, {}), operationName);
       } catch (error) {
         if (error instanceof RequestError) throw new UserInputError(requestErrorsText(error));
         throw error;
@@ -849,7 +851,7 @@ export const COMMANDS: Command[] = [
         variables = null;
       }
       if (variables !== undefined && (variables === null || typeof variables !== 'object' || Array.isArray(variables))) throw new UserInputError('--variables must be a JSON object');
-      return { request: { query, variables, operationName: optionText(line, 'operation-name') }, slug: optionalAccount(line) ?? 'demo' };
+      return { request: { query, variables, operationName }, slug: optionalAccount(line) ?? 'demo' };
     },
     async run(context, { request, slug }) {
       const [{ configFromEnv, metadataFileOf }, { buildEngine }, { requestStatements }, { RequestError }] = await Promise.all([load.config(), load.engineHolder(), load.requestStatements(), load.engine()]);

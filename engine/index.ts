@@ -8,7 +8,7 @@ export type { GraphRequest } from './execute/checkEnvelope.js';
 export type { PreparedRequest } from './execute/prepareRequest.js';
 export type { Principal } from './execute/bindParam.js';
 export { guardHolds } from './execute/guardHolds.js';
-export { parseDocumentText } from './execute/loadOperation.js';
+export { chooseOperation, parseDocumentText } from './execute/loadOperation.js';
 export { statementGuard, type StatementGuard } from './sql/statementGuard.js';
 export { GuardFailed, isMetadataMismatch, MetadataMismatch, RequestError, type ResponseError } from './execute/errors.js';
 export type { ErrorCode } from './errorCode.js';

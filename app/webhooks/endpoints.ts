@@ -68,7 +68,7 @@ export async function checkNewEndpoint(input: NewEndpointInput, rules: NewEndpoi
   let eventTypes: string[] | null = null;
   if (input.eventTypes && input.eventTypes.length) {
     const unknown = input.eventTypes.filter((type) => !rules.knownEventTypes.has(type));
-    if (unknown.length) fields.set('events', `unknown event type ${unknown.join(', ')} (known: ${[...rules.knownEventTypes].sort().join(', ')})`);
+    if (unknown.length) fields.set('events', unknownEventTypesText([...new Set(unknown)], rules.knownEventTypes));
     eventTypes = [...new Set(input.eventTypes)];
   }
   const description = input.description ?? '';
@@ -76,6 +76,32 @@ export async function checkNewEndpoint(input: NewEndpointInput, rules: NewEndpoi
   if (/\u0000/.test(description)) fields.set('description', 'must not contain NUL characters');
   if (fields.size) throw new UserInputError(`webhook endpoint refused: ${[...fields].map(([k, v]) => `${k} ${v}`).join('; ')}`, 400, Object.fromEntries(fields));
   return { url: input.url.trim(), eventTypes, description };
+}
+
+/**
+ * The SPEC's event names (SPEC §12) that loanql carries in another event type: the name, and the
+ * type whose payload holds it with what it holds. Not event types: a subscription to one is
+ * refused saying where to look (it said only "unknown event type", to a user who had read the SPEC).
+ */
+const CARRIED_ELSEWHERE: ReadonlyMap<string, { readonly type: string; readonly what: string }> = new Map([['payment.allocated', { type: 'payment.posted', what: 'the allocation' }]]);
+
+/**
+ * Why `unknown` are refused: each SPEC name another known type carries says which one
+ * ("payment.allocated: no such event type; the allocation is in payment.posted's payload"), the
+ * rest are unknown event types; then the known ones.
+ */
+function unknownEventTypesText(unknown: readonly string[], known: ReadonlySet<string>): string {
+  const carrierOf = (type: string) => {
+    const carrier = CARRIED_ELSEWHERE.get(type);
+    return carrier && known.has(carrier.type) ? carrier : undefined;
+  };
+  const plain = unknown.filter((type) => !carrierOf(type));
+  const said = plain.length ? [`unknown event type ${plain.join(', ')}`] : [];
+  for (const type of unknown) {
+    const carrier = carrierOf(type);
+    if (carrier) said.push(`${type}: no such event type; ${carrier.what} is in ${carrier.type}'s payload`);
+  }
+  return `${said.join('; ')} (known: ${[...known].sort().join(', ')})`;
 }
 
 /**

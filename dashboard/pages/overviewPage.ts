@@ -2,7 +2,7 @@ import { html, type Html } from '../html.js';
 import type { StartPageData } from '../servicingData.js';
 import { renderPage, type Viewer } from './layout.js';
 import { DUE_THIS_WEEK_HREF } from './loanPages.js';
-import { COLLECTIONS_PATH, loanPath, TASKS_PATH } from './servicingPaths.js';
+import { COLLECTIONS_PATH, loanPath } from './servicingPaths.js';
 import { assigneeText, cash, loanLabel, row, statusPill, text, type Row } from './servicingFormat.js';
 import { FILTER_PHRASES, tasksPageHref, whoseTasksNav } from './tasksPage.js';
 import type { TaskFilter } from '../taskForm.js';
@@ -109,7 +109,7 @@ function openTasks(start: StartPageData, me: string): Html {
     <tbody>${start.openTasks.map((task) => {
       const due = text(task.date_due);
       const overdue = due !== '' && due < start.businessDate;
-      return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`) : html`<span class="hint">no due date</span>`}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${row(task.loan) ? loanLink(row(task.loan)) : html`<a href="${TASKS_PATH}" class="hint">no loan (an account task)</a>`}</td><td>${assigneeText(task, me)}</td></tr>`;
+      return html`<tr${overdue ? html` class="is-overdue"` : null}><td class="nowrap">${due ? (overdue ? html`<span class="overdue">overdue: due ${due}</span>` : html`due ${due}`) : html`<span class="hint">no due date</span>`}</td><td>${text(task.name)}</td><td>${statusPill(task.status)}</td><td>${row(task.loan) ? loanLink(row(task.loan)) : html`<a href="${tasksPageHref(1, filter)}" class="hint">no loan (an account task)</a>`}</td><td>${assigneeText(task, me)}</td></tr>`;
     })}</tbody>
   </table>
   ${more > 0 ? html`<p class="hint">${String(more)} more open task${more === 1 ? '' : 's'}${phrase}, due later or with no due date${accountTasksNotShown > 0 ? html` (${String(accountTasksNotShown)} of them on no loan)` : null}: the <a href="${tasksPageHref(1, filter)}">Tasks</a> page lists them all.</p>` : null}`

@@ -29,6 +29,20 @@ export function parseDocumentText(query: string, limits: SizeLimits): DocumentNo
   }
 }
 
+const refuse = (message: string) => new RequestError([{ message, extensions: { code: 'validation-failed' satisfies ErrorCode } }], 'document');
+
+/**
+ * The operation `operationName` picks from a parsed document (the only one when it is unset), or
+ * the `validation-failed` refusal a request gets: no operation of that name, or several and no
+ * name. Needs no schema: `loanql sql --operation-name` checks it before it opens the database.
+ */
+export function chooseOperation(document: DocumentNode, operationName: string | undefined): OperationDefinitionNode {
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
+  if (!operation) throw refuse(operationName ? `unknown operation named "${operationName}"` : 'the document has several operations: give operationName');
+  return operation;
+}
+
 /**
  * A document's text made into a plan-cache entry: its fields counted on the text
  * (`writtenSizeRefusal`: MAX_ROOT_FIELDS and MAX_QUERY_FIELDS without parsing), parsed, its size checked
@@ -50,10 +64,7 @@ export function loadOperation(
   const document = bareWordsAsStrings(schema, parsed);
   const errors = validate(schema, document, rules, { maxErrors: 50 });
   if (errors.length) throw new RequestError(errors.map((error) => toResponseError(error, 'validation-failed')), 'document');
-  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
-  const refuse = (message: string) => new RequestError([{ message, extensions: { code: 'validation-failed' satisfies ErrorCode } }], 'document');
-  if (!operation) throw refuse(operationName ? `unknown operation named "${operationName}"` : 'the document has several operations: give operationName');
+  const operation = chooseOperation(document, operationName);
   // graphql-js validates a mutation against a schema without mutations; it fails only when run.
   if (operation.operation === 'mutation' && !schema.getMutationType()) throw refuse('this schema has no mutations: no field of mutation_root exists for this key (its role writes nothing)');
   const fragments = fragmentsOf(document);

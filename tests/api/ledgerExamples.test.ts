@@ -590,6 +590,25 @@ describe('Rules every writer of a payment meets (migration 0050)', () => {
     assert.equal((await s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM fees WHERE loan_id = $1 AND kind = 'manual'`, [feeLoan])).rows[0]!.n, 1, 'nothing written');
   });
 
+  it("a fee waiver whose replay would store an amount past 999,999,999,999.99 is refused in words naming the fee and the day (fee_waivers' overflow), and writes nothing", async () => {
+    // A manual fee of 500,000,000,000.00 paid by the first payment; the second fits beside the
+    // credit; waived from its own day, what the payments paid on it goes to the credit, past the largest amount.
+    const loan = await referenceLoan();
+    const fee = await graph(`mutation ($loan: uuid!) { insert_fees_one(object: {loan_id: $loan, date: "2026-02-01", amount: "500000000000.00"}) { id } }`, { loan });
+    assert.equal(fee.errors, undefined, JSON.stringify(fee.errors));
+    await pay(loan, '2026-02-15', '999999999999.00');
+    await pay(loan, '2026-02-16', '500000000000.00');
+    const waiver = await graph(
+      `mutation ($fee: uuid!) { insert_fee_waivers_one(object: {fee_id: $fee, waived_on: "2026-02-01", waived_by: "ops", reason: "goodwill"}) { id } }`,
+      { fee: fee.data.insert_fees_one.id },
+    );
+    // Before session 44: "the write makes a value too large for its column to store (numeric field overflow: …)", no field.
+    const sentence = "the loan's ledger, replayed with this fee waived, would hold an amount too large to store (a balance or the credit past 999,999,999,999.99: what its payments paid on the fee from waived_on goes to the credit instead); nothing was written";
+    assert.deepEqual(waiver.errors, [{ message: `insert_fee_waivers_one: fee_id, waived_on: ${sentence}`, path: ['insert_fee_waivers_one'], extensions: { code: 'validation-failed', fields: ['fee_id', 'waived_on'] } }]);
+    assert.equal((await s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM fee_waivers WHERE loan_id = $1`, [loan])).rows[0]!.n, 0, 'no waiver');
+    assert.equal((await s.db.query<{ waived_on: string | null }>(`SELECT waived_on FROM fees WHERE id = $1`, [fee.data.insert_fees_one.id])).rows[0]!.waived_on, null, 'the fee not waived');
+  });
+
   it('the REST payoff and ledger give every amount in cents (0.00, not 0)', async () => {
     const loan = await referenceLoan();
     const quote = await s.rest.get(`/api/loan/${loan}/payoff?date=2026-01-20`);

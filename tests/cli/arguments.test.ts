@@ -104,6 +104,9 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['sql', '{ loans { id } }', '--variables', '{'], /--variables must be a JSON object/],
   // A malformed document: answered only after the database was opened (and the demo account looked up).
   [['sql', '{bad'], /^loanql: parse-failed: Syntax Error: Expected Name, found <EOF>\.$/m],
+  // An --operation-name the document does not define (or none for a document of several): answered only after the database was opened and the engine built.
+  [['sql', 'query A { loans { id } }', '--operation-name', 'B'], /^loanql: validation-failed: unknown operation named "B"$/m],
+  [['sql', 'query A { loans { id } } query B { loans { id } }'], /^loanql: validation-failed: the document has several operations: give operationName$/m],
   [['sql', `{ ${Array.from({ length: 60 }, (_, i) => `a${i}: loans { id }`).join(' ')} }`], /^loanql: query-too-expensive: /m],
   [['metadata', 'check', '--file='], /--file needs a path/],
   [['webhook', 'add', '--account', 'acme'], /--url is required/],
@@ -112,6 +115,9 @@ const MISTAKES: readonly (readonly [readonly string[], RegExp])[] = [
   [['webhook', 'add', '--account', 'acme', '--url', 'ftp://hooks.example.test/x'], /^loanql: webhook endpoint refused: url must be an http or https URL$/m],
   [['webhook', 'add', '--account', 'acme', '--url', 'http://127.0.0.1:9/hook'], /^loanql: webhook endpoint refused: url points to .*set WEBHOOK_ALLOW_PRIVATE=1 to allow it$/m],
   [['webhook', 'add', '--account', 'acme', '--url', 'http://93.184.215.14/hook', '--events', 'loan.created,loan.exploded', '--description', 'x'.repeat(501)], /^loanql: webhook endpoint refused: events unknown event type loan\.exploded \(known: .*\); description is longer than 500 characters$/m],
+  // SPEC §12's name for the allocation's event: it said only "unknown event type payment.allocated".
+  [['webhook', 'add', '--account', 'acme', '--url', 'http://93.184.215.14/hook', '--events', 'payment.allocated'], /^loanql: webhook endpoint refused: events payment\.allocated: no such event type; the allocation is in payment\.posted's payload \(known: .*\)$/m],
+  [['webhook', 'add', '--account', 'acme', '--url', 'http://93.184.215.14/hook', '--events', 'payment.allocated,loan.exploded,payment.allocated'], /^loanql: webhook endpoint refused: events unknown event type loan\.exploded; payment\.allocated: no such event type; the allocation is in payment\.posted's payload \(known: [^)]*\)$/m],
   [['webhook', 'list', 'acme'], /too many arguments/],
   [['webhook', 'remove'], /the endpoint id is required/],
   [['webhook', 'remove', 'not-an-id'], /no webhook endpoint not-an-id/],

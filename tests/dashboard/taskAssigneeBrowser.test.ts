@@ -115,12 +115,21 @@ describe('Who a task is for, on the dashboard (Chromium)', () => {
     assert.deepEqual(await overviewRows(), ['Renew the servicing licence | Sam Servicer (you)', 'Order the appraisal | Sam Servicer (you)']);
     assert.equal((await page.locator('#open-tasks-heading .count').textContent())?.trim(), '2', 'the count is of the tasks listed');
     assert.deepEqual(await seriousAccessibilityViolations(page), [], 'axe on the overview with Mine');
+    // An account task's "no loan" link keeps the filter: it goes to the Tasks page's Mine (before session 44, to everyone's).
+    const accountTaskLink = page.locator('#open-tasks tbody tr', { hasText: 'Renew the servicing licence' }).getByRole('link', { name: 'no loan (an account task)' });
+    assert.equal(await accountTaskLink.getAttribute('href'), '/dashboard/tasks?assignee=mine');
+    await accountTaskLink.click();
+    await page.waitForURL(`${server.url}/dashboard/tasks?assignee=mine`);
+    assert.equal(await filterInUse(), 'Mine');
+    await page.goto(`${server.url}/dashboard?assignee=mine`);
     await page.getByRole('navigation', { name: 'Whose tasks' }).getByRole('link', { name: 'Unassigned' }).click();
     await page.waitForURL(`${server.url}/dashboard?assignee=unassigned#open-tasks`);
     assert.deepEqual(await overviewRows(), ['Prepare the audit | unassigned']);
+    assert.equal(await page.locator('#open-tasks').getByRole('link', { name: 'no loan (an account task)' }).getAttribute('href'), '/dashboard/tasks?assignee=unassigned');
     await page.getByRole('navigation', { name: 'Whose tasks' }).getByRole('link', { name: 'Everyone' }).click();
     await page.waitForURL(`${server.url}/dashboard#open-tasks`);
     assert.equal((await overviewRows()).length, 4);
+    assert.deepEqual(await page.locator('#open-tasks').getByRole('link', { name: 'no loan (an account task)' }).evaluateAll((links) => links.map((link) => link.getAttribute('href'))), ['/dashboard/tasks', '/dashboard/tasks']);
     // Kim has nothing unassigned to do, and says so in the Tasks page's words.
     await database.db.query(`UPDATE tasks SET assignee_id = $2 WHERE account_id = $1 AND name = 'Prepare the audit'`, [accountId, kim]);
     try {

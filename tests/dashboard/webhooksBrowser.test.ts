@@ -31,6 +31,8 @@ let page: Page;
 let adminEmail: string;
 let apiKey: string;
 const pageProblems: string[] = [];
+/** Set while a test provokes the form's 400 (a refused endpoint). */
+let refusalExpected = false;
 
 describe('Settings > Webhooks in Chromium', () => {
   if (CHROMIUM.skipped('runs Settings > Webhooks in Chromium')) return;
@@ -48,7 +50,11 @@ describe('Settings > Webhooks in Chromium', () => {
     adminEmail = `admin@${account.slug}.test`;
     await createAdmin(database.db, account.id, { email: adminEmail, password: PASSWORD });
     browser = await CHROMIUM.launch();
-    ({ page } = await openWatchedPage(browser, { viewport: { width: 1400, height: 900 }, problems: pageProblems }));
+    ({ page } = await openWatchedPage(browser, {
+      viewport: { width: 1400, height: 900 },
+      problems: pageProblems,
+      expectedRefusal: (response) => refusalExpected && response.status() === 400 && response.request().method() === 'POST',
+    }));
   });
 
   after(async () => {
@@ -128,6 +134,31 @@ describe('Settings > Webhooks in Chromium', () => {
     await fetch(`${server.url}/api/loan`, { method: 'POST', headers: { ...tokenHeader(apiKey), 'content-type': 'application/json' }, body: JSON.stringify({ Name: 'Unsent', Amount: 1000 }) });
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(receiver.received.length, 2);
+  });
+
+  it("refuses SPEC §12's payment.allocated saying the allocation is in payment.posted's payload, and adds nothing", async () => {
+    // A form as a user who read the SPEC would send it (an edited or scripted page: the form offers only the metadata's types).
+    const endpoints = async (): Promise<number> => (await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints')).rows[0]!.n;
+    const before = await endpoints();
+    await page.goto(`${server.url}/dashboard/settings/webhooks`);
+    await page.getByLabel('URL').fill(receiver.url);
+    const posted = page.getByLabel('payment.posted');
+    await posted.check();
+    await posted.evaluate((box) => box.setAttribute('value', 'payment.allocated'));
+    refusalExpected = true;
+    try {
+      const [answer] = await Promise.all([
+        page.waitForResponse((response) => response.request().method() === 'POST' && response.url() === `${server.url}/dashboard/settings/webhooks`),
+        page.getByRole('button', { name: 'Add endpoint' }).click(),
+      ]);
+      assert.equal(answer.status(), 400);
+      await page.waitForLoadState();
+    } finally {
+      refusalExpected = false;
+    }
+    // Before session 44: "Events: unknown event type payment.allocated (known: …)."
+    assert.match((await page.locator('#webhook-events-error').textContent()) ?? '', /^Events: payment\.allocated: no such event type; the allocation is in payment\.posted's payload \(known: [^)]*payment\.posted[^)]*\)\.$/);
+    assert.equal(await endpoints(), before, 'no endpoint added');
   });
 
   it('reported no page errors', () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Decimal } from 'decimal.js';
 import { Webhook } from 'standardwebhooks';
 import { updateAccount, type Account } from '../../app/accounts.js';
-import { createWebhookEndpoint, redeliverWebhookEvent, WebhookWorker, webhookSettingsFromEnv, type WebhookSettings } from '../../app/webhooks/index.js';
+import { checkNewEndpoint, createWebhookEndpoint, redeliverWebhookEvent, WebhookWorker, webhookSettingsFromEnv, type WebhookSettings } from '../../app/webhooks/index.js';
 import { parseExact, JsonNumber } from '../support/exactJson.js';
 import { createAccountWithKey, startTestServer, tokenHeader, type TestServer } from '../support/http.js';
 import { openTestDatabase, type TestDatabase } from '../support/testDatabase.js';
@@ -227,6 +227,32 @@ describe('Webhooks: payment.posted carries the allocation', () => {
     } finally {
       await who.receiver.close();
     }
+  });
+});
+
+describe("Webhooks: SPEC §12's payment.allocated is payment.posted", () => {
+  const subscribe = (events: string[], known: ReadonlySet<string>) => checkNewEndpoint({ url: 'http://127.0.0.1:9/hook', eventTypes: events }, { knownEventTypes: known, allowPrivate: true });
+  const refusal = async (events: string[], known: ReadonlySet<string>): Promise<unknown> => {
+    try {
+      await subscribe(events, known);
+    } catch (error) {
+      return (error as { fields?: unknown }).fields;
+    }
+    return assert.fail('accepted');
+  };
+
+  it("a subscription to payment.allocated is refused saying the allocation is in payment.posted's payload (it said only 'unknown event type')", async () => {
+    const known = [...KNOWN].sort().join(', ');
+    assert.deepEqual(await refusal(['payment.allocated'], KNOWN), { events: `payment.allocated: no such event type; the allocation is in payment.posted's payload (known: ${known})` });
+    assert.deepEqual(await refusal(['loan.exploded', 'payment.allocated', 'loan.gone'], KNOWN), {
+      events: `unknown event type loan.exploded, loan.gone; payment.allocated: no such event type; the allocation is in payment.posted's payload (known: ${known})`,
+    });
+  });
+
+  it('follows the metadata: without payment.posted the name is only unknown; a metadata that declares payment.allocated takes it', async () => {
+    const withoutPosted = new Set([...KNOWN].filter((type) => type !== 'payment.posted'));
+    assert.deepEqual(await refusal(['payment.allocated'], withoutPosted), { events: `unknown event type payment.allocated (known: ${[...withoutPosted].sort().join(', ')})` });
+    assert.deepEqual((await subscribe(['payment.allocated'], new Set([...KNOWN, 'payment.allocated']))).eventTypes, ['payment.allocated']);
   });
 });
 
