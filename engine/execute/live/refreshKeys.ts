@@ -118,7 +118,8 @@ class KeyWalk {
   }
 
   order(collection: Collection, item: OrderItem, key: Param | null): void {
-    if (item.kind === 'computed') throw OPAQUE;
+    // A computed field, of the row or aggregated over related rows, reads what no notice key names.
+    if (item.kind === 'computed' || (item.kind === 'aggregate' && item.field && !('source' in item.field))) throw OPAQUE;
     let at = collection;
     let atKey = key;
     for (const step of item.path) {
