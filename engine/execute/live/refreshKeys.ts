@@ -159,7 +159,11 @@ class KeyWalk {
   }
 
   aggregate(collection: Collection, aggregate: AggregateSelection, key: Param | null): void {
-    for (const item of aggregate) if (item.kind === 'nodes') this.selection(collection, item.selection, key);
+    for (const item of aggregate) {
+      if (item.kind === 'nodes') this.selection(collection, item.selection, key);
+      // An aggregated computed field (`sum { payoff }`) calls its function for every row, as listing it does.
+      else if (item.kind === 'aggregate' && item.fields.some((field) => field.kind === 'function' && field.items.some((value) => value.kind === 'computed'))) throw OPAQUE;
+    }
   }
 }
 
