@@ -95,8 +95,9 @@ export type RelationshipPath = readonly { readonly relationship: Relationship; r
 
 /**
  * One `order_by` key: a field (`kind: 'column'`), or an aggregate of an array relationship
- * (`{payments_aggregate: {count: desc}}`, `{payments_aggregate: {sum: {amount: asc}}}`:
- * `kind: 'aggregate'`, `field` null for `count`), reached through object relationships (`path`).
+ * (`{payments_aggregate: {count: desc}}`, `{payments_aggregate: {sum: {amount: asc}}}`, a computed
+ * field's `{loans_aggregate: {sum: {payoff: desc}}}`: `kind: 'aggregate'`, `field` null for
+ * `count`), reached through object relationships (`path`).
  */
 export type OrderItem =
   | { readonly kind: 'column'; readonly path: RelationshipPath; readonly field: Field; readonly direction: OrderDirection }
@@ -111,7 +112,8 @@ export type OrderItem =
       readonly relationship: Relationship;
       readonly target: Collection;
       readonly fn: 'count' | AggregateFunction;
-      readonly field: Field | null;
+      /** The value aggregated: a field, or a scalar computed field called with its arguments' defaults (as the aggregate field offers it); null for `count`. */
+      readonly field: Field | ComputedField | null;
       readonly direction: OrderDirection;
     };
 

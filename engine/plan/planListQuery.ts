@@ -34,7 +34,8 @@ export function listQueryPlanner(
         } else if (AGGREGATE_ORDER_FUNCTIONS.has(fn) && isObject(inner)) {
           for (const [fieldName, fieldDirection] of Object.entries(inner)) {
             const direction = directionOf(fieldDirection);
-            const field = target.fields.get(fieldName);
+            // A field, or a scalar computed field: the schema offers what the aggregate field offers.
+            const field = target.fields.get(fieldName) ?? target.computedFields.get(fieldName);
             if (direction !== null && field) items.push({ kind: 'aggregate', path, relationship, target, fn: fn as AggregateFunction, field, direction });
           }
         }

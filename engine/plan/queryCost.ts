@@ -135,12 +135,20 @@ function whereCost(where: BoolExp | null, candidateRows: number): number {
 
 /**
  * Ordering by an array relationship's aggregate is a correlated subquery evaluated for each
- * candidate row (before any limit), like a filter's hop. An aggregate's rows are ordered only
- * when it pages, has a distinct_on or lists its nodes (otherwise the order is not compiled).
+ * candidate row (before any limit), like a filter's hop; an aggregate of a computed field
+ * (`{loans_aggregate: {sum: {payoff: desc}}}`) also calls its function for each related row
+ * (`FAN_OUT` of them a candidate), priced as when listed or aggregated: one a row. An
+ * aggregate's rows are ordered only when it pages, has a distinct_on or lists its nodes
+ * (otherwise the order is not compiled).
  */
 function orderCost(query: ListQuery, candidateRows: number, aggregate: AggregateSelection | null = null): number {
   if (aggregate && !query.limit && !query.offset && !query.distinctOn.length && !aggregate.some((item) => item.kind === 'nodes')) return 0;
-  return query.orderBy.reduce((sum, item) => sum + (item.kind === 'aggregate' ? FILTER_HOP * candidateRows : 0), 0);
+  const itemCost = (item: ListQuery['orderBy'][number]): number => {
+    if (item.kind !== 'aggregate') return 0;
+    const computedCalls = item.field && !('source' in item.field) ? candidateRows * FAN_OUT : 0;
+    return FILTER_HOP * candidateRows + computedCalls;
+  };
+  return query.orderBy.reduce((sum, item) => sum + itemCost(item), 0);
 }
 
 /** The rows a list is assumed to return: its literal limit, at most `assumed`. */

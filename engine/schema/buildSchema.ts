@@ -14,6 +14,13 @@ export type { MutationKind };
 const NUMERIC_TYPES: readonly ScalarType[] = ['numeric', 'integer', 'bigint', 'smallint', 'float8', 'real'];
 const ORDERABLE_TYPES: readonly ScalarType[] = [...NUMERIC_TYPES, 'text', 'citext', 'date', 'timestamptz', 'timestamp', 'time'];
 
+/**
+ * A collection's scalar computed fields of these types: what its aggregate's functions offer
+ * (Hasura's aggregates of computed fields, called with their arguments' defaults), in the
+ * aggregate field and in `<c>_aggregate_order_by` alike.
+ */
+const aggregatedComputedFields = (collection: Collection, types: readonly ScalarType[]): ComputedField[] => [...collection.computedFields.values()].filter((computed) => types.includes(computed.type));
+
 /** Fields `order_by` offers: not json, jsonb or arrays. */
 const ORDERABLE_FIELD = (field: Field): boolean => field.type !== 'jsonb' && field.type !== 'json' && !isArrayType(field.type);
 
@@ -41,7 +48,8 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
 
   /**
    * `<c>_aggregate_order_by` (Hasura's name and shape): order rows by an aggregate of an array
-   * relationship, `{payments_aggregate: {count: desc}}`, `{payments_aggregate: {sum: {amount: asc}}}`.
+   * relationship, `{payments_aggregate: {count: desc}}`, `{payments_aggregate: {sum: {amount: asc}}}`;
+   * each function offers the computed fields its aggregate field offers (`{loans_aggregate: {sum: {payoff: desc}}}`).
    */
   const aggregateOrderBy = (collection: Collection): GraphQLInputObjectType => {
     let type = aggregateOrderBys.get(collection.name);
@@ -55,12 +63,16 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
       ['sum', NUMERIC_TYPES],
     ] as const) {
       const columns = [...collection.fields.values()].filter((field) => !isArrayType(field.type) && types.includes(field.type));
-      if (!columns.length) continue;
+      const computedFields = aggregatedComputedFields(collection, types);
+      if (!columns.length && !computedFields.length) continue;
       fields[fn] = {
         type: new GraphQLInputObjectType({
           name: `${collection.name}_${fn}_order_by`,
           description: `order by ${fn}() on columns of table "${collection.table}"`,
-          fields: Object.fromEntries(columns.map((field) => [field.name, { type: orderBy }])),
+          fields: Object.fromEntries([
+            ...columns.map((field) => [field.name, { type: orderBy }] as const),
+            ...computedFields.map((computed) => [computed.name, { type: orderBy, description: `${fn} of the computed field ${computed.name}, its arguments' defaults` }] as const),
+          ]),
         }),
       };
     }
@@ -261,7 +273,7 @@ export function buildSchema(metadata: Metadata): GraphQLSchema {
     const name = collection.name;
     const fieldsOf = (types: readonly ScalarType[]) => [...collection.fields.values()].filter((field) => !isArrayType(field.type) && types.includes(field.type));
     // Scalar computed fields too (Hasura's aggregates of computed fields), called with their arguments' defaults.
-    const computedOf = (types: readonly ScalarType[]) => [...collection.computedFields.values()].filter((computed) => types.includes(computed.type));
+    const computedOf = (types: readonly ScalarType[]) => aggregatedComputedFields(collection, types);
     const functionType = (fn: AggregateFunction, fields: readonly Field[], computedFields: readonly ComputedField[]): GraphQLFieldConfig<unknown, unknown> | null => {
       if (!fields.length && !computedFields.length) return null;
       // sum, avg and the statistical aggregates as numeric: PostgreSQL's exact text (Hasura says Float for avg and the statistical ones).

@@ -1,28 +1,22 @@
-import type { Collection, ComputedField, Field } from '../../metadata/index.js';
+import type { Collection } from '../../metadata/index.js';
 import { assertNever, type AggregateField, type AggregateSelection, type ListQuery } from '../plan/ir.js';
 import type { CompileContext } from './compileContext.js';
 import { sql, type Fragment } from './fragment.js';
 import { jsonArray, jsonObject, jsonOf, jsonString } from './jsonText.js';
 import type { OrderByRenderer } from './renderOrderBy.js';
 import { rowCount, type Correlation, type SelectionRenderer } from './renderSelection.js';
-import { storedFormRenderer } from './renderStoredForm.js';
+import { aggregatedValueRenderer, type AggregatedValue } from './renderAggregatedValue.js';
 import { AGGREGATE_FUNCTION } from './sqlTables.js';
 
 export type AggregateRenderer = ReturnType<typeof aggregateRenderer>;
 
-/** What an aggregate reads of each row: a field, or a scalar computed field (`sum { payoff }`). */
-export type AggregatedValue = Field | ComputedField;
+export type { AggregatedValue } from './renderAggregatedValue.js';
 
 /** `c_aggregate` fields: `count`, `sum`/`avg`/`min`/`max { … }` and `nodes`, over one scan. */
 export function aggregateRenderer(context: CompileContext, { orderKeys }: OrderByRenderer, { rowObject, source }: Pick<SelectionRenderer, 'rowObject' | 'source'>) {
-  const { nextAlias, fieldValue, computedCall } = context;
-  const { storedValue } = storedFormRenderer(context);
-
-  /** The value of the row `table` an aggregate reads: a computed field's stored form when it has one (no call per row), else its function with the arguments' defaults. */
-  function valueOf(collection: Collection, table: Fragment, value: AggregatedValue): Fragment {
-    if ('source' in value) return fieldValue(table, value);
-    return value.storedForm ? storedValue(value, table) : computedCall(collection, value, table);
-  }
+  const { nextAlias } = context;
+  /** The value of the row `table` an aggregate reads (`renderAggregatedValue.ts`). */
+  const valueOf = aggregatedValueRenderer(context);
 
   /** One aggregate output (`count`, `sum { … }`, …) over the rows where `filter` holds (all rows when null). */
   function aggregateField(item: AggregateField, column: (value: AggregatedValue) => Fragment, filter: Fragment | null): readonly [string, Fragment] {

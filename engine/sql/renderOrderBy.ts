@@ -4,6 +4,7 @@ import type { CompileContext } from './compileContext.js';
 import { sql, type Fragment } from './fragment.js';
 import type { WhereRenderer } from './renderWhere.js';
 import { storedFormRenderer } from './renderStoredForm.js';
+import { aggregatedValueRenderer } from './renderAggregatedValue.js';
 import { AGGREGATE_FUNCTION, DIRECTION } from './sqlTables.js';
 
 /** One key of a list's order: the value sorted by and its direction (with its NULLS placement). */
@@ -18,15 +19,17 @@ export type OrderByRenderer = ReturnType<typeof orderByRenderer>;
 export function orderByRenderer(context: CompileContext, { rowPredicate }: Pick<WhereRenderer, 'rowPredicate'>) {
   const { nextAlias, fieldValue, joinPredicate, computedCall } = context;
   const { storedOrder } = storedFormRenderer(context);
+  const aggregatedValue = aggregatedValueRenderer(context);
 
   /**
    * An aggregate of the rows of an array relationship of the row `parent` (`count`, or
-   * `sum`/`avg`/`min`/`max` of a field), for ordering: a correlated subquery with the row
-   * predicate (tenant and role filter) of the related collection. `count` of no rows is 0.
+   * `sum`/`avg`/`min`/`max`/… of a field or of a scalar computed field, read as the aggregate
+   * field reads it), for ordering: a correlated subquery with the row predicate (tenant and role
+   * filter) of the related collection. `count` of no rows is 0.
    */
   function relationshipAggregate(item: Extract<OrderItem, { kind: 'aggregate' }>, parent: Fragment): Fragment {
     const child = nextAlias('o');
-    const value = item.fn === 'count' || !item.field ? sql`count(*)` : sql`${AGGREGATE_FUNCTION[item.fn]}(${fieldValue(child, item.field)})`;
+    const value = item.fn === 'count' || !item.field ? sql`count(*)` : sql`${AGGREGATE_FUNCTION[item.fn]}(${aggregatedValue(item.target, child, item.field)})`;
     return sql`(SELECT ${value} FROM ${sql.qualified(item.target.schema, item.target.table)} AS ${child} WHERE ${rowPredicate(item.target, child)} AND ${joinPredicate(item.relationship, parent, child)})`;
   }
 

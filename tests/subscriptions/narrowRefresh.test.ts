@@ -58,13 +58,15 @@ describe('Which reads a loan keys (refreshKeys, from the plan)', () => {
     );
   });
 
-  it('nothing keyed: a list not pinned to one loan, a pin under _or, a table reached back through a person, a computed field', () => {
+  it('nothing keyed: a list not pinned to one loan, a pin under _or, a table reached back through a person, a computed field, listed or aggregated', () => {
     assert.deepEqual(keyed(`subscription { loans(where: {status: {_eq: "servicing"}}, limit: 5) { id payments { id } } }`, {}), {});
     assert.deepEqual(keyed(`subscription($a: uuid!, $b: uuid!) { payments(where: {_or: [{loan_id: {_eq: $a}}, {loan_id: {_eq: $b}}]}) { id } }`, { a: loans[0], b: loans[1] }), {});
     const back = keyed(`subscription($id: uuid!) { loans_by_pk(id: $id) { id payments { id } borrows { person { borrows { loan { payments { amount } } } } } } }`, { id: loans[0] });
     assert.equal(back.payments, undefined, 'payments of the person’s other loans are read too');
     assert.equal(back.loans, undefined);
     assert.deepEqual(keyed(`subscription($id: uuid!) { loans_by_pk(id: $id) { id payoff } }`, { id: loans[0] }), {});
+    // Aggregated (session 40) or ordered by through an aggregate: still a call of the function.
+    assert.deepEqual(keyed(`subscription($id: uuid!) { loans_aggregate(where: {id: {_eq: $id}}) { aggregate { sum { payoff } } } }`, { id: loans[0] }), {});
   });
 
   it("the investor role: its filter's funding sources are read by loan too, its people are not", async () => {

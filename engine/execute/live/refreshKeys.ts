@@ -128,7 +128,8 @@ class KeyWalk {
   }
 
   order(collection: Collection, item: OrderItem, key: Param | null): void {
-    if (item.kind === 'computed') throw OPAQUE;
+    // A computed field, of the row or aggregated over related rows, reads what no notice key names.
+    if (item.kind === 'computed' || (item.kind === 'aggregate' && item.field && !('source' in item.field))) throw OPAQUE;
     let at = collection;
     let atKey = key;
     for (const step of item.path) {
@@ -168,7 +169,11 @@ class KeyWalk {
   }
 
   aggregate(collection: Collection, aggregate: AggregateSelection, key: Param | null): void {
-    for (const item of aggregate) if (item.kind === 'nodes') this.selection(collection, item.selection, key);
+    for (const item of aggregate) {
+      if (item.kind === 'nodes') this.selection(collection, item.selection, key);
+      // An aggregated computed field (`sum { payoff }`) calls its function for every row, as listing it does.
+      else if (item.kind === 'aggregate' && item.fields.some((field) => field.kind === 'function' && field.items.some((value) => value.kind === 'computed'))) throw OPAQUE;
+    }
   }
 }
 
