@@ -7,13 +7,10 @@
  * Needs a PostgreSQL server (`TEST_DATABASE_URL`): WORKERS above 1 does.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { assertBuilt, freePort, startService, type RunningService } from '../support/processes.js';
-import { createServerDatabase } from '../support/testDatabase.js';
+import { startClusterService, type ClusterService } from '../support/clusterService.js';
+import { freePort, type RunningService } from '../support/processes.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheusText.js';
 
 const serverUrl = process.env.TEST_DATABASE_URL;
@@ -33,24 +30,16 @@ const fresh = (url: string, method: string, headers: Record<string, string>, bod
   });
 
 describe('GET /metrics with WORKERS=2', { skip: serverUrl ? false : 'needs TEST_DATABASE_URL (WORKERS above 1 needs PostgreSQL)', timeout: 240_000 }, () => {
+  let cluster: ClusterService;
   let service: RunningService;
-  let database: { url: string; drop(): Promise<void> };
-  let cwd: string;
   let key: string;
 
   before(async () => {
-    assertBuilt();
-    database = await createServerDatabase(serverUrl!);
-    cwd = mkdtempSync(join(tmpdir(), 'loanql-metrics-cluster-'));
-    service = await startService({ DATABASE_URL: database.url, WORKERS: '2', METRICS_TOKEN: TOKEN, PG_POOL_SIZE: '3', WEBHOOK_WORKER: '0' }, await freePort(), cwd);
-    key = /Demo API key:\s+(\S+)/.exec(service.output())![1]!;
+    cluster = await startClusterService(serverUrl!, 'metrics-cluster', () => ({ WORKERS: '2', METRICS_TOKEN: TOKEN, PG_POOL_SIZE: '3', WEBHOOK_WORKER: '0' }));
+    ({ service, key } = cluster);
   });
 
-  after(async () => {
-    await service?.stop();
-    await database?.drop();
-    if (cwd) rmSync(cwd, { recursive: true, force: true });
-  });
+  after(() => cluster?.close());
 
   it('answers every process’s requests from either process', async () => {
     for (let index = 0; index < 6; index++) assert.equal((await fresh(`${service.url}/healthz`, 'GET', {})).status, 200);
@@ -121,7 +110,7 @@ describe('GET /metrics with WORKERS=2', { skip: serverUrl ? false : 'needs TEST_
 });
 
 /**
- * `loanql_replica_status` with `WORKERS=2` (session 43): each process checks every replica on its
+ * `loanql_replica_status` with `WORKERS=2` (session 42): each process checks every replica on its
  * own, and a scrape — whichever process takes it — counts, for each replica and status, the
  * processes whose last check saw it so (per replica the statuses add up to the processes). Before,
  * the processes' 1s were combined by their maximum: a replica one process saw `down` and the other
@@ -130,29 +119,25 @@ describe('GET /metrics with WORKERS=2', { skip: serverUrl ? false : 'needs TEST_
  * primary's own database (`not-standby`).
  */
 describe('loanql_replica_status with WORKERS=2', { skip: serverUrl ? false : 'needs TEST_DATABASE_URL (WORKERS above 1 needs PostgreSQL)', timeout: 240_000 }, () => {
+  let cluster: ClusterService;
   let service: RunningService;
-  let database: { url: string; drop(): Promise<void> };
-  let cwd: string;
   let key: string;
 
   before(async () => {
-    assertBuilt();
-    database = await createServerDatabase(serverUrl!);
-    cwd = mkdtempSync(join(tmpdir(), 'loanql-replica-status-cluster-'));
-    const nobody = `postgres://postgres@127.0.0.1:${await freePort()}/postgres`;
-    service = await startService(
-      { DATABASE_URL: database.url, DATABASE_REPLICA_URLS: `${nobody},${database.url}`, REPLICA_CHECK_INTERVAL_MS: '100', WORKERS: '2', METRICS_TOKEN: TOKEN, PG_POOL_SIZE: '2', WEBHOOK_WORKER: '0', DEMO_SCALE: '0.001', LOG_LEVEL: 'warn' },
-      await freePort(),
-      cwd,
-    );
-    key = /Demo API key:\s+(\S+)/.exec(service.output())![1]!;
+    cluster = await startClusterService(serverUrl!, 'replica-status-cluster', async (databaseUrl) => ({
+      DATABASE_REPLICA_URLS: `postgres://postgres@127.0.0.1:${await freePort()}/postgres,${databaseUrl}`,
+      REPLICA_CHECK_INTERVAL_MS: '100',
+      WORKERS: '2',
+      METRICS_TOKEN: TOKEN,
+      PG_POOL_SIZE: '2',
+      WEBHOOK_WORKER: '0',
+      DEMO_SCALE: '0.001',
+      LOG_LEVEL: 'warn',
+    }));
+    ({ service, key } = cluster);
   });
 
-  after(async () => {
-    await service?.stop();
-    await database?.drop();
-    if (cwd) rmSync(cwd, { recursive: true, force: true });
-  });
+  after(() => cluster?.close());
 
   it("counts, per replica and status, the processes whose last check saw it so; each process's /healthz is its own view", async () => {
     // Both processes serve (new connections go to each in turn), and each has checked both replicas.

@@ -5,13 +5,10 @@
  * PostgreSQL server (`TEST_DATABASE_URL`): WORKERS above 1 does.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { assertBuilt, freePort, startService, type RunningService } from '../support/processes.js';
-import { createServerDatabase } from '../support/testDatabase.js';
+import { startClusterService, type ClusterService } from '../support/clusterService.js';
+import type { RunningService } from '../support/processes.js';
 
 const serverUrl = process.env.TEST_DATABASE_URL;
 const RATE = 5;
@@ -29,24 +26,16 @@ const fresh = (url: string, headers: Record<string, string>, body: string): Prom
   });
 
 describe('Rate limits with WORKERS=2', { skip: serverUrl ? false : 'needs TEST_DATABASE_URL (WORKERS above 1 needs PostgreSQL)', timeout: 240_000 }, () => {
+  let cluster: ClusterService;
   let service: RunningService;
-  let database: { url: string; drop(): Promise<void> };
-  let cwd: string;
   let key: string;
 
   before(async () => {
-    assertBuilt();
-    database = await createServerDatabase(serverUrl!);
-    cwd = mkdtempSync(join(tmpdir(), 'loanql-rate-cluster-'));
-    service = await startService({ DATABASE_URL: database.url, WORKERS: '2', RATE_LIMIT_PER_SECOND: String(RATE), RATE_LIMIT_BURST: String(BURST), PG_POOL_SIZE: '3', WEBHOOK_WORKER: '0' }, await freePort(), cwd);
-    key = /Demo API key:\s+(\S+)/.exec(service.output())![1]!;
+    cluster = await startClusterService(serverUrl!, 'rate-cluster', () => ({ WORKERS: '2', RATE_LIMIT_PER_SECOND: String(RATE), RATE_LIMIT_BURST: String(BURST), PG_POOL_SIZE: '3', WEBHOOK_WORKER: '0' }));
+    ({ service, key } = cluster);
   });
 
-  after(async () => {
-    await service?.stop();
-    await database?.drop();
-    if (cwd) rmSync(cwd, { recursive: true, force: true });
-  });
+  after(() => cluster?.close());
 
   it(`admits at most ${RATE}·T + ${BURST} requests over T seconds from both processes together; every 429 has Retry-After`, async () => {
     const body = JSON.stringify({ query: '{ loans(limit: 1) { id } }' });
