@@ -87,7 +87,7 @@ export function exactJsonBody(limit: number, numbers: ExactNumbers = 'as-strings
 const UTF8_NAMES = new Set(['utf-8', 'utf8']);
 
 /** The `charset` parameter of a Content-Type (its quotes taken off), or undefined when it has none. */
-export function declaredCharset(contentType: string | undefined): string | undefined {
+function declaredCharset(contentType: string | undefined): string | undefined {
   if (!contentType) return undefined;
   for (const parameter of contentType.split(';').slice(1)) {
     const equals = parameter.indexOf('=');

@@ -1,7 +1,6 @@
+import { isCalendarDay } from '../domain/calendar.js';
 import type { ComputedArgumentDocument } from './document.js';
 import type { ArgumentRange, ScalarType } from './model.js';
-
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /**
  * A computed field's `args:` as written → each argument's type, and the ranges some declare
@@ -26,19 +25,10 @@ export function computedArguments(
     const at = `${where}, argument ${name}`;
     const { from, to, meaning } = spec.range;
     if (spec.type !== 'date') problems.push(`${at}: a range is of a date argument, not ${spec.type}`);
-    else if (!isDay(from) || !isDay(to)) problems.push(`${at}: range from ${from} to ${to}: each end is a day written YYYY-MM-DD`);
+    else if (!isCalendarDay(from) || !isCalendarDay(to)) problems.push(`${at}: range from ${from} to ${to}: each end is a day written YYYY-MM-DD`);
     else if (from > to) problems.push(`${at}: range from ${from} to ${to} holds no day (from is after to)`);
     else argumentRanges.set(name, { from, to, meaning: meaning ?? null });
   }
   return { args, argumentRanges };
 }
 
-/** Whether a text is a day of the calendar written `YYYY-MM-DD` (not 2026-02-30). */
-function isDay(text: string): boolean {
-  const match = DAY.exec(text);
-  if (!match) return false;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(2000, month - 1, day));
-  date.setUTCFullYear(year);
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
